@@ -1,0 +1,51 @@
+/*
+ * cli.h — what every subcommand file (src/cli/cmd_<name>.c) provides and may
+ * use. The CLI is a thin skin: parse options with getopt_long, call libmuh,
+ * print. Tables for people, --json for programs, progress on stderr only
+ * when it is a terminal.
+ *
+ * A subcommand file defines exactly one
+ *     const struct muh_command muh_cmd_<name> = { ... };
+ * CMake finds the file and adds it to the command table; nothing else needs
+ * editing to add a command.
+ */
+#ifndef MUH_CLI_H
+#define MUH_CLI_H
+
+#include <stdio.h>
+
+#include "muh/muh.h"
+
+/* Exit codes, documented in `muh --help` and README.md. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FINDING = 1,
+	EXIT_USAGE = 2,
+	EXIT_ENV = 3,
+};
+
+struct muh_command {
+	const char *name;
+	int order;           /* position in `muh --help` */
+	const char *summary; /* one line */
+	const char *help;    /* the full text of `muh help <name>` */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+/* Prints the command's help to f. */
+void cli_help(FILE *f, const struct muh_command *c);
+
+/* Prints "muh <cmd>: <msg>" and a hint to see `muh help <cmd>`; returns
+ * EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Maps a library status to an exit code. */
+int cli_exit(int status);
+
+/* Prints a diagnostic to stderr and returns cli_exit(status). */
+int cli_fail(int status, const muh_diag *d);
+
+/* Formats a count with thousands separators ("1,920"). */
+const char *cli_count(char *buf, size_t n, double v);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * value.c — the shared value type (see value.h): equality and formatting
+ * with Python's meaning, because specs are written in Python's terms.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "muh/value.h"
+
+int value_eq(muh_value a, muh_value b)
+{
+	if (a.t == MUH_STR || b.t == MUH_STR)
+		return a.t == b.t && strcmp(a.u.s, b.u.s) == 0;
+	if (a.t == MUH_INT && b.t == MUH_INT)
+		return a.u.i == b.u.i;
+	double x = a.t == MUH_INT ? (double)a.u.i : a.u.f;
+	double y = b.t == MUH_INT ? (double)b.u.i : b.u.f;
+	return x == y;
+}
+
+int value_fmt(char *buf, size_t n, muh_value v)
+{
+	switch (v.t) {
+	case MUH_INT:
+		return snprintf(buf, n, "%lld", (long long)v.u.i);
+	case MUH_FLOAT: {
+		if (isfinite(v.u.f) && v.u.f == floor(v.u.f) && fabs(v.u.f) < 1e15)
+			return snprintf(buf, n, "%.1f", v.u.f);
+		/* shortest representation that reads back exactly */
+		for (int prec = 1; prec <= 17; prec++) {
+			char tmp[64];
+			snprintf(tmp, sizeof(tmp), "%.*g", prec, v.u.f);
+			if (strtod(tmp, NULL) == v.u.f)
+				return snprintf(buf, n, "%s", tmp);
+		}
+		return snprintf(buf, n, "%.17g", v.u.f);
+	}
+	case MUH_STR:
+		return snprintf(buf, n, "%s", v.u.s);
+	}
+	return snprintf(buf, n, "?");
+}
