@@ -55,8 +55,9 @@
 	X(ADD)                                                                                     \
 	X(SUB)                                                                                     \
 	X(MUL)                                                                                     \
-	X(TDIV) X(FDIV) X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ) X(NE) X(LT) X(LE) \
-	    X(GT) X(GE)
+	X(TDIV)                                                                                    \
+	X(FDIV) X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ) X(NE) X(LT) X(LE) X(GT)   \
+	    X(GE)
 
 enum binop {
 #define X(n) B_##n,
@@ -287,6 +288,21 @@ static inline __attribute__((always_inline)) int int_binop(int b, int64_t x, int
 		return R_OK;
 	}
 	return R_TYPE;
+}
+
+/* ceil_div(x, y) = -(-x // y) for ints, without the intermediate negation
+ * (so ceil_div(INT64_MIN, 1) works, as in Python). */
+static inline int int_ceildiv(int64_t x, int64_t y, int64_t *r)
+{
+	if (y == 0)
+		return R_ZERODIV;
+	if (x == INT64_MIN && y == -1)
+		return R_OVERFLOW;
+	int64_t q = x / y;
+	if (x % y != 0 && ((x < 0) == (y < 0)))
+		q++;
+	*r = q;
+	return R_OK;
 }
 
 /* Compares an int with a float exactly, as Python does (no rounding of the
@@ -531,6 +547,13 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 		return R_OK;
 	}
 	case OP_CEILDIV: {
+		if (x.t == MUH_INT && args[1].t == MUH_INT) {
+			int64_t v;
+			int rc = int_ceildiv(x.u.i, args[1].u.i, &v);
+			if (rc == R_OK)
+				*r = value_int(v);
+			return rc;
+		}
 		/* -(-a // b) */
 		muh_value na, q;
 		int rc = gen_unop(OP_NEG, x, &na);
@@ -751,15 +774,12 @@ l_abs:
 		tos = -tos;
 	NEXT();
 l_ceildiv:
-	/* -(-a // b) */
 	y = tos;
 	tos = st[--sp];
-	if (y == 0)
-		return R_ZERODIV;
-	if (tos == INT64_MIN)
-		return R_OVERFLOW;
-	int_binop(B_FDIV, -tos, y, &v); /* cannot fail: y != 0, -tos != INT64_MIN */
-	tos = -v;
+	rc = int_ceildiv(tos, y, &v);
+	if (__builtin_expect(rc != R_OK, 0))
+		return rc;
+	tos = v;
 	NEXT();
 l_ispow2:
 	tos = is_pow2_i(tos);
