@@ -56,8 +56,8 @@
 	X(SUB)                                                                                     \
 	X(MUL)                                                                                     \
 	X(TDIV)                                                                                    \
-	X(FDIV) X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ) X(NE) X(LT) X(LE) X(GT)   \
-	    X(GE)
+	X(FDIV)                                                                                    \
+	X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 
 enum binop {
 #define X(n) B_##n,
@@ -968,7 +968,7 @@ typedef struct node {
 
 typedef struct parser {
 	const char *src;
-	size_t n, p;
+	size_t p; /* lexer position */
 	tok t;
 	node *nodes;
 	int nn, capn;
@@ -1188,11 +1188,9 @@ static void lex_string(parser *ps, tok *t)
 			         : e == 'r' ? '\r'
 			         : e == '0' ? '\0'
 			                    : e;
-			if (strchr("ntr0\\'\"", e) ==
-			    NULL) { /* unknown escape: kept, as Python does */
-				if (pool_add(ps, "\\", 1) < 0)
-					break;
-			}
+			/* an unknown escape keeps its backslash, as Python does */
+			if (!strchr("ntr0\\'\"", e) && pool_add(ps, "\\", 1) < 0)
+				break;
 			if (buf[0] == '\0') {
 				perr(ps, (int)(p - 1),
 				     "NUL characters are not supported in strings");
@@ -2217,7 +2215,6 @@ static void parser_init(parser *ps, const char *src, muh_diag *d, int list_mode)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->src = src;
-	ps->n = strlen(src);
 	ps->d = d;
 	ps->list_mode = list_mode;
 }

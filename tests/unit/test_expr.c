@@ -445,6 +445,8 @@ static void test_strings_and_literals(void **state)
 	check_error("s + 1");
 	check_error("-s");
 	check_int("'it\\'s' == \"it's\"", 1);
+	check_int("'a\\qb' == 'a\\\\qb'", 1); /* unknown escapes keep the backslash */
+	check_int("'tab\\there' != 'tab there'", 1);
 	/* a string result: the slot's string, or one owned by the expression */
 	muh_value v, slots[N_ABC];
 	abc_slots(slots);
