@@ -7,24 +7,32 @@
  * over a value stack whose depth is known at compile time, the two
  * interpreters, and the evaluation of BAT value lists (expr_eval_list).
  *
+ * Language: what expr.h lists, plus Python's bitwise operators & | ^ << >> ~
+ * (ints only), the conditional expression `a if c else b`, and int(),
+ * float(), round(), math.ceil(), math.floor(). The C spellings && and || are
+ * `and`/`or`; `!` is `not` with C's precedence (a unary operator: !a == b is
+ * (!a) == b). Not supported: `in`, `is`, subscripts, attribute access other
+ * than dotted names, string operators other than comparisons. Integers are
+ * 64-bit: where Python would grow a bignum, the result is EXPR_ERROR.
+ *
  * Shape. An instruction is {opcode, operand}. Binary operators come in three
  * forms: right operand on the stack (X), in a slot (S) or a constant (K), so
- * `KWG % MDIMA == 0` is PUSH_S, MOD_S, EQ_K, END — three dispatches. and/or
- * are jumps (short-circuit, yielding an operand as in Python); a chained
- * comparison a < b < c evaluates b once through a CHAIN_LT that either
- * leaves b for the next comparison or pushes False and jumps to the end.
+ * `KWG % MDIMA == 0` is PUSH_S, MOD_S, EQ_K, END. and/or are jumps
+ * (short-circuit, yielding an operand as in Python); a chained comparison
+ * a < b < c evaluates b once through a CHAIN_LT that either leaves b for the
+ * next comparison or pushes False and jumps to the end.
  *
- * Two interpreters run the same bytecode. The integer one keeps a stack of
- * int64_t with no type tags; it gives up ("bails") on the first non-integer
- * slot or on an operation whose result is a float (true division, a negative
- * power, log2 of a non-power of two), and the general one, over muh_value,
- * runs the expression again from the start. Evaluation is pure, so the
- * restart is safe. Both share the integer arithmetic (int_binop), so they
- * cannot disagree.
+ * Two interpreters run the same bytecode. The integer one (threaded
+ * dispatch, top of stack in a register) keeps int64_t with no type tags; it
+ * gives up ("bails") on the first non-integer slot or on an operation whose
+ * result is a float (a negative power, log2 of a non-power of two); then the
+ * general one, over muh_value, runs the expression again from the start.
+ * Evaluation is pure, so the restart is safe. Expressions with float or
+ * string constants, true division or float() go to the general one directly.
+ * Both share the integer arithmetic (int_binop), so they cannot disagree.
  *
- * Never: allocate, print, recurse or abort while evaluating; read past the
- * slots the expression was compiled against; accept an integer result that
- * overflowed (int64 overflow is EXPR_ERROR, where Python would go bignum).
+ * Never: allocate, print, recurse or abort while evaluating; read slots the
+ * expression does not name; accept an integer result that overflowed.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -45,8 +53,11 @@
 
 #define BINOPS(X)                                                                                  \
 	X(ADD)                                                                                     \
-	X(SUB) X(MUL) X(TDIV) X(FDIV) X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ)     \
-	    X(NE) X(LT) X(LE) X(GT) X(GE)
+	X(SUB)                                                                                     \
+	X(MUL)                                                                                     \
+	X(TDIV)                                                                                    \
+	X(FDIV)                                                                                    \
+	X(MOD) X(POW) X(BAND) X(BOR) X(BXOR) X(SHL) X(SHR) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 
 enum binop {
 #define X(n) B_##n,
@@ -141,6 +152,7 @@ static const char *const reason_msg[] = {
     "internal: bail",
 };
 
+/* Python truthiness: 0, 0.0 and "" are false; everything else (NaN too) true. */
 static inline int truthy(muh_value v)
 {
 	switch (v.t) {
@@ -154,9 +166,16 @@ static inline int truthy(muh_value v)
 	return 0;
 }
 
+/* A number (int or float, never a string) as a double. */
 static inline double num_f(muh_value v)
 {
 	return v.t == MUH_INT ? (double)v.u.i : v.u.f;
+}
+
+/* True when x fits in an int32_t. */
+static inline int fits32(int64_t x)
+{
+	return (uint64_t)x + 0x80000000u <= 0xFFFFFFFFu;
 }
 
 /* Integer arithmetic with Python's meaning, shared by both interpreters.
@@ -175,6 +194,14 @@ static inline __attribute__((always_inline)) int int_binop(int b, int64_t x, int
 	case B_FDIV: {
 		if (y == 0)
 			return R_ZERODIV;
+		if (fits32(x) && fits32(y) && y != -1) {
+			/* 32-bit division is several times faster on many cores */
+			int32_t q32 = (int32_t)x / (int32_t)y;
+			if ((int32_t)x % (int32_t)y != 0 && ((x < 0) != (y < 0)))
+				q32--;
+			*r = q32;
+			return R_OK;
+		}
 		if (x == INT64_MIN && y == -1)
 			return R_OVERFLOW;
 		int64_t q = x / y;
@@ -190,7 +217,7 @@ static inline __attribute__((always_inline)) int int_binop(int b, int64_t x, int
 			*r = 0;
 			return R_OK;
 		}
-		int64_t m = x % y;
+		int64_t m = fits32(x) && fits32(y) ? (int32_t)x % (int32_t)y : x % y;
 		if (m != 0 && ((m < 0) != (y < 0)))
 			m += y;
 		*r = m;
@@ -263,6 +290,21 @@ static inline __attribute__((always_inline)) int int_binop(int b, int64_t x, int
 	return R_TYPE;
 }
 
+/* ceil_div(x, y) = -(-x // y) for ints, without the intermediate negation
+ * (so ceil_div(INT64_MIN, 1) works, as in Python). */
+static inline int int_ceildiv(int64_t x, int64_t y, int64_t *r)
+{
+	if (y == 0)
+		return R_ZERODIV;
+	if (x == INT64_MIN && y == -1)
+		return R_OVERFLOW;
+	int64_t q = x / y;
+	if (x % y != 0 && ((x < 0) == (y < 0)))
+		q++;
+	*r = q;
+	return R_OK;
+}
+
 /* Compares an int with a float exactly, as Python does (no rounding of the
  * int). Returns -1, 0, 1, or 2 when unordered (NaN). */
 static int cmp_int_float(int64_t i, double f)
@@ -326,6 +368,8 @@ static int float_divmod(double x, double y, double *div, double *mod)
 	return R_OK;
 }
 
+/* x ** y for floats as Python: 0.0 to a negative power and overflow are
+ * errors, a negative base to a fractional power (complex in Python) too. */
 static int float_pow(double x, double y, double *r)
 {
 	if (x == 0.0 && y < 0.0)
@@ -478,6 +522,7 @@ static int float_to_int(double f, muh_value *r)
 	return R_OK;
 }
 
+/* True for 1, 2, 4, ... (positive powers of two). */
 static inline int is_pow2_i(int64_t x)
 {
 	return x > 0 && (x & (x - 1)) == 0;
@@ -502,6 +547,13 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 		return R_OK;
 	}
 	case OP_CEILDIV: {
+		if (x.t == MUH_INT && args[1].t == MUH_INT) {
+			int64_t v;
+			int rc = int_ceildiv(x.u.i, args[1].u.i, &v);
+			if (rc == R_OK)
+				*r = value_int(v);
+			return rc;
+		}
 		/* -(-a // b) */
 		muh_value na, q;
 		int rc = gen_unop(OP_NEG, x, &na);
@@ -572,149 +624,175 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 /* ----------------------------------------------------------- interpreters */
 
 /* The all-integer interpreter. Returns R_OK with *res, R_BAIL when the
- * general interpreter must run the expression instead, or an error reason. */
+ * general interpreter must run the expression instead, or an error reason.
+ * Threaded dispatch (one indirect jump per handler, so the branch predictor
+ * learns each expression's sequence) and the top of the stack in a register. */
 static int run_int(const prog *p, const muh_value *slots, int64_t *res)
 {
-	int64_t st[MAX_DEPTH];
-	int sp = 0;
+#define BIN_LABELS(n)                                                                              \
+	[BINOP(B_##n, MODE_X)] = &&x_##n, [BINOP(B_##n, MODE_S)] = &&s_##n,                        \
+	              [BINOP(B_##n, MODE_K)] = &&k_##n,
+	static const void *const tbl[OP_BIN0 + 3 * B_COUNT] = {[OP_END] = &&l_end,
+	                                                       [OP_PUSH_K] = &&l_push_k,
+	                                                       [OP_PUSH_S] = &&l_push_s,
+	                                                       [OP_NEG] = &&l_neg,
+	                                                       [OP_POS] = &&l_next,
+	                                                       [OP_INV] = &&l_inv,
+	                                                       [OP_NOT] = &&l_not,
+	                                                       [OP_JF_OR_POP] = &&l_jf_or_pop,
+	                                                       [OP_JT_OR_POP] = &&l_jt_or_pop,
+	                                                       [OP_JF_POP] = &&l_jf_pop,
+	                                                       [OP_JMP] = &&l_jmp,
+	                                                       [OP_CHAIN_EQ] = &&l_chain,
+	                                                       [OP_CHAIN_NE] = &&l_chain,
+	                                                       [OP_CHAIN_LT] = &&l_chain,
+	                                                       [OP_CHAIN_LE] = &&l_chain,
+	                                                       [OP_CHAIN_GT] = &&l_chain,
+	                                                       [OP_CHAIN_GE] = &&l_chain,
+	                                                       [OP_MIN] = &&l_minmax,
+	                                                       [OP_MAX] = &&l_minmax,
+	                                                       [OP_ABS] = &&l_abs,
+	                                                       [OP_CEILDIV] = &&l_ceildiv,
+	                                                       [OP_ISPOW2] = &&l_ispow2,
+	                                                       [OP_LOG2] = &&l_log2,
+	                                                       [OP_INT] = &&l_next,
+	                                                       [OP_FLOAT] = &&l_bail,
+	                                                       [OP_ROUND] = &&l_next,
+	                                                       [OP_CEIL] = &&l_next,
+	                                                       [OP_FLOOR] = &&l_next,
+	                                                       BINOPS(BIN_LABELS)};
+#undef BIN_LABELS
+	int64_t st[MAX_DEPTH]; /* below the top */
+	int64_t tos = 0, y, v = 0;
+	int sp = 0, rc;
 	const ins *code = p->code, *pc = code;
 	const muh_value *k = p->k;
-	for (;;) {
-		const ins in = *pc++;
-		int64_t y, v;
-		int rc;
-		switch (in.op) {
-		case OP_END:
-			*res = st[0];
-			return R_OK;
-		case OP_PUSH_K:
-			st[sp++] = k[in.a].u.i;
-			continue;
-		case OP_PUSH_S:
-			if (__builtin_expect(slots[in.a].t != MUH_INT, 0))
-				return R_BAIL;
-			st[sp++] = slots[in.a].u.i;
-			continue;
+	ins in;
 
-#define BIN_CASES(n)                                                                               \
-	case BINOP(B_##n, MODE_X):                                                                 \
-		y = st[--sp];                                                                      \
-		goto l_##n;                                                                        \
-	case BINOP(B_##n, MODE_S):                                                                 \
+#define NEXT()                                                                                     \
+	do {                                                                                       \
+		in = *pc++;                                                                        \
+		goto *tbl[in.op];                                                                  \
+	} while (0)
+#define SLOT_INT(dst)                                                                              \
+	do {                                                                                       \
 		if (__builtin_expect(slots[in.a].t != MUH_INT, 0))                                 \
 			return R_BAIL;                                                             \
-		y = slots[in.a].u.i;                                                               \
-		goto l_##n;                                                                        \
-	case BINOP(B_##n, MODE_K):                                                                 \
-		y = k[in.a].u.i;                                                                   \
-		l_##n : rc = int_binop(B_##n, st[sp - 1], y, &v);                                  \
-		if (__builtin_expect(rc != R_OK, 0))                                               \
-			return rc;                                                                 \
-		st[sp - 1] = v;                                                                    \
-		continue;
-			BINOPS(BIN_CASES)
-#undef BIN_CASES
+		dst = slots[in.a].u.i;                                                             \
+	} while (0)
 
-		case OP_NEG:
-			if (st[sp - 1] == INT64_MIN)
-				return R_OVERFLOW;
-			st[sp - 1] = -st[sp - 1];
-			continue;
-		case OP_POS:
-			continue;
-		case OP_INV:
-			st[sp - 1] = ~st[sp - 1];
-			continue;
-		case OP_NOT:
-			st[sp - 1] = !st[sp - 1];
-			continue;
-		case OP_JF_OR_POP:
-			if (!st[sp - 1])
-				pc = code + in.a;
-			else
-				sp--;
-			continue;
-		case OP_JT_OR_POP:
-			if (st[sp - 1])
-				pc = code + in.a;
-			else
-				sp--;
-			continue;
-		case OP_JF_POP:
-			if (!st[--sp])
-				pc = code + in.a;
-			continue;
-		case OP_JMP:
-			pc = code + in.a;
-			continue;
-		case OP_CHAIN_EQ:
-		case OP_CHAIN_NE:
-		case OP_CHAIN_LT:
-		case OP_CHAIN_LE:
-		case OP_CHAIN_GT:
-		case OP_CHAIN_GE: {
-			int64_t a, c;
-			y = st[--sp];
-			a = st[sp - 1];
-			int_binop(B_EQ + (in.op - OP_CHAIN_EQ), a, y, &c);
-			if (!c) {
-				st[sp - 1] = 0;
-				pc = code + in.a;
-			} else {
-				st[sp - 1] = y;
-			}
-			continue;
-		}
-		case OP_MIN:
-		case OP_MAX: {
-			sp -= in.a - 1;
-			int64_t best = st[sp - 1];
-			for (int i = 0; i < in.a - 1; i++) {
-				int64_t t = st[sp + i];
-				if (in.op == OP_MIN ? t < best : t > best)
-					best = t;
-			}
-			st[sp - 1] = best;
-			continue;
-		}
-		case OP_ABS:
-			if (st[sp - 1] == INT64_MIN)
-				return R_OVERFLOW;
-			if (st[sp - 1] < 0)
-				st[sp - 1] = -st[sp - 1];
-			continue;
-		case OP_CEILDIV: {
-			int64_t a = st[sp - 2], b = st[sp - 1];
-			sp--;
-			if (b == 0)
-				return R_ZERODIV;
-			if (a == INT64_MIN)
-				return R_OVERFLOW;
-			int64_t q = -a / b;
-			if (-a % b != 0 && ((-a < 0) != (b < 0)))
-				q--;
-			st[sp - 1] = -q;
-			continue;
-		}
-		case OP_ISPOW2:
-			st[sp - 1] = is_pow2_i(st[sp - 1]);
-			continue;
-		case OP_LOG2:
-			if (st[sp - 1] <= 0)
-				return R_DOMAIN;
-			if (!is_pow2_i(st[sp - 1]))
-				return R_BAIL;
-			st[sp - 1] = __builtin_ctzll((unsigned long long)st[sp - 1]);
-			continue;
-		case OP_INT:
-		case OP_ROUND:
-		case OP_CEIL:
-		case OP_FLOOR:
-			continue;
-		default: /* OP_FLOAT */
-			return R_BAIL;
-		}
+	NEXT();
+l_next:
+	NEXT();
+l_end:
+	*res = tos;
+	return R_OK;
+l_bail:
+	return R_BAIL;
+l_push_k:
+	st[sp++] = tos;
+	tos = k[in.a].u.i;
+	NEXT();
+l_push_s:
+	st[sp++] = tos;
+	SLOT_INT(tos);
+	NEXT();
+
+#define BIN_HANDLERS(n)                                                                            \
+	x_##n : y = tos;                                                                           \
+	tos = st[--sp];                                                                            \
+	goto o_##n;                                                                                \
+	s_##n : SLOT_INT(y);                                                                       \
+	goto o_##n;                                                                                \
+	k_##n : y = k[in.a].u.i;                                                                   \
+	o_##n : rc = int_binop(B_##n, tos, y, &v);                                                 \
+	if (__builtin_expect(rc != R_OK, 0))                                                       \
+		return rc;                                                                         \
+	tos = v;                                                                                   \
+	NEXT();
+	BINOPS(BIN_HANDLERS)
+#undef BIN_HANDLERS
+
+l_neg:
+	if (tos == INT64_MIN)
+		return R_OVERFLOW;
+	tos = -tos;
+	NEXT();
+l_inv:
+	tos = ~tos;
+	NEXT();
+l_not:
+	tos = !tos;
+	NEXT();
+l_jf_or_pop:
+	if (!tos)
+		pc = code + in.a;
+	else
+		tos = st[--sp];
+	NEXT();
+l_jt_or_pop:
+	if (tos)
+		pc = code + in.a;
+	else
+		tos = st[--sp];
+	NEXT();
+l_jf_pop:
+	v = tos;
+	tos = st[--sp];
+	if (!v)
+		pc = code + in.a;
+	NEXT();
+l_jmp:
+	pc = code + in.a;
+	NEXT();
+l_chain:
+	y = tos;
+	tos = st[--sp];
+	int_binop(B_EQ + (in.op - OP_CHAIN_EQ), tos, y, &v);
+	if (!v) {
+		tos = 0;
+		pc = code + in.a;
+	} else {
+		tos = y;
 	}
+	NEXT();
+l_minmax:
+	/* the arguments are st[sp - (n-1)] .. st[sp - 1], then tos (the last) */
+	sp -= in.a - 1;
+	v = st[sp];
+	for (int i = 1; i < in.a; i++) {
+		int64_t t = i == in.a - 1 ? tos : st[sp + i];
+		if (in.op == OP_MIN ? t < v : t > v)
+			v = t;
+	}
+	tos = v;
+	NEXT();
+l_abs:
+	if (tos == INT64_MIN)
+		return R_OVERFLOW;
+	if (tos < 0)
+		tos = -tos;
+	NEXT();
+l_ceildiv:
+	y = tos;
+	tos = st[--sp];
+	rc = int_ceildiv(tos, y, &v);
+	if (__builtin_expect(rc != R_OK, 0))
+		return rc;
+	tos = v;
+	NEXT();
+l_ispow2:
+	tos = is_pow2_i(tos);
+	NEXT();
+l_log2:
+	if (tos <= 0)
+		return R_DOMAIN;
+	if (!is_pow2_i(tos))
+		return R_BAIL;
+	tos = __builtin_ctzll((unsigned long long)tos);
+	NEXT();
+#undef NEXT
+#undef SLOT_INT
 }
 
 /* The general interpreter. Returns R_OK with *res, or an error reason and
@@ -890,7 +968,7 @@ typedef struct node {
 
 typedef struct parser {
 	const char *src;
-	size_t n, p;
+	size_t p; /* lexer position */
 	tok t;
 	node *nodes;
 	int nn, capn;
@@ -928,6 +1006,7 @@ static void perr(parser *ps, int pos, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Records an allocation failure (MUH_ENOMEM); the diag says "out of memory". */
 static void perr_nomem(parser *ps)
 {
 	if (ps->err)
@@ -939,11 +1018,13 @@ static void perr_nomem(parser *ps)
 	}
 }
 
+/* Characters that start an identifier. */
 static int is_ident0(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
+/* Characters that continue an identifier. */
 static int is_ident(int c)
 {
 	return is_ident0(c) || (c >= '0' && c <= '9');
@@ -1107,11 +1188,9 @@ static void lex_string(parser *ps, tok *t)
 			         : e == 'r' ? '\r'
 			         : e == '0' ? '\0'
 			                    : e;
-			if (strchr("ntr0\\'\"", e) ==
-			    NULL) { /* unknown escape: kept, as Python does */
-				if (pool_add(ps, "\\", 1) < 0)
-					break;
-			}
+			/* an unknown escape keeps its backslash, as Python does */
+			if (!strchr("ntr0\\'\"", e) && pool_add(ps, "\\", 1) < 0)
+				break;
 			if (buf[0] == '\0') {
 				perr(ps, (int)(p - 1),
 				     "NUL characters are not supported in strings");
@@ -1228,6 +1307,7 @@ static void next(parser *ps)
 
 /* ----------------------------------------------------------------- parser */
 
+/* Appends a node with no children; returns its index or -1 (out of memory). */
 static int new_node(parser *ps, int kind, int pos)
 {
 	if (ps->nn == ps->capn) {
@@ -1248,6 +1328,7 @@ static int new_node(parser *ps, int kind, int pos)
 	return ps->nn++;
 }
 
+/* A node with children a and b; -1 if either is -1 (an error upstream). */
 static int node2(parser *ps, int kind, int op, int pos, int a, int b)
 {
 	if (a < 0 || b < 0)
@@ -1271,6 +1352,8 @@ static void found(parser *ps, char *buf, size_t n)
 		snprintf(buf, n, "'%.*s'", t->len > 40 ? 40 : t->len, ps->src + t->pos);
 }
 
+/* Consumes the closing ')' or ']' of the bracket opened at open_pos, or
+ * records "expected ')' to close '(' at column N". */
 static int expect_close(parser *ps, int kind, int open_pos)
 {
 	if (ps->t.kind == kind) {
@@ -1447,6 +1530,8 @@ static int parse_bracket(parser *ps)
 	return expect_close(ps, T_RBRACK, open) < 0 ? -1 : n;
 }
 
+/* atom := number | string+ | True | False | name | call | '(' expr ')' |
+ *         tuple | list display | comprehension */
 static int parse_atom(parser *ps)
 {
 	tok t = ps->t;
@@ -1587,6 +1672,7 @@ static int tok_binop(int level, int kind)
 	}
 }
 
+/* Left-associative binary operators of one level (see tok_binop). */
 static int parse_binary(parser *ps, int level)
 {
 	int x = level == 5 ? parse_factor(ps) : parse_binary(ps, level + 1);
@@ -1600,6 +1686,7 @@ static int parse_binary(parser *ps, int level)
 	return x;
 }
 
+/* The comparison binop of a token, or -1. */
 static int tok_cmp(int kind)
 {
 	switch (kind) {
@@ -1680,6 +1767,7 @@ static int parse_not(parser *ps)
 	return n;
 }
 
+/* and_test := not_test (('and' | '&&') not_test)* */
 static int parse_and(parser *ps)
 {
 	int x = parse_not(ps);
@@ -1691,6 +1779,7 @@ static int parse_and(parser *ps)
 	return x;
 }
 
+/* or_test := and_test (('or' | '||') and_test)* */
 static int parse_or(parser *ps)
 {
 	int x = parse_and(ps);
@@ -1794,6 +1883,7 @@ typedef struct emitter {
 	int list_var; /* names are the comprehension variable only */
 } emitter;
 
+/* Appends an instruction (source offset pos); returns its index or -1. */
 static int emit(emitter *em, int op, int a, int pos)
 {
 	prog *p = em->p;
@@ -1833,6 +1923,8 @@ static int depth(emitter *em, int delta, int pos)
 	return 0;
 }
 
+/* The index of constant v in the pool (shared by equal constants), or -1.
+ * A non-integer constant turns the integer interpreter off. */
 static int add_const(emitter *em, muh_value v)
 {
 	prog *p = em->p;
@@ -1953,6 +2045,29 @@ static int resolve(emitter *em, int ni)
 	return -1;
 }
 
+static int emit_node(emitter *em, int ni);
+
+/* Emits binary operator b whose left operand is on the stack and whose right
+ * operand is node r: fused with r when r is a name (MODE_S) or a constant
+ * (MODE_K), otherwise r's code then the operator (MODE_X). */
+static int emit_rhs(emitter *em, int b, int r, int pos)
+{
+	const node *n = &em->ps->nodes[r];
+	int s;
+	if (n->kind == N_NAME) {
+		s = resolve(em, r);
+		return s < 0 || emit(em, BINOP(b, MODE_S), s, pos) < 0 ? -1 : 0;
+	}
+	if (n->kind == N_CONST) {
+		s = add_const(em, n->k);
+		return s < 0 || emit(em, BINOP(b, MODE_K), s, pos) < 0 ? -1 : 0;
+	}
+	if (emit_node(em, r) < 0)
+		return -1;
+	em->depth--;
+	return emit(em, BINOP(b, MODE_X), 0, pos) < 0 ? -1 : 0;
+}
+
 /* Emits the code for node ni, leaving one value on the stack. */
 static int emit_node(emitter *em, int ni)
 {
@@ -1975,19 +2090,7 @@ static int emit_node(emitter *em, int ni)
 			em->p->int_ok = 0;
 		if (emit_node(em, n.a) < 0)
 			return -1;
-		const node *r = &ps->nodes[n.b];
-		if (r->kind == N_NAME) {
-			s = resolve(em, n.b);
-			return s < 0 || emit(em, BINOP(n.op, MODE_S), s, n.pos) < 0 ? -1 : 0;
-		}
-		if (r->kind == N_CONST) {
-			s = add_const(em, r->k);
-			return s < 0 || emit(em, BINOP(n.op, MODE_K), s, n.pos) < 0 ? -1 : 0;
-		}
-		if (emit_node(em, n.b) < 0)
-			return -1;
-		em->depth--;
-		return emit(em, BINOP(n.op, MODE_X), 0, n.pos) < 0 ? -1 : 0;
+		return emit_rhs(em, n.op, n.b, n.pos);
 	}
 	case N_UN:
 		if (emit_node(em, n.a) < 0)
@@ -2032,10 +2135,7 @@ static int emit_node(emitter *em, int ni)
 		for (k = ps->nodes[k].next; k >= 0; k = ps->nodes[k].next) {
 			int op = ps->nodes[k].cmpop;
 			if (ps->nodes[k].next < 0) {
-				if (emit_node(em, k) < 0)
-					return -1;
-				em->depth--;
-				if (emit(em, BINOP(op, MODE_X), 0, ps->nodes[k].pos) < 0)
+				if (emit_rhs(em, op, k, ps->nodes[k].pos) < 0)
 					return -1;
 				break;
 			}
@@ -2076,6 +2176,7 @@ static int emit_node(emitter *em, int ni)
 	}
 }
 
+/* Frees what p owns and zeroes it. */
 static void prog_free(prog *p)
 {
 	free(p->code);
@@ -2085,6 +2186,7 @@ static void prog_free(prog *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* qsort order of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -2107,15 +2209,17 @@ static int compile_node(parser *ps, int root, const char *const *names, int nnam
 	return 0;
 }
 
+/* Starts a parser over src; list_mode adds range(), list() and the
+ * "only the comprehension variable" rule for names. */
 static void parser_init(parser *ps, const char *src, muh_diag *d, int list_mode)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->src = src;
-	ps->n = strlen(src);
 	ps->d = d;
 	ps->list_mode = list_mode;
 }
 
+/* Frees the AST and the string pool (unless handed over). */
 static void parser_free(parser *ps)
 {
 	free(ps->nodes);
@@ -2174,7 +2278,8 @@ void expr_free(muh_expr *e)
 	free(e);
 }
 
-/* Evaluates e over slots; 0 and *out, or EXPR_ERROR. Never allocates. */
+/* Evaluates e over slots; 0 and *out, or EXPR_ERROR. Never allocates. A
+ * string result points into a slot's string or into e (valid while e is). */
 int expr_eval(const muh_expr *e, const muh_value *slots, muh_value *out)
 {
 	if (e->p.int_ok) {
@@ -2231,6 +2336,7 @@ typedef struct vlist {
 	size_t n, cap;
 } vlist;
 
+/* Appends v, refusing lists longer than LIST_CAP; -1 with the diag set. */
 static int vlist_push(parser *ps, vlist *l, muh_value v, int pos)
 {
 	if (l->n >= LIST_CAP) {
@@ -2281,6 +2387,8 @@ static int eval_scalar(parser *ps, int ni, const char *const *var, const muh_val
 	return rc;
 }
 
+/* True when node ni yields a list (display, comprehension, range(), list(),
+ * or a + whose left side is a list). */
 static int is_list_node(parser *ps, int ni)
 {
 	const node *n = &ps->nodes[ni];
@@ -2289,6 +2397,8 @@ static int is_list_node(parser *ps, int ni)
 	       (n->kind == N_BIN && n->op == B_ADD && is_list_node(ps, n->a));
 }
 
+/* Appends range(start, stop, step) as Python: integer arguments, step not
+ * zero, negative steps count down. */
 static int eval_range(parser *ps, const node *n, vlist *out)
 {
 	int64_t arg[3];
@@ -2331,6 +2441,8 @@ static int eval_range(parser *ps, const node *n, vlist *out)
 
 static int eval_list_node(parser *ps, int ni, vlist *out);
 
+/* Appends [elem for var in iter if cond]: elem and cond are compiled once
+ * with var as slot 0 and run per element of iter. */
 static int eval_comp(parser *ps, const node *n, vlist *out)
 {
 	vlist it = {0};

@@ -167,6 +167,43 @@ static void test_python_table(void **state)
 	}
 }
 
+/* Floor division, modulo and ceil_div over edge values (around 32 bits, near
+ * INT64_MIN/MAX) in the integer interpreter and the general one, against
+ * Python. */
+static void test_division_edges(void **state)
+{
+	static const char *const names[] = {"x", "y"};
+	/* the float constant in the last three sends them to the general path */
+	static const char *const srcs[6] = {"x // y",
+	                                    "x % y",
+	                                    "ceil_div(x, y)",
+	                                    "x // y if 0.5 else 0",
+	                                    "x % y if 0.5 else 0",
+	                                    "ceil_div(x, y) if 0.5 else 0"};
+	muh_expr *e[6];
+	for (int j = 0; j < 6; j++) {
+		e[j] = expr_compile(srcs[j], names, 2, NULL);
+		assert_non_null(e[j]);
+	}
+	size_t n = sizeof(div_cases) / sizeof(div_cases[0]);
+	assert_true(n >= 400);
+	for (size_t i = 0; i < n; i++) {
+		const struct div_case *c = &div_cases[i];
+		const int st[3] = {c->qs, c->ms, c->cs};
+		const long long want[3] = {c->q, c->m, c->c};
+		for (int j = 0; j < 6; j++) {
+			muh_value s[2] = {value_int(c->x), value_int(c->y)}, v;
+			int rc = expr_eval(e[j], s, &v);
+			if (rc != st[j % 3] ||
+			    (rc == 0 && (v.t != MUH_INT || v.u.i != want[j % 3])))
+				fail_msg("%lld, %lld: '%s' gave rc %d value %lld, Python %d %lld",
+				         c->x, c->y, srcs[j], rc, (long long)v.u.i, st[j], want[j]);
+		}
+	}
+	for (int j = 0; j < 6; j++)
+		expr_free(e[j]);
+}
+
 /* ------------------------------------------------- hand-written semantics */
 
 static void test_precedence(void **state)
@@ -222,6 +259,15 @@ static void test_floor_division(void **state)
 	check_error("1.5 % 0.0");
 	check_error("(-9223372036854775807 - 1) // -1");
 	check_int("(-9223372036854775807 - 1) % -1", 0);
+	/* around the 32-bit fast path (values from Python) */
+	check_int("5000000000 // -7", -714285715);
+	check_int("5000000000 % -7", -5);
+	check_int("-2147483648 // -1", 2147483648LL);
+	check_int("-2147483648 % -1", 0);
+	check_int("-2147483648 // 7", -306783379);
+	check_int("2147483647 % -2147483648", -1);
+	check_int("-9223372036854775807 // 2", -4611686018427387904LL);
+	check_int("-9223372036854775807 % 1000", 193);
 	check_float("1 / 2", 0.5);
 	check_float("4 / 2", 2.0);
 	check_float("b / 2", -1.5);
@@ -399,6 +445,8 @@ static void test_strings_and_literals(void **state)
 	check_error("s + 1");
 	check_error("-s");
 	check_int("'it\\'s' == \"it's\"", 1);
+	check_int("'a\\qb' == 'a\\\\qb'", 1); /* unknown escapes keep the backslash */
+	check_int("'tab\\there' != 'tab there'", 1);
 	/* a string result: the slot's string, or one owned by the expression */
 	muh_value v, slots[N_ABC];
 	abc_slots(slots);
@@ -780,6 +828,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_python_table),
+	    cmocka_unit_test(test_division_edges),
 	    cmocka_unit_test(test_precedence),
 	    cmocka_unit_test(test_floor_division),
 	    cmocka_unit_test(test_overflow_and_pow),
