@@ -393,15 +393,8 @@ REDUCE_N = 1 << 27
 PAGED_SHAPES = [(64, 4096), (8, 16384)]
 
 
-def stage_cuda(args):
-    from concurrent.futures import ThreadPoolExecutor
-    rows = Rows(os.path.join(args.out, "cuda.csv"),
-                ["kernel", "which", "config", "size", "status", "time_us", "gbs", "pct_copy_bw", "detail"])
-    src = os.path.join(ROOT, "kernels", "cuda")
-    build = os.environ.get("MUH_CUDA_BUILD", "/tmp/muh_gpu_kernels_build")
-    os.makedirs(build, exist_ok=True)
-    nvcc = os.environ.get("NVCC", "nvcc")
-    arch = os.environ.get("MUH_ARCH", "sm_90")
+def cuda_jobs():
+    """(kernel, which, config, defines or None (same exe as the previous), source, exe, argv)"""
     jobs = []
     for i, (which, (t, it, v, lm)) in enumerate(REDUCE_CFGS):
         jobs.append(("reduce", which, f"THREADS={t} ITEMS_PER_THREAD={it} VEC={v} LOAD_MODIFIER={lm}",
@@ -413,6 +406,23 @@ def stage_cuda(args):
             jobs.append(("paged_attention", which, f"PARTITION_SIZE={ps} THREADS=128",
                          ["-DMUH_PAGED", f"-DPARTITION_SIZE={ps}"] if j == 0 else None, "bench_cuda.cu",
                          f"paged{i}", [str(s), str(c)]))
+    return jobs
+
+
+def build_dir():
+    d = os.environ.get("MUH_CUDA_BUILD", "/tmp/muh_gpu_kernels_build")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def stage_build(args):
+    """nvcc builds of every CUDA job, in parallel; results in build.json."""
+    from concurrent.futures import ThreadPoolExecutor
+    src = os.path.join(ROOT, "kernels", "cuda")
+    build = build_dir()
+    nvcc = os.environ.get("NVCC", "nvcc")
+    arch = os.environ.get("MUH_ARCH", "sm_90")
+    jobs = cuda_jobs()
 
     def compile_one(job):
         kernel, which, cfg, defs, file, exe, _ = job
@@ -430,12 +440,27 @@ def stage_cuda(args):
     with ThreadPoolExecutor(max_workers=min(12, os.cpu_count() or 4)) as ex:
         errs = list(ex.map(compile_one, jobs))
     log(f"nvcc: {sum(1 for j in jobs if j[3] is not None)} builds in {time.time() - t0:.1f} s")
+    with open(os.path.join(build, "build.json"), "w") as f:
+        json.dump({j[5]: e for j, e in zip(jobs, errs) if j[3] is not None}, f)
+
+
+def stage_cuda(args):
+    rows = Rows(os.path.join(args.out, "cuda.csv"),
+                ["kernel", "which", "config", "size", "status", "time_us", "gbs", "pct_copy_bw", "detail"])
+    build = build_dir()
+    if not os.path.exists(os.path.join(build, "build.json")):
+        stage_build(args)
+    with open(os.path.join(build, "build.json")) as f:
+        built = json.load(f)
+    jobs = cuda_jobs()
     bw, _, _ = ceilings_measured(args.out)
     failed_exe = {}
-    for job, err in zip(jobs, errs):
+    for job in jobs:
         kernel, which, cfg, defs, file, exe, argv = job
-        if err is not None:
-            failed_exe[exe] = err
+        if exe not in built:
+            failed_exe[exe] = "not built"
+        elif built[exe] is not None:
+            failed_exe[exe] = built[exe]
         if exe in failed_exe:
             rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv), status="compile_error",
                      detail=failed_exe[exe])
@@ -521,7 +546,7 @@ def stage_table(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("stage", choices=["ceilings", "verify", "moe", "attn", "cuda", "table"])
+    ap.add_argument("stage", choices=["build", "ceilings", "verify", "moe", "attn", "cuda", "table"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--deadline", type=float, default=0)
     args = ap.parse_args()
