@@ -87,7 +87,7 @@ typedef struct kb_seed {
 	size_t *idx;    /* value index per spec param; SIZE_MAX where not mapped and no default */
 	int ok;         /* 0: cannot be a seed (why says so) */
 	int applies;    /* the policy applies to the target architecture */
-	char why[200];
+	char why[200];  /* ok == 0: why not; ok == 1: "default P, Q" for params the policy left unset */
 } kb_seed;
 
 /* Turns the policies of the spec's `kb.cccl` algorithm into seeds through
