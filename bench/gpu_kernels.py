@@ -128,7 +128,7 @@ def graph_median(fns, target_s=0.003, replays=7):
         f()
     sync()
     one = event_median(lambda: [f() for f in fns], reps=5, warmup=1) / len(fns)
-    n = max(len(fns), min(2000, int(target_s / max(one, 1e-7))))
+    n = max(len(fns), min(1000, int(target_s / max(one, 1e-7))))
     n -= n % len(fns)
     try:
         s = torch.cuda.Stream()
@@ -390,7 +390,7 @@ REDUCE_CFGS = [  # THREADS, ITEMS_PER_THREAD, VEC, LOAD_MODIFIER
 ]
 PAGED_CFGS = [("v1", 0), ("v2", 256), ("v2_engine", 512), ("v2", 1024)]
 REDUCE_N = 1 << 27
-PAGED_SHAPES = [(64, 4096), (8, 16384)]
+PAGED_SHAPES = [(64, 2048), (8, 8192)]
 
 
 def cuda_jobs():

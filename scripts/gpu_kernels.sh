@@ -58,7 +58,7 @@ run_stage attn 40
 wait "$BUILD_PID"
 echo "=== build (background): exit $?" | tee -a "$LOG"
 cat "$MUH_CUDA_BUILD/build.log" >>"$LOG"
-run_stage cuda 60
+run_stage cuda 90
 {
 	echo "== stages (exit 0 = ran; rows inside say what passed)"
 	printf '%s' "$STAGES"
