@@ -398,8 +398,8 @@ def cuda_jobs():
     jobs = []
     for i, (which, (t, it, v, lm)) in enumerate(REDUCE_CFGS):
         jobs.append(("reduce", which, f"THREADS={t} ITEMS_PER_THREAD={it} VEC={v} LOAD_MODIFIER={lm}",
-                     ["-DMUH_REDUCE", f"-DTHREADS={t}", f"-DITEMS_PER_THREAD={it}", f"-DVEC={v}",
-                      f"-DLOAD_MODIFIER={lm}"], "bench_cuda.cu", f"reduce{i}", [str(REDUCE_N)]))
+                     ["-DMUH_REDUCE", f"-DN={REDUCE_N}", f"-DTHREADS={t}", f"-DITEMS_PER_THREAD={it}", f"-DVEC={v}",
+                      f"-DLOAD_MODIFIER={lm}"], "bench_cuda.cu", f"reduce{i}", []))
     jobs.append(("reduce", "cub::DeviceReduce::Sum", "", [], "cub_reduce_ref.cu", "cub_ref", [str(REDUCE_N)]))
     for i, (which, ps) in enumerate(PAGED_CFGS):
         for j, (s, c) in enumerate(PAGED_SHAPES):
@@ -462,18 +462,18 @@ def stage_cuda(args):
         elif built[exe] is not None:
             failed_exe[exe] = built[exe]
         if exe in failed_exe:
-            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv), status="compile_error",
+            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv) or str(REDUCE_N), status="compile_error",
                      detail=failed_exe[exe])
             continue
         if left(args) < 8:
-            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv), status="skipped",
+            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv) or str(REDUCE_N), status="skipped",
                      detail="time budget")
             continue
         try:
             p = subprocess.run([os.path.join(build, exe), *argv], capture_output=True, text=True, timeout=60)
             line = [l for l in p.stdout.splitlines() if l.count(",") >= 6]
             if p.returncode != 0 or not line:
-                rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv), status="crash",
+                rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv) or str(REDUCE_N), status="crash",
                          detail=f"rc={p.returncode} {(p.stderr or p.stdout)[-200:]}".replace("\n", " "))
                 continue
             f = line[-1].split(",", 6)
@@ -481,7 +481,7 @@ def stage_cuda(args):
             rows.add(kernel=kernel, which=which, config=f[1], size=f[2], status=f[5], time_us=f[3], gbs=f[4],
                      pct_copy_bw=f"{100 * gbs / bw:.1f}" if gbs else "", detail=f[6])
         except Exception as e:
-            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv), status="error", detail=repr(e)[:200])
+            rows.add(kernel=kernel, which=which, config=cfg, size=" ".join(argv) or str(REDUCE_N), status="error", detail=repr(e)[:200])
 
 
 def read(path):

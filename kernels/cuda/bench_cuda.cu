@@ -3,10 +3,10 @@
  * used by bench/gpu_kernels.py on the device (muh's own cuda backend drives
  * the same kernel files through NVRTC). Built once per configuration:
  *
- *   nvcc -O3 -arch=sm_90 -DMUH_REDUCE -DTHREADS=256 ... bench_cuda.cu -o r
- *   r N                     sum of N random floats
+ *   nvcc -O3 -arch=sm_90 -DMUH_REDUCE -DN=134217728 -DTHREADS=256 ... bench_cuda.cu -o r
+ *   r                       sum of N random floats
  *   nvcc -O3 -arch=sm_90 -DMUH_PAGED -DPARTITION_SIZE=512 bench_cuda.cu -o p
- *   p SEQS CTX              decode attention, SEQS sequences of CTX tokens
+ *   p SEQS CTX              decode attention (bf16), SEQS sequences of CTX tokens
  *
  * Each run: fresh random inputs, output poisoned (NaN), checked against the
  * CPU reference of reference.h (NaN never passes; for paged attention on a
@@ -28,6 +28,9 @@
 #if defined(MUH_REDUCE)
 #include "reduce.cu"
 #elif defined(MUH_PAGED)
+#ifndef MUH_BF16
+#define MUH_BF16 1 /* the harness times the engine's dtype */
+#endif
 #include "paged_attention.cu"
 #else
 #error "define MUH_REDUCE or MUH_PAGED"
@@ -75,9 +78,10 @@ template <typename F> static int time_median(F launch, int reps, double *us)
 }
 
 #if defined(MUH_REDUCE)
+/* N is the define the kernel reads (build with -DN=...). */
 static int bench(int argc, char **argv, const char *cfg)
 {
-	long long n = argc > 1 ? atoll(argv[1]) : (1ll << 26);
+	const long long n = (long long)(N);
 	std::vector<float> h(n);
 	double asum = 0;
 	for (long long i = 0; i < n; i++) {
@@ -90,17 +94,13 @@ static int bench(int argc, char **argv, const char *cfg)
 	cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
 	int per_sm = 1;
 	cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_sum, THREADS, 0);
-	const int grid = (int)std::max(1ll, std::min(tiles, (long long)sms * std::max(per_sm, 1)));
-	float *d_in, *d_part, *d_out;
-	unsigned int *d_cnt;
+	const int grid = (int)std::max(1ll, std::min({tiles, (long long)sms * std::max(per_sm, 1), (long long)MUH_MAX_GRID}));
+	float *d_in, *d_out;
 	CK(cudaMalloc(&d_in, n * sizeof(float)));
-	CK(cudaMalloc(&d_part, grid * sizeof(float)));
 	CK(cudaMalloc(&d_out, sizeof(float)));
-	CK(cudaMalloc(&d_cnt, sizeof(unsigned int)));
 	CK(cudaMemcpy(d_in, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-	CK(cudaMemset(d_cnt, 0, sizeof(unsigned int)));
 	CK(cudaMemset(d_out, 0xff, sizeof(float))); /* NaN */
-	auto launch = [&] { reduce_sum<<<grid, THREADS>>>(d_in, d_part, d_cnt, d_out, n); };
+	auto launch = [&] { reduce_sum<<<grid, THREADS>>>(d_in, d_out); };
 	launch();
 	CK(cudaGetLastError());
 	CK(cudaDeviceSynchronize());
@@ -127,7 +127,7 @@ static int bench(int argc, char **argv, const char *cfg)
 #else
 struct paged_case {
 	int seqs, ctx, max_blocks, nblocks;
-	bf16 *q, *kc, *vc, *out;
+	muh_t *q, *kc, *vc, *out;
 	int *table, *len;
 	float *pmax, *psum, *pout;
 	int nparts;
@@ -143,7 +143,7 @@ static int paged_setup(paged_case &c, int seqs, int ctx)
 	c.nblocks = seqs * c.max_blocks + 1;
 	const size_t row = (size_t)NUM_KV_HEADS * HEAD_DIM;
 	const size_t nq = (size_t)seqs * NUM_HEADS * HEAD_DIM, nc = (size_t)c.nblocks * BLOCK_SIZE * row;
-	std::vector<bf16> bq(nq), bk(nc), bv(nc);
+	std::vector<muh_t> bq(nq), bk(nc), bv(nc);
 	c.hq.resize(nq);
 	c.hk.resize(nc);
 	c.hv.resize(nc);
@@ -169,30 +169,29 @@ static int paged_setup(paged_case &c, int seqs, int ctx)
 		c.hlen[s] = std::max(1, ctx - (s % 7) * 3);
 	c.nparts = PARTITION_SIZE > 0 ? (ctx + PARTITION_SIZE - 1) / (PARTITION_SIZE > 0 ? PARTITION_SIZE : 1) : 1;
 	const size_t np = (size_t)seqs * NUM_HEADS * c.nparts;
-	CK(cudaMalloc(&c.q, nq * sizeof(bf16)));
-	CK(cudaMalloc(&c.out, nq * sizeof(bf16)));
-	CK(cudaMalloc(&c.kc, nc * sizeof(bf16)));
-	CK(cudaMalloc(&c.vc, nc * sizeof(bf16)));
+	CK(cudaMalloc(&c.q, nq * sizeof(muh_t)));
+	CK(cudaMalloc(&c.out, nq * sizeof(muh_t)));
+	CK(cudaMalloc(&c.kc, nc * sizeof(muh_t)));
+	CK(cudaMalloc(&c.vc, nc * sizeof(muh_t)));
 	CK(cudaMalloc(&c.table, c.htable.size() * sizeof(int)));
 	CK(cudaMalloc(&c.len, seqs * sizeof(int)));
 	CK(cudaMalloc(&c.pmax, np * sizeof(float)));
 	CK(cudaMalloc(&c.psum, np * sizeof(float)));
 	CK(cudaMalloc(&c.pout, np * HEAD_DIM * sizeof(float)));
-	CK(cudaMemcpy(c.q, bq.data(), nq * sizeof(bf16), cudaMemcpyHostToDevice));
-	CK(cudaMemcpy(c.kc, bk.data(), nc * sizeof(bf16), cudaMemcpyHostToDevice));
-	CK(cudaMemcpy(c.vc, bv.data(), nc * sizeof(bf16), cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(c.q, bq.data(), nq * sizeof(muh_t), cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(c.kc, bk.data(), nc * sizeof(muh_t), cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(c.vc, bv.data(), nc * sizeof(muh_t), cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(c.table, c.htable.data(), c.htable.size() * sizeof(int), cudaMemcpyHostToDevice));
 	CK(cudaMemcpy(c.len, c.hlen.data(), seqs * sizeof(int), cudaMemcpyHostToDevice));
-	CK(cudaMemset(c.out, 0xff, nq * sizeof(bf16))); /* NaN */
+	CK(cudaMemset(c.out, 0xff, nq * sizeof(muh_t))); /* NaN */
 	return 0;
 }
 
 static void paged_launch(paged_case &c)
 {
-	const float scale = 1.0f / sqrtf((float)HEAD_DIM);
 	const size_t smem = (size_t)(PARTITION_SIZE > 0 ? PARTITION_SIZE : c.ctx) * sizeof(float);
 	paged_attention_decode<<<dim3(NUM_HEADS, c.seqs, c.nparts), THREADS, smem>>>(
-		c.q, c.kc, c.vc, c.table, c.len, c.max_blocks, scale, c.out, c.pmax, c.psum, c.pout);
+		c.q, c.kc, c.vc, c.table, c.len, c.max_blocks, c.out, c.pmax, c.psum, c.pout);
 	if (PARTITION_SIZE > 0)
 		paged_attention_reduce<<<dim3(NUM_HEADS, c.seqs), HEAD_DIM>>>(c.len, c.nparts, c.pmax, c.psum, c.pout,
 										 c.out);
@@ -201,10 +200,10 @@ static void paged_launch(paged_case &c)
 static int paged_check(paged_case &c, double *err)
 {
 	const size_t nq = (size_t)c.seqs * NUM_HEADS * HEAD_DIM;
-	std::vector<bf16> got(nq);
+	std::vector<muh_t> got(nq);
 	std::vector<float> want(nq);
 	std::vector<double> scratch(c.ctx + 1);
-	CK(cudaMemcpy(got.data(), c.out, nq * sizeof(bf16), cudaMemcpyDeviceToHost));
+	CK(cudaMemcpy(got.data(), c.out, nq * sizeof(muh_t), cudaMemcpyDeviceToHost));
 	muh_ref_paged_decode(c.hq.data(), c.hk.data(), c.hv.data(), c.htable.data(), c.hlen.data(), c.seqs,
 			     c.max_blocks, NUM_HEADS, NUM_KV_HEADS, HEAD_DIM, BLOCK_SIZE, 1.0f / sqrtf((float)HEAD_DIM),
 			     scratch.data(), want.data());

@@ -1,5 +1,5 @@
 /*
- * reduce.cu — sum of n floats in one launch, with CUB-style policy knobs.
+ * reduce.cu — sum of N floats in one launch, with CUB-style policy knobs.
  *
  * Knobs (-D defines, each with a default so the file compiles alone):
  *   THREADS           threads per block (CUB: BLOCK_THREADS)
@@ -7,21 +7,25 @@
  *   VEC               items per vector load, 1, 2 or 4 (CUB: VECTOR_LOAD_LENGTH);
  *                     ITEMS_PER_THREAD % VEC == 0
  *   LOAD_MODIFIER     0 plain loads, 1 __ldg (CUB LOAD_LDG), 2 __ldcs (LOAD_CS)
- * CUB's policy for sm_90 float sums (Policy600 in tuning_reduce.cuh of CUDA
- * 13): 256 threads, 16 items, vector 4, LOAD_LDG — `muh kb cccl` reads it.
+ * Problem: N (define). CUB's policy for sm_90 float sums (Policy600 in
+ * tuning_reduce.cuh of CUDA 13): 256 threads, 16 items, vector 4, LOAD_LDG —
+ * `muh kb cccl` reads it.
  *
  * Shape of the computation: a tile is THREADS * ITEMS_PER_THREAD floats; each
  * block walks tiles grid-stride (thread t loads vectors t, t + THREADS, ...
  * of the tile: coalesced), reduces in registers, then across the block (warp
  * shuffles, then one warp over the warp sums: CUB's
  * BLOCK_REDUCE_WARP_REDUCTIONS), and writes its partial. The last block to
- * finish (a counter, reset by that block, so no memset between launches)
- * sums the partials and writes *out. One launch, deterministic.
+ * finish (a module-scope counter, zero when the module loads and reset by
+ * that block) sums the partials and writes *out. One launch, deterministic,
+ * no scratch buffers: the kernel ABI of muh's cuda backend (pointers only,
+ * sizes as defines).
  *
- * Launch: grid = min(ceil_div(n, THREADS * ITEMS_PER_THREAD), partial_cap),
- * block = THREADS, no dynamic shared memory. partial has gridDim.x floats;
- * counter is one unsigned int that must be 0 before the first launch.
- * in must be 16-byte aligned (cudaMalloc is).
+ * Entry reduce_sum(in, out): grid = min(ceil_div(N, THREADS *
+ * ITEMS_PER_THREAD), MUH_MAX_GRID) blocks (a larger grid writes nothing,
+ * which the check catches), block THREADS, no dynamic shared memory. `in`
+ * must be 16-byte aligned (cudaMalloc is). Reference muh_reference(in, out):
+ * one block of 1024 threads, double accumulation.
  */
 #ifndef THREADS
 #define THREADS 256
@@ -35,6 +39,10 @@
 #ifndef LOAD_MODIFIER
 #define LOAD_MODIFIER 1
 #endif
+#ifndef N
+#define N (1 << 24)
+#endif
+#define MUH_MAX_GRID 8192
 
 #if ITEMS_PER_THREAD % VEC != 0
 #error "ITEMS_PER_THREAD must be a multiple of VEC"
@@ -88,12 +96,16 @@ static __device__ __forceinline__ float muh_block_sum(float v, float *warp_sums)
 	return v; /* valid in thread 0 */
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-	reduce_sum(const float *__restrict__ in, float *__restrict__ partial, unsigned int *counter,
-		   float *__restrict__ out, long long n)
+__device__ float muh_partial[MUH_MAX_GRID];
+__device__ unsigned int muh_done;
+
+extern "C" __global__ void __launch_bounds__(THREADS) reduce_sum(const float *__restrict__ in, float *__restrict__ out)
 {
 	__shared__ float warp_sums[32];
 	__shared__ bool last;
+	if (gridDim.x > MUH_MAX_GRID)
+		return;
+	const long long n = (long long)(N);
 	const long long tile = (long long)THREADS * ITEMS_PER_THREAD;
 	const long long full_tiles = n / tile;
 	float acc = 0.0f;
@@ -113,19 +125,37 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 			acc += in[i];
 	acc = muh_block_sum(acc, warp_sums);
 	if (threadIdx.x == 0) {
-		partial[blockIdx.x] = acc;
+		muh_partial[blockIdx.x] = acc;
 		__threadfence();
-		last = atomicAdd(counter, 1u) == gridDim.x - 1;
+		last = atomicAdd(&muh_done, 1u) == gridDim.x - 1;
 	}
 	__syncthreads();
 	if (!last)
 		return;
 	float s = 0.0f;
 	for (unsigned int i = threadIdx.x; i < gridDim.x; i += THREADS)
-		s += __ldcg(partial + i);
+		s += __ldcg(muh_partial + i);
 	s = muh_block_sum(s, warp_sums);
 	if (threadIdx.x == 0) {
 		*out = s;
-		*counter = 0u;
+		muh_done = 0u;
 	}
+}
+
+/* The reference: one block (any size up to 1024, a power of two), double. */
+extern "C" __global__ void muh_reference(const float *in, float *out)
+{
+	__shared__ double s[1024];
+	double acc = 0.0;
+	for (long long i = threadIdx.x; i < (long long)(N); i += blockDim.x)
+		acc += in[i];
+	s[threadIdx.x] = acc;
+	__syncthreads();
+	for (unsigned int w = blockDim.x / 2; w > 0; w >>= 1) {
+		if (threadIdx.x < w)
+			s[threadIdx.x] += s[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (threadIdx.x == 0)
+		*out = (float)s[0];
 }

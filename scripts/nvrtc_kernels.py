@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""nvrtc_kernels.py - compiles kernels/cuda/reduce.cu and paged_attention.cu
+with NVRTC (as muh's cuda backend does: -arch=sm_90 --std=c++17 and the
+variant's defines), for corner configurations of their specs, without a GPU.
+Run from the repository root; argv[1] is the libnvrtc path. Prints one line
+per compile; exits nonzero on the first compile error."""
+import ctypes
+import sys
+
+lib = ctypes.CDLL(sys.argv[1] if len(sys.argv) > 1 else "libnvrtc.so")
+CASES = [("kernels/cuda/reduce.cu", [["-DTHREADS=%d" % t, "-DITEMS_PER_THREAD=%d" % i, "-DVEC=%d" % v,
+                                      "-DLOAD_MODIFIER=%d" % m, "-DN=%d" % n]
+                                     for t, i, v, m, n in [(128, 1, 1, 0, 1000), (256, 16, 4, 1, 1 << 24),
+                                                           (1024, 32, 2, 2, 268435456), (640, 15, 1, 1, 1 << 20)]]),
+         ("kernels/cuda/paged_attention.cu", [["-DPARTITION_SIZE=%d" % p, "-DTHREADS=%d" % t, "-DSEQS=%d" % s,
+                                               "-DCTX=%d" % c] + x
+                                              for p, t, s, c, x in [(0, 128, 1, 512, []), (512, 128, 16, 2048, []),
+                                                                    (256, 512, 64, 8192, []),
+                                                                    (2048, 256, 64, 8192, ["-DMUH_BF16", "-I/usr/local/cuda/include"])]])]
+for path, variants in CASES:
+    src = open(path, "rb").read()
+    for d in variants:
+        prog = ctypes.c_void_p()
+        assert lib.nvrtcCreateProgram(ctypes.byref(prog), src, path.encode(), 0, None, None) == 0
+        opts = [b"-arch=sm_90", b"--std=c++17"] + [x.encode() for x in d]
+        arr = (ctypes.c_char_p * len(opts))(*opts)
+        rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+        n = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+        log = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetProgramLog(prog, log)
+        sz = ctypes.c_size_t()
+        if rc == 0:
+            lib.nvrtcGetCUBINSize(prog, ctypes.byref(sz))
+        print(path, " ".join(d), "rc", rc, "cubin", sz.value, log.value.decode()[:400].strip())
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        if rc != 0:
+            sys.exit(1)
