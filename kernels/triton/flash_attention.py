@@ -154,3 +154,23 @@ def flops_bytes(problem):
     es = 2 if p["dtype"] in ("bf16", "fp16") else 4
     pairs = B * H * (M * (M + 1) / 2.0 if int(p["causal"]) else float(M) * M)
     return 4.0 * D * pairs, es * B * M * D * (2 * H + 2 * Hkv)
+
+
+# The single-kernel contract of workers/triton_worker.py (branch eval): the
+# worker launches kernel[grid](*args, **constexpr params, num_warps=,
+# num_stages=) itself; the tuned constexprs come by name, the fixed ones are
+# positional in args.
+kernel = attention_fwd
+
+
+def setup(params, problem, device, seed):
+    inputs = make_inputs(problem, seed)
+    p = inputs["problem"]
+    q, k, v, o = inputs["q"], inputs["k"], inputs["v"], inputs["out"]
+    B, M, H, D = q.shape
+    args = [q, k, v, o, 1.0 / math.sqrt(D), M,
+            q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+            v.stride(0), v.stride(1), v.stride(2), o.stride(0), o.stride(1), o.stride(2),
+            H, H // k.shape[2], D, bool(int(p["causal"]))]
+    return {"args": args, "outputs": [o], "grid": lambda meta: (triton.cdiv(M, meta["BLOCK_M"]), B * H),
+            "reference": lambda: [reference(inputs)], "dtype": p["dtype"]}

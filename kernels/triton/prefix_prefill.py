@@ -190,3 +190,25 @@ def flops_bytes(problem):
     flops = 4.0 * D * pairs
     nbytes = es * (2 * B * L * H * D + 2 * B * (C + L) * Hkv * D)
     return flops, nbytes
+
+
+# The single-kernel contract of workers/triton_worker.py (branch eval): the
+# worker launches kernel[grid](*args, **constexpr params, num_warps=,
+# num_stages=) itself; the tuned constexprs come by name, the fixed ones are
+# positional in args.
+kernel = context_attention
+
+
+def setup(params, problem, device, seed):
+    inputs = make_inputs(problem, seed)
+    p = inputs["problem"]
+    q, k, v, kc, vc, o = (inputs[n] for n in ("q", "k", "v", "k_cache", "v_cache", "out"))
+    T, H, D = q.shape
+    args = [q, k, v, kc, vc, inputs["block_table"], inputs["q_start"], inputs["q_len"], inputs["ctx_len"],
+            o, 1.0 / math.sqrt(D), inputs["block_table"].shape[1],
+            q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+            kc.stride(0), kc.stride(1), kc.stride(2), o.stride(0), o.stride(1),
+            H // k.shape[1], kc.shape[1], D]
+    B, L = int(p["num_seqs"]), int(p["M"])
+    return {"args": args, "outputs": [o], "grid": lambda meta: (B, H, triton.cdiv(L, meta["BLOCK_M"])),
+            "reference": lambda: [reference(inputs)], "dtype": p["dtype"]}
