@@ -33,14 +33,20 @@ run_stage() {
 	left=$((DEADLINE - now))
 	if ((left < 10)); then
 		echo "=== $name: skipped (overall budget spent)" | tee -a "$LOG"
+		STAGES="$STAGES  stage $name: skipped (overall budget of ${BUDGET}s spent)
+"
 		return
 	fi
 	((cap > left)) && cap=$left
 	echo "=== $name (at most ${cap}s)" | tee -a "$LOG"
-	timeout -k 5 "$cap" "$PY" bench/gpu_kernels.py "$name" --out "$D" --deadline $((now + cap - 5)) >>"$LOG" 2>&1
+	timeout -k 5 "$cap" "$PY" bench/gpu_kernels.py "$name" --out "$D" --deadline $((now + cap - 5)) >"$MUH_CUDA_BUILD/stage.log" 2>&1
 	rc=$?
+	cat "$MUH_CUDA_BUILD/stage.log" >>"$LOG"
 	echo "=== $name: exit $rc after $(($(date +%s) - now))s" | tee -a "$LOG"
-	STAGES="$STAGES  stage $name: exit $rc$( ((rc == 124 || rc == 137)) && echo ' (timed out)')
+	local why=""
+	((rc == 124 || rc == 137)) && why=" (timed out)"
+	((rc != 0)) && why="$why: $(grep -v '^\s*$' "$MUH_CUDA_BUILD/stage.log" | tail -1 | cut -c1-160)"
+	STAGES="$STAGES  stage $name: exit $rc$why
 "
 }
 STAGES=""
@@ -55,6 +61,9 @@ run_stage ceilings 40
 run_stage verify 110
 run_stage moe 130
 run_stage attn 40
+if (($(date +%s) + 10 > DEADLINE)); then
+	kill "$BUILD_PID" 2>/dev/null
+fi
 wait "$BUILD_PID"
 echo "=== build (background): exit $?" | tee -a "$LOG"
 cat "$MUH_CUDA_BUILD/build.log" >>"$LOG"
