@@ -239,6 +239,7 @@ static void span_text(const tok *t, size_t a, size_t b, char *out, size_t n)
 /* ------------------------------------------------------------ scopes */
 
 #define MAX_CONST 64
+#define MAX_TPARAMS 16
 
 typedef struct konst {
 	char name[KB_NAME];
@@ -257,9 +258,23 @@ typedef struct scope {
 	int nagents;
 	konst k[MAX_CONST];
 	int nk;
+	int ntp;                   /* template parameters of the struct, in order */
+	char tp[MAX_TPARAMS][KB_NAME];
 } scope;
 
+/* A struct template whose constants are its template parameters
+ * (sm90_tuning_vals<T, int Threads, int Items> { threads = Threads; ... }):
+ * structs deriving from it take their values from the base's arguments. */
+typedef struct vals_tmpl {
+	char name[KB_NAME];
+	int ntp;
+	char tp[MAX_TPARAMS][KB_NAME];
+	int nk;
+	konst k[MAX_CONST];
+} vals_tmpl;
+
 #define MAX_DEPTH 64
+#define MAX_VALS_TMPL 32
 
 /* Last identifier of a qualified name at [a, b): cub::LOAD_LDG -> LOAD_LDG. */
 static const tok *last_id(const tok *t, size_t a, size_t b)
@@ -524,6 +539,111 @@ static int header_cc(const tok *t, size_t a, size_t b, const char *name)
 	return 0;
 }
 
+/* Template parameter names of `template <...>` at tokens [a, b) (a is
+ * `template`), into sc->tp. */
+static void template_params(const tok *t, size_t a, size_t b, scope *sc)
+{
+	if (a + 1 >= b || !is(&t[a + 1], "<"))
+		return;
+	int nest = 0, in_default = 0;
+	const tok *last = NULL;
+	for (size_t i = a + 1; i < b; i++) {
+		if (is(&t[i], "<") || is(&t[i], "(")) {
+			nest++;
+			continue;
+		}
+		int close = is(&t[i], ">") || is(&t[i], ")");
+		if ((close && nest == 1) || (is(&t[i], ",") && nest == 1)) {
+			if (last && sc->ntp < MAX_TPARAMS)
+				tok_copy(last, sc->tp[sc->ntp++], KB_NAME);
+			last = NULL;
+			in_default = 0;
+			if (close)
+				return;
+			continue;
+		}
+		if (close) {
+			nest--;
+			continue;
+		}
+		if (nest == 1 && is(&t[i], "="))
+			in_default = 1;
+		else if (nest == 1 && !in_default && t[i].kind == T_ID)
+			last = &t[i];
+	}
+}
+
+/* Registers scope sc as a vals template if a constant of it is one of its
+ * template parameters. */
+static void vals_register(const scope *sc, vals_tmpl *vt, int *nvt)
+{
+	if (!sc->ntp || *nvt >= MAX_VALS_TMPL)
+		return;
+	int uses = 0;
+	for (int i = 0; i < sc->nk && !uses; i++)
+		for (int j = 0; j < sc->ntp; j++)
+			uses |= !sc->k[i].has_num && !strcmp(sc->k[i].word, sc->tp[j]);
+	if (!uses)
+		return;
+	vals_tmpl *v = &vt[(*nvt)++];
+	snprintf(v->name, sizeof(v->name), "%s", sc->name);
+	v->ntp = sc->ntp;
+	memcpy(v->tp, sc->tp, sizeof(v->tp));
+	v->nk = sc->nk;
+	memcpy(v->k, sc->k, sizeof(v->k));
+}
+
+/* For a struct whose base list [a, b) names a vals template with arguments,
+ * copies that template's constants into sc, each template parameter
+ * replaced by its argument. */
+static void vals_inherit(const tok *t, size_t a, size_t b, scope *sc, const vals_tmpl *vt, int nvt)
+{
+	for (size_t i = a; i + 1 < b; i++) {
+		if (t[i].kind != T_ID || !is(&t[i + 1], "<"))
+			continue;
+		const vals_tmpl *v = NULL;
+		for (int j = 0; j < nvt && !v; j++)
+			if (is(&t[i], vt[j].name))
+				v = &vt[j];
+		if (!v)
+			continue;
+		/* the arguments at depth 1 */
+		size_t arg[MAX_TPARAMS][2];
+		int na = 0, nest = 0;
+		size_t start = i + 2;
+		for (size_t k = i + 1; k < b; k++) {
+			if (is(&t[k], "<") || is(&t[k], "(")) {
+				nest++;
+				continue;
+			}
+			int close = is(&t[k], ">") || is(&t[k], ")");
+			if ((close && nest == 1) || (is(&t[k], ",") && nest == 1)) {
+				if (na < MAX_TPARAMS)
+					arg[na][0] = start, arg[na++][1] = k;
+				start = k + 1;
+				if (close)
+					break;
+				continue;
+			}
+			if (close)
+				nest--;
+		}
+		for (int c = 0; c < v->nk && sc->nk < MAX_CONST; c++) {
+			konst k = v->k[c];
+			for (int j = 0; j < v->ntp && j < na; j++)
+				if (!k.has_num && !strcmp(k.word, v->tp[j])) {
+					k.word[0] = '\0';
+					if (arg[j][1] == arg[j][0] + 1 && parse_num(&t[arg[j][0]], &k.num))
+						k.has_num = 1;
+					else if (last_id(t, arg[j][0], arg[j][1]))
+						tok_copy(last_id(t, arg[j][0], arg[j][1]), k.word, sizeof(k.word));
+				}
+			sc->k[sc->nk++] = k;
+		}
+		return;
+	}
+}
+
 int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const char *file, kb_cccl *kb)
 {
 	lexed L;
@@ -536,6 +656,13 @@ int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const cha
 		lexed_free(&L);
 		return MUH_ENOMEM;
 	}
+	vals_tmpl *vt = calloc(MAX_VALS_TMPL, sizeof(vals_tmpl));
+	if (!vt) {
+		free(st);
+		lexed_free(&L);
+		return MUH_ENOMEM;
+	}
+	int nvt = 0;
 	const tok *t = L.t;
 	int depth = 0, overflow = 0, rc = MUH_OK;
 	size_t stmt = 0; /* first token of the current statement */
@@ -575,8 +702,13 @@ int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const cha
 								break;
 						}
 						span_text(t, k + 1, e < i ? e : i, sc->variant, sizeof(sc->variant));
+						k = e + 1;
 					}
 					sc->cc = header_cc(t, kw, i, sc->name);
+					if (is(&t[stmt], "template"))
+						template_params(t, stmt, kw, sc);
+					if (k < i && is(&t[k], ":"))
+						vals_inherit(t, k + 1, i, sc, vt, nvt);
 				}
 			}
 			stmt = i + 1;
@@ -586,6 +718,8 @@ int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const cha
 			if (overflow) {
 				overflow--;
 			} else if (depth > 0) {
+				if (st[depth].is_struct)
+					vals_register(&st[depth], vt, &nvt);
 				if (st[depth].is_struct && st[depth].nagents == 0)
 					rc = struct_policy(kb, st, depth, algorithm, file);
 				depth--;
@@ -615,6 +749,7 @@ int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const cha
 		}
 		stmt = i + 1;
 	}
+	free(vt);
 	free(st);
 	lexed_free(&L);
 	return rc;

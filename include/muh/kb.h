@@ -5,7 +5,9 @@
  *
  * What is read, per policy: the algorithm (the file's stem: reduce, scan,
  * radix_sort ...), the SM architecture it is for (ChainedPolicy<600, ...> or
- * a struct named smNN_tuning), the agent policy it instantiates (ReducePolicy
+ * a struct named smNN_tuning, possibly deriving from a template such as
+ * sm90_tuning_vals<T, 192, 22> whose arguments are substituted), the agent
+ * policy it instantiates (ReducePolicy
  * = AgentReducePolicy<...>), threads per block, items per thread, the vector
  * load length, and the block load/store algorithm, cache load modifier and
  * block reduce/scan algorithm enums. Values written as plain numbers, enum

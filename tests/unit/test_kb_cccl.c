@@ -118,6 +118,41 @@ static void test_synthetic(void **state)
 	kb_cccl_free(&kb);
 }
 
+/* CUDA 13's scan: specializations that derive from a template whose
+ * constants are its template parameters. */
+static void test_vals_template(void **state)
+{
+	static const char text[] =
+		"template <class AccumT, primitive_op P, accum_size S = classify<AccumT>()> struct sm90_tuning;\n"
+		"template <class AccumT, int Threads, int Items, int L2B, int L2W>\n"
+		"struct sm90_tuning_vals\n"
+		"{\n"
+		"  static constexpr int threads = Threads;\n"
+		"  static constexpr int items   = Items;\n"
+		"  using delay_constructor      = fixed_delay_constructor_t<L2B, L2W>;\n"
+		"  static constexpr bool large_values = sizeof(AccumT) > 128;\n"
+		"  static constexpr BlockLoadAlgorithm load_algorithm =\n"
+		"    large_values ? BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED : BLOCK_LOAD_WARP_TRANSPOSE;\n"
+		"};\n"
+		"template <class T> struct sm90_tuning<T, primitive_op::yes, accum_size::_1> "
+		": sm90_tuning_vals<T, 192, 22, 168, 1140> {};\n"
+		"template <> struct sm90_tuning<double, primitive_op::yes, accum_size::_8> "
+		": sm90_tuning_vals<double, 224, 24, 632, 1290> {};\n";
+	kb_cccl kb;
+	memset(&kb, 0, sizeof(kb));
+	assert_int_equal(kb_cccl_parse(text, strlen(text), "scan", "tuning_scan.cuh", &kb), MUH_OK);
+	assert_int_equal(kb.n, 2);
+	assert_string_equal(kb.v[0].policy, "sm90_tuning");
+	assert_int_equal(kb.v[0].cc, 90);
+	assert_int_equal(kb.v[0].threads, 192);
+	assert_int_equal(kb.v[0].items_per_thread, 22);
+	assert_string_equal(kb.v[0].variant, "T, primitive_op::yes, accum_size::_1");
+	assert_int_equal(kb.v[1].threads, 224);
+	assert_int_equal(kb.v[1].items_per_thread, 24);
+	assert_string_equal(kb.v[1].variant, "double, primitive_op::yes, accum_size::_8");
+	kb_cccl_free(&kb);
+}
+
 static void test_garbage_is_harmless(void **state)
 {
 	static const char *const inputs[] = {
@@ -185,6 +220,12 @@ static void test_installed_headers(void **state)
 	assert_true(!strncmp(r->load_modifier, "LOAD_", 5));
 	print_message("sm_90 reduce: %s %d threads, %d items, vec %d, %s\n", r->policy, r->threads,
 		      r->items_per_thread, r->vector_load_length, r->load_modifier);
+
+	/* scan's sm_90 tunings derive from sm90_tuning_vals<...> */
+	int scan90 = 0;
+	for (size_t i = 0; i < kb.n; i++)
+		scan90 += !strcmp(kb.v[i].algorithm, "scan") && kb.v[i].cc == 90 && kb.v[i].threads > 0;
+	assert_true(scan90 >= 1);
 
 	/* every algorithm with a hub has a policy for sm_90 with plausible threads */
 	const char *algs[] = {"reduce", "scan", "radix_sort", "histogram", "merge_sort", NULL};
@@ -283,6 +324,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_vals_template),
 		cmocka_unit_test(test_garbage_is_harmless),
 		cmocka_unit_test(test_find_missing),
 		cmocka_unit_test(test_installed_headers),
