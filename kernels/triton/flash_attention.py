@@ -12,6 +12,7 @@ Layout: q (B, M, H, D), k and v (B, M, Hkv, D), out like q.
 Module interface: kernels/README.md.
 """
 import math
+import os
 
 import torch
 import triton
@@ -21,6 +22,8 @@ NAME = "flash_attention"
 PARAMS = ["BLOCK_M", "BLOCK_N", "PRE_LOAD_V", "num_warps", "num_stages"]
 TOL = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 1e-4}
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# cuda; the CPU under Triton's interpreter (TRITON_INTERPRET=1), for tests
+DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 PROBLEM = {"batch": 4, "M": 1024, "num_heads": 32, "num_kv_heads": 4, "head_dim": 128, "causal": 1,
            "dtype": "bf16"}
 
@@ -102,11 +105,11 @@ def make_inputs(problem, seed):
     """Fresh random q, k, v on cuda."""
     p = _problem(problem)
     dt = DTYPES[p["dtype"]]
-    g = torch.Generator(device="cuda").manual_seed(int(seed))
+    g = torch.Generator(device=DEVICE).manual_seed(int(seed))
     B, M, H, Hkv, D = (int(p[k]) for k in ("batch", "M", "num_heads", "num_kv_heads", "head_dim"))
-    q = torch.randn(B, M, H, D, device="cuda", generator=g).to(dt)
-    k = torch.randn(B, M, Hkv, D, device="cuda", generator=g).to(dt)
-    v = torch.randn(B, M, Hkv, D, device="cuda", generator=g).to(dt)
+    q = torch.randn(B, M, H, D, device=DEVICE, generator=g).to(dt)
+    k = torch.randn(B, M, Hkv, D, device=DEVICE, generator=g).to(dt)
+    v = torch.randn(B, M, Hkv, D, device=DEVICE, generator=g).to(dt)
     return {"problem": p, "q": q, "k": k, "v": v, "out": torch.empty_like(q)}
 
 

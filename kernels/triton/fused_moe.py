@@ -16,6 +16,7 @@ Shapes: x (M, K), w1 (E, 2N, K), w2 (E, K, N), bf16; routing top-k of E.
 Module interface: kernels/README.md.
 """
 import math
+import os
 
 import torch
 import triton
@@ -25,6 +26,8 @@ NAME = "fused_moe"
 PARAMS = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
 TOL = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 1e-4}
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# cuda; the CPU under Triton's interpreter (TRITON_INTERPRET=1), for tests
+DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 PROBLEM = {"E": 128, "topk": 8, "K": 2048, "N": 768, "M": 256, "dtype": "bf16"}
 
 
@@ -99,12 +102,12 @@ def make_inputs(problem, seed):
     uniform random top-k routing with softmax weights. Never zeros."""
     p = _problem(problem)
     dt = DTYPES[p["dtype"]]
-    g = torch.Generator(device="cuda").manual_seed(int(seed))
+    g = torch.Generator(device=DEVICE).manual_seed(int(seed))
     M, E, K, N, topk = (int(p[k]) for k in ("M", "E", "K", "N", "topk"))
-    x = torch.randn(M, K, device="cuda", generator=g).to(dt)
-    w1 = (torch.randn(E, 2 * N, K, device="cuda", generator=g) / math.sqrt(K)).to(dt)
-    w2 = (torch.randn(E, K, N, device="cuda", generator=g) / math.sqrt(N)).to(dt)
-    logits = torch.randn(M, E, device="cuda", generator=g)
+    x = torch.randn(M, K, device=DEVICE, generator=g).to(dt)
+    w1 = (torch.randn(E, 2 * N, K, device=DEVICE, generator=g) / math.sqrt(K)).to(dt)
+    w2 = (torch.randn(E, K, N, device=DEVICE, generator=g) / math.sqrt(N)).to(dt)
+    logits = torch.randn(M, E, device=DEVICE, generator=g)
     topk_w, topk_ids = torch.topk(torch.softmax(logits, dim=-1), topk, dim=-1)
     topk_w = topk_w / topk_w.sum(dim=-1, keepdim=True)
     return {"problem": p, "x": x, "w1": w1, "w2": w2, "topk_ids": topk_ids.to(torch.int32),

@@ -17,6 +17,7 @@ query attention: query head h reads kv head h // (H // Hkv).
 Module interface: kernels/README.md.
 """
 import math
+import os
 
 import torch
 import triton
@@ -26,6 +27,8 @@ NAME = "prefix_prefill"
 PARAMS = ["BLOCK_M", "BLOCK_N", "num_warps", "num_stages"]
 TOL = {"bf16": 1e-2, "fp16": 5e-3, "fp32": 1e-4}
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# cuda; the CPU under Triton's interpreter (TRITON_INTERPRET=1), for tests
+DEVICE = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 PROBLEM = {"num_seqs": 4, "M": 256, "ctx_len": 1024, "num_heads": 32, "num_kv_heads": 4,
            "head_dim": 128, "block_size": 16, "dtype": "bf16"}
 
@@ -113,11 +116,11 @@ def make_inputs(problem, seed):
     holding ctx_len tokens per sequence, in shuffled physical blocks."""
     p = _problem(problem)
     dt = DTYPES[p["dtype"]]
-    g = torch.Generator(device="cuda").manual_seed(int(seed))
+    g = torch.Generator(device=DEVICE).manual_seed(int(seed))
     B, L, C = int(p["num_seqs"]), int(p["M"]), int(p["ctx_len"])
     H, Hkv, D, bs = int(p["num_heads"]), int(p["num_kv_heads"]), int(p["head_dim"]), int(p["block_size"])
     T = B * L
-    dev = "cuda"
+    dev = DEVICE
     q = torch.randn(T, H, D, device=dev, generator=g).to(dt)
     k = torch.randn(T, Hkv, D, device=dev, generator=g).to(dt)
     v = torch.randn(T, Hkv, D, device=dev, generator=g).to(dt)
