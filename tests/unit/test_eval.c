@@ -1,0 +1,255 @@
+/*
+ * test_eval.c — the evaluator with the cpu backend: statistics, fingerprints,
+ * output verification, and every CPU fault kind in an isolated runner.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "muh/eval.h"
+#include "muh/muh.h"
+#include "muh/stats.h"
+
+static int sanitized(void)
+{
+	return getenv("MUH_SANITIZED") != NULL;
+}
+
+static void target_for(muh_target *t, const char *source)
+{
+	eval_target_defaults(t);
+	snprintf(t->source, sizeof(t->source), "%s/%s", MUH_SOURCE_DIR, source);
+	snprintf(t->cache_dir, sizeof(t->cache_dir), "%s/test-cache", MUH_BINARY_DIR);
+	t->max_time_s = 0.3;
+	t->timeout_s = 5;
+	t->mem_limit_mb = 512;
+}
+
+static void variant1(muh_variant *v, const char *name, int64_t val, const char *sym, int64_t symval)
+{
+	const char *names[2] = {name, sym};
+	muh_value vals[2] = {value_int(val), value_int(symval)};
+	char key[64];
+	snprintf(key, sizeof(key), "%s=%lld", name, (long long)val);
+	assert_int_equal(eval_variant_make(v, key, 1, sym ? 1 : 0, names, vals), MUH_OK);
+}
+
+static void test_stats(void **st)
+{
+	(void)st;
+	double x[21];
+	for (int i = 0; i < 21; i++)
+		x[i] = 1.0 + (i % 7) * 0.01;
+	stats_summary s;
+	assert_int_equal(stats_summarize(x, 21, &s), 0);
+	assert_true(s.min == 1.0);
+	assert_true(s.ci_lo <= s.median && s.median <= s.ci_hi);
+	assert_true(s.mad >= 0);
+	double y[3] = {3, 1, 2};
+	assert_true(stats_median_inplace(y, 3) == 2);
+	double same[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+	stats_summarize(same, 12, &s);
+	assert_true(stats_converged(&s, 0.01));
+}
+
+static void test_json_roundtrip(void **st)
+{
+	(void)st;
+	muh_measurement m, r;
+	measurement_init(&m);
+	m.status = EVAL_WRONG_RESULT;
+	m.samples = malloc(2 * sizeof(double));
+	m.samples[0] = 1e-3;
+	m.samples[1] = 2e-3;
+	m.nsamples = 2;
+	m.median = 1.5e-3;
+	snprintf(m.fingerprint, sizeof(m.fingerprint), "00ff00ff00ff00ff");
+	snprintf(m.error, sizeof(m.error), "C[3] is \"NaN\"");
+	char *j = measurement_to_json(&m);
+	assert_non_null(j);
+	assert_int_equal(measurement_from_json(j, &r), MUH_OK);
+	assert_int_equal(r.status, EVAL_WRONG_RESULT);
+	assert_int_equal(r.nsamples, 2);
+	assert_true(r.samples[1] == 2e-3);
+	assert_string_equal(r.error, m.error);
+	assert_string_equal(r.fingerprint, m.fingerprint);
+	assert_true(isnan(r.power_w));
+	free(j);
+	measurement_free(&m);
+	measurement_free(&r);
+}
+
+static void test_cpu_matmul(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul.c");
+	muh_evaluator *ev;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	const char *names[3] = {"BLOCK", "UNROLL", "N"};
+	muh_value a[3] = {value_int(8), value_int(1), value_int(128)};
+	muh_value b[3] = {value_int(32), value_int(1), value_int(128)};
+	muh_variant va, vb, va2;
+	assert_int_equal(eval_variant_make(&va, "BLOCK=8,UNROLL=1", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_variant_make(&vb, "BLOCK=32,UNROLL=1", 2, 1, names, b), MUH_OK);
+	assert_int_equal(eval_variant_make(&va2, "BLOCK=8,UNROLL=1", 2, 1, names, a), MUH_OK);
+	muh_measurement ma, mb, ma2;
+	assert_int_equal(eval_measure(ev, &va, &ma, &d), MUH_OK);
+	if (ma.status != EVAL_OK)
+		fprintf(stderr, "error: %s\n", ma.error);
+	assert_int_equal(ma.status, EVAL_OK);
+	assert_true(ma.nsamples >= 10);
+	assert_true(ma.median > 0 && ma.min <= ma.median);
+	assert_true(ma.ci_lo <= ma.median && ma.median <= ma.ci_hi);
+	assert_true(ma.rel_l2_err < 1e-4);
+	assert_int_equal(strlen(ma.fingerprint), 16);
+	assert_int_equal(eval_measure(ev, &vb, &mb, &d), MUH_OK);
+	assert_int_equal(mb.status, EVAL_OK);
+	assert_string_not_equal(ma.fingerprint, mb.fingerprint);
+	assert_int_equal(eval_fingerprint(ev, &va2, &ma2, &d), MUH_OK);
+	assert_string_equal(ma.fingerprint, ma2.fingerprint);
+	assert_int_equal(ma2.nsamples, 0);
+	double noise = -1;
+	assert_int_equal(eval_noise(ev, &vb, &noise, &d), MUH_OK);
+	assert_true(noise >= 0 && noise < 1);
+	assert_int_equal(eval_compare(&ma, &ma, 0.0), 0);
+	assert_int_equal(eval_restarts(ev), 0);
+	measurement_free(&ma);
+	measurement_free(&mb);
+	measurement_free(&ma2);
+	eval_variant_free(&va);
+	eval_variant_free(&vb);
+	eval_variant_free(&va2);
+	eval_close(ev);
+}
+
+static void test_cpu_wrong_result(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul_wrong.c");
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	int64_t blocks[3] = {16, 32, 64};
+	enum eval_status want[3] = {EVAL_OK, EVAL_WRONG_RESULT, EVAL_WRONG_RESULT};
+	for (int i = 0; i < 3; i++) {
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "BLOCK", blocks[i], NULL, 0);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		if (m.status != want[i])
+			fprintf(stderr, "BLOCK=%lld: %s %s\n", (long long)blocks[i], eval_status_name(m.status), m.error);
+		assert_int_equal(m.status, want[i]);
+		if (blocks[i] == 64)
+			assert_non_null(strstr(m.error, "NaN"));
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	eval_close(ev);
+}
+
+static void test_cpu_reference_variant(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul_wrong.c");
+	snprintf(t.reference, sizeof(t.reference), "BLOCK=16");
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	muh_variant v;
+	muh_measurement m;
+	variant1(&v, "BLOCK", 32, NULL, 0);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	assert_int_equal(m.status, EVAL_WRONG_RESULT);
+	measurement_free(&m);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+static void test_cpu_faults(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/faults/fault.c");
+	t.timeout_s = 2;
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	struct {
+		int fault;
+		enum eval_status want;
+		const char *text;
+	} cases[] = {
+		{1, EVAL_CRASH, "SIGSEGV"},  {0, EVAL_OK, ""},        {2, EVAL_TIMEOUT, "timed out"},
+		{3, EVAL_CRASH, "SIGABRT"},  {4, EVAL_CRASH, "out of memory"},
+		{5, EVAL_CRASH, "SIGSEGV"},  {6, EVAL_CRASH, "exited with status 7"}, {0, EVAL_OK, ""},
+	};
+	int crashes = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].fault == 4 && sanitized())
+			continue; /* no RLIMIT_AS under ASan: its shadow memory needs the address space */
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "FAULT", cases[i].fault, NULL, 0);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		fprintf(stderr, "FAULT=%d: %s: %s\n", cases[i].fault, eval_status_name(m.status), m.error);
+		assert_int_equal(m.status, cases[i].want);
+		assert_non_null(strstr(m.error, cases[i].text));
+		crashes += m.status != EVAL_OK;
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	assert_int_equal(eval_restarts(ev), crashes);
+	eval_close(ev);
+}
+
+static void test_compile_error(void **st)
+{
+	(void)st;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/bad-kernel.c", MUH_BINARY_DIR);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "#include \"muh_kernel.h\"\nint muh_setup(struct muh_args *a) { return BROKEN; }\n"
+		   "void muh_run(struct muh_args *a) {}\n");
+	fclose(f);
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.source, sizeof(t.source), "%s", path);
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	muh_variant v;
+	muh_measurement m;
+	variant1(&v, "X", 1, NULL, 0);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	assert_int_equal(m.status, EVAL_COMPILE_ERROR);
+	assert_non_null(strstr(m.error, "BROKEN"));
+	measurement_free(&m);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_cpu_matmul),
+		cmocka_unit_test(test_cpu_wrong_result),
+		cmocka_unit_test(test_cpu_reference_variant),
+		cmocka_unit_test(test_cpu_faults),
+		cmocka_unit_test(test_compile_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
