@@ -642,6 +642,7 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 #endif
 	}
 	install_fault_handlers();
+	signal(SIGPIPE, SIG_IGN); /* a dead worker or command is a status, not our death */
 	eval_ctx c = {.target = t, .rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uint64_t)epoch_ms()};
 	muh_diag d;
 	diag_clear(&d);

@@ -240,6 +240,89 @@ static void test_compile_error(void **st)
 	eval_close(ev);
 }
 
+static void test_command_backend(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.backend, sizeof(t.backend), "command");
+	snprintf(t.command, sizeof(t.command), "python3 %s/kernels/command/chunked_sum.py --block {BLOCK}",
+		 MUH_SOURCE_DIR);
+	t.warmups = 1;
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	const char *names[3] = {"BLOCK", "FAULT", "N"};
+	muh_value a[3] = {value_int(100), value_int(0), value_int(20000)};
+	muh_variant v;
+	muh_measurement m, m2;
+	assert_int_equal(eval_variant_make(&v, "BLOCK=100,FAULT=0", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	if (m.status != EVAL_OK)
+		fprintf(stderr, "command: %s\n", m.error);
+	assert_int_equal(m.status, EVAL_OK);
+	assert_true(m.nsamples >= 10 && m.median > 0);
+	eval_variant_free(&v);
+	a[1] = value_int(1);
+	assert_int_equal(eval_variant_make(&v, "BLOCK=100,FAULT=1", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_measure(ev, &v, &m2, &d), MUH_OK);
+	assert_int_equal(m2.status, EVAL_WRONG_RESULT);
+	assert_non_null(strstr(m2.error, "expected"));
+	assert_string_equal(m.fingerprint, m2.fingerprint); /* FAULT does not reach the build */
+	measurement_free(&m);
+	measurement_free(&m2);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+static void test_worker_backend(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.backend, sizeof(t.backend), "worker");
+	snprintf(t.worker, sizeof(t.worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
+	t.timeout_s = 3;
+	muh_evaluator *ev;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	assert_int_equal(eval_probe(ev, &d), MUH_OK);
+	const char *names[5] = {"UNROLL", "BLOCK", "IGNORED", "FAULT", "N"};
+	struct {
+		int unroll, block, ignored, fault;
+		enum eval_status want;
+	} cases[] = {
+		{1, 64, 0, 0, EVAL_OK}, {4, 64, 0, 0, EVAL_OK}, {1, 64, 1, 0, EVAL_OK},
+		{1, 64, 0, 3, EVAL_WRONG_RESULT}, {1, 64, 0, 1, EVAL_CRASH}, {1, 64, 0, 2, EVAL_TIMEOUT},
+		{2, 128, 0, 0, EVAL_OK},
+	};
+	char fps[8][EVAL_FP_HEX];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		muh_value vals[5] = {value_int(cases[i].unroll), value_int(cases[i].block), value_int(cases[i].ignored),
+				     value_int(cases[i].fault), value_int(2000)};
+		char key[96];
+		snprintf(key, sizeof(key), "UNROLL=%d,BLOCK=%d,IGNORED=%d,FAULT=%d", cases[i].unroll, cases[i].block,
+			 cases[i].ignored, cases[i].fault);
+		muh_variant v;
+		muh_measurement m;
+		assert_int_equal(eval_variant_make(&v, key, 4, 1, names, vals), MUH_OK);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		fprintf(stderr, "worker %s: %s %s median %.3g s n=%zu\n", key, eval_status_name(m.status), m.error,
+			m.median, m.nsamples);
+		assert_int_equal(m.status, cases[i].want);
+		snprintf(fps[i], sizeof(fps[i]), "%s", m.fingerprint);
+		if (m.status == EVAL_OK)
+			assert_non_null(strstr(m.fp_detail, "kernel_hash"));
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	assert_string_not_equal(fps[0], fps[1]); /* UNROLL reaches the code */
+	assert_string_equal(fps[0], fps[2]);     /* IGNORED does not */
+	assert_int_equal(eval_restarts(ev), 1); /* the hang; a dead worker is restarted in the runner */
+	eval_close(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +333,8 @@ int main(void)
 		cmocka_unit_test(test_cpu_reference_variant),
 		cmocka_unit_test(test_cpu_faults),
 		cmocka_unit_test(test_compile_error),
+		cmocka_unit_test(test_command_backend),
+		cmocka_unit_test(test_worker_backend),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
