@@ -21,9 +21,11 @@
  * group, so a hang is killed with it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +98,7 @@ static int run_step(const muh_target *t, const muh_variant *v, const char *step,
 		return -1;
 	}
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
 		close(p[0]);

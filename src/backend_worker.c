@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 		return MUH_EENV;
 	}
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(to[0], 0);
 		dup2(from[1], 1);
 		close(to[0]);

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -633,6 +634,9 @@ static int send_line_json(int fd, cJSON *o)
 static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 {
 	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* muh killed -9: the runner dies too */
+	if (getppid() == 1)
+		_exit(0);
 	fault_fd = fd;
 	if (t->mem_limit_mb > 0) {
 #if !defined(__SANITIZE_ADDRESS__)
