@@ -376,6 +376,7 @@ void eval_target_defaults(muh_target *t)
 	t->max_time_s = 2;
 	t->warmups = 3;
 	t->isolate = 1;
+	t->gpu_warm_s = 0.5;
 	const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	if (e && *e)
 		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s", e);
@@ -684,10 +685,16 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 		cJSON_Delete(req);
 		char *mj = measurement_to_json(&m);
 		measurement_free(&m);
+		const char *end = c.restart ? ",\"restart\":1}\n" : "}\n";
 		if (!mj || send_all(fd, "{\"result\":", 10) || send_all(fd, mj, strlen(mj)) ||
-		    send_all(fd, "}\n", 2))
+		    send_all(fd, end, strlen(end)))
 			_exit(1);
 		free(mj);
+		if (c.restart) {
+			if (b->close)
+				b->close(&c);
+			_exit(0);
+		}
 	}
 }
 
@@ -918,6 +925,10 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 			const cJSON *x;
 			if ((x = cJSON_GetObjectItemCaseSensitive(o, "result"))) {
 				int rc = measurement_from_cjson(x, m);
+				if (cJSON_GetObjectItemCaseSensitive(o, "restart")) {
+					runner_kill(ev); /* it lost its device context */
+					ev->restarts++;
+				}
 				cJSON_Delete(o);
 				if (rc == MUH_OK)
 					return MUH_OK;

@@ -244,7 +244,7 @@ static char *config_json(const muh_variant *v)
 
 static char *samples_json(const muh_measurement *m)
 {
-	size_t cap = 2 + m->nsamples * 26, n = 0;
+	size_t cap = 3 + m->nsamples * 26, n = 0;
 	char *s = malloc(cap);
 	if (!s)
 		return NULL;

@@ -123,6 +123,13 @@ typedef struct muh_target {
 	char grid[3][EVAL_STR];    /* cuda launch geometry, expressions */
 	char block[3][EVAL_STR];
 	char smem[EVAL_STR];       /* cuda dynamic shared memory bytes, expression */
+	char buffers[8][EVAL_STR]; /* cuda kernel arguments, in order: "name:dtype:role:count"
+				      (dtype f32|f64|i32|i64, role in|out|inout, count an expression) */
+	char ref_entry[EVAL_STR];  /* cuda reference kernel in the same source; default muh_reference */
+	char ref_grid[3][EVAL_STR];  /* its geometry; default 1 */
+	char ref_block[3][EVAL_STR];
+	char dtype[16];            /* informational (worker: passed along) */
+	double gpu_warm_s;         /* cuda: warm the device this long, or until its clock is stable; default 0.5 */
 	char reference[EVAL_STR];  /* "" or "impl": muh_reference; else a variant key */
 	double rtol, atol;         /* < 0: per-dtype defaults */
 	int checks;                /* output checks with fresh inputs (default 1; 0 = none) */
@@ -153,6 +160,8 @@ typedef struct eval_ctx {
 	void *state;   /* the backend's own state (open/close) */
 	void *built;   /* the backend's artifact of the current variant (build/release) */
 	uint64_t rng;  /* fresh random inputs come from here */
+	int restart;   /* set by a step when the device context is lost: the runner
+			  is restarted after this variant */
 } eval_ctx;
 
 /* A backend. All steps run inside the runner child (unless isolate == 0).
