@@ -221,6 +221,11 @@ static int run(int argc, char **argv)
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, &old);
 	int keyw = 24;
+	for (size_t p = 0, w = 0; p < np; p++) {
+		w += strlen(s->params[p].name) + 4;
+		if ((int)w > keyw)
+			keyw = (int)w;
+	}
 	if (!json)
 		printf("%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
 		       "fingerprint", "error");

@@ -96,6 +96,11 @@ static int run(int argc, char **argv)
 		return EXIT_ENV;
 	}
 	int keyw = 24;
+	for (size_t p = 0, w = 0; p < np; p++) {
+		w += strlen(s->params[p].name) + 4;
+		if ((int)w > keyw)
+			keyw = (int)w;
+	}
 	if (!space_default(ec.space, def)) {
 		fprintf(stderr, "muh verify: the defaults of %s violate the constraints\n", s->path);
 		ex = EXIT_USAGE;

@@ -323,6 +323,61 @@ static void test_worker_backend(void **st)
 	eval_close(ev);
 }
 
+/* The bundled specs read into targets, and their launch geometry compiles
+ * over params and problem symbols (the cuda backend evaluates it on the GPU). */
+static void test_bundled_specs(void **st)
+{
+	(void)st;
+	const char *specs[] = {"specs/matmul_cpu.yaml", "specs/matmul_cpu_broken.yaml", "specs/faults_cpu.yaml",
+			       "specs/rowsum_cuda.yaml", "specs/rowsum_cuda_broken.yaml", "specs/faults_cuda.yaml",
+			       "specs/dot_worker.yaml", "specs/chunked_sum_command.yaml"};
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", MUH_SOURCE_DIR, specs[i]);
+		muh_spec *s = NULL;
+		muh_diag d;
+		diag_clear(&d);
+		int rc = spec_load(path, &s, &d);
+		if (rc)
+			diag_print(stderr, &d);
+		assert_int_equal(rc, MUH_OK);
+		muh_target t;
+		rc = eval_target_from_spec(s, &t, &d);
+		if (rc)
+			diag_print(stderr, &d);
+		assert_int_equal(rc, MUH_OK);
+		const char *names[64];
+		int n = 0;
+		for (size_t p = 0; p < s->nparams; p++)
+			names[n++] = s->params[p].name;
+		for (size_t k = 0; k < s->nproblem; k++)
+			names[n++] = s->problem[k].name;
+		const char *exprs[16];
+		int ne = 0;
+		for (int k = 0; k < 3; k++) {
+			exprs[ne++] = t.grid[k];
+			exprs[ne++] = t.block[k];
+		}
+		exprs[ne++] = t.smem;
+		char counts[8][EVAL_STR];
+		for (int b = 0; b < 8 && t.buffers[b][0]; b++) {
+			const char *c = strrchr(t.buffers[b], ':');
+			snprintf(counts[b], sizeof(counts[b]), "%s", c ? c + 1 : "");
+			exprs[ne++] = counts[b];
+		}
+		for (int e = 0; e < ne; e++) {
+			if (!exprs[e][0])
+				continue;
+			muh_expr *x = expr_compile(exprs[e], names, n, &d);
+			if (!x)
+				fprintf(stderr, "%s: '%s': %s\n", specs[i], exprs[e], d.msg);
+			assert_non_null(x);
+			expr_free(x);
+		}
+		spec_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_compile_error),
 		cmocka_unit_test(test_command_backend),
 		cmocka_unit_test(test_worker_backend),
+		cmocka_unit_test(test_bundled_specs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
