@@ -130,13 +130,16 @@ struct builtin {
  * each compute capability. Declared, not measured; `muh hw` on the device
  * replaces them with measured values. */
 static const struct builtin builtins[] = {
-	{"h200", "NVIDIA H200 SXM (declared)", {
+	/* h200: the limits as `muh hw` measured them on an H200 on 2026-11-30
+	 * (docs/results/h200-hw.md); declared here, since this table is not
+	 * the device */
+	{"h200", "NVIDIA H200 SXM (declared; limits as measured 2026-11-30)", {
 		{"cc", 90, NULL}, {"sm_count", 132, NULL},
 		{"smem_per_block", 49152, NULL}, {"smem_per_block_optin", 232448, NULL},
 		{"smem_per_sm", 233472, NULL}, {"regs_per_block", 65536, NULL},
 		{"regs_per_sm", 65536, NULL}, {"max_threads_per_block", 1024, NULL},
 		{"max_threads_per_sm", 2048, NULL}, {"warp_size", 32, NULL},
-		{"l2_bytes", 52428800, NULL}, {"mem_bus_bits", 6144, NULL},
+		{"l2_bytes", 62914560, NULL}, {"mem_bus_bits", 6016, NULL},
 		{"bandwidth_gbs", 4800, "datasheet"}, {"peak_bf16_tflops", 989, "datasheet, dense"},
 		{"peak_fp32_tflops", 67, "datasheet"}, {NULL, 0, NULL}}},
 	{"h100", "NVIDIA H100 SXM (declared)", {
