@@ -5,7 +5,7 @@
  * substituted for {NAME} in the command line and exported as environment
  * variables (NAME=value and MUH_NAME=value), plus MUH_STEP=build|verify|time
  * and MUH_WARMUP=0|1, and reading back what it prints on stdout
- * (docs/command-backend.md):
+ * (docs/evaluator.md, "command"):
  *
  *   muh-time: <seconds>            one sample (any number of lines per run)
  *   muh-fingerprint: <text>        proof of what was built (build step)

@@ -2,7 +2,7 @@
  * backend_cpu.c — the cpu backend: cc + dlopen + CLOCK_MONOTONIC.
  *
  * Owns: compiling a C kernel (harness ABI: kernels/cpu/muh_kernel.h,
- * docs/cpu-harness.md) with the variant's values as -D defines into a shared
+ * docs/evaluator.md, "cpu") with the variant's values as -D defines into a shared
  * object in a cache directory keyed by hash(source, compiler, flags,
  * defines); loading it; checking its output against the reference; timing
  * its entry point.

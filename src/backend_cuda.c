@@ -5,7 +5,7 @@
  * the same muh binary runs on machines without a GPU, where open() says
  * "no CUDA device" and the CLI exits 3.
  *
- * Owns, per variant (docs/cuda-backend.md):
+ * Owns, per variant (docs/evaluator.md, "cuda"):
  *   build   NVRTC compile of target.source with the variant's -D defines and
  *           -arch=sm_<major><minor> of the device itself, to a cubin; load it;
  *           geometry from the target.grid/block/smem expressions over params

@@ -1,5 +1,5 @@
 /*
- * muh_kernel.h — the harness ABI of muh's cpu backend (docs/cpu-harness.md).
+ * muh_kernel.h — the harness ABI of muh's cpu backend (docs/evaluator.md, "cpu").
  *
  * A cpu kernel is one C file, compiled by muh with the variant's params and
  * problem symbols as -D defines into a shared object. It exports:

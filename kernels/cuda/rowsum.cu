@@ -1,6 +1,6 @@
 /*
  * rowsum.cu — out[r] = sum of row r of an M x N float matrix, one block per
- * row, for muh's cuda backend (docs/cuda-backend.md).
+ * row, for muh's cuda backend (docs/evaluator.md, "cuda").
  *
  * Params (defines): BLOCK threads per block, ITEMS loads in flight per thread
  * per iteration (coalesced: thread t loads t, t+BLOCK, ... within a tile of
