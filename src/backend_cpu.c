@@ -111,28 +111,37 @@ static int mkdirs(const char *path)
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static int cpu_open(eval_ctx *c, muh_diag *d)
+/* Finds the compiler and its version, and makes the cache directory. */
+static int cpu_state_init(cpu_state *s, const muh_target *t, muh_diag *d)
 {
-	cpu_state *s = calloc(1, sizeof(*s));
-	if (!s)
-		return MUH_ENOMEM;
 	const char *cc = getenv("CC");
 	snprintf(s->cc, sizeof(s->cc), "%s", cc && *cc ? cc : "cc");
 	char out[1024];
 	char *argv[] = {s->cc, "--version", NULL};
 	if (run_capture(argv, out, sizeof(out)) != 0) {
 		snprintf(d->msg, sizeof(d->msg), "no C compiler: '%s --version' failed", s->cc);
-		free(s);
 		return MUH_EENV;
 	}
 	out[strcspn(out, "\n")] = '\0';
 	snprintf(s->cc_version, sizeof(s->cc_version), "%.200s", out);
 	snprintf(s->kernel_inc, sizeof(s->kernel_inc), "%s/kernels/cpu", MUH_SOURCE_DIR);
-	if (mkdirs(c->target->cache_dir) < 0) {
-		snprintf(d->msg, sizeof(d->msg), "cannot create cache directory %.800s: %s",
-			 c->target->cache_dir, strerror(errno));
-		free(s);
+	if (mkdirs(t->cache_dir) < 0) {
+		snprintf(d->msg, sizeof(d->msg), "cannot create cache directory %.800s: %s", t->cache_dir,
+			 strerror(errno));
 		return MUH_EENV;
+	}
+	return MUH_OK;
+}
+
+static int cpu_open(eval_ctx *c, muh_diag *d)
+{
+	cpu_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return MUH_ENOMEM;
+	int rc = cpu_state_init(s, c->target, d);
+	if (rc) {
+		free(s);
+		return rc;
 	}
 	c->state = s;
 	return MUH_OK;
@@ -162,11 +171,9 @@ static int split_flags(char *copy, char **argv, int at, int max)
 
 /* Compiles source with the defines of the first nvals values of v (params and
  * symbols) into the cache; sets so_path. Returns 0, or fails m. */
-static int cpu_compile(eval_ctx *c, const char *source, const muh_variant *v, char *so_path, size_t n,
-		       muh_measurement *m, uint64_t *flags_hash)
+static int cpu_compile_with(const muh_target *t, cpu_state *s, const char *source, const muh_variant *v,
+			    char *so_path, size_t n, muh_measurement *m, uint64_t *flags_hash)
 {
-	const muh_target *t = c->target;
-	cpu_state *s = c->state;
 	char defs[CPU_MAX_ARGS][160];
 	size_t nd = v->nparams + v->nsyms;
 	if (nd > CPU_MAX_ARGS - 32) {
@@ -230,6 +237,31 @@ static int cpu_compile(eval_ctx *c, const char *source, const muh_variant *v, ch
 		return -1;
 	}
 	return 0;
+}
+
+static int cpu_compile(eval_ctx *c, const char *source, const muh_variant *v, char *so_path, size_t n,
+		       muh_measurement *m, uint64_t *flags_hash)
+{
+	return cpu_compile_with(c->target, c->state, source, v, so_path, n, m, flags_hash);
+}
+
+/* Compiles v into the cache from any process (the prefetch pool). */
+static int cpu_prepare(const muh_target *t, const muh_variant *v)
+{
+	static cpu_state s;
+	static int ready;
+	muh_diag d;
+	if (!ready) {
+		diag_clear(&d);
+		if (cpu_state_init(&s, t, &d))
+			return MUH_EENV;
+		ready = 1;
+	}
+	muh_measurement m;
+	measurement_init(&m);
+	char so_path[EVAL_PATH + 64];
+	uint64_t fh;
+	return cpu_compile_with(t, &s, t->source, v, so_path, sizeof(so_path), &m, &fh) ? MUH_EINPUT : MUH_OK;
 }
 
 static int cpu_load(const char *path, const char *entry, cpu_so *so, muh_measurement *m)
@@ -577,6 +609,7 @@ static int cpu_time(eval_ctx *c, const muh_variant *v, int warm, double *out, si
 const eval_backend backend_cpu = {
 	.name = "cpu",
 	.open = cpu_open,
+	.prepare = cpu_prepare,
 	.build = cpu_build,
 	.verify = cpu_verify,
 	.time = cpu_time,

@@ -709,6 +709,8 @@ struct muh_evaluator {
 	int restarts;
 	eval_ctx inproc; /* isolate == 0 */
 	int inproc_open;
+	int jobs;        /* prefetch pool size */
+	pid_t pool[64];  /* prefetch helpers in flight; 0 = free slot */
 };
 
 int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
@@ -741,10 +743,58 @@ static void runner_kill(muh_evaluator *ev)
 	ev->lb.len = 0;
 }
 
+void eval_set_jobs(muh_evaluator *ev, int jobs)
+{
+	ev->jobs = jobs < 0 ? 0 : jobs > 64 ? 64 : jobs;
+}
+
+/* Reaps finished helpers; with block, waits until a slot is free. Returns a
+ * free slot index or -1. */
+static int pool_slot(muh_evaluator *ev, int block)
+{
+	for (;;) {
+		int free_slot = -1;
+		for (int i = 0; i < ev->jobs; i++) {
+			if (ev->pool[i] > 0 && waitpid(ev->pool[i], NULL, WNOHANG) == ev->pool[i])
+				ev->pool[i] = 0;
+			if (ev->pool[i] == 0 && free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot >= 0 || !block)
+			return free_slot;
+		usleep(2000);
+	}
+}
+
+int eval_prefetch(muh_evaluator *ev, const muh_variant *v)
+{
+	if (ev->jobs <= 0 || !ev->b->prepare)
+		return 0;
+	int slot = pool_slot(ev, 0);
+	if (slot < 0)
+		return 0;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGINT, SIG_IGN);
+		_exit(ev->b->prepare(&ev->t, v) == MUH_OK ? 0 : 1);
+	}
+	ev->pool[slot] = pid;
+	return 1;
+}
+
 void eval_close(muh_evaluator *ev)
 {
 	if (!ev)
 		return;
+	for (int i = 0; i < ev->jobs; i++)
+		if (ev->pool[i] > 0) {
+			kill(ev->pool[i], SIGKILL);
+			waitpid(ev->pool[i], NULL, 0);
+		}
 	if (ev->pid > 0) {
 		/* polite: EOF ends the runner; give it a moment, then kill */
 		shutdown(ev->fd, SHUT_WR);

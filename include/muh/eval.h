@@ -174,6 +174,10 @@ typedef struct eval_backend {
 	/* Opens the backend once per runner. MUH_EENV with d->msg when the
 	 * environment lacks what it needs ("no CUDA device"). */
 	int (*open)(eval_ctx *c, muh_diag *d);
+	/* Optional: compiles v into the build cache, from any process and
+	 * without the device, so that build() later only loads it. Runs in
+	 * the prefetch pool (eval_prefetch). */
+	int (*prepare)(const muh_target *t, const muh_variant *v);
 	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
 	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
 	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
@@ -211,6 +215,15 @@ void eval_close(muh_evaluator *ev);
 int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
 /* Builds v only (fingerprint; no verify, no timing); m->nsamples == 0. */
 int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
+
+/* Compile while measuring: starts preparing v (compiling it into the build
+ * cache) in a pool of helper processes while the runner times other
+ * variants. Never blocks: returns 1 when a helper started, 0 when the pool
+ * is busy (try again after the next measurement), the backend has no
+ * prepare step, or jobs is 0. */
+int eval_prefetch(muh_evaluator *ev, const muh_variant *v);
+/* Size of the prefetch pool (default 0: off). */
+void eval_set_jobs(muh_evaluator *ev, int jobs);
 
 /* Runner restarts so far (crashes and timeouts). */
 int eval_restarts(const muh_evaluator *ev);

@@ -33,6 +33,8 @@ static const char help[] =
 	"                 and profile is not measured again (resume)\n"
 	"  --fresh        with --db: forget earlier runs of this spec and start over\n"
 	"  --noise        first time the defaults twice; report and record the noise\n"
+	"  --jobs N       compile while measuring: N helper processes build the next\n"
+	"                 variants into the cache while one is timed (cpu backend)\n"
 	"  --hw PROFILE   hardware profile (overrides the spec's hw:)\n"
 	"  --problem K    problem instance K (0-based); default 0\n"
 	"  --json         one JSON object per variant, one per line\n"
@@ -95,9 +97,10 @@ static int run(int argc, char **argv)
 		{"problem", required_argument, NULL, 'k'}, {"config", required_argument, NULL, 'c'},
 		{"all", no_argument, NULL, 'a'},       {"limit", required_argument, NULL, 'l'},
 		{"db", required_argument, NULL, 'd'},  {"fresh", no_argument, NULL, 'f'},
-		{"noise", no_argument, NULL, 'n'},     {NULL, 0, NULL, 0},
+		{"noise", no_argument, NULL, 'n'},     {"jobs", required_argument, NULL, 'J'},
+		{NULL, 0, NULL, 0},
 	};
-	int json = 0, all = 0, fresh = 0, want_noise = 0, c;
+	int json = 0, all = 0, fresh = 0, want_noise = 0, jobs = 0, c;
 	const char *hwref = NULL, *db = NULL;
 	const char *keys[256];
 	int nkeys = 0;
@@ -139,6 +142,11 @@ static int run(int argc, char **argv)
 			break;
 		case 'n':
 			want_noise = 1;
+			break;
+		case 'J':
+			jobs = (int)strtol(optarg, &end, 10);
+			if (*end || jobs < 0 || jobs > 64)
+				return cli_usage_error("eval", "--jobs needs a count from 0 to 64");
 			break;
 		default:
 			return cli_usage_error("eval", "unknown option");
@@ -216,6 +224,8 @@ static int run(int argc, char **argv)
 		evalcli_free(&ec);
 		return ex;
 	}
+	eval_set_jobs(ev, jobs);
+	uint64_t ahead = 0; /* variants before this index have been prefetched */
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
@@ -260,6 +270,27 @@ static int run(int argc, char **argv)
 			eval_variant_free(&v);
 			continue;
 		}
+		/* compile while measuring: hand the next variants to the pool */
+		if (ahead <= i)
+			ahead = i + 1;
+		uint32_t *nx = calloc(np + 1, sizeof(uint32_t));
+		while (jobs && nx && ahead < total && ahead <= i + (uint64_t)jobs) {
+			if (all)
+				space_config_at(ec.space, ahead, nx);
+			else
+				memcpy(nx, cfgs + ahead * (np + 1), np * sizeof(uint32_t));
+			muh_variant nv;
+			int started = 1;
+			if (space_is_valid(ec.space, nx) && eval_variant_from_space(ec.space, nx, inst, &nv) == MUH_OK) {
+				if (!st || store_has(st, runid, nv.key) != 1)
+					started = eval_prefetch(ev, &nv);
+				eval_variant_free(&nv);
+			}
+			if (!started)
+				break;
+			ahead++;
+		}
+		free(nx);
 		if (!space_is_valid(ec.space, cfg)) {
 			measurement_init(&m);
 			measurement_fail(&m, EVAL_INVALID, "violates the constraints");

@@ -71,6 +71,11 @@ expect_rc 0 "fresh"
 run "$MUH" export "$DB" --format csv
 [ "$(grep -c '^[0-9]' "$TMP/out")" = 1 ] || fail "--fresh did not start over: $(cat "$TMP/out")"
 
+# compile while measuring gives the same rows
+MUH_CACHE_DIR="$TMP/cache2" run "$MUH" eval $SPEC --all --jobs 2 --db "$TMP/j.db" --json
+expect_rc 0 "eval --jobs 2"
+[ "$(grep -c '"status":"ok"' "$TMP/out")" = 19 ] || fail "--jobs 2: 19 ok rows"
+
 run "$MUH" export "$TMP/nonexistent.db"
 expect_rc 2 "export of a missing file"
 run "$MUH" export "$DB" --format xml
