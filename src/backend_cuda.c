@@ -131,7 +131,7 @@ typedef struct cuda_state {
 typedef struct cuda_built {
 	CUmodule mod, ref_mod;
 	CUfunction fn, ref_fn;
-	unsigned grid[3], block[3], smem, ref_grid[3], ref_block[3];
+	unsigned grid[3], block[3], smem, ref_grid[3], ref_block[3], ref_smem;
 	cuda_buf buf[BUFS];
 	int nbuf;
 	void *args[BUFS], *ref_args[BUFS];
@@ -600,10 +600,16 @@ static int cuda_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 			if (rc)
 				return rc;
 			uint64_t h;
+			int64_t rsmem = 0;
 			if (!compile_load(c, &rv, &b->ref_mod, &h, m) &&
 			    !geometry(t->grid, &rv, b->ref_grid, err, sizeof(err)) &&
-			    !geometry(t->block, &rv, b->ref_block, err, sizeof(err)))
-				api.cuModuleGetFunction(&b->ref_fn, b->ref_mod, entry);
+			    !geometry(t->block, &rv, b->ref_block, err, sizeof(err)) &&
+			    !eval_expr(t->smem, &rv, 0, &rsmem, err, sizeof(err)) &&
+			    api.cuModuleGetFunction(&b->ref_fn, b->ref_mod, entry) == 0) {
+				b->ref_smem = (unsigned)rsmem;
+				if (b->ref_smem > 48 * 1024)
+					api.cuFuncSetAttribute(b->ref_fn, CU_FATTR_MAX_DYN_SHARED, (int)b->ref_smem);
+			}
 			eval_variant_free(&rv);
 		} else {
 			const char *re = t->ref_entry[0] ? t->ref_entry : "muh_reference";
@@ -684,7 +690,7 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 			api.cuMemsetD8(u->ref, 0xFF, bytes);
 		}
 	}
-	if (launch(c, b->ref_fn, b->ref_grid, b->ref_block, b->ref_mod ? b->smem : 0, b->ref_args, m, "reference") ||
+	if (launch(c, b->ref_fn, b->ref_grid, b->ref_block, b->ref_smem, b->ref_args, m, "reference") ||
 	    launch(c, b->fn, b->grid, b->block, b->smem, b->args, m, "launch") ||
 	    cu_fail(c, m, api.cuCtxSynchronize(), EVAL_LAUNCH_ERROR, "kernel"))
 		return MUH_OK;

@@ -1058,10 +1058,7 @@ int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag 
 		return MUH_EFINDING;
 	}
 	double lo = fmin(a.median, b.median);
-	double n = fabs(a.median - b.median) / lo;
-	n = fmax(n, 0.5 * (a.ci_hi - a.ci_lo) / a.median);
-	n = fmax(n, 0.5 * (b.ci_hi - b.ci_lo) / b.median);
-	*noise = n;
+	*noise = fabs(a.median - b.median) / lo;
 	measurement_free(&a);
 	measurement_free(&b);
 	return MUH_OK;

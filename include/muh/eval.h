@@ -228,8 +228,8 @@ void eval_set_jobs(muh_evaluator *ev, int jobs);
 /* Runner restarts so far (crashes and timeouts). */
 int eval_restarts(const muh_evaluator *ev);
 
-/* The noise of this machine: v measured twice in a row; relative
- * difference of the medians, at least the relative CI half-width of each.
+/* The noise of this machine: v measured twice in a row; the relative
+ * difference of the two medians.
  * Returns MUH_OK and sets *noise (a fraction, e.g. 0.004), or an error. */
 int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d);
 

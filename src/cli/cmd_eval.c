@@ -33,6 +33,8 @@ static const char help[] =
 	"                 and profile is not measured again (resume)\n"
 	"  --fresh        with --db: forget earlier runs of this spec and start over\n"
 	"  --noise        first time the defaults twice; report and record the noise\n"
+	"                 (the default when more than one variant is measured;\n"
+	"                 --no-noise skips it)\n"
 	"  --jobs N       compile while measuring: N helper processes build the next\n"
 	"                 variants into the cache while one is timed (cpu backend)\n"
 	"  --hw PROFILE   hardware profile (overrides the spec's hw:)\n"
@@ -98,9 +100,10 @@ static int run(int argc, char **argv)
 		{"all", no_argument, NULL, 'a'},       {"limit", required_argument, NULL, 'l'},
 		{"db", required_argument, NULL, 'd'},  {"fresh", no_argument, NULL, 'f'},
 		{"noise", no_argument, NULL, 'n'},     {"jobs", required_argument, NULL, 'J'},
+		{"no-noise", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
-	int json = 0, all = 0, fresh = 0, want_noise = 0, jobs = 0, c;
+	int json = 0, all = 0, fresh = 0, want_noise = -1, jobs = 0, c;
 	const char *hwref = NULL, *db = NULL;
 	const char *keys[256];
 	int nkeys = 0;
@@ -142,6 +145,9 @@ static int run(int argc, char **argv)
 			break;
 		case 'n':
 			want_noise = 1;
+			break;
+		case 'N':
+			want_noise = 0;
 			break;
 		case 'J':
 			jobs = (int)strtol(optarg, &end, 10);
@@ -239,10 +245,12 @@ static int run(int argc, char **argv)
 	if (!json)
 		printf("%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
 		       "fingerprint", "error");
+	double noise = NAN;
+	if (want_noise < 0)
+		want_noise = total > 1 && !resumed;
 	if (want_noise) {
 		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
 		muh_variant v;
-		double noise;
 		space_default(ec.space, def);
 		eval_variant_from_space(ec.space, def, inst, &v);
 		if (eval_noise(ev, &v, &noise, &d) == MUH_OK) {
@@ -256,6 +264,17 @@ static int run(int argc, char **argv)
 		free(def);
 	}
 	long long measured = 0, counts[EVAL_NSTATUS] = {0};
+	/* best and defaults, for the closing line (no samples kept) */
+	muh_measurement best, defm;
+	char best_key[1024] = "", def_key[1024] = "";
+	measurement_init(&best);
+	measurement_init(&defm);
+	{
+		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+		if (def && space_default(ec.space, def))
+			space_key(ec.space, def, def_key, sizeof(def_key));
+		free(def);
+	}
 	for (uint64_t i = 0; i < total && !stop && (limit < 0 || measured < limit); i++) {
 		uint32_t *cfg = cfgs;
 		if (all)
@@ -306,6 +325,18 @@ static int run(int argc, char **argv)
 		}
 		measured++;
 		counts[m.status]++;
+		if (m.status == EVAL_OK) {
+			muh_measurement lite = m;
+			lite.samples = NULL;
+			lite.nsamples = 0;
+			lite.fp_detail = NULL;
+			if (!(best.median <= m.median)) {
+				best = lite;
+				snprintf(best_key, sizeof(best_key), "%s", v.key);
+			}
+			if (!strcmp(v.key, def_key))
+				defm = lite;
+		}
 		if (json) {
 			cJSON *o = evalcli_json(v.key, &m);
 			char *t = cJSON_PrintUnformatted(o);
@@ -322,6 +353,21 @@ static int run(int argc, char **argv)
 			break;
 	}
 	sigaction(SIGINT, &old, NULL);
+	if (!json && best_key[0] && measured > 1) {
+		char a[32], b[32];
+		evalcli_fmt_time(a, sizeof(a), best.median);
+		printf("\nbest: %s  %s", best_key, a);
+		if (defm.status == EVAL_OK && strcmp(best_key, def_key)) {
+			evalcli_fmt_time(b, sizeof(b), defm.median);
+			int cmp = eval_compare(&best, &defm, isfinite(noise) ? noise : 0);
+			if (cmp == 0)
+				printf("; a tie with the defaults (%s, %s) within the noise\n", def_key, b);
+			else
+				printf("; %.2fx the speed of the defaults (%s, %s)\n", defm.median / best.median, def_key, b);
+		} else {
+			printf("%s\n", strcmp(best_key, def_key) ? "" : " (the defaults)");
+		}
+	}
 	if (!json) {
 		fprintf(stderr, "muh eval: %lld measured", measured);
 		for (int k = 0; k < EVAL_NSTATUS; k++)

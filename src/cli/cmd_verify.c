@@ -132,8 +132,6 @@ static int run(int argc, char **argv)
 	double noise = NAN;
 	if (mdef.status == EVAL_OK && mdef2.status == EVAL_OK) {
 		noise = fabs(mdef.median - mdef2.median) / fmin(mdef.median, mdef2.median);
-		noise = fmax(noise, 0.5 * (mdef.ci_hi - mdef.ci_lo) / mdef.median);
-		noise = fmax(noise, 0.5 * (mdef2.ci_hi - mdef2.ci_lo) / mdef2.median);
 	}
 	int defaults_ok = mdef.fingerprint[0] && !strcmp(mdef.fingerprint, mdef2.fingerprint);
 	eval_variant_free(&v);

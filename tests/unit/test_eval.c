@@ -378,6 +378,55 @@ static void test_bundled_specs(void **st)
 	}
 }
 
+static void test_compare_ties(void **st)
+{
+	(void)st;
+	muh_measurement a, b;
+	measurement_init(&a);
+	measurement_init(&b);
+	a.median = 1.00, a.ci_lo = 0.99, a.ci_hi = 1.01;
+	b.median = 1.05, b.ci_lo = 1.04, b.ci_hi = 1.06;
+	assert_int_equal(eval_compare(&a, &b, 0.01), -1);
+	assert_int_equal(eval_compare(&b, &a, 0.01), 1);
+	assert_int_equal(eval_compare(&a, &b, 0.10), 0); /* below the noise: a tie */
+	b.ci_lo = 1.0;                                     /* CIs overlap: a tie */
+	assert_int_equal(eval_compare(&a, &b, 0.0), 0);
+}
+
+static void test_target_errors(void **st)
+{
+	(void)st;
+	static const char *const bad[] = {
+		"target: {backend: cpu, sorce: x.c}\nparams: {A: [1, 2]}\n",
+		"target: {backend: gpu}\nparams: {A: [1, 2]}\n",
+		"target: {backend: cpu}\nparams: {A: [1, 2]}\n",
+		"target: {backend: cpu, source: /nonexistent/k.c}\nparams: {A: [1, 2]}\n",
+		"target: {backend: command, command: true}\nmeasure: {ci: 7}\nparams: {A: [1, 2]}\n",
+		"target: {backend: worker}\nparams: {A: [1, 2]}\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		muh_spec *s = NULL;
+		muh_diag d;
+		diag_clear(&d);
+		assert_int_equal(spec_parse("t.yaml", bad[i], strlen(bad[i]), &s, &d), MUH_OK);
+		muh_target t;
+		diag_clear(&d);
+		assert_int_equal(eval_target_from_spec(s, &t, &d), MUH_EINPUT);
+		assert_true(d.line >= 1);
+		spec_free(s);
+	}
+	const char *good = "target: {backend: command, command: 'echo {A}'}\nmeasure: {ci: 0.05, warmups: 0}\n"
+			   "verify: {rtol: 1e-3}\nparams: {A: [1, 2]}\n";
+	muh_spec *s = NULL;
+	muh_diag d;
+	assert_int_equal(spec_parse("t.yaml", good, strlen(good), &s, &d), MUH_OK);
+	muh_target t;
+	assert_int_equal(eval_target_from_spec(s, &t, &d), MUH_OK);
+	assert_true(t.ci_frac == 0.05 && t.warmups == 0 && t.rtol == 1e-3);
+	assert_string_equal(t.command, "echo {A}");
+	spec_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_command_backend),
 		cmocka_unit_test(test_worker_backend),
 		cmocka_unit_test(test_bundled_specs),
+		cmocka_unit_test(test_compare_ties),
+		cmocka_unit_test(test_target_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
