@@ -1008,7 +1008,11 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	ev->pid = 0;
 	ev->restarts++;
 	measurement_init(m);
+#if defined(__SANITIZE_ADDRESS__)
+	double limit = 0; /* the runner set no RLIMIT_AS (ASan's shadow needs the space) */
+#else
 	double limit = ev->t.mem_limit_mb * 1048576.0;
+#endif
 	if (fault && limit > 0 && vm >= 0.75 * limit)
 		measurement_fail(m, EVAL_CRASH,
 				 "out of memory in step %s: address space %.0f MiB reached the limit %.0f MiB "
