@@ -97,19 +97,6 @@ static int run_capture(char *const argv[], char *out, size_t n)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int mkdirs(const char *path)
-{
-	char tmp[EVAL_PATH];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* Finds the compiler and its version, and makes the cache directory. */
 static int cpu_state_init(cpu_state *s, const muh_target *t, muh_diag *d)
@@ -125,7 +112,7 @@ static int cpu_state_init(cpu_state *s, const muh_target *t, muh_diag *d)
 	out[strcspn(out, "\n")] = '\0';
 	snprintf(s->cc_version, sizeof(s->cc_version), "%.200s", out);
 	snprintf(s->kernel_inc, sizeof(s->kernel_inc), "%s/kernels/cpu", MUH_SOURCE_DIR);
-	if (mkdirs(t->cache_dir) < 0) {
+	if (eval_mkdirs(t->cache_dir) < 0) {
 		snprintf(d->msg, sizeof(d->msg), "cannot create cache directory %.800s: %s", t->cache_dir,
 			 strerror(errno));
 		return MUH_EENV;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "muh/eval.h"
 #include "muh/expr.h"
@@ -152,6 +153,32 @@ static void *sym(void *h, const char *a, const char *b)
 			missing = a;                                                               \
 	} while (0)
 
+/* Loads NVRTC only (no driver needed: the prefetch pool compiles with it).
+ * Returns NULL or what is missing. */
+static const char *api_load_nvrtc(void)
+{
+	if (api.rtc)
+		return NULL;
+	const char *missing = NULL;
+	static const char *const rtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+						"/usr/local/cuda/lib64/libnvrtc.so", NULL};
+	for (int i = 0; rtc_names[i] && !api.rtc; i++)
+		api.rtc = dlopen(rtc_names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!api.rtc)
+		return "libnvrtc.so (NVRTC, from the CUDA toolkit; set LD_LIBRARY_PATH)";
+	LOAD(rtc, nvrtcCreateProgram, "nvrtcCreateProgram", NULL);
+	LOAD(rtc, nvrtcCompileProgram, "nvrtcCompileProgram", NULL);
+	LOAD(rtc, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", NULL);
+	LOAD(rtc, nvrtcGetProgramLog, "nvrtcGetProgramLog", NULL);
+	LOAD(rtc, nvrtcGetCUBINSize, "nvrtcGetCUBINSize", NULL);
+	LOAD(rtc, nvrtcGetCUBIN, "nvrtcGetCUBIN", NULL);
+	LOAD(rtc, nvrtcDestroyProgram, "nvrtcDestroyProgram", NULL);
+	LOAD(rtc, nvrtcVersion, "nvrtcVersion", NULL);
+	if (missing)
+		return missing;
+	return NULL;
+}
+
 /* Loads the libraries once. Returns NULL or what is missing. */
 static const char *api_load(void)
 {
@@ -189,21 +216,7 @@ static const char *api_load(void)
 	LOAD(cu, cuGetErrorName, "cuGetErrorName", NULL);
 	if (missing)
 		return missing;
-	static const char *const rtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-						"/usr/local/cuda/lib64/libnvrtc.so", NULL};
-	for (int i = 0; rtc_names[i] && !api.rtc; i++)
-		api.rtc = dlopen(rtc_names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!api.rtc)
-		return "libnvrtc.so (NVRTC, from the CUDA toolkit; set LD_LIBRARY_PATH)";
-	LOAD(rtc, nvrtcCreateProgram, "nvrtcCreateProgram", NULL);
-	LOAD(rtc, nvrtcCompileProgram, "nvrtcCompileProgram", NULL);
-	LOAD(rtc, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", NULL);
-	LOAD(rtc, nvrtcGetProgramLog, "nvrtcGetProgramLog", NULL);
-	LOAD(rtc, nvrtcGetCUBINSize, "nvrtcGetCUBINSize", NULL);
-	LOAD(rtc, nvrtcGetCUBIN, "nvrtcGetCUBIN", NULL);
-	LOAD(rtc, nvrtcDestroyProgram, "nvrtcDestroyProgram", NULL);
-	LOAD(rtc, nvrtcVersion, "nvrtcVersion", NULL);
-	if (missing)
+	if ((missing = api_load_nvrtc()))
 		return missing;
 	api.ml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (api.ml) { /* optional: sensors are NAN without it */
@@ -286,6 +299,15 @@ static int cuda_open(eval_ctx *c, muh_diag *d)
 		s->flush = 0;
 	api.cuEventCreate(&s->e0, 0);
 	api.cuEventCreate(&s->e1, 0);
+	/* where the prefetch pool finds the arch to compile for */
+	eval_mkdirs(c->target->cache_dir);
+	char archpath[EVAL_PATH + 64];
+	snprintf(archpath, sizeof(archpath), "%s/cuda-arch-%d", c->target->cache_dir, c->target->device);
+	FILE *af = fopen(archpath, "w");
+	if (af) {
+		fprintf(af, "%d %d\n", s->cc_major, s->cc_minor);
+		fclose(af);
+	}
 	char bus[64];
 	if (api.nvmlInit && api.nvmlInit() == 0 && api.cuDeviceGetPCIBusId(bus, sizeof(bus), s->dev) == 0 &&
 	    api.nvmlDeviceGetHandleByPciBusId(bus, &s->nvml) != 0)
@@ -378,49 +400,73 @@ static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *
 	return 0;
 }
 
-/* NVRTC-compiles the source with v's defines; loads the module into *mod.
- * Returns 0, or fails m. Sets *hash to hash(cubin). */
-static int compile_load(eval_ctx *c, const muh_variant *v, CUmodule *mod, uint64_t *hash, muh_measurement *m)
+/* Reads a whole file; malloc'd, NUL-terminated; NULL when unreadable. */
+static char *slurp(const char *path, size_t *len)
 {
-	cuda_state *s = c->state;
-	const muh_target *t = c->target;
-	FILE *f = fopen(t->source, "rb");
-	if (!f) {
-		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot read %s", t->source);
-		return -1;
-	}
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
 	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
+	long n = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	char *src = malloc((size_t)len + 1);
-	if (!src || fread(src, 1, (size_t)len, f) != (size_t)len) {
-		fclose(f);
-		free(src);
-		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot read %s", t->source);
-		return -1;
+	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
 	}
 	fclose(f);
-	src[len] = '\0';
+	if (buf) {
+		buf[n] = '\0';
+		*len = (size_t)n;
+	}
+	return buf;
+}
+
+/* NVRTC-compiles target.source for sm_<major><minor> with v's defines into a
+ * cubin, through the cache (cache_dir/cuda-<hash>.cubin, keyed by source,
+ * arch, flags and defines). Returns the cubin (malloc'd) or NULL with m
+ * failed. Needs no device: the prefetch pool runs it too. */
+static char *cubin_for(const muh_target *t, int major, int minor, const muh_variant *v, size_t *cubin_len,
+		       muh_measurement *m)
+{
+	size_t len = 0;
+	char *src = slurp(t->source, &len);
+	if (!src) {
+		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot read %s", t->source);
+		return NULL;
+	}
 	size_t nd = v->nparams + v->nsyms;
 	char (*defs)[192] = calloc(nd + 1, sizeof(*defs));
 	const char **opts = calloc(nd + 32, sizeof(char *));
-	char arch[32], flags[EVAL_STR];
-	snprintf(arch, sizeof(arch), "-arch=sm_%d%d", s->cc_major, s->cc_minor);
+	char arch[32], flags[EVAL_STR], path[EVAL_PATH + 64];
+	if (!defs || !opts) {
+		free(src);
+		free(defs);
+		free(opts);
+		measurement_fail(m, EVAL_COMPILE_ERROR, "out of memory");
+		return NULL;
+	}
+	snprintf(arch, sizeof(arch), "-arch=sm_%d%d", major, minor);
 	snprintf(flags, sizeof(flags), "%s", t->cflags);
 	int no = 0;
 	opts[no++] = arch;
 	opts[no++] = "--std=c++17";
 	for (char *tok = strtok(flags, " \t"); tok && no < 24; tok = strtok(NULL, " \t"))
 		opts[no++] = tok;
+	uint64_t key = eval_hash(src, len, EVAL_HASH_INIT);
+	for (int i = 0; i < no; i++)
+		key = eval_hash(opts[i], strlen(opts[i]) + 1, key);
 	for (size_t i = 0; i < nd; i++) {
 		char val[128];
 		value_fmt(val, sizeof(val), v->values[i]);
 		snprintf(defs[i], sizeof(defs[i]), "-D%s=%s", v->names[i], val);
 		opts[no++] = defs[i];
+		key = eval_hash(defs[i], strlen(defs[i]) + 1, key);
 	}
+	snprintf(path, sizeof(path), "%s/cuda-%016llx.cubin", t->cache_dir, (unsigned long long)key);
+	char *cubin = slurp(path, cubin_len);
 	nvrtcProgram prog = NULL;
-	int ok = -1;
-	if (api.nvrtcCreateProgram(&prog, src, t->source, 0, NULL, NULL) == 0) {
+	if (!cubin && api.nvrtcCreateProgram(&prog, src, t->source, 0, NULL, NULL) == 0) {
 		nvrtcResult cr = api.nvrtcCompileProgram(prog, no, opts);
 		size_t loglen = 0;
 		api.nvrtcGetProgramLogSize(prog, &loglen);
@@ -429,29 +475,72 @@ static int compile_load(eval_ctx *c, const muh_variant *v, CUmodule *mod, uint64
 			log[0] = '\0';
 			api.nvrtcGetProgramLog(prog, log);
 		}
-		size_t cubin_len = 0;
-		char *cubin = NULL;
 		if (cr != 0) {
 			measurement_fail(m, EVAL_COMPILE_ERROR, "nvrtc: %.900s", log ? log : "compile failed");
-		} else if (api.nvrtcGetCUBINSize(prog, &cubin_len) != 0 || !(cubin = malloc(cubin_len)) ||
+		} else if (api.nvrtcGetCUBINSize(prog, cubin_len) != 0 || !(cubin = malloc(*cubin_len)) ||
 			   api.nvrtcGetCUBIN(prog, cubin) != 0) {
+			free(cubin);
+			cubin = NULL;
 			measurement_fail(m, EVAL_COMPILE_ERROR, "nvrtc produced no cubin for %s", arch);
 		} else {
-			*hash = eval_hash(cubin, cubin_len, EVAL_HASH_INIT);
-			CUresult r = api.cuModuleLoadData(mod, cubin);
-			if (!cu_fail(c, m, r, EVAL_LAUNCH_ERROR, "cuModuleLoadData"))
-				ok = 0;
+			/* into the cache: write a temporary, then rename (atomic) */
+			char tmp[EVAL_PATH + 96];
+			snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+			FILE *f = fopen(tmp, "wb");
+			if (f && fwrite(cubin, 1, *cubin_len, f) == *cubin_len && fclose(f) == 0)
+				rename(tmp, path);
+			else {
+				if (f)
+					fclose(f);
+				unlink(tmp);
+			}
 		}
-		free(cubin);
 		free(log);
 		api.nvrtcDestroyProgram(&prog);
-	} else {
+	} else if (!cubin) {
 		measurement_fail(m, EVAL_COMPILE_ERROR, "nvrtcCreateProgram failed");
 	}
 	free(defs);
 	free(opts);
 	free(src);
-	return ok;
+	return cubin;
+}
+
+/* Compiles (or takes from the cache) and loads v's module into *mod.
+ * Returns 0, or fails m. Sets *hash to hash(cubin). */
+static int compile_load(eval_ctx *c, const muh_variant *v, CUmodule *mod, uint64_t *hash, muh_measurement *m)
+{
+	cuda_state *s = c->state;
+	size_t len = 0;
+	char *cubin = cubin_for(c->target, s->cc_major, s->cc_minor, v, &len, m);
+	if (!cubin)
+		return -1;
+	*hash = eval_hash(cubin, len, EVAL_HASH_INIT);
+	CUresult r = api.cuModuleLoadData(mod, cubin);
+	free(cubin);
+	return cu_fail(c, m, r, EVAL_LAUNCH_ERROR, "cuModuleLoadData") ? -1 : 0;
+}
+
+/* The prefetch pool's step: compiles v into the cubin cache, for the arch
+ * the runner recorded at open (cache_dir/cuda-arch-<device>); nothing to do
+ * before the runner has started. */
+static int cuda_prepare(const muh_target *t, const muh_variant *v)
+{
+	char path[EVAL_PATH + 64];
+	snprintf(path, sizeof(path), "%s/cuda-arch-%d", t->cache_dir, t->device);
+	size_t len;
+	char *txt = slurp(path, &len);
+	int major = 0, minor = 0;
+	if (!txt || sscanf(txt, "%d %d", &major, &minor) != 2 || api_load_nvrtc()) {
+		free(txt);
+		return MUH_EENV;
+	}
+	free(txt);
+	muh_measurement m;
+	measurement_init(&m);
+	char *cubin = cubin_for(t, major, minor, v, &len, &m);
+	free(cubin);
+	return cubin ? MUH_OK : MUH_EINPUT;
 }
 
 static void cuda_release(eval_ctx *c)
@@ -812,6 +901,7 @@ static void cuda_sensors(eval_ctx *c, muh_measurement *m)
 const eval_backend backend_cuda = {
 	.name = "cuda",
 	.open = cuda_open,
+	.prepare = cuda_prepare,
 	.build = cuda_build,
 	.verify = cuda_verify,
 	.time = cuda_time,

@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,20 @@ int eval_hash_file(const char *path, uint64_t *h)
 		return -1;
 	*h = x;
 	return 0;
+}
+
+int eval_mkdirs(const char *path)
+{
+	char tmp[EVAL_PATH];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
 static double now_s(void)

@@ -238,6 +238,9 @@ int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag 
  * confidence intervals overlap. */
 int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise);
 
+/* mkdir -p; 0 or -1 (errno set). */
+int eval_mkdirs(const char *path);
+
 /* 64-bit FNV-1a, used for fingerprints and cache keys. */
 uint64_t eval_hash(const void *data, size_t n, uint64_t h);
 #define EVAL_HASH_INIT 0xcbf29ce484222325ULL

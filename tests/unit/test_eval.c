@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -427,6 +429,62 @@ static void test_target_errors(void **st)
 	spec_free(s);
 }
 
+static int count_cubins(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += strstr(e->d_name, ".cubin") && !strstr(e->d_name, ".tmp");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The cuda backend's prepare step (the compile pool) needs no device: NVRTC
+ * compiles for the arch the runner recorded. Skipped without NVRTC. */
+static void test_cuda_prepare_nodevice(void **st)
+{
+	(void)st;
+	if (sanitized()) {
+		fprintf(stderr, "skipped under sanitizers: libnvrtc leaks 72 KB at load (LSan)\n");
+		return;
+	}
+	void *h = dlopen("libnvrtc.so", RTLD_NOW);
+	if (!h)
+		h = dlopen("/usr/local/cuda/lib64/libnvrtc.so", RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "skipped: no NVRTC here\n");
+		return;
+	}
+	dlclose(h);
+	muh_target t;
+	target_for(&t, "kernels/cuda/rowsum.cu");
+	snprintf(t.backend, sizeof(t.backend), "cuda");
+	snprintf(t.cache_dir, sizeof(t.cache_dir), "%s/test-cuda-cache-%d", MUH_BINARY_DIR, (int)getpid());
+	assert_int_equal(eval_mkdirs(t.cache_dir), 0);
+	const char *names[4] = {"BLOCK", "ITEMS", "M", "N"};
+	muh_value vals[4] = {value_int(128), value_int(2), value_int(1024), value_int(1024)};
+	muh_variant v;
+	assert_int_equal(eval_variant_make(&v, "BLOCK=128,ITEMS=2", 2, 2, names, vals), MUH_OK);
+	assert_int_not_equal(backend_cuda.prepare(&t, &v), MUH_OK); /* no arch recorded yet */
+	char p[EVAL_PATH + 64];
+	snprintf(p, sizeof(p), "%s/cuda-arch-0", t.cache_dir);
+	FILE *f = fopen(p, "w");
+	fputs("9 0\n", f);
+	fclose(f);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK);
+	assert_int_equal(count_cubins(t.cache_dir), 1);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK); /* a cache hit */
+	assert_int_equal(count_cubins(t.cache_dir), 1);
+	eval_variant_free(&v);
+	vals[1] = value_int(8);
+	assert_int_equal(eval_variant_make(&v, "BLOCK=128,ITEMS=8", 2, 2, names, vals), MUH_OK);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK);
+	assert_int_equal(count_cubins(t.cache_dir), 2);
+	eval_variant_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_bundled_specs),
 		cmocka_unit_test(test_compare_ties),
 		cmocka_unit_test(test_target_errors),
+		cmocka_unit_test(test_cuda_prepare_nodevice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
