@@ -7,7 +7,8 @@
 # evaluator's own step timers), the wall time, the overhead (wall - time
 # spent timing), and the device-busy fraction (time spent timing / wall).
 # The cpu matmul runs twice: a serial compile-then-time loop (--jobs 0, what
-# Kernel Tuner does) and compile-while-measuring with a pool (--jobs N).
+# Kernel Tuner does) and compile-while-measuring with a pool (--jobs N); so
+# does the cuda rowsum when a GPU is present (NVRTC into the cubin cache).
 #
 # usage: bench/eval_overhead.sh [path/to/muh] [jobs]     (from the repo root)
 set -euo pipefail
@@ -46,3 +47,7 @@ row cpu-serial specs/matmul_cpu.yaml --jobs 0
 row "cpu-pool-$JOBS" specs/matmul_cpu.yaml --jobs "$JOBS"
 row worker-python specs/dot_worker.yaml
 row command-python specs/chunked_sum_command.yaml
+if nvidia-smi -L >/dev/null 2>&1; then
+	row cuda-rowsum-serial specs/rowsum_cuda.yaml --jobs 0
+	row "cuda-rowsum-pool-$JOBS" specs/rowsum_cuda.yaml --jobs "$JOBS"
+fi

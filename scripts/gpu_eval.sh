@@ -71,6 +71,8 @@ else
 	rows+=("$(printf '%-24s %4s %4s %5s   %s' triton - - - 'skipped: torch/triton not importable')")
 fi
 
+check bench_overhead 0 bench/eval_overhead.sh "$MUH" "$(($(nproc) > 8 ? 8 : $(nproc)))"
+
 # the fault kernels: each a status, the run going on
 if [ -s "$dest/faults_cuda.out" ]; then
 	python3 - "$dest/faults_cuda.out" >"$dest/faults_check.txt" 2>&1 <<'PY'
@@ -99,7 +101,7 @@ log '```'
 log "$(printf '%-24s %4s %4s %6s  %s' check want rc time verdict)"
 for r in "${rows[@]}"; do log "$r"; done
 log '```'
-for f in verify_rowsum verify_rowsum_broken faults_check sweep_rowsum verify_triton; do
+for f in verify_rowsum verify_rowsum_broken faults_check sweep_rowsum verify_triton bench_overhead; do
 	[ -s "$dest/$f.out" ] || [ -s "$dest/$f.txt" ] || continue
 	log ""
 	log "## $f"
