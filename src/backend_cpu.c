@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "../kernels/cpu/muh_kernel.h"
 #include "muh/eval.h"
 #include "muh/muh.h"
@@ -350,13 +352,14 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	uint64_t fp = eval_hash(&oh, sizeof(oh), fh);
 	snprintf(m->fingerprint, sizeof(m->fingerprint), "%016llx", (unsigned long long)fp);
 	cpu_state *s = c->state;
-	char detail[EVAL_ERR];
-	snprintf(detail, sizeof(detail), "{\"object\":\"%016llx\",\"compiler\":\"%s\",\"flags\":\"%s\"}",
-		 (unsigned long long)oh, s->cc_version, t->cflags);
-	for (char *p = detail; *p; p++)
-		if (*p == '\\')
-			*p = '/';
-	m->fp_detail = strdup(detail);
+	char obj[24];
+	snprintf(obj, sizeof(obj), "%016llx", (unsigned long long)oh);
+	cJSON *det = cJSON_CreateObject();
+	cJSON_AddStringToObject(det, "object", obj);
+	cJSON_AddStringToObject(det, "compiler", s->cc_version);
+	cJSON_AddStringToObject(det, "flags", t->cflags);
+	m->fp_detail = cJSON_PrintUnformatted(det);
+	cJSON_Delete(det);
 
 	cpu_built *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -532,7 +535,11 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		tolerances(t, u->dtype, &rtol, &atol);
 		for (size_t k = 0; k < u->count; k++) {
 			double x = elem(u, k), y = elem(ru, k);
-			if (isnan(x) || (u->dtype == MUH_I32 && ((uint32_t *)u->data)[k] == 0xDEADBEEFu)) {
+			int poisoned = (u->dtype == MUH_I32 && ((uint32_t *)u->data)[k] == 0xDEADBEEFu &&
+					((uint32_t *)ru->data)[k] != 0xDEADBEEFu) ||
+				       (u->dtype == MUH_I64 && ((uint64_t *)u->data)[k] == 0xDEADBEEFDEADBEEFull &&
+					((uint64_t *)ru->data)[k] != 0xDEADBEEFDEADBEEFull);
+			if (isnan(x) || poisoned) {
 				snprintf(why, sizeof(why), "%s[%zu] is %s (never written, or NaN)", u->name, k,
 					 isnan(x) ? "NaN" : "poison");
 				break;
