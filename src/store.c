@@ -767,3 +767,32 @@ int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh
 	}
 	return ferror(f) ? MUH_EENV : MUH_OK;
 }
+
+int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud)
+{
+	sqlite3_stmt *s;
+	const char *sql = "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
+			  " r.hw_profile, r.instance, r.noise,"
+			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id)"
+			  " FROM runs r ORDER BY r.id";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	int rc = 0;
+	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+		store_run r = {
+			.id = sqlite3_column_int64(s, 0),
+			.spec_hash = col_text(s, 1),
+			.spec_path = col_text(s, 2),
+			.spec_name = col_text(s, 3),
+			.problem = col_text(s, 4),
+			.backend = col_text(s, 5),
+			.hw_profile = col_text(s, 6),
+			.instance = sqlite3_column_int64(s, 7),
+			.noise = col_num(s, 8),
+			.nmeasurements = sqlite3_column_int64(s, 9),
+		};
+		rc = cb(ud, &r);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}

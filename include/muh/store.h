@@ -92,6 +92,19 @@ int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_ro
 
 /* Writes the measurements of run (0 = all) to f as CSV, JSON or T4 (the
  * results schema shared by Kernel Tuner, KTT and BAT, version 1.0.0). */
+/* One run as stored. Strings live until the callback returns. */
+typedef struct store_run {
+	int64_t id;
+	const char *spec_hash, *spec_path, *spec_name, *problem, *backend, *hw_profile;
+	int64_t instance;
+	double noise; /* NAN when not measured */
+	int64_t nmeasurements;
+} store_run;
+
+/* Calls cb for every run, in id order; stops when cb returns nonzero (and
+ * returns that value). */
+int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
+
 int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d);
 
 #endif
