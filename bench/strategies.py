@@ -38,6 +38,10 @@ SPACES = [
     ("cpu_matmul", "tests/fixtures/spaces/cpu_matmul.yaml", None,
      "tests/fixtures/spaces/cpu_matmul.csv",
      "tiled fp32 matmul N=256 on this repo's CPU (bench/cpu_space/measure.sh)"),
+    ("cpu_transpose", "tests/fixtures/spaces/cpu_transpose.yaml", None,
+     "tests/fixtures/spaces/cpu_transpose.csv",
+     "tiled fp32 transpose N=2048 on this repo's CPU (bench/cpu_space/measure.sh); "
+     "only 2 configurations lie within 5% of the optimum"),
     ("h200_fused_moe_M256", "specs/fused_moe.yaml", "h200",
      "../shared/corpora/h200-fused-moe/sweep_M256.csv",
      "vLLM fused-MoE Triton GEMM, M=256, measured on an H200"),

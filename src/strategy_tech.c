@@ -167,8 +167,14 @@ static int sa_propose(technique *t, search *s, uint32_t *cfg)
 static void sa_observe(technique *t, search *s, const uint32_t *cfg, double time, int own)
 {
 	struct sa *a = t->st;
-	if (!own)
+	if (!own) {
+		/* another technique's find: move there when it beats the walk */
+		if (a->have && !a->restarting && time < a->cur_t) {
+			memcpy(a->cur, cfg, a->np * sizeof(uint32_t));
+			a->cur_t = time;
+		}
 		return;
+	}
 	if (a->restarting || !a->have) {
 		a->restarting = 0;
 		a->stuck = 0;
@@ -378,9 +384,9 @@ static int ils_propose(technique *t, search *s, uint32_t *cfg)
 static void ils_observe(technique *t, search *s, const uint32_t *cfg, double time, int own)
 {
 	struct ils *l = t->st;
-	if (!own)
-		return;
-	if (l->pending || !l->have || time < l->cur_t) {
+	if (!own && !(l->have && time < l->cur_t))
+		return; /* another technique's find: followed when it beats ours */
+	if ((own && l->pending) || !l->have || time < l->cur_t) {
 		memcpy(l->cur, cfg, l->np * sizeof(uint32_t));
 		l->cur_t = time;
 		l->have = 1;

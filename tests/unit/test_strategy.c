@@ -100,8 +100,12 @@ static void free_measured(struct measured *ms)
 	spec_free(ms->spec);
 }
 
-/* The acceptance test on one fully measured space. */
-static void acceptance(struct measured *ms)
+/* The acceptance test on one fully measured space. With near_optimal == 0
+ * only the rules are checked (exact budget, no repeats, validity, defaults
+ * first): on a space where very few configurations lie near the optimum no
+ * strategy can promise 5% within 25% of the space (random search misses two
+ * needles in a quarter of the space with probability 0.75^2). */
+static void acceptance(struct measured *ms, int near_optimal)
 {
 	uint64_t budget = space_valid(ms->sp) / 4;
 	for (size_t k = 0; strategy_names[k]; k++) {
@@ -125,7 +129,7 @@ static void acceptance(struct measured *ms)
 			assert_string_equal(r.records[0].source, "default");
 			assert_true(r.have_best);
 			double found = r.records[r.best].time_s;
-			if (!(found <= 1.05 * ms->best))
+			if (near_optimal && !(found <= 1.05 * ms->best))
 				fail_msg("%s seed %llu: best %.6g after %llu, optimum %.6g (%.3f)",
 					 strategy_names[k], (unsigned long long)seed, found,
 					 (unsigned long long)budget, ms->best, ms->best / found);
@@ -152,7 +156,7 @@ static void test_acceptance_cpu_matmul(void **state)
 	assert_int_equal(load_measured(&ms, "tests/fixtures/spaces/cpu_matmul.yaml", NULL,
 				       "tests/fixtures/spaces/cpu_matmul.csv"),
 			 0);
-	acceptance(&ms);
+	acceptance(&ms, 1);
 	free_measured(&ms);
 }
 
@@ -165,7 +169,18 @@ static void test_acceptance_h200_fused_moe(void **state)
 	}
 	assert_int_equal(space_valid(ms.sp), 1304);
 	assert_true(fabs(ms.best - 290.6e-6) < 0.1e-6);
-	acceptance(&ms);
+	acceptance(&ms, 1);
+	free_measured(&ms);
+}
+
+/* A memory-bound transpose: 2 of 244 configurations within 5% of the best. */
+static void test_rules_cpu_transpose(void **state)
+{
+	struct measured ms;
+	assert_int_equal(load_measured(&ms, "tests/fixtures/spaces/cpu_transpose.yaml", NULL,
+				       "tests/fixtures/spaces/cpu_transpose.csv"),
+			 0);
+	acceptance(&ms, 0);
 	free_measured(&ms);
 }
 
@@ -512,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_acceptance_cpu_matmul),
 		cmocka_unit_test(test_acceptance_h200_fused_moe),
+		cmocka_unit_test(test_rules_cpu_transpose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
