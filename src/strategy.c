@@ -486,11 +486,11 @@ void strategy_result_free(strategy_result *r)
 	r->nrecords = 0;
 }
 
-static const strategy_record *cmp_base;
-
-static int cmp_rec(const void *a, const void *b)
+/* Faster first; ties by space index, so the order is reproducible. */
+static int cmp_rec(const void *a, const void *b, void *ctx)
 {
-	const strategy_record *x = &cmp_base[*(const uint64_t *)a], *y = &cmp_base[*(const uint64_t *)b];
+	const strategy_record *base = ctx;
+	const strategy_record *x = &base[*(const uint64_t *)a], *y = &base[*(const uint64_t *)b];
 	if (x->time_s != y->time_s)
 		return x->time_s < y->time_s ? -1 : 1;
 	return (x->index > y->index) - (x->index < y->index);
@@ -505,8 +505,7 @@ size_t strategy_top(const strategy_result *r, size_t k, uint64_t *out)
 	for (uint64_t i = 0; i < r->nrecords; i++)
 		if (r->records[i].status == 0)
 			all[n++] = i;
-	cmp_base = r->records;
-	qsort(all, n, sizeof(uint64_t), cmp_rec);
+	qsort_r(all, n, sizeof(uint64_t), cmp_rec, r->records);
 	if (k > n)
 		k = n;
 	memcpy(out, all, k * sizeof(uint64_t));

@@ -14,6 +14,13 @@ expect_in out "^ +1 +[0-9.]+ ms" "top table"
 expect_in out "budget 119 evaluations" "25% of 477, rounded down"
 [ -s "$TMP/err" ] && fail "stderr is not a terminal: no progress bar expected; got $(head -c 200 "$TMP/err")"
 
+# on a terminal: a one-line progress bar on stderr (script(1) gives a pty)
+if command -v script >/dev/null; then
+	script -qec "$MUH tune $SPEC --replay $CSV --budget 50 >/dev/null" /dev/null >"$TMP/tty" 2>&1
+	grep -aq '\[#*\] 50/50  best 1\.[0-9]* ms  eta 0:00  failed 0' "$TMP/tty" ||
+		fail "progress bar on a terminal: $(head -c 300 "$TMP/tty")"
+fi
+
 # --json: one event per finished variant, then the result; budgets exact
 for strategy in auto brute random annealing genetic ils; do
 	run "$MUH" tune "$SPEC" --replay "$CSV" --strategy $strategy --budget 40 --seed 1 --json
