@@ -80,7 +80,7 @@ static const char *intern(muh_replay *rp, const char *text)
 }
 
 int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
-	       const char *status_text)
+               const char *status_text)
 {
 	uint64_t idx;
 	if (space_index_of(rp->sp, cfg, &idx))
@@ -278,7 +278,8 @@ static long match_value(const muh_param *par, const char *cell)
 		return -1;
 	for (size_t v = 0; v < par->nvalues; v++) {
 		const muh_value *val = &par->values[v];
-		if ((val->t == MUH_INT && (double)val->u.i == x) || (val->t == MUH_FLOAT && val->u.f == x))
+		if ((val->t == MUH_INT && (double)val->u.i == x) ||
+		    (val->t == MUH_FLOAT && val->u.f == x))
 			return (long)v;
 	}
 	return -1;
@@ -346,7 +347,7 @@ static char *read_file(const char *path, size_t *len)
 }
 
 int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
-		    muh_replay **out, muh_diag *d)
+                    muh_replay **out, muh_diag *d)
 {
 	const muh_spec *spec = space_spec(sp);
 	size_t np = space_nparams(sp);
@@ -380,8 +381,9 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 		const char *col = mapped(colmap, spec->params[p].name);
 		if ((pcol[p] = find_col(&c, col)) < 0) {
 			diag_at(d, path, hline, 1, text);
-			rc = diag_errorf(d, "no column '%s' for param '%s' (map one with PARAM=COLUMN)",
-					 col, spec->params[p].name);
+			rc = diag_errorf(
+			    d, "no column '%s' for param '%s' (map one with PARAM=COLUMN)", col,
+			    spec->params[p].name);
 			goto out;
 		}
 	}
@@ -390,14 +392,16 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	if (strcmp(tname, "time"))
 		tcol = find_col(&c, tname);
 	else {
-		static const char *const tnames[] = {"time_s", "time_ms", "time_us", "time_ns", "time"};
+		static const char *const tnames[] = {"time_s", "time_ms", "time_us", "time_ns",
+		                                     "time"};
 		for (size_t i = 0; i < 5 && tcol < 0; i++)
 			if ((tcol = find_col(&c, tnames[i])) >= 0)
 				tname = tnames[i];
 	}
 	if (tcol < 0) {
 		diag_at(d, path, hline, 1, text);
-		rc = diag_errorf(d, "no time column (time_s, time_ms, time_us, time_ns or time=COLUMN)");
+		rc = diag_errorf(
+		    d, "no time column (time_s, time_ms, time_us, time_ns or time=COLUMN)");
 		goto out;
 	}
 	char tcolname[128];
@@ -443,8 +447,8 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 				t = strtod(cell, &end) * unit;
 				if (end == cell || *end || errno || !(t >= 0) || !isfinite(t)) {
 					diag_at(d, path, line, 1, text);
-					rc = diag_errorf(d, "column '%s': '%s' is not a time", tcolname,
-							 cell);
+					rc = diag_errorf(d, "column '%s': '%s' is not a time",
+					                 tcolname, cell);
 					goto out;
 				}
 			}

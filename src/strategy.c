@@ -40,13 +40,13 @@
 #include "strategy_int.h"
 #include "u64map.h"
 
-const char *const strategy_names[] = {"auto", "brute", "random", "annealing", "genetic", "ils",
-				      NULL};
+const char *const strategy_names[] = {"auto",    "brute", "random", "annealing",
+                                      "genetic", "ils",   NULL};
 const char *const strategy_bandit_arms[] = {"ils", "annealing", NULL};
 
-#define NARMS 4
+#define NARMS         4
 #define BANDIT_WINDOW 500
-#define BANDIT_C 0.05
+#define BANDIT_C      0.05
 
 struct search {
 	const muh_space *sp;
@@ -73,15 +73,15 @@ struct search {
 const char *strategy_doc(const char *name)
 {
 	static const char *const docs[][2] = {
-		{"auto", "a bandit over ils and annealing, credited by the area under the best-so-far "
-			 "curve (OpenTuner/ATF)"},
-		{"brute", "every valid configuration, in index order"},
-		{"random", "uniform over the valid configurations, never repeating"},
-		{"annealing", "simulated annealing over neighbours, cooling with the budget, restarts "
-			      "when stuck"},
-		{"genetic", "a genetic algorithm: tournament selection, uniform crossover, mutation"},
-		{"ils", "iterated local search: first-improvement over neighbours, perturbation at "
-			"local optima"},
+	    {"auto", "a bandit over ils and annealing, credited by the area under the best-so-far "
+	             "curve (OpenTuner/ATF)"},
+	    {"brute", "every valid configuration, in index order"},
+	    {"random", "uniform over the valid configurations, never repeating"},
+	    {"annealing", "simulated annealing over neighbours, cooling with the budget, restarts "
+	                  "when stuck"},
+	    {"genetic", "a genetic algorithm: tournament selection, uniform crossover, mutation"},
+	    {"ils", "iterated local search: first-improvement over neighbours, perturbation at "
+	            "local optima"},
 	};
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
 		if (name && !strcmp(name, docs[i][0]))
@@ -201,8 +201,8 @@ static size_t bandit_order(const search *s, size_t *order)
 		if (!s->uses[a] || !s->win_n)
 			score[a] = INFINITY;
 		else
-			score[a] = bandit_auc(s, a) +
-				   BANDIT_C * sqrt(2.0 * log2((double)s->win_n) / (double)s->uses[a]);
+			score[a] = bandit_auc(s, a) + BANDIT_C * sqrt(2.0 * log2((double)s->win_n) /
+			                                              (double)s->uses[a]);
 		order[a] = a;
 	}
 	/* insertion sort, stable: ties keep the arm order */
@@ -291,18 +291,18 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	for (size_t a = 0; a < s->narms; a++)
 		s->arms[a].observe(&s->arms[a], s, cfg, t, (int)a == own_arm);
 	strategy_event ev = {
-		.kind = STRATEGY_EV_VARIANT,
-		.cfg = cfg,
-		.index = idx,
-		.source = source,
-		.m = &m,
-		.evaluated = r->nrecords,
-		.failed = r->failed,
-		.budget = s->budget,
-		.improved = improved,
-		.best_s = r->have_best ? s->best : INFINITY,
-		.best_cfg = r->have_best ? s->best_cfg : NULL,
-		.elapsed_s = wall(s) - s->t0,
+	    .kind = STRATEGY_EV_VARIANT,
+	    .cfg = cfg,
+	    .index = idx,
+	    .source = source,
+	    .m = &m,
+	    .evaluated = r->nrecords,
+	    .failed = r->failed,
+	    .budget = s->budget,
+	    .improved = improved,
+	    .best_s = r->have_best ? s->best : INFINITY,
+	    .best_cfg = r->have_best ? s->best_cfg : NULL,
+	    .elapsed_s = wall(s) - s->t0,
 	};
 	if (emit(s, &ev)) {
 		*stop = 1;
@@ -342,10 +342,10 @@ static int start(search *s, uint32_t *cfg, int *stop)
 		s->r->have_default = 1;
 	} else {
 		strategy_event ev = {.kind = STRATEGY_EV_DEFAULT_INVALID,
-				     .cfg = cfg,
-				     .index = UINT64_MAX,
-				     .source = "default",
-				     .reason = "the defaults break a constraint in this space"};
+		                     .cfg = cfg,
+		                     .index = UINT64_MAX,
+		                     .source = "default",
+		                     .reason = "the defaults break a constraint in this space"};
 		if (emit(s, &ev))
 			return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
 	}
@@ -366,12 +366,12 @@ static int start(search *s, uint32_t *cfg, int *stop)
 			reason = "already evaluated (the defaults or an earlier seed)";
 		if (reason) {
 			strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
-					     .cfg = cfg,
-					     .index = UINT64_MAX,
-					     .source = "seed",
-					     .seed = k,
-					     .seed_line = sd->line,
-					     .reason = reason};
+			                     .cfg = cfg,
+			                     .index = UINT64_MAX,
+			                     .source = "seed",
+			                     .seed = k,
+			                     .seed_line = sd->line,
+			                     .reason = reason};
 			if (emit(s, &ev))
 				return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
 			continue;
@@ -399,9 +399,10 @@ int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r
 	if (!is_name(name)) {
 		if (d)
 			diag_clear(d);
-		return diag_errorf(d, "unknown strategy '%s'; known: auto, brute, random, annealing, "
-				      "genetic, ils",
-				   name);
+		return diag_errorf(d,
+		                   "unknown strategy '%s'; known: auto, brute, random, annealing, "
+		                   "genetic, ils",
+		                   name);
 	}
 	if (!o->objective) {
 		if (d)

@@ -59,7 +59,7 @@ static int adjacent(const uint32_t *a, const uint32_t *b, size_t np)
  * (room for max): adjacent moves first, each part shuffled. *nadj gets the
  * number of adjacent ones. */
 static size_t fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out, size_t max,
-			       size_t *nadj)
+                               size_t *nadj)
 {
 	size_t np = search_nparams(s);
 	size_t n = space_neighbours(search_space(s), cfg, SPACE_HAMMING, out, max);
@@ -127,7 +127,7 @@ static int random_propose(technique *t, search *s, uint32_t *cfg)
  * accepted with probability exp(-x / T). T cools from SA_T0 to ~0 as the
  * budget is used; after SA_STUCK proposals without a new best of its own the
  * walk restarts from a random configuration. */
-#define SA_T0 0.03
+#define SA_T0                  0.03
 #define SA_STUCK_PER_NEIGHBOUR 2
 
 struct sa {
@@ -154,7 +154,7 @@ static int sa_propose(technique *t, search *s, uint32_t *cfg)
 		size_t nadj, n = fresh_neighbours(s, a->cur, a->nb, a->maxnb, &nadj);
 		if (n) {
 			size_t k = nadj && search_unif(s) < 0.7 ? (size_t)search_below(s, nadj)
-								: (size_t)search_below(s, n);
+			                                        : (size_t)search_below(s, n);
 			memcpy(cfg, a->nb + k * a->np, a->np * sizeof(uint32_t));
 			a->restarting = 0;
 			return 1;
@@ -218,7 +218,7 @@ static void sa_destroy(technique *t)
  * half to any value). A child that is invalid or already evaluated is drawn
  * again; after GA_TRIES, a fresh neighbour of the first parent, then a
  * random configuration. */
-#define GA_POP 12
+#define GA_POP   12
 #define GA_TRIES 32
 
 struct ga {
@@ -326,7 +326,8 @@ static int ils_perturb(struct ils *l, search *s, uint32_t *cfg)
 		memcpy(cfg, l->home, l->np * sizeof(uint32_t));
 		int kicks = ILS_KICK + tries / 8;
 		for (int k = 0; k < kicks; k++) {
-			size_t n = space_neighbours(search_space(s), cfg, SPACE_HAMMING, l->tmp, l->maxnb);
+			size_t n =
+			    space_neighbours(search_space(s), cfg, SPACE_HAMMING, l->tmp, l->maxnb);
 			if (!n)
 				break;
 			memcpy(cfg, l->tmp + search_below(s, n) * l->np, l->np * sizeof(uint32_t));

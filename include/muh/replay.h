@@ -55,14 +55,14 @@ void replay_free(muh_replay *rp);
  * NULL). The first entry for a configuration wins: returns 1 for a
  * duplicate, 0 when added, MUH_EINPUT when cfg is invalid, MUH_ENOMEM. */
 int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
-	       const char *status_text);
+               const char *status_text);
 
 /* Loads a CSV file into a new table. colmap maps params to columns whose
  * names differ: NULL-terminated "PARAM=COLUMN" strings, and "time=COLUMN"
  * for the time column (may be NULL). Returns MUH_OK, MUH_EINPUT (d says
  * where: a missing column, a malformed number), MUH_EENV (cannot read). */
 int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
-		    muh_replay **out, muh_diag *d);
+                    muh_replay **out, muh_diag *d);
 
 void replay_get_stats(const muh_replay *rp, replay_stats *st);
 

@@ -49,28 +49,28 @@ typedef struct strategy_measurement {
 typedef int (*strategy_objective)(void *ctx, const uint32_t *cfg, strategy_measurement *m);
 
 enum strategy_event_kind {
-	STRATEGY_EV_VARIANT = 0,      /* a variant finished (measured or failed) */
-	STRATEGY_EV_SEED_SKIPPED = 1, /* a spec seed was skipped: see .reason */
+	STRATEGY_EV_VARIANT = 0,         /* a variant finished (measured or failed) */
+	STRATEGY_EV_SEED_SKIPPED = 1,    /* a spec seed was skipped: see .reason */
 	STRATEGY_EV_DEFAULT_INVALID = 2, /* the defaults are not valid here; not measured */
 };
 
 typedef struct strategy_event {
 	enum strategy_event_kind kind;
-	const uint32_t *cfg;   /* the configuration (for a skipped seed: NULL if incomplete) */
-	uint64_t index;        /* its index in the space (UINT64_MAX when not valid) */
-	const char *source;    /* who proposed it: "default", "seed", "random", "annealing" ... */
-	size_t seed;           /* STRATEGY_EV_SEED_SKIPPED: the seed's position in the spec */
-	int seed_line;         /* ... and where it is written */
-	const char *reason;    /* STRATEGY_EV_SEED_SKIPPED / DEFAULT_INVALID: why */
+	const uint32_t *cfg; /* the configuration (a seed: omitted params at their defaults) */
+	uint64_t index;      /* its index in the space (UINT64_MAX when not valid) */
+	const char *source;  /* who proposed it: "default", "seed", "random", "annealing" ... */
+	size_t seed;         /* STRATEGY_EV_SEED_SKIPPED: the seed's position in the spec */
+	int seed_line;       /* ... and where it is written */
+	const char *reason;  /* STRATEGY_EV_SEED_SKIPPED / DEFAULT_INVALID: why */
 	/* STRATEGY_EV_VARIANT: */
 	const strategy_measurement *m;
-	uint64_t evaluated;    /* variants finished so far, this one included */
-	uint64_t failed;       /* ... of which failed */
-	uint64_t budget;       /* the evaluation budget in force (space size if none) */
-	int improved;          /* this variant is the new best */
-	double best_s;         /* best time so far (INFINITY while none is ok) */
+	uint64_t evaluated;       /* variants finished so far, this one included */
+	uint64_t failed;          /* ... of which failed */
+	uint64_t budget;          /* the evaluation budget in force (space size if none) */
+	int improved;             /* this variant is the new best */
+	double best_s;            /* best time so far (INFINITY while none is ok) */
 	const uint32_t *best_cfg; /* NULL while none is ok */
-	double elapsed_s;      /* wall time since the run started */
+	double elapsed_s;         /* wall time since the run started */
 } strategy_event;
 
 /* Called for every event. Returning nonzero stops the search cleanly after
@@ -78,11 +78,11 @@ typedef struct strategy_event {
 typedef int (*strategy_event_fn)(void *ctx, const strategy_event *ev);
 
 typedef struct strategy_opts {
-	const char *strategy;  /* a name from strategy_names; NULL = "auto" */
-	uint64_t budget;       /* max evaluations; 0 = the whole space */
-	double time_budget_s;  /* no evaluation starts after this; 0 = none */
-	uint64_t seed;         /* random seed; any value (0 is fine) */
-	int skip_spec_seeds;   /* 1: do not evaluate the spec's seeds */
+	const char *strategy; /* a name from strategy_names; NULL = "auto" */
+	uint64_t budget;      /* max evaluations; 0 = the whole space */
+	double time_budget_s; /* no evaluation starts after this; 0 = none */
+	uint64_t seed;        /* random seed; any value (0 is fine) */
+	int skip_spec_seeds;  /* 1: do not evaluate the spec's seeds */
 	strategy_objective objective;
 	void *objective_ctx;
 	strategy_event_fn on_event; /* may be NULL */
@@ -95,8 +95,8 @@ typedef struct strategy_opts {
 
 /* One finished variant, in evaluation order. */
 typedef struct strategy_record {
-	uint64_t index;     /* in the space */
-	double time_s;      /* INFINITY when failed */
+	uint64_t index; /* in the space */
+	double time_s;  /* INFINITY when failed */
 	int status;
 	const char *source; /* static string: who proposed it */
 } strategy_record;
@@ -113,13 +113,13 @@ typedef struct strategy_result {
 	strategy_record *records; /* evaluated variants in order */
 	uint64_t nrecords;        /* == evaluated */
 	uint64_t failed;
-	uint64_t budget;          /* the evaluation budget that was in force */
+	uint64_t budget; /* the evaluation budget that was in force */
 	int have_best;
-	uint64_t best;            /* index into records of the best ok variant */
-	int have_default;         /* the defaults were valid and evaluated (records[0]) */
+	uint64_t best;    /* index into records of the best ok variant */
+	int have_default; /* the defaults were valid and evaluated (records[0]) */
 	enum strategy_stop stop;
-	double seconds;           /* wall time of the run */
-	uint64_t bandit_uses[8];  /* "auto": times each sub-strategy proposed */
+	double seconds;          /* wall time of the run */
+	uint64_t bandit_uses[8]; /* "auto": times each sub-strategy proposed */
 } strategy_result;
 
 /* The strategies, NULL-terminated: "auto" (the default: a bandit over the

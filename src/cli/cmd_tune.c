@@ -22,71 +22,71 @@
 #include "muh/strategy.h"
 
 static const char help[] =
-	"usage: muh tune SPEC --replay FILE [--strategy NAME] [--budget N | --time DURATION]\n"
-	"                [--seed N] [--top K] [--hw PROFILE] [--problem K] [--json]\n"
-	"\n"
-	"Searches the space of SPEC with a strategy and prints the best variant, its\n"
-	"time, its speedup over the defaults, and a table of the top variants.\n"
-	"\n"
-	"The defaults (the engine's current values) are always evaluated first, then\n"
-	"the known-good configurations the spec lists under seeds: (a seed that breaks\n"
-	"a constraint on this profile is reported and skipped). Every strategy then\n"
-	"proposes only valid configurations, never one twice, and stops exactly at\n"
-	"the budget. A failed variant counts against the budget and the search goes on.\n"
-	"A run is deterministic for a given --seed.\n"
-	"\n"
-	"Replay (simulation) mode: --replay FILE answers every variant from\n"
-	"measurements already made, with no device. FILE is a CSV with a column per\n"
-	"param, a time column (time_s, time_ms, time_us or time_ns) and optionally a\n"
-	"status column (ok, or a failure kind); '#' lines are comments. When the file\n"
-	"covers the whole space, the exhaustive best is printed too.\n"
-	"Live measurement (the evaluator, --db FILE, resume) is not wired yet.\n"
-	"\n"
-	"strategies:\n"
-	"  auto        (default) a multi-armed bandit over ils and annealing, credited\n"
-	"              by the area under the best-so-far curve (OpenTuner/ATF)\n"
-	"  brute       every valid configuration, in index order\n"
-	"  random      uniform over the valid configurations, never repeating\n"
-	"  annealing   simulated annealing over neighbours\n"
-	"  genetic     a genetic algorithm: tournament, uniform crossover, mutation\n"
-	"  ils         iterated local search over neighbours\n"
-	"\n"
-	"options:\n"
-	"  --strategy NAME     one of the above\n"
-	"  --budget N | N%     at most N evaluations (or N% of the valid space, rounded down);\n"
-	"                      default: the whole space\n"
-	"  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m)\n"
-	"  --seed N            random seed (default 0)\n"
-	"  --replay FILE       answer from measurements in FILE (CSV)\n"
-	"  --replay-column PARAM=COLUMN\n"
-	"                      read PARAM from COLUMN (repeatable); time=COLUMN and\n"
-	"                      status=COLUMN name those columns\n"
-	"  --no-seeds          do not evaluate the spec's seeds\n"
-	"  --top K             rows in the top table (default 10)\n"
-	"  --hw PROFILE        hardware profile for hw.* (default: the spec's hw:)\n"
-	"  --problem K         problem instance K (0-based), default 0\n"
-	"  --json              one JSON object per line: an event per finished variant\n"
-	"                      {event: variant, n, budget, key, config, status, time_s,\n"
-	"                      improved, best_s, source, elapsed_s}, seed_skipped events,\n"
-	"                      and a final {event: result, ...}; nothing else on stdout\n"
-	"\n"
-	"A one-line progress bar (evaluated/budget, best so far, ETA, failures) is\n"
-	"drawn on stderr when stderr is a terminal. Ctrl-C stops after the variant in\n"
-	"flight and prints what was found.\n"
-	"\n"
-	"examples:\n"
-	"  muh tune specs/fused_moe.yaml --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
-	"  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
+    "usage: muh tune SPEC --replay FILE [--strategy NAME] [--budget N | --time DURATION]\n"
+    "                [--seed N] [--top K] [--hw PROFILE] [--problem K] [--json]\n"
+    "\n"
+    "Searches the space of SPEC with a strategy and prints the best variant, its\n"
+    "time, its speedup over the defaults, and a table of the top variants.\n"
+    "\n"
+    "The defaults (the engine's current values) are always evaluated first, then\n"
+    "the known-good configurations the spec lists under seeds: (a seed that breaks\n"
+    "a constraint on this profile is reported and skipped). Every strategy then\n"
+    "proposes only valid configurations, never one twice, and stops exactly at\n"
+    "the budget. A failed variant counts against the budget and the search goes on.\n"
+    "A run is deterministic for a given --seed.\n"
+    "\n"
+    "Replay (simulation) mode: --replay FILE answers every variant from\n"
+    "measurements already made, with no device. FILE is a CSV with a column per\n"
+    "param, a time column (time_s, time_ms, time_us or time_ns) and optionally a\n"
+    "status column (ok, or a failure kind); '#' lines are comments. When the file\n"
+    "covers the whole space, the exhaustive best is printed too.\n"
+    "Live measurement (the evaluator, --db FILE, resume) is not wired yet.\n"
+    "\n"
+    "strategies:\n"
+    "  auto        (default) a multi-armed bandit over ils and annealing, credited\n"
+    "              by the area under the best-so-far curve (OpenTuner/ATF)\n"
+    "  brute       every valid configuration, in index order\n"
+    "  random      uniform over the valid configurations, never repeating\n"
+    "  annealing   simulated annealing over neighbours\n"
+    "  genetic     a genetic algorithm: tournament, uniform crossover, mutation\n"
+    "  ils         iterated local search over neighbours\n"
+    "\n"
+    "options:\n"
+    "  --strategy NAME     one of the above\n"
+    "  --budget N | N%     at most N evaluations (or N% of the valid space, rounded down);\n"
+    "                      default: the whole space\n"
+    "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m)\n"
+    "  --seed N            random seed (default 0)\n"
+    "  --replay FILE       answer from measurements in FILE (CSV)\n"
+    "  --replay-column PARAM=COLUMN\n"
+    "                      read PARAM from COLUMN (repeatable); time=COLUMN and\n"
+    "                      status=COLUMN name those columns\n"
+    "  --no-seeds          do not evaluate the spec's seeds\n"
+    "  --top K             rows in the top table (default 10)\n"
+    "  --hw PROFILE        hardware profile for hw.* (default: the spec's hw:)\n"
+    "  --problem K         problem instance K (0-based), default 0\n"
+    "  --json              one JSON object per line: an event per finished variant\n"
+    "                      {event: variant, n, budget, key, config, status, time_s,\n"
+    "                      improved, best_s, source, elapsed_s}, seed_skipped events,\n"
+    "                      and a final {event: result, ...}; nothing else on stdout\n"
+    "\n"
+    "A one-line progress bar (evaluated/budget, best so far, ETA, failures) is\n"
+    "drawn on stderr when stderr is a terminal. Ctrl-C stops after the variant in\n"
+    "flight and prints what was found.\n"
+    "\n"
+    "examples:\n"
+    "  muh tune specs/fused_moe.yaml --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
+    "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
 /* What measures a variant, and how to let it go. */
 struct tune_objective {
 	strategy_objective fn;
 	void *ctx;
 	void (*release)(void *ctx);
-	const char *what;   /* "replay FILE" */
-	int exhaustive;     /* the objective knows every valid configuration */
+	const char *what; /* "replay FILE" */
+	int exhaustive;   /* the objective knows every valid configuration */
 	uint64_t best_index;
-	double best_s;      /* the exhaustive best, when exhaustive */
+	double best_s; /* the exhaustive best, when exhaustive */
 };
 
 struct tune {
@@ -153,7 +153,8 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 	char best[32], eta[32] = "-";
 	fmt_time(best, sizeof(best), ev->best_s);
 	if (ev->evaluated && ev->budget > ev->evaluated) {
-		double left = ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
+		double left =
+		    ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
 		snprintf(eta, sizeof(eta), "%d:%02d", (int)(left / 60), (int)fmod(left, 60));
 	} else if (ev->budget <= ev->evaluated) {
 		snprintf(eta, sizeof(eta), "0:00");
@@ -164,8 +165,8 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 		bar[i] = i < fill ? '#' : '.';
 	bar[width] = 0;
 	fprintf(stderr, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K", bar,
-		(unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
-		(unsigned long long)ev->failed);
+	        (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
+	        (unsigned long long)ev->failed);
 	if (final)
 		fputc('\n', stderr);
 	fflush(stderr);
@@ -177,9 +178,10 @@ static int on_event(void *ctx, const strategy_event *ev)
 	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
 		if (t->json) {
 			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "event", ev->kind == STRATEGY_EV_SEED_SKIPPED
-								  ? "seed_skipped"
-								  : "default_invalid");
+			cJSON_AddStringToObject(o, "event",
+			                        ev->kind == STRATEGY_EV_SEED_SKIPPED
+			                            ? "seed_skipped"
+			                            : "default_invalid");
 			if (ev->kind == STRATEGY_EV_SEED_SKIPPED) {
 				cJSON_AddNumberToObject(o, "seed", (double)ev->seed);
 				cJSON_AddNumberToObject(o, "line", ev->seed_line);
@@ -196,10 +198,12 @@ static int on_event(void *ctx, const strategy_event *ev)
 				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
 			if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
 				fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path,
-					ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?", ev->reason);
+				        ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
+				        ev->reason);
 			else
-				fprintf(stderr, "%s: note: the defaults (%s) are not measured: %s\n",
-					s->path, t->key, ev->reason);
+				fprintf(stderr,
+				        "%s: note: the defaults (%s) are not measured: %s\n",
+				        s->path, t->key, ev->reason);
 		}
 		return interrupted;
 	}
@@ -211,8 +215,10 @@ static int on_event(void *ctx, const strategy_event *ev)
 		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
 		cJSON_AddStringToObject(o, "key", t->key);
 		cJSON_AddItemToObject(o, "config", config_json(t->sp, ev->cfg));
-		cJSON_AddStringToObject(o, "status", ev->m->status_text ? ev->m->status_text
-						     : ev->m->status ? "failed" : "ok");
+		cJSON_AddStringToObject(o, "status",
+		                        ev->m->status_text ? ev->m->status_text
+		                        : ev->m->status    ? "failed"
+		                                           : "ok");
 		if (ev->m->status == 0 && isfinite(ev->m->time_s))
 			cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
 		else
@@ -239,12 +245,13 @@ static void replay_release(void *ctx)
 /* Opens what will measure variants. Today: a replay file. The evaluator and
  * the store plug in here. Returns an exit code. */
 static int open_objective(const muh_space *sp, const char *replay_path, const char *const *colmap,
-			  struct tune_objective *obj, int json)
+                          struct tune_objective *obj, int json)
 {
 	memset(obj, 0, sizeof(*obj));
 	if (!replay_path) {
-		fprintf(stderr, "muh tune: live measurement needs the evaluator (issue 3), which is "
-				"not wired yet; use --replay FILE\n");
+		fprintf(stderr,
+		        "muh tune: live measurement needs the evaluator (issue 3), which is "
+		        "not wired yet; use --replay FILE\n");
 		return EXIT_ENV;
 	}
 	FILE *f = fopen(replay_path, "rb");
@@ -254,9 +261,10 @@ static int open_objective(const muh_space *sp, const char *replay_path, const ch
 		(void)got;
 		fclose(f);
 		if (!memcmp(magic, "SQLite format 3", 16)) {
-			fprintf(stderr, "muh tune: %s is a SQLite store; replay from a store comes with "
-					"the store (issue 3); export it as CSV meanwhile\n",
-				replay_path);
+			fprintf(stderr,
+			        "muh tune: %s is a SQLite store; replay from a store comes with "
+			        "the store (issue 3); export it as CSV meanwhile\n",
+			        replay_path);
 			return EXIT_ENV;
 		}
 	}
@@ -273,10 +281,11 @@ static int open_objective(const muh_space *sp, const char *replay_path, const ch
 	replay_stats st;
 	replay_get_stats(rp, &st);
 	if (!st.covered) {
-		fprintf(stderr, "muh tune: %s has no measurement of any valid configuration of this "
-				"space (%llu rows: %llu outside its values, %llu invalid here)\n",
-			replay_path, (unsigned long long)st.rows, (unsigned long long)st.outside,
-			(unsigned long long)st.invalid);
+		fprintf(stderr,
+		        "muh tune: %s has no measurement of any valid configuration of this "
+		        "space (%llu rows: %llu outside its values, %llu invalid here)\n",
+		        replay_path, (unsigned long long)st.rows, (unsigned long long)st.outside,
+		        (unsigned long long)st.invalid);
 		replay_free(rp);
 		return EXIT_USAGE;
 	}
@@ -291,9 +300,10 @@ static int open_objective(const muh_space *sp, const char *replay_path, const ch
 		char a[32], b[32], c[32];
 		printf("replay      %s: %llu rows, %s used (%llu failed), %llu invalid here, %llu "
 		       "outside the values; covers %s of %s valid\n",
-		       replay_path, (unsigned long long)st.rows, cli_count(a, sizeof(a), (double)st.used),
-		       (unsigned long long)st.failed, (unsigned long long)st.invalid,
-		       (unsigned long long)st.outside, cli_count(b, sizeof(b), (double)st.covered),
+		       replay_path, (unsigned long long)st.rows,
+		       cli_count(a, sizeof(a), (double)st.used), (unsigned long long)st.failed,
+		       (unsigned long long)st.invalid, (unsigned long long)st.outside,
+		       cli_count(b, sizeof(b), (double)st.covered),
 		       cli_count(c, sizeof(c), (double)space_valid(sp)));
 	}
 	return EXIT_OK;
@@ -306,7 +316,7 @@ static const char *stop_name(enum strategy_stop s)
 }
 
 static void print_result(const muh_space *sp, const strategy_opts *o, const strategy_result *r,
-			 const struct tune_objective *obj, size_t topk, int json)
+                         const struct tune_objective *obj, size_t topk, int json)
 {
 	size_t np = space_nparams(sp);
 	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
@@ -346,7 +356,8 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		if (obj->exhaustive) {
 			cJSON_AddNumberToObject(o2, "optimum_s", obj->best_s);
 			if (r->have_best)
-				cJSON_AddNumberToObject(o2, "fraction_of_optimum", obj->best_s / best);
+				cJSON_AddNumberToObject(o2, "fraction_of_optimum",
+				                        obj->best_s / best);
 		}
 		cJSON *arr = cJSON_AddArrayToObject(o2, "top");
 		for (size_t k = 0; k < ntop; k++) {
@@ -385,17 +396,19 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		fmt_time(b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
 		if (isfinite(dflt))
-			printf("speedup     %.3fx over the defaults (replay: one time per variant, no "
-			       "confidence interval)\n",
-			       dflt / best);
+			printf(
+			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
+			    "confidence interval)\n",
+			    dflt / best);
 	} else {
 		printf("default     not measured: the defaults are not valid in this space\n");
 	}
 	if (obj->exhaustive) {
 		fmt_time(a, sizeof(a), obj->best_s);
-		printf("optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
-		       "it\n",
-		       a, 100.0 * obj->best_s / best);
+		printf(
+		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
+		    "it\n",
+		    a, 100.0 * obj->best_s / best);
 	}
 	printf("\n%4s  %10s  %10s  %6s  %-9s  %s\n", "rank", "time", "vs default", "eval", "source",
 	       "configuration");
@@ -430,12 +443,18 @@ static int parse_u64(const char *s, uint64_t *v)
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"strategy", required_argument, NULL, 's'}, {"budget", required_argument, NULL, 'b'},
-		{"time", required_argument, NULL, 't'},     {"seed", required_argument, NULL, 'S'},
-		{"replay", required_argument, NULL, 'r'},   {"replay-column", required_argument, NULL, 'c'},
-		{"top", required_argument, NULL, 'k'},      {"hw", required_argument, NULL, 'w'},
-		{"problem", required_argument, NULL, 'p'},  {"json", no_argument, NULL, 'j'},
-		{"no-seeds", no_argument, NULL, 'n'},       {NULL, 0, NULL, 0},
+	    {"strategy", required_argument, NULL, 's'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"time", required_argument, NULL, 't'},
+	    {"seed", required_argument, NULL, 'S'},
+	    {"replay", required_argument, NULL, 'r'},
+	    {"replay-column", required_argument, NULL, 'c'},
+	    {"top", required_argument, NULL, 'k'},
+	    {"hw", required_argument, NULL, 'w'},
+	    {"problem", required_argument, NULL, 'p'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-seeds", no_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
 	};
 	strategy_opts o = {0};
 	const char *budget = NULL, *replay = NULL, *hwref = NULL;
@@ -448,9 +467,10 @@ static int run(int argc, char **argv)
 		switch (c) {
 		case 's':
 			if (!strategy_doc(optarg))
-				return cli_usage_error("tune", "unknown strategy '%s'; known: auto, brute, "
-							       "random, annealing, genetic, ils",
-						       optarg);
+				return cli_usage_error("tune",
+				                       "unknown strategy '%s'; known: auto, brute, "
+				                       "random, annealing, genetic, ils",
+				                       optarg);
 			o.strategy = optarg;
 			break;
 		case 'b':
@@ -458,9 +478,10 @@ static int run(int argc, char **argv)
 			break;
 		case 't':
 			if (strategy_parse_duration(optarg, &o.time_budget_s))
-				return cli_usage_error("tune", "--time needs a duration such as 90s, "
-							       "15m or 1h30m, not '%s'",
-						       optarg);
+				return cli_usage_error("tune",
+				                       "--time needs a duration such as 90s, "
+				                       "15m or 1h30m, not '%s'",
+				                       optarg);
 			break;
 		case 'S':
 			if (parse_u64(optarg, &o.seed))
@@ -471,7 +492,8 @@ static int run(int argc, char **argv)
 			break;
 		case 'c':
 			if (ncol == 32 || !strchr(optarg, '='))
-				return cli_usage_error("tune", "--replay-column needs PARAM=COLUMN");
+				return cli_usage_error("tune",
+				                       "--replay-column needs PARAM=COLUMN");
 			colmap[ncol++] = optarg;
 			break;
 		case 'k':
@@ -483,7 +505,8 @@ static int run(int argc, char **argv)
 			break;
 		case 'p':
 			if (parse_u64(optarg, &inst))
-				return cli_usage_error("tune", "--problem needs an instance number");
+				return cli_usage_error("tune",
+				                       "--problem needs an instance number");
 			break;
 		case 'j':
 			json = 1;
@@ -506,7 +529,7 @@ static int run(int argc, char **argv)
 		return cli_fail(rc, &d);
 	if (inst >= spec_ninstances(s)) {
 		fprintf(stderr, "muh tune: --problem %llu, but %s has %zu problem instance(s)\n",
-			(unsigned long long)inst, s->path, spec_ninstances(s));
+		        (unsigned long long)inst, s->path, spec_ninstances(s));
 		spec_free(s);
 		return EXIT_USAGE;
 	}
@@ -550,7 +573,8 @@ static int run(int argc, char **argv)
 			if (!o.budget)
 				o.budget = 1;
 		} else if (parse_u64(budget, &o.budget) || !o.budget) {
-			ex = cli_usage_error("tune", "--budget needs a positive number or a percentage");
+			ex = cli_usage_error("tune",
+			                     "--budget needs a positive number or a percentage");
 			goto out;
 		}
 	}
@@ -572,10 +596,11 @@ static int run(int argc, char **argv)
 	o.event_ctx = &t;
 	if (!json) {
 		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
-		printf("strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
-		       o.strategy ? o.strategy : "auto", (unsigned long long)o.seed,
-		       (unsigned long long)b, 100.0 * (double)b / (double)space_valid(sp),
-		       o.time_budget_s > 0 ? " or the time limit" : "");
+		printf(
+		    "strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
+		    o.strategy ? o.strategy : "auto", (unsigned long long)o.seed,
+		    (unsigned long long)b, 100.0 * (double)b / (double)space_valid(sp),
+		    o.time_budget_s > 0 ? " or the time limit" : "");
 		fflush(stdout);
 	}
 	interrupted = 0;
@@ -604,9 +629,9 @@ out:
 }
 
 const struct muh_command muh_cmd_tune = {
-	.name = "tune",
-	.order = 40,
-	.summary = "search a spec's space with a strategy; prints best vs default",
-	.help = help,
-	.run = run,
+    .name = "tune",
+    .order = 40,
+    .summary = "search a spec's space with a strategy; prints best vs default",
+    .help = help,
+    .run = run,
 };

@@ -12,6 +12,7 @@
  * rules around them: defaults first, seeds, failures, time budgets,
  * determinism, stopping, and the replay CSV reader.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -115,10 +115,10 @@ static void acceptance(struct measured *ms, int near_optimal)
 			struct checked c;
 			checked_init(&c, ms->sp, replay_objective, ms->rp);
 			strategy_opts o = {.strategy = strategy_names[k],
-					   .budget = budget,
-					   .seed = seed,
-					   .objective = checked_objective,
-					   .objective_ctx = &c};
+			                   .budget = budget,
+			                   .seed = seed,
+			                   .objective = checked_objective,
+			                   .objective_ctx = &c};
 			strategy_result r;
 			muh_diag d;
 			assert_int_equal(strategy_run(ms->sp, &o, &r, &d), 0);
@@ -131,8 +131,8 @@ static void acceptance(struct measured *ms, int near_optimal)
 			double found = r.records[r.best].time_s;
 			if (near_optimal && !(found <= 1.05 * ms->best))
 				fail_msg("%s seed %llu: best %.6g after %llu, optimum %.6g (%.3f)",
-					 strategy_names[k], (unsigned long long)seed, found,
-					 (unsigned long long)budget, ms->best, ms->best / found);
+				         strategy_names[k], (unsigned long long)seed, found,
+				         (unsigned long long)budget, ms->best, ms->best / found);
 			strategy_result_free(&r);
 			free(c.seen);
 		}
@@ -140,7 +140,8 @@ static void acceptance(struct measured *ms, int near_optimal)
 	/* brute force: the whole space, each once, finds the optimum exactly */
 	struct checked c;
 	checked_init(&c, ms->sp, replay_objective, ms->rp);
-	strategy_opts o = {.strategy = "brute", .objective = checked_objective, .objective_ctx = &c};
+	strategy_opts o = {
+	    .strategy = "brute", .objective = checked_objective, .objective_ctx = &c};
 	strategy_result r;
 	assert_int_equal(strategy_run(ms->sp, &o, &r, NULL), 0);
 	assert_int_equal(c.calls, space_valid(ms->sp));
@@ -154,8 +155,8 @@ static void test_acceptance_cpu_matmul(void **state)
 {
 	struct measured ms;
 	assert_int_equal(load_measured(&ms, "tests/fixtures/spaces/cpu_matmul.yaml", NULL,
-				       "tests/fixtures/spaces/cpu_matmul.csv"),
-			 0);
+	                               "tests/fixtures/spaces/cpu_matmul.csv"),
+	                 0);
 	acceptance(&ms, 1);
 	free_measured(&ms);
 }
@@ -178,8 +179,8 @@ static void test_rules_cpu_transpose(void **state)
 {
 	struct measured ms;
 	assert_int_equal(load_measured(&ms, "tests/fixtures/spaces/cpu_transpose.yaml", NULL,
-				       "tests/fixtures/spaces/cpu_transpose.csv"),
-			 0);
+	                               "tests/fixtures/spaces/cpu_transpose.csv"),
+	                 0);
 	acceptance(&ms, 0);
 	free_measured(&ms);
 }
@@ -196,17 +197,17 @@ static muh_spec *parse(const char *text)
 }
 
 static const char small[] = "params:\n"
-			    "  A: [1, 2, 3, 4, 5, 6, 7, 8]\n"
-			    "  B: [1, 2, 4, 8, 16]\n"
-			    "  C: [0, 1, 2]\n"
-			    "constraints:\n"
-			    "  - A * B <= 40\n"
-			    "defaults: {A: 2, B: 2, C: 0}\n"
-			    "seeds:\n"
-			    "  - {A: 8, B: 16}\n" /* invalid */
-			    "  - {A: 3, B: 4, C: 1}\n"
-			    "  - {A: 2, B: 2}\n" /* the defaults again */
-			    "  - {A: 5}\n";
+                            "  A: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+                            "  B: [1, 2, 4, 8, 16]\n"
+                            "  C: [0, 1, 2]\n"
+                            "constraints:\n"
+                            "  - A * B <= 40\n"
+                            "defaults: {A: 2, B: 2, C: 0}\n"
+                            "seeds:\n"
+                            "  - {A: 8, B: 16}\n" /* invalid */
+                            "  - {A: 3, B: 4, C: 1}\n"
+                            "  - {A: 2, B: 2}\n" /* the defaults again */
+                            "  - {A: 5}\n";
 
 /* A smooth bowl with a minimum at A=5, B=4, C=2; C == 1 with A odd fails. */
 static int bowl(void *ctx, const uint32_t *cfg, strategy_measurement *m)
@@ -257,12 +258,12 @@ static void test_defaults_then_seeds(void **state)
 		checked_init(&c, sp, bowl, NULL);
 		struct events e = {0};
 		strategy_opts o = {.strategy = strategy_names[k],
-				   .budget = 10,
-				   .seed = 3,
-				   .objective = checked_objective,
-				   .objective_ctx = &c,
-				   .on_event = count_events,
-				   .event_ctx = &e};
+		                   .budget = 10,
+		                   .seed = 3,
+		                   .objective = checked_objective,
+		                   .objective_ctx = &c,
+		                   .on_event = count_events,
+		                   .event_ctx = &e};
 		strategy_result r;
 		assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
 		assert_int_equal(r.nrecords, 10);
@@ -285,7 +286,8 @@ static void test_defaults_then_seeds(void **state)
 	/* without seeds: the defaults, then the strategy */
 	struct checked c;
 	checked_init(&c, sp, bowl, NULL);
-	strategy_opts o = {.budget = 3, .skip_spec_seeds = 1, .objective = checked_objective, .objective_ctx = &c};
+	strategy_opts o = {
+	    .budget = 3, .skip_spec_seeds = 1, .objective = checked_objective, .objective_ctx = &c};
 	strategy_result r;
 	assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
 	assert_string_equal(r.records[0].source, "default");
@@ -307,10 +309,10 @@ static void test_exhaust_with_failures(void **state)
 			struct checked c;
 			checked_init(&c, sp, bowl, NULL);
 			strategy_opts o = {.strategy = strategy_names[k],
-					   .budget = budget,
-					   .seed = budget,
-					   .objective = checked_objective,
-					   .objective_ctx = &c};
+			                   .budget = budget,
+			                   .seed = budget,
+			                   .objective = checked_objective,
+			                   .objective_ctx = &c};
 			strategy_result r;
 			assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
 			uint64_t want = budget < space_valid(sp) ? budget : space_valid(sp);
@@ -325,7 +327,8 @@ static void test_exhaust_with_failures(void **state)
 			if (want == space_valid(sp)) {
 				assert_int_equal(r.stop, STRATEGY_STOP_EXHAUSTED);
 				assert_true(r.failed > 0);
-				assert_true(fabs(r.records[r.best].time_s - 1.0) < 1e-12); /* A=5,B=4,C=2 */
+				assert_true(fabs(r.records[r.best].time_s - 1.0) <
+				            1e-12); /* A=5,B=4,C=2 */
 			}
 			strategy_result_free(&r);
 			free(c.seen);
@@ -350,10 +353,10 @@ static void test_time_budget(void **state)
 	checked_init(&c, sp, bowl, NULL);
 	c.clock = &now;
 	strategy_opts o = {.time_budget_s = 9.5,
-			   .objective = checked_objective,
-			   .objective_ctx = &c,
-			   .clock = fake_clock,
-			   .clock_ctx = &now};
+	                   .objective = checked_objective,
+	                   .objective_ctx = &c,
+	                   .clock = fake_clock,
+	                   .clock_ctx = &now};
 	strategy_result r;
 	assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
 	assert_int_equal(c.calls, 10); /* started at 0..9 s; none at 10 s */
@@ -372,7 +375,8 @@ static void test_deterministic_and_stop(void **state)
 	assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
 	for (size_t k = 0; strategy_names[k]; k++) {
 		strategy_result r1, r2;
-		strategy_opts o = {.strategy = strategy_names[k], .budget = 25, .seed = 42, .objective = bowl};
+		strategy_opts o = {
+		    .strategy = strategy_names[k], .budget = 25, .seed = 42, .objective = bowl};
 		assert_int_equal(strategy_run(sp, &o, &r1, &d), 0);
 		assert_int_equal(strategy_run(sp, &o, &r2, &d), 0);
 		assert_int_equal(r1.nrecords, r2.nrecords);
@@ -439,10 +443,10 @@ static void test_replay_csv(void **state)
 	      "1,1,0,ok,2.5,\r\n"
 	      "2,1.0,0,ok,1.5,\"quoted, with comma\"\n"
 	      "3,1,0,compile_error,,\"line\nbreak\"\n"
-	      "8,16,0,ok,1,\n"     /* invalid: A * B > 40 */
-	      "9,1,0,ok,1,\n"      /* outside: A has no 9 */
-	      "1,1,0,ok,9,\n"      /* duplicate: the first wins */
-	      "4,1,0,ok,,\n",      /* ok without a time */
+	      "8,16,0,ok,1,\n" /* invalid: A * B > 40 */
+	      "9,1,0,ok,1,\n"  /* outside: A has no 9 */
+	      "1,1,0,ok,9,\n"  /* duplicate: the first wins */
+	      "4,1,0,ok,,\n",  /* ok without a time */
 	      f);
 	fclose(f);
 	const char *map[] = {"A=alpha", NULL};
@@ -518,16 +522,16 @@ static void test_parse_duration(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_then_seeds),
-		cmocka_unit_test(test_exhaust_with_failures),
-		cmocka_unit_test(test_time_budget),
-		cmocka_unit_test(test_deterministic_and_stop),
-		cmocka_unit_test(test_objective_error),
-		cmocka_unit_test(test_replay_csv),
-		cmocka_unit_test(test_parse_duration),
-		cmocka_unit_test(test_acceptance_cpu_matmul),
-		cmocka_unit_test(test_acceptance_h200_fused_moe),
-		cmocka_unit_test(test_rules_cpu_transpose),
+	    cmocka_unit_test(test_defaults_then_seeds),
+	    cmocka_unit_test(test_exhaust_with_failures),
+	    cmocka_unit_test(test_time_budget),
+	    cmocka_unit_test(test_deterministic_and_stop),
+	    cmocka_unit_test(test_objective_error),
+	    cmocka_unit_test(test_replay_csv),
+	    cmocka_unit_test(test_parse_duration),
+	    cmocka_unit_test(test_acceptance_cpu_matmul),
+	    cmocka_unit_test(test_acceptance_h200_fused_moe),
+	    cmocka_unit_test(test_rules_cpu_transpose),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
