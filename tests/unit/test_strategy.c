@@ -402,6 +402,80 @@ static void test_deterministic_and_stop(void **state)
 	spec_free(s);
 }
 
+/* Resume, as the store will do it: an interrupted run, then the same run
+ * again with an objective that answers finished variants from what was
+ * stored. The second run proposes the same configurations, measures only
+ * the ones the first did not finish, and ends exactly at the budget. */
+struct store_sim {
+	uint64_t idx[512];
+	double t[512];
+	int status[512];
+	size_t n;
+	size_t measured; /* calls that were not answered from the store */
+	const muh_space *sp;
+};
+
+static int stored_or_measure(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+{
+	struct store_sim *st = ctx;
+	uint64_t i;
+	space_index_of(st->sp, cfg, &i);
+	for (size_t k = 0; k < st->n; k++)
+		if (st->idx[k] == i) {
+			m->time_s = st->t[k];
+			m->status = st->status[k];
+			return 0;
+		}
+	bowl(NULL, cfg, m);
+	st->measured++;
+	st->idx[st->n] = i;
+	st->t[st->n] = m->time_s;
+	st->status[st->n++] = m->status;
+	return 0;
+}
+
+static int stop_at_15(void *ctx, const strategy_event *ev)
+{
+	return ev->kind == STRATEGY_EV_VARIANT && ev->evaluated == 15;
+}
+
+static void test_resume_by_determinism(void **state)
+{
+	muh_spec *s = parse(small);
+	muh_space *sp;
+	muh_diag d;
+	assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
+	for (size_t k = 0; strategy_names[k]; k++) {
+		struct store_sim st = {.sp = sp};
+		strategy_opts o = {.strategy = strategy_names[k],
+		                   .budget = 40,
+		                   .seed = 5,
+		                   .objective = stored_or_measure,
+		                   .objective_ctx = &st,
+		                   .on_event = stop_at_15};
+		strategy_result r1, r2, r3;
+		assert_int_equal(strategy_run(sp, &o, &r1, &d), 0); /* Ctrl-C after 15 */
+		assert_int_equal(r1.nrecords, 15);
+		assert_int_equal(st.measured, 15);
+		o.on_event = NULL;
+		assert_int_equal(strategy_run(sp, &o, &r2, &d), 0); /* resumed */
+		assert_int_equal(r2.nrecords, 40);
+		assert_int_equal(st.measured, 40); /* only 25 new measurements */
+		for (uint64_t i = 0; i < 15; i++)
+			assert_int_equal(r1.records[i].index, r2.records[i].index);
+		struct store_sim fresh = {.sp = sp};
+		o.objective_ctx = &fresh;
+		assert_int_equal(strategy_run(sp, &o, &r3, &d), 0); /* never interrupted */
+		for (uint64_t i = 0; i < 40; i++)
+			assert_int_equal(r2.records[i].index, r3.records[i].index);
+		strategy_result_free(&r1);
+		strategy_result_free(&r2);
+		strategy_result_free(&r3);
+	}
+	space_free(sp);
+	spec_free(s);
+}
+
 static int env_error(void *ctx, const uint32_t *cfg, strategy_measurement *m)
 {
 	int *n = ctx;
@@ -526,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_time_budget),
 	    cmocka_unit_test(test_deterministic_and_stop),
+	    cmocka_unit_test(test_resume_by_determinism),
 	    cmocka_unit_test(test_objective_error),
 	    cmocka_unit_test(test_replay_csv),
 	    cmocka_unit_test(test_parse_duration),
