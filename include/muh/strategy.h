@@ -119,12 +119,12 @@ typedef struct strategy_result {
 	int have_default; /* the defaults were valid and evaluated (records[0]) */
 	enum strategy_stop stop;
 	double seconds;          /* wall time of the run */
-	uint64_t bandit_uses[8]; /* "auto": times each sub-strategy proposed */
+	uint64_t bandit_uses[8]; /* "auto": proposals per arm, in strategy_bandit_arms order */
 } strategy_result;
 
-/* The strategies, NULL-terminated: "auto" (the default: a bandit over the
- * others, credited by area under the best-so-far curve), "brute",
- * "random", "annealing", "genetic", "ils". */
+/* The strategies, NULL-terminated: "auto" (the default: a multi-armed
+ * bandit over strategy_bandit_arms, credited by the area under the
+ * best-so-far curve), "brute", "random", "annealing", "genetic", "ils". */
 extern const char *const strategy_names[];
 /* One line describing a strategy, or NULL for an unknown name. */
 const char *strategy_doc(const char *name);
