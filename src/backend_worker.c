@@ -147,6 +147,10 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 	cJSON *tg = cJSON_AddObjectToObject(req, "target");
 	cJSON_AddStringToObject(tg, "source", c->target->source);
 	cJSON_AddStringToObject(tg, "entry", c->target->entry);
+	if (c->target->dtype[0])
+		cJSON_AddStringToObject(tg, "dtype", c->target->dtype);
+	if (c->target->rtol >= 0)
+		cJSON_AddNumberToObject(tg, "rtol", c->target->rtol);
 	if (!strcmp(op, "time")) {
 		cJSON_AddNumberToObject(req, "count", count);
 		cJSON_AddBoolToObject(req, "warmup", warm);

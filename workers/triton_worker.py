@@ -5,8 +5,11 @@ Started by muh with target.worker, e.g.
     python3 ../workers/triton_worker.py
 it reads JSON requests on stdin and answers on stdout, one line each.
 
-  build   imports target.source (a module with kernel/setup, see
-          kernels/triton/matmul.py), compiles kernel with the variant's
+  build   imports target.source: a module with kernel/setup (see
+          kernels/triton/matmul.py), or a module with make_inputs/run/
+          reference (kernels/README.md: several launches and torch ops, e.g.
+          one fused-MoE layer; its run() is captured in a CUDA graph after a
+          warm-up and the graph is what is timed). It compiles with the variant's
           constexprs (every param except num_warps/num_stages/num_ctas),
           num_warps and num_stages, and returns as fingerprint the hash of
           the compiled cubin plus its resources; metadata carries Triton's own
@@ -75,12 +78,97 @@ def main():
         return modules[path]
 
     def launch(st):
+        if isinstance(st, dict):  # a module with run(): the graph, or run itself
+            if st["graph"] is not None:
+                st["graph"].replay()
+                return None
+            return st["mod"].run(st["inputs"], st["config"])
         s, _, consts, opts, mod = st
         grid = s["grid"]
         return mod.kernel[grid](*s["args"], **consts, **opts)
 
+    def handle_meta(compiled):
+        if hasattr(compiled, "_init_handles"):
+            compiled._init_handles()
+        md = compiled.metadata
+        md = md._asdict() if hasattr(md, "_asdict") else dict(md) if isinstance(md, dict) else vars(md)
+        asm = getattr(compiled, "asm", {}) or {}
+        binary = asm.get("cubin") or asm.get("hsaco") or (asm.get("ptx") or "").encode()
+        if isinstance(binary, str):
+            binary = binary.encode()
+        return {
+            "kernel_hash": md.get("hash"),
+            "binary_sha256": hashlib.sha256(binary).hexdigest(),
+            "num_warps": md.get("num_warps"),
+            "num_stages": md.get("num_stages"),
+            "shared": md.get("shared"),
+            "n_regs": getattr(compiled, "n_regs", None),
+            "n_spills": getattr(compiled, "n_spills", None),
+        }
+
+    def problem_of(var, target):
+        problem = dict(var.get("problem", {}))
+        if target.get("dtype") and "dtype" not in problem:
+            problem["dtype"] = target["dtype"]
+        return problem
+
+    def build_run_module(var, target, mod):
+        params = var.get("params", {})
+        config = {k: (int(v) if isinstance(v, (int, float)) and float(v).is_integer() else v)
+                  for k, v in params.items()}
+        seed[0] += 1
+        inputs = mod.make_inputs(problem_of(var, target), seed[0])
+        _, handles = mod.run(inputs, config)
+        torch.cuda.synchronize()
+        graph = None
+        try:  # warm up on a side stream, then capture one call
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                mod.run(inputs, config)
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                mod.run(inputs, config)
+            torch.cuda.synchronize()
+            graph = g
+        except Exception:
+            graph = None
+            torch.cuda.synchronize()
+        kernels = [handle_meta(h) for h in handles if h is not None]
+        meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
+                "triton": triton.__version__}
+        proof = [{k: m[k] for k in ("binary_sha256", "num_warps", "num_stages", "shared", "n_regs", "n_spills")}
+                 for m in kernels]
+        state[var["key"]] = {"mod": mod, "inputs": inputs, "config": config, "graph": graph}
+        return json.dumps(proof, sort_keys=True), meta
+
+    def verify_run_module(st, var, target):
+        mod = st["mod"]
+        seed[0] += 1
+        inputs = mod.make_inputs(problem_of(var, target), seed[0])  # fresh inputs
+        mod.run(inputs, st["config"])  # allocates the module's buffers
+        for t in list((inputs.get("_bufs") or {}).values()) + ([inputs["out"]] if "out" in inputs else []):
+            if torch.is_tensor(t) and t.is_floating_point():
+                t.fill_(float("nan"))
+        out, _ = mod.run(inputs, st["config"])
+        torch.cuda.synchronize()
+        ref = mod.reference(inputs)
+        dtype = inputs.get("problem", {}).get("dtype", target.get("dtype", "fp32"))
+        tol = target.get("rtol") or getattr(mod, "TOL", TOL).get(dtype, TOL.get(dtype, 1e-4))
+        g, r = out.double(), ref.double()
+        if torch.isnan(g).any():
+            return 0.0, 0.0, "output has NaN (never written, or NaN)"
+        err = (g - r).abs()
+        mabs = float(err.max())
+        l2 = float(err.norm() / max(float(r.norm()), 1e-30))
+        why = f"relative L2 error {l2:.3g} > {tol:g} (max-abs {mabs:.3g})" if l2 > tol else ""
+        return mabs, l2, why
+
     def build(var, target):
         mod = module(target["source"])
+        if not hasattr(mod, "setup") and hasattr(mod, "run") and hasattr(mod, "make_inputs"):
+            return build_run_module(var, target, mod)
         params, problem = var.get("params", {}), var.get("problem", {})
         consts = {k: v for k, v in params.items() if k not in LAUNCH_OPTS}
         opts = {k: int(v) for k, v in params.items() if k in LAUNCH_OPTS}
@@ -137,6 +225,11 @@ def main():
             if op == "run":
                 launch(st)
                 torch.cuda.synchronize()
+            elif op == "verify" and isinstance(st, dict):
+                mabs, l2, why = verify_run_module(st, var, target)
+                rep.update(max_abs_err=mabs, rel_l2_err=l2)
+                if why:
+                    rep.update(status="wrong_result", error=why)
             elif op == "verify":
                 mod = st[4]
                 seed[0] += 1

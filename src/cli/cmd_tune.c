@@ -24,7 +24,7 @@
 #include "muh/strategy.h"
 
 static const char help[] =
-    "usage: muh tune SPEC [--strategy NAME] [--budget N | --time DURATION] [--seed N]\n"
+    "usage: muh tune SPEC [--strategy NAME] [--budget N] [--time DURATION] [--seed N]\n"
     "                [--db FILE] [--fresh] [--replay FILE] [--top K] [--hw PROFILE]\n"
     "                [--problem K] [--json]\n"
     "\n"
@@ -65,7 +65,8 @@ static const char help[] =
     "  --strategy NAME     one of the above\n"
     "  --budget N | N%     at most N evaluations (or N% of the valid space, rounded down);\n"
     "                      default: the whole space\n"
-    "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m)\n"
+    "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m);\n"
+    "                      with --budget too, the run stops at whichever comes first\n"
     "  --seed N            random seed (default 0)\n"
     "  --db FILE           the store of live measurements (default muh.db)\n"
     "  --fresh             forget this run's measurements in the store first\n"
@@ -730,8 +731,6 @@ static int run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("tune", "expected one SPEC file");
-	if (budget && o.time_budget_s > 0)
-		return cli_usage_error("tune", "give --budget or --time, not both");
 	if (replay && (db || fresh))
 		return cli_usage_error("tune", "--replay measures nothing: --db and --fresh do not apply");
 	if (!db)

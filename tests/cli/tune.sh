@@ -87,8 +87,9 @@ assert v[1]['source']=='seed' and v[1]['key']=='BM=64,BN=256,BK=32,UNROLL=8', v[
 run "$MUH" tune "$SPEC" --replay "$CSV" --strategy nosuch
 expect_rc 2 "unknown strategy"
 expect_in err "unknown strategy 'nosuch'" "unknown strategy message"
-run "$MUH" tune "$SPEC" --replay "$CSV" --budget 5 --time 1m
-expect_rc 2 "budget and time"
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 5 --time 1m --json
+expect_rc 0 "budget and time together"
+[ "$(grep -c '"event":"variant"' "$TMP/out")" = 5 ] || fail "budget 5 with a time cap: not 5 evaluations"
 run "$MUH" tune "$SPEC" --replay "$CSV" --time soon
 expect_rc 2 "bad duration"
 run "$MUH" tune "$SPEC" --db "$TMP/live.db"
