@@ -43,7 +43,7 @@ stage_eval() {
 }
 
 stage_kernels() {
-	OUT=$W/kernels bash scripts/gpu_kernels.sh
+	OUT=$W MUH_KERNELS_BUDGET=${MUH_KERNELS_BUDGET:-300} bash scripts/gpu_kernels.sh
 }
 
 stage_tune() {
@@ -58,10 +58,8 @@ for s in "$@"; do
 done
 # bring back: one archive of everything, plus the small summaries
 tar czf "$FINAL/logs.tgz" -C "$W" . 2>/dev/null
-n=0
-for f in "$W"/probe/summary.md "$W"/eval-summary.md "$W"/kernels/summary.md "$W"/tune/summary.md; do
-	[ -s "$f" ] || continue
-	n=$((n + 1))
-	cp "$f" "$FINAL/$(basename "$(dirname "$f")")-$(basename "$f")"
+for pair in probe:probe/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
+	f=$W/${pair#*:}
+	[ -s "$f" ] && cp "$f" "$FINAL/${pair%%:*}-summary.md"
 done
 ls -la "$FINAL"
