@@ -654,7 +654,12 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 	if (getppid() == 1)
 		_exit(0);
 	fault_fd = fd;
-	if (t->mem_limit_mb > 0) {
+	/* No RLIMIT_AS for backends that drive a GPU: the CUDA driver reserves
+	 * far more virtual address space than any limit worth setting, and
+	 * cuInit fails with "out of memory" under one (seen on the H200). Out
+	 * of device memory is the driver's to report there. */
+	int gpu = !strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker");
+	if (t->mem_limit_mb > 0 && !gpu) {
 #if !defined(__SANITIZE_ADDRESS__)
 		struct rlimit rl;
 		rl.rlim_cur = rl.rlim_max = (rlim_t)(t->mem_limit_mb * 1048576.0);
