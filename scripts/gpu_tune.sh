@@ -66,12 +66,12 @@ echo "| run | evaluations | default | best | speedup | best configuration |" >>"
 echo "|---|---|---|---|---|---|" >>"$sum"
 # fused MoE at every batch size of the spec (M = 1 .. 4096)
 for inst in 3 5 0 1 2 4 6; do
-	tune moe specs/triton_fused_moe.yaml "$inst" 64 55
+	tune moe specs/triton_fused_moe.yaml "$inst" 64 40
 done
 # the CUB-style reduction at the largest size, seeded with CUB's sm_90 policy
-tune reduce specs/cuda_reduce.yaml 3 48 45
+tune reduce specs/cuda_reduce.yaml 3 48 30
 # prefix-prefill context attention, one size
-tune prefill specs/triton_prefix_prefill.yaml 3 30 35
+tune prefill specs/triton_prefix_prefill.yaml 3 30 20
 echo >>"$sum"
 for db in "$OUT"/*.db; do
 	[ -s "$db" ] || continue
