@@ -13,6 +13,7 @@
  * num_stages, shared memory, registers, spills) is kept as fp_detail.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,7 +146,12 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 		cJSON_AddItemToObject(i < v->nparams ? params : problem, v->names[i], j);
 	}
 	cJSON *tg = cJSON_AddObjectToObject(req, "target");
-	cJSON_AddStringToObject(tg, "source", c->target->source);
+	/* the worker runs in the spec's directory: give it an absolute path */
+	char abs[PATH_MAX];
+	const char *src = c->target->source;
+	if (src[0] && src[0] != '/' && realpath(src, abs))
+		src = abs;
+	cJSON_AddStringToObject(tg, "source", src);
 	cJSON_AddStringToObject(tg, "entry", c->target->entry);
 	if (c->target->dtype[0])
 		cJSON_AddStringToObject(tg, "dtype", c->target->dtype);

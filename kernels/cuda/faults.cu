@@ -22,8 +22,11 @@ extern "C" __global__ void fault(const float *x, float *y)
 	if (FAULT == 1 && i == 0)
 		*(volatile float *)(0x10ull) = 1.0f;
 	if (FAULT == 2) {
-		volatile int spin = 1;
-		while (spin)
+		/* spin on the clock: a read of clock64() is a side effect the
+		 * compiler must keep (a volatile local was optimised away by
+		 * NVRTC, and the "infinite" loop ended: seen on the H200) */
+		long long t0 = clock64();
+		while (clock64() - t0 >= 0)
 			;
 	}
 	if (FAULT == 3 && i == 0)
