@@ -8,6 +8,8 @@
 #   probe    muh hw (the measured profile) and the machine's tool versions
 #   eval     scripts/gpu_eval.sh: cuda backend, verify (correct/broken),
 #            GPU fault kernels, Triton worker (issue 3)
+#   evalquick  muh verify on the Triton and the broken CUDA spec, and the
+#            GPU fault kernels, without the benches
 #   kernels  scripts/gpu_kernels.sh: ceilings, kernel verification, default
 #            vs shipped fused-MoE configs, cub::DeviceReduce (issue 6)
 #   tune     scripts/gpu_tune.sh: muh tune on the kernel suite (issues 6, 7)
@@ -42,6 +44,24 @@ stage_eval() {
 	cp "$W/gpu_eval/summary.md" "$W/eval-summary.md" 2>/dev/null
 }
 
+# The evaluator checks that are quick: the Triton worker's verify, and the
+# GPU fault kernels (a second look after fixes; stage eval runs everything).
+stage_evalquick() {
+	local d=$W/evalquick
+	mkdir -p "$d"
+	{
+		for spec in specs/matmul_triton.yaml specs/rowsum_cuda_broken.yaml; do
+			echo "## muh verify $spec"
+			timeout 120 muh verify "$spec"
+			echo "exit $?"
+		done
+		echo "## muh eval specs/faults_cuda.yaml --all"
+		timeout 150 muh eval specs/faults_cuda.yaml --all --db "$d/faults.db"
+		echo "exit $?"
+	} >"$d/summary.md" 2>&1
+	cat "$d/summary.md"
+}
+
 stage_kernels() {
 	OUT=$W MUH_KERNELS_BUDGET=${MUH_KERNELS_BUDGET:-300} bash scripts/gpu_kernels.sh
 }
@@ -58,7 +78,7 @@ for s in "$@"; do
 done
 # bring back: one archive of everything, plus the small summaries
 tar czf "$FINAL/logs.tgz" -C "$W" . 2>/dev/null
-for pair in probe:probe/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
+for pair in probe:probe/summary.md evalquick:evalquick/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
 	f=$W/${pair#*:}
 	[ -s "$f" ] && cp "$f" "$FINAL/${pair%%:*}-summary.md"
 done
