@@ -10,6 +10,7 @@
 #            GPU fault kernels, Triton worker (issue 3)
 #   evalquick  muh verify on the Triton and the broken CUDA spec, and the
 #            GPU fault kernels, without the benches
+#   final    fused MoE at M=256 with a 128 budget; CCCL seeds vs none
 #   kernels  scripts/gpu_kernels.sh: ceilings, kernel verification, default
 #            vs shipped fused-MoE configs, cub::DeviceReduce (issue 6)
 #   tune     scripts/gpu_tune.sh: muh tune on the kernel suite (issues 6, 7)
@@ -62,6 +63,28 @@ stage_evalquick() {
 	cat "$d/summary.md"
 }
 
+# A longer fused-MoE run at M=256 (where the shared sweep shows headroom over
+# the shipped config) and CCCL seeds against none on the reduction.
+stage_final() {
+	local d=$W/final
+	mkdir -p "$d"
+	{
+		echo "## fused MoE, M=256, budget 128 (9.8% of 1,305)"
+		timeout 300 muh tune specs/triton_fused_moe.yaml --problem 3 --budget 128 --time 240s --db "$d/moe256.db" --json >"$d/moe256.jsonl"
+		echo "exit $?"
+		muh report "$d/moe256.db"
+		for mode in seeds no-seeds; do
+			echo "## reduce N=268435456, budget 12, $mode"
+			extra=""
+			[ "$mode" = no-seeds ] && extra=--no-seeds
+			timeout 100 muh tune specs/cuda_reduce.yaml --problem 3 --budget 12 --seed 1 $extra --db "$d/reduce-$mode.db" --json >"$d/reduce-$mode.jsonl"
+			echo "exit $?"
+			muh report "$d/reduce-$mode.db"
+		done
+	} >"$d/summary.md" 2>&1
+	cat "$d/summary.md"
+}
+
 stage_kernels() {
 	OUT=$W MUH_KERNELS_BUDGET=${MUH_KERNELS_BUDGET:-300} bash scripts/gpu_kernels.sh
 }
@@ -78,7 +101,7 @@ for s in "$@"; do
 done
 # bring back: one archive of everything, plus the small summaries
 tar czf "$FINAL/logs.tgz" -C "$W" . 2>/dev/null
-for pair in probe:probe/summary.md evalquick:evalquick/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
+for pair in probe:probe/summary.md final:final/summary.md evalquick:evalquick/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
 	f=$W/${pair#*:}
 	[ -s "$f" ] && cp "$f" "$FINAL/${pair%%:*}-summary.md"
 done
