@@ -5,8 +5,11 @@
  * The grammar's sdist on PyPI ships parser.c and scanner.c but not the
  * headers that `tree-sitter generate` writes next to them. The language
  * struct of ABI 14 is the same in 0.20.7 and 0.23, so the system parser.h is
- * used as is and only the lexer helpers that newer generators emit
- * (TSCharacterRange, set_contains, ADVANCE_MAP) are added here. Written for
+ * used as is, the lexer helpers that newer generators emit (TSCharacterRange,
+ * set_contains, ADVANCE_MAP) are added, and REDUCE is redefined: newer
+ * generators write REDUCE(symbol, child_count, dynamic_precedence,
+ * production_id) positionally, which the 0.20 macro would misassign (every
+ * parse then fails). Written for
  * muh from the behaviour of the generated code; not a copy of upstream.
  */
 #ifndef MUH_TS_COMPAT_PARSER_H
@@ -48,6 +51,19 @@ static inline bool set_contains(const TSCharacterRange *ranges, uint32_t len, in
 				goto next_state;                                    \
 			}                                                           \
 		}                                                                   \
+	}
+
+/* REDUCE(symbol, child_count, dynamic_precedence, production_id) */
+#undef REDUCE
+#define REDUCE(symbol_name, children, precedence, prod_id)                     \
+	{                                                                      \
+		{                                                              \
+			.reduce = {.type = TSParseActionTypeReduce,            \
+				   .symbol = symbol_name,                      \
+				   .child_count = children,                    \
+				   .dynamic_precedence = precedence,           \
+				   .production_id = prod_id},                  \
+		}                                                              \
 	}
 
 #endif
