@@ -473,7 +473,7 @@ static const pf_import *import_of(const muh_surface *s, int fi, const char *alia
 	const sfile *f = &s->files[fi];
 	for (int i = 0; i < f->pf->nimports; i++) {
 		const pf_import *im = &f->pf->imports[i];
-		if (!strcmp(im->alias, alias) && !in_dead(f, im->byte))
+		if (!strcmp(im->alias, alias))
 			return im;
 	}
 	return NULL;
@@ -492,7 +492,7 @@ static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi
 {
 	if (depth > 8)
 		return RES_NONE;
-	if (def_key_get((muh_surface *)s, fi, name) >= 0) {
+	if (def_key_get((muh_surface *)s, fi, name) != -1) {
 		*ofi = fi;
 		*oname = name;
 		return RES_SYMBOL;
@@ -571,14 +571,28 @@ static int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, cons
 
 /* ---- 4. guards ---------------------------------------------------------------- */
 
+/* A module constant that decides guards: assigned once, at module level,
+ * outside any if (so not under TYPE_CHECKING or a try/except pair). */
 static int module_const(const muh_surface *s, int fi, const char *name, int *val)
 {
 	int d = def_key_get((muh_surface *)s, fi, name);
 	if (d > -2)
 		return 0;
-	const pf_knob *k = &s->files[fi].pf->knobs[-(d + 2)];
-	if (!k->eval || k->nalts)
+	const pyfile *pf = s->files[fi].pf;
+	const pf_knob *k = &pf->knobs[-(d + 2)];
+	if (!k->eval || k->nalts || k->unreach)
 		return 0;
+	int count = 0;
+	for (int i = 0; i < pf->nknobs; i++)
+		count += pf->knobs[i].scope < 0 && !strcmp(pf->knobs[i].name, name);
+	if (count != 1)
+		return 0;
+	for (int i = 0; i < pf->nguards; i++) {
+		const pf_guard *g = &pf->guards[i];
+		if ((k->start >= g->cons_start && k->start < g->cons_end) ||
+		    (k->start >= g->alt_start && k->start < g->alt_end))
+			return 0;
+	}
 	if (!strcmp(k->eval, "True"))
 		*val = 1;
 	else if (!strcmp(k->eval, "False"))
@@ -786,6 +800,11 @@ static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, in
 	enum reach e = scope_reach(s, rf, r->scope, &xf, &xl);
 	if (e == R_NONE)
 		return R_UNKNOWN;
+	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
+		/* the evidence is where the enclosing function is reached from */
+		*ef = xf;
+		*el = xl;
+	}
 	return e;
 }
 
@@ -1284,6 +1303,16 @@ static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enu
 
 static int is_upper_like(const char *s);
 
+/* A call into a module outside the tree through an import alias
+ * (ixf_F.vllm_invoke_fused_moe_kernel): opaque to the analysis. */
+static int is_opaque_call(muh_surface *s, int fi, const pf_call *c)
+{
+	if (!c->obj || strchr(c->obj, '.'))
+		return 0;
+	const pf_import *im = import_of(s, fi, c->obj);
+	return im && resolve_obj(s, fi, c->obj) < 0 && mod_lookup(s, im->module) < 0;
+}
+
 /* Config-dict keys: which keys do the consumers near the dict read? */
 static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict *v, const char **why)
 {
@@ -1302,7 +1331,8 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 	int bf = -1, bl = 0;
 	const char *how = NULL;
 	int other_f = -1, other_l = 0;
-	const char *other_key = NULL;
+	const char *other_key = NULL, *other_callee = NULL;
+	int other_opaque = 0;
 	int opaque_f = -1, opaque_l = 0;
 	const char *opaque_callee = NULL;
 	for (int ci = 0; ci < nc; ci++) {
@@ -1321,10 +1351,17 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				if (!strcmp(r->name, k->name)) {
 					reads = 1;
 					h = r->call >= 0 ? pf->calls[r->call].callee : NULL;
-				} else if (is_upper_like(r->name) && other_f < 0) {
-					other_f = cf;
-					other_l = r->line;
-					other_key = r->name;
+				} else if (is_upper_like(r->name) && (other_f < 0 || !other_opaque) &&
+					   !(r->flags & PF_R_UNREACH) && !in_dead(&s->files[cf], r->byte) &&
+					   !s->files[cf].is_test) {
+					int op = r->call >= 0 && is_opaque_call(s, cf, &pf->calls[r->call]);
+					if (other_f < 0 || op) {
+						other_f = cf;
+						other_l = r->line;
+						other_key = r->name;
+						other_opaque = op;
+						other_callee = r->call >= 0 ? pf->calls[r->call].callee : NULL;
+					}
 				}
 			} else if ((r->flags & PF_R_SPLAT) && r->call >= 0 &&
 				   ((pf->calls[r->call].flags & PF_C_LAUNCH) || !strcmp(r->name, var))) {
@@ -1333,20 +1370,19 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) && opaque_f < 0) {
 				const pf_call *c = &pf->calls[r->call];
 				int tf, ts;
-				if (c->obj && !strchr(c->obj, '.') && !call_target(s, cf, c, &tf, &ts)) {
-					const pf_import *im = import_of(s, cf, c->obj);
-					if (im && mod_lookup(s, im->attr ? im->module : im->module) < 0 &&
-					    resolve_obj(s, cf, c->obj) < 0) {
-						opaque_f = cf;
-						opaque_l = r->line;
-						opaque_callee = c->callee;
-					}
+				if (!call_target(s, cf, c, &tf, &ts) && is_opaque_call(s, cf, c)) {
+					opaque_f = cf;
+					opaque_l = r->line;
+					opaque_callee = c->callee;
 				}
 			}
 			if (!reads)
 				continue;
 			int xf, xl;
 			enum reach c = ref_class(s, cf, r, &xf, &xl);
+			/* a live **splat is the strongest evidence: prefer it */
+			if (c == R_LIVE && best == R_LIVE && (r->flags & PF_R_SPLAT) && how && how[0] != '*')
+				best = R_NONE;
 			if (reach_rank(c) > reach_rank(best)) {
 				best = c == R_BUSY ? R_LIVE : c;
 				bf = cf;
@@ -1369,13 +1405,20 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		*why = sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
 		return;
 	}
-	if (best == R_NONE) {
+	if (best == R_NONE || best == R_UNREACH) {
 		step(b, fi, k->line, "'%s' is set here", k->name);
-		if (other_f >= 0)
-			step(b, other_f, other_l, "consumers read other keys (e.g. '%s') but never '%s', and no **%s splat",
-			     other_key, k->name, var);
+		if (best == R_UNREACH)
+			step(b, bf, bl, "%s reads it, but only on an unreachable path", how);
+		if (other_f >= 0 && other_opaque)
+			step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict", other_callee, other_key);
+		else if (other_f >= 0)
+			step(b, other_f, other_l, "consumers read other keys (e.g. '%s') but never '%s'", other_key, k->name);
 		*v = SCAN_DEAD;
-		*why = sa_fmt(s, "no consumer reads '%s'", k->name);
+		if (other_f >= 0 && other_opaque)
+			*why = sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'", k->name, other_callee,
+				      other_key);
+		else
+			*why = sa_fmt(s, "no reachable consumer reads '%s'", k->name);
 		return;
 	}
 	*v = verdict_from(b, best, bf, bl, k->name, why);
@@ -1675,13 +1718,25 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			name[nl] = '\0';
 			/* the value: after ' ' or '=', up to a space/quote/comma/newline */
 			size_t vs = e, ve;
-			if (vs < n && (text[vs] == ' ' || text[vs] == '='))
+			int vline = line;
+			size_t vls = ls;
+			/* `--flag value`, `--flag=value`, `"--flag", "value"`, or a YAML
+			 * list item on the next line */
+			while (vs < n && (text[vs] == ' ' || text[vs] == '=' || text[vs] == '"' || text[vs] == '\'' ||
+					  text[vs] == ',' || text[vs] == '\t' || text[vs] == '\n' || text[vs] == '\r' ||
+					  (text[vs] == '-' && vs + 1 < n && text[vs + 1] == ' '))) {
+				if (text[vs] == '\n') {
+					vline++;
+					vls = vs + 1;
+				}
 				vs++;
+			}
 			ve = vs;
 			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' && text[ve] != '"' &&
 			       text[ve] != '\'' && text[ve] != ',' && text[ve] != ']' && text[ve] != '\\')
 				ve++;
-			int flag = (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-'));
+			int flag = (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
+				    text[vs] == '#');
 			pf_knob k = {0};
 			k.kind = PF_K_ENGINE_ARG;
 			k.name = sa_str(s, name);
@@ -1698,6 +1753,8 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				k.start = (uint32_t)vs;
 				k.end = (uint32_t)ve;
 				k.text = sa_str(s, val);
+				k.line = k.end_line = vline;
+				ls = vls;
 			}
 			k.col = (int)(k.start - ls) + 1;
 			k.end_col = (int)(k.end - ls) + 1;
@@ -1728,7 +1785,10 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
 			int cnt = slot ? ++*slot : 0;
 			knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
-			i = ve > i ? ve - 1 : i;
+			if (!flag) {
+				line = vline;
+				i = ve - 1;
+			}
 		}
 		free(text);
 	}
