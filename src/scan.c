@@ -2147,11 +2147,12 @@ static int ladder(long long v, long long *out)
 {
 	int n = 0;
 	if (v > 0 && (v & (v - 1)) == 0) {
-		for (long long x = v / 4; x <= v * 4; x *= 2)
-			if (x >= 1)
-				out[n++] = x;
-		if (!n)
+		if (v > (1LL << 40)) {
 			out[n++] = v;
+			return n;
+		}
+		for (long long x = v >= 4 ? v / 4 : 1; x <= v * 4 && n < 8; x *= 2)
+			out[n++] = x;
 	} else if (v > 1) {
 		out[n++] = v / 2;
 		out[n++] = v;
