@@ -14,3 +14,6 @@ set_source_files_properties(${MUH_TS_PY}/parser.c ${MUH_TS_PY}/scanner.c
   PROPERTIES COMPILE_OPTIONS "-w;-Wno-error" INCLUDE_DIRECTORIES "${CMAKE_SOURCE_DIR}/src/ts_compat;${MUH_TS_PY}")
 list(APPEND MUH_EXTRA_SOURCES ${MUH_TS_PY}/parser.c ${MUH_TS_PY}/scanner.c)
 list(APPEND MUH_EXTRA_LIBS PkgConfig::TREESITTER)
+# muh scan parses files on several threads.
+find_package(Threads REQUIRED)
+list(APPEND MUH_EXTRA_LIBS Threads::Threads)

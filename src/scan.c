@@ -35,6 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include "muh/muh.h"
 #include "pyfile.h"
@@ -1833,6 +1835,61 @@ static void free_walk(walkres *w)
 	}
 }
 
+/* One file's parse result, filled by a worker thread. */
+typedef struct parsed {
+	pyfile *pf;
+	char *rel, *mod;
+	size_t n;
+	muh_diag *diag; /* first syntax error, or NULL */
+	int skipped;    /* unreadable */
+} parsed;
+
+typedef struct parse_job {
+	const char *root;
+	char **paths;
+	parsed *out;
+	size_t n, next;
+	pthread_mutex_t mu;
+} parse_job;
+
+/* Parses files off the shared queue until it is empty. pyfile_analyze is
+ * self-contained (own parser, own arena), so workers share nothing else. */
+static void *parse_worker(void *arg)
+{
+	parse_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (i >= j->n)
+			return NULL;
+		parsed *p = &j->out[i];
+		const char *rel = j->paths[i];
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", j->root, rel);
+		char *text = read_file(path, &p->n);
+		if (!text) {
+			p->skipped = 1;
+			continue;
+		}
+		int is_pkg = 0;
+		p->mod = module_of(rel, &is_pkg);
+		p->rel = strdup(rel);
+		p->pf = p->mod && p->rel ? pyfile_analyze(text, p->n, p->mod, is_pkg) : NULL;
+		if (p->pf && p->pf->nerrors && (p->diag = malloc(sizeof(muh_diag)))) {
+			muh_diag *dg = p->diag;
+			diag_clear(dg);
+			snprintf(dg->file, sizeof(dg->file), "%s", rel);
+			dg->line = p->pf->err_line;
+			dg->col = p->pf->err_col;
+			snprintf(dg->msg, sizeof(dg->msg), "syntax error (%d in this file); the rest of the file was still scanned",
+				 p->pf->nerrors);
+			copy_line(dg->src, sizeof(dg->src), text, p->n, p->pf->err_line);
+		}
+		free(text);
+	}
+}
+
 int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d)
 {
 	double t0 = now();
@@ -1905,51 +1962,65 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->files = calloc(w.py.n ? w.py.n : 1, sizeof(sfile));
 	if (!s->files)
 		rc = MUH_ENOMEM;
+	/* parse: in parallel (each file is independent), then assemble in
+	 * path order so the result does not depend on the thread count */
+	parsed *ps = calloc(w.py.n ? w.py.n : 1, sizeof(parsed));
+	if (!ps)
+		rc = MUH_ENOMEM;
+	if (rc == MUH_OK) {
+		parse_job job = {s->root, (char **)w.py.p, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER};
+		int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+		if (nt < 1)
+			nt = 1;
+		if (nt > 16)
+			nt = 16;
+		if ((size_t)nt > w.py.n)
+			nt = w.py.n ? (int)w.py.n : 1;
+		pthread_t th[16];
+		int started = 0;
+		for (int t = 1; t < nt; t++)
+			if (!pthread_create(&th[started], NULL, parse_worker, &job))
+				started++;
+		parse_worker(&job);
+		for (int t = 0; t < started; t++)
+			pthread_join(th[t], NULL);
+	}
 	for (size_t i = 0; rc == MUH_OK && i < w.py.n; i++) {
-		const char *rel = ((char **)w.py.p)[i];
-		char path[8192];
-		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
-		size_t n = 0;
-		char *text = read_file(path, &n);
-		if (!text)
-			continue; /* vanished or unreadable: skip */
-		int is_pkg;
-		char *mod = module_of(rel, &is_pkg);
-		char *r = strdup(rel);
-		pyfile *pf = mod && r ? pyfile_analyze(text, n, mod, is_pkg) : NULL;
-		if (!pf) {
-			free(text);
-			free(mod);
-			free(r);
+		parsed *p = &ps[i];
+		if (p->skipped)
+			continue; /* vanished or unreadable */
+		if (!p->pf) {
 			rc = MUH_ENOMEM;
 			break;
 		}
 		sfile *f = &s->files[s->nfiles++];
-		f->rel = r;
-		f->module = mod;
-		f->pf = pf;
-		f->is_test = path_is_test(rel);
+		f->rel = p->rel;
+		f->module = p->mod;
+		f->pf = p->pf;
+		p->rel = p->mod = NULL;
+		p->pf = NULL;
+		f->is_test = path_is_test(f->rel);
 		f->plat_file = -1;
-		s->nbytes += n;
-		if (pf->nerrors) {
+		s->nbytes += p->n;
+		if (p->diag) {
 			muh_diag *dg = vec_push(&s->diags);
-			if (dg) {
-				diag_clear(dg);
-				snprintf(dg->file, sizeof(dg->file), "%s", rel);
-				dg->line = pf->err_line;
-				dg->col = pf->err_col;
-				snprintf(dg->msg, sizeof(dg->msg), "syntax error (%d in this file); the rest of the file was still scanned",
-					 pf->nerrors);
-				copy_line(dg->src, sizeof(dg->src), text, n, pf->err_line);
-			}
+			if (dg)
+				*dg = *p->diag;
 		}
-		free(text);
-		f->reach = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), 1);
-		f->reach_file = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), sizeof(int));
-		f->reach_line = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), sizeof(int));
+		int ns = f->pf->nscopes ? f->pf->nscopes : 1;
+		f->reach = calloc((size_t)ns, 1);
+		f->reach_file = calloc((size_t)ns, sizeof(int));
+		f->reach_line = calloc((size_t)ns, sizeof(int));
 		if (!f->reach || !f->reach_file || !f->reach_line)
 			rc = MUH_ENOMEM;
 	}
+	for (size_t i = 0; ps && i < w.py.n; i++) {
+		pyfile_free(ps[i].pf);
+		free(ps[i].rel);
+		free(ps[i].mod);
+		free(ps[i].diag);
+	}
+	free(ps);
 	free_walk(&w);
 	if (rc == MUH_OK && (build_index(s) || compute_dead(s) || build_import_graph(s)))
 		rc = MUH_ENOMEM;

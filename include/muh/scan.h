@@ -80,6 +80,7 @@ typedef struct muh_knob {
 
 typedef struct scan_options {
 	int with_tests; /* also report knobs defined in test files (default 0) */
+	int jobs;       /* parser threads; 0 = one per online CPU (at most 16) */
 } scan_options;
 
 /* Scans the engine tree at root (a directory, or one .py file). opt may be

@@ -27,6 +27,7 @@ static const char help[] =
 	"  --kind K          show only knobs of kind K (repeatable)\n"
 	"  --with-tests      also report knobs defined in test files\n"
 	"  --evidence        print every evidence step under each table row\n"
+	"  -j, --jobs N      parse with N threads (default: one per CPU)\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"knob kinds:\n"
@@ -89,20 +90,21 @@ static void clip(char *dst, size_t cap, const char *src)
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, 0, 'j'},	     {"specs", required_argument, 0, 's'},
+		{"json", no_argument, 0, 'O'},	     {"specs", required_argument, 0, 's'},
 		{"verdict", required_argument, 0, 'v'}, {"kind", required_argument, 0, 'k'},
 		{"with-tests", no_argument, 0, 't'},  {"evidence", no_argument, 0, 'e'},
-		{"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
+		{"help", no_argument, 0, 'h'},	     {"jobs", required_argument, 0, 'j'},
+		{0, 0, 0, 0},
 	};
-	int json = 0, with_tests = 0, evidence = 0;
+	int json = 0, with_tests = 0, evidence = 0, jobs = 0;
 	const char *specs = NULL;
 	const char *verdicts[8], *kinds[8];
 	int nv = 0, nk = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
+		case 'O':
 			json = 1;
 			break;
 		case 's':
@@ -128,6 +130,14 @@ static int run(int argc, char **argv)
 		case 'e':
 			evidence = 1;
 			break;
+		case 'j': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 16)
+				return cli_usage_error("scan", "--jobs %s: expected 1 to 16", optarg);
+			jobs = (int)v;
+			break;
+		}
 		case 'h':
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -138,7 +148,7 @@ static int run(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("scan", optind >= argc ? "which tree? (muh scan TREE)" : "one TREE only");
 	const char *tree = argv[optind];
-	scan_options opt = {with_tests};
+	scan_options opt = {with_tests, jobs};
 	muh_surface *s;
 	muh_diag d;
 	diag_clear(&d);
