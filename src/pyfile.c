@@ -1132,7 +1132,7 @@ static void do_call(walker *w, ctx *c, TSNode n)
 				if (k) {
 					k->aux = fname;
 					k->call = ci;
-					k->aux_line = cl->line;
+					k->aux_line = w->f->calls[ci].line;
 					if (is(kv, "identifier"))
 						k->feed = text_of(w, kv, 128, 0);
 				}

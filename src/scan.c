@@ -671,17 +671,9 @@ static int compute_dead(muh_surface *s)
 				dead[2 * nd + 1] = b;
 				nd++;
 			}
-			if (round == 1) {
-				free(f->dead);
-			}
-			if (round == 0 || nd != f->ndead || (nd && memcmp(dead, f->dead, sizeof(uint32_t) * 2 * (size_t)nd))) {
-				if (round == 0)
-					free(f->dead);
-				f->dead = dead;
-				f->ndead = nd;
-			} else {
-				f->dead = dead;
-			}
+			free(f->dead);
+			f->dead = dead;
+			f->ndead = nd;
 		}
 	}
 	return 0;
@@ -1950,9 +1942,12 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	}
 	if (!s->root)
 		rc = MUH_ENOMEM;
-	qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
-	qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
-	qsort(w.yaml.p, w.yaml.n, sizeof(char *), cmp_str);
+	if (w.py.n)
+		qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
+	if (w.json.n)
+		qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
+	if (w.yaml.n)
+		qsort(w.yaml.p, w.yaml.n, sizeof(char *), cmp_str);
 	s->jsons = w.json.p;
 	s->njsons = (int)w.json.n;
 	s->yamls = w.yaml.p;
