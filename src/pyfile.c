@@ -48,6 +48,7 @@ static void *ar_alloc(pyfile *f, size_t n)
 	}
 	void *p = b->data + b->used;
 	b->used += n;
+	memset(p, 0, n);
 	return p;
 }
 
