@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 MUH_DEPS_CORPUS=0 ./scripts/deps.sh
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)"
-./build/muh space specs/example.yaml
+./build/muh space specs/fused_moe.yaml

@@ -98,3 +98,16 @@ void diag_print(FILE *f, const muh_diag *d)
 		fputs("^\n", f);
 	}
 }
+
+void diag_linecol(const char *text, size_t pos, int *line, int *col)
+{
+	int l = 1;
+	size_t start = 0;
+	for (size_t i = 0; i < pos && text[i]; i++)
+		if (text[i] == '\n') {
+			l++;
+			start = i + 1;
+		}
+	*line = l;
+	*col = (int)(pos - start) + 1;
+}

@@ -46,6 +46,11 @@ void diag_at(muh_diag *d, const char *file, int line, int col, const char *text)
  * on the first line, col0 + (col-1). text is the whole file for the source line. */
 void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char *text);
 
+/* Line and column (1-based) of byte offset pos in text. Only '\n' ends a
+ * line, so CRLF files count right (libfyaml's own line numbers count '\r'
+ * too). Columns count bytes. */
+void diag_linecol(const char *text, size_t pos, int *line, int *col);
+
 /* Prints "file:line:col: error: msg", then the source line and a caret. */
 void diag_print(FILE *f, const muh_diag *d);
 

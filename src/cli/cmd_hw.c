@@ -1,0 +1,164 @@
+/*
+ * cmd_hw.c — `muh hw`: the hardware profile of this device, or a named one.
+ */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: muh hw [--json] [--device N]\n"
+	"       muh hw --profile NAME|FILE [--json]\n"
+	"       muh hw --list\n"
+	"\n"
+	"Prints a hardware profile: the limits and rates constraints read as hw.<key>\n"
+	"(hw.smem_per_block, hw.regs_per_sm, ...). Each value says where it came from:\n"
+	"  measured   read from the device through the CUDA driver API, now\n"
+	"  declared   written down (a built-in table or a YAML file): an assumption\n"
+	"\n"
+	"Without --profile, muh measures CUDA device N (default 0). libcuda is loaded at\n"
+	"run time; with no driver or no device muh says so and exits 3.\n"
+	"\n"
+	"options:\n"
+	"  --device N        which CUDA device to measure (default 0)\n"
+	"  --profile REF     a built-in profile (see --list) or a YAML file\n"
+	"  --list            list the built-in profiles\n"
+	"  --json            print JSON: {name, source, fields: [{key, value, origin, note}]}\n"
+	"\n"
+	"A profile file is YAML: `name: mycard` then `key: value` or\n"
+	"`key: {value: V, origin: measured|declared, note: \"...\"}` per key.\n"
+	"\n"
+	"examples:\n"
+	"  muh hw                          measure this machine's GPU\n"
+	"  muh hw --profile bi-v100        the declared BI-V100 profile (32 KiB smem/block)\n"
+	"  muh space spec.yaml --hw bi-v100   what that profile prunes\n";
+
+static void print_value(char *buf, size_t n, double v)
+{
+	if (v == (double)(long long)v)
+		cli_count(buf, n, v);
+	else
+		snprintf(buf, n, "%.4g", v);
+}
+
+static int print_profile(const muh_hw *hw, int json)
+{
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", hw->name);
+		cJSON_AddStringToObject(o, "source", hw->source);
+		cJSON *arr = cJSON_AddArrayToObject(o, "fields");
+		for (int i = 0; hw_keys[i]; i++) {
+			const muh_hw_field *f = hw_field(hw, hw_keys[i]);
+			if (!f)
+				continue;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "key", f->key);
+			cJSON_AddNumberToObject(e, "value", f->value);
+			cJSON_AddStringToObject(e, "origin",
+						f->origin == HW_MEASURED ? "measured" : "declared");
+			if (f->note[0])
+				cJSON_AddStringToObject(e, "note", f->note);
+			cJSON_AddItemToArray(arr, e);
+		}
+		char *s = cJSON_Print(o);
+		if (s)
+			puts(s);
+		free(s);
+		cJSON_Delete(o);
+		return EXIT_OK;
+	}
+	printf("profile  %s\nsource   %s\n\n", hw->name, hw->source);
+	printf("%-22s %16s  %-9s %s\n", "key", "value", "origin", "meaning");
+	for (int i = 0; hw_keys[i]; i++) {
+		const muh_hw_field *f = hw_field(hw, hw_keys[i]);
+		if (!f)
+			continue;
+		char v[48];
+		print_value(v, sizeof(v), f->value);
+		printf("%-22s %16s  %-9s %s\n", f->key, v,
+		       f->origin == HW_MEASURED ? "measured" : "declared", hw_key_doc(f->key));
+		if (f->note[0])
+			printf("%-22s %16s  %-9s note: %s\n", "", "", "", f->note);
+	}
+	return EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},     {"profile", required_argument, NULL, 'p'},
+		{"list", no_argument, NULL, 'l'},     {"device", required_argument, NULL, 'd'},
+		{NULL, 0, NULL, 0},
+	};
+	int json = 0, list = 0, dev = 0, c;
+	const char *profile = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'l':
+			list = 1;
+			break;
+		case 'd': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0)
+				return cli_usage_error("hw", "--device needs a device number, not '%s'",
+						       optarg);
+			dev = (int)v;
+			break;
+		}
+		default:
+			return cli_usage_error("hw", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("hw", "unexpected argument '%s'", argv[optind]);
+	if (list) {
+		muh_hw hw;
+		if (json) {
+			cJSON *arr = cJSON_CreateArray();
+			for (int i = 0; hw_builtin_names[i]; i++)
+				cJSON_AddItemToArray(arr, cJSON_CreateString(hw_builtin_names[i]));
+			char *s = cJSON_Print(arr);
+			puts(s ? s : "[]");
+			free(s);
+			cJSON_Delete(arr);
+			return EXIT_OK;
+		}
+		printf("%-10s %s\n", "profile", "description");
+		for (int i = 0; hw_builtin_names[i]; i++) {
+			hw_builtin(hw_builtin_names[i], &hw, NULL);
+			printf("%-10s %s\n", hw_builtin_names[i], hw.source + strlen("built-in: "));
+		}
+		return EXIT_OK;
+	}
+	muh_hw hw;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = profile ? hw_resolve(profile, &hw, &d) : hw_query_device(dev, &hw, &d);
+	if (rc == MUH_EENV) {
+		fprintf(stderr, "muh hw: %s\n", d.msg);
+		fprintf(stderr, "(use `muh hw --profile NAME` for a declared profile; `muh hw --list`)\n");
+		return EXIT_ENV;
+	}
+	if (rc)
+		return cli_fail(rc, &d);
+	return print_profile(&hw, json);
+}
+
+const struct muh_command muh_cmd_hw = {
+	.name = "hw",
+	.order = 20,
+	.summary = "the device's limits, measured (or a named, declared profile)",
+	.help = help,
+	.run = run,
+};

@@ -1,0 +1,817 @@
+/*
+ * space.c — the exact space of a spec (see space.h for the contract and the
+ * rejection-attribution rule).
+ *
+ * How it is fast:
+ *   1. Constraints are compiled once (expr.c) into slot-reading bytecode.
+ *   2. Params are split into groups: connected components of the graph in
+ *      which two params are linked when one constraint reads both. Params no
+ *      constraint reads are groups of one. Groups multiply; the engine never
+ *      enumerates one group against another.
+ *   3. Inside a group the params are bound depth-first in an order chosen
+ *      greedily so that constraints complete as early as possible; each
+ *      constraint is tested at the depth where its last param is bound, and
+ *      a failing partial assignment prunes its whole subtree (counted by
+ *      multiplication, not visited).
+ *   4. A constrained group's valid tuples are kept as sorted 64-bit ranks in
+ *      the group's own mixed radix, so config <-> index is O(params) plus a
+ *      binary search, and uniform sampling is one random index.
+ *
+ * Owns: the space struct and everything derived from a spec + profile.
+ * Must never: print, or evaluate a constraint text more than once at build.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "muh/expr.h"
+#include "muh/muh.h"
+#include "muh/space.h"
+
+/* Most valid tuples one group keeps for indexing (8 bytes each). Past it the
+ * space is still counted exactly, but cannot be iterated or sampled. */
+#define SPACE_MAX_TUPLES (UINT64_C(1) << 25)
+
+struct cons {
+	muh_expr *e;
+	size_t spec_idx;
+	int group;   /* -1: constant (reads no param) */
+	int depth;   /* binding depth at which it becomes checkable */
+	double rejected;
+	int *params; /* params it reads */
+	int nparams;
+};
+
+struct group {
+	int *params;   /* spec indices, in binding order */
+	int nparams;
+	int *cons;     /* constraint indices (into sp->cons), in check order */
+	int ncons;
+	int *depth_start; /* cons[depth_start[d] .. depth_start[d+1]) checked at depth d */
+	uint64_t *radix_stride; /* per binding position: stride of the param in the rank */
+	double cartesian;
+	uint64_t valid;
+	uint64_t *tuples; /* sorted ranks of valid tuples; NULL when unconstrained */
+	int indexed;      /* tuples complete */
+	double *rejected_local; /* per group constraint, within the group */
+};
+
+struct muh_space {
+	const muh_spec *spec;
+	size_t np;       /* params */
+	size_t nslots;   /* params + problem + hw */
+	muh_value *base; /* slot template: problem and hw values filled */
+	struct cons *cons;
+	size_t ncons;
+	size_t *check_order; /* spec indices in check order */
+	struct group *groups;
+	size_t ngroups;
+	int *group_of; /* param -> group */
+	double cartesian;
+	uint64_t valid;
+	int indexed;
+	double seconds;
+	char **names; /* slot names (owned) */
+};
+
+/* ---- small utilities ----------------------------------------------------- */
+
+uint64_t space_rand(uint64_t *state)
+{
+	uint64_t x = *state ? *state : UINT64_C(0x9E3779B97F4A7C15);
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* Uniform in [0, n), n > 0, without modulo bias. */
+static uint64_t rand_below(uint64_t *state, uint64_t n)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+	uint64_t r;
+	do
+		r = space_rand(state);
+	while (r >= limit);
+	return r % n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- names and compilation -------------------------------------------------- */
+
+static int build_names(muh_space *sp, const muh_hw *hw, size_t instance)
+{
+	const muh_spec *s = sp->spec;
+	size_t nhw = 0;
+	if (hw)
+		nhw = (size_t)hw->nfields;
+	sp->nslots = s->nparams + s->nproblem + nhw;
+	sp->names = calloc(sp->nslots ? sp->nslots : 1, sizeof(char *));
+	sp->base = calloc(sp->nslots ? sp->nslots : 1, sizeof(muh_value));
+	if (!sp->names || !sp->base)
+		return MUH_ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < s->nparams; i++, k++)
+		sp->names[k] = strdup(s->params[i].name);
+	for (size_t i = 0; i < s->nproblem; i++, k++) {
+		sp->names[k] = strdup(s->problem[i].name);
+		sp->base[k] = spec_problem_value(s, i, instance);
+	}
+	for (size_t i = 0; i < nhw; i++, k++) {
+		size_t len = strlen(hw->f[i].key) + 4;
+		sp->names[k] = malloc(len);
+		if (sp->names[k])
+			snprintf(sp->names[k], len, "hw.%s", hw->f[i].key);
+		double v = hw->f[i].value;
+		sp->base[k] = (v == floor(v) && fabs(v) < 9e15) ? value_int((int64_t)v)
+								 : value_float(v);
+	}
+	for (size_t i = 0; i < sp->nslots; i++)
+		if (!sp->names[i])
+			return MUH_ENOMEM;
+	return MUH_OK;
+}
+
+static int compile_all(muh_space *sp, muh_diag *d)
+{
+	const muh_spec *s = sp->spec;
+	sp->ncons = s->nconstraints;
+	sp->cons = calloc(sp->ncons ? sp->ncons : 1, sizeof(struct cons));
+	if (!sp->cons)
+		return MUH_ENOMEM;
+	int *slots = malloc((sp->nslots + 1) * sizeof(int));
+	if (!slots)
+		return MUH_ENOMEM;
+	for (size_t c = 0; c < sp->ncons; c++) {
+		struct cons *k = &sp->cons[c];
+		k->spec_idx = c;
+		muh_diag sub;
+		diag_clear(&sub);
+		k->e = expr_compile(s->constraints[c].src, (const char *const *)sp->names,
+				    (int)sp->nslots, &sub);
+		if (!k->e) {
+			free(slots);
+			if (!diag_is_set(&sub))
+				return MUH_ENOMEM;
+			if (d) {
+				*d = sub;
+				diag_rebase(d, s->path, s->constraints[c].line, s->constraints[c].col,
+					    s->text);
+			}
+			return MUH_EINPUT;
+		}
+		int n = expr_slots(k->e, slots, (int)sp->nslots);
+		k->params = malloc((size_t)(n ? n : 1) * sizeof(int));
+		if (!k->params) {
+			free(slots);
+			return MUH_ENOMEM;
+		}
+		for (int i = 0; i < n; i++)
+			if ((size_t)slots[i] < sp->np)
+				k->params[k->nparams++] = slots[i];
+		k->group = -1;
+	}
+	free(slots);
+	return MUH_OK;
+}
+
+/* ---- groups ------------------------------------------------------------------- */
+
+static int uf_find(int *parent, int x)
+{
+	while (parent[x] != x)
+		x = parent[x] = parent[parent[x]];
+	return x;
+}
+
+/* Chooses the binding order of group g and assigns each of its constraints
+ * a depth; fills depth_start and the check order. */
+static int order_group(muh_space *sp, struct group *g, int *member, int nmember, int *gcons,
+		       int ngcons)
+{
+	const muh_spec *s = sp->spec;
+	int *bound = calloc(sp->np, sizeof(int));
+	int *left = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(int));
+	if (!bound || !left) {
+		free(bound);
+		free(left);
+		return MUH_ENOMEM;
+	}
+	for (int i = 0; i < ngcons; i++)
+		left[i] = sp->cons[gcons[i]].nparams;
+	g->nparams = 0;
+	for (int step = 0; step < nmember; step++) {
+		/* pick the param that completes the most constraints; then the
+		 * one in the most pending constraints; then fewest values */
+		int best = -1;
+		double best_score = -1;
+		for (int m = 0; m < nmember; m++) {
+			int p = member[m];
+			if (bound[p])
+				continue;
+			int completes = 0, touches = 0;
+			for (int i = 0; i < ngcons; i++) {
+				struct cons *k = &sp->cons[gcons[i]];
+				for (int j = 0; j < k->nparams; j++)
+					if (k->params[j] == p) {
+						touches++;
+						if (left[i] == 1)
+							completes++;
+					}
+			}
+			double score = completes * 1e6 + touches * 1e3 +
+				       (1000.0 - fmin(999.0, (double)s->params[p].nvalues));
+			if (score > best_score) {
+				best_score = score;
+				best = p;
+			}
+		}
+		bound[best] = 1;
+		g->params[g->nparams++] = best;
+		for (int i = 0; i < ngcons; i++) {
+			struct cons *k = &sp->cons[gcons[i]];
+			for (int j = 0; j < k->nparams; j++)
+				if (k->params[j] == best && --left[i] == 0)
+					k->depth = step;
+		}
+	}
+	/* check order: by depth, then spec order (gcons is in spec order) */
+	g->ncons = 0;
+	for (int dpt = 0; dpt < g->nparams; dpt++) {
+		g->depth_start[dpt] = g->ncons;
+		for (int i = 0; i < ngcons; i++)
+			if (sp->cons[gcons[i]].depth == dpt)
+				g->cons[g->ncons++] = gcons[i];
+	}
+	g->depth_start[g->nparams] = g->ncons;
+	free(bound);
+	free(left);
+	return MUH_OK;
+}
+
+static int make_groups(muh_space *sp)
+{
+	size_t np = sp->np;
+	int *parent = malloc((np ? np : 1) * sizeof(int));
+	sp->group_of = malloc((np ? np : 1) * sizeof(int));
+	if (!parent || !sp->group_of) {
+		free(parent);
+		return MUH_ENOMEM;
+	}
+	for (size_t i = 0; i < np; i++)
+		parent[i] = (int)i;
+	for (size_t c = 0; c < sp->ncons; c++) {
+		struct cons *k = &sp->cons[c];
+		for (int j = 1; j < k->nparams; j++) {
+			int a = uf_find(parent, k->params[0]), b = uf_find(parent, k->params[j]);
+			if (a != b)
+				parent[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	/* groups in order of their first param in spec order */
+	sp->groups = calloc(np ? np : 1, sizeof(struct group));
+	int *root_group = malloc((np ? np : 1) * sizeof(int));
+	int *member = malloc((np ? np : 1) * sizeof(int));
+	int *gcons = malloc((sp->ncons ? sp->ncons : 1) * sizeof(int));
+	if (!sp->groups || !root_group || !member || !gcons) {
+		free(parent);
+		free(root_group);
+		free(member);
+		free(gcons);
+		return MUH_ENOMEM;
+	}
+	for (size_t i = 0; i < np; i++)
+		root_group[i] = -1;
+	int rc = MUH_OK;
+	for (size_t i = 0; i < np && !rc; i++) {
+		int r = uf_find(parent, (int)i);
+		if (root_group[r] >= 0) {
+			sp->group_of[i] = root_group[r];
+			continue;
+		}
+		int gi = (int)sp->ngroups++;
+		root_group[r] = gi;
+		sp->group_of[i] = gi;
+		struct group *g = &sp->groups[gi];
+		int nm = 0;
+		for (size_t j = 0; j < np; j++)
+			if (uf_find(parent, (int)j) == r)
+				member[nm++] = (int)j;
+		int ngc = 0;
+		for (size_t c = 0; c < sp->ncons; c++)
+			if (sp->cons[c].nparams && uf_find(parent, sp->cons[c].params[0]) == r) {
+				gcons[ngc++] = (int)c;
+				sp->cons[c].group = gi;
+			}
+		g->params = malloc((size_t)nm * sizeof(int));
+		g->cons = malloc((size_t)(ngc ? ngc : 1) * sizeof(int));
+		g->depth_start = malloc((size_t)(nm + 1) * sizeof(int));
+		g->radix_stride = malloc((size_t)nm * sizeof(uint64_t));
+		g->rejected_local = calloc((size_t)(ngc ? ngc : 1), sizeof(double));
+		if (!g->params || !g->cons || !g->depth_start || !g->radix_stride ||
+		    !g->rejected_local) {
+			rc = MUH_ENOMEM;
+			break;
+		}
+		rc = order_group(sp, g, member, nm, gcons, ngc);
+	}
+	free(parent);
+	free(root_group);
+	free(member);
+	free(gcons);
+	return rc;
+}
+
+/* ---- enumeration ---------------------------------------------------------------- */
+
+struct walk {
+	muh_space *sp;
+	struct group *g;
+	muh_value *slots;
+	uint32_t *idx;    /* value index per binding position */
+	double *below;    /* below[d]: product of domain sizes of positions > d */
+	uint64_t *tuples;
+	uint64_t ntuples, cap;
+	int overflow;
+};
+
+static int walk_keep(struct walk *w)
+{
+	struct group *g = w->g;
+	if (w->ntuples >= SPACE_MAX_TUPLES) {
+		w->overflow = 1;
+		return MUH_OK;
+	}
+	if (w->ntuples == w->cap) {
+		uint64_t nc = w->cap ? w->cap * 2 : 1024;
+		uint64_t *nt = realloc(w->tuples, nc * sizeof(uint64_t));
+		if (!nt)
+			return MUH_ENOMEM;
+		w->tuples = nt;
+		w->cap = nc;
+	}
+	uint64_t rank = 0;
+	for (int i = 0; i < g->nparams; i++)
+		rank += w->idx[i] * g->radix_stride[i];
+	w->tuples[w->ntuples++] = rank;
+	return MUH_OK;
+}
+
+/* Depth-first over binding positions, iteratively (no recursion limit). */
+static int walk_group(struct walk *w)
+{
+	struct group *g = w->g;
+	const muh_spec *s = w->sp->spec;
+	int n = g->nparams;
+	int dpt = 0;
+	w->idx[0] = 0;
+	for (;;) {
+		int p = g->params[dpt];
+		const muh_param *par = &s->params[p];
+		if (w->idx[dpt] >= par->nvalues) {
+			if (dpt == 0)
+				return MUH_OK;
+			dpt--;
+			w->idx[dpt]++;
+			continue;
+		}
+		w->slots[p] = par->values[w->idx[dpt]];
+		int ok = 1;
+		for (int ci = g->depth_start[dpt]; ci < g->depth_start[dpt + 1]; ci++) {
+			struct cons *k = &w->sp->cons[g->cons[ci]];
+			if (expr_test(k->e, w->slots) != EXPR_TRUE) {
+				g->rejected_local[ci] += w->below[dpt];
+				ok = 0;
+				break;
+			}
+		}
+		if (ok && dpt == n - 1) {
+			g->valid++;
+			if (!w->overflow) {
+				int rc = walk_keep(w);
+				if (rc)
+					return rc;
+			}
+		}
+		if (ok && dpt < n - 1) {
+			dpt++;
+			w->idx[dpt] = 0;
+		} else {
+			w->idx[dpt]++;
+		}
+	}
+}
+
+static int enumerate(muh_space *sp)
+{
+	const muh_spec *s = sp->spec;
+	muh_value *slots = malloc((sp->nslots ? sp->nslots : 1) * sizeof(muh_value));
+	if (!slots)
+		return MUH_ENOMEM;
+	memcpy(slots, sp->base, sp->nslots * sizeof(muh_value));
+	int rc = MUH_OK;
+	sp->indexed = 1;
+	for (size_t gi = 0; gi < sp->ngroups && !rc; gi++) {
+		struct group *g = &sp->groups[gi];
+		/* rank strides: the group's mixed radix in binding order */
+		uint64_t stride = 1;
+		g->cartesian = 1;
+		for (int i = g->nparams - 1; i >= 0; i--) {
+			g->radix_stride[i] = stride;
+			size_t nv = s->params[g->params[i]].nvalues;
+			stride *= nv;
+			g->cartesian *= (double)nv;
+		}
+		if (g->ncons == 0) { /* unconstrained: a product, never enumerated */
+			g->valid = (uint64_t)g->cartesian;
+			g->indexed = 1;
+			continue;
+		}
+		if (g->cartesian > 1.8e19) {
+			rc = MUH_EINPUT;
+			break;
+		}
+		struct walk w = {.sp = sp, .g = g, .slots = slots};
+		w.idx = calloc((size_t)g->nparams, sizeof(uint32_t));
+		w.below = malloc((size_t)g->nparams * sizeof(double));
+		if (!w.idx || !w.below) {
+			free(w.idx);
+			free(w.below);
+			rc = MUH_ENOMEM;
+			break;
+		}
+		double b = 1;
+		for (int i = g->nparams - 1; i >= 0; i--) {
+			w.below[i] = b;
+			b *= (double)s->params[g->params[i]].nvalues;
+		}
+		rc = walk_group(&w);
+		free(w.idx);
+		free(w.below);
+		if (!rc && !w.overflow) {
+			/* The walk visits tuples in lexicographic binding order and
+			 * ranks use the same order, so they come out sorted. */
+			for (uint64_t t = 1; t < w.ntuples; t++)
+				assert(w.tuples[t - 1] < w.tuples[t]);
+			g->tuples = w.tuples;
+			g->indexed = 1;
+		} else {
+			free(w.tuples);
+			g->indexed = 0;
+			sp->indexed = 0;
+		}
+	}
+	free(slots);
+	return rc;
+}
+
+/* Turns per-group counts into whole-space counts and the check order. */
+static void attribute(muh_space *sp)
+{
+	size_t k = 0;
+	sp->cartesian = 1;
+	for (size_t gi = 0; gi < sp->ngroups; gi++)
+		sp->cartesian *= sp->groups[gi].cartesian;
+	/* constant constraints come first in check order */
+	int const_ok = 1;
+	for (size_t c = 0; c < sp->ncons; c++) {
+		struct cons *kc = &sp->cons[c];
+		if (kc->group >= 0)
+			continue;
+		sp->check_order[k++] = c;
+		if (!const_ok)
+			continue;
+		if (expr_test(kc->e, sp->base) != EXPR_TRUE) {
+			kc->rejected = sp->cartesian;
+			const_ok = 0;
+		}
+	}
+	double valid_before = 1;
+	for (size_t gi = 0; gi < sp->ngroups; gi++) {
+		struct group *g = &sp->groups[gi];
+		double after = 1;
+		for (size_t gj = gi + 1; gj < sp->ngroups; gj++)
+			after *= sp->groups[gj].cartesian;
+		for (int ci = 0; ci < g->ncons; ci++) {
+			struct cons *kc = &sp->cons[g->cons[ci]];
+			sp->check_order[k++] = (size_t)g->cons[ci];
+			kc->rejected = const_ok ? g->rejected_local[ci] * valid_before * after : 0;
+		}
+		valid_before *= (double)g->valid;
+	}
+	uint64_t v = const_ok ? 1 : 0;
+	for (size_t gi = 0; gi < sp->ngroups && v; gi++) {
+		uint64_t gv = sp->groups[gi].valid;
+		if (gv && v > UINT64_MAX / gv) {
+			v = UINT64_MAX; /* saturate: more than 2^64 valid */
+			break;
+		}
+		v *= gv;
+	}
+	sp->valid = v;
+	if (!const_ok)
+		sp->indexed = 1; /* empty: trivially indexed */
+}
+
+int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space **out, muh_diag *d)
+{
+	double t0 = now();
+	*out = NULL;
+	muh_space *sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return MUH_ENOMEM;
+	sp->spec = s;
+	sp->np = s->nparams;
+	int rc = build_names(sp, hw, instance);
+	if (!rc)
+		rc = compile_all(sp, d);
+	if (!rc)
+		rc = make_groups(sp);
+	if (!rc) {
+		sp->check_order = malloc((sp->ncons ? sp->ncons : 1) * sizeof(size_t));
+		if (!sp->check_order)
+			rc = MUH_ENOMEM;
+	}
+	if (!rc) {
+		rc = enumerate(sp);
+		if (rc == MUH_EINPUT) {
+			diag_at(d, s->path, 0, 0, NULL);
+			diag_errorf(d, "a group of linked params has more than 2^64 combinations");
+		}
+	}
+	if (rc) {
+		space_free(sp);
+		return rc;
+	}
+	attribute(sp);
+	sp->seconds = now() - t0;
+	*out = sp;
+	return MUH_OK;
+}
+
+void space_free(muh_space *sp)
+{
+	if (!sp)
+		return;
+	for (size_t c = 0; c < sp->ncons; c++) {
+		expr_free(sp->cons[c].e);
+		free(sp->cons[c].params);
+	}
+	for (size_t g = 0; g < sp->ngroups; g++) {
+		struct group *gr = &sp->groups[g];
+		free(gr->params);
+		free(gr->cons);
+		free(gr->depth_start);
+		free(gr->radix_stride);
+		free(gr->tuples);
+		free(gr->rejected_local);
+	}
+	for (size_t i = 0; i < sp->nslots && sp->names; i++)
+		free(sp->names[i]);
+	free(sp->names);
+	free(sp->base);
+	free(sp->cons);
+	free(sp->groups);
+	free(sp->group_of);
+	free(sp->check_order);
+	free(sp);
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+const muh_spec *space_spec(const muh_space *sp)
+{
+	return sp->spec;
+}
+
+size_t space_nparams(const muh_space *sp)
+{
+	return sp->np;
+}
+
+double space_cartesian(const muh_space *sp)
+{
+	return sp->cartesian;
+}
+
+uint64_t space_valid(const muh_space *sp)
+{
+	return sp->valid;
+}
+
+double space_seconds(const muh_space *sp)
+{
+	return sp->seconds;
+}
+
+size_t space_nconstraints(const muh_space *sp)
+{
+	return sp->ncons;
+}
+
+double space_rejected(const muh_space *sp, size_t c)
+{
+	return c < sp->ncons ? sp->cons[c].rejected : 0;
+}
+
+size_t space_check_order(const muh_space *sp, size_t k)
+{
+	return sp->check_order[k];
+}
+
+size_t space_ngroups(const muh_space *sp)
+{
+	return sp->ngroups;
+}
+
+muh_value space_value(const muh_space *sp, const uint32_t *cfg, size_t p)
+{
+	return sp->spec->params[p].values[cfg[p]];
+}
+
+/* Decodes a group-local index into cfg entries of that group's params. */
+static void group_decode(const muh_space *sp, const struct group *g, uint64_t li, uint32_t *cfg)
+{
+	const muh_spec *s = sp->spec;
+	if (g->tuples) {
+		uint64_t rank = g->tuples[li];
+		for (int i = 0; i < g->nparams; i++) {
+			cfg[g->params[i]] = (uint32_t)(rank / g->radix_stride[i]);
+			rank %= g->radix_stride[i];
+		}
+		return;
+	}
+	/* unconstrained group: its own mixed radix */
+	for (int i = g->nparams - 1; i >= 0; i--) {
+		size_t nv = s->params[g->params[i]].nvalues;
+		cfg[g->params[i]] = (uint32_t)(li % nv);
+		li /= nv;
+	}
+}
+
+int space_config_at(const muh_space *sp, uint64_t i, uint32_t *cfg)
+{
+	if (!sp->indexed || i >= sp->valid)
+		return MUH_EINPUT;
+	for (size_t gi = sp->ngroups; gi-- > 0;) {
+		const struct group *g = &sp->groups[gi];
+		group_decode(sp, g, i % g->valid, cfg);
+		i /= g->valid;
+	}
+	return MUH_OK;
+}
+
+int space_is_valid(const muh_space *sp, const uint32_t *cfg)
+{
+	muh_value stackslots[64];
+	muh_value *slots = sp->nslots <= 64 ? stackslots : malloc(sp->nslots * sizeof(muh_value));
+	if (!slots)
+		return 0;
+	memcpy(slots, sp->base, sp->nslots * sizeof(muh_value));
+	int ok = 1;
+	for (size_t p = 0; p < sp->np; p++) {
+		if (cfg[p] >= sp->spec->params[p].nvalues) {
+			ok = 0;
+			break;
+		}
+		slots[p] = sp->spec->params[p].values[cfg[p]];
+	}
+	for (size_t c = 0; ok && c < sp->ncons; c++)
+		if (expr_test(sp->cons[c].e, slots) != EXPR_TRUE)
+			ok = 0;
+	if (slots != stackslots)
+		free(slots);
+	return ok;
+}
+
+int space_index_of(const muh_space *sp, const uint32_t *cfg, uint64_t *i)
+{
+	if (!sp->indexed || !space_is_valid(sp, cfg))
+		return -1;
+	const muh_spec *s = sp->spec;
+	uint64_t idx = 0;
+	for (size_t gi = 0; gi < sp->ngroups; gi++) {
+		const struct group *g = &sp->groups[gi];
+		uint64_t li = 0;
+		if (g->tuples) {
+			uint64_t rank = 0;
+			for (int k = 0; k < g->nparams; k++)
+				rank += cfg[g->params[k]] * g->radix_stride[k];
+			uint64_t *hit = bsearch(&rank, g->tuples, g->valid, sizeof(uint64_t), cmp_u64);
+			if (!hit)
+				return -1;
+			li = (uint64_t)(hit - g->tuples);
+		} else {
+			for (int k = 0; k < g->nparams; k++)
+				li = li * s->params[g->params[k]].nvalues + cfg[g->params[k]];
+		}
+		idx = idx * g->valid + li;
+	}
+	*i = idx;
+	return 0;
+}
+
+int space_sample(const muh_space *sp, uint64_t *rng, uint32_t *cfg)
+{
+	if (!sp->valid || !sp->indexed)
+		return MUH_EINPUT;
+	return space_config_at(sp, rand_below(rng, sp->valid), cfg);
+}
+
+size_t space_neighbours(const muh_space *sp, const uint32_t *cfg, enum space_neigh kind,
+			uint32_t *out, size_t max)
+{
+	const muh_spec *s = sp->spec;
+	size_t n = 0;
+	for (size_t p = 0; p < sp->np && n < max; p++) {
+		size_t nv = s->params[p].nvalues;
+		for (size_t v = 0; v < nv && n < max; v++) {
+			if (v == cfg[p])
+				continue;
+			if (kind == SPACE_ADJACENT && v + 1 != cfg[p] && v != cfg[p] + 1)
+				continue;
+			uint32_t *c = out + n * sp->np;
+			memcpy(c, cfg, sp->np * sizeof(uint32_t));
+			c[p] = (uint32_t)v;
+			if (space_is_valid(sp, c))
+				n++;
+		}
+	}
+	return n;
+}
+
+int space_default(const muh_space *sp, uint32_t *cfg)
+{
+	for (size_t p = 0; p < sp->np; p++) {
+		const muh_param *par = &sp->spec->params[p];
+		cfg[p] = par->has_default ? (uint32_t)par->default_idx : 0;
+	}
+	return space_is_valid(sp, cfg);
+}
+
+int space_key(const muh_space *sp, const uint32_t *cfg, char *buf, size_t n)
+{
+	size_t o = 0;
+	if (n)
+		buf[0] = '\0';
+	for (size_t p = 0; p < sp->np; p++) {
+		char v[64];
+		value_fmt(v, sizeof(v), space_value(sp, cfg, p));
+		int w = snprintf(buf + (o < n ? o : n), o < n ? n - o : 0, "%s%s=%s", p ? "," : "",
+				 sp->spec->params[p].name, v);
+		o += (size_t)(w > 0 ? w : 0);
+	}
+	return (int)o;
+}
+
+int space_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d)
+{
+	const muh_spec *s = sp->spec;
+	for (size_t p = 0; p < sp->np; p++)
+		cfg[p] = UINT32_MAX;
+	const char *q = key;
+	while (*q) {
+		const char *eq = strchr(q, '=');
+		if (!eq)
+			return diag_errorf(d, "expected NAME=VALUE at '%s'", q);
+		const char *end = strchr(eq, ',');
+		size_t nlen = (size_t)(eq - q), vlen = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
+		size_t p;
+		for (p = 0; p < sp->np; p++)
+			if (strlen(s->params[p].name) == nlen && !strncmp(s->params[p].name, q, nlen))
+				break;
+		if (p == sp->np)
+			return diag_errorf(d, "no param '%.*s' in this spec", (int)nlen, q);
+		size_t v;
+		for (v = 0; v < s->params[p].nvalues; v++) {
+			char buf[64];
+			int w = value_fmt(buf, sizeof(buf), s->params[p].values[v]);
+			if ((size_t)w == vlen && !strncmp(buf, eq + 1, vlen))
+				break;
+		}
+		if (v == s->params[p].nvalues)
+			return diag_errorf(d, "'%.*s' is not a value of '%s'", (int)vlen, eq + 1,
+					   s->params[p].name);
+		cfg[p] = (uint32_t)v;
+		q = end ? end + 1 : eq + 1 + vlen;
+	}
+	for (size_t p = 0; p < sp->np; p++)
+		if (cfg[p] == UINT32_MAX)
+			return diag_errorf(d, "the key does not give param '%s'", s->params[p].name);
+	return MUH_OK;
+}

@@ -1,0 +1,33 @@
+# Helpers for the end-to-end CLI tests. Each test is `bash tests/cli/X.sh MUH`
+# run from the repository root; it exits non-zero on the first failure.
+set -uo pipefail
+MUH=${1:?usage: $0 path/to/muh}
+BAT=../shared/corpora/bat
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run CMD...: runs it, keeping stdout in $TMP/out, stderr in $TMP/err, status in $rc
+run() {
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+expect_rc() {
+	[ "$rc" = "$1" ] || fail "$2: exit $rc, expected $1; stderr: $(head -c 600 "$TMP/err")"
+}
+
+# expect_in FILE REGEX WHAT
+expect_in() {
+	grep -Eq -- "$2" "$TMP/$1" || fail "$3: /$2/ not in $1: $(head -c 600 "$TMP/$1")"
+}
+
+done_tests() {
+	[ "$fails" = 0 ] || { echo "$fails failure(s)" >&2; exit 1; }
+	echo "ok"
+}

@@ -1,0 +1,65 @@
+# Bad specs exit 2 with file:line:col, the line, and a caret at the column.
+source "$(dirname "$0")/lib.bash"
+F=tests/fixtures/specs
+
+# expect_caret COL: the caret line puts ^ under column COL of the source line
+expect_caret() {
+	local caret
+	caret=$(grep -E '^ +\^$' "$TMP/err" | head -1)
+	[ -n "$caret" ] || { fail "$2: no caret line"; return; }
+	# two spaces of indent, then col-1 spaces
+	[ "${#caret}" = "$(($1 + 2))" ] || fail "$2: caret at $((${#caret} - 2)), expected column $1"
+}
+
+run "$MUH" space $F/bad_yaml.yaml
+expect_rc 2 "malformed YAML"
+expect_in err "bad_yaml.yaml:[2-4]:[0-9]+: error: malformed YAML" "malformed YAML position"
+
+run "$MUH" space $F/bad_syntax.yaml
+expect_rc 2 "constraint syntax error"
+expect_in err "bad_syntax.yaml:5:[0-9]+: error: " "syntax error position"
+expect_in err "  - BLOCK \* \(WARPS \+ 2 <= 64" "syntax error shows the line"
+
+run "$MUH" space $F/bad_name.yaml
+expect_rc 2 "unknown name"
+expect_in err "bad_name.yaml:5:15: error: unknown name 'BLOCKN'" "unknown name position"
+expect_in err "BLOCK_M" "unknown name lists known names"
+expect_caret 15 "unknown name caret"
+
+run "$MUH" space $F/bad_novalues.yaml
+expect_rc 2 "param with no values"
+expect_in err "bad_novalues.yaml:3:[0-9]+: error: param 'BLOCK_N' has no values" "no values message"
+
+run "$MUH" space $F/bad_values_expr.json
+expect_rc 2 "bad Values expression"
+expect_in err "bad_values_expr.json:4:[0-9]+: error: " "Values expression position"
+
+# hw symbol with no profile
+printf 'params:\n  A: [1, 2]\nconstraints:\n  - A <= hw.smem_per_block\n' >"$TMP/nohw.yaml"
+run "$MUH" space "$TMP/nohw.yaml"
+expect_rc 2 "hw symbol without a profile"
+expect_in err "nohw.yaml:4:10: error: unknown name 'hw.smem_per_block'" "hw without profile"
+
+# unknown profile named in the spec is reported at the hw: line
+printf 'params:\n  A: [1, 2]\nhw: nosuchcard\n' >"$TMP/badhw.yaml"
+run "$MUH" space "$TMP/badhw.yaml"
+expect_rc 2 "unknown profile"
+expect_in err "badhw.yaml:3:5: error: no built-in hardware profile 'nosuchcard'" "unknown profile"
+
+# default not among the values
+printf 'params:\n  A: [1, 2]\ndefaults: {A: 3}\n' >"$TMP/baddef.yaml"
+run "$MUH" space "$TMP/baddef.yaml"
+expect_rc 2 "bad default"
+expect_in err "baddef.yaml:3:15: error: '3' is not one of the values of 'A'" "bad default"
+
+# division by zero: those configurations are invalid, the run goes on
+run "$MUH" space $F/divzero.yaml --json
+expect_rc 0 "division by zero"
+python3 - "$TMP/out" <<'PY' || fail "divzero counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = sum(1 for a in [0, 1, 2, 3] for b in [1, 2, 4] if a != 0 and b // a >= 1)
+assert d["valid"] == want, (d["valid"], want)
+assert d["constraints"][0]["rejected"] == 12 - want
+PY
+done_tests

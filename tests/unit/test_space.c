@@ -1,0 +1,253 @@
+/*
+ * test_space.c — the space engine against brute force written in plain C
+ * (the predicates below are C code, not muh expressions), and the space API
+ * the strategies rely on: index <-> config, sampling, neighbours, keys.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "muh/muh.h"
+
+static muh_spec *parse(const char *text)
+{
+	muh_spec *s = NULL;
+	muh_diag d;
+	int rc = spec_parse("t.yaml", text, strlen(text), &s, &d);
+	if (rc)
+		fail_msg("spec_parse: %s at %d:%d", d.msg, d.line, d.col);
+	return s;
+}
+
+static const char linked[] = "params:\n"
+			     "  A: [1, 2, 3, 4, 5, 6, 7, 8]\n"
+			     "  B: [0, 1, 2, 3, 4, 5]\n"
+			     "  C: {pow2: [1, 64]}\n"
+			     "  D: [1, 2, 3]\n"
+			     "  E: [10, 20]\n"
+			     "constraints:\n"
+			     "  - A * C <= 64\n"
+			     "  - (A + B) % D == 0 or B == 5\n"
+			     "  - 3 <= C // D <= 40\n";
+
+static int linked_ok(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	return a * c <= 64 && ((a + b) % d == 0 || b == 5) && 3 <= c / d && c / d <= 40;
+}
+
+static void test_counts_match_brute_force(void **state)
+{
+	muh_spec *s = parse(linked);
+	muh_space *sp;
+	muh_diag d;
+	assert_int_equal(space_build(s, NULL, 0, &sp, &d), MUH_OK);
+	static const int64_t A[] = {1, 2, 3, 4, 5, 6, 7, 8}, B[] = {0, 1, 2, 3, 4, 5},
+			     C[] = {1, 2, 4, 8, 16, 32, 64}, D[] = {1, 2, 3};
+	uint64_t want = 0;
+	for (int a = 0; a < 8; a++)
+		for (int b = 0; b < 6; b++)
+			for (int c = 0; c < 7; c++)
+				for (int dd = 0; dd < 3; dd++)
+					want += linked_ok(A[a], B[b], C[c], D[dd]);
+	want *= 2; /* E is free */
+	assert_int_equal(space_valid(sp), want);
+	assert_true(space_cartesian(sp) == 8.0 * 6 * 7 * 3 * 2);
+	double rej = 0;
+	for (size_t c = 0; c < space_nconstraints(sp); c++)
+		rej += space_rejected(sp, c);
+	assert_true(rej + (double)space_valid(sp) == space_cartesian(sp));
+	assert_int_equal(space_ngroups(sp), 2); /* {A,B,C,D} and {E} */
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_index_roundtrip_and_order(void **state)
+{
+	muh_spec *s = parse(linked);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	uint32_t cfg[5];
+	char seen[4096] = {0};
+	for (uint64_t i = 0; i < space_valid(sp); i++) {
+		assert_int_equal(space_config_at(sp, i, cfg), MUH_OK);
+		assert_true(space_is_valid(sp, cfg));
+		int64_t a = space_value(sp, cfg, 0).u.i, b = space_value(sp, cfg, 1).u.i;
+		int64_t c = space_value(sp, cfg, 2).u.i, dd = space_value(sp, cfg, 3).u.i;
+		assert_true(linked_ok(a, b, c, dd));
+		uint64_t j = 99999;
+		assert_int_equal(space_index_of(sp, cfg, &j), 0);
+		assert_int_equal(j, i);
+		/* each configuration appears once */
+		unsigned code = ((((cfg[0] * 6 + cfg[1]) * 7 + cfg[2]) * 3 + cfg[3]) * 2 + cfg[4]);
+		assert_int_equal(seen[code], 0);
+		seen[code] = 1;
+	}
+	assert_int_equal(space_config_at(sp, space_valid(sp), cfg), MUH_EINPUT);
+	/* an invalid configuration has no index */
+	uint32_t bad[5] = {7, 0, 6, 0, 0}; /* A=8, C=64: 512 > 64 */
+	uint64_t j;
+	assert_int_equal(space_index_of(sp, bad, &j), -1);
+	assert_false(space_is_valid(sp, bad));
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_sample_uniform_and_valid(void **state)
+{
+	muh_spec *s = parse(linked);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	uint64_t n = space_valid(sp), rng = 42;
+	uint32_t *hits = calloc(n, sizeof(uint32_t));
+	uint32_t cfg[5];
+	const int draws = 200000;
+	for (int k = 0; k < draws; k++) {
+		assert_int_equal(space_sample(sp, &rng, cfg), MUH_OK);
+		uint64_t i;
+		assert_int_equal(space_index_of(sp, cfg, &i), 0);
+		hits[i]++;
+	}
+	/* every valid configuration is drawn, none wildly over or under */
+	double mean = (double)draws / (double)n;
+	for (uint64_t i = 0; i < n; i++) {
+		assert_true(hits[i] > 0);
+		assert_true(hits[i] > mean * 0.5 && hits[i] < mean * 1.5);
+	}
+	free(hits);
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_neighbours(void **state)
+{
+	muh_spec *s = parse(linked);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	uint32_t cfg[5], out[64 * 5];
+	assert_int_equal(space_config_at(sp, space_valid(sp) / 2, cfg), MUH_OK);
+	size_t nh = space_neighbours(sp, cfg, SPACE_HAMMING, out, 64);
+	size_t na = space_neighbours(sp, cfg, SPACE_ADJACENT, out + 0, 64);
+	assert_true(na <= nh);
+	nh = space_neighbours(sp, cfg, SPACE_HAMMING, out, 64);
+	for (size_t k = 0; k < nh; k++) {
+		uint32_t *c = out + k * 5;
+		int diff = 0;
+		for (int p = 0; p < 5; p++)
+			diff += c[p] != cfg[p];
+		assert_int_equal(diff, 1);
+		assert_true(space_is_valid(sp, c));
+	}
+	/* E's other value is always a Hamming neighbour (E is unconstrained) */
+	int has_e = 0;
+	for (size_t k = 0; k < nh; k++)
+		has_e |= out[k * 5 + 4] != cfg[4];
+	assert_true(has_e);
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_keys_roundtrip(void **state)
+{
+	muh_spec *s = parse(linked);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	uint32_t cfg[5], back[5];
+	char key[256];
+	assert_int_equal(space_config_at(sp, 3, cfg), MUH_OK);
+	space_key(sp, cfg, key, sizeof(key));
+	assert_non_null(strstr(key, "A="));
+	assert_non_null(strstr(key, ",E="));
+	muh_diag d;
+	assert_int_equal(space_parse_key(sp, key, back, &d), MUH_OK);
+	assert_memory_equal(cfg, back, sizeof(cfg));
+	assert_int_equal(space_parse_key(sp, "A=1,B=0,C=1,D=1,Z=3", back, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "'Z'"));
+	assert_int_equal(space_parse_key(sp, "A=9,B=0,C=1,D=1,E=10", back, &d), MUH_EINPUT);
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_defaults_and_hw(void **state)
+{
+	muh_spec *s = parse("params:\n  T: [64, 128, 256]\n  S: [1, 2, 4]\n"
+			    "constraints: ['T * S * 192 <= hw.smem_per_block']\n"
+			    "defaults: {T: 128, S: 2}\n");
+	muh_hw h200, bi;
+	assert_int_equal(hw_builtin("h200", &h200, NULL), MUH_OK);
+	assert_int_equal(hw_builtin("bi-v100", &bi, NULL), MUH_OK);
+	muh_space *a, *b;
+	assert_int_equal(space_build(s, &h200, 0, &a, NULL), MUH_OK);
+	assert_int_equal(space_build(s, &bi, 0, &b, NULL), MUH_OK);
+	/* 49152 vs 32768 bytes: T*S <= 256 vs T*S <= 170 */
+	assert_int_equal(space_valid(a), 6); /* 64x{1,2,4},128x{1,2},256x{1} */
+	assert_int_equal(space_valid(b), 3); /* 64x{1,2},128x{1} */
+	uint32_t cfg[2];
+	assert_int_equal(space_default(a, cfg), 1);
+	assert_int_equal(cfg[0], 1);
+	assert_int_equal(cfg[1], 1);
+	muh_space *none;
+	muh_diag d;
+	assert_int_equal(space_build(s, NULL, 0, &none, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "hw.smem_per_block"));
+	space_free(a);
+	space_free(b);
+	spec_free(s);
+}
+
+static void test_constant_constraint_and_problem(void **state)
+{
+	muh_spec *s = parse("params:\n  X: [1, 2, 3]\nproblem:\n  M: [1, 100]\n"
+			    "constraints: ['M >= 10', 'X <= 2']\n");
+	muh_space *sp;
+	assert_int_equal(spec_ninstances(s), 2);
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	assert_int_equal(space_valid(sp), 0); /* M=1 fails the constant constraint */
+	assert_true(space_rejected(sp, 0) == 3);
+	assert_int_equal(space_check_order(sp, 0), 0);
+	space_free(sp);
+	assert_int_equal(space_build(s, NULL, 1, &sp, NULL), MUH_OK);
+	assert_int_equal(space_valid(sp), 2);
+	space_free(sp);
+	spec_free(s);
+}
+
+static void test_large_unconstrained_is_a_product(void **state)
+{
+	/* 40^8 = 6.5e12 combinations: counted, not enumerated */
+	char text[2048] = "params:\n";
+	for (int p = 0; p < 8; p++) {
+		char line[128];
+		snprintf(line, sizeof(line), "  P%d: {from: 1, to: 40}\n", p);
+		strcat(text, line);
+	}
+	muh_spec *s = parse(text);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	assert_int_equal(space_valid(sp), UINT64_C(6553600000000));
+	uint32_t cfg[8];
+	assert_int_equal(space_config_at(sp, UINT64_C(6553599999999), cfg), MUH_OK);
+	for (int p = 0; p < 8; p++)
+		assert_int_equal(cfg[p], 39);
+	space_free(sp);
+	spec_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_match_brute_force),
+		cmocka_unit_test(test_index_roundtrip_and_order),
+		cmocka_unit_test(test_sample_uniform_and_valid),
+		cmocka_unit_test(test_neighbours),
+		cmocka_unit_test(test_keys_roundtrip),
+		cmocka_unit_test(test_defaults_and_hw),
+		cmocka_unit_test(test_constant_constraint_and_problem),
+		cmocka_unit_test(test_large_unconstrained_is_a_product),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
