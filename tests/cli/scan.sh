@@ -63,6 +63,14 @@ if [ -n "$spec" ]; then
 	check "spec has target" grep -q '^target:' "$spec"
 fi
 
+# the starter specs are specs muh reads (when `muh space` is built in)
+if "$MUH" help space >/dev/null 2>&1; then
+	for f in "$tmp"/specs/*.yaml; do
+		"$MUH" space "$f" --prune-only >/dev/null 2>"$tmp/space.err"
+		check "muh space reads $(basename "$f")" test $? -eq 0
+	done
+fi
+
 # bad input
 "$MUH" scan tests/fixtures/scan/nope >/dev/null 2>"$tmp/err"
 check "missing path exits 2" test $? -eq 2
