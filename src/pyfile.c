@@ -95,6 +95,12 @@ typedef struct walker {
 	size_t n;
 	int oom;
 	int cap_scopes, cap_imports, cap_guards, cap_refs, cap_calls, cap_knobs, cap_jsons;
+	/* names declared `global` in a function: assigning them is not a new knob */
+	struct {
+		int scope;
+		const char *name;
+	} globals[64];
+	int nglobals;
 } walker;
 
 typedef struct ctx {
@@ -463,6 +469,10 @@ static void collect_alts(walker *w, TSNode n, pf_alt *alts, int *nalts, int max,
 static pf_knob *add_knob(walker *w, ctx *c, int kind, const char *name, TSNode value)
 {
 	pf_knob *k;
+	if ((kind == PF_K_CONSTANT || kind == PF_K_OVERRIDE) && c->scope >= 0)
+		for (int i = 0; i < w->nglobals; i++)
+			if (w->globals[i].scope == c->scope && !strcmp(w->globals[i].name, name))
+				return NULL; /* a module variable reassigned through `global` */
 	W_PUSH(w, knobs, nknobs, cap_knobs, k);
 	if (!k)
 		return NULL;
@@ -1279,8 +1289,17 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		break;
 	case 'g':
-		if (!strcmp(t, "global_statement"))
+		if (!strcmp(t, "global_statement")) {
+			uint32_t gc = ts_node_named_child_count(n);
+			for (uint32_t i = 0; i < gc && w->nglobals < 64; i++) {
+				TSNode g = ts_node_named_child(n, i);
+				if (!is(g, "identifier"))
+					continue;
+				w->globals[w->nglobals].scope = cc.scope;
+				w->globals[w->nglobals++].name = text_of(w, g, 128, 0);
+			}
 			return;
+		}
 		break;
 	case 'i':
 		if (!strcmp(t, "identifier")) {

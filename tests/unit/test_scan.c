@@ -322,6 +322,11 @@ static void test_messy(void **state)
 	expect_verdict(must(s, "bad_syntax.py", "BROKEN_AFTER", "constant", 0), SCAN_LIVE);
 	expect_verdict(must(s, "latin1.py", "LATIN_TILE", "constant", 0), SCAN_LIVE);
 	expect_verdict(must(s, "tabs.py", "TAB_TILE", "constant", 0), SCAN_LIVE);
+	/* `global X; X = 0` in a function reassigns the module knob: no new knob */
+	int nofl = 0;
+	for (size_t i = 0; i < scan_nknobs(s); i++)
+		nofl += !strcmp(scan_knob(s, i)->name, "_OFFLOAD_BYTES");
+	assert_int_equal(nofl, 1);
 	expect_verdict(must(s, "empty_consumer.py", "BLOCK_M", "config_dict", 0), SCAN_DEAD);
 	/* notes.txt is not Python: ignored */
 	assert_null(find(s, "notes.txt", "BLOCK", NULL, 0));
