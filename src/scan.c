@@ -794,8 +794,11 @@ static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, in
 		return R_LIVE;
 	int xf, xl;
 	enum reach e = scope_reach(s, rf, r->scope, &xf, &xl);
-	if (e == R_NONE)
+	if (e == R_NONE) {
+		/* evidence: the definition nothing names (the root of the chain) */
+		*el = f->pf->scopes[outer_scope(f->pf, r->scope)].line;
 		return R_UNKNOWN;
+	}
 	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
 		/* the evidence is where the enclosing function is reached from */
 		*ef = xf;
@@ -935,11 +938,24 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 			step(b, ef, el, "%s read here (reachable code)", what);
 		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el) : "read by module-level code";
 		return SCAN_LIVE;
-	case R_UNKNOWN:
-		if (ef >= 0)
-			step(b, ef, el, "%s read here, in code that nothing names statically", what);
-		*why = "read only from code never referenced by name (dynamic call?)";
+	case R_UNKNOWN: {
+		const char *root = NULL;
+		if (ef >= 0) {
+			const pyfile *pf = s->files[ef].pf;
+			for (int i = 0; i < pf->nscopes && !root; i++)
+				if (pf->scopes[i].parent < 0 && pf->scopes[i].line == el)
+					root = pf->scopes[i].qual;
+		}
+		if (root) {
+			step(b, ef, el, "%s is reached only through %s, which nothing in the tree names", what, root);
+			*why = sa_fmt(s, "reached only through %s, never named statically (registry or dynamic call?)", root);
+		} else {
+			if (ef >= 0)
+				step(b, ef, el, "%s read here, in code that nothing names statically", what);
+			*why = "read only from code never referenced by name (dynamic call?)";
+		}
 		return SCAN_UNKNOWN;
+	}
 	case R_PLATFORM:
 		if (ef >= 0)
 			step(b, ef, el, "%s read here, in another platform's module (%s)", what,
