@@ -17,6 +17,14 @@ echo "# uname: $(uname -a)"
 lscpu | head -20 | sed 's/^/# /'
 echo "# nproc: $(nproc)"
 echo "# muh: $("$MUH" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+# the floor: tree-sitter parsing alone, one thread
+PO=$(mktemp -d)/parse_only
+cc -O2 -w -o "$PO" bench/scan_parse_only.c -Isrc/ts_compat -Ithird_party/tree-sitter-python/src \
+	third_party/tree-sitter-python/src/parser.c third_party/tree-sitter-python/src/scanner.c -ltree-sitter
+for tree in third_party/vllm-0.6.3 third_party/vllm-0.33.0; do
+	[ -d "$tree" ] && echo "# $(basename "$tree") $(find "$tree" -name '*.py' | sort | "$PO")"
+done
+rm -rf "$(dirname "$PO")"
 printf '%-22s %4s %8s %8s %8s %9s %6s %12s %6s\n' tree jobs wall_s user_s sys_s peak_MiB files bytes knobs
 for tree in third_party/vllm-0.6.3 third_party/vllm-0.33.0; do
 	if [ ! -d "$tree" ]; then
