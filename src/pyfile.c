@@ -873,8 +873,8 @@ static void do_class_fields(walker *w, ctx *c, TSNode body)
 		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
 		if (!is(l, "identifier") || ts_node_is_null(r) || ts_node_is_null(t))
 			continue;
-		if (is(r, "call") || is(r, "lambda"))
-			continue; /* field(default_factory=...) */
+		if (is(r, "lambda"))
+			continue;
 		add_knob(w, c, PF_K_ENGINE_ARG, text_of(w, l, 128, 0), r);
 	}
 }
@@ -1212,8 +1212,11 @@ static void visit(walker *w, ctx *c, TSNode n)
 			if (is(l, "subscript") || is(l, "attribute")) {
 				TSNode o = field(l, is(l, "subscript") ? "value" : "object");
 				visit(w, &cc, o);
-				if (is(l, "subscript"))
-					visit(w, &cc, field(l, "subscript"));
+				if (is(l, "subscript")) {
+					uint32_t sc = ts_node_named_child_count(l);
+					for (uint32_t i = 1; i < sc; i++)
+						visit(w, &cc, ts_node_named_child(l, i));
+				}
 			}
 			if (is(r, "assignment") || is(r, "augmented_assignment")) {
 				visit(w, &cc, r);
@@ -1355,8 +1358,11 @@ static void visit(walker *w, ctx *c, TSNode n)
 				add_ref(w, &cc, ar_str(w->f, ks), on, n, PF_R_KEY);
 			}
 			visit(w, &cc, v);
-			if (!ks)
-				visit(w, &cc, s);
+			if (!ks) { /* every index: a[i, j], Annotated[int, Field(le=X)] */
+				uint32_t sc = ts_node_named_child_count(n);
+				for (uint32_t i = 1; i < sc; i++)
+					visit(w, &cc, ts_node_named_child(n, i));
+			}
 			return;
 		}
 		if (!strcmp(t, "string")) {

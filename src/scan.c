@@ -1686,6 +1686,31 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 	}
 }
 
+/* Is the YAML line starting at ls part of an engine command line? It is
+ * when it names the engine (vllm, serve, api_server, entrypoints), or when
+ * the previous line was and this one continues it (starts with a quote, a
+ * dash or a bracket, or the previous line ends with a backslash or comma). */
+static int yaml_cmd_line(const char *text, size_t n, size_t ls, size_t prev_ls, int prev_active)
+{
+	size_t le = ls;
+	while (le < n && text[le] != '\n')
+		le++;
+	if (memmem(text + ls, le - ls, "vllm", 4) || memmem(text + ls, le - ls, "serve", 5) ||
+	    memmem(text + ls, le - ls, "api_server", 10) || memmem(text + ls, le - ls, "entrypoints", 11))
+		return 1;
+	if (!prev_active)
+		return 0;
+	size_t f = ls;
+	while (f < le && (text[f] == ' ' || text[f] == '\t'))
+		f++;
+	if (f < le && (text[f] == '"' || text[f] == '\'' || text[f] == '-' || text[f] == '['))
+		return 1;
+	size_t pe = ls ? ls - 1 : 0; /* the previous line's last non-space byte */
+	while (pe > prev_ls && (text[pe] == '\n' || text[pe] == '\r' || text[pe] == ' ' || text[pe] == '\t'))
+		pe--;
+	return pe >= prev_ls && pe < n && (text[pe] == '\\' || text[pe] == ',');
+}
+
 /* Deployment files: YAML that holds an engine command line
  * (`--max-num-seqs 1`). Each flag is an engine_arg knob. */
 static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
@@ -1705,12 +1730,18 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			free(text);
 			continue;
 		}
-		int line = 1;
-		size_t ls = 0;
+		int line = 1, cmd_line = 0, cmd_active = 0;
+		size_t ls = 0, prev_ls = 0;
 		for (size_t i = 0; i + 2 < n; i++) {
 			if (text[i] == '\n') {
 				line++;
+				prev_ls = ls;
 				ls = i + 1;
+				/* lines without flags still end or continue a command */
+				if (cmd_line != line) {
+					cmd_active = yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
+					cmd_line = line;
+				}
 				continue;
 			}
 			if (text[i] != '-' || text[i + 1] != '-' || (i > 0 && text[i - 1] != ' ' && text[i - 1] != '\t' &&
@@ -1747,6 +1778,22 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' && text[ve] != '"' &&
 			       text[ve] != '\'' && text[ve] != ',' && text[ve] != ']' && text[ve] != '\\')
 				ve++;
+			/* a flag counts when its line names the engine's command, or
+			 * when the tree has an engine-argument field of that name
+			 * (so `docker run --ipc host` lines are not engine knobs) */
+			if (cmd_line != line) { /* first flag on this line: update the state */
+				cmd_active = yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
+				cmd_line = line;
+			}
+			int cmdline = cmd_active;
+			int is_field = 0;
+			for (size_t q = 0; q < s->knobs.n && !is_field; q++) {
+				const muh_knob *o = (const muh_knob *)s->knobs.p + q;
+				is_field = !strcmp(o->kind, "engine_arg") && strcmp(o->scope, "<deployment>") &&
+					   !strcmp(o->name, name);
+			}
+			if (!cmdline && !is_field)
+				continue;
 			int flag = (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
 				    text[vs] == '#');
 			pf_knob k = {0};
