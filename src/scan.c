@@ -1695,6 +1695,8 @@ static int yaml_cmd_line(const char *text, size_t n, size_t ls, size_t prev_ls, 
 	size_t le = ls;
 	while (le < n && text[le] != '\n')
 		le++;
+	if (memmem(text + ls, le - ls, "pip install", 11) || memmem(text + ls, le - ls, "docker ", 7))
+		return 0; /* installer and container flags are not the engine's */
 	if (memmem(text + ls, le - ls, "vllm", 4) || memmem(text + ls, le - ls, "serve", 5) ||
 	    memmem(text + ls, le - ls, "api_server", 10) || memmem(text + ls, le - ls, "entrypoints", 11))
 		return 1;
