@@ -1378,7 +1378,9 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			} else if ((r->flags & PF_R_SPLAT) && r->call >= 0 &&
 				   ((pf->calls[r->call].flags & PF_C_LAUNCH) || !strcmp(r->name, var))) {
 				reads = 1;
-				h = pf->calls[r->call].callee;
+				h = (pf->calls[r->call].flags & PF_C_LAUNCH) && pf->calls[r->call].fname
+					    ? sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
+					    : pf->calls[r->call].callee;
 			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) && opaque_f < 0) {
 				const pf_call *c = &pf->calls[r->call];
 				int tf, ts;

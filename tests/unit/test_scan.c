@@ -220,6 +220,21 @@ static void test_fork_dead_paths_and_platform(void **state)
 	scan_free(s);
 }
 
+/* `kernel[grid](..., **config)` reads every key, in-place updates too. */
+static void test_splat(void **state)
+{
+	muh_surface *s = scan_ok("tests/fixtures/scan/splat");
+	const char *keys[] = {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "GROUP_SIZE_M"};
+	for (int i = 0; i < 3; i++) {
+		const muh_knob *k = must(s, "moe/layer.py", keys[i], "config_dict", 5);
+		expect_verdict(k, SCAN_LIVE);
+		assert_string_equal(k->why, "read: **config into moe_gemm[grid]");
+	}
+	expect_verdict(must(s, "moe/layer.py", "GROUP_SIZE_M", "config_dict", 10), SCAN_LIVE);
+	assert_int_equal(scan_nknobs(s), 4);
+	scan_free(s);
+}
+
 /* The byte span of a value is exactly the value's text in the file. */
 static void test_spans(void **state)
 {
@@ -419,7 +434,7 @@ static void test_vllm_063(void **state)
 	for (int i = 0; i < 4; i++) {
 		const muh_knob *k = must(s, fm, keys[i], "config_dict", 0);
 		expect_verdict(k, SCAN_LIVE);
-		assert_non_null(strstr(k->why, "**config into fused_moe_kernel"));
+		assert_string_equal(k->why, "read: **config into fused_moe_kernel[grid]");
 	}
 	/* the MoE JSON configs are live, all of them */
 	int njson = 0;
@@ -480,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_fork_moe_keys),
 		cmocka_unit_test(test_fork_prefill_and_capability),
 		cmocka_unit_test(test_fork_dead_paths_and_platform),
+		cmocka_unit_test(test_splat),
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_ids_stable),
 		cmocka_unit_test(test_messy),
