@@ -43,6 +43,7 @@ int main(void)
 		free(buf);
 	}
 	ts_parser_delete(p);
-	printf("parse-only: %zu files, %zu bytes, %.3f s CPU, %.1f MB/s\n", files, bytes, cpu, bytes / 1e6 / cpu);
+	printf("parse-only: %zu files, %zu bytes, %.3f s CPU, %.1f MB/s\n", files, bytes, cpu,
+	       bytes / 1e6 / cpu);
 	return 0;
 }

@@ -22,7 +22,7 @@
 const TSLanguage *tree_sitter_python(void);
 
 #define PF_MAX_DEPTH 300
-#define PF_TEXT_MAX 4096
+#define PF_TEXT_MAX  4096
 
 /* ---- arena: every string and array of a pyfile lives here ---------------- */
 
@@ -79,7 +79,8 @@ uint64_t pyfile_hash(const void *p, size_t n)
 }
 
 static const char *const kind_names[PF_K_NKINDS] = {
-	"constant", "override", "constexpr", "autotune", "config_dict", "capability", "json_config", "engine_arg",
+    "constant",    "override",   "constexpr",   "autotune",
+    "config_dict", "capability", "json_config", "engine_arg",
 };
 
 const char *pyfile_kind_name(int kind)
@@ -104,34 +105,34 @@ typedef struct walker {
 } walker;
 
 typedef struct ctx {
-	int scope;     /* -1 module */
-	int guard;     /* innermost guard, -1 */
+	int scope; /* -1 module */
+	int guard; /* innermost guard, -1 */
 	int guard_else;
-	int unreach;   /* after return/raise in an enclosing block */
-	int uncond;    /* statement directly in a function body */
+	int unreach; /* after return/raise in an enclosing block */
+	int uncond;  /* statement directly in a function body */
 	int depth;
-	int call;      /* innermost call, -1 */
-	int in_class;  /* directly in a class body */
+	int call;     /* innermost call, -1 */
+	int in_class; /* directly in a class body */
 } ctx;
 
 /* Appends a zeroed element to w->f->field (count nfield, capacity capfield);
  * out is NULL and w->oom set when memory runs out. */
-#define W_PUSH(w, field, nfield, capfield, out)                                        \
-	do {                                                                           \
-		walker *w_ = (w);                                                      \
-		if (w_->f->nfield == w_->capfield) {                                   \
-			int nc_ = w_->capfield ? w_->capfield * 2 : 16;                \
-			void *np_ = realloc(w_->f->field, (size_t)nc_ * sizeof(*w_->f->field)); \
-			if (!np_) {                                                    \
-				w_->oom = 1;                                           \
-				(out) = NULL;                                          \
-				break;                                                 \
-			}                                                              \
-			w_->f->field = np_;                                            \
-			w_->capfield = nc_;                                            \
-		}                                                                      \
-		(out) = &w_->f->field[w_->f->nfield++];                                \
-		memset((out), 0, sizeof(*(out)));                                      \
+#define W_PUSH(w, field, nfield, capfield, out)                                                    \
+	do {                                                                                       \
+		walker *w_ = (w);                                                                  \
+		if (w_->f->nfield == w_->capfield) {                                               \
+			int nc_ = w_->capfield ? w_->capfield * 2 : 16;                            \
+			void *np_ = realloc(w_->f->field, (size_t)nc_ * sizeof(*w_->f->field));    \
+			if (!np_) {                                                                \
+				w_->oom = 1;                                                       \
+				(out) = NULL;                                                      \
+				break;                                                             \
+			}                                                                          \
+			w_->f->field = np_;                                                        \
+			w_->capfield = nc_;                                                        \
+		}                                                                                  \
+		(out) = &w_->f->field[w_->f->nfield++];                                            \
+		memset((out), 0, sizeof(*(out)));                                                  \
 	} while (0)
 
 static int is(TSNode n, const char *type)
@@ -174,8 +175,8 @@ static const char *text_of(walker *w, TSNode n, size_t max, int squash)
 			sp = 1;
 			continue;
 		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' && c != ')' &&
-		    c != ']' && c != '}' && c != ',')
+		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' &&
+		    c != ')' && c != ']' && c != '}' && c != ',')
 			out[o++] = ' ';
 		sp = 0;
 		out[o++] = c;
@@ -232,8 +233,11 @@ static int is_upper_name(const char *s)
 /* Lower-case names that are knobs wherever they appear. */
 static int is_known_knob(const char *s)
 {
-	static const char *const known[] = {"num_warps", "num_stages", "num_ctas", "use_v1", "max_num_seqs",
-					    "max_num_batched_tokens", "waves_per_eu", "matrix_instr_nonkdim", "kpack", NULL};
+	static const char *const known[] = {"num_warps",    "num_stages",
+	                                    "num_ctas",     "use_v1",
+	                                    "max_num_seqs", "max_num_batched_tokens",
+	                                    "waves_per_eu", "matrix_instr_nonkdim",
+	                                    "kpack",        NULL};
 	for (int i = 0; known[i]; i++)
 		if (!strcmp(s, known[i]))
 			return 1;
@@ -286,7 +290,8 @@ static cval fold(walker *w, TSNode n, int depth)
 			if (w->src[j] != '_')
 				buf[o++] = w->src[j];
 		buf[o] = '\0';
-		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' || buf[o - 1] == 'L'))
+		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' ||
+		          buf[o - 1] == 'L'))
 			return cv_bad();
 		char *end;
 		long long v;
@@ -332,7 +337,8 @@ static cval fold(walker *w, TSNode n, int depth)
 		a.isbool = 0;
 		if (text_eq(w, op, "-")) {
 			if (a.isint)
-				return a.i == (-9223372036854775807LL - 1) ? cv_bad() : cv_int(-a.i);
+				return a.i == (-9223372036854775807LL - 1) ? cv_bad()
+				                                           : cv_int(-a.i);
 			return cv_flt(-a.d);
 		}
 		if (text_eq(w, op, "+"))
@@ -357,7 +363,9 @@ static cval fold(walker *w, TSNode n, int depth)
 			if (ints) {
 				if (fabs(r) > 9e15)
 					return cv_bad();
-				long long ri = op[0] == '+' ? a.i + b.i : op[0] == '-' ? a.i - b.i : a.i * b.i;
+				long long ri = op[0] == '+'   ? a.i + b.i
+				               : op[0] == '-' ? a.i - b.i
+				                              : a.i * b.i;
 				return cv_int(ri);
 			}
 			return cv_flt(r);
@@ -533,7 +541,8 @@ static const char *abs_module(walker *w, int dots, const char *rel)
 	return ar_str(w->f, buf);
 }
 
-static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const char *module, const char *attr)
+static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const char *module,
+                       const char *attr)
 {
 	pf_import *im;
 	W_PUSH(w, imports, nimports, cap_imports, im);
@@ -559,13 +568,15 @@ static void do_import(walker *w, ctx *c, TSNode n)
 				const char *m = text_of(w, k, 256, 1);
 				/* `import a.b` binds a */
 				const char *dot = strchr(m, '.');
-				add_import(w, c, n, dot ? ar_strn(w->f, m, (size_t)(dot - m)) : m, m, NULL);
+				add_import(w, c, n, dot ? ar_strn(w->f, m, (size_t)(dot - m)) : m,
+				           m, NULL);
 				if (dot) /* and makes a.b reachable as an attribute chain */
 					add_import(w, c, n, m, m, NULL);
 			} else if (is(k, "aliased_import")) {
 				TSNode nm = field(k, "name"), al = field(k, "alias");
 				if (!ts_node_is_null(nm) && !ts_node_is_null(al))
-					add_import(w, c, n, text_of(w, al, 128, 1), text_of(w, nm, 256, 1), NULL);
+					add_import(w, c, n, text_of(w, al, 128, 1),
+					           text_of(w, nm, 256, 1), NULL);
 			}
 		}
 		return;
@@ -600,7 +611,8 @@ static void do_import(walker *w, ctx *c, TSNode n)
 		} else if (is(k, "aliased_import")) {
 			TSNode nm = field(k, "name"), al = field(k, "alias");
 			if (!ts_node_is_null(nm) && !ts_node_is_null(al))
-				add_import(w, c, n, text_of(w, al, 128, 1), module, text_of(w, nm, 128, 1));
+				add_import(w, c, n, text_of(w, al, 128, 1), module,
+				           text_of(w, nm, 128, 1));
 		}
 	}
 }
@@ -656,7 +668,8 @@ static int is_platform_call(walker *w, TSNode cond)
 		return PF_PLAT_XPU;
 	if (!strcmp(fname, "is_cpu"))
 		return PF_PLAT_CPU;
-	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") || !strcmp(fname, "is_hpu"))
+	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") ||
+	    !strcmp(fname, "is_hpu"))
 		return PF_PLAT_OTHER;
 	return 0;
 }
@@ -857,7 +870,8 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 static int is_engine_args_class(const char *name)
 {
 	size_t l = strlen(name);
-	return strstr(name, "EngineArgs") || (l > 4 && !strcmp(name + l - 4, "Args") && strstr(name, "Engine"));
+	return strstr(name, "EngineArgs") ||
+	       (l > 4 && !strcmp(name + l - 4, "Args") && strstr(name, "Engine"));
 }
 
 static void do_class_fields(walker *w, ctx *c, TSNode body)
@@ -886,9 +900,9 @@ static int name_is_capability(const char *name)
 	if (strncmp(name, "get_", 4) && strncmp(name, "max_", 4) && strncmp(name, "min_", 4))
 		return 0;
 	return strstr(name, "capability") || strstr(name, "shared_mem") || strstr(name, "smem") ||
-			       strstr(name, "max_") || strstr(name, "warp_size") || strstr(name, "num_sms")
-		       ? 1
-		       : 0;
+	               strstr(name, "max_") || strstr(name, "warp_size") || strstr(name, "num_sms")
+	           ? 1
+	           : 0;
 }
 
 /* Function definitions: scope, decorators, constexpr params, body facts. */
@@ -936,13 +950,16 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			if (!strcmp(dn, "triton.autotune") || !strcmp(dn, "autotune")) {
 				w->f->scopes[si].flags |= PF_AUTOTUNE;
 				TSNode args = field(e, "arguments");
-				uint32_t ac = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+				uint32_t ac =
+				    ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
 				for (uint32_t j = 0; j < ac; j++) {
 					TSNode kw = ts_node_named_child(args, j);
-					if (is(kw, "keyword_argument") && text_eq(w, field(kw, "name"), "configs")) {
+					if (is(kw, "keyword_argument") &&
+					    text_eq(w, field(kw, "name"), "configs")) {
 						char buf[300];
 						snprintf(buf, sizeof(buf), "%s.configs", name);
-						do_config_list(w, c, field(kw, "value"), ar_str(w->f, buf));
+						do_config_list(w, c, field(kw, "value"),
+						               ar_str(w->f, buf));
 					}
 				}
 			}
@@ -1006,7 +1023,8 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	int capk = name_is_capability(name);
 	if (!ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1 && capk &&
 	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
-		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual, ts_node_named_child(only_ret, 0));
+		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual,
+		         ts_node_named_child(only_ret, 0));
 	visit(w, &fc, body);
 }
 
@@ -1080,7 +1098,8 @@ static void do_block(walker *w, ctx *c, TSNode n)
 				if (v.ok && (v.isbool || is_knob_name(nm))) {
 					for (int j = 0; j < ncomputed; j++)
 						if (!strcmp(computed[j], nm)) {
-							pf_knob *k = add_knob(w, &bc, PF_K_OVERRIDE, nm, r);
+							pf_knob *k =
+							    add_knob(w, &bc, PF_K_OVERRIDE, nm, r);
 							if (k)
 								k->aux_line = computed_line[j];
 							override = 1;
@@ -1097,8 +1116,8 @@ static void do_block(walker *w, ctx *c, TSNode n)
 			}
 		}
 		visit(w, &bc, st);
-		if (is(st, "return_statement") || is(st, "raise_statement") || is(st, "continue_statement") ||
-		    is(st, "break_statement"))
+		if (is(st, "return_statement") || is(st, "raise_statement") ||
+		    is(st, "continue_statement") || is(st, "break_statement"))
 			bc.unreach = 1;
 	}
 }
@@ -1120,7 +1139,8 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	cl->scope = c->scope;
 	cl->line = line_of(n);
 	cl->byte = ts_node_start_byte(n);
-	cl->flags = (launch ? PF_C_LAUNCH : 0) | (c->uncond ? PF_C_UNCOND : 0) | (c->unreach ? PF_C_UNREACH : 0);
+	cl->flags = (launch ? PF_C_LAUNCH : 0) | (c->uncond ? PF_C_UNCOND : 0) |
+	            (c->unreach ? PF_C_UNREACH : 0);
 	visit(w, c, fn);
 	ctx ac = *c;
 	ac.call = ci;
@@ -1229,7 +1249,8 @@ static void visit(walker *w, ctx *c, TSNode n)
 			TSNode o = field(n, "object"), a = field(n, "attribute");
 			if (!ts_node_is_null(a)) {
 				const char *on = NULL;
-				if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+				if (!ts_node_is_null(o) &&
+				    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
 					on = text_of(w, o, 96, 1);
 				add_ref(w, &cc, text_of(w, a, 128, 0), on, a, PF_R_ATTR);
 			}
@@ -1353,7 +1374,8 @@ static void visit(walker *w, ctx *c, TSNode n)
 			const char *ks = string_value(w, s);
 			if (ks && *ks) {
 				const char *on = NULL;
-				if (!ts_node_is_null(v) && ts_node_end_byte(v) - ts_node_start_byte(v) < 96)
+				if (!ts_node_is_null(v) &&
+				    ts_node_end_byte(v) - ts_node_start_byte(v) < 96)
 					on = text_of(w, v, 96, 1);
 				add_ref(w, &cc, ar_str(w->f, ks), on, n, PF_R_KEY);
 			}

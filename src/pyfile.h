@@ -42,7 +42,7 @@ typedef struct pf_scope {
 	int parent;       /* scope index, -1 = module */
 	unsigned flags;
 	int line, raise_line;
-	uint32_t start, end; /* bytes of the whole definition */
+	uint32_t start, end;     /* bytes of the whole definition */
 	const char **constexprs; /* tl.constexpr parameter names (PF_JIT) */
 	int nconstexprs;
 } pf_scope;
@@ -53,11 +53,18 @@ typedef struct pf_import {
 	const char *attr;   /* from M import attr; NULL for `import M` */
 	int scope, line;
 	uint32_t byte;
-	int guard;       /* innermost pf_guard it is under, -1 */
-	int guard_else;  /* 1 when under that guard's elif/else part */
+	int guard;      /* innermost pf_guard it is under, -1 */
+	int guard_else; /* 1 when under that guard's elif/else part */
 } pf_import;
 
-enum pf_platform { PF_PLAT_NONE = 0, PF_PLAT_ROCM, PF_PLAT_TPU, PF_PLAT_XPU, PF_PLAT_CPU, PF_PLAT_OTHER };
+enum pf_platform {
+	PF_PLAT_NONE = 0,
+	PF_PLAT_ROCM,
+	PF_PLAT_TPU,
+	PF_PLAT_XPU,
+	PF_PLAT_CPU,
+	PF_PLAT_OTHER
+};
 
 typedef struct pf_guard {
 	const char *name; /* condition name; NULL when not a name */
@@ -117,7 +124,7 @@ typedef struct pf_alt {
 typedef struct pf_knob {
 	int kind;
 	const char *name;
-	int scope; /* enclosing scope, -1 = module */
+	int scope;                        /* enclosing scope, -1 = module */
 	int line, col, end_line, end_col; /* of the value, 1-based */
 	uint32_t start, end;              /* bytes of the value */
 	const char *text;                 /* the value's source text */
@@ -154,7 +161,7 @@ struct pyfile {
 	int nknobs;
 	pf_json *jsons;
 	int njsons;
-	int nerrors;          /* syntax error nodes */
+	int nerrors;           /* syntax error nodes */
 	int err_line, err_col; /* the first one, 1-based */
 	uint64_t hash;         /* FNV-1a 64 of the bytes */
 	size_t size;

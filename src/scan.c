@@ -29,13 +29,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include "muh/muh.h"
@@ -158,14 +158,14 @@ typedef struct sfile {
 	char *rel, *module;
 	pyfile *pf;
 	int is_test;
-	int platform;      /* 0, or 1 + reason index */
+	int platform;             /* 0, or 1 + reason index */
 	int plat_file, plat_line; /* evidence: the importer or -1 */
 	const char *plat_why;
 	uint32_t *dead; /* pairs [start, end) */
 	int ndead;
-	unsigned char *reach; /* per scope */
+	unsigned char *reach;         /* per scope */
 	int *reach_file, *reach_line; /* evidence per scope */
-	vec importers; /* int file indices */
+	vec importers;                /* int file indices */
 	vec importees;
 } sfile;
 
@@ -223,7 +223,8 @@ static const char *sa_str(muh_surface *s, const char *str)
 	return p;
 }
 
-static const char *sa_fmt(muh_surface *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
 {
 	char buf[1024];
@@ -281,10 +282,10 @@ static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
 		}
 		if (!S_ISREG(st.st_mode))
 			continue;
-		vec *v = has_suffix(n, ".py")                               ? &w->py
-			 : has_suffix(n, ".json")                           ? &w->json
-			 : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
-									     : NULL;
+		vec *v = has_suffix(n, ".py")                                ? &w->py
+		         : has_suffix(n, ".json")                            ? &w->json
+		         : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
+		                                                             : NULL;
 		if (!v)
 			continue;
 		char **slot = vec_push(v);
@@ -311,10 +312,12 @@ static int path_is_test(const char *rel)
 	if (strstr(buf, "/tests/") || strstr(buf, "/test/") || strstr(buf, "/testing/"))
 		return 1;
 	const char *base = strrchr(buf, '/') + 1;
-	return !strncmp(base, "test_", 5) || has_suffix(base, "_test.py") || !strcmp(base, "conftest.py");
+	return !strncmp(base, "test_", 5) || has_suffix(base, "_test.py") ||
+	       !strcmp(base, "conftest.py");
 }
 
-static const char *const platform_tokens[] = {"rocm", "hip", "tpu", "xpu", "neuron", "openvino", "hpu", "gaudi", "aiter", NULL};
+static const char *const platform_tokens[] = {"rocm",     "hip", "tpu",   "xpu",   "neuron",
+                                              "openvino", "hpu", "gaudi", "aiter", NULL};
 
 /* The platform a path names by one of its _/./- separated tokens, or NULL. */
 static const char *path_platform(const char *rel)
@@ -429,7 +432,8 @@ static int build_index(muh_surface *s)
 				return -1;
 		for (int i = 0; i < pf->nknobs; i++)
 			if (pf->knobs[i].scope < 0 &&
-			    (pf->knobs[i].kind == PF_K_CONSTANT || pf->knobs[i].kind == PF_K_OVERRIDE ||
+			    (pf->knobs[i].kind == PF_K_CONSTANT ||
+			     pf->knobs[i].kind == PF_K_OVERRIDE ||
 			     pf->knobs[i].kind == PF_K_AUTOTUNE) &&
 			    def_key_put(s, fi, pf->knobs[i].name, -(2 + i)))
 				return -1;
@@ -492,7 +496,8 @@ enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
 
 /* Resolves a name as seen from file fi: a top-level definition of fi, or
  * what an import binds (following re-exports through packages). */
-static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi, const char **oname, int depth)
+static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
+                        const char **oname, int depth)
 {
 	if (depth > 8)
 		return RES_NONE;
@@ -570,7 +575,8 @@ static int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, cons
 		return 1;
 	int ofi;
 	const char *on;
-	return resolve_name(s, rf, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi && !strcmp(on, name);
+	return resolve_name(s, rf, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi &&
+	       !strcmp(on, name);
 }
 
 /* ---- 4. guards ---------------------------------------------------------------- */
@@ -625,7 +631,8 @@ static int guard_truth(const muh_surface *s, int fi, const pf_guard *g)
 		int ofi;
 		const char *on;
 		int val;
-		if (resolve_name(s, fi, g->name, &ofi, &on, 0) == RES_SYMBOL && module_const(s, ofi, on, &val))
+		if (resolve_name(s, fi, g->name, &ofi, &on, 0) == RES_SYMBOL &&
+		    module_const(s, ofi, on, &val))
 			v = val;
 	} else {
 		int m = resolve_obj(s, fi, g->obj);
@@ -661,7 +668,8 @@ static int compute_dead(muh_surface *s)
 				} else {
 					continue;
 				}
-				uint32_t *nd2 = realloc(dead, sizeof(uint32_t) * 2 * (size_t)(nd + 1));
+				uint32_t *nd2 =
+				    realloc(dead, sizeof(uint32_t) * 2 * (size_t)(nd + 1));
 				if (!nd2) {
 					free(dead);
 					return -1;
@@ -756,8 +764,11 @@ static void compute_platform(muh_surface *s)
 				f->platform = 1;
 				f->plat_file = pf;
 				f->plat_line = pl;
-				f->plat_why = s->files[pf].platform ? sa_fmt(s, "imported only by platform module %s", s->files[pf].rel)
-								    : sa_fmt(s, "imported only under a platform check");
+				f->plat_why =
+				    s->files[pf].platform
+				        ? sa_fmt(s, "imported only by platform module %s",
+				                 s->files[pf].rel)
+				        : sa_fmt(s, "imported only under a platform check");
 				changed = 1;
 			}
 		}
@@ -832,8 +843,8 @@ static int reach_rank(enum reach r)
 /* Readers of the top-level name `name` of file tfi, excluding loads inside
  * the byte range [skip_a, skip_b) of tfi (the definition itself). Returns
  * the best class and its place. */
-static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a, uint32_t skip_b, int *ef,
-			     int *el)
+static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
+                             uint32_t skip_b, int *ef, int *el)
 {
 	const vec *list = refs_named(s, name);
 	enum reach best = R_NONE;
@@ -892,11 +903,12 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 
 typedef struct kb {
 	muh_surface *s;
-	vec steps;   /* scan_step */
-	vec unsafe;  /* const char* */
+	vec steps;  /* scan_step */
+	vec unsafe; /* const char* */
 } kb;
 
-static void step(kb *b, int fi, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void step(kb *b, int fi, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void step(kb *b, int fi, int line, const char *fmt, ...)
 {
 	char buf[600];
@@ -928,7 +940,8 @@ static const char *scope_qual(const pyfile *pf, int sc)
 }
 
 /* Explains a reader class as a verdict; returns the verdict. */
-static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what, const char **why)
+static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
+                                      const char **why)
 {
 	muh_surface *s = b->s;
 	switch (r) {
@@ -936,7 +949,8 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 	case R_BUSY:
 		if (ef >= 0)
 			step(b, ef, el, "%s read here (reachable code)", what);
-		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el) : "read by module-level code";
+		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el)
+		               : "read by module-level code";
 		return SCAN_LIVE;
 	case R_UNKNOWN: {
 		const char *root = NULL;
@@ -947,11 +961,17 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 					root = pf->scopes[i].qual;
 		}
 		if (root) {
-			step(b, ef, el, "%s is reached only through %s, which nothing in the tree names", what, root);
-			*why = sa_fmt(s, "reached only through %s, never named statically (registry or dynamic call?)", root);
+			step(b, ef, el,
+			     "%s is reached only through %s, which nothing in the tree names", what,
+			     root);
+			*why = sa_fmt(s,
+			              "reached only through %s, never named statically (registry "
+			              "or dynamic call?)",
+			              root);
 		} else {
 			if (ef >= 0)
-				step(b, ef, el, "%s read here, in code that nothing names statically", what);
+				step(b, ef, el,
+				     "%s read here, in code that nothing names statically", what);
 			*why = "read only from code never referenced by name (dynamic call?)";
 		}
 		return SCAN_UNKNOWN;
@@ -969,7 +989,9 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 		return SCAN_DEAD;
 	case R_UNREACH:
 		if (ef >= 0)
-			step(b, ef, el, "%s read only on an unreachable path (after return, or under a constant-false if)",
+			step(b, ef, el,
+			     "%s read only on an unreachable path (after return, or under a "
+			     "constant-false if)",
 			     what);
 		*why = "read only on unreachable paths";
 		return SCAN_DEAD;
@@ -1064,7 +1086,8 @@ static void check_unsafe(kb *b, int fi, const pf_knob *k)
 			if (!g->name || g->obj || strcmp(g->name, k->name) || g->scope != k->scope)
 				continue;
 			int takes_cons = g->negated ? !val : val;
-			uint32_t a = takes_cons ? g->cons_start : g->alt_start, e = takes_cons ? g->cons_end : g->alt_end;
+			uint32_t a = takes_cons ? g->cons_start : g->alt_start,
+			         e = takes_cons ? g->cons_end : g->alt_end;
 			if (!e)
 				continue;
 			for (int ci = 0; ci < pf->ncalls && !found; ci++) {
@@ -1075,9 +1098,10 @@ static void check_unsafe(kb *b, int fi, const pf_knob *k)
 				if (!call_target(s, fi, c, &tf, &ts))
 					continue;
 				size_t mark = b->steps.n;
-				step(b, fi, takes_cons ? g->line : (g->else_line ? g->else_line : g->line),
-				     "%s = %s takes this branch of `if %s%s:`", k->name, val ? "True" : "False",
-				     g->negated ? "not " : "", k->name);
+				step(b, fi,
+				     takes_cons ? g->line : (g->else_line ? g->else_line : g->line),
+				     "%s = %s takes this branch of `if %s%s:`", k->name,
+				     val ? "True" : "False", g->negated ? "not " : "", k->name);
 				step(b, fi, c->line, "calls %s", c->callee);
 				if (raises_nie(b, tf, ts, 0)) {
 					found = 1;
@@ -1093,8 +1117,8 @@ static void check_unsafe(kb *b, int fi, const pf_knob *k)
 	}
 }
 
-static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file, enum scan_verdict v,
-		      const char *why)
+static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
+                      enum scan_verdict v, const char *why)
 {
 	muh_knob *o = vec_push(&s->knobs);
 	if (!o)
@@ -1180,7 +1204,8 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 		for (size_t i = 0; i < list->n; i++) {
 			const ref_at *ra = (const ref_at *)list->p + i;
 			const pf_ref *r = &pf->refs[ra->ref];
-			if (ra->file == fi && r->flags == PF_R_UNREACH && r->byte >= scp->start && r->byte < scp->end) {
+			if (ra->file == fi && r->flags == PF_R_UNREACH && r->byte >= scp->start &&
+			    r->byte < scp->end) {
 				best = R_UNREACH;
 				*el = r->line;
 				break;
@@ -1213,11 +1238,12 @@ static int find_jit(muh_surface *s, int fi, const pf_call *c, int *kfi, int *ksc
 	return 1;
 }
 
-static const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name, const char *kind,
-			   int occ, char out[20])
+static const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
+                           const char *kind, int occ, char out[20])
 {
 	char buf[1200];
-	int n = snprintf(buf, sizeof(buf), "%s%c%s%c%s%c%s%c%d", rel, 0, scope, 0, name, 0, kind, 0, occ);
+	int n = snprintf(buf, sizeof(buf), "%s%c%s%c%s%c%s%c%d", rel, 0, scope, 0, name, 0, kind, 0,
+	                 occ);
 	if (n < 0)
 		n = 0;
 	if ((size_t)n >= sizeof(buf))
@@ -1226,15 +1252,16 @@ static const char *knob_id(muh_surface *s, const char *rel, const char *scope, c
 	return out;
 }
 
-static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v, const char **why)
+static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
+                             const char **why)
 {
 	muh_surface *s = b->s;
 	const pyfile *pf = s->files[fi].pf;
 	int ef = fi, el;
 	enum reach r;
 	if (k->kind == PF_K_OVERRIDE)
-		step(b, fi, k->line, "%s = %s overrides the heuristic assigned at line %d", k->name, k->text,
-		     k->aux_line);
+		step(b, fi, k->line, "%s = %s overrides the heuristic assigned at line %d", k->name,
+		     k->text, k->aux_line);
 	if (k->scope < 0) {
 		r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
 	} else {
@@ -1246,7 +1273,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			/* prefer the launch binding it feeds as evidence */
 			for (int i = 0; i < pf->nknobs; i++) {
 				const pf_knob *o = &pf->knobs[i];
-				if (o->kind == PF_K_CONSTEXPR && o->feed && !strcmp(o->feed, k->name) && o->scope == k->scope) {
+				if (o->kind == PF_K_CONSTEXPR && o->feed &&
+				    !strcmp(o->feed, k->name) && o->scope == k->scope) {
 					el = o->line;
 					break;
 				}
@@ -1259,26 +1287,32 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			} else if (fr == R_NONE || fr == R_UNKNOWN) {
 				step(b, fi, el, "%s read here", k->name);
 				step(b, fi, pf->scopes[outer_scope(pf, k->scope)].line,
-				     "but %s is never referenced by name", pf->scopes[outer_scope(pf, k->scope)].qual);
+				     "but %s is never referenced by name",
+				     pf->scopes[outer_scope(pf, k->scope)].qual);
 				*v = SCAN_UNKNOWN;
 				*why = "enclosing function is never referenced by name";
 				return;
 			} else {
 				for (int i = 0; i < pf->nknobs; i++) {
 					const pf_knob *o = &pf->knobs[i];
-					if (o->kind == PF_K_CONSTEXPR && o->feed && !strcmp(o->feed, k->name) &&
-					    o->scope == k->scope && o->line == el) {
+					if (o->kind == PF_K_CONSTEXPR && o->feed &&
+					    !strcmp(o->feed, k->name) && o->scope == k->scope &&
+					    o->line == el) {
 						step(b, fi, el, "binds %s at the launch", o->name);
 						*v = SCAN_LIVE;
-						*why = sa_fmt(s, "binds %s at line %d", o->name, el);
+						*why =
+						    sa_fmt(s, "binds %s at line %d", o->name, el);
 						if (xf >= 0)
-							step(b, xf, xl, "%s is called here", pf->scopes[outer_scope(pf, k->scope)].qual);
+							step(b, xf, xl, "%s is called here",
+							     pf->scopes[outer_scope(pf, k->scope)]
+							         .qual);
 						return;
 					}
 				}
 				if (xf >= 0) {
 					step(b, fi, el, "%s read here", k->name);
-					step(b, xf, xl, "%s is called here", pf->scopes[outer_scope(pf, k->scope)].qual);
+					step(b, xf, xl, "%s is called here",
+					     pf->scopes[outer_scope(pf, k->scope)].qual);
 					*v = SCAN_LIVE;
 					*why = sa_fmt(s, "read at line %d", el);
 					return;
@@ -1289,7 +1323,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 	*v = verdict_from(b, r, ef, el, k->name, why);
 }
 
-static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enum scan_verdict *v, const char **why)
+static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enum scan_verdict *v,
+                                    const char **why)
 {
 	muh_surface *s = b->s;
 	int ef, el;
@@ -1297,7 +1332,8 @@ static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enu
 	if (r == R_NONE) {
 		*v = SCAN_DEAD;
 		*why = sa_fmt(s, "%s is never referenced", what);
-		step(b, fi, s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].line, "nothing in the tree names %s",
+		step(b, fi, s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].line,
+		     "nothing in the tree names %s",
 		     s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].qual);
 		return;
 	}
@@ -1326,7 +1362,8 @@ static int is_opaque_call(muh_surface *s, int fi, const pf_call *c)
 }
 
 /* Config-dict keys: which keys do the consumers near the dict read? */
-static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict *v, const char **why)
+static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
+                             const char **why)
 {
 	muh_surface *s = b->s;
 	sfile *f = &s->files[fi];
@@ -1363,25 +1400,32 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				if (!strcmp(r->name, k->name)) {
 					reads = 1;
 					h = r->call >= 0 ? pf->calls[r->call].callee : NULL;
-				} else if (is_upper_like(r->name) && (other_f < 0 || !other_opaque) &&
-					   !(r->flags & PF_R_UNREACH) && !in_dead(&s->files[cf], r->byte) &&
-					   !s->files[cf].is_test) {
-					int op = r->call >= 0 && is_opaque_call(s, cf, &pf->calls[r->call]);
+				} else if (is_upper_like(r->name) &&
+				           (other_f < 0 || !other_opaque) &&
+				           !(r->flags & PF_R_UNREACH) &&
+				           !in_dead(&s->files[cf], r->byte) &&
+				           !s->files[cf].is_test) {
+					int op = r->call >= 0 &&
+					         is_opaque_call(s, cf, &pf->calls[r->call]);
 					if (other_f < 0 || op) {
 						other_f = cf;
 						other_l = r->line;
 						other_key = r->name;
 						other_opaque = op;
-						other_callee = r->call >= 0 ? pf->calls[r->call].callee : NULL;
+						other_callee =
+						    r->call >= 0 ? pf->calls[r->call].callee : NULL;
 					}
 				}
 			} else if ((r->flags & PF_R_SPLAT) && r->call >= 0 &&
-				   ((pf->calls[r->call].flags & PF_C_LAUNCH) || !strcmp(r->name, var))) {
+			           ((pf->calls[r->call].flags & PF_C_LAUNCH) ||
+			            !strcmp(r->name, var))) {
 				reads = 1;
-				h = (pf->calls[r->call].flags & PF_C_LAUNCH) && pf->calls[r->call].fname
-					    ? sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
-					    : pf->calls[r->call].callee;
-			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) && opaque_f < 0) {
+				h = (pf->calls[r->call].flags & PF_C_LAUNCH) &&
+				            pf->calls[r->call].fname
+				        ? sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
+				        : pf->calls[r->call].callee;
+			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) &&
+			           opaque_f < 0) {
 				const pf_call *c = &pf->calls[r->call];
 				int tf, ts;
 				if (!call_target(s, cf, c, &tf, &ts) && is_opaque_call(s, cf, c)) {
@@ -1395,15 +1439,17 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			int xf, xl;
 			enum reach c = ref_class(s, cf, r, &xf, &xl);
 			/* a live **splat is the strongest evidence: prefer it */
-			if (c == R_LIVE && best == R_LIVE && (r->flags & PF_R_SPLAT) && how && how[0] != '*')
+			if (c == R_LIVE && best == R_LIVE && (r->flags & PF_R_SPLAT) && how &&
+			    how[0] != '*')
 				best = R_NONE;
 			if (reach_rank(c) > reach_rank(best)) {
 				best = c == R_BUSY ? R_LIVE : c;
 				bf = cf;
 				bl = r->line;
-				how = (r->flags & PF_R_SPLAT) ? sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
-							      : sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?", k->name,
-								       h ? " passed to " : "", h ? h : "");
+				how = (r->flags & PF_R_SPLAT)
+				          ? sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
+				          : sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?",
+				                   k->name, h ? " passed to " : "", h ? h : "");
 			}
 		}
 	}
@@ -1414,7 +1460,8 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		return;
 	}
 	if (best == R_NONE && opaque_f >= 0) {
-		step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree", opaque_callee);
+		step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree",
+		     opaque_callee);
 		*v = SCAN_UNKNOWN;
 		*why = sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
 		return;
@@ -1424,13 +1471,16 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		if (best == R_UNREACH)
 			step(b, bf, bl, "%s reads it, but only on an unreachable path", how);
 		if (other_f >= 0 && other_opaque)
-			step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict", other_callee, other_key);
+			step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict",
+			     other_callee, other_key);
 		else if (other_f >= 0)
-			step(b, other_f, other_l, "consumers read other keys (e.g. '%s') but never '%s'", other_key, k->name);
+			step(b, other_f, other_l,
+			     "consumers read other keys (e.g. '%s') but never '%s'", other_key,
+			     k->name);
 		*v = SCAN_DEAD;
 		if (other_f >= 0 && other_opaque)
-			*why = sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'", k->name, other_callee,
-				      other_key);
+			*why = sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'",
+			              k->name, other_callee, other_key);
 		else
 			*why = sa_fmt(s, "no reachable consumer reads '%s'", k->name);
 		return;
@@ -1454,14 +1504,16 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			if (!find_jit(s, fi, c, &kfi, &ksc))
 				continue;
 			const pf_scope *ks = &s->files[kfi].pf->scopes[ksc];
-			int is_opt = !strcmp(param, "num_warps") || !strcmp(param, "num_stages") || !strcmp(param, "num_ctas");
+			int is_opt = !strcmp(param, "num_warps") || !strcmp(param, "num_stages") ||
+			             !strcmp(param, "num_ctas");
 			int is_cx = 0;
 			for (int j = 0; j < ks->nconstexprs; j++)
 				is_cx |= !strcmp(ks->constexprs[j], param);
 			if (!is_opt && !is_cx)
 				continue;
 		}
-		if (k->kind == PF_K_ENGINE_ARG && k->scope >= 0 && !(pf->scopes[k->scope].flags & PF_CLASS))
+		if (k->kind == PF_K_ENGINE_ARG && k->scope >= 0 &&
+		    !(pf->scopes[k->scope].flags & PF_CLASS))
 			continue;
 		if (f->is_test && !s->opt.with_tests)
 			continue;
@@ -1469,13 +1521,17 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		if (k->unreach || in_dead(f, k->start)) {
 			v = SCAN_DEAD;
 			why = "defined on an unreachable path";
-			step(b, fi, k->line, "after a return, or under an `if` that constants make false");
+			step(b, fi, k->line,
+			     "after a return, or under an `if` that constants make false");
 		} else if (f->platform) {
 			v = SCAN_PLATFORM;
 			why = f->plat_why;
 			if (f->plat_file >= 0)
-				step(b, f->plat_file, f->plat_line, "the only importer of %s is here (%s)", f->rel,
-				     s->files[f->plat_file].plat_why ? s->files[f->plat_file].plat_why : "platform check");
+				step(b, f->plat_file, f->plat_line,
+				     "the only importer of %s is here (%s)", f->rel,
+				     s->files[f->plat_file].plat_why
+				         ? s->files[f->plat_file].plat_why
+				         : "platform check");
 			else
 				step(b, fi, 1, "%s", f->plat_why);
 		} else {
@@ -1488,17 +1544,24 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				const char *param = strrchr(k->name, '.') + 1;
 				const pf_scope *ks = &s->files[kfi].pf->scopes[ksc];
 				int xf, xl;
-				enum reach fr = k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
-				step(b, fi, k->aux_line, "launch of %s binds %s=%s", ks->qual, param, k->text);
+				enum reach fr =
+				    k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				step(b, fi, k->aux_line, "launch of %s binds %s=%s", ks->qual,
+				     param, k->text);
 				if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH) {
-					v = verdict_from(b, fr, xf, xl, "the launching function", &why);
+					v = verdict_from(b, fr, xf, xl, "the launching function",
+					                 &why);
 					break;
 				}
-				if (!strcmp(param, "num_warps") || !strcmp(param, "num_stages") || !strcmp(param, "num_ctas")) {
-					step(b, kfi, ks->line, "@triton.jit %s: %s is a compile option", ks->qual, param);
+				if (!strcmp(param, "num_warps") || !strcmp(param, "num_stages") ||
+				    !strcmp(param, "num_ctas")) {
+					step(b, kfi, ks->line,
+					     "@triton.jit %s: %s is a compile option", ks->qual,
+					     param);
 					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
-					why = v == SCAN_LIVE ? "triton compile option at a reachable launch"
-							     : "launching function never referenced by name";
+					why = v == SCAN_LIVE
+					          ? "triton compile option at a reachable launch"
+					          : "launching function never referenced by name";
 					break;
 				}
 				/* does the kernel read the constexpr? */
@@ -1508,19 +1571,24 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				for (size_t j = 0; list && j < list->n && !rl; j++) {
 					const ref_at *ra = (const ref_at *)list->p + j;
 					const pf_ref *r = &kp->refs[ra->ref];
-					if (ra->file == kfi && !(r->flags & (PF_R_KEY | PF_R_ATTR)) && r->byte >= ks->start &&
-					    r->byte < ks->end)
+					if (ra->file == kfi &&
+					    !(r->flags & (PF_R_KEY | PF_R_ATTR)) &&
+					    r->byte >= ks->start && r->byte < ks->end)
 						rl = r->line;
 				}
 				if (!rl) {
-					step(b, kfi, ks->line, "@triton.jit %s never reads %s", ks->qual, param);
+					step(b, kfi, ks->line, "@triton.jit %s never reads %s",
+					     ks->qual, param);
 					v = SCAN_DEAD;
-					why = sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
+					why =
+					    sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
 				} else {
-					step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)", ks->qual, param);
+					step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)",
+					     ks->qual, param);
 					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
-					why = v == SCAN_LIVE ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
-							     : "launching function never referenced by name";
+					why = v == SCAN_LIVE
+					          ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
+					          : "launching function never referenced by name";
 				}
 				break;
 			}
@@ -1528,25 +1596,31 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				/* decorator list: the kernel; function list: the function */
 				int sc = k->scope;
 				for (int j = 0; j < pf->nscopes; j++)
-					if ((pf->scopes[j].flags & PF_AUTOTUNE) && k->start >= pf->scopes[j].start &&
-					    k->start < pf->scopes[j].end && pf->scopes[j].parent == k->scope) {
+					if ((pf->scopes[j].flags & PF_AUTOTUNE) &&
+					    k->start >= pf->scopes[j].start &&
+					    k->start < pf->scopes[j].end &&
+					    pf->scopes[j].parent == k->scope) {
 						sc = j;
 						break;
 					}
 				if (sc >= 0) {
-					verdict_function_symbol(b, fi, sc, pf->scopes[sc].qual, &v, &why);
+					verdict_function_symbol(b, fi, sc, pf->scopes[sc].qual, &v,
+					                        &why);
 				} else {
 					int ef, el;
-					enum reach r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+					enum reach r =
+					    readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
 					v = verdict_from(b, r, ef, el, k->name, &why);
 				}
 				break;
 			}
 			case PF_K_CONFIG_DICT: {
 				int xf, xl;
-				enum reach fr = k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				enum reach fr =
+				    k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
 				if (fr == R_TEST || fr == R_PLATFORM) {
-					v = verdict_from(b, fr, xf, xl, scope_qual(pf, k->scope), &why);
+					v = verdict_from(b, fr, xf, xl, scope_qual(pf, k->scope),
+					                 &why);
 					break;
 				}
 				verdict_dict_key(b, fi, k, &v, &why);
@@ -1557,8 +1631,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				for (int j = 0; j < pf->nscopes; j++)
 					if (!strcmp(pf->scopes[j].qual, k->name))
 						sc = j;
-				step(b, fi, k->line, "%s returns %s%s%s", k->name, k->text, k->eval ? " = " : "",
-				     k->eval ? k->eval : "");
+				step(b, fi, k->line, "%s returns %s%s%s", k->name, k->text,
+				     k->eval ? " = " : "", k->eval ? k->eval : "");
 				if (sc >= 0)
 					verdict_function_symbol(b, fi, sc, k->name, &v, &why);
 				break;
@@ -1571,7 +1645,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					const ref_at *ra = (const ref_at *)list->p + j;
 					const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
 					if (!(r->flags & PF_R_ATTR) || s->files[ra->file].is_test ||
-					    s->files[ra->file].platform || (r->flags & PF_R_UNREACH) ||
+					    s->files[ra->file].platform ||
+					    (r->flags & PF_R_UNREACH) ||
 					    in_dead(&s->files[ra->file], r->byte))
 						continue;
 					lf = ra->file;
@@ -1580,10 +1655,12 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				if (lf >= 0) {
 					step(b, lf, ll, ".%s read here", k->name);
 					v = SCAN_LIVE;
-					why = sa_fmt(s, "engine argument read at %s:%d", s->files[lf].rel, ll);
+					why = sa_fmt(s, "engine argument read at %s:%d",
+					             s->files[lf].rel, ll);
 				} else {
 					v = SCAN_UNKNOWN;
-					why = "no attribute read of this field found (may be read via asdict/getattr)";
+					why = "no attribute read of this field found (may be read "
+					      "via asdict/getattr)";
 				}
 				break;
 			}
@@ -1594,8 +1671,9 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				check_unsafe(b, fi, k);
 				if (b->unsafe.n && v != SCAN_DEAD) {
 					v = SCAN_UNSAFE;
-					why = sa_fmt(s, "%s=%s reaches a raise of NotImplementedError",
-						     k->name, *(const char **)b->unsafe.p);
+					why = sa_fmt(s,
+					             "%s=%s reaches a raise of NotImplementedError",
+					             k->name, *(const char **)b->unsafe.p);
 				}
 			}
 		}
@@ -1603,7 +1681,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		if (!o)
 			return;
 		char key[1200];
-		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name, o->kind);
+		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name,
+		         o->kind);
 		const char *kk = sa_str(s, key);
 		int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
 		int n = slot ? ++*slot : 0; /* starts at -1 */
@@ -1661,14 +1740,18 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 				k.text = sa_fmt(s, "file matching %s", pj->glob);
 				enum scan_verdict v = SCAN_UNKNOWN;
 				const char *why = "loader not found";
-				step(b, fi, pj->line, "%s builds the file name %s", scope_qual(pf, pj->scope), pj->glob);
+				step(b, fi, pj->line, "%s builds the file name %s",
+				     scope_qual(pf, pj->scope), pj->glob);
 				if (f->platform) {
 					v = SCAN_PLATFORM;
 					why = f->plat_why;
 				} else if (pj->scope >= 0) {
-					verdict_function_symbol(b, fi, pj->scope, scope_qual(pf, pj->scope), &v, &why);
+					verdict_function_symbol(
+					    b, fi, pj->scope, scope_qual(pf, pj->scope), &v, &why);
 					if (v == SCAN_LIVE)
-						why = sa_fmt(s, "loaded by name pattern built in %s", scope_qual(pf, pj->scope));
+						why =
+						    sa_fmt(s, "loaded by name pattern built in %s",
+						           scope_qual(pf, pj->scope));
 				} else {
 					v = SCAN_LIVE;
 					why = "name pattern built at module level";
@@ -1697,10 +1780,12 @@ static int yaml_cmd_line(const char *text, size_t n, size_t ls, size_t prev_ls, 
 	size_t le = ls;
 	while (le < n && text[le] != '\n')
 		le++;
-	if (memmem(text + ls, le - ls, "pip install", 11) || memmem(text + ls, le - ls, "docker ", 7))
+	if (memmem(text + ls, le - ls, "pip install", 11) ||
+	    memmem(text + ls, le - ls, "docker ", 7))
 		return 0; /* installer and container flags are not the engine's */
 	if (memmem(text + ls, le - ls, "vllm", 4) || memmem(text + ls, le - ls, "serve", 5) ||
-	    memmem(text + ls, le - ls, "api_server", 10) || memmem(text + ls, le - ls, "entrypoints", 11))
+	    memmem(text + ls, le - ls, "api_server", 10) ||
+	    memmem(text + ls, le - ls, "entrypoints", 11))
 		return 1;
 	if (!prev_active)
 		return 0;
@@ -1710,7 +1795,8 @@ static int yaml_cmd_line(const char *text, size_t n, size_t ls, size_t prev_ls, 
 	if (f < le && (text[f] == '"' || text[f] == '\'' || text[f] == '-' || text[f] == '['))
 		return 1;
 	size_t pe = ls ? ls - 1 : 0; /* the previous line's last non-space byte */
-	while (pe > prev_ls && (text[pe] == '\n' || text[pe] == '\r' || text[pe] == ' ' || text[pe] == '\t'))
+	while (pe > prev_ls &&
+	       (text[pe] == '\n' || text[pe] == '\r' || text[pe] == ' ' || text[pe] == '\t'))
 		pe--;
 	return pe >= prev_ls && pe < n && (text[pe] == '\\' || text[pe] == ',');
 }
@@ -1730,7 +1816,8 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		if (!text)
 			continue;
 		if (n > (1u << 24) || !memmem(text, n, "--", 2) ||
-		    !(memmem(text, n, "vllm", 4) || memmem(text, n, "serve", 5) || memmem(text, n, "api_server", 10))) {
+		    !(memmem(text, n, "vllm", 4) || memmem(text, n, "serve", 5) ||
+		      memmem(text, n, "api_server", 10))) {
 			free(text);
 			continue;
 		}
@@ -1743,18 +1830,21 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				ls = i + 1;
 				/* lines without flags still end or continue a command */
 				if (cmd_line != line) {
-					cmd_active = yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
+					cmd_active =
+					    yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
 					cmd_line = line;
 				}
 				continue;
 			}
-			if (text[i] != '-' || text[i + 1] != '-' || (i > 0 && text[i - 1] != ' ' && text[i - 1] != '\t' &&
-								      text[i - 1] != '"' && text[i - 1] != '\'' &&
-								      text[i - 1] != '[' && text[i - 1] != '\n'))
+			if (text[i] != '-' || text[i + 1] != '-' ||
+			    (i > 0 && text[i - 1] != ' ' && text[i - 1] != '\t' &&
+			     text[i - 1] != '"' && text[i - 1] != '\'' && text[i - 1] != '[' &&
+			     text[i - 1] != '\n'))
 				continue;
 			size_t a = i + 2, e = a;
-			while (e < n && ((text[e] >= 'a' && text[e] <= 'z') || (text[e] >= '0' && text[e] <= '9') ||
-					 text[e] == '-' || text[e] == '_'))
+			while (e < n && ((text[e] >= 'a' && text[e] <= 'z') ||
+			                 (text[e] >= '0' && text[e] <= '9') || text[e] == '-' ||
+			                 text[e] == '_'))
 				e++;
 			if (e == a || e - a > 100 || !(text[a] >= 'a' && text[a] <= 'z'))
 				continue;
@@ -1769,9 +1859,10 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			size_t vls = ls;
 			/* `--flag value`, `--flag=value`, `"--flag", "value"`, or a YAML
 			 * list item on the next line */
-			while (vs < n && (text[vs] == ' ' || text[vs] == '=' || text[vs] == '"' || text[vs] == '\'' ||
-					  text[vs] == ',' || text[vs] == '\t' || text[vs] == '\n' || text[vs] == '\r' ||
-					  (text[vs] == '-' && vs + 1 < n && text[vs + 1] == ' '))) {
+			while (vs < n && (text[vs] == ' ' || text[vs] == '=' || text[vs] == '"' ||
+			                  text[vs] == '\'' || text[vs] == ',' || text[vs] == '\t' ||
+			                  text[vs] == '\n' || text[vs] == '\r' ||
+			                  (text[vs] == '-' && vs + 1 < n && text[vs + 1] == ' '))) {
 				if (text[vs] == '\n') {
 					vline++;
 					vls = vs + 1;
@@ -1779,8 +1870,9 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				vs++;
 			}
 			ve = vs;
-			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' && text[ve] != '"' &&
-			       text[ve] != '\'' && text[ve] != ',' && text[ve] != ']' && text[ve] != '\\')
+			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' &&
+			       text[ve] != '"' && text[ve] != '\'' && text[ve] != ',' &&
+			       text[ve] != ']' && text[ve] != '\\')
 				ve++;
 			/* a flag counts when its line names the engine's command, or
 			 * when the tree has an engine-argument field of that name
@@ -1793,13 +1885,15 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			int is_field = 0;
 			for (size_t q = 0; q < s->knobs.n && !is_field; q++) {
 				const muh_knob *o = (const muh_knob *)s->knobs.p + q;
-				is_field = !strcmp(o->kind, "engine_arg") && strcmp(o->scope, "<deployment>") &&
-					   !strcmp(o->name, name);
+				is_field = !strcmp(o->kind, "engine_arg") &&
+				           strcmp(o->scope, "<deployment>") &&
+				           !strcmp(o->name, name);
 			}
 			if (!cmdline && !is_field)
 				continue;
-			int flag = (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
-				    text[vs] == '#');
+			int flag =
+			    (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
+			     text[vs] == '#');
 			pf_knob k = {0};
 			k.kind = PF_K_ENGINE_ARG;
 			k.name = sa_str(s, name);
@@ -1812,7 +1906,8 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				k.eval = "True";
 			} else {
 				char val[256];
-				snprintf(val, sizeof(val), "%.*s", (int)(ve - vs < 255 ? ve - vs : 255), text + vs);
+				snprintf(val, sizeof(val), "%.*s",
+				         (int)(ve - vs < 255 ? ve - vs : 255), text + vs);
 				k.start = (uint32_t)vs;
 				k.end = (uint32_t)ve;
 				k.text = sa_str(s, val);
@@ -1823,17 +1918,21 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			k.end_col = (int)(k.end - ls) + 1;
 			/* is there an engine-argument field of that name? */
 			enum scan_verdict v = SCAN_UNKNOWN;
-			const char *why = sa_fmt(s, "no engine-argument field named %s in this tree", name);
+			const char *why =
+			    sa_fmt(s, "no engine-argument field named %s in this tree", name);
 			step_file(b, rel, line, "deployment file passes --" /* name follows */);
 			b->steps.n--; /* replaced below with the full note */
-			step_file(b, rel, line, sa_fmt(s, "deployment command line sets --%.*s", (int)(e - a), text + a));
+			step_file(b, rel, line,
+			          sa_fmt(s, "deployment command line sets --%.*s", (int)(e - a),
+			                 text + a));
 			for (size_t q = 0; q < s->knobs.n; q++) {
 				muh_knob *o = (muh_knob *)s->knobs.p + q;
-				if (strcmp(o->kind, "engine_arg") || strcmp(o->name, name) || o->line == 0 ||
-				    !strcmp(o->scope, "<deployment>"))
+				if (strcmp(o->kind, "engine_arg") || strcmp(o->name, name) ||
+				    o->line == 0 || !strcmp(o->scope, "<deployment>"))
 					continue;
-				step_file(b, o->file, o->line, sa_fmt(s, "engine argument %s.%s (verdict %s)", o->scope, name,
-								      scan_verdict_name(o->verdict)));
+				step_file(b, o->file, o->line,
+				          sa_fmt(s, "engine argument %s.%s (verdict %s)", o->scope,
+				                 name, scan_verdict_name(o->verdict)));
 				v = o->verdict == SCAN_LIVE ? SCAN_LIVE : o->verdict;
 				why = sa_fmt(s, "sets %s.%s", o->scope, name);
 				break;
@@ -1941,8 +2040,10 @@ static void *parse_worker(void *arg)
 			snprintf(dg->file, sizeof(dg->file), "%s", rel);
 			dg->line = p->pf->err_line;
 			dg->col = p->pf->err_col;
-			snprintf(dg->msg, sizeof(dg->msg), "syntax error (%d in this file); the rest of the file was still scanned",
-				 p->pf->nerrors);
+			snprintf(dg->msg, sizeof(dg->msg),
+			         "syntax error (%d in this file); the rest of the file was still "
+			         "scanned",
+			         p->pf->nerrors);
 			copy_line(dg->src, sizeof(dg->src), text, p->n, p->pf->err_line);
 		}
 		free(text);
@@ -1956,13 +2057,15 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	struct stat st;
 	if (!root || stat(root, &st)) {
 		diag_clear(d);
-		return diag_errorf(d, "cannot scan '%s': %s", root ? root : "(null)", root ? strerror(errno) : "no path");
+		return diag_errorf(d, "cannot scan '%s': %s", root ? root : "(null)",
+		                   root ? strerror(errno) : "no path");
 	}
 	int single = 0;
 	if (!S_ISDIR(st.st_mode)) {
 		if (!S_ISREG(st.st_mode) || !has_suffix(root, ".py")) {
 			diag_clear(d);
-			return diag_errorf(d, "cannot scan '%s': not a directory or a .py file", root);
+			return diag_errorf(d, "cannot scan '%s': not a directory or a .py file",
+			                   root);
 		}
 		single = 1;
 	}
@@ -2002,7 +2105,10 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 			free_walk(&w);
 			scan_free(s);
 			diag_clear(d);
-			return diag_errorf(d, "cannot read directory '%s': %s", root, strerror(errno)) ? MUH_EENV : MUH_EENV;
+			return diag_errorf(d, "cannot read directory '%s': %s", root,
+			                   strerror(errno))
+			           ? MUH_EENV
+			           : MUH_EENV;
 		}
 		if (wr == -2)
 			rc = MUH_ENOMEM;
@@ -2030,7 +2136,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	if (!ps)
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK) {
-		parse_job job = {s->root, (char **)w.py.p, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER};
+		parse_job job = {s->root, (char **)w.py.p,          ps, w.py.n,
+		                 0,       PTHREAD_MUTEX_INITIALIZER};
 		int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		if (nt < 1)
 			nt = 1;
@@ -2229,7 +2336,8 @@ char *scan_to_json(const muh_surface *s)
 		cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
 		for (int j = 0; j < k->nevidence; j++) {
 			char buf[1200];
-			snprintf(buf, sizeof(buf), "%s:%d: %s", k->evidence[j].file, k->evidence[j].line, k->evidence[j].note);
+			snprintf(buf, sizeof(buf), "%s:%d: %s", k->evidence[j].file,
+			         k->evidence[j].line, k->evidence[j].note);
 			cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
 		}
 		cJSON *sp = cJSON_CreateObject();
@@ -2300,8 +2408,9 @@ static int spec_eligible(const muh_knob *k)
 {
 	if (k->verdict != SCAN_LIVE)
 		return 0;
-	if (strcmp(k->kind, "constant") && strcmp(k->kind, "override") && strcmp(k->kind, "config_dict") &&
-	    strcmp(k->kind, "capability") && strcmp(k->kind, "constexpr") && strcmp(k->kind, "engine_arg"))
+	if (strcmp(k->kind, "constant") && strcmp(k->kind, "override") &&
+	    strcmp(k->kind, "config_dict") && strcmp(k->kind, "capability") &&
+	    strcmp(k->kind, "constexpr") && strcmp(k->kind, "engine_arg"))
 		return 0;
 	const char *e = k->eval ? k->eval : (k->nalts && k->alts[0].eval ? k->alts[0].eval : NULL);
 	if (!e)
@@ -2332,7 +2441,8 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 		char fname[1024];
 		snprintf(fname, sizeof(fname), "%s.%s", ks[i].file, ks[i].scope);
 		for (char *p = fname; *p; p++)
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9') || *p == '_'))
 				*p = '_';
 		char path[4096];
 		snprintf(path, sizeof(path), "%.2000s/%.1000s.yaml", dir, fname);
@@ -2343,22 +2453,25 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			diag_errorf(d, "cannot write '%s': %s", path, strerror(errno));
 			return MUH_EENV;
 		}
-		fprintf(fp, "# starter spec written by `muh scan` from %s\n"
-			    "# live knobs of %s in %s; widen or narrow the value lists before tuning.\n"
-			    "target:\n  engine_tree: \"%s\"\n  file: \"%s\"\n  scope: \"%s\"\nparams:\n",
-			s->root, ks[i].scope, ks[i].file, s->root, ks[i].file, ks[i].scope);
+		fprintf(
+		    fp,
+		    "# starter spec written by `muh scan` from %s\n"
+		    "# live knobs of %s in %s; widen or narrow the value lists before tuning.\n"
+		    "target:\n  engine_tree: \"%s\"\n  file: \"%s\"\n  scope: \"%s\"\nparams:\n",
+		    s->root, ks[i].scope, ks[i].file, s->root, ks[i].file, ks[i].scope);
 		char names[64][128];
 		char defs[64][64];
 		int np = 0;
 		for (size_t j = i; j < n && np < 64; j++) {
-			if (done[j] || strcmp(ks[j].file, ks[i].file) || strcmp(ks[j].scope, ks[i].scope) ||
-			    !spec_eligible(&ks[j]))
+			if (done[j] || strcmp(ks[j].file, ks[i].file) ||
+			    strcmp(ks[j].scope, ks[i].scope) || !spec_eligible(&ks[j]))
 				continue;
 			done[j] = 1;
 			char nm[128];
 			snprintf(nm, sizeof(nm), "%s", ks[j].name);
 			for (char *p = nm; *p; p++)
-				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				      (*p >= '0' && *p <= '9') || *p == '_'))
 					*p = '_';
 			int dup = 0;
 			for (int q = 0; q < np; q++)
@@ -2388,7 +2501,8 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 				fprintf(fp, "]");
 				snprintf(defs[np], sizeof(defs[np]), "%s", e);
 			}
-			fprintf(fp, "  # %s %s:%d id %s\n", ks[j].kind, ks[j].file, ks[j].line, ks[j].id);
+			fprintf(fp, "  # %s %s:%d id %s\n", ks[j].kind, ks[j].file, ks[j].line,
+			        ks[j].id);
 			snprintf(names[np], sizeof(names[np]), "%s", nm);
 			np++;
 		}

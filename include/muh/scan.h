@@ -55,23 +55,23 @@ typedef struct scan_alt {
 } scan_alt;
 
 typedef struct muh_knob {
-	char id[20];         /* "k" + 16 hex */
-	const char *file;    /* relative to the root */
+	char id[20];      /* "k" + 16 hex */
+	const char *file; /* relative to the root */
 	const char *name;
-	const char *kind;    /* constant override constexpr autotune config_dict
-				capability json_config engine_arg */
-	const char *scope;   /* enclosing function/class ("Cls.meth"), or "<module>" */
-	int line, col;       /* start of the value, 1-based (col in bytes) */
+	const char *kind;  /* constant override constexpr autotune config_dict
+	                      capability json_config engine_arg */
+	const char *scope; /* enclosing function/class ("Cls.meth"), or "<module>" */
+	int line, col;     /* start of the value, 1-based (col in bytes) */
 	int end_line, end_col;
 	uint32_t start, end; /* byte span of the value in file: what a patch rewrites */
 	const char *value;   /* the value's source text (whitespace squashed) */
 	const char *eval;    /* the evaluated constant, NULL when not constant */
 	const scan_alt *alts;
 	int nalts;
-	const char *feeds;   /* launch bindings: id of the knob that feeds the value */
-	uint64_t file_hash;  /* FNV-1a 64 of the file's bytes when scanned */
+	const char *feeds;  /* launch bindings: id of the knob that feeds the value */
+	uint64_t file_hash; /* FNV-1a 64 of the file's bytes when scanned */
 	enum scan_verdict verdict;
-	const char *why;     /* one line */
+	const char *why; /* one line */
 	const char *const *unsafe_values;
 	int nunsafe;
 	const scan_step *evidence;
@@ -98,9 +98,9 @@ const muh_knob *scan_knob(const muh_surface *s, size_t i);
 const muh_knob *scan_find(const muh_surface *s, const char *id);
 
 const char *scan_root(const muh_surface *s);
-size_t scan_nfiles(const muh_surface *s);   /* .py files parsed */
-size_t scan_nbytes(const muh_surface *s);   /* their total size */
-double scan_seconds(const muh_surface *s);  /* wall time of scan_tree */
+size_t scan_nfiles(const muh_surface *s);  /* .py files parsed */
+size_t scan_nbytes(const muh_surface *s);  /* their total size */
+double scan_seconds(const muh_surface *s); /* wall time of scan_tree */
 
 /* Files that did not parse cleanly (first error of each, as file:line:col
  * with the source line). The scan continued past them. */

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < f->nscopes; i++)
 			sum += touch(f->scopes[i].qual) + (size_t)f->scopes[i].nconstexprs;
 		for (int i = 0; i < f->nimports; i++)
-			sum += touch(f->imports[i].alias) + touch(f->imports[i].module) + touch(f->imports[i].attr);
+			sum += touch(f->imports[i].alias) + touch(f->imports[i].module) +
+			       touch(f->imports[i].attr);
 		for (int i = 0; i < f->nrefs; i++)
 			sum += touch(f->refs[i].name) + touch(f->refs[i].obj);
 		for (int i = 0; i < f->ncalls; i++)

@@ -10,11 +10,11 @@
  *     message when scripts/deps.sh has not fetched them).
  * Runs from the source root (ctest sets WORKING_DIRECTORY).
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +29,8 @@
 
 /* The first knob whose file ends with file_suffix, with this name and kind
  * (kind may be NULL), at line (0 = any). */
-static const muh_knob *find(const muh_surface *s, const char *file_suffix, const char *name, const char *kind,
-			    int line)
+static const muh_knob *find(const muh_surface *s, const char *file_suffix, const char *name,
+                            const char *kind, int line)
 {
 	for (size_t i = 0; i < scan_nknobs(s); i++) {
 		const muh_knob *k = scan_knob(s, i);
@@ -46,7 +46,8 @@ static const muh_knob *find(const muh_surface *s, const char *file_suffix, const
 	return NULL;
 }
 
-static const muh_knob *must(const muh_surface *s, const char *file, const char *name, const char *kind, int line)
+static const muh_knob *must(const muh_surface *s, const char *file, const char *name,
+                            const char *kind, int line)
 {
 	const muh_knob *k = find(s, file, name, kind, line);
 	if (!k)
@@ -58,7 +59,7 @@ static void expect_verdict(const muh_knob *k, enum scan_verdict v)
 {
 	if (k->verdict != v)
 		fail_msg("%s %s:%d: verdict %s, expected %s (why: %s)", k->name, k->file, k->line,
-			 scan_verdict_name(k->verdict), scan_verdict_name(v), k->why);
+		         scan_verdict_name(k->verdict), scan_verdict_name(v), k->why);
 }
 
 static int evidence_has(const muh_knob *k, const char *file_suffix, const char *note_part)
@@ -66,7 +67,8 @@ static int evidence_has(const muh_knob *k, const char *file_suffix, const char *
 	for (int i = 0; i < k->nevidence; i++) {
 		const scan_step *st = &k->evidence[i];
 		size_t a = strlen(st->file), b = strlen(file_suffix);
-		if (a >= b && !strcmp(st->file + a - b, file_suffix) && strstr(st->note, note_part) && st->line > 0)
+		if (a >= b && !strcmp(st->file + a - b, file_suffix) &&
+		    strstr(st->note, note_part) && st->line > 0)
 			return 1;
 	}
 	return 0;
@@ -126,8 +128,8 @@ static void test_fork_moe_keys(void **state)
 	int lines[2] = {0, 0}, nl = 0;
 	for (size_t i = 0; i < scan_nknobs(s) && nl < 2; i++) {
 		const muh_knob *k = scan_knob(s, i);
-		if (!strcmp(k->name, "BLOCK_SIZE_M") && !strcmp(k->kind, "config_dict") && strstr(k->file, f) &&
-		    !strcmp(k->scope, "get_default_config"))
+		if (!strcmp(k->name, "BLOCK_SIZE_M") && !strcmp(k->kind, "config_dict") &&
+		    strstr(k->file, f) && !strcmp(k->scope, "get_default_config"))
 			lines[nl++] = k->line;
 	}
 	assert_int_equal(nl, 2);
@@ -151,7 +153,8 @@ static void test_fork_moe_keys(void **state)
 	assert_non_null(upd);
 	expect_verdict(upd, SCAN_LIVE);
 	/* K is read, but only by a test */
-	assert_string_equal(must(s, f, "BLOCK_SIZE_K", "config_dict", 0)->why, "read only from tests");
+	assert_string_equal(must(s, f, "BLOCK_SIZE_K", "config_dict", 0)->why,
+	                    "read only from tests");
 	/* a dict handed whole to the vendor: cannot tell */
 	expect_verdict(must(s, f, "TOPK_BLOCK", "config_dict", 0), SCAN_UNKNOWN);
 	scan_free(s);
@@ -177,15 +180,16 @@ static void test_fork_prefill_and_capability(void **state)
 	expect_verdict(must(s, pp, "_UNUSED_TILE", "constant", 0), SCAN_DEAD);
 	assert_string_equal(must(s, pp, "_UNUSED_TILE", "constant", 0)->why, "never read");
 
-	const muh_knob *smem = must(s, "vllm/_custom_ops.py", "get_max_shared_memory", "capability", 0);
+	const muh_knob *smem =
+	    must(s, "vllm/_custom_ops.py", "get_max_shared_memory", "capability", 0);
 	assert_string_equal(smem->value, "32 * 1024");
 	assert_string_equal(smem->eval, "32768");
 	expect_verdict(smem, SCAN_LIVE); /* the Triton prefill path reads it */
 
 	expect_verdict(must(s, "paged_attn.py", "_PARTITION_SIZE", "constant", 0), SCAN_LIVE);
 	expect_verdict(must(s, "vllm/_custom_ops.py", "DEBUG_TILE", "constant", 0), SCAN_DEAD);
-	assert_true(evidence_has(must(s, "vllm/_custom_ops.py", "DEBUG_TILE", "constant", 0), "tests/test_custom_ops.py",
-				 "tests"));
+	assert_true(evidence_has(must(s, "vllm/_custom_ops.py", "DEBUG_TILE", "constant", 0),
+	                         "tests/test_custom_ops.py", "tests"));
 	scan_free(s);
 }
 
@@ -201,22 +205,26 @@ static void test_fork_dead_paths_and_platform(void **state)
 	/* guarded import that never happens */
 	expect_verdict(must(s, "triton_moe.py", "TRITON_MOE_BLOCK", "constant", 0), SCAN_DEAD);
 	/* ROCm only: by the importer's path, and by a platform check */
-	const muh_knob *at = must(s, "triton_flash_attention.py", "attn_fwd.configs", "autotune", 0);
+	const muh_knob *at =
+	    must(s, "triton_flash_attention.py", "attn_fwd.configs", "autotune", 0);
 	expect_verdict(at, SCAN_PLATFORM);
 	assert_int_equal(at->nalts, 2);
-	expect_verdict(must(s, "triton_flash_attention.py", "get_autotune_configs()", "autotune", 0), SCAN_PLATFORM);
+	expect_verdict(
+	    must(s, "triton_flash_attention.py", "get_autotune_configs()", "autotune", 0),
+	    SCAN_PLATFORM);
 	expect_verdict(must(s, "wave_attention.py", "WAVES_PER_EU", "constant", 0), SCAN_PLATFORM);
 	/* JSON configs by name pattern; a non-matching JSON is no knob */
-	expect_verdict(must(s, "device_name=Iluvatar_BI-V100.json", "E=8,N=1024,device_name=Iluvatar_BI-V100.json",
-			    "json_config", 0),
-		       SCAN_LIVE);
+	expect_verdict(must(s, "device_name=Iluvatar_BI-V100.json",
+	                    "E=8,N=1024,device_name=Iluvatar_BI-V100.json", "json_config", 0),
+	               SCAN_LIVE);
 	assert_null(find(s, "README.json", "README.json", NULL, 0));
 	/* engine arguments: class defaults and the deployment command line */
 	expect_verdict(must(s, "engine/arg_utils.py", "max_num_seqs", "engine_arg", 0), SCAN_LIVE);
 	const muh_knob *dep = must(s, "computility-run.yaml", "max_num_seqs", "engine_arg", 0);
 	assert_string_equal(dep->value, "1");
 	expect_verdict(dep, SCAN_LIVE);
-	expect_verdict(must(s, "computility-run.yaml", "kv_cache_dtype", "engine_arg", 0), SCAN_UNKNOWN);
+	expect_verdict(must(s, "computility-run.yaml", "kv_cache_dtype", "engine_arg", 0),
+	               SCAN_UNKNOWN);
 	scan_free(s);
 }
 
@@ -240,9 +248,9 @@ static void test_spans(void **state)
 {
 	muh_surface *s = scan_ok(FORK);
 	const char *names[][3] = {{"paged_attn.py", "use_v1", "True"},
-				  {"prefix_prefill.py", "NUM_WARPS", "8"},
-				  {"computility-run.yaml", "max_num_seqs", "1"},
-				  {"vllm/_custom_ops.py", "get_max_shared_memory", "32 * 1024"}};
+	                          {"prefix_prefill.py", "NUM_WARPS", "8"},
+	                          {"computility-run.yaml", "max_num_seqs", "1"},
+	                          {"vllm/_custom_ops.py", "get_max_shared_memory", "32 * 1024"}};
 	for (int i = 0; i < 4; i++) {
 		const muh_knob *k = must(s, names[i][0], names[i][1], NULL, 0);
 		char path[1024];
@@ -288,8 +296,8 @@ static void test_ids_stable(void **state)
 	for (size_t i = 0; i < scan_nknobs(a); i++)
 		for (size_t j = i + 1; j < scan_nknobs(a); j++)
 			if (!strcmp(scan_knob(a, i)->id, scan_knob(a, j)->id))
-				fail_msg("duplicate id %s (%s, %s)", scan_knob(a, i)->id, scan_knob(a, i)->name,
-					 scan_knob(a, j)->name);
+				fail_msg("duplicate id %s (%s, %s)", scan_knob(a, i)->id,
+				         scan_knob(a, i)->name, scan_knob(a, j)->name);
 	/* insert lines at the top of paged_attn.py: lines move, ids do not */
 	char path[700];
 	snprintf(path, sizeof(path), "%s/vllm/attention/ops/paged_attn.py", tree);
@@ -358,7 +366,8 @@ static void test_bad_input(void **state)
 	assert_non_null(strstr(d.msg, "does-not-exist"));
 	assert_non_null(strstr(d.msg, "No such file"));
 	diag_clear(&d);
-	assert_int_equal(scan_tree("tests/fixtures/scan/messy/pkg/notes.txt", NULL, &s, &d), MUH_EINPUT);
+	assert_int_equal(scan_tree("tests/fixtures/scan/messy/pkg/notes.txt", NULL, &s, &d),
+	                 MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "not a directory or a .py file"));
 	/* one .py file is a tree of one */
 	s = scan_ok("tests/fixtures/scan/messy/pkg/tabs.py");
@@ -393,8 +402,10 @@ static void test_many_files(void **state)
 			snprintf(path, sizeof(path), "%s/m%d.py", pkg, i);
 			FILE *f = fopen(path, "w");
 			assert_non_null(f);
-			fprintf(f, "from pkg%d.m%d import TILE_%d\n\nTILE_%d = %d\n\n\ndef f():\n    return TILE_%d\n",
-				p, (i + 1) % 100, (i + 1) % 100, i, 16 << (i % 4), (i + 1) % 100);
+			fprintf(f,
+			        "from pkg%d.m%d import TILE_%d\n\nTILE_%d = %d\n\n\ndef f():\n    "
+			        "return TILE_%d\n",
+			        p, (i + 1) % 100, (i + 1) % 100, i, 16 << (i % 4), (i + 1) % 100);
 			fclose(f);
 		}
 	}
@@ -447,16 +458,21 @@ static void test_vllm_063(void **state)
 		assert_non_null(strstr(k->file, "fused_moe/configs/E="));
 	}
 	assert_true(njson >= 50);
-	expect_verdict(must(s, "vllm/attention/ops/paged_attn.py", "_PARTITION_SIZE", "constant", 0), SCAN_LIVE);
-	const muh_knob *at = must(s, "vllm/attention/ops/triton_flash_attention.py", "attn_fwd.configs", "autotune", 0);
+	expect_verdict(
+	    must(s, "vllm/attention/ops/paged_attn.py", "_PARTITION_SIZE", "constant", 0),
+	    SCAN_LIVE);
+	const muh_knob *at = must(s, "vllm/attention/ops/triton_flash_attention.py",
+	                          "attn_fwd.configs", "autotune", 0);
 	expect_verdict(at, SCAN_PLATFORM);
 	assert_true(at->nalts >= 8);
 	assert_true(evidence_has(at, "vllm/attention/backends/rocm_flash_attn.py", "importer"));
-	const muh_knob *g1 = must(s, "vllm/_custom_ops.py", "get_max_shared_memory_per_block_device_attribute",
-				  "capability", 0);
+	const muh_knob *g1 =
+	    must(s, "vllm/_custom_ops.py", "get_max_shared_memory_per_block_device_attribute",
+	         "capability", 0);
 	expect_verdict(g1, SCAN_DEAD);
 	assert_non_null(strstr(g1->why, "only from tests"));
-	expect_verdict(must(s, "vllm/utils.py", "get_max_shared_memory_bytes", "capability", 0), SCAN_DEAD);
+	expect_verdict(must(s, "vllm/utils.py", "get_max_shared_memory_bytes", "capability", 0),
+	               SCAN_DEAD);
 	/* nothing unsafe in upstream */
 	for (size_t i = 0; i < scan_nknobs(s); i++)
 		assert_int_not_equal(scan_knob(s, i)->verdict, SCAN_UNSAFE);
@@ -481,28 +497,29 @@ static void test_vllm_033(void **state)
 	}
 	assert_true(njson >= 100);
 	/* in 0.33.0 the shared-memory query has a live caller (mem_utils) */
-	expect_verdict(must(s, "vllm/_custom_ops.py", "get_max_shared_memory_per_block_device_attribute", "capability",
-			    0),
-		       SCAN_LIVE);
-	expect_verdict(must(s, "vllm/engine/arg_utils.py", "max_num_seqs", "engine_arg", 0), SCAN_LIVE);
+	expect_verdict(must(s, "vllm/_custom_ops.py",
+	                    "get_max_shared_memory_per_block_device_attribute", "capability", 0),
+	               SCAN_LIVE);
+	expect_verdict(must(s, "vllm/engine/arg_utils.py", "max_num_seqs", "engine_arg", 0),
+	               SCAN_LIVE);
 	scan_free(s);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fork_use_v1_unsafe),
-		cmocka_unit_test(test_fork_moe_keys),
-		cmocka_unit_test(test_fork_prefill_and_capability),
-		cmocka_unit_test(test_fork_dead_paths_and_platform),
-		cmocka_unit_test(test_splat),
-		cmocka_unit_test(test_spans),
-		cmocka_unit_test(test_ids_stable),
-		cmocka_unit_test(test_messy),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_many_files),
-		cmocka_unit_test(test_vllm_063),
-		cmocka_unit_test(test_vllm_033),
+	    cmocka_unit_test(test_fork_use_v1_unsafe),
+	    cmocka_unit_test(test_fork_moe_keys),
+	    cmocka_unit_test(test_fork_prefill_and_capability),
+	    cmocka_unit_test(test_fork_dead_paths_and_platform),
+	    cmocka_unit_test(test_splat),
+	    cmocka_unit_test(test_spans),
+	    cmocka_unit_test(test_ids_stable),
+	    cmocka_unit_test(test_messy),
+	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_many_files),
+	    cmocka_unit_test(test_vllm_063),
+	    cmocka_unit_test(test_vllm_033),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
