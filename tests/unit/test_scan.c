@@ -10,11 +10,12 @@
  *     message when scripts/deps.sh has not fetched them).
  * Runs from the source root (ctest sets WORKING_DIRECTORY).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka needs the four headers above first */
+#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>
