@@ -50,6 +50,13 @@ sp = d["spans"][u["id"]]
 assert sp["end_byte"] - sp["start_byte"] == 4 and sp["evaluated"] == "True", sp
 PY
 
+# the result does not depend on the number of parser threads
+"$MUH" scan --json -j 1 "$FORK" >"$tmp/j1.json"
+"$MUH" scan --json -j 2 "$FORK" >"$tmp/j2.json"
+check "same JSON with -j 1 and -j 2" cmp -s "$tmp/j1.json" "$tmp/j2.json"
+"$MUH" scan -j 0 "$FORK" >/dev/null 2>&1
+check "-j 0 is a usage error" test $? -eq 2
+
 # --specs
 "$MUH" scan --specs "$tmp/specs" "$FORK" >/dev/null 2>"$tmp/specs.err"
 check "specs exit 0" test $? -eq 0
