@@ -42,6 +42,11 @@ struct cons {
 	double rejected;
 	int *params; /* params it reads */
 	int nparams;
+	/* The constraint tabulated over its params' value indices: 1 where it
+	 * holds, 0 where it fails or errs; NULL when the table would be large.
+	 * index = sum over j of cfg[params[j]] * tstride[j]. */
+	uint8_t *table;
+	uint64_t *tstride;
 };
 
 struct group {
@@ -337,6 +342,67 @@ static int make_groups(muh_space *sp)
 	return rc;
 }
 
+/* ---- tabulation --------------------------------------------------------------------- */
+
+/* Largest table per constraint, in entries (bytes). */
+#define SPACE_MAX_TABLE (1u << 20)
+
+/* Tabulates constraint k when the product of its params' value counts is
+ * at most SPACE_MAX_TABLE and at most limit (the group's cartesian size, so
+ * a table never costs more evaluations than the walk would). A lookup is a
+ * few multiply-adds; an evaluation is a bytecode run. slots holds the
+ * problem and hw values; param slots are overwritten. */
+static int tabulate(muh_space *sp, struct cons *k, muh_value *slots, double limit)
+{
+	const muh_spec *s = sp->spec;
+	double size = 1;
+	for (int j = 0; j < k->nparams; j++)
+		size *= (double)s->params[k->params[j]].nvalues;
+	if (k->nparams == 0 || size > SPACE_MAX_TABLE || size > limit)
+		return MUH_OK;
+	k->tstride = malloc((size_t)k->nparams * sizeof(uint64_t));
+	k->table = malloc((size_t)size);
+	uint32_t *ix = calloc((size_t)k->nparams, sizeof(uint32_t));
+	if (!k->tstride || !k->table || !ix) {
+		free(ix);
+		return MUH_ENOMEM;
+	}
+	uint64_t stride = 1;
+	for (int j = k->nparams - 1; j >= 0; j--) {
+		k->tstride[j] = stride;
+		stride *= s->params[k->params[j]].nvalues;
+	}
+	for (int j = 0; j < k->nparams; j++)
+		slots[k->params[j]] = s->params[k->params[j]].values[0];
+	for (uint64_t i = 0; i < (uint64_t)size; i++) {
+		k->table[i] = expr_test(k->e, slots) == EXPR_TRUE;
+		/* next combination, last param fastest (matches tstride) */
+		for (int j = k->nparams - 1; j >= 0; j--) {
+			const muh_param *par = &s->params[k->params[j]];
+			if (++ix[j] < par->nvalues) {
+				slots[k->params[j]] = par->values[ix[j]];
+				break;
+			}
+			ix[j] = 0;
+			slots[k->params[j]] = par->values[0];
+		}
+	}
+	free(ix);
+	return MUH_OK;
+}
+
+/* Does constraint k hold for the value indices cfg (one per param)? */
+static inline int cons_holds(const struct cons *k, const uint32_t *cfg, const muh_value *slots)
+{
+	if (k->table) {
+		uint64_t i = 0;
+		for (int j = 0; j < k->nparams; j++)
+			i += cfg[k->params[j]] * k->tstride[j];
+		return k->table[i];
+	}
+	return expr_test(k->e, slots) == EXPR_TRUE;
+}
+
 /* ---- enumeration ---------------------------------------------------------------- */
 
 struct walk {
@@ -344,10 +410,13 @@ struct walk {
 	struct group *g;
 	muh_value *slots;
 	uint32_t *idx;    /* value index per binding position */
+	uint32_t *cur;    /* value index per param (spec order), for tables */
+	uint64_t *rank;   /* rank of the prefix bound so far, per position */
 	double *below;    /* below[d]: product of domain sizes of positions > d */
 	uint64_t *tuples;
 	uint64_t ntuples, cap;
 	int overflow;
+	int leaf_fast; /* every constraint of the last position is tabulated */
 };
 
 static int walk_keep(struct walk *w)
@@ -365,10 +434,53 @@ static int walk_keep(struct walk *w)
 		w->tuples = nt;
 		w->cap = nc;
 	}
-	uint64_t rank = 0;
-	for (int i = 0; i < g->nparams; i++)
-		rank += w->idx[i] * g->radix_stride[i];
-	w->tuples[w->ntuples++] = rank;
+	w->tuples[w->ntuples++] = w->rank[g->nparams - 1];
+	return MUH_OK;
+}
+
+/* Runs the last binding position in a tight loop: every constraint checked
+ * there is tabulated, and all its other params are bound, so each is one
+ * table read at base + value * stride. Same counts as the general walk. */
+static int walk_leaves(struct walk *w)
+{
+	struct group *g = w->g;
+	int n = g->nparams, last = g->params[n - 1];
+	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n];
+	uint64_t base[64], step[64];
+	for (int ci = c0; ci < c1; ci++) {
+		const struct cons *k = &w->sp->cons[g->cons[ci]];
+		uint64_t b = 0, st = 0;
+		for (int j = 0; j < k->nparams; j++) {
+			if (k->params[j] == last)
+				st = k->tstride[j];
+			else
+				b += w->cur[k->params[j]] * k->tstride[j];
+		}
+		base[ci - c0] = b;
+		step[ci - c0] = st;
+	}
+	size_t nv = w->sp->spec->params[last].nvalues;
+	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
+	for (size_t v = 0; v < nv; v++) {
+		int ok = 1;
+		for (int ci = c0; ci < c1; ci++) {
+			const struct cons *k = &w->sp->cons[g->cons[ci]];
+			if (!k->table[base[ci - c0] + v * step[ci - c0]]) {
+				g->rejected_local[ci] += 1;
+				ok = 0;
+				break;
+			}
+		}
+		if (!ok)
+			continue;
+		g->valid++;
+		if (!w->overflow) {
+			w->rank[n - 1] = rank0 + v * rstride;
+			int rc = walk_keep(w);
+			if (rc)
+				return rc;
+		}
+	}
 	return MUH_OK;
 }
 
@@ -391,10 +503,12 @@ static int walk_group(struct walk *w)
 			continue;
 		}
 		w->slots[p] = par->values[w->idx[dpt]];
+		w->cur[p] = w->idx[dpt];
+		w->rank[dpt] = (dpt ? w->rank[dpt - 1] : 0) + w->idx[dpt] * g->radix_stride[dpt];
 		int ok = 1;
 		for (int ci = g->depth_start[dpt]; ci < g->depth_start[dpt + 1]; ci++) {
-			struct cons *k = &w->sp->cons[g->cons[ci]];
-			if (expr_test(k->e, w->slots) != EXPR_TRUE) {
+			const struct cons *k = &w->sp->cons[g->cons[ci]];
+			if (!cons_holds(k, w->cur, w->slots)) {
 				g->rejected_local[ci] += w->below[dpt];
 				ok = 0;
 				break;
@@ -408,7 +522,12 @@ static int walk_group(struct walk *w)
 					return rc;
 			}
 		}
-		if (ok && dpt < n - 1) {
+		if (ok && dpt == n - 2 && w->leaf_fast) {
+			int rc = walk_leaves(w);
+			if (rc)
+				return rc;
+			w->idx[dpt]++;
+		} else if (ok && dpt < n - 1) {
 			dpt++;
 			w->idx[dpt] = 0;
 		} else {
@@ -446,15 +565,28 @@ static int enumerate(muh_space *sp)
 			rc = MUH_EINPUT;
 			break;
 		}
+		for (int ci = 0; ci < g->ncons && !rc; ci++)
+			rc = tabulate(sp, &sp->cons[g->cons[ci]], slots, g->cartesian);
+		if (rc)
+			break;
 		struct walk w = {.sp = sp, .g = g, .slots = slots};
 		w.idx = calloc((size_t)g->nparams, sizeof(uint32_t));
 		w.below = malloc((size_t)g->nparams * sizeof(double));
-		if (!w.idx || !w.below) {
+		w.cur = calloc(sp->np, sizeof(uint32_t));
+		w.rank = calloc((size_t)g->nparams, sizeof(uint64_t));
+		if (!w.idx || !w.below || !w.cur || !w.rank) {
 			free(w.idx);
 			free(w.below);
+			free(w.cur);
+			free(w.rank);
 			rc = MUH_ENOMEM;
 			break;
 		}
+		int nleaf = g->depth_start[g->nparams] - g->depth_start[g->nparams - 1];
+		w.leaf_fast = g->nparams >= 2 && nleaf <= 64;
+		for (int ci = g->depth_start[g->nparams - 1]; ci < g->depth_start[g->nparams]; ci++)
+			if (!sp->cons[g->cons[ci]].table)
+				w.leaf_fast = 0;
 		double b = 1;
 		for (int i = g->nparams - 1; i >= 0; i--) {
 			w.below[i] = b;
@@ -463,6 +595,8 @@ static int enumerate(muh_space *sp)
 		rc = walk_group(&w);
 		free(w.idx);
 		free(w.below);
+		free(w.cur);
+		free(w.rank);
 		if (!rc && !w.overflow) {
 			/* The walk visits tuples in lexicographic binding order and
 			 * ranks use the same order, so they come out sorted. */
@@ -571,6 +705,8 @@ void space_free(muh_space *sp)
 	for (size_t c = 0; c < sp->ncons; c++) {
 		expr_free(sp->cons[c].e);
 		free(sp->cons[c].params);
+		free(sp->cons[c].table);
+		free(sp->cons[c].tstride);
 	}
 	for (size_t g = 0; g < sp->ngroups; g++) {
 		struct group *gr = &sp->groups[g];
@@ -692,7 +828,7 @@ int space_is_valid(const muh_space *sp, const uint32_t *cfg)
 		slots[p] = sp->spec->params[p].values[cfg[p]];
 	}
 	for (size_t c = 0; ok && c < sp->ncons; c++)
-		if (expr_test(sp->cons[c].e, slots) != EXPR_TRUE)
+		if (!cons_holds(&sp->cons[c], cfg, slots))
 			ok = 0;
 	if (slots != stackslots)
 		free(slots);

@@ -1,0 +1,31 @@
+/*
+ * stats.h — honest statistics of timing samples.
+ *
+ * Timing samples are skewed (a floor plus interference), so muh reports the
+ * median, the minimum and the median absolute deviation, and a distribution-
+ * free 95% confidence interval of the median from order statistics: with n
+ * sorted samples the interval is [x(l), x(u)] with l, u = n/2 -+ 1.96*sqrt(n)/2
+ * (normal approximation to the binomial, exact enough for n >= 10; below
+ * that the interval is the whole range).
+ */
+#ifndef MUH_STATS_H
+#define MUH_STATS_H
+
+#include <stddef.h>
+
+typedef struct stats_summary {
+	size_t n;
+	double median, min, max, mad, ci_lo, ci_hi, mean;
+} stats_summary;
+
+/* Summarizes x[0..n) (not modified). n == 0 gives all NAN and n = 0.
+ * Returns 0, or -1 when out of memory. */
+int stats_summarize(const double *x, size_t n, stats_summary *s);
+
+/* True when the CI half-width is within frac of the median (the stopping rule). */
+int stats_converged(const stats_summary *s, double frac);
+
+/* Median of x[0..n); sorts x in place. */
+double stats_median_inplace(double *x, size_t n);
+
+#endif

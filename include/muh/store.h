@@ -1,0 +1,110 @@
+/*
+ * store.h — the SQLite store of runs, variants and measurements.
+ *
+ * One file (default muh.db), WAL mode, one transaction per finished
+ * measurement: a kill -9 at any moment loses at most the variant in flight,
+ * and never leaves a half-written row. Tables (docs/store.md):
+ *
+ *   runs(id, spec_hash, spec_path, spec_name, instance, problem, backend,
+ *        hw_profile, tool_version, host, noise, created_ms, updated_ms)
+ *   variants(id, spec_hash, key, config)           UNIQUE(spec_hash, key)
+ *   measurements(id, run_id, variant_id, status, samples, nsamples, median,
+ *        min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error,
+ *        max_abs_err, rel_l2_err, sm_clock_mhz, power_w, temp_c, t_build,
+ *        t_verify, t_time, started_ms, finished_ms)  UNIQUE(run_id, variant_id)
+ *
+ * A run is identified by (spec hash, problem instance, backend, hardware
+ * profile). Opening the same run again resumes it: store_has() says which
+ * variants are finished, and the caller skips them. fresh = 1 deletes the
+ * earlier runs of that identity and starts over.
+ *
+ * muh tune uses: store_open, store_begin_run, store_has / store_get (skip or
+ * replay), store_put after each eval_measure, store_set_noise, store_close.
+ * muh tune --replay DB uses store_find_run + store_get (or store_foreach).
+ */
+#ifndef MUH_STORE_H
+#define MUH_STORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "muh/diag.h"
+#include "muh/eval.h"
+
+typedef struct muh_store muh_store;
+
+typedef struct store_run_info {
+	const char *spec_hash;    /* required; see store_spec_hash */
+	const char *spec_path;    /* may be NULL */
+	const char *spec_name;    /* may be NULL */
+	int64_t instance;         /* problem instance index */
+	const char *problem;      /* e.g. "N=256"; may be NULL */
+	const char *backend;      /* required */
+	const char *hw_profile;   /* profile name (or JSON); may be NULL */
+	const char *tool_version; /* may be NULL: "muh MUH_VERSION" is stored */
+} store_run_info;
+
+/* One stored measurement, as store_foreach hands it out. */
+typedef struct store_row {
+	int64_t run_id;
+	const char *spec_name;
+	int64_t instance;
+	const char *key;
+	const char *config; /* JSON object of the param values */
+	const muh_measurement *m;
+} store_row;
+
+enum store_format { STORE_CSV = 0, STORE_JSON = 1, STORE_T4 = 2 };
+
+/* Opens (creating if needed) the store at path. MUH_EENV with d->msg when the
+ * file cannot be opened or is not a muh store. */
+int store_open(const char *path, muh_store **out, muh_diag *d);
+void store_close(muh_store *st);
+
+/* Hex hash of a spec's text (what identifies "the same spec"). buf >= 17. */
+void store_spec_hash(const char *text, size_t len, char *buf);
+
+/* Finds the latest run with ri's identity, or creates one; fresh != 0 deletes
+ * the earlier runs (and their measurements) of that identity first. Sets
+ * *run and *resumed (1 when an existing run was reopened). */
+int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t *run, int *resumed,
+		    muh_diag *d);
+/* The latest run with this identity (backend/hw_profile may be NULL = any);
+ * 0 when none. For replay. */
+int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
+		   const char *hw_profile, int64_t *run, muh_diag *d);
+
+/* Records the finished measurement m of v in run, in one transaction. A
+ * variant already recorded in that run is left as it is (returns MUH_OK). */
+int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
+/* 1 when key has a finished measurement in run, 0 when not, <0 on error. */
+int store_has(muh_store *st, int64_t run, const char *key);
+/* Reads key's measurement in run into *m (caller frees). 1 found, 0 not. */
+int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m);
+/* Number of measurements in run (all statuses). */
+int64_t store_count(muh_store *st, int64_t run);
+/* Records the machine noise estimate of run (a fraction). */
+int store_set_noise(muh_store *st, int64_t run, double noise);
+
+/* Calls cb for every measurement of run (0 = all runs) in order of
+ * measurement; stops when cb returns nonzero (and returns that value). */
+int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud);
+
+/* Writes the measurements of run (0 = all) to f as CSV, JSON or T4 (the
+ * results schema shared by Kernel Tuner, KTT and BAT, version 1.0.0). */
+/* One run as stored. Strings live until the callback returns. */
+typedef struct store_run {
+	int64_t id;
+	const char *spec_hash, *spec_path, *spec_name, *problem, *backend, *hw_profile;
+	int64_t instance;
+	double noise; /* NAN when not measured */
+	int64_t nmeasurements;
+} store_run;
+
+/* Calls cb for every run, in id order; stops when cb returns nonzero (and
+ * returns that value). */
+int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
+
+int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d);
+
+#endif

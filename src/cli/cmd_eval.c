@@ -1,0 +1,392 @@
+/*
+ * cmd_eval.c — `muh eval SPEC`: measure chosen configurations (the defaults,
+ * --config KEY..., or --all), isolated, and record them in the store, which
+ * resumes. The building block muh tune drives; also the way to measure one
+ * variant by hand.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalcli.h"
+#include "muh/store.h"
+
+static const char help[] =
+	"usage: muh eval SPEC [--config KEY]... [--all] [--limit N] [--db FILE] [--fresh]\n"
+	"                [--noise] [--hw PROFILE] [--problem K] [--json]\n"
+	"\n"
+	"Measures configurations of SPEC: each is built, fingerprinted, checked\n"
+	"against the reference and timed (warm-ups, then samples until the 95%\n"
+	"confidence interval of the median is within measure.ci, default 1%, or a\n"
+	"cap), in a child process with a timeout. A crash, hang, out-of-memory or\n"
+	"wrong result is a status on that variant; the run goes on.\n"
+	"\n"
+	"options:\n"
+	"  --config KEY   measure this configuration (canonical key NAME=V,...;\n"
+	"                 names not given take their defaults); repeatable\n"
+	"  --all          measure every valid configuration, in index order\n"
+	"  --limit N      stop after N new measurements\n"
+	"  --db FILE      record every finished measurement in FILE (SQLite); a\n"
+	"                 variant already recorded for this spec, problem, backend\n"
+	"                 and profile is not measured again (resume)\n"
+	"  --fresh        with --db: forget earlier runs of this spec and start over\n"
+	"  --noise        first time the defaults twice; report and record the noise\n"
+	"                 (the default when more than one variant is measured;\n"
+	"                 --no-noise skips it)\n"
+	"  --jobs N       compile while measuring: N helper processes build the next\n"
+	"                 variants into the cache while one is timed (cpu backend)\n"
+	"  --hw PROFILE   hardware profile (overrides the spec's hw:)\n"
+	"  --problem K    problem instance K (0-based); default 0\n"
+	"  --json         one JSON object per variant, one per line\n"
+	"\n"
+	"Ctrl-C stops after the variant in flight; the store keeps everything.\n"
+	"\n"
+	"examples:\n"
+	"  muh eval specs/matmul_cpu.yaml\n"
+	"  muh eval specs/matmul_cpu.yaml --all --db muh.db\n"
+	"  muh eval specs/matmul_cpu.yaml --config BLOCK=32,UNROLL=8\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* Parses a possibly partial key: names not given keep their defaults. */
+static int parse_partial(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d)
+{
+	const muh_spec *s = space_spec(sp);
+	size_t np = space_nparams(sp);
+	uint32_t *full = calloc(np + 1, sizeof(uint32_t));
+	if (!full)
+		return MUH_ENOMEM;
+	space_default(sp, full);
+	char buf[4096] = "";
+	size_t n = 0;
+	for (size_t p = 0; p < np; p++) {
+		char want[160];
+		snprintf(want, sizeof(want), "%s=", s->params[p].name);
+		const char *hit = NULL;
+		for (const char *q = key; (q = strstr(q, want)); q++)
+			if (q == key || q[-1] == ',') {
+				hit = q;
+				break;
+			}
+		char val[256];
+		if (hit)
+			snprintf(val, sizeof(val), "%.*s", (int)strcspn(hit, ","), hit);
+		else {
+			char v[128];
+			value_fmt(v, sizeof(v), space_value(sp, full, p));
+			snprintf(val, sizeof(val), "%s=%s", s->params[p].name, v);
+		}
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", p ? "," : "", val);
+		if (n >= sizeof(buf))
+			break;
+	}
+	free(full);
+	return space_parse_key(sp, buf, cfg, d);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},      {"hw", required_argument, NULL, 'w'},
+		{"problem", required_argument, NULL, 'k'}, {"config", required_argument, NULL, 'c'},
+		{"all", no_argument, NULL, 'a'},       {"limit", required_argument, NULL, 'l'},
+		{"db", required_argument, NULL, 'd'},  {"fresh", no_argument, NULL, 'f'},
+		{"noise", no_argument, NULL, 'n'},     {"jobs", required_argument, NULL, 'J'},
+		{"no-noise", no_argument, NULL, 'N'},
+		{NULL, 0, NULL, 0},
+	};
+	int json = 0, all = 0, fresh = 0, want_noise = -1, jobs = 0, c;
+	const char *hwref = NULL, *db = NULL;
+	const char *keys[256];
+	int nkeys = 0;
+	long long limit = -1;
+	size_t inst = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'w':
+			hwref = optarg;
+			break;
+		case 'k':
+			inst = (size_t)strtoull(optarg, &end, 10);
+			if (*end)
+				return cli_usage_error("eval", "--problem needs an instance number");
+			break;
+		case 'c':
+			if (nkeys == 256)
+				return cli_usage_error("eval", "at most 256 --config");
+			keys[nkeys++] = optarg;
+			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'l':
+			limit = strtoll(optarg, &end, 10);
+			if (*end || limit < 0)
+				return cli_usage_error("eval", "--limit needs a count");
+			break;
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			fresh = 1;
+			break;
+		case 'n':
+			want_noise = 1;
+			break;
+		case 'N':
+			want_noise = 0;
+			break;
+		case 'J':
+			jobs = (int)strtol(optarg, &end, 10);
+			if (*end || jobs < 0 || jobs > 64)
+				return cli_usage_error("eval", "--jobs needs a count from 0 to 64");
+			break;
+		default:
+			return cli_usage_error("eval", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("eval", "expected one SPEC file");
+	if (fresh && !db)
+		return cli_usage_error("eval", "--fresh needs --db");
+	if (all && nkeys)
+		return cli_usage_error("eval", "--all and --config exclude each other");
+	struct evalcli ec;
+	int ex = evalcli_load("eval", argv[optind], hwref, inst, &ec);
+	if (ex)
+		return ex;
+	const muh_spec *s = ec.spec;
+	size_t np = space_nparams(ec.space);
+	uint64_t total = all ? space_valid(ec.space) : (uint64_t)(nkeys ? nkeys : 1);
+	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
+	muh_diag d;
+	diag_clear(&d);
+	if (!cfgs) {
+		evalcli_free(&ec);
+		return cli_fail(MUH_ENOMEM, NULL);
+	}
+	for (int k = 0; k < nkeys; k++) {
+		int rc = parse_partial(ec.space, keys[k], cfgs + (size_t)k * (np + 1), &d);
+		if (rc) {
+			fprintf(stderr, "muh eval: --config %s: %s\n", keys[k], d.msg);
+			free(cfgs);
+			evalcli_free(&ec);
+			return EXIT_USAGE;
+		}
+	}
+	if (!all && !nkeys && !space_default(ec.space, cfgs))
+		fprintf(stderr, "muh eval: note: the defaults violate the constraints\n");
+	muh_store *st = NULL;
+	int64_t runid = 0;
+	int resumed = 0;
+	if (db) {
+		char hash[17], problem[512] = "";
+		store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
+		size_t pn = 0;
+		for (size_t k = 0; k < s->nproblem && pn < sizeof(problem) - 64; k++) {
+			char v[64];
+			value_fmt(v, sizeof(v), spec_problem_value(s, k, inst));
+			pn += (size_t)snprintf(problem + pn, sizeof(problem) - pn, "%s%s=%s", k ? "," : "",
+					       s->problem[k].name, v);
+		}
+		store_run_info ri = {.spec_hash = hash,
+				     .spec_path = s->path,
+				     .spec_name = s->name,
+				     .instance = (int64_t)inst,
+				     .problem = problem,
+				     .backend = ec.target.backend,
+				     .hw_profile = ec.hwp ? ec.hwp->name : ""};
+		int rc = store_open(db, &st, &d);
+		if (!rc)
+			rc = store_begin_run(st, &ri, fresh, &runid, &resumed, &d);
+		if (rc) {
+			fprintf(stderr, "muh eval: %s\n", d.msg);
+			store_close(st);
+			free(cfgs);
+			evalcli_free(&ec);
+			return cli_exit(rc);
+		}
+		if (resumed && !json)
+			fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variants already measured\n",
+				(long long)runid, db, (long long)store_count(st, runid));
+	}
+	muh_evaluator *ev = NULL;
+	if ((ex = evalcli_open("eval", &ec, &ev))) {
+		store_close(st);
+		free(cfgs);
+		evalcli_free(&ec);
+		return ex;
+	}
+	eval_set_jobs(ev, jobs);
+	uint64_t ahead = 0; /* variants before this index have been prefetched */
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, &old);
+	int keyw = 24;
+	for (size_t p = 0, w = 0; p < np; p++) {
+		w += strlen(s->params[p].name) + 4;
+		if ((int)w > keyw)
+			keyw = (int)w;
+	}
+	if (!json)
+		printf("%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
+		       "fingerprint", "error");
+	double noise = NAN;
+	if (want_noise < 0)
+		want_noise = total > 1 && !resumed;
+	if (want_noise) {
+		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+		muh_variant v;
+		space_default(ec.space, def);
+		eval_variant_from_space(ec.space, def, inst, &v);
+		if (eval_noise(ev, &v, &noise, &d) == MUH_OK) {
+			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice)\n", 100 * noise);
+			if (st)
+				store_set_noise(st, runid, noise);
+		} else {
+			fprintf(stderr, "muh eval: noise: %s\n", d.msg);
+		}
+		eval_variant_free(&v);
+		free(def);
+	}
+	long long measured = 0, counts[EVAL_NSTATUS] = {0};
+	/* best and defaults, for the closing line (no samples kept) */
+	muh_measurement best, defm;
+	char best_key[1024] = "", def_key[1024] = "";
+	measurement_init(&best);
+	measurement_init(&defm);
+	{
+		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+		if (def && space_default(ec.space, def))
+			space_key(ec.space, def, def_key, sizeof(def_key));
+		free(def);
+	}
+	for (uint64_t i = 0; i < total && !stop && (limit < 0 || measured < limit); i++) {
+		uint32_t *cfg = cfgs;
+		if (all)
+			space_config_at(ec.space, i, cfg);
+		else
+			cfg = cfgs + i * (np + 1);
+		muh_variant v;
+		muh_measurement m;
+		if (eval_variant_from_space(ec.space, cfg, inst, &v))
+			break;
+		if (st && store_has(st, runid, v.key) == 1) {
+			eval_variant_free(&v);
+			continue;
+		}
+		/* compile while measuring: hand the next variants to the pool */
+		if (ahead <= i)
+			ahead = i + 1;
+		uint32_t *nx = calloc(np + 1, sizeof(uint32_t));
+		while (jobs && nx && ahead < total && ahead <= i + (uint64_t)jobs) {
+			if (all)
+				space_config_at(ec.space, ahead, nx);
+			else
+				memcpy(nx, cfgs + ahead * (np + 1), np * sizeof(uint32_t));
+			muh_variant nv;
+			int started = 1;
+			if (space_is_valid(ec.space, nx) && eval_variant_from_space(ec.space, nx, inst, &nv) == MUH_OK) {
+				if (!st || store_has(st, runid, nv.key) != 1)
+					started = eval_prefetch(ev, &nv);
+				eval_variant_free(&nv);
+			}
+			if (!started)
+				break;
+			ahead++;
+		}
+		free(nx);
+		if (!space_is_valid(ec.space, cfg)) {
+			measurement_init(&m);
+			measurement_fail(&m, EVAL_INVALID, "violates the constraints");
+		} else if ((ex = eval_measure(ev, &v, &m, &d))) {
+			fprintf(stderr, "muh eval: %s\n", d.msg);
+			eval_variant_free(&v);
+			ex = cli_exit(ex);
+			break;
+		}
+		if (st && store_put(st, runid, &v, &m, &d)) {
+			fprintf(stderr, "muh eval: %s\n", d.msg);
+			ex = EXIT_ENV;
+		}
+		measured++;
+		counts[m.status]++;
+		if (m.status == EVAL_OK) {
+			muh_measurement lite = m;
+			lite.samples = NULL;
+			lite.nsamples = 0;
+			lite.fp_detail = NULL;
+			if (!(best.median <= m.median)) {
+				best = lite;
+				snprintf(best_key, sizeof(best_key), "%s", v.key);
+			}
+			if (!strcmp(v.key, def_key))
+				defm = lite;
+		}
+		if (json) {
+			cJSON *o = evalcli_json(v.key, &m);
+			char *t = cJSON_PrintUnformatted(o);
+			puts(t ? t : "{}");
+			free(t);
+			cJSON_Delete(o);
+		} else {
+			evalcli_print_row(stdout, v.key, &m, keyw);
+		}
+		fflush(stdout);
+		measurement_free(&m);
+		eval_variant_free(&v);
+		if (ex)
+			break;
+	}
+	sigaction(SIGINT, &old, NULL);
+	if (!json && best_key[0] && measured > 1) {
+		char a[32], b[32];
+		evalcli_fmt_time(a, sizeof(a), best.median);
+		printf("\nbest: %s  %s", best_key, a);
+		if (defm.status == EVAL_OK && strcmp(best_key, def_key)) {
+			evalcli_fmt_time(b, sizeof(b), defm.median);
+			int cmp = eval_compare(&best, &defm, isfinite(noise) ? noise : 0);
+			if (cmp == 0)
+				printf("; a tie with the defaults (%s, %s) within the noise\n", def_key, b);
+			else
+				printf("; %.2fx the speed of the defaults (%s, %s)\n", defm.median / best.median, def_key, b);
+		} else {
+			printf("%s\n", strcmp(best_key, def_key) ? "" : " (the defaults)");
+		}
+	}
+	if (!json) {
+		fprintf(stderr, "muh eval: %lld measured", measured);
+		for (int k = 0; k < EVAL_NSTATUS; k++)
+			if (counts[k])
+				fprintf(stderr, ", %lld %s", counts[k], eval_status_name((enum eval_status)k));
+		fprintf(stderr, "%s%s\n", stop ? " (interrupted)" : "",
+			eval_restarts(ev) ? "; the runner was restarted after each crash or timeout" : "");
+	}
+	eval_close(ev);
+	store_close(st);
+	free(cfgs);
+	evalcli_free(&ec);
+	return ex;
+}
+
+const struct muh_command muh_cmd_eval = {
+	.name = "eval",
+	.order = 55,
+	.summary = "measure configurations (build, fingerprint, verify, time) into the store",
+	.help = help,
+	.run = run,
+};

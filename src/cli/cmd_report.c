@@ -1,0 +1,362 @@
+/*
+ * cmd_report.c — `muh report DB`: what a store holds, as tables and plots.
+ *
+ * Reads runs and measurements through the store API only (never SQL of its
+ * own), so the tables are the store's numbers.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "muh/eval.h"
+#include "muh/store.h"
+#include "muh/svg.h"
+
+static const char help[] =
+	"usage: muh report DB [--svg DIR] [--json]\n"
+	"\n"
+	"Prints what a store holds: one row per run (spec, problem instance, backend,\n"
+	"profile) with the number of variants measured, how many were ok and how many\n"
+	"failed, the best time and its variant, the defaults' time and the speedup,\n"
+	"and the machine noise the run measured (a speedup inside the noise is a tie);\n"
+	"then the status counts.\n"
+	"\n"
+	"options:\n"
+	"  --svg DIR   also write, per run, DIR/run<ID>-best-so-far.svg (best time\n"
+	"              against the number of evaluations, in measurement order) and\n"
+	"              DIR/run<ID>-times.svg (the distribution of ok times)\n"
+	"  --json      print the same as JSON: {runs: [...], status: {...}}\n"
+	"\n"
+	"examples:\n"
+	"  muh report muh.db\n"
+	"  muh report muh.db --svg plots/\n";
+
+#define NSTATUS EVAL_NSTATUS
+
+struct runstat {
+	store_run r;
+	char *spec_name, *spec_path, *problem, *backend, *hw;
+	size_t n, nok;
+	size_t status[NSTATUS];
+	double best;
+	char *best_key;
+	double deflt; /* NAN when the defaults were not measured */
+	char *default_key;
+	double *order_best; /* best-so-far after each measurement */
+	double *ok_times;
+	size_t cap;
+};
+
+struct ctx {
+	struct runstat *runs;
+	size_t n, cap;
+};
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* The defaults' canonical key, computed from the spec file as space_key
+ * formats it (params in spec order, NAME=VALUE). NULL when unreadable. */
+static char *default_key(const char *spec_path)
+{
+	if (!spec_path || !*spec_path)
+		return NULL;
+	muh_spec *s;
+	muh_diag d;
+	if (spec_load(spec_path, &s, &d))
+		return NULL;
+	size_t cap = 64, o = 0;
+	char *k = malloc(cap);
+	for (size_t p = 0; k && p < s->nparams; p++) {
+		char v[64];
+		const muh_param *par = &s->params[p];
+		value_fmt(v, sizeof(v), par->values[par->has_default ? par->default_idx : 0]);
+		size_t need = o + strlen(par->name) + strlen(v) + 3;
+		if (need > cap) {
+			char *nk = realloc(k, cap = need * 2);
+			if (!nk)
+				free(k);
+			k = nk;
+			if (!k)
+				break;
+		}
+		o += (size_t)sprintf(k + o, "%s%s=%s", p ? "," : "", par->name, v);
+	}
+	if (k)
+		k[o] = '\0';
+	spec_free(s);
+	return k;
+}
+
+static int on_run(void *ud, const store_run *r)
+{
+	struct ctx *c = ud;
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 8;
+		struct runstat *nr = realloc(c->runs, nc * sizeof(*nr));
+		if (!nr)
+			return MUH_ENOMEM;
+		c->runs = nr;
+		c->cap = nc;
+	}
+	struct runstat *rs = &c->runs[c->n++];
+	memset(rs, 0, sizeof(*rs));
+	rs->r = *r;
+	rs->spec_name = dup_or_empty(r->spec_name);
+	rs->spec_path = dup_or_empty(r->spec_path);
+	rs->problem = dup_or_empty(r->problem);
+	rs->backend = dup_or_empty(r->backend);
+	rs->hw = dup_or_empty(r->hw_profile);
+	rs->best = NAN;
+	rs->deflt = NAN;
+	rs->default_key = default_key(r->spec_path);
+	return 0;
+}
+
+struct rowctx {
+	struct runstat *rs;
+};
+
+static int on_row(void *ud, const store_row *row)
+{
+	struct runstat *rs = ((struct rowctx *)ud)->rs;
+	if (rs->n == rs->cap) {
+		size_t nc = rs->cap ? rs->cap * 2 : 64;
+		double *a = realloc(rs->order_best, nc * sizeof(double));
+		if (!a)
+			return MUH_ENOMEM;
+		rs->order_best = a;
+		double *b = realloc(rs->ok_times, nc * sizeof(double));
+		if (!b)
+			return MUH_ENOMEM;
+		rs->ok_times = b;
+		rs->cap = nc;
+	}
+	const muh_measurement *m = row->m;
+	if ((int)m->status >= 0 && (int)m->status < NSTATUS)
+		rs->status[m->status]++;
+	if (m->status == EVAL_OK && isfinite(m->median)) {
+		rs->ok_times[rs->nok++] = m->median;
+		if (!(m->median >= rs->best)) {
+			rs->best = m->median;
+			free(rs->best_key);
+			rs->best_key = strdup(row->key);
+		}
+		if (rs->default_key && !strcmp(rs->default_key, row->key))
+			rs->deflt = m->median;
+	}
+	rs->order_best[rs->n++] = rs->best;
+	return 0;
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+	if (!isfinite(s))
+		snprintf(buf, n, "-");
+	else if (s < 1e-3)
+		snprintf(buf, n, "%.2f us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else
+		snprintf(buf, n, "%.3f s", s);
+}
+
+/* "1.23x", "tie" inside the noise, or "-" */
+static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
+{
+	if (!isfinite(rs->deflt) || !isfinite(rs->best)) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	double sp = rs->deflt / rs->best;
+	if (isfinite(rs->r.noise) && fabs(sp - 1) <= rs->r.noise)
+		snprintf(buf, n, "tie");
+	else
+		snprintf(buf, n, "%.3fx", sp);
+}
+
+static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		diag_at(d, dir, 0, 0, NULL);
+		return diag_errorf(d, "cannot create the plot directory: %s", strerror(errno));
+	}
+	char path[4096], title[512];
+	snprintf(path, sizeof(path), "%s/run%lld-best-so-far.svg", dir, (long long)rs->r.id);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		goto fail;
+	double *x = malloc((rs->n ? rs->n : 1) * sizeof(double));
+	double *y = malloc((rs->n ? rs->n : 1) * sizeof(double));
+	for (size_t i = 0; x && y && i < rs->n; i++) {
+		x[i] = (double)(i + 1);
+		y[i] = rs->order_best[i] * 1e6;
+	}
+	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
+	svg_series s = {"best so far", x, y, x && y ? rs->n : 0};
+	svg_lines(f, title, "evaluations", "best time (us)", &s, 1, 0);
+	free(x);
+	free(y);
+	if (fclose(f))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/run%lld-times.svg", dir, (long long)rs->r.id);
+	f = fopen(path, "w");
+	if (!f)
+		goto fail;
+	double *us = malloc((rs->nok ? rs->nok : 1) * sizeof(double));
+	for (size_t i = 0; us && i < rs->nok; i++)
+		us[i] = rs->ok_times[i] * 1e6;
+	snprintf(title, sizeof(title), "%s %s: time of every ok variant", rs->spec_name,
+		 rs->problem);
+	svg_histogram(f, title, "time (us)", us, us ? rs->nok : 0, 30);
+	free(us);
+	if (fclose(f))
+		goto fail;
+	return MUH_OK;
+fail:
+	diag_at(d, path, 0, 0, NULL);
+	diag_errorf(d, "cannot write: %s", strerror(errno));
+	return MUH_EENV;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"svg", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	int json = 0, c;
+	const char *svgdir = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 's')
+			svgdir = optarg;
+		else if (c == 'j')
+			json = 1;
+		else
+			return cli_usage_error("report", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("report", "expected one store (DB)");
+	const char *path = argv[optind];
+	struct stat st;
+	if (stat(path, &st)) {
+		fprintf(stderr, "%s: error: no such store\n", path);
+		return EXIT_USAGE;
+	}
+	muh_diag d;
+	diag_clear(&d);
+	muh_store *db;
+	int rc = store_open(path, &db, &d);
+	if (rc)
+		return cli_fail(rc, &d);
+	struct ctx cx = {0};
+	rc = store_foreach_run(db, on_run, &cx);
+	for (size_t i = 0; i < cx.n && !rc; i++) {
+		struct rowctx rcx = {&cx.runs[i]};
+		rc = store_foreach(db, cx.runs[i].r.id, on_row, &rcx);
+	}
+	store_close(db);
+	size_t total[NSTATUS] = {0};
+	for (size_t i = 0; i < cx.n; i++)
+		for (int k = 0; k < NSTATUS; k++)
+			total[k] += cx.runs[i].status[k];
+	if (!rc && json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON *arr = cJSON_AddArrayToObject(o, "runs");
+		for (size_t i = 0; i < cx.n; i++) {
+			const struct runstat *rs = &cx.runs[i];
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "run", (double)rs->r.id);
+			cJSON_AddStringToObject(e, "spec", rs->spec_name);
+			cJSON_AddNumberToObject(e, "instance", (double)rs->r.instance);
+			cJSON_AddStringToObject(e, "problem", rs->problem);
+			cJSON_AddStringToObject(e, "backend", rs->backend);
+			cJSON_AddStringToObject(e, "profile", rs->hw);
+			cJSON_AddNumberToObject(e, "variants", (double)rs->n);
+			cJSON_AddNumberToObject(e, "ok", (double)rs->nok);
+			if (isfinite(rs->best)) {
+				cJSON_AddNumberToObject(e, "best_s", rs->best);
+				cJSON_AddStringToObject(e, "best", rs->best_key);
+			}
+			if (isfinite(rs->deflt))
+				cJSON_AddNumberToObject(e, "default_s", rs->deflt);
+			if (isfinite(rs->r.noise))
+				cJSON_AddNumberToObject(e, "noise", rs->r.noise);
+			cJSON *stc = cJSON_AddObjectToObject(e, "status");
+			for (int k = 0; k < NSTATUS; k++)
+				if (rs->status[k])
+					cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k),
+								(double)rs->status[k]);
+			cJSON_AddItemToArray(arr, e);
+		}
+		cJSON *stc = cJSON_AddObjectToObject(o, "status");
+		for (int k = 0; k < NSTATUS; k++)
+			if (total[k])
+				cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k),
+							(double)total[k]);
+		char *t = cJSON_Print(o);
+		if (t)
+			puts(t);
+		free(t);
+		cJSON_Delete(o);
+	} else if (!rc) {
+		printf("%-4s %-16s %-18s %-8s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", "spec",
+		       "problem", "backend", "variants", "ok", "failed", "best", "default",
+		       "speedup", "noise", "best variant");
+		for (size_t i = 0; i < cx.n; i++) {
+			const struct runstat *rs = &cx.runs[i];
+			char b[32], df[32], sp[32], nz[32];
+			fmt_time(b, sizeof(b), rs->best);
+			fmt_time(df, sizeof(df), rs->deflt);
+			fmt_speedup(sp, sizeof(sp), rs);
+			if (isfinite(rs->r.noise))
+				snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
+			else
+				snprintf(nz, sizeof(nz), "-");
+			printf("%-4lld %-16.16s %-18.18s %-8.8s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
+			       (long long)rs->r.id, rs->spec_name, rs->problem[0] ? rs->problem : "-",
+			       rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
+			       rs->best_key ? rs->best_key : "-");
+		}
+		printf("\nstatus:");
+		for (int k = 0; k < NSTATUS; k++)
+			if (total[k])
+				printf("  %s %zu", eval_status_name((enum eval_status)k), total[k]);
+		printf("\n");
+	}
+	for (size_t i = 0; i < cx.n && !rc && svgdir; i++)
+		rc = write_svgs(svgdir, &cx.runs[i], &d);
+	for (size_t i = 0; i < cx.n; i++) {
+		struct runstat *rs = &cx.runs[i];
+		free(rs->spec_name);
+		free(rs->spec_path);
+		free(rs->problem);
+		free(rs->backend);
+		free(rs->hw);
+		free(rs->best_key);
+		free(rs->default_key);
+		free(rs->order_best);
+		free(rs->ok_times);
+	}
+	free(cx.runs);
+	if (rc)
+		return cli_fail(rc, &d);
+	return EXIT_OK;
+}
+
+const struct muh_command muh_cmd_report = {
+	.name = "report",
+	.order = 60,
+	.summary = "tables and plots of what a store holds: best per run, status counts, noise",
+	.help = help,
+	.run = run,
+};

@@ -1,0 +1,637 @@
+/*
+ * cmd_tune.c — `muh tune`: search a spec's space with a strategy, measure
+ * through an objective, print the best against the defaults.
+ *
+ * The objective is pluggable: open_objective() picks what measures a
+ * variant. Today that is a replay table (--replay FILE); the evaluator and
+ * the store (issue 3: --db FILE, resume, live measurement) plug in there as
+ * another struct tune_objective, and nothing else here changes. Ctrl-C
+ * already stops cleanly after the variant in flight (the event callback
+ * asks the driver to stop); a second Ctrl-C kills.
+ */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "muh/replay.h"
+#include "muh/strategy.h"
+
+static const char help[] =
+    "usage: muh tune SPEC --replay FILE [--strategy NAME] [--budget N | --time DURATION]\n"
+    "                [--seed N] [--top K] [--hw PROFILE] [--problem K] [--json]\n"
+    "\n"
+    "Searches the space of SPEC with a strategy and prints the best variant, its\n"
+    "time, its speedup over the defaults, and a table of the top variants.\n"
+    "\n"
+    "The defaults (the engine's current values) are always evaluated first, then\n"
+    "the known-good configurations the spec lists under seeds: (a seed that breaks\n"
+    "a constraint on this profile is reported and skipped). Every strategy then\n"
+    "proposes only valid configurations, never one twice, and stops exactly at\n"
+    "the budget. A failed variant counts against the budget and the search goes on.\n"
+    "A run is deterministic for a given --seed.\n"
+    "\n"
+    "Replay (simulation) mode: --replay FILE answers every variant from\n"
+    "measurements already made, with no device. FILE is a CSV with a column per\n"
+    "param, a time column (time_s, time_ms, time_us or time_ns) and optionally a\n"
+    "status column (ok, or a failure kind); '#' lines are comments. When the file\n"
+    "covers the whole space, the exhaustive best is printed too.\n"
+    "Live measurement (the evaluator, --db FILE, resume) is not wired yet.\n"
+    "\n"
+    "strategies:\n"
+    "  auto        (default) a multi-armed bandit over ils and annealing, credited\n"
+    "              by the area under the best-so-far curve (OpenTuner/ATF)\n"
+    "  brute       every valid configuration, in index order\n"
+    "  random      uniform over the valid configurations, never repeating\n"
+    "  annealing   simulated annealing over neighbours\n"
+    "  genetic     a genetic algorithm: tournament, uniform crossover, mutation\n"
+    "  ils         iterated local search over neighbours\n"
+    "\n"
+    "options:\n"
+    "  --strategy NAME     one of the above\n"
+    "  --budget N | N%     at most N evaluations (or N% of the valid space, rounded down);\n"
+    "                      default: the whole space\n"
+    "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m)\n"
+    "  --seed N            random seed (default 0)\n"
+    "  --replay FILE       answer from measurements in FILE (CSV)\n"
+    "  --replay-column PARAM=COLUMN\n"
+    "                      read PARAM from COLUMN (repeatable); time=COLUMN and\n"
+    "                      status=COLUMN name those columns\n"
+    "  --no-seeds          do not evaluate the spec's seeds\n"
+    "  --top K             rows in the top table (default 10)\n"
+    "  --hw PROFILE        hardware profile for hw.* (default: the spec's hw:)\n"
+    "  --problem K         problem instance K (0-based), default 0\n"
+    "  --json              one JSON object per line: an event per finished variant\n"
+    "                      {event: variant, n, budget, key, config, status, time_s,\n"
+    "                      improved, best_s, source, elapsed_s}, seed_skipped events,\n"
+    "                      and a final {event: result, ...}; nothing else on stdout\n"
+    "\n"
+    "A one-line progress bar (evaluated/budget, best so far, ETA, failures) is\n"
+    "drawn on stderr when stderr is a terminal. Ctrl-C stops after the variant in\n"
+    "flight and prints what was found.\n"
+    "\n"
+    "examples:\n"
+    "  muh tune specs/fused_moe.yaml --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
+    "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
+
+/* What measures a variant, and how to let it go. */
+struct tune_objective {
+	strategy_objective fn;
+	void *ctx;
+	void (*release)(void *ctx);
+	const char *what; /* "replay FILE" */
+	int exhaustive;   /* the objective knows every valid configuration */
+	uint64_t best_index;
+	double best_s; /* the exhaustive best, when exhaustive */
+};
+
+struct tune {
+	const muh_space *sp;
+	int json, bar;
+	double last_bar;
+	char key[4096];
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	interrupted = 1;
+	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+	if (!isfinite(s))
+		snprintf(buf, n, "-");
+	else if (s < 1e-6)
+		snprintf(buf, n, "%.1f ns", s * 1e9);
+	else if (s < 1e-3)
+		snprintf(buf, n, "%.1f us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else
+		snprintf(buf, n, "%.3f s", s);
+}
+
+static cJSON *config_json(const muh_space *sp, const uint32_t *cfg)
+{
+	const muh_spec *s = space_spec(sp);
+	cJSON *o = cJSON_CreateObject();
+	for (size_t p = 0; p < space_nparams(sp); p++) {
+		muh_value v = space_value(sp, cfg, p);
+		if (v.t == MUH_INT)
+			cJSON_AddNumberToObject(o, s->params[p].name, (double)v.u.i);
+		else if (v.t == MUH_FLOAT)
+			cJSON_AddNumberToObject(o, s->params[p].name, v.u.f);
+		else
+			cJSON_AddStringToObject(o, s->params[p].name, v.u.s);
+	}
+	return o;
+}
+
+static void print_line(cJSON *o)
+{
+	char *txt = cJSON_PrintUnformatted(o);
+	if (txt) {
+		puts(txt);
+		fflush(stdout);
+	}
+	free(txt);
+	cJSON_Delete(o);
+}
+
+static void draw_bar(struct tune *t, const strategy_event *ev, int final)
+{
+	if (!final && ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
+		return;
+	t->last_bar = ev->elapsed_s;
+	char best[32], eta[32] = "-";
+	fmt_time(best, sizeof(best), ev->best_s);
+	if (ev->evaluated && ev->budget > ev->evaluated) {
+		double left =
+		    ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
+		snprintf(eta, sizeof(eta), "%d:%02d", (int)(left / 60), (int)fmod(left, 60));
+	} else if (ev->budget <= ev->evaluated) {
+		snprintf(eta, sizeof(eta), "0:00");
+	}
+	int width = 24, fill = ev->budget ? (int)(width * ev->evaluated / ev->budget) : width;
+	char bar[32];
+	for (int i = 0; i < width; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[width] = 0;
+	fprintf(stderr, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K", bar,
+	        (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
+	        (unsigned long long)ev->failed);
+	if (final)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static int on_event(void *ctx, const strategy_event *ev)
+{
+	struct tune *t = ctx;
+	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
+		if (t->json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "event",
+			                        ev->kind == STRATEGY_EV_SEED_SKIPPED
+			                            ? "seed_skipped"
+			                            : "default_invalid");
+			if (ev->kind == STRATEGY_EV_SEED_SKIPPED) {
+				cJSON_AddNumberToObject(o, "seed", (double)ev->seed);
+				cJSON_AddNumberToObject(o, "line", ev->seed_line);
+			}
+			if (ev->cfg) {
+				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
+				cJSON_AddStringToObject(o, "key", t->key);
+			}
+			cJSON_AddStringToObject(o, "reason", ev->reason);
+			print_line(o);
+		} else {
+			const muh_spec *s = space_spec(t->sp);
+			if (ev->cfg)
+				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
+			if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
+				fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path,
+				        ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
+				        ev->reason);
+			else
+				fprintf(stderr,
+				        "%s: note: the defaults (%s) are not measured: %s\n",
+				        s->path, t->key, ev->reason);
+		}
+		return interrupted;
+	}
+	if (t->json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "event", "variant");
+		cJSON_AddNumberToObject(o, "n", (double)ev->evaluated);
+		cJSON_AddNumberToObject(o, "budget", (double)ev->budget);
+		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
+		cJSON_AddStringToObject(o, "key", t->key);
+		cJSON_AddItemToObject(o, "config", config_json(t->sp, ev->cfg));
+		cJSON_AddStringToObject(o, "status",
+		                        ev->m->status_text ? ev->m->status_text
+		                        : ev->m->status    ? "failed"
+		                                           : "ok");
+		if (ev->m->status == 0 && isfinite(ev->m->time_s))
+			cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
+		else
+			cJSON_AddNullToObject(o, "time_s");
+		cJSON_AddBoolToObject(o, "improved", ev->improved);
+		if (isfinite(ev->best_s))
+			cJSON_AddNumberToObject(o, "best_s", ev->best_s);
+		else
+			cJSON_AddNullToObject(o, "best_s");
+		cJSON_AddStringToObject(o, "source", ev->source);
+		cJSON_AddNumberToObject(o, "elapsed_s", ev->elapsed_s);
+		print_line(o);
+	}
+	if (t->bar)
+		draw_bar(t, ev, 0);
+	return interrupted;
+}
+
+static void replay_release(void *ctx)
+{
+	replay_free(ctx);
+}
+
+/* Opens what will measure variants. Today: a replay file. The evaluator and
+ * the store plug in here. Returns an exit code. */
+static int open_objective(const muh_space *sp, const char *replay_path, const char *const *colmap,
+                          struct tune_objective *obj, int json)
+{
+	memset(obj, 0, sizeof(*obj));
+	if (!replay_path) {
+		fprintf(stderr,
+		        "muh tune: live measurement needs the evaluator (issue 3), which is "
+		        "not wired yet; use --replay FILE\n");
+		return EXIT_ENV;
+	}
+	FILE *f = fopen(replay_path, "rb");
+	char magic[16] = {0};
+	if (f) {
+		size_t got = fread(magic, 1, sizeof(magic), f);
+		(void)got;
+		fclose(f);
+		if (!memcmp(magic, "SQLite format 3", 16)) {
+			fprintf(stderr,
+			        "muh tune: %s is a SQLite store; replay from a store comes with "
+			        "the store (issue 3); export it as CSV meanwhile\n",
+			        replay_path);
+			return EXIT_ENV;
+		}
+	}
+	muh_diag d;
+	muh_replay *rp = NULL;
+	int rc = replay_load_csv(sp, replay_path, colmap, &rp, &d);
+	if (rc) {
+		if (rc == MUH_EENV)
+			fprintf(stderr, "muh tune: %s\n", d.msg);
+		else
+			diag_print(stderr, &d);
+		return cli_exit(rc);
+	}
+	replay_stats st;
+	replay_get_stats(rp, &st);
+	if (!st.covered) {
+		fprintf(stderr,
+		        "muh tune: %s has no measurement of any valid configuration of this "
+		        "space (%llu rows: %llu outside its values, %llu invalid here)\n",
+		        replay_path, (unsigned long long)st.rows, (unsigned long long)st.outside,
+		        (unsigned long long)st.invalid);
+		replay_free(rp);
+		return EXIT_USAGE;
+	}
+	obj->fn = replay_objective;
+	obj->ctx = rp;
+	obj->release = replay_release;
+	obj->what = replay_path;
+	obj->exhaustive = st.covered == space_valid(sp);
+	if (obj->exhaustive && !replay_best(rp, &obj->best_index, &obj->best_s))
+		obj->exhaustive = 0;
+	if (!json) {
+		char a[32], b[32], c[32];
+		printf("replay      %s: %llu rows, %s used (%llu failed), %llu invalid here, %llu "
+		       "outside the values; covers %s of %s valid\n",
+		       replay_path, (unsigned long long)st.rows,
+		       cli_count(a, sizeof(a), (double)st.used), (unsigned long long)st.failed,
+		       (unsigned long long)st.invalid, (unsigned long long)st.outside,
+		       cli_count(b, sizeof(b), (double)st.covered),
+		       cli_count(c, sizeof(c), (double)space_valid(sp)));
+	}
+	return EXIT_OK;
+}
+
+static const char *stop_name(enum strategy_stop s)
+{
+	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
+	return (unsigned)s < 5 ? names[s] : "?";
+}
+
+static void print_result(const muh_space *sp, const strategy_opts *o, const strategy_result *r,
+                         const struct tune_objective *obj, size_t topk, int json)
+{
+	size_t np = space_nparams(sp);
+	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
+	uint64_t *top = malloc((topk + 1) * sizeof(uint64_t));
+	char key[4096], a[32], b[32];
+	if (!cfg || !top) {
+		free(cfg);
+		free(top);
+		return;
+	}
+	size_t ntop = strategy_top(r, topk, top);
+	double dflt = r->have_default && r->records[0].status == 0 ? r->records[0].time_s : NAN;
+	double best = r->have_best ? r->records[r->best].time_s : NAN;
+	if (json) {
+		cJSON *o2 = cJSON_CreateObject();
+		cJSON_AddStringToObject(o2, "event", "result");
+		cJSON_AddStringToObject(o2, "strategy", o->strategy ? o->strategy : "auto");
+		cJSON_AddNumberToObject(o2, "seed", (double)o->seed);
+		cJSON_AddNumberToObject(o2, "budget", (double)r->budget);
+		cJSON_AddNumberToObject(o2, "valid", (double)space_valid(sp));
+		cJSON_AddNumberToObject(o2, "evaluated", (double)r->nrecords);
+		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
+		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
+		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
+		if (r->have_best) {
+			space_config_at(sp, r->records[r->best].index, cfg);
+			space_key(sp, cfg, key, sizeof(key));
+			cJSON_AddStringToObject(o2, "best_key", key);
+			cJSON_AddNumberToObject(o2, "best_s", best);
+			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
+		}
+		if (isfinite(dflt)) {
+			cJSON_AddNumberToObject(o2, "default_s", dflt);
+			if (r->have_best)
+				cJSON_AddNumberToObject(o2, "speedup", dflt / best);
+		}
+		if (obj->exhaustive) {
+			cJSON_AddNumberToObject(o2, "optimum_s", obj->best_s);
+			if (r->have_best)
+				cJSON_AddNumberToObject(o2, "fraction_of_optimum",
+				                        obj->best_s / best);
+		}
+		cJSON *arr = cJSON_AddArrayToObject(o2, "top");
+		for (size_t k = 0; k < ntop; k++) {
+			const strategy_record *rec = &r->records[top[k]];
+			space_config_at(sp, rec->index, cfg);
+			space_key(sp, cfg, key, sizeof(key));
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "key", key);
+			cJSON_AddNumberToObject(e, "time_s", rec->time_s);
+			cJSON_AddNumberToObject(e, "n", (double)top[k] + 1);
+			cJSON_AddStringToObject(e, "source", rec->source);
+			cJSON_AddItemToArray(arr, e);
+		}
+		print_line(o2);
+		free(cfg);
+		free(top);
+		return;
+	}
+	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
+	       (unsigned long long)r->nrecords, (unsigned long long)r->budget,
+	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop));
+	if (!r->have_best) {
+		printf("best        none: every evaluated variant failed\n");
+		free(cfg);
+		free(top);
+		return;
+	}
+	space_config_at(sp, r->records[r->best].index, cfg);
+	space_key(sp, cfg, key, sizeof(key));
+	fmt_time(a, sizeof(a), best);
+	printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
+	       (unsigned long long)r->best + 1);
+	if (r->have_default) {
+		space_config_at(sp, r->records[0].index, cfg);
+		space_key(sp, cfg, key, sizeof(key));
+		fmt_time(b, sizeof(b), dflt);
+		printf("default     %s  %s\n", b, key);
+		if (isfinite(dflt))
+			printf(
+			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
+			    "confidence interval)\n",
+			    dflt / best);
+	} else {
+		printf("default     not measured: the defaults are not valid in this space\n");
+	}
+	if (obj->exhaustive) {
+		fmt_time(a, sizeof(a), obj->best_s);
+		printf(
+		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
+		    "it\n",
+		    a, 100.0 * obj->best_s / best);
+	}
+	printf("\n%4s  %10s  %10s  %6s  %-9s  %s\n", "rank", "time", "vs default", "eval", "source",
+	       "configuration");
+	for (size_t k = 0; k < ntop; k++) {
+		const strategy_record *rec = &r->records[top[k]];
+		space_config_at(sp, rec->index, cfg);
+		space_key(sp, cfg, key, sizeof(key));
+		fmt_time(a, sizeof(a), rec->time_s);
+		if (isfinite(dflt))
+			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
+		else
+			snprintf(b, sizeof(b), "-");
+		printf("%4zu  %10s  %10s  %6llu  %-9s  %s\n", k + 1, a, b,
+		       (unsigned long long)top[k] + 1, rec->source, key);
+	}
+	free(cfg);
+	free(top);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!*s || *s == '-')
+		return -1;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"strategy", required_argument, NULL, 's'},
+	    {"budget", required_argument, NULL, 'b'},
+	    {"time", required_argument, NULL, 't'},
+	    {"seed", required_argument, NULL, 'S'},
+	    {"replay", required_argument, NULL, 'r'},
+	    {"replay-column", required_argument, NULL, 'c'},
+	    {"top", required_argument, NULL, 'k'},
+	    {"hw", required_argument, NULL, 'w'},
+	    {"problem", required_argument, NULL, 'p'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"no-seeds", no_argument, NULL, 'n'},
+	    {NULL, 0, NULL, 0},
+	};
+	strategy_opts o = {0};
+	const char *budget = NULL, *replay = NULL, *hwref = NULL;
+	const char *colmap[33] = {0};
+	size_t ncol = 0;
+	uint64_t topk = 10, inst = 0;
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (!strategy_doc(optarg))
+				return cli_usage_error("tune",
+				                       "unknown strategy '%s'; known: auto, brute, "
+				                       "random, annealing, genetic, ils",
+				                       optarg);
+			o.strategy = optarg;
+			break;
+		case 'b':
+			budget = optarg;
+			break;
+		case 't':
+			if (strategy_parse_duration(optarg, &o.time_budget_s))
+				return cli_usage_error("tune",
+				                       "--time needs a duration such as 90s, "
+				                       "15m or 1h30m, not '%s'",
+				                       optarg);
+			break;
+		case 'S':
+			if (parse_u64(optarg, &o.seed))
+				return cli_usage_error("tune", "--seed needs a number");
+			break;
+		case 'r':
+			replay = optarg;
+			break;
+		case 'c':
+			if (ncol == 32 || !strchr(optarg, '='))
+				return cli_usage_error("tune",
+				                       "--replay-column needs PARAM=COLUMN");
+			colmap[ncol++] = optarg;
+			break;
+		case 'k':
+			if (parse_u64(optarg, &topk) || topk > 1000)
+				return cli_usage_error("tune", "--top needs a number up to 1000");
+			break;
+		case 'w':
+			hwref = optarg;
+			break;
+		case 'p':
+			if (parse_u64(optarg, &inst))
+				return cli_usage_error("tune",
+				                       "--problem needs an instance number");
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'n':
+			o.skip_spec_seeds = 1;
+			break;
+		default:
+			return cli_usage_error("tune", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("tune", "expected one SPEC file");
+	if (budget && o.time_budget_s > 0)
+		return cli_usage_error("tune", "give --budget or --time, not both");
+	muh_diag d;
+	muh_spec *s = NULL;
+	int rc = spec_load(argv[optind], &s, &d);
+	if (rc)
+		return cli_fail(rc, &d);
+	if (inst >= spec_ninstances(s)) {
+		fprintf(stderr, "muh tune: --problem %llu, but %s has %zu problem instance(s)\n",
+		        (unsigned long long)inst, s->path, spec_ninstances(s));
+		spec_free(s);
+		return EXIT_USAGE;
+	}
+	muh_hw hw, *hwp = NULL;
+	diag_clear(&d);
+	if (hwref || s->hw_ref) {
+		rc = hw_resolve(hwref ? hwref : s->hw_ref, &hw, &d);
+		if (rc) {
+			if (rc == MUH_EINPUT && !hwref && !d.line) {
+				char msg[MUH_DIAG_MSG];
+				snprintf(msg, sizeof(msg), "%s", d.msg);
+				spec_diag_at(s, &d, s->hw_line, s->hw_col);
+				diag_errorf(&d, "%s", msg);
+			}
+			if (rc == MUH_EENV)
+				fprintf(stderr, "muh tune: %s\n", d.msg);
+			else
+				diag_print(stderr, &d);
+			spec_free(s);
+			return cli_exit(rc);
+		}
+		hwp = &hw;
+	}
+	muh_space *sp = NULL;
+	rc = space_build(s, hwp, (size_t)inst, &sp, &d);
+	if (rc) {
+		spec_free(s);
+		return cli_fail(rc, &d);
+	}
+	int ex = EXIT_OK;
+	if (budget) {
+		size_t n = strlen(budget);
+		char *end;
+		if (n && budget[n - 1] == '%') {
+			double pct = strtod(budget, &end);
+			if (end != budget + n - 1 || !(pct > 0 && pct <= 100)) {
+				ex = cli_usage_error("tune", "--budget N%% needs 0 < N <= 100");
+				goto out;
+			}
+			o.budget = (uint64_t)floor(pct / 100.0 * (double)space_valid(sp) + 1e-9);
+			if (!o.budget)
+				o.budget = 1;
+		} else if (parse_u64(budget, &o.budget) || !o.budget) {
+			ex = cli_usage_error("tune",
+			                     "--budget needs a positive number or a percentage");
+			goto out;
+		}
+	}
+	if (!json) {
+		char a[32];
+		printf("spec        %s (%s)\n", s->path, spec_format_name(s->format));
+		if (hwp)
+			printf("profile     %s\n", hwp->name);
+		printf("space       %s valid configurations\n",
+		       cli_count(a, sizeof(a), (double)space_valid(sp)));
+	}
+	struct tune_objective obj;
+	if ((ex = open_objective(sp, replay, colmap, &obj, json)))
+		goto out;
+	struct tune t = {.sp = sp, .json = json, .bar = isatty(2)};
+	o.objective = obj.fn;
+	o.objective_ctx = obj.ctx;
+	o.on_event = on_event;
+	o.event_ctx = &t;
+	if (!json) {
+		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
+		printf(
+		    "strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
+		    o.strategy ? o.strategy : "auto", (unsigned long long)o.seed,
+		    (unsigned long long)b, 100.0 * (double)b / (double)space_valid(sp),
+		    o.time_budget_s > 0 ? " or the time limit" : "");
+		fflush(stdout);
+	}
+	interrupted = 0;
+	void (*old)(int) = signal(SIGINT, on_sigint);
+	strategy_result r;
+	rc = strategy_run(sp, &o, &r, &d);
+	signal(SIGINT, old);
+	if (t.bar && r.nrecords)
+		fputc('\n', stderr);
+	if (rc == MUH_EINPUT) {
+		fprintf(stderr, "muh tune: %s\n", d.msg);
+		ex = EXIT_USAGE;
+	} else {
+		print_result(sp, &o, &r, &obj, (size_t)topk, json);
+		ex = cli_exit(rc);
+		if (!ex && !r.have_best)
+			ex = EXIT_FINDING;
+	}
+	strategy_result_free(&r);
+	if (obj.release)
+		obj.release(obj.ctx);
+out:
+	space_free(sp);
+	spec_free(s);
+	return ex;
+}
+
+const struct muh_command muh_cmd_tune = {
+    .name = "tune",
+    .order = 40,
+    .summary = "search a spec's space with a strategy; prints best vs default",
+    .help = help,
+    .run = run,
+};

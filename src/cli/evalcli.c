@@ -1,0 +1,111 @@
+/*
+ * evalcli.c — what muh eval and muh verify share: load a spec, resolve its
+ * hardware profile, build the space of one problem instance, read the
+ * target, and print measurements. CLI only; the work is in libmuh.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evalcli.h"
+
+int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec)
+{
+	memset(ec, 0, sizeof(*ec));
+	muh_diag d;
+	diag_clear(&d);
+	int rc = spec_load(path, &ec->spec, &d);
+	if (rc)
+		return cli_fail(rc, &d);
+	muh_spec *s = ec->spec;
+	if (inst >= spec_ninstances(s)) {
+		fprintf(stderr, "muh %s: --problem %zu, but %s has %zu problem instance(s)\n", cmd, inst, s->path,
+			spec_ninstances(s));
+		evalcli_free(ec);
+		return EXIT_USAGE;
+	}
+	ec->instance = inst;
+	if (hwref || s->hw_ref) {
+		rc = hw_resolve(hwref ? hwref : s->hw_ref, &ec->hw, &d);
+		if (rc && !hwref && rc == MUH_EINPUT && !d.line) {
+			char msg[MUH_DIAG_MSG];
+			snprintf(msg, sizeof(msg), "%s", d.msg);
+			spec_diag_at(s, &d, s->hw_line, s->hw_col);
+			diag_errorf(&d, "%s", msg);
+		}
+		if (rc) {
+			if (rc == MUH_EENV)
+				fprintf(stderr, "muh %s: %s\n", cmd, d.msg);
+			else
+				diag_print(stderr, &d);
+			evalcli_free(ec);
+			return cli_exit(rc);
+		}
+		ec->hwp = &ec->hw;
+	}
+	diag_clear(&d);
+	rc = space_build(s, ec->hwp, inst, &ec->space, &d);
+	if (!rc)
+		rc = eval_target_from_spec(s, &ec->target, &d);
+	if (rc) {
+		evalcli_free(ec);
+		return cli_fail(rc, &d);
+	}
+	return EXIT_OK;
+}
+
+void evalcli_free(struct evalcli *ec)
+{
+	space_free(ec->space);
+	spec_free(ec->spec);
+	memset(ec, 0, sizeof(*ec));
+}
+
+int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev)
+{
+	muh_diag d;
+	diag_clear(&d);
+	int rc = eval_open(&ec->target, ev, &d);
+	if (!rc)
+		rc = eval_probe(*ev, &d);
+	if (rc) {
+		if (rc == MUH_EINPUT)
+			return cli_fail(rc, &d);
+		fprintf(stderr, "muh %s: %s\n", cmd, d.msg[0] ? d.msg : "the backend cannot start");
+		eval_close(*ev);
+		*ev = NULL;
+		return cli_exit(rc);
+	}
+	return EXIT_OK;
+}
+
+void evalcli_fmt_time(char *buf, size_t n, double s)
+{
+	if (!isfinite(s))
+		snprintf(buf, n, "-");
+	else if (s < 1e-3)
+		snprintf(buf, n, "%.2f us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else
+		snprintf(buf, n, "%.3f s", s);
+}
+
+void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw)
+{
+	char med[32], ci[48] = "";
+	evalcli_fmt_time(med, sizeof(med), m->median);
+	if (m->status == EVAL_OK && m->median > 0)
+		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
+	fprintf(f, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,
+		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? "" : m->error);
+}
+
+cJSON *evalcli_json(const char *key, const muh_measurement *m)
+{
+	char *mj = measurement_to_json(m);
+	cJSON *o = mj ? cJSON_Parse(mj) : cJSON_CreateObject();
+	free(mj);
+	cJSON_AddStringToObject(o, "key", key);
+	return o;
+}

@@ -1,0 +1,33 @@
+/*
+ * evalcli.h — shared by muh eval and muh verify (see evalcli.c).
+ */
+#ifndef MUH_EVALCLI_H
+#define MUH_EVALCLI_H
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "muh/eval.h"
+
+struct evalcli {
+	muh_spec *spec;
+	muh_hw hw, *hwp;
+	muh_space *space;
+	size_t instance;
+	muh_target target;
+};
+
+/* Loads spec path, its profile (hwref overrides) and the space of instance
+ * inst; reads the target. Returns an exit code (EXIT_OK on success) and has
+ * printed the error otherwise. */
+int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec);
+void evalcli_free(struct evalcli *ec);
+/* Opens and probes the evaluator; prints "muh CMD: no CUDA device" and
+ * returns 3 when the backend cannot start here. */
+int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev);
+void evalcli_fmt_time(char *buf, size_t n, double s);
+/* One aligned table row: key, status, median, CI, samples, fingerprint, error. */
+void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
+cJSON *evalcli_json(const char *key, const muh_measurement *m);
+
+#endif

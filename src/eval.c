@@ -1,0 +1,1096 @@
+/*
+ * eval.c — the evaluator: one pipeline (build -> fingerprint -> verify ->
+ * time) over backend vtables, run in an isolated child process.
+ *
+ * Owns: the runner child and its protocol, the timing loop and its stopping
+ * rule, measurement records and their JSON form, variants.
+ *
+ * The runner: a child forked on the first variant, in its own process
+ * group, with RLIMIT_AS set and fault handlers that report the signal (and
+ * the address-space size, to tell OOM from a plain segfault) before dying.
+ * Parent and runner talk JSON lines over a socketpair:
+ *   parent -> runner  {"op":"measure"|"fingerprint","variant":{...}}
+ *   runner -> parent  {"phase":"build"|"verify"|"time"}   (resets the timeout)
+ *                     {"fault":SIG,"vm":BYTES}            (from the signal handler)
+ *                     {"result":{measurement}}
+ * On a hang the parent kills the whole group (a worker or command grandchild
+ * dies with it); on any death the variant gets crash or timeout and the next
+ * variant starts a fresh runner. The backend is never initialised in the
+ * parent, so a lost CUDA context dies with its runner.
+ *
+ * Must never: print, exit, or let a variant's failure end the run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "muh/eval.h"
+#include "muh/muh.h"
+#include "muh/stats.h"
+
+/* ---- statuses, hashes, clocks ------------------------------------------ */
+
+static const char *const status_names[EVAL_NSTATUS] = {
+	"ok", "invalid", "compile_error", "launch_error", "wrong_result", "crash", "timeout",
+};
+
+const char *eval_status_name(enum eval_status s)
+{
+	return (unsigned)s < EVAL_NSTATUS ? status_names[s] : "invalid";
+}
+
+int eval_status_parse(const char *name, enum eval_status *s)
+{
+	for (int i = 0; i < EVAL_NSTATUS; i++)
+		if (name && !strcmp(name, status_names[i])) {
+			*s = (enum eval_status)i;
+			return 0;
+		}
+	return -1;
+}
+
+uint64_t eval_hash(const void *data, size_t n, uint64_t h)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int eval_hash_file(const char *path, uint64_t *h)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	unsigned char buf[65536];
+	size_t n;
+	uint64_t x = EVAL_HASH_INIT;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		x = eval_hash(buf, n, x);
+	int err = ferror(f);
+	fclose(f);
+	if (err)
+		return -1;
+	*h = x;
+	return 0;
+}
+
+int eval_mkdirs(const char *path)
+{
+	char tmp[EVAL_PATH];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int64_t epoch_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- measurements ------------------------------------------------------- */
+
+void measurement_init(muh_measurement *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->status = EVAL_INVALID;
+	m->median = m->min = m->mad = m->ci_lo = m->ci_hi = NAN;
+	m->max_abs_err = m->rel_l2_err = NAN;
+	m->sm_clock_mhz = m->power_w = m->temp_c = NAN;
+}
+
+void measurement_free(muh_measurement *m)
+{
+	if (!m)
+		return;
+	free(m->samples);
+	free(m->fp_detail);
+	m->samples = NULL;
+	m->fp_detail = NULL;
+	m->nsamples = 0;
+}
+
+void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, ...)
+{
+	m->status = s;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	va_end(ap);
+}
+
+static void json_num(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static double json_get_num(const cJSON *o, const char *k)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+char *measurement_to_json(const muh_measurement *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "status", eval_status_name(m->status));
+	cJSON *arr = cJSON_AddArrayToObject(o, "samples");
+	for (size_t i = 0; arr && i < m->nsamples; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(m->samples[i]));
+	json_num(o, "median", m->median);
+	json_num(o, "min", m->min);
+	json_num(o, "mad", m->mad);
+	json_num(o, "ci_lo", m->ci_lo);
+	json_num(o, "ci_hi", m->ci_hi);
+	cJSON_AddNumberToObject(o, "warmups", m->warmups);
+	cJSON_AddStringToObject(o, "fingerprint", m->fingerprint);
+	if (m->fp_detail)
+		cJSON_AddStringToObject(o, "fp_detail", m->fp_detail);
+	cJSON_AddStringToObject(o, "error", m->error);
+	json_num(o, "max_abs_err", m->max_abs_err);
+	json_num(o, "rel_l2_err", m->rel_l2_err);
+	json_num(o, "sm_clock_mhz", m->sm_clock_mhz);
+	json_num(o, "power_w", m->power_w);
+	json_num(o, "temp_c", m->temp_c);
+	json_num(o, "t_build", m->t_build);
+	json_num(o, "t_verify", m->t_verify);
+	json_num(o, "t_time", m->t_time);
+	cJSON_AddNumberToObject(o, "started_ms", (double)m->started_ms);
+	cJSON_AddNumberToObject(o, "finished_ms", (double)m->finished_ms);
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Fills m from a parsed JSON object. */
+static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
+{
+	measurement_init(m);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
+	enum eval_status s;
+	if (!cJSON_IsString(st) || eval_status_parse(st->valuestring, &s))
+		return MUH_EINPUT;
+	m->status = s;
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "samples");
+	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+	if (n > 0) {
+		m->samples = malloc((size_t)n * sizeof(double));
+		if (!m->samples)
+			return MUH_ENOMEM;
+		const cJSON *x;
+		cJSON_ArrayForEach(x, arr)
+		{
+			if (cJSON_IsNumber(x))
+				m->samples[m->nsamples++] = x->valuedouble;
+		}
+	}
+	m->median = json_get_num(o, "median");
+	m->min = json_get_num(o, "min");
+	m->mad = json_get_num(o, "mad");
+	m->ci_lo = json_get_num(o, "ci_lo");
+	m->ci_hi = json_get_num(o, "ci_hi");
+	double w = json_get_num(o, "warmups");
+	m->warmups = isfinite(w) ? (int)w : 0;
+	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "fingerprint");
+	if (cJSON_IsString(fp))
+		snprintf(m->fingerprint, sizeof(m->fingerprint), "%s", fp->valuestring);
+	const cJSON *fd = cJSON_GetObjectItemCaseSensitive(o, "fp_detail");
+	if (cJSON_IsString(fd) && !(m->fp_detail = strdup(fd->valuestring)))
+		return MUH_ENOMEM;
+	const cJSON *er = cJSON_GetObjectItemCaseSensitive(o, "error");
+	if (cJSON_IsString(er))
+		snprintf(m->error, sizeof(m->error), "%s", er->valuestring);
+	m->max_abs_err = json_get_num(o, "max_abs_err");
+	m->rel_l2_err = json_get_num(o, "rel_l2_err");
+	m->sm_clock_mhz = json_get_num(o, "sm_clock_mhz");
+	m->power_w = json_get_num(o, "power_w");
+	m->temp_c = json_get_num(o, "temp_c");
+	m->t_build = json_get_num(o, "t_build");
+	m->t_verify = json_get_num(o, "t_verify");
+	m->t_time = json_get_num(o, "t_time");
+	double a = json_get_num(o, "started_ms"), b = json_get_num(o, "finished_ms");
+	m->started_ms = isfinite(a) ? (int64_t)a : 0;
+	m->finished_ms = isfinite(b) ? (int64_t)b : 0;
+	return MUH_OK;
+}
+
+int measurement_from_json(const char *text, muh_measurement *m)
+{
+	cJSON *o = cJSON_Parse(text);
+	if (!o) {
+		measurement_init(m);
+		return MUH_EINPUT;
+	}
+	int rc = measurement_from_cjson(o, m);
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* ---- variants ----------------------------------------------------------- */
+
+int eval_variant_make(muh_variant *v, const char *key, size_t nparams, size_t nsyms,
+		      const char *const *names, const muh_value *values)
+{
+	memset(v, 0, sizeof(*v));
+	size_t n = nparams + nsyms, strbytes = 0;
+	for (size_t i = 0; i < n; i++)
+		if (values[i].t == MUH_STR)
+			strbytes += strlen(values[i].u.s) + 1;
+	v->key = strdup(key ? key : "");
+	v->names = calloc(n + 1, sizeof(char *));
+	v->values = calloc(n + 1, sizeof(muh_value));
+	v->strs = malloc(strbytes + 1);
+	if (!v->key || !v->names || !v->values || !v->strs) {
+		eval_variant_free(v);
+		return MUH_ENOMEM;
+	}
+	v->nparams = nparams;
+	v->nsyms = nsyms;
+	char *p = v->strs;
+	for (size_t i = 0; i < n; i++) {
+		if (!(v->names[i] = strdup(names[i]))) {
+			eval_variant_free(v);
+			return MUH_ENOMEM;
+		}
+		v->values[i] = values[i];
+		if (values[i].t == MUH_STR) {
+			size_t l = strlen(values[i].u.s) + 1;
+			memcpy(p, values[i].u.s, l);
+			v->values[i].u.s = p;
+			p += l;
+		}
+	}
+	return MUH_OK;
+}
+
+void eval_variant_free(muh_variant *v)
+{
+	if (!v)
+		return;
+	if (v->names)
+		for (size_t i = 0; i < v->nparams + v->nsyms; i++)
+			free(v->names[i]);
+	free(v->names);
+	free(v->values);
+	free(v->strs);
+	free(v->key);
+	memset(v, 0, sizeof(*v));
+}
+
+const muh_value *eval_variant_get(const muh_variant *v, const char *name)
+{
+	for (size_t i = 0; i < v->nparams + v->nsyms; i++)
+		if (!strcmp(v->names[i], name))
+			return &v->values[i];
+	return NULL;
+}
+
+static cJSON *variant_to_cjson(const muh_variant *v)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "key", v->key);
+	cJSON_AddNumberToObject(o, "nparams", (double)v->nparams);
+	cJSON *names = cJSON_AddArrayToObject(o, "names");
+	cJSON *vals = cJSON_AddArrayToObject(o, "values");
+	for (size_t i = 0; i < v->nparams + v->nsyms; i++) {
+		cJSON_AddItemToArray(names, cJSON_CreateString(v->names[i]));
+		const muh_value *x = &v->values[i];
+		cJSON *j = x->t == MUH_STR ? cJSON_CreateString(x->u.s)
+		         : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
+		                           : cJSON_CreateNumber(x->u.f);
+		cJSON_AddItemToArray(vals, j);
+	}
+	return o;
+}
+
+static int variant_from_cjson(const cJSON *o, muh_variant *v)
+{
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+	const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "names");
+	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
+	double np = json_get_num(o, "nparams");
+	if (!cJSON_IsString(key) || !cJSON_IsArray(names) || !cJSON_IsArray(vals) || !isfinite(np))
+		return MUH_EINPUT;
+	int n = cJSON_GetArraySize(names);
+	if (n != cJSON_GetArraySize(vals) || np > n)
+		return MUH_EINPUT;
+	const char **nm = calloc((size_t)n + 1, sizeof(char *));
+	muh_value *vv = calloc((size_t)n + 1, sizeof(muh_value));
+	if (!nm || !vv) {
+		free(nm);
+		free(vv);
+		return MUH_ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		const cJSON *a = cJSON_GetArrayItem(names, i), *b = cJSON_GetArrayItem(vals, i);
+		nm[i] = cJSON_IsString(a) ? a->valuestring : "";
+		if (cJSON_IsString(b)) {
+			vv[i].t = MUH_STR;
+			vv[i].u.s = b->valuestring;
+		} else if (cJSON_IsNumber(b) && b->valuedouble == floor(b->valuedouble) &&
+			   fabs(b->valuedouble) < 9e15) {
+			vv[i] = value_int((int64_t)b->valuedouble);
+		} else {
+			vv[i] = value_float(cJSON_IsNumber(b) ? b->valuedouble : NAN);
+		}
+	}
+	int rc = eval_variant_make(v, key->valuestring, (size_t)np, (size_t)n - (size_t)np, nm, vv);
+	free(nm);
+	free(vv);
+	return rc;
+}
+
+void eval_target_defaults(muh_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->backend, sizeof(t->backend), "cpu");
+	t->rtol = t->atol = -1;
+	t->checks = 1;
+	t->timeout_s = 10;
+	t->mem_limit_mb = 4096;
+	t->ci_frac = 0.01;
+	t->min_samples = 10;
+	t->max_samples = 200;
+	t->max_time_s = 2;
+	t->warmups = 3;
+	t->isolate = 1;
+	t->gpu_warm_s = 0.5;
+	const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (e && *e)
+		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s", e);
+	else if (x && *x)
+		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s/muh", x);
+	else if (h && *h)
+		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s/.cache/muh", h);
+	else
+		snprintf(t->cache_dir, sizeof(t->cache_dir), "/tmp/muh-cache");
+	snprintf(t->spec_dir, sizeof(t->spec_dir), ".");
+}
+
+/* ---- backends ------------------------------------------------------------ */
+
+const eval_backend *eval_backend_find(const char *name)
+{
+	static const eval_backend *const all[] = {&backend_cpu, &backend_cuda, &backend_worker,
+						  &backend_command};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}
+
+/* ---- the pipeline (runs in the runner) ----------------------------------- */
+
+enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
+
+/* Sends a phase line to the parent (no-op in process). */
+static void phase(int fd, const char *name)
+{
+	if (fd < 0)
+		return;
+	char line[64];
+	int n = snprintf(line, sizeof(line), "{\"phase\":\"%s\"}\n", name);
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0) {
+		/* the parent is gone; the next read fails and the runner exits */
+	}
+}
+
+/* Runs build -> verify -> time for v with backend b; fills m. Never fails
+ * the run: every failure is a status on m. */
+static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
+		     muh_measurement *m, int fd)
+{
+	const muh_target *t = c->target;
+	measurement_init(m);
+	m->status = EVAL_OK;
+	m->started_ms = epoch_ms();
+	double t0 = now_s();
+	phase(fd, "build");
+	int rc = b->build(c, v, m);
+	m->t_build = now_s() - t0;
+	if (rc != MUH_OK && m->status == EVAL_OK)
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to build", b->name);
+	if (m->status != EVAL_OK || op == OP_FINGERPRINT)
+		goto done;
+
+	phase(fd, "verify");
+	t0 = now_s();
+	for (int k = 0; k < t->checks && b->verify && m->status == EVAL_OK; k++) {
+		rc = b->verify(c, v, m);
+		if (rc != MUH_OK && m->status == EVAL_OK)
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to verify", b->name);
+	}
+	m->t_verify = now_s() - t0;
+	if (m->status != EVAL_OK)
+		goto done;
+
+	phase(fd, "time");
+	t0 = now_s();
+	size_t cap = (size_t)(t->max_samples > 0 ? t->max_samples : 200);
+	m->samples = malloc((cap + 64) * sizeof(double));
+	if (!m->samples) {
+		measurement_fail(m, EVAL_CRASH, "out of memory for samples");
+		goto done;
+	}
+	double scratch[64];
+	for (int w = 0; w < t->warmups && m->status == EVAL_OK; w++) {
+		size_t n = 0;
+		rc = b->time(c, v, 1, scratch, 64, &n, m);
+		if (rc != MUH_OK && m->status == EVAL_OK)
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed in warm-up", b->name);
+		m->warmups++;
+	}
+	stats_summary s = {0};
+	while (m->status == EVAL_OK && m->nsamples < cap) {
+		size_t n = 0;
+		rc = b->time(c, v, 0, m->samples + m->nsamples, cap - m->nsamples, &n, m);
+		if (rc != MUH_OK && m->status == EVAL_OK)
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to time", b->name);
+		if (m->status != EVAL_OK)
+			break;
+		if (n == 0) {
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s returned no samples", b->name);
+			break;
+		}
+		m->nsamples += n;
+		if ((int)m->nsamples < t->min_samples)
+			continue;
+		if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac))
+			break;
+		if (now_s() - t0 >= t->max_time_s)
+			break;
+	}
+	m->t_time = now_s() - t0;
+	if (m->status == EVAL_OK) {
+		stats_summarize(m->samples, m->nsamples, &s);
+		m->median = s.median;
+		m->min = s.min;
+		m->mad = s.mad;
+		m->ci_lo = s.ci_lo;
+		m->ci_hi = s.ci_hi;
+		if (b->sensors)
+			b->sensors(c, m);
+	}
+done:
+	if (b->release)
+		b->release(c);
+	if (m->status == EVAL_OK)
+		m->error[0] = '\0';
+	m->finished_ms = epoch_ms();
+}
+
+/* ---- the runner child ----------------------------------------------------- */
+
+static int fault_fd = -1;
+
+/* Async-signal-safe decimal formatting. */
+static size_t fmt_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* Reports the fatal signal and the address-space size, then dies of it. */
+static void on_fault(int sig)
+{
+	char line[128] = "{\"fault\":";
+	size_t n = strlen(line);
+	n += fmt_u64(line + n, (uint64_t)sig);
+	memcpy(line + n, ",\"vm\":", 6);
+	n += 6;
+	uint64_t vm = 0;
+	int fd = open("/proc/self/statm", O_RDONLY);
+	if (fd >= 0) {
+		char b[64];
+		ssize_t r = read(fd, b, sizeof(b) - 1);
+		close(fd);
+		for (ssize_t i = 0; i < r && b[i] >= '0' && b[i] <= '9'; i++)
+			vm = vm * 10 + (uint64_t)(b[i] - '0');
+		vm *= (uint64_t)sysconf(_SC_PAGESIZE);
+	}
+	n += fmt_u64(line + n, vm);
+	line[n++] = '}';
+	line[n++] = '\n';
+	if (fault_fd >= 0 && send(fault_fd, line, n, MSG_NOSIGNAL) < 0) {
+		/* nothing to do in a signal handler */
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void install_fault_handlers(void)
+{
+	static char altstack[65536];
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack), .ss_flags = 0};
+	sigaltstack(&ss, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* Line reader over a socket. */
+typedef struct linebuf {
+	char *buf;
+	size_t len, cap;
+} linebuf;
+
+/* Returns a malloc'd line (without '\n') when one is complete in lb, else NULL. */
+static char *lb_take(linebuf *lb)
+{
+	char *nl = lb->len ? memchr(lb->buf, '\n', lb->len) : NULL;
+	if (!nl)
+		return NULL;
+	size_t n = (size_t)(nl - lb->buf);
+	char *line = malloc(n + 1);
+	if (!line)
+		return NULL;
+	memcpy(line, lb->buf, n);
+	line[n] = '\0';
+	memmove(lb->buf, nl + 1, lb->len - n - 1);
+	lb->len -= n + 1;
+	return line;
+}
+
+/* Reads more bytes into lb. Returns bytes read, 0 at EOF, -1 on error. */
+static ssize_t lb_fill(linebuf *lb, int fd)
+{
+	if (lb->cap - lb->len < 4096) {
+		size_t nc = lb->cap ? lb->cap * 2 : 8192;
+		char *nb = realloc(lb->buf, nc);
+		if (!nb)
+			return -1;
+		lb->buf = nb;
+		lb->cap = nc;
+	}
+	ssize_t r;
+	do
+		r = read(fd, lb->buf + lb->len, lb->cap - lb->len);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		lb->len += (size_t)r;
+	return r;
+}
+
+static int send_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int send_line_json(int fd, cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	if (!s)
+		return -1;
+	int rc = send_all(fd, s, strlen(s));
+	if (!rc)
+		rc = send_all(fd, "\n", 1);
+	free(s);
+	return rc;
+}
+
+/* The runner's main loop; never returns. */
+static void runner_main(const eval_backend *b, const muh_target *t, int fd)
+{
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* muh killed -9: the runner dies too */
+	if (getppid() == 1)
+		_exit(0);
+	fault_fd = fd;
+	if (t->mem_limit_mb > 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+		struct rlimit rl;
+		rl.rlim_cur = rl.rlim_max = (rlim_t)(t->mem_limit_mb * 1048576.0);
+		setrlimit(RLIMIT_AS, &rl);
+#endif
+	}
+	install_fault_handlers();
+	signal(SIGPIPE, SIG_IGN); /* a dead worker or command is a status, not our death */
+	eval_ctx c = {.target = t, .rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uint64_t)epoch_ms()};
+	muh_diag d;
+	diag_clear(&d);
+	int rc = b->open ? b->open(&c, &d) : MUH_OK;
+	cJSON *hello = cJSON_CreateObject();
+	cJSON_AddNumberToObject(hello, "hello", rc);
+	cJSON_AddStringToObject(hello, "error", d.msg);
+	send_line_json(fd, hello);
+	cJSON_Delete(hello);
+	if (rc != MUH_OK)
+		_exit(0);
+	linebuf lb = {0};
+	for (;;) {
+		char *line;
+		while (!(line = lb_take(&lb)))
+			if (lb_fill(&lb, fd) <= 0) {
+				if (b->close)
+					b->close(&c);
+				_exit(0);
+			}
+		cJSON *req = cJSON_Parse(line);
+		free(line);
+		const cJSON *op = req ? cJSON_GetObjectItemCaseSensitive(req, "op") : NULL;
+		muh_variant v;
+		muh_measurement m;
+		measurement_init(&m);
+		if (!cJSON_IsString(op) ||
+		    variant_from_cjson(cJSON_GetObjectItemCaseSensitive(req, "variant"), &v) != MUH_OK) {
+			measurement_fail(&m, EVAL_CRASH, "runner: bad request");
+		} else {
+			pipeline(b, &c, &v, strcmp(op->valuestring, "fingerprint") ? OP_MEASURE : OP_FINGERPRINT,
+				 &m, fd);
+			eval_variant_free(&v);
+		}
+		cJSON_Delete(req);
+		char *mj = measurement_to_json(&m);
+		measurement_free(&m);
+		const char *end = c.restart ? ",\"restart\":1}\n" : "}\n";
+		if (!mj || send_all(fd, "{\"result\":", 10) || send_all(fd, mj, strlen(mj)) ||
+		    send_all(fd, end, strlen(end)))
+			_exit(1);
+		free(mj);
+		if (c.restart) {
+			if (b->close)
+				b->close(&c);
+			_exit(0);
+		}
+	}
+}
+
+/* ---- the evaluator (parent side) ----------------------------------------- */
+
+struct muh_evaluator {
+	muh_target t;
+	const eval_backend *b;
+	pid_t pid; /* runner, 0 when none */
+	int fd;
+	linebuf lb;
+	int restarts;
+	eval_ctx inproc; /* isolate == 0 */
+	int inproc_open;
+	int jobs;        /* prefetch pool size */
+	pid_t pool[64];  /* prefetch helpers in flight; 0 = free slot */
+};
+
+int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
+{
+	*out = NULL;
+	const eval_backend *b = eval_backend_find(t->backend);
+	if (!b)
+		return diag_errorf(d, "unknown backend '%s'; known: cpu, cuda, worker, command", t->backend);
+	muh_evaluator *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return MUH_ENOMEM;
+	ev->t = *t;
+	ev->b = b;
+	ev->fd = -1;
+	*out = ev;
+	return MUH_OK;
+}
+
+static void runner_kill(muh_evaluator *ev)
+{
+	if (ev->pid > 0) {
+		kill(-ev->pid, SIGKILL);
+		kill(ev->pid, SIGKILL);
+		waitpid(ev->pid, NULL, 0);
+	}
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->pid = 0;
+	ev->fd = -1;
+	ev->lb.len = 0;
+}
+
+void eval_set_jobs(muh_evaluator *ev, int jobs)
+{
+	ev->jobs = jobs < 0 ? 0 : jobs > 64 ? 64 : jobs;
+}
+
+/* Reaps finished helpers; with block, waits until a slot is free. Returns a
+ * free slot index or -1. */
+static int pool_slot(muh_evaluator *ev, int block)
+{
+	for (;;) {
+		int free_slot = -1;
+		for (int i = 0; i < ev->jobs; i++) {
+			if (ev->pool[i] > 0 && waitpid(ev->pool[i], NULL, WNOHANG) == ev->pool[i])
+				ev->pool[i] = 0;
+			if (ev->pool[i] == 0 && free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot >= 0 || !block)
+			return free_slot;
+		usleep(2000);
+	}
+}
+
+int eval_prefetch(muh_evaluator *ev, const muh_variant *v)
+{
+	if (ev->jobs <= 0 || !ev->b->prepare)
+		return 0;
+	int slot = pool_slot(ev, 0);
+	if (slot < 0)
+		return 0;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 0;
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGINT, SIG_IGN);
+		_exit(ev->b->prepare(&ev->t, v) == MUH_OK ? 0 : 1);
+	}
+	ev->pool[slot] = pid;
+	return 1;
+}
+
+void eval_close(muh_evaluator *ev)
+{
+	if (!ev)
+		return;
+	for (int i = 0; i < ev->jobs; i++)
+		if (ev->pool[i] > 0) {
+			kill(ev->pool[i], SIGKILL);
+			waitpid(ev->pool[i], NULL, 0);
+		}
+	if (ev->pid > 0) {
+		/* polite: EOF ends the runner; give it a moment, then kill */
+		shutdown(ev->fd, SHUT_WR);
+		for (int i = 0; i < 50; i++) {
+			if (waitpid(ev->pid, NULL, WNOHANG) == ev->pid) {
+				ev->pid = 0;
+				break;
+			}
+			usleep(10000);
+		}
+		runner_kill(ev);
+	}
+	if (ev->inproc_open && ev->b->close)
+		ev->b->close(&ev->inproc);
+	free(ev->lb.buf);
+	free(ev);
+}
+
+int eval_restarts(const muh_evaluator *ev)
+{
+	return ev->restarts;
+}
+
+/* Waits for one line from the runner until deadline (monotonic seconds).
+ * Returns the parsed object, or NULL with *eof (runner gone) or *late set. */
+static cJSON *runner_read(muh_evaluator *ev, double deadline, int *eof, int *late)
+{
+	*eof = *late = 0;
+	for (;;) {
+		char *line = lb_take(&ev->lb);
+		if (line) {
+			cJSON *o = cJSON_Parse(line);
+			free(line);
+			if (o)
+				return o;
+			continue;
+		}
+		double left = deadline - now_s();
+		if (left <= 0) {
+			*late = 1;
+			return NULL;
+		}
+		struct pollfd p = {.fd = ev->fd, .events = POLLIN};
+		int r = poll(&p, 1, (int)(left * 1000) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			continue;
+		if (lb_fill(&ev->lb, ev->fd) <= 0) {
+			*eof = 1;
+			return NULL;
+		}
+	}
+}
+
+static int runner_start(muh_evaluator *ev, muh_diag *d)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(d->msg, sizeof(d->msg), "socketpair: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		snprintf(d->msg, sizeof(d->msg), "fork: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		runner_main(ev->b, &ev->t, sv[1]);
+		_exit(1);
+	}
+	setpgid(pid, pid); /* also in the child; whichever runs first */
+	close(sv[1]);
+	ev->pid = pid;
+	ev->fd = sv[0];
+	ev->lb.len = 0;
+	int eof, late;
+	cJSON *hello = runner_read(ev, now_s() + ev->t.timeout_s + 30, &eof, &late);
+	double rc = hello ? json_get_num(hello, "hello") : NAN;
+	if (!hello || rc != 0) {
+		const cJSON *er = hello ? cJSON_GetObjectItemCaseSensitive(hello, "error") : NULL;
+		snprintf(d->msg, sizeof(d->msg), "%s",
+			 cJSON_IsString(er) && er->valuestring[0] ? er->valuestring
+								  : "the backend runner did not start");
+		cJSON_Delete(hello);
+		runner_kill(ev);
+		return isfinite(rc) && rc > 0 ? (int)rc : MUH_EENV;
+	}
+	cJSON_Delete(hello);
+	return MUH_OK;
+}
+
+int eval_probe(muh_evaluator *ev, muh_diag *d)
+{
+	if (!ev->t.isolate) {
+		if (!ev->inproc_open) {
+			ev->inproc.target = &ev->t;
+			ev->inproc.rng = 0x853c49e6748fea9bULL;
+			int rc = ev->b->open ? ev->b->open(&ev->inproc, d) : MUH_OK;
+			if (rc)
+				return rc;
+			ev->inproc_open = 1;
+		}
+		return MUH_OK;
+	}
+	return ev->pid > 0 ? MUH_OK : runner_start(ev, d);
+}
+
+static const char *signame(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "SIGSEGV (segmentation fault)";
+	case SIGBUS:
+		return "SIGBUS (bus error)";
+	case SIGABRT:
+		return "SIGABRT (abort)";
+	case SIGFPE:
+		return "SIGFPE (arithmetic fault)";
+	case SIGILL:
+		return "SIGILL (illegal instruction)";
+	case SIGKILL:
+		return "SIGKILL (killed; out of memory?)";
+	default:
+		return strsignal(sig);
+	}
+}
+
+static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
+		       muh_diag *d)
+{
+	muh_diag dd;
+	if (!d) {
+		diag_clear(&dd);
+		d = &dd;
+	}
+	measurement_init(m);
+	if (!ev->t.isolate) {
+		int rc = eval_probe(ev, d);
+		if (rc)
+			return rc;
+		pipeline(ev->b, &ev->inproc, v, op, m, -1);
+		return MUH_OK;
+	}
+	if (ev->pid <= 0) {
+		int rc = runner_start(ev, d);
+		if (rc)
+			return rc;
+	}
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", op == OP_MEASURE ? "measure" : "fingerprint");
+	cJSON_AddItemToObject(req, "variant", variant_to_cjson(v));
+	int64_t started = epoch_ms();
+	int src = send_line_json(ev->fd, req);
+	cJSON_Delete(req);
+	char step[16] = "build";
+	double deadline = now_s() + ev->t.timeout_s;
+	int fault = 0;
+	double vm = 0;
+	if (src == 0) {
+		for (;;) {
+			int eof, late;
+			cJSON *o = runner_read(ev, deadline, &eof, &late);
+			if (!o) {
+				if (late) {
+					runner_kill(ev);
+					ev->restarts++;
+					measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s; runner killed",
+							 ev->t.timeout_s, step);
+					goto stamp;
+				}
+				break; /* eof: the runner died */
+			}
+			const cJSON *x;
+			if ((x = cJSON_GetObjectItemCaseSensitive(o, "result"))) {
+				int rc = measurement_from_cjson(x, m);
+				if (cJSON_GetObjectItemCaseSensitive(o, "restart")) {
+					runner_kill(ev); /* it lost its device context */
+					ev->restarts++;
+				}
+				cJSON_Delete(o);
+				if (rc == MUH_OK)
+					return MUH_OK;
+				break;
+			}
+			if ((x = cJSON_GetObjectItemCaseSensitive(o, "phase")) && cJSON_IsString(x)) {
+				snprintf(step, sizeof(step), "%s", x->valuestring);
+				deadline = now_s() + ev->t.timeout_s;
+			}
+			if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
+				fault = (int)json_get_num(o, "fault");
+				vm = json_get_num(o, "vm");
+			}
+			cJSON_Delete(o);
+		}
+	}
+	/* the runner died mid-variant */
+	int st = 0;
+	pid_t pid = ev->pid;
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->fd = -1;
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	ev->pid = 0;
+	ev->restarts++;
+	measurement_init(m);
+#if defined(__SANITIZE_ADDRESS__)
+	double limit = 0; /* the runner set no RLIMIT_AS (ASan's shadow needs the space) */
+#else
+	double limit = ev->t.mem_limit_mb * 1048576.0;
+#endif
+	if (fault && limit > 0 && vm >= 0.75 * limit)
+		measurement_fail(m, EVAL_CRASH,
+				 "out of memory in step %s: address space %.0f MiB reached the limit %.0f MiB "
+				 "(RLIMIT_AS), then %s",
+				 step, vm / 1048576.0, ev->t.mem_limit_mb, signame(fault));
+	else if (fault)
+		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(fault), step);
+	else if (WIFSIGNALED(st))
+		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(WTERMSIG(st)), step);
+	else
+		measurement_fail(m, EVAL_CRASH, "runner exited with status %d in step %s",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, step);
+stamp:
+	m->started_ms = started;
+	m->finished_ms = epoch_ms();
+	return MUH_OK;
+}
+
+int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d)
+{
+	return run_request(ev, v, OP_MEASURE, m, d);
+}
+
+int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d)
+{
+	return run_request(ev, v, OP_FINGERPRINT, m, d);
+}
+
+int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d)
+{
+	muh_measurement a, b;
+	int rc = eval_measure(ev, v, &a, d);
+	if (rc)
+		return rc;
+	rc = eval_measure(ev, v, &b, d);
+	if (rc) {
+		measurement_free(&a);
+		return rc;
+	}
+	if (a.status != EVAL_OK || b.status != EVAL_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "noise variant %.200s: %s: %.700s", v->key,
+				 eval_status_name(a.status != EVAL_OK ? a.status : b.status),
+				 a.status != EVAL_OK ? a.error : b.error);
+		measurement_free(&a);
+		measurement_free(&b);
+		return MUH_EFINDING;
+	}
+	double lo = fmin(a.median, b.median);
+	*noise = fabs(a.median - b.median) / lo;
+	measurement_free(&a);
+	measurement_free(&b);
+	return MUH_OK;
+}
+
+int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise)
+{
+	double lo = fmin(a->median, b->median);
+	if (!(lo > 0))
+		return 0;
+	if (fabs(a->median - b->median) / lo <= noise)
+		return 0;
+	if (a->ci_hi >= b->ci_lo && b->ci_hi >= a->ci_lo)
+		return 0;
+	return a->median < b->median ? -1 : 1;
+}

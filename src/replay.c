@@ -1,0 +1,488 @@
+/*
+ * replay.c — tables of past measurements, and the objective that answers
+ * from them (see replay.h).
+ *
+ * A table is a map from space index to entry; status texts are interned
+ * (a sweep has a handful of kinds). The CSV reader is RFC 4180 enough for
+ * real sweep files: quoted fields with commas, doubled quotes and newlines;
+ * '#' comment lines; CRLF. Rows are matched to configurations by value:
+ * a cell matches a param value when its text is the value's canonical text
+ * or, for numbers, when it parses to the same number ("64" == "64.0").
+ *
+ * Hook for the store (issue 3): a store_load_replay(store, spec, sp, &rp)
+ * written with the store module creates a table with replay_new() and calls
+ * replay_add() for each finished measurement of the spec (status ok with its
+ * median in seconds, or the failure kind's name). Nothing here reads SQLite.
+ *
+ * Never prints, never exits.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "muh/muh.h"
+#include "muh/replay.h"
+#include "u64map.h"
+
+struct entry {
+	double time_s;
+	int status;
+	const char *text; /* interned */
+};
+
+struct muh_replay {
+	const muh_space *sp;
+	u64map map; /* space index -> entry number */
+	struct entry *e;
+	size_t n, cap;
+	char **texts;
+	size_t ntexts;
+	replay_stats st;
+};
+
+int replay_new(const muh_space *sp, muh_replay **out)
+{
+	muh_replay *rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return MUH_ENOMEM;
+	rp->sp = sp;
+	*out = rp;
+	return MUH_OK;
+}
+
+void replay_free(muh_replay *rp)
+{
+	if (!rp)
+		return;
+	u64map_free(&rp->map);
+	free(rp->e);
+	for (size_t i = 0; i < rp->ntexts; i++)
+		free(rp->texts[i]);
+	free(rp->texts);
+	free(rp);
+}
+
+static const char *intern(muh_replay *rp, const char *text)
+{
+	for (size_t i = 0; i < rp->ntexts; i++)
+		if (!strcmp(rp->texts[i], text))
+			return rp->texts[i];
+	char **nt = realloc(rp->texts, (rp->ntexts + 1) * sizeof(char *));
+	if (!nt)
+		return NULL;
+	rp->texts = nt;
+	if (!(nt[rp->ntexts] = strdup(text)))
+		return NULL;
+	return nt[rp->ntexts++];
+}
+
+int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
+               const char *status_text)
+{
+	uint64_t idx;
+	if (space_index_of(rp->sp, cfg, &idx))
+		return MUH_EINPUT;
+	if (u64map_get(&rp->map, idx, NULL))
+		return 1;
+	if (rp->n == rp->cap) {
+		size_t cap = rp->cap ? rp->cap * 2 : 256;
+		struct entry *ne = realloc(rp->e, cap * sizeof(*ne));
+		if (!ne)
+			return MUH_ENOMEM;
+		rp->e = ne;
+		rp->cap = cap;
+	}
+	const char *text = status_text ? status_text : status == REPLAY_OK ? "ok" : "failed";
+	struct entry *e = &rp->e[rp->n];
+	e->status = status;
+	e->time_s = status == REPLAY_OK ? time_s : INFINITY;
+	if (!(e->text = intern(rp, text)))
+		return MUH_ENOMEM;
+	if (u64map_put(&rp->map, idx, rp->n))
+		return MUH_ENOMEM;
+	rp->n++;
+	rp->st.covered++;
+	return MUH_OK;
+}
+
+void replay_get_stats(const muh_replay *rp, replay_stats *st)
+{
+	*st = rp->st;
+}
+
+int replay_lookup(const muh_replay *rp, const uint32_t *cfg, strategy_measurement *m)
+{
+	uint64_t idx, k;
+	if (space_index_of(rp->sp, cfg, &idx) || !u64map_get(&rp->map, idx, &k)) {
+		m->time_s = INFINITY;
+		m->status = REPLAY_NOT_MEASURED;
+		m->status_text = "not_measured";
+		return 0;
+	}
+	m->time_s = rp->e[k].time_s;
+	m->status = rp->e[k].status;
+	m->status_text = rp->e[k].text;
+	return 1;
+}
+
+int replay_best(const muh_replay *rp, uint64_t *index, double *time_s)
+{
+	int have = 0;
+	double best = INFINITY;
+	uint64_t bi = 0;
+	for (size_t j = 0; j < rp->map.cap; j++) {
+		if (rp->map.keys[j] == UINT64_MAX)
+			continue;
+		const struct entry *e = &rp->e[rp->map.vals[j]];
+		if (e->status == REPLAY_OK &&
+		    (e->time_s < best || (e->time_s == best && rp->map.keys[j] < bi))) {
+			best = e->time_s;
+			bi = rp->map.keys[j];
+			have = 1;
+		}
+	}
+	if (have) {
+		*index = bi;
+		*time_s = best;
+	}
+	return have;
+}
+
+int replay_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+{
+	replay_lookup(ctx, cfg, m);
+	return MUH_OK;
+}
+
+/* ---- CSV ------------------------------------------------------------------ */
+
+struct csv {
+	const char *p, *end;
+	int line; /* of the current record's first character */
+	char **f; /* fields of the current record (NUL-terminated copies) */
+	size_t nf, capf;
+	char *buf;
+	size_t nbuf, capbuf;
+};
+
+static int buf_put(struct csv *c, char ch)
+{
+	if (c->nbuf == c->capbuf) {
+		size_t cap = c->capbuf ? c->capbuf * 2 : 1024;
+		char *nb = realloc(c->buf, cap);
+		if (!nb)
+			return MUH_ENOMEM;
+		c->buf = nb;
+		c->capbuf = cap;
+	}
+	c->buf[c->nbuf++] = ch;
+	return MUH_OK;
+}
+
+/* Reads the next record into c->f. Returns 1, 0 at end of input, or
+ * -MUH_ENOMEM. Comment lines ('#' first) and blank lines are skipped. */
+static int csv_next(struct csv *c)
+{
+	for (;;) {
+		if (c->p >= c->end)
+			return 0;
+		if (*c->p == '#' || *c->p == '\n' || *c->p == '\r') {
+			while (c->p < c->end && *c->p != '\n')
+				c->p++;
+			c->p++;
+			c->line++;
+			continue;
+		}
+		break;
+	}
+	/* fields are stored back to back in buf; offsets first, pointers after */
+	size_t offs[512];
+	size_t nf = 0;
+	c->nbuf = 0;
+	int startline = c->line;
+	for (;;) {
+		if (nf == 512)
+			return -MUH_EINPUT;
+		offs[nf++] = c->nbuf;
+		if (c->p < c->end && *c->p == '"') {
+			c->p++;
+			while (c->p < c->end) {
+				if (*c->p == '"') {
+					if (c->p + 1 < c->end && c->p[1] == '"') {
+						if (buf_put(c, '"'))
+							return -MUH_ENOMEM;
+						c->p += 2;
+						continue;
+					}
+					c->p++;
+					break;
+				}
+				if (*c->p == '\n')
+					c->line++;
+				if (buf_put(c, *c->p++))
+					return -MUH_ENOMEM;
+			}
+		}
+		while (c->p < c->end && *c->p != ',' && *c->p != '\n') {
+			if (*c->p != '\r' && buf_put(c, *c->p))
+				return -MUH_ENOMEM;
+			c->p++;
+		}
+		if (buf_put(c, '\0'))
+			return -MUH_ENOMEM;
+		if (c->p < c->end && *c->p == ',') {
+			c->p++;
+			continue;
+		}
+		if (c->p < c->end)
+			c->p++; /* the newline */
+		c->line++;
+		break;
+	}
+	if (nf > c->capf) {
+		char **nfp = realloc(c->f, nf * sizeof(char *));
+		if (!nfp)
+			return -MUH_ENOMEM;
+		c->f = nfp;
+		c->capf = nf;
+	}
+	for (size_t i = 0; i < nf; i++)
+		c->f[i] = c->buf + offs[i];
+	c->nf = nf;
+	(void)startline;
+	return 1;
+}
+
+/* The value index of param p whose value the cell holds, or -1. */
+static long match_value(const muh_param *par, const char *cell)
+{
+	char buf[128];
+	while (isspace((unsigned char)*cell))
+		cell++;
+	for (size_t v = 0; v < par->nvalues; v++) {
+		value_fmt(buf, sizeof(buf), par->values[v]);
+		if (!strcmp(buf, cell))
+			return (long)v;
+	}
+	char *end;
+	errno = 0;
+	double x = strtod(cell, &end);
+	if (end == cell || errno)
+		return -1;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -1;
+	for (size_t v = 0; v < par->nvalues; v++) {
+		const muh_value *val = &par->values[v];
+		if ((val->t == MUH_INT && (double)val->u.i == x) ||
+		    (val->t == MUH_FLOAT && val->u.f == x))
+			return (long)v;
+	}
+	return -1;
+}
+
+static const char *mapped(const char *const *colmap, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; colmap && colmap[i]; i++)
+		if (!strncmp(colmap[i], name, n) && colmap[i][n] == '=')
+			return colmap[i] + n + 1;
+	return name;
+}
+
+static long find_col(const struct csv *c, const char *name)
+{
+	for (size_t i = 0; i < c->nf; i++)
+		if (!strcmp(c->f[i], name))
+			return (long)i;
+	return -1;
+}
+
+static double unit_of(const char *col)
+{
+	size_t n = strlen(col);
+	if (n >= 3 && !strcmp(col + n - 3, "_ms"))
+		return 1e-3;
+	if (n >= 3 && !strcmp(col + n - 3, "_us"))
+		return 1e-6;
+	if (n >= 3 && !strcmp(col + n - 3, "_ns"))
+		return 1e-9;
+	return 1;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	while (b) {
+		size_t got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+		char *nb = realloc(b, cap * 2);
+		if (!nb) {
+			free(b);
+			b = NULL;
+			break;
+		}
+		b = nb;
+		cap *= 2;
+	}
+	int err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(b);
+		return NULL;
+	}
+	b[n] = '\0'; /* n < cap: the loop ends on a short read */
+	*len = n;
+	return b;
+}
+
+int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
+                    muh_replay **out, muh_diag *d)
+{
+	const muh_spec *spec = space_spec(sp);
+	size_t np = space_nparams(sp);
+	diag_clear(d);
+	size_t len = 0;
+	char *text = read_file(path, &len);
+	if (!text) {
+		diag_errorf(d, "cannot read %s: %s", path, strerror(errno));
+		return MUH_EENV;
+	}
+	struct csv c = {.p = text, .end = text + len, .line = 1};
+	muh_replay *rp = NULL;
+	long *pcol = calloc(np + 1, sizeof(long));
+	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t));
+	int rc = MUH_OK;
+	if (!pcol || !cfg || replay_new(sp, &rp)) {
+		rc = MUH_ENOMEM;
+		goto out;
+	}
+	int got = csv_next(&c);
+	if (got <= 0) {
+		rc = got < 0 ? -got : MUH_EINPUT;
+		if (rc == MUH_EINPUT) {
+			diag_at(d, path, c.line, 1, NULL);
+			diag_errorf(d, "no header line");
+		}
+		goto out;
+	}
+	int hline = c.line - 1;
+	for (size_t p = 0; p < np; p++) {
+		const char *col = mapped(colmap, spec->params[p].name);
+		if ((pcol[p] = find_col(&c, col)) < 0) {
+			diag_at(d, path, hline, 1, text);
+			rc = diag_errorf(
+			    d, "no column '%s' for param '%s' (map one with PARAM=COLUMN)", col,
+			    spec->params[p].name);
+			goto out;
+		}
+	}
+	const char *tname = mapped(colmap, "time");
+	long tcol = -1;
+	if (strcmp(tname, "time"))
+		tcol = find_col(&c, tname);
+	else {
+		static const char *const tnames[] = {"time_s", "time_ms", "time_us", "time_ns",
+		                                     "time"};
+		for (size_t i = 0; i < 5 && tcol < 0; i++)
+			if ((tcol = find_col(&c, tnames[i])) >= 0)
+				tname = tnames[i];
+	}
+	if (tcol < 0) {
+		diag_at(d, path, hline, 1, text);
+		rc = diag_errorf(
+		    d, "no time column (time_s, time_ms, time_us, time_ns or time=COLUMN)");
+		goto out;
+	}
+	char tcolname[128];
+	snprintf(tcolname, sizeof(tcolname), "%s", c.f[tcol]);
+	double unit = unit_of(tcolname);
+	long scol = find_col(&c, mapped(colmap, "status"));
+	size_t ncols = c.nf;
+	while ((got = csv_next(&c)) > 0) {
+		int line = c.line - 1;
+		rp->st.rows++;
+		if (c.nf < ncols) {
+			diag_at(d, path, line, 1, text);
+			rc = diag_errorf(d, "%zu fields, the header has %zu", c.nf, ncols);
+			goto out;
+		}
+		int outside = 0;
+		for (size_t p = 0; p < np && !outside; p++) {
+			long v = match_value(&spec->params[p], c.f[pcol[p]]);
+			if (v < 0)
+				outside = 1;
+			else
+				cfg[p] = (uint32_t)v;
+		}
+		if (outside) {
+			rp->st.outside++;
+			continue;
+		}
+		if (!space_is_valid(sp, cfg)) {
+			rp->st.invalid++;
+			continue;
+		}
+		const char *st = scol >= 0 ? c.f[scol] : "ok";
+		int status = !strcmp(st, "ok") || !*st ? REPLAY_OK : REPLAY_FAILED;
+		double t = INFINITY;
+		if (status == REPLAY_OK) {
+			const char *cell = c.f[tcol];
+			char *end;
+			if (!*cell) {
+				status = REPLAY_FAILED;
+				st = "no_time";
+			} else {
+				errno = 0;
+				t = strtod(cell, &end) * unit;
+				if (end == cell || *end || errno || !(t >= 0) || !isfinite(t)) {
+					diag_at(d, path, line, 1, text);
+					rc = diag_errorf(d, "column '%s': '%s' is not a time",
+					                 tcolname, cell);
+					goto out;
+				}
+			}
+		}
+		int added = replay_add(rp, cfg, t, status, status == REPLAY_OK ? "ok" : st);
+		if (added < 0 || added > 1) {
+			rc = added;
+			goto out;
+		}
+		if (added == 1) {
+			rp->st.duplicate++;
+			continue;
+		}
+		rp->st.used++;
+		if (status != REPLAY_OK)
+			rp->st.failed++;
+	}
+	if (got < 0) {
+		rc = -got;
+		if (rc == MUH_EINPUT) {
+			diag_at(d, path, c.line, 1, text);
+			diag_errorf(d, "more than 512 fields in a row");
+		}
+	}
+out:
+	if (rc) {
+		replay_free(rp);
+		rp = NULL;
+	}
+	*out = rp;
+	free(c.f);
+	free(c.buf);
+	free(pcol);
+	free(cfg);
+	free(text);
+	return rc;
+}

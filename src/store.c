@@ -1,0 +1,798 @@
+/*
+ * store.c — the SQLite store (see store.h, docs/store.md).
+ *
+ * Owns: the schema, resume, one transaction per finished measurement, and
+ * the exports (CSV, JSON, T4). WAL mode with synchronous=NORMAL: a committed
+ * measurement survives the death of the process (kill -9) at any moment; a
+ * power cut may lose the last commits but never corrupts the file.
+ *
+ * Must never: hold a transaction open across an evaluation (a kill -9 then
+ * would lose finished rows), print, or exit.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+#include "muh/muh.h"
+#include "muh/store.h"
+
+#define STORE_SCHEMA_VERSION "1"
+
+struct muh_store {
+	sqlite3 *db;
+};
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE IF NOT EXISTS runs("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, spec_hash TEXT NOT NULL, spec_path TEXT, spec_name TEXT,"
+	" instance INTEGER NOT NULL DEFAULT 0, problem TEXT, backend TEXT NOT NULL,"
+	" hw_profile TEXT NOT NULL DEFAULT '', tool_version TEXT, host TEXT, noise REAL,"
+	" created_ms INTEGER, updated_ms INTEGER);"
+	"CREATE INDEX IF NOT EXISTS runs_identity ON runs(spec_hash, instance, backend, hw_profile);"
+	"CREATE TABLE IF NOT EXISTS variants("
+	" id INTEGER PRIMARY KEY, spec_hash TEXT NOT NULL, key TEXT NOT NULL, config TEXT,"
+	" UNIQUE(spec_hash, key));"
+	"CREATE TABLE IF NOT EXISTS measurements("
+	" id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+	" variant_id INTEGER NOT NULL REFERENCES variants(id), status TEXT NOT NULL,"
+	" samples TEXT, nsamples INTEGER, median REAL, min REAL, mad REAL, ci_lo REAL, ci_hi REAL,"
+	" warmups INTEGER, fingerprint TEXT, fp_detail TEXT, error TEXT, max_abs_err REAL,"
+	" rel_l2_err REAL, sm_clock_mhz REAL, power_w REAL, temp_c REAL, t_build REAL,"
+	" t_verify REAL, t_time REAL, started_ms INTEGER, finished_ms INTEGER,"
+	" UNIQUE(run_id, variant_id));";
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int sql_fail(muh_store *st, muh_diag *d, const char *what)
+{
+	if (d)
+		snprintf(d->msg, sizeof(d->msg), "store: %s: %s", what, sqlite3_errmsg(st->db));
+	return MUH_EENV;
+}
+
+static int exec(muh_store *st, const char *sql, muh_diag *d)
+{
+	char *err = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "store: %.900s", err ? err : "error");
+		sqlite3_free(err);
+		return MUH_EENV;
+	}
+	return MUH_OK;
+}
+
+int store_open(const char *path, muh_store **out, muh_diag *d)
+{
+	*out = NULL;
+	muh_store *st = calloc(1, sizeof(*st));
+	if (!st)
+		return MUH_ENOMEM;
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
+				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		sqlite3_close(st->db);
+		free(st);
+		return MUH_EENV;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	int rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", d);
+	if (!rc)
+		rc = exec(st, schema, d);
+	if (!rc)
+		rc = exec(st, "INSERT OR IGNORE INTO meta VALUES('schema_version','" STORE_SCHEMA_VERSION "');"
+			      "INSERT OR IGNORE INTO meta VALUES('created_by','muh " MUH_VERSION "');",
+			  d);
+	if (rc) {
+		if (d && strstr(d->msg, "not a database"))
+			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
+		sqlite3_close(st->db);
+		free(st);
+		return MUH_EENV;
+	}
+	*out = st;
+	return MUH_OK;
+}
+
+void store_close(muh_store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	free(st);
+}
+
+void store_spec_hash(const char *text, size_t len, char *buf)
+{
+	snprintf(buf, 17, "%016llx", (unsigned long long)eval_hash(text, len, EVAL_HASH_INIT));
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *t)
+{
+	if (t)
+		sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void bind_num(sqlite3_stmt *s, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
+		   const char *hw_profile, int64_t *run, muh_diag *d)
+{
+	*run = 0;
+	sqlite3_stmt *s;
+	const char *sql = "SELECT id FROM runs WHERE spec_hash=?1 AND instance=?2"
+			  " AND (?3 IS NULL OR backend=?3) AND (?4 IS NULL OR hw_profile=?4)"
+			  " ORDER BY id DESC LIMIT 1";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return sql_fail(st, d, "find run");
+	bind_text(s, 1, spec_hash);
+	sqlite3_bind_int64(s, 2, instance);
+	bind_text(s, 3, backend);
+	bind_text(s, 4, hw_profile);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		*run = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return MUH_OK;
+}
+
+int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t *run, int *resumed,
+		    muh_diag *d)
+{
+	*run = 0;
+	if (resumed)
+		*resumed = 0;
+	const char *hw = ri->hw_profile ? ri->hw_profile : "";
+	if (exec(st, "BEGIN IMMEDIATE", d))
+		return MUH_EENV;
+	sqlite3_stmt *s = NULL;
+	int rc = MUH_OK;
+	if (fresh) {
+		const char *del = "DELETE FROM measurements WHERE run_id IN (SELECT id FROM runs WHERE"
+				  " spec_hash=?1 AND instance=?2 AND backend=?3 AND hw_profile=?4);"
+				  "";
+		for (int pass = 0; pass < 2 && !rc; pass++) {
+			const char *sql = pass == 0 ? del
+						    : "DELETE FROM runs WHERE spec_hash=?1 AND instance=?2"
+						      " AND backend=?3 AND hw_profile=?4";
+			if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+				rc = sql_fail(st, d, "fresh");
+				break;
+			}
+			bind_text(s, 1, ri->spec_hash);
+			sqlite3_bind_int64(s, 2, ri->instance);
+			bind_text(s, 3, ri->backend);
+			bind_text(s, 4, hw);
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = sql_fail(st, d, "fresh");
+			sqlite3_finalize(s);
+		}
+	}
+	if (!rc && !fresh) {
+		rc = store_find_run(st, ri->spec_hash, ri->instance, ri->backend, hw, run, d);
+		if (!rc && *run && resumed)
+			*resumed = 1;
+	}
+	if (!rc && !*run) {
+		char host[256] = "";
+		gethostname(host, sizeof(host) - 1);
+		const char *sql = "INSERT INTO runs(spec_hash, spec_path, spec_name, instance, problem, backend,"
+				  " hw_profile, tool_version, host, created_ms, updated_ms)"
+				  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?10)";
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+			rc = sql_fail(st, d, "new run");
+		} else {
+			bind_text(s, 1, ri->spec_hash);
+			bind_text(s, 2, ri->spec_path);
+			bind_text(s, 3, ri->spec_name);
+			sqlite3_bind_int64(s, 4, ri->instance);
+			bind_text(s, 5, ri->problem);
+			bind_text(s, 6, ri->backend);
+			bind_text(s, 7, hw);
+			bind_text(s, 8, ri->tool_version ? ri->tool_version : "muh " MUH_VERSION);
+			bind_text(s, 9, host);
+			sqlite3_bind_int64(s, 10, now_ms());
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = sql_fail(st, d, "new run");
+			else
+				*run = sqlite3_last_insert_rowid(st->db);
+			sqlite3_finalize(s);
+		}
+	}
+	if (rc) {
+		exec(st, "ROLLBACK", NULL);
+		*run = 0;
+		return rc;
+	}
+	return exec(st, "COMMIT", d);
+}
+
+/* JSON object of v's params, with numbers as numbers. malloc'd. */
+static char *config_json(const muh_variant *v)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = 0; i < v->nparams; i++) {
+		const muh_value *x = &v->values[i];
+		cJSON_AddItemToObject(o, v->names[i],
+				      x->t == MUH_STR ? cJSON_CreateString(x->u.s)
+				      : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
+							: cJSON_CreateNumber(x->u.f));
+	}
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+static char *samples_json(const muh_measurement *m)
+{
+	size_t cap = 3 + m->nsamples * 26, n = 0;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	s[n++] = '[';
+	for (size_t i = 0; i < m->nsamples; i++)
+		n += (size_t)snprintf(s + n, cap - n, "%s%.9g", i ? "," : "", m->samples[i]);
+	s[n++] = ']';
+	s[n] = '\0';
+	return s;
+}
+
+int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d)
+{
+	char *cfg = config_json(v), *smp = samples_json(m);
+	if (!cfg || !smp) {
+		free(cfg);
+		free(smp);
+		return MUH_ENOMEM;
+	}
+	int rc = exec(st, "BEGIN IMMEDIATE", d);
+	sqlite3_stmt *s = NULL;
+	int64_t vid = 0;
+	if (!rc) {
+		const char *sql = "INSERT OR IGNORE INTO variants(spec_hash, key, config)"
+				  " SELECT spec_hash, ?2, ?3 FROM runs WHERE id=?1";
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+			rc = sql_fail(st, d, "put variant");
+		} else {
+			sqlite3_bind_int64(s, 1, run);
+			bind_text(s, 2, v->key);
+			bind_text(s, 3, cfg);
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = sql_fail(st, d, "put variant");
+			sqlite3_finalize(s);
+		}
+	}
+	if (!rc) {
+		const char *sql = "SELECT v.id FROM variants v JOIN runs r ON r.spec_hash=v.spec_hash"
+				  " WHERE r.id=?1 AND v.key=?2";
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+			rc = sql_fail(st, d, "variant id");
+		} else {
+			sqlite3_bind_int64(s, 1, run);
+			bind_text(s, 2, v->key);
+			if (sqlite3_step(s) == SQLITE_ROW)
+				vid = sqlite3_column_int64(s, 0);
+			else
+				rc = sql_fail(st, d, "no such run");
+			sqlite3_finalize(s);
+		}
+	}
+	if (!rc) {
+		const char *sql =
+			"INSERT OR IGNORE INTO measurements(run_id, variant_id, status, samples, nsamples, median,"
+			" min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error, max_abs_err, rel_l2_err,"
+			" sm_clock_mhz, power_w, temp_c, t_build, t_verify, t_time, started_ms, finished_ms)"
+			" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
+			"?23,?24)";
+		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+			rc = sql_fail(st, d, "put measurement");
+		} else {
+			sqlite3_bind_int64(s, 1, run);
+			sqlite3_bind_int64(s, 2, vid);
+			bind_text(s, 3, eval_status_name(m->status));
+			bind_text(s, 4, smp);
+			sqlite3_bind_int64(s, 5, (sqlite3_int64)m->nsamples);
+			bind_num(s, 6, m->median);
+			bind_num(s, 7, m->min);
+			bind_num(s, 8, m->mad);
+			bind_num(s, 9, m->ci_lo);
+			bind_num(s, 10, m->ci_hi);
+			sqlite3_bind_int(s, 11, m->warmups);
+			bind_text(s, 12, m->fingerprint[0] ? m->fingerprint : NULL);
+			bind_text(s, 13, m->fp_detail);
+			bind_text(s, 14, m->error[0] ? m->error : NULL);
+			bind_num(s, 15, m->max_abs_err);
+			bind_num(s, 16, m->rel_l2_err);
+			bind_num(s, 17, m->sm_clock_mhz);
+			bind_num(s, 18, m->power_w);
+			bind_num(s, 19, m->temp_c);
+			bind_num(s, 20, m->t_build);
+			bind_num(s, 21, m->t_verify);
+			bind_num(s, 22, m->t_time);
+			sqlite3_bind_int64(s, 23, m->started_ms);
+			sqlite3_bind_int64(s, 24, m->finished_ms ? m->finished_ms : now_ms());
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = sql_fail(st, d, "put measurement");
+			sqlite3_finalize(s);
+		}
+	}
+	if (!rc) {
+		if (sqlite3_prepare_v2(st->db, "UPDATE runs SET updated_ms=?2 WHERE id=?1", -1, &s, NULL) ==
+		    SQLITE_OK) {
+			sqlite3_bind_int64(s, 1, run);
+			sqlite3_bind_int64(s, 2, now_ms());
+			sqlite3_step(s);
+			sqlite3_finalize(s);
+		}
+		rc = exec(st, "COMMIT", d);
+	} else {
+		exec(st, "ROLLBACK", NULL);
+	}
+	free(cfg);
+	free(smp);
+	return rc;
+}
+
+#define ROW_COLS                                                                                   \
+	"m.run_id, r.spec_name, r.instance, v.key, v.config, m.status, m.samples, m.median, m.min,"  \
+	" m.mad, m.ci_lo, m.ci_hi, m.warmups, m.fingerprint, m.fp_detail, m.error, m.max_abs_err,"   \
+	" m.rel_l2_err, m.sm_clock_mhz, m.power_w, m.temp_c, m.t_build, m.t_verify, m.t_time,"       \
+	" m.started_ms, m.finished_ms"
+#define ROW_FROM " FROM measurements m JOIN variants v ON v.id=m.variant_id JOIN runs r ON r.id=m.run_id"
+
+static double col_num(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static const char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? (const char *)t : NULL;
+}
+
+/* Fills m from a row selected with ROW_COLS. */
+static int row_measurement(sqlite3_stmt *s, muh_measurement *m)
+{
+	measurement_init(m);
+	enum eval_status stt;
+	if (eval_status_parse(col_text(s, 5), &stt))
+		stt = EVAL_INVALID;
+	m->status = stt;
+	const char *smp = col_text(s, 6);
+	cJSON *arr = smp ? cJSON_Parse(smp) : NULL;
+	int n = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
+	if (n > 0 && (m->samples = malloc((size_t)n * sizeof(double)))) {
+		const cJSON *x;
+		cJSON_ArrayForEach(x, arr) m->samples[m->nsamples++] = x->valuedouble;
+	}
+	cJSON_Delete(arr);
+	m->median = col_num(s, 7);
+	m->min = col_num(s, 8);
+	m->mad = col_num(s, 9);
+	m->ci_lo = col_num(s, 10);
+	m->ci_hi = col_num(s, 11);
+	m->warmups = sqlite3_column_int(s, 12);
+	const char *fp = col_text(s, 13), *fd = col_text(s, 14), *er = col_text(s, 15);
+	if (fp)
+		snprintf(m->fingerprint, sizeof(m->fingerprint), "%s", fp);
+	if (fd)
+		m->fp_detail = strdup(fd);
+	if (er)
+		snprintf(m->error, sizeof(m->error), "%s", er);
+	m->max_abs_err = col_num(s, 16);
+	m->rel_l2_err = col_num(s, 17);
+	m->sm_clock_mhz = col_num(s, 18);
+	m->power_w = col_num(s, 19);
+	m->temp_c = col_num(s, 20);
+	m->t_build = col_num(s, 21);
+	m->t_verify = col_num(s, 22);
+	m->t_time = col_num(s, 23);
+	m->started_ms = sqlite3_column_int64(s, 24);
+	m->finished_ms = sqlite3_column_int64(s, 25);
+	return MUH_OK;
+}
+
+int store_has(muh_store *st, int64_t run, const char *key)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT 1 FROM measurements m JOIN variants v ON v.id=m.variant_id"
+			       " WHERE m.run_id=?1 AND v.key=?2",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	bind_text(s, 2, key);
+	int rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m)
+{
+	sqlite3_stmt *s;
+	measurement_init(m);
+	if (sqlite3_prepare_v2(st->db, "SELECT " ROW_COLS ROW_FROM " WHERE m.run_id=?1 AND v.key=?2", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	bind_text(s, 2, key);
+	int found = sqlite3_step(s) == SQLITE_ROW;
+	if (found)
+		row_measurement(s, m);
+	sqlite3_finalize(s);
+	return found;
+}
+
+int64_t store_count(muh_store *st, int64_t run)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM measurements WHERE run_id=?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	int64_t n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+	sqlite3_finalize(s);
+	return n;
+}
+
+int store_set_noise(muh_store *st, int64_t run, double noise)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET noise=?2 WHERE id=?1", -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	sqlite3_bind_int64(s, 1, run);
+	bind_num(s, 2, noise);
+	int rc = sqlite3_step(s) == SQLITE_DONE ? MUH_OK : MUH_EENV;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT " ROW_COLS ROW_FROM " WHERE (?1 = 0 OR m.run_id=?1) ORDER BY m.id",
+			       -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	int rc = 0;
+	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+		muh_measurement m;
+		row_measurement(s, &m);
+		store_row row = {
+			.run_id = sqlite3_column_int64(s, 0),
+			.spec_name = col_text(s, 1),
+			.instance = sqlite3_column_int64(s, 2),
+			.key = col_text(s, 3),
+			.config = col_text(s, 4),
+			.m = &m,
+		};
+		rc = cb(ud, &row);
+		measurement_free(&m);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* ---- export ------------------------------------------------------------ */
+
+typedef struct export_ctx {
+	FILE *f;
+	enum store_format fmt;
+	cJSON *results; /* json, t4 */
+	char **params;  /* csv: param columns */
+	size_t nparams;
+	int header_done;
+} export_ctx;
+
+static void json_safe_num(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
+}
+
+/* The runs table as a JSON array (run == 0: all). */
+static cJSON *runs_json(muh_store *st, int64_t run)
+{
+	cJSON *arr = cJSON_CreateArray();
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db,
+			       "SELECT id, spec_hash, spec_path, spec_name, instance, problem, backend, hw_profile,"
+			       " tool_version, host, noise, created_ms, updated_ms FROM runs"
+			       " WHERE ?1 = 0 OR id = ?1 ORDER BY id",
+			       -1, &s, NULL) != SQLITE_OK)
+		return arr;
+	sqlite3_bind_int64(s, 1, run);
+	static const char *const names[] = {"id", "spec_hash", "spec_path", "spec_name", "instance",
+					    "problem", "backend", "hw_profile", "tool_version", "host",
+					    "noise", "created_ms", "updated_ms"};
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		cJSON *o = cJSON_CreateObject();
+		for (int i = 0; i < 13; i++) {
+			int t = sqlite3_column_type(s, i);
+			if (t == SQLITE_NULL)
+				cJSON_AddNullToObject(o, names[i]);
+			else if (t == SQLITE_INTEGER || t == SQLITE_FLOAT)
+				cJSON_AddNumberToObject(o, names[i], sqlite3_column_double(s, i));
+			else
+				cJSON_AddStringToObject(o, names[i], col_text(s, i));
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	sqlite3_finalize(s);
+	return arr;
+}
+
+static const char *t4_invalidity(enum eval_status s)
+{
+	switch (s) {
+	case EVAL_OK:
+		return "correct";
+	case EVAL_INVALID:
+		return "constraints";
+	case EVAL_COMPILE_ERROR:
+		return "compile";
+	case EVAL_WRONG_RESULT:
+		return "correctness";
+	case EVAL_TIMEOUT:
+		return "timeout";
+	default:
+		return "runtime";
+	}
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.9g", v);
+}
+
+static int collect_params(void *ud, const store_row *row)
+{
+	export_ctx *x = ud;
+	cJSON *c = row->config ? cJSON_Parse(row->config) : NULL;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, c)
+	{
+		size_t i;
+		for (i = 0; i < x->nparams; i++)
+			if (!strcmp(x->params[i], it->string))
+				break;
+		if (i == x->nparams) {
+			char **np = realloc(x->params, (x->nparams + 1) * sizeof(char *));
+			if (!np)
+				break;
+			x->params = np;
+			x->params[x->nparams++] = strdup(it->string);
+		}
+	}
+	cJSON_Delete(c);
+	return 0;
+}
+
+static void iso_time(int64_t ms, char *buf, size_t n)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%03dZ", (int)(ms % 1000));
+}
+
+static int export_row(void *ud, const store_row *row)
+{
+	export_ctx *x = ud;
+	const muh_measurement *m = row->m;
+	if (x->fmt == STORE_CSV) {
+		FILE *f = x->f;
+		if (!x->header_done) {
+			fputs("run,spec,instance,key", f);
+			for (size_t i = 0; i < x->nparams; i++) {
+				fputc(',', f);
+				csv_field(f, x->params[i]);
+			}
+			fputs(",status,median_s,min_s,mad_s,ci_lo_s,ci_hi_s,nsamples,fingerprint,max_abs_err,"
+			      "rel_l2_err,sm_clock_mhz,power_w,temp_c,t_build_s,finished_ms,error\n",
+			      f);
+			x->header_done = 1;
+		}
+		fprintf(f, "%lld,", (long long)row->run_id);
+		csv_field(f, row->spec_name);
+		fprintf(f, ",%lld,", (long long)row->instance);
+		csv_field(f, row->key);
+		cJSON *c = row->config ? cJSON_Parse(row->config) : NULL;
+		for (size_t i = 0; i < x->nparams; i++) {
+			fputc(',', f);
+			const cJSON *it = cJSON_GetObjectItemCaseSensitive(c, x->params[i]);
+			if (cJSON_IsNumber(it))
+				fprintf(f, "%.17g", it->valuedouble);
+			else if (cJSON_IsString(it))
+				csv_field(f, it->valuestring);
+		}
+		cJSON_Delete(c);
+		fprintf(f, ",%s,", eval_status_name(m->status));
+		double nums[] = {m->median, m->min, m->mad, m->ci_lo, m->ci_hi};
+		for (size_t i = 0; i < 5; i++) {
+			csv_num(f, nums[i]);
+			fputc(',', f);
+		}
+		fprintf(f, "%zu,%s,", m->nsamples, m->fingerprint);
+		double more[] = {m->max_abs_err, m->rel_l2_err, m->sm_clock_mhz, m->power_w, m->temp_c, m->t_build};
+		for (size_t i = 0; i < 6; i++) {
+			csv_num(f, more[i]);
+			fputc(',', f);
+		}
+		fprintf(f, "%lld,", (long long)m->finished_ms);
+		csv_field(f, m->error);
+		fputc('\n', f);
+		return ferror(f) ? -1 : 0;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON *cfg = row->config ? cJSON_Parse(row->config) : NULL;
+	if (!cfg)
+		cfg = cJSON_CreateObject();
+	if (x->fmt == STORE_JSON) {
+		char *mj = measurement_to_json(m);
+		cJSON *mo = mj ? cJSON_Parse(mj) : cJSON_CreateObject();
+		free(mj);
+		cJSON_AddNumberToObject(o, "run", (double)row->run_id);
+		cJSON_AddStringToObject(o, "spec", row->spec_name ? row->spec_name : "");
+		cJSON_AddNumberToObject(o, "instance", (double)row->instance);
+		cJSON_AddStringToObject(o, "key", row->key);
+		cJSON_AddItemToObject(o, "configuration", cfg);
+		cJSON_AddItemToObject(o, "measurement", mo);
+	} else {
+		char ts[64];
+		iso_time(m->finished_ms, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, "timestamp", ts);
+		cJSON_AddItemToObject(o, "configuration", cfg);
+		cJSON *times = cJSON_AddObjectToObject(o, "times");
+		json_safe_num(times, "compilation_time", m->t_build * 1e3);
+		json_safe_num(times, "benchmark", m->t_time * 1e3);
+		json_safe_num(times, "validation", m->t_verify * 1e3);
+		cJSON *rt = cJSON_AddArrayToObject(times, "runtimes");
+		for (size_t i = 0; i < m->nsamples; i++)
+			cJSON_AddItemToArray(rt, cJSON_CreateNumber(m->samples[i] * 1e3));
+		cJSON_AddStringToObject(o, "invalidity", t4_invalidity(m->status));
+		cJSON_AddNumberToObject(o, "correctness", m->status == EVAL_WRONG_RESULT ? 0 : 1);
+		cJSON *ms = cJSON_AddArrayToObject(o, "measurements");
+		struct {
+			const char *name;
+			double v;
+			const char *unit;
+		} mm[] = {
+			{"time", m->median * 1e3, "ms"},     {"time_min", m->min * 1e3, "ms"},
+			{"time_mad", m->mad * 1e3, "ms"},    {"time_ci_lo", m->ci_lo * 1e3, "ms"},
+			{"time_ci_hi", m->ci_hi * 1e3, "ms"}, {"sm_clock", m->sm_clock_mhz, "MHz"},
+			{"power", m->power_w, "W"},          {"temperature", m->temp_c, "C"},
+		};
+		for (size_t i = 0; i < sizeof(mm) / sizeof(mm[0]); i++) {
+			if (!isfinite(mm[i].v))
+				continue;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "name", mm[i].name);
+			cJSON_AddNumberToObject(e, "value", mm[i].v);
+			cJSON_AddStringToObject(e, "unit", mm[i].unit);
+			cJSON_AddItemToArray(ms, e);
+		}
+		if (m->fingerprint[0]) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "name", "fingerprint");
+			cJSON_AddStringToObject(e, "value", m->fingerprint);
+			cJSON_AddStringToObject(e, "unit", "");
+			cJSON_AddItemToArray(ms, e);
+		}
+		cJSON *obj = cJSON_AddArrayToObject(o, "objectives");
+		cJSON_AddItemToArray(obj, cJSON_CreateString("time"));
+	}
+	cJSON_AddItemToArray(x->results, o);
+	return 0;
+}
+
+int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d)
+{
+	export_ctx x = {.f = f, .fmt = fmt};
+	int rc;
+	if (fmt == STORE_CSV) {
+		rc = store_foreach(st, run, collect_params, &x);
+		if (!rc)
+			rc = store_foreach(st, run, export_row, &x);
+		if (!rc && !x.header_done)
+			fputs("run,spec,instance,key,status,median_s\n", f);
+		for (size_t i = 0; i < x.nparams; i++)
+			free(x.params[i]);
+		free(x.params);
+	} else {
+		cJSON *root = cJSON_CreateObject();
+		if (fmt == STORE_T4) {
+			cJSON_AddStringToObject(root, "schema_version", "1.0.0");
+			cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
+			cJSON_AddStringToObject(meta, "timeunit", "milliseconds");
+			cJSON_AddStringToObject(meta, "tool", "muh " MUH_VERSION);
+			cJSON_AddItemToObject(meta, "runs", runs_json(st, run));
+		} else {
+			cJSON_AddStringToObject(root, "tool", "muh " MUH_VERSION);
+			cJSON_AddItemToObject(root, "runs", runs_json(st, run));
+		}
+		x.results = cJSON_AddArrayToObject(root, fmt == STORE_T4 ? "results" : "measurements");
+		rc = store_foreach(st, run, export_row, &x);
+		char *s = cJSON_Print(root);
+		cJSON_Delete(root);
+		if (!s)
+			return MUH_ENOMEM;
+		fputs(s, f);
+		fputc('\n', f);
+		free(s);
+	}
+	if (rc) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "export failed: %s", sqlite3_errmsg(st->db));
+		return MUH_EENV;
+	}
+	return ferror(f) ? MUH_EENV : MUH_OK;
+}
+
+int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud)
+{
+	sqlite3_stmt *s;
+	const char *sql = "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
+			  " r.hw_profile, r.instance, r.noise,"
+			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id)"
+			  " FROM runs r ORDER BY r.id";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	int rc = 0;
+	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+		store_run r = {
+			.id = sqlite3_column_int64(s, 0),
+			.spec_hash = col_text(s, 1),
+			.spec_path = col_text(s, 2),
+			.spec_name = col_text(s, 3),
+			.problem = col_text(s, 4),
+			.backend = col_text(s, 5),
+			.hw_profile = col_text(s, 6),
+			.instance = sqlite3_column_int64(s, 7),
+			.noise = col_num(s, 8),
+			.nmeasurements = sqlite3_column_int64(s, 9),
+		};
+		rc = cb(ud, &r);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * target.c — what to evaluate: the target/verify/measure sections of a spec
+ * read into a struct muh_target, and configurations of a space made into
+ * variants.
+ *
+ * Owns: the spec keys of docs/spec.md section "target", their defaults and
+ * their errors (file:line:col of the offending scalar). Never touches a
+ * device or the file system beyond checking that paths exist.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "muh/eval.h"
+#include "muh/muh.h"
+
+enum kind { K_STR, K_PATH, K_NUM, K_INT };
+
+struct key_desc {
+	const char *key;
+	enum kind kind;
+	size_t off, size;
+	double lo, hi;
+};
+
+#define S(k, f) {k, K_STR, offsetof(muh_target, f), sizeof(((muh_target *)0)->f), 0, 0}
+#define P(k, f) {k, K_PATH, offsetof(muh_target, f), sizeof(((muh_target *)0)->f), 0, 0}
+#define N(k, f, lo, hi) {k, K_NUM, offsetof(muh_target, f), 0, lo, hi}
+#define I(k, f, lo, hi) {k, K_INT, offsetof(muh_target, f), 0, lo, hi}
+
+static const struct key_desc keys[] = {
+	S("target.backend", backend),
+	P("target.source", source),
+	S("target.entry", entry),
+	S("target.cflags", cflags),
+	S("target.command", command),
+	S("target.worker", worker),
+	S("target.grid", grid[0]),
+	S("target.grid.0", grid[0]),
+	S("target.grid.1", grid[1]),
+	S("target.grid.2", grid[2]),
+	S("target.block", block[0]),
+	S("target.block.0", block[0]),
+	S("target.block.1", block[1]),
+	S("target.block.2", block[2]),
+	S("target.smem", smem),
+	S("target.buffers.0", buffers[0]),
+	S("target.buffers.1", buffers[1]),
+	S("target.buffers.2", buffers[2]),
+	S("target.buffers.3", buffers[3]),
+	S("target.buffers.4", buffers[4]),
+	S("target.buffers.5", buffers[5]),
+	S("target.buffers.6", buffers[6]),
+	S("target.buffers.7", buffers[7]),
+	S("target.dtype", dtype),
+	P("target.kernel", source),
+	S("verify.entry", ref_entry),
+	S("verify.grid", ref_grid[0]),
+	S("verify.grid.0", ref_grid[0]),
+	S("verify.grid.1", ref_grid[1]),
+	S("verify.grid.2", ref_grid[2]),
+	S("verify.block", ref_block[0]),
+	S("verify.block.0", ref_block[0]),
+	S("verify.block.1", ref_block[1]),
+	S("verify.block.2", ref_block[2]),
+	N("measure.gpu_warm", gpu_warm_s, 0, 600),
+	I("target.device", device, 0, 1024),
+	S("verify.reference", reference),
+	N("verify.rtol", rtol, 0, 1),
+	N("verify.atol", atol, 0, 1e30),
+	I("verify.checks", checks, 0, 1000),
+	N("measure.timeout", timeout_s, 0.001, 86400),
+	N("measure.mem_limit_mb", mem_limit_mb, 0, 1e9),
+	N("measure.ci", ci_frac, 0, 1),
+	I("measure.min_samples", min_samples, 1, 1000000),
+	I("measure.max_samples", max_samples, 1, 1000000),
+	N("measure.max_time", max_time_s, 0, 86400),
+	I("measure.warmups", warmups, 0, 100000),
+	N("measure.min_sample_time", min_sample_s, 0, 10),
+	I("measure.isolate", isolate, 0, 1),
+	P("measure.cache_dir", cache_dir),
+};
+
+/* target.* keys that belong to other modules and are not ours to reject. */
+static const char *const foreign[] = {"target.name", "target.description", "target.kind", NULL};
+
+static int diag_kv(const muh_spec *s, const muh_kv *kv, muh_diag *d, const char *fmt, const char *a,
+		   const char *b)
+{
+	spec_diag_at(s, d, kv->line, kv->col);
+	return diag_errorf(d, fmt, a, b);
+}
+
+/* Resolves p relative to the spec's directory, then the working directory. */
+static void resolve_path(const muh_target *t, const char *p, char *out, size_t n)
+{
+	struct stat st;
+	if (p[0] != '/') {
+		snprintf(out, n, "%s/%s", t->spec_dir, p);
+		if (stat(out, &st) == 0)
+			return;
+	}
+	snprintf(out, n, "%s", p);
+}
+
+int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
+{
+	eval_target_defaults(t);
+	if (s->path) {
+		snprintf(t->spec_dir, sizeof(t->spec_dir), "%s", s->path);
+		char *sl = strrchr(t->spec_dir, '/');
+		if (sl)
+			*sl = '\0';
+		else
+			snprintf(t->spec_dir, sizeof(t->spec_dir), ".");
+	}
+	for (size_t i = 0; i < s->nkv; i++) {
+		const muh_kv *kv = &s->kv[i];
+		int ours = !strncmp(kv->key, "target.", 7) || !strncmp(kv->key, "verify.", 7) ||
+			   !strncmp(kv->key, "measure.", 8);
+		if (!ours)
+			continue;
+		const struct key_desc *k = NULL;
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+			if (!strcmp(keys[j].key, kv->key))
+				k = &keys[j];
+		if (!k) {
+			int skip = 0;
+			for (size_t j = 0; foreign[j]; j++)
+				skip |= !strcmp(foreign[j], kv->key) || !strncmp(kv->key, "target.name.", 12);
+			if (skip)
+				continue;
+			return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"",
+				       kv->key, "");
+		}
+		char *base = (char *)t + k->off;
+		if (k->kind == K_STR || k->kind == K_PATH) {
+			if (strlen(kv->value) >= k->size)
+				return diag_kv(s, kv, d, "%s is too long%s", kv->key, "");
+			if (k->kind == K_PATH)
+				resolve_path(t, kv->value, base, k->size);
+			else
+				snprintf(base, k->size, "%s", kv->value);
+			continue;
+		}
+		char *end;
+		double x = strtod(kv->value, &end);
+		if (!strcmp(kv->value, "true") || !strcmp(kv->value, "True"))
+			x = 1, end = "";
+		else if (!strcmp(kv->value, "false") || !strcmp(kv->value, "False"))
+			x = 0, end = "";
+		if (end == kv->value || *end || !(x >= k->lo && x <= k->hi) ||
+		    (k->kind == K_INT && x != floor(x)))
+			return diag_kv(s, kv, d, "%s: '%s' is not a valid value", kv->key, kv->value);
+		if (k->kind == K_NUM)
+			*(double *)base = x;
+		else
+			*(int *)base = (int)x;
+	}
+	const muh_kv *bk = spec_kv(s, "target.backend");
+	if (!eval_backend_find(t->backend)) {
+		if (bk)
+			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command",
+				       t->backend, "");
+		return diag_errorf(d, "unknown backend '%s'", t->backend);
+	}
+	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");
+	if (needs_source && !t->source[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend %s needs target.source", t->backend);
+	}
+	if (t->source[0] && access(t->source, R_OK) != 0) {
+		const muh_kv *kv = spec_kv(s, "target.source");
+		return diag_kv(s, kv, d, "cannot read kernel source '%s'%s", t->source, "");
+	}
+	if (!strcmp(t->backend, "command") && !t->command[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend command needs target.command");
+	}
+	if (!strcmp(t->backend, "worker") && !t->worker[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend worker needs target.worker");
+	}
+	if (t->max_samples < t->min_samples)
+		t->max_samples = t->min_samples;
+	return MUH_OK;
+}
+
+int eval_variant_from_space(const muh_space *sp, const uint32_t *cfg, size_t instance, muh_variant *v)
+{
+	const muh_spec *s = space_spec(sp);
+	size_t np = space_nparams(sp), ns = s->nproblem, n = np + ns;
+	const char **names = calloc(n + 1, sizeof(char *));
+	muh_value *vals = calloc(n + 1, sizeof(muh_value));
+	char key[4096];
+	if (!names || !vals) {
+		free(names);
+		free(vals);
+		return MUH_ENOMEM;
+	}
+	for (size_t p = 0; p < np; p++) {
+		names[p] = s->params[p].name;
+		vals[p] = space_value(sp, cfg, p);
+	}
+	for (size_t k = 0; k < ns; k++) {
+		names[np + k] = s->problem[k].name;
+		vals[np + k] = spec_problem_value(s, k, instance);
+	}
+	space_key(sp, cfg, key, sizeof(key));
+	int rc = eval_variant_make(v, key, np, ns, names, vals);
+	free(names);
+	free(vals);
+	return rc;
+}
+

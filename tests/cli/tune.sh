@@ -1,0 +1,110 @@
+# muh tune in replay mode: the result, --json events, budgets, errors.
+source "$(dirname "$0")/lib.bash"
+SPEC=tests/fixtures/spaces/cpu_matmul.yaml
+CSV=tests/fixtures/spaces/cpu_matmul.csv
+SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 25% --seed 3
+expect_rc 0 "tune replay"
+expect_in out "^best +[0-9.]+ ms  BM=" "best line"
+expect_in out "^default +[0-9.]+ ms  BM=32,BN=64,BK=32,UNROLL=1" "default line"
+expect_in out "^speedup +[0-9.]+x over the defaults" "speedup line"
+expect_in out "^optimum .*reached" "optimum line (fully measured)"
+expect_in out "^ +1 +[0-9.]+ ms" "top table"
+expect_in out "budget 119 evaluations" "25% of 477, rounded down"
+[ -s "$TMP/err" ] && fail "stderr is not a terminal: no progress bar expected; got $(head -c 200 "$TMP/err")"
+
+# on a terminal: a one-line progress bar on stderr (script(1) gives a pty)
+if command -v script >/dev/null; then
+	script -qec "$MUH tune $SPEC --replay $CSV --budget 50 >/dev/null" /dev/null >"$TMP/tty" 2>&1
+	grep -aq '\[#*\] 50/50  best 1\.[0-9]* ms  eta 0:00  failed 0' "$TMP/tty" ||
+		fail "progress bar on a terminal: $(head -c 300 "$TMP/tty")"
+fi
+
+# --json: one event per finished variant, then the result; budgets exact
+for strategy in auto brute random annealing genetic ils; do
+	run "$MUH" tune "$SPEC" --replay "$CSV" --strategy $strategy --budget 40 --seed 1 --json
+	expect_rc 0 "json $strategy"
+	python3 - "$TMP/out" "$strategy" <<'PY' || fail "json events ($strategy)"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+var = [e for e in ev if e["event"] == "variant"]
+res = ev[-1]
+assert res["event"] == "result" and res["strategy"] == sys.argv[2], res
+assert len(var) == 40 == res["evaluated"], (len(var), res["evaluated"])
+assert [e["n"] for e in var] == list(range(1, 41))
+assert len({e["key"] for e in var}) == 40, "a configuration was repeated"
+assert var[0]["source"] == "default" and var[0]["key"] == "BM=32,BN=64,BK=32,UNROLL=1"
+ok = [e["time_s"] for e in var if e["status"] == "ok"]
+assert abs(min(ok) - res["best_s"]) < 1e-15 and var[-1]["best_s"] == res["best_s"]
+assert res["fraction_of_optimum"] <= 1.0
+PY
+done
+
+# the same seed gives the same run
+"$MUH" tune "$SPEC" --replay "$CSV" --budget 30 --seed 9 --json | grep -v '"result"' >"$TMP/a"
+"$MUH" tune "$SPEC" --replay "$CSV" --budget 30 --seed 9 --json | grep -v '"result"' >"$TMP/b"
+sed 's/"elapsed_s":[^}]*//' "$TMP/a" >"$TMP/a2"; sed 's/"elapsed_s":[^}]*//' "$TMP/b" >"$TMP/b2"
+cmp -s "$TMP/a2" "$TMP/b2" || fail "same seed, different runs"
+
+# the H200 sweep: 1,304 valid configs, all of its ok rows
+if [ -r "$SWEEP" ]; then
+	run "$MUH" tune specs/fused_moe.yaml --replay "$SWEEP" --budget 5%
+	expect_rc 0 "tune h200 replay"
+	expect_in out "covers 1,304 of 1,304 valid" "sweep covers the space"
+	expect_in out "616 invalid here" "out_of_resources rows are invalid in the space"
+	expect_in out "optimum +290.6 us" "the known optimum"
+fi
+
+# seeds: reported and skipped when invalid
+cat >"$TMP/seeded.yaml" <<'Y'
+params:
+  BM: [2, 4, 8, 16, 32, 64, 128]
+  BN: [16, 32, 64, 128, 256]
+  BK: [8, 16, 32, 64, 128, 256]
+  UNROLL: [1, 4, 8]
+constraints:
+  - (BM * BK + BK * BN + BM * BN) * 4 <= 262144
+  - UNROLL <= BN // 8
+defaults: {BM: 32, BN: 64, BK: 32, UNROLL: 1}
+seeds:
+  - {BM: 128, BN: 256, BK: 256}
+  - {BM: 64, BN: 256, BK: 32, UNROLL: 8}
+Y
+run "$MUH" tune "$TMP/seeded.yaml" --replay "$CSV" --budget 5
+expect_rc 0 "seeded"
+expect_in err "seeded.yaml:11: note: seed 1 .* skipped: breaks a constraint" "invalid seed reported"
+run "$MUH" tune "$TMP/seeded.yaml" --replay "$CSV" --budget 5 --json
+expect_in out '"event":"seed_skipped","seed":0' "seed_skipped event"
+python3 -c "
+import json,sys
+v=[json.loads(l) for l in open('$TMP/out')]
+v=[e for e in v if e['event']=='variant']
+assert v[1]['source']=='seed' and v[1]['key']=='BM=64,BN=256,BK=32,UNROLL=8', v[1]
+" || fail "valid seed evaluated second"
+
+# errors
+run "$MUH" tune "$SPEC" --replay "$CSV" --strategy nosuch
+expect_rc 2 "unknown strategy"
+expect_in err "unknown strategy 'nosuch'" "unknown strategy message"
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 5 --time 1m
+expect_rc 2 "budget and time"
+run "$MUH" tune "$SPEC" --replay "$CSV" --time soon
+expect_rc 2 "bad duration"
+run "$MUH" tune "$SPEC"
+expect_rc 3 "no replay, no evaluator yet"
+run "$MUH" tune "$SPEC" --replay "$TMP/nosuch.csv"
+expect_rc 3 "missing replay file"
+printf 'BM,BN,BK,time_s\n2,16,8,1\n' >"$TMP/nocol.csv"
+run "$MUH" tune "$SPEC" --replay "$TMP/nocol.csv"
+expect_rc 2 "missing column"
+expect_in err "nocol.csv:1:1: error: no column 'UNROLL'" "missing column position"
+printf 'BM,BN,BK,U,time_s\n2,16,8,1,1\n' >"$TMP/map.csv"
+run "$MUH" tune "$SPEC" --replay "$TMP/map.csv" --replay-column UNROLL=U --budget 3
+expect_rc 1 "mapped column, partial table: nothing ok found"
+expect_in out "covers 1 of 477" "partial coverage"
+expect_in out "not_measured|every evaluated variant failed" "not measured variants fail"
+run "$MUH" help tune
+expect_rc 0 "help"
+expect_in out "--replay FILE" "help text"
+done_tests

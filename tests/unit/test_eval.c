@@ -1,0 +1,506 @@
+/*
+ * test_eval.c — the evaluator with the cpu backend: statistics, fingerprints,
+ * output verification, and every CPU fault kind in an isolated runner.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "muh/eval.h"
+#include "muh/muh.h"
+#include "muh/stats.h"
+
+static int sanitized(void)
+{
+	return getenv("MUH_SANITIZED") != NULL;
+}
+
+static void target_for(muh_target *t, const char *source)
+{
+	eval_target_defaults(t);
+	snprintf(t->source, sizeof(t->source), "%s/%s", MUH_SOURCE_DIR, source);
+	snprintf(t->cache_dir, sizeof(t->cache_dir), "%s/test-cache", MUH_BINARY_DIR);
+	t->max_time_s = 0.3;
+	t->timeout_s = 5;
+	t->mem_limit_mb = 512;
+}
+
+static void variant1(muh_variant *v, const char *name, int64_t val, const char *sym, int64_t symval)
+{
+	const char *names[2] = {name, sym};
+	muh_value vals[2] = {value_int(val), value_int(symval)};
+	char key[64];
+	snprintf(key, sizeof(key), "%s=%lld", name, (long long)val);
+	assert_int_equal(eval_variant_make(v, key, 1, sym ? 1 : 0, names, vals), MUH_OK);
+}
+
+static void test_stats(void **st)
+{
+	(void)st;
+	double x[21];
+	for (int i = 0; i < 21; i++)
+		x[i] = 1.0 + (i % 7) * 0.01;
+	stats_summary s;
+	assert_int_equal(stats_summarize(x, 21, &s), 0);
+	assert_true(s.min == 1.0);
+	assert_true(s.ci_lo <= s.median && s.median <= s.ci_hi);
+	assert_true(s.mad >= 0);
+	double y[3] = {3, 1, 2};
+	assert_true(stats_median_inplace(y, 3) == 2);
+	double same[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+	stats_summarize(same, 12, &s);
+	assert_true(stats_converged(&s, 0.01));
+}
+
+static void test_json_roundtrip(void **st)
+{
+	(void)st;
+	muh_measurement m, r;
+	measurement_init(&m);
+	m.status = EVAL_WRONG_RESULT;
+	m.samples = malloc(2 * sizeof(double));
+	m.samples[0] = 1e-3;
+	m.samples[1] = 2e-3;
+	m.nsamples = 2;
+	m.median = 1.5e-3;
+	snprintf(m.fingerprint, sizeof(m.fingerprint), "00ff00ff00ff00ff");
+	snprintf(m.error, sizeof(m.error), "C[3] is \"NaN\"");
+	char *j = measurement_to_json(&m);
+	assert_non_null(j);
+	assert_int_equal(measurement_from_json(j, &r), MUH_OK);
+	assert_int_equal(r.status, EVAL_WRONG_RESULT);
+	assert_int_equal(r.nsamples, 2);
+	assert_true(r.samples[1] == 2e-3);
+	assert_string_equal(r.error, m.error);
+	assert_string_equal(r.fingerprint, m.fingerprint);
+	assert_true(isnan(r.power_w));
+	free(j);
+	measurement_free(&m);
+	measurement_free(&r);
+}
+
+static void test_cpu_matmul(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul.c");
+	muh_evaluator *ev;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	const char *names[3] = {"BLOCK", "UNROLL", "N"};
+	muh_value a[3] = {value_int(8), value_int(1), value_int(128)};
+	muh_value b[3] = {value_int(32), value_int(1), value_int(128)};
+	muh_variant va, vb, va2;
+	assert_int_equal(eval_variant_make(&va, "BLOCK=8,UNROLL=1", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_variant_make(&vb, "BLOCK=32,UNROLL=1", 2, 1, names, b), MUH_OK);
+	assert_int_equal(eval_variant_make(&va2, "BLOCK=8,UNROLL=1", 2, 1, names, a), MUH_OK);
+	muh_measurement ma, mb, ma2;
+	assert_int_equal(eval_measure(ev, &va, &ma, &d), MUH_OK);
+	if (ma.status != EVAL_OK)
+		fprintf(stderr, "error: %s\n", ma.error);
+	assert_int_equal(ma.status, EVAL_OK);
+	assert_true(ma.nsamples >= 10);
+	assert_true(ma.median > 0 && ma.min <= ma.median);
+	assert_true(ma.ci_lo <= ma.median && ma.median <= ma.ci_hi);
+	assert_true(ma.rel_l2_err < 1e-4);
+	assert_int_equal(strlen(ma.fingerprint), 16);
+	assert_int_equal(eval_measure(ev, &vb, &mb, &d), MUH_OK);
+	assert_int_equal(mb.status, EVAL_OK);
+	assert_string_not_equal(ma.fingerprint, mb.fingerprint);
+	assert_int_equal(eval_fingerprint(ev, &va2, &ma2, &d), MUH_OK);
+	assert_string_equal(ma.fingerprint, ma2.fingerprint);
+	assert_int_equal(ma2.nsamples, 0);
+	double noise = -1;
+	assert_int_equal(eval_noise(ev, &vb, &noise, &d), MUH_OK);
+	assert_true(noise >= 0 && isfinite(noise)); /* may be large on a busy machine */
+	assert_int_equal(eval_compare(&ma, &ma, 0.0), 0);
+	assert_int_equal(eval_restarts(ev), 0);
+	measurement_free(&ma);
+	measurement_free(&mb);
+	measurement_free(&ma2);
+	eval_variant_free(&va);
+	eval_variant_free(&vb);
+	eval_variant_free(&va2);
+	eval_close(ev);
+}
+
+static void test_cpu_wrong_result(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul_wrong.c");
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	int64_t blocks[3] = {16, 32, 64};
+	enum eval_status want[3] = {EVAL_OK, EVAL_WRONG_RESULT, EVAL_WRONG_RESULT};
+	for (int i = 0; i < 3; i++) {
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "BLOCK", blocks[i], NULL, 0);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		if (m.status != want[i])
+			fprintf(stderr, "BLOCK=%lld: %s %s\n", (long long)blocks[i], eval_status_name(m.status), m.error);
+		assert_int_equal(m.status, want[i]);
+		if (blocks[i] == 64)
+			assert_non_null(strstr(m.error, "NaN"));
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	eval_close(ev);
+}
+
+static void test_cpu_reference_variant(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/matmul_wrong.c");
+	snprintf(t.reference, sizeof(t.reference), "BLOCK=16");
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	muh_variant v;
+	muh_measurement m;
+	variant1(&v, "BLOCK", 32, NULL, 0);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	assert_int_equal(m.status, EVAL_WRONG_RESULT);
+	measurement_free(&m);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+static void test_cpu_faults(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "kernels/cpu/faults/fault.c");
+	t.timeout_s = 2;
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	struct {
+		int fault;
+		enum eval_status want;
+		const char *text;
+	} cases[] = {
+		{1, EVAL_CRASH, "SIGSEGV"},  {0, EVAL_OK, ""},        {2, EVAL_TIMEOUT, "timed out"},
+		{3, EVAL_CRASH, "SIGABRT"},  {4, EVAL_CRASH, "out of memory"},
+		{5, EVAL_CRASH, "SIGSEGV"},  {6, EVAL_CRASH, "exited with status"}, {0, EVAL_OK, ""},
+	};
+	int crashes = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].fault == 4 && sanitized())
+			continue; /* no RLIMIT_AS under ASan: its shadow memory needs the address space */
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "FAULT", cases[i].fault, NULL, 0);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		fprintf(stderr, "FAULT=%d: %s: %s\n", cases[i].fault, eval_status_name(m.status), m.error);
+		assert_int_equal(m.status, cases[i].want);
+		assert_non_null(strstr(m.error, cases[i].text));
+		crashes += m.status != EVAL_OK;
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	assert_int_equal(eval_restarts(ev), crashes);
+	eval_close(ev);
+}
+
+static void test_compile_error(void **st)
+{
+	(void)st;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/bad-kernel.c", MUH_BINARY_DIR);
+	FILE *f = fopen(path, "w");
+	fprintf(f, "#include \"muh_kernel.h\"\nint muh_setup(struct muh_args *a) { return BROKEN; }\n"
+		   "void muh_run(struct muh_args *a) {}\n");
+	fclose(f);
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.source, sizeof(t.source), "%s", path);
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	muh_variant v;
+	muh_measurement m;
+	variant1(&v, "X", 1, NULL, 0);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	assert_int_equal(m.status, EVAL_COMPILE_ERROR);
+	assert_non_null(strstr(m.error, "BROKEN"));
+	measurement_free(&m);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+static void test_command_backend(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.backend, sizeof(t.backend), "command");
+	snprintf(t.command, sizeof(t.command), "python3 %s/kernels/command/chunked_sum.py --block {BLOCK}",
+		 MUH_SOURCE_DIR);
+	t.warmups = 1;
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	const char *names[3] = {"BLOCK", "FAULT", "N"};
+	muh_value a[3] = {value_int(100), value_int(0), value_int(20000)};
+	muh_variant v;
+	muh_measurement m, m2;
+	assert_int_equal(eval_variant_make(&v, "BLOCK=100,FAULT=0", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	if (m.status != EVAL_OK)
+		fprintf(stderr, "command: %s\n", m.error);
+	assert_int_equal(m.status, EVAL_OK);
+	assert_true(m.nsamples >= 10 && m.median > 0);
+	eval_variant_free(&v);
+	a[1] = value_int(1);
+	assert_int_equal(eval_variant_make(&v, "BLOCK=100,FAULT=1", 2, 1, names, a), MUH_OK);
+	assert_int_equal(eval_measure(ev, &v, &m2, &d), MUH_OK);
+	assert_int_equal(m2.status, EVAL_WRONG_RESULT);
+	assert_non_null(strstr(m2.error, "expected"));
+	assert_string_equal(m.fingerprint, m2.fingerprint); /* FAULT does not reach the build */
+	measurement_free(&m);
+	measurement_free(&m2);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
+static void test_worker_backend(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.backend, sizeof(t.backend), "worker");
+	snprintf(t.worker, sizeof(t.worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
+	t.timeout_s = 3;
+	muh_evaluator *ev;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	assert_int_equal(eval_probe(ev, &d), MUH_OK);
+	const char *names[5] = {"UNROLL", "BLOCK", "IGNORED", "FAULT", "N"};
+	struct {
+		int unroll, block, ignored, fault;
+		enum eval_status want;
+	} cases[] = {
+		{1, 64, 0, 0, EVAL_OK}, {4, 64, 0, 0, EVAL_OK}, {1, 64, 1, 0, EVAL_OK},
+		{1, 64, 0, 3, EVAL_WRONG_RESULT}, {1, 64, 0, 1, EVAL_CRASH}, {1, 64, 0, 2, EVAL_TIMEOUT},
+		{2, 128, 0, 0, EVAL_OK},
+	};
+	char fps[8][EVAL_FP_HEX];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		muh_value vals[5] = {value_int(cases[i].unroll), value_int(cases[i].block), value_int(cases[i].ignored),
+				     value_int(cases[i].fault), value_int(2000)};
+		char key[96];
+		snprintf(key, sizeof(key), "UNROLL=%d,BLOCK=%d,IGNORED=%d,FAULT=%d", cases[i].unroll, cases[i].block,
+			 cases[i].ignored, cases[i].fault);
+		muh_variant v;
+		muh_measurement m;
+		assert_int_equal(eval_variant_make(&v, key, 4, 1, names, vals), MUH_OK);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		fprintf(stderr, "worker %s: %s %s median %.3g s n=%zu\n", key, eval_status_name(m.status), m.error,
+			m.median, m.nsamples);
+		assert_int_equal(m.status, cases[i].want);
+		snprintf(fps[i], sizeof(fps[i]), "%s", m.fingerprint);
+		if (m.status == EVAL_OK)
+			assert_non_null(strstr(m.fp_detail, "kernel_hash"));
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	assert_string_not_equal(fps[0], fps[1]); /* UNROLL reaches the code */
+	assert_string_equal(fps[0], fps[2]);     /* IGNORED does not */
+	assert_int_equal(eval_restarts(ev), 1); /* the hang; a dead worker is restarted in the runner */
+	eval_close(ev);
+}
+
+/* The bundled specs read into targets, and their launch geometry compiles
+ * over params and problem symbols (the cuda backend evaluates it on the GPU). */
+static void test_bundled_specs(void **st)
+{
+	(void)st;
+	const char *specs[] = {"specs/matmul_cpu.yaml", "specs/matmul_cpu_broken.yaml", "specs/faults_cpu.yaml",
+			       "specs/rowsum_cuda.yaml", "specs/rowsum_cuda_broken.yaml", "specs/faults_cuda.yaml",
+			       "specs/dot_worker.yaml", "specs/chunked_sum_command.yaml"};
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/%s", MUH_SOURCE_DIR, specs[i]);
+		muh_spec *s = NULL;
+		muh_diag d;
+		diag_clear(&d);
+		int rc = spec_load(path, &s, &d);
+		if (rc)
+			diag_print(stderr, &d);
+		assert_int_equal(rc, MUH_OK);
+		muh_target t;
+		rc = eval_target_from_spec(s, &t, &d);
+		if (rc)
+			diag_print(stderr, &d);
+		assert_int_equal(rc, MUH_OK);
+		const char *names[64];
+		int n = 0;
+		for (size_t p = 0; p < s->nparams; p++)
+			names[n++] = s->params[p].name;
+		for (size_t k = 0; k < s->nproblem; k++)
+			names[n++] = s->problem[k].name;
+		const char *exprs[16];
+		int ne = 0;
+		for (int k = 0; k < 3; k++) {
+			exprs[ne++] = t.grid[k];
+			exprs[ne++] = t.block[k];
+		}
+		exprs[ne++] = t.smem;
+		char counts[8][EVAL_STR];
+		for (int b = 0; b < 8 && t.buffers[b][0]; b++) {
+			const char *c = strrchr(t.buffers[b], ':');
+			snprintf(counts[b], sizeof(counts[b]), "%s", c ? c + 1 : "");
+			exprs[ne++] = counts[b];
+		}
+		for (int e = 0; e < ne; e++) {
+			if (!exprs[e][0])
+				continue;
+			muh_expr *x = expr_compile(exprs[e], names, n, &d);
+			if (!x)
+				fprintf(stderr, "%s: '%s': %s\n", specs[i], exprs[e], d.msg);
+			assert_non_null(x);
+			expr_free(x);
+		}
+		spec_free(s);
+	}
+}
+
+static void test_compare_ties(void **st)
+{
+	(void)st;
+	muh_measurement a, b;
+	measurement_init(&a);
+	measurement_init(&b);
+	a.median = 1.00, a.ci_lo = 0.99, a.ci_hi = 1.01;
+	b.median = 1.05, b.ci_lo = 1.04, b.ci_hi = 1.06;
+	assert_int_equal(eval_compare(&a, &b, 0.01), -1);
+	assert_int_equal(eval_compare(&b, &a, 0.01), 1);
+	assert_int_equal(eval_compare(&a, &b, 0.10), 0); /* below the noise: a tie */
+	b.ci_lo = 1.0;                                     /* CIs overlap: a tie */
+	assert_int_equal(eval_compare(&a, &b, 0.0), 0);
+}
+
+static void test_target_errors(void **st)
+{
+	(void)st;
+	static const char *const bad[] = {
+		"target: {backend: cpu, sorce: x.c}\nparams: {A: [1, 2]}\n",
+		"target: {backend: gpu}\nparams: {A: [1, 2]}\n",
+		"target: {backend: cpu}\nparams: {A: [1, 2]}\n",
+		"target: {backend: cpu, source: /nonexistent/k.c}\nparams: {A: [1, 2]}\n",
+		"target: {backend: command, command: true}\nmeasure: {ci: 7}\nparams: {A: [1, 2]}\n",
+		"target: {backend: worker}\nparams: {A: [1, 2]}\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		muh_spec *s = NULL;
+		muh_diag d;
+		diag_clear(&d);
+		assert_int_equal(spec_parse("t.yaml", bad[i], strlen(bad[i]), &s, &d), MUH_OK);
+		muh_target t;
+		diag_clear(&d);
+		assert_int_equal(eval_target_from_spec(s, &t, &d), MUH_EINPUT);
+		assert_true(d.line >= 1);
+		spec_free(s);
+	}
+	const char *good = "target: {backend: command, command: 'echo {A}'}\nmeasure: {ci: 0.05, warmups: 0}\n"
+			   "verify: {rtol: 1e-3}\nparams: {A: [1, 2]}\n";
+	muh_spec *s = NULL;
+	muh_diag d;
+	assert_int_equal(spec_parse("t.yaml", good, strlen(good), &s, &d), MUH_OK);
+	muh_target t;
+	assert_int_equal(eval_target_from_spec(s, &t, &d), MUH_OK);
+	assert_true(t.ci_frac == 0.05 && t.warmups == 0 && t.rtol == 1e-3);
+	assert_string_equal(t.command, "echo {A}");
+	spec_free(s);
+}
+
+static int count_cubins(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += strstr(e->d_name, ".cubin") && !strstr(e->d_name, ".tmp");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The cuda backend's prepare step (the compile pool) needs no device: NVRTC
+ * compiles for the arch the runner recorded. Skipped without NVRTC. */
+static void test_cuda_prepare_nodevice(void **st)
+{
+	(void)st;
+	if (sanitized()) {
+		fprintf(stderr, "skipped under sanitizers: libnvrtc leaks 72 KB at load (LSan)\n");
+		return;
+	}
+	void *h = dlopen("libnvrtc.so", RTLD_NOW);
+	if (!h)
+		h = dlopen("/usr/local/cuda/lib64/libnvrtc.so", RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "skipped: no NVRTC here\n");
+		return;
+	}
+	dlclose(h);
+	muh_target t;
+	target_for(&t, "kernels/cuda/rowsum.cu");
+	snprintf(t.backend, sizeof(t.backend), "cuda");
+	snprintf(t.cache_dir, sizeof(t.cache_dir), "%s/test-cuda-cache-%d", MUH_BINARY_DIR, (int)getpid());
+	assert_int_equal(eval_mkdirs(t.cache_dir), 0);
+	const char *names[4] = {"BLOCK", "ITEMS", "M", "N"};
+	muh_value vals[4] = {value_int(128), value_int(2), value_int(1024), value_int(1024)};
+	muh_variant v;
+	assert_int_equal(eval_variant_make(&v, "BLOCK=128,ITEMS=2", 2, 2, names, vals), MUH_OK);
+	assert_int_not_equal(backend_cuda.prepare(&t, &v), MUH_OK); /* no arch recorded yet */
+	char p[EVAL_PATH + 64];
+	snprintf(p, sizeof(p), "%s/cuda-arch-0", t.cache_dir);
+	FILE *f = fopen(p, "w");
+	fputs("9 0\n", f);
+	fclose(f);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK);
+	assert_int_equal(count_cubins(t.cache_dir), 1);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK); /* a cache hit */
+	assert_int_equal(count_cubins(t.cache_dir), 1);
+	eval_variant_free(&v);
+	vals[1] = value_int(8);
+	assert_int_equal(eval_variant_make(&v, "BLOCK=128,ITEMS=8", 2, 2, names, vals), MUH_OK);
+	assert_int_equal(backend_cuda.prepare(&t, &v), MUH_OK);
+	assert_int_equal(count_cubins(t.cache_dir), 2);
+	eval_variant_free(&v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_cpu_matmul),
+		cmocka_unit_test(test_cpu_wrong_result),
+		cmocka_unit_test(test_cpu_reference_variant),
+		cmocka_unit_test(test_cpu_faults),
+		cmocka_unit_test(test_compile_error),
+		cmocka_unit_test(test_command_backend),
+		cmocka_unit_test(test_worker_backend),
+		cmocka_unit_test(test_bundled_specs),
+		cmocka_unit_test(test_compare_ties),
+		cmocka_unit_test(test_target_errors),
+		cmocka_unit_test(test_cuda_prepare_nodevice),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""py_worker.py - a muh worker that needs only the Python standard library.
+
+It speaks the protocol of docs/worker-protocol.md on stdin/stdout and does a
+real, really timed computation: a dot product of two length-N vectors,
+"compiled" per variant. For each variant it generates Python source with the
+params baked in (UNROLL: terms per loop step, a real unroll; BLOCK: elements
+per partial sum), compiles it, and returns the hash of the code object as the
+fingerprint, so a param that does not reach the generated code leaves the
+fingerprint unchanged (exactly like a -D define a C kernel never reads).
+
+Params: UNROLL, BLOCK (and IGNORED, which it reads into nothing, for tests).
+Problem: N. Faults for tests: FAULT=1 exits hard, FAULT=2 hangs, FAULT=3
+returns a wrong result.
+"""
+import hashlib
+import json
+import marshal
+import math
+import os
+import random
+import sys
+import time
+
+PROTOCOL = 1
+
+
+def generate(params, problem):
+    unroll = int(params.get("UNROLL", 1))
+    block = int(params.get("BLOCK", 64))
+    fault = int(params.get("FAULT", 0))
+    n = int(problem.get("N", 4096))
+    terms = " + ".join(f"x[j+{k}]*y[j+{k}]" for k in range(unroll))
+    src = [
+        "def kernel(x, y):",
+        "    total = 0.0",
+        f"    for b in range(0, {n}, {block}):",
+        "        part = 0.0",
+        f"        end = min(b + {block}, {n})",
+        "        j = b",
+        f"        while j + {unroll} <= end:",
+        f"            part += {terms}",
+        f"            j += {unroll}",
+        "        while j < end:",
+        "            part += x[j]*y[j]",
+        "            j += 1",
+        "        total += part",
+    ]
+    if fault == 3:
+        src.append("    total *= 1.5")
+    src.append("    return total")
+    text = "\n".join(src) + "\n"
+    code = compile(text, f"<muh variant UNROLL={unroll} BLOCK={block}>", "exec")
+    # the filename is not part of the proof: hash the function's own code object
+    ns = {}
+    exec(code, ns)
+    fn_code = ns["kernel"].__code__.replace(co_filename="<muh>", co_name="kernel")
+    fp = hashlib.sha256(marshal.dumps(fn_code)).hexdigest()
+    meta = {"kernel_hash": fp, "unroll": unroll, "block": block, "n": n, "python": sys.version.split()[0]}
+    return ns["kernel"], n, fp, meta, fault
+
+
+def inputs(n, rng):
+    return [rng.uniform(-1, 1) for _ in range(n)], [rng.uniform(-1, 1) for _ in range(n)]
+
+
+def main():
+    out = sys.stdout
+    out.write(json.dumps({"hello": "py_worker", "protocol": PROTOCOL,
+                          "capabilities": ["build", "run", "verify", "time"]}) + "\n")
+    out.flush()
+    cache = {}
+    rng = random.Random(os.getpid())
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        req = json.loads(line)
+        op = req.get("op")
+        if op == "bye":
+            break
+        rid = req.get("id")
+        var = req.get("variant", {})
+        key = var.get("key", "")
+        params, problem = var.get("params", {}), var.get("problem", {})
+        rep = {"id": rid, "status": "ok"}
+        try:
+            if op == "build" or key not in cache:
+                cache[key] = generate(params, problem)
+            fn, n, fp, meta, fault = cache[key]
+            if fault == 1 and op != "build":
+                os._exit(9)
+            if fault == 2 and op != "build":
+                while True:
+                    pass
+            if op == "build":
+                rep.update(fingerprint=fp, metadata=meta)
+            elif op == "run":
+                x, y = inputs(n, rng)
+                fn(x, y)
+            elif op == "verify":
+                x, y = inputs(n, rng)  # fresh inputs for every check
+                got = fn(x, y)
+                want = math.fsum(a * b for a, b in zip(x, y))
+                err = abs(got - want) if not math.isnan(got) else float("inf")
+                scale = math.sqrt(math.fsum(a * a for a in x) * math.fsum(b * b for b in y))
+                rel = err / scale if scale > 0 else err
+                rep.update(max_abs_err=err, rel_l2_err=rel)
+                if math.isnan(got) or rel > 1e-9:
+                    rep.update(status="wrong_result", error=f"dot product off by {err:.3g} (relative {rel:.3g})")
+            elif op == "time":
+                x, y = inputs(n, rng)
+                samples = []
+                for _ in range(int(req.get("count", 1))):
+                    t0 = time.perf_counter()
+                    fn(x, y)
+                    samples.append(time.perf_counter() - t0)
+                rep.update(samples=samples)
+            else:
+                rep.update(status="invalid", error=f"unknown op {op!r}")
+        except SyntaxError as e:
+            rep = {"id": rid, "status": "compile_error", "error": str(e)}
+        except Exception as e:  # a failing variant is a status, never the end of the worker
+            rep = {"id": rid, "status": "launch_error", "error": f"{type(e).__name__}: {e}"}
+        out.write(json.dumps(rep) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
