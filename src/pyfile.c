@@ -870,7 +870,9 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 static int is_engine_args_class(const char *name)
 {
 	size_t l = strlen(name);
-	return strstr(name, "EngineArgs") ||
+	/* EngineArgs, AsyncEngineArgs; the API server's FrontendArgs/ServerArgs */
+	return strstr(name, "EngineArgs") || strstr(name, "FrontendArgs") ||
+	       strstr(name, "ServerArgs") ||
 	       (l > 4 && !strcmp(name + l - 4, "Args") && strstr(name, "Engine"));
 }
 

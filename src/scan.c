@@ -1887,7 +1887,8 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				const muh_knob *o = (const muh_knob *)s->knobs.p + q;
 				is_field = !strcmp(o->kind, "engine_arg") &&
 				           strcmp(o->scope, "<deployment>") &&
-				           !strcmp(o->name, name);
+				           (!strcmp(o->name, name) || (!strncmp(name, "no_", 3) &&
+				                                       !strcmp(o->name, name + 3)));
 			}
 			if (!cmdline && !is_field)
 				continue;
@@ -1927,14 +1928,20 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			                 text + a));
 			for (size_t q = 0; q < s->knobs.n; q++) {
 				muh_knob *o = (muh_knob *)s->knobs.p + q;
-				if (strcmp(o->kind, "engine_arg") || strcmp(o->name, name) ||
-				    o->line == 0 || !strcmp(o->scope, "<deployment>"))
+				/* --no-X negates the boolean field X (BooleanOptionalAction) */
+				int neg = strcmp(o->name, name) && !strncmp(name, "no_", 3) &&
+				          !strcmp(o->name, name + 3);
+				if (strcmp(o->kind, "engine_arg") ||
+				    (strcmp(o->name, name) && !neg) || o->line == 0 ||
+				    !strcmp(o->scope, "<deployment>"))
 					continue;
 				step_file(b, o->file, o->line,
-				          sa_fmt(s, "engine argument %s.%s (verdict %s)", o->scope,
-				                 name, scan_verdict_name(o->verdict)));
+				          sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
+				                 o->scope, o->name, neg ? ", negated by --no-" : "",
+				                 scan_verdict_name(o->verdict)));
 				v = o->verdict == SCAN_LIVE ? SCAN_LIVE : o->verdict;
-				why = sa_fmt(s, "sets %s.%s", o->scope, name);
+				why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
+				             o->name);
 				break;
 			}
 			muh_knob *o = emit(s, b, -1, &k, rel, v, why);

@@ -226,6 +226,13 @@ static void test_fork_dead_paths_and_platform(void **state)
 	expect_verdict(dep, SCAN_LIVE);
 	expect_verdict(must(s, "computility-run.yaml", "kv_cache_dtype", "engine_arg", 0),
 	               SCAN_UNKNOWN);
+	const muh_knob *eq = must(s, "deploy-debug.yaml", "max_num_seqs", "engine_arg", 0);
+	assert_string_equal(eq->value, "4");
+	expect_verdict(eq, SCAN_LIVE);
+	const muh_knob *neg =
+	    must(s, "deploy-debug.yaml", "no_enable_chunked_prefill", "engine_arg", 0);
+	expect_verdict(neg, SCAN_LIVE);
+	assert_string_equal(neg->why, "negates EngineArgs.enable_chunked_prefill");
 	scan_free(s);
 }
 
