@@ -193,31 +193,10 @@ static int run(int argc, char **argv)
 	int64_t runid = 0;
 	int resumed = 0;
 	if (db) {
-		char hash[17], problem[512] = "";
-		store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
-		size_t pn = 0;
-		for (size_t k = 0; k < s->nproblem && pn < sizeof(problem) - 64; k++) {
-			char v[64];
-			value_fmt(v, sizeof(v), spec_problem_value(s, k, inst));
-			pn += (size_t)snprintf(problem + pn, sizeof(problem) - pn, "%s%s=%s", k ? "," : "",
-					       s->problem[k].name, v);
-		}
-		store_run_info ri = {.spec_hash = hash,
-				     .spec_path = s->path,
-				     .spec_name = s->name,
-				     .instance = (int64_t)inst,
-				     .problem = problem,
-				     .backend = ec.target.backend,
-				     .hw_profile = ec.hwp ? ec.hwp->name : ""};
-		int rc = store_open(db, &st, &d);
-		if (!rc)
-			rc = store_begin_run(st, &ri, fresh, &runid, &resumed, &d);
-		if (rc) {
-			fprintf(stderr, "muh eval: %s\n", d.msg);
-			store_close(st);
+		if ((ex = evalcli_begin_run("eval", &ec, db, fresh, &st, &runid, &resumed))) {
 			free(cfgs);
 			evalcli_free(&ec);
-			return cli_exit(rc);
+			return ex;
 		}
 		if (resumed && !json)
 			fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variants already measured\n",

@@ -3,11 +3,11 @@
  * through an objective, print the best against the defaults.
  *
  * The objective is pluggable: open_objective() picks what measures a
- * variant. Today that is a replay table (--replay FILE); the evaluator and
- * the store (issue 3: --db FILE, resume, live measurement) plug in there as
- * another struct tune_objective, and nothing else here changes. Ctrl-C
- * already stops cleanly after the variant in flight (the event callback
- * asks the driver to stop); a second Ctrl-C kills.
+ * variant: the evaluator with every measurement in the store (live; a
+ * finished variant is answered from the store, which is how a rerun
+ * resumes), or a replay table (--replay FILE: a CSV or a store). Ctrl-C
+ * stops cleanly after the variant in flight (the event callback asks the
+ * driver to stop); a second Ctrl-C kills.
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -18,12 +18,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "evalcli.h"
 #include "muh/replay.h"
+#include "muh/store.h"
 #include "muh/strategy.h"
 
 static const char help[] =
-    "usage: muh tune SPEC --replay FILE [--strategy NAME] [--budget N | --time DURATION]\n"
-    "                [--seed N] [--top K] [--hw PROFILE] [--problem K] [--json]\n"
+    "usage: muh tune SPEC [--strategy NAME] [--budget N | --time DURATION] [--seed N]\n"
+    "                [--db FILE] [--fresh] [--replay FILE] [--top K] [--hw PROFILE]\n"
+    "                [--problem K] [--json]\n"
     "\n"
     "Searches the space of SPEC with a strategy and prints the best variant, its\n"
     "time, its speedup over the defaults, and a table of the top variants.\n"
@@ -40,7 +43,14 @@ static const char help[] =
     "param, a time column (time_s, time_ms, time_us or time_ns) and optionally a\n"
     "status column (ok, or a failure kind); '#' lines are comments. When the file\n"
     "covers the whole space, the exhaustive best is printed too.\n"
-    "Live measurement (the evaluator, --db FILE, resume) is not wired yet.\n"
+    "FILE may also be a store (muh.db): the measurements of this spec's run.\n"
+    "\n"
+    "Live mode (no --replay): every variant is built, fingerprinted, checked and\n"
+    "timed by the spec's backend (docs/evaluator.md) and stored in --db (default\n"
+    "muh.db), one transaction per variant. Running the same command again resumes:\n"
+    "finished variants are answered from the store, not measured again (--fresh\n"
+    "starts over). The defaults are timed twice first for the noise; the speedup\n"
+    "is printed with a confidence interval from the two medians' intervals.\n"
     "\n"
     "strategies:\n"
     "  auto        (default) a multi-armed bandit over ils and annealing, credited\n"
@@ -57,7 +67,9 @@ static const char help[] =
     "                      default: the whole space\n"
     "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m)\n"
     "  --seed N            random seed (default 0)\n"
-    "  --replay FILE       answer from measurements in FILE (CSV)\n"
+    "  --db FILE           the store of live measurements (default muh.db)\n"
+    "  --fresh             forget this run's measurements in the store first\n"
+    "  --replay FILE       answer from measurements in FILE (CSV or store)\n"
     "  --replay-column PARAM=COLUMN\n"
     "                      read PARAM from COLUMN (repeatable); time=COLUMN and\n"
     "                      status=COLUMN name those columns\n"
@@ -75,14 +87,18 @@ static const char help[] =
     "flight and prints what was found.\n"
     "\n"
     "examples:\n"
+    "  muh tune specs/matmul_cpu.yaml --budget 20          live, cpu backend, muh.db\n"
     "  muh tune specs/fused_moe.yaml --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
 /* What measures a variant, and how to let it go. */
+struct live;
+
 struct tune_objective {
 	strategy_objective fn;
 	void *ctx;
 	void (*release)(void *ctx);
+	struct live *live; /* set in live mode */
 	const char *what; /* "replay FILE" */
 	int exhaustive;   /* the objective knows every valid configuration */
 	uint64_t best_index;
@@ -242,35 +258,191 @@ static void replay_release(void *ctx)
 	replay_free(ctx);
 }
 
-/* Opens what will measure variants. Today: a replay file. The evaluator and
- * the store plug in here. Returns an exit code. */
-static int open_objective(const muh_space *sp, const char *replay_path, const char *const *colmap,
-                          struct tune_objective *obj, int json)
+/* Live measurement: the evaluator, with the store answering what it
+ * already holds. */
+struct live {
+	struct evalcli ec; /* spec, profile and space are the caller's */
+	muh_evaluator *ev;
+	muh_store *st;
+	int64_t run;
+	int resumed;
+	long long measured, from_store;
+	double noise;
+};
+
+static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *out)
+{
+	struct live *L = ctx;
+	muh_variant v;
+	muh_measurement m;
+	muh_diag d;
+	diag_clear(&d);
+	if (eval_variant_from_space(L->ec.space, cfg, L->ec.instance, &v))
+		return MUH_ENOMEM;
+	measurement_init(&m);
+	int rc = MUH_OK;
+	if (store_get(L->st, L->run, v.key, &m) == 1) {
+		L->from_store++;
+	} else {
+		measurement_free(&m);
+		measurement_init(&m);
+		rc = eval_measure(L->ev, &v, &m, &d);
+		if (!rc)
+			rc = store_put(L->st, L->run, &v, &m, &d);
+		if (rc)
+			fprintf(stderr, "muh tune: %s\n", d.msg);
+		L->measured++;
+	}
+	out->status = m.status == EVAL_OK ? 0 : (int)m.status;
+	out->status_text = eval_status_name(m.status);
+	out->time_s = m.status == EVAL_OK ? m.median : NAN;
+	measurement_free(&m);
+	eval_variant_free(&v);
+	return rc;
+}
+
+static void live_release(void *ctx)
+{
+	struct live *L = ctx;
+	eval_close(L->ev);
+	store_close(L->st);
+	free(L);
+}
+
+/* Opens the evaluator and the store for live measurement. */
+static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *db, int fresh,
+		     struct tune_objective *obj, int json)
+{
+	const muh_spec *s = space_spec(sp);
+	struct live *L = calloc(1, sizeof(*L));
+	if (!L)
+		return cli_fail(MUH_ENOMEM, NULL);
+	L->ec.spec = (muh_spec *)s;
+	L->ec.hwp = hwp;
+	L->ec.space = (muh_space *)sp;
+	L->ec.instance = inst;
+	L->noise = NAN;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = eval_target_from_spec(s, &L->ec.target, &d);
+	if (rc) {
+		free(L);
+		return cli_fail(rc, &d);
+	}
+	int ex = evalcli_open("tune", &L->ec, &L->ev);
+	if (!ex)
+		ex = evalcli_begin_run("tune", &L->ec, db, fresh, &L->st, &L->run, &L->resumed);
+	if (ex) {
+		eval_close(L->ev);
+		free(L);
+		return ex;
+	}
+	if (L->resumed && !json)
+		printf("store       %s: resuming run %lld, %lld variants already measured\n", db,
+		       (long long)L->run, (long long)store_count(L->st, L->run));
+	else if (!json)
+		printf("store       %s: run %lld\n", db, (long long)L->run);
+	/* the machine's noise: the defaults timed twice (once per run) */
+	uint32_t *def = calloc(space_nparams(sp) + 1, sizeof(uint32_t));
+	muh_variant v;
+	if (def && space_default(sp, def) && !eval_variant_from_space(sp, def, inst, &v)) {
+		if (eval_noise(L->ev, &v, &L->noise, &d) == MUH_OK) {
+			store_set_noise(L->st, L->run, L->noise);
+			if (!json)
+				printf("noise       %.2f%% (the defaults timed twice)\n", 100 * L->noise);
+		}
+		eval_variant_free(&v);
+	}
+	free(def);
+	obj->fn = live_objective;
+	obj->ctx = L;
+	obj->release = live_release;
+	obj->what = db;
+	obj->live = L;
+	return EXIT_OK;
+}
+
+struct store_fill {
+	muh_replay *rp;
+	const muh_space *sp;
+};
+
+/* store_foreach callback: one stored measurement into the replay table. */
+static int replay_fill_row(void *ud, const store_row *row)
+{
+	struct store_fill *f = ud;
+	uint32_t cfg[256];
+	muh_diag d;
+	if (space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d))
+		return 0; /* a key of another space: not this spec's */
+	const muh_measurement *m = row->m;
+	int ok = m->status == EVAL_OK;
+	int rc = replay_add(f->rp, cfg, ok ? m->median : NAN, ok ? REPLAY_OK : (int)m->status,
+			    eval_status_name(m->status));
+	return rc == MUH_ENOMEM ? rc : 0;
+}
+
+/* Replay from a store: loads every measurement of this spec's run. */
+static int load_store_replay(const muh_space *sp, size_t inst, const char *path, muh_replay **out)
+{
+	const muh_spec *s = space_spec(sp);
+	muh_store *st;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = store_open(path, &st, &d);
+	if (rc)
+		return cli_fail(rc, &d);
+	char hash[17];
+	store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
+	int64_t run = 0;
+	rc = store_find_run(st, hash, (int64_t)inst, NULL, NULL, &run, &d);
+	if (rc || !run) {
+		fprintf(stderr, "muh tune: %s holds no run of %s (problem instance %zu)\n", path,
+			s->path, inst);
+		store_close(st);
+		return EXIT_USAGE;
+	}
+	rc = replay_new(sp, out);
+	struct store_fill fill = {*out, sp};
+	if (!rc)
+		rc = store_foreach(st, run, replay_fill_row, &fill);
+	store_close(st);
+	if (rc) {
+		replay_free(*out);
+		*out = NULL;
+		return cli_fail(rc, NULL);
+	}
+	return EXIT_OK;
+}
+
+/* Opens what will measure variants: the evaluator and the store (live), or
+ * a replay table (a CSV or a store). Returns an exit code. */
+static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const char *db,
+			  int fresh, const char *replay_path, const char *const *colmap,
+			  struct tune_objective *obj, int json)
 {
 	memset(obj, 0, sizeof(*obj));
-	if (!replay_path) {
-		fprintf(stderr,
-		        "muh tune: live measurement needs the evaluator (issue 3), which is "
-		        "not wired yet; use --replay FILE\n");
-		return EXIT_ENV;
-	}
+	if (!replay_path)
+		return open_live(sp, hwp, inst, db, fresh, obj, json);
 	FILE *f = fopen(replay_path, "rb");
 	char magic[16] = {0};
+	int is_store = 0;
 	if (f) {
 		size_t got = fread(magic, 1, sizeof(magic), f);
-		(void)got;
+		is_store = got == 16 && !memcmp(magic, "SQLite format 3", 16);
 		fclose(f);
-		if (!memcmp(magic, "SQLite format 3", 16)) {
-			fprintf(stderr,
-			        "muh tune: %s is a SQLite store; replay from a store comes with "
-			        "the store (issue 3); export it as CSV meanwhile\n",
-			        replay_path);
-			return EXIT_ENV;
-		}
 	}
 	muh_diag d;
 	muh_replay *rp = NULL;
-	int rc = replay_load_csv(sp, replay_path, colmap, &rp, &d);
+	int rc;
+	if (is_store) {
+		int ex = load_store_replay(sp, inst, replay_path, &rp);
+		if (ex)
+			return ex;
+		rc = MUH_OK;
+	} else {
+		rc = replay_load_csv(sp, replay_path, colmap, &rp, &d);
+	}
 	if (rc) {
 		if (rc == MUH_EENV)
 			fprintf(stderr, "muh tune: %s\n", d.msg);
@@ -307,6 +479,33 @@ static int open_objective(const muh_space *sp, const char *replay_path, const ch
 		       cli_count(c, sizeof(c), (double)space_valid(sp)));
 	}
 	return EXIT_OK;
+}
+
+/* The speedup of the best over the defaults, with the interval the two
+ * medians' 95% confidence intervals give, and a tie inside the noise. */
+static void print_live_speedup(const muh_space *sp, struct live *L, const strategy_result *r,
+			       uint32_t *cfg)
+{
+	char kb[4096], kd[4096];
+	muh_measurement b, d;
+	measurement_init(&b);
+	measurement_init(&d);
+	space_config_at(sp, r->records[r->best].index, cfg);
+	space_key(sp, cfg, kb, sizeof(kb));
+	space_config_at(sp, r->records[0].index, cfg);
+	space_key(sp, cfg, kd, sizeof(kd));
+	if (store_get(L->st, L->run, kb, &b) == 1 && store_get(L->st, L->run, kd, &d) == 1 &&
+	    b.status == EVAL_OK && d.status == EVAL_OK) {
+		double sp_ = d.median / b.median;
+		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
+		int tie = eval_compare(&d, &b, isfinite(L->noise) ? L->noise : 0) == 0;
+		printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
+		       tie ? "; a tie: inside the noise" : "");
+	}
+	measurement_free(&b);
+	measurement_free(&d);
+	printf("measured    %lld variant(s) now; %lld answered from the store\n", L->measured,
+	       L->from_store);
 }
 
 static const char *stop_name(enum strategy_stop s)
@@ -395,7 +594,9 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		space_key(sp, cfg, key, sizeof(key));
 		fmt_time(b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
-		if (isfinite(dflt))
+		if (isfinite(dflt) && obj->live)
+			print_live_speedup(sp, obj->live, r, cfg);
+		else if (isfinite(dflt))
 			printf(
 			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
 			    "confidence interval)\n",
@@ -454,10 +655,13 @@ static int run(int argc, char **argv)
 	    {"problem", required_argument, NULL, 'p'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"no-seeds", no_argument, NULL, 'n'},
+	    {"db", required_argument, NULL, 'D'},
+	    {"fresh", no_argument, NULL, 'F'},
 	    {NULL, 0, NULL, 0},
 	};
 	strategy_opts o = {0};
-	const char *budget = NULL, *replay = NULL, *hwref = NULL;
+	const char *budget = NULL, *replay = NULL, *hwref = NULL, *db = NULL;
+	int fresh = 0;
 	const char *colmap[33] = {0};
 	size_t ncol = 0;
 	uint64_t topk = 10, inst = 0;
@@ -514,6 +718,12 @@ static int run(int argc, char **argv)
 		case 'n':
 			o.skip_spec_seeds = 1;
 			break;
+		case 'D':
+			db = optarg;
+			break;
+		case 'F':
+			fresh = 1;
+			break;
 		default:
 			return cli_usage_error("tune", "unknown option");
 		}
@@ -522,6 +732,10 @@ static int run(int argc, char **argv)
 		return cli_usage_error("tune", "expected one SPEC file");
 	if (budget && o.time_budget_s > 0)
 		return cli_usage_error("tune", "give --budget or --time, not both");
+	if (replay && (db || fresh))
+		return cli_usage_error("tune", "--replay measures nothing: --db and --fresh do not apply");
+	if (!db)
+		db = "muh.db";
 	muh_diag d;
 	muh_spec *s = NULL;
 	int rc = spec_load(argv[optind], &s, &d);
@@ -587,7 +801,7 @@ static int run(int argc, char **argv)
 		       cli_count(a, sizeof(a), (double)space_valid(sp)));
 	}
 	struct tune_objective obj;
-	if ((ex = open_objective(sp, replay, colmap, &obj, json)))
+	if ((ex = open_objective(sp, hwp, (size_t)inst, db, fresh, replay, colmap, &obj, json)))
 		goto out;
 	struct tune t = {.sp = sp, .json = json, .bar = isatty(2)};
 	o.objective = obj.fn;

@@ -109,3 +109,38 @@ cJSON *evalcli_json(const char *key, const muh_measurement *m)
 	cJSON_AddStringToObject(o, "key", key);
 	return o;
 }
+
+int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
+		      muh_store **st, int64_t *run, int *resumed)
+{
+	const muh_spec *s = ec->spec;
+	char hash[17], problem[512] = "";
+	muh_diag d;
+	diag_clear(&d);
+	store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
+	size_t pn = 0;
+	for (size_t k = 0; k < s->nproblem && pn < sizeof(problem) - 64; k++) {
+		char v[64];
+		value_fmt(v, sizeof(v), spec_problem_value(s, k, ec->instance));
+		pn += (size_t)snprintf(problem + pn, sizeof(problem) - pn, "%s%s=%s", k ? "," : "",
+				       s->problem[k].name, v);
+	}
+	store_run_info ri = {.spec_hash = hash,
+			     .spec_path = s->path,
+			     .spec_name = s->name,
+			     .instance = (int64_t)ec->instance,
+			     .problem = problem,
+			     .backend = ec->target.backend,
+			     .hw_profile = ec->hwp ? ec->hwp->name : ""};
+	*st = NULL;
+	int rc = store_open(db, st, &d);
+	if (!rc)
+		rc = store_begin_run(*st, &ri, fresh, run, resumed, &d);
+	if (rc) {
+		fprintf(stderr, "muh %s: %s\n", cmd, d.msg);
+		store_close(*st);
+		*st = NULL;
+		return cli_exit(rc);
+	}
+	return EXIT_OK;
+}

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "muh/eval.h"
+#include "muh/store.h"
 
 struct evalcli {
 	muh_spec *spec;
@@ -25,6 +26,10 @@ void evalcli_free(struct evalcli *ec);
 /* Opens and probes the evaluator; prints "muh CMD: no CUDA device" and
  * returns 3 when the backend cannot start here. */
 int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev);
+/* Opens the store db and begins (or resumes) the run of ec's spec, instance
+ * and backend. Returns an exit code, having printed the error otherwise. */
+int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
+		      muh_store **st, int64_t *run, int *resumed);
 void evalcli_fmt_time(char *buf, size_t n, double s);
 /* One aligned table row: key, status, median, CI, samples, fingerprint, error. */
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);

@@ -91,8 +91,9 @@ run "$MUH" tune "$SPEC" --replay "$CSV" --budget 5 --time 1m
 expect_rc 2 "budget and time"
 run "$MUH" tune "$SPEC" --replay "$CSV" --time soon
 expect_rc 2 "bad duration"
-run "$MUH" tune "$SPEC"
-expect_rc 3 "no replay, no evaluator yet"
+run "$MUH" tune "$SPEC" --db "$TMP/live.db"
+expect_rc 2 "live mode on a replay-only spec"
+expect_in err "unknown backend 'none'" "live mode names the target it cannot run"
 run "$MUH" tune "$SPEC" --replay "$TMP/nosuch.csv"
 expect_rc 3 "missing replay file"
 printf 'BM,BN,BK,time_s\n2,16,8,1\n' >"$TMP/nocol.csv"

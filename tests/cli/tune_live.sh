@@ -1,0 +1,62 @@
+# muh tune, live: the cpu backend measures, the store keeps every variant;
+# budgets are exact; after Ctrl-C (SIGINT) and after kill -9 the resumed run
+# answers every finished variant from the store and measures only the rest.
+source "$(dirname "$0")/lib.bash"
+SPEC=specs/matmul_cpu.yaml
+DB="$TMP/t.db"
+
+# count_rows: finished measurements in the store, straight from SQLite
+count_rows() {
+	python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) FROM measurements").fetchone()[0])' "$DB"
+}
+
+run "$MUH" tune "$SPEC" --budget 5 --db "$DB" --json
+expect_rc 0 "live tune, budget 5"
+[ "$(grep -c '"event":"variant"' "$TMP/out")" = 5 ] || fail "budget 5 gave $(grep -c '"event":"variant"' "$TMP/out") variant events"
+expect_in out '"event":"result"' "result event"
+[ "$(count_rows)" = 5 ] || fail "store holds $(count_rows) rows after 5 evaluations"
+
+# the same command again: nothing measured again
+run "$MUH" tune "$SPEC" --budget 5 --db "$DB"
+expect_rc 0 "rerun"
+expect_in out "measured +0 variant\(s\) now; 5 answered from the store" "rerun answers from the store"
+expect_in out "speedup .*95% CI" "speedup with a confidence interval"
+
+# Ctrl-C: stops after the variant in flight, keeps everything
+rm -f "$DB"
+"$MUH" tune "$SPEC" --strategy brute --db "$DB" >"$TMP/int.out" 2>&1 &
+pid=$!
+sleep 2.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 0 ] || fail "SIGINT: exit $rc"
+grep -q "stopped: interrupted" "$TMP/int.out" || fail "SIGINT: not reported as interrupted: $(tail -3 "$TMP/int.out")"
+n=$(count_rows)
+valid=$("$MUH" space "$SPEC" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["valid"])')
+[ "$n" -gt 0 ] && [ "$n" -lt "$valid" ] || fail "SIGINT: $n rows of $valid (want some, not all)"
+run "$MUH" tune "$SPEC" --strategy brute --db "$DB"
+expect_rc 0 "resume after SIGINT"
+expect_in out "measured +$((valid - n)) variant\(s\) now; $n answered from the store" "resume after SIGINT skips the $n finished"
+
+# kill -9 at several moments; each rerun goes on where the last stopped
+rm -f "$DB"
+for delay in 0.7 1.3 0.4 1.9; do
+	"$MUH" tune "$SPEC" --strategy brute --db "$DB" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$delay"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+done
+before=$(count_rows)
+run "$MUH" tune "$SPEC" --strategy brute --db "$DB"
+expect_rc 0 "resume after kill -9"
+expect_in out "measured +$((valid - before)) variant\(s\) now; $before answered from the store" "resume after kill -9 skips the $before finished"
+[ "$(count_rows)" = "$valid" ] || fail "after kill -9 and resume: $(count_rows) rows, want $valid"
+dups=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) - COUNT(DISTINCT variant_id) FROM measurements").fetchone()[0])' "$DB")
+[ "$dups" = 0 ] || fail "$dups duplicated rows"
+
+# bad input
+run "$MUH" tune "$SPEC" --replay x.csv --db "$DB"
+expect_rc 2 "--replay with --db"
+done_tests
