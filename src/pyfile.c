@@ -70,7 +70,7 @@ static const char *ar_str(pyfile *f, const char *s)
 uint64_t pyfile_hash(const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 14695981039346656037ULL; /* the FNV-1a 64 offset basis */
 	for (size_t i = 0; i < n; i++) {
 		h ^= s[i];
 		h *= 1099511628211ULL;
