@@ -1,0 +1,242 @@
+/*
+ * cmd_scan.c — `muh scan TREE`: the surface of an engine tree as an aligned
+ * table (people) or JSON (programs), and starter specs for the live knobs.
+ * All the work is in libmuh (scan.h); this file parses options and prints.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "muh/scan.h"
+
+static const char help[] =
+	"usage: muh scan [options] TREE\n"
+	"\n"
+	"Maps the tuning surface of an engine tree (vLLM or similar): every knob,\n"
+	"where it is, its current value, and a verdict with the evidence behind it.\n"
+	"TREE is a directory (or one .py file). Every .py file is parsed with\n"
+	"tree-sitter; files with syntax errors are reported on stderr and still\n"
+	"scanned.\n"
+	"\n"
+	"options:\n"
+	"  --json            print JSON instead of the table (schema: docs/scan.md)\n"
+	"  --specs DIR       write a starter spec (YAML) per group of live knobs\n"
+	"  --verdict V       show only knobs with verdict V (repeatable)\n"
+	"  --kind K          show only knobs of kind K (repeatable)\n"
+	"  --with-tests      also report knobs defined in test files\n"
+	"  --evidence        print every evidence step under each table row\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"knob kinds:\n"
+	"  constant     UPPER_CASE (or known, e.g. num_warps) numeric/bool constant at\n"
+	"               module or function level; `a if c else b` keeps both alternatives\n"
+	"  override     a heuristic overwritten by a literal (use_v1 = (...); use_v1 = True)\n"
+	"  constexpr    a launch binding of a @triton.jit kernel's tl.constexpr param\n"
+	"               (BLOCK_M=BLOCK), plus num_warps/num_stages at the launch\n"
+	"  autotune     a @triton.autotune configs=[triton.Config(...)] list, or a\n"
+	"               function returning one\n"
+	"  config_dict  a key of a config dict ({'BLOCK_SIZE_M': 64}) or an in-place\n"
+	"               update (config['BLOCK_SIZE_M'] = 32)\n"
+	"  capability   a function declaring a device limit (return 32 * 1024)\n"
+	"  json_config  a JSON file the code loads by a name pattern (E=..,N=..,device_name=..)\n"
+	"  engine_arg   an engine-argument field default, or a flag in a deployment YAML\n"
+	"\n"
+	"verdicts:\n"
+	"  live      reachable code reads it (evidence: the reader)\n"
+	"  dead      nothing reachable reads it: never read, read only after a return,\n"
+	"            under a constant-false `if`, only from tests, or a dict key that no\n"
+	"            consumer reads (an opaque vendor call reads only the keys it names;\n"
+	"            kernel[grid](..., **config) reads them all)\n"
+	"  unsafe    some values (unsafe_values) send execution into a function that\n"
+	"            raises NotImplementedError unconditionally; calls are followed\n"
+	"            across modules through imports\n"
+	"  platform  reachable only through another platform's backend (e.g. ROCm)\n"
+	"  unknown   the static analysis cannot tell; the `why` column says why\n"
+	"\n"
+	"Knob ids are stable: a hash of the file path, enclosing scope, name, kind and\n"
+	"occurrence, not of line numbers. Exit status: 0 when the scan ran (whatever\n"
+	"the verdicts), 2 when TREE does not exist or is not a tree, 3 on I/O errors.\n"
+	"\n"
+	"examples:\n"
+	"  muh scan third_party/vllm-0.6.3\n"
+	"  muh scan --verdict unsafe --verdict dead ~/enginex-vllm\n"
+	"  muh scan --json vllm/ | jq '.knobs[] | select(.verdict==\"live\") | .name'\n"
+	"  muh scan --specs specs/scan vllm/    # then: muh space specs/scan/<file>.yaml\n";
+
+static int match(const char *const *list, int n, const char *v)
+{
+	if (!n)
+		return 1;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(list[i], v))
+			return 1;
+	return 0;
+}
+
+static void clip(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n < cap) {
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	memcpy(dst, src, cap - 4);
+	memcpy(dst + cap - 4, "...", 4);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, 0, 'j'},	     {"specs", required_argument, 0, 's'},
+		{"verdict", required_argument, 0, 'v'}, {"kind", required_argument, 0, 'k'},
+		{"with-tests", no_argument, 0, 't'},  {"evidence", no_argument, 0, 'e'},
+		{"help", no_argument, 0, 'h'},	     {0, 0, 0, 0},
+	};
+	int json = 0, with_tests = 0, evidence = 0;
+	const char *specs = NULL;
+	const char *verdicts[8], *kinds[8];
+	int nv = 0, nk = 0;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			specs = optarg;
+			break;
+		case 'v':
+			if (nv == 8)
+				return cli_usage_error("scan", "too many --verdict");
+			if (strcmp(optarg, "live") && strcmp(optarg, "dead") && strcmp(optarg, "unsafe") &&
+			    strcmp(optarg, "platform") && strcmp(optarg, "unknown"))
+				return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform or unknown",
+						       optarg);
+			verdicts[nv++] = optarg;
+			break;
+		case 'k':
+			if (nk == 8)
+				return cli_usage_error("scan", "too many --kind");
+			kinds[nk++] = optarg;
+			break;
+		case 't':
+			with_tests = 1;
+			break;
+		case 'e':
+			evidence = 1;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return EXIT_OK;
+		default:
+			return cli_usage_error("scan", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("scan", optind >= argc ? "which tree? (muh scan TREE)" : "one TREE only");
+	const char *tree = argv[optind];
+	scan_options opt = {with_tests};
+	muh_surface *s;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = scan_tree(tree, &opt, &s, &d);
+	if (rc) {
+		if (diag_is_set(&d))
+			fprintf(stderr, "muh scan: %s\n", d.msg);
+		else if (rc == MUH_ENOMEM)
+			fprintf(stderr, "muh scan: out of memory\n");
+		return cli_exit(rc);
+	}
+	size_t nd = scan_ndiags(s);
+	for (size_t i = 0; i < nd && i < 10; i++) {
+		const muh_diag *e = scan_diag(s, i);
+		fprintf(stderr, "%s:%d:%d: warning: %s\n  %s\n", e->file, e->line, e->col, e->msg, e->src);
+	}
+	if (nd > 10)
+		fprintf(stderr, "muh scan: %zu more files with syntax errors (see --json syntax_errors)\n", nd - 10);
+	if (json) {
+		char *txt = scan_to_json(s);
+		if (!txt) {
+			scan_free(s);
+			fprintf(stderr, "muh scan: out of memory\n");
+			return EXIT_ENV;
+		}
+		puts(txt);
+		free(txt);
+	} else {
+		size_t n = scan_nknobs(s);
+		int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
+		char buf[128];
+		for (size_t i = 0; i < n; i++) {
+			const muh_knob *k = scan_knob(s, i);
+			if (!match(verdicts, nv, scan_verdict_name(k->verdict)) || !match(kinds, nk, k->kind))
+				continue;
+			int l = (int)strlen(k->name);
+			wn = l > wn ? (l > 40 ? 40 : l) : wn;
+			l = snprintf(buf, sizeof(buf), "%s:%d", k->file, k->line);
+			wl = l > wl ? (l > 60 ? 60 : l) : wl;
+			l = (int)strlen(k->value ? k->value : "");
+			wv = l > wv ? (l > 24 ? 24 : l) : wv;
+			l = (int)strlen(k->kind);
+			wk = l > wk ? l : wk;
+		}
+		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, "knob", wl, "file:line", wv, "value", wk, "kind", wd,
+		       "verdict", "why");
+		int counts[5] = {0};
+		size_t shown = 0;
+		for (size_t i = 0; i < n; i++) {
+			const muh_knob *k = scan_knob(s, i);
+			counts[k->verdict]++;
+			if (!match(verdicts, nv, scan_verdict_name(k->verdict)) || !match(kinds, nk, k->kind))
+				continue;
+			shown++;
+			char name[48], loc[128], loc2[136], val[32];
+			clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name), k->name);
+			snprintf(loc, sizeof(loc), "%s:%d", k->file, k->line);
+			if ((int)strlen(loc) > wl) /* keep the tail: file name and line */
+				snprintf(loc2, sizeof(loc2), "...%s", loc + strlen(loc) - (size_t)wl + 3);
+			else
+				snprintf(loc2, sizeof(loc2), "%s", loc);
+			clip(val, (size_t)wv + 1 < sizeof(val) ? (size_t)wv + 1 : sizeof(val), k->value ? k->value : "");
+			char why[256];
+			if (k->nunsafe)
+				snprintf(why, sizeof(why), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
+			else
+				snprintf(why, sizeof(why), "%s", k->why ? k->why : "");
+			printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, name, wl, loc2, wv, val, wk, k->kind, wd,
+			       scan_verdict_name(k->verdict), why);
+			if (evidence)
+				for (int j = 0; j < k->nevidence; j++)
+					printf("    %s:%d: %s\n", k->evidence[j].file, k->evidence[j].line, k->evidence[j].note);
+		}
+		char cb[32];
+		printf("\n%zu of %zu knobs shown; %d live, %d dead, %d unsafe, %d platform, %d unknown; "
+		       "%zu files (%s bytes) in %.3f s\n",
+		       shown, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE], counts[SCAN_PLATFORM],
+		       counts[SCAN_UNKNOWN], scan_nfiles(s), cli_count(cb, sizeof(cb), (double)scan_nbytes(s)),
+		       scan_seconds(s));
+	}
+	if (specs) {
+		int nw = 0;
+		rc = scan_write_specs(s, specs, &nw, &d);
+		if (rc) {
+			fprintf(stderr, "muh scan: %s\n", d.msg);
+			scan_free(s);
+			return cli_exit(rc);
+		}
+		fprintf(stderr, "muh scan: wrote %d starter spec%s to %s\n", nw, nw == 1 ? "" : "s", specs);
+	}
+	scan_free(s);
+	return EXIT_OK;
+}
+
+const struct muh_command muh_cmd_scan = {
+	.name = "scan",
+	.order = 20,
+	.summary = "map an engine tree's knobs, with live/dead/unsafe verdicts and evidence",
+	.help = help,
+	.run = run,
+};

@@ -1,0 +1,1453 @@
+/*
+ * pyfile.c — per-file analysis of muh scan (see pyfile.h for what it keeps).
+ *
+ * One recursive walk over the tree-sitter syntax tree, with a small context
+ * (scope, innermost if-guard, "after a return" flag, "unconditional in the
+ * function body" flag, recursion depth). Node kinds are compared by their
+ * type strings; the walk never trusts the tree's shape (fields may be absent
+ * in error-recovered trees) and descends at most PF_MAX_DEPTH levels.
+ *
+ * Must never: print, exit, read other files, or keep pointers into the
+ * caller's source buffer.
+ */
+#include "pyfile.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+const TSLanguage *tree_sitter_python(void);
+
+#define PF_MAX_DEPTH 300
+#define PF_TEXT_MAX 4096
+
+/* ---- arena: every string and array of a pyfile lives here ---------------- */
+
+typedef struct pf_block {
+	struct pf_block *next;
+	size_t used, cap;
+	char data[];
+} pf_block;
+
+static void *ar_alloc(pyfile *f, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	pf_block *b = f->arena;
+	if (!b || b->used + n > b->cap) {
+		size_t cap = n > 60000 ? n : 60000;
+		pf_block *nb = malloc(sizeof(pf_block) + cap);
+		if (!nb)
+			return NULL;
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		f->arena = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+static const char *ar_strn(pyfile *f, const char *s, size_t n)
+{
+	char *p = ar_alloc(f, n + 1);
+	if (!p)
+		return "";
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+static const char *ar_str(pyfile *f, const char *s)
+{
+	return s ? ar_strn(f, s, strlen(s)) : NULL;
+}
+
+uint64_t pyfile_hash(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static const char *const kind_names[PF_K_NKINDS] = {
+	"constant", "override", "constexpr", "autotune", "config_dict", "capability", "json_config", "engine_arg",
+};
+
+const char *pyfile_kind_name(int kind)
+{
+	return kind >= 0 && kind < PF_K_NKINDS ? kind_names[kind] : "?";
+}
+
+/* ---- the walk's state ----------------------------------------------------- */
+
+typedef struct walker {
+	pyfile *f;
+	const char *src;
+	size_t n;
+	int oom;
+	int cap_scopes, cap_imports, cap_guards, cap_refs, cap_calls, cap_knobs, cap_jsons;
+} walker;
+
+typedef struct ctx {
+	int scope;     /* -1 module */
+	int guard;     /* innermost guard, -1 */
+	int guard_else;
+	int unreach;   /* after return/raise in an enclosing block */
+	int uncond;    /* statement directly in a function body */
+	int depth;
+	int call;      /* innermost call, -1 */
+	int in_class;  /* directly in a class body */
+} ctx;
+
+/* Appends a zeroed element to w->f->field (count nfield, capacity capfield);
+ * out is NULL and w->oom set when memory runs out. */
+#define W_PUSH(w, field, nfield, capfield, out)                                        \
+	do {                                                                           \
+		walker *w_ = (w);                                                      \
+		if (w_->f->nfield == w_->capfield) {                                   \
+			int nc_ = w_->capfield ? w_->capfield * 2 : 16;                \
+			void *np_ = realloc(w_->f->field, (size_t)nc_ * sizeof(*w_->f->field)); \
+			if (!np_) {                                                    \
+				w_->oom = 1;                                           \
+				(out) = NULL;                                          \
+				break;                                                 \
+			}                                                              \
+			w_->f->field = np_;                                            \
+			w_->capfield = nc_;                                            \
+		}                                                                      \
+		(out) = &w_->f->field[w_->f->nfield++];                                \
+		memset((out), 0, sizeof(*(out)));                                      \
+	} while (0)
+
+static int is(TSNode n, const char *type)
+{
+	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
+}
+
+static TSNode field(TSNode n, const char *name)
+{
+	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+static int line_of(TSNode n)
+{
+	return (int)ts_node_start_point(n).row + 1;
+}
+
+/* The node's text, copied (at most max bytes; whitespace runs collapse to one
+ * space when squash). */
+static const char *text_of(walker *w, TSNode n, size_t max, int squash)
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (e > w->n)
+		e = (uint32_t)w->n;
+	if (s > e)
+		s = e;
+	size_t len = e - s;
+	if (len > max)
+		len = max;
+	if (!squash)
+		return ar_strn(w->f, w->src + s, len);
+	char *out = ar_alloc(w->f, len + 1);
+	if (!out)
+		return "";
+	size_t o = 0;
+	int sp = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = w->src[s + i];
+		if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+			sp = 1;
+			continue;
+		}
+		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' && c != ')' &&
+		    c != ']' && c != '}' && c != ',')
+			out[o++] = ' ';
+		sp = 0;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int text_eq(walker *w, TSNode n, const char *s)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	size_t len = strlen(s);
+	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
+}
+
+/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
+ * concatenations or anything else. */
+static const char *string_value(walker *w, TSNode n)
+{
+	if (!is(n, "string"))
+		return NULL;
+	uint32_t c = ts_node_named_child_count(n);
+	const char *content = "";
+	for (uint32_t i = 0; i < c; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		const char *t = ts_node_type(k);
+		if (!strcmp(t, "string_start")) {
+			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+			for (uint32_t j = a; j < b && j < w->n; j++)
+				if (w->src[j] == 'f' || w->src[j] == 'F')
+					return NULL;
+		} else if (!strcmp(t, "string_content")) {
+			content = text_of(w, k, 256, 0);
+		} else if (!strcmp(t, "interpolation")) {
+			return NULL;
+		}
+	}
+	return content;
+}
+
+static int is_upper_name(const char *s)
+{
+	const char *p = s;
+	while (*p == '_')
+		p++;
+	if (!isupper((unsigned char)*p))
+		return 0;
+	for (; *p; p++)
+		if (!(isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+			return 0;
+	return 1;
+}
+
+/* Lower-case names that are knobs wherever they appear. */
+static int is_known_knob(const char *s)
+{
+	static const char *const known[] = {"num_warps", "num_stages", "num_ctas", "use_v1", "max_num_seqs",
+					    "max_num_batched_tokens", "waves_per_eu", "matrix_instr_nonkdim", "kpack", NULL};
+	for (int i = 0; known[i]; i++)
+		if (!strcmp(s, known[i]))
+			return 1;
+	return 0;
+}
+
+static int is_knob_name(const char *s)
+{
+	return is_upper_name(s) || is_known_knob(s);
+}
+
+/* ---- constant folding ----------------------------------------------------- */
+
+typedef struct cval {
+	int ok, isint, isbool;
+	long long i;
+	double d;
+} cval;
+
+static cval cv_bad(void)
+{
+	cval c = {0};
+	return c;
+}
+
+static cval cv_int(long long i)
+{
+	cval c = {1, 1, 0, i, (double)i};
+	return c;
+}
+
+static cval cv_flt(double d)
+{
+	cval c = {1, 0, 0, 0, d};
+	return c;
+}
+
+/* Folds a numeric/boolean literal expression: literals, unary -/+/~,
+ * + - * / // % ** << >> & |, parentheses. Anything else is not constant. */
+static cval fold(walker *w, TSNode n, int depth)
+{
+	if (ts_node_is_null(n) || depth > 40)
+		return cv_bad();
+	const char *t = ts_node_type(n);
+	if (!strcmp(t, "integer")) {
+		char buf[64];
+		size_t o = 0;
+		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
+			if (w->src[j] != '_')
+				buf[o++] = w->src[j];
+		buf[o] = '\0';
+		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' || buf[o - 1] == 'L'))
+			return cv_bad();
+		char *end;
+		long long v;
+		if (o > 2 && buf[0] == '0' && (buf[1] == 'o' || buf[1] == 'O'))
+			v = strtoll(buf + 2, &end, 8);
+		else if (o > 2 && buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B'))
+			v = strtoll(buf + 2, &end, 2);
+		else
+			v = strtoll(buf, &end, 0);
+		if (*end)
+			return cv_bad();
+		return cv_int(v);
+	}
+	if (!strcmp(t, "float")) {
+		char buf[64];
+		size_t o = 0;
+		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
+			if (w->src[j] != '_')
+				buf[o++] = w->src[j];
+		buf[o] = '\0';
+		char *end;
+		double d = strtod(buf, &end);
+		if (*end)
+			return cv_bad();
+		return cv_flt(d);
+	}
+	if (!strcmp(t, "true") || !strcmp(t, "false")) {
+		cval c = cv_int(t[0] == 't');
+		c.isbool = 1;
+		return c;
+	}
+	if (!strcmp(t, "parenthesized_expression")) {
+		if (ts_node_named_child_count(n) != 1)
+			return cv_bad();
+		return fold(w, ts_node_named_child(n, 0), depth + 1);
+	}
+	if (!strcmp(t, "unary_operator")) {
+		TSNode op = field(n, "operator");
+		cval a = fold(w, field(n, "argument"), depth + 1);
+		if (!a.ok || ts_node_is_null(op))
+			return cv_bad();
+		a.isbool = 0;
+		if (text_eq(w, op, "-")) {
+			if (a.isint)
+				return a.i == (-9223372036854775807LL - 1) ? cv_bad() : cv_int(-a.i);
+			return cv_flt(-a.d);
+		}
+		if (text_eq(w, op, "+"))
+			return a;
+		if (text_eq(w, op, "~") && a.isint)
+			return cv_int(~a.i);
+		return cv_bad();
+	}
+	if (!strcmp(t, "binary_operator")) {
+		cval a = fold(w, field(n, "left"), depth + 1);
+		if (!a.ok)
+			return cv_bad();
+		cval b = fold(w, field(n, "right"), depth + 1);
+		TSNode opn = field(n, "operator");
+		if (!b.ok || ts_node_is_null(opn))
+			return cv_bad();
+		const char *op = ts_node_type(opn);
+		int ints = a.isint && b.isint;
+		/* overflow-safe integer arithmetic: compute in double and check */
+		if (!strcmp(op, "+") || !strcmp(op, "-") || !strcmp(op, "*")) {
+			double r = op[0] == '+' ? a.d + b.d : op[0] == '-' ? a.d - b.d : a.d * b.d;
+			if (ints) {
+				if (fabs(r) > 9e15)
+					return cv_bad();
+				long long ri = op[0] == '+' ? a.i + b.i : op[0] == '-' ? a.i - b.i : a.i * b.i;
+				return cv_int(ri);
+			}
+			return cv_flt(r);
+		}
+		if (!strcmp(op, "/"))
+			return b.d == 0 ? cv_bad() : cv_flt(a.d / b.d);
+		if (!strcmp(op, "//") || !strcmp(op, "%")) {
+			if (!ints || b.i == 0)
+				return cv_bad();
+			if (a.i == (-9223372036854775807LL - 1) && b.i == -1)
+				return cv_bad();
+			long long q = a.i / b.i, r = a.i % b.i;
+			if (r != 0 && ((r < 0) != (b.i < 0))) {
+				q -= 1;
+				r += b.i;
+			}
+			return cv_int(op[0] == '/' ? q : r);
+		}
+		if (!strcmp(op, "**")) {
+			if (!ints || b.i < 0 || b.i > 62)
+				return cv_bad();
+			double r = pow(a.d, b.d);
+			if (fabs(r) > 9e15)
+				return cv_bad();
+			long long ri = 1;
+			for (long long k = 0; k < b.i; k++)
+				ri *= a.i;
+			return cv_int(ri);
+		}
+		if (!strcmp(op, "<<") || !strcmp(op, ">>")) {
+			if (!ints || b.i < 0 || b.i > 52 || a.i < 0 || a.i > (1LL << 40))
+				return cv_bad();
+			return cv_int(op[0] == '<' ? a.i << b.i : a.i >> b.i);
+		}
+		if ((!strcmp(op, "&") || !strcmp(op, "|")) && ints)
+			return cv_int(op[0] == '&' ? (a.i & b.i) : (a.i | b.i));
+		return cv_bad();
+	}
+	return cv_bad();
+}
+
+static const char *cv_text(walker *w, cval c)
+{
+	char buf[64];
+	if (c.isbool)
+		snprintf(buf, sizeof(buf), "%s", c.i ? "True" : "False");
+	else if (c.isint)
+		snprintf(buf, sizeof(buf), "%lld", c.i);
+	else
+		snprintf(buf, sizeof(buf), "%.17g", c.d);
+	return ar_str(w->f, buf);
+}
+
+/* A constant-ish right-hand side: foldable, or a conditional expression
+ * whose branches are constant-ish (the condition may be anything). */
+static int constish(walker *w, TSNode n, int depth)
+{
+	if (depth > 20 || ts_node_is_null(n))
+		return 0;
+	if (is(n, "conditional_expression")) {
+		uint32_t c = ts_node_named_child_count(n);
+		if (c != 3)
+			return 0;
+		return constish(w, ts_node_named_child(n, 0), depth + 1) &&
+		       constish(w, ts_node_named_child(n, 2), depth + 1);
+	}
+	if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1 &&
+	    is(ts_node_named_child(n, 0), "conditional_expression"))
+		return constish(w, ts_node_named_child(n, 0), depth + 1);
+	return fold(w, n, 0).ok;
+}
+
+/* ---- recording -------------------------------------------------------------- */
+
+static void set_span(walker *w, pf_knob *k, TSNode v)
+{
+	TSPoint a = ts_node_start_point(v), b = ts_node_end_point(v);
+	k->line = (int)a.row + 1;
+	k->col = (int)a.column + 1;
+	k->end_line = (int)b.row + 1;
+	k->end_col = (int)b.column + 1;
+	k->start = ts_node_start_byte(v);
+	k->end = ts_node_end_byte(v);
+	k->text = text_of(w, v, PF_TEXT_MAX, 1);
+}
+
+/* Collects the leaves of a conditional expression as alternatives. */
+static void collect_alts(walker *w, TSNode n, pf_alt *alts, int *nalts, int max, int depth)
+{
+	if (depth > 20 || *nalts >= max)
+		return;
+	if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1 &&
+	    is(ts_node_named_child(n, 0), "conditional_expression"))
+		n = ts_node_named_child(n, 0);
+	if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
+		collect_alts(w, ts_node_named_child(n, 0), alts, nalts, max, depth + 1);
+		collect_alts(w, ts_node_named_child(n, 2), alts, nalts, max, depth + 1);
+		return;
+	}
+	pf_alt *a = &alts[(*nalts)++];
+	a->text = text_of(w, n, 256, 1);
+	cval c = fold(w, n, 0);
+	a->eval = c.ok ? cv_text(w, c) : NULL;
+	a->start = ts_node_start_byte(n);
+	a->end = ts_node_end_byte(n);
+	a->line = line_of(n);
+}
+
+static pf_knob *add_knob(walker *w, ctx *c, int kind, const char *name, TSNode value)
+{
+	pf_knob *k;
+	W_PUSH(w, knobs, nknobs, cap_knobs, k);
+	if (!k)
+		return NULL;
+	k->kind = kind;
+	k->name = name;
+	k->scope = c->scope;
+	k->call = -1;
+	k->unreach = (unsigned)c->unreach;
+	set_span(w, k, value);
+	cval cv = fold(w, value, 0);
+	k->eval = cv.ok ? cv_text(w, cv) : NULL;
+	if (!cv.ok && constish(w, value, 0)) {
+		pf_alt tmp[16];
+		int na = 0;
+		collect_alts(w, value, tmp, &na, 16, 0);
+		k->alts = ar_alloc(w->f, sizeof(pf_alt) * (size_t)(na ? na : 1));
+		if (k->alts) {
+			memcpy(k->alts, tmp, sizeof(pf_alt) * (size_t)na);
+			k->nalts = na;
+		}
+	}
+	return k;
+}
+
+static void add_ref(walker *w, ctx *c, const char *name, const char *obj, TSNode at, unsigned flags)
+{
+	pf_ref *r;
+	W_PUSH(w, refs, nrefs, cap_refs, r);
+	if (!r)
+		return;
+	r->name = name;
+	r->obj = obj;
+	r->scope = c->scope;
+	r->line = line_of(at);
+	r->byte = ts_node_start_byte(at);
+	r->call = c->call;
+	r->flags = flags | (c->unreach ? PF_R_UNREACH : 0);
+}
+
+/* Resolves `from ..a import b` in module mod to an absolute dotted name. */
+static const char *abs_module(walker *w, int dots, const char *rel)
+{
+	const char *mod = w->f->module ? w->f->module : "";
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s", mod);
+	int up = dots - (w->f->is_package ? 1 : 0);
+	for (int i = 0; i < up; i++) {
+		char *p = strrchr(buf, '.');
+		if (p)
+			*p = '\0';
+		else
+			buf[0] = '\0';
+	}
+	if (rel && *rel) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, sizeof(buf) - l, "%s%s", l ? "." : "", rel);
+	}
+	return ar_str(w->f, buf);
+}
+
+static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const char *module, const char *attr)
+{
+	pf_import *im;
+	W_PUSH(w, imports, nimports, cap_imports, im);
+	if (!im)
+		return;
+	im->alias = alias;
+	im->module = module;
+	im->attr = attr;
+	im->scope = c->scope;
+	im->line = line_of(at);
+	im->byte = ts_node_start_byte(at);
+	im->guard = c->guard;
+	im->guard_else = c->guard_else;
+}
+
+static void do_import(walker *w, ctx *c, TSNode n)
+{
+	uint32_t cnt = ts_node_named_child_count(n);
+	if (is(n, "import_statement")) {
+		for (uint32_t i = 0; i < cnt; i++) {
+			TSNode k = ts_node_named_child(n, i);
+			if (is(k, "dotted_name")) {
+				const char *m = text_of(w, k, 256, 1);
+				/* `import a.b` binds a */
+				const char *dot = strchr(m, '.');
+				add_import(w, c, n, dot ? ar_strn(w->f, m, (size_t)(dot - m)) : m, m, NULL);
+				if (dot) /* and makes a.b reachable as an attribute chain */
+					add_import(w, c, n, m, m, NULL);
+			} else if (is(k, "aliased_import")) {
+				TSNode nm = field(k, "name"), al = field(k, "alias");
+				if (!ts_node_is_null(nm) && !ts_node_is_null(al))
+					add_import(w, c, n, text_of(w, al, 128, 1), text_of(w, nm, 256, 1), NULL);
+			}
+		}
+		return;
+	}
+	/* import_from_statement */
+	TSNode mn = field(n, "module_name");
+	if (ts_node_is_null(mn))
+		return;
+	const char *module;
+	if (is(mn, "relative_import")) {
+		int dots = 0;
+		const char *rel = "";
+		uint32_t mc = ts_node_named_child_count(mn);
+		for (uint32_t i = 0; i < mc; i++) {
+			TSNode k = ts_node_named_child(mn, i);
+			if (is(k, "import_prefix"))
+				dots = (int)(ts_node_end_byte(k) - ts_node_start_byte(k));
+			else if (is(k, "dotted_name"))
+				rel = text_of(w, k, 256, 1);
+		}
+		module = abs_module(w, dots, rel);
+	} else {
+		module = text_of(w, mn, 256, 1);
+	}
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		if (ts_node_start_byte(k) == ts_node_start_byte(mn))
+			continue;
+		if (is(k, "dotted_name")) {
+			const char *a = text_of(w, k, 128, 1);
+			add_import(w, c, n, a, module, a);
+		} else if (is(k, "aliased_import")) {
+			TSNode nm = field(k, "name"), al = field(k, "alias");
+			if (!ts_node_is_null(nm) && !ts_node_is_null(al))
+				add_import(w, c, n, text_of(w, al, 128, 1), module, text_of(w, nm, 128, 1));
+		}
+	}
+}
+
+static void visit(walker *w, ctx *c, TSNode n);
+
+static void visit_children(walker *w, ctx *c, TSNode n)
+{
+	uint32_t cnt = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < cnt; i++)
+		visit(w, c, ts_node_named_child(n, i));
+}
+
+/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
+ * k[grid] -> k (launch). */
+static void callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch)
+{
+	*fname = NULL;
+	*obj = NULL;
+	*launch = 0;
+	if (is(fn, "subscript")) {
+		*launch = 1;
+		fn = field(fn, "value");
+	}
+	if (is(fn, "identifier")) {
+		*fname = text_of(w, fn, 128, 0);
+	} else if (is(fn, "attribute")) {
+		TSNode a = field(fn, "attribute"), o = field(fn, "object");
+		if (!ts_node_is_null(a))
+			*fname = text_of(w, a, 128, 0);
+		if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+			*obj = text_of(w, o, 96, 1);
+	}
+}
+
+static int is_platform_call(walker *w, TSNode cond)
+{
+	if (is(cond, "not_operator"))
+		return 0;
+	if (!is(cond, "call"))
+		return 0;
+	TSNode fn = field(cond, "function");
+	const char *fname, *obj;
+	int launch;
+	callee_names(w, fn, &fname, &obj, &launch);
+	if (!fname)
+		return 0;
+	if (!strcmp(fname, "is_rocm") || !strcmp(fname, "is_hip"))
+		return PF_PLAT_ROCM;
+	if (!strcmp(fname, "is_tpu"))
+		return PF_PLAT_TPU;
+	if (!strcmp(fname, "is_xpu"))
+		return PF_PLAT_XPU;
+	if (!strcmp(fname, "is_cpu"))
+		return PF_PLAT_CPU;
+	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") || !strcmp(fname, "is_hpu"))
+		return PF_PLAT_OTHER;
+	return 0;
+}
+
+static void block_span(TSNode b, uint32_t *s, uint32_t *e)
+{
+	*s = ts_node_start_byte(b);
+	*e = ts_node_end_byte(b);
+}
+
+/* if/elif: records a guard for the condition, then walks the branches with
+ * the guard as context. */
+static void do_if(walker *w, ctx *c, TSNode n)
+{
+	TSNode cond = field(n, "condition"), cons = field(n, "consequence");
+	visit(w, c, cond);
+	if (ts_node_is_null(cons))
+		return;
+	pf_guard *g;
+	W_PUSH(w, guards, nguards, cap_guards, g);
+	if (!g)
+		return;
+	int gi = w->f->nguards - 1;
+	g->scope = c->scope;
+	g->line = line_of(n);
+	g->constval = -1;
+	TSNode cn = cond;
+	while (is(cn, "parenthesized_expression") && ts_node_named_child_count(cn) == 1)
+		cn = ts_node_named_child(cn, 0);
+	if (is(cn, "not_operator")) {
+		g->negated = 1;
+		cn = field(cn, "argument");
+	}
+	if (is(cn, "identifier")) {
+		g->name = text_of(w, cn, 128, 0);
+	} else if (is(cn, "attribute")) {
+		TSNode a = field(cn, "attribute"), o = field(cn, "object");
+		if (!ts_node_is_null(a) && is(o, "identifier")) {
+			g->name = text_of(w, a, 128, 0);
+			g->obj = text_of(w, o, 128, 0);
+		}
+	} else if (!ts_node_is_null(cn)) {
+		cval v = fold(w, cn, 0);
+		if (v.ok)
+			g->constval = (v.isint ? v.i != 0 : v.d != 0) ? 1 : 0;
+		g->platform = is_platform_call(w, cn);
+	}
+	if (g->constval >= 0 && g->negated)
+		g->constval = !g->constval;
+	block_span(cons, &g->cons_start, &g->cons_end);
+	/* the alternatives, as one span */
+	uint32_t cnt = ts_node_named_child_count(n);
+	int first_alt = 1;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		if (is(k, "elif_clause") || is(k, "else_clause")) {
+			if (first_alt) {
+				g->alt_start = ts_node_start_byte(k);
+				g->else_line = line_of(k);
+				first_alt = 0;
+			}
+			g->alt_end = ts_node_end_byte(k);
+		}
+	}
+	ctx cc = *c;
+	cc.guard = gi;
+	cc.guard_else = 0;
+	cc.uncond = 0;
+	visit(w, &cc, cons);
+	cc.guard_else = 1;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		if (is(k, "elif_clause")) {
+			do_if(w, &cc, k);
+		} else if (is(k, "else_clause")) {
+			visit(w, &cc, field(k, "body"));
+		}
+	}
+}
+
+static int is_raise_nie(walker *w, TSNode stmt)
+{
+	if (!is(stmt, "raise_statement") || ts_node_named_child_count(stmt) < 1)
+		return 0;
+	TSNode e = ts_node_named_child(stmt, 0);
+	if (is(e, "call"))
+		e = field(e, "function");
+	return is(e, "identifier") && text_eq(w, e, "NotImplementedError");
+}
+
+static int is_docstring(TSNode stmt)
+{
+	return is(stmt, "expression_statement") && ts_node_named_child_count(stmt) == 1 &&
+	       is(ts_node_named_child(stmt, 0), "string");
+}
+
+/* A dict literal of knob-like string keys: one config_dict knob per key
+ * with a numeric value. var is the variable it is bound to ("return" when
+ * returned). */
+static void do_config_dict(walker *w, ctx *c, TSNode d, const char *var)
+{
+	uint32_t cnt = ts_node_named_child_count(d);
+	int knobby = 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode p = ts_node_named_child(d, i);
+		if (!is(p, "pair"))
+			continue;
+		const char *key = string_value(w, field(p, "key"));
+		if (key && is_knob_name(key) && fold(w, field(p, "value"), 0).ok)
+			knobby = 1;
+	}
+	if (!knobby)
+		return;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode p = ts_node_named_child(d, i);
+		if (!is(p, "pair"))
+			continue;
+		TSNode v = field(p, "value");
+		const char *key = string_value(w, field(p, "key"));
+		if (!key || !*key || !fold(w, v, 0).ok)
+			continue;
+		pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, ar_str(w->f, key), v);
+		if (k)
+			k->aux = var;
+	}
+}
+
+static int is_config_call(walker *w, TSNode n)
+{
+	if (!is(n, "call"))
+		return 0;
+	TSNode fn = field(n, "function");
+	const char *fname, *obj;
+	int launch;
+	callee_names(w, fn, &fname, &obj, &launch);
+	return fname && !strcmp(fname, "Config");
+}
+
+/* A list literal holding triton.Config(...) calls: one autotune knob whose
+ * alternatives are the configs. */
+static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
+{
+	if (!is(list, "list"))
+		return 0;
+	uint32_t cnt = ts_node_named_child_count(list);
+	int nconf = 0;
+	for (uint32_t i = 0; i < cnt; i++)
+		if (is_config_call(w, ts_node_named_child(list, i)))
+			nconf++;
+	if (!nconf)
+		return 0;
+	pf_knob *k = add_knob(w, c, PF_K_AUTOTUNE, name, list);
+	if (!k)
+		return 1;
+	k->alts = ar_alloc(w->f, sizeof(pf_alt) * (size_t)nconf);
+	if (!k->alts)
+		return 1;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode e = ts_node_named_child(list, i);
+		if (!is_config_call(w, e))
+			continue;
+		pf_alt *a = &k->alts[k->nalts++];
+		a->text = text_of(w, e, 512, 1);
+		a->start = ts_node_start_byte(e);
+		a->end = ts_node_end_byte(e);
+		a->line = line_of(e);
+	}
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%d configs", nconf);
+	k->eval = ar_str(w->f, buf);
+	return 1;
+}
+
+static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right)
+{
+	if (is(left, "identifier") && !ts_node_is_null(right)) {
+		const char *name = text_of(w, left, 128, 0);
+		if (c->in_class)
+			return;
+		if (is(right, "dictionary"))
+			do_config_dict(w, c, right, name);
+		else if (is(right, "list"))
+			do_config_list(w, c, right, name);
+		else if (is_knob_name(name) && constish(w, right, 0))
+			add_knob(w, c, PF_K_CONSTANT, name, right);
+	} else if (is(left, "subscript") && !ts_node_is_null(right)) {
+		TSNode obj = field(left, "value"), key = field(left, "subscript");
+		const char *ks = string_value(w, key);
+		if (is(obj, "identifier") && ks && is_knob_name(ks) && fold(w, right, 0).ok) {
+			pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, ar_str(w->f, ks), right);
+			if (k)
+				k->aux = text_of(w, obj, 128, 0);
+		}
+	}
+}
+
+/* Engine-argument classes: `field: T = default` at class level. */
+static int is_engine_args_class(const char *name)
+{
+	size_t l = strlen(name);
+	return strstr(name, "EngineArgs") || (l > 4 && !strcmp(name + l - 4, "Args") && strstr(name, "Engine"));
+}
+
+static void do_class_fields(walker *w, ctx *c, TSNode body)
+{
+	uint32_t cnt = ts_node_named_child_count(body);
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode s = ts_node_named_child(body, i);
+		if (!is(s, "expression_statement") || ts_node_named_child_count(s) != 1)
+			continue;
+		TSNode a = ts_node_named_child(s, 0);
+		if (!is(a, "assignment"))
+			continue;
+		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
+		if (!is(l, "identifier") || ts_node_is_null(r) || ts_node_is_null(t))
+			continue;
+		if (is(r, "call") || is(r, "lambda"))
+			continue; /* field(default_factory=...) */
+		add_knob(w, c, PF_K_ENGINE_ARG, text_of(w, l, 128, 0), r);
+	}
+}
+
+static int name_is_capability(const char *name)
+{
+	if (!strncmp(name, "get_max_shared_memory", 21))
+		return 2; /* whatever the body */
+	if (strncmp(name, "get_", 4) && strncmp(name, "max_", 4) && strncmp(name, "min_", 4))
+		return 0;
+	return strstr(name, "capability") || strstr(name, "shared_mem") || strstr(name, "smem") ||
+			       strstr(name, "max_") || strstr(name, "warp_size") || strstr(name, "num_sms")
+		       ? 1
+		       : 0;
+}
+
+/* Function definitions: scope, decorators, constexpr params, body facts. */
+static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
+{
+	TSNode nm = field(n, "name"), body = field(n, "body"), params = field(n, "parameters");
+	pf_scope *s;
+	W_PUSH(w, scopes, nscopes, cap_scopes, s);
+	if (!s)
+		return;
+	int si = w->f->nscopes - 1;
+	const char *name = ts_node_is_null(nm) ? "?" : text_of(w, nm, 128, 0);
+	s->name = name;
+	s->parent = c->scope;
+	s->flags = PF_FUNC;
+	s->line = line_of(n);
+	TSNode whole = ts_node_is_null(decorated) ? n : decorated;
+	s->start = ts_node_start_byte(whole);
+	s->end = ts_node_end_byte(whole);
+	if (c->scope >= 0) {
+		char buf[300];
+		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
+		s->qual = ar_str(w->f, buf);
+	} else {
+		s->qual = name;
+	}
+	ctx fc = *c;
+	fc.scope = si;
+	fc.guard_else = c->guard_else;
+	fc.in_class = 0;
+	fc.uncond = 0;
+	fc.depth = c->depth + 1;
+	/* decorators */
+	if (!ts_node_is_null(decorated)) {
+		uint32_t dc = ts_node_named_child_count(decorated);
+		for (uint32_t i = 0; i < dc; i++) {
+			TSNode d = ts_node_named_child(decorated, i);
+			if (!is(d, "decorator") || ts_node_named_child_count(d) < 1)
+				continue;
+			TSNode e = ts_node_named_child(d, 0);
+			TSNode fn = is(e, "call") ? field(e, "function") : e;
+			const char *dn = text_of(w, fn, 96, 1);
+			if (!strcmp(dn, "triton.jit") || !strcmp(dn, "jit"))
+				w->f->scopes[si].flags |= PF_JIT;
+			if (!strcmp(dn, "triton.autotune") || !strcmp(dn, "autotune")) {
+				w->f->scopes[si].flags |= PF_AUTOTUNE;
+				TSNode args = field(e, "arguments");
+				uint32_t ac = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+				for (uint32_t j = 0; j < ac; j++) {
+					TSNode kw = ts_node_named_child(args, j);
+					if (is(kw, "keyword_argument") && text_eq(w, field(kw, "name"), "configs")) {
+						char buf[300];
+						snprintf(buf, sizeof(buf), "%s.configs", name);
+						do_config_list(w, c, field(kw, "value"), ar_str(w->f, buf));
+					}
+				}
+			}
+			visit(w, c, e);
+		}
+	}
+	s = &w->f->scopes[si];
+	/* parameters: defaults are loads; tl.constexpr annotations */
+	uint32_t pc = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+	const char *cx[256];
+	int ncx = 0;
+	for (uint32_t i = 0; i < pc; i++) {
+		TSNode p = ts_node_named_child(params, i);
+		TSNode t = field(p, "type"), v = field(p, "value");
+		if (!ts_node_is_null(t) && ncx < 256) {
+			const char *ts = text_of(w, t, 64, 1);
+			if (strstr(ts, "constexpr")) {
+				TSNode pn = field(p, "name");
+				if (ts_node_is_null(pn) && ts_node_named_child_count(p) > 0)
+					pn = ts_node_named_child(p, 0);
+				if (is(pn, "identifier"))
+					cx[ncx++] = text_of(w, pn, 128, 0);
+			}
+		}
+		if (!ts_node_is_null(v))
+			visit(w, c, v);
+	}
+	if (ncx) {
+		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)ncx);
+		if (arr) {
+			memcpy(arr, cx, sizeof(char *) * (size_t)ncx);
+			w->f->scopes[si].constexprs = arr;
+			w->f->scopes[si].nconstexprs = ncx;
+		}
+	}
+	if (ts_node_is_null(body))
+		return;
+	/* body facts: unconditional NotImplementedError, capability return,
+	 * returned config lists */
+	uint32_t bc = ts_node_named_child_count(body);
+	int nstmts = 0;
+	TSNode only_ret = {0};
+	int seen_return = 0;
+	for (uint32_t i = 0; i < bc; i++) {
+		TSNode st = ts_node_named_child(body, i);
+		if (is(st, "comment"))
+			continue;
+		if (i == 0 && is_docstring(st))
+			continue;
+		nstmts++;
+		if (!seen_return && is_raise_nie(w, st)) {
+			w->f->scopes[si].flags |= PF_RAISES_NIE;
+			w->f->scopes[si].raise_line = line_of(st);
+		}
+		if (is(st, "return_statement")) {
+			if (!seen_return)
+				only_ret = st;
+			seen_return = 1;
+		}
+	}
+	int capk = name_is_capability(name);
+	if (!ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1 && capk &&
+	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
+		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual, ts_node_named_child(only_ret, 0));
+	visit(w, &fc, body);
+}
+
+static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
+{
+	TSNode nm = field(n, "name"), body = field(n, "body");
+	pf_scope *s;
+	W_PUSH(w, scopes, nscopes, cap_scopes, s);
+	if (!s)
+		return;
+	int si = w->f->nscopes - 1;
+	const char *name = ts_node_is_null(nm) ? "?" : text_of(w, nm, 128, 0);
+	s->name = name;
+	s->parent = c->scope;
+	s->flags = PF_CLASS;
+	s->line = line_of(n);
+	TSNode whole = ts_node_is_null(decorated) ? n : decorated;
+	s->start = ts_node_start_byte(whole);
+	s->end = ts_node_end_byte(whole);
+	if (c->scope >= 0) {
+		char buf[300];
+		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
+		s->qual = ar_str(w->f, buf);
+	} else {
+		s->qual = name;
+	}
+	if (!ts_node_is_null(decorated)) {
+		uint32_t dc = ts_node_named_child_count(decorated);
+		for (uint32_t i = 0; i < dc; i++)
+			if (is(ts_node_named_child(decorated, i), "decorator"))
+				visit(w, c, ts_node_named_child(decorated, i));
+	}
+	TSNode sup = field(n, "superclasses");
+	if (!ts_node_is_null(sup))
+		visit(w, c, sup);
+	ctx cc = *c;
+	cc.scope = si;
+	cc.in_class = 1;
+	cc.uncond = 0;
+	cc.depth = c->depth + 1;
+	if (!ts_node_is_null(body)) {
+		if (is_engine_args_class(name))
+			do_class_fields(w, &cc, body);
+		visit(w, &cc, body);
+	}
+}
+
+/* A block: statements in order; after a return/raise/break/continue the
+ * rest is unreachable. Overrides: a name assigned a computed value and later,
+ * in the same block, a literal. */
+static void do_block(walker *w, ctx *c, TSNode n)
+{
+	ctx bc = *c;
+	uint32_t cnt = ts_node_named_child_count(n);
+	/* names assigned a non-constant value so far in this block */
+	const char *computed[32];
+	int computed_line[32];
+	int ncomputed = 0;
+	int fbody = c->uncond;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = ts_node_named_child(n, i);
+		bc.uncond = fbody;
+		if (is(st, "expression_statement") && ts_node_named_child_count(st) == 1 &&
+		    is(ts_node_named_child(st, 0), "assignment") && !c->in_class) {
+			TSNode a = ts_node_named_child(st, 0);
+			TSNode l = field(a, "left"), r = field(a, "right");
+			if (is(l, "identifier") && !ts_node_is_null(r)) {
+				const char *nm = text_of(w, l, 128, 0);
+				cval v = fold(w, r, 0);
+				int override = 0;
+				if (v.ok && (v.isbool || is_knob_name(nm))) {
+					for (int j = 0; j < ncomputed; j++)
+						if (!strcmp(computed[j], nm)) {
+							pf_knob *k = add_knob(w, &bc, PF_K_OVERRIDE, nm, r);
+							if (k)
+								k->aux_line = computed_line[j];
+							override = 1;
+							break;
+						}
+				} else if (!v.ok && !constish(w, r, 0) && ncomputed < 32) {
+					computed[ncomputed] = nm;
+					computed_line[ncomputed++] = line_of(st);
+				}
+				if (override) {
+					visit(w, &bc, r);
+					continue;
+				}
+			}
+		}
+		visit(w, &bc, st);
+		if (is(st, "return_statement") || is(st, "raise_statement") || is(st, "continue_statement") ||
+		    is(st, "break_statement"))
+			bc.unreach = 1;
+	}
+}
+
+static void do_call(walker *w, ctx *c, TSNode n)
+{
+	TSNode fn = field(n, "function"), args = field(n, "arguments");
+	pf_call *cl;
+	W_PUSH(w, calls, ncalls, cap_calls, cl);
+	if (!cl)
+		return;
+	int ci = w->f->ncalls - 1;
+	const char *fname, *obj;
+	int launch;
+	callee_names(w, fn, &fname, &obj, &launch);
+	cl->callee = text_of(w, fn, 128, 1);
+	cl->fname = fname;
+	cl->obj = obj;
+	cl->scope = c->scope;
+	cl->line = line_of(n);
+	cl->byte = ts_node_start_byte(n);
+	cl->flags = (launch ? PF_C_LAUNCH : 0) | (c->uncond ? PF_C_UNCOND : 0) | (c->unreach ? PF_C_UNREACH : 0);
+	visit(w, c, fn);
+	ctx ac = *c;
+	ac.call = ci;
+	ac.uncond = 0;
+	uint32_t cnt = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+	/* c.get('KEY') reads a key */
+	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
+		const char *ks = string_value(w, ts_node_named_child(args, 0));
+		if (ks && *ks)
+			add_ref(w, c, ar_str(w->f, ks), obj, n, PF_R_KEY);
+	}
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode a = ts_node_named_child(args, i);
+		if (is(a, "keyword_argument")) {
+			TSNode kn = field(a, "name"), kv = field(a, "value");
+			if (launch && fname && is(kn, "identifier") && !ts_node_is_null(kv)) {
+				char buf[300];
+				snprintf(buf, sizeof(buf), "%s.%s", fname, text_of(w, kn, 128, 0));
+				pf_knob *k = add_knob(w, c, PF_K_CONSTEXPR, ar_str(w->f, buf), kv);
+				if (k) {
+					k->aux = fname;
+					k->call = ci;
+					k->aux_line = cl->line;
+					if (is(kv, "identifier"))
+						k->feed = text_of(w, kv, 128, 0);
+				}
+			}
+			visit(w, &ac, kv);
+		} else if (is(a, "dictionary_splat")) {
+			TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
+			if (is(e, "identifier"))
+				add_ref(w, &ac, text_of(w, e, 128, 0), NULL, e, PF_R_SPLAT);
+			visit(w, &ac, e);
+		} else {
+			visit(w, &ac, a);
+		}
+	}
+}
+
+static void do_fstring(walker *w, ctx *c, TSNode n)
+{
+	uint32_t cnt = ts_node_named_child_count(n);
+	int fstr = 0, interp = 0;
+	char buf[512];
+	size_t o = 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		const char *t = ts_node_type(k);
+		if (!strcmp(t, "string_start")) {
+			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+			for (uint32_t j = a; j < b && j < w->n; j++)
+				if (w->src[j] == 'f' || w->src[j] == 'F')
+					fstr = 1;
+		} else if (!strcmp(t, "string_content")) {
+			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+			for (uint32_t j = a; j < b && j < w->n && o + 2 < sizeof(buf); j++)
+				buf[o++] = w->src[j];
+		} else if (!strcmp(t, "interpolation")) {
+			interp = 1;
+			if (o + 2 < sizeof(buf) && (o == 0 || buf[o - 1] != '*'))
+				buf[o++] = '*';
+			visit(w, c, k);
+		}
+	}
+	buf[o] = '\0';
+	if (fstr && interp && o > 5 && !strcmp(buf + o - 5, ".json") && !strchr(buf, '/')) {
+		pf_json *j;
+		W_PUSH(w, jsons, njsons, cap_jsons, j);
+		if (j) {
+			j->glob = ar_str(w->f, buf);
+			j->scope = c->scope;
+			j->line = line_of(n);
+		}
+	}
+}
+
+static void visit(walker *w, ctx *c, TSNode n)
+{
+	if (ts_node_is_null(n) || c->depth > PF_MAX_DEPTH || w->oom)
+		return;
+	ctx cc = *c;
+	cc.depth++;
+	const char *t = ts_node_type(n);
+	switch (t[0]) {
+	case 'a':
+		if (!strcmp(t, "assignment")) {
+			TSNode l = field(n, "left"), r = field(n, "right");
+			do_assignment(w, &cc, n, l, r);
+			if (is(l, "subscript") || is(l, "attribute")) {
+				TSNode o = field(l, is(l, "subscript") ? "value" : "object");
+				visit(w, &cc, o);
+				if (is(l, "subscript"))
+					visit(w, &cc, field(l, "subscript"));
+			}
+			if (is(r, "assignment") || is(r, "augmented_assignment")) {
+				visit(w, &cc, r);
+				return;
+			}
+			visit(w, &cc, r);
+			return;
+		}
+		if (!strcmp(t, "attribute")) {
+			TSNode o = field(n, "object"), a = field(n, "attribute");
+			if (!ts_node_is_null(a)) {
+				const char *on = NULL;
+				if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+					on = text_of(w, o, 96, 1);
+				add_ref(w, &cc, text_of(w, a, 128, 0), on, a, PF_R_ATTR);
+			}
+			visit(w, &cc, o);
+			return;
+		}
+		if (!strcmp(t, "aliased_import"))
+			return;
+		break;
+	case 'b':
+		if (!strcmp(t, "block")) {
+			do_block(w, &cc, n);
+			return;
+		}
+		break;
+	case 'c':
+		if (!strcmp(t, "call")) {
+			do_call(w, &cc, n);
+			return;
+		}
+		if (!strcmp(t, "class_definition")) {
+			do_class(w, c, n, (TSNode){0});
+			return;
+		}
+		if (!strcmp(t, "conditional_expression")) {
+			cc.uncond = 0;
+			break;
+		}
+		if (!strcmp(t, "comment"))
+			return;
+		break;
+	case 'd':
+		if (!strcmp(t, "decorated_definition")) {
+			TSNode def = field(n, "definition");
+			if (is(def, "function_definition"))
+				do_function(w, c, def, n);
+			else if (is(def, "class_definition"))
+				do_class(w, c, def, n);
+			return;
+		}
+		if (!strcmp(t, "default_parameter") || !strcmp(t, "dotted_name"))
+			return;
+		break;
+	case 'E':
+		if (!strcmp(t, "ERROR"))
+			break;
+		break;
+	case 'f':
+		if (!strcmp(t, "function_definition")) {
+			do_function(w, c, n, (TSNode){0});
+			return;
+		}
+		if (!strcmp(t, "for_statement") || !strcmp(t, "for_in_clause")) {
+			cc.uncond = 0;
+			visit(w, &cc, field(n, "right"));
+			visit(w, &cc, field(n, "body"));
+			TSNode alt = field(n, "alternative");
+			visit(w, &cc, alt);
+			return;
+		}
+		break;
+	case 'g':
+		if (!strcmp(t, "global_statement"))
+			return;
+		break;
+	case 'i':
+		if (!strcmp(t, "identifier")) {
+			add_ref(w, &cc, text_of(w, n, 128, 0), NULL, n, 0);
+			return;
+		}
+		if (!strcmp(t, "if_statement")) {
+			do_if(w, &cc, n);
+			return;
+		}
+		if (!strcmp(t, "import_statement") || !strcmp(t, "import_from_statement")) {
+			do_import(w, &cc, n);
+			return;
+		}
+		break;
+	case 'k':
+		if (!strcmp(t, "keyword_argument")) {
+			visit(w, &cc, field(n, "value"));
+			return;
+		}
+		break;
+	case 'l':
+		if (!strcmp(t, "lambda")) {
+			cc.uncond = 0;
+			visit(w, &cc, field(n, "body"));
+			return;
+		}
+		break;
+	case 'n':
+		if (!strcmp(t, "nonlocal_statement"))
+			return;
+		break;
+	case 'r':
+		if (!strcmp(t, "return_statement") && ts_node_named_child_count(n) == 1) {
+			TSNode v = ts_node_named_child(n, 0);
+			if (is(v, "dictionary") && cc.scope >= 0)
+				do_config_dict(w, &cc, v, "return");
+			else if (is(v, "list") && cc.scope >= 0) {
+				char buf[300];
+				snprintf(buf, sizeof(buf), "%s()", w->f->scopes[cc.scope].qual);
+				do_config_list(w, &cc, v, ar_str(w->f, buf));
+			}
+		}
+		break;
+	case 's':
+		if (!strcmp(t, "subscript")) {
+			TSNode v = field(n, "value"), s = field(n, "subscript");
+			const char *ks = string_value(w, s);
+			if (ks && *ks) {
+				const char *on = NULL;
+				if (!ts_node_is_null(v) && ts_node_end_byte(v) - ts_node_start_byte(v) < 96)
+					on = text_of(w, v, 96, 1);
+				add_ref(w, &cc, ar_str(w->f, ks), on, n, PF_R_KEY);
+			}
+			visit(w, &cc, v);
+			if (!ks)
+				visit(w, &cc, s);
+			return;
+		}
+		if (!strcmp(t, "string")) {
+			do_fstring(w, &cc, n);
+			return;
+		}
+		break;
+	case 'w':
+		if (!strcmp(t, "while_statement") || !strcmp(t, "with_statement")) {
+			cc.uncond = 0;
+			break;
+		}
+		break;
+	case 't':
+		if (!strcmp(t, "try_statement")) {
+			cc.uncond = 0;
+			break;
+		}
+		break;
+	}
+	if (!strcmp(t, "boolean_operator") || !strcmp(t, "list_comprehension") ||
+	    !strcmp(t, "generator_expression") || !strcmp(t, "dictionary_comprehension") ||
+	    !strcmp(t, "set_comprehension") || !strcmp(t, "match_statement"))
+		cc.uncond = 0;
+	if (!strcmp(t, "parameters") || !strcmp(t, "lambda_parameters")) {
+		uint32_t pc = ts_node_named_child_count(n);
+		for (uint32_t i = 0; i < pc; i++) {
+			TSNode v = field(ts_node_named_child(n, i), "value");
+			visit(w, &cc, v);
+		}
+		return;
+	}
+	visit_children(w, &cc, n);
+}
+
+/* Counts syntax errors and remembers the first one's position. */
+static void count_errors(pyfile *f, TSNode n, int depth)
+{
+	if (depth > PF_MAX_DEPTH || !ts_node_has_error(n))
+		return;
+	if (is(n, "ERROR") || ts_node_is_missing(n)) {
+		if (!f->nerrors++) {
+			TSPoint p = ts_node_start_point(n);
+			f->err_line = (int)p.row + 1;
+			f->err_col = (int)p.column + 1;
+		}
+		if (is(n, "ERROR") && ts_node_child_count(n) == 0)
+			return;
+	}
+	uint32_t cnt = ts_node_child_count(n);
+	for (uint32_t i = 0; i < cnt; i++)
+		count_errors(f, ts_node_child(n, i), depth + 1);
+}
+
+pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_package)
+{
+	pyfile *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->module = ar_str(f, module ? module : "");
+	f->is_package = is_package;
+	f->hash = pyfile_hash(src, n);
+	f->size = n;
+	if (n > UINT32_MAX / 2)
+		return f; /* too big for byte offsets: no facts */
+	TSParser *p = ts_parser_new();
+	if (!p) {
+		pyfile_free(f);
+		return NULL;
+	}
+	ts_parser_set_language(p, tree_sitter_python());
+	TSTree *tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	if (tree) {
+		walker w = {0};
+		w.f = f;
+		w.src = src;
+		w.n = n;
+		ctx c = {0};
+		c.scope = -1;
+		c.guard = -1;
+		c.call = -1;
+		TSNode root = ts_tree_root_node(tree);
+		count_errors(f, root, 0);
+		visit(&w, &c, root);
+		ts_tree_delete(tree);
+		if (w.oom) {
+			ts_parser_delete(p);
+			pyfile_free(f);
+			return NULL;
+		}
+	}
+	ts_parser_delete(p);
+	return f;
+}
+
+void pyfile_free(pyfile *f)
+{
+	if (!f)
+		return;
+	free(f->scopes);
+	free(f->imports);
+	free(f->guards);
+	free(f->refs);
+	free(f->calls);
+	free(f->knobs);
+	free(f->jsons);
+	pf_block *b = f->arena;
+	while (b) {
+		pf_block *nx = b->next;
+		free(b);
+		b = nx;
+	}
+	free(f);
+}

@@ -1,0 +1,2272 @@
+/*
+ * scan.c — the surface of an engine tree: knobs, verdicts, evidence.
+ *
+ * Pipeline (each step reads only what the previous ones built):
+ *   1. walk    collect .py / .json / .yaml paths under the root, sorted, no
+ *              symlinked directories, no hidden or __pycache__ directories;
+ *   2. parse   pyfile_analyze() each .py (src/pyfile.c), free the source;
+ *   3. index   module name -> file, (file, top-level name) -> definition,
+ *              name -> every load of that name in the tree;
+ *   4. guards  constant-false `if` branches (module constants resolved
+ *              across imports, TYPE_CHECKING) become dead byte ranges;
+ *   5. modules a module is `platform` when its path names another platform
+ *              (rocm, tpu, ...) or every non-test importer is such a module
+ *              or imports it under `if current_platform.is_rocm():`;
+ *   6. reach   a top-level function/class is live, test-only, platform-only,
+ *              unknown or unreferenced, from the loads of its name
+ *              (resolved through imports and re-exports), recursively;
+ *   7. verdict per knob kind (see docs/scan.md), then the unsafe check.
+ *
+ * Name resolution is static and by name: aliases of functions
+ * (`from m import f as g`), getattr and registries are not followed; where
+ * that leaves a reader unresolved the verdict is `unknown`, not `dead`.
+ *
+ * Must never: print, exit, write into the tree, follow symlinked directories.
+ */
+#include "muh/scan.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "muh/muh.h"
+#include "pyfile.h"
+
+/* ---- small containers ------------------------------------------------------ */
+
+typedef struct sblock {
+	struct sblock *next;
+	size_t used, cap;
+	char data[];
+} sblock;
+
+typedef struct vec {
+	void *p;
+	size_t n, cap, esz;
+} vec;
+
+static void *vec_push(vec *v)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 8;
+		void *np = realloc(v->p, nc * v->esz);
+		if (!np)
+			return NULL;
+		v->p = np;
+		v->cap = nc;
+	}
+	void *e = (char *)v->p + v->n * v->esz;
+	memset(e, 0, v->esz);
+	v->n++;
+	return e;
+}
+
+/* string -> int map, open addressing; keys are not owned */
+typedef struct smap {
+	const char **keys;
+	int *vals;
+	size_t cap, n;
+} smap;
+
+static uint64_t shash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int smap_grow(smap *m)
+{
+	size_t nc = m->cap ? m->cap * 2 : 1024;
+	const char **nk = calloc(nc, sizeof(*nk));
+	int *nv = calloc(nc, sizeof(*nv));
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = shash(m->keys[i]) & (nc - 1);
+		while (nk[j])
+			j = (j + 1) & (nc - 1);
+		nk[j] = m->keys[i];
+		nv[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = nk;
+	m->vals = nv;
+	m->cap = nc;
+	return 0;
+}
+
+/* Returns a pointer to the value slot of key, inserting it (value -1) when
+ * absent and insert is set; NULL when absent (or out of memory). */
+static int *smap_slot(smap *m, const char *key, int insert)
+{
+	if (!m->cap || (insert && (m->n + 1) * 2 > m->cap)) {
+		if (!insert && !m->cap)
+			return NULL;
+		if (smap_grow(m))
+			return NULL;
+	}
+	size_t j = shash(key) & (m->cap - 1);
+	while (m->keys[j]) {
+		if (!strcmp(m->keys[j], key))
+			return &m->vals[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	if (!insert)
+		return NULL;
+	m->keys[j] = key;
+	m->vals[j] = -1;
+	m->n++;
+	return &m->vals[j];
+}
+
+static int smap_get(const smap *m, const char *key)
+{
+	int *v = smap_slot((smap *)m, key, 0);
+	return v ? *v : -1;
+}
+
+static void smap_free(smap *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+/* ---- the surface ----------------------------------------------------------- */
+
+enum reach { R_TODO = 0, R_BUSY, R_LIVE, R_UNKNOWN, R_PLATFORM, R_TEST, R_UNREACH, R_NONE };
+
+typedef struct sfile {
+	char *rel, *module;
+	pyfile *pf;
+	int is_test;
+	int platform;      /* 0, or 1 + reason index */
+	int plat_file, plat_line; /* evidence: the importer or -1 */
+	const char *plat_why;
+	uint32_t *dead; /* pairs [start, end) */
+	int ndead;
+	unsigned char *reach; /* per scope */
+	int *reach_file, *reach_line; /* evidence per scope */
+	vec importers; /* int file indices */
+	vec importees;
+} sfile;
+
+typedef struct ref_at {
+	int file, ref;
+} ref_at;
+
+struct muh_surface {
+	char *root;
+	sfile *files;
+	int nfiles;
+	char **jsons, **yamls;
+	int njsons, nyamls;
+	vec knobs; /* muh_knob */
+	vec diags; /* muh_diag */
+	sblock *arena;
+	smap mods, defs, names;
+	vec namelists; /* vec of ref_at */
+	double seconds;
+	size_t nbytes;
+	scan_options opt;
+	int oom;
+};
+
+static void *sa_alloc(muh_surface *s, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	sblock *b = s->arena;
+	if (!b || b->used + n > b->cap) {
+		size_t cap = n > 65536 ? n : 65536;
+		sblock *nb = malloc(sizeof(sblock) + cap);
+		if (!nb) {
+			s->oom = 1;
+			return NULL;
+		}
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		s->arena = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+static const char *sa_str(muh_surface *s, const char *str)
+{
+	if (!str)
+		return NULL;
+	size_t n = strlen(str);
+	char *p = sa_alloc(s, n + 1);
+	if (!p)
+		return "";
+	memcpy(p, str, n + 1);
+	return p;
+}
+
+static const char *sa_fmt(muh_surface *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return sa_str(s, buf);
+}
+
+const char *scan_verdict_name(enum scan_verdict v)
+{
+	static const char *const names[] = {"live", "dead", "unsafe", "platform", "unknown"};
+	return v <= SCAN_UNKNOWN ? names[v] : "?";
+}
+
+/* ---- 1. walk ---------------------------------------------------------------- */
+
+typedef struct walkres {
+	vec py, json, yaml; /* char* (malloc'd relative paths) */
+} walkres;
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
+{
+	if (depth > 64)
+		return 0;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+	DIR *d = opendir(path);
+	if (!d)
+		return depth == 0 ? -1 : 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		if (n[0] == '.' || !strcmp(n, "__pycache__") || !strcmp(n, "node_modules"))
+			continue;
+		char r[4096];
+		int len = snprintf(r, sizeof(r), "%s%s%s", rel, *rel ? "/" : "", n);
+		if (len <= 0 || (size_t)len >= sizeof(r))
+			continue;
+		char full[8400];
+		snprintf(full, sizeof(full), "%s/%s", root, r);
+		struct stat st;
+		if (lstat(full, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			walk_dir(root, r, w, depth + 1);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		vec *v = has_suffix(n, ".py")                               ? &w->py
+			 : has_suffix(n, ".json")                           ? &w->json
+			 : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
+									     : NULL;
+		if (!v)
+			continue;
+		char **slot = vec_push(v);
+		if (!slot || !(*slot = strdup(r))) {
+			closedir(d);
+			return -2;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- 2. parse -------------------------------------------------------------- */
+
+static int path_is_test(const char *rel)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "/%s", rel);
+	if (strstr(buf, "/tests/") || strstr(buf, "/test/") || strstr(buf, "/testing/"))
+		return 1;
+	const char *base = strrchr(buf, '/') + 1;
+	return !strncmp(base, "test_", 5) || has_suffix(base, "_test.py") || !strcmp(base, "conftest.py");
+}
+
+static const char *const platform_tokens[] = {"rocm", "hip", "tpu", "xpu", "neuron", "openvino", "hpu", "gaudi", "aiter", NULL};
+
+/* The platform a path names by one of its _/./- separated tokens, or NULL. */
+static const char *path_platform(const char *rel)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (char *tok = strtok(buf, "/_.-"); tok; tok = strtok(NULL, "/_.-"))
+		for (int i = 0; platform_tokens[i]; i++)
+			if (!strcmp(tok, platform_tokens[i]))
+				return platform_tokens[i];
+	return NULL;
+}
+
+static char *module_of(const char *rel, int *is_pkg)
+{
+	char *m = strdup(rel);
+	if (!m)
+		return NULL;
+	size_t n = strlen(m);
+	if (n > 3 && !strcmp(m + n - 3, ".py"))
+		m[n - 3] = '\0';
+	for (char *p = m; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	*is_pkg = 0;
+	n = strlen(m);
+	if (n >= 8 && !strcmp(m + n - 8, "__init__")) {
+		*is_pkg = 1;
+		m[n >= 9 ? n - 9 : 0] = '\0';
+	}
+	return m;
+}
+
+static char *read_file(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + len, 1, cap - len, fp);
+		len += r;
+		if (len < cap)
+			break;
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(fp);
+	if (buf)
+		*n = len;
+	return buf;
+}
+
+/* The source line `line` (1-based) of text, for diagnostics. */
+static void copy_line(char *dst, size_t cap, const char *text, size_t n, int line)
+{
+	size_t i = 0;
+	for (int l = 1; l < line && i < n; i++)
+		if (text[i] == '\n')
+			l++;
+	size_t j = 0;
+	while (i < n && text[i] != '\n' && text[i] != '\r' && j + 1 < cap)
+		dst[j++] = text[i++];
+	dst[j] = '\0';
+}
+
+/* ---- 3. index ---------------------------------------------------------------- */
+
+static int def_key_get(muh_surface *s, int fi, const char *name)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%d\x01%s", fi, name);
+	return smap_get(&s->defs, key);
+}
+
+static int def_key_put(muh_surface *s, int fi, const char *name, int val)
+{
+	char key[512];
+	snprintf(key, sizeof(key), "%d\x01%s", fi, name);
+	if (smap_get(&s->defs, key) >= 0)
+		return 0;
+	const char *k = sa_str(s, key);
+	int *slot = k ? smap_slot(&s->defs, k, 1) : NULL;
+	if (!slot)
+		return -1;
+	*slot = val;
+	return 0;
+}
+
+/* defs values: scope index, or -(2 + knob index) for module-level knobs */
+static int build_index(muh_surface *s)
+{
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		sfile *f = &s->files[fi];
+		int *slot = smap_slot(&s->mods, f->module, 1);
+		if (!slot)
+			return -1;
+		if (*slot < 0)
+			*slot = fi;
+		pyfile *pf = f->pf;
+		for (int i = 0; i < pf->nscopes; i++)
+			if (pf->scopes[i].parent < 0 && def_key_put(s, fi, pf->scopes[i].name, i))
+				return -1;
+		for (int i = 0; i < pf->nknobs; i++)
+			if (pf->knobs[i].scope < 0 &&
+			    (pf->knobs[i].kind == PF_K_CONSTANT || pf->knobs[i].kind == PF_K_OVERRIDE ||
+			     pf->knobs[i].kind == PF_K_AUTOTUNE) &&
+			    def_key_put(s, fi, pf->knobs[i].name, -(2 + i)))
+				return -1;
+		for (int i = 0; i < pf->nrefs; i++) {
+			pf_ref *r = &pf->refs[i];
+			if (r->flags & PF_R_SPLAT)
+				continue;
+			int *ns = smap_slot(&s->names, r->name, 1);
+			if (!ns)
+				return -1;
+			if (*ns < 0) {
+				vec *nl = vec_push(&s->namelists);
+				if (!nl)
+					return -1;
+				nl->esz = sizeof(ref_at);
+				*ns = (int)s->namelists.n - 1;
+			}
+			vec *list = &((vec *)s->namelists.p)[*ns];
+			ref_at *ra = vec_push(list);
+			if (!ra)
+				return -1;
+			ra->file = fi;
+			ra->ref = i;
+		}
+	}
+	return 0;
+}
+
+static const vec *refs_named(const muh_surface *s, const char *name)
+{
+	int i = smap_get(&s->names, name);
+	return i < 0 ? NULL : &((const vec *)s->namelists.p)[i];
+}
+
+static int in_dead(const sfile *f, uint32_t byte)
+{
+	for (int i = 0; i < f->ndead; i++)
+		if (byte >= f->dead[2 * i] && byte < f->dead[2 * i + 1])
+			return 1;
+	return 0;
+}
+
+static const pf_import *import_of(const muh_surface *s, int fi, const char *alias)
+{
+	const sfile *f = &s->files[fi];
+	for (int i = 0; i < f->pf->nimports; i++) {
+		const pf_import *im = &f->pf->imports[i];
+		if (!strcmp(im->alias, alias))
+			return im;
+	}
+	return NULL;
+}
+
+static int mod_lookup(const muh_surface *s, const char *m)
+{
+	return m ? smap_get(&s->mods, m) : -1;
+}
+
+enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
+
+/* Resolves a name as seen from file fi: a top-level definition of fi, or
+ * what an import binds (following re-exports through packages). */
+static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi, const char **oname, int depth)
+{
+	if (depth > 8)
+		return RES_NONE;
+	if (def_key_get((muh_surface *)s, fi, name) != -1) {
+		*ofi = fi;
+		*oname = name;
+		return RES_SYMBOL;
+	}
+	const pf_import *im = import_of(s, fi, name);
+	if (!im)
+		return RES_NONE;
+	if (im->attr) {
+		char buf[600];
+		snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
+		int sub = mod_lookup(s, buf);
+		if (sub >= 0) {
+			*ofi = sub;
+			*oname = NULL;
+			return RES_MODULE;
+		}
+		int m = mod_lookup(s, im->module);
+		if (m < 0 || m == fi)
+			return RES_NONE;
+		return resolve_name(s, m, im->attr, ofi, oname, depth + 1);
+	}
+	int m = mod_lookup(s, im->module);
+	if (m < 0)
+		return RES_NONE;
+	*ofi = m;
+	*oname = NULL;
+	return RES_MODULE;
+}
+
+/* The module file an object expression (`ops`, `vllm._custom_ops`) names
+ * in file fi, or -1. */
+static int resolve_obj(const muh_surface *s, int fi, const char *obj)
+{
+	if (!obj)
+		return -1;
+	int ofi;
+	const char *on;
+	if (!strchr(obj, '.'))
+		return resolve_name(s, fi, obj, &ofi, &on, 0) == RES_MODULE ? ofi : -1;
+	const pf_import *im = import_of(s, fi, obj);
+	if (im && !im->attr)
+		return mod_lookup(s, im->module);
+	/* alias.rest: resolve the first component, append the rest */
+	char head[256];
+	const char *dot = strchr(obj, '.');
+	snprintf(head, sizeof(head), "%.*s", (int)(dot - obj), obj);
+	if (resolve_name(s, fi, head, &ofi, &on, 0) != RES_MODULE)
+		return -1;
+	char buf[600];
+	snprintf(buf, sizeof(buf), "%s%s", s->files[ofi].module, dot);
+	return mod_lookup(s, buf);
+}
+
+/* Does ref r (in file rf) load the top-level name `name` of file tfi? */
+static int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name)
+{
+	if (r->flags & (PF_R_KEY | PF_R_SPLAT))
+		return 0;
+	if (r->flags & PF_R_ATTR) {
+		int m = resolve_obj(s, rf, r->obj);
+		if (m == tfi)
+			return 1;
+		if (m >= 0) { /* re-exported through a package */
+			int ofi;
+			const char *on;
+			return resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
+		}
+		return 0;
+	}
+	if (rf == tfi)
+		return 1;
+	int ofi;
+	const char *on;
+	return resolve_name(s, rf, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi && !strcmp(on, name);
+}
+
+/* ---- 4. guards ---------------------------------------------------------------- */
+
+/* A module constant that decides guards: assigned once, at module level,
+ * outside any if (so not under TYPE_CHECKING or a try/except pair). */
+static int module_const(const muh_surface *s, int fi, const char *name, int *val)
+{
+	int d = def_key_get((muh_surface *)s, fi, name);
+	if (d > -2)
+		return 0;
+	const pyfile *pf = s->files[fi].pf;
+	const pf_knob *k = &pf->knobs[-(d + 2)];
+	if (!k->eval || k->nalts || k->unreach)
+		return 0;
+	int count = 0;
+	for (int i = 0; i < pf->nknobs; i++)
+		count += pf->knobs[i].scope < 0 && !strcmp(pf->knobs[i].name, name);
+	if (count != 1)
+		return 0;
+	for (int i = 0; i < pf->nguards; i++) {
+		const pf_guard *g = &pf->guards[i];
+		if ((k->start >= g->cons_start && k->start < g->cons_end) ||
+		    (k->start >= g->alt_start && k->start < g->alt_end))
+			return 0;
+	}
+	if (!strcmp(k->eval, "True"))
+		*val = 1;
+	else if (!strcmp(k->eval, "False"))
+		*val = 0;
+	else
+		*val = strtod(k->eval, NULL) != 0;
+	return 1;
+}
+
+/* The truth of a guard's condition when constants decide it, else -1. */
+static int guard_truth(const muh_surface *s, int fi, const pf_guard *g)
+{
+	const pyfile *pf = s->files[fi].pf;
+	if (g->constval >= 0)
+		return g->constval;
+	if (!g->name)
+		return -1;
+	int v = -1;
+	if (!g->obj && !strcmp(g->name, "TYPE_CHECKING")) {
+		v = 0;
+	} else if (!g->obj) {
+		/* a local knob of that name shadows module constants */
+		for (int i = 0; i < pf->nknobs; i++)
+			if (pf->knobs[i].scope >= 0 && !strcmp(pf->knobs[i].name, g->name))
+				return -1;
+		int ofi;
+		const char *on;
+		int val;
+		if (resolve_name(s, fi, g->name, &ofi, &on, 0) == RES_SYMBOL && module_const(s, ofi, on, &val))
+			v = val;
+	} else {
+		int m = resolve_obj(s, fi, g->obj);
+		int val;
+		if (!strcmp(g->name, "TYPE_CHECKING"))
+			v = 0;
+		else if (m >= 0 && module_const(s, m, g->name, &val))
+			v = val;
+	}
+	if (v < 0)
+		return -1;
+	return g->negated ? !v : v;
+}
+
+static int compute_dead(muh_surface *s)
+{
+	/* two rounds: an import under a dead guard can stop resolving a name */
+	for (int round = 0; round < 2; round++) {
+		for (int fi = 0; fi < s->nfiles; fi++) {
+			sfile *f = &s->files[fi];
+			pyfile *pf = f->pf;
+			uint32_t *dead = NULL;
+			int nd = 0;
+			for (int i = 0; i < pf->nguards; i++) {
+				int t = guard_truth(s, fi, &pf->guards[i]);
+				uint32_t a, b;
+				if (t == 0) {
+					a = pf->guards[i].cons_start;
+					b = pf->guards[i].cons_end;
+				} else if (t == 1 && pf->guards[i].alt_end) {
+					a = pf->guards[i].alt_start;
+					b = pf->guards[i].alt_end;
+				} else {
+					continue;
+				}
+				uint32_t *nd2 = realloc(dead, sizeof(uint32_t) * 2 * (size_t)(nd + 1));
+				if (!nd2) {
+					free(dead);
+					return -1;
+				}
+				dead = nd2;
+				dead[2 * nd] = a;
+				dead[2 * nd + 1] = b;
+				nd++;
+			}
+			if (round == 1) {
+				free(f->dead);
+			}
+			if (round == 0 || nd != f->ndead || (nd && memcmp(dead, f->dead, sizeof(uint32_t) * 2 * (size_t)nd))) {
+				if (round == 0)
+					free(f->dead);
+				f->dead = dead;
+				f->ndead = nd;
+			} else {
+				f->dead = dead;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- 5. platform modules ---------------------------------------------------------- */
+
+static int build_import_graph(muh_surface *s)
+{
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		s->files[fi].importers.esz = sizeof(int) * 3;
+		s->files[fi].importees.esz = sizeof(int);
+	}
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		sfile *f = &s->files[fi];
+		for (int i = 0; i < f->pf->nimports; i++) {
+			const pf_import *im = &f->pf->imports[i];
+			if (in_dead(f, im->byte))
+				continue;
+			int m = -1;
+			if (im->attr) {
+				char buf[600];
+				snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
+				m = mod_lookup(s, buf);
+			}
+			if (m < 0)
+				m = mod_lookup(s, im->module);
+			if (m < 0 || m == fi)
+				continue;
+			int plat = 0;
+			if (im->guard >= 0 && !im->guard_else && f->pf->guards[im->guard].platform)
+				plat = 1;
+			int *e = vec_push(&s->files[m].importers);
+			if (!e)
+				return -1;
+			e[0] = fi;
+			e[1] = im->line;
+			e[2] = plat;
+			int *o = vec_push(&f->importees);
+			if (!o)
+				return -1;
+			*o = m;
+		}
+	}
+	return 0;
+}
+
+static void compute_platform(muh_surface *s)
+{
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		sfile *f = &s->files[fi];
+		const char *p = f->is_test ? NULL : path_platform(f->rel);
+		if (p) {
+			f->platform = 1;
+			f->plat_file = -1;
+			f->plat_why = sa_fmt(s, "%s module (by its path)", p);
+		}
+	}
+	for (int round = 0; round < 12; round++) {
+		int changed = 0;
+		for (int fi = 0; fi < s->nfiles; fi++) {
+			sfile *f = &s->files[fi];
+			if (f->platform || f->is_test || !f->importers.n)
+				continue;
+			int live = 0, plat = 0, pf = -1, pl = 0;
+			for (size_t i = 0; i < f->importers.n; i++) {
+				int *e = (int *)f->importers.p + 3 * i;
+				sfile *g = &s->files[e[0]];
+				if (g->is_test)
+					continue;
+				if (g->platform || e[2]) {
+					plat++;
+					pf = e[0];
+					pl = e[1];
+				} else {
+					live++;
+				}
+			}
+			if (!live && plat) {
+				f->platform = 1;
+				f->plat_file = pf;
+				f->plat_line = pl;
+				f->plat_why = s->files[pf].platform ? sa_fmt(s, "imported only by platform module %s", s->files[pf].rel)
+								    : sa_fmt(s, "imported only under a platform check");
+				changed = 1;
+			}
+		}
+		if (!changed)
+			break;
+	}
+}
+
+/* ---- 6. reachability ------------------------------------------------------------- */
+
+static int outer_scope(const pyfile *pf, int sc)
+{
+	int guard = 0;
+	while (sc >= 0 && pf->scopes[sc].parent >= 0 && guard++ < 1000)
+		sc = pf->scopes[sc].parent;
+	return sc;
+}
+
+static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
+
+/* What kind of reader a load is: live, test, platform ... */
+static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
+{
+	sfile *f = &s->files[rf];
+	*ef = rf;
+	*el = r->line;
+	if ((r->flags & PF_R_UNREACH) || in_dead(f, r->byte))
+		return R_UNREACH;
+	if (f->is_test)
+		return R_TEST;
+	if (f->platform)
+		return R_PLATFORM;
+	if (r->scope < 0)
+		return R_LIVE;
+	int xf, xl;
+	enum reach e = scope_reach(s, rf, r->scope, &xf, &xl);
+	if (e == R_NONE)
+		return R_UNKNOWN;
+	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
+		/* the evidence is where the enclosing function is reached from */
+		*ef = xf;
+		*el = xl;
+	}
+	return e;
+}
+
+/* Combines reader classes: live beats unknown beats platform beats test
+ * beats unreachable. */
+static int reach_rank(enum reach r)
+{
+	switch (r) {
+	case R_LIVE:
+		return 6;
+	case R_BUSY:
+		return 6;
+	case R_UNKNOWN:
+		return 5;
+	case R_PLATFORM:
+		return 4;
+	case R_TEST:
+		return 3;
+	case R_UNREACH:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/* Readers of the top-level name `name` of file tfi, excluding loads inside
+ * the byte range [skip_a, skip_b) of tfi (the definition itself). Returns
+ * the best class and its place. */
+static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a, uint32_t skip_b, int *ef,
+			     int *el)
+{
+	const vec *list = refs_named(s, name);
+	enum reach best = R_NONE;
+	*ef = -1;
+	*el = 0;
+	if (!list)
+		return R_NONE;
+	for (size_t i = 0; i < list->n; i++) {
+		const ref_at *ra = (const ref_at *)list->p + i;
+		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
+		if (ra->file == tfi && r->byte >= skip_a && r->byte < skip_b)
+			continue;
+		if (!ref_hits(s, ra->file, r, tfi, name))
+			continue;
+		int xf, xl;
+		enum reach c = ref_class(s, ra->file, r, &xf, &xl);
+		if (reach_rank(c) > reach_rank(best)) {
+			best = c == R_BUSY ? R_LIVE : c;
+			*ef = xf;
+			*el = xl;
+			if (best == R_LIVE)
+				break;
+		}
+	}
+	return best;
+}
+
+/* Reachability of the outermost scope that contains sc: classes are live
+ * when any live code names them; functions take the best class of their
+ * readers (recursively). */
+static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
+{
+	sfile *f = &s->files[fi];
+	int top = outer_scope(f->pf, sc);
+	*ef = -1;
+	*el = 0;
+	if (top < 0)
+		return R_LIVE;
+	if (f->reach[top] == R_BUSY)
+		return R_BUSY;
+	if (f->reach[top] != R_TODO) {
+		*ef = f->reach_file[top];
+		*el = f->reach_line[top];
+		return f->reach[top];
+	}
+	f->reach[top] = R_BUSY;
+	const pf_scope *scp = &f->pf->scopes[top];
+	enum reach r = readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
+	f->reach[top] = (unsigned char)r;
+	f->reach_file[top] = *ef;
+	f->reach_line[top] = *el;
+	return r;
+}
+
+/* ---- 7. knobs and verdicts ------------------------------------------------------- */
+
+typedef struct kb {
+	muh_surface *s;
+	vec steps;   /* scan_step */
+	vec unsafe;  /* const char* */
+} kb;
+
+static void step(kb *b, int fi, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void step(kb *b, int fi, int line, const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	scan_step *st = vec_push(&b->steps);
+	if (!st)
+		return;
+	st->file = fi >= 0 ? b->s->files[fi].rel : "";
+	st->line = line;
+	st->note = sa_str(b->s, buf);
+}
+
+static void step_file(kb *b, const char *rel, int line, const char *note)
+{
+	scan_step *st = vec_push(&b->steps);
+	if (!st)
+		return;
+	st->file = rel;
+	st->line = line;
+	st->note = sa_str(b->s, note);
+}
+
+static const char *scope_qual(const pyfile *pf, int sc)
+{
+	return sc >= 0 ? pf->scopes[sc].qual : "<module>";
+}
+
+/* Explains a reader class as a verdict; returns the verdict. */
+static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what, const char **why)
+{
+	muh_surface *s = b->s;
+	switch (r) {
+	case R_LIVE:
+	case R_BUSY:
+		if (ef >= 0)
+			step(b, ef, el, "%s read here (reachable code)", what);
+		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el) : "read by module-level code";
+		return SCAN_LIVE;
+	case R_UNKNOWN:
+		if (ef >= 0)
+			step(b, ef, el, "%s read here, in code that nothing names statically", what);
+		*why = "read only from code never referenced by name (dynamic call?)";
+		return SCAN_UNKNOWN;
+	case R_PLATFORM:
+		if (ef >= 0)
+			step(b, ef, el, "%s read here, in another platform's module (%s)", what,
+			     s->files[ef].plat_why ? s->files[ef].plat_why : "platform");
+		*why = "read only by another platform's backend";
+		return SCAN_PLATFORM;
+	case R_TEST:
+		if (ef >= 0)
+			step(b, ef, el, "%s read only from tests (e.g. here)", what);
+		*why = "read only from tests";
+		return SCAN_DEAD;
+	case R_UNREACH:
+		if (ef >= 0)
+			step(b, ef, el, "%s read only on an unreachable path (after return, or under a constant-false if)",
+			     what);
+		*why = "read only on unreachable paths";
+		return SCAN_DEAD;
+	default:
+		*why = "never read";
+		return SCAN_DEAD;
+	}
+}
+
+/* Follows unconditional calls from function (fi, sc) up to depth 3 looking
+ * for a raise of NotImplementedError; fills evidence. */
+static int raises_nie(kb *b, int fi, int sc, int depth);
+
+/* The function a call resolves to: (*ofi, *osc) or 0. */
+static int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
+{
+	if (!c->fname)
+		return 0;
+	int tf = -1;
+	const char *tn = c->fname;
+	if (c->obj) {
+		tf = resolve_obj(s, fi, c->obj);
+		if (tf >= 0) {
+			int xf;
+			const char *xn;
+			if (resolve_name(s, tf, c->fname, &xf, &xn, 0) == RES_SYMBOL) {
+				tf = xf;
+				tn = xn;
+			}
+		}
+	} else {
+		const char *xn;
+		if (resolve_name(s, fi, c->fname, &tf, &xn, 0) != RES_SYMBOL)
+			tf = -1;
+		else
+			tn = xn;
+	}
+	if (tf < 0)
+		return 0;
+	int d = def_key_get(s, tf, tn);
+	if (d < 0)
+		return 0;
+	if (!(s->files[tf].pf->scopes[d].flags & PF_FUNC))
+		return 0;
+	*ofi = tf;
+	*osc = d;
+	return 1;
+}
+
+static int raises_nie(kb *b, int fi, int sc, int depth)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	const pf_scope *scp = &pf->scopes[sc];
+	if (scp->flags & PF_RAISES_NIE) {
+		step(b, fi, scp->line, "def %s", scp->qual);
+		step(b, fi, scp->raise_line, "raise NotImplementedError, unconditionally");
+		return 1;
+	}
+	if (depth >= 3)
+		return 0;
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->scope != sc || !(c->flags & PF_C_UNCOND) || (c->flags & PF_C_UNREACH))
+			continue;
+		int tf, ts;
+		if (!call_target(s, fi, c, &tf, &ts) || (tf == fi && ts == sc))
+			continue;
+		size_t mark = b->steps.n;
+		step(b, fi, c->line, "%s calls %s unconditionally", scp->qual, c->callee);
+		if (raises_nie(b, tf, ts, depth + 1))
+			return 1;
+		b->steps.n = mark;
+	}
+	return 0;
+}
+
+/* Unsafe values of a boolean knob: a guard `if NAME:` in the same scope whose
+ * branch for the other value calls a function that raises
+ * NotImplementedError. Adds the evidence chain. */
+static void check_unsafe(kb *b, int fi, const pf_knob *k)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	if (!k->eval || (strcmp(k->eval, "True") && strcmp(k->eval, "False")))
+		return;
+	int cur = !strcmp(k->eval, "True");
+	for (int val = 0; val <= 1; val++) {
+		int found = 0;
+		for (int gi = 0; gi < pf->nguards && !found; gi++) {
+			const pf_guard *g = &pf->guards[gi];
+			if (!g->name || g->obj || strcmp(g->name, k->name) || g->scope != k->scope)
+				continue;
+			int takes_cons = g->negated ? !val : val;
+			uint32_t a = takes_cons ? g->cons_start : g->alt_start, e = takes_cons ? g->cons_end : g->alt_end;
+			if (!e)
+				continue;
+			for (int ci = 0; ci < pf->ncalls && !found; ci++) {
+				const pf_call *c = &pf->calls[ci];
+				if (c->byte < a || c->byte >= e)
+					continue;
+				int tf, ts;
+				if (!call_target(s, fi, c, &tf, &ts))
+					continue;
+				size_t mark = b->steps.n;
+				step(b, fi, takes_cons ? g->line : (g->else_line ? g->else_line : g->line),
+				     "%s = %s takes this branch of `if %s%s:`", k->name, val ? "True" : "False",
+				     g->negated ? "not " : "", k->name);
+				step(b, fi, c->line, "calls %s", c->callee);
+				if (raises_nie(b, tf, ts, 0)) {
+					found = 1;
+					const char **u = vec_push(&b->unsafe);
+					if (u)
+						*u = val ? "True" : "False";
+				} else {
+					b->steps.n = mark;
+				}
+			}
+		}
+		(void)cur;
+	}
+}
+
+static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file, enum scan_verdict v,
+		      const char *why)
+{
+	muh_knob *o = vec_push(&s->knobs);
+	if (!o)
+		return NULL;
+	const pyfile *pf = fi >= 0 ? s->files[fi].pf : NULL;
+	o->file = file;
+	o->name = k->name;
+	o->kind = pyfile_kind_name(k->kind);
+	o->scope = pf ? scope_qual(pf, k->scope) : "<file>";
+	o->line = k->line;
+	o->col = k->col;
+	o->end_line = k->end_line;
+	o->end_col = k->end_col;
+	o->start = k->start;
+	o->end = k->end;
+	o->value = k->text;
+	o->eval = k->eval;
+	o->file_hash = pf ? pf->hash : 0;
+	if (k->nalts) {
+		scan_alt *alts = sa_alloc(s, sizeof(scan_alt) * (size_t)k->nalts);
+		if (alts) {
+			for (int i = 0; i < k->nalts; i++) {
+				alts[i].text = k->alts[i].text;
+				alts[i].eval = k->alts[i].eval;
+				alts[i].start = k->alts[i].start;
+				alts[i].end = k->alts[i].end;
+				alts[i].line = k->alts[i].line;
+			}
+			o->alts = alts;
+			o->nalts = k->nalts;
+		}
+	}
+	o->verdict = v;
+	o->why = why;
+	if (b->unsafe.n) {
+		const char **u = sa_alloc(s, sizeof(char *) * b->unsafe.n);
+		if (u) {
+			memcpy(u, b->unsafe.p, sizeof(char *) * b->unsafe.n);
+			o->unsafe_values = u;
+			o->nunsafe = (int)b->unsafe.n;
+		}
+	}
+	if (b->steps.n) {
+		scan_step *st = sa_alloc(s, sizeof(scan_step) * b->steps.n);
+		if (st) {
+			memcpy(st, b->steps.p, sizeof(scan_step) * b->steps.n);
+			o->evidence = st;
+			o->nevidence = (int)b->steps.n;
+		}
+	}
+	b->steps.n = 0;
+	b->unsafe.n = 0;
+	return o;
+}
+
+/* Loads of a function-local name inside scope sc (or its nested scopes). */
+static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *el)
+{
+	const pyfile *pf = s->files[fi].pf;
+	const pf_scope *scp = &pf->scopes[k->scope];
+	const vec *list = refs_named(s, k->name);
+	enum reach best = R_NONE;
+	*el = 0;
+	if (!list)
+		return R_NONE;
+	for (size_t i = 0; i < list->n; i++) {
+		const ref_at *ra = (const ref_at *)list->p + i;
+		if (ra->file != fi)
+			continue;
+		const pf_ref *r = &pf->refs[ra->ref];
+		if (r->flags || r->byte < scp->start || r->byte >= scp->end)
+			continue;
+		enum reach c = in_dead(&s->files[fi], r->byte) ? R_UNREACH : R_LIVE;
+		if ((r->flags & PF_R_UNREACH))
+			c = R_UNREACH;
+		if (reach_rank(c) > reach_rank(best)) {
+			best = c;
+			*el = r->line;
+		}
+	}
+	/* refs with PF_R_UNREACH were skipped by `r->flags` above: count them */
+	if (best == R_NONE)
+		for (size_t i = 0; i < list->n; i++) {
+			const ref_at *ra = (const ref_at *)list->p + i;
+			const pf_ref *r = &pf->refs[ra->ref];
+			if (ra->file == fi && r->flags == PF_R_UNREACH && r->byte >= scp->start && r->byte < scp->end) {
+				best = R_UNREACH;
+				*el = r->line;
+				break;
+			}
+		}
+	return best;
+}
+
+static int find_jit(muh_surface *s, int fi, const pf_call *c, int *kfi, int *ksc)
+{
+	if (!c->fname)
+		return 0;
+	int tf = -1, d = -1;
+	const char *tn = c->fname;
+	if (c->obj) {
+		tf = resolve_obj(s, fi, c->obj);
+	} else {
+		const char *xn;
+		if (resolve_name(s, fi, c->fname, &tf, &xn, 0) == RES_SYMBOL)
+			tn = xn;
+		else
+			tf = -1;
+	}
+	if (tf >= 0)
+		d = def_key_get(s, tf, tn);
+	if (d < 0 || !(s->files[tf].pf->scopes[d].flags & PF_JIT))
+		return 0;
+	*kfi = tf;
+	*ksc = d;
+	return 1;
+}
+
+static const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name, const char *kind,
+			   int occ, char out[20])
+{
+	char buf[1200];
+	int n = snprintf(buf, sizeof(buf), "%s%c%s%c%s%c%s%c%d", rel, 0, scope, 0, name, 0, kind, 0, occ);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	snprintf(out, 20, "k%016llx", (unsigned long long)pyfile_hash(buf, (size_t)n));
+	return out;
+}
+
+static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v, const char **why)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	int ef = fi, el;
+	enum reach r;
+	if (k->kind == PF_K_OVERRIDE)
+		step(b, fi, k->line, "%s = %s overrides the heuristic assigned at line %d", k->name, k->text,
+		     k->aux_line);
+	if (k->scope < 0) {
+		r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+	} else {
+		r = local_readers(s, fi, k, &el);
+		if (r == R_LIVE) {
+			/* local reads count as much as the function is reachable */
+			int xf, xl;
+			enum reach fr = scope_reach(s, fi, k->scope, &xf, &xl);
+			/* prefer the launch binding it feeds as evidence */
+			for (int i = 0; i < pf->nknobs; i++) {
+				const pf_knob *o = &pf->knobs[i];
+				if (o->kind == PF_K_CONSTEXPR && o->feed && !strcmp(o->feed, k->name) && o->scope == k->scope) {
+					el = o->line;
+					break;
+				}
+			}
+			if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH) {
+				step(b, fi, el, "%s read here", k->name);
+				r = fr;
+				ef = xf;
+				el = xl;
+			} else if (fr == R_NONE || fr == R_UNKNOWN) {
+				step(b, fi, el, "%s read here", k->name);
+				step(b, fi, pf->scopes[outer_scope(pf, k->scope)].line,
+				     "but %s is never referenced by name", pf->scopes[outer_scope(pf, k->scope)].qual);
+				*v = SCAN_UNKNOWN;
+				*why = "enclosing function is never referenced by name";
+				return;
+			} else {
+				for (int i = 0; i < pf->nknobs; i++) {
+					const pf_knob *o = &pf->knobs[i];
+					if (o->kind == PF_K_CONSTEXPR && o->feed && !strcmp(o->feed, k->name) &&
+					    o->scope == k->scope && o->line == el) {
+						step(b, fi, el, "binds %s at the launch", o->name);
+						*v = SCAN_LIVE;
+						*why = sa_fmt(s, "binds %s at line %d", o->name, el);
+						if (xf >= 0)
+							step(b, xf, xl, "%s is called here", pf->scopes[outer_scope(pf, k->scope)].qual);
+						return;
+					}
+				}
+				if (xf >= 0) {
+					step(b, fi, el, "%s read here", k->name);
+					step(b, xf, xl, "%s is called here", pf->scopes[outer_scope(pf, k->scope)].qual);
+					*v = SCAN_LIVE;
+					*why = sa_fmt(s, "read at line %d", el);
+					return;
+				}
+			}
+		}
+	}
+	*v = verdict_from(b, r, ef, el, k->name, why);
+}
+
+static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enum scan_verdict *v, const char **why)
+{
+	muh_surface *s = b->s;
+	int ef, el;
+	enum reach r = scope_reach(s, fi, sc, &ef, &el);
+	if (r == R_NONE) {
+		*v = SCAN_DEAD;
+		*why = sa_fmt(s, "%s is never referenced", what);
+		step(b, fi, s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].line, "nothing in the tree names %s",
+		     s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].qual);
+		return;
+	}
+	if (r == R_TEST) {
+		*v = SCAN_DEAD;
+		*why = sa_fmt(s, "%s is reached only from tests", what);
+		if (ef >= 0)
+			step(b, ef, el, "called from tests (e.g. here)");
+		return;
+	}
+	*v = verdict_from(b, r, ef, el, what, why);
+	if (r == R_LIVE && ef >= 0)
+		*why = sa_fmt(s, "%s used at %s:%d", what, s->files[ef].rel, el);
+}
+
+static int is_upper_like(const char *s);
+
+/* A call into a module outside the tree through an import alias
+ * (ixf_F.vllm_invoke_fused_moe_kernel): opaque to the analysis. */
+static int is_opaque_call(muh_surface *s, int fi, const pf_call *c)
+{
+	if (!c->obj || strchr(c->obj, '.'))
+		return 0;
+	const pf_import *im = import_of(s, fi, c->obj);
+	return im && resolve_obj(s, fi, c->obj) < 0 && mod_lookup(s, im->module) < 0;
+}
+
+/* Config-dict keys: which keys do the consumers near the dict read? */
+static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict *v, const char **why)
+{
+	muh_surface *s = b->s;
+	sfile *f = &s->files[fi];
+	const char *var = (k->aux && strcmp(k->aux, "return")) ? k->aux : "config";
+	/* candidate files: this one, its importers and importees */
+	int cand[512];
+	int nc = 0;
+	cand[nc++] = fi;
+	for (size_t i = 0; i < f->importers.n && nc < 512; i++)
+		cand[nc++] = ((int *)f->importers.p)[3 * i];
+	for (size_t i = 0; i < f->importees.n && nc < 512; i++)
+		cand[nc++] = ((int *)f->importees.p)[i];
+	enum reach best = R_NONE;
+	int bf = -1, bl = 0;
+	const char *how = NULL;
+	int other_f = -1, other_l = 0;
+	const char *other_key = NULL, *other_callee = NULL;
+	int other_opaque = 0;
+	int opaque_f = -1, opaque_l = 0;
+	const char *opaque_callee = NULL;
+	for (int ci = 0; ci < nc; ci++) {
+		int cf = cand[ci];
+		int dup = 0;
+		for (int j = 0; j < ci; j++)
+			dup |= cand[j] == cf;
+		if (dup)
+			continue;
+		const pyfile *pf = s->files[cf].pf;
+		for (int i = 0; i < pf->nrefs; i++) {
+			const pf_ref *r = &pf->refs[i];
+			int reads = 0;
+			const char *h = NULL;
+			if ((r->flags & PF_R_KEY)) {
+				if (!strcmp(r->name, k->name)) {
+					reads = 1;
+					h = r->call >= 0 ? pf->calls[r->call].callee : NULL;
+				} else if (is_upper_like(r->name) && (other_f < 0 || !other_opaque) &&
+					   !(r->flags & PF_R_UNREACH) && !in_dead(&s->files[cf], r->byte) &&
+					   !s->files[cf].is_test) {
+					int op = r->call >= 0 && is_opaque_call(s, cf, &pf->calls[r->call]);
+					if (other_f < 0 || op) {
+						other_f = cf;
+						other_l = r->line;
+						other_key = r->name;
+						other_opaque = op;
+						other_callee = r->call >= 0 ? pf->calls[r->call].callee : NULL;
+					}
+				}
+			} else if ((r->flags & PF_R_SPLAT) && r->call >= 0 &&
+				   ((pf->calls[r->call].flags & PF_C_LAUNCH) || !strcmp(r->name, var))) {
+				reads = 1;
+				h = pf->calls[r->call].callee;
+			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) && opaque_f < 0) {
+				const pf_call *c = &pf->calls[r->call];
+				int tf, ts;
+				if (!call_target(s, cf, c, &tf, &ts) && is_opaque_call(s, cf, c)) {
+					opaque_f = cf;
+					opaque_l = r->line;
+					opaque_callee = c->callee;
+				}
+			}
+			if (!reads)
+				continue;
+			int xf, xl;
+			enum reach c = ref_class(s, cf, r, &xf, &xl);
+			/* a live **splat is the strongest evidence: prefer it */
+			if (c == R_LIVE && best == R_LIVE && (r->flags & PF_R_SPLAT) && how && how[0] != '*')
+				best = R_NONE;
+			if (reach_rank(c) > reach_rank(best)) {
+				best = c == R_BUSY ? R_LIVE : c;
+				bf = cf;
+				bl = r->line;
+				how = (r->flags & PF_R_SPLAT) ? sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
+							      : sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?", k->name,
+								       h ? " passed to " : "", h ? h : "");
+			}
+		}
+	}
+	if (best == R_LIVE) {
+		step(b, bf, bl, "%s reads it", how);
+		*v = SCAN_LIVE;
+		*why = sa_fmt(s, "read: %s", how);
+		return;
+	}
+	if (best == R_NONE && opaque_f >= 0) {
+		step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree", opaque_callee);
+		*v = SCAN_UNKNOWN;
+		*why = sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
+		return;
+	}
+	if (best == R_NONE || best == R_UNREACH) {
+		step(b, fi, k->line, "'%s' is set here", k->name);
+		if (best == R_UNREACH)
+			step(b, bf, bl, "%s reads it, but only on an unreachable path", how);
+		if (other_f >= 0 && other_opaque)
+			step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict", other_callee, other_key);
+		else if (other_f >= 0)
+			step(b, other_f, other_l, "consumers read other keys (e.g. '%s') but never '%s'", other_key, k->name);
+		*v = SCAN_DEAD;
+		if (other_f >= 0 && other_opaque)
+			*why = sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'", k->name, other_callee,
+				      other_key);
+		else
+			*why = sa_fmt(s, "no reachable consumer reads '%s'", k->name);
+		return;
+	}
+	*v = verdict_from(b, best, bf, bl, k->name, why);
+}
+
+static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
+{
+	sfile *f = &s->files[fi];
+	const pyfile *pf = f->pf;
+	for (int i = 0; i < pf->nknobs; i++) {
+		const pf_knob *k = &pf->knobs[i];
+		enum scan_verdict v = SCAN_UNKNOWN;
+		const char *why = "no rule applies";
+		int kfi = -1, ksc = -1;
+		if (k->kind == PF_K_CONSTEXPR) {
+			const pf_call *c = &pf->calls[k->call];
+			const char *param = strrchr(k->name, '.');
+			param = param ? param + 1 : k->name;
+			if (!find_jit(s, fi, c, &kfi, &ksc))
+				continue;
+			const pf_scope *ks = &s->files[kfi].pf->scopes[ksc];
+			int is_opt = !strcmp(param, "num_warps") || !strcmp(param, "num_stages") || !strcmp(param, "num_ctas");
+			int is_cx = 0;
+			for (int j = 0; j < ks->nconstexprs; j++)
+				is_cx |= !strcmp(ks->constexprs[j], param);
+			if (!is_opt && !is_cx)
+				continue;
+		}
+		if (k->kind == PF_K_ENGINE_ARG && k->scope >= 0 && !(pf->scopes[k->scope].flags & PF_CLASS))
+			continue;
+		if (f->is_test && !s->opt.with_tests)
+			continue;
+		/* place-based verdicts first */
+		if (k->unreach || in_dead(f, k->start)) {
+			v = SCAN_DEAD;
+			why = "defined on an unreachable path";
+			step(b, fi, k->line, "after a return, or under an `if` that constants make false");
+		} else if (f->platform) {
+			v = SCAN_PLATFORM;
+			why = f->plat_why;
+			if (f->plat_file >= 0)
+				step(b, f->plat_file, f->plat_line, "the only importer of %s is here (%s)", f->rel,
+				     s->files[f->plat_file].plat_why ? s->files[f->plat_file].plat_why : "platform check");
+			else
+				step(b, fi, 1, "%s", f->plat_why);
+		} else {
+			switch (k->kind) {
+			case PF_K_CONSTANT:
+			case PF_K_OVERRIDE:
+				verdict_constant(b, fi, k, &v, &why);
+				break;
+			case PF_K_CONSTEXPR: {
+				const char *param = strrchr(k->name, '.') + 1;
+				const pf_scope *ks = &s->files[kfi].pf->scopes[ksc];
+				int xf, xl;
+				enum reach fr = k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				step(b, fi, k->aux_line, "launch of %s binds %s=%s", ks->qual, param, k->text);
+				if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH) {
+					v = verdict_from(b, fr, xf, xl, "the launching function", &why);
+					break;
+				}
+				if (!strcmp(param, "num_warps") || !strcmp(param, "num_stages") || !strcmp(param, "num_ctas")) {
+					step(b, kfi, ks->line, "@triton.jit %s: %s is a compile option", ks->qual, param);
+					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
+					why = v == SCAN_LIVE ? "triton compile option at a reachable launch"
+							     : "launching function never referenced by name";
+					break;
+				}
+				/* does the kernel read the constexpr? */
+				int rl = 0;
+				const pyfile *kp = s->files[kfi].pf;
+				const vec *list = refs_named(s, param);
+				for (size_t j = 0; list && j < list->n && !rl; j++) {
+					const ref_at *ra = (const ref_at *)list->p + j;
+					const pf_ref *r = &kp->refs[ra->ref];
+					if (ra->file == kfi && !(r->flags & (PF_R_KEY | PF_R_ATTR)) && r->byte >= ks->start &&
+					    r->byte < ks->end)
+						rl = r->line;
+				}
+				if (!rl) {
+					step(b, kfi, ks->line, "@triton.jit %s never reads %s", ks->qual, param);
+					v = SCAN_DEAD;
+					why = sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
+				} else {
+					step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)", ks->qual, param);
+					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
+					why = v == SCAN_LIVE ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
+							     : "launching function never referenced by name";
+				}
+				break;
+			}
+			case PF_K_AUTOTUNE: {
+				/* decorator list: the kernel; function list: the function */
+				int sc = k->scope;
+				for (int j = 0; j < pf->nscopes; j++)
+					if ((pf->scopes[j].flags & PF_AUTOTUNE) && k->start >= pf->scopes[j].start &&
+					    k->start < pf->scopes[j].end && pf->scopes[j].parent == k->scope) {
+						sc = j;
+						break;
+					}
+				if (sc >= 0) {
+					verdict_function_symbol(b, fi, sc, pf->scopes[sc].qual, &v, &why);
+				} else {
+					int ef, el;
+					enum reach r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+					v = verdict_from(b, r, ef, el, k->name, &why);
+				}
+				break;
+			}
+			case PF_K_CONFIG_DICT: {
+				int xf, xl;
+				enum reach fr = k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				if (fr == R_TEST || fr == R_PLATFORM) {
+					v = verdict_from(b, fr, xf, xl, scope_qual(pf, k->scope), &why);
+					break;
+				}
+				verdict_dict_key(b, fi, k, &v, &why);
+				break;
+			}
+			case PF_K_CAPABILITY: {
+				int sc = -1;
+				for (int j = 0; j < pf->nscopes; j++)
+					if (!strcmp(pf->scopes[j].qual, k->name))
+						sc = j;
+				step(b, fi, k->line, "%s returns %s%s%s", k->name, k->text, k->eval ? " = " : "",
+				     k->eval ? k->eval : "");
+				if (sc >= 0)
+					verdict_function_symbol(b, fi, sc, k->name, &v, &why);
+				break;
+			}
+			case PF_K_ENGINE_ARG: {
+				/* field read as an attribute anywhere outside tests */
+				const vec *list = refs_named(s, k->name);
+				int lf = -1, ll = 0;
+				for (size_t j = 0; list && j < list->n && lf < 0; j++) {
+					const ref_at *ra = (const ref_at *)list->p + j;
+					const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
+					if (!(r->flags & PF_R_ATTR) || s->files[ra->file].is_test ||
+					    s->files[ra->file].platform || (r->flags & PF_R_UNREACH) ||
+					    in_dead(&s->files[ra->file], r->byte))
+						continue;
+					lf = ra->file;
+					ll = r->line;
+				}
+				if (lf >= 0) {
+					step(b, lf, ll, ".%s read here", k->name);
+					v = SCAN_LIVE;
+					why = sa_fmt(s, "engine argument read at %s:%d", s->files[lf].rel, ll);
+				} else {
+					v = SCAN_UNKNOWN;
+					why = "no attribute read of this field found (may be read via asdict/getattr)";
+				}
+				break;
+			}
+			default:
+				break;
+			}
+			if (k->kind == PF_K_CONSTANT || k->kind == PF_K_OVERRIDE) {
+				check_unsafe(b, fi, k);
+				if (b->unsafe.n && v != SCAN_DEAD) {
+					v = SCAN_UNSAFE;
+					why = sa_fmt(s, "%s=%s reaches a raise of NotImplementedError",
+						     k->name, *(const char **)b->unsafe.p);
+				}
+			}
+		}
+		muh_knob *o = emit(s, b, fi, k, f->rel, v, why);
+		if (!o)
+			return;
+		char key[1200];
+		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name, o->kind);
+		const char *kk = sa_str(s, key);
+		int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+		int n = slot ? ++*slot : 0; /* starts at -1 */
+		knob_id(s, f->rel, o->scope, o->name, o->kind, n, o->id);
+	}
+	/* feeds: link launch bindings to the knob that feeds them */
+	(void)0;
+}
+
+static int is_upper_like(const char *s)
+{
+	const char *p = s;
+	while (*p == '_')
+		p++;
+	if (!*p)
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
+
+/* JSON config files: files next to a module that builds their name from an
+ * f-string pattern ending in .json. */
+static void json_knobs(muh_surface *s, kb *b, smap *occ)
+{
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		sfile *f = &s->files[fi];
+		if (f->is_test)
+			continue;
+		const pyfile *pf = f->pf;
+		for (int j = 0; j < pf->njsons; j++) {
+			const pf_json *pj = &pf->jsons[j];
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s", f->rel);
+			char *slash = strrchr(dir, '/');
+			size_t dl = slash ? (size_t)(slash - dir) + 1 : 0;
+			dir[dl] = '\0';
+			for (int i = 0; i < s->njsons; i++) {
+				const char *jr = s->jsons[i];
+				if (strncmp(jr, dir, dl) || path_is_test(jr))
+					continue;
+				const char *base = strrchr(jr, '/');
+				base = base ? base + 1 : jr;
+				if (fnmatch(pj->glob, base, 0))
+					continue;
+				pf_knob k = {0};
+				k.kind = PF_K_JSON_CONFIG;
+				k.name = base;
+				k.scope = -1;
+				k.line = 1;
+				k.col = 1;
+				k.end_line = 1;
+				k.end_col = 1;
+				k.text = sa_fmt(s, "file matching %s", pj->glob);
+				enum scan_verdict v = SCAN_UNKNOWN;
+				const char *why = "loader not found";
+				step(b, fi, pj->line, "%s builds the file name %s", scope_qual(pf, pj->scope), pj->glob);
+				if (f->platform) {
+					v = SCAN_PLATFORM;
+					why = f->plat_why;
+				} else if (pj->scope >= 0) {
+					verdict_function_symbol(b, fi, pj->scope, scope_qual(pf, pj->scope), &v, &why);
+					if (v == SCAN_LIVE)
+						why = sa_fmt(s, "loaded by name pattern built in %s", scope_qual(pf, pj->scope));
+				} else {
+					v = SCAN_LIVE;
+					why = "name pattern built at module level";
+				}
+				muh_knob *o = emit(s, b, -1, &k, jr, v, why);
+				if (!o)
+					return;
+				o->scope = scope_qual(pf, pj->scope);
+				char key[1200];
+				snprintf(key, sizeof(key), "%s\x01%s\x01json_config", jr, base);
+				const char *kk = sa_str(s, key);
+				int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+				int n = slot ? ++*slot : 0;
+				knob_id(s, jr, "<file>", base, "json_config", n, o->id);
+			}
+		}
+	}
+}
+
+/* Deployment files: YAML that holds an engine command line
+ * (`--max-num-seqs 1`). Each flag is an engine_arg knob. */
+static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
+{
+	for (int yi = 0; yi < s->nyamls; yi++) {
+		const char *rel = s->yamls[yi];
+		if (path_is_test(rel))
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
+		size_t n;
+		char *text = read_file(path, &n);
+		if (!text)
+			continue;
+		if (n > (1u << 24) || !memmem(text, n, "--", 2) ||
+		    !(memmem(text, n, "vllm", 4) || memmem(text, n, "serve", 5) || memmem(text, n, "api_server", 10))) {
+			free(text);
+			continue;
+		}
+		int line = 1;
+		size_t ls = 0;
+		for (size_t i = 0; i + 2 < n; i++) {
+			if (text[i] == '\n') {
+				line++;
+				ls = i + 1;
+				continue;
+			}
+			if (text[i] != '-' || text[i + 1] != '-' || (i > 0 && text[i - 1] != ' ' && text[i - 1] != '\t' &&
+								      text[i - 1] != '"' && text[i - 1] != '\'' &&
+								      text[i - 1] != '[' && text[i - 1] != '\n'))
+				continue;
+			size_t a = i + 2, e = a;
+			while (e < n && ((text[e] >= 'a' && text[e] <= 'z') || (text[e] >= '0' && text[e] <= '9') ||
+					 text[e] == '-' || text[e] == '_'))
+				e++;
+			if (e == a || e - a > 100 || !(text[a] >= 'a' && text[a] <= 'z'))
+				continue;
+			char name[128];
+			size_t nl = 0;
+			for (size_t j = a; j < e && nl + 1 < sizeof(name); j++)
+				name[nl++] = text[j] == '-' ? '_' : text[j];
+			name[nl] = '\0';
+			/* the value: after ' ' or '=', up to a space/quote/comma/newline */
+			size_t vs = e, ve;
+			int vline = line;
+			size_t vls = ls;
+			/* `--flag value`, `--flag=value`, `"--flag", "value"`, or a YAML
+			 * list item on the next line */
+			while (vs < n && (text[vs] == ' ' || text[vs] == '=' || text[vs] == '"' || text[vs] == '\'' ||
+					  text[vs] == ',' || text[vs] == '\t' || text[vs] == '\n' || text[vs] == '\r' ||
+					  (text[vs] == '-' && vs + 1 < n && text[vs + 1] == ' '))) {
+				if (text[vs] == '\n') {
+					vline++;
+					vls = vs + 1;
+				}
+				vs++;
+			}
+			ve = vs;
+			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' && text[ve] != '"' &&
+			       text[ve] != '\'' && text[ve] != ',' && text[ve] != ']' && text[ve] != '\\')
+				ve++;
+			int flag = (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
+				    text[vs] == '#');
+			pf_knob k = {0};
+			k.kind = PF_K_ENGINE_ARG;
+			k.name = sa_str(s, name);
+			k.scope = -1;
+			k.line = k.end_line = line;
+			if (flag) {
+				k.start = (uint32_t)a - 2;
+				k.end = (uint32_t)e;
+				k.text = "(flag)";
+				k.eval = "True";
+			} else {
+				char val[256];
+				snprintf(val, sizeof(val), "%.*s", (int)(ve - vs < 255 ? ve - vs : 255), text + vs);
+				k.start = (uint32_t)vs;
+				k.end = (uint32_t)ve;
+				k.text = sa_str(s, val);
+				k.line = k.end_line = vline;
+				ls = vls;
+			}
+			k.col = (int)(k.start - ls) + 1;
+			k.end_col = (int)(k.end - ls) + 1;
+			/* is there an engine-argument field of that name? */
+			enum scan_verdict v = SCAN_UNKNOWN;
+			const char *why = sa_fmt(s, "no engine-argument field named %s in this tree", name);
+			step_file(b, rel, line, "deployment file passes --" /* name follows */);
+			b->steps.n--; /* replaced below with the full note */
+			step_file(b, rel, line, sa_fmt(s, "deployment command line sets --%.*s", (int)(e - a), text + a));
+			for (size_t q = 0; q < s->knobs.n; q++) {
+				muh_knob *o = (muh_knob *)s->knobs.p + q;
+				if (strcmp(o->kind, "engine_arg") || strcmp(o->name, name) || o->line == 0 ||
+				    !strcmp(o->scope, "<deployment>"))
+					continue;
+				step_file(b, o->file, o->line, sa_fmt(s, "engine argument %s.%s (verdict %s)", o->scope, name,
+								      scan_verdict_name(o->verdict)));
+				v = o->verdict == SCAN_LIVE ? SCAN_LIVE : o->verdict;
+				why = sa_fmt(s, "sets %s.%s", o->scope, name);
+				break;
+			}
+			muh_knob *o = emit(s, b, -1, &k, rel, v, why);
+			if (!o)
+				break;
+			o->scope = "<deployment>";
+			char key[1200];
+			snprintf(key, sizeof(key), "%s\x01%s\x01engine_arg", rel, name);
+			const char *kk = sa_str(s, key);
+			int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+			int cnt = slot ? ++*slot : 0;
+			knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
+			if (!flag) {
+				line = vline;
+				i = ve - 1;
+			}
+		}
+		free(text);
+	}
+}
+
+/* Launch bindings name the knob that feeds them (BLOCK_M=BLOCK -> BLOCK). */
+static void link_feeds(muh_surface *s)
+{
+	muh_knob *ks = s->knobs.p;
+	for (size_t i = 0; i < s->knobs.n; i++) {
+		if (strcmp(ks[i].kind, "constexpr"))
+			continue;
+		for (size_t j = 0; j < s->knobs.n; j++) {
+			if (i == j || ks[j].file != ks[i].file || strcmp(ks[j].name, ks[i].value) ||
+			    (strcmp(ks[j].kind, "constant") && strcmp(ks[j].kind, "override")))
+				continue;
+			if (strcmp(ks[j].scope, ks[i].scope) && strcmp(ks[j].scope, "<module>"))
+				continue;
+			ks[i].feeds = sa_str(s, ks[j].id);
+			if (!strcmp(ks[j].scope, ks[i].scope))
+				break;
+		}
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void free_walk(walkres *w)
+{
+	vec *vs[3] = {&w->py, &w->json, &w->yaml};
+	for (int i = 0; i < 3; i++) {
+		for (size_t j = 0; j < vs[i]->n; j++)
+			free(((char **)vs[i]->p)[j]);
+		free(vs[i]->p);
+	}
+}
+
+int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d)
+{
+	double t0 = now();
+	*out = NULL;
+	struct stat st;
+	if (!root || stat(root, &st)) {
+		diag_clear(d);
+		return diag_errorf(d, "cannot scan '%s': %s", root ? root : "(null)", root ? strerror(errno) : "no path");
+	}
+	int single = 0;
+	if (!S_ISDIR(st.st_mode)) {
+		if (!S_ISREG(st.st_mode) || !has_suffix(root, ".py")) {
+			diag_clear(d);
+			return diag_errorf(d, "cannot scan '%s': not a directory or a .py file", root);
+		}
+		single = 1;
+	}
+	muh_surface *s = calloc(1, sizeof(*s));
+	if (!s)
+		return MUH_ENOMEM;
+	s->knobs.esz = sizeof(muh_knob);
+	s->diags.esz = sizeof(muh_diag);
+	s->namelists.esz = sizeof(vec);
+	if (opt)
+		s->opt = *opt;
+	walkres w = {{0}, {0}, {0}};
+	w.py.esz = w.json.esz = w.yaml.esz = sizeof(char *);
+	int rc = MUH_OK;
+	if (single) {
+		char *dup = strdup(root), *slash;
+		if (!dup) {
+			scan_free(s);
+			return MUH_ENOMEM;
+		}
+		slash = strrchr(dup, '/');
+		char **p = vec_push(&w.py);
+		if (!p || !(*p = strdup(slash ? slash + 1 : dup))) {
+			free(dup);
+			free_walk(&w);
+			scan_free(s);
+			return MUH_ENOMEM;
+		}
+		if (slash)
+			*slash = '\0';
+		s->root = strdup(slash ? (dup[0] ? dup : "/") : ".");
+		free(dup);
+	} else {
+		s->root = strdup(root);
+		int wr = walk_dir(root, "", &w, 0);
+		if (wr == -1) {
+			free_walk(&w);
+			scan_free(s);
+			diag_clear(d);
+			return diag_errorf(d, "cannot read directory '%s': %s", root, strerror(errno)) ? MUH_EENV : MUH_EENV;
+		}
+		if (wr == -2)
+			rc = MUH_ENOMEM;
+	}
+	if (!s->root)
+		rc = MUH_ENOMEM;
+	qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
+	qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
+	qsort(w.yaml.p, w.yaml.n, sizeof(char *), cmp_str);
+	s->jsons = w.json.p;
+	s->njsons = (int)w.json.n;
+	s->yamls = w.yaml.p;
+	s->nyamls = (int)w.yaml.n;
+	w.json.p = w.yaml.p = NULL;
+	w.json.n = w.yaml.n = 0;
+	s->files = calloc(w.py.n ? w.py.n : 1, sizeof(sfile));
+	if (!s->files)
+		rc = MUH_ENOMEM;
+	for (size_t i = 0; rc == MUH_OK && i < w.py.n; i++) {
+		const char *rel = ((char **)w.py.p)[i];
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
+		size_t n = 0;
+		char *text = read_file(path, &n);
+		if (!text)
+			continue; /* vanished or unreadable: skip */
+		int is_pkg;
+		char *mod = module_of(rel, &is_pkg);
+		char *r = strdup(rel);
+		pyfile *pf = mod && r ? pyfile_analyze(text, n, mod, is_pkg) : NULL;
+		if (!pf) {
+			free(text);
+			free(mod);
+			free(r);
+			rc = MUH_ENOMEM;
+			break;
+		}
+		sfile *f = &s->files[s->nfiles++];
+		f->rel = r;
+		f->module = mod;
+		f->pf = pf;
+		f->is_test = path_is_test(rel);
+		f->plat_file = -1;
+		s->nbytes += n;
+		if (pf->nerrors) {
+			muh_diag *dg = vec_push(&s->diags);
+			if (dg) {
+				diag_clear(dg);
+				snprintf(dg->file, sizeof(dg->file), "%s", rel);
+				dg->line = pf->err_line;
+				dg->col = pf->err_col;
+				snprintf(dg->msg, sizeof(dg->msg), "syntax error (%d in this file); the rest of the file was still scanned",
+					 pf->nerrors);
+				copy_line(dg->src, sizeof(dg->src), text, n, pf->err_line);
+			}
+		}
+		free(text);
+		f->reach = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), 1);
+		f->reach_file = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), sizeof(int));
+		f->reach_line = calloc((size_t)(pf->nscopes ? pf->nscopes : 1), sizeof(int));
+		if (!f->reach || !f->reach_file || !f->reach_line)
+			rc = MUH_ENOMEM;
+	}
+	free_walk(&w);
+	if (rc == MUH_OK && (build_index(s) || compute_dead(s) || build_import_graph(s)))
+		rc = MUH_ENOMEM;
+	if (rc == MUH_OK) {
+		compute_platform(s);
+		kb b = {s, {0}, {0}};
+		b.steps.esz = sizeof(scan_step);
+		b.unsafe.esz = sizeof(char *);
+		smap occ = {0};
+		for (int fi = 0; fi < s->nfiles; fi++)
+			knob_file_verdicts(s, fi, &b, &occ);
+		json_knobs(s, &b, &occ);
+		yaml_knobs(s, &b, &occ);
+		link_feeds(s);
+		free(b.steps.p);
+		free(b.unsafe.p);
+		smap_free(&occ);
+		if (s->oom)
+			rc = MUH_ENOMEM;
+	}
+	if (rc != MUH_OK) {
+		scan_free(s);
+		return rc;
+	}
+	s->seconds = now() - t0;
+	*out = s;
+	return MUH_OK;
+}
+
+void scan_free(muh_surface *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nfiles; i++) {
+		sfile *f = &s->files[i];
+		free(f->rel);
+		free(f->module);
+		pyfile_free(f->pf);
+		free(f->dead);
+		free(f->reach);
+		free(f->reach_file);
+		free(f->reach_line);
+		free(f->importers.p);
+		free(f->importees.p);
+	}
+	free(s->files);
+	for (int i = 0; i < s->njsons; i++)
+		free(s->jsons[i]);
+	free(s->jsons);
+	for (int i = 0; i < s->nyamls; i++)
+		free(s->yamls[i]);
+	free(s->yamls);
+	for (size_t i = 0; i < s->namelists.n; i++)
+		free(((vec *)s->namelists.p)[i].p);
+	free(s->namelists.p);
+	smap_free(&s->mods);
+	smap_free(&s->defs);
+	smap_free(&s->names);
+	free(s->knobs.p);
+	free(s->diags.p);
+	sblock *b = s->arena;
+	while (b) {
+		sblock *nx = b->next;
+		free(b);
+		b = nx;
+	}
+	free(s->root);
+	free(s);
+}
+
+size_t scan_nknobs(const muh_surface *s)
+{
+	return s->knobs.n;
+}
+
+const muh_knob *scan_knob(const muh_surface *s, size_t i)
+{
+	return i < s->knobs.n ? (const muh_knob *)s->knobs.p + i : NULL;
+}
+
+const muh_knob *scan_find(const muh_surface *s, const char *id)
+{
+	for (size_t i = 0; i < s->knobs.n; i++)
+		if (!strcmp(((const muh_knob *)s->knobs.p)[i].id, id))
+			return (const muh_knob *)s->knobs.p + i;
+	return NULL;
+}
+
+const char *scan_root(const muh_surface *s)
+{
+	return s->root;
+}
+
+size_t scan_nfiles(const muh_surface *s)
+{
+	return (size_t)s->nfiles;
+}
+
+size_t scan_nbytes(const muh_surface *s)
+{
+	return s->nbytes;
+}
+
+double scan_seconds(const muh_surface *s)
+{
+	return s->seconds;
+}
+
+size_t scan_ndiags(const muh_surface *s)
+{
+	return s->diags.n;
+}
+
+const muh_diag *scan_diag(const muh_surface *s, size_t i)
+{
+	return i < s->diags.n ? (const muh_diag *)s->diags.p + i : NULL;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+char *scan_to_json(const muh_surface *s)
+{
+	cJSON *root = cJSON_CreateObject();
+	if (!root)
+		return NULL;
+	cJSON_AddStringToObject(root, "root", s->root);
+	cJSON_AddNumberToObject(root, "files", s->nfiles);
+	cJSON *knobs = cJSON_AddArrayToObject(root, "knobs");
+	cJSON *spans = cJSON_AddObjectToObject(root, "spans");
+	for (size_t i = 0; i < s->knobs.n; i++) {
+		const muh_knob *k = (const muh_knob *)s->knobs.p + i;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToArray(knobs, o);
+		cJSON_AddStringToObject(o, "id", k->id);
+		cJSON_AddStringToObject(o, "file", k->file);
+		cJSON_AddNumberToObject(o, "line", k->line);
+		cJSON_AddStringToObject(o, "name", k->name);
+		cJSON_AddStringToObject(o, "kind", k->kind);
+		cJSON_AddStringToObject(o, "value", k->value ? k->value : "");
+		cJSON_AddStringToObject(o, "verdict", scan_verdict_name(k->verdict));
+		cJSON *u = cJSON_AddArrayToObject(o, "unsafe_values");
+		for (int j = 0; j < k->nunsafe; j++)
+			cJSON_AddItemToArray(u, cJSON_CreateString(k->unsafe_values[j]));
+		cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
+		for (int j = 0; j < k->nevidence; j++) {
+			char buf[1200];
+			snprintf(buf, sizeof(buf), "%s:%d: %s", k->evidence[j].file, k->evidence[j].line, k->evidence[j].note);
+			cJSON_AddItemToArray(ev, cJSON_CreateString(buf));
+		}
+		cJSON *sp = cJSON_CreateObject();
+		cJSON_AddItemToObject(spans, k->id, sp);
+		cJSON_AddStringToObject(sp, "scope", k->scope);
+		cJSON_AddNumberToObject(sp, "col", k->col);
+		cJSON_AddNumberToObject(sp, "end_line", k->end_line);
+		cJSON_AddNumberToObject(sp, "end_col", k->end_col);
+		cJSON_AddNumberToObject(sp, "start_byte", k->start);
+		cJSON_AddNumberToObject(sp, "end_byte", k->end);
+		if (k->eval)
+			cJSON_AddStringToObject(sp, "evaluated", k->eval);
+		else
+			cJSON_AddNullToObject(sp, "evaluated");
+		char hash[24];
+		snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)k->file_hash);
+		cJSON_AddStringToObject(sp, "file_fnv1a64", hash);
+		cJSON_AddStringToObject(sp, "why", k->why ? k->why : "");
+		if (k->feeds)
+			cJSON_AddStringToObject(sp, "feeds", k->feeds);
+		cJSON *alts = cJSON_AddArrayToObject(sp, "alternatives");
+		for (int j = 0; j < k->nalts; j++) {
+			cJSON *a = cJSON_CreateObject();
+			cJSON_AddItemToArray(alts, a);
+			cJSON_AddStringToObject(a, "text", k->alts[j].text);
+			if (k->alts[j].eval)
+				cJSON_AddStringToObject(a, "evaluated", k->alts[j].eval);
+			cJSON_AddNumberToObject(a, "line", k->alts[j].line);
+			cJSON_AddNumberToObject(a, "start_byte", k->alts[j].start);
+			cJSON_AddNumberToObject(a, "end_byte", k->alts[j].end);
+		}
+	}
+	cJSON *errs = cJSON_AddArrayToObject(root, "syntax_errors");
+	for (size_t i = 0; i < s->diags.n; i++) {
+		const muh_diag *dg = (const muh_diag *)s->diags.p + i;
+		char buf[2048];
+		snprintf(buf, sizeof(buf), "%s:%d:%d: %s", dg->file, dg->line, dg->col, dg->msg);
+		cJSON_AddItemToArray(errs, cJSON_CreateString(buf));
+	}
+	char *txt = cJSON_Print(root);
+	cJSON_Delete(root);
+	return txt;
+}
+
+/* Candidate values around an integer default: powers of two from v/4 to 4v
+ * when v is one, else v/2, v, 2v. */
+static int ladder(long long v, long long *out)
+{
+	int n = 0;
+	if (v > 0 && (v & (v - 1)) == 0) {
+		for (long long x = v / 4; x <= v * 4; x *= 2)
+			if (x >= 1)
+				out[n++] = x;
+		if (!n)
+			out[n++] = v;
+	} else if (v > 1) {
+		out[n++] = v / 2;
+		out[n++] = v;
+		out[n++] = v * 2;
+	} else {
+		out[n++] = v;
+	}
+	return n;
+}
+
+static int spec_eligible(const muh_knob *k)
+{
+	if (k->verdict != SCAN_LIVE)
+		return 0;
+	if (strcmp(k->kind, "constant") && strcmp(k->kind, "override") && strcmp(k->kind, "config_dict") &&
+	    strcmp(k->kind, "capability") && strcmp(k->kind, "constexpr") && strcmp(k->kind, "engine_arg"))
+		return 0;
+	const char *e = k->eval ? k->eval : (k->nalts && k->alts[0].eval ? k->alts[0].eval : NULL);
+	if (!e)
+		return 0;
+	if (!strcmp(e, "True") || !strcmp(e, "False"))
+		return 1;
+	char *end;
+	strtoll(e, &end, 10);
+	return *end == '\0';
+}
+
+int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d)
+{
+	*nwritten = 0;
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		diag_clear(d);
+		diag_errorf(d, "cannot create '%s': %s", dir, strerror(errno));
+		return MUH_EENV;
+	}
+	size_t n = s->knobs.n;
+	char *done = calloc(n ? n : 1, 1);
+	if (!done)
+		return MUH_ENOMEM;
+	const muh_knob *ks = s->knobs.p;
+	for (size_t i = 0; i < n; i++) {
+		if (done[i] || !spec_eligible(&ks[i]))
+			continue;
+		char fname[1024];
+		snprintf(fname, sizeof(fname), "%s.%s", ks[i].file, ks[i].scope);
+		for (char *p = fname; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+				*p = '_';
+		char path[4096];
+		snprintf(path, sizeof(path), "%.2000s/%.1000s.yaml", dir, fname);
+		FILE *fp = fopen(path, "w");
+		if (!fp) {
+			free(done);
+			diag_clear(d);
+			diag_errorf(d, "cannot write '%s': %s", path, strerror(errno));
+			return MUH_EENV;
+		}
+		fprintf(fp, "# starter spec written by `muh scan` from %s\n"
+			    "# live knobs of %s in %s; widen or narrow the value lists before tuning.\n"
+			    "target:\n  engine_tree: \"%s\"\n  file: \"%s\"\n  scope: \"%s\"\nparams:\n",
+			s->root, ks[i].scope, ks[i].file, s->root, ks[i].file, ks[i].scope);
+		char names[64][128];
+		char defs[64][64];
+		int np = 0;
+		for (size_t j = i; j < n && np < 64; j++) {
+			if (done[j] || strcmp(ks[j].file, ks[i].file) || strcmp(ks[j].scope, ks[i].scope) ||
+			    !spec_eligible(&ks[j]))
+				continue;
+			done[j] = 1;
+			char nm[128];
+			snprintf(nm, sizeof(nm), "%s", ks[j].name);
+			for (char *p = nm; *p; p++)
+				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+					*p = '_';
+			int dup = 0;
+			for (int q = 0; q < np; q++)
+				dup |= !strcmp(names[q], nm);
+			if (dup)
+				continue;
+			const char *e = ks[j].eval ? ks[j].eval : ks[j].alts[0].eval;
+			fprintf(fp, "  %s: [", nm);
+			if (!strcmp(e, "True") || !strcmp(e, "False")) {
+				fprintf(fp, "0, 1]");
+				snprintf(defs[np], sizeof(defs[np]), "%d", !strcmp(e, "True"));
+			} else {
+				long long vals[16];
+				int nv = ladder(strtoll(e, NULL, 10), vals);
+				for (int a = 0; a < ks[j].nalts && nv < 16; a++) {
+					if (!ks[j].alts[a].eval)
+						continue;
+					long long x = strtoll(ks[j].alts[a].eval, NULL, 10);
+					int seen = 0;
+					for (int q = 0; q < nv; q++)
+						seen |= vals[q] == x;
+					if (!seen)
+						vals[nv++] = x;
+				}
+				for (int q = 0; q < nv; q++)
+					fprintf(fp, "%s%lld", q ? ", " : "", vals[q]);
+				fprintf(fp, "]");
+				snprintf(defs[np], sizeof(defs[np]), "%s", e);
+			}
+			fprintf(fp, "  # %s %s:%d id %s\n", ks[j].kind, ks[j].file, ks[j].line, ks[j].id);
+			snprintf(names[np], sizeof(names[np]), "%s", nm);
+			np++;
+		}
+		fprintf(fp, "defaults:\n");
+		for (int q = 0; q < np; q++)
+			fprintf(fp, "  %s: %s\n", names[q], defs[q]);
+		if (fclose(fp)) {
+			free(done);
+			diag_clear(d);
+			diag_errorf(d, "cannot write '%s': %s", path, strerror(errno));
+			return MUH_EENV;
+		}
+		(*nwritten)++;
+	}
+	free(done);
+	return MUH_OK;
+}
