@@ -381,8 +381,10 @@ static void copy_line(char *dst, size_t cap, const char *text, size_t n, int lin
 		if (text[i] == '\n')
 			l++;
 	size_t j = 0;
-	while (i < n && text[i] != '\n' && text[i] != '\r' && j + 1 < cap)
-		dst[j++] = text[i++];
+	while (i < n && text[i] != '\n' && text[i] != '\r' && j + 1 < cap) {
+		unsigned char ch = (unsigned char)text[i++];
+		dst[j++] = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
+	}
 	dst[j] = '\0';
 }
 
