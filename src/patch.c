@@ -28,6 +28,7 @@
 
 #include "muh/muh.h"
 #include "muh/patch.h"
+#include "pyfile.h"
 
 struct edit {
 	char id[20];
@@ -56,13 +57,7 @@ struct muh_patch {
 
 uint64_t patch_fnv1a64(const void *buf, size_t n)
 {
-	const unsigned char *p = buf;
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
+	return pyfile_hash(buf, n); /* the scan's own hash: one definition */
 }
 
 muh_patch *patch_plan_new(const char *root)
