@@ -2467,7 +2467,7 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 		    "target:\n  engine_tree: \"%s\"\n  file: \"%s\"\n  scope: \"%s\"\nparams:\n",
 		    s->root, ks[i].scope, ks[i].file, s->root, ks[i].file, ks[i].scope);
 		char names[64][128];
-		char defs[64][64];
+		char defs[64][64], ids[64][40];
 		int np = 0;
 		for (size_t j = i; j < n && np < 64; j++) {
 			if (done[j] || strcmp(ks[j].file, ks[i].file) ||
@@ -2511,11 +2511,18 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			fprintf(fp, "  # %s %s:%d id %s\n", ks[j].kind, ks[j].file, ks[j].line,
 			        ks[j].id);
 			snprintf(names[np], sizeof(names[np]), "%s", nm);
+			/* a conditional knob is tuned through its first alternative, the
+			 * one the default value comes from */
+			snprintf(ids[np], sizeof(ids[np]), "%s%s", ks[j].id, ks[j].eval ? "" : "[0]");
 			np++;
 		}
 		fprintf(fp, "defaults:\n");
 		for (int q = 0; q < np; q++)
 			fprintf(fp, "  %s: %s\n", names[q], defs[q]);
+		/* where each param is written back: `muh patch TREE --from DB` */
+		fprintf(fp, "knobs:\n");
+		for (int q = 0; q < np; q++)
+			fprintf(fp, "  %s: \"%s\"\n", names[q], ids[q]);
 		if (fclose(fp)) {
 			free(done);
 			diag_clear(d);

@@ -85,8 +85,11 @@ static const struct key_desc keys[] = {
 	P("measure.cache_dir", cache_dir),
 };
 
-/* target.* keys that belong to other modules and are not ours to reject. */
-static const char *const foreign[] = {"target.name", "target.description", "target.kind", NULL};
+/* target.* keys that belong to other modules and are not ours to reject
+ * (muh scan's starter specs name the engine tree, file and scope the knobs
+ * come from). */
+static const char *const foreign[] = {"target.name", "target.description", "target.kind",
+				     "target.engine_tree", "target.file", "target.scope", NULL};
 
 static int diag_kv(const muh_spec *s, const muh_kv *kv, muh_diag *d, const char *fmt, const char *a,
 		   const char *b)

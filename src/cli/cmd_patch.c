@@ -11,12 +11,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "muh/eval.h"
 #include "muh/patch.h"
 #include "muh/scan.h"
+#include "muh/store.h"
 
 static const char help[] =
 	"usage: muh patch TREE --set ID=VALUE [--set ID[ALT]=VALUE ...] [--scan SCAN.json]\n"
 	"                 [--apply [--backup DIR]] [--force] [--out FILE] [--json]\n"
+	"       muh patch TREE --from DB [--run ID] [--apply ...]\n"
+	"       muh patch --emit moe-json|header|triton-configs --from DB [--run ID]\n"
+	"                 [--out PATH] [--device NAME] [--dtype D] [--top K]\n"
 	"\n"
 	"Writes knob values back into an engine tree, changing only the bytes of each\n"
 	"knob's value: line endings (CRLF stays CRLF), encoding, indentation and\n"
@@ -36,6 +41,22 @@ static const char help[] =
 	"  - a conditional knob (`128 if cap >= 80 else 64`) needs the alternative:\n"
 	"    --set ID[0]=V changes the first, ID[1]=V the second.\n"
 	"\n"
+	"From a store (--from DB): the best measured variant of each run whose spec\n"
+	"says where its params live, as `muh scan --specs` writes it:\n"
+	"    knobs: {BLOCK: \"k8d8b736509b9e45c[0]\", NUM_WARPS: \"k82c8dd535653046b\"}\n"
+	"becomes --set k8d8b736509b9e45c[0]=... --set k82c8dd535653046b=... (0/1 become\n"
+	"False/True where the knob is a Python bool). Two runs that disagree on a knob\n"
+	"are refused: pick one with --run.\n"
+	"\n"
+	"Emitters (--emit, from a store; no TREE):\n"
+	"  moe-json        vLLM's fused-MoE config file E={E},N={N},device_name={device}.json\n"
+	"                  in --out DIR (default .): the best config of each run (batch\n"
+	"                  size M) with BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, num_stages\n"
+	"  header          a C header: #if defined(TARGET_<device>) per device with the\n"
+	"                  best values, #else the spec's defaults (--out FILE or stdout)\n"
+	"  triton-configs  the top K (default 8) variants of a run as a triton.Config list\n"
+	"                  for @triton.autotune (--out FILE or stdout)\n"
+	"\n"
 	"options:\n"
 	"  --set ID=VALUE     the new value, as source text (64, True, 'ld')\n"
 	"  --scan FILE        knobs from a saved `muh scan --json` instead of scanning\n"
@@ -46,6 +67,12 @@ static const char help[] =
 	"  --force            write dead knobs too (never unsafe values)\n"
 	"  --out FILE         write the diff to FILE instead of stdout\n"
 	"  --json             print {files_changed, written, diff} as JSON\n"
+	"  --from DB          values from the best results in a store (see above)\n"
+	"  --run ID           only this run of the store\n"
+	"  --emit KIND        write a config file the engine reads (see above)\n"
+	"  --device NAME      device name for moe-json/header (default: the run's profile)\n"
+	"  --dtype D          moe-json: the ,dtype=D part of the file name\n"
+	"  --top K            triton-configs: how many variants (default 8)\n"
 	"\n"
 	"exit: 0 done (or nothing to change), 2 refused or bad input, 3 I/O error\n"
 	"\n"
@@ -100,14 +127,394 @@ static int write_out(const char *path, const char *text, muh_diag *d)
 	return MUH_OK;
 }
 
+
+/* ---- results from a store ----------------------------------------------- */
+
+struct ranked {
+	char *key;
+	double median;
+};
+
+struct runbest {
+	int64_t run;
+	char *spec_path, *problem, *hw;
+	struct ranked *ok; /* every ok variant, fastest first */
+	size_t nok, cap;
+};
+
+struct storeread {
+	int64_t only; /* --run, 0 = all */
+	struct runbest *r;
+	size_t n, cap;
+};
+
+static int sr_run(void *ud, const store_run *run)
+{
+	struct storeread *sr = ud;
+	if (sr->only && run->id != sr->only)
+		return 0;
+	if (sr->n == sr->cap) {
+		size_t nc = sr->cap ? sr->cap * 2 : 8;
+		struct runbest *nr = realloc(sr->r, nc * sizeof(*nr));
+		if (!nr)
+			return MUH_ENOMEM;
+		sr->r = nr;
+		sr->cap = nc;
+	}
+	struct runbest *b = &sr->r[sr->n++];
+	memset(b, 0, sizeof(*b));
+	b->run = run->id;
+	b->spec_path = strdup(run->spec_path ? run->spec_path : "");
+	b->problem = strdup(run->problem ? run->problem : "");
+	b->hw = strdup(run->hw_profile ? run->hw_profile : "");
+	return 0;
+}
+
+static int sr_row(void *ud, const store_row *row)
+{
+	struct runbest *b = ud;
+	if (row->m->status != EVAL_OK)
+		return 0;
+	if (b->nok == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 64;
+		struct ranked *nr = realloc(b->ok, nc * sizeof(*nr));
+		if (!nr)
+			return MUH_ENOMEM;
+		b->ok = nr;
+		b->cap = nc;
+	}
+	b->ok[b->nok].key = strdup(row->key);
+	b->ok[b->nok].median = row->m->median;
+	b->nok++;
+	return 0;
+}
+
+static int by_median(const void *a, const void *b)
+{
+	double x = ((const struct ranked *)a)->median, y = ((const struct ranked *)b)->median;
+	return x < y ? -1 : x > y;
+}
+
+static void sr_free(struct storeread *sr)
+{
+	for (size_t i = 0; i < sr->n; i++) {
+		for (size_t k = 0; k < sr->r[i].nok; k++)
+			free(sr->r[i].ok[k].key);
+		free(sr->r[i].ok);
+		free(sr->r[i].spec_path);
+		free(sr->r[i].problem);
+		free(sr->r[i].hw);
+	}
+	free(sr->r);
+}
+
+/* Reads every run (or --run) of db with its ok variants, fastest first. */
+static int read_store(const char *db, int64_t only, struct storeread *sr, muh_diag *d)
+{
+	memset(sr, 0, sizeof(*sr));
+	sr->only = only;
+	struct stat st;
+	if (stat(db, &st)) {
+		diag_at(d, db, 0, 0, NULL);
+		return diag_errorf(d, "no such store");
+	}
+	muh_store *s;
+	int rc = store_open(db, &s, d);
+	if (rc)
+		return rc;
+	rc = store_foreach_run(s, sr_run, sr);
+	for (size_t i = 0; i < sr->n && !rc; i++) {
+		rc = store_foreach(s, sr->r[i].run, sr_row, &sr->r[i]);
+		qsort(sr->r[i].ok, sr->r[i].nok, sizeof(struct ranked), by_median);
+	}
+	store_close(s);
+	if (!rc && !sr->n) {
+		diag_at(d, db, 0, 0, NULL);
+		rc = only ? diag_errorf(d, "no run %lld in the store", (long long)only)
+			  : diag_errorf(d, "the store holds no run");
+	}
+	return rc;
+}
+
+/* The value of NAME in a canonical key "A=1,B=2" (copied to buf). */
+static int key_value(const char *key, const char *name, char *buf, size_t n)
+{
+	size_t nl = strlen(name);
+	for (const char *p = key; p && *p;) {
+		const char *eq = strchr(p, '=');
+		const char *end = strchr(p, ',');
+		if (!eq)
+			return -1;
+		if ((size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
+			size_t vl = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
+			snprintf(buf, n, "%.*s", (int)vl, eq + 1);
+			return 0;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return -1;
+}
+
+/* A long long from a "NAME=V,..." problem or key string; 0 on success. */
+static int field_ll(const char *s, const char *name, long long *v)
+{
+	char buf[64];
+	if (key_value(s, name, buf, sizeof(buf)))
+		return -1;
+	char *end;
+	*v = strtoll(buf, &end, 10);
+	return *end ? -1 : 0;
+}
+
+/* --from DB with a tree: the sets that the runs' specs map to knobs. */
+static int sets_from_store(const struct storeread *sr, struct setarg *sets, int *nsets,
+			   char vals[][128], muh_diag *d)
+{
+	for (size_t i = 0; i < sr->n; i++) {
+		const struct runbest *b = &sr->r[i];
+		if (!b->nok)
+			continue;
+		muh_spec *s;
+		muh_diag sd;
+		if (spec_load(b->spec_path, &s, &sd))
+			continue; /* the spec moved: nothing to map */
+		for (size_t p = 0; p < s->nparams; p++) {
+			char kk[300];
+			snprintf(kk, sizeof(kk), "knobs.%s", s->params[p].name);
+			const muh_kv *kv = spec_kv(s, kk);
+			if (!kv)
+				continue;
+			struct setarg a;
+			char arg[512], v[128];
+			if (key_value(b->ok[0].key, s->params[p].name, v, sizeof(v)))
+				continue;
+			snprintf(arg, sizeof(arg), "%s=%s", kv->value, v);
+			if (parse_set(arg, &a)) {
+				spec_diag_at(s, d, kv->line, kv->col);
+				spec_free(s);
+				return diag_errorf(d, "expected a knob id (kXXXXXXXXXXXXXXXX or ID[ALT])");
+			}
+			int dup = 0;
+			for (int k = 0; k < *nsets; k++) {
+				if (strcmp(sets[k].id, a.id) || sets[k].alt != a.alt)
+					continue;
+				dup = 1;
+				if (strcmp(sets[k].value, v)) {
+					spec_free(s);
+					return diag_errorf(d, "runs disagree on knob %s (%s vs %s): pick one "
+							      "with --run",
+							   a.id, sets[k].value, v);
+				}
+			}
+			if (dup)
+				continue;
+			if (*nsets == MAX_SETS) {
+				spec_free(s);
+				return diag_errorf(d, "more than %d knobs", MAX_SETS);
+			}
+			snprintf(vals[*nsets], 128, "%s", v);
+			a.value = vals[*nsets];
+			sets[(*nsets)++] = a;
+		}
+		spec_free(s);
+	}
+	if (!*nsets)
+		return diag_errorf(d, "no run's spec maps its params to knobs (a `knobs:` section, "
+				      "as `muh scan --specs` writes it)");
+	return MUH_OK;
+}
+
+static const char *const moe_names[] = {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
+					"GROUP_SIZE_M", "num_warps",    "num_stages"};
+
+/* Writes text to path (atomically), or to stdout when path is NULL. */
+static int emit_text(const char *path, const char *text, muh_diag *d)
+{
+	if (!path) {
+		fputs(text, stdout);
+		if (*text && text[strlen(text) - 1] != '\n')
+			fputc('\n', stdout);
+		return MUH_OK;
+	}
+	return write_out(path, text, d);
+}
+
+/* --emit: the config files an engine reads, from the best results. */
+static int emit(const char *kind, const struct storeread *sr, const char *out, const char *device,
+		const char *dtype, int topk, muh_diag *d)
+{
+	if (!strcmp(kind, "moe-json")) {
+		/* one file per (E, N, device), one entry per run (batch size M) */
+		int written = 0;
+		for (size_t i = 0; i < sr->n; i++) {
+			long long E, N, M;
+			const struct runbest *b = &sr->r[i];
+			if (!b->nok || field_ll(b->problem, "E", &E) || field_ll(b->problem, "N", &N) ||
+			    field_ll(b->problem, "M", &M))
+				continue;
+			const char *dev = device ? device : b->hw;
+			int first = 1;
+			for (size_t j = 0; j < i; j++) {
+				long long E2, N2, M2;
+				const struct runbest *c = &sr->r[j];
+				if (c->nok && !field_ll(c->problem, "E", &E2) &&
+				    !field_ll(c->problem, "N", &N2) && !field_ll(c->problem, "M", &M2) &&
+				    E2 == E && N2 == N && !strcmp(device ? device : c->hw, dev))
+					first = 0;
+			}
+			if (!first)
+				continue; /* its group was written with an earlier run */
+			patch_best best[64];
+			long long vals[64][6];
+			size_t nb = 0;
+			for (size_t j = i; j < sr->n && nb < 64; j++) {
+				long long E2, N2, M2;
+				const struct runbest *c = &sr->r[j];
+				if (!c->nok || field_ll(c->problem, "E", &E2) ||
+				    field_ll(c->problem, "N", &N2) || field_ll(c->problem, "M", &M2) ||
+				    E2 != E || N2 != N || strcmp(device ? device : c->hw, dev))
+					continue;
+				int ok = 1;
+				for (int k = 0; k < 6 && ok; k++)
+					ok = !field_ll(c->ok[0].key, moe_names[k], &vals[nb][k]);
+				if (!ok)
+					continue;
+				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb]};
+				nb++;
+			}
+			if (!nb)
+				continue;
+			char *json, name[512], path[4096];
+			int rc = patch_moe_json(best, nb, &json, d);
+			if (rc)
+				return rc;
+			patch_moe_filename(name, sizeof(name), E, N, dev, dtype);
+			snprintf(path, sizeof(path), "%s/%s", out ? out : ".", name);
+			rc = write_out(path, json, d);
+			free(json);
+			if (rc)
+				return rc;
+			printf("wrote %s (%zu batch sizes)\n", path, nb);
+			written++;
+		}
+		if (!written)
+			return diag_errorf(d, "no run has E, N and M problem symbols and the six fused-MoE "
+					      "params (BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, "
+					      "num_stages)");
+		return MUH_OK;
+	}
+	if (!strcmp(kind, "header")) {
+		/* one block per device: the fastest result among its runs */
+		patch_best best[64], def;
+		static const char *names[64][64];
+		static long long vals[64][64], dvals[64];
+		static char nbuf[64][64][64];
+		size_t nb = 0;
+		muh_spec *spec = NULL;
+		for (size_t i = 0; i < sr->n && nb < 64; i++) {
+			const struct runbest *b = &sr->r[i];
+			const char *dev = device ? device : b->hw;
+			if (!b->nok)
+				continue;
+			size_t k;
+			for (k = 0; k < nb && strcmp(best[k].device, dev); k++)
+				;
+			if (k < nb)
+				continue; /* first run per device wins; use --run to choose */
+			int np = 0;
+			for (const char *p = b->ok[0].key; p && *p && np < 64; np++) {
+				const char *eq = strchr(p, '=');
+				const char *end = strchr(p, ',');
+				if (!eq)
+					break;
+				snprintf(nbuf[nb][np], 64, "%.*s", (int)(eq - p), p);
+				names[nb][np] = nbuf[nb][np];
+				vals[nb][np] = strtoll(eq + 1, NULL, 10);
+				p = end ? end + 1 : NULL;
+			}
+			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb]};
+			if (!spec) {
+				muh_diag sd;
+				if (spec_load(b->spec_path, &spec, &sd))
+					spec = NULL;
+			}
+			nb++;
+		}
+		if (!nb)
+			return diag_errorf(d, "the store has no ok result");
+		int have_def = 0;
+		if (spec && (int)spec->nparams == best[0].nparams) {
+			for (size_t p = 0; p < spec->nparams; p++) {
+				const muh_param *par = &spec->params[p];
+				muh_value v = par->values[par->has_default ? par->default_idx : 0];
+				dvals[p] = v.t == MUH_INT ? v.u.i : (long long)v.u.f;
+			}
+			def = (patch_best){"default", 0, best[0].nparams, best[0].names, dvals};
+			have_def = 1;
+		}
+		char *text;
+		int rc = patch_c_header(best, nb, have_def ? &def : NULL, "MUH_TUNED_H", &text, d);
+		spec_free(spec);
+		if (rc)
+			return rc;
+		rc = emit_text(out, text, d);
+		free(text);
+		return rc;
+	}
+	if (!strcmp(kind, "triton-configs")) {
+		const struct runbest *b = NULL;
+		for (size_t i = 0; i < sr->n && !b; i++)
+			if (sr->r[i].nok)
+				b = &sr->r[i];
+		if (!b)
+			return diag_errorf(d, "the store has no ok result");
+		if (sr->n > 1 && !sr->only)
+			fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n",
+				sr->n, (long long)b->run);
+		size_t n = (size_t)topk < b->nok ? (size_t)topk : b->nok;
+		static patch_best best[256];
+		static const char *names[256][32];
+		static long long vals[256][32];
+		static char nbuf[256][32][64];
+		for (size_t i = 0; i < n && i < 256; i++) {
+			int np = 0;
+			for (const char *p = b->ok[i].key; p && *p && np < 32; np++) {
+				const char *eq = strchr(p, '=');
+				const char *end = strchr(p, ',');
+				if (!eq)
+					break;
+				snprintf(nbuf[i][np], 64, "%.*s", (int)(eq - p), p);
+				names[i][np] = nbuf[i][np];
+				vals[i][np] = strtoll(eq + 1, NULL, 10);
+				p = end ? end + 1 : NULL;
+			}
+			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
+		}
+		char *text;
+		int rc = patch_triton_configs(best, n, "", &text, d);
+		if (rc)
+			return rc;
+		rc = emit_text(out, text, d);
+		free(text);
+		return rc;
+	}
+	return diag_errorf(d, "unknown --emit '%s'; known: moe-json, header, triton-configs", kind);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"set", required_argument, NULL, 's'},	 {"scan", required_argument, NULL, 'S'},
 		{"apply", no_argument, NULL, 'a'},	 {"backup", required_argument, NULL, 'b'},
 		{"force", no_argument, NULL, 'f'},	 {"out", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'j'},	 {NULL, 0, NULL, 0},
+		{"json", no_argument, NULL, 'j'},	 {"from", required_argument, NULL, 'F'},
+		{"run", required_argument, NULL, 'R'},	 {"emit", required_argument, NULL, 'E'},
+		{"device", required_argument, NULL, 'v'}, {"dtype", required_argument, NULL, 't'},
+		{"top", required_argument, NULL, 'k'},	 {NULL, 0, NULL, 0},
 	};
+	const char *from = NULL, *emitkind = NULL, *device = NULL, *dtype = NULL;
+	long long only = 0, topk = 8;
+	static char fromvals[MAX_SETS][128];
 	struct setarg sets[MAX_SETS];
 	int nsets = 0, apply = 0, force = 0, json = 0, c;
 	const char *scanfile = NULL, *out = NULL, *backup = NULL;
@@ -141,23 +548,69 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'F':
+			from = optarg;
+			break;
+		case 'E':
+			emitkind = optarg;
+			break;
+		case 'v':
+			device = optarg;
+			break;
+		case 't':
+			dtype = optarg;
+			break;
+		case 'R':
+		case 'k': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*end || v <= 0)
+				return cli_usage_error("patch", "--%s needs a positive number",
+						       c == 'R' ? "run" : "top");
+			if (c == 'R')
+				only = v;
+			else
+				topk = v;
+			break;
+		}
 		default:
 			return cli_usage_error("patch", "unknown option");
 		}
 	}
+	muh_diag d;
+	diag_clear(&d);
+	struct storeread sr;
+	memset(&sr, 0, sizeof(sr));
+	if (emitkind) {
+		if (!from)
+			return cli_usage_error("patch", "--emit needs --from DB");
+		if (optind != argc)
+			return cli_usage_error("patch", "--emit writes config files; it takes no TREE");
+		int rc = read_store(from, only, &sr, &d);
+		if (!rc)
+			rc = emit(emitkind, &sr, out, device, dtype, (int)topk, &d);
+		sr_free(&sr);
+		return rc ? cli_fail(rc, &d) : EXIT_OK;
+	}
 	if (optind != argc - 1)
 		return cli_usage_error("patch", "expected one engine TREE");
+	if (from) {
+		int rc = read_store(from, only, &sr, &d);
+		if (!rc)
+			rc = sets_from_store(&sr, sets, &nsets, fromvals, &d);
+		sr_free(&sr);
+		if (rc)
+			return cli_fail(rc, &d);
+	}
 	if (!nsets)
 		return cli_usage_error("patch", "nothing to do: give --set ID=VALUE (ids from `muh "
-						"scan TREE --json`)");
+						"scan TREE --json`) or --from DB");
 	const char *tree = argv[optind];
 	struct stat st;
 	if (stat(tree, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "%s: error: not a directory (expected an engine tree)\n", tree);
 		return EXIT_USAGE;
 	}
-	muh_diag d;
-	diag_clear(&d);
 	muh_surface *surf = NULL;
 	patch_knobs *saved = NULL;
 	int rc;
@@ -179,7 +632,12 @@ static int run(int argc, char **argv)
 			rc = MUH_EINPUT;
 			break;
 		}
-		rc = patch_plan_set(p, k, sets[i].alt, sets[i].value, force, &d);
+		const char *val = sets[i].value;
+		/* a spec tunes a Python bool as 0/1; the source says False/True */
+		if (k->eval && (!strcmp(k->eval, "True") || !strcmp(k->eval, "False")) &&
+		    (!strcmp(val, "0") || !strcmp(val, "1")))
+			val = !strcmp(val, "1") ? "True" : "False";
+		rc = patch_plan_set(p, k, sets[i].alt, val, force, &d);
 	}
 	if (!rc)
 		rc = patch_plan_build(p, &d);

@@ -139,4 +139,53 @@ if [ -d "$V/vllm" ]; then
 else
 	fail "third_party/vllm-0.6.3 missing: run scripts/deps.sh"
 fi
+
+# --from DB: the starter spec `muh scan --specs` writes maps params to knobs;
+# tune it (command backend: a real timed computation), then patch from the store
+T2="$TMP/fork2"
+cp -r "$FIX" "$T2"
+run "$MUH" scan "$T2" --specs "$TMP/specs"
+expect_rc 0 "starter specs"
+S="$TMP/specs/vllm_attention_ops_prefix_prefill_py_context_attention_fwd.yaml"
+[ -s "$S" ] || fail "no starter spec for context_attention_fwd"
+grep -q '^knobs:' "$S" || fail "starter spec has no knobs: section"
+python3 - "$S" "$PWD/tests/patch/tile_cost.py" <<'PY' || fail "make the starter spec runnable"
+import sys
+p, prog = sys.argv[1], sys.argv[2]
+s = open(p).read()
+s = s.replace("target:\n", f"target:\n  backend: command\n  command: python3 {prog}\n", 1)
+# a small space without the tree's own values (128, 8), so the best differs
+s = s.replace("  BLOCK: [32, 64, 128, 256, 512]", "  BLOCK: [64, 256]")
+s = s.replace("  NUM_WARPS: [2, 4, 8, 16, 32]", "  NUM_WARPS: [4, 16]")
+s = s.replace("  _fwd_kernel_num_stages: [1, 2, 4]", "  _fwd_kernel_num_stages: [1]")
+s = s.replace("  BLOCK: 128\n", "  BLOCK: 64\n").replace("  NUM_WARPS: 8\n", "  NUM_WARPS: 4\n")
+open(p, "w").write(s)
+PY
+run "$MUH" tune "$S" --strategy brute --db "$TMP/p.db"
+expect_rc 0 "tune the starter spec"
+best=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT v.key FROM measurements m JOIN variants v ON v.id=m.variant_id WHERE m.status=\"ok\" ORDER BY m.median LIMIT 1").fetchone()[0])' "$TMP/p.db")
+bb=$(echo "$best" | sed 's/.*BLOCK=\([0-9]*\).*/\1/')
+bw=$(echo "$best" | sed 's/.*NUM_WARPS=\([0-9]*\).*/\1/')
+run "$MUH" patch "$T2" --from "$TMP/p.db"
+expect_rc 0 "patch --from DB"
+cp "$TMP/out" "$TMP/from.diff"
+grep -q "^+    BLOCK = $bb if current_platform" "$TMP/from.diff" || fail "--from DB writes the best BLOCK ($bb) into its first alternative"
+grep -q "^+    NUM_WARPS = $bw" "$TMP/from.diff" || fail "--from DB writes the best NUM_WARPS ($bw)"
+(cd "$T2" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm b && git apply --check "$TMP/from.diff") || fail "--from DB diff applies"
+
+# emitters from a store: vLLM's MoE config file and a C header
+run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP"
+expect_rc 0 "emit moe-json from the H200 store"
+python3 tests/patch/moe_loader_check.py "$TMP/E=128,N=768,device_name=NVIDIA_H200.json" 1 300 5000 >"$TMP/chosen" || fail "emitted MoE JSON passes the loader's rules"
+[ "$(cat "$TMP/chosen")" = "$(printf '1 -> 1\n300 -> 256\n5000 -> 4096')" ] || fail "loader picks the nearest batch size: $(cat "$TMP/chosen")"
+run "$MUH" patch --emit header --from docs/results/h200/tune-reduce.db --device "NVIDIA H200" --out "$TMP/tuned.h"
+expect_rc 0 "emit header"
+printf '#include "tuned.h"\nint main(void) { return THREADS * ITEMS_PER_THREAD * VEC; }\n' >"$TMP/use.c"
+for def in -DTARGET_NVIDIA_H200 ""; do
+	cc -std=c11 -Wall -Werror $def -I"$TMP" -c "$TMP/use.c" -o "$TMP/use.o" || fail "header compiles with '$def'"
+done
+run "$MUH" patch --emit nosuch --from docs/results/h200/tune-reduce.db
+expect_rc 2 "unknown emitter"
+run "$MUH" patch --emit moe-json --from "$TMP/none.db"
+expect_rc 2 "missing store"
 done_tests
