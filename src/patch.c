@@ -702,6 +702,46 @@ int patch_overlay(const muh_patch *p, const char *dir, muh_diag *d)
 	return MUH_OK;
 }
 
+static int rm_visit(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int patch_overlay_remove(const char *dir)
+{
+	struct stat st;
+	if (lstat(dir, &st))
+		return errno == ENOENT ? 0 : -1;
+	return nftw(dir, rm_visit, 32, FTW_DEPTH | FTW_PHYS);
+}
+
+int patch_parse_id(const char *s, char *id, size_t n, int *alt)
+{
+	const char *br = strchr(s, '[');
+	size_t len = br ? (size_t)(br - s) : strlen(s);
+	if (!len || len >= n)
+		return -1;
+	memcpy(id, s, len);
+	id[len] = '\0';
+	*alt = -1;
+	if (br) {
+		char *end;
+		long a = strtol(br + 1, &end, 10);
+		if (end == br + 1 || *end != ']' || end[1] || a < 0)
+			return -1;
+		*alt = (int)a;
+	}
+	return 0;
+}
+
+const char *patch_value_text(const muh_knob *k, const char *value)
+{
+	if (k->eval && (!strcmp(k->eval, "True") || !strcmp(k->eval, "False")) &&
+	    (!strcmp(value, "0") || !strcmp(value, "1")))
+		return !strcmp(value, "1") ? "True" : "False";
+	return value;
+}
+
 /* ---- knobs from a saved scan ------------------------------------------------------- */
 
 struct patch_knobs {

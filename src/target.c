@@ -58,6 +58,8 @@ static const struct key_desc keys[] = {
 	S("target.buffers.7", buffers[7]),
 	S("target.dtype", dtype),
 	P("target.kernel", source),
+	P("target.engine_tree", engine_tree),
+	S("target.module", module),
 	S("verify.entry", ref_entry),
 	S("verify.grid", ref_grid[0]),
 	S("verify.grid.0", ref_grid[0]),
@@ -89,7 +91,7 @@ static const struct key_desc keys[] = {
  * (muh scan's starter specs name the engine tree, file and scope the knobs
  * come from). */
 static const char *const foreign[] = {"target.name", "target.description", "target.kind",
-				     "target.engine_tree", "target.file", "target.scope", NULL};
+				     "target.file", "target.scope", NULL};
 
 static int diag_kv(const muh_spec *s, const muh_kv *kv, muh_diag *d, const char *fmt, const char *a,
 		   const char *b)
@@ -123,6 +125,17 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	}
 	for (size_t i = 0; i < s->nkv; i++) {
 		const muh_kv *kv = &s->kv[i];
+		if (!strncmp(kv->key, "knobs.", 6)) { /* param -> knob id, for overlays */
+			if (t->nknobs == 16)
+				return diag_kv(s, kv, d, "more than 16 knobs%s%s", "", "");
+			if (strlen(kv->key + 6) >= sizeof(t->knob_param[0]) ||
+			    strlen(kv->value) >= sizeof(t->knob_id[0]))
+				return diag_kv(s, kv, d, "%s is too long%s", kv->key, "");
+			snprintf(t->knob_param[t->nknobs], sizeof(t->knob_param[0]), "%s", kv->key + 6);
+			snprintf(t->knob_id[t->nknobs], sizeof(t->knob_id[0]), "%s", kv->value);
+			t->nknobs++;
+			continue;
+		}
 		int ours = !strncmp(kv->key, "target.", 7) || !strncmp(kv->key, "verify.", 7) ||
 			   !strncmp(kv->key, "measure.", 8);
 		if (!ours)

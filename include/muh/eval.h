@@ -141,6 +141,15 @@ typedef struct muh_target {
 	int warmups;               /* default 3 */
 	double min_sample_s;       /* cpu: repeat the entry point until one sample lasts this long; default 0 */
 	char cache_dir[EVAL_PATH]; /* build cache; default $XDG_CACHE_HOME/muh or ~/.cache/muh */
+	/* Source-level knobs (worker backend): each variant is measured in an
+	 * overlay of engine_tree with the values of the params listed under the
+	 * spec's knobs: written into those knobs by muh patch's own code; the
+	 * worker imports `module` from the overlay and calls `entry`. */
+	char engine_tree[EVAL_PATH];
+	char module[EVAL_STR];
+	int nknobs;
+	char knob_param[16][64]; /* param name */
+	char knob_id[16][48];    /* knob id, or id[alt] for a conditional knob */
 	char spec_dir[EVAL_PATH];  /* directory of the spec, for relative paths */
 	int isolate;               /* 1 (default): run in a child; 0: in process (debugging only) */
 	int device;                /* cuda device ordinal */

@@ -70,6 +70,18 @@ int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_d
  * from dir (dir first on sys.path) runs the patched code. */
 int patch_overlay(const muh_patch *p, const char *dir, muh_diag *d);
 
+/* Removes an overlay directory made by patch_overlay (its links, never
+ * what they point to). Returns 0, or -1 with errno. */
+int patch_overlay_remove(const char *dir);
+
+/* Parses "kXXXXXXXXXXXXXXXX" or "kXXXXXXXXXXXXXXXX[ALT]" into id and alt (-1
+ * when absent). Returns 0, or -1 when malformed. */
+int patch_parse_id(const char *s, char *id, size_t n, int *alt);
+
+/* The source text a knob gets for a value: 0/1 become False/True where
+ * the knob's current value is a Python bool. */
+const char *patch_value_text(const muh_knob *k, const char *value);
+
 /* FNV-1a 64 of a buffer: the content hash the scan records per file. */
 uint64_t patch_fnv1a64(const void *buf, size_t n);
 

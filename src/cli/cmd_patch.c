@@ -93,22 +93,13 @@ struct setarg {
 static int parse_set(const char *arg, struct setarg *s)
 {
 	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg)
+	char idpart[64];
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(idpart))
 		return -1;
-	const char *br = memchr(arg, '[', (size_t)(eq - arg));
-	size_t idlen = (size_t)((br ? br : eq) - arg);
-	if (idlen >= sizeof(s->id))
+	memcpy(idpart, arg, (size_t)(eq - arg));
+	idpart[eq - arg] = '\0';
+	if (patch_parse_id(idpart, s->id, sizeof(s->id), &s->alt))
 		return -1;
-	memcpy(s->id, arg, idlen);
-	s->id[idlen] = '\0';
-	s->alt = -1;
-	if (br) {
-		char *end;
-		long a = strtol(br + 1, &end, 10);
-		if (end == br + 1 || *end != ']' || end + 1 != eq || a < 0)
-			return -1;
-		s->alt = (int)a;
-	}
 	s->value = eq + 1;
 	return *s->value ? 0 : -1;
 }
@@ -632,12 +623,8 @@ static int run(int argc, char **argv)
 			rc = MUH_EINPUT;
 			break;
 		}
-		const char *val = sets[i].value;
 		/* a spec tunes a Python bool as 0/1; the source says False/True */
-		if (k->eval && (!strcmp(k->eval, "True") || !strcmp(k->eval, "False")) &&
-		    (!strcmp(val, "0") || !strcmp(val, "1")))
-			val = !strcmp(val, "1") ? "True" : "False";
-		rc = patch_plan_set(p, k, sets[i].alt, val, force, &d);
+		rc = patch_plan_set(p, k, sets[i].alt, patch_value_text(k, sets[i].value), force, &d);
 	}
 	if (!rc)
 		rc = patch_plan_build(p, &d);

@@ -1,0 +1,33 @@
+# Source-level knobs measured through overlays (issue 5): muh writes each
+# variant's value into the engine's own source in an overlay, with muh patch's
+# code, and the worker runs the engine's own function from it. The engine tree
+# itself is never touched.
+source "$(dirname "$0")/lib.bash"
+F=tests/fixtures/engine
+sum_tree() { find "$F" -type f -not -name '*.pyc' | sort | xargs cat | sha256sum; }
+before=$(sum_tree)
+export MUH_CACHE_DIR="$TMP/cache"
+
+run "$MUH" verify "$F/overlay.yaml"
+expect_rc 0 "verify through overlays"
+expect_in out "^BLOCK +4 +3 +3 of 3 .*reaches the kernel" "every BLOCK value changes the fingerprint"
+
+# the same param mapped to a knob the engine's function never reads
+run "$MUH" verify "$F/overlay_dead.yaml"
+expect_rc 1 "verify a param mapped to a dead knob"
+expect_in out "NOT REACHING THE KERNEL" "dead knob caught by the fingerprint"
+
+run "$MUH" tune "$F/overlay.yaml" --strategy brute --db "$TMP/o.db" --json
+expect_rc 0 "tune through overlays"
+[ "$(grep -c '"status":"ok"' "$TMP/out")" = 4 ] || fail "4 variants ok through overlays"
+
+# a knob id that is not in the tree is a status of the variant, not a crash
+sed 's/kbdfdc41b3e6b425c/k0000000000000000/' "$F/overlay.yaml" >"$F/overlay_bad.yaml.tmp"
+mv "$F/overlay_bad.yaml.tmp" "$TMP/overlay_bad.yaml"
+sed -i "s#engine_tree: .#engine_tree: $PWD/$F#; s#worker: python3 ../../../workers#worker: python3 $PWD/workers#" "$TMP/overlay_bad.yaml"
+run "$MUH" eval "$TMP/overlay_bad.yaml" --json
+expect_in out '"status":"invalid"' "unknown knob id is an invalid variant"
+expect_in out "no knob 'k0000000000000000'" "unknown knob id message"
+
+[ "$before" = "$(sum_tree)" ] || fail "the engine tree changed"
+done_tests
