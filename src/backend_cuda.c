@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "muh/fileio.h"
 #include "muh/expr.h"
 #include "muh/muh.h"
 
@@ -400,27 +401,6 @@ static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *
 	return 0;
 }
 
-/* Reads a whole file; malloc'd, NUL-terminated; NULL when unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	}
-	return buf;
-}
 
 /* NVRTC-compiles target.source for sm_<major><minor> with v's defines into a
  * cubin, through the cache (cache_dir/cuda-<hash>.cubin, keyed by source,
@@ -430,7 +410,7 @@ static char *cubin_for(const muh_target *t, int major, int minor, const muh_vari
 		       muh_measurement *m)
 {
 	size_t len = 0;
-	char *src = slurp(t->source, &len);
+	char *src = file_read(t->source, &len);
 	if (!src) {
 		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot read %s", t->source);
 		return NULL;
@@ -464,7 +444,7 @@ static char *cubin_for(const muh_target *t, int major, int minor, const muh_vari
 		key = eval_hash(defs[i], strlen(defs[i]) + 1, key);
 	}
 	snprintf(path, sizeof(path), "%s/cuda-%016llx.cubin", t->cache_dir, (unsigned long long)key);
-	char *cubin = slurp(path, cubin_len);
+	char *cubin = file_read(path, cubin_len);
 	nvrtcProgram prog = NULL;
 	if (!cubin && api.nvrtcCreateProgram(&prog, src, t->source, 0, NULL, NULL) == 0) {
 		nvrtcResult cr = api.nvrtcCompileProgram(prog, no, opts);
@@ -529,7 +509,7 @@ static int cuda_prepare(const muh_target *t, const muh_variant *v)
 	char path[EVAL_PATH + 64];
 	snprintf(path, sizeof(path), "%s/cuda-arch-%d", t->cache_dir, t->device);
 	size_t len;
-	char *txt = slurp(path, &len);
+	char *txt = file_read(path, &len);
 	int major = 0, minor = 0;
 	if (!txt || sscanf(txt, "%d %d", &major, &minor) != 2 || api_load_nvrtc()) {
 		free(txt);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "muh/fileio.h"
 #include "muh/hw.h"
 #include "muh/muh.h"
 
@@ -211,27 +212,6 @@ static int scalar_pos(const char *text, struct fy_node *n, int *line, int *col)
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	}
-	return buf;
-}
-
 /* Reports an error at node n of the profile file. */
 static int yerr(muh_diag *d, const char *path, const char *text, struct fy_node *n, const char *msg,
 		const char *arg)
@@ -259,7 +239,7 @@ static int read_number(struct fy_node *n, double *v)
 int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 {
 	size_t len = 0;
-	char *text = slurp(path, &len);
+	char *text = file_read(path, &len);
 	if (!text) {
 		diag_at(d, path, 0, 0, NULL);
 		return diag_errorf(d, "cannot read the hardware profile");

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
 #include "pyfile.h"
@@ -197,30 +198,14 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 /* Reads path whole into a NUL-terminated malloc'd buffer. */
 static int slurp(const char *path, char **buf, size_t *len, muh_diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		diag_at(d, path, 0, 0, NULL);
-		diag_errorf(d, "cannot read: %s", strerror(errno));
-		return MUH_EENV;
-	}
-	size_t cap = 1 << 16, n = 0, r;
-	char *b = malloc(cap + 1);
-	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap) {
-			char *nb = realloc(b, (cap *= 2) + 1);
-			if (!nb)
-				free(b);
-			b = nb;
-		}
-	}
-	fclose(f);
-	if (!b)
+	*buf = file_read(path, len);
+	if (*buf)
+		return MUH_OK;
+	if (errno == ENOMEM)
 		return MUH_ENOMEM;
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return MUH_OK;
+	diag_at(d, path, 0, 0, NULL);
+	diag_errorf(d, "cannot read: %s", strerror(errno));
+	return MUH_EENV;
 }
 
 /* Reads root/rel whole. */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "muh/expr.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/spec.h"
 
@@ -958,29 +959,15 @@ int spec_load(const char *path, muh_spec **out, muh_diag *d)
 {
 	*out = NULL;
 	diag_clear(d);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	size_t len;
+	char *buf = file_read(path, &len);
+	if (!buf) {
+		if (errno == ENOMEM)
+			return MUH_ENOMEM;
 		diag_at(d, path, 0, 0, NULL);
 		diag_errorf(d, "cannot read the spec: %s", strerror(errno));
 		return MUH_EINPUT;
 	}
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	size_t n;
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-			}
-			buf = nb;
-		}
-	}
-	fclose(f);
-	if (!buf)
-		return MUH_ENOMEM;
 	int rc = spec_parse(path, buf, len, out, d);
 	free(buf);
 	return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "evalcli.h"
 
 static const char help[] =
 	"usage: muh space SPEC [--prune-only | --list] [--hw PROFILE] [--problem K] [--json]\n"
@@ -211,51 +212,21 @@ static int run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("space", "expected one SPEC file");
-	muh_diag d;
-	muh_spec *s = NULL;
-	int rc = spec_load(argv[optind], &s, &d);
-	if (rc)
-		return cli_fail(rc, &d);
-	if (inst >= spec_ninstances(s)) {
-		fprintf(stderr, "muh space: --problem %zu, but %s has %zu problem instance(s)\n", inst,
-			s->path, spec_ninstances(s));
-		spec_free(s);
-		return EXIT_USAGE;
-	}
-	muh_hw hw, *hwp = NULL;
-	diag_clear(&d);
-	if (hwref || s->hw_ref) {
-		rc = hw_resolve(hwref ? hwref : s->hw_ref, &hw, &d);
-		if (rc && !hwref && rc == MUH_EINPUT && !d.line) {
-			char msg[MUH_DIAG_MSG];
-			snprintf(msg, sizeof(msg), "%s", d.msg);
-			spec_diag_at(s, &d, s->hw_line, s->hw_col);
-			diag_errorf(&d, "%s", msg);
-		}
-		if (rc) {
-			if (rc == MUH_EENV)
-				fprintf(stderr, "muh space: %s\n", d.msg);
-			else
-				diag_print(stderr, &d);
-			spec_free(s);
-			return cli_exit(rc);
-		}
-		hwp = &hw;
-	}
-	muh_space *sp = NULL;
-	rc = space_build(s, hwp, inst, &sp, &d);
-	if (rc) {
-		spec_free(s);
-		return cli_fail(rc, &d);
-	}
+	struct evalcli ec;
+	int ex = evalcli_load_space("space", argv[optind], hwref, inst, &ec);
+	if (ex)
+		return ex;
+	const muh_spec *s = ec.spec;
+	const muh_hw *hwp = ec.hwp;
+	const muh_space *sp = ec.space;
+	int rc = MUH_OK;
 	if (list)
 		rc = print_list(sp);
 	else if (json)
 		print_json(s, hwp, sp, inst);
 	else
 		print_text(s, hwp, sp, inst, prune);
-	space_free(sp);
-	spec_free(s);
+	evalcli_free(&ec);
 	return cli_exit(rc);
 }
 

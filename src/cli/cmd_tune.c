@@ -736,43 +736,15 @@ static int run(int argc, char **argv)
 	if (!db)
 		db = "muh.db";
 	muh_diag d;
-	muh_spec *s = NULL;
-	int rc = spec_load(argv[optind], &s, &d);
-	if (rc)
-		return cli_fail(rc, &d);
-	if (inst >= spec_ninstances(s)) {
-		fprintf(stderr, "muh tune: --problem %llu, but %s has %zu problem instance(s)\n",
-		        (unsigned long long)inst, s->path, spec_ninstances(s));
-		spec_free(s);
-		return EXIT_USAGE;
-	}
-	muh_hw hw, *hwp = NULL;
 	diag_clear(&d);
-	if (hwref || s->hw_ref) {
-		rc = hw_resolve(hwref ? hwref : s->hw_ref, &hw, &d);
-		if (rc) {
-			if (rc == MUH_EINPUT && !hwref && !d.line) {
-				char msg[MUH_DIAG_MSG];
-				snprintf(msg, sizeof(msg), "%s", d.msg);
-				spec_diag_at(s, &d, s->hw_line, s->hw_col);
-				diag_errorf(&d, "%s", msg);
-			}
-			if (rc == MUH_EENV)
-				fprintf(stderr, "muh tune: %s\n", d.msg);
-			else
-				diag_print(stderr, &d);
-			spec_free(s);
-			return cli_exit(rc);
-		}
-		hwp = &hw;
-	}
-	muh_space *sp = NULL;
-	rc = space_build(s, hwp, (size_t)inst, &sp, &d);
-	if (rc) {
-		spec_free(s);
-		return cli_fail(rc, &d);
-	}
-	int ex = EXIT_OK;
+	struct evalcli ec;
+	int ex = evalcli_load_space("tune", argv[optind], hwref, (size_t)inst, &ec);
+	if (ex)
+		return ex;
+	const muh_spec *s = ec.spec;
+	muh_hw *hwp = ec.hwp;
+	const muh_space *sp = ec.space;
+	int rc;
 	if (budget) {
 		size_t n = strlen(budget);
 		char *end;
@@ -836,8 +808,7 @@ static int run(int argc, char **argv)
 	if (obj.release)
 		obj.release(obj.ctx);
 out:
-	space_free(sp);
-	spec_free(s);
+	evalcli_free(&ec);
 	return ex;
 }
 

@@ -9,7 +9,8 @@
 
 #include "evalcli.h"
 
-int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec)
+int evalcli_load_space(const char *cmd, const char *path, const char *hwref, size_t inst,
+		       struct evalcli *ec)
 {
 	memset(ec, 0, sizeof(*ec));
 	muh_diag d;
@@ -28,6 +29,7 @@ int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t in
 	if (hwref || s->hw_ref) {
 		rc = hw_resolve(hwref ? hwref : s->hw_ref, &ec->hw, &d);
 		if (rc && !hwref && rc == MUH_EINPUT && !d.line) {
+			/* the spec named it: point at its hw: line */
 			char msg[MUH_DIAG_MSG];
 			snprintf(msg, sizeof(msg), "%s", d.msg);
 			spec_diag_at(s, &d, s->hw_line, s->hw_col);
@@ -45,8 +47,21 @@ int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t in
 	}
 	diag_clear(&d);
 	rc = space_build(s, ec->hwp, inst, &ec->space, &d);
-	if (!rc)
-		rc = eval_target_from_spec(s, &ec->target, &d);
+	if (rc) {
+		evalcli_free(ec);
+		return cli_fail(rc, &d);
+	}
+	return EXIT_OK;
+}
+
+int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec)
+{
+	int ex = evalcli_load_space(cmd, path, hwref, inst, ec);
+	if (ex)
+		return ex;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = eval_target_from_spec(ec->spec, &ec->target, &d);
 	if (rc) {
 		evalcli_free(ec);
 		return cli_fail(rc, &d);

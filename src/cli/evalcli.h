@@ -22,6 +22,10 @@ struct evalcli {
  * inst; reads the target. Returns an exit code (EXIT_OK on success) and has
  * printed the error otherwise. */
 int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec);
+/* The same without the target: spec, profile and space only (muh space,
+ * muh tune --replay). */
+int evalcli_load_space(const char *cmd, const char *path, const char *hwref, size_t inst,
+		       struct evalcli *ec);
 void evalcli_free(struct evalcli *ec);
 /* Opens and probes the evaluator; prints "muh CMD: no CUDA device" and
  * returns 3 when the backend cannot start here. */
