@@ -531,7 +531,8 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		const struct muh_buf *u = &a->buf[i], *ru = &r.buf[i];
 		if (u->role == MUH_IN)
 			continue;
-		double rtol, atol, maxref = 0, maxabs = 0, num = 0, den = 0;
+		double rtol, atol;
+		eval_errstat es = {0};
 		tolerances(t, u->dtype, &rtol, &atol);
 		for (size_t k = 0; k < u->count; k++) {
 			double x = elem(u, k), y = elem(ru, k);
@@ -544,20 +545,14 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 					 isnan(x) ? "NaN" : "poison");
 				break;
 			}
-			double e = fabs(x - y);
-			maxabs = fmax(maxabs, e);
-			maxref = fmax(maxref, fabs(y));
-			num += e * e;
-			den += y * y;
+			eval_errstat_add(&es, x, y);
 		}
 		if (why[0])
 			break;
-		double l2 = den > 0 ? sqrt(num / den) : sqrt(num);
-		worst_abs = fmax(worst_abs, maxabs);
+		double l2;
+		eval_errstat_judge(&es, u->name, rtol, atol, &l2, why, sizeof(why));
+		worst_abs = fmax(worst_abs, es.maxabs);
 		worst_l2 = fmax(worst_l2, l2);
-		if (maxabs > atol * fmax(maxref, 1.0) || l2 > rtol)
-			snprintf(why, sizeof(why), "%s: max-abs error %.3g, relative L2 error %.3g (tolerance %.3g)",
-				 u->name, maxabs, l2, rtol);
 	}
 	for (int i = 0; i < a->nbufs; i++)
 		free(r.buf[i].data);

@@ -775,7 +775,7 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 			return MUH_OK;
 		double tol = t->rtol >= 0 ? t->rtol : u->dtype == 0 ? 1e-4 : u->dtype == 1 ? 1e-10 : 0;
 		double atol = t->atol >= 0 ? t->atol : tol;
-		double num = 0, den = 0, maxabs = 0, maxref = 0;
+		eval_errstat es = {0};
 		for (size_t k = 0; k < u->count; k++) {
 			double x = elem(u->host, u->dtype, k), y = elem(u->host_ref, u->dtype, k);
 			if (isnan(x) || (u->dtype >= 2 && x == -1 && y != -1)) {
@@ -783,20 +783,14 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 					 isnan(x) ? "NaN" : "poison");
 				break;
 			}
-			double e = fabs(x - y);
-			maxabs = fmax(maxabs, e);
-			maxref = fmax(maxref, fabs(y));
-			num += e * e;
-			den += y * y;
+			eval_errstat_add(&es, x, y);
 		}
 		if (why[0])
 			break;
-		double l2 = den > 0 ? sqrt(num / den) : sqrt(num);
-		worst_abs = fmax(worst_abs, maxabs);
+		double l2;
+		eval_errstat_judge(&es, u->name, tol, atol, &l2, why, sizeof(why));
+		worst_abs = fmax(worst_abs, es.maxabs);
 		worst_l2 = fmax(worst_l2, l2);
-		if (maxabs > atol * fmax(maxref, 1.0) || l2 > tol)
-			snprintf(why, sizeof(why), "%s: max-abs error %.3g, relative L2 error %.3g (tolerance %.3g)",
-				 u->name, maxabs, l2, tol);
 	}
 	m->max_abs_err = worst_abs;
 	m->rel_l2_err = worst_l2;

@@ -1088,6 +1088,18 @@ int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag 
 	return MUH_OK;
 }
 
+int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
+		       char *why, size_t n)
+{
+	*l2 = e->den > 0 ? sqrt(e->num / e->den) : sqrt(e->num);
+	if (e->maxabs > atol * fmax(e->maxref, 1.0) || *l2 > rtol) {
+		snprintf(why, n, "%s: max-abs error %.3g, relative L2 error %.3g (tolerance %.3g)", name,
+			 e->maxabs, *l2, rtol);
+		return 0;
+	}
+	return 1;
+}
+
 int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise)
 {
 	double lo = fmin(a->median, b->median);

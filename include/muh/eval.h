@@ -247,6 +247,28 @@ int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag 
  * confidence intervals overlap. */
 int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise);
 
+/* The output check shared by the backends: accumulate every (got, want)
+ * element pair of one output, then judge it. Fails when the max-abs error
+ * exceeds atol * max(|want|, 1) or the relative L2 error exceeds rtol. */
+typedef struct eval_errstat {
+	double num, den, maxabs, maxref;
+} eval_errstat;
+
+static inline void eval_errstat_add(eval_errstat *e, double got, double want)
+{
+	double d = got > want ? got - want : want - got;
+	e->maxabs = d > e->maxabs ? d : e->maxabs;
+	double w = want < 0 ? -want : want;
+	e->maxref = w > e->maxref ? w : e->maxref;
+	e->num += d * d;
+	e->den += want * want;
+}
+
+/* Sets *l2 (relative L2 error) and returns 1 when the output passes; on a
+ * failure writes why (naming the output) and returns 0. */
+int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
+		       char *why, size_t n);
+
 /* mkdir -p; 0 or -1 (errno set). */
 int eval_mkdirs(const char *path);
 
