@@ -364,7 +364,7 @@ static int run(int argc, char **argv)
 
 const struct muh_command muh_cmd_eval = {
 	.name = "eval",
-	.order = 55,
+	.order = 34,
 	.summary = "measure configurations (build, fingerprint, verify, time) into the store",
 	.help = help,
 	.run = run,

@@ -316,7 +316,7 @@ static int run(int argc, char **argv)
 
 const struct muh_command muh_cmd_kb = {
 	.name = "kb",
-	.order = 60,
+	.order = 65,
 	.summary = "prior knowledge: CUB tuning policies from the CCCL headers, as seeds",
 	.help = help,
 	.run = run,

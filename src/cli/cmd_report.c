@@ -355,7 +355,7 @@ static int run(int argc, char **argv)
 
 const struct muh_command muh_cmd_report = {
 	.name = "report",
-	.order = 60,
+	.order = 50,
 	.summary = "tables and plots of what a store holds: best per run, status counts, noise",
 	.help = help,
 	.run = run,

@@ -266,7 +266,7 @@ static int run(int argc, char **argv)
 
 const struct muh_command muh_cmd_scan = {
     .name = "scan",
-    .order = 20,
+    .order = 25,
     .summary = "map an engine tree's knobs, with live/dead/unsafe verdicts and evidence",
     .help = help,
     .run = run,

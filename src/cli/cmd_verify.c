@@ -247,7 +247,7 @@ out:
 
 const struct muh_command muh_cmd_verify = {
 	.name = "verify",
-	.order = 60,
+	.order = 36,
 	.summary = "prove that each param reaches the compiled kernel (fingerprints, noise)",
 	.help = help,
 	.run = run,
