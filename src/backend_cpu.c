@@ -29,6 +29,7 @@
 
 #include "../kernels/cpu/muh_kernel.h"
 #include "muh/eval.h"
+#include "muh/space.h"
 #include "muh/muh.h"
 
 #define CPU_MAX_ARGS 256
@@ -408,20 +409,10 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return MUH_OK;
 }
 
-/* xorshift64*: fresh inputs per check, no global state. */
-static uint64_t cpu_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
+/* Uniform in [-1, 1): fresh inputs for every check. */
 static double rand_unit(uint64_t *s)
 {
-	return (double)(cpu_rand(s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+	return (double)(space_rand(s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
 }
 
 static void fill_inputs(struct muh_args *a, uint64_t *rng)

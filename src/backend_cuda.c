@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "muh/space.h"
 #include "muh/fileio.h"
 #include "muh/expr.h"
 #include "muh/muh.h"
@@ -693,16 +694,6 @@ static int cuda_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return MUH_OK;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 static double elem(const void *p, int dt, size_t k)
 {
 	switch (dt) {
@@ -741,7 +732,7 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		size_t bytes = u->count * dsize(u->dtype);
 		if (u->role != 1) {
 			for (size_t k = 0; k < u->count; k++) {
-				double x = (double)(rnd(&c->rng) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
+				double x = (double)(space_rand(&c->rng) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
 				if (u->dtype == 0)
 					((float *)u->host)[k] = (float)x;
 				else if (u->dtype == 1)
