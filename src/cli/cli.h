@@ -12,6 +12,7 @@
 #ifndef MUH_CLI_H
 #define MUH_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "muh/muh.h"
@@ -44,6 +45,10 @@ int cli_exit(int status);
 
 /* Prints a diagnostic to stderr and returns cli_exit(status). */
 int cli_fail(int status, const muh_diag *d);
+
+/* Parses a non-negative decimal number (no sign, nothing after it) into
+ * *v. Returns 0, or -1 when s is not one; *v is then untouched. */
+int cli_parse_u64(const char *s, uint64_t *v);
 
 /* Formats a count with thousands separators ("1,920"). */
 const char *cli_count(char *buf, size_t n, double v);

@@ -119,11 +119,13 @@ static int run(int argc, char **argv)
 		case 'w':
 			hwref = optarg;
 			break;
-		case 'k':
-			inst = (size_t)strtoull(optarg, &end, 10);
-			if (*end)
+		case 'k': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v))
 				return cli_usage_error("eval", "--problem needs an instance number");
+			inst = (size_t)v;
 			break;
+		}
 		case 'c':
 			if (nkeys == 256)
 				return cli_usage_error("eval", "at most 256 --config");

@@ -108,9 +108,8 @@ static int run(int argc, char **argv)
 			list = 1;
 			break;
 		case 'd': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0)
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v > 1024)
 				return cli_usage_error("hw", "--device needs a device number, not '%s'",
 						       optarg);
 			dev = (int)v;

@@ -199,9 +199,8 @@ static int run(int argc, char **argv)
 			list = 1;
 			break;
 		case 'k': {
-			char *end;
-			long long v = strtoll(optarg, &end, 10);
-			if (*end || v < 0)
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v))
 				return cli_usage_error("space", "--problem needs an instance number");
 			inst = (size_t)v;
 			break;

@@ -630,18 +630,6 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 	free(top);
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	if (!*s || *s == '-')
-		return -1;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (*end)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -689,7 +677,7 @@ static int run(int argc, char **argv)
 				                       optarg);
 			break;
 		case 'S':
-			if (parse_u64(optarg, &o.seed))
+			if (cli_parse_u64(optarg, &o.seed))
 				return cli_usage_error("tune", "--seed needs a number");
 			break;
 		case 'r':
@@ -702,14 +690,14 @@ static int run(int argc, char **argv)
 			colmap[ncol++] = optarg;
 			break;
 		case 'k':
-			if (parse_u64(optarg, &topk) || topk > 1000)
+			if (cli_parse_u64(optarg, &topk) || topk > 1000)
 				return cli_usage_error("tune", "--top needs a number up to 1000");
 			break;
 		case 'w':
 			hwref = optarg;
 			break;
 		case 'p':
-			if (parse_u64(optarg, &inst))
+			if (cli_parse_u64(optarg, &inst))
 				return cli_usage_error("tune",
 				                       "--problem needs an instance number");
 			break;
@@ -757,7 +745,7 @@ static int run(int argc, char **argv)
 			o.budget = (uint64_t)floor(pct / 100.0 * (double)space_valid(sp) + 1e-9);
 			if (!o.budget)
 				o.budget = 1;
-		} else if (parse_u64(budget, &o.budget) || !o.budget) {
+		} else if (cli_parse_u64(budget, &o.budget) || !o.budget) {
 			ex = cli_usage_error("tune",
 			                     "--budget needs a positive number or a percentage");
 			goto out;

@@ -64,9 +64,8 @@ static int run(int argc, char **argv)
 			hwref = optarg;
 			break;
 		case 'k': {
-			char *end;
-			long long v = strtoll(optarg, &end, 10);
-			if (*end || v < 0)
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v))
 				return cli_usage_error("verify", "--problem needs an instance number");
 			inst = (size_t)v;
 			break;

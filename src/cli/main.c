@@ -5,6 +5,7 @@
  * else belongs to a subcommand. The command table is generated from the
  * files src/cli/cmd_*.c (see CMakeLists.txt).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,19 @@ int cli_fail(int status, const muh_diag *d)
 	else if (status == MUH_ENOMEM)
 		fprintf(stderr, "error: out of memory\n");
 	return cli_exit(status);
+}
+
+int cli_parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	if (!*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*v = x;
+	return 0;
 }
 
 const char *cli_count(char *buf, size_t n, double v)
