@@ -36,6 +36,8 @@ import sys
 import traceback
 
 LAUNCH_OPTS = ("num_warps", "num_stages", "num_ctas")
+# what a fingerprint is made of: the compiled binary and its resources
+PROOF_KEYS = ("binary_sha256", "num_warps", "num_stages", "shared", "n_regs", "n_spills")
 TOL = {"fp16": 2e-3, "bf16": 1.6e-2, "fp32": 1e-4, "fp64": 1e-10}
 
 
@@ -138,8 +140,7 @@ def main():
         kernels = [handle_meta(h) for h in handles if h is not None]
         meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
                 "triton": triton.__version__}
-        proof = [{k: m[k] for k in ("binary_sha256", "num_warps", "num_stages", "shared", "n_regs", "n_spills")}
-                 for m in kernels]
+        proof = [{k: m[k] for k in PROOF_KEYS} for m in kernels]
         state[var["key"]] = {"mod": mod, "inputs": inputs, "config": config, "graph": graph}
         return json.dumps(proof, sort_keys=True), meta
 
@@ -186,28 +187,10 @@ def main():
         if compiled is None:  # older Triton: find it in the cache
             compiled = list(mod.kernel.cache[torch.cuda.current_device()].values())[-1]
         st[1] = compiled
-        if hasattr(compiled, "_init_handles"):
-            compiled._init_handles()
-        md = compiled.metadata
-        md = md._asdict() if hasattr(md, "_asdict") else dict(md) if isinstance(md, dict) else vars(md)
-        asm = getattr(compiled, "asm", {}) or {}
-        binary = asm.get("cubin") or asm.get("hsaco") or (asm.get("ptx") or "").encode()
-        if isinstance(binary, str):
-            binary = binary.encode()
-        meta = {
-            "kernel_hash": md.get("hash"),
-            "binary_sha256": hashlib.sha256(binary).hexdigest(),
-            "constexprs": consts,
-            "num_warps": md.get("num_warps"),
-            "num_stages": md.get("num_stages"),
-            "shared": md.get("shared"),
-            "n_regs": getattr(compiled, "n_regs", None),
-            "n_spills": getattr(compiled, "n_spills", None),
-            "triton": triton.__version__,
-        }
+        meta = dict(handle_meta(compiled), constexprs=consts, triton=triton.__version__)
         # the proof: the compiled binary and its resources, not the constexpr
         # values (Triton's own hash changes with every constexpr, used or not)
-        proof = {k: meta[k] for k in ("binary_sha256", "num_warps", "num_stages", "shared", "n_regs", "n_spills")}
+        proof = {k: meta[k] for k in PROOF_KEYS}
         state[var["key"]] = st
         return json.dumps(proof, sort_keys=True), meta
 

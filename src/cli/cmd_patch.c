@@ -315,6 +315,24 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 	return MUH_OK;
 }
 
+/* Splits a canonical key "A=1,B=2" into at most max names (copied into
+ * nbuf, pointed at by names) and integer values. Returns the count. */
+static int key_split(const char *key, char nbuf[][64], const char **names, long long *vals, int max)
+{
+	int np = 0;
+	for (const char *p = key; p && *p && np < max; np++) {
+		const char *eq = strchr(p, '=');
+		const char *end = strchr(p, ',');
+		if (!eq)
+			break;
+		snprintf(nbuf[np], 64, "%.*s", (int)(eq - p), p);
+		names[np] = nbuf[np];
+		vals[np] = strtoll(eq + 1, NULL, 10);
+		p = end ? end + 1 : NULL;
+	}
+	return np;
+}
+
 static const char *const moe_names[] = {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
 					"GROUP_SIZE_M", "num_warps",    "num_stages"};
 
@@ -412,17 +430,7 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 				;
 			if (k < nb)
 				continue; /* first run per device wins; use --run to choose */
-			int np = 0;
-			for (const char *p = b->ok[0].key; p && *p && np < 64; np++) {
-				const char *eq = strchr(p, '=');
-				const char *end = strchr(p, ',');
-				if (!eq)
-					break;
-				snprintf(nbuf[nb][np], 64, "%.*s", (int)(eq - p), p);
-				names[nb][np] = nbuf[nb][np];
-				vals[nb][np] = strtoll(eq + 1, NULL, 10);
-				p = end ? end + 1 : NULL;
-			}
+			int np = key_split(b->ok[0].key, nbuf[nb], names[nb], vals[nb], 64);
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb]};
 			if (!spec) {
 				muh_diag sd;
@@ -468,17 +476,7 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 		static long long vals[256][32];
 		static char nbuf[256][32][64];
 		for (size_t i = 0; i < n && i < 256; i++) {
-			int np = 0;
-			for (const char *p = b->ok[i].key; p && *p && np < 32; np++) {
-				const char *eq = strchr(p, '=');
-				const char *end = strchr(p, ',');
-				if (!eq)
-					break;
-				snprintf(nbuf[i][np], 64, "%.*s", (int)(eq - p), p);
-				names[i][np] = nbuf[i][np];
-				vals[i][np] = strtoll(eq + 1, NULL, 10);
-				p = end ? end + 1 : NULL;
-			}
+			int np = key_split(b->ok[i].key, nbuf[i], names[i], vals[i], 32);
 			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
 		}
 		char *text;
