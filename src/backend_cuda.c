@@ -813,7 +813,7 @@ static int cuda_time(eval_ctx *c, const muh_variant *v, int warm, double *out, s
 	*n = 0;
 	if (warm) {
 		/* steady state: run until the SM clock stops moving (or the budget ends) */
-		double t0 = mono(), budget = c->target->gpu_warm_s, last_t = t0;
+		double t0 = mono(), budget = c->target->gpu_warm_s < 0 ? 0.5 : c->target->gpu_warm_s, last_t = t0;
 		unsigned last = sm_clock(s);
 		int stable = 0;
 		while (mono() - t0 < budget || (!s->warmed && mono() - t0 < 4 * budget && stable < 3 && s->nvml)) {

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +37,7 @@ typedef struct worker_state {
 	FILE *out; /* from the worker */
 	int id;
 	int can_verify;
+	int can_prepare; /* says "prepare" in its hello */
 	int dead; /* the worker died; the next build starts a new one */
 	char name[128];
 	muh_surface *surf; /* the engine tree's knobs, when the target has one */
@@ -98,8 +101,16 @@ static int make_overlay(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return 0;
 }
 
-static int worker_open(eval_ctx *c, muh_diag *d)
+/* Starts target.worker in the spec's directory and reads its hello. With
+ * own_group the worker leads a new process group (the batch prepare kills
+ * the worker and its compile pool together); otherwise it stays in the
+ * runner's group and dies with it. Returns MUH_OK with *out set, or
+ * MUH_EENV/MUH_ENOMEM with d->msg. */
+static int worker_spawn(const muh_target *t, int own_group, worker_state **out, muh_diag *d)
 {
+	*out = NULL;
+	if (t->cache_dir[0])
+		eval_mkdirs(t->cache_dir); /* the worker's build cache lives there too */
 	int to[2], from[2];
 	if (pipe(to) < 0 || pipe(from) < 0) {
 		snprintf(d->msg, sizeof(d->msg), "pipe: %s", strerror(errno));
@@ -112,27 +123,36 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (own_group)
+			setpgid(0, 0);
 		dup2(to[0], 0);
 		dup2(from[1], 1);
 		close(to[0]);
 		close(to[1]);
 		close(from[0]);
 		close(from[1]);
-		if (c->target->spec_dir[0] && chdir(c->target->spec_dir) != 0) {
+		if (t->spec_dir[0] && chdir(t->spec_dir) != 0) {
 			/* stay */
 		}
-		execl("/bin/sh", "sh", "-c", c->target->worker, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", t->worker, (char *)NULL);
 		_exit(127);
 	}
+	if (own_group)
+		setpgid(pid, pid); /* both sides: no race with the exec */
 	close(to[0]);
 	close(from[1]);
 	worker_state *w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w) {
+		close(to[1]);
+		close(from[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		return MUH_ENOMEM;
+	}
 	w->pid = pid;
 	w->in = fdopen(to[1], "w");
 	w->out = fdopen(from[0], "r");
-	c->state = w;
+	*out = w;
 	char *line = NULL;
 	size_t cap = 0;
 	cJSON *hello = NULL;
@@ -142,7 +162,7 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 	const cJSON *h = hello ? cJSON_GetObjectItemCaseSensitive(hello, "hello") : NULL;
 	if (!cJSON_IsString(h)) {
 		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello (see docs/worker-protocol.md)",
-			 c->target->worker);
+			 t->worker);
 		cJSON_Delete(hello);
 		return MUH_EENV;
 	}
@@ -158,14 +178,24 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 	{
 		if (cJSON_IsString(x) && !strcmp(x->valuestring, "verify"))
 			w->can_verify = 1;
+		if (cJSON_IsString(x) && !strcmp(x->valuestring, "prepare"))
+			w->can_prepare = 1;
 	}
 	cJSON_Delete(hello);
 	return MUH_OK;
 }
 
-static void worker_close(eval_ctx *c)
+static int worker_open(eval_ctx *c, muh_diag *d)
 {
-	worker_state *w = c->state;
+	worker_state *w = NULL;
+	int rc = worker_spawn(c->target, 0, &w, d);
+	c->state = w; /* even on failure: close() reaps it */
+	return rc;
+}
+
+/* Says bye, reaps the worker (killing it after a second) and frees w. */
+static void worker_free(worker_state *w)
+{
 	if (!w)
 		return;
 	if (w->in) {
@@ -186,7 +216,55 @@ static void worker_close(eval_ctx *c)
 		patch_overlay_remove(w->overlay);
 	scan_free(w->surf);
 	free(w);
+}
+
+static void worker_close(eval_ctx *c)
+{
+	worker_free(c->state);
 	c->state = NULL;
+}
+
+/* The variant as the protocol writes it: key, params, problem. */
+static cJSON *variant_json(const muh_variant *v)
+{
+	cJSON *var = cJSON_CreateObject();
+	cJSON_AddStringToObject(var, "key", v->key);
+	cJSON *params = cJSON_AddObjectToObject(var, "params");
+	cJSON *problem = cJSON_AddObjectToObject(var, "problem");
+	for (size_t i = 0; i < v->nparams + v->nsyms; i++) {
+		const muh_value *x = &v->values[i];
+		cJSON *j = x->t == MUH_STR ? cJSON_CreateString(x->u.s)
+			 : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
+					   : cJSON_CreateNumber(x->u.f);
+		cJSON_AddItemToObject(i < v->nparams ? params : problem, v->names[i], j);
+	}
+	return var;
+}
+
+/* The target as the protocol writes it (source as an absolute path: the
+ * worker runs in the spec's directory). overlay may be "" (none). */
+static cJSON *target_json(const muh_target *t, const char *overlay)
+{
+	cJSON *tg = cJSON_CreateObject();
+	char abs[PATH_MAX], cache[PATH_MAX];
+	const char *src = t->source;
+	if (src[0] && src[0] != '/' && realpath(src, abs))
+		src = abs;
+	cJSON_AddStringToObject(tg, "source", src);
+	cJSON_AddStringToObject(tg, "entry", t->entry);
+	if (t->dtype[0])
+		cJSON_AddStringToObject(tg, "dtype", t->dtype);
+	if (t->rtol >= 0)
+		cJSON_AddNumberToObject(tg, "rtol", t->rtol);
+	if (t->cache_dir[0]) /* made by worker_spawn */
+		cJSON_AddStringToObject(tg, "cache_dir", realpath(t->cache_dir, cache) ? cache : t->cache_dir);
+	if (overlay[0]) {
+		cJSON_AddStringToObject(tg, "overlay", overlay);
+		cJSON_AddStringToObject(tg, "module", t->module);
+		char tree[PATH_MAX];
+		cJSON_AddStringToObject(tg, "engine_tree", realpath(t->engine_tree, tree) ? tree : t->engine_tree);
+	}
+	return tg;
 }
 
 /* Sends one request and reads its reply. Returns the reply (caller deletes)
@@ -204,36 +282,10 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddNumberToObject(req, "id", ++w->id);
 	cJSON_AddStringToObject(req, "op", op);
-	cJSON *var = cJSON_AddObjectToObject(req, "variant");
-	cJSON_AddStringToObject(var, "key", v->key);
-	cJSON *params = cJSON_AddObjectToObject(var, "params");
-	cJSON *problem = cJSON_AddObjectToObject(var, "problem");
-	for (size_t i = 0; i < v->nparams + v->nsyms; i++) {
-		const muh_value *x = &v->values[i];
-		cJSON *j = x->t == MUH_STR ? cJSON_CreateString(x->u.s)
-			 : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
-					   : cJSON_CreateNumber(x->u.f);
-		cJSON_AddItemToObject(i < v->nparams ? params : problem, v->names[i], j);
-	}
-	cJSON *tg = cJSON_AddObjectToObject(req, "target");
-	/* the worker runs in the spec's directory: give it an absolute path */
-	char abs[PATH_MAX];
-	const char *src = c->target->source;
-	if (src[0] && src[0] != '/' && realpath(src, abs))
-		src = abs;
-	cJSON_AddStringToObject(tg, "source", src);
-	cJSON_AddStringToObject(tg, "entry", c->target->entry);
-	if (c->target->dtype[0])
-		cJSON_AddStringToObject(tg, "dtype", c->target->dtype);
-	if (c->target->rtol >= 0)
-		cJSON_AddNumberToObject(tg, "rtol", c->target->rtol);
-	if (w->overlay[0]) {
-		cJSON_AddStringToObject(tg, "overlay", w->overlay);
-		cJSON_AddStringToObject(tg, "module", c->target->module);
-		char tree[PATH_MAX];
-		cJSON_AddStringToObject(tg, "engine_tree",
-					realpath(c->target->engine_tree, tree) ? tree : c->target->engine_tree);
-	}
+	cJSON_AddItemToObject(req, "variant", variant_json(v));
+	cJSON_AddItemToObject(req, "target", target_json(c->target, w->overlay));
+	if (!strcmp(op, "run") && warm && c->target->gpu_warm_s > 0)
+		cJSON_AddNumberToObject(req, "warm_s", c->target->gpu_warm_s);
 	if (!strcmp(op, "time")) {
 		cJSON_AddNumberToObject(req, "count", count);
 		cJSON_AddBoolToObject(req, "warmup", warm);
@@ -360,9 +412,106 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 	return MUH_OK;
 }
 
+/* The batch prepare (eval_prepare_all): a worker of its own, in its own
+ * process group, gets every variant in one "prepare" request and compiles
+ * them with `jobs` processes into its build cache (Triton's); the runner's
+ * worker later only loads them. Bounded by 60 s + measure.timeout per round
+ * of `jobs` variants; past that the whole group is killed and measuring goes
+ * on (each build then compiles what is missing). */
+static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs, size_t *done,
+			      muh_diag *d)
+{
+	*done = 0;
+	if (t->engine_tree[0]) {
+		diag_errorf(d, "variants of engine-tree overlays are built one at a time");
+		return MUH_EENV;
+	}
+	worker_state *w = NULL;
+	int rc = worker_spawn(t, 1, &w, d);
+	if (rc == MUH_OK && !w->can_prepare) {
+		diag_errorf(d, "worker %s does not prepare (no \"prepare\" in its hello)", w->name);
+		rc = MUH_EENV;
+	}
+	if (rc != MUH_OK) {
+		worker_free(w);
+		return rc;
+	}
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "id", ++w->id);
+	cJSON_AddStringToObject(req, "op", "prepare");
+	cJSON_AddNumberToObject(req, "jobs", jobs);
+	cJSON *arr = cJSON_AddArrayToObject(req, "variants");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, variant_json(&vs[i]));
+	cJSON_AddItemToObject(req, "target", target_json(t, ""));
+	char *text = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	signal(SIGPIPE, SIG_IGN);
+	if (!text || fprintf(w->in, "%s\n", text) < 0 || fflush(w->in) != 0) {
+		free(text);
+		w->dead = 1;
+		kill(-w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+		worker_free(w);
+		diag_errorf(d, "worker %s: cannot send the prepare request", t->worker);
+		return MUH_EENV;
+	}
+	free(text);
+	double limit = 60 + t->timeout_s * (double)((n + (size_t)jobs - 1) / (size_t)jobs);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double end = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + limit;
+	cJSON *rep = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	rc = MUH_EENV;
+	snprintf(d->msg, sizeof(d->msg), "worker %s exited during prepare", w->name);
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double left = end - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
+		struct pollfd pfd = {.fd = fileno(w->out), .events = POLLIN};
+		if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) == 0) {
+			snprintf(d->msg, sizeof(d->msg), "prepare stopped after %.0f s (its limit)", limit);
+			break;
+		}
+		if (getline(&line, &cap, w->out) <= 0)
+			break; /* the worker died; d says so */
+		rep = cJSON_Parse(line);
+		const cJSON *id = rep ? cJSON_GetObjectItemCaseSensitive(rep, "id") : NULL;
+		if (rep && cJSON_IsNumber(id) && (int)id->valuedouble == w->id)
+			break;
+		cJSON_Delete(rep); /* a log line */
+		rep = NULL;
+	}
+	free(line);
+	if (rep) {
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep, "status");
+		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rep, "prepared");
+		const cJSON *er = cJSON_GetObjectItemCaseSensitive(rep, "error");
+		if (cJSON_IsString(st) && !strcmp(st->valuestring, "ok")) {
+			*done = cJSON_IsNumber(pr) && pr->valuedouble > 0 ? (size_t)pr->valuedouble : 0;
+			rc = MUH_OK;
+		} else {
+			snprintf(d->msg, sizeof(d->msg), "worker %.100s: prepare: %.800s", w->name,
+				 cJSON_IsString(er) ? er->valuestring : "failed");
+		}
+		cJSON_Delete(rep);
+	}
+	if (rc != MUH_OK) {
+		w->dead = 1;
+		kill(-w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+	}
+	pid_t group = w->pid;
+	worker_free(w);
+	kill(-group, SIGKILL); /* what is left of its compile pool */
+	return rc;
+}
+
 const eval_backend backend_worker = {
 	.name = "worker",
 	.open = worker_open,
+	.prepare_all = worker_prepare_all,
 	.build = worker_build,
 	.verify = worker_verify,
 	.time = worker_time,

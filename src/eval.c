@@ -391,7 +391,7 @@ void eval_target_defaults(muh_target *t)
 	t->max_time_s = 2;
 	t->warmups = 3;
 	t->isolate = 1;
-	t->gpu_warm_s = 0.5;
+	t->gpu_warm_s = -1; /* the backend's default: cuda 0.5 s, worker none */
 	const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	if (e && *e)
 		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s", e);
@@ -784,6 +784,19 @@ static int pool_slot(muh_evaluator *ev, int block)
 			return free_slot;
 		usleep(2000);
 	}
+}
+
+int eval_batch_prepares(const muh_evaluator *ev)
+{
+	return ev->jobs > 0 && ev->b->prepare_all != NULL;
+}
+
+int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, size_t *done, muh_diag *d)
+{
+	*done = 0;
+	if (ev->jobs <= 0 || !ev->b->prepare_all || n == 0)
+		return MUH_OK;
+	return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, done, d);
 }
 
 int eval_prefetch(muh_evaluator *ev, const muh_variant *v)

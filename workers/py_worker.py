@@ -12,6 +12,11 @@ fingerprint unchanged (exactly like a -D define a C kernel never reads).
 Params: UNROLL, BLOCK (and IGNORED, which it reads into nothing, for tests).
 Problem: N. Faults for tests: FAULT=1 exits hard, FAULT=2 hangs, FAULT=3
 returns a wrong result.
+
+"prepare" (muh eval --jobs N): the variants are compiled by N spawned
+processes into target.cache_dir/py_worker/<sha256 of the source>.code
+(marshal); a later build loads the code from there and says so in its
+metadata ("from_cache": true). The fingerprint is the same either way.
 """
 import hashlib
 import json
@@ -25,7 +30,8 @@ import time
 PROTOCOL = 1
 
 
-def generate(params, problem):
+def source_of(params, problem):
+    """The variant's generated source and its knobs: (text, unroll, block, n, fault)."""
     unroll = int(params.get("UNROLL", 1))
     block = int(params.get("BLOCK", 64))
     fault = int(params.get("FAULT", 0))
@@ -49,14 +55,49 @@ def generate(params, problem):
     if fault == 3:
         src.append("    total *= 1.5")
     src.append("    return total")
-    text = "\n".join(src) + "\n"
+    return "\n".join(src) + "\n", unroll, block, n, fault
+
+
+def cache_path(cache_dir, text):
+    if not cache_dir:
+        return None
+    return os.path.join(cache_dir, "py_worker", hashlib.sha256(text.encode()).hexdigest() + ".code")
+
+
+def prepare_one(args):
+    """Compiles one variant into the cache (a spawned pool process)."""
+    params, problem, cache_dir = args
+    text, unroll, block, _, _ = source_of(params, problem)
+    path = cache_path(cache_dir, text)
     code = compile(text, f"<muh variant UNROLL={unroll} BLOCK={block}>", "exec")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        marshal.dump(code, f)
+    os.replace(tmp, path)  # atomic: a reader sees all of it or nothing
+    return 1
+
+
+def quiet_stdout():
+    os.dup2(2, 1)  # stdout is muh's protocol pipe
+
+
+def generate(params, problem, cache_dir=None):
+    text, unroll, block, n, fault = source_of(params, problem)
+    path = cache_path(cache_dir, text)
+    from_cache = bool(path and os.path.exists(path))
+    if from_cache:
+        with open(path, "rb") as f:
+            code = marshal.load(f)
+    else:
+        code = compile(text, f"<muh variant UNROLL={unroll} BLOCK={block}>", "exec")
     # the filename is not part of the proof: hash the function's own code object
     ns = {}
     exec(code, ns)
     fn_code = ns["kernel"].__code__.replace(co_filename="<muh>", co_name="kernel")
     fp = hashlib.sha256(marshal.dumps(fn_code)).hexdigest()
-    meta = {"kernel_hash": fp, "unroll": unroll, "block": block, "n": n, "python": sys.version.split()[0]}
+    meta = {"kernel_hash": fp, "unroll": unroll, "block": block, "n": n, "python": sys.version.split()[0],
+            "from_cache": from_cache}
     return ns["kernel"], n, fp, meta, fault
 
 
@@ -67,7 +108,7 @@ def inputs(n, rng):
 def main():
     out = sys.stdout
     out.write(json.dumps({"hello": "py_worker", "protocol": PROTOCOL,
-                          "capabilities": ["build", "run", "verify", "time"]}) + "\n")
+                          "capabilities": ["build", "run", "verify", "time", "prepare"]}) + "\n")
     out.flush()
     cache = {}
     rng = random.Random(os.getpid())
@@ -84,9 +125,22 @@ def main():
         key = var.get("key", "")
         params, problem = var.get("params", {}), var.get("problem", {})
         rep = {"id": rid, "status": "ok"}
+        cache_dir = req.get("target", {}).get("cache_dir")
+        if op == "prepare":
+            import multiprocessing
+            todo = [(v.get("params", {}), v.get("problem", {}), cache_dir) for v in req.get("variants", [])]
+            if not cache_dir:
+                rep.update(status="invalid", error="prepare needs target.cache_dir")
+            else:
+                ctx = multiprocessing.get_context("spawn")
+                with ctx.Pool(max(1, int(req.get("jobs", 1))), initializer=quiet_stdout) as pool:
+                    rep.update(prepared=sum(pool.map(prepare_one, todo)), failed=0)
+            out.write(json.dumps(rep) + "\n")
+            out.flush()
+            continue
         try:
             if op == "build" or key not in cache:
-                cache[key] = generate(params, problem)
+                cache[key] = generate(params, problem, cache_dir)
             fn, n, fp, meta, fault = cache[key]
             if fault == 1 and op != "build":
                 os._exit(9)

@@ -18,7 +18,15 @@ it reads JSON requests on stdin and answers on stdout, one line each.
   verify  fresh inputs (a new seed per check), outputs poisoned with NaN,
           one launch, compared with setup()'s reference: max-abs and relative
           L2 with per-dtype tolerances; NaN never passes.
-  run     one launch (warm-up).
+  run     one launch (warm-up). With "warm_s", the first warm-up of a variant
+          launches it back to back for warm_s seconds and on until the SM
+          clock (NVML) is stable within 1% for three 50 ms windows (at most
+          4 x warm_s): the variant is then timed at its sustained clock.
+  prepare "variants" (a list) and "jobs": compiles every variant into
+          Triton's cache with `jobs` spawned processes (each launches the
+          variant once: nothing is being timed meanwhile), so that later
+          builds only load. Replies prepared/failed counts; failures here
+          are not statuses (the variant's own build reports them).
   time    CUDA events around each launch, the L2 flushed before each; returns
           the samples in seconds (muh takes the median and CI), plus SM clock,
           power and temperature when pynvml is importable.
@@ -33,6 +41,7 @@ import json
 import math
 import os
 import sys
+import time
 import traceback
 
 LAUNCH_OPTS = ("num_warps", "num_stages", "num_ctas")
@@ -46,6 +55,90 @@ def reply(obj):
     sys.stdout.flush()
 
 
+def config_of(params):
+    """The variant's params with integral numbers as ints (Triton constexprs)."""
+    return {k: (int(v) if isinstance(v, (int, float)) and float(v).is_integer() else v)
+            for k, v in params.items()}
+
+
+def problem_of(var, target):
+    problem = dict(var.get("problem", {}))
+    if target.get("dtype") and "dtype" not in problem:
+        problem["dtype"] = target["dtype"]
+    return problem
+
+
+def load_module(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def is_run_module(mod):
+    return not hasattr(mod, "setup") and hasattr(mod, "run") and hasattr(mod, "make_inputs")
+
+
+# ---- the prepare pool (spawned processes; see "prepare" above) ----
+_POOL = {}
+
+
+def _pool_init():
+    os.dup2(2, 1)  # stdout is muh's protocol pipe: nothing of ours goes there
+    _POOL.update(mod=None, inputs=None, problem=None, broken=None)
+
+
+def _prepare_one(var, target):
+    """Compiles (and launches once) one variant. Returns (key, error or None)."""
+    key = var.get("key", "")
+    if _POOL["broken"]:
+        return key, "skipped: " + _POOL["broken"]
+    import torch
+    try:
+        if _POOL["mod"] is None:
+            _POOL["mod"] = load_module(target["source"], "muh_triton_prepare")
+        mod = _POOL["mod"]
+        params, problem = var.get("params", {}), problem_of(var, target)
+        if is_run_module(mod):
+            if _POOL["problem"] != problem:  # one problem's inputs at a time
+                _POOL["inputs"], _POOL["problem"] = None, None
+                torch.cuda.empty_cache()
+                _POOL["inputs"], _POOL["problem"] = mod.make_inputs(problem, 1), problem
+            mod.run(_POOL["inputs"], config_of(params))
+        else:
+            consts = {k: v for k, v in params.items() if k not in LAUNCH_OPTS}
+            opts = {k: int(v) for k, v in params.items() if k in LAUNCH_OPTS}
+            s = mod.setup(params, var.get("problem", {}), "cuda", 1)
+            mod.kernel[s["grid"]](*s["args"], **consts, **opts)
+        torch.cuda.synchronize()
+        return key, None
+    except Exception as e:
+        text = f"{type(e).__name__}: {e}"
+        if "CUDA error" in text or "AcceleratorError" in text or "illegal" in text.lower():
+            _POOL["broken"] = text[:200]  # the context is lost: skip the rest here
+        return key, text[-300:]
+
+
+def prepare_all(variants, target, jobs):
+    """Compiles every variant with `jobs` processes. Returns (prepared, errors)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    done, errors = 0, []
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_pool_init) as ex:
+        futures = [ex.submit(_prepare_one, v, target) for v in variants]
+        for f in as_completed(futures):
+            try:
+                key, err = f.result()
+            except Exception as e:  # the pool broke (a process died): the rest fail here
+                key, err = "?", f"{type(e).__name__}: {e}"
+            if err:
+                errors.append(f"{key}: {err}")
+            else:
+                done += 1
+    return done, errors
+
+
 def main():
     try:
         import torch
@@ -57,7 +150,7 @@ def main():
         reply({"hello": "triton_worker", "protocol": 1, "capabilities": [], "error": "no CUDA device"})
         return
     device = "cuda"
-    reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time"],
+    reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time", "prepare"],
            "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
     modules = {}
     state = {}  # key -> (setup dict, compiled, constexprs, launch opts, mod)
@@ -70,13 +163,34 @@ def main():
     except Exception:
         nvml = None
     seed = [1]
+    warmed = set()  # variants warmed to their sustained clock since their build
+
+    def sm_clock():
+        if not nvml:
+            return 0
+        p, h = nvml
+        return p.nvmlDeviceGetClockInfo(h, p.NVML_CLOCK_SM)
+
+    def warm(st, key, warm_s):
+        """Launches back to back until warm_s has passed and the clock is stable."""
+        t0 = last_t = time.perf_counter()
+        last, stable = sm_clock(), 0
+        while True:
+            for _ in range(10):
+                launch(st)
+            torch.cuda.synchronize()
+            now = time.perf_counter()
+            if nvml and now - last_t > 0.05:
+                c = sm_clock()
+                stable = stable + 1 if last and c and abs(c - last) <= 0.01 * last else 0
+                last, last_t = c, now
+            if now - t0 >= 4 * warm_s or (now - t0 >= warm_s and (not nvml or stable >= 3)):
+                break
+        warmed.add(key)
 
     def module(path):
         if path not in modules:
-            spec = importlib.util.spec_from_file_location("muh_triton_kernel_%d" % len(modules), path)
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            modules[path] = mod
+            modules[path] = load_module(path, "muh_triton_kernel_%d" % len(modules))
         return modules[path]
 
     def launch(st):
@@ -108,16 +222,8 @@ def main():
             "n_spills": getattr(compiled, "n_spills", None),
         }
 
-    def problem_of(var, target):
-        problem = dict(var.get("problem", {}))
-        if target.get("dtype") and "dtype" not in problem:
-            problem["dtype"] = target["dtype"]
-        return problem
-
     def build_run_module(var, target, mod):
-        params = var.get("params", {})
-        config = {k: (int(v) if isinstance(v, (int, float)) and float(v).is_integer() else v)
-                  for k, v in params.items()}
+        config = config_of(var.get("params", {}))
         seed[0] += 1
         inputs = mod.make_inputs(problem_of(var, target), seed[0])
         _, handles = mod.run(inputs, config)
@@ -174,7 +280,8 @@ def main():
             del state[k]
         torch.cuda.empty_cache()
         mod = module(target["source"])
-        if not hasattr(mod, "setup") and hasattr(mod, "run") and hasattr(mod, "make_inputs"):
+        warmed.clear()
+        if is_run_module(mod):
             return build_run_module(var, target, mod)
         params, problem = var.get("params", {}), var.get("problem", {})
         consts = {k: v for k, v in params.items() if k not in LAUNCH_OPTS}
@@ -205,13 +312,25 @@ def main():
         var, target = req.get("variant", {}), req.get("target", {})
         key = var.get("key", "")
         rep = {"id": rid, "status": "ok"}
+        if op == "prepare":
+            t0 = time.perf_counter()
+            try:
+                done, errors = prepare_all(req.get("variants", []), target, int(req.get("jobs", 1)))
+                rep.update(prepared=done, failed=len(errors), errors=errors[:5],
+                           seconds=round(time.perf_counter() - t0, 3))
+            except Exception as e:
+                rep = {"id": rid, "status": "launch_error", "error": f"{type(e).__name__}: {e}"[-900:]}
+            reply(rep)
+            continue
         try:
             if op == "build" or key not in state:
                 fp, meta = build(var, target)
                 if op == "build":
                     rep.update(fingerprint=fp, metadata=meta)
             st = state[key]
-            if op == "run":
+            if op == "run" and float(req.get("warm_s") or 0) > 0 and key not in warmed:
+                warm(st, key, float(req["warm_s"]))
+            elif op == "run":
                 launch(st)
                 torch.cuda.synchronize()
             elif op == "verify" and isinstance(st, dict):
@@ -258,7 +377,7 @@ def main():
                 rep.update(samples=samples)
                 if nvml:
                     p, h = nvml
-                    rep.update(sm_clock_mhz=p.nvmlDeviceGetClockInfo(h, p.NVML_CLOCK_SM),
+                    rep.update(sm_clock_mhz=sm_clock(),
                                power_w=p.nvmlDeviceGetPowerUsage(h) / 1000.0,
                                temp_c=p.nvmlDeviceGetTemperature(h, p.NVML_TEMPERATURE_GPU))
             elif op != "build":

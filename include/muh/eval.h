@@ -129,7 +129,8 @@ typedef struct muh_target {
 	char ref_grid[3][EVAL_STR];  /* its geometry; default 1 */
 	char ref_block[3][EVAL_STR];
 	char dtype[16];            /* informational (worker: passed along) */
-	double gpu_warm_s;         /* cuda: warm the device this long, or until its clock is stable; default 0.5 */
+	double gpu_warm_s;         /* warm the device this long and until its SM clock is stable, before
+				      a variant's samples; < 0: the backend's default (cuda 0.5 s, worker 0) */
 	char reference[EVAL_STR];  /* "" or "impl": muh_reference; else a variant key */
 	double rtol, atol;         /* < 0: per-dtype defaults */
 	int checks;                /* output checks with fresh inputs (default 1; 0 = none) */
@@ -187,6 +188,14 @@ typedef struct eval_backend {
 	 * without the device, so that build() later only loads it. Runs in
 	 * the prefetch pool (eval_prefetch). */
 	int (*prepare)(const muh_target *t, const muh_variant *v);
+	/* Optional: compiles all n variants of vs into the build cache at
+	 * once, with `jobs` processes, before any is measured (the worker's
+	 * batch "prepare"). Runs in the calling process, not in the runner.
+	 * MUH_OK with *done = the count the backend says it prepared; MUH_EENV
+	 * with d->msg when the batch did not run or was cut short (measuring
+	 * still works: each build compiles what is missing). */
+	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs, size_t *done,
+			   muh_diag *d);
 	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
 	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
 	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
@@ -233,6 +242,15 @@ int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m
 int eval_prefetch(muh_evaluator *ev, const muh_variant *v);
 /* Size of the prefetch pool (default 0: off). */
 void eval_set_jobs(muh_evaluator *ev, int jobs);
+/* Compile first, then measure: for backends with a batch step (worker),
+ * compiles every variant of vs with the pool's size in processes and
+ * returns when done (*done: how many were prepared). Returns MUH_OK with
+ * *done = 0 at once when jobs is 0 or the backend has no batch step (cpu
+ * and cuda prefetch while measuring instead: eval_prefetch); MUH_EENV with
+ * d->msg when the batch failed or was cut short (measuring still works). */
+int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, size_t *done, muh_diag *d);
+/* 1 when eval_prepare_all would do work (jobs > 0 and a batch step). */
+int eval_batch_prepares(const muh_evaluator *ev);
 
 /* Runner restarts so far (crashes and timeouts). */
 int eval_restarts(const muh_evaluator *ev);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "evalcli.h"
 #include "muh/store.h"
@@ -35,8 +36,10 @@ static const char help[] =
 	"  --noise        first time the defaults twice; report and record the noise\n"
 	"                 (the default when more than one variant is measured;\n"
 	"                 --no-noise skips it)\n"
-	"  --jobs N       compile while measuring: N helper processes build the next\n"
-	"                 variants into the cache while one is timed (cpu backend)\n"
+	"  --jobs N       compile in parallel with N processes: the cpu and cuda\n"
+	"                 backends build the next variants into the cache while one\n"
+	"                 is timed; a worker that can \"prepare\" (Triton) compiles\n"
+	"                 every variant to measure first, then muh measures them\n"
 	"  --hw PROFILE   hardware profile (overrides the spec's hw:)\n"
 	"  --problem K    problem instance K (0-based); default 0\n"
 	"  --json         one JSON object per variant, one per line\n"
@@ -54,6 +57,49 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/* Compile first (--jobs with a worker that prepares): hands every valid
+ * variant still to measure (at most limit) to the backend's batch step and
+ * reports how many it compiled and how long that took. A failure is a note:
+ * measuring goes on and each build compiles what is missing. */
+static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, const uint32_t *cfgs,
+			  uint64_t total, size_t inst, muh_store *st, int64_t runid, long long limit, int jobs,
+			  int json)
+{
+	size_t np = space_nparams(ec->space), n = 0;
+	size_t cap = total < 100000 ? (size_t)total : 100000;
+	muh_variant *vs = calloc(cap ? cap : 1, sizeof(*vs));
+	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t));
+	for (uint64_t i = 0; vs && cfg && i < total && n < cap && (limit < 0 || (long long)n < limit); i++) {
+		if (all)
+			space_config_at(ec->space, i, cfg);
+		else
+			memcpy(cfg, cfgs + i * (np + 1), np * sizeof(uint32_t));
+		if (!space_is_valid(ec->space, cfg) || eval_variant_from_space(ec->space, cfg, inst, &vs[n]))
+			continue;
+		if (st && store_has(st, runid, vs[n].key) == 1)
+			eval_variant_free(&vs[n]);
+		else
+			n++;
+	}
+	muh_diag d;
+	diag_clear(&d);
+	size_t done = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = eval_prepare_all(ev, vs, n, &done, &d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (rc)
+		fprintf(stderr, "muh eval: note: prepare: %s; each build compiles what is missing\n", d.msg);
+	else if (n)
+		fprintf(json ? stderr : stdout, "prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n", done,
+			n, secs, jobs);
+	for (size_t i = 0; i < n; i++)
+		eval_variant_free(&vs[i]);
+	free(vs);
+	free(cfg);
 }
 
 /* Parses a possibly partial key: names not given keep their defaults. */
@@ -212,6 +258,8 @@ static int run(int argc, char **argv)
 		return ex;
 	}
 	eval_set_jobs(ev, jobs);
+	if (eval_batch_prepares(ev))
+		prepare_first(ev, &ec, all, cfgs, total, inst, st, runid, limit, jobs, json);
 	uint64_t ahead = 0; /* variants before this index have been prefetched */
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
