@@ -14,6 +14,10 @@
 #   kernels  scripts/gpu_kernels.sh: ceilings, kernel verification, default
 #            vs shipped fused-MoE configs, cub::DeviceReduce (issue 6)
 #   tune     scripts/gpu_tune.sh: muh tune on the kernel suite (issues 6, 7)
+#   sweepmoe, sweepattn, sweepcuda
+#            scripts/gpu_sweep.sh plans moe, attn, cuda: full sweeps (compile
+#            first with the worker's prepare, then measure) into stores that
+#            muh tune --replay reads (issue 6); MUH_SWEEP_BUDGET_S each
 #
 # muh itself is built on the CPU machine and carried in .devcarry/
 # (scripts/devcarry.sh), because the GPU machine has no package registry.
@@ -93,6 +97,10 @@ stage_tune() {
 	OUT=$W/tune bash scripts/gpu_tune.sh
 }
 
+stage_sweepmoe() { PLAN=moe OUT=$W/sweep bash scripts/gpu_sweep.sh; }
+stage_sweepattn() { PLAN=attn OUT=$W/sweep bash scripts/gpu_sweep.sh; }
+stage_sweepcuda() { PLAN=cuda OUT=$W/sweep bash scripts/gpu_sweep.sh; }
+
 for s in "$@"; do
 	echo "=== stage $s ($(date -u +%H:%M:%S))"
 	t0=$SECONDS
@@ -101,6 +109,10 @@ for s in "$@"; do
 done
 # bring back: one archive of everything, plus the small summaries
 tar czf "$FINAL/logs.tgz" -C "$W" . 2>/dev/null
+for plan in moe attn cuda; do
+	f=$W/sweep/summary-$plan.md
+	[ -s "$f" ] && cp "$f" "$FINAL/sweep$plan-summary.md"
+done
 for pair in probe:probe/summary.md final:final/summary.md evalquick:evalquick/summary.md eval:eval-summary.md kernels:kernels/summary.txt tune:tune/summary.md; do
 	f=$W/${pair#*:}
 	[ -s "$f" ] && cp "$f" "$FINAL/${pair%%:*}-summary.md"
