@@ -17,9 +17,11 @@
 #         top configs at M=2048 and 4096 with and without measure.gpu_warm
 #         (sustained clocks), then as much of M=2048 as time allows
 #   attn  flash attention and prefix prefill, every problem size
-#   cuda  paged attention (every size) and the reduction (N=2^20, 2^24 swept;
-#         2^26, 2^28 tuned with a budget: each output check there draws 1 GiB
-#         of fresh input on the host)
+#   cuda  paged attention (every size) and plan reduce
+#   reduce  the reduction: N=2^20, 2^24 swept; 2^26, 2^28 tuned with a budget
+#         (each output check there draws up to 1 GiB of fresh input on the host)
+#   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
+#         stores of an earlier call, put them in $OUT first)
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out/sweep}
 mkdir -p "$OUT"
@@ -104,12 +106,17 @@ plan_attn() {
 }
 
 plan_cuda() {
-	local paged reduce
+	local paged
 	paged=$(with_warm specs/cuda_paged_attention.yaml 0.02)
-	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
 	for inst in 0 1 2 3 4 5 6 7 8; do
 		sweep paged-sweep "$paged" "$inst" --all --jobs "$JOBS"
 	done
+	plan_reduce
+}
+
+plan_reduce() {
+	local reduce
+	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
 	for inst in 0 1; do
 		sweep reduce-sweep "$reduce" "$inst" --all --jobs "$JOBS"
 	done
@@ -125,6 +132,14 @@ plan_cuda() {
 			--db "$OUT/reduce-tune.db" --json >"$OUT/reduce-tune-$inst.jsonl" 2>"$OUT/reduce-tune-$inst.err"
 		echo "| reduce-tune | $inst | $? | $((SECONDS - t0)) s | - | $(tail -1 "$OUT/reduce-tune-$inst.jsonl" | cut -c1-200) |" >>"$sum"
 	done
+}
+
+# what the first two calls of 2026-11-30 left (the stores in $OUT resume)
+plan_rest() {
+	for inst in 5 0 1 2 4 6; do
+		sweep prefill-sweep specs/triton_prefix_prefill.yaml "$inst" --all --jobs "$JOBS"
+	done
+	plan_reduce
 }
 
 "plan_$PLAN"

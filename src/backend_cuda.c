@@ -114,6 +114,7 @@ typedef struct cuda_buf {
 	int dtype; /* 0 f32, 1 f64, 2 i32, 3 i64 */
 	int role;  /* 0 in, 1 out, 2 inout */
 	size_t count;
+	double lo, hi; /* inputs are drawn uniformly from [lo, hi) */
 	CUdeviceptr dev, ref; /* ref: the reference's copy */
 	void *host, *host_ref;
 } cuda_buf;
@@ -359,7 +360,8 @@ static size_t dsize(int dt)
 	return dt == 1 || dt == 3 ? 8 : 4;
 }
 
-/* Parses "name:dtype:role:count" into b (count evaluated over v). */
+/* Parses "name:dtype:role:count[:lo..hi]" into b (count evaluated over v;
+ * the input range defaults to -1..1 for floats and -8..8 for integers). */
 static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *err, size_t n)
 {
 	char copy[EVAL_STR];
@@ -390,6 +392,18 @@ static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *
 	if (b->dtype < 0 || b->role < 0) {
 		snprintf(err, n, "buffer '%s': dtype is f32|f64|i32|i64, role in|out|inout", spec);
 		return -1;
+	}
+	b->lo = b->dtype < 2 ? -1 : -8;
+	b->hi = -b->lo;
+	char *range = strchr(f[3], ':');
+	if (range) {
+		*range++ = '\0';
+		char *end, *dots = strstr(range, "..");
+		b->lo = strtod(range, &end);
+		if (!dots || end != dots || (b->hi = strtod(dots + 2, &end), *end) || !(b->lo < b->hi)) {
+			snprintf(err, n, "buffer '%s': the input range is lo..hi with lo < hi, e.g. 0..1", spec);
+			return -1;
+		}
 	}
 	int64_t cnt;
 	if (eval_expr(f[3], v, 0, &cnt, err, n))
@@ -732,15 +746,16 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		size_t bytes = u->count * dsize(u->dtype);
 		if (u->role != 1) {
 			for (size_t k = 0; k < u->count; k++) {
-				double x = (double)(space_rand(&c->rng) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
+				double x = u->lo + (double)(space_rand(&c->rng) >> 11) * (1.0 / 9007199254740992.0) *
+							   (u->hi - u->lo);
 				if (u->dtype == 0)
 					((float *)u->host)[k] = (float)x;
 				else if (u->dtype == 1)
 					((double *)u->host)[k] = x;
 				else if (u->dtype == 2)
-					((int32_t *)u->host)[k] = (int32_t)lround(x * 8);
+					((int32_t *)u->host)[k] = (int32_t)lround(x);
 				else
-					((int64_t *)u->host)[k] = (int64_t)lround(x * 8);
+					((int64_t *)u->host)[k] = (int64_t)lround(x);
 			}
 			if (cu_fail(c, m, api.cuMemcpyHtoD(u->dev, u->host, bytes), EVAL_LAUNCH_ERROR, "copy in") ||
 			    cu_fail(c, m, api.cuMemcpyHtoD(u->ref, u->host, bytes), EVAL_LAUNCH_ERROR, "copy in"))

@@ -60,6 +60,24 @@ expect_in out "measured +$((valid - before)) variant\(s\) now; $before answered 
 dups=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT COUNT(*) - COUNT(DISTINCT variant_id) FROM measurements").fetchone()[0])' "$DB")
 [ "$dups" = 0 ] || fail "$dups duplicated rows"
 
+# the store replays the full run; a copy of the spec with other text (here
+# one more comment) finds it by name and instance, and says so
+run "$MUH" tune "$SPEC" --replay "$DB" --strategy brute --json
+expect_rc 0 "replay of the store"
+[ "$(grep -c '"event":"variant"' "$TMP/out")" = "$valid" ] || fail "replay answers all $valid variants"
+grep -q "no run of this exact spec text" "$TMP/err" && fail "no note when the text is the same"
+{ echo "# an edited copy"; cat "$SPEC"; } >specs/.edited-matmul_cpu.yaml
+run "$MUH" tune specs/.edited-matmul_cpu.yaml --replay "$DB" --strategy brute --json
+rm -f specs/.edited-matmul_cpu.yaml
+expect_rc 0 "replay with an edited spec"
+expect_in err "note: .* no run of this exact spec text; replaying run 1, measured with specs/matmul_cpu.yaml \(same name 'matmul_cpu'" "the note names the run used"
+[ "$(grep -c '"event":"variant"' "$TMP/out")" = "$valid" ] || fail "edited spec replays all $valid variants"
+sed 's/^name: .*/name: other_name/' "$SPEC" >specs/.renamed-matmul_cpu.yaml
+run "$MUH" tune specs/.renamed-matmul_cpu.yaml --replay "$DB"
+rm -f specs/.renamed-matmul_cpu.yaml
+expect_rc 2 "another spec's store is not replayed"
+expect_in err "holds no run of" "says so"
+
 # bad input
 run "$MUH" tune "$SPEC" --replay x.csv --db "$DB"
 expect_rc 2 "--replay with --db"

@@ -363,8 +363,14 @@ static void test_bundled_specs(void **st)
 		exprs[ne++] = t.smem;
 		char counts[8][EVAL_STR];
 		for (int b = 0; b < 8 && t.buffers[b][0]; b++) {
-			const char *c = strrchr(t.buffers[b], ':');
-			snprintf(counts[b], sizeof(counts[b]), "%s", c ? c + 1 : "");
+			/* name:dtype:role:count[:lo..hi] */
+			const char *c = t.buffers[b];
+			for (int k = 0; k < 3 && c; k++)
+				c = strchr(c, ':') ? strchr(c, ':') + 1 : NULL;
+			snprintf(counts[b], sizeof(counts[b]), "%s", c ? c : "");
+			char *r = strchr(counts[b], ':');
+			if (r)
+				*r = '\0';
 			exprs[ne++] = counts[b];
 		}
 		for (int e = 0; e < ne; e++) {
