@@ -20,6 +20,7 @@
 #   cuda  paged attention (every size) and plan reduce
 #   reduce  the reduction: N=2^20, 2^24 swept; 2^26, 2^28 tuned with a budget
 #         (each output check there draws up to 1 GiB of fresh input on the host)
+#   check the reduction after its input-range change, then fused MoE M=1024
 #   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
 #         stores of an earlier call, put them in $OUT first)
 set -uo pipefail
@@ -140,6 +141,29 @@ plan_rest() {
 		sweep prefill-sweep specs/triton_prefix_prefill.yaml "$inst" --all --jobs "$JOBS"
 	done
 	plan_reduce
+}
+
+# after the input-range change of specs/cuda_reduce.yaml (0..1): the
+# reduction verified again at 2^24, the variant that failed the -1..1 check
+# measured again, a bad range reported; then fused MoE at M=1024 swept
+plan_check() {
+	local d=$OUT/check
+	mkdir -p "$d"
+	{
+		echo "## muh verify specs/cuda_reduce.yaml --problem 1"
+		timeout 120 "$MUH" verify specs/cuda_reduce.yaml --problem 1
+		echo "exit $?"
+		echo "## the variant that failed with -1..1 inputs, 0..1 now"
+		timeout 60 "$MUH" eval specs/cuda_reduce.yaml --problem 1 \
+			--config THREADS=512,ITEMS_PER_THREAD=12,VEC=4,LOAD_MODIFIER=2 --json | cut -c1-400
+		echo "exit $?"
+		sed 's/in:f32:in:N:0..1/in:f32:in:N:1..0/' specs/cuda_reduce.yaml >specs/.badrange-cuda_reduce.yaml
+		echo "## a bad range"
+		timeout 60 "$MUH" eval specs/.badrange-cuda_reduce.yaml --problem 0 --json | cut -c1-400
+		echo "exit $?"
+	} >"$d/summary.md" 2>&1
+	cat "$d/summary.md" >>"$sum"
+	sweep moe-sweep specs/triton_fused_moe.yaml 4 --all --jobs "$JOBS"
 }
 
 "plan_$PLAN"
