@@ -398,9 +398,7 @@ static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *
 	char *range = strchr(f[3], ':');
 	if (range) {
 		*range++ = '\0';
-		char *end, *dots = strstr(range, "..");
-		b->lo = strtod(range, &end);
-		if (!dots || end != dots || (b->hi = strtod(dots + 2, &end), *end) || !(b->lo < b->hi)) {
+		if (eval_parse_range(range, &b->lo, &b->hi)) {
 			snprintf(err, n, "buffer '%s': the input range is lo..hi with lo < hi, e.g. 0..1", spec);
 			return -1;
 		}

@@ -92,6 +92,24 @@ int eval_hash_file(const char *path, uint64_t *h)
 	return 0;
 }
 
+int eval_parse_range(const char *text, double *lo, double *hi)
+{
+	const char *dots = strstr(text, "..");
+	if (!dots || dots == text || dots - text >= 64 || !dots[2])
+		return -1;
+	char a[64];
+	memcpy(a, text, (size_t)(dots - text));
+	a[dots - text] = '\0';
+	char *end;
+	*lo = strtod(a, &end);
+	if (*end || end == a)
+		return -1;
+	*hi = strtod(dots + 2, &end);
+	if (*end || end == dots + 2 || !isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi))
+		return -1;
+	return 0;
+}
+
 int eval_mkdirs(const char *path)
 {
 	char tmp[EVAL_PATH];

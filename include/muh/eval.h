@@ -287,6 +287,10 @@ static inline void eval_errstat_add(eval_errstat *e, double got, double want)
 int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
 		       char *why, size_t n);
 
+/* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
+ * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi. */
+int eval_parse_range(const char *text, double *lo, double *hi);
+
 /* mkdir -p; 0 or -1 (errno set). */
 int eval_mkdirs(const char *path);
 

@@ -26,6 +26,16 @@ assert p["BLOCK"]["fingerprints_changed"] == p["BLOCK"]["tested"] == 2
 assert len(d["variants"]) == 2 + 2 + 3
 PY
 
+# defaults that fail their output check (matmul_wrong.c skips the last k
+# tile when BLOCK == 32): no verdict can rest on them, exit 1
+sed 's#kernels/cpu/matmul.c#kernels/cpu/matmul_wrong.c#; s#^defaults: .*#defaults: {BLOCK: 32, UNROLL: 1}#' \
+	specs/matmul_cpu.yaml >specs/.wrong-defaults-matmul_cpu.yaml
+run "$MUH" verify specs/.wrong-defaults-matmul_cpu.yaml
+rm -f specs/.wrong-defaults-matmul_cpu.yaml
+expect_rc 1 "verify with failing defaults"
+expect_in out "^the defaults: wrong_result" "says the defaults fail"
+expect_in out "FAILED: the defaults do not pass" "the closing line says why"
+
 run "$MUH" verify
 expect_rc 2 "verify without a spec"
 done_tests

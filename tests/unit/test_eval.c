@@ -491,6 +491,34 @@ static void test_cuda_prepare_nodevice(void **st)
 	eval_variant_free(&v);
 }
 
+/* The input range of a cuda buffer, "lo..hi": numbers whose own dots
+ * (0.5, 1.) must not be taken for the separator. */
+static void test_parse_range(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int ok;
+		double lo, hi;
+	} cases[] = {
+		{"0..1", 1, 0, 1},       {"-1..1", 1, -1, 1},     {"0.5..1", 1, 0.5, 1},
+		{"-8..8", 1, -8, 8},     {"1e-3..2.5", 1, 1e-3, 2.5}, {"1..0", 0, 0, 0},
+		{"1..1", 0, 0, 0},       {"0.1", 0, 0, 0},        {"..1", 0, 0, 0},
+		{"0..", 0, 0, 0},        {"a..b", 0, 0, 0},       {"0..1x", 0, 0, 0},
+		{"nan..1", 0, 0, 0},     {"", 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double lo = -99, hi = -99;
+		int rc = eval_parse_range(cases[i].text, &lo, &hi);
+		if ((rc == 0) != cases[i].ok)
+			fail_msg("'%s': rc %d, expected %s", cases[i].text, rc, cases[i].ok ? "ok" : "an error");
+		if (cases[i].ok) {
+			assert_true(lo == cases[i].lo);
+			assert_true(hi == cases[i].hi);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_compare_ties),
 		cmocka_unit_test(test_target_errors),
 		cmocka_unit_test(test_cuda_prepare_nodevice),
+		cmocka_unit_test(test_parse_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
