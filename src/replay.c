@@ -108,6 +108,31 @@ int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
 	return MUH_OK;
 }
 
+int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
+                   const char *status_text)
+{
+	rp->st.rows++;
+	if (!cfg) {
+		rp->st.outside++;
+		return MUH_OK;
+	}
+	if (!space_is_valid(rp->sp, cfg)) {
+		rp->st.invalid++;
+		return MUH_OK;
+	}
+	int added = replay_add(rp, cfg, time_s, status, status_text);
+	if (added == 1) {
+		rp->st.duplicate++;
+		return MUH_OK;
+	}
+	if (added != MUH_OK)
+		return added;
+	rp->st.used++;
+	if (status != REPLAY_OK)
+		rp->st.failed++;
+	return MUH_OK;
+}
+
 void replay_get_stats(const muh_replay *rp, replay_stats *st)
 {
 	*st = rp->st;
@@ -411,7 +436,6 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	size_t ncols = c.nf;
 	while ((got = csv_next(&c)) > 0) {
 		int line = c.line - 1;
-		rp->st.rows++;
 		if (c.nf < ncols) {
 			diag_at(d, path, line, 1, text);
 			rc = diag_errorf(d, "%zu fields, the header has %zu", c.nf, ncols);
@@ -425,12 +449,8 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 			else
 				cfg[p] = (uint32_t)v;
 		}
-		if (outside) {
-			rp->st.outside++;
-			continue;
-		}
-		if (!space_is_valid(sp, cfg)) {
-			rp->st.invalid++;
+		if (outside || !space_is_valid(sp, cfg)) {
+			replay_add_row(rp, outside ? NULL : cfg, INFINITY, REPLAY_FAILED, NULL);
 			continue;
 		}
 		const char *st = scol >= 0 ? c.f[scol] : "ok";
@@ -453,18 +473,8 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 				}
 			}
 		}
-		int added = replay_add(rp, cfg, t, status, status == REPLAY_OK ? "ok" : st);
-		if (added < 0 || added > 1) {
-			rc = added;
+		if ((rc = replay_add_row(rp, cfg, t, status, status == REPLAY_OK ? "ok" : st)))
 			goto out;
-		}
-		if (added == 1) {
-			rp->st.duplicate++;
-			continue;
-		}
-		rp->st.used++;
-		if (status != REPLAY_OK)
-			rp->st.failed++;
 	}
 	if (got < 0) {
 		rc = -got;

@@ -56,6 +56,12 @@ void replay_free(muh_replay *rp);
  * duplicate, 0 when added, MUH_EINPUT when cfg is invalid, MUH_ENOMEM. */
 int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
                const char *status_text);
+/* One row of a source (a CSV line, a store's measurement), counted in the
+ * stats: cfg NULL when a value is not one of the params' (outside); a cfg
+ * the constraints reject is invalid; else replay_add, counting the row as
+ * used (and failed) or duplicate. Returns MUH_OK or MUH_ENOMEM. */
+int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
+                   const char *status_text);
 
 /* Loads a CSV file into a new table. colmap maps params to columns whose
  * names differ: NULL-terminated "PARAM=COLUMN" strings, and "time=COLUMN"

@@ -374,13 +374,12 @@ static int replay_fill_row(void *ud, const store_row *row)
 	struct store_fill *f = ud;
 	uint32_t cfg[256];
 	muh_diag d;
-	if (space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d))
-		return 0; /* a key of another space: not this spec's */
 	const muh_measurement *m = row->m;
 	int ok = m->status == EVAL_OK;
-	int rc = replay_add(f->rp, cfg, ok ? m->median : NAN, ok ? REPLAY_OK : (int)m->status,
-			    eval_status_name(m->status));
-	return rc == MUH_ENOMEM ? rc : 0;
+	/* a key of another space (values this spec lacks) counts as outside */
+	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
+	return replay_add_row(f->rp, other ? NULL : cfg, ok ? m->median : NAN, ok ? REPLAY_OK : (int)m->status,
+			      eval_status_name(m->status));
 }
 
 /* Replay from a store: loads every measurement of this spec's run. */
@@ -482,12 +481,12 @@ static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const c
 	if (obj->exhaustive && !replay_best(rp, &obj->best_index, &obj->best_s))
 		obj->exhaustive = 0;
 	if (!json) {
-		char a[32], b[32], c[32];
-		printf("replay      %s: %llu rows, %s used (%llu failed), %llu invalid here, %llu "
+		char r[32], a[32], b[32], c[32], f[32], i[32], o[32];
+		printf("replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
 		       "outside the values; covers %s of %s valid\n",
-		       replay_path, (unsigned long long)st.rows,
-		       cli_count(a, sizeof(a), (double)st.used), (unsigned long long)st.failed,
-		       (unsigned long long)st.invalid, (unsigned long long)st.outside,
+		       replay_path, cli_count(r, sizeof(r), (double)st.rows),
+		       cli_count(a, sizeof(a), (double)st.used), cli_count(f, sizeof(f), (double)st.failed),
+		       cli_count(i, sizeof(i), (double)st.invalid), cli_count(o, sizeof(o), (double)st.outside),
 		       cli_count(b, sizeof(b), (double)st.covered),
 		       cli_count(c, sizeof(c), (double)space_valid(sp)));
 	}

@@ -66,6 +66,8 @@ run "$MUH" tune "$SPEC" --replay "$DB" --strategy brute --json
 expect_rc 0 "replay of the store"
 [ "$(grep -c '"event":"variant"' "$TMP/out")" = "$valid" ] || fail "replay answers all $valid variants"
 grep -q "no run of this exact spec text" "$TMP/err" && fail "no note when the text is the same"
+run "$MUH" tune "$SPEC" --replay "$DB" --budget 3
+expect_in out "^replay +.*: $valid rows, $valid used \(0 failed\), 0 invalid here, 0 outside the values; covers $valid of $valid valid" "the store's rows are counted like a CSV's"
 { echo "# an edited copy"; cat "$SPEC"; } >specs/.edited-matmul_cpu.yaml
 run "$MUH" tune specs/.edited-matmul_cpu.yaml --replay "$DB" --strategy brute --json
 rm -f specs/.edited-matmul_cpu.yaml
