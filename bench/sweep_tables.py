@@ -13,7 +13,8 @@ of FRACTION of the valid configurations (default 0.1) for seeds 0..N-1
 (median and worst fraction of the optimum, median evaluations until its best),
 a best-known configuration's time (--known KEY, e.g. CUB's policy), the
 roofline floor (--floors: bench/floors.py's CSV) as a percentage of the
-optimum, and the sweep's wall time on the device (first start to last end).
+optimum, and the device time the measurements took (the sum over them of
+build, check and timing; compiling in advance is not in it).
 
 Every number comes from the store or from muh itself (MUH is the muh binary);
 nothing is measured here.
@@ -73,20 +74,25 @@ def main():
     db = sqlite3.connect(a.store)
     print(f"| problem | measured | default | optimum (full sweep) | muh tune{' without seeds' if a.no_seeds else ''}, {a.budget:.0%} budget, "
           f"{a.seeds} seeds: median / worst of optimum, evals to best | {a.known_name} | floor | "
-          f"% of roofline (optimum) | sweep wall | optimum configuration |")
+          f"% of roofline (optimum) | measuring | optimum configuration |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for rid, inst, problem in db.execute("select id, instance, problem from runs order by instance"):
         rows = db.execute("select m.status, count(*) from measurements m where run_id=? group by m.status",
                           (rid,)).fetchall()
         st = ", ".join(f"{n} {s}" for s, n in sorted(rows, key=lambda x: -x[1]))
         n = sum(c for _, c in rows)
-        wall = db.execute("select (max(finished_ms) - min(started_ms)) / 1000.0 from measurements where run_id=?",
+        # the device time the measurements took (build from the prepared
+        # cache, check, time), not first start to last end: a resumed sweep
+        # has gaps
+        wall = db.execute("select sum(finished_ms - started_ms) / 1000.0 from measurements where run_id=?",
                           (rid,)).fetchone()[0]
         valid = replay(a.muh, a.spec, inst, a.store, 1, 0)["valid"]
         budget = max(1, round(a.budget * valid))
         extra = ["--no-seeds"] if a.no_seeds else []
         results = [replay(a.muh, a.spec, inst, a.store, budget, seed, extra) for seed in range(a.seeds)]
         r0 = results[0]
+        if any("fraction_of_optimum" not in x for x in results):
+            sys.exit(f"{a.store}: run {rid} ({problem}) is not a full sweep: no optimum to compare with")
         frac = [x["fraction_of_optimum"] for x in results]
         evals = [x["best_n"] for x in results]
         kkey = known.get(inst, known.get(None))
