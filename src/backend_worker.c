@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -101,25 +103,26 @@ static int make_overlay(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return 0;
 }
 
-/* Starts target.worker in the spec's directory and reads its hello. With
+/* Starts target.worker in the spec's directory (no hello read yet). With
  * own_group the worker leads a new process group (the batch prepare kills
  * the worker and its compile pool together); otherwise it stays in the
- * runner's group and dies with it. Returns MUH_OK with *out set, or
- * MUH_EENV/MUH_ENOMEM with d->msg. */
-static int worker_spawn(const muh_target *t, int own_group, worker_state **out, muh_diag *d)
+ * runner's group and dies with it. Sets *to_fd (its stdin) and *from_fd (its
+ * stdout). Returns the pid, or -1 with d->msg. */
+static pid_t worker_fork(const muh_target *t, int own_group, int *to_fd, int *from_fd, muh_diag *d)
 {
-	*out = NULL;
 	if (t->cache_dir[0])
 		eval_mkdirs(t->cache_dir); /* the worker's build cache lives there too */
-	int to[2], from[2];
-	if (pipe(to) < 0 || pipe(from) < 0) {
-		snprintf(d->msg, sizeof(d->msg), "pipe: %s", strerror(errno));
-		return MUH_EENV;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(d->msg, sizeof(d->msg), "fork: %s", strerror(errno));
-		return MUH_EENV;
+	int to[2] = {-1, -1}, from[2] = {-1, -1};
+	pid_t pid = -1;
+	if (pipe(to) < 0 || pipe(from) < 0 || (pid = fork()) < 0) {
+		snprintf(d->msg, sizeof(d->msg), "cannot start worker: %s", strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (to[i] >= 0)
+				close(to[i]);
+			if (from[i] >= 0)
+				close(from[i]);
+		}
+		return -1;
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -141,24 +144,16 @@ static int worker_spawn(const muh_target *t, int own_group, worker_state **out, 
 		setpgid(pid, pid); /* both sides: no race with the exec */
 	close(to[0]);
 	close(from[1]);
-	worker_state *w = calloc(1, sizeof(*w));
-	if (!w) {
-		close(to[1]);
-		close(from[0]);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return MUH_ENOMEM;
-	}
-	w->pid = pid;
-	w->in = fdopen(to[1], "w");
-	w->out = fdopen(from[0], "r");
-	*out = w;
-	char *line = NULL;
-	size_t cap = 0;
-	cJSON *hello = NULL;
-	if (getline(&line, &cap, w->out) > 0)
-		hello = cJSON_Parse(line);
-	free(line);
+	*to_fd = to[1];
+	*from_fd = from[0];
+	return pid;
+}
+
+/* Reads the worker's hello line into w (name, capabilities). Returns MUH_OK
+ * or MUH_EENV with d->msg. */
+static int hello_parse(worker_state *w, const muh_target *t, const char *line, muh_diag *d)
+{
+	cJSON *hello = line ? cJSON_Parse(line) : NULL;
 	const cJSON *h = hello ? cJSON_GetObjectItemCaseSensitive(hello, "hello") : NULL;
 	if (!cJSON_IsString(h)) {
 		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello (see docs/worker-protocol.md)",
@@ -185,11 +180,45 @@ static int worker_spawn(const muh_target *t, int own_group, worker_state **out, 
 	return MUH_OK;
 }
 
+/* The runner's worker: its own steps are bounded by the evaluator, which
+ * kills the runner on a timeout, so plain stdio will do. */
 static int worker_open(eval_ctx *c, muh_diag *d)
 {
-	worker_state *w = NULL;
-	int rc = worker_spawn(c->target, 0, &w, d);
+	int to, from;
+	pid_t pid = worker_fork(c->target, 0, &to, &from, d);
+	if (pid < 0)
+		return MUH_EENV;
+	worker_state *w = calloc(1, sizeof(*w));
+	if (w) {
+		w->in = fdopen(to, "w");
+		w->out = fdopen(from, "r");
+	}
+	if (!w || !w->in || !w->out) {
+		if (w && w->in)
+			fclose(w->in);
+		else
+			close(to);
+		if (w && w->out)
+			fclose(w->out);
+		else
+			close(from);
+		free(w);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return MUH_ENOMEM;
+	}
+	w->pid = pid;
 	c->state = w; /* even on failure: close() reaps it */
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = hello_parse(w, c->target, getline(&line, &cap, w->out) > 0 ? line : NULL, d);
+	free(line);
+	if (rc != MUH_OK) {
+		/* no bye to a worker that may be gone (SIGPIPE): reap it here */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		w->dead = 1;
+	}
 	return rc;
 }
 
@@ -256,7 +285,7 @@ static cJSON *target_json(const muh_target *t, const char *overlay)
 		cJSON_AddStringToObject(tg, "dtype", t->dtype);
 	if (t->rtol >= 0)
 		cJSON_AddNumberToObject(tg, "rtol", t->rtol);
-	if (t->cache_dir[0]) /* made by worker_spawn */
+	if (t->cache_dir[0]) /* made by worker_fork */
 		cJSON_AddStringToObject(tg, "cache_dir", realpath(t->cache_dir, cache) ? cache : t->cache_dir);
 	if (overlay[0]) {
 		cJSON_AddStringToObject(tg, "overlay", overlay);
@@ -412,12 +441,144 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 	return MUH_OK;
 }
 
+/* ---- the batch prepare --------------------------------------------------- */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Lines from a raw fd under a deadline (stdio's buffer would hide a line
+ * that arrived with the one before it from poll). */
+typedef struct rawlines {
+	int fd;
+	char *buf;
+	size_t len, cap;
+} rawlines;
+
+/* The next line (malloc'd, no newline) if it arrives before `end`; NULL with
+ * *why = "late", "eof", "interrupted" (a signal: Ctrl-C) or "out of memory". */
+static char *raw_line(rawlines *r, double end, const char **why)
+{
+	for (;;) {
+		char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - r->buf);
+			char *line = malloc(n + 1);
+			if (!line) {
+				*why = "out of memory";
+				return NULL;
+			}
+			memcpy(line, r->buf, n);
+			line[n] = '\0';
+			memmove(r->buf, nl + 1, r->len - n - 1);
+			r->len -= n + 1;
+			return line;
+		}
+		double left = end - mono_s();
+		if (left <= 0) {
+			*why = "late";
+			return NULL;
+		}
+		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+		int pr = poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (pr < 0 && errno == EINTR) {
+			*why = "interrupted";
+			return NULL;
+		}
+		if (pr <= 0)
+			continue;
+		if (r->cap - r->len < 4096) {
+			size_t cap = r->cap ? 2 * r->cap : 65536;
+			char *nb = realloc(r->buf, cap);
+			if (!nb) {
+				*why = "out of memory";
+				return NULL;
+			}
+			r->buf = nb;
+			r->cap = cap;
+		}
+		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+		if (k < 0 && errno == EINTR) {
+			*why = "interrupted";
+			return NULL;
+		}
+		if (k <= 0) {
+			*why = "eof";
+			return NULL;
+		}
+		r->len += (size_t)k;
+	}
+}
+
+/* Writes all n bytes before `end` (the fd is made non-blocking). Returns 0,
+ * or -1 with *why as raw_line's ("eof": the worker closed its stdin). */
+static int raw_write(int fd, const char *s, size_t n, double end, const char **why)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while (n) {
+		ssize_t k = write(fd, s, n);
+		if (k > 0) {
+			s += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR) {
+			*why = "interrupted";
+			return -1;
+		}
+		if (k < 0 && errno != EAGAIN) {
+			*why = "eof";
+			return -1;
+		}
+		double left = end - mono_s();
+		if (left <= 0) {
+			*why = "late";
+			return -1;
+		}
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		if (poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) < 0 && errno == EINTR) {
+			*why = "interrupted";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Ends the batch prepare's worker: bye (when it can still read), a moment
+ * to exit, then SIGKILL to its whole group (its compile pool) while the
+ * leader is not yet reaped, so the group id cannot have been reused. */
+static void prepare_end(pid_t pid, int to, int from, int polite)
+{
+	if (polite) {
+		static const char bye[] = "{\"op\":\"bye\"}\n";
+		const char *why;
+		raw_write(to, bye, sizeof(bye) - 1, mono_s() + 1, &why);
+	}
+	close(to);
+	close(from);
+	siginfo_t si;
+	for (int i = 0; polite && i < 200; i++) {
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+			break;
+		usleep(10000);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 /* The batch prepare (eval_prepare_all): a worker of its own, in its own
  * process group, gets every variant in one "prepare" request and compiles
  * them with `jobs` processes into its build cache (Triton's); the runner's
- * worker later only loads them. Bounded by 60 s + measure.timeout per round
- * of `jobs` variants; past that the whole group is killed and measuring goes
- * on (each build then compiles what is missing). */
+ * worker later only loads them. Everything is under one deadline, the hello
+ * and the request's write included: min(60 s, 6 x measure.timeout) +
+ * measure.timeout per round of `jobs` variants. Past it, on Ctrl-C, or when the worker fails, the whole
+ * group is killed and measuring goes on (each build then compiles what is
+ * missing). SIGPIPE is ignored meanwhile and restored after. */
 static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs, size_t *done,
 			      muh_diag *d)
 {
@@ -426,65 +587,80 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		diag_errorf(d, "variants of engine-tree overlays are built one at a time");
 		return MUH_EENV;
 	}
-	worker_state *w = NULL;
-	int rc = worker_spawn(t, 1, &w, d);
-	if (rc == MUH_OK && !w->can_prepare) {
-		diag_errorf(d, "worker %s does not prepare (no \"prepare\" in its hello)", w->name);
-		rc = MUH_EENV;
-	}
-	if (rc != MUH_OK) {
-		worker_free(w);
-		return rc;
-	}
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "id", ++w->id);
-	cJSON_AddStringToObject(req, "op", "prepare");
-	cJSON_AddNumberToObject(req, "jobs", jobs);
-	cJSON *arr = cJSON_AddArrayToObject(req, "variants");
-	for (size_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(arr, variant_json(&vs[i]));
-	cJSON_AddItemToObject(req, "target", target_json(t, ""));
-	char *text = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	signal(SIGPIPE, SIG_IGN);
-	if (!text || fprintf(w->in, "%s\n", text) < 0 || fflush(w->in) != 0) {
-		free(text);
-		w->dead = 1;
-		kill(-w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-		worker_free(w);
-		diag_errorf(d, "worker %s: cannot send the prepare request", t->worker);
+	/* starting the worker and its pool (a Triton worker imports torch in
+	 * each process) + measure.timeout per round of `jobs` builds */
+	double rounds = (double)((n + (size_t)jobs - 1) / (size_t)jobs);
+	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = mono_s() + limit;
+	struct sigaction ign, old;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old);
+	int to, from;
+	pid_t pid = worker_fork(t, 1, &to, &from, d);
+	if (pid < 0) {
+		sigaction(SIGPIPE, &old, NULL);
 		return MUH_EENV;
 	}
-	free(text);
-	double limit = 60 + t->timeout_s * (double)((n + (size_t)jobs - 1) / (size_t)jobs);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double end = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + limit;
-	cJSON *rep = NULL;
-	char *line = NULL;
-	size_t cap = 0;
-	rc = MUH_EENV;
-	snprintf(d->msg, sizeof(d->msg), "worker %s exited during prepare", w->name);
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		double left = end - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
-		struct pollfd pfd = {.fd = fileno(w->out), .events = POLLIN};
-		if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) == 0) {
-			snprintf(d->msg, sizeof(d->msg), "prepare stopped after %.0f s (its limit)", limit);
+	worker_state w;
+	memset(&w, 0, sizeof(w));
+	rawlines rl = {.fd = from};
+	const char *why = NULL;
+	int rc = MUH_EENV, polite = 0;
+	char *line = raw_line(&rl, end, &why);
+	if (!line && !strcmp(why, "late"))
+		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello in %.0f s (the prepare's limit)",
+			 t->worker, limit);
+	else if (!line)
+		snprintf(d->msg, sizeof(d->msg), "worker '%.800s': no hello (%s)", t->worker, why);
+	else if (hello_parse(&w, t, line, d) == MUH_OK && !w.can_prepare)
+		diag_errorf(d, "worker %s does not prepare (no \"prepare\" in its hello)", w.name);
+	else if (w.name[0])
+		rc = MUH_OK;
+	free(line);
+	polite = rc == MUH_OK || w.name[0]; /* it said hello: it reads its stdin */
+	char *text = NULL;
+	int sent = 0;
+	if (rc == MUH_OK) {
+		rc = MUH_EENV;
+		cJSON *req = cJSON_CreateObject();
+		cJSON_AddNumberToObject(req, "id", 1);
+		cJSON_AddStringToObject(req, "op", "prepare");
+		cJSON_AddNumberToObject(req, "jobs", jobs);
+		cJSON *arr = cJSON_AddArrayToObject(req, "variants");
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddItemToArray(arr, variant_json(&vs[i]));
+		cJSON_AddItemToObject(req, "target", target_json(t, ""));
+		text = cJSON_PrintUnformatted(req);
+		cJSON_Delete(req);
+		size_t len = text ? strlen(text) : 0;
+		if (text)
+			text[len] = '\n'; /* over the NUL: the line is sent in one write */
+		if (text && raw_write(to, text, len + 1, end, &why) == 0) {
+			sent = 1;
+		} else {
+			polite = 0;
+			snprintf(d->msg, sizeof(d->msg), "worker %s: cannot send the prepare request (%s)", w.name,
+				 text ? why : "out of memory");
+		}
+	}
+	while (sent) {
+		line = raw_line(&rl, end, &why);
+		if (!line) {
+			polite = 0;
+			if (!strcmp(why, "late"))
+				snprintf(d->msg, sizeof(d->msg), "stopped after %.0f s (its limit)", limit);
+			else
+				snprintf(d->msg, sizeof(d->msg), "worker %s %s", w.name,
+					 !strcmp(why, "eof") ? "exited" : why);
 			break;
 		}
-		if (getline(&line, &cap, w->out) <= 0)
-			break; /* the worker died; d says so */
-		rep = cJSON_Parse(line);
+		cJSON *rep = cJSON_Parse(line);
+		free(line);
 		const cJSON *id = rep ? cJSON_GetObjectItemCaseSensitive(rep, "id") : NULL;
-		if (rep && cJSON_IsNumber(id) && (int)id->valuedouble == w->id)
-			break;
-		cJSON_Delete(rep); /* a log line */
-		rep = NULL;
-	}
-	free(line);
-	if (rep) {
+		if (!cJSON_IsNumber(id) || (int)id->valuedouble != 1) {
+			cJSON_Delete(rep); /* a log line */
+			continue;
+		}
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep, "status");
 		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rep, "prepared");
 		const cJSON *er = cJSON_GetObjectItemCaseSensitive(rep, "error");
@@ -492,19 +668,16 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 			*done = cJSON_IsNumber(pr) && pr->valuedouble > 0 ? (size_t)pr->valuedouble : 0;
 			rc = MUH_OK;
 		} else {
-			snprintf(d->msg, sizeof(d->msg), "worker %.100s: prepare: %.800s", w->name,
+			snprintf(d->msg, sizeof(d->msg), "worker %.100s: %.800s", w.name,
 				 cJSON_IsString(er) ? er->valuestring : "failed");
 		}
 		cJSON_Delete(rep);
+		break;
 	}
-	if (rc != MUH_OK) {
-		w->dead = 1;
-		kill(-w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-	}
-	pid_t group = w->pid;
-	worker_free(w);
-	kill(-group, SIGKILL); /* what is left of its compile pool */
+	free(text);
+	free(rl.buf);
+	prepare_end(pid, to, from, polite);
+	sigaction(SIGPIPE, &old, NULL);
 	return rc;
 }
 

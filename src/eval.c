@@ -10,7 +10,8 @@
  * the address-space size, to tell OOM from a plain segfault) before dying.
  * Parent and runner talk JSON lines over a socketpair:
  *   parent -> runner  {"op":"measure"|"fingerprint","variant":{...}}
- *   runner -> parent  {"phase":"build"|"verify"|"time"}   (resets the timeout)
+ *   runner -> parent  {"phase":"build"|"verify"|"warm-up"|"time"}   (resets the timeout;
+ *                     a warm-up's is measure.timeout + 4 x measure.gpu_warm)
  *                     {"fault":SIG,"vm":BYTES}            (from the signal handler)
  *                     {"result":{measurement}}
  * On a hang the parent kills the whole group (a worker or command grandchild
@@ -490,11 +491,13 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 	double scratch[64];
 	for (int w = 0; w < t->warmups && m->status == EVAL_OK; w++) {
 		size_t n = 0;
+		phase(fd, "warm-up"); /* each warm-up gets its own limit */
 		rc = b->time(c, v, 1, scratch, 64, &n, m);
 		if (rc != MUH_OK && m->status == EVAL_OK)
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed in warm-up", b->name);
 		m->warmups++;
 	}
+	phase(fd, "time");
 	stats_summary s = {0};
 	while (m->status == EVAL_OK && m->nsamples < cap) {
 		size_t n = 0;
@@ -1006,6 +1009,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	int src = send_line_json(ev->fd, req);
 	cJSON_Delete(req);
 	char step[16] = "build";
+	double step_limit = ev->t.timeout_s; /* of the current step */
 	double deadline = now_s() + ev->t.timeout_s;
 	int fault = 0;
 	double vm = 0;
@@ -1018,7 +1022,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 					runner_kill(ev);
 					ev->restarts++;
 					measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s; runner killed",
-							 ev->t.timeout_s, step);
+							 step_limit, step);
 					goto stamp;
 				}
 				break; /* eof: the runner died */
@@ -1037,7 +1041,10 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 			}
 			if ((x = cJSON_GetObjectItemCaseSensitive(o, "phase")) && cJSON_IsString(x)) {
 				snprintf(step, sizeof(step), "%s", x->valuestring);
-				deadline = now_s() + ev->t.timeout_s;
+				/* a warm-up may run up to 4 x measure.gpu_warm on top */
+				double warm = !strcmp(step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
+				step_limit = ev->t.timeout_s + warm;
+				deadline = now_s() + step_limit;
 			}
 			if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
 				fault = (int)json_get_num(o, "fault");

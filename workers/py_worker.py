@@ -14,9 +14,14 @@ Problem: N. Faults for tests: FAULT=1 exits hard, FAULT=2 hangs, FAULT=3
 returns a wrong result.
 
 "prepare" (muh eval --jobs N): the variants are compiled by N spawned
-processes into target.cache_dir/py_worker/<sha256 of the source>.code
-(marshal); a later build loads the code from there and says so in its
-metadata ("from_cache": true). The fingerprint is the same either way.
+processes into target.cache_dir/py_worker/<tag>-<sha256 of the source>.code
+(marshal; tag: the interpreter's cache tag, as marshal data is per version);
+a later build loads the code from there and says so in its metadata
+("from_cache": true). The fingerprint is the same either way.
+
+Faults of prepare, for tests: MUH_PY_WORKER_PREPARE=exit (dies on the
+request), hang (every pool task sleeps), log (a log line and the reply in one
+write), nohello (never says hello).
 """
 import hashlib
 import json
@@ -61,12 +66,15 @@ def source_of(params, problem):
 def cache_path(cache_dir, text):
     if not cache_dir:
         return None
-    return os.path.join(cache_dir, "py_worker", hashlib.sha256(text.encode()).hexdigest() + ".code")
+    tag = sys.implementation.cache_tag or "py"
+    return os.path.join(cache_dir, "py_worker", f"{tag}-{hashlib.sha256(text.encode()).hexdigest()}.code")
 
 
 def prepare_one(args):
     """Compiles one variant into the cache (a spawned pool process)."""
     params, problem, cache_dir = args
+    if os.environ.get("MUH_PY_WORKER_PREPARE") == "hang":
+        time.sleep(1e6)
     text, unroll, block, _, _ = source_of(params, problem)
     path = cache_path(cache_dir, text)
     code = compile(text, f"<muh variant UNROLL={unroll} BLOCK={block}>", "exec")
@@ -107,6 +115,9 @@ def inputs(n, rng):
 
 def main():
     out = sys.stdout
+    fault = os.environ.get("MUH_PY_WORKER_PREPARE", "")
+    if fault == "nohello":
+        time.sleep(1e6)
     out.write(json.dumps({"hello": "py_worker", "protocol": PROTOCOL,
                           "capabilities": ["build", "run", "verify", "time", "prepare"]}) + "\n")
     out.flush()
@@ -128,14 +139,19 @@ def main():
         cache_dir = req.get("target", {}).get("cache_dir")
         if op == "prepare":
             import multiprocessing
+            if fault == "exit":
+                os._exit(3)
             todo = [(v.get("params", {}), v.get("problem", {}), cache_dir) for v in req.get("variants", [])]
-            if not cache_dir:
-                rep.update(status="invalid", error="prepare needs target.cache_dir")
-            else:
+            try:
+                if not cache_dir:
+                    raise ValueError("prepare needs target.cache_dir")
                 ctx = multiprocessing.get_context("spawn")
                 with ctx.Pool(max(1, int(req.get("jobs", 1))), initializer=quiet_stdout) as pool:
                     rep.update(prepared=sum(pool.map(prepare_one, todo)), failed=0)
-            out.write(json.dumps(rep) + "\n")
+            except Exception as e:  # say so; the worker goes on
+                rep = {"id": rid, "status": "invalid", "error": f"{type(e).__name__}: {e}"}
+            log = "a log line, in the same write as the reply\n" if fault == "log" else ""
+            out.write(log + json.dumps(rep) + "\n")
             out.flush()
             continue
         try:

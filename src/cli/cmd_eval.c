@@ -91,6 +91,8 @@ static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, 
 	int rc = eval_prepare_all(ev, vs, n, &done, &d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (n == cap && cap < total)
+		fprintf(stderr, "muh eval: note: prepare: the first %zu variants only\n", cap);
 	if (rc)
 		fprintf(stderr, "muh eval: note: prepare: %s; each build compiles what is missing\n", d.msg);
 	else if (n)
@@ -258,13 +260,15 @@ static int run(int argc, char **argv)
 		return ex;
 	}
 	eval_set_jobs(ev, jobs);
-	if (eval_batch_prepares(ev))
-		prepare_first(ev, &ec, all, cfgs, total, inst, st, runid, limit, jobs, json);
-	uint64_t ahead = 0; /* variants before this index have been prefetched */
+	/* Ctrl-C from here on: a prepare in flight is cut short (its group
+	 * killed), the variant in flight finishes, the store keeps all */
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, &old);
+	if (eval_batch_prepares(ev))
+		prepare_first(ev, &ec, all, cfgs, total, inst, st, runid, limit, jobs, json);
+	uint64_t ahead = 0; /* variants before this index have been prefetched */
 	int keyw = 24;
 	for (size_t p = 0, w = 0; p < np; p++) {
 		w += strlen(s->params[p].name) + 4;
@@ -277,7 +281,7 @@ static int run(int argc, char **argv)
 	double noise = NAN;
 	if (want_noise < 0)
 		want_noise = total > 1 && !resumed;
-	if (want_noise) {
+	if (want_noise && !stop) {
 		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
 		muh_variant v;
 		space_default(ec.space, def);
