@@ -48,8 +48,12 @@ sum="$OUT/summary-$PLAN.md"
 with_warm() {
 	local copy
 	copy="$(dirname "$1")/.warm$2-$(basename "$1")"
-	grep -v '^measure:' "$1" >"$copy"
-	printf 'measure:\n  gpu_warm: %s\n' "$2" >>"$copy"
+	# into the spec's own measure: block (its other keys kept), or a new one
+	awk -v w="$2" '/^measure:/ {print; print "  gpu_warm: " w; inm = 1; done = 1; next}
+		inm && /^[^ #]/ {inm = 0}
+		inm && /^  gpu_warm:/ {next}
+		{print}
+		END {if (!done) print "measure:\n  gpu_warm: " w}' "$1" >"$copy"
 	echo "$copy"
 }
 

@@ -360,51 +360,20 @@ static size_t dsize(int dt)
 	return dt == 1 || dt == 3 ? 8 : 4;
 }
 
-/* Parses "name:dtype:role:count[:lo..hi]" into b (count evaluated over v;
- * the input range defaults to -1..1 for floats and -8..8 for integers). */
+/* Parses target.buffers' text into b (eval_parse_buffer) and evaluates its
+ * count over v. */
 static int parse_buf(const char *spec, const muh_variant *v, cuda_buf *b, char *err, size_t n)
 {
-	char copy[EVAL_STR];
-	snprintf(copy, sizeof(copy), "%s", spec);
-	char *f[4] = {0};
-	char *p = copy;
-	for (int i = 0; i < 4; i++) {
-		f[i] = p;
-		p = i < 3 ? strchr(p, ':') : NULL;
-		if (i < 3) {
-			if (!p) {
-				snprintf(err, n, "buffer '%s': expected name:dtype:role:count", spec);
-				return -1;
-			}
-			*p++ = '\0';
-		}
-	}
-	snprintf(b->name, sizeof(b->name), "%s", f[0]);
-	static const char *const dts[] = {"f32", "f64", "i32", "i64"};
-	static const char *const roles[] = {"in", "out", "inout"};
-	b->dtype = b->role = -1;
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(f[1], dts[i]))
-			b->dtype = i;
-	for (int i = 0; i < 3; i++)
-		if (!strcmp(f[2], roles[i]))
-			b->role = i;
-	if (b->dtype < 0 || b->role < 0) {
-		snprintf(err, n, "buffer '%s': dtype is f32|f64|i32|i64, role in|out|inout", spec);
+	eval_buffer eb;
+	if (eval_parse_buffer(spec, &eb, err, n))
 		return -1;
-	}
-	b->lo = b->dtype < 2 ? -1 : -8;
-	b->hi = -b->lo;
-	char *range = strchr(f[3], ':');
-	if (range) {
-		*range++ = '\0';
-		if (eval_parse_range(range, &b->lo, &b->hi)) {
-			snprintf(err, n, "buffer '%s': the input range is lo..hi with lo < hi, e.g. 0..1", spec);
-			return -1;
-		}
-	}
+	snprintf(b->name, sizeof(b->name), "%s", eb.name);
+	b->dtype = eb.dtype;
+	b->role = eb.role;
+	b->lo = eb.lo;
+	b->hi = eb.hi;
 	int64_t cnt;
-	if (eval_expr(f[3], v, 0, &cnt, err, n))
+	if (eval_expr(eb.count, v, 0, &cnt, err, n))
 		return -1;
 	if (cnt <= 0) {
 		snprintf(err, n, "buffer '%s': count %lld", spec, (long long)cnt);

@@ -96,7 +96,7 @@ int eval_hash_file(const char *path, uint64_t *h)
 int eval_parse_range(const char *text, double *lo, double *hi)
 {
 	const char *dots = strstr(text, "..");
-	if (!dots || dots == text || dots - text >= 64 || !dots[2])
+	if (!dots || dots == text || dots - text >= 64 || !dots[2] || dots[2] == '.')
 		return -1;
 	char a[64];
 	memcpy(a, text, (size_t)(dots - text));
@@ -108,6 +108,56 @@ int eval_parse_range(const char *text, double *lo, double *hi)
 	*hi = strtod(dots + 2, &end);
 	if (*end || end == dots + 2 || !isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi))
 		return -1;
+	return 0;
+}
+
+int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n)
+{
+	char copy[EVAL_STR];
+	if (strlen(text) >= sizeof(copy)) {
+		snprintf(why, n, "buffer '%.60s...' is too long", text);
+		return -1;
+	}
+	snprintf(copy, sizeof(copy), "%s", text);
+	char *f[5] = {copy, NULL, NULL, NULL, NULL};
+	int nf = 1;
+	for (char *p = copy; nf < 5 && (p = strchr(p, ':')); nf++) {
+		*p++ = '\0';
+		f[nf] = p;
+	}
+	if (nf < 4 || strchr(f[nf - 1], ':')) {
+		snprintf(why, n, "buffer '%s': expected name:dtype:role:count or name:dtype:role:count:lo..hi", text);
+		return -1;
+	}
+	static const char *const dts[] = {"f32", "f64", "i32", "i64"};
+	static const char *const roles[] = {"in", "out", "inout"};
+	b->dtype = b->role = -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(f[1], dts[i]))
+			b->dtype = i;
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(f[2], roles[i]))
+			b->role = i;
+	if (b->dtype < 0 || b->role < 0) {
+		snprintf(why, n, "buffer '%s': dtype is f32|f64|i32|i64, role in|out|inout", text);
+		return -1;
+	}
+	if (!f[0][0] || strlen(f[0]) >= sizeof(b->name) || !f[3][0]) {
+		snprintf(why, n, "buffer '%s': a name (under 64 bytes) and a count are needed", text);
+		return -1;
+	}
+	snprintf(b->name, sizeof(b->name), "%s", f[0]);
+	snprintf(b->count, sizeof(b->count), "%s", f[3]);
+	b->lo = b->dtype < 2 ? -1 : -8;
+	b->hi = -b->lo;
+	if (nf == 5) {
+		double lim = b->dtype == 2 ? 2147483647.0 : b->dtype == 3 ? 9.2e18 : INFINITY;
+		if (eval_parse_range(f[4], &b->lo, &b->hi) || b->lo < -lim || b->hi > lim) {
+			snprintf(why, n, "buffer '%s': the input range is lo..hi, two numbers with lo < hi that %s "
+				 "holds, e.g. 0..1", text, dts[b->dtype]);
+			return -1;
+		}
+	}
 	return 0;
 }
 

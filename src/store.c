@@ -155,18 +155,20 @@ int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const
 	return MUH_OK;
 }
 
-int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, int64_t *run, char *path,
-			 size_t n, muh_diag *d)
+int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
+			 int64_t *run, char *path, size_t n, muh_diag *d)
 {
 	*run = 0;
 	if (n)
 		path[0] = '\0';
 	sqlite3_stmt *s;
-	const char *sql = "SELECT id, spec_path FROM runs WHERE spec_name=?1 AND instance=?2 ORDER BY id DESC LIMIT 1";
+	const char *sql = "SELECT id, spec_path FROM runs WHERE spec_name=?1 AND instance=?2"
+			  " AND COALESCE(problem, '')=?3 ORDER BY id DESC LIMIT 1";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return sql_fail(st, d, "find run");
 	bind_text(s, 1, spec_name);
 	sqlite3_bind_int64(s, 2, instance);
+	bind_text(s, 3, problem ? problem : "");
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		*run = sqlite3_column_int64(s, 0);
 		const unsigned char *p = sqlite3_column_text(s, 1);

@@ -177,6 +177,13 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 		else
 			*(int *)base = (int)x;
 	}
+	for (size_t i = 0; i < s->nkv; i++) { /* cuda buffers: their shape, here, at file:line */
+		const muh_kv *kv = &s->kv[i];
+		eval_buffer b;
+		char why[512];
+		if (!strncmp(kv->key, "target.buffers", 14) && eval_parse_buffer(kv->value, &b, why, sizeof(why)))
+			return diag_kv(s, kv, d, "%s%s", why, "");
+	}
 	const muh_kv *bk = spec_kv(s, "target.backend");
 	if (!eval_backend_find(t->backend)) {
 		if (bk)

@@ -119,23 +119,35 @@ def _prepare_one(var, target):
         return key, text[-300:]
 
 
-def prepare_all(variants, target, jobs):
-    """Compiles every variant with `jobs` processes. Returns (prepared, errors)."""
+def prepare_all(variants, target, jobs, rounds=3):
+    """Compiles every variant with `jobs` processes. Returns (prepared, errors).
+
+    A process that lost its CUDA context answers the rest of its tasks with
+    "skipped" (and, taking tasks as fast as it answers, could drain the
+    queue): those variants go to a fresh pool, up to `rounds` pools."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    done, errors = 0, []
+    done, errors, todo = 0, [], list(variants)
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_pool_init) as ex:
-        futures = [ex.submit(_prepare_one, v, target) for v in variants]
-        for f in as_completed(futures):
-            try:
-                key, err = f.result()
-            except Exception as e:  # the pool broke (a process died): the rest fail here
-                key, err = "?", f"{type(e).__name__}: {e}"
-            if err:
-                errors.append(f"{key}: {err}")
-            else:
-                done += 1
+    for _ in range(rounds):
+        again = []
+        with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_pool_init) as ex:
+            futures = {ex.submit(_prepare_one, v, target): v for v in todo}
+            for f in as_completed(futures):
+                try:
+                    key, err = f.result()
+                except Exception as e:  # the pool broke (a process died): try again
+                    key, err = futures[f].get("key", "?"), f"skipped: {type(e).__name__}: {e}"
+                if err and err.startswith("skipped:"):
+                    again.append(futures[f])
+                elif err:
+                    errors.append(f"{key}: {err}")
+                else:
+                    done += 1
+        todo = again
+        if not todo:
+            break
+    errors += [f"{v.get('key', '?')}: not prepared after {rounds} pools" for v in todo]
     return done, errors
 
 
@@ -169,7 +181,10 @@ def main():
         if not nvml:
             return 0
         p, h = nvml
-        return p.nvmlDeviceGetClockInfo(h, p.NVML_CLOCK_SM)
+        try:
+            return p.nvmlDeviceGetClockInfo(h, p.NVML_CLOCK_SM)
+        except Exception:  # NVML failing is no failure of the variant
+            return 0
 
     def warm(st, key, warm_s):
         """Launches back to back until warm_s has passed and the clock is stable."""
@@ -180,7 +195,7 @@ def main():
                 launch(st)
             torch.cuda.synchronize()
             now = time.perf_counter()
-            if nvml and now - last_t > 0.05:
+            if nvml and now - last_t > 0.05:  # sm_clock() 0: unknown, never stable
                 c = sm_clock()
                 stable = stable + 1 if last and c and abs(c - last) <= 0.01 * last else 0
                 last, last_t = c, now
@@ -377,9 +392,12 @@ def main():
                 rep.update(samples=samples)
                 if nvml:
                     p, h = nvml
-                    rep.update(sm_clock_mhz=sm_clock(),
-                               power_w=p.nvmlDeviceGetPowerUsage(h) / 1000.0,
-                               temp_c=p.nvmlDeviceGetTemperature(h, p.NVML_TEMPERATURE_GPU))
+                    try:  # the sensors are optional: NVML failing is no failure of the variant
+                        rep.update(sm_clock_mhz=sm_clock(),
+                                   power_w=p.nvmlDeviceGetPowerUsage(h) / 1000.0,
+                                   temp_c=p.nvmlDeviceGetTemperature(h, p.NVML_TEMPERATURE_GPU))
+                    except Exception:
+                        pass
             elif op != "build":
                 rep.update(status="invalid", error=f"unknown op {op!r}")
         except Exception as e:

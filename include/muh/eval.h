@@ -288,8 +288,24 @@ int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, dou
 		       char *why, size_t n);
 
 /* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
- * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi. */
+ * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi
+ * ("0...1" is refused: which dot is whose?). */
 int eval_parse_range(const char *text, double *lo, double *hi);
+
+/* One cuda buffer as target.buffers writes it, "name:dtype:role:count[:lo..hi]",
+ * before its count is evaluated. */
+typedef struct eval_buffer {
+	char name[64];
+	int dtype;           /* 0 f32, 1 f64, 2 i32, 3 i64 */
+	int role;            /* 0 in, 1 out, 2 inout */
+	char count[EVAL_STR]; /* the count expression */
+	double lo, hi;       /* inputs drawn from [lo, hi): default -1..1, integers -8..8 */
+} eval_buffer;
+
+/* Parses a buffer's text into *b. Returns 0, or -1 with why (n bytes) saying
+ * what was expected. Spec loading checks every buffer with it (file:line:col);
+ * the cuda backend uses it again to build. */
+int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
 
 /* mkdir -p; 0 or -1 (errno set). */
 int eval_mkdirs(const char *path);

@@ -73,11 +73,12 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
  * 0 when none. For replay. */
 int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
 		   const char *hw_profile, int64_t *run, muh_diag *d);
-/* The latest run of a spec called spec_name, for this problem instance,
- * whatever its text (a spec edited since, or a copy with other measure.*
+/* The latest run of a spec called spec_name, for this problem instance
+ * with these problem values ("NAME=VALUE,...", as runs record them),
+ * whatever the spec's text (edited since, or a copy with other measure.*
  * settings); 0 when none. Writes the run's spec path into path (n bytes). */
-int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, int64_t *run, char *path,
-			 size_t n, muh_diag *d);
+int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
+			 int64_t *run, char *path, size_t n, muh_diag *d);
 
 /* Records the finished measurement m of v in run, in one transaction. A
  * variant already recorded in that run is left as it is (returns MUH_OK). */

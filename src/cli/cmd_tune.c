@@ -400,13 +400,15 @@ static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
 		/* the spec's text changed since (or the store was made with a
 		 * copy): same name and instance will do, the replay table checks
 		 * every row against this space */
-		char other[EVAL_PATH];
-		rc = store_find_run_named(st, s->name, (int64_t)inst, &run, other, sizeof(other), &d);
+		char other[EVAL_PATH], problem[512];
+		evalcli_problem(s, inst, problem, sizeof(problem));
+		rc = store_find_run_named(st, s->name, (int64_t)inst, problem, &run, other, sizeof(other), &d);
 		if (!rc && run)
 			fprintf(stderr,
 				"muh tune: note: %s has no run of this exact spec text; replaying run %lld, measured "
-				"with %s (same name '%s', problem instance %zu)\n",
-				path, (long long)run, other[0] ? other : "an unnamed spec", s->name, inst);
+				"with %s (same name '%s', problem instance %zu: %s)\n",
+				path, (long long)run, other[0] ? other : "an unnamed spec", s->name, inst,
+				problem[0] ? problem : "no problem symbols");
 	}
 	if (rc || !run) {
 		fprintf(stderr, "muh tune: %s holds no run of %s (problem instance %zu)\n", path,

@@ -125,21 +125,26 @@ cJSON *evalcli_json(const char *key, const muh_measurement *m)
 	return o;
 }
 
+void evalcli_problem(const muh_spec *s, size_t instance, char *buf, size_t n)
+{
+	size_t pn = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < s->nproblem && pn + 64 < n; k++) {
+		char v[64];
+		value_fmt(v, sizeof(v), spec_problem_value(s, k, instance));
+		pn += (size_t)snprintf(buf + pn, n - pn, "%s%s=%s", k ? "," : "", s->problem[k].name, v);
+	}
+}
+
 int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
 		      muh_store **st, int64_t *run, int *resumed)
 {
 	const muh_spec *s = ec->spec;
-	char hash[17], problem[512] = "";
+	char hash[17], problem[512];
 	muh_diag d;
 	diag_clear(&d);
 	store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
-	size_t pn = 0;
-	for (size_t k = 0; k < s->nproblem && pn < sizeof(problem) - 64; k++) {
-		char v[64];
-		value_fmt(v, sizeof(v), spec_problem_value(s, k, ec->instance));
-		pn += (size_t)snprintf(problem + pn, sizeof(problem) - pn, "%s%s=%s", k ? "," : "",
-				       s->problem[k].name, v);
-	}
+	evalcli_problem(s, ec->instance, problem, sizeof(problem));
 	store_run_info ri = {.spec_hash = hash,
 			     .spec_path = s->path,
 			     .spec_name = s->name,

@@ -30,6 +30,10 @@ void evalcli_free(struct evalcli *ec);
 /* Opens and probes the evaluator; prints "muh CMD: no CUDA device" and
  * returns 3 when the backend cannot start here. */
 int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev);
+/* The problem instance as the store records it: "NAME=VALUE,..." in spec
+ * order ("" when the spec has no problem symbols). */
+void evalcli_problem(const muh_spec *s, size_t instance, char *buf, size_t n);
+
 /* Opens the store db and begins (or resumes) the run of ec's spec, instance
  * and backend. Returns an exit code, having printed the error otherwise. */
 int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,

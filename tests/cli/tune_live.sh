@@ -72,8 +72,13 @@ expect_in out "^replay +.*: $valid rows, $valid used \(0 failed\), 0 invalid her
 run "$MUH" tune specs/.edited-matmul_cpu.yaml --replay "$DB" --strategy brute --json
 rm -f specs/.edited-matmul_cpu.yaml
 expect_rc 0 "replay with an edited spec"
-expect_in err "note: .* no run of this exact spec text; replaying run 1, measured with specs/matmul_cpu.yaml \(same name 'matmul_cpu'" "the note names the run used"
+expect_in err "note: .* no run of this exact spec text; replaying run 1, measured with specs/matmul_cpu.yaml \(same name 'matmul_cpu', problem instance 0: N=128\)" "the note names the run used"
 [ "$(grep -c '"event":"variant"' "$TMP/out")" = "$valid" ] || fail "edited spec replays all $valid variants"
+sed 's/^  N: 128$/  N: 64/' "$SPEC" >specs/.resized-matmul_cpu.yaml
+run "$MUH" tune specs/.resized-matmul_cpu.yaml --replay "$DB"
+rm -f specs/.resized-matmul_cpu.yaml
+expect_rc 2 "the same name with another problem size is not replayed"
+expect_in err "holds no run of" "says so (resized)"
 sed 's/^name: .*/name: other_name/' "$SPEC" >specs/.renamed-matmul_cpu.yaml
 run "$MUH" tune specs/.renamed-matmul_cpu.yaml --replay "$DB"
 rm -f specs/.renamed-matmul_cpu.yaml

@@ -363,14 +363,11 @@ static void test_bundled_specs(void **st)
 		exprs[ne++] = t.smem;
 		char counts[8][EVAL_STR];
 		for (int b = 0; b < 8 && t.buffers[b][0]; b++) {
-			/* name:dtype:role:count[:lo..hi] */
-			const char *c = t.buffers[b];
-			for (int k = 0; k < 3 && c; k++)
-				c = strchr(c, ':') ? strchr(c, ':') + 1 : NULL;
-			snprintf(counts[b], sizeof(counts[b]), "%s", c ? c : "");
-			char *r = strchr(counts[b], ':');
-			if (r)
-				*r = '\0';
+			eval_buffer eb;
+			char why[256];
+			if (eval_parse_buffer(t.buffers[b], &eb, why, sizeof(why)))
+				fail_msg("%s: %s", specs[i], why);
+			snprintf(counts[b], sizeof(counts[b]), "%s", eb.count);
 			exprs[ne++] = counts[b];
 		}
 		for (int e = 0; e < ne; e++) {
@@ -491,8 +488,8 @@ static void test_cuda_prepare_nodevice(void **st)
 	eval_variant_free(&v);
 }
 
-/* The input range of a cuda buffer, "lo..hi": numbers whose own dots
- * (0.5, 1.) must not be taken for the separator. */
+/* The input range of a cuda buffer, "lo..hi": a number's own dot (0.5) is
+ * not the separator; three dots in a row are refused. */
 static void test_parse_range(void **state)
 {
 	(void)state;
@@ -505,7 +502,7 @@ static void test_parse_range(void **state)
 		{"-8..8", 1, -8, 8},     {"1e-3..2.5", 1, 1e-3, 2.5}, {"1..0", 0, 0, 0},
 		{"1..1", 0, 0, 0},       {"0.1", 0, 0, 0},        {"..1", 0, 0, 0},
 		{"0..", 0, 0, 0},        {"a..b", 0, 0, 0},       {"0..1x", 0, 0, 0},
-		{"nan..1", 0, 0, 0},     {"", 0, 0, 0},
+		{"nan..1", 0, 0, 0},     {"", 0, 0, 0},           {"0...1", 0, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		double lo = -99, hi = -99;
@@ -517,6 +514,50 @@ static void test_parse_range(void **state)
 			assert_true(hi == cases[i].hi);
 		}
 	}
+}
+
+/* A buffer's text: its fields, the defaults of its input range, and the
+ * errors; a bad buffer is refused when the spec loads, at its file:line:col. */
+static void test_parse_buffer(void **state)
+{
+	(void)state;
+	eval_buffer b;
+	char why[256];
+	assert_int_equal(eval_parse_buffer("in:f32:in:N:0..1", &b, why, sizeof(why)), 0);
+	assert_string_equal(b.name, "in");
+	assert_int_equal(b.dtype, 0);
+	assert_int_equal(b.role, 0);
+	assert_string_equal(b.count, "N");
+	assert_true(b.lo == 0 && b.hi == 1);
+	assert_int_equal(eval_parse_buffer("x:i32:inout:M*ceil_div(N, 4)", &b, why, sizeof(why)), 0);
+	assert_string_equal(b.count, "M*ceil_div(N, 4)");
+	assert_true(b.lo == -8 && b.hi == 8);
+	assert_int_equal(eval_parse_buffer("out:f64:out:1", &b, why, sizeof(why)), 0);
+	assert_true(b.lo == -1 && b.hi == 1 && b.role == 1);
+	static const char *const bad[] = {"in:f32:in",       "in:f16:in:N",     "in:f32:both:N",
+					  "in:f32:in:N:1..0", "in:f32:in:N:0..1:x", ":f32:in:N",
+					  "in:f32:in:",      "in:i32:in:N:0..1e12"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (eval_parse_buffer(bad[i], &b, why, sizeof(why)) == 0)
+			fail_msg("'%s' was accepted", bad[i]);
+	const char *text = "name: t\ntarget:\n  backend: cuda\n  source: kernels/cuda/rowsum.cu\n"
+			   "  buffers: [\"x:f32:in:N:0..1\", \"y:f32:out:N:1..0\"]\n"
+			   "params:\n  B: [1, 2]\nproblem:\n  N: 4\n";
+	char path[] = "/tmp/muh-buf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	muh_spec *sp = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(spec_load(path, &sp, &d), MUH_OK);
+	muh_target t;
+	assert_int_not_equal(eval_target_from_spec(sp, &t, &d), MUH_OK);
+	assert_non_null(strstr(d.msg, "y:f32:out:N:1..0"));
+	assert_int_equal(d.line, 5);
+	spec_free(sp);
+	unlink(path);
 }
 
 int main(void)
@@ -536,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_target_errors),
 		cmocka_unit_test(test_cuda_prepare_nodevice),
 		cmocka_unit_test(test_parse_range),
+		cmocka_unit_test(test_parse_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
