@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linebuf.h"
 #include "muh/eval.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
@@ -450,39 +451,25 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Lines from a raw fd under a deadline (stdio's buffer would hide a line
- * that arrived with the one before it from poll). */
-typedef struct rawlines {
-	int fd;
-	char *buf;
-	size_t len, cap;
-} rawlines;
-
-/* The next line (malloc'd, no newline) if it arrives before `end`; NULL with
- * *why = "late", "eof", "interrupted" (a signal: Ctrl-C) or "out of memory". */
-static char *raw_line(rawlines *r, double end, const char **why)
+/* The next line of fd (malloc'd, no newline) if it arrives before `end`;
+ * NULL with *why = "late", "eof", "interrupted" (a signal: Ctrl-C) or "out
+ * of memory". */
+static char *raw_line(linebuf *lb, int fd, double end, const char **why)
 {
 	for (;;) {
-		char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
-		if (nl) {
-			size_t n = (size_t)(nl - r->buf);
-			char *line = malloc(n + 1);
-			if (!line) {
-				*why = "out of memory";
-				return NULL;
-			}
-			memcpy(line, r->buf, n);
-			line[n] = '\0';
-			memmove(r->buf, nl + 1, r->len - n - 1);
-			r->len -= n + 1;
+		char *line = lb_take(lb);
+		if (line)
 			return line;
+		if (lb->len && memchr(lb->buf, '\n', lb->len)) {
+			*why = "out of memory";
+			return NULL;
 		}
 		double left = end - mono_s();
 		if (left <= 0) {
 			*why = "late";
 			return NULL;
 		}
-		struct pollfd p = {.fd = r->fd, .events = POLLIN};
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int pr = poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
 		if (pr < 0 && errno == EINTR) {
 			*why = "interrupted";
@@ -490,26 +477,15 @@ static char *raw_line(rawlines *r, double end, const char **why)
 		}
 		if (pr <= 0)
 			continue;
-		if (r->cap - r->len < 4096) {
-			size_t cap = r->cap ? 2 * r->cap : 65536;
-			char *nb = realloc(r->buf, cap);
-			if (!nb) {
-				*why = "out of memory";
-				return NULL;
-			}
-			r->buf = nb;
-			r->cap = cap;
-		}
-		ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+		ssize_t k = lb_fill(lb, fd, 0);
 		if (k < 0 && errno == EINTR) {
 			*why = "interrupted";
 			return NULL;
 		}
 		if (k <= 0) {
-			*why = "eof";
+			*why = k < 0 && errno == ENOMEM ? "out of memory" : "eof";
 			return NULL;
 		}
-		r->len += (size_t)k;
 	}
 }
 
@@ -603,10 +579,10 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	}
 	worker_state w;
 	memset(&w, 0, sizeof(w));
-	rawlines rl = {.fd = from};
+	linebuf rl = {0};
 	const char *why = NULL;
 	int rc = MUH_EENV, polite = 0;
-	char *line = raw_line(&rl, end, &why);
+	char *line = raw_line(&rl, from, end, &why);
 	if (!line && !strcmp(why, "late"))
 		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello in %.0f s (the prepare's limit)",
 			 t->worker, limit);
@@ -644,7 +620,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		}
 	}
 	while (sent) {
-		line = raw_line(&rl, end, &why);
+		line = raw_line(&rl, from, end, &why);
 		if (!line) {
 			polite = 0;
 			if (!strcmp(why, "late"))
@@ -675,7 +651,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		break;
 	}
 	free(text);
-	free(rl.buf);
+	lb_free(&rl);
 	prepare_end(pid, to, from, polite);
 	sigaction(SIGPIPE, &old, NULL);
 	return rc;

@@ -40,6 +40,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "linebuf.h"
 #include "muh/eval.h"
 #include "muh/muh.h"
 #include "muh/stats.h"
@@ -648,49 +649,6 @@ static void install_fault_handlers(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-/* Line reader over a socket. */
-typedef struct linebuf {
-	char *buf;
-	size_t len, cap;
-} linebuf;
-
-/* Returns a malloc'd line (without '\n') when one is complete in lb, else NULL. */
-static char *lb_take(linebuf *lb)
-{
-	char *nl = lb->len ? memchr(lb->buf, '\n', lb->len) : NULL;
-	if (!nl)
-		return NULL;
-	size_t n = (size_t)(nl - lb->buf);
-	char *line = malloc(n + 1);
-	if (!line)
-		return NULL;
-	memcpy(line, lb->buf, n);
-	line[n] = '\0';
-	memmove(lb->buf, nl + 1, lb->len - n - 1);
-	lb->len -= n + 1;
-	return line;
-}
-
-/* Reads more bytes into lb. Returns bytes read, 0 at EOF, -1 on error. */
-static ssize_t lb_fill(linebuf *lb, int fd)
-{
-	if (lb->cap - lb->len < 4096) {
-		size_t nc = lb->cap ? lb->cap * 2 : 8192;
-		char *nb = realloc(lb->buf, nc);
-		if (!nb)
-			return -1;
-		lb->buf = nb;
-		lb->cap = nc;
-	}
-	ssize_t r;
-	do
-		r = read(fd, lb->buf + lb->len, lb->cap - lb->len);
-	while (r < 0 && errno == EINTR);
-	if (r > 0)
-		lb->len += (size_t)r;
-	return r;
-}
-
 static int send_all(int fd, const char *s, size_t n)
 {
 	while (n) {
@@ -754,7 +712,7 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 	for (;;) {
 		char *line;
 		while (!(line = lb_take(&lb)))
-			if (lb_fill(&lb, fd) <= 0) {
+			if (lb_fill(&lb, fd, 1) <= 0) {
 				if (b->close)
 					b->close(&c);
 				_exit(0);
@@ -913,7 +871,7 @@ void eval_close(muh_evaluator *ev)
 	}
 	if (ev->inproc_open && ev->b->close)
 		ev->b->close(&ev->inproc);
-	free(ev->lb.buf);
+	lb_free(&ev->lb);
 	free(ev);
 }
 
@@ -947,7 +905,7 @@ static cJSON *runner_read(muh_evaluator *ev, double deadline, int *eof, int *lat
 			continue;
 		if (r == 0)
 			continue;
-		if (lb_fill(&ev->lb, ev->fd) <= 0) {
+		if (lb_fill(&ev->lb, ev->fd, 1) <= 0) {
 			*eof = 1;
 			return NULL;
 		}
