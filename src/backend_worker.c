@@ -127,8 +127,11 @@ static pid_t worker_fork(const muh_target *t, int own_group, int *to_fd, int *fr
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (own_group)
+		signal(SIGPIPE, SIG_DFL); /* the batch prepare ignores it; an ignored signal survives exec */
+		if (own_group) {
 			setpgid(0, 0);
+			setenv("MUH_WORKER_ROLE", "prepare", 1);
+		}
 		dup2(to[0], 0);
 		dup2(from[1], 1);
 		close(to[0]);
@@ -215,7 +218,7 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 	int rc = hello_parse(w, c->target, getline(&line, &cap, w->out) > 0 ? line : NULL, d);
 	free(line);
 	if (rc != MUH_OK) {
-		/* no bye to a worker that may be gone (SIGPIPE): reap it here */
+		/* no bye to a worker that may be gone: reap it here */
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		w->dead = 1;
@@ -452,9 +455,9 @@ static double mono_s(void)
 }
 
 /* The next line of fd (malloc'd, no newline) if it arrives before `end`;
- * NULL with *why = "late", "eof", "interrupted" (a signal: Ctrl-C) or "out
- * of memory". */
-static char *raw_line(linebuf *lb, int fd, double end, const char **why)
+ * NULL with *why = "late", "eof", "interrupted by Ctrl-C" (a signal, or *stop
+ * set: a Ctrl-C outside poll() is seen within a second) or "out of memory". */
+static char *raw_line(linebuf *lb, int fd, double end, const volatile sig_atomic_t *stop, const char **why)
 {
 	for (;;) {
 		char *line = lb_take(lb);
@@ -465,6 +468,10 @@ static char *raw_line(linebuf *lb, int fd, double end, const char **why)
 			return NULL;
 		}
 		double left = end - mono_s();
+		if (stop && *stop) {
+			*why = "interrupted by Ctrl-C";
+			return NULL;
+		}
 		if (left <= 0) {
 			*why = "late";
 			return NULL;
@@ -472,14 +479,14 @@ static char *raw_line(linebuf *lb, int fd, double end, const char **why)
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int pr = poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
 		if (pr < 0 && errno == EINTR) {
-			*why = "interrupted";
+			*why = "interrupted by Ctrl-C";
 			return NULL;
 		}
 		if (pr <= 0)
 			continue;
 		ssize_t k = lb_fill(lb, fd, 0);
 		if (k < 0 && errno == EINTR) {
-			*why = "interrupted";
+			*why = "interrupted by Ctrl-C";
 			return NULL;
 		}
 		if (k <= 0) {
@@ -491,10 +498,15 @@ static char *raw_line(linebuf *lb, int fd, double end, const char **why)
 
 /* Writes all n bytes before `end` (the fd is made non-blocking). Returns 0,
  * or -1 with *why as raw_line's ("eof": the worker closed its stdin). */
-static int raw_write(int fd, const char *s, size_t n, double end, const char **why)
+static int raw_write(int fd, const char *s, size_t n, double end, const volatile sig_atomic_t *stop,
+		     const char **why)
 {
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	while (n) {
+		if (stop && *stop) {
+			*why = "interrupted by Ctrl-C";
+			return -1;
+		}
 		ssize_t k = write(fd, s, n);
 		if (k > 0) {
 			s += k;
@@ -502,7 +514,7 @@ static int raw_write(int fd, const char *s, size_t n, double end, const char **w
 			continue;
 		}
 		if (k < 0 && errno == EINTR) {
-			*why = "interrupted";
+			*why = "interrupted by Ctrl-C";
 			return -1;
 		}
 		if (k < 0 && errno != EAGAIN) {
@@ -516,7 +528,7 @@ static int raw_write(int fd, const char *s, size_t n, double end, const char **w
 		}
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		if (poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) < 0 && errno == EINTR) {
-			*why = "interrupted";
+			*why = "interrupted by Ctrl-C";
 			return -1;
 		}
 	}
@@ -531,7 +543,7 @@ static void prepare_end(pid_t pid, int to, int from, int polite)
 	if (polite) {
 		static const char bye[] = "{\"op\":\"bye\"}\n";
 		const char *why;
-		raw_write(to, bye, sizeof(bye) - 1, mono_s() + 1, &why);
+		raw_write(to, bye, sizeof(bye) - 1, mono_s() + 1, NULL, &why);
 	}
 	close(to);
 	close(from);
@@ -555,8 +567,8 @@ static void prepare_end(pid_t pid, int to, int from, int polite)
  * measure.timeout per round of `jobs` variants. Past it, on Ctrl-C, or when the worker fails, the whole
  * group is killed and measuring goes on (each build then compiles what is
  * missing). SIGPIPE is ignored meanwhile and restored after. */
-static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs, size_t *done,
-			      muh_diag *d)
+static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
+			      const volatile sig_atomic_t *stop, size_t *done, muh_diag *d)
 {
 	*done = 0;
 	if (t->engine_tree[0]) {
@@ -582,7 +594,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	linebuf rl = {0};
 	const char *why = NULL;
 	int rc = MUH_EENV, polite = 0;
-	char *line = raw_line(&rl, from, end, &why);
+	char *line = raw_line(&rl, from, end, stop, &why);
 	if (!line && !strcmp(why, "late"))
 		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello in %.0f s (the prepare's limit)",
 			 t->worker, limit);
@@ -602,6 +614,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		cJSON_AddNumberToObject(req, "id", 1);
 		cJSON_AddStringToObject(req, "op", "prepare");
 		cJSON_AddNumberToObject(req, "jobs", jobs);
+		cJSON_AddNumberToObject(req, "limit_s", end - mono_s()); /* retries must end before it */
 		cJSON *arr = cJSON_AddArrayToObject(req, "variants");
 		for (size_t i = 0; i < n; i++)
 			cJSON_AddItemToArray(arr, variant_json(&vs[i]));
@@ -611,7 +624,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		size_t len = text ? strlen(text) : 0;
 		if (text)
 			text[len] = '\n'; /* over the NUL: the line is sent in one write */
-		if (text && raw_write(to, text, len + 1, end, &why) == 0) {
+		if (text && raw_write(to, text, len + 1, end, stop, &why) == 0) {
 			sent = 1;
 		} else {
 			polite = 0;
@@ -620,7 +633,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		}
 	}
 	while (sent) {
-		line = raw_line(&rl, from, end, &why);
+		line = raw_line(&rl, from, end, stop, &why);
 		if (!line) {
 			polite = 0;
 			if (!strcmp(why, "late"))

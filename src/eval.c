@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -152,8 +153,10 @@ int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n)
 	b->lo = b->dtype < 2 ? -1 : -8;
 	b->hi = -b->lo;
 	if (nf == 5) {
-		double lim = b->dtype == 2 ? 2147483647.0 : b->dtype == 3 ? 9.2e18 : INFINITY;
-		if (eval_parse_range(f[4], &b->lo, &b->hi) || b->lo < -lim || b->hi > lim) {
+		/* what the dtype holds: f32's largest float, i32/i64's integers */
+		double top = b->dtype == 0 ? FLT_MAX : b->dtype == 1 ? DBL_MAX : b->dtype == 2 ? 2147483647.0 : 9.2e18;
+		double bottom = b->dtype == 2 ? -2147483648.0 : -top;
+		if (eval_parse_range(f[4], &b->lo, &b->hi) || b->lo < bottom || b->hi > top) {
 			snprintf(why, n, "buffer '%s': the input range is lo..hi, two numbers with lo < hi that %s "
 				 "holds, e.g. 0..1", text, dts[b->dtype]);
 			return -1;
@@ -820,12 +823,13 @@ int eval_batch_prepares(const muh_evaluator *ev)
 	return ev->jobs > 0 && ev->b->prepare_all != NULL;
 }
 
-int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, size_t *done, muh_diag *d)
+int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
+		     size_t *done, muh_diag *d)
 {
 	*done = 0;
 	if (ev->jobs <= 0 || !ev->b->prepare_all || n == 0)
 		return MUH_OK;
-	return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, done, d);
+	return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, stop, done, d);
 }
 
 int eval_prefetch(muh_evaluator *ev, const muh_variant *v)

@@ -163,12 +163,12 @@ int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance,
 		path[0] = '\0';
 	sqlite3_stmt *s;
 	const char *sql = "SELECT id, spec_path FROM runs WHERE spec_name=?1 AND instance=?2"
-			  " AND COALESCE(problem, '')=?3 ORDER BY id DESC LIMIT 1";
+			  " AND (?3 IS NULL OR COALESCE(problem, '')=?3) ORDER BY id DESC LIMIT 1";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return sql_fail(st, d, "find run");
 	bind_text(s, 1, spec_name);
 	sqlite3_bind_int64(s, 2, instance);
-	bind_text(s, 3, problem ? problem : "");
+	bind_text(s, 3, problem);
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		*run = sqlite3_column_int64(s, 0);
 		const unsigned char *p = sqlite3_column_text(s, 1);

@@ -20,8 +20,9 @@ a later build loads the code from there and says so in its metadata
 ("from_cache": true). The fingerprint is the same either way.
 
 Faults of prepare, for tests: MUH_PY_WORKER_PREPARE=exit (dies on the
-request), hang (every pool task sleeps), log (a log line and the reply in one
-write), nohello (never says hello).
+request), hang (every pool task sleeps; with MUH_PY_WORKER_PREPARE_STARTED=F
+it first creates file F), log (a log line and the reply in one write),
+nohello (the prepare worker, MUH_WORKER_ROLE=prepare, never says hello).
 """
 import hashlib
 import json
@@ -74,6 +75,9 @@ def prepare_one(args):
     """Compiles one variant into the cache (a spawned pool process)."""
     params, problem, cache_dir = args
     if os.environ.get("MUH_PY_WORKER_PREPARE") == "hang":
+        started = os.environ.get("MUH_PY_WORKER_PREPARE_STARTED")
+        if started:
+            open(started, "a").close()
         time.sleep(1e6)
     text, unroll, block, _, _ = source_of(params, problem)
     path = cache_path(cache_dir, text)
@@ -115,8 +119,8 @@ def inputs(n, rng):
 
 def main():
     out = sys.stdout
-    fault = os.environ.get("MUH_PY_WORKER_PREPARE", "")
-    if fault == "nohello":
+    prep_fault = os.environ.get("MUH_PY_WORKER_PREPARE", "")
+    if prep_fault == "nohello" and os.environ.get("MUH_WORKER_ROLE") == "prepare":
         time.sleep(1e6)
     out.write(json.dumps({"hello": "py_worker", "protocol": PROTOCOL,
                           "capabilities": ["build", "run", "verify", "time", "prepare"]}) + "\n")
@@ -139,7 +143,7 @@ def main():
         cache_dir = req.get("target", {}).get("cache_dir")
         if op == "prepare":
             import multiprocessing
-            if fault == "exit":
+            if prep_fault == "exit":
                 os._exit(3)
             todo = [(v.get("params", {}), v.get("problem", {}), cache_dir) for v in req.get("variants", [])]
             try:
@@ -150,7 +154,7 @@ def main():
                     rep.update(prepared=sum(pool.map(prepare_one, todo)), failed=0)
             except Exception as e:  # say so; the worker goes on
                 rep = {"id": rid, "status": "invalid", "error": f"{type(e).__name__}: {e}"}
-            log = "a log line, in the same write as the reply\n" if fault == "log" else ""
+            log = "a log line, in the same write as the reply\n" if prep_fault == "log" else ""
             out.write(log + json.dumps(rep) + "\n")
             out.flush()
             continue

@@ -119,15 +119,17 @@ def _prepare_one(var, target):
         return key, text[-300:]
 
 
-def prepare_all(variants, target, jobs, rounds=3):
+def prepare_all(variants, target, jobs, limit_s=None, rounds=3):
     """Compiles every variant with `jobs` processes. Returns (prepared, errors).
 
     A process that lost its CUDA context answers the rest of its tasks with
     "skipped" (and, taking tasks as fast as it answers, could drain the
-    queue): those variants go to a fresh pool, up to `rounds` pools."""
+    queue): those variants go to a fresh pool, up to `rounds` pools, and no
+    new pool starts once half of muh's limit (limit_s) is spent."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    done, errors, todo = 0, [], list(variants)
+    t0 = time.perf_counter()
+    done, errors, todo, last = 0, [], list(variants), {}
     ctx = multiprocessing.get_context("spawn")
     for _ in range(rounds):
         again = []
@@ -140,14 +142,15 @@ def prepare_all(variants, target, jobs, rounds=3):
                     key, err = futures[f].get("key", "?"), f"skipped: {type(e).__name__}: {e}"
                 if err and err.startswith("skipped:"):
                     again.append(futures[f])
+                    last[key] = err
                 elif err:
                     errors.append(f"{key}: {err}")
                 else:
                     done += 1
         todo = again
-        if not todo:
+        if not todo or (limit_s and time.perf_counter() - t0 > limit_s / 2):
             break
-    errors += [f"{v.get('key', '?')}: not prepared after {rounds} pools" for v in todo]
+    errors += [f"{v.get('key', '?')}: not prepared ({last.get(v.get('key', '?'), 'skipped')})" for v in todo]
     return done, errors
 
 
@@ -330,7 +333,8 @@ def main():
         if op == "prepare":
             t0 = time.perf_counter()
             try:
-                done, errors = prepare_all(req.get("variants", []), target, int(req.get("jobs", 1)))
+                done, errors = prepare_all(req.get("variants", []), target, int(req.get("jobs", 1)),
+                                           req.get("limit_s"))
                 rep.update(prepared=done, failed=len(errors), errors=errors[:5],
                            seconds=round(time.perf_counter() - t0, 3))
             except Exception as e:

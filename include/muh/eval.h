@@ -31,6 +31,7 @@
 #ifndef MUH_EVAL_H
 #define MUH_EVAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -193,9 +194,10 @@ typedef struct eval_backend {
 	 * batch "prepare"). Runs in the calling process, not in the runner.
 	 * MUH_OK with *done = the count the backend says it prepared; MUH_EENV
 	 * with d->msg when the batch did not run or was cut short (measuring
-	 * still works: each build compiles what is missing). */
-	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs, size_t *done,
-			   muh_diag *d);
+	 * still works: each build compiles what is missing), also as soon as
+	 * *stop (may be NULL) is set: Ctrl-C. */
+	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
+			   const volatile sig_atomic_t *stop, size_t *done, muh_diag *d);
 	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
 	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
 	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
@@ -248,7 +250,8 @@ void eval_set_jobs(muh_evaluator *ev, int jobs);
  * *done = 0 at once when jobs is 0 or the backend has no batch step (cpu
  * and cuda prefetch while measuring instead: eval_prefetch); MUH_EENV with
  * d->msg when the batch failed or was cut short (measuring still works). */
-int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, size_t *done, muh_diag *d);
+int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
+		     size_t *done, muh_diag *d);
 /* 1 when eval_prepare_all would do work (jobs > 0 and a batch step). */
 int eval_batch_prepares(const muh_evaluator *ev);
 

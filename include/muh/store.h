@@ -74,7 +74,8 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
 		   const char *hw_profile, int64_t *run, muh_diag *d);
 /* The latest run of a spec called spec_name, for this problem instance
- * with these problem values ("NAME=VALUE,...", as runs record them),
+ * with these problem values ("NAME=VALUE,...", as runs record them; NULL:
+ * any),
  * whatever the spec's text (edited since, or a copy with other measure.*
  * settings); 0 when none. Writes the run's spec path into path (n bytes). */
 int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,

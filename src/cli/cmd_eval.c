@@ -88,7 +88,7 @@ static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, 
 	size_t done = 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = eval_prepare_all(ev, vs, n, &done, &d);
+	int rc = eval_prepare_all(ev, vs, n, &stop, &done, &d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	if (n == cap && cap < total)
@@ -266,7 +266,7 @@ static int run(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, &old);
-	if (eval_batch_prepares(ev))
+	if (eval_batch_prepares(ev) && !stop)
 		prepare_first(ev, &ec, all, cfgs, total, inst, st, runid, limit, jobs, json);
 	uint64_t ahead = 0; /* variants before this index have been prefetched */
 	int keyw = 24;

@@ -413,6 +413,14 @@ static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
 	if (rc || !run) {
 		fprintf(stderr, "muh tune: %s holds no run of %s (problem instance %zu)\n", path,
 			s->path, inst);
+		int64_t other_run = 0;
+		char other[EVAL_PATH];
+		if (s->name && !store_find_run_named(st, s->name, (int64_t)inst, NULL, &other_run, other,
+						     sizeof(other), &d) && other_run)
+			fprintf(stderr,
+				"muh tune: its run %lld of '%s' (instance %zu) was measured for other problem "
+				"values than this spec's; `muh report %s` lists them\n",
+				(long long)other_run, s->name, inst, path);
 		store_close(st);
 		return EXIT_USAGE;
 	}

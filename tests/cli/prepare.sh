@@ -40,35 +40,47 @@ expect_rc 0 "eval --jobs on an overlay spec"
 expect_in err "note: prepare: .*one at a time" "the note says why nothing was prepared"
 [ "$(grep -c '"status":"ok"' "$TMP/out")" = 4 ] || fail "overlay variants measured after the note"
 # a prepare that fails is a note, bounded in time, and leaves no process:
-# the worker dies on the request, writes a log line with its reply, hangs
-# in its pool (killed at the limit: min(60, 6 x 2) + 2 s
-# with 12 jobs), or is interrupted by Ctrl-C
+# the worker dies on the request, writes a log line with its reply, never
+# says hello or hangs in its pool (killed at the limit: min(60, 6 x 2) + 2 s
+# for one variant), or is interrupted by Ctrl-C
 F="specs/.prepfault-dot_worker.yaml"
 sed 's/^  max_time: 0.3$/  max_time: 0.3\n  timeout: 2/' "$SPEC" >"$F"
 export MUH_CACHE_DIR="$TMP/cache3"
 # processes started by muh carry the mark (this shell and its subshells do not)
 leftovers() { grep -l "MUH_TEST_MARK=prepare-$$" /proc/[0-9]*/environ 2>/dev/null | wc -l; }
-MUH_PY_WORKER_PREPARE=exit run "$MUH" eval "$F" --all --jobs 12 --limit 2 --no-noise
+MUH_PY_WORKER_PREPARE=exit run "$MUH" eval "$F" --all --jobs 2 --limit 2 --no-noise
 expect_rc 0 "a worker that dies during prepare"
 expect_in err "note: prepare: worker py_worker exited; each build compiles" "its death is a note"
 [ "$(grep -c ' ok ' "$TMP/out")" = 2 ] || fail "the variants are measured after the failed prepare: $(cat "$TMP/out")"
-MUH_PY_WORKER_PREPARE=log run "$MUH" eval "$F" --all --jobs 12 --limit 2 --no-noise
+MUH_PY_WORKER_PREPARE=log run "$MUH" eval "$F" --all --jobs 2 --limit 2 --no-noise
 expect_in out "^prepare: 2 of 2 variants compiled" "a log line in the same read as the reply is skipped, the reply read"
-t0=$SECONDS
-MUH_TEST_MARK="prepare-$$" MUH_PY_WORKER_PREPARE=hang run "$MUH" eval "$F" --all --jobs 12 --limit 1 --no-noise
-expect_rc 0 "a prepare that hangs"
-expect_in err "note: prepare: stopped after 14 s \(its limit\)" "hang: stopped at the limit"
-[ $((SECONDS - t0)) -lt 40 ] || fail "the hang took $((SECONDS - t0)) s"
-[ "$(leftovers)" = 0 ] || fail "$(leftovers) processes of the hung prepare are left"
-MUH_TEST_MARK="prepare-$$" MUH_PY_WORKER_PREPARE=hang "$MUH" eval "$F" --all --jobs 12 --no-noise \
-	>"$TMP/out" 2>"$TMP/err" &
+for fault in nohello hang; do
+	t0=$SECONDS
+	MUH_TEST_MARK="prepare-$$" MUH_PY_WORKER_PREPARE=$fault run "$MUH" eval "$F" --all --jobs 2 --limit 1 --no-noise
+	expect_rc 0 "a prepare that fails ($fault)"
+	[ $((SECONDS - t0)) -lt 40 ] || fail "$fault took $((SECONDS - t0)) s"
+	[ "$(leftovers)" = 0 ] || fail "$(leftovers) processes of the $fault prepare are left"
+	[ "$(grep -c ' ok ' "$TMP/out")" = 1 ] || fail "measured after the $fault prepare: $(cat "$TMP/out")"
+	if [ $fault = nohello ]; then
+		expect_in err "note: prepare: worker '.*' did not say hello in 14 s \(the prepare's limit\)" "no hello: the limit"
+	else
+		expect_in err "note: prepare: stopped after 14 s \(its limit\)" "hang: stopped at the limit"
+	fi
+done
+# Ctrl-C once the pool is compiling (a file says so), not after a fixed time
+MUH_TEST_MARK="prepare-$$" MUH_PY_WORKER_PREPARE=hang MUH_PY_WORKER_PREPARE_STARTED="$TMP/started" \
+	"$MUH" eval "$F" --all --jobs 2 --no-noise >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-sleep 3
+for _ in $(seq 300); do
+	[ -e "$TMP/started" ] && break
+	sleep 0.1
+done
+[ -e "$TMP/started" ] || fail "the hanging prepare never started"
 kill -INT $pid
 wait $pid
 rc=$?
 expect_rc 0 "Ctrl-C during prepare"
-expect_in err "note: prepare: worker py_worker interrupted" "Ctrl-C cuts the prepare short"
+expect_in err "note: prepare: worker py_worker interrupted by Ctrl-C" "Ctrl-C cuts the prepare short"
 expect_in err "muh eval: 0 measured \(interrupted\)" "and nothing is measured after it"
 [ "$(leftovers)" = 0 ] || fail "$(leftovers) processes left after Ctrl-C"
 rm -f "$F"

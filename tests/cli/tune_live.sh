@@ -79,6 +79,7 @@ run "$MUH" tune specs/.resized-matmul_cpu.yaml --replay "$DB"
 rm -f specs/.resized-matmul_cpu.yaml
 expect_rc 2 "the same name with another problem size is not replayed"
 expect_in err "holds no run of" "says so (resized)"
+expect_in err "its run 1 of 'matmul_cpu' \\(instance 0\\) was measured for other problem values" "and why"
 sed 's/^name: .*/name: other_name/' "$SPEC" >specs/.renamed-matmul_cpu.yaml
 run "$MUH" tune specs/.renamed-matmul_cpu.yaml --replay "$DB"
 rm -f specs/.renamed-matmul_cpu.yaml
