@@ -46,6 +46,23 @@ SPACES = [
      "../shared/corpora/h200-fused-moe/sweep_M256.csv",
      "vLLM fused-MoE Triton GEMM, M=256, measured on an H200"),
 ]
+# Full sweeps of muh's own kernel suite on the H200 (docs/results/h200-sweeps.md):
+# name, spec, store, problem instance, run id in the store, description. Each
+# run is exported (muh export --run) to a CSV whose time column is median_s.
+STORE_SPACES = [
+    ("h200_ours_moe_M256", "specs/triton_fused_moe.yaml", "docs/results/h200/sweep/moe-sweep.db", 3, 1,
+     "muh's fused-MoE Triton layer, M=256, full sweep on an H200"),
+    ("h200_ours_moe_M2048", "specs/triton_fused_moe.yaml", "docs/results/h200/sweep/moe-sweep.db", 5, 2,
+     "muh's fused-MoE Triton layer, M=2048, full sweep on an H200"),
+    ("h200_flash_M16", "specs/triton_flash_attention.yaml", "docs/results/h200/sweep/flash-sweep.db", 0, 3,
+     "Triton flash attention, M=16, full sweep on an H200"),
+    ("h200_flash_M4096", "specs/triton_flash_attention.yaml", "docs/results/h200/sweep/flash-sweep.db", 5, 2,
+     "Triton flash attention, M=4096, full sweep on an H200"),
+    ("h200_prefill_M4096", "specs/triton_prefix_prefill.yaml", "docs/results/h200/sweep/prefill-sweep.db", 6, 7,
+     "Triton prefix-prefill attention, M=4096, full sweep on an H200"),
+    ("h200_reduce_2e24", "specs/cuda_reduce.yaml", "docs/results/h200/sweep/reduce-sweep.db", 1, 2,
+     "CUDA C reduction (CUB-style policy), N=2^24, full sweep on an H200"),
+]
 MUH_STRATEGIES = ["auto", "random", "annealing", "genetic", "ils", "brute"]
 KT_STRATEGIES = ["random_sample", "genetic_algorithm", "simulated_annealing", "greedy_ils",
                  "mls", "diff_evo", "pso", "firefly_algorithm", "basinhopping"]
@@ -76,8 +93,9 @@ def parse_value(s):
             return s
 
 
-def space_of(muh, spec, hw):
-    args = [muh, "space", spec, "--list"] + (["--hw", hw] if hw else [])
+def space_of(muh, spec, hw, problem=None):
+    args = [muh, "space", spec, "--list"] + (["--hw", hw] if hw else []) + \
+        (["--problem", str(problem)] if problem is not None else [])
     keys = sh(args).split()
     params, valid, values = None, [], {}
     for k in keys:
@@ -92,9 +110,11 @@ def space_of(muh, spec, hw):
     return params, {p: sorted(v) for p, v in values.items()}, valid
 
 
-def run_muh(muh, spec, hw, replay, strategy, budget, seed):
+def run_muh(muh, spec, hw, replay, strategy, budget, seed, problem=None):
     args = [muh, "tune", spec, "--replay", replay, "--strategy", strategy, "--budget",
             str(budget), "--seed", str(seed), "--json"] + (["--hw", hw] if hw else [])
+    if problem is not None:  # a store's run exported by muh export: time in median_s
+        args += ["--problem", str(problem), "--replay-column", "time=median_s"]
     out = sh(args).strip().splitlines()
     res = json.loads(out[-1])
     assert res["event"] == "result" and res["evaluated"] == budget, res
@@ -106,8 +126,8 @@ def replay_rows(csvpath, params):
     rows = {}
     lines = [l for l in open(os.path.join(ROOT, csvpath)) if not l.startswith("#")]
     rd = csv.DictReader(lines)
-    tcol = next(c for c in ("time_s", "time_ms", "time_us", "time_ns") if c in rd.fieldnames)
-    unit = {"time_s": 1, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9}[tcol]
+    tcol = next(c for c in ("time_s", "time_ms", "time_us", "time_ns", "median_s") if c in rd.fieldnames)
+    unit = {"time_s": 1, "time_ms": 1e-3, "time_us": 1e-6, "time_ns": 1e-9, "median_s": 1}[tcol]
     for r in rd:
         key = ",".join(json.dumps(parse_value(r[p])) for p in params)
         if key in rows:
@@ -204,11 +224,18 @@ def main():
             py = kt_venv(a.kt_cache)
         except Exception as e:
             kt_note.append(f"Kernel Tuner {KT_VERSION} could not be installed: {e}")
-    for name, spec, hw, replay, desc in SPACES:
+    exported = tempfile.TemporaryDirectory()
+    spaces = [(name, spec, hw, replay, desc, None) for name, spec, hw, replay, desc in SPACES]
+    for name, spec, store, problem, run, desc in STORE_SPACES:
+        csvpath = os.path.join(exported.name, f"{name}.csv")
+        sh([muh, "export", store, "--run", str(run), "-o", csvpath])
+        spaces.append((name, spec, None, csvpath, desc + f" (`{store}` run {run}, --problem {problem})",
+                       problem))
+    for name, spec, hw, replay, desc, problem in spaces:
         if not os.path.exists(os.path.join(ROOT, replay)):
             md.append(f"\n## {name}\n\nskipped: {replay} is not present on this machine.\n")
             continue
-        params, values, valid = space_of(muh, spec, hw)
+        params, values, valid = space_of(muh, spec, hw, problem)
         n = len(valid)
         budgets = [max(1, (k * n) // 100) for k in KS]
         res = {}
@@ -216,7 +243,7 @@ def main():
             res[s] = {}
             for k, b in zip(KS, budgets):
                 seeds_s = seeds[:1] if s == "brute" else seeds
-                res[s][k] = [run_muh(muh, spec, hw, replay, s, b, i) for i in seeds_s]
+                res[s][k] = [run_muh(muh, spec, hw, replay, s, b, i, problem) for i in seeds_s]
             print(f"{name}: muh {s} done", file=sys.stderr)
         kt = {}
         kt_info = ""
@@ -243,7 +270,8 @@ def main():
                     kt_note.append(f"{name}: Kernel Tuner run failed: {e}")
             print(f"{name}: Kernel Tuner done", file=sys.stderr)
         md.append(f"\n## {name}: {desc}\n")
-        md.append(f"{n:,} valid configurations; replay file `{replay}`; budgets "
+        shown = replay if problem is None else f"exported {os.path.basename(replay)}"
+        md.append(f"{n:,} valid configurations; replay file `{shown}`; budgets "
                   + ", ".join(f"{k}% = {b}" for k, b in zip(KS, budgets))
                   + f" evaluations. {len(seeds)} seeds (brute force: index order, one run)."
                   + (f" {kt_info}." if kt_info else "") + "\n")
@@ -273,6 +301,7 @@ def main():
         md.append(f"muh random at 5%: median {rm:.4f}, p10 {pct(res['random'][5], 0.1):.4f}."
                   + (f" Best Kernel Tuner strategy at 5% by median: {best_other[0]} "
                      f"({best_other[1]:.4f})." if best_other else "") + "\n")
+    exported.cleanup()
     svg_plot(plot, os.path.join(a.out, "strategies.svg"))
     cpu = ""
     try:
