@@ -14,6 +14,7 @@ module's imports (torch, triton): run it where the kernels run.
 """
 import csv
 import importlib.util
+import os
 import sqlite3
 import sys
 
@@ -41,12 +42,15 @@ def main():
     gbs, tflops = (float(sys.argv[3]), float(sys.argv[4])) if len(sys.argv) == 5 else (4216.0, 785.0)
     if path in CUDA:
         flops_bytes = CUDA[path]
+    elif not path.endswith(".py") or not os.path.isfile(path):
+        sys.exit(f"floors.py: {path}: expected a kernel module (kernels/triton/*.py) or one of "
+                 f"{', '.join(CUDA)}")
     else:
         spec = importlib.util.spec_from_file_location("floors_kernel", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         flops_bytes = mod.flops_bytes
-    w = csv.writer(sys.stdout)
+    w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(["run", "problem", "flops", "bytes", "floor_us", "bound"])
     for rid, problem in sqlite3.connect(store).execute("select id, problem from runs order by id"):
         p = {}
