@@ -554,13 +554,6 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return MUH_OK;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int cpu_time(eval_ctx *c, const muh_variant *v, int warm, double *out, size_t max, size_t *n,
 		    muh_measurement *m)
 {
@@ -569,18 +562,18 @@ static int cpu_time(eval_ctx *c, const muh_variant *v, int warm, double *out, si
 	if (b->reps < 1) {
 		/* calibrate: enough calls per sample to last min_sample_s */
 		b->reps = 1;
-		double t0 = mono();
+		double t0 = eval_now_s();
 		b->so.run(&b->args);
-		double one = mono() - t0;
+		double one = eval_now_s() - t0;
 		if (t->min_sample_s > 0 && one > 0 && one < t->min_sample_s)
 			b->reps = (int)ceil(t->min_sample_s / one);
 	}
 	size_t k = warm ? 1 : (max < 4 ? max : 4);
 	for (size_t i = 0; i < k; i++) {
-		double t0 = mono();
+		double t0 = eval_now_s();
 		for (int r = 0; r < b->reps; r++)
 			b->so.run(&b->args);
-		out[i] = (mono() - t0) / b->reps;
+		out[i] = (eval_now_s() - t0) / b->reps;
 	}
 	*n = k;
 	return MUH_OK;

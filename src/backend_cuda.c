@@ -772,13 +772,6 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return MUH_OK;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static unsigned sm_clock(cuda_state *s)
 {
 	unsigned mhz = 0;
@@ -795,18 +788,18 @@ static int cuda_time(eval_ctx *c, const muh_variant *v, int warm, double *out, s
 	*n = 0;
 	if (warm) {
 		/* steady state: run until the SM clock stops moving (or the budget ends) */
-		double t0 = mono(), budget = c->target->gpu_warm_s < 0 ? 0.5 : c->target->gpu_warm_s, last_t = t0;
+		double t0 = eval_now_s(), budget = c->target->gpu_warm_s < 0 ? 0.5 : c->target->gpu_warm_s, last_t = t0;
 		unsigned last = sm_clock(s);
 		int stable = 0;
-		while (mono() - t0 < budget || (!s->warmed && mono() - t0 < 4 * budget && stable < 3 && s->nvml)) {
+		while (eval_now_s() - t0 < budget || (!s->warmed && eval_now_s() - t0 < 4 * budget && stable < 3 && s->nvml)) {
 			if (launch(c, b->fn, b->grid, b->block, b->smem, b->args, m, "launch") ||
 			    cu_fail(c, m, api.cuCtxSynchronize(), EVAL_LAUNCH_ERROR, "kernel"))
 				return MUH_OK;
-			if (mono() - last_t > 0.05) {
+			if (eval_now_s() - last_t > 0.05) {
 				unsigned now = sm_clock(s);
 				stable = last && now && fabs((double)now - last) <= 0.01 * last ? stable + 1 : 0;
 				last = now;
-				last_t = mono();
+				last_t = eval_now_s();
 			}
 			if (budget <= 0)
 				break;

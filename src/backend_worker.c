@@ -447,53 +447,16 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 
 /* ---- the batch prepare --------------------------------------------------- */
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The next line of fd (malloc'd, no newline) if it arrives before `end`;
- * NULL with *why = "late", "eof", "interrupted by Ctrl-C" (a signal, or *stop
- * set: a Ctrl-C outside poll() is seen within a second) or "out of memory". */
+/* The next line of the worker's stdout before `end`, or NULL with *why in
+ * words: "late", "eof", "interrupted by Ctrl-C", "out of memory". */
 static char *raw_line(linebuf *lb, int fd, double end, const volatile sig_atomic_t *stop, const char **why)
 {
-	for (;;) {
-		char *line = lb_take(lb);
-		if (line)
-			return line;
-		if (lb->len && memchr(lb->buf, '\n', lb->len)) {
-			*why = "out of memory";
-			return NULL;
-		}
-		double left = end - mono_s();
-		if (stop && *stop) {
-			*why = "interrupted by Ctrl-C";
-			return NULL;
-		}
-		if (left <= 0) {
-			*why = "late";
-			return NULL;
-		}
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int pr = poll(&p, 1, left > 1 ? 1000 : (int)(left * 1000) + 1);
-		if (pr < 0 && errno == EINTR) {
-			*why = "interrupted by Ctrl-C";
-			return NULL;
-		}
-		if (pr <= 0)
-			continue;
-		ssize_t k = lb_fill(lb, fd, 0);
-		if (k < 0 && errno == EINTR) {
-			*why = "interrupted by Ctrl-C";
-			return NULL;
-		}
-		if (k <= 0) {
-			*why = k < 0 && errno == ENOMEM ? "out of memory" : "eof";
-			return NULL;
-		}
-	}
+	static const char *const words[] = {"", "late", "eof", "interrupted by Ctrl-C", "out of memory"};
+	enum lb_end e;
+	char *line = lb_read_line(lb, fd, end, stop, &e);
+	if (!line)
+		*why = words[e];
+	return line;
 }
 
 /* Writes all n bytes before `end` (the fd is made non-blocking). Returns 0,
@@ -521,7 +484,7 @@ static int raw_write(int fd, const char *s, size_t n, double end, const volatile
 			*why = "eof";
 			return -1;
 		}
-		double left = end - mono_s();
+		double left = end - eval_now_s();
 		if (left <= 0) {
 			*why = "late";
 			return -1;
@@ -543,7 +506,7 @@ static void prepare_end(pid_t pid, int to, int from, int polite)
 	if (polite) {
 		static const char bye[] = "{\"op\":\"bye\"}\n";
 		const char *why;
-		raw_write(to, bye, sizeof(bye) - 1, mono_s() + 1, NULL, &why);
+		raw_write(to, bye, sizeof(bye) - 1, eval_now_s() + 1, NULL, &why);
 	}
 	close(to);
 	close(from);
@@ -578,7 +541,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	/* starting the worker and its pool (a Triton worker imports torch in
 	 * each process) + measure.timeout per round of `jobs` builds */
 	double rounds = (double)((n + (size_t)jobs - 1) / (size_t)jobs);
-	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = mono_s() + limit;
+	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = eval_now_s() + limit;
 	struct sigaction ign, old;
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
@@ -614,7 +577,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 		cJSON_AddNumberToObject(req, "id", 1);
 		cJSON_AddStringToObject(req, "op", "prepare");
 		cJSON_AddNumberToObject(req, "jobs", jobs);
-		cJSON_AddNumberToObject(req, "limit_s", end - mono_s()); /* retries must end before it */
+		cJSON_AddNumberToObject(req, "limit_s", end - eval_now_s()); /* retries must end before it */
 		cJSON *arr = cJSON_AddArrayToObject(req, "variants");
 		for (size_t i = 0; i < n; i++)
 			cJSON_AddItemToArray(arr, variant_json(&vs[i]));

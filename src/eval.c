@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -179,7 +178,7 @@ int eval_mkdirs(const char *path)
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static double now_s(void)
+double eval_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -514,28 +513,28 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 	measurement_init(m);
 	m->status = EVAL_OK;
 	m->started_ms = epoch_ms();
-	double t0 = now_s();
+	double t0 = eval_now_s();
 	phase(fd, "build");
 	int rc = b->build(c, v, m);
-	m->t_build = now_s() - t0;
+	m->t_build = eval_now_s() - t0;
 	if (rc != MUH_OK && m->status == EVAL_OK)
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to build", b->name);
 	if (m->status != EVAL_OK || op == OP_FINGERPRINT)
 		goto done;
 
 	phase(fd, "verify");
-	t0 = now_s();
+	t0 = eval_now_s();
 	for (int k = 0; k < t->checks && b->verify && m->status == EVAL_OK; k++) {
 		rc = b->verify(c, v, m);
 		if (rc != MUH_OK && m->status == EVAL_OK)
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to verify", b->name);
 	}
-	m->t_verify = now_s() - t0;
+	m->t_verify = eval_now_s() - t0;
 	if (m->status != EVAL_OK)
 		goto done;
 
 	phase(fd, "time");
-	t0 = now_s();
+	t0 = eval_now_s();
 	size_t cap = (size_t)(t->max_samples > 0 ? t->max_samples : 200);
 	m->samples = malloc((cap + 64) * sizeof(double));
 	if (!m->samples) {
@@ -569,10 +568,10 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 			continue;
 		if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac))
 			break;
-		if (now_s() - t0 >= t->max_time_s)
+		if (eval_now_s() - t0 >= t->max_time_s)
 			break;
 	}
-	m->t_time = now_s() - t0;
+	m->t_time = eval_now_s() - t0;
 	if (m->status == EVAL_OK) {
 		stats_summarize(m->samples, m->nsamples, &s);
 		m->median = s.median;
@@ -890,29 +889,17 @@ static cJSON *runner_read(muh_evaluator *ev, double deadline, int *eof, int *lat
 {
 	*eof = *late = 0;
 	for (;;) {
-		char *line = lb_take(&ev->lb);
-		if (line) {
-			cJSON *o = cJSON_Parse(line);
-			free(line);
-			if (o)
-				return o;
-			continue;
-		}
-		double left = deadline - now_s();
-		if (left <= 0) {
-			*late = 1;
+		enum lb_end end;
+		char *line = lb_read_line(&ev->lb, ev->fd, deadline, NULL, &end);
+		if (!line) {
+			*late = end == LB_LATE;
+			*eof = !*late;
 			return NULL;
 		}
-		struct pollfd p = {.fd = ev->fd, .events = POLLIN};
-		int r = poll(&p, 1, (int)(left * 1000) + 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0)
-			continue;
-		if (lb_fill(&ev->lb, ev->fd, 1) <= 0) {
-			*eof = 1;
-			return NULL;
-		}
+		cJSON *o = cJSON_Parse(line);
+		free(line);
+		if (o)
+			return o;
 	}
 }
 
@@ -942,7 +929,7 @@ static int runner_start(muh_evaluator *ev, muh_diag *d)
 	ev->fd = sv[0];
 	ev->lb.len = 0;
 	int eof, late;
-	cJSON *hello = runner_read(ev, now_s() + ev->t.timeout_s + 30, &eof, &late);
+	cJSON *hello = runner_read(ev, eval_now_s() + ev->t.timeout_s + 30, &eof, &late);
 	double rc = hello ? json_get_num(hello, "hello") : NAN;
 	if (!hello || rc != 0) {
 		const cJSON *er = hello ? cJSON_GetObjectItemCaseSensitive(hello, "error") : NULL;
@@ -1022,7 +1009,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	cJSON_Delete(req);
 	char step[16] = "build";
 	double step_limit = ev->t.timeout_s; /* of the current step */
-	double deadline = now_s() + ev->t.timeout_s;
+	double deadline = eval_now_s() + ev->t.timeout_s;
 	int fault = 0;
 	double vm = 0;
 	if (src == 0) {
@@ -1056,7 +1043,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 				/* a warm-up may run up to 4 x measure.gpu_warm on top */
 				double warm = !strcmp(step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
 				step_limit = ev->t.timeout_s + warm;
-				deadline = now_s() + step_limit;
+				deadline = eval_now_s() + step_limit;
 			}
 			if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
 				fault = (int)json_get_num(o, "fault");

@@ -310,6 +310,10 @@ typedef struct eval_buffer {
  * the cuda backend uses it again to build. */
 int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
 
+/* Seconds on the monotonic clock: what the evaluator, its backends and
+ * their deadlines measure wall time with. */
+double eval_now_s(void);
+
 /* mkdir -p; 0 or -1 (errno set). */
 int eval_mkdirs(const char *path);
 

@@ -86,11 +86,9 @@ static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, 
 	muh_diag d;
 	diag_clear(&d);
 	size_t done = 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = eval_now_s();
 	int rc = eval_prepare_all(ev, vs, n, &stop, &done, &d);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	double secs = eval_now_s() - t0;
 	if (n == cap && cap < total)
 		fprintf(stderr, "muh eval: note: prepare: the first %zu variants only\n", cap);
 	if (rc)
