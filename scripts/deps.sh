@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config
-      libfyaml-dev libcjson-dev libsqlite3-dev libtree-sitter-dev libcmocka-dev
+      libfyaml-dev libcjson-dev libsqlite3-dev libtree-sitter-dev libcmocka-dev libcurl4-openssl-dev
       python3 valgrind git curl)
 missing=()
 for p in "${PKGS[@]}"; do
