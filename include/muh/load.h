@@ -1,0 +1,149 @@
+/*
+ * load.h — muh's load generator: the requests muh sends an inference server
+ * (OpenAI-style /v1/completions or /v1/chat/completions, streamed as SSE) and
+ * what each one measured (TTFT, ITL, TPOT, end-to-end, tokens).
+ *
+ * One thread drives every request through libcurl's multi interface, so the
+ * generator's own cost per streamed token stays far below the server's. The
+ * loop is closed (a fixed number of requests in flight) or open (arrivals at
+ * a mean rate, Poisson or gamma-distributed gaps, seeded). Warm-up requests
+ * run first, to completion, and are kept out of every statistic.
+ *
+ * Failures of the server (refused, reset, HTTP errors, timeouts, malformed
+ * SSE) are counted in the result, never fatal: a load run always says how
+ * far it got. See docs/load.md for every option and metric.
+ */
+#ifndef MUH_LOAD_H
+#define MUH_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muh/diag.h"
+
+typedef struct load_opts {
+	char url[512];            /* server base, "http://127.0.0.1:8080" */
+	char endpoint[64];        /* "/v1/completions" (default) or "/v1/chat/completions" */
+	char model[128];          /* the request's "model" field; default "muh" */
+	int concurrency;          /* closed loop: this many requests in flight (default 1) */
+	double rate;              /* open loop when > 0: mean arrivals per second */
+	double burstiness;        /* gamma shape of inter-arrival times; 1 = Poisson (default) */
+	int requests;             /* measured requests (default 32); 0 with duration_s > 0: for that long */
+	double duration_s;
+	int warmup;               /* requests sent first and kept out of the statistics (default 0) */
+	int prompt_tokens, output_tokens, prefix_tokens; /* synthetic prompts (defaults 64, 32, 0) */
+	uint64_t seed;            /* default 1 */
+	char dataset[1024];       /* JSONL of {"prompt": ...} or ShareGPT-style JSON; "" = synthetic */
+	int ignore_eos;           /* default 1: ask for exactly output_tokens (ignore_eos, min_tokens) */
+	double request_timeout_s; /* default 60; a request past it is an error */
+	double slo_ttft_s, slo_tpot_s; /* goodput counts requests within both; 0 = no limit */
+	double deadline_s;        /* whole run gives up after this (default 0: none) */
+} load_opts;
+
+typedef struct load_dist {
+	double mean, p50, p90, p99, max; /* seconds; NAN when none */
+} load_dist;
+
+typedef struct load_result {
+	size_t sent, ok, errors, truncated; /* measured requests only; truncated: completion shorter than asked (ignore_eos) */
+	size_t unreachable;                 /* of errors: could not connect at all (refused, no route, DNS) */
+	size_t good;                        /* ok requests within both SLOs (goodput_rps = good / wall_s) */
+	double wall_s;                      /* first measured send to last measured finish */
+	double output_tokens_per_s, requests_per_s, goodput_rps;
+	long long prompt_tokens, completion_tokens; /* from each response's usage block; if absent, counted chunks */
+	load_dist ttft, itl, tpot, e2e;
+	char first_error[256]; /* e.g. "request 3: HTTP 500: ...", "request 0: connection refused" */
+} load_result;
+
+/* Fills o with the defaults written above (url empty). */
+void load_defaults(load_opts *o);
+
+/* Sets one option from text, as spec files (load: block) and the CLI write
+ * it: key is the field name (concurrency, rate, burstiness, requests,
+ * duration, warmup, prompt_tokens, output_tokens, prefix_tokens, seed,
+ * dataset, ignore_eos, request_timeout, slo_ttft, slo_tpot, deadline,
+ * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
+ * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
+int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
+
+/* Checks o as a whole (url set, counts in range, prefix_tokens <=
+ * prompt_tokens, ...). Returns MUH_OK or MUH_EINPUT with d saying why. */
+int load_opts_check(const load_opts *o, muh_diag *d);
+
+/* Runs the load against o->url. Server-side failures (refused, reset, HTTP
+ * errors, timeouts, malformed SSE) are counted in r, never fatal; returns
+ * MUH_EENV only when curl itself cannot start, MUH_EINPUT for bad opts or an
+ * unreadable dataset (d says why), MUH_ENOMEM when memory runs out. */
+int load_run(const load_opts *o, load_result *r, muh_diag *d);
+
+/* The result as named metrics (names: output_tokens_per_s, requests_per_s,
+ * goodput_rps, errors, truncated, ok, prompt_tokens, completion_tokens,
+ * ttft_p50, ttft_p90, ttft_p99, ttft_mean, itl_p50.., tpot_p50..,
+ * e2e_p50..). Fills at most max; returns the count. names point to static
+ * strings. */
+size_t load_metrics(const load_result *r, const char **names, double *values, size_t max);
+
+/* The result as a JSON object (seconds; NAN as null). malloc'd; NULL when
+ * out of memory. */
+char *load_result_to_json(const load_result *r);
+
+/* ---- the pieces, exposed for tests and for clients with their own loop ---- */
+
+/* Summary of x[0..n) (sorts x in place): mean, max and percentiles by linear
+ * interpolation between order statistics (numpy's default): p(q) =
+ * x[floor(h)] + (h - floor(h)) * (x[floor(h)+1] - x[floor(h)]), h = q*(n-1).
+ * n == 0 gives all NAN. */
+load_dist load_dist_of(double *x, size_t n);
+
+/* An incremental reader of a text/event-stream: fed bytes in any split, it
+ * calls on_data once per event with the event's data (its data: lines joined
+ * by '\n', NUL-terminated, without the final newline). Comment, event:, id:
+ * and retry: lines are skipped. A line longer than the buffer can hold
+ * grows it; growth failing sets oom. */
+typedef struct load_sse {
+	char *buf;          /* the line being read */
+	size_t len, cap;
+	char *data;         /* the event being assembled */
+	size_t dlen, dcap;
+	int has_data;       /* a data: line was seen since the last dispatch */
+	int oom;
+} load_sse;
+
+typedef void (*load_sse_fn)(void *ctx, const char *data, size_t len);
+
+void load_sse_init(load_sse *p);
+/* Feeds n bytes; calls fn(ctx, data, len) for each event they complete. */
+void load_sse_feed(load_sse *p, const char *bytes, size_t n, load_sse_fn fn, void *ctx);
+/* The stream ended: dispatches a last line and event that lacked their
+ * terminators. */
+void load_sse_finish(load_sse *p, load_sse_fn fn, void *ctx);
+void load_sse_free(load_sse *p);
+
+/* The prompts of a run: synthetic (seeded words, made when asked for) or
+ * read from o->dataset (request i sends text[i % n]). */
+typedef struct load_prompts {
+	char **text;     /* the dataset's prompts; NULL when synthetic */
+	size_t n;
+	char *prefix;    /* synthetic: the shared prefix ("" when none) */
+	size_t prefix_len;
+	int words;       /* synthetic: words after the prefix */
+	uint64_t seed;
+	char *scratch;   /* synthetic: the last prompt made */
+	size_t scap;
+} load_prompts;
+
+/* Sets up the prompts of o. Synthetic prompts are ASCII words of a fixed
+ * list of 30 common short English words (each one token, with its leading
+ * space, in GPT-2, Llama and muh's tiny test vocabularies), prompt_tokens
+ * words in all, the first prefix_tokens of them the same for every request;
+ * the same seed gives the same prompts. A dataset gives its prompts in file
+ * order. Returns MUH_OK, MUH_EINPUT with d naming file:line for an
+ * unreadable or malformed dataset, or MUH_ENOMEM. */
+int load_prompts_build(const load_opts *o, load_prompts *p, muh_diag *d);
+
+/* The prompt of request i: valid until the next call on p; NULL when out of
+ * memory. */
+const char *load_prompt_at(load_prompts *p, size_t i);
+void load_prompts_free(load_prompts *p);
+
+#endif

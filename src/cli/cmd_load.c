@@ -1,0 +1,329 @@
+/*
+ * cmd_load.c — `muh load URL`: drive a running inference server with muh's
+ * load generator (src/load.c) and print what it measured: one run, or a
+ * sweep from one request at a time to saturation and Poisson rates between.
+ *
+ * The CLI only parses and prints: every option is handed as text to
+ * load_opts_set, the same function that reads a spec's load: block, so the
+ * two spell options the same way.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "muh/load.h"
+
+static const char help[] =
+	"usage: muh load URL [--concurrency N | --rate R] [--requests N | --duration T]\n"
+	"                [--prompt-tokens N] [--output-tokens N] [--prefix-tokens N]\n"
+	"                [--dataset FILE] [--sweep] [--json] [options]\n"
+	"\n"
+	"Sends streamed OpenAI-style requests to a running server (vLLM, llama.cpp's\n"
+	"llama-server, SGLang, TGI ...) at URL, e.g. http://127.0.0.1:8000, and\n"
+	"measures each one: time to first token (TTFT), the gaps between tokens\n"
+	"(ITL), time per output token after the first (TPOT) and end to end (E2E).\n"
+	"One thread drives every request (libcurl's multi interface), so the\n"
+	"generator stays far below the server's cost; see docs/load.md.\n"
+	"\n"
+	"how requests arrive:\n"
+	"  --concurrency N    closed loop: N requests in flight, a new one sent as\n"
+	"                     soon as one finishes (default 1)\n"
+	"  --rate R           open loop: R requests per second on average, sent\n"
+	"                     whether or not earlier ones finished\n"
+	"  --burstiness K     gamma shape of the gaps between arrivals: 1 is Poisson\n"
+	"                     (default), below 1 burstier, above 1 more regular\n"
+	"  --requests N       measured requests (default 32)\n"
+	"  --duration T       with --requests 0: send for T (2s, 500ms, 1.5m)\n"
+	"  --warmup N         N requests first, to completion, not measured\n"
+	"\n"
+	"what each request asks:\n"
+	"  --prompt-tokens N  synthetic prompt of N words from a list of 30 common\n"
+	"                     English words, each one token with its space in\n"
+	"                     GPT-2/Llama vocabularies (about N tokens; default 64)\n"
+	"  --prefix-tokens N  the first N of those words shared by every request\n"
+	"                     (prefix caching); default 0\n"
+	"  --output-tokens N  max_tokens (default 32)\n"
+	"  --dataset FILE     prompts from FILE instead: JSON lines {\"prompt\": ...}\n"
+	"                     or a ShareGPT JSON list (the first human turn)\n"
+	"  --no-ignore-eos    let the model stop early; by default muh asks for\n"
+	"                     exactly --output-tokens (ignore_eos, min_tokens) and\n"
+	"                     counts a shorter completion as truncated\n"
+	"  --chat             use /v1/chat/completions (messages) instead of\n"
+	"                     /v1/completions; --endpoint PATH for any other\n"
+	"  --model NAME       the request's \"model\" (default muh; vLLM wants the\n"
+	"                     served model name)\n"
+	"  --seed N           seed of prompts and arrivals (default 1)\n"
+	"\n"
+	"limits and goals:\n"
+	"  --request-timeout T  a request past T is an error (default 60s)\n"
+	"  --deadline T         the whole run gives up after T\n"
+	"  --slo-ttft T, --slo-tpot T\n"
+	"                     goodput counts the requests within both (per second)\n"
+	"\n"
+	"sweep (--sweep): like GuideLLM's, one row per step:\n"
+	"  1. --concurrency 1 (one request at a time: the latency floor)\n"
+	"  2. --concurrency MAX (saturation: the throughput ceiling); MAX is\n"
+	"     --max-concurrency, default --requests\n"
+	"  3. --rates K Poisson rates evenly between the two steps' req/s (default 3)\n"
+	"\n"
+	"output: a table (times in ms), or with --json one JSON object per run or\n"
+	"step, one a line (times in seconds).\n"
+	"\n"
+	"exit: 0 every request ok; 1 some failed or were truncated; 2 usage or a\n"
+	"bad dataset; 3 the server could not be reached at all.\n"
+	"\n"
+	"examples:\n"
+	"  muh load http://127.0.0.1:8000 --model Qwen/Qwen2.5-7B --concurrency 16 --requests 200\n"
+	"  muh load http://127.0.0.1:8080 --rate 5 --duration 60s --slo-ttft 500ms\n"
+	"  muh load http://127.0.0.1:8080 --sweep --requests 64 --json\n";
+
+/* Long options handed to load_opts_set as they are (dashes made underscores). */
+static const char *const passthrough[] = {
+	"concurrency", "rate", "burstiness", "requests", "duration", "warmup", "prompt-tokens",
+	"output-tokens", "prefix-tokens", "seed", "dataset", "request-timeout", "slo-ttft", "slo-tpot",
+	"deadline", "endpoint", "model",
+};
+#define NPASS (sizeof(passthrough) / sizeof(passthrough[0]))
+
+enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_PASS = 100 };
+
+/* A duration in ms for the table: "-" when none. */
+static const char *ms(char *b, size_t n, double s)
+{
+	if (!isfinite(s))
+		snprintf(b, n, "-");
+	else if (s * 1e3 < 100)
+		snprintf(b, n, "%.2f", s * 1e3);
+	else
+		snprintf(b, n, "%.0f", s * 1e3);
+	return b;
+}
+
+static void print_header(void)
+{
+	printf("%-12s %8s %6s %6s %5s %9s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "", "", "", "", "", "", "",
+	       "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
+	printf("%-12s %8s %6s %6s %5s %9s %7s %7s ", "step", "requests", "ok", "errors", "trunc", "tokens/s",
+	       "req/s", "goodput");
+	for (int i = 0; i < 4; i++)
+		printf(" %6s %6s %6s ", "p50", "p90", "p99");
+	printf("\n");
+}
+
+static void print_row(const char *label, const load_result *r)
+{
+	char a[32], b[32], c[32], t[32];
+	printf("%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label, r->sent, r->ok, r->errors, r->truncated,
+	       cli_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s, r->goodput_rps);
+	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
+	for (int i = 0; i < 4; i++)
+		printf(" %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50), ms(b, sizeof(b), ds[i]->p90),
+		       ms(c, sizeof(c), ds[i]->p99));
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Prints r as one JSON line with the step's shape added. */
+static void print_json(const char *label, const load_opts *o, const load_result *r)
+{
+	char *s = load_result_to_json(r);
+	cJSON *j = s ? cJSON_Parse(s) : NULL;
+	free(s);
+	if (!j) {
+		puts("{}");
+		return;
+	}
+	cJSON_AddStringToObject(j, "step", label);
+	if (o->rate > 0) {
+		cJSON_AddNumberToObject(j, "rate", o->rate);
+		cJSON_AddNumberToObject(j, "burstiness", o->burstiness);
+	} else {
+		cJSON_AddNumberToObject(j, "concurrency", o->concurrency);
+	}
+	char *t = cJSON_PrintUnformatted(j);
+	puts(t ? t : "{}");
+	free(t);
+	cJSON_Delete(j);
+	fflush(stdout);
+}
+
+/* Runs one step and prints it. Returns the library status; *ex gets worse. */
+static int step(const char *label, const load_opts *o, int json, load_result *r, int *ex)
+{
+	muh_diag d;
+	diag_clear(&d);
+	if (isatty(2))
+		fprintf(stderr, "muh load: %s ...\r", label);
+	int rc = load_run(o, r, &d);
+	if (isatty(2))
+		fprintf(stderr, "\033[K");
+	if (rc) {
+		*ex = cli_fail(rc, &d);
+		if (!diag_is_set(&d) && rc != MUH_ENOMEM)
+			fprintf(stderr, "muh load: libcurl cannot start\n");
+		return rc;
+	}
+	if (json)
+		print_json(label, o, r);
+	else
+		print_row(label, r);
+	if (r->sent && r->unreachable == r->sent) {
+		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
+		*ex = EXIT_ENV;
+	} else if (r->errors || r->truncated) {
+		if (r->first_error[0])
+			fprintf(stderr, "muh load: %s: %zu of %zu requests failed; first: %s\n", label, r->errors, r->sent,
+				r->first_error);
+		if (r->truncated)
+			fprintf(stderr, "muh load: %s: %zu completions shorter than the %d tokens asked (truncated)\n",
+				label, r->truncated, o->output_tokens);
+		if (*ex == EXIT_OK)
+			*ex = EXIT_FINDING;
+	}
+	return MUH_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	struct option opts[NPASS + 8];
+	size_t k = 0;
+	for (size_t i = 0; i < NPASS; i++)
+		opts[k++] = (struct option){passthrough[i], required_argument, NULL, OPT_PASS + (int)i};
+	opts[k++] = (struct option){"json", no_argument, NULL, OPT_JSON};
+	opts[k++] = (struct option){"sweep", no_argument, NULL, OPT_SWEEP};
+	opts[k++] = (struct option){"max-concurrency", required_argument, NULL, OPT_MAXC};
+	opts[k++] = (struct option){"rates", required_argument, NULL, OPT_RATES};
+	opts[k++] = (struct option){"no-ignore-eos", no_argument, NULL, OPT_NOEOS};
+	opts[k++] = (struct option){"ignore-eos", no_argument, NULL, OPT_EOS};
+	opts[k++] = (struct option){"chat", no_argument, NULL, OPT_CHAT};
+	opts[k] = (struct option){NULL, 0, NULL, 0};
+	load_opts o;
+	load_defaults(&o);
+	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0;
+	uint64_t maxc = 0, nrates = 3;
+	char why[512];
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c >= OPT_PASS && c < OPT_PASS + (int)NPASS) {
+			char key[64];
+			snprintf(key, sizeof(key), "%s", passthrough[c - OPT_PASS]);
+			for (char *p = key; *p; p++)
+				if (*p == '-')
+					*p = '_';
+			if (load_opts_set(&o, key, optarg, why, sizeof(why)))
+				return cli_usage_error("load", "--%s: %s", passthrough[c - OPT_PASS], why);
+			conc_given |= !strcmp(key, "concurrency");
+			rate_given |= !strcmp(key, "rate");
+			continue;
+		}
+		switch (c) {
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_SWEEP:
+			sweep = 1;
+			break;
+		case OPT_MAXC:
+			if (cli_parse_u64(optarg, &maxc) || maxc < 1 || maxc > 100000)
+				return cli_usage_error("load", "--max-concurrency needs a count from 1 to 100000");
+			break;
+		case OPT_RATES:
+			if (cli_parse_u64(optarg, &nrates) || nrates > 100)
+				return cli_usage_error("load", "--rates needs a count from 0 to 100");
+			break;
+		case OPT_NOEOS:
+			o.ignore_eos = 0;
+			break;
+		case OPT_EOS:
+			o.ignore_eos = 1;
+			break;
+		case OPT_CHAT:
+			snprintf(o.endpoint, sizeof(o.endpoint), "/v1/chat/completions");
+			break;
+		default:
+			return cli_usage_error("load", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("load", "expected one server URL (e.g. http://127.0.0.1:8000)");
+	const char *url = argv[optind];
+	int n = snprintf(o.url, sizeof(o.url), "%s%s", strstr(url, "://") ? "" : "http://", url);
+	if (n < 0 || (size_t)n >= sizeof(o.url))
+		return cli_usage_error("load", "the URL is too long");
+	if (o.rate > 0 && conc_given)
+		return cli_usage_error("load", "--rate (open loop) and --concurrency (closed loop) exclude each other");
+	if (sweep && (conc_given || rate_given))
+		return cli_usage_error("load", "--sweep chooses the concurrency and rates itself");
+	muh_diag d;
+	diag_clear(&d);
+	if (load_opts_check(&o, &d))
+		return cli_usage_error("load", "%s", d.msg);
+	if (!json) {
+		printf("load: %s%s, ", o.url, o.endpoint);
+		if (o.dataset[0])
+			printf("prompts from %s, ", o.dataset);
+		else
+			printf("%d-word prompts%s, ", o.prompt_tokens, o.prefix_tokens ? " (shared prefix)" : "");
+		printf("%d output tokens%s, ", o.output_tokens, o.ignore_eos ? " (ignore_eos)" : "");
+		if (o.requests)
+			printf("%d requests", o.requests);
+		else
+			printf("for %g s", o.duration_s);
+		printf("%s\n\n", o.warmup ? " after a warm-up" : "");
+		print_header();
+	}
+	int ex = EXIT_OK;
+	load_result r;
+	char label[64];
+	if (!sweep) {
+		if (o.rate > 0)
+			snprintf(label, sizeof(label), "rate %g/s", o.rate);
+		else
+			snprintf(label, sizeof(label), "conc %d", o.concurrency);
+		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
+			char a[32], b[32];
+			printf("\nwall %.2f s; %s completion and %s prompt tokens (server's usage); %zu within the SLOs\n",
+			       r.wall_s, cli_count(a, sizeof(a), (double)r.completion_tokens),
+			       cli_count(b, sizeof(b), (double)r.prompt_tokens), r.good);
+		}
+		return ex;
+	}
+	load_opts s = o;
+	s.rate = 0;
+	s.concurrency = 1;
+	load_result lo, hi;
+	if (step("conc 1", &s, json, &lo, &ex) || ex == EXIT_ENV)
+		return ex;
+	s.concurrency = maxc ? (int)maxc : o.requests > 0 ? o.requests : 64;
+	snprintf(label, sizeof(label), "conc %d", s.concurrency);
+	if (step(label, &s, json, &hi, &ex) || ex == EXIT_ENV)
+		return ex;
+	double r0 = lo.requests_per_s, r1 = hi.requests_per_s;
+	if (!(r1 > r0)) {
+		fprintf(stderr, "muh load: saturation gave no more req/s than one at a time (%.3g vs %.3g): no rates "
+				"between to sweep\n",
+			r1, r0);
+		return ex;
+	}
+	for (uint64_t i = 1; i <= nrates; i++) {
+		s.concurrency = 1;
+		s.rate = r0 + (r1 - r0) * (double)i / (double)(nrates + 1);
+		snprintf(label, sizeof(label), "rate %.3g/s", s.rate);
+		if (step(label, &s, json, &r, &ex) || ex == EXIT_ENV)
+			return ex;
+	}
+	return ex;
+}
+
+const struct muh_command muh_cmd_load = {
+	.name = "load",
+	.order = 80,
+	.summary = "drive a running inference server: TTFT, ITL, TPOT, tokens/s, sweeps",
+	.help = help,
+	.run = run,
+};
