@@ -209,8 +209,10 @@ void measurement_free(muh_measurement *m)
 		return;
 	free(m->samples);
 	free(m->fp_detail);
+	free(m->metrics);
 	m->samples = NULL;
 	m->fp_detail = NULL;
+	m->metrics = NULL;
 	m->nsamples = 0;
 }
 
@@ -266,6 +268,9 @@ char *measurement_to_json(const muh_measurement *m)
 	json_num(o, "t_time", m->t_time);
 	cJSON_AddNumberToObject(o, "started_ms", (double)m->started_ms);
 	cJSON_AddNumberToObject(o, "finished_ms", (double)m->finished_ms);
+	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
+	if (mx)
+		cJSON_AddItemToObject(o, "metrics", mx);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -320,7 +325,22 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	double a = json_get_num(o, "started_ms"), b = json_get_num(o, "finished_ms");
 	m->started_ms = isfinite(a) ? (int64_t)a : 0;
 	m->finished_ms = isfinite(b) ? (int64_t)b : 0;
+	const cJSON *mx = cJSON_GetObjectItemCaseSensitive(o, "metrics");
+	if (cJSON_IsObject(mx) && !(m->metrics = cJSON_PrintUnformatted(mx)))
+		return MUH_ENOMEM;
 	return MUH_OK;
+}
+
+double measurement_metric(const muh_measurement *m, const char *name)
+{
+	if (!strcmp(name, "time"))
+		return m->median;
+	if (!m->metrics)
+		return NAN;
+	cJSON *o = cJSON_Parse(m->metrics);
+	double v = json_get_num(o, name);
+	cJSON_Delete(o);
+	return v;
 }
 
 int measurement_from_json(const char *text, muh_measurement *m)
@@ -464,6 +484,10 @@ void eval_target_defaults(muh_target *t)
 	t->warmups = 3;
 	t->isolate = 1;
 	t->gpu_warm_s = -1; /* the backend's default: cuda 0.5 s, worker none */
+	snprintf(t->ready_http, sizeof(t->ready_http), "/health");
+	t->ready_timeout_s = 600;
+	t->stop_grace_s = 10;
+	snprintf(t->port_arg, sizeof(t->port_arg), "port");
 	const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	if (e && *e)
 		snprintf(t->cache_dir, sizeof(t->cache_dir), "%s", e);
@@ -481,7 +505,7 @@ void eval_target_defaults(muh_target *t)
 const eval_backend *eval_backend_find(const char *name)
 {
 	static const eval_backend *const all[] = {&backend_cpu, &backend_cuda, &backend_worker,
-						  &backend_command};
+						  &backend_command, &backend_engine};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
 			return all[i];

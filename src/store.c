@@ -19,12 +19,14 @@
 #include <sqlite3.h>
 
 #include "muh/muh.h"
+#include "muh/objective.h"
 #include "muh/store.h"
 
 #define STORE_SCHEMA_VERSION "1"
 
 struct muh_store {
 	sqlite3 *db;
+	int has_metrics; /* measurements.metrics exists (stores before it lack it until written) */
 };
 
 static const char schema[] =
@@ -45,7 +47,7 @@ static const char schema[] =
 	" warmups INTEGER, fingerprint TEXT, fp_detail TEXT, error TEXT, max_abs_err REAL,"
 	" rel_l2_err REAL, sm_clock_mhz REAL, power_w REAL, temp_c REAL, t_build REAL,"
 	" t_verify REAL, t_time REAL, started_ms INTEGER, finished_ms INTEGER,"
-	" UNIQUE(run_id, variant_id));";
+	" metrics TEXT, UNIQUE(run_id, variant_id));";
 
 static int64_t now_ms(void)
 {
@@ -71,6 +73,33 @@ static int exec(muh_store *st, const char *sql, muh_diag *d)
 		return MUH_EENV;
 	}
 	return MUH_OK;
+}
+
+/* 1 when table has a column called col. */
+static int column_exists(muh_store *st, const char *table, const char *col)
+{
+	sqlite3_stmt *s;
+	char sql[128];
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+	int found = 0;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	while (!found && sqlite3_step(s) == SQLITE_ROW)
+		found = !strcmp((const char *)sqlite3_column_text(s, 1), col);
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* Adds the columns a store written by an earlier muh lacks; only on a
+ * write, so that reading an old store never changes it. */
+static int store_upgrade(muh_store *st, muh_diag *d)
+{
+	if (st->has_metrics)
+		return MUH_OK;
+	int rc = exec(st, "ALTER TABLE measurements ADD COLUMN metrics TEXT", d);
+	if (!rc)
+		st->has_metrics = 1;
+	return rc;
 }
 
 int store_open(const char *path, muh_store **out, muh_diag *d)
@@ -102,6 +131,7 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 		free(st);
 		return MUH_EENV;
 	}
+	st->has_metrics = column_exists(st, "measurements", "metrics");
 	*out = st;
 	return MUH_OK;
 }
@@ -186,7 +216,7 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 	if (resumed)
 		*resumed = 0;
 	const char *hw = ri->hw_profile ? ri->hw_profile : "";
-	if (exec(st, "BEGIN IMMEDIATE", d))
+	if (store_upgrade(st, d) || exec(st, "BEGIN IMMEDIATE", d))
 		return MUH_EENV;
 	sqlite3_stmt *s = NULL;
 	int rc = MUH_OK;
@@ -288,7 +318,9 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 		free(smp);
 		return MUH_ENOMEM;
 	}
-	int rc = exec(st, "BEGIN IMMEDIATE", d);
+	int rc = store_upgrade(st, d);
+	if (!rc)
+		rc = exec(st, "BEGIN IMMEDIATE", d);
 	sqlite3_stmt *s = NULL;
 	int64_t vid = 0;
 	if (!rc) {
@@ -324,9 +356,10 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 		const char *sql =
 			"INSERT OR IGNORE INTO measurements(run_id, variant_id, status, samples, nsamples, median,"
 			" min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error, max_abs_err, rel_l2_err,"
-			" sm_clock_mhz, power_w, temp_c, t_build, t_verify, t_time, started_ms, finished_ms)"
+			" sm_clock_mhz, power_w, temp_c, t_build, t_verify, t_time, started_ms, finished_ms,"
+			" metrics)"
 			" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-			"?23,?24)";
+			"?23,?24,?25)";
 		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
 			rc = sql_fail(st, d, "put measurement");
 		} else {
@@ -354,6 +387,7 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 			bind_num(s, 22, m->t_time);
 			sqlite3_bind_int64(s, 23, m->started_ms);
 			sqlite3_bind_int64(s, 24, m->finished_ms ? m->finished_ms : now_ms());
+			bind_text(s, 25, m->metrics);
 			if (sqlite3_step(s) != SQLITE_DONE)
 				rc = sql_fail(st, d, "put measurement");
 			sqlite3_finalize(s);
@@ -381,6 +415,9 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 	" m.mad, m.ci_lo, m.ci_hi, m.warmups, m.fingerprint, m.fp_detail, m.error, m.max_abs_err,"   \
 	" m.rel_l2_err, m.sm_clock_mhz, m.power_w, m.temp_c, m.t_build, m.t_verify, m.t_time,"       \
 	" m.started_ms, m.finished_ms"
+/* with the metrics column, or NULL in its place (a store written before it) */
+#define ROW_COLS_M ROW_COLS ", m.metrics"
+#define ROW_COLS_N ROW_COLS ", NULL"
 #define ROW_FROM " FROM measurements m JOIN variants v ON v.id=m.variant_id JOIN runs r ON r.id=m.run_id"
 
 static double col_num(sqlite3_stmt *s, int i)
@@ -433,6 +470,9 @@ static int row_measurement(sqlite3_stmt *s, muh_measurement *m)
 	m->t_time = col_num(s, 23);
 	m->started_ms = sqlite3_column_int64(s, 24);
 	m->finished_ms = sqlite3_column_int64(s, 25);
+	const char *mx = col_text(s, 26);
+	if (mx)
+		m->metrics = strdup(mx);
 	return MUH_OK;
 }
 
@@ -455,7 +495,8 @@ int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m)
 {
 	sqlite3_stmt *s;
 	measurement_init(m);
-	if (sqlite3_prepare_v2(st->db, "SELECT " ROW_COLS ROW_FROM " WHERE m.run_id=?1 AND v.key=?2", -1, &s,
+	if (sqlite3_prepare_v2(st->db, st->has_metrics ? "SELECT " ROW_COLS_M ROW_FROM " WHERE m.run_id=?1 AND v.key=?2"
+			       : "SELECT " ROW_COLS_N ROW_FROM " WHERE m.run_id=?1 AND v.key=?2", -1, &s,
 			       NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
@@ -494,7 +535,8 @@ int store_set_noise(muh_store *st, int64_t run, double noise)
 int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "SELECT " ROW_COLS ROW_FROM " WHERE (?1 = 0 OR m.run_id=?1) ORDER BY m.id",
+	if (sqlite3_prepare_v2(st->db, st->has_metrics ? "SELECT " ROW_COLS_M ROW_FROM " WHERE (?1 = 0 OR m.run_id=?1) ORDER BY m.id"
+			       : "SELECT " ROW_COLS_N ROW_FROM " WHERE (?1 = 0 OR m.run_id=?1) ORDER BY m.id",
 			       -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
@@ -735,6 +777,19 @@ static int export_row(void *ud, const store_row *row)
 			cJSON_AddStringToObject(e, "unit", mm[i].unit);
 			cJSON_AddItemToArray(ms, e);
 		}
+		cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, mx)
+		{
+			if (!cJSON_IsNumber(it) || !it->string)
+				continue;
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "name", it->string);
+			cJSON_AddNumberToObject(e, "value", it->valuedouble);
+			cJSON_AddStringToObject(e, "unit", objective_metric_unit(it->string));
+			cJSON_AddItemToArray(ms, e);
+		}
+		cJSON_Delete(mx);
 		if (m->fingerprint[0]) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "name", "fingerprint");

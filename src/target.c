@@ -16,9 +16,12 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "muh/deploy.h"
+#include "muh/load.h"
 #include "muh/muh.h"
+#include "muh/strategy.h"
 
-enum kind { K_STR, K_PATH, K_NUM, K_INT };
+enum kind { K_STR, K_PATH, K_NUM, K_INT, K_DUR };
 
 struct key_desc {
 	const char *key;
@@ -30,6 +33,7 @@ struct key_desc {
 #define S(k, f) {k, K_STR, offsetof(muh_target, f), sizeof(((muh_target *)0)->f), 0, 0}
 #define P(k, f) {k, K_PATH, offsetof(muh_target, f), sizeof(((muh_target *)0)->f), 0, 0}
 #define N(k, f, lo, hi) {k, K_NUM, offsetof(muh_target, f), 0, lo, hi}
+#define T(k, f, lo, hi) {k, K_DUR, offsetof(muh_target, f), 0, lo, hi}
 #define I(k, f, lo, hi) {k, K_INT, offsetof(muh_target, f), 0, lo, hi}
 
 static const struct key_desc keys[] = {
@@ -85,6 +89,14 @@ static const struct key_desc keys[] = {
 	N("measure.min_sample_time", min_sample_s, 0, 10),
 	I("measure.isolate", isolate, 0, 1),
 	P("measure.cache_dir", cache_dir),
+	P("target.launch", launch),
+	S("target.ready.http", ready_http),
+	S("target.ready.log", ready_log),
+	T("target.ready.timeout", ready_timeout_s, 0.1, 86400),
+	T("target.stop_grace", stop_grace_s, 0, 3600),
+	I("target.port", port, 0, 65535),
+	S("target.port_arg", port_arg),
+	S("target.props", props),
 };
 
 /* target.* keys that belong to other modules and are not ours to reject
@@ -112,6 +124,47 @@ static void resolve_path(const muh_target *t, const char *p, char *out, size_t n
 	snprintf(out, n, "%s", p);
 }
 
+/* The engine backend's own checks and defaults: a launch file that parses
+ * as a deployment file (or target.command), and measure.* defaults for
+ * loads that take seconds, not microseconds, each unless the spec sets it. */
+static int engine_target_check(const muh_spec *s, muh_target *t, const muh_kv *bk, muh_diag *d)
+{
+	if (!t->launch[0] && !t->command[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend engine needs target.launch (a deployment file) or target.command");
+	}
+	if (t->launch[0]) {
+		deploy_file *f;
+		muh_diag dd;
+		diag_clear(&dd);
+		const muh_kv *kv = spec_kv(s, "target.launch");
+		if (deploy_load(t->launch, NULL, &f, &dd)) {
+			*d = dd; /* the deployment file's own file:line:col */
+			if (!dd.file[0] && kv)
+				return diag_kv(s, kv, d, "cannot read the deployment file '%s': %s", t->launch, dd.msg);
+			return MUH_EINPUT;
+		}
+		deploy_free(f);
+	}
+	if (!spec_kv(s, "measure.min_samples"))
+		t->min_samples = 3;
+	if (!spec_kv(s, "measure.max_samples"))
+		t->max_samples = t->min_samples > 5 ? t->min_samples : 5;
+	if (!spec_kv(s, "measure.warmups"))
+		t->warmups = 0; /* the load has its own warm-up requests */
+	if (!spec_kv(s, "measure.ci"))
+		t->ci_frac = 0.03;
+	if (!spec_kv(s, "measure.max_time"))
+		t->max_time_s = 3600;
+	if (!spec_kv(s, "measure.mem_limit_mb"))
+		t->mem_limit_mb = 0; /* the server has its own memory; the runner only waits */
+	if (!spec_kv(s, "verify.checks"))
+		t->checks = 0;
+	if (!spec_kv(s, "measure.timeout"))
+		t->timeout_s = t->ready_timeout_s + 600;
+	return MUH_OK;
+}
+
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 {
 	eval_target_defaults(t);
@@ -125,6 +178,21 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	}
 	for (size_t i = 0; i < s->nkv; i++) {
 		const muh_kv *kv = &s->kv[i];
+		if (!strncmp(kv->key, "load.", 5)) { /* the engine's load, checked by its reader */
+			load_opts lo;
+			char why[512];
+			load_defaults(&lo);
+			if (t->nload == 32)
+				return diag_kv(s, kv, d, "more than 32 keys under load:%s%s", "", "");
+			if (strlen(kv->key + 5) >= sizeof(t->load_key[0]) || strlen(kv->value) >= sizeof(t->load_val[0]))
+				return diag_kv(s, kv, d, "%s is too long%s", kv->key, "");
+			if (load_opts_set(&lo, kv->key + 5, kv->value, why, sizeof(why)))
+				return diag_kv(s, kv, d, "%s: %s", kv->key, why);
+			snprintf(t->load_key[t->nload], sizeof(t->load_key[0]), "%s", kv->key + 5);
+			snprintf(t->load_val[t->nload], sizeof(t->load_val[0]), "%s", kv->value);
+			t->nload++;
+			continue;
+		}
 		if (!strncmp(kv->key, "knobs.", 6)) { /* param -> knob id, for overlays */
 			if (t->nknobs == 16)
 				return diag_kv(s, kv, d, "more than 16 knobs%s%s", "", "");
@@ -164,6 +232,14 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 			continue;
 		}
 		char *end;
+		if (k->kind == K_DUR) {
+			double x;
+			if (strategy_parse_duration(kv->value, &x) || !(x >= k->lo && x <= k->hi))
+				return diag_kv(s, kv, d, "%s: '%s' is not a duration (such as 600s, 10m, 2)",
+					       kv->key, kv->value);
+			*(double *)base = x;
+			continue;
+		}
 		double x = strtod(kv->value, &end);
 		if (!strcmp(kv->value, "true") || !strcmp(kv->value, "True"))
 			x = 1, end = "";
@@ -187,7 +263,7 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	const muh_kv *bk = spec_kv(s, "target.backend");
 	if (!eval_backend_find(t->backend)) {
 		if (bk)
-			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command",
+			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command, engine",
 				       t->backend, "");
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
 	}
@@ -207,6 +283,11 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	if (!strcmp(t->backend, "worker") && !t->worker[0]) {
 		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
 		return diag_errorf(d, "backend worker needs target.worker");
+	}
+	if (!strcmp(t->backend, "engine")) {
+		int rc = engine_target_check(s, t, bk, d);
+		if (rc)
+			return rc;
 	}
 	if (t->max_samples < t->min_samples)
 		t->max_samples = t->min_samples;

@@ -75,6 +75,11 @@ typedef struct muh_measurement {
 	double sm_clock_mhz, power_w, temp_c; /* at the end of timing (cuda/NVML) */
 	double t_build, t_verify, t_time;     /* wall seconds spent in each step */
 	int64_t started_ms, finished_ms;      /* unix epoch milliseconds */
+	/* Every other measured metric, as a JSON object of numbers
+	 * ({"output_tokens_per_s": 812.5, "ttft_p99": 0.21, ...}); malloc'd,
+	 * NULL when the backend measures time only. The engine backend fills
+	 * it from its load; objectives other than time read it (objective.h). */
+	char *metrics;
 } muh_measurement;
 
 /* Sets every field to "nothing measured yet" (status invalid, NANs). */
@@ -83,6 +88,9 @@ void measurement_free(muh_measurement *m);
 /* Sets status and a printf-style error text. */
 void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The metric called name in m: "time" is the median; anything else is
+ * read from m->metrics. NAN when m has no such metric. */
+double measurement_metric(const muh_measurement *m, const char *name);
 /* JSON (one object, no newline) and back; used by the runner pipe, the
  * worker protocol and the store. _to_json returns malloc'd text or NULL. */
 char *measurement_to_json(const muh_measurement *m);
@@ -155,6 +163,20 @@ typedef struct muh_target {
 	char spec_dir[EVAL_PATH];  /* directory of the spec, for relative paths */
 	int isolate;               /* 1 (default): run in a child; 0: in process (debugging only) */
 	int device;                /* cuda device ordinal */
+	/* The engine backend (docs/engine.md): a real server per variant,
+	 * launched from its deployment file (or target.command, a command
+	 * line read the same way), driven by muh's load generator. */
+	char launch[EVAL_PATH];    /* target.launch: the deployment file, resolved */
+	char ready_http[EVAL_STR]; /* readiness: GET this path until 200 (default /health) */
+	char ready_log[EVAL_STR];  /* ... or until the server's log shows this text */
+	double ready_timeout_s;    /* default 600 */
+	double stop_grace_s;       /* SIGTERM, then SIGKILL of the group after this; default 10 */
+	int port;                  /* 0 (default): a free port per variant */
+	char port_arg[64];         /* the launch argument that takes it (default port) */
+	char props[EVAL_STR];      /* GET after ready, kept with the fingerprint ("/props"); "" none */
+	int nload;                 /* the load: block, as load_opts_set reads it */
+	char load_key[32][32];
+	char load_val[32][256];
 } muh_target;
 
 /* Fills *t with the defaults (backend cpu). */
@@ -217,6 +239,11 @@ extern const eval_backend backend_cpu;
 extern const eval_backend backend_cuda;
 extern const eval_backend backend_worker;
 extern const eval_backend backend_command;
+extern const eval_backend backend_engine;
+
+/* The metrics a backend measures besides time (NULL-terminated; objectives
+ * and SLOs may name them), or NULL for time only. */
+const char *const *eval_backend_metrics(const char *backend);
 
 /* The backend called name, or NULL. */
 const eval_backend *eval_backend_find(const char *name);

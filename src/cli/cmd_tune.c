@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "evalcli.h"
+#include "muh/objective.h"
 #include "muh/replay.h"
 #include "muh/store.h"
 #include "muh/strategy.h"
@@ -101,6 +102,7 @@ struct tune_objective {
 	void (*release)(void *ctx);
 	struct live *live; /* set in live mode */
 	const char *what; /* "replay FILE" */
+	const muh_objective *objective;
 	int exhaustive;   /* the objective knows every valid configuration */
 	uint64_t best_index;
 	double best_s; /* the exhaustive best, when exhaustive */
@@ -108,6 +110,7 @@ struct tune_objective {
 
 struct tune {
 	const muh_space *sp;
+	const muh_objective *objective;
 	int json, bar;
 	double last_bar;
 	char key[4096];
@@ -133,6 +136,15 @@ static void fmt_time(char *buf, size_t n, double s)
 		snprintf(buf, n, "%.3f ms", s * 1e3);
 	else
 		snprintf(buf, n, "%.3f s", s);
+}
+
+/* A score for a person: a time, or the objective's metric ("812.5 tok/s"). */
+static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
+{
+	if (!o || !strcmp(o->metric, "time") || !isfinite(score))
+		fmt_time(buf, n, score);
+	else
+		objective_format(o->metric, objective_value(o, score), buf, n);
 }
 
 static cJSON *config_json(const muh_space *sp, const uint32_t *cfg)
@@ -168,7 +180,7 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 		return;
 	t->last_bar = ev->elapsed_s;
 	char best[32], eta[32] = "-";
-	fmt_time(best, sizeof(best), ev->best_s);
+	fmt_score(t->objective, best, sizeof(best), ev->best_s);
 	if (ev->evaluated && ev->budget > ev->evaluated) {
 		double left =
 		    ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
@@ -267,9 +279,28 @@ struct live {
 	muh_store *st;
 	int64_t run;
 	int resumed;
-	long long measured, from_store;
+	long long measured, from_store, slo_missed;
 	double noise;
+	const muh_objective *objective;
 };
+
+/* What the strategy is told of measurement m: its score under the
+ * objective (the median time for kernel specs), and an SLO miss as a
+ * failure (status SLO_MISS) so that no strategy picks it as the best. */
+#define SLO_MISS 100
+static void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out)
+{
+	out->status = m->status == EVAL_OK ? 0 : (int)m->status;
+	out->status_text = eval_status_name(m->status);
+	out->time_s = m->status == EVAL_OK ? objective_score(o, m) : NAN;
+	if (m->status == EVAL_OK && !isfinite(out->time_s)) {
+		out->status = EVAL_INVALID;
+		out->status_text = "invalid";
+	} else if (m->status == EVAL_OK && !objective_feasible(o, m, NULL, 0)) {
+		out->status = SLO_MISS;
+		out->status_text = "slo_miss";
+	}
+}
 
 static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *out)
 {
@@ -294,9 +325,8 @@ static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 			fprintf(stderr, "muh tune: %s\n", d.msg);
 		L->measured++;
 	}
-	out->status = m.status == EVAL_OK ? 0 : (int)m.status;
-	out->status_text = eval_status_name(m.status);
-	out->time_s = m.status == EVAL_OK ? m.median : NAN;
+	score_measurement(L->objective, &m, out);
+	L->slo_missed += out->status == SLO_MISS;
 	measurement_free(&m);
 	eval_variant_free(&v);
 	return rc;
@@ -312,7 +342,7 @@ static void live_release(void *ctx)
 
 /* Opens the evaluator and the store for live measurement. */
 static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *db, int fresh,
-		     struct tune_objective *obj, int json)
+		     const muh_objective *objective, struct tune_objective *obj, int json)
 {
 	const muh_spec *s = space_spec(sp);
 	struct live *L = calloc(1, sizeof(*L));
@@ -323,6 +353,7 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 	L->ec.space = (muh_space *)sp;
 	L->ec.instance = inst;
 	L->noise = NAN;
+	L->objective = objective;
 	muh_diag d;
 	diag_clear(&d);
 	int rc = eval_target_from_spec(s, &L->ec.target, &d);
@@ -366,6 +397,7 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 struct store_fill {
 	muh_replay *rp;
 	const muh_space *sp;
+	const muh_objective *objective;
 };
 
 /* store_foreach callback: one stored measurement into the replay table. */
@@ -375,15 +407,18 @@ static int replay_fill_row(void *ud, const store_row *row)
 	uint32_t cfg[256];
 	muh_diag d;
 	const muh_measurement *m = row->m;
-	int ok = m->status == EVAL_OK;
+	strategy_measurement sm;
+	score_measurement(f->objective, m, &sm);
+	int ok = sm.status == 0;
 	/* a key of another space (values this spec lacks) counts as outside */
 	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
-	return replay_add_row(f->rp, other ? NULL : cfg, ok ? m->median : NAN, ok ? REPLAY_OK : (int)m->status,
-			      eval_status_name(m->status));
+	return replay_add_row(f->rp, other ? NULL : cfg, ok ? sm.time_s : NAN, ok ? REPLAY_OK : sm.status,
+			      sm.status_text);
 }
 
 /* Replay from a store: loads every measurement of this spec's run. */
-static int load_store_replay(const muh_space *sp, size_t inst, const char *path, muh_replay **out)
+static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
+			     const muh_objective *objective, muh_replay **out)
 {
 	const muh_spec *s = space_spec(sp);
 	muh_store *st;
@@ -425,7 +460,7 @@ static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
 		return EXIT_USAGE;
 	}
 	rc = replay_new(sp, out);
-	struct store_fill fill = {*out, sp};
+	struct store_fill fill = {*out, sp, objective};
 	if (!rc)
 		rc = store_foreach(st, run, replay_fill_row, &fill);
 	store_close(st);
@@ -441,11 +476,12 @@ static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
  * a replay table (a CSV or a store). Returns an exit code. */
 static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const char *db,
 			  int fresh, const char *replay_path, const char *const *colmap,
-			  struct tune_objective *obj, int json)
+			  const muh_objective *objective, struct tune_objective *obj, int json)
 {
 	memset(obj, 0, sizeof(*obj));
+	obj->objective = objective;
 	if (!replay_path)
-		return open_live(sp, hwp, inst, db, fresh, obj, json);
+		return open_live(sp, hwp, inst, db, fresh, objective, obj, json);
 	FILE *f = fopen(replay_path, "rb");
 	char magic[16] = {0};
 	int is_store = 0;
@@ -458,10 +494,14 @@ static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const c
 	muh_replay *rp = NULL;
 	int rc;
 	if (is_store) {
-		int ex = load_store_replay(sp, inst, replay_path, &rp);
+		int ex = load_store_replay(sp, inst, replay_path, objective, &rp);
 		if (ex)
 			return ex;
 		rc = MUH_OK;
+	} else if (strcmp(objective->metric, "time")) {
+		fprintf(stderr, "muh tune: a CSV replay holds times only; the objective %s needs a store (muh.db)\n",
+			objective->metric);
+		return EXIT_USAGE;
 	} else {
 		rc = replay_load_csv(sp, replay_path, colmap, &rp, &d);
 	}
@@ -516,8 +556,15 @@ static void print_live_speedup(const muh_space *sp, struct live *L, const strate
 	space_key(sp, cfg, kb, sizeof(kb));
 	space_config_at(sp, r->records[0].index, cfg);
 	space_key(sp, cfg, kd, sizeof(kd));
-	if (store_get(L->st, L->run, kb, &b) == 1 && store_get(L->st, L->run, kd, &d) == 1 &&
-	    b.status == EVAL_OK && d.status == EVAL_OK) {
+	int found = store_get(L->st, L->run, kb, &b) == 1 && store_get(L->st, L->run, kd, &d) == 1 &&
+		    b.status == EVAL_OK && d.status == EVAL_OK;
+	if (found && strcmp(L->objective->metric, "time")) {
+		double bs = objective_score(L->objective, &b), ds = objective_score(L->objective, &d);
+		int tie = isfinite(L->noise) && fabs(ds / bs - 1) <= L->noise;
+		printf("gain        %.3fx the defaults' %s (%s)%s\n", ds / bs, L->objective->metric,
+		       L->objective->maximize ? "higher is better" : "lower is better",
+		       tie ? "; a tie: inside the noise" : "");
+	} else if (found) {
 		double sp_ = d.median / b.median;
 		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
 		int tie = eval_compare(&d, &b, isfinite(L->noise) ? L->noise : 0) == 0;
@@ -528,6 +575,89 @@ static void print_live_speedup(const muh_space *sp, struct live *L, const strate
 	measurement_free(&d);
 	printf("measured    %lld variant(s) now; %lld answered from the store\n", L->measured,
 	       L->from_store);
+}
+
+/* Every variant of a live run with a measured-metric objective, and the
+ * two winners: under the SLOs (the strategy's best) and ignoring them. */
+struct summary {
+	const muh_objective *o;
+	int json;
+	int keyw;
+	double best_any, best_slo;
+	char key_any[1024], key_slo[1024], why_any[256];
+	size_t rows, ok, missed;
+};
+
+static int summary_row(void *ud, const store_row *row)
+{
+	struct summary *S = ud;
+	const muh_measurement *m = row->m;
+	char why[256] = "";
+	double sc = objective_score(S->o, m);
+	int feas = m->status == EVAL_OK && objective_feasible(S->o, m, why, sizeof(why));
+	S->rows++;
+	S->ok += m->status == EVAL_OK;
+	S->missed += m->status == EVAL_OK && !feas;
+	if (isfinite(sc) && sc < S->best_any) {
+		S->best_any = sc;
+		snprintf(S->key_any, sizeof(S->key_any), "%s", row->key);
+		snprintf(S->why_any, sizeof(S->why_any), "%s", why);
+	}
+	if (isfinite(sc) && feas && sc < S->best_slo) {
+		S->best_slo = sc;
+		snprintf(S->key_slo, sizeof(S->key_slo), "%s", row->key);
+	}
+	if (S->json)
+		return 0;
+	char v[32], a[32], b[32];
+	objective_format(S->o->metric, measurement_metric(m, S->o->metric), v, sizeof(v));
+	objective_format("ttft_p99", measurement_metric(m, "ttft_p99"), a, sizeof(a));
+	objective_format("tpot_p50", measurement_metric(m, "tpot_p50"), b, sizeof(b));
+	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
+	printf("  %-*s  %-12s  %14s  %10s  %10s  %.*s\n", S->keyw, row->key,
+	       m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status), v, a, b, 120, note);
+	return 0;
+}
+
+static void print_live_summary(struct live *L, int json)
+{
+	struct summary S = {.o = L->objective, .json = json, .keyw = 24, .best_any = INFINITY,
+			    .best_slo = INFINITY};
+	char desc[1024];
+	objective_describe(L->objective, desc, sizeof(desc));
+	if (!json) {
+		printf("\nobjective   %s\n", desc);
+		printf("  %-*s  %-12s  %14s  %10s  %10s  %s\n", S.keyw, "configuration", "status", L->objective->metric,
+		       "ttft_p99", "tpot_p50", "why");
+	}
+	store_foreach(L->st, L->run, summary_row, &S);
+	char a[32], b[32];
+	objective_format(L->objective->metric, objective_value(L->objective, S.best_slo), a, sizeof(a));
+	objective_format(L->objective->metric, objective_value(L->objective, S.best_any), b, sizeof(b));
+	int differ = isfinite(S.best_any) && strcmp(S.key_any, S.key_slo);
+	if (json) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "event", "winners");
+		cJSON_AddStringToObject(o, "objective", desc);
+		cJSON_AddNumberToObject(o, "variants", (double)S.rows);
+		cJSON_AddNumberToObject(o, "slo_missed", (double)S.missed);
+		if (isfinite(S.best_slo)) {
+			cJSON_AddStringToObject(o, "slo_best_key", S.key_slo);
+			cJSON_AddNumberToObject(o, "slo_best", objective_value(L->objective, S.best_slo));
+		}
+		if (isfinite(S.best_any)) {
+			cJSON_AddStringToObject(o, "unconstrained_best_key", S.key_any);
+			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(L->objective, S.best_any));
+		}
+		print_line(o);
+		return;
+	}
+	printf("winner      under the SLOs: %s  %s\n", isfinite(S.best_slo) ? a : "none",
+	       isfinite(S.best_slo) ? S.key_slo : "(no variant met them)");
+	if (differ)
+		printf("winner      ignoring the SLOs: %s  %s (misses: %s)\n", b, S.key_any, S.why_any);
+	else if (isfinite(S.best_any))
+		printf("winner      ignoring the SLOs: the same variant\n");
 }
 
 static const char *stop_name(enum strategy_stop s)
@@ -608,13 +738,13 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 	}
 	space_config_at(sp, r->records[r->best].index, cfg);
 	space_key(sp, cfg, key, sizeof(key));
-	fmt_time(a, sizeof(a), best);
+	fmt_score(obj->objective, a, sizeof(a), best);
 	printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
 	       (unsigned long long)r->best + 1);
 	if (r->have_default) {
 		space_config_at(sp, r->records[0].index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
-		fmt_time(b, sizeof(b), dflt);
+		fmt_score(obj->objective, b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
 		if (isfinite(dflt) && obj->live)
 			print_live_speedup(sp, obj->live, r, cfg);
@@ -627,24 +757,24 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		printf("default     not measured: the defaults are not valid in this space\n");
 	}
 	if (obj->exhaustive) {
-		fmt_time(a, sizeof(a), obj->best_s);
+		fmt_score(obj->objective, a, sizeof(a), obj->best_s);
 		printf(
 		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
 		    "it\n",
 		    a, 100.0 * obj->best_s / best);
 	}
-	printf("\n%4s  %10s  %10s  %6s  %-9s  %s\n", "rank", "time", "vs default", "eval", "source",
-	       "configuration");
+	printf("\n%4s  %12s  %10s  %6s  %-9s  %s\n", "rank",
+	       obj->objective ? obj->objective->metric : "time", "vs default", "eval", "source", "configuration");
 	for (size_t k = 0; k < ntop; k++) {
 		const strategy_record *rec = &r->records[top[k]];
 		space_config_at(sp, rec->index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
-		fmt_time(a, sizeof(a), rec->time_s);
+		fmt_score(obj->objective, a, sizeof(a), rec->time_s);
 		if (isfinite(dflt))
 			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
 		else
 			snprintf(b, sizeof(b), "-");
-		printf("%4zu  %10s  %10s  %6llu  %-9s  %s\n", k + 1, a, b,
+		printf("%4zu  %12s  %10s  %6llu  %-9s  %s\n", k + 1, a, b,
 		       (unsigned long long)top[k] + 1, rec->source, key);
 	}
 	free(cfg);
@@ -754,6 +884,13 @@ static int run(int argc, char **argv)
 	muh_hw *hwp = ec.hwp;
 	const muh_space *sp = ec.space;
 	int rc;
+	muh_objective objective;
+	const muh_kv *bk = spec_kv(s, "target.backend");
+	if ((rc = objective_from_spec(s, eval_backend_metrics(bk ? bk->value : NULL), &objective, &d))) {
+		diag_print(stderr, &d);
+		ex = cli_exit(rc);
+		goto out;
+	}
 	if (budget) {
 		size_t n = strlen(budget);
 		char *end;
@@ -781,9 +918,9 @@ static int run(int argc, char **argv)
 		       cli_count(a, sizeof(a), (double)space_valid(sp)));
 	}
 	struct tune_objective obj;
-	if ((ex = open_objective(sp, hwp, (size_t)inst, db, fresh, replay, colmap, &obj, json)))
+	if ((ex = open_objective(sp, hwp, (size_t)inst, db, fresh, replay, colmap, &objective, &obj, json)))
 		goto out;
-	struct tune t = {.sp = sp, .json = json, .bar = isatty(2)};
+	struct tune t = {.sp = sp, .objective = &objective, .json = json, .bar = isatty(2)};
 	o.objective = obj.fn;
 	o.objective_ctx = obj.ctx;
 	o.on_event = on_event;
@@ -809,6 +946,8 @@ static int run(int argc, char **argv)
 		ex = EXIT_USAGE;
 	} else {
 		print_result(sp, &o, &r, &obj, (size_t)topk, json);
+		if (obj.live && !objective_is_time(&objective))
+			print_live_summary(obj.live, json);
 		ex = cli_exit(rc);
 		if (!ex && !r.have_best)
 			ex = EXIT_FINDING;

@@ -1,0 +1,727 @@
+/*
+ * backend_engine.c — the engine backend: a real inference server per
+ * variant, launched from its deployment file and driven by muh's load
+ * generator (docs/engine.md).
+ *
+ * Owns, per variant, inside the evaluator's runner:
+ *
+ *   build    the variant's values are written into a copy of the launch
+ *            file by deploy_set, the code `muh patch` writes the winner
+ *            with (so what is measured is what ships), plus a free port;
+ *            the server is started from that copy in its own process group
+ *            (cwd: the launch file's folder, its env: entries exported, its
+ *            output in a log) and waited for: an HTTP probe or a log line.
+ *            It exiting first, or not being ready in time, is launch_error
+ *            with the last lines of its log. The fingerprint is the hash of
+ *            the argv and env the server got; the detail adds what the
+ *            server itself reports (target.props, e.g. llama.cpp's /props
+ *            with its slots and context), which proves the values arrived.
+ *   time     one run of the load per sample; the sample is seconds per
+ *            output token (the reciprocal of output tokens/s), and every
+ *            load metric goes into the measurement's metrics (the median
+ *            over the samples). Failed requests and truncated completions
+ *            make the variant wrong_result with their counts; a server that
+ *            died during the load is crash (its signal or exit status); one
+ *            that stopped answering is timeout.
+ *   release  SIGTERM to the group, SIGKILL after target.stop_grace, every
+ *            process of the group reaped; one that survives is reported.
+ *
+ * The runner is a child subreaper, so a server's own children that outlive
+ * it are reaped here too; the server's leader dies with the runner
+ * (PR_SET_PDEATHSIG) should the evaluator kill the runner on a timeout.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "muh/deploy.h"
+#include "muh/engine.h"
+#include "muh/eval.h"
+#include "muh/load.h"
+#include "muh/muh.h"
+
+#define ENG_MAX_REPEATS 64
+#define ENG_MAX_METRICS 64
+
+/* One server, from build to release. */
+typedef struct engine_server {
+	pid_t pid;       /* the group leader; 0 once reaped */
+	pid_t pgid;      /* its process group (the leader's pid), kept after it is reaped */
+	int status;      /* its wait status once reaped */
+	int port;
+	char url[128];
+	char dir[EVAL_PATH + 32]; /* the variant's folder: launch copy, log */
+	char log[EVAL_PATH + 48];
+	load_opts load;
+	size_t nrep;     /* load runs so far */
+	size_t nmetrics;
+	const char *names[ENG_MAX_METRICS];
+	double vals[ENG_MAX_REPEATS][ENG_MAX_METRICS];
+} engine_server;
+
+static const char *const *metric_names(void)
+{
+	static const char *names[ENG_MAX_METRICS + 1];
+	if (!names[0]) {
+		load_result r;
+		memset(&r, 0, sizeof(r));
+		double v[ENG_MAX_METRICS];
+		size_t n = load_metrics(&r, names, v, ENG_MAX_METRICS);
+		names[n] = NULL;
+	}
+	return names;
+}
+
+const char *const *eval_backend_metrics(const char *backend)
+{
+	return backend && !strcmp(backend, "engine") ? metric_names() : NULL;
+}
+
+/* The last `lines` lines of the log (at most 1.5 KiB), into buf. */
+static void log_tail(const char *path, int lines, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	char tail[1536];
+	fseek(f, 0, SEEK_END);
+	long size = ftell(f);
+	long from = size > (long)sizeof(tail) - 1 ? size - (long)sizeof(tail) + 1 : 0;
+	fseek(f, from, SEEK_SET);
+	size_t got = fread(tail, 1, sizeof(tail) - 1, f);
+	fclose(f);
+	tail[got] = '\0';
+	while (got && (tail[got - 1] == '\n' || tail[got - 1] == '\r'))
+		tail[--got] = '\0';
+	size_t start = got;
+	for (int k = 0; start > 0; start--)
+		if (tail[start - 1] == '\n' && ++k == lines)
+			break;
+	size_t k = strlen(tail + start);
+	if (k >= n)
+		k = n - 1;
+	memcpy(buf, tail + start, k);
+	buf[k] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = '|'; /* one line in the error text; '|' parts the server's lines */
+}
+
+/* A port nobody listens on now, or 0. */
+static int free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return 0;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int port = 0;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+/* 1 when something already accepts connections on 127.0.0.1:port. */
+static int port_taken(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return 0;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int taken = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return taken;
+}
+
+struct body {
+	char *p;
+	size_t n;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct body *b = ud;
+	size_t k = size * nmemb;
+	if (b->n + k > (1u << 20))
+		return 0; /* a probe answer over 1 MiB is not one */
+	char *np = realloc(b->p, b->n + k + 1);
+	if (!np)
+		return 0;
+	memcpy(np + b->n, data, k);
+	b->p = np;
+	b->n += k;
+	b->p[b->n] = '\0';
+	return k;
+}
+
+/* GET url; returns the HTTP status (0 when no answer) and the body
+ * (malloc'd, may be NULL) through *body when body is not NULL. */
+static long http_get(const char *url, double timeout_s, char **body)
+{
+	CURL *h = curl_easy_init();
+	if (!h)
+		return 0;
+	struct body b = {0};
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	long code = 0;
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	if (body)
+		*body = b.p;
+	else
+		free(b.p);
+	return code;
+}
+
+/* Reaps the leader if it has exited; 1 when it has. */
+static int leader_exited(engine_server *sv)
+{
+	if (!sv->pid)
+		return 1;
+	int st;
+	pid_t r = waitpid(sv->pid, &st, WNOHANG);
+	if (r == sv->pid || (r < 0 && errno == ECHILD)) {
+		sv->status = r == sv->pid ? st : 0;
+		sv->pid = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* "exited with status 1", "killed by signal 9 (SIGKILL)". */
+static void describe_exit(int st, char *buf, size_t n)
+{
+	if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+		snprintf(buf, n, "killed by signal %d (SIG%s)", sig,
+			 sig == SIGKILL ? "KILL" : sig == SIGSEGV ? "SEGV" : sig == SIGABRT ? "ABRT"
+			 : sig == SIGTERM ? "TERM" : sig == SIGBUS ? "BUS" : "?");
+	} else {
+		snprintf(buf, n, "exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+}
+
+/* Stops the server: SIGTERM to its group, SIGKILL after grace; reaps
+ * every process of the group. Returns how many were still there after
+ * the SIGKILL (0 when all are gone). */
+static int stop_server(engine_server *sv, double grace_s, pid_t pgid)
+{
+	if (pgid <= 0)
+		return 0;
+	kill(-pgid, SIGTERM);
+	double t0 = eval_now_s();
+	while (eval_now_s() - t0 < grace_s) {
+		while (waitpid(-pgid, NULL, WNOHANG) > 0) {
+		}
+		leader_exited(sv);
+		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+			return 0;
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	kill(-pgid, SIGKILL);
+	for (int k = 0; k < 200; k++) { /* up to 2 s for the kernel to take them */
+		while (waitpid(-pgid, NULL, WNOHANG) > 0) {
+		}
+		leader_exited(sv);
+		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+			return 0;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return 1;
+}
+
+static void rm_tree_shallow(const char *dir, const char *file_a, const char *file_b)
+{
+	char p[EVAL_PATH + 64];
+	if (file_a) {
+		snprintf(p, sizeof(p), "%s/%s", dir, file_a);
+		unlink(p);
+	}
+	if (file_b) {
+		snprintf(p, sizeof(p), "%s/%s", dir, file_b);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
+static int engine_open(eval_ctx *c, muh_diag *d)
+{
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return diag_errorf(d, "libcurl cannot start"), MUH_EENV;
+	/* a server's children that outlive it are reparented here and reaped */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return MUH_OK;
+}
+
+static void engine_close(eval_ctx *c)
+{
+	curl_global_cleanup();
+}
+
+/* 1 when argument name of f is a boolean flag (in the file, or in its
+ * schema): a param's 0/1 is then written False/True. */
+static int is_bool_arg(const deploy_file *f, const char *name)
+{
+	const deploy_arg *a = deploy_find(f, name);
+	if (a)
+		return a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG || !strcmp(a->type, "bool");
+	const deploy_schema *sc = f->schema;
+	while (*name == '-')
+		name++;
+	for (size_t i = 0; sc && i < sc->n; i++) {
+		const deploy_option *o = &sc->opts[i];
+		size_t k = 0;
+		for (; name[k] && o->name[k]; k++)
+			if (!(name[k] == o->name[k] || (name[k] == '-' && o->name[k] == '_')))
+				break;
+		if (!name[k] && !o->name[k])
+			return !strcmp(o->type, "bool") || o->takes_value == 0;
+	}
+	return 0;
+}
+
+int engine_launch_text(const muh_target *t, const muh_variant *v, int port, deploy_file **out, char *why,
+		       size_t n)
+{
+	deploy_file *f = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	*out = NULL;
+	int rc = t->launch[0] ? deploy_load(t->launch, NULL, &f, &d)
+			      : deploy_parse("target.command", t->command, strlen(t->command), NULL, &f, &d);
+	if (rc) {
+		snprintf(why, n, "cannot read the launch file: %s", d.msg);
+		return MUH_EINPUT;
+	}
+	for (size_t i = 0; i <= v->nparams; i++) {
+		char val[256];
+		const char *name;
+		if (i < v->nparams) {
+			name = v->names[i];
+			for (int k = 0; k < t->nknobs; k++) /* knobs: PARAM: ARGUMENT renames */
+				if (!strcmp(t->knob_param[k], name))
+					name = t->knob_id[k];
+			value_fmt(val, sizeof(val), v->values[i]);
+			if (v->values[i].t == MUH_INT && (v->values[i].u.i == 0 || v->values[i].u.i == 1) &&
+			    is_bool_arg(f, name))
+				snprintf(val, sizeof(val), "%s", v->values[i].u.i ? "True" : "False");
+		} else {
+			if (port <= 0)
+				break;
+			name = t->port_arg;
+			snprintf(val, sizeof(val), "%d", port);
+		}
+		char *text;
+		size_t len;
+		diag_clear(&d);
+		if (deploy_set(f, name, val, &text, &len, &d)) {
+			snprintf(why, n, "%s=%s cannot be written into %s: %s", name, val, f->path, d.msg);
+			deploy_free(f);
+			return MUH_EINPUT;
+		}
+		deploy_file *g = NULL;
+		rc = deploy_parse(f->path, text, len, NULL, &g, &d);
+		free(text);
+		if (rc) {
+			snprintf(why, n, "%s with %s=%s does not parse: %s", f->path, name, val, d.msg);
+			deploy_free(f);
+			return MUH_EINPUT;
+		}
+		deploy_free(f);
+		f = g;
+	}
+	*out = f;
+	return MUH_OK;
+}
+
+/* The launch file of variant v, or NULL with m failed (invalid: the variant
+ * cannot be written into this file). */
+static deploy_file *variant_launch(const muh_target *t, const muh_variant *v, int port, muh_measurement *m)
+{
+	deploy_file *f;
+	char why[EVAL_ERR - 64];
+	if (engine_launch_text(t, v, port, &f, why, sizeof(why))) {
+		measurement_fail(m, EVAL_INVALID, "%s", why);
+		return NULL;
+	}
+	return f;
+}
+
+/* The fingerprint: hash of argv and env, with both in the detail. */
+static void fingerprint(const deploy_file *f, muh_measurement *m, cJSON **detail)
+{
+	uint64_t h = EVAL_HASH_INIT;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *av = cJSON_AddArrayToObject(o, "argv");
+	for (size_t i = 0; i < f->argc; i++) {
+		h = eval_hash(f->argv[i], strlen(f->argv[i]) + 1, h);
+		cJSON_AddItemToArray(av, cJSON_CreateString(f->argv[i]));
+	}
+	cJSON *env = cJSON_AddObjectToObject(o, "env");
+	for (size_t i = 0; i < f->nargs; i++) {
+		const deploy_arg *a = &f->args[i];
+		if (a->kind != DEPLOY_ENV)
+			continue;
+		h = eval_hash(a->name, strlen(a->name) + 1, h);
+		h = eval_hash(a->value, strlen(a->value) + 1, h);
+		cJSON_AddStringToObject(env, a->name, a->value);
+	}
+	snprintf(m->fingerprint, sizeof(m->fingerprint), "%016llx", (unsigned long long)h);
+	*detail = o;
+}
+
+/* The launch file's folder (the server's working directory). */
+static void launch_dir(const muh_target *t, char *out, size_t n)
+{
+	snprintf(out, n, "%s", t->launch[0] ? t->launch : t->spec_dir);
+	if (t->launch[0]) {
+		char *sl = strrchr(out, '/');
+		if (sl)
+			*sl = '\0';
+		else
+			snprintf(out, n, ".");
+	}
+}
+
+/* Starts the server of f in its own process group, output into sv->log. */
+static int spawn(const muh_target *t, const deploy_file *f, engine_server *sv, muh_measurement *m)
+{
+	if (f->argc == 0 || f->first_arg > f->argc) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "the launch file holds no command");
+		return -1;
+	}
+	char cwd[EVAL_PATH];
+	launch_dir(t, cwd, sizeof(cwd));
+	char **argv = calloc(f->argc + 1, sizeof(char *));
+	if (!argv) {
+		measurement_fail(m, EVAL_CRASH, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < f->argc; i++)
+		argv[i] = f->argv[i];
+	int err[2];
+	if (pipe2(err, O_CLOEXEC)) {
+		free(argv);
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		free(argv);
+		close(err[0]);
+		close(err[1]);
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int fd = open(sv->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int nul = open("/dev/null", O_RDONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if (nul >= 0)
+			dup2(nul, 0);
+		for (size_t i = 0; i < f->nargs; i++)
+			if (f->args[i].kind == DEPLOY_ENV)
+				setenv(f->args[i].name, f->args[i].value, 1);
+		signal(SIGPIPE, SIG_DFL);
+		const char *why = "chdir";
+		if (chdir(cwd) == 0) {
+			why = "exec";
+			execvp(argv[0], argv);
+		}
+		int e = errno;
+		char msg[512];
+		int k = snprintf(msg, sizeof(msg), "%s %s: %s", why, why[0] == 'c' ? cwd : argv[0], strerror(e));
+		if (write(err[1], msg, (size_t)k) < 0) {
+		}
+		_exit(127);
+	}
+	setpgid(pid, pid); /* both sides, so kill(-pid) works at once */
+	close(err[1]);
+	char msg[512];
+	ssize_t k = read(err[0], msg, sizeof(msg) - 1);
+	close(err[0]);
+	free(argv);
+	sv->pid = sv->pgid = pid;
+	if (k > 0) { /* exec failed: the pipe got a message before closing */
+		msg[k] = '\0';
+		waitpid(pid, &sv->status, 0);
+		sv->pid = 0;
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "cannot start the server: %s", msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 when the log contains text. */
+static int log_has(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	char *buf = malloc(1 << 20);
+	size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	fclose(f);
+	if (!buf)
+		return 0;
+	buf[n] = '\0';
+	int hit = memmem(buf, n, text, strlen(text)) != NULL;
+	free(buf);
+	return hit;
+}
+
+/* Waits until the server is ready, exits, or the ready timeout passes. */
+static int wait_ready(const muh_target *t, engine_server *sv, muh_measurement *m)
+{
+	double t0 = eval_now_s();
+	char probe[EVAL_STR + 160];
+	snprintf(probe, sizeof(probe), "%s%s", sv->url, t->ready_http);
+	for (;;) {
+		if (leader_exited(sv)) {
+			char how[96], tail[1024];
+			describe_exit(sv->status, how, sizeof(how));
+			log_tail(sv->log, 6, tail, sizeof(tail));
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "the server %s before it was ready (after %.1f s); its log: %s",
+					 how, eval_now_s() - t0, tail);
+			return -1;
+		}
+		if (t->ready_log[0] ? log_has(sv->log, t->ready_log) : http_get(probe, 1.0, NULL) == 200)
+			return 0;
+		if (eval_now_s() - t0 > t->ready_timeout_s) {
+			char tail[1024];
+			log_tail(sv->log, 6, tail, sizeof(tail));
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "the server was not ready after %g s (%s %s); its log: %s",
+					 t->ready_timeout_s, t->ready_log[0] ? "log pattern" : "GET",
+					 t->ready_log[0] ? t->ready_log : t->ready_http, tail);
+			return -1;
+		}
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int engine_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
+{
+	const muh_target *t = c->target;
+	engine_server *sv = calloc(1, sizeof(*sv));
+	if (!sv) {
+		measurement_fail(m, EVAL_CRASH, "out of memory");
+		return MUH_OK;
+	}
+	load_defaults(&sv->load);
+	for (int i = 0; i < t->nload; i++) {
+		char why[256];
+		if (load_opts_set(&sv->load, t->load_key[i], t->load_val[i], why, sizeof(why))) {
+			measurement_fail(m, EVAL_INVALID, "load.%s: %s", t->load_key[i], why);
+			free(sv);
+			return MUH_OK;
+		}
+	}
+	sv->port = t->port ? t->port : free_port();
+	if (!sv->port) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "no free port on 127.0.0.1");
+		free(sv);
+		return MUH_OK;
+	}
+	if (port_taken(sv->port)) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR,
+				 "port %d on 127.0.0.1 is already taken by another process; the server was not "
+				 "started (a probe there would measure someone else's server)",
+				 sv->port);
+		free(sv);
+		return MUH_OK;
+	}
+	snprintf(sv->url, sizeof(sv->url), "http://127.0.0.1:%d", sv->port);
+	snprintf(sv->load.url, sizeof(sv->load.url), "%s", sv->url);
+	deploy_file *f = variant_launch(t, v, sv->port, m);
+	if (!f) {
+		free(sv);
+		return MUH_OK;
+	}
+	cJSON *detail;
+	fingerprint(f, m, &detail);
+	char tmpl[EVAL_PATH + 16];
+	snprintf(tmpl, sizeof(tmpl), "%s/engine", t->cache_dir);
+	eval_mkdirs(tmpl);
+	snprintf(sv->dir, sizeof(sv->dir), "%s/engine/run-XXXXXX", t->cache_dir);
+	if (!mkdtemp(sv->dir)) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "cannot create %s: %s", sv->dir, strerror(errno));
+		goto fail;
+	}
+	char copy[EVAL_PATH + 48];
+	snprintf(copy, sizeof(copy), "%s/launch", sv->dir);
+	FILE *cf = fopen(copy, "wb");
+	if (!cf || fwrite(f->text, 1, f->len, cf) != f->len) {
+		if (cf)
+			fclose(cf);
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "cannot write %s", copy);
+		goto fail;
+	}
+	fclose(cf);
+	cJSON_AddStringToObject(detail, "launch", copy);
+	snprintf(sv->log, sizeof(sv->log), "%s/server.log", sv->dir);
+	if (spawn(t, f, sv, m) || wait_ready(t, sv, m))
+		goto fail;
+	if (t->props[0]) {
+		char url[EVAL_STR + 160], *body = NULL;
+		snprintf(url, sizeof(url), "%s%s", sv->url, t->props);
+		long code = http_get(url, 5.0, &body);
+		cJSON *p = body && code == 200 ? cJSON_Parse(body) : NULL;
+		free(body);
+		if (p)
+			cJSON_AddItemToObject(detail, "server", p);
+		else
+			cJSON_AddStringToObject(detail, "server", "no answer");
+	}
+	deploy_free(f);
+	m->fp_detail = cJSON_PrintUnformatted(detail);
+	cJSON_Delete(detail);
+	c->built = sv;
+	return MUH_OK;
+fail:
+	m->fp_detail = cJSON_PrintUnformatted(detail);
+	cJSON_Delete(detail);
+	deploy_free(f);
+	if (sv->pgid)
+		stop_server(sv, t->stop_grace_s, sv->pgid);
+	if (sv->dir[0])
+		rm_tree_shallow(sv->dir, "launch", "server.log");
+	free(sv);
+	return MUH_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* m->metrics: the median of each metric over the runs so far. */
+static void set_metrics(engine_server *sv, muh_measurement *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	double col[ENG_MAX_REPEATS];
+	for (size_t j = 0; j < sv->nmetrics; j++) {
+		size_t n = 0;
+		for (size_t r = 0; r < sv->nrep; r++)
+			if (isfinite(sv->vals[r][j]))
+				col[n++] = sv->vals[r][j];
+		if (!n)
+			continue;
+		qsort(col, n, sizeof(double), cmp_double);
+		double med = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
+		cJSON_AddNumberToObject(o, sv->names[j], med);
+	}
+	cJSON_AddNumberToObject(o, "repeats", (double)sv->nrep);
+	free(m->metrics);
+	m->metrics = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+}
+
+static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out, size_t max, size_t *n,
+		       muh_measurement *m)
+{
+	engine_server *sv = c->built;
+	*n = 0;
+	if (!sv || max == 0)
+		return MUH_OK;
+	load_result r;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = load_run(&sv->load, &r, &d);
+	if (rc) {
+		measurement_fail(m, rc == MUH_EINPUT ? EVAL_INVALID : EVAL_LAUNCH_ERROR, "load: %s", d.msg);
+		return MUH_OK;
+	}
+	if (warm)
+		return MUH_OK;
+	if (sv->nrep < ENG_MAX_REPEATS) {
+		double vals[ENG_MAX_METRICS];
+		sv->nmetrics = load_metrics(&r, sv->names, vals, ENG_MAX_METRICS);
+		memcpy(sv->vals[sv->nrep], vals, sv->nmetrics * sizeof(double));
+		sv->nrep++;
+	}
+	set_metrics(sv, m);
+	if (leader_exited(sv)) {
+		char how[96], tail[1024];
+		describe_exit(sv->status, how, sizeof(how));
+		log_tail(sv->log, 4, tail, sizeof(tail));
+		measurement_fail(m, EVAL_CRASH, "the server %s during the load (%zu of %zu requests failed: %s); its log: %s",
+				 how, r.errors, r.sent, r.first_error, tail);
+		return MUH_OK;
+	}
+	if (r.errors || r.truncated) {
+		int hung = r.ok == 0 && strstr(r.first_error, "timed out") != NULL;
+		if (hung)
+			measurement_fail(m, EVAL_TIMEOUT, "the server stopped answering: %zu of %zu requests timed out (%s)",
+					 r.errors, r.sent, r.first_error);
+		else if (r.truncated && !r.errors)
+			measurement_fail(m, EVAL_WRONG_RESULT,
+					 "%zu of %zu completions truncated: shorter than the %d output tokens asked for "
+					 "(the server's context per slot is too small?)",
+					 r.truncated, r.sent, sv->load.output_tokens);
+		else
+			measurement_fail(m, EVAL_WRONG_RESULT, "%zu of %zu requests failed, %zu truncated: %s", r.errors,
+					 r.sent, r.truncated, r.first_error);
+		return MUH_OK;
+	}
+	if (!(r.output_tokens_per_s > 0)) {
+		measurement_fail(m, EVAL_WRONG_RESULT, "the load produced no output tokens");
+		return MUH_OK;
+	}
+	out[0] = 1.0 / r.output_tokens_per_s;
+	*n = 1;
+	return MUH_OK;
+}
+
+static void engine_release(eval_ctx *c)
+{
+	engine_server *sv = c->built;
+	if (!sv)
+		return;
+	pid_t pgid = sv->pgid;
+	int left = stop_server(sv, c->target->stop_grace_s, pgid);
+	if (left)
+		fprintf(stderr, "muh: engine: processes of the server's group %d survived SIGKILL\n", (int)pgid);
+	rm_tree_shallow(sv->dir, "launch", "server.log");
+	free(sv);
+	c->built = NULL;
+}
+
+const eval_backend backend_engine = {
+    .name = "engine",
+    .open = engine_open,
+    .build = engine_build,
+    .time = engine_time,
+    .release = engine_release,
+    .close = engine_close,
+};

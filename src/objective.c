@@ -1,0 +1,248 @@
+/*
+ * objective.c — objectives and SLOs read from a spec, and the score that
+ * strategies minimize (objective.h).
+ *
+ * Owns: the keys under objective: (maximize, minimize, subject_to.N), the
+ * SLO syntax "METRIC OP NUMBER[unit]", and the units metrics are shown in.
+ * Knows nothing of how a metric is measured: it reads measurement_metric().
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "muh/muh.h"
+#include "muh/objective.h"
+
+void objective_default(muh_objective *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->metric, sizeof(o->metric), "time");
+}
+
+int objective_is_time(const muh_objective *o)
+{
+	return !strcmp(o->metric, "time") && !o->maximize && o->nslo == 0;
+}
+
+static int known_metric(const char *name, const char *const *metrics)
+{
+	if (!strcmp(name, "time"))
+		return 1;
+	for (size_t i = 0; metrics && metrics[i]; i++)
+		if (!strcmp(metrics[i], name))
+			return 1;
+	return 0;
+}
+
+/* "time, output_tokens_per_s, ..." for error messages. */
+static void list_metrics(const char *const *metrics, char *buf, size_t n)
+{
+	size_t used = (size_t)snprintf(buf, n, "time");
+	for (size_t i = 0; metrics && metrics[i] && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, ", %s", metrics[i]);
+}
+
+static int fail_at(const muh_spec *s, const muh_kv *kv, muh_diag *d, const char *fmt, const char *a,
+		   const char *b)
+{
+	spec_diag_at(s, d, kv->line, kv->col);
+	return diag_errorf(d, fmt, a, b);
+}
+
+/* Parses "METRIC OP NUMBER[s|ms|us]" into *slo. 0, or -1 with why. */
+static int parse_slo(const char *text, objective_slo *slo, char *why, size_t n)
+{
+	const char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	size_t k = 0;
+	while ((isalnum((unsigned char)*p) || *p == '_') && k + 1 < sizeof(slo->metric))
+		slo->metric[k++] = *p++;
+	slo->metric[k] = '\0';
+	if (!k) {
+		snprintf(why, n, "expected 'METRIC OP NUMBER' such as 'ttft_p99 <= 2s'");
+		return -1;
+	}
+	while (isspace((unsigned char)*p))
+		p++;
+	static const struct {
+		const char *s;
+		enum objective_op op;
+	} ops[] = {{"<=", OBJ_LE}, {">=", OBJ_GE}, {"==", OBJ_EQ}, {"!=", OBJ_NE}, {"<", OBJ_LT}, {">", OBJ_GT}};
+	size_t i;
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(p, ops[i].s, strlen(ops[i].s)))
+			break;
+	if (i == sizeof(ops) / sizeof(ops[0])) {
+		snprintf(why, n, "expected a comparison (<, <=, >, >=, ==, !=) after '%s'", slo->metric);
+		return -1;
+	}
+	slo->op = ops[i].op;
+	p += strlen(ops[i].s);
+	char *end;
+	double v = strtod(p, &end);
+	if (end == p || !isfinite(v)) {
+		snprintf(why, n, "expected a number after the comparison");
+		return -1;
+	}
+	while (isspace((unsigned char)*end))
+		end++;
+	double scale = 1;
+	if (!strcmp(end, "s") || !*end)
+		scale = 1;
+	else if (!strcmp(end, "ms"))
+		scale = 1e-3;
+	else if (!strcmp(end, "us"))
+		scale = 1e-6;
+	else {
+		snprintf(why, n, "unknown unit '%s'; expected s, ms or us (or none)", end);
+		return -1;
+	}
+	slo->value = v * scale;
+	snprintf(slo->text, sizeof(slo->text), "%s", text);
+	return 0;
+}
+
+int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objective *o, muh_diag *d)
+{
+	objective_default(o);
+	char known[1024];
+	int have = 0;
+	for (size_t i = 0; i < s->nkv; i++) {
+		const muh_kv *kv = &s->kv[i];
+		if (strncmp(kv->key, "objective.", 10))
+			continue;
+		const char *k = kv->key + 10;
+		if (!strcmp(k, "maximize") || !strcmp(k, "minimize")) {
+			if (have)
+				return fail_at(s, kv, d, "objective: has both maximize and minimize%s%s", "", "");
+			have = 1;
+			if (!known_metric(kv->value, metrics)) {
+				list_metrics(metrics, known, sizeof(known));
+				return fail_at(s, kv, d, "unknown metric '%s'; known: %s", kv->value, known);
+			}
+			snprintf(o->metric, sizeof(o->metric), "%s", kv->value);
+			o->maximize = k[1] == 'a';
+			continue;
+		}
+		if (!strncmp(k, "subject_to", 10) && (k[10] == '\0' || k[10] == '.')) {
+			if (o->nslo == OBJECTIVE_MAX_SLO)
+				return fail_at(s, kv, d, "more than %s constraints under objective.subject_to%s", "16",
+					       "");
+			objective_slo *slo = &o->slo[o->nslo];
+			char why[256];
+			if (parse_slo(kv->value, slo, why, sizeof(why)))
+				return fail_at(s, kv, d, "%s: %s", kv->value, why);
+			if (!known_metric(slo->metric, metrics)) {
+				list_metrics(metrics, known, sizeof(known));
+				return fail_at(s, kv, d, "unknown metric '%s'; known: %s", slo->metric, known);
+			}
+			o->nslo++;
+			continue;
+		}
+		return fail_at(s, kv, d, "unknown key '%s' under objective:; expected maximize, minimize or subject_to%s",
+			       kv->key, "");
+	}
+	return MUH_OK;
+}
+
+double objective_score(const muh_objective *o, const muh_measurement *m)
+{
+	if (m->status != EVAL_OK)
+		return NAN;
+	double v = measurement_metric(m, o->metric);
+	if (!isfinite(v))
+		return NAN;
+	if (!o->maximize)
+		return v;
+	return v > 0 ? 1.0 / v : NAN;
+}
+
+double objective_value(const muh_objective *o, double score)
+{
+	return o->maximize ? 1.0 / score : score;
+}
+
+static int holds(enum objective_op op, double a, double b)
+{
+	switch (op) {
+	case OBJ_LT: return a < b;
+	case OBJ_LE: return a <= b;
+	case OBJ_GT: return a > b;
+	case OBJ_GE: return a >= b;
+	case OBJ_EQ: return a == b;
+	case OBJ_NE: return a != b;
+	}
+	return 0;
+}
+
+int objective_feasible(const muh_objective *o, const muh_measurement *m, char *why, size_t n)
+{
+	for (int i = 0; i < o->nslo; i++) {
+		double v = measurement_metric(m, o->slo[i].metric);
+		if (isfinite(v) && holds(o->slo[i].op, v, o->slo[i].value))
+			continue;
+		char val[64];
+		objective_format(o->slo[i].metric, v, val, sizeof(val));
+		if (why)
+			snprintf(why, n, "%s = %s, needs %s", o->slo[i].metric, val, o->slo[i].text);
+		return 0;
+	}
+	if (why && n)
+		why[0] = '\0';
+	return 1;
+}
+
+/* 1 when the metric is a latency or a time (seconds). */
+static int is_seconds(const char *name)
+{
+	static const char *const pre[] = {"time", "ttft", "itl", "tpot", "e2e", "wall", NULL};
+	for (size_t i = 0; pre[i]; i++)
+		if (!strncmp(name, pre[i], strlen(pre[i])))
+			return 1;
+	return 0;
+}
+
+const char *objective_metric_unit(const char *name)
+{
+	if (is_seconds(name))
+		return "s";
+	size_t n = strlen(name);
+	if (n > 6 && !strcmp(name + n - 6, "_per_s"))
+		return !strncmp(name, "output_tokens", 13) || strstr(name, "tokens") ? "tok/s" : "req/s";
+	if (!strcmp(name, "goodput_rps"))
+		return "req/s";
+	return "";
+}
+
+void objective_format(const char *name, double v, char *buf, size_t n)
+{
+	if (!isfinite(v)) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	const char *u = objective_metric_unit(name);
+	if (!strcmp(u, "s")) {
+		if (fabs(v) < 1e-6)
+			snprintf(buf, n, "%.1f ns", v * 1e9);
+		else if (fabs(v) < 1e-3)
+			snprintf(buf, n, "%.1f us", v * 1e6);
+		else if (fabs(v) < 1)
+			snprintf(buf, n, "%.1f ms", v * 1e3);
+		else
+			snprintf(buf, n, "%.3f s", v);
+	} else if (*u) {
+		snprintf(buf, n, "%.1f %s", v, u);
+	} else {
+		snprintf(buf, n, "%.6g", v);
+	}
+}
+
+void objective_describe(const muh_objective *o, char *buf, size_t n)
+{
+	size_t used = (size_t)snprintf(buf, n, "%s %s", o->maximize ? "maximize" : "minimize", o->metric);
+	for (int i = 0; i < o->nslo && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : " subject to ", o->slo[i].text);
+}
