@@ -667,6 +667,7 @@ struct run {
 	const load_opts *o;
 	load_result *r;
 	CURLM *m;
+	CURL *tmpl; /* what every request's handle is copied from */
 	struct curl_slist *hdrs;
 	char url[600];
 	int chat;
@@ -789,6 +790,29 @@ static char *make_body(struct run *R, size_t i)
 	return s;
 }
 
+/* The handle every request is copied from: what all of them share. A fresh
+ * copy per request, not one handle reused: libcurl counts the retries of a
+ * connection that died on reuse (llama.cpp's server closes after each
+ * stream) over a handle's whole life and gives up after five. */
+static CURL *make_template(struct run *R)
+{
+	CURL *h = curl_easy_init();
+	if (!h)
+		return NULL;
+	curl_easy_setopt(h, CURLOPT_URL, R->url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, R->hdrs);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	long tmo = (long)(R->o->request_timeout_s * 1000 + 0.5);
+	if (tmo < 1)
+		tmo = 1;
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo < 10000 ? tmo : 10000L);
+	return h;
+}
+
 /* An idle slot (made when none is idle); NULL when out of memory. */
 static struct req *slot_get(struct run *R)
 {
@@ -804,24 +828,9 @@ static struct req *slot_get(struct run *R)
 		R->capslots = nc;
 	}
 	struct req *q = calloc(1, sizeof(*q));
-	if (!q || !(q->h = curl_easy_init())) {
-		free(q);
+	if (!q)
 		return NULL;
-	}
 	q->run = R;
-	CURL *h = q->h;
-	curl_easy_setopt(h, CURLOPT_URL, R->url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, R->hdrs);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, q);
-	curl_easy_setopt(h, CURLOPT_PRIVATE, q);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, q->curlerr);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-	long tmo = (long)(R->o->request_timeout_s * 1000 + 0.5);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo < 1 ? 1L : tmo);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo < 10000 ? (tmo < 1 ? 1L : tmo) : 10000L);
 	R->slots[R->nslots++] = q;
 	return q;
 }
@@ -848,11 +857,19 @@ static int req_start(struct run *R, int measured, size_t index)
 	q->gaps.n = 0;
 	q->sse.len = q->sse.dlen = 0;
 	q->sse.has_data = q->sse.oom = 0;
+	if (!(q->h = curl_easy_duphandle(R->tmpl)))
+		return -1;
+	curl_easy_setopt(q->h, CURLOPT_WRITEDATA, q);
+	curl_easy_setopt(q->h, CURLOPT_PRIVATE, q);
+	curl_easy_setopt(q->h, CURLOPT_ERRORBUFFER, q->curlerr);
 	curl_easy_setopt(q->h, CURLOPT_POSTFIELDS, q->body);
 	curl_easy_setopt(q->h, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
 	q->t_send = now_s();
-	if (curl_multi_add_handle(R->m, q->h) != CURLM_OK)
+	if (curl_multi_add_handle(R->m, q->h) != CURLM_OK) {
+		curl_easy_cleanup(q->h);
+		q->h = NULL;
 		return -1;
+	}
 	q->active = 1;
 	R->inflight++;
 	R->next_index++;
@@ -878,7 +895,12 @@ static void note_error(struct run *R, const struct req *q, const char *what)
 static void req_finish(struct run *R, struct req *q, int cc)
 {
 	double t_end = now_s();
+	long http = q->http;
+	if (!q->http_checked)
+		curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &http);
 	curl_multi_remove_handle(R->m, q->h);
+	curl_easy_cleanup(q->h);
+	q->h = NULL;
 	q->active = 0;
 	R->inflight--;
 	if (cc == CURLE_OK)
@@ -905,9 +927,6 @@ static void req_finish(struct run *R, struct req *q, int cc)
 		note_error(R, q, what);
 		return;
 	}
-	long http = q->http;
-	if (!q->http_checked)
-		curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &http);
 	if (http < 200 || http >= 300) {
 		size_t k = q->errlen;
 		while (k && isspace((unsigned char)q->errbody[k - 1]))
@@ -1036,15 +1055,18 @@ static void run_free(struct run *R)
 {
 	for (size_t i = 0; i < R->nslots; i++) {
 		struct req *q = R->slots[i];
-		if (q->active)
+		if (q->h) {
 			curl_multi_remove_handle(R->m, q->h);
-		curl_easy_cleanup(q->h);
+			curl_easy_cleanup(q->h);
+		}
 		free(q->body);
 		free(q->gaps.v);
 		load_sse_free(&q->sse);
 		free(q);
 	}
 	free(R->slots);
+	if (R->tmpl)
+		curl_easy_cleanup(R->tmpl);
 	if (R->m)
 		curl_multi_cleanup(R->m);
 	curl_slist_free_all(R->hdrs);
@@ -1083,7 +1105,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	struct curl_slist *h2 = h1 ? curl_slist_append(h1, "Accept: text/event-stream") : NULL;
 	struct curl_slist *h3 = h2 ? curl_slist_append(h2, "Expect:") : NULL; /* no 100-continue */
 	R.hdrs = h3 ? h3 : h2 ? h2 : h1;
-	if (!h3 || !(R.m = curl_multi_init())) {
+	if (!h3 || !(R.m = curl_multi_init()) || !(R.tmpl = make_template(&R))) {
 		run_free(&R);
 		diag_errorf(d, "libcurl cannot start a transfer");
 		return MUH_EENV;
