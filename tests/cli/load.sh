@@ -1,0 +1,126 @@
+# muh load end to end: usage errors, an unreachable server (exit 3), dataset
+# errors named file:line, then a real llama.cpp server (tests/engine/
+# llama-server on a tiny generated model) driven closed loop, open loop, by
+# chat, from a dataset and by a sweep, with the completion tokens muh counted
+# checked against the server's own /metrics counter (within 1%), a completion
+# cut by the context (truncated, exit 1), and the server gone (exit 3).
+source "$(dirname "$0")/lib.bash"
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+run "$MUH" load
+expect_rc 2 "no URL"
+expect_in err "expected one server URL" "no URL message"
+
+run "$MUH" load --help
+expect_rc 0 "--help"
+expect_in out "time to first token \(TTFT\)" "help defines TTFT"
+expect_in out "--sweep" "help has the sweep"
+
+run "$MUH" load http://127.0.0.1:1 --concurrency lots
+expect_rc 2 "bad --concurrency"
+expect_in err "concurrency: expected a count \(0, 1, 2, ...\), got 'lots'" "bad value message"
+
+run "$MUH" load http://127.0.0.1:1 --duration 3x
+expect_rc 2 "bad --duration"
+expect_in err "expected a duration" "duration message"
+
+run "$MUH" load http://127.0.0.1:1 --rate 5 --concurrency 4
+expect_rc 2 "--rate with --concurrency"
+
+run "$MUH" load http://127.0.0.1:1 --prefix-tokens 100 --prompt-tokens 10
+expect_rc 2 "prefix longer than the prompt"
+expect_in err "prefix_tokens \(100\) exceeds prompt_tokens \(10\)" "prefix message"
+
+port=$(free_port)
+run "$MUH" load "127.0.0.1:$port" --requests 3
+expect_rc 3 "nobody listens"
+expect_in err "cannot be reached" "unreachable message"
+expect_in out "conc 1 +3 +0 +3 " "unreachable row: 3 sent, 0 ok, 3 errors"
+
+printf '{"prompt": "the and of"}\n{"prompt": 7}\n' >"$TMP/bad.jsonl"
+run "$MUH" load "127.0.0.1:$port" --dataset "$TMP/bad.jsonl"
+expect_rc 2 "bad dataset"
+expect_in err "bad.jsonl:2:1: error: expected an object with a \"prompt\" string" "dataset error names file:line"
+
+# ---- a real server
+PY=third_party/venv-engine/bin/python
+if [ ! -x tests/engine/llama-server ] || ! "$PY" -c 'import xllamacpp, gguf' 2>/dev/null; then
+	echo "skip: no tests/engine/llama-server or no xllamacpp in $PY (scripts/deps.sh)"
+	done_tests
+	exit 0
+fi
+"$PY" tests/engine/make_tiny_gguf.py "$TMP/tiny.gguf" >/dev/null || fail "make_tiny_gguf.py"
+port=$(free_port)
+URL=http://127.0.0.1:$port
+tests/engine/llama-server -m "$TMP/tiny.gguf" --port "$port" -np 4 -c 2048 --metrics --no-webui -lv 0 \
+	>"$TMP/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do
+	curl -sf "$URL/health" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+curl -sf "$URL/health" >/dev/null || { fail "server did not come up: $(tail -5 "$TMP/server.log")"; done_tests; }
+
+predicted() { curl -sf "$URL/metrics" | awk '/^llamacpp:tokens_predicted_total/ {print $2}'; }
+
+before=$(predicted)
+run "$MUH" load "$URL" --concurrency 4 --requests 40 --prompt-tokens 32 --output-tokens 24 --warmup 4 --json
+expect_rc 0 "closed loop"
+after=$(predicted)
+python3 - "$TMP/out" "$before" "$after" <<'P' || fail "closed loop JSON / server counters"
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+before, after = float(sys.argv[2]), float(sys.argv[3])
+assert r["sent"] == 40 and r["ok"] == 40 and r["errors"] == 0 and r["truncated"] == 0, r
+assert r["completion_tokens"] == 40 * 24, r["completion_tokens"]
+# the warm-up's 4 requests reached the server too, but are not measured
+server = after - before - 4 * 24
+assert abs(r["completion_tokens"] - server) <= 0.01 * server, (r["completion_tokens"], server)
+# 32 words + BOS, one token each in the tiny vocabulary
+assert r["prompt_tokens"] == 40 * 33, r["prompt_tokens"]
+for k in ("ttft", "itl", "tpot", "e2e"):
+    assert r[k]["p50"] is not None and r[k]["p50"] > 0, (k, r[k])
+assert r["ttft"]["p50"] < r["e2e"]["p50"]
+assert r["output_tokens_per_s"] > 0 and r["requests_per_s"] > 0
+assert r["step"] == "conc 4" and r["concurrency"] == 4
+P
+
+run "$MUH" load "$URL" --rate 40 --requests 20 --output-tokens 16
+expect_rc 0 "open loop"
+expect_in out "^rate 40/s +20 +20 +0 +0 " "open loop row"
+expect_in out "TTFT ms +ITL ms +TPOT ms +E2E ms" "table header"
+expect_in out "^wall .* s; 320 completion" "wall line"
+
+run "$MUH" load "$URL" --chat --requests 4 --output-tokens 8
+expect_rc 0 "chat endpoint"
+expect_in out "^conc 1 +4 +4 +0 +0 " "chat row"
+
+printf '{"prompt": "the and of to in"}\n{"prompt": "is that it for on"}\n' >"$TMP/ok.jsonl"
+run "$MUH" load "$URL" --dataset "$TMP/ok.jsonl" --requests 4 --output-tokens 8 --json
+expect_rc 0 "dataset"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"]==4 and r["prompt_tokens"]==4*6, r' \
+	"$TMP/out" || fail "dataset prompt tokens"
+
+run "$MUH" load "$URL" --sweep --requests 8 --max-concurrency 4 --rates 2 --output-tokens 8
+expect_rc 0 "sweep"
+expect_in out "^conc 1 " "sweep step 1"
+expect_in out "^conc 4 " "sweep saturation"
+[ "$(grep -c '^rate ' "$TMP/out")" = 2 ] || fail "sweep: 2 rate rows expected: $(cat "$TMP/out")"
+
+# 512 context tokens per slot: asking for 600 more is cut at the context end
+run "$MUH" load "$URL" --requests 1 --output-tokens 600 --json
+expect_rc 1 "truncated by the context"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["truncated"]==1 and r["ok"]==0, r' \
+	"$TMP/out" || fail "truncated count"
+expect_in err "shorter than the 600 tokens asked" "truncated message"
+
+kill $server
+wait $server 2>/dev/null
+run "$MUH" load "$URL" --requests 2
+expect_rc 3 "server gone"
+
+done_tests
