@@ -29,6 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <sys/epoll.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -668,6 +671,8 @@ struct run {
 	load_result *r;
 	CURLM *m;
 	CURL *tmpl; /* what every request's handle is copied from */
+	int ep;     /* epoll set of curl's sockets */
+	double timer_due; /* when curl wants CURL_SOCKET_TIMEOUT; -1: never */
 	struct curl_slist *hdrs;
 	char url[600];
 	int chat;
@@ -1031,8 +1036,6 @@ static int phase(struct run *R, size_t count, double duration, int measured)
 		}
 		if (!more && R->inflight == 0)
 			return MUH_OK;
-		int running;
-		curl_multi_perform(R->m, &running);
 		if (drain(R) && o->rate <= 0)
 			continue;
 		if (R->oom)
@@ -1045,10 +1048,50 @@ static int phase(struct run *R, size_t count, double duration, int measured)
 			wait = t0 + duration - now;
 		if (R->deadline > 0 && R->deadline - now < wait)
 			wait = R->deadline - now;
+		if (R->timer_due >= 0 && R->timer_due - now < wait)
+			wait = R->timer_due - now;
 		int ms = wait > 0 ? (int)ceil(wait * 1000) : 0;
-		if (ms > 0 || R->inflight)
-			curl_multi_poll(R->m, NULL, 0, ms, NULL);
+		struct epoll_event ev[64];
+		int n = epoll_wait(R->ep, ev, 64, ms), running;
+		for (int i = 0; i < n; i++) {
+			int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+				   (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+				   (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+			curl_multi_socket_action(R->m, ev[i].data.fd, mask, &running);
+		}
+		if (R->timer_due >= 0 && now_s() >= R->timer_due) {
+			R->timer_due = -1;
+			curl_multi_socket_action(R->m, CURL_SOCKET_TIMEOUT, 0, &running);
+		}
 	}
+}
+
+/* libcurl's socket callback: keeps the epoll set to what curl waits for. */
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *sockp)
+{
+	struct run *R = userp;
+	(void)e;
+	(void)sockp;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(R->ep, EPOLL_CTL_DEL, fd, NULL); /* fails when already closed: fine */
+		return 0;
+	}
+	struct epoll_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	ev.data.fd = fd;
+	if (epoll_ctl(R->ep, EPOLL_CTL_MOD, fd, &ev) && errno == ENOENT)
+		epoll_ctl(R->ep, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+/* libcurl's timer callback: when it next wants CURL_SOCKET_TIMEOUT. */
+static int on_timer(CURLM *m, long timeout_ms, void *userp)
+{
+	struct run *R = userp;
+	(void)m;
+	R->timer_due = timeout_ms < 0 ? -1 : now_s() + 1e-3 * (double)timeout_ms;
+	return 0;
 }
 
 static void run_free(struct run *R)
@@ -1069,6 +1112,8 @@ static void run_free(struct run *R)
 		curl_easy_cleanup(R->tmpl);
 	if (R->m)
 		curl_multi_cleanup(R->m);
+	if (R->ep >= 0)
+		close(R->ep);
 	curl_slist_free_all(R->hdrs);
 	load_prompts_free(&R->prompts);
 	free(R->ttft.v);
@@ -1094,8 +1139,16 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	memset(&R, 0, sizeof(R));
 	R.o = o;
 	R.r = r;
-	if ((rc = load_prompts_build(o, &R.prompts, d)))
+	R.timer_due = -1;
+	R.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (R.ep < 0) {
+		diag_errorf(d, "epoll_create1: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	if ((rc = load_prompts_build(o, &R.prompts, d))) {
+		close(R.ep);
 		return rc;
+	}
 	size_t ul = strlen(o->url);
 	while (ul && o->url[ul - 1] == '/')
 		ul--;
@@ -1111,6 +1164,10 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		return MUH_EENV;
 	}
 	curl_multi_setopt(R.m, CURLMOPT_MAXCONNECTS, 4096L);
+	curl_multi_setopt(R.m, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(R.m, CURLMOPT_SOCKETDATA, &R);
+	curl_multi_setopt(R.m, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(R.m, CURLMOPT_TIMERDATA, &R);
 	double t0 = now_s();
 	if (o->deadline_s > 0)
 		R.deadline = t0 + o->deadline_s;
