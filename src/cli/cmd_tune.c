@@ -103,6 +103,7 @@ struct tune_objective {
 	struct live *live; /* set in live mode */
 	const char *what; /* "replay FILE" */
 	const muh_objective *objective;
+	int64_t store_run; /* replay from a store: the run replayed */
 	int exhaustive;   /* the objective knows every valid configuration */
 	uint64_t best_index;
 	double best_s; /* the exhaustive best, when exhaustive */
@@ -418,7 +419,7 @@ static int replay_fill_row(void *ud, const store_row *row)
 
 /* Replay from a store: loads every measurement of this spec's run. */
 static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
-			     const muh_objective *objective, muh_replay **out)
+			     const muh_objective *objective, muh_replay **out, int64_t *runp)
 {
 	const muh_spec *s = space_spec(sp);
 	muh_store *st;
@@ -459,6 +460,7 @@ static int load_store_replay(const muh_space *sp, size_t inst, const char *path,
 		store_close(st);
 		return EXIT_USAGE;
 	}
+	*runp = run;
 	rc = replay_new(sp, out);
 	struct store_fill fill = {*out, sp, objective};
 	if (!rc)
@@ -494,7 +496,7 @@ static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const c
 	muh_replay *rp = NULL;
 	int rc;
 	if (is_store) {
-		int ex = load_store_replay(sp, inst, replay_path, objective, &rp);
+		int ex = load_store_replay(sp, inst, replay_path, objective, &rp, &obj->store_run);
 		if (ex)
 			return ex;
 		rc = MUH_OK;
@@ -619,21 +621,29 @@ static int summary_row(void *ud, const store_row *row)
 	return 0;
 }
 
-static void print_live_summary(struct live *L, int json)
+static int summary_keyw(void *ud, const store_row *row)
 {
-	struct summary S = {.o = L->objective, .json = json, .keyw = 24, .best_any = INFINITY,
+	int *w = ud, n = (int)strlen(row->key);
+	*w = n > *w ? n : *w;
+	return 0;
+}
+
+static void print_summary(muh_store *st, int64_t run, const muh_objective *objective, int json)
+{
+	struct summary S = {.o = objective, .json = json, .keyw = 13, .best_any = INFINITY,
 			    .best_slo = INFINITY};
+	store_foreach(st, run, summary_keyw, &S.keyw);
 	char desc[1024];
-	objective_describe(L->objective, desc, sizeof(desc));
+	objective_describe(objective, desc, sizeof(desc));
 	if (!json) {
 		printf("\nobjective   %s\n", desc);
-		printf("  %-*s  %-12s  %14s  %10s  %10s  %s\n", S.keyw, "configuration", "status", L->objective->metric,
+		printf("  %-*s  %-12s  %14s  %10s  %10s  %s\n", S.keyw, "configuration", "status", objective->metric,
 		       "ttft_p99", "tpot_p50", "why");
 	}
-	store_foreach(L->st, L->run, summary_row, &S);
+	store_foreach(st, run, summary_row, &S);
 	char a[32], b[32];
-	objective_format(L->objective->metric, objective_value(L->objective, S.best_slo), a, sizeof(a));
-	objective_format(L->objective->metric, objective_value(L->objective, S.best_any), b, sizeof(b));
+	objective_format(objective->metric, objective_value(objective, S.best_slo), a, sizeof(a));
+	objective_format(objective->metric, objective_value(objective, S.best_any), b, sizeof(b));
 	int differ = isfinite(S.best_any) && strcmp(S.key_any, S.key_slo);
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
@@ -643,11 +653,11 @@ static void print_live_summary(struct live *L, int json)
 		cJSON_AddNumberToObject(o, "slo_missed", (double)S.missed);
 		if (isfinite(S.best_slo)) {
 			cJSON_AddStringToObject(o, "slo_best_key", S.key_slo);
-			cJSON_AddNumberToObject(o, "slo_best", objective_value(L->objective, S.best_slo));
+			cJSON_AddNumberToObject(o, "slo_best", objective_value(objective, S.best_slo));
 		}
 		if (isfinite(S.best_any)) {
 			cJSON_AddStringToObject(o, "unconstrained_best_key", S.key_any);
-			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(L->objective, S.best_any));
+			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(objective, S.best_any));
 		}
 		print_line(o);
 		return;
@@ -947,7 +957,14 @@ static int run(int argc, char **argv)
 	} else {
 		print_result(sp, &o, &r, &obj, (size_t)topk, json);
 		if (obj.live && !objective_is_time(&objective))
-			print_live_summary(obj.live, json);
+			print_summary(obj.live->st, obj.live->run, &objective, json);
+		else if (obj.store_run && !objective_is_time(&objective)) {
+			muh_store *rs;
+			if (store_open(replay, &rs, &d) == MUH_OK) {
+				print_summary(rs, obj.store_run, &objective, json);
+				store_close(rs);
+			}
+		}
 		ex = cli_exit(rc);
 		if (!ex && !r.have_best)
 			ex = EXIT_FINDING;

@@ -4,7 +4,7 @@ set -uo pipefail
 MUH=${1:?usage: $0 path/to/muh}
 BAT=../shared/corpora/bat
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 fails=0
 
 fail() {

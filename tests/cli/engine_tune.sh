@@ -1,0 +1,108 @@
+# muh tune on a real inference server, end to end: llama.cpp's HTTP server
+# (tests/engine/llama-server, through the pinned xllamacpp wheel) serving a
+# tiny random model this test writes, tuned over five launch arguments
+# (slots, threads, batch, micro-batch, context) with a throughput objective
+# and a TTFT SLO, on 127.0.0.1. Checks: every variant is in the store with
+# all its metrics and proof of what the server got; the truncating seed
+# (-np 8 -c 2048: 256 tokens a slot) is wrong_result and never wins; with an
+# SLO the throughput winner misses, the two winners are reported apart; the
+# winner is written back into the deployment file by muh patch --from (one
+# argument per token changed, the rest kept byte for byte), and the patched
+# file starts the server again.
+. "$(dirname "$0")/lib.bash"
+ROOT=$PWD
+PY=third_party/venv-engine/bin/python
+[ -x "$PY" ] || { echo "FAIL: $PY missing: scripts/deps.sh installs the engine test server" >&2; exit 1; }
+export PATH="$ROOT/tests/engine:$PATH"
+export MUH_CACHE_DIR="$TMP/cache"
+M=$TMP/m
+mkdir -p "$M"
+"$PY" tests/engine/make_tiny_gguf.py "$M/model.gguf" >/dev/null || fail "make_tiny_gguf"
+cp tests/fixtures/llama/deploy.yaml tests/fixtures/llama/tune.yaml "$M/"
+
+run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
+expect_rc 0 "muh tune on the llama.cpp server"
+cp "$TMP/out" "$TMP/tune.out"
+expect_in out '^best +[0-9.]+ tok/s' "the best is shown in tokens/s"
+expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner"
+expect_in out 'parallel=8,threads=1,batch_size=256,ubatch_size=64,ctx_size=2048 +wrong_result .*truncated' \
+	"the truncating seed is wrong_result, with the count"
+
+# the store: every variant, all its metrics, the argv and the server's own view
+run "$MUH" export "$TMP/t.db" --format json
+expect_rc 0 "muh export"
+"$PY" - "$TMP/out" <<'PY' || fail "store contents"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ms = d["measurements"]
+assert len(ms) == 8, f"{len(ms)} measurements, expected the budget of 8"
+need = ["output_tokens_per_s", "requests_per_s", "ttft_p50", "ttft_p99", "itl_p50", "tpot_p50",
+        "e2e_p99", "completion_tokens", "prompt_tokens", "errors", "truncated", "repeats"]
+ok = 0
+for r in ms:
+    m = r["measurement"]
+    c = r["configuration"]
+    fd = json.loads(m["fp_detail"])
+    argv = fd["argv"]
+    # the argv the server got carries the variant's values
+    for flag, name in (("-np", "parallel"), ("-t", "threads"), ("-b", "batch_size"),
+                       ("-ub", "ubatch_size"), ("-c", "ctx_size")):
+        assert argv[argv.index(flag) + 1] == str(c[name]), (r["key"], flag, argv)
+    assert fd["env"] == {"OMP_NUM_THREADS": "1"}, fd["env"]
+    if m["status"] != "ok":
+        if c["parallel"] == 8 and c["ctx_size"] == 2048:
+            assert m["status"] == "wrong_result" and "truncated" in m["error"], m
+        continue
+    ok += 1
+    mx = m["metrics"]
+    for k in need:
+        assert k in mx, (r["key"], k, mx)
+    assert mx["errors"] == 0 and mx["truncated"] == 0
+    assert mx["repeats"] == 2 and len(m["samples"]) == 2
+    # 16 measured requests of 240 tokens each run
+    assert mx["completion_tokens"] == 16 * 240, mx["completion_tokens"]
+    # the server itself reports the slots and context it was given
+    sv = fd["server"]
+    assert sv["total_slots"] == c["parallel"], (sv.get("total_slots"), c)
+    # each sample is one load run's seconds per output token
+    lo, hi = 1 / max(m["samples"]), 1 / min(m["samples"])
+    assert lo * 0.999 <= mx["output_tokens_per_s"] <= hi * 1.001, (m["samples"], mx["output_tokens_per_s"])
+assert ok >= 4, f"only {ok} ok variants"
+trunc = [r for r in ms if r["configuration"]["parallel"] == 8 and r["configuration"]["ctx_size"] == 2048]
+assert trunc and all(r["measurement"]["status"] == "wrong_result" for r in trunc)
+PY
+
+# an SLO the throughput winner misses: the two winners are reported apart.
+# The SLO is on a latency some other ok variant beats the winner on, set
+# halfway between the winner's value and the next lower one.
+"$PY" - "$TMP/out" "$M/tune.yaml" "$M/slo.yaml" <<'PY' || fail "writing the SLO spec"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = [r for r in d["measurements"] if r["measurement"]["status"] == "ok"]
+best = max(ok, key=lambda r: r["measurement"]["metrics"]["output_tokens_per_s"])
+for metric in ("ttft_p99", "tpot_p50", "e2e_p50", "itl_p50", "ttft_p50"):
+    w = best["measurement"]["metrics"][metric]
+    lower = [r["measurement"]["metrics"][metric] for r in ok if r["measurement"]["metrics"][metric] < w]
+    if lower:
+        limit = (w + max(lower)) / 2
+        break
+else:
+    sys.exit("the throughput winner is the fastest on every latency: no SLO separates it")
+text = open(sys.argv[2]).read().replace('"ttft_p99 <= 10s"', f'"{metric} <= {limit:.9f}"')
+open(sys.argv[3], "w").write(text)
+open(sys.argv[3] + ".winner", "w").write(best["key"])
+open(sys.argv[3] + ".metric", "w").write(metric)
+PY
+run "$MUH" tune "$M/slo.yaml" --replay "$TMP/t.db" --strategy brute
+expect_rc 0 "replay of the live store under a tighter SLO"
+expect_in out "^winner +ignoring the SLOs: [0-9.]+ tok/s +$(cat "$M/slo.yaml.winner") \(misses: $(cat "$M/slo.yaml.metric") = " \
+	"the unconstrained winner, apart, with the SLO it misses"
+expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
+grep -E '^winner +under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
+	fail "the SLO winner is the variant that misses the SLO"
+
+# resume: the same command again measures nothing
+run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
+expect_rc 0 "resumed tune"
+expect_in out 'measured +0 variant\(s\) now; 8 answered from the store' "a rerun resumes from the store"
+done_tests
