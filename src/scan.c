@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "muh/deploy.h"
 #include "muh/muh.h"
 #include "pyfile.h"
 
@@ -1771,38 +1772,24 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 	}
 }
 
-/* Is the YAML line starting at ls part of an engine command line? It is
- * when it names the engine (vllm, serve, api_server, entrypoints), or when
- * the previous line was and this one continues it (starts with a quote, a
- * dash or a bracket, or the previous line ends with a backslash or comma). */
-static int yaml_cmd_line(const char *text, size_t n, size_t ls, size_t prev_ls, int prev_active)
+/* The engine-argument field (a class default, not a deployment flag) named
+ * name, or NULL. */
+static const muh_knob *engine_field(const muh_surface *s, const char *name)
 {
-	size_t le = ls;
-	while (le < n && text[le] != '\n')
-		le++;
-	if (memmem(text + ls, le - ls, "pip install", 11) ||
-	    memmem(text + ls, le - ls, "docker ", 7))
-		return 0; /* installer and container flags are not the engine's */
-	if (memmem(text + ls, le - ls, "vllm", 4) || memmem(text + ls, le - ls, "serve", 5) ||
-	    memmem(text + ls, le - ls, "api_server", 10) ||
-	    memmem(text + ls, le - ls, "entrypoints", 11))
-		return 1;
-	if (!prev_active)
-		return 0;
-	size_t f = ls;
-	while (f < le && (text[f] == ' ' || text[f] == '\t'))
-		f++;
-	if (f < le && (text[f] == '"' || text[f] == '\'' || text[f] == '-' || text[f] == '['))
-		return 1;
-	size_t pe = ls ? ls - 1 : 0; /* the previous line's last non-space byte */
-	while (pe > prev_ls &&
-	       (text[pe] == '\n' || text[pe] == '\r' || text[pe] == ' ' || text[pe] == '\t'))
-		pe--;
-	return pe >= prev_ls && pe < n && (text[pe] == '\\' || text[pe] == ',');
+	for (size_t q = 0; q < s->knobs.n; q++) {
+		const muh_knob *o = (const muh_knob *)s->knobs.p + q;
+		if (!strcmp(o->kind, "engine_arg") && strcmp(o->scope, "<deployment>") &&
+		    o->line != 0 && !strcmp(o->name, name))
+			return o;
+	}
+	return NULL;
 }
 
-/* Deployment files: YAML that holds an engine command line
- * (`--max-num-seqs 1`). Each flag is an engine_arg knob. */
+/* Deployment files: YAML that launches an engine, read by deploy_parse with
+ * the server's own argument semantics (src/deploy.c). Each server argument
+ * and each env entry is an engine_arg knob in scope <deployment>: its value
+ * span is the value's text (a flag's: the flag); a --no-X negation is the
+ * knob no_X. Files that are not launch files are skipped. */
 static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	for (int yi = 0; yi < s->nyamls; yi++) {
@@ -1815,150 +1802,86 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		char *text = read_file(path, &n);
 		if (!text)
 			continue;
-		if (n > (1u << 24) || !memmem(text, n, "--", 2) ||
+		if (n > (1u << 24) || !memmem(text, n, "-", 1) ||
 		    !(memmem(text, n, "vllm", 4) || memmem(text, n, "serve", 5) ||
-		      memmem(text, n, "api_server", 10))) {
+		      memmem(text, n, "api_server", 10) || memmem(text, n, "llama", 5))) {
 			free(text);
 			continue;
 		}
-		int line = 1, cmd_line = 0, cmd_active = 0;
-		size_t ls = 0, prev_ls = 0;
-		for (size_t i = 0; i + 2 < n; i++) {
-			if (text[i] == '\n') {
-				line++;
-				prev_ls = ls;
-				ls = i + 1;
-				/* lines without flags still end or continue a command */
-				if (cmd_line != line) {
-					cmd_active =
-					    yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
-					cmd_line = line;
-				}
-				continue;
-			}
-			if (text[i] != '-' || text[i + 1] != '-' ||
-			    (i > 0 && text[i - 1] != ' ' && text[i - 1] != '\t' &&
-			     text[i - 1] != '"' && text[i - 1] != '\'' && text[i - 1] != '[' &&
-			     text[i - 1] != '\n'))
-				continue;
-			size_t a = i + 2, e = a;
-			while (e < n && ((text[e] >= 'a' && text[e] <= 'z') ||
-			                 (text[e] >= '0' && text[e] <= '9') || text[e] == '-' ||
-			                 text[e] == '_'))
-				e++;
-			if (e == a || e - a > 100 || !(text[a] >= 'a' && text[a] <= 'z'))
-				continue;
-			char name[128];
-			size_t nl = 0;
-			for (size_t j = a; j < e && nl + 1 < sizeof(name); j++)
-				name[nl++] = text[j] == '-' ? '_' : text[j];
-			name[nl] = '\0';
-			/* the value: after ' ' or '=', up to a space/quote/comma/newline */
-			size_t vs = e, ve;
-			int vline = line;
-			size_t vls = ls;
-			/* `--flag value`, `--flag=value`, `"--flag", "value"`, or a YAML
-			 * list item on the next line */
-			while (vs < n && (text[vs] == ' ' || text[vs] == '=' || text[vs] == '"' ||
-			                  text[vs] == '\'' || text[vs] == ',' || text[vs] == '\t' ||
-			                  text[vs] == '\n' || text[vs] == '\r' ||
-			                  (text[vs] == '-' && vs + 1 < n && text[vs + 1] == ' '))) {
-				if (text[vs] == '\n') {
-					vline++;
-					vls = vs + 1;
-				}
-				vs++;
-			}
-			ve = vs;
-			while (ve < n && text[ve] != ' ' && text[ve] != '\n' && text[ve] != '\r' &&
-			       text[ve] != '"' && text[ve] != '\'' && text[ve] != ',' &&
-			       text[ve] != ']' && text[ve] != '\\')
-				ve++;
-			/* a flag counts when its line names the engine's command, or
-			 * when the tree has an engine-argument field of that name
-			 * (so `docker run --ipc host` lines are not engine knobs) */
-			if (cmd_line != line) { /* first flag on this line: update the state */
-				cmd_active = yaml_cmd_line(text, n, ls, prev_ls, cmd_active);
-				cmd_line = line;
-			}
-			int cmdline = cmd_active;
-			int is_field = 0;
-			for (size_t q = 0; q < s->knobs.n && !is_field; q++) {
-				const muh_knob *o = (const muh_knob *)s->knobs.p + q;
-				is_field = !strcmp(o->kind, "engine_arg") &&
-				           strcmp(o->scope, "<deployment>") &&
-				           (!strcmp(o->name, name) || (!strncmp(name, "no_", 3) &&
-				                                       !strcmp(o->name, name + 3)));
-			}
-			if (!cmdline && !is_field)
-				continue;
-			int flag =
-			    (ve == vs || (ve - vs >= 2 && text[vs] == '-' && text[vs + 1] == '-') ||
-			     text[vs] == '#');
+		deploy_file *df = NULL;
+		muh_diag dd;
+		if (deploy_parse(rel, text, n, NULL, &df, &dd)) {
+			free(text);
+			continue;
+		}
+		uint64_t hash = 14695981039346656037ULL; /* FNV-1a 64, as patch_fnv1a64 */
+		for (size_t i = 0; i < n; i++) {
+			hash ^= (unsigned char)text[i];
+			hash *= 1099511628211ULL;
+		}
+		for (size_t ai = 0; ai < df->nargs; ai++) {
+			const deploy_arg *a = &df->args[ai];
+			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
+			const char *name =
+			    neg ? sa_fmt(s, "no_%s", a->name) : sa_str(s, a->name);
+			if (!name)
+				break;
 			pf_knob k = {0};
 			k.kind = PF_K_ENGINE_ARG;
-			k.name = sa_str(s, name);
+			k.name = name;
 			k.scope = -1;
-			k.line = k.end_line = line;
-			if (flag) {
-				k.start = (uint32_t)a - 2;
-				k.end = (uint32_t)e;
-				k.text = "(flag)";
-				k.eval = "True";
-			} else {
-				char val[256];
-				snprintf(val, sizeof(val), "%.*s",
-				         (int)(ve - vs < 255 ? ve - vs : 255), text + vs);
-				k.start = (uint32_t)vs;
-				k.end = (uint32_t)ve;
-				k.text = sa_str(s, val);
-				k.line = k.end_line = vline;
-				ls = vls;
-			}
-			k.col = (int)(k.start - ls) + 1;
-			k.end_col = (int)(k.end - ls) + 1;
-			/* is there an engine-argument field of that name? */
+			size_t vs = a->val_start, ve = a->val_end;
+			if (vs == (size_t)-1 || ve < vs || ve > n)
+				vs = ve = a->tok_start; /* no plain span: deploy_set still edits it */
+			k.start = (uint32_t)vs;
+			k.end = (uint32_t)ve;
+			int l0, c0, l1, c1;
+			diag_linecol(text, vs, &l0, &c0);
+			diag_linecol(text, ve, &l1, &c1);
+			k.line = l0;
+			k.col = c0;
+			k.end_line = l1;
+			k.end_col = c1;
+			k.text = a->kind == DEPLOY_OPT || env ? sa_str(s, a->value) : "True";
+			k.eval = k.text;
 			enum scan_verdict v = SCAN_UNKNOWN;
-			const char *why =
-			    sa_fmt(s, "no engine-argument field named %s in this tree", name);
-			step_file(b, rel, line, "deployment file passes --" /* name follows */);
-			b->steps.n--; /* replaced below with the full note */
-			step_file(b, rel, line,
-			          sa_fmt(s, "deployment command line sets --%.*s", (int)(e - a),
-			                 text + a));
-			for (size_t q = 0; q < s->knobs.n; q++) {
-				muh_knob *o = (muh_knob *)s->knobs.p + q;
-				/* --no-X negates the boolean field X (BooleanOptionalAction) */
-				int neg = strcmp(o->name, name) && !strncmp(name, "no_", 3) &&
-				          !strcmp(o->name, name + 3);
-				if (strcmp(o->kind, "engine_arg") ||
-				    (strcmp(o->name, name) && !neg) || o->line == 0 ||
-				    !strcmp(o->scope, "<deployment>"))
-					continue;
-				step_file(b, o->file, o->line,
-				          sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
-				                 o->scope, o->name, neg ? ", negated by --no-" : "",
-				                 scan_verdict_name(o->verdict)));
-				v = o->verdict == SCAN_LIVE ? SCAN_LIVE : o->verdict;
-				why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
-				             o->name);
-				break;
+			const char *why;
+			if (env) {
+				step_file(b, rel, a->line,
+				          sa_fmt(s, "deployment file sets the environment variable %s",
+				                 a->name));
+				why = "environment variable of the engine's process";
+			} else {
+				step_file(b, rel, a->line,
+				          sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
+				                 a->name));
+				why = sa_fmt(s, "no engine-argument field named %s in this tree",
+				             a->name);
+				const muh_knob *o = engine_field(s, a->name);
+				if (o) {
+					step_file(b, o->file, o->line,
+					          sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
+					                 o->scope, o->name,
+					                 neg ? ", negated by --no-" : "",
+					                 scan_verdict_name(o->verdict)));
+					v = o->verdict;
+					why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
+					             o->name);
+				}
 			}
 			muh_knob *o = emit(s, b, -1, &k, rel, v, why);
 			if (!o)
 				break;
 			o->scope = "<deployment>";
+			o->file_hash = hash;
 			char key[1200];
 			snprintf(key, sizeof(key), "%s\x01%s\x01engine_arg", rel, name);
 			const char *kk = sa_str(s, key);
 			int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
 			int cnt = slot ? ++*slot : 0;
 			knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
-			if (!flag) {
-				line = vline;
-				i = ve - 1;
-			}
 		}
+		deploy_free(df);
 		free(text);
 	}
 }
