@@ -310,7 +310,10 @@ static char *samples_json(const muh_measurement *m)
 	return s;
 }
 
-int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d)
+/* store_put and store_replace: one transaction; replace != 0 overwrites a
+ * measurement the variant already has in run. */
+static int put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, int replace,
+	       muh_diag *d)
 {
 	char *cfg = config_json(v), *smp = samples_json(m);
 	if (!cfg || !smp) {
@@ -353,13 +356,14 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 		}
 	}
 	if (!rc) {
-		const char *sql =
-			"INSERT OR IGNORE INTO measurements(run_id, variant_id, status, samples, nsamples, median,"
-			" min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error, max_abs_err, rel_l2_err,"
-			" sm_clock_mhz, power_w, temp_c, t_build, t_verify, t_time, started_ms, finished_ms,"
-			" metrics)"
-			" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-			"?23,?24,?25)";
+#define PUT_COLS                                                                                   \
+	" INTO measurements(run_id, variant_id, status, samples, nsamples, median,"                   \
+	" min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error, max_abs_err, rel_l2_err,"   \
+	" sm_clock_mhz, power_w, temp_c, t_build, t_verify, t_time, started_ms, finished_ms,"         \
+	" metrics)"                                                                                   \
+	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"    \
+	"?23,?24,?25)"
+		const char *sql = replace ? "INSERT OR REPLACE" PUT_COLS : "INSERT OR IGNORE" PUT_COLS;
 		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
 			rc = sql_fail(st, d, "put measurement");
 		} else {
@@ -408,6 +412,16 @@ int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measur
 	free(cfg);
 	free(smp);
 	return rc;
+}
+
+int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d)
+{
+	return put(st, run, v, m, 0, d);
+}
+
+int store_replace(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d)
+{
+	return put(st, run, v, m, 1, d);
 }
 
 #define ROW_COLS                                                                                   \

@@ -86,6 +86,7 @@ static const struct key_desc keys[] = {
 	I("measure.max_samples", max_samples, 1, 1000000),
 	N("measure.max_time", max_time_s, 0, 86400),
 	I("measure.warmups", warmups, 0, 100000),
+	I("measure.drift_every", drift_every, 0, 1000000),
 	N("measure.min_sample_time", min_sample_s, 0, 10),
 	I("measure.isolate", isolate, 0, 1),
 	P("measure.cache_dir", cache_dir),
@@ -162,6 +163,8 @@ static int engine_target_check(const muh_spec *s, muh_target *t, const muh_kv *b
 		t->checks = 0;
 	if (!spec_kv(s, "measure.timeout"))
 		t->timeout_s = t->ready_timeout_s + 600;
+	if (!spec_kv(s, "measure.drift_every"))
+		t->drift_every = 8;
 	return MUH_OK;
 }
 

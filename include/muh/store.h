@@ -84,6 +84,9 @@ int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance,
 /* Records the finished measurement m of v in run, in one transaction. A
  * variant already recorded in that run is left as it is (returns MUH_OK). */
 int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
+/* Like store_put, but a measurement the variant already has in run is
+ * replaced (a re-measurement after drift), in the same one transaction. */
+int store_replace(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
 /* 1 when key has a finished measurement in run, 0 when not, <0 on error. */
 int store_has(muh_store *st, int64_t run, const char *key);
 /* Reads key's measurement in run into *m (caller frees). 1 found, 0 not. */

@@ -283,7 +283,96 @@ struct live {
 	long long measured, from_store, slo_missed;
 	double noise;
 	const muh_objective *objective;
+	/* drift: the defaults re-measured every target.drift_every variants */
+	uint32_t *since;   /* configurations measured since the last check, np each */
+	size_t nsince;
+	double baseline;   /* the defaults' score at the last check (NAN: none yet) */
+	long long drifts, remeasured;
+	int json;
 };
+
+static void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
+
+/* Measures configuration cfg and records it (replace: over its row). */
+static int measure_cfg(struct live *L, const uint32_t *cfg, int replace, muh_measurement *m, muh_diag *d)
+{
+	muh_variant v;
+	if (eval_variant_from_space(L->ec.space, cfg, L->ec.instance, &v))
+		return MUH_ENOMEM;
+	int rc = eval_measure(L->ev, &v, m, d);
+	if (!rc)
+		rc = replace ? store_replace(L->st, L->run, &v, m, d) : store_put(L->st, L->run, &v, m, d);
+	eval_variant_free(&v);
+	return rc;
+}
+
+/* The drift check: the defaults measured again. When their score moved
+ * beyond the noise (at least 5%, or twice the run's noise) since the last
+ * check, says so and measures again every variant measured since, over
+ * their rows in the store. The defaults' new score is the next baseline. */
+static int drift_check(struct live *L)
+{
+	const muh_space *sp = L->ec.space;
+	size_t np = space_nparams(sp);
+	uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+	muh_measurement m;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = MUH_OK;
+	if (!def || !space_default(sp, def)) {
+		free(def);
+		L->nsince = 0;
+		return def ? MUH_OK : MUH_ENOMEM;
+	}
+	measurement_init(&m);
+	muh_variant v;
+	if (eval_variant_from_space(sp, def, L->ec.instance, &v)) {
+		free(def);
+		return MUH_ENOMEM;
+	}
+	if (!isfinite(L->baseline)) { /* the first check: the defaults as stored */
+		muh_measurement first;
+		if (store_get(L->st, L->run, v.key, &first) == 1)
+			L->baseline = objective_score(L->objective, &first);
+		measurement_free(&first);
+	}
+	rc = eval_measure(L->ev, &v, &m, &d);
+	double now = objective_score(L->objective, &m);
+	measurement_free(&m);
+	double thr = isfinite(L->noise) && 2 * L->noise > 0.05 ? 2 * L->noise : 0.05;
+	double moved = isfinite(now) && isfinite(L->baseline) ? now / L->baseline - 1 : 0;
+	if (!rc && fabs(moved) > thr) {
+		L->drifts++;
+		if (L->json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "event", "drift");
+			cJSON_AddStringToObject(o, "defaults", v.key);
+			cJSON_AddNumberToObject(o, "moved", moved);
+			cJSON_AddNumberToObject(o, "threshold", thr);
+			cJSON_AddNumberToObject(o, "remeasure", (double)L->nsince);
+			print_line(o);
+		} else {
+			fprintf(stderr,
+				"muh tune: drift: the defaults' score moved %+.1f%% since the last check (more than "
+				"the %.1f%% noise allows); measuring again the %zu variant(s) measured since\n",
+				100 * moved, 100 * thr, L->nsince);
+		}
+		for (size_t i = 0; i < L->nsince && !rc; i++) {
+			measurement_init(&m);
+			rc = measure_cfg(L, L->since + i * np, 1, &m, &d);
+			measurement_free(&m);
+			L->remeasured++;
+		}
+	}
+	if (isfinite(now))
+		L->baseline = now;
+	if (rc)
+		fprintf(stderr, "muh tune: %s\n", d.msg);
+	L->nsince = 0;
+	eval_variant_free(&v);
+	free(def);
+	return rc;
+}
 
 /* What the strategy is told of measurement m: its score under the
  * objective (the median time for kernel specs), and an SLO miss as a
@@ -325,6 +414,13 @@ static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 		if (rc)
 			fprintf(stderr, "muh tune: %s\n", d.msg);
 		L->measured++;
+		int every = L->ec.target.drift_every;
+		if (!rc && every > 0 && L->since) {
+			size_t np = space_nparams(L->ec.space);
+			memcpy(L->since + L->nsince * np, cfg, np * sizeof(uint32_t));
+			if (++L->nsince >= (size_t)every)
+				rc = drift_check(L);
+		}
 	}
 	score_measurement(L->objective, &m, out);
 	L->slo_missed += out->status == SLO_MISS;
@@ -338,6 +434,7 @@ static void live_release(void *ctx)
 	struct live *L = ctx;
 	eval_close(L->ev);
 	store_close(L->st);
+	free(L->since);
 	free(L);
 }
 
@@ -354,6 +451,8 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 	L->ec.space = (muh_space *)sp;
 	L->ec.instance = inst;
 	L->noise = NAN;
+	L->baseline = NAN;
+	L->json = json;
 	L->objective = objective;
 	muh_diag d;
 	diag_clear(&d);
@@ -387,6 +486,11 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 		eval_variant_free(&v);
 	}
 	free(def);
+	if (L->ec.target.drift_every > 0 &&
+	    !(L->since = calloc((size_t)L->ec.target.drift_every * (space_nparams(sp) + 1), sizeof(uint32_t)))) {
+		live_release(L);
+		return cli_fail(MUH_ENOMEM, NULL);
+	}
 	obj->fn = live_objective;
 	obj->ctx = L;
 	obj->release = live_release;
@@ -577,6 +681,10 @@ static void print_live_speedup(const muh_space *sp, struct live *L, const strate
 	measurement_free(&d);
 	printf("measured    %lld variant(s) now; %lld answered from the store\n", L->measured,
 	       L->from_store);
+	if (L->drifts)
+		printf("drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
+		       "(the store and the summary hold the new values)\n",
+		       L->drifts, L->remeasured);
 }
 
 /* Every variant of a live run with a measured-metric objective, and the
