@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "muh/eval.h"
+#include "muh/objective.h"
 #include "muh/store.h"
 #include "muh/svg.h"
 
@@ -25,6 +26,11 @@ static const char help[] =
 	"failed, the best time and its variant, the defaults' time and the speedup,\n"
 	"and the machine noise the run measured (a speedup inside the noise is a tie);\n"
 	"then the status counts.\n"
+	"\n"
+	"A run whose spec has an objective other than time (objective: {maximize:\n"
+	"output_tokens_per_s, subject_to: [...]}, engine specs) is ranked by it: best\n"
+	"and default show that metric, the best meets the SLOs, and a line under the\n"
+	"table names the objective and the best that ignores the SLOs when it differs.\n"
 	"\n"
 	"options:\n"
 	"  --svg DIR   also write, per run, DIR/run<ID>-best-so-far.svg (best time\n"
@@ -47,6 +53,9 @@ struct runstat {
 	char *best_key;
 	double deflt; /* NAN when the defaults were not measured */
 	char *default_key;
+	muh_objective obj;  /* the spec's objective ({minimize: time} when it cannot be read) */
+	double best_any;    /* the best score ignoring the SLOs */
+	char *best_any_key;
 	double *order_best; /* best-so-far after each measurement */
 	double *ok_times;
 	size_t cap;
@@ -117,6 +126,15 @@ static int on_run(void *ud, const store_run *r)
 	rs->best = NAN;
 	rs->deflt = NAN;
 	rs->default_key = default_key(r->spec_path);
+	rs->best_any = NAN;
+	objective_default(&rs->obj);
+	muh_spec *sp;
+	muh_diag d;
+	if (r->spec_path && *r->spec_path && !spec_load(r->spec_path, &sp, &d)) {
+		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &rs->obj, &d))
+			objective_default(&rs->obj);
+		spec_free(sp);
+	}
 	return 0;
 }
 
@@ -142,15 +160,21 @@ static int on_row(void *ud, const store_row *row)
 	const muh_measurement *m = row->m;
 	if ((int)m->status >= 0 && (int)m->status < NSTATUS)
 		rs->status[m->status]++;
-	if (m->status == EVAL_OK && isfinite(m->median)) {
-		rs->ok_times[rs->nok++] = m->median;
-		if (!(m->median >= rs->best)) {
-			rs->best = m->median;
+	double score = objective_score(&rs->obj, m);
+	if (m->status == EVAL_OK && isfinite(score)) {
+		rs->ok_times[rs->nok++] = score;
+		if (objective_feasible(&rs->obj, m, NULL, 0) && !(score >= rs->best)) {
+			rs->best = score;
 			free(rs->best_key);
 			rs->best_key = strdup(row->key);
 		}
+		if (!(score >= rs->best_any)) {
+			rs->best_any = score;
+			free(rs->best_any_key);
+			rs->best_any_key = strdup(row->key);
+		}
 		if (rs->default_key && !strcmp(rs->default_key, row->key))
-			rs->deflt = m->median;
+			rs->deflt = score;
 	}
 	rs->order_best[rs->n++] = rs->best;
 	return 0;
@@ -283,12 +307,22 @@ static int run(int argc, char **argv)
 			cJSON_AddStringToObject(e, "profile", rs->hw);
 			cJSON_AddNumberToObject(e, "variants", (double)rs->n);
 			cJSON_AddNumberToObject(e, "ok", (double)rs->nok);
+			int is_time = !strcmp(rs->obj.metric, "time");
+			char desc[1024];
+			objective_describe(&rs->obj, desc, sizeof(desc));
+			cJSON_AddStringToObject(e, "objective", desc);
 			if (isfinite(rs->best)) {
-				cJSON_AddNumberToObject(e, "best_s", rs->best);
+				cJSON_AddNumberToObject(e, is_time ? "best_s" : "best_value",
+							objective_value(&rs->obj, rs->best));
 				cJSON_AddStringToObject(e, "best", rs->best_key);
 			}
+			if (isfinite(rs->best_any) && rs->best_key && strcmp(rs->best_any_key, rs->best_key)) {
+				cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&rs->obj, rs->best_any));
+				cJSON_AddStringToObject(e, "unconstrained_best", rs->best_any_key);
+			}
 			if (isfinite(rs->deflt))
-				cJSON_AddNumberToObject(e, "default_s", rs->deflt);
+				cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
+							objective_value(&rs->obj, rs->deflt));
 			if (isfinite(rs->r.noise))
 				cJSON_AddNumberToObject(e, "noise", rs->r.noise);
 			cJSON *stc = cJSON_AddObjectToObject(e, "status");
@@ -315,8 +349,13 @@ static int run(int argc, char **argv)
 		for (size_t i = 0; i < cx.n; i++) {
 			const struct runstat *rs = &cx.runs[i];
 			char b[32], df[32], sp[32], nz[32];
-			fmt_time(b, sizeof(b), rs->best);
-			fmt_time(df, sizeof(df), rs->deflt);
+			if (!strcmp(rs->obj.metric, "time")) {
+				fmt_time(b, sizeof(b), rs->best);
+				fmt_time(df, sizeof(df), rs->deflt);
+			} else {
+				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best), b, sizeof(b));
+				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->deflt), df, sizeof(df));
+			}
 			fmt_speedup(sp, sizeof(sp), rs);
 			if (isfinite(rs->r.noise))
 				snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
@@ -326,6 +365,19 @@ static int run(int argc, char **argv)
 			       (long long)rs->r.id, rs->spec_name, rs->problem[0] ? rs->problem : "-",
 			       rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
 			       rs->best_key ? rs->best_key : "-");
+		}
+		for (size_t i = 0; i < cx.n; i++) {
+			const struct runstat *rs = &cx.runs[i];
+			if (objective_is_time(&rs->obj))
+				continue;
+			char desc[1024], b[32];
+			objective_describe(&rs->obj, desc, sizeof(desc));
+			printf("\nrun %lld: %s", (long long)rs->r.id, desc);
+			if (isfinite(rs->best_any) && (!rs->best_key || strcmp(rs->best_any_key, rs->best_key))) {
+				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best_any), b, sizeof(b));
+				printf("; ignoring the SLOs the best is %s  %s", b, rs->best_any_key);
+			}
+			printf("\n");
 		}
 		printf("\nstatus:");
 		for (int k = 0; k < NSTATUS; k++)
@@ -343,6 +395,7 @@ static int run(int argc, char **argv)
 		free(rs->backend);
 		free(rs->hw);
 		free(rs->best_key);
+		free(rs->best_any_key);
 		free(rs->default_key);
 		free(rs->order_best);
 		free(rs->ok_times);

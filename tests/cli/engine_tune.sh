@@ -101,6 +101,12 @@ expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
 grep -E '^winner +under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
 	fail "the SLO winner is the variant that misses the SLO"
 
+# muh report ranks the run by its objective, in tokens/s
+run "$MUH" report "$TMP/t.db"
+expect_rc 0 "muh report"
+expect_in out '^1 +llama-tiny +- +engine +8 +[0-9]+ +[0-9]+ +[0-9.]+ tok/s +[0-9.]+ tok/s' "report: best and default in tok/s"
+expect_in out '^run 1: maximize output_tokens_per_s subject to errors == 0, ttft_p99 <= 10s' "report: the objective"
+
 # resume: the same command again measures nothing
 run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
 expect_rc 0 "resumed tune"
