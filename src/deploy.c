@@ -2019,8 +2019,12 @@ static int verify(const deploy_file *f, const char *name, int env, const char *v
 	else if (got && !norm_eq(is_bool ? "bool" : got->type, got->value, value))
 		why = "it would read back differently";
 	else if (!got) {
+		/* absent: a bool reads as its default; an unknown default is taken
+		 * as what removing the flag asked for */
+		const deploy_option *o = opt_by_name(f->schema, name);
 		const char *dv = env ? NULL : absent_value(f->schema, name, is_bool);
-		if (!dv || !norm_eq("bool", dv, value))
+		int unknown = is_bool && (!o || !o->deflt) && deploy_find(f, name);
+		if (!unknown && (!dv || !norm_eq("bool", dv, value)))
 			why = "it would be absent";
 	}
 	if (ok && !why) {
@@ -2299,10 +2303,12 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 			const char *w1 = NULL, *w2 = NULL;
 			char negf[270];
 			if (a) {
-				/* remove the flag (or --no-X), maybe put the other one */
+				/* remove the flag (or --no-X); put the other one only where
+				 * the default is known to differ */
 				es = a->tok_start;
 				ee = a->tok_end;
 				int want = is_true(value);
+				absent = o ? o->deflt : NULL;
 				if (!absent || norm_eq("bool", absent, want ? "True" : "False"))
 					w1 = NULL;
 				else if (want)

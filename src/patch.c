@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "muh/deploy.h"
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
@@ -37,6 +38,8 @@ struct edit {
 	uint32_t start, end;
 	char *text;
 	uint64_t hash; /* file hash at scan time; 0 = unknown */
+	char *deploy;  /* a deployment file's argument: its knob name, set by
+	                  deploy_set (argv-aware) instead of a byte edit */
 };
 
 struct pfile {
@@ -94,6 +97,7 @@ void patch_plan_free(muh_patch *p)
 	for (size_t i = 0; i < p->nedits; i++) {
 		free(p->edits[i].file);
 		free(p->edits[i].text);
+		free(p->edits[i].deploy);
 	}
 	free(p->edits);
 	free_files(p);
@@ -185,9 +189,14 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 	e->start = alt >= 0 ? k->alts[alt].start : k->start;
 	e->end = alt >= 0 ? k->alts[alt].end : k->end;
 	e->hash = k->file_hash;
-	if (!e->file || !e->text) {
+	if (k->kind && !strcmp(k->kind, "engine_arg") && k->scope &&
+	    !strcmp(k->scope, "<deployment>"))
+		e->deploy = strdup(k->name);
+	if (!e->file || !e->text || (!e->deploy && k->scope && !strcmp(k->scope, "<deployment>") &&
+				     !strcmp(k->kind, "engine_arg"))) {
 		free(e->file);
 		free(e->text);
+		free(e->deploy);
 		return MUH_ENOMEM;
 	}
 	p->nedits++;
@@ -223,6 +232,68 @@ static int by_file_then_start(const void *a, const void *b)
 	if (c)
 		return c;
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The edits of a deployment file, one argument at a time through
+ * deploy_set: a flag set False is removed, an absent argument added, and
+ * what does not read back is refused. A knob no_X (a --no-X negation) set
+ * to V sets X to not V. */
+static int deploy_edits(struct pfile *f, muh_diag *d)
+{
+	char *cur = malloc(f->oldlen + 1);
+	size_t curlen = f->oldlen;
+	if (!cur)
+		return MUH_ENOMEM;
+	memcpy(cur, f->old, f->oldlen + 1);
+	int rc = MUH_OK;
+	for (size_t k = 0; k < f->nedits && !rc; k++) {
+		const struct edit *e = f->edits[k];
+		if (!e->deploy) {
+			diag_at(d, f->rel, 0, 0, NULL);
+			rc = diag_errorf(d, "knob %s: a byte edit in a deployment file; scan again", e->id);
+			break;
+		}
+		deploy_file *df = NULL;
+		rc = deploy_parse(f->rel, cur, curlen, NULL, &df, d);
+		if (rc)
+			break;
+		const char *name = e->deploy, *value = e->text;
+		const deploy_arg *a = deploy_find(df, name);
+		if ((!a || strcmp(a->name, name)) && !strncmp(name, "no_", 3)) {
+			const deploy_arg *x = deploy_find(df, name + 3);
+			if (!a && (!x || x->kind == DEPLOY_NEG)) {
+				name += 3; /* the negation of X */
+				int t = !strcmp(value, "True") || !strcmp(value, "true") ||
+					!strcmp(value, "1");
+				int fl = !strcmp(value, "False") || !strcmp(value, "false") ||
+					 !strcmp(value, "0");
+				if (!t && !fl) {
+					deploy_free(df);
+					diag_at(d, f->rel, 0, 0, NULL);
+					rc = diag_errorf(d, "knob %s: --no-%s is a flag (True or False), not %s",
+							 e->id, name, value);
+					break;
+				}
+				value = t ? "False" : "True";
+			}
+		}
+		char *nt = NULL;
+		size_t nl = 0;
+		rc = deploy_set(df, name, value, &nt, &nl, d);
+		deploy_free(df);
+		if (rc)
+			break;
+		free(cur);
+		cur = nt;
+		curlen = nl;
+	}
+	if (rc) {
+		free(cur);
+		return rc;
+	}
+	f->new = cur;
+	f->newlen = curlen;
+	return MUH_OK;
 }
 
 int patch_plan_build(muh_patch *p, muh_diag *d)
@@ -268,13 +339,13 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 					       "(content hash %016llx, scanned %016llx); scan again",
 					    (unsigned long long)h, (unsigned long long)e->hash);
 				rc = MUH_EINPUT;
-			} else if (e->end < e->start || e->end > f->oldlen) {
+			} else if (!e->deploy && (e->end < e->start || e->end > f->oldlen)) {
 				diag_at(d, f->rel, 0, 0, NULL);
 				diag_errorf(d, "knob %s: byte span %u..%u is outside the file (%zu bytes); "
 					       "scan again",
 					    e->id, e->start, e->end, f->oldlen);
 				rc = MUH_EINPUT;
-			} else if (k && e->start < f->edits[k - 1]->end) {
+			} else if (!e->deploy && k && e->start < f->edits[k - 1]->end) {
 				diag_at(d, f->rel, 0, 0, NULL);
 				diag_errorf(d, "knobs %s and %s overlap; set one of them", f->edits[k - 1]->id,
 					    e->id);
@@ -284,6 +355,13 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 		}
 		if (rc)
 			break;
+		if (f->edits[0]->deploy) {
+			rc = deploy_edits(f, d);
+			if (rc)
+				break;
+			i = j;
+			continue;
+		}
 		f->new = malloc(total + 1);
 		if (!f->new) {
 			rc = MUH_ENOMEM;
@@ -446,7 +524,25 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 	/* map each edit to whole old lines; merge edits that share lines */
 	size_t nch = 0;
 	long long shift = 0; /* new offset - old offset, before the current edit */
-	for (size_t k = 0; k < f->nedits; k++) {
+	if (f->edits[0]->deploy && L.n) {
+		/* deploy_set rewrote the file: one change, the lines between the
+		 * common prefix and the common suffix */
+		size_t p = 0, q = 0;
+		while (p < f->oldlen && p < f->newlen && f->old[p] == f->new[p])
+			p++;
+		size_t la = line_of(&L, p < f->oldlen ? p : f->oldlen - 1);
+		while (q < f->oldlen - L.ls[la] && q < f->newlen - L.ls[la] &&
+		       f->old[f->oldlen - 1 - q] == f->new[f->newlen - 1 - q])
+			q++;
+		size_t oe = f->oldlen - q;
+		size_t lb = oe > L.ls[la] ? line_of(&L, oe - 1) : la;
+		ch[0].la = la;
+		ch[0].lb = lb;
+		ch[0].na = L.ls[la];
+		ch[0].nb = (size_t)((long long)L.ls[lb + 1] + (long long)f->newlen - (long long)f->oldlen);
+		nch = 1;
+	}
+	for (size_t k = 0; k < f->nedits && !f->edits[0]->deploy; k++) {
 		const struct edit *e = f->edits[k];
 		size_t la = line_of(&L, e->start < f->oldlen ? e->start : f->oldlen - 1);
 		size_t endpos = e->end > e->start ? e->end - 1 : e->start;

@@ -1792,8 +1792,9 @@ static const muh_knob *engine_field(const muh_surface *s, const char *name)
  * knob no_X. Files that are not launch files are skipped. */
 static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 {
-	for (int yi = 0; yi < s->nyamls; yi++) {
-		const char *rel = s->yamls[yi];
+	for (int yi = 0; yi < s->nyamls + s->njsons; yi++) {
+		int json = yi >= s->nyamls;
+		const char *rel = json ? s->jsons[yi - s->nyamls] : s->yamls[yi];
 		if (path_is_test(rel))
 			continue;
 		char path[8192];
@@ -1802,7 +1803,8 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		char *text = read_file(path, &n);
 		if (!text)
 			continue;
-		if (n > (1u << 24) || !memmem(text, n, "-", 1) ||
+		size_t lead = strspn(text, " \t\r\n");
+		if (n > (1u << 24) || !memmem(text, n, "-", 1) || (json && text[lead] != '[') ||
 		    !(memmem(text, n, "vllm", 4) || memmem(text, n, "serve", 5) ||
 		      memmem(text, n, "api_server", 10) || memmem(text, n, "llama", 5))) {
 			free(text);
@@ -1814,11 +1816,7 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			free(text);
 			continue;
 		}
-		uint64_t hash = 14695981039346656037ULL; /* FNV-1a 64, as patch_fnv1a64 */
-		for (size_t i = 0; i < n; i++) {
-			hash ^= (unsigned char)text[i];
-			hash *= 1099511628211ULL;
-		}
+		uint64_t hash = pyfile_hash(text, n); /* what patch checks for drift */
 		for (size_t ai = 0; ai < df->nargs; ai++) {
 			const deploy_arg *a = &df->args[ai];
 			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
