@@ -778,6 +778,38 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 		printf("winner      ignoring the SLOs: the same variant\n");
 }
 
+/* After drift re-measurements the store holds newer values than the
+ * strategy saw: the result's records take them, and the best is found
+ * again, so that the tables and the store agree. */
+static void refresh_from_store(struct live *L, const muh_space *sp, strategy_result *r)
+{
+	if (!L->remeasured)
+		return;
+	uint32_t *cfg = malloc((space_nparams(sp) + 1) * sizeof(uint32_t));
+	char key[4096];
+	if (!cfg)
+		return;
+	r->have_best = 0;
+	for (uint64_t i = 0; i < r->nrecords; i++) {
+		strategy_record *rec = &r->records[i];
+		muh_measurement m;
+		space_config_at(sp, rec->index, cfg);
+		space_key(sp, cfg, key, sizeof(key));
+		if (store_get(L->st, L->run, key, &m) == 1) {
+			strategy_measurement sm;
+			score_measurement(L->objective, &m, &sm);
+			rec->status = sm.status;
+			rec->time_s = sm.status == 0 ? sm.time_s : INFINITY;
+		}
+		measurement_free(&m);
+		if (rec->status == 0 && (!r->have_best || rec->time_s < r->records[r->best].time_s)) {
+			r->have_best = 1;
+			r->best = i;
+		}
+	}
+	free(cfg);
+}
+
 static const char *stop_name(enum strategy_stop s)
 {
 	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
@@ -1063,6 +1095,8 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "muh tune: %s\n", d.msg);
 		ex = EXIT_USAGE;
 	} else {
+		if (obj.live)
+			refresh_from_store(obj.live, sp, &r);
 		print_result(sp, &o, &r, &obj, (size_t)topk, json);
 		if (obj.live && !objective_is_time(&objective))
 			print_summary(obj.live->st, obj.live->run, &objective, json);
