@@ -2334,8 +2334,8 @@ static int ladder(long long v, long long *out)
 
 static int spec_eligible(const muh_knob *k)
 {
-	if (k->verdict != SCAN_LIVE)
-		return 0;
+	if (k->verdict != SCAN_LIVE || !strcmp(k->scope, "<deployment>"))
+		return 0; /* deployment files get engine specs: write_engine_spec */
 	if (strcmp(k->kind, "constant") && strcmp(k->kind, "override") &&
 	    strcmp(k->kind, "config_dict") && strcmp(k->kind, "capability") &&
 	    strcmp(k->kind, "constexpr") && strcmp(k->kind, "engine_arg"))
@@ -2348,6 +2348,182 @@ static int spec_eligible(const muh_knob *k)
 	char *end;
 	strtoll(e, &end, 10);
 	return *end == '\0';
+}
+
+/* Is this server argument worth tuning by default? Not the model, the
+ * address, the seed or the device split. */
+static int engine_param_name(const char *n)
+{
+	static const char *no[] = {"model", "host", "port", "seed", "tensor_parallel_size",
+	                           "pipeline_parallel_size", "data_parallel_size", "main_gpu",
+	                           "n_gpu_layers", "served_model_name", "api_key", "timeout",
+	                           "max_model_len", "trust_remote_code", "disable_log_requests",
+	                           "disable_log_stats", "metrics", "webui", "jinja", NULL};
+	for (int i = 0; no[i]; i++)
+		if (!strcmp(no[i], n))
+			return 0;
+	return 1;
+}
+
+/* One runnable engine spec for the deployment file rel (see docs/engine.md):
+ * every live-or-unknown numeric or boolean server argument is a param
+ * (powers of two around the file's value, both states of a flag, a choice's
+ * integer choices), default the file's value, with the engine's couplings
+ * as constraints. Returns 1 when written, 0 when the file has no params,
+ * or MUH_* < 0 negated on error. */
+static int write_engine_spec(const muh_surface *s, const char *dir, const char *rel, muh_diag *d)
+{
+	char path[8192];
+	snprintf(path, sizeof(path), "%s/%s", s->root, rel);
+	deploy_file *df = NULL;
+	muh_diag dd;
+	if (deploy_load(path, NULL, &df, &dd))
+		return 0;
+	char fname[1024];
+	snprintf(fname, sizeof(fname), "%s", rel);
+	for (char *p = fname; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			*p = '_';
+	const char *base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	char stem[256];
+	snprintf(stem, sizeof(stem), "%.*s", (int)strcspn(base, "."), base);
+	char abs[PATH_MAX];
+	if (!realpath(path, abs))
+		snprintf(abs, sizeof(abs), "%.4000s", path);
+	char out[4096];
+	snprintf(out, sizeof(out), "%.2000s/%.1000s.yaml", dir, fname);
+	int llama = df->schema && !strcmp(df->schema->engine, "llama.cpp");
+	/* the params first, so that a file with none writes nothing */
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *mb = open_memstream(&body, &blen);
+	if (!mb) {
+		deploy_free(df);
+		return -MUH_ENOMEM;
+	}
+	int np = 0, has_seqs = 0, has_btok = 0, has_ctx = 0, has_par = 0, has_b = 0, has_ub = 0;
+	for (size_t i = 0; i < df->nargs; i++) {
+		const deploy_arg *a = &df->args[i];
+		if (a->kind == DEPLOY_ENV || !engine_param_name(a->name))
+			continue;
+		int bad = 0;
+		for (size_t q = 0; q < s->knobs.n && !bad; q++) {
+			const muh_knob *k = (const muh_knob *)s->knobs.p + q;
+			bad = !strcmp(k->file, rel) && !strcmp(k->scope, "<deployment>") &&
+			      (!strcmp(k->name, a->name) ||
+			       (a->kind == DEPLOY_NEG && !strncmp(k->name, "no_", 3) &&
+			        !strcmp(k->name + 3, a->name))) &&
+			      (k->verdict == SCAN_DEAD || k->verdict == SCAN_UNSAFE ||
+			       k->verdict == SCAN_PLATFORM);
+		}
+		if (bad)
+			continue;
+		if (a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG ||
+		    (!strcmp(a->type, "bool") && (!strcmp(a->value, "True") ||
+		                                  !strcmp(a->value, "False")))) {
+			if (strcmp(a->type, "bool"))
+				continue; /* an optional-value flag such as -fa */
+			fprintf(mb, "  %s: {values: [0, 1], default: %d}\n", a->name,
+			        a->kind == DEPLOY_NEG ? 0 : strcmp(a->value, "False") != 0);
+		} else if (!strcmp(a->type, "int") || !strcmp(a->type, "choice")) {
+			char *end;
+			long long v = strtoll(a->value, &end, 10);
+			if (*end || end == a->value || v < 1)
+				continue;
+			long long vals[16];
+			int nv = 0;
+			const deploy_option *o = NULL;
+			for (size_t q = 0; df->schema && q < df->schema->n; q++)
+				if (!strcmp(df->schema->opts[q].name, a->name))
+					o = &df->schema->opts[q];
+			if (!strcmp(a->type, "choice")) {
+				if (!o || !o->choices)
+					continue;
+				int ok = 1;
+				for (const char *p = o->choices; *p && ok && nv < 16;) {
+					long long x = strtoll(p, &end, 10);
+					ok = end != p && (*end == '|' || !*end);
+					if (ok)
+						vals[nv++] = x;
+					p = *end ? end + 1 : end;
+				}
+				if (!ok)
+					continue;
+			} else {
+				nv = ladder(v, vals);
+			}
+			fprintf(mb, "  %s: {values: [", a->name);
+			for (int q = 0; q < nv; q++)
+				fprintf(mb, "%s%lld", q ? ", " : "", vals[q]);
+			fprintf(mb, "], default: %lld}\n", v);
+		} else {
+			continue;
+		}
+		np++;
+		has_seqs |= !strcmp(a->name, "max_num_seqs");
+		has_btok |= !strcmp(a->name, "max_num_batched_tokens");
+		has_ctx |= !strcmp(a->name, "ctx_size");
+		has_par |= !strcmp(a->name, "parallel");
+		has_b |= !strcmp(a->name, "batch_size");
+		has_ub |= !strcmp(a->name, "ubatch_size");
+	}
+	if (fclose(mb)) {
+		free(body);
+		deploy_free(df);
+		return -MUH_ENOMEM;
+	}
+	deploy_free(df);
+	if (!np) {
+		free(body);
+		return 0;
+	}
+	FILE *fp = fopen(out, "w");
+	if (!fp) {
+		free(body);
+		diag_clear(d);
+		diag_errorf(d, "cannot write '%s': %s", out, strerror(errno));
+		return -MUH_EENV;
+	}
+	fprintf(fp,
+	        "# engine spec written by `muh scan` from the deployment file %s\n"
+	        "name: %s\n"
+	        "target:\n"
+	        "  backend: engine\n"
+	        "  launch: \"%s\"\n"
+	        "  ready: {http: /health, timeout: 600s}\n"
+	        "load:            # fill in: requests, concurrency, prompt/output tokens\n"
+	        "  endpoint: /v1/completions\n"
+	        "  concurrency: 8\n"
+	        "  requests: 64\n"
+	        "  prompt_tokens: 256\n"
+	        "  output_tokens: 128\n"
+	        "objective:\n"
+	        "  maximize: output_tokens_per_s\n"
+	        "  subject_to: [\"errors == 0\"]\n"
+	        "params:          # default = the file's value\n%s",
+	        rel, stem, abs, body);
+	free(body);
+	int nc = 0;
+	const char *cs[3];
+	if (!llama && has_seqs && has_btok)
+		cs[nc++] = "max_num_batched_tokens >= max_num_seqs";
+	if (llama && has_ctx && has_par)
+		cs[nc++] = "ctx_size // parallel >= 256 + 128";
+	if (llama && has_b && has_ub)
+		cs[nc++] = "ubatch_size <= batch_size";
+	if (nc) {
+		fprintf(fp, "constraints:     # the engine's known couplings\n");
+		for (int q = 0; q < nc; q++)
+			fprintf(fp, "  - \"%s\"\n", cs[q]);
+	}
+	if (fclose(fp)) {
+		diag_clear(d);
+		diag_errorf(d, "cannot write '%s': %s", out, strerror(errno));
+		return -MUH_EENV;
+	}
+	return 1;
 }
 
 int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d)
@@ -2453,5 +2629,19 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 		(*nwritten)++;
 	}
 	free(done);
+	/* one engine spec per deployment file */
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ks[i].scope, "<deployment>"))
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(ks[j].scope, "<deployment>") && !strcmp(ks[j].file, ks[i].file);
+		if (seen)
+			continue;
+		int rc = write_engine_spec(s, dir, ks[i].file, d);
+		if (rc < 0)
+			return -rc;
+		*nwritten += rc;
+	}
 	return MUH_OK;
 }

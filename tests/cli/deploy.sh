@@ -119,4 +119,22 @@ args_of "$T" argv_crlf.yaml >"$TMP/a2"
 grep -qx 'tensor_parallel_size=4' "$TMP/a2" || fail "-tp 4 kept after the apply"
 grep -q '^trust_remote_code=' "$TMP/a2" && fail "the flag is gone after the apply"
 
+# --specs: one runnable engine spec per deployment file, read by muh space
+run "$MUH" scan --specs "$TMP/specs" "$T"
+expect_rc 0 "scan --specs"
+S="$TMP/specs/k8s_yaml.yaml"
+[ -f "$S" ] || fail "engine spec for k8s.yaml written"
+grep -q '^  backend: engine$' "$S" || fail "engine backend"
+grep -q "^  launch: \"$(cd "$T" && pwd -P)/k8s.yaml\"$" "$S" || fail "launch names the deployment file: $(grep launch "$S")"
+grep -q '^  max_num_seqs: {values: \[16, 32, 64, 128, 256\], default: 64}$' "$S" || fail "max_num_seqs param: $(grep max_num_seqs "$S")"
+grep -q '^  enable_chunked_prefill: {values: \[0, 1\], default: 1}$' "$S" || fail "flag param"
+grep -q '^  - "max_num_batched_tokens >= max_num_seqs"$' "$S" || fail "vLLM coupling"
+grep -q 'model\|VLLM_\|NCCL' <(sed -n '/^params:/,$p' "$S") && fail "no model or env params"
+if "$MUH" help space >/dev/null 2>&1; then
+	for f in "$TMP"/specs/*.yaml; do
+		run "$MUH" space "$f" --prune-only
+		expect_rc 0 "muh space reads $(basename "$f")"
+	done
+fi
+
 done_tests
