@@ -51,11 +51,12 @@ ctx=$((slots * (toks + 64)))
 MUH_ENGINE_PYTHON=$PY taskset -c "$scpus" tests/engine/llama-server -m "$MODEL" --port "$port" -np "$slots" \
 	-c "$ctx" -t "$nthreads" --threads-http $((conc + 4)) --metrics --no-webui -lv 0 >"$TMP/server.log" 2>&1 &
 server=$!
+healthy() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/health", timeout=1)' "$URL" 2>/dev/null; }
 for _ in $(seq 300); do
-	curl -sf "$URL/health" >/dev/null 2>&1 && break
+	healthy && break
 	sleep 0.1
 done
-curl -sf "$URL/health" >/dev/null || { echo "server did not start: $(tail -5 "$TMP/server.log")" >&2; exit 3; }
+healthy || { echo "server did not start: $(tail -5 "$TMP/server.log")" >&2; exit 3; }
 
 # measure NAME CMD...: runs CMD pinned to the client core; appends
 # "NAME cpu_s wall_s stdout" to $TMP/rows
