@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: installs dependencies, builds muh,
 # and tunes the bundled example on this machine — the cuda backend when
-# there is a CUDA device, the cpu backend when there is none — storing every
-# measurement in muh.db and printing the best variant against the defaults.
+# there is a CUDA device, the cpu backend when there is none — then tunes a
+# real inference server end to end: llama.cpp's HTTP server (the pinned
+# xllamacpp wheel) serving a tiny model written here, over its launch
+# arguments under load, and shows the winner written back into its
+# deployment file. Every measurement goes to muh.db.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MUH_DEPS_CORPUS=0 ./scripts/deps.sh
@@ -16,5 +19,15 @@ else
 	echo "quickstart: no CUDA device: tuning $spec with the cpu backend"
 fi
 ./build/muh tune "$spec" --db muh.db
+echo
+mkdir -p build/engine
+[ -f build/engine/tiny.gguf ] ||
+	third_party/venv-engine/bin/python tests/engine/make_tiny_gguf.py build/engine/tiny.gguf
+echo "quickstart: tuning llama.cpp's server (specs/llama_server.yaml): each variant is a real server"
+./build/muh tune specs/llama_server.yaml --db muh.db --budget 12
+echo
+echo "quickstart: the winner, written back into specs/llama_server.deploy.yaml (a diff; --apply writes it):"
+./build/muh patch specs --from muh.db --run "$(./build/muh report muh.db --json |
+	python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin)["runs"] if r["spec"] == "llama_server"][-1])')"
 echo
 echo "quickstart: every measurement is in muh.db; see it with: build/muh report muh.db"

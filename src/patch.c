@@ -40,6 +40,8 @@ struct edit {
 	uint64_t hash; /* file hash at scan time; 0 = unknown */
 	char *deploy;  /* a deployment file's argument: its knob name, set by
 	                  deploy_set (argv-aware) instead of a byte edit */
+	int whole;     /* text is the file's whole new content (patch_plan_set_file) */
+	size_t wholelen;
 };
 
 struct pfile {
@@ -296,6 +298,38 @@ static int deploy_edits(struct pfile *f, muh_diag *d)
 	return MUH_OK;
 }
 
+int patch_plan_set_file(muh_patch *p, const char *rel, const char *text, size_t len, muh_diag *d)
+{
+	if (!rel[0] || rel[0] == '/' || !strncmp(rel, "../", 3) || strstr(rel, "/../") ||
+	    !strcmp(rel, ".."))
+		return diag_errorf(d, "%s is not a path inside the tree", rel);
+	if (p->nedits == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 8;
+		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
+		if (!ne)
+			return MUH_ENOMEM;
+		p->edits = ne;
+		p->cap = nc;
+	}
+	struct edit *e = &p->edits[p->nedits];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "(whole file)");
+	e->file = strdup(rel);
+	e->text = malloc(len + 1);
+	if (!e->file || !e->text) {
+		free(e->file);
+		free(e->text);
+		return MUH_ENOMEM;
+	}
+	memcpy(e->text, text, len);
+	e->text[len] = '\0';
+	e->whole = 1;
+	e->wholelen = len;
+	p->nedits++;
+	p->built = 0;
+	return MUH_OK;
+}
+
 int patch_plan_build(muh_patch *p, muh_diag *d)
 {
 	free_files(p);
@@ -339,13 +373,13 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 					       "(content hash %016llx, scanned %016llx); scan again",
 					    (unsigned long long)h, (unsigned long long)e->hash);
 				rc = MUH_EINPUT;
-			} else if (!e->deploy && (e->end < e->start || e->end > f->oldlen)) {
+			} else if (!e->deploy && !e->whole && (e->end < e->start || e->end > f->oldlen)) {
 				diag_at(d, f->rel, 0, 0, NULL);
 				diag_errorf(d, "knob %s: byte span %u..%u is outside the file (%zu bytes); "
 					       "scan again",
 					    e->id, e->start, e->end, f->oldlen);
 				rc = MUH_EINPUT;
-			} else if (!e->deploy && k && e->start < f->edits[k - 1]->end) {
+			} else if (!e->deploy && !e->whole && k && e->start < f->edits[k - 1]->end) {
 				diag_at(d, f->rel, 0, 0, NULL);
 				diag_errorf(d, "knobs %s and %s overlap; set one of them", f->edits[k - 1]->id,
 					    e->id);
@@ -355,6 +389,22 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 		}
 		if (rc)
 			break;
+		if (f->edits[0]->whole) {
+			if (f->nedits > 1) {
+				diag_at(d, f->rel, 0, 0, NULL);
+				rc = diag_errorf(d, "the file is both rewritten whole and edited by knob; set one");
+				break;
+			}
+			if (!(f->new = malloc(f->edits[0]->wholelen + 1))) {
+				rc = MUH_ENOMEM;
+				break;
+			}
+			memcpy(f->new, f->edits[0]->text, f->edits[0]->wholelen);
+			f->new[f->edits[0]->wholelen] = '\0';
+			f->newlen = f->edits[0]->wholelen;
+			i = j;
+			continue;
+		}
 		if (f->edits[0]->deploy) {
 			rc = deploy_edits(f, d);
 			if (rc)
@@ -524,7 +574,8 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 	/* map each edit to whole old lines; merge edits that share lines */
 	size_t nch = 0;
 	long long shift = 0; /* new offset - old offset, before the current edit */
-	if (f->edits[0]->deploy && L.n) {
+	int rewritten = f->edits[0]->deploy || f->edits[0]->whole;
+	if (rewritten && L.n) {
 		/* deploy_set rewrote the file: one change, the lines between the
 		 * common prefix and the common suffix */
 		size_t p = 0, q = 0;
@@ -542,7 +593,7 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 		ch[0].nb = (size_t)((long long)L.ls[lb + 1] + (long long)f->newlen - (long long)f->oldlen);
 		nch = 1;
 	}
-	for (size_t k = 0; k < f->nedits && !f->edits[0]->deploy; k++) {
+	for (size_t k = 0; k < f->nedits && !rewritten; k++) {
 		const struct edit *e = f->edits[k];
 		size_t la = line_of(&L, e->start < f->oldlen ? e->start : f->oldlen - 1);
 		size_t endpos = e->end > e->start ? e->end - 1 : e->start;

@@ -42,6 +42,12 @@ void patch_plan_free(muh_patch *p);
 int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, int force,
 		   muh_diag *d);
 
+/* Adds "file rel (relative to the root, inside it) gets this whole new
+ * content": how `muh patch --from` ships an engine run's winner, whose
+ * deployment file was written by engine_launch_text (engine.h), the code
+ * that made the measured variant. Diff and apply treat it like any edit. */
+int patch_plan_set_file(muh_patch *p, const char *rel, const char *text, size_t len, muh_diag *d);
+
 /* Number of edits in the plan. */
 size_t patch_plan_nedits(const muh_patch *p);
 

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,7 +12,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "muh/engine.h"
 #include "muh/eval.h"
+#include "muh/objective.h"
 #include "muh/patch.h"
 #include "muh/scan.h"
 #include "muh/store.h"
@@ -47,6 +50,11 @@ static const char help[] =
 	"becomes --set k8d8b736509b9e45c[0]=... --set k82c8dd535653046b=... (0/1 become\n"
 	"False/True where the knob is a Python bool). Two runs that disagree on a knob\n"
 	"are refused: pick one with --run.\n"
+	"An engine run (backend engine, docs/engine.md) writes its winner (the best by\n"
+	"its spec's objective that meets the SLOs) into its deployment file, which must\n"
+	"lie inside TREE, argv-aware: only the winner's arguments change, a flag set to\n"
+	"False is removed, one absent is added, the file is read again before it is\n"
+	"written; the text is made by the code that made the measured variant.\n"
 	"\n"
 	"Emitters (--emit, from a store; no TREE):\n"
 	"  moe-json        vLLM's fused-MoE config file E={E},N={N},device_name={device}.json\n"
@@ -313,6 +321,178 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 		return diag_errorf(d, "no run's spec maps its params to knobs (a `knobs:` section, "
 				      "as `muh scan --specs` writes it)");
 	return MUH_OK;
+}
+
+/* ---- engine runs: the winner written into the deployment file ----------- */
+
+/* One engine run's winner: the file (relative to the tree) and its new text. */
+struct engine_win {
+	int64_t run;
+	char rel[4096];
+	char *text;
+	size_t len;
+	char key[1024];
+	char value[64]; /* the objective's value, for the note */
+};
+
+struct engine_pick {
+	const muh_objective *o;
+	double best;
+	char key[1024];
+	char why_any[256];
+};
+
+static int engine_pick_row(void *ud, const store_row *row)
+{
+	struct engine_pick *e = ud;
+	double sc = objective_score(e->o, row->m);
+	if (isfinite(sc) && objective_feasible(e->o, row->m, NULL, 0) && sc < e->best) {
+		e->best = sc;
+		snprintf(e->key, sizeof(e->key), "%s", row->key);
+	}
+	return 0;
+}
+
+/* The variant of spec s that key names ("A=1,B=2"), typed as the spec's
+ * values are. MUH_EINPUT when a param is missing or has no such value. */
+static int variant_of_key(const muh_spec *s, const char *key, muh_variant *v, muh_diag *d)
+{
+	const char **names = calloc(s->nparams + 1, sizeof(char *));
+	muh_value *vals = calloc(s->nparams + 1, sizeof(muh_value));
+	int rc = names && vals ? MUH_OK : MUH_ENOMEM;
+	for (size_t p = 0; p < s->nparams && !rc; p++) {
+		char want[256], have[256];
+		if (key_value(key, s->params[p].name, want, sizeof(want))) {
+			rc = diag_errorf(d, "the stored variant %s has no value for %s", key, s->params[p].name);
+			break;
+		}
+		size_t k;
+		for (k = 0; k < s->params[p].nvalues; k++) {
+			value_fmt(have, sizeof(have), s->params[p].values[k]);
+			if (!strcmp(have, want))
+				break;
+		}
+		if (k == s->params[p].nvalues) {
+			rc = diag_errorf(d, "%s=%s of the stored winner is not a value of the spec's %s any more",
+					 s->params[p].name, want, s->params[p].name);
+			break;
+		}
+		names[p] = s->params[p].name;
+		vals[p] = s->params[p].values[k];
+	}
+	if (!rc)
+		rc = eval_variant_make(v, key, s->nparams, 0, names, vals);
+	free(names);
+	free(vals);
+	return rc;
+}
+
+/* The winner of engine run `run` (its spec's objective, SLOs met) made into
+ * the deployment file's new text by engine_launch_text, the code that made
+ * the measured variant. The file must lie inside tree. */
+static int engine_winner(muh_store *st, const store_run *run, const char *tree, struct engine_win *w, muh_diag *d)
+{
+	muh_spec *s;
+	memset(w, 0, sizeof(*w));
+	w->run = run->id;
+	if (!run->spec_path || spec_load(run->spec_path, &s, d)) {
+		diag_at(d, run->spec_path ? run->spec_path : "", 0, 0, NULL);
+		return diag_errorf(d, "run %lld: cannot read its spec, which says where the deployment file is",
+				   (long long)run->id);
+	}
+	muh_target t;
+	muh_objective o;
+	int rc = eval_target_from_spec(s, &t, d);
+	if (!rc)
+		rc = objective_from_spec(s, eval_backend_metrics("engine"), &o, d);
+	if (!rc && !t.launch[0]) {
+		diag_at(d, s->path, 0, 0, NULL);
+		rc = diag_errorf(d, "run %lld: the spec's server is a target.command, not a deployment file: "
+				    "nothing to write back",
+				 (long long)run->id);
+	}
+	struct engine_pick e = {.o = &o, .best = INFINITY};
+	if (!rc)
+		rc = store_foreach(st, run->id, engine_pick_row, &e);
+	if (!rc && !isfinite(e.best)) {
+		spec_free(s);
+		return 1; /* no ok variant met the SLOs: nothing to write */
+	}
+	char rt[4096], rl[4096];
+	if (!rc && (!realpath(tree, rt) || !realpath(t.launch, rl))) {
+		diag_at(d, t.launch, 0, 0, NULL);
+		rc = diag_errorf(d, "cannot resolve the deployment file: %s", strerror(errno));
+	}
+	size_t n = strlen(rt);
+	if (!rc && (strncmp(rl, rt, n) || rl[n] != '/')) {
+		diag_at(d, rl, 0, 0, NULL);
+		rc = diag_errorf(d, "run %lld's deployment file is outside %s; give the folder that holds it",
+				 (long long)run->id, tree);
+	}
+	muh_variant v;
+	if (!rc)
+		rc = variant_of_key(s, e.key, &v, d);
+	if (!rc) {
+		deploy_file *f;
+		char why[1024];
+		rc = engine_launch_text(&t, &v, 0, &f, why, sizeof(why));
+		if (rc) {
+			diag_at(d, t.launch, 0, 0, NULL);
+			diag_errorf(d, "%s", why);
+		} else {
+			snprintf(w->rel, sizeof(w->rel), "%s", rl + n + 1);
+			w->text = malloc(f->len + 1);
+			if (w->text) {
+				memcpy(w->text, f->text, f->len);
+				w->text[f->len] = '\0';
+				w->len = f->len;
+			} else {
+				rc = MUH_ENOMEM;
+			}
+			snprintf(w->key, sizeof(w->key), "%s", e.key);
+			objective_format(o.metric, objective_value(&o, e.best), w->value, sizeof(w->value));
+			deploy_free(f);
+		}
+		eval_variant_free(&v);
+	}
+	spec_free(s);
+	return rc;
+}
+
+struct engine_runs {
+	const char *tree;
+	int64_t only;
+	muh_store *st;
+	struct engine_win w[MAX_SETS];
+	int n, skipped;
+	int rc;
+	muh_diag *d;
+};
+
+static int engine_run_cb(void *ud, const store_run *run)
+{
+	struct engine_runs *E = ud;
+	if ((E->only && run->id != E->only) || !run->backend || strcmp(run->backend, "engine"))
+		return 0;
+	if (E->n == MAX_SETS)
+		return E->rc = diag_errorf(E->d, "more than %d engine runs: pick one with --run", MAX_SETS);
+	int rc = engine_winner(E->st, run, E->tree, &E->w[E->n], E->d);
+	if (rc == 1) {
+		fprintf(stderr, "muh patch: run %lld: no variant met its objective's SLOs; nothing to write\n",
+			(long long)run->id);
+		E->skipped++;
+		return 0;
+	}
+	if (rc)
+		return E->rc = rc;
+	for (int k = 0; k < E->n; k++)
+		if (!strcmp(E->w[k].rel, E->w[E->n].rel)) {
+			free(E->w[E->n].text);
+			return E->rc = diag_errorf(E->d, "runs %lld and %lld both tune %s: pick one with --run",
+						   (long long)E->w[k].run, (long long)run->id, E->w[k].rel);
+		}
+	E->n++;
+	return 0;
 }
 
 /* Splits a canonical key "A=1,B=2" into at most max names (copied into
@@ -583,15 +763,46 @@ static int run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("patch", "expected one engine TREE");
+	struct engine_runs *E = calloc(1, sizeof(*E));
+	if (!E)
+		return cli_fail(MUH_ENOMEM, NULL);
 	if (from) {
 		int rc = read_store(from, only, &sr, &d);
+		/* engine runs: the winner goes into the deployment file whole */
+		muh_store *st = NULL;
 		if (!rc)
+			rc = store_open(from, &st, &d);
+		if (!rc) {
+			E->tree = argv[optind];
+			E->only = only;
+			E->st = st;
+			E->d = &d;
+			int frc = store_foreach_run(st, engine_run_cb, E);
+			rc = E->rc ? E->rc : frc;
+			store_close(st);
+		}
+		if (!rc && (!E->n && !E->skipped))
 			rc = sets_from_store(&sr, sets, &nsets, fromvals, &d);
+		else if (!rc) { /* knob-mapped runs beside engine runs: both, when there are */
+			muh_diag dd;
+			diag_clear(&dd);
+			if (sets_from_store(&sr, sets, &nsets, fromvals, &dd) && nsets)
+				rc = MUH_EINPUT, d = dd;
+		}
 		sr_free(&sr);
-		if (rc)
+		if (rc) {
+			for (int k = 0; k < E->n; k++)
+				free(E->w[k].text);
+			free(E);
 			return cli_fail(rc, &d);
+		}
 	}
-	if (!nsets)
+	if (!nsets && !E->n && E->skipped) {
+		free(E);
+		fprintf(stderr, "muh patch: nothing to write: no engine run has a variant that met its SLOs\n");
+		return EXIT_FINDING;
+	}
+	if (!nsets && !E->n)
 		return cli_usage_error("patch", "nothing to do: give --set ID=VALUE (ids from `muh "
 						"scan TREE --json`) or --from DB");
 	const char *tree = argv[optind];
@@ -602,16 +813,29 @@ static int run(int argc, char **argv)
 	}
 	muh_surface *surf = NULL;
 	patch_knobs *saved = NULL;
-	int rc;
+	int rc = MUH_OK;
 	if (scanfile)
 		rc = patch_knobs_load(scanfile, &saved, &d);
-	else
+	else if (nsets) /* engine winners need no scan: their file is rewritten whole */
 		rc = scan_tree(tree, NULL, &surf, &d);
-	if (rc)
+	if (rc) {
+		for (int k = 0; k < E->n; k++)
+			free(E->w[k].text);
+		free(E);
 		return cli_fail(rc, &d);
+	}
 	muh_patch *p = patch_plan_new(tree);
 	if (!p)
 		rc = MUH_ENOMEM;
+	for (int k = 0; k < E->n && !rc; k++) {
+		rc = patch_plan_set_file(p, E->w[k].rel, E->w[k].text, E->w[k].len, &d);
+		if (!json)
+			fprintf(stderr, "muh patch: run %lld: the winner %s (%s) into %s\n", (long long)E->w[k].run,
+				E->w[k].key, E->w[k].value, E->w[k].rel);
+	}
+	for (int k = 0; k < E->n; k++)
+		free(E->w[k].text);
+	free(E);
 	for (int i = 0; i < nsets && !rc; i++) {
 		const muh_knob *k = saved ? patch_knobs_find(saved, sets[i].id)
 					  : scan_find(surf, sets[i].id);

@@ -107,6 +107,48 @@ expect_rc 0 "muh report"
 expect_in out '^1 +llama-tiny +- +engine +8 +[0-9]+ +[0-9]+ +[0-9.]+ tok/s +[0-9.]+ tok/s' "report: best and default in tok/s"
 expect_in out '^run 1: maximize output_tokens_per_s subject to errors == 0, ttft_p99 <= 10s' "report: the objective"
 
+# the winner back into the deployment file: a diff git applies, then --apply
+W=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["runs"][0]["best"])' <("$MUH" report "$TMP/t.db" --json))
+cp "$M/deploy.yaml" "$TMP/deploy.before"
+run "$MUH" patch "$M" --from "$TMP/t.db"
+expect_rc 0 "muh patch --from on the engine run"
+expect_in err "the winner $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the winner and the file"
+cp "$TMP/out" "$TMP/win.diff"
+(cd "$M" && git apply --check "$TMP/win.diff") || fail "git apply --check of the winner's diff"
+run "$MUH" patch "$M" --from "$TMP/t.db" --apply --backup "$TMP/bak"
+expect_rc 0 "muh patch --from --apply"
+cmp -s "$TMP/bak/deploy.yaml" "$TMP/deploy.before" || fail "the backup is the original"
+"$PY" - "$TMP/deploy.before" "$M/deploy.yaml" "$W" <<'PY' || fail "the patched deployment file"
+import sys, yaml
+old, new, win = open(sys.argv[1]).read(), open(sys.argv[2]).read(), dict(kv.split("=") for kv in sys.argv[3].split(","))
+a, b = yaml.safe_load(old), yaml.safe_load(new)
+assert a["env"] == b["env"], "the env: block is kept"
+flags = {"parallel": "-np", "threads": "-t", "batch_size": "-b", "ubatch_size": "-ub", "ctx_size": "-c"}
+want = list(a["command"])
+for name, flag in flags.items():
+    want[want.index(flag) + 1] = win[name]
+assert b["command"] == want, (b["command"], want)
+# only value lines changed, each to its new token; comments and the rest kept
+ol, nl = old.splitlines(), new.splitlines()
+assert len(ol) == len(nl)
+changed = [(x, y) for x, y in zip(ol, nl) if x != y]
+assert len(changed) == sum(a["command"][a["command"].index(f) + 1] != win[n] for n, f in flags.items()), changed
+for x, y in changed:
+    assert x.startswith('  - "') and y.startswith('  - "'), (x, y)
+PY
+# the patched file starts the server again, and the server got the winner's values
+cat >"$M/check.yaml" <<YAML
+name: llama-check
+target: {backend: engine, launch: deploy.yaml, ready: {http: /health, timeout: 60s}, props: /props}
+load: {concurrency: 2, requests: 4, prompt_tokens: 16, output_tokens: 16}
+measure: {min_samples: 1, max_samples: 1}
+params:
+  threads: [$(echo "$W" | sed 's/.*threads=\([0-9]*\).*/\1/')]
+YAML
+run "$MUH" eval "$M/check.yaml" --db "$TMP/c.db" --json
+expect_rc 0 "muh eval from the patched deployment file"
+grep -q '"status":"ok"' "$TMP/out" || fail "the patched file does not start a server that answers: $(head -c 600 "$TMP/out")"
+
 # resume: the same command again measures nothing
 run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
 expect_rc 0 "resumed tune"
