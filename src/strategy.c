@@ -162,7 +162,7 @@ const uint32_t *search_best(const search *s, double *time)
 
 double search_progress(const search *s)
 {
-	return s->budget ? (double)s->r->nrecords / (double)s->budget : 1.0;
+	return s->budget ? (double)(s->r->nrecords - s->r->predicted) / (double)s->budget : 1.0;
 }
 
 uint64_t search_budget(const search *s)
@@ -263,6 +263,27 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	if (u64map_put(&s->seen, idx, r->nrecords))
 		return MUH_ENOMEM;
 	strategy_measurement m = {.time_s = 0, .status = 0, .status_text = NULL};
+	char why[512];
+	if (s->o->predict_fail && s->o->predict_fail(s->o->predict_ctx, cfg, why, sizeof(why))) {
+		strategy_record *rec = &r->records[r->nrecords++];
+		rec->index = idx;
+		rec->time_s = INFINITY;
+		rec->status = STRATEGY_PREDICTED;
+		rec->source = source;
+		r->predicted++;
+		if (own_arm >= 0)
+			bandit_credit(s, (size_t)own_arm, 0);
+		for (size_t a = 0; a < s->narms; a++)
+			s->arms[a].observe(&s->arms[a], s, cfg, INFINITY, (int)a == own_arm);
+		strategy_event ev = {.kind = STRATEGY_EV_PREDICTED, .cfg = cfg, .index = idx, .source = source,
+				     .reason = why, .evaluated = r->nrecords - r->predicted, .failed = r->failed,
+				     .budget = s->budget, .elapsed_s = wall(s) - s->t0};
+		if (emit(s, &ev)) {
+			*stop = 1;
+			r->stop = STRATEGY_STOP_CALLER;
+		}
+		return MUH_OK;
+	}
 	rc = s->o->objective(s->o->objective_ctx, cfg, &m);
 	if (rc) {
 		/* not a finished variant: forget it so that a resumed run retries it */
@@ -296,7 +317,7 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	    .index = idx,
 	    .source = source,
 	    .m = &m,
-	    .evaluated = r->nrecords,
+	    .evaluated = r->nrecords - r->predicted,
 	    .failed = r->failed,
 	    .budget = s->budget,
 	    .improved = improved,
@@ -318,7 +339,7 @@ static int out_of_budget(search *s)
 		s->r->stop = STRATEGY_STOP_EXHAUSTED;
 		return 1;
 	}
-	if (s->r->nrecords >= s->budget) {
+	if (s->r->nrecords - s->r->predicted >= s->budget) {
 		s->r->stop = STRATEGY_STOP_BUDGET;
 		return 1;
 	}

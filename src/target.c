@@ -87,6 +87,7 @@ static const struct key_desc keys[] = {
 	N("measure.max_time", max_time_s, 0, 86400),
 	I("measure.warmups", warmups, 0, 100000),
 	I("measure.drift_every", drift_every, 0, 1000000),
+	I("measure.hidden_constraints", hidden, 0, 1),
 	N("measure.min_sample_time", min_sample_s, 0, 10),
 	I("measure.isolate", isolate, 0, 1),
 	P("measure.cache_dir", cache_dir),
@@ -165,6 +166,8 @@ static int engine_target_check(const muh_spec *s, muh_target *t, const muh_kv *b
 		t->timeout_s = t->ready_timeout_s + 600;
 	if (!spec_kv(s, "measure.drift_every"))
 		t->drift_every = 8;
+	if (!spec_kv(s, "measure.hidden_constraints"))
+		t->hidden = 1;
 	return MUH_OK;
 }
 

@@ -149,6 +149,9 @@ typedef struct muh_target {
 	int min_samples, max_samples; /* defaults 10, 200 */
 	double max_time_s;         /* cap on timing wall time per variant; default 2 */
 	int warmups;               /* default 3 */
+	int hidden;                /* muh tune learns hidden constraints: a configuration at least
+				      as large as one that failed to start is not tried (engine
+				      default 1, else 0) */
 	int drift_every;           /* muh tune re-measures the defaults after every this many
 				      variants measured (0: never; engine default 8) */
 	double min_sample_s;       /* cpu: repeat the entry point until one sample lasts this long; default 0 */

@@ -52,6 +52,7 @@ enum strategy_event_kind {
 	STRATEGY_EV_VARIANT = 0,         /* a variant finished (measured or failed) */
 	STRATEGY_EV_SEED_SKIPPED = 1,    /* a spec seed was skipped: see .reason */
 	STRATEGY_EV_DEFAULT_INVALID = 2, /* the defaults are not valid here; not measured */
+	STRATEGY_EV_PREDICTED = 3,       /* predict_fail skipped cfg: see .reason */
 };
 
 typedef struct strategy_event {
@@ -91,7 +92,17 @@ typedef struct strategy_opts {
 	 * CLOCK_MONOTONIC. Tests pass a fake one. */
 	double (*clock)(void *ctx);
 	void *clock_ctx;
+	/* Hidden constraints (optional; SCOOT's "learn which configs crash"):
+	 * asked before each proposal is measured. Nonzero: the configuration is
+	 * predicted to fail (why, n bytes, says from what); it is recorded with
+	 * status STRATEGY_PREDICTED and time INFINITY, never measured, seen by
+	 * every strategy as a failure, and not counted against the budget. */
+	int (*predict_fail)(void *ctx, const uint32_t *cfg, char *why, size_t n);
+	void *predict_ctx;
 } strategy_opts;
+
+/* The status of a record that predict_fail skipped. */
+#define STRATEGY_PREDICTED (-2)
 
 /* One finished variant, in evaluation order. */
 typedef struct strategy_record {
@@ -111,8 +122,9 @@ enum strategy_stop {
 
 typedef struct strategy_result {
 	strategy_record *records; /* evaluated variants in order */
-	uint64_t nrecords;        /* == evaluated */
-	uint64_t failed;
+	uint64_t nrecords;        /* == evaluated, predicted failures included */
+	uint64_t failed;          /* measured and failed */
+	uint64_t predicted;       /* skipped by predict_fail: never measured, not in the budget */
 	uint64_t budget; /* the evaluation budget that was in force */
 	int have_best;
 	uint64_t best;    /* index into records of the best ok variant */

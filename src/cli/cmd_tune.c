@@ -205,6 +205,20 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 static int on_event(void *ctx, const strategy_event *ev)
 {
 	struct tune *t = ctx;
+	if (ev->kind == STRATEGY_EV_PREDICTED) {
+		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
+		if (t->json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "event", "predicted_fail");
+			cJSON_AddStringToObject(o, "key", t->key);
+			cJSON_AddStringToObject(o, "reason", ev->reason);
+			print_line(o);
+		} else {
+			fprintf(stderr, "%smuh tune: not measured: %s is %s\n", t->bar ? "\r\033[K" : "", t->key,
+				ev->reason);
+		}
+		return interrupted;
+	}
 	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
 		if (t->json) {
 			cJSON *o = cJSON_CreateObject();
@@ -289,7 +303,115 @@ struct live {
 	double baseline;   /* the defaults' score at the last check (NAN: none yet) */
 	long long drifts, remeasured;
 	int json;
+	/* hidden constraints: configurations that failed to start, and those
+	 * that started (np values each); confirmed[f]: a second failure at
+	 * least as large as fails[f] was seen */
+	uint32_t *fails, *started;
+	size_t nfails, nstarted, capfails, capstarted;
+	unsigned char *confirmed;
 };
+
+/* 1 when measurement m failed before the variant ran at all (the build,
+ * or an engine that never got ready): what hidden constraints learn from. */
+static int failed_to_start(const muh_measurement *m)
+{
+	return m->nsamples == 0 && !(m->t_time > 0) &&
+	       (m->status == EVAL_LAUNCH_ERROR || m->status == EVAL_CRASH || m->status == EVAL_TIMEOUT ||
+		m->status == EVAL_COMPILE_ERROR);
+}
+
+static int remember(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *cfg, size_t np)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint32_t *na = realloc(*arr, nc * np * sizeof(uint32_t));
+		if (!na)
+			return MUH_ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	memcpy(*arr + *n * np, cfg, np * sizeof(uint32_t));
+	(*n)++;
+	return MUH_OK;
+}
+
+/* 1 when configuration a is at least b in every param: numbers compare by
+ * value, anything else must be equal. */
+static int at_least(const muh_space *sp, const uint32_t *a, const uint32_t *b)
+{
+	for (size_t p = 0; p < space_nparams(sp); p++) {
+		muh_value x = space_value(sp, a, p), y = space_value(sp, b, p);
+		int num = (x.t == MUH_INT || x.t == MUH_FLOAT) && (y.t == MUH_INT || y.t == MUH_FLOAT);
+		if (!num) {
+			if (!value_eq(x, y))
+				return 0;
+			continue;
+		}
+		double xv = x.t == MUH_INT ? (double)x.u.i : x.u.f, yv = y.t == MUH_INT ? (double)y.u.i : y.u.f;
+		if (xv < yv)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when a configuration that started is at least as large as fails[f]:
+ * then that failure is not about size, and predicts nothing. */
+static int refuted(const struct live *L, size_t f)
+{
+	const muh_space *sp = L->ec.space;
+	size_t np = space_nparams(sp);
+	for (size_t k = 0; k < L->nstarted; k++)
+		if (at_least(sp, L->started + k * np, L->fails + f * np))
+			return 1;
+	return 0;
+}
+
+/* predict_fail, the hidden-constraint model: a failure to start is taken
+ * to be about size (memory, slots x context): everything at least as large
+ * in every param fails too. The first configuration in such a region is
+ * measured anyway, as a probe; when it fails to start as well the region is
+ * confirmed and the rest of it is never measured; when it starts, or any
+ * configuration at least as large does, the region is refuted. */
+static int live_predict_fail(void *ctx, const uint32_t *cfg, char *why, size_t n)
+{
+	struct live *L = ctx;
+	const muh_space *sp = L->ec.space;
+	size_t np = space_nparams(sp);
+	for (size_t f = 0; f < L->nfails; f++) {
+		const uint32_t *F = L->fails + f * np;
+		if (!L->confirmed[f] || !at_least(sp, cfg, F) || refuted(L, f))
+			continue;
+		char key[2048];
+		space_key(sp, F, key, sizeof(key));
+		snprintf(why, n, "at least as large in every param as %s, which failed to start (and so did a "
+			 "larger one)", key);
+		return 1;
+	}
+	return 0;
+}
+
+/* Learns from measurement m of cfg for the hidden-constraint model. */
+static int learn_hidden(struct live *L, const uint32_t *cfg, const muh_measurement *m)
+{
+	const muh_space *sp = L->ec.space;
+	size_t np = space_nparams(sp);
+	if (!failed_to_start(m))
+		return remember(&L->started, &L->nstarted, &L->capstarted, cfg, np);
+	for (size_t f = 0; f < L->nfails; f++) /* a probe that failed confirms its region */
+		if (at_least(sp, cfg, L->fails + f * np))
+			L->confirmed[f] = 1;
+	size_t cap = L->capfails;
+	if (remember(&L->fails, &L->nfails, &L->capfails, cfg, np))
+		return MUH_ENOMEM;
+	if (L->capfails != cap) {
+		unsigned char *nc = realloc(L->confirmed, L->capfails);
+		if (!nc)
+			return MUH_ENOMEM;
+		L->confirmed = nc;
+	}
+	L->confirmed[L->nfails - 1] = 0;
+	return MUH_OK;
+}
 
 static void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
 
@@ -422,6 +544,11 @@ static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 				rc = drift_check(L);
 		}
 	}
+	if (L->ec.target.hidden) {
+		int r2 = learn_hidden(L, cfg, &m);
+		if (!rc)
+			rc = r2;
+	}
 	score_measurement(L->objective, &m, out);
 	L->slo_missed += out->status == SLO_MISS;
 	measurement_free(&m);
@@ -435,6 +562,9 @@ static void live_release(void *ctx)
 	eval_close(L->ev);
 	store_close(L->st);
 	free(L->since);
+	free(L->fails);
+	free(L->started);
+	free(L->confirmed);
 	free(L);
 }
 
@@ -838,8 +968,9 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		cJSON_AddNumberToObject(o2, "seed", (double)o->seed);
 		cJSON_AddNumberToObject(o2, "budget", (double)r->budget);
 		cJSON_AddNumberToObject(o2, "valid", (double)space_valid(sp));
-		cJSON_AddNumberToObject(o2, "evaluated", (double)r->nrecords);
+		cJSON_AddNumberToObject(o2, "evaluated", (double)(r->nrecords - r->predicted));
 		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
+		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
 		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
 		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
 		if (r->have_best) {
@@ -878,8 +1009,12 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		return;
 	}
 	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
-	       (unsigned long long)r->nrecords, (unsigned long long)r->budget,
+	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
 	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop));
+	if (r->predicted)
+		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
+		       "that did (measure.hidden_constraints)\n",
+		       (unsigned long long)r->predicted);
 	if (!r->have_best) {
 		printf("best        none: every evaluated variant failed\n");
 		free(cfg);
@@ -1075,6 +1210,10 @@ static int run(int argc, char **argv)
 	o.objective_ctx = obj.ctx;
 	o.on_event = on_event;
 	o.event_ctx = &t;
+	if (obj.live && obj.live->ec.target.hidden) {
+		o.predict_fail = live_predict_fail;
+		o.predict_ctx = obj.live;
+	}
 	if (!json) {
 		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
 		printf(
