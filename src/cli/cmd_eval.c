@@ -386,10 +386,10 @@ static int run(int argc, char **argv)
 	sigaction(SIGINT, &old, NULL);
 	if (!json && best_key[0] && measured > 1) {
 		char a[32], b[32];
-		evalcli_fmt_time(a, sizeof(a), best.median);
+		evalcli_fmt_median(a, sizeof(a), &best);
 		printf("\nbest: %s  %s", best_key, a);
 		if (defm.status == EVAL_OK && strcmp(best_key, def_key)) {
-			evalcli_fmt_time(b, sizeof(b), defm.median);
+			evalcli_fmt_median(b, sizeof(b), &defm);
 			int cmp = eval_compare(&best, &defm, isfinite(noise) ? noise : 0);
 			if (cmp == 0)
 				printf("; a tie with the defaults (%s, %s) within the noise\n", def_key, b);

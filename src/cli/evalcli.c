@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "evalcli.h"
+#include "muh/objective.h"
 
 int evalcli_load_space(const char *cmd, const char *path, const char *hwref, size_t inst,
 		       struct evalcli *ec)
@@ -106,10 +107,19 @@ void evalcli_fmt_time(char *buf, size_t n, double s)
 		snprintf(buf, n, "%.3f s", s);
 }
 
+void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
+{
+	double tps = measurement_metric(m, "output_tokens_per_s");
+	if (isfinite(tps))
+		objective_format("output_tokens_per_s", tps, buf, n);
+	else
+		evalcli_fmt_time(buf, n, m->median);
+}
+
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw)
 {
 	char med[32], ci[48] = "";
-	evalcli_fmt_time(med, sizeof(med), m->median);
+	evalcli_fmt_median(med, sizeof(med), m);
 	if (m->status == EVAL_OK && m->median > 0)
 		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
 	fprintf(f, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,

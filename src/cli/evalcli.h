@@ -39,6 +39,9 @@ void evalcli_problem(const muh_spec *s, size_t instance, char *buf, size_t n);
 int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
 		      muh_store **st, int64_t *run, int *resumed);
 void evalcli_fmt_time(char *buf, size_t n, double s);
+/* A measurement's median for a person: its output tokens/s when it has that
+ * metric (engine runs: the median is seconds per output token), else its time. */
+void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m);
 /* One aligned table row: key, status, median, CI, samples, fingerprint, error. */
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
 cJSON *evalcli_json(const char *key, const muh_measurement *m);
