@@ -35,3 +35,47 @@ while read -r name ver sha dir tag; do
 	rm -f "$tgz"
 	echo "deps: $name $ver -> third_party/$dir (sha256 ok)"
 done <scripts/deps.lock
+
+# The engine tests' venv (llama.cpp's server via xllamacpp, gguf): pinned and
+# hash-checked wheels from scripts/requirements-engine.txt. Skipped when the
+# venv was made from this same requirements file and still imports. Where
+# python3 has no ensurepip (Debian without python3-venv), the venv is made
+# without pip and a pinned, hash-checked pip wheel bootstraps it.
+ENGINE_VENV=third_party/venv-engine
+ENGINE_REQ=scripts/requirements-engine.txt
+ENGINE_PIP="pip 26.3 f3b60b20ffaadd4415ed7957212a38ac63fa4c5fa375bd0f4a797777940fad13"
+engine_stamp=$(sha256sum "$ENGINE_REQ" | cut -d' ' -f1)
+if [ "$(cat "$ENGINE_VENV/.requirements.sha256" 2>/dev/null)" != "$engine_stamp" ] ||
+	! "$ENGINE_VENV/bin/python" -c 'import xllamacpp, gguf' >/dev/null 2>&1; then
+	rm -rf "$ENGINE_VENV"
+	mkdir -p third_party
+	if ! python3 -m venv "$ENGINE_VENV" >/dev/null 2>&1; then
+		rm -rf "$ENGINE_VENV"
+		python3 -m venv --without-pip "$ENGINE_VENV"
+		read -r pname pver psha <<<"$ENGINE_PIP"
+		"$ENGINE_VENV/bin/python" - "$pname" "$pver" "$psha" third_party/.dl <<'PY'
+import hashlib, os, re, sys, urllib.request
+name, ver, want, dest = sys.argv[1:]
+index = os.environ.get("MUH_PYPI_SIMPLE", "https://pypi.org/simple")
+page = urllib.request.urlopen(f"{index}/{name}/", timeout=120).read().decode()
+m = re.search(r'href="([^"]*?/(' + name + "-" + re.escape(ver) +
+              r'-py3-none-any\.whl))#sha256=([0-9a-f]+)"', page)
+if not m:
+    sys.exit(f"deps: no {name}=={ver} wheel on {index}")
+url = m.group(1) if not m.group(1).startswith("/") else "https://pypi.org" + m.group(1)
+data = urllib.request.urlopen(url, timeout=600).read()
+if hashlib.sha256(data).hexdigest() != want:
+    sys.exit(f"deps: sha256 mismatch for {m.group(2)}")
+os.makedirs(dest, exist_ok=True)
+with open(os.path.join(dest, m.group(2)), "wb") as f:
+    f.write(data)
+PY
+		whl=third_party/.dl/$pname-$pver-py3-none-any.whl
+		"$ENGINE_VENV/bin/python" "$whl/pip" install -q --no-index --disable-pip-version-check "$whl"
+		rm -f "$whl"
+	fi
+	"$ENGINE_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+		--require-hashes --only-binary=:all: -r "$ENGINE_REQ"
+	echo "$engine_stamp" >"$ENGINE_VENV/.requirements.sha256"
+	echo "deps: $ENGINE_REQ -> $ENGINE_VENV (sha256 ok)"
+fi
