@@ -41,6 +41,7 @@
 #include "muh/deploy.h"
 #include "muh/muh.h"
 #include "pyfile.h"
+#include "scan_env.h"
 
 /* ---- small containers ------------------------------------------------------ */
 
@@ -1785,6 +1786,10 @@ static const muh_knob *engine_field(const muh_surface *s, const char *name)
 	return NULL;
 }
 
+/* The why of a deployment env entry until scan_env_resolve() decides it
+ * (scan_host_is_deploy_env recognizes the entries by this pointer). */
+static const char deploy_env_why[] = "environment variable of the engine's process";
+
 /* Deployment files: YAML that launches an engine, read by deploy_parse with
  * the server's own argument semantics (src/deploy.c). Each server argument
  * and each env entry is an engine_arg knob in scope <deployment>: its value
@@ -1848,7 +1853,7 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 				step_file(b, rel, a->line,
 				          sa_fmt(s, "deployment file sets the environment variable %s",
 				                 a->name));
-				why = "environment variable of the engine's process";
+				why = deploy_env_why;
 			} else {
 				step_file(b, rel, a->line,
 				          sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
@@ -1903,6 +1908,94 @@ static void link_feeds(muh_surface *s)
 		}
 	}
 }
+
+/* ---- host for scan_env.c (environment registries; see src/scan_env.h) ---- */
+
+int scan_host_nfiles(const muh_surface *s)
+{
+	return s->nfiles;
+}
+
+const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel,
+                             const char **module, int *is_test)
+{
+	const sfile *f = &s->files[fi];
+	*rel = f->rel;
+	*module = f->module;
+	*is_test = f->is_test;
+	return f->pf;
+}
+
+enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uint32_t byte,
+                                          int line, unsigned flags)
+{
+	pf_ref r = {0};
+	r.scope = scope;
+	r.byte = byte;
+	r.line = line;
+	r.flags = flags & PF_R_UNREACH;
+	int ef, el;
+	switch (ref_class(s, fi, &r, &ef, &el)) {
+	case R_LIVE:
+	case R_BUSY:
+		return SCAN_ENV_R_LIVE;
+	case R_UNKNOWN:
+		return SCAN_ENV_R_UNKNOWN;
+	case R_PLATFORM:
+		return SCAN_ENV_R_PLATFORM;
+	case R_TEST:
+		return SCAN_ENV_R_TEST;
+	case R_UNREACH:
+		return SCAN_ENV_R_UNREACH;
+	default:
+		return SCAN_ENV_R_NONE;
+	}
+}
+
+const char *scan_host_str(muh_surface *s, const char *str)
+{
+	return sa_str(s, str);
+}
+
+void *scan_host_alloc(muh_surface *s, size_t n)
+{
+	void *p = sa_alloc(s, n);
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
+
+muh_knob *scan_host_push_knob(muh_surface *s)
+{
+	return vec_push(&s->knobs);
+}
+
+muh_knob *scan_host_knob(muh_surface *s, size_t i)
+{
+	return i < s->knobs.n ? (muh_knob *)s->knobs.p + i : NULL;
+}
+
+void scan_host_drop_knob(muh_surface *s, size_t i)
+{
+	if (i >= s->knobs.n)
+		return;
+	muh_knob *ks = s->knobs.p;
+	memmove(ks + i, ks + i + 1, sizeof(muh_knob) * (s->knobs.n - i - 1));
+	s->knobs.n--;
+}
+
+int scan_host_is_deploy_env(const muh_knob *k)
+{
+	return k->why == deploy_env_why && !strcmp(k->scope, "<deployment>");
+}
+
+void scan_host_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
+                       const char *kind, int occ, char out[20])
+{
+	knob_id(s, rel, scope, name, kind, occ, out);
+}
+
+/* ---- end of the host for scan_env.c ---- */
 
 static double now(void)
 {
@@ -2131,6 +2224,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 			knob_file_verdicts(s, fi, &b, &occ);
 		json_knobs(s, &b, &occ);
 		yaml_knobs(s, &b, &occ);
+		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
+			s->oom = 1;
 		link_feeds(s);
 		free(b.steps.p);
 		free(b.unsafe.p);
