@@ -37,6 +37,7 @@
 #include "muh/deploy.h"
 #include "muh/fileio.h"
 #include "muh/muh.h"
+#include "strbuf.h"
 #include "muh/scan.h"
 
 #define NOSPAN ((size_t)-1)
@@ -264,43 +265,6 @@ static char *xstrndup(const char *s, size_t n)
 	memcpy(r, s, n);
 	r[n] = '\0';
 	return r;
-}
-
-struct sb {
-	char *b;
-	size_t n, cap;
-	int oom;
-};
-
-static void sb_put(struct sb *s, const char *p, size_t n)
-{
-	if (s->oom)
-		return;
-	if (s->n + n + 1 > s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 256;
-		while (nc < s->n + n + 1)
-			nc *= 2;
-		char *nb = realloc(s->b, nc);
-		if (!nb) {
-			s->oom = 1;
-			return;
-		}
-		s->b = nb;
-		s->cap = nc;
-	}
-	memcpy(s->b + s->n, p, n);
-	s->n += n;
-	s->b[s->n] = '\0';
-}
-
-static void sb_str(struct sb *s, const char *p)
-{
-	sb_put(s, p, strlen(p));
-}
-
-static void sb_ch(struct sb *s, char c)
-{
-	sb_put(s, &c, 1);
 }
 
 static int is_int(const char *s)
@@ -587,7 +551,7 @@ static int sh_words(struct P *P, size_t s, size_t e, char yq, int nl_sep)
 			continue;
 		}
 		/* a word */
-		struct sb v = {0};
+		strbuf v = {0};
 		struct deploy_tok *tk = tl_add(&P->toks);
 		if (!tk)
 			return MUH_ENOMEM;
@@ -618,13 +582,13 @@ static int sh_words(struct P *P, size_t s, size_t e, char yq, int nl_sep)
 						char c2;
 						size_t w2 = sh_next(t, p + w, e, yq, &c2);
 						if (c2 == '"' || c2 == '\\' || c2 == '$' || c2 == '`') {
-							sb_ch(&v, c2);
+							strbuf_ch(&v, c2);
 							p += w + w2;
 							escapes = 1;
 							continue;
 						}
 					}
-					sb_ch(&v, c);
+					strbuf_ch(&v, c);
 					if (w != 1)
 						escapes = 1;
 					p += w;
@@ -642,14 +606,14 @@ static int sh_words(struct P *P, size_t s, size_t e, char yq, int nl_sep)
 					p += w + w2;
 					continue;
 				}
-				sb_ch(&v, c2);
+				strbuf_ch(&v, c2);
 				p += w + w2;
 				escapes = 1;
 				continue;
 			}
 			if (c == '=' && tk->eq == NOSPAN && !nseg)
 				tk->eq = p;
-			sb_ch(&v, c);
+			strbuf_ch(&v, c);
 			if (w != 1)
 				escapes = 1;
 			p += w;
@@ -1756,27 +1720,27 @@ static int yaml_nonstring(const char *v)
 }
 
 /* v escaped for the inside of a YAML scalar with quote q (0: as is). */
-static void put_yaml_in(struct sb *s, const char *v, char q)
+static void put_yaml_in(strbuf *s, const char *v, char q)
 {
 	for (const char *p = v; *p; p++) {
 		if (q == '"' && (*p == '"' || *p == '\\'))
-			sb_ch(s, '\\');
+			strbuf_ch(s, '\\');
 		if (q == '\'' && *p == '\'')
-			sb_ch(s, '\'');
-		sb_ch(s, *p);
+			strbuf_ch(s, '\'');
+		strbuf_ch(s, *p);
 	}
 }
 
 /* v as a whole YAML scalar in the quote q (0: plain when possible). */
-static void put_yaml_scalar(struct sb *s, const char *v, char q, int strings_only)
+static void put_yaml_scalar(strbuf *s, const char *v, char q, int strings_only)
 {
 	if (!q && (!yaml_plain_ok(v) || (strings_only && yaml_nonstring(v))))
 		q = '"';
 	if (q)
-		sb_ch(s, q);
+		strbuf_ch(s, q);
 	put_yaml_in(s, v, q);
 	if (q)
-		sb_ch(s, q);
+		strbuf_ch(s, q);
 }
 
 static int sh_safe(const char *v)
@@ -1792,7 +1756,7 @@ static int sh_safe(const char *v)
 /* v as shell text inside the shell quote sq (0: a bare word, so v must be
  * safe), then escaped for the YAML scalar around it (yq). Returns 0 when v
  * cannot be written there. */
-static int put_shell(struct sb *s, const char *v, char sq, char yq)
+static int put_shell(strbuf *s, const char *v, char sq, char yq)
 {
 	if (!sq && !sh_safe(v))
 		return 0;
@@ -1805,7 +1769,7 @@ static int put_shell(struct sb *s, const char *v, char sq, char yq)
 }
 
 /* A whole shell word for v (quoted as needed), YAML-escaped for yq. */
-static int put_shell_word(struct sb *s, const char *v, char yq)
+static int put_shell_word(strbuf *s, const char *v, char yq)
 {
 	char sq = 0;
 	if (!sh_safe(v))
@@ -1827,7 +1791,7 @@ static int put_shell_word(struct sb *s, const char *v, char yq)
  * at [vs, ve)); *whole set when the whole token [raw_s, raw_e) must be
  * rewritten instead (then s gets the whole token). */
 static int value_text(const deploy_file *f, const struct deploy_tok *t, const char *flagpart,
-		      const char *v, struct sb *s, int *whole)
+		      const char *v, strbuf *s, int *whole)
 {
 	*whole = 0;
 	int strings_only = f->form == DEPLOY_K8S || f->form == DEPLOY_COMPOSE;
@@ -1890,7 +1854,7 @@ static const char *eol(const deploy_file *f)
 /* The text of new argv tokens (one or two words: flag [value]) placed
  * after the token ref, in ref's style; *at gets the insertion point. */
 static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const char *w1,
-		      const char *w2, int eqform, struct sb *s, size_t *at)
+		      const char *w2, int eqform, strbuf *s, size_t *at)
 {
 	int strings_only = f->form == DEPLOY_K8S || f->form == DEPLOY_COMPOSE;
 	if (ref->ctx == T_YITEM) {
@@ -1898,7 +1862,7 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 		size_t nl = line_next(f->text, f->len, ref->raw_e);
 		*at = nl;
 		if (nl == f->len && (nl == 0 || f->text[nl - 1] != '\n'))
-			sb_str(s, eol(f));
+			strbuf_str(s, eol(f));
 		const char *words[2] = {w1, w2};
 		char *joined = NULL;
 		if (w2 && eqform) {
@@ -1910,9 +1874,9 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 			words[1] = NULL;
 		}
 		for (int k = 0; k < 2 && words[k]; k++) {
-			sb_put(s, f->text + ls, ref->raw_s - ls);
+			strbuf_put(s, f->text + ls, ref->raw_s - ls);
 			put_yaml_scalar(s, words[k], ref->quote, strings_only);
-			sb_str(s, eol(f));
+			strbuf_str(s, eol(f));
 		}
 		free(joined);
 		return s->oom ? MUH_ENOMEM : MUH_OK;
@@ -1931,20 +1895,20 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 			words[1] = NULL;
 		}
 		for (int k = 0; k < 2 && words[k]; k++) {
-			sb_str(s, ", ");
+			strbuf_str(s, ", ");
 			put_yaml_scalar(s, words[k], q, strings_only);
 		}
 		free(joined);
 		return s->oom ? MUH_ENOMEM : MUH_OK;
 	}
 	*at = ref->raw_e;
-	sb_str(s, " ");
+	strbuf_str(s, " ");
 	put_yaml_in(s, w1, ref->yq);
 	if (w2) {
 		if (eqform)
 			put_yaml_in(s, "=", ref->yq);
 		else
-			sb_str(s, " ");
+			strbuf_str(s, " ");
 		if (!put_shell_word(s, w2, ref->yq))
 			return MUH_EINPUT;
 	}
@@ -2064,7 +2028,7 @@ static int refuse(const deploy_file *f, const deploy_arg *a, muh_diag *d, const 
 
 /* The env edit: change the entry's value or add an entry. */
 static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, const char *value,
-		   struct sb *s, size_t *es, size_t *ee, muh_diag *d)
+		   strbuf *s, size_t *es, size_t *ee, muh_diag *d)
 {
 	const struct priv *pv = f->priv;
 	const struct envloc *E = &pv->env;
@@ -2103,9 +2067,9 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 			if (E->style == ENV_LIST)
 				return refuse(f, a, d, "refusing %s=%s: the value needs quotes", name,
 					      value);
-			sb_ch(s, '"');
+			strbuf_ch(s, '"');
 			put_yaml_in(s, value, '"');
-			sb_ch(s, '"');
+			strbuf_ch(s, '"');
 			return MUH_OK;
 		}
 		put_yaml_in(s, value, q);
@@ -2115,50 +2079,50 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 	case ENV_MAP:
 		*es = *ee = E->ins;
 		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			sb_str(s, eol(f));
-		sb_str(s, E->prefix);
-		sb_str(s, name);
-		sb_str(s, ": ");
+			strbuf_str(s, eol(f));
+		strbuf_str(s, E->prefix);
+		strbuf_str(s, name);
+		strbuf_str(s, ": ");
 		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		return MUH_OK;
 	case ENV_K8S: {
 		*es = *ee = E->ins;
 		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			sb_str(s, eol(f));
-		sb_str(s, E->prefix);
-		sb_str(s, "name: ");
+			strbuf_str(s, eol(f));
+		strbuf_str(s, E->prefix);
+		strbuf_str(s, "name: ");
 		put_yaml_scalar(s, name, 0, 1);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		for (size_t k = 0; E->prefix[k]; k++)
-			sb_ch(s, E->prefix[k] == '\t' ? '\t' : ' ');
-		sb_str(s, "value: ");
+			strbuf_ch(s, E->prefix[k] == '\t' ? '\t' : ' ');
+		strbuf_str(s, "value: ");
 		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		return MUH_OK;
 	}
 	case ENV_LIST: {
 		*es = *ee = E->ins;
 		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			sb_str(s, eol(f));
-		sb_str(s, E->prefix);
-		struct sb kv = {0};
-		sb_str(&kv, name);
-		sb_ch(&kv, '=');
-		sb_str(&kv, value);
+			strbuf_str(s, eol(f));
+		strbuf_str(s, E->prefix);
+		strbuf kv = {0};
+		strbuf_str(&kv, name);
+		strbuf_ch(&kv, '=');
+		strbuf_str(&kv, value);
 		put_yaml_scalar(s, kv.b ? kv.b : "", E->quote, 1);
 		free(kv.b);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		return MUH_OK;
 	}
 	case ENV_EXPORT:
 		*es = *ee = E->ins;
-		sb_str(s, "export ");
-		sb_str(s, name);
-		sb_ch(s, '=');
+		strbuf_str(s, "export ");
+		strbuf_str(s, name);
+		strbuf_ch(s, '=');
 		if (!put_shell_word(s, value, 0))
 			return refuse(f, NULL, d, "refusing %s=%s: cannot quote it", name, value);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		return MUH_OK;
 	case ENV_SHELL: {
 		*es = *ee = E->ins;
@@ -2167,7 +2131,7 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		put_yaml_in(s, "=", yq);
 		if (!put_shell_word(s, value, yq))
 			return refuse(f, NULL, d, "refusing %s=%s: cannot quote it", name, value);
-		sb_str(s, " ");
+		strbuf_str(s, " ");
 		return MUH_OK;
 	}
 	default:
@@ -2176,29 +2140,29 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 	if (E->can_block) {
 		*es = *ee = E->block_ins;
 		if (E->block_ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			sb_str(s, eol(f));
+			strbuf_str(s, eol(f));
 		char ind[130];
 		int c = E->block_col < 120 ? E->block_col : 120;
 		memset(ind, ' ', (size_t)c);
 		ind[c] = '\0';
-		sb_str(s, ind);
-		sb_str(s, E->block_key);
-		sb_ch(s, ':');
-		sb_str(s, eol(f));
-		sb_str(s, ind);
+		strbuf_str(s, ind);
+		strbuf_str(s, E->block_key);
+		strbuf_ch(s, ':');
+		strbuf_str(s, eol(f));
+		strbuf_str(s, ind);
 		if (E->block_k8s) {
-			sb_str(s, "- name: ");
+			strbuf_str(s, "- name: ");
 			put_yaml_scalar(s, name, 0, 1);
-			sb_str(s, eol(f));
-			sb_str(s, ind);
-			sb_str(s, "  value: ");
+			strbuf_str(s, eol(f));
+			strbuf_str(s, ind);
+			strbuf_str(s, "  value: ");
 		} else {
-			sb_str(s, "  ");
-			sb_str(s, name);
-			sb_str(s, ": ");
+			strbuf_str(s, "  ");
+			strbuf_str(s, name);
+			strbuf_str(s, ": ");
 		}
 		put_yaml_scalar(s, value, '"', 1);
-		sb_str(s, eol(f));
+		strbuf_str(s, eol(f));
 		return MUH_OK;
 	}
 	return refuse(f, NULL, d, "refusing %s=%s: %s has no place for environment variables", name,
@@ -2221,7 +2185,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 	int env = (a && a->kind == DEPLOY_ENV) || (!a && is_upper_name(name));
 	if (a && !env && a->kind == DEPLOY_ENV)
 		a = NULL;
-	struct sb s = {0};
+	strbuf s = {0};
 	size_t es = 0, ee = 0;
 	int rc = MUH_OK;
 	const char *canon = name;
@@ -2329,9 +2293,9 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 					const struct deploy_tok *t0 = &f->toks[pv->argtok[idx][0]];
 					if (t0->ctx == T_YITEM) {
 						size_t ls = line_start(f->text, t0->raw_s);
-						sb_put(&s, f->text + ls, t0->raw_s - ls);
+						strbuf_put(&s, f->text + ls, t0->raw_s - ls);
 						put_yaml_scalar(&s, w1, t0->quote, 0);
-						sb_str(&s, eol(f));
+						strbuf_str(&s, eol(f));
 					} else {
 						es = t0->raw_s;
 						ee = t0->raw_e;
@@ -2494,7 +2458,7 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 			c++;
 		}
 		const char *ce = c;
-		struct sb flags = {0};
+		strbuf flags = {0};
 		char longest[256] = "";
 		const char *type = NULL, *deflt = NULL, *choices = NULL;
 		int takes = 1, is_bool = 0, neg = 0;
@@ -2509,8 +2473,8 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 			if (!s || !n || s[0] != '-')
 				break;
 			if (flags.n)
-				sb_ch(&flags, '|');
-			sb_put(&flags, s, n);
+				strbuf_ch(&flags, '|');
+			strbuf_put(&flags, s, n);
 			if (n > 2 && s[1] == '-' && n - 2 > strlen(longest) && n < sizeof(longest))
 				snprintf(longest, sizeof(longest), "%.*s", (int)(n - 2), s + 2);
 			q = after;
@@ -2556,7 +2520,7 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 						deflt = own_str(o, v, l);
 				}
 			} else if (!strncmp(k, "choices=[", 9)) {
-				struct sb ch = {0};
+				strbuf ch = {0};
 				const char *v = k + 9;
 				while (v < ce && *v != ']') {
 					size_t n;
@@ -2564,8 +2528,8 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 					const char *s = py_str(v, ce, &n, &after);
 					if (s) {
 						if (ch.n)
-							sb_ch(&ch, '|');
-						sb_put(&ch, s, n);
+							strbuf_ch(&ch, '|');
+						strbuf_put(&ch, s, n);
 						v = after;
 					} else {
 						v++;

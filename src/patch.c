@@ -30,6 +30,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
+#include "strbuf.h"
 #include "pyfile.h"
 
 struct edit {
@@ -140,6 +141,23 @@ static int same_value(const char *a, const char *b)
 	return la == lb && !strncmp(a, b, la);
 }
 
+/* A zeroed edit at the end of the plan, not yet counted (the caller
+ * increments nedits once it is filled), or NULL when out of memory. */
+static struct edit *plan_slot(muh_patch *p)
+{
+	if (p->nedits == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 8;
+		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
+		if (!ne)
+			return NULL;
+		p->edits = ne;
+		p->cap = nc;
+	}
+	struct edit *e = &p->edits[p->nedits];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
 int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, int force,
 		   muh_diag *d)
 {
@@ -175,16 +193,9 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 	}
 	if (strchr(value, '\n'))
 		return diag_errorf(d, "a value must be one line");
-	if (p->nedits == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
-		if (!ne)
-			return MUH_ENOMEM;
-		p->edits = ne;
-		p->cap = nc;
-	}
-	struct edit *e = &p->edits[p->nedits];
-	memset(e, 0, sizeof(*e));
+	struct edit *e = plan_slot(p);
+	if (!e)
+		return MUH_ENOMEM;
 	snprintf(e->id, sizeof(e->id), "%s", k->id);
 	e->file = strdup(k->file);
 	e->text = strdup(value);
@@ -303,16 +314,9 @@ int patch_plan_set_file(muh_patch *p, const char *rel, const char *text, size_t 
 	if (!rel[0] || rel[0] == '/' || !strncmp(rel, "../", 3) || strstr(rel, "/../") ||
 	    !strcmp(rel, ".."))
 		return diag_errorf(d, "%s is not a path inside the tree", rel);
-	if (p->nedits == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
-		if (!ne)
-			return MUH_ENOMEM;
-		p->edits = ne;
-		p->cap = nc;
-	}
-	struct edit *e = &p->edits[p->nedits];
-	memset(e, 0, sizeof(*e));
+	struct edit *e = plan_slot(p);
+	if (!e)
+		return MUH_ENOMEM;
 	snprintf(e->id, sizeof(e->id), "(whole file)");
 	e->file = strdup(rel);
 	e->text = malloc(len + 1);
@@ -453,46 +457,6 @@ size_t patch_nchanged(const muh_patch *p)
 
 /* ---- unified diff ---------------------------------------------------------- */
 
-struct sbuf {
-	char *b;
-	size_t n, cap;
-	int oom;
-};
-
-static void sb_put(struct sbuf *s, const char *p, size_t n)
-{
-	if (s->oom)
-		return;
-	if (s->n + n + 1 > s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 4096;
-		while (nc < s->n + n + 1)
-			nc *= 2;
-		char *nb = realloc(s->b, nc);
-		if (!nb) {
-			s->oom = 1;
-			return;
-		}
-		s->b = nb;
-		s->cap = nc;
-	}
-	memcpy(s->b + s->n, p, n);
-	s->n += n;
-	s->b[s->n] = '\0';
-}
-
-static void sb_printf(struct sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *s, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		sb_put(s, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
 /* Line table of a buffer: start offsets; line i is [ls[i], ls[i+1]). */
 struct lines {
 	size_t *ls;
@@ -534,12 +498,12 @@ static size_t line_of(const struct lines *L, size_t pos)
 }
 
 /* Emits one line of b (with its own ending) prefixed by c. */
-static void put_line(struct sbuf *s, char c, const char *b, size_t from, size_t to)
+static void put_line(strbuf *s, char c, const char *b, size_t from, size_t to)
 {
-	sb_put(s, &c, 1);
-	sb_put(s, b + from, to - from);
+	strbuf_put(s, &c, 1);
+	strbuf_put(s, b + from, to - from);
 	if (to == from || b[to - 1] != '\n')
-		sb_put(s, "\n\\ No newline at end of file\n", 29);
+		strbuf_put(s, "\n\\ No newline at end of file\n", 29);
 }
 
 /* A change: old lines [la, lb] become the lines of new bytes [na, nb). */
@@ -559,7 +523,7 @@ static size_t count_lines(const char *b, size_t from, size_t to)
 	return n;
 }
 
-static int diff_file(struct sbuf *s, const struct pfile *f)
+static int diff_file(strbuf *s, const struct pfile *f)
 {
 	if (f->oldlen == f->newlen && !memcmp(f->old, f->new, f->oldlen))
 		return MUH_OK;
@@ -612,7 +576,7 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 	}
 	for (size_t c = 0; c < nch; c++)
 		ch[c].nlines = count_lines(f->new, ch[c].na, ch[c].nb);
-	sb_printf(s, "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n", f->rel, f->rel, f->rel, f->rel);
+	strbuf_printf(s, "diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n", f->rel, f->rel, f->rel, f->rel);
 	const size_t ctx = 3;
 	long long line_delta = 0; /* new line number - old line number before hunk */
 	for (size_t c = 0; c < nch;) {
@@ -625,7 +589,7 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 		for (size_t k = c; k <= c2; k++)
 			ncount = ncount - (ch[k].lb - ch[k].la + 1) + ch[k].nlines;
 		long long nstart = (long long)os + line_delta;
-		sb_printf(s, "@@ -%zu,%zu +%lld,%zu @@\n", os + 1, ocount,
+		strbuf_printf(s, "@@ -%zu,%zu +%lld,%zu @@\n", os + 1, ocount,
 			  ncount ? nstart + 1 : nstart, ncount);
 		size_t line = os;
 		for (size_t k = c; k <= c2; k++) {
@@ -656,8 +620,8 @@ static int diff_file(struct sbuf *s, const struct pfile *f)
 
 char *patch_diff(const muh_patch *p)
 {
-	struct sbuf s = {0};
-	sb_put(&s, "", 0);
+	strbuf s = {0};
+	strbuf_put(&s, "", 0);
 	for (size_t i = 0; i < p->nfiles; i++)
 		if (diff_file(&s, &p->files[i])) {
 			free(s.b);
@@ -1163,13 +1127,13 @@ static int valid_ident(const char *s)
 	return 1;
 }
 
-static int header_block(struct sbuf *s, const patch_best *b, muh_diag *d)
+static int header_block(strbuf *s, const patch_best *b, muh_diag *d)
 {
 	for (int i = 0; i < b->nparams; i++) {
 		if (!valid_ident(b->names[i]))
 			return diag_errorf(d, "'%s' is not a C identifier; it cannot be a #define",
 					   b->names[i]);
-		sb_printf(s, "#define %s %lld\n", b->names[i], b->values[i]);
+		strbuf_printf(s, "#define %s %lld\n", b->names[i], b->values[i]);
 	}
 	return MUH_OK;
 }
@@ -1178,10 +1142,10 @@ int patch_c_header(const patch_best *best, size_t n, const patch_best *defaults,
 		   const char *guard, char **out, muh_diag *d)
 {
 	*out = NULL;
-	struct sbuf s = {0};
+	strbuf s = {0};
 	char g[128];
 	macro_name(g, sizeof(g), "", guard && *guard ? guard : "MUH_TUNED_H");
-	sb_printf(&s, "/* Generated by muh patch: the fastest measured configuration per device,\n"
+	strbuf_printf(&s, "/* Generated by muh patch: the fastest measured configuration per device,\n"
 		      " * and the portable defaults. Define TARGET_<DEVICE> to pick a device. */\n"
 		      "#ifndef %s\n#define %s\n\n",
 		  g, g);
@@ -1189,17 +1153,17 @@ int patch_c_header(const patch_best *best, size_t n, const patch_best *defaults,
 	for (size_t i = 0; i < n && !rc; i++) {
 		char t[160];
 		macro_name(t, sizeof(t), "TARGET_", best[i].device);
-		sb_printf(&s, "#%s defined(%s)\n", i ? "elif" : "if", t);
+		strbuf_printf(&s, "#%s defined(%s)\n", i ? "elif" : "if", t);
 		rc = header_block(&s, &best[i], d);
 	}
 	if (!rc) {
 		if (n)
-			sb_printf(&s, "#else /* portable defaults */\n");
+			strbuf_printf(&s, "#else /* portable defaults */\n");
 		if (defaults)
 			rc = header_block(&s, defaults, d);
 		if (n)
-			sb_printf(&s, "#endif\n");
-		sb_printf(&s, "\n#endif /* %s */\n", g);
+			strbuf_printf(&s, "#endif\n");
+		strbuf_printf(&s, "\n#endif /* %s */\n", g);
 	}
 	if (rc || s.oom) {
 		free(s.b);
@@ -1213,27 +1177,27 @@ int patch_triton_configs(const patch_best *best, size_t n, const char *indent, c
 			 muh_diag *d)
 {
 	*out = NULL;
-	struct sbuf s = {0};
-	sb_put(&s, "[\n", 2);
+	strbuf s = {0};
+	strbuf_put(&s, "[\n", 2);
 	for (size_t i = 0; i < n; i++) {
 		const patch_best *b = &best[i];
-		sb_printf(&s, "%s    triton.Config({", indent);
+		strbuf_printf(&s, "%s    triton.Config({", indent);
 		int first = 1;
 		for (int k = 0; k < b->nparams; k++) {
 			if (!strcmp(b->names[k], "num_warps") || !strcmp(b->names[k], "num_stages"))
 				continue;
-			sb_printf(&s, "%s'%s': %lld", first ? "" : ", ", b->names[k], b->values[k]);
+			strbuf_printf(&s, "%s'%s': %lld", first ? "" : ", ", b->names[k], b->values[k]);
 			first = 0;
 		}
-		sb_put(&s, "}", 1);
+		strbuf_put(&s, "}", 1);
 		int w = find_param(b, "num_warps"), st = find_param(b, "num_stages");
 		if (w >= 0)
-			sb_printf(&s, ", num_warps=%lld", b->values[w]);
+			strbuf_printf(&s, ", num_warps=%lld", b->values[w]);
 		if (st >= 0)
-			sb_printf(&s, ", num_stages=%lld", b->values[st]);
-		sb_put(&s, "),\n", 3);
+			strbuf_printf(&s, ", num_stages=%lld", b->values[st]);
+		strbuf_put(&s, "),\n", 3);
 	}
-	sb_printf(&s, "%s]", indent);
+	strbuf_printf(&s, "%s]", indent);
 	if (s.oom) {
 		free(s.b);
 		return MUH_ENOMEM;

@@ -1,0 +1,66 @@
+/*
+ * strbuf.c — the growing text buffer of strbuf.h: capacity doubles, out of
+ * memory is sticky.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+void strbuf_put(strbuf *s, const char *p, size_t n)
+{
+	if (s->oom)
+		return;
+	if (s->n + n + 1 > s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 256;
+		while (nc < s->n + n + 1)
+			nc *= 2;
+		char *nb = realloc(s->b, nc);
+		if (!nb) {
+			s->oom = 1;
+			return;
+		}
+		s->b = nb;
+		s->cap = nc;
+	}
+	memcpy(s->b + s->n, p, n);
+	s->n += n;
+	s->b[s->n] = '\0';
+}
+
+void strbuf_str(strbuf *s, const char *p)
+{
+	strbuf_put(s, p, strlen(p));
+}
+
+void strbuf_ch(strbuf *s, char c)
+{
+	strbuf_put(s, &c, 1);
+}
+
+void strbuf_printf(strbuf *s, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		strbuf_put(s, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) {
+		s->oom = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	strbuf_put(s, big, (size_t)n);
+	free(big);
+}

@@ -1,0 +1,30 @@
+/*
+ * strbuf.h — a growing NUL-terminated text buffer (internal to libmuh).
+ *
+ * For code that builds text piece by piece (a rewritten deployment file,
+ * a unified diff, a header): append, then take .b. Out of memory is sticky:
+ * .oom is set, further appends do nothing, and the caller checks it once at
+ * the end. A zeroed strbuf is empty and valid; free(.b) when done.
+ */
+#ifndef MUH_STRBUF_H
+#define MUH_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct strbuf {
+	char *b;   /* the text, NUL-terminated once anything was appended; may be NULL */
+	size_t n;  /* its length */
+	size_t cap;
+	int oom;   /* an append ran out of memory: the text is incomplete */
+} strbuf;
+
+/* Appends n bytes of p. */
+void strbuf_put(strbuf *s, const char *p, size_t n);
+/* Appends the string p. */
+void strbuf_str(strbuf *s, const char *p);
+/* Appends one character. */
+void strbuf_ch(strbuf *s, char c);
+/* Appends printf-style text (any length). */
+void strbuf_printf(strbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
