@@ -5,13 +5,7 @@
 # taken. Each is a status on its variant, the run goes on, and no process
 # of any server is left behind.
 . "$(dirname "$0")/lib.bash"
-ROOT=$PWD
-PY=third_party/venv-engine/bin/python
-[ -x "$PY" ] || { echo "FAIL: $PY missing: scripts/deps.sh installs the engine test server" >&2; exit 1; }
-export PATH="$ROOT/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
-mkdir -p "$TMP/m"
-"$PY" tests/engine/make_tiny_gguf.py "$TMP/m/model.gguf" >/dev/null || fail "make_tiny_gguf"
+engine_setup "$TMP/m"
 cp tests/fixtures/llama/faults-deploy.yaml tests/fixtures/llama/faults.yaml "$TMP/m/"
 
 # processes whose working directory is the launch file's folder: servers

@@ -10,14 +10,8 @@
 # argument per token changed, the rest kept byte for byte), and the patched
 # file starts the server again.
 . "$(dirname "$0")/lib.bash"
-ROOT=$PWD
-PY=third_party/venv-engine/bin/python
-[ -x "$PY" ] || { echo "FAIL: $PY missing: scripts/deps.sh installs the engine test server" >&2; exit 1; }
-export PATH="$ROOT/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
 M=$TMP/m
-mkdir -p "$M"
-"$PY" tests/engine/make_tiny_gguf.py "$M/model.gguf" >/dev/null || fail "make_tiny_gguf"
+engine_setup "$M"
 cp tests/fixtures/llama/deploy.yaml tests/fixtures/llama/tune.yaml "$M/"
 
 run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1

@@ -31,3 +31,16 @@ done_tests() {
 	[ "$fails" = 0 ] || { echo "$fails failure(s)" >&2; exit 1; }
 	echo "ok"
 }
+
+# engine_setup DIR: the engine tests' real server (tests/engine/llama-server,
+# installed by scripts/deps.sh) on PATH, muh's cache under $TMP, and the tiny
+# model written to DIR/model.gguf. Exits 1 (a failure, never a skip) when the
+# server's environment is missing. Sets PY to its Python.
+engine_setup() {
+	PY=third_party/venv-engine/bin/python
+	[ -x "$PY" ] || { echo "FAIL: $PY missing: scripts/deps.sh installs the engine test server" >&2; exit 1; }
+	export PATH="$PWD/tests/engine:$PATH"
+	export MUH_CACHE_DIR="$TMP/cache"
+	mkdir -p "$1"
+	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
+}
