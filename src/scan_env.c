@@ -170,7 +170,8 @@ static void text_squash(const srcv *v, TSNode n, char *out, size_t cap)
 			sp = 1;
 			continue;
 		}
-		if (sp && o && out[o - 1] != '(' && c != ')' && c != ',')
+		if (sp && o && out[o - 1] != '(' && out[o - 1] != '.' && c != ')' && c != ',' &&
+		    c != '.')
 			out[o++] = ' ';
 		sp = 0;
 		out[o++] = c;
@@ -528,8 +529,14 @@ static val eval_compare(const srcv *v, TSNode n, int depth)
 {
 	TSNode nn, dflt;
 	int how;
-	if (env_access(v, n, &nn, &dflt, &how)) /* "X" in os.environ: unset */
+	if (env_access(v, n, &nn, &dflt, &how)) { /* "X" [not] in os.environ: unset */
+		for (uint32_t i = 0; i < ts_node_child_count(n); i++)
+			if (!ts_node_is_named(ts_node_child(n, i)) &&
+			    (!strcmp(ts_node_type(ts_node_child(n, i)), "not in") ||
+			     !strcmp(ts_node_type(ts_node_child(n, i)), "not")))
+				return v_bool(1);
 		return v_bool(0);
+	}
 	/* a op b, one operator: ==, !=, in, not in, is, is not */
 	if (ts_node_named_child_count(n) != 2)
 		return v_unk();
@@ -982,7 +989,7 @@ static void scan_file(envctx *e, int fi, const char *root)
 		TSNode node = ts_tree_cursor_current_node(&cur), nn, dflt;
 		int how;
 		char name[256];
-		if (is(node, "dictionary"))
+		if (is(node, "dictionary") && !is_test) /* tests' own registries: not knobs */
 			maybe_registry(e, &v, fi, node);
 		else if (env_access(&v, node, &nn, &dflt, &how) && str_lit(&v, nn, name, sizeof(name)) &&
 		         *name) {
@@ -1038,9 +1045,11 @@ static const env_var *var_named(env_var *const *idx, size_t n, const char *name)
 	return lo < n && !strcmp(idx[lo]->name, name) ? idx[lo] : NULL;
 }
 
-/* The registry module a module-name alias of file fi stands for: `envs` after
- * `import pkg.envs as envs` or `from pkg import envs`, or the full dotted name
- * after `import pkg.envs`. Returns 1 when obj names one of the modules. */
+/* Does the object text obj of an attribute read in pf name a registry
+ * module? Yes for `envs` after `import pkg.envs as envs` or `from pkg import
+ * envs`, for the dotted name after `import pkg.envs`, and for the module's
+ * own last name when no import of the file binds it (vLLM's setup.py loads
+ * envs.py by path: `envs = load_module_from_path('envs', ...)`). */
 static int names_registry(const pyfile *pf, const char *obj, const char *const *regmods,
                           int nreg)
 {
@@ -1058,6 +1067,14 @@ static int names_registry(const pyfile *pf, const char *obj, const char *const *
 				return 1;
 		}
 	}
+	for (int i = 0; i < pf->nimports; i++)
+		if (!strcmp(pf->imports[i].alias, obj))
+			return 0;
+	for (int r = 0; r < nreg; r++) {
+		const char *last = strrchr(regmods[r], '.');
+		if (!strcmp(last ? last + 1 : regmods[r], obj))
+			return 1;
+	}
 	return 0;
 }
 
@@ -1069,17 +1086,10 @@ static void attr_reads(envctx *e, env_var *const *idx, const char *const *regmod
 		const char *rel, *mod;
 		int is_test;
 		const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
-		int self = 0, any = 0;
+		int self = 0;
 		for (int r = 0; r < nreg; r++)
 			self |= regfiles[r] == fi;
-		for (int i = 0; i < pf->nimports && !any; i++)
-			for (int r = 0; r < nreg && !any; r++) {
-				const pf_import *im = &pf->imports[i];
-				size_t ml = strlen(im->module);
-				any = !strncmp(regmods[r], im->module, ml) &&
-				      (regmods[r][ml] == '\0' || regmods[r][ml] == '.');
-			}
-		if (self || !any)
+		if (self)
 			continue;
 		/* from pkg.envs import X */
 		for (int i = 0; i < pf->nimports; i++) {
@@ -1169,7 +1179,7 @@ static const char *class_note(enum scan_env_reader c)
 	case SCAN_ENV_R_PLATFORM:
 		return "in another platform's module";
 	case SCAN_ENV_R_TEST:
-		return "in a test";
+		return "reached only from tests";
 	case SCAN_ENV_R_UNREACH:
 		return "on an unreachable path";
 	default:

@@ -513,6 +513,151 @@ static void test_vllm_033(void **state)
 	scan_free(s);
 }
 
+/* ---- environment registries (tests/fixtures/scan/envs, src/scan_env.c) ----------- */
+
+#define ENVS "tests/fixtures/scan/envs"
+
+/* Each variable of the fixture's registry: the default as the server computes
+ * it unset, the type, the definition (key) line, the verdict, and where it is
+ * read (file:line, NULL when nowhere). */
+static void test_env_registry(void **state)
+{
+	(void)state;
+	muh_surface *s = scan_ok(ENVS);
+	static const struct {
+		const char *name, *eval, *type;
+		int def_line;
+		enum scan_verdict v;
+		const char *read_file;
+		int read_line;
+		const char *read_note;
+	} cases[] = {
+	    {"TINY_MAX_BATCH", "256", "int", 16, SCAN_LIVE, "tinyserve/scheduler.py", 6,
+	     "read as tenv.TINY_MAX_BATCH"},
+	    {"TINY_USE_FAST_PATH", "False", "bool", 18, SCAN_LIVE, "tinyserve/scheduler.py", 7,
+	     "read as tenv.TINY_USE_FAST_PATH"},
+	    {"TINY_MOE_CHUNK", "32768", "int", 20, SCAN_LIVE, "tinyserve/kernels/moe.py", 5,
+	     "read as envs.TINY_MOE_CHUNK"},
+	    {"TINY_SPILL_RATIO", "0.25", "float", 22, SCAN_LIVE, "tinyserve/kernels/moe.py", 6,
+	     "read as envs.TINY_SPILL_RATIO"},
+	    {"TINY_ATTN_BACKEND", "None", "str|None", 24, SCAN_LIVE, "tinyserve/attn.py", 5,
+	     "os.getenv(\"TINY_ATTN_BACKEND\")"},
+	    {"TINY_HOST", "'127.0.0.1'", "str", 26, SCAN_LIVE, "tinyserve/server.py", 12,
+	     "read as tenv.TINY_HOST"},
+	    {"TINY_LOG_LEVEL", "'info'", "str", 28, SCAN_LIVE, "tinyserve/server.py", 8,
+	     "os.environ.get(\"TINY_LOG_LEVEL\")"},
+	    {"TINY_STRICT", "False", "bool", 30, SCAN_LIVE, "tinyserve/server.py", 13,
+	     "in os.environ"},
+	    {"TINY_DEBUG_DUMP", "False", "bool", 32, SCAN_DEAD, "tests/test_envs.py", 5,
+	     "reached only from tests"},
+	    {"TINY_PREFETCH_DEPTH", "2", "int", 34, SCAN_DEAD, NULL, 0, NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const muh_knob *k = must(s, "tinyserve/envs.py", cases[i].name, "env", 0);
+		expect_verdict(k, cases[i].v);
+		assert_string_equal(k->scope, "<module>");
+		if (!k->eval || strcmp(k->eval, cases[i].eval))
+			fail_msg("%s: default %s, expected %s", k->name, k->eval ? k->eval : "NULL",
+			         cases[i].eval);
+		char def[160];
+		snprintf(def, sizeof(def), "registry ENV_REGISTRY: %s, default %s", cases[i].type,
+		         cases[i].eval);
+		assert_true(k->nevidence >= 1);
+		assert_string_equal(k->evidence[0].file, "tinyserve/envs.py");
+		assert_int_equal(k->evidence[0].line, cases[i].def_line);
+		if (!strstr(k->evidence[0].note, def))
+			fail_msg("%s: definition step '%s' lacks '%s'", k->name, k->evidence[0].note,
+			         def);
+		/* the value span is the default (or the read) on the entry's lambda line */
+		assert_int_equal(k->line, cases[i].def_line + 1);
+		assert_true(k->end > k->start);
+		if (cases[i].read_file) {
+			assert_int_equal(k->nevidence, 2);
+			assert_string_equal(k->evidence[1].file, cases[i].read_file);
+			assert_int_equal(k->evidence[1].line, cases[i].read_line);
+			if (!strstr(k->evidence[1].note, cases[i].read_note))
+				fail_msg("%s: read step '%s' lacks '%s'", k->name, k->evidence[1].note,
+				         cases[i].read_note);
+		} else {
+			assert_int_equal(k->nevidence, 1);
+			assert_string_equal(k->why,
+			                    "defined in tinyserve/envs.py:34, read nowhere in the tree");
+		}
+	}
+	/* the TYPE_CHECKING declarations are replaced by the env knobs */
+	assert_null(find(s, "tinyserve/envs.py", "TINY_MAX_BATCH", "constant", 0));
+	assert_null(find(s, "tinyserve/envs.py", "TINY_MOE_CHUNK", "constant", 0));
+	/* the fallback of the `or` chain is named */
+	const muh_knob *host = must(s, "tinyserve/envs.py", "TINY_HOST", "env", 0);
+	assert_non_null(strstr(host->evidence[0].note, "falls back to HOST_ADDR"));
+	/* the value span of TINY_MOE_CHUNK is its default literal "32768" */
+	size_t n;
+	char *src = slurp(ENVS "/tinyserve/envs.py", &n);
+	const muh_knob *chunk = must(s, "tinyserve/envs.py", "TINY_MOE_CHUNK", "env", 0);
+	assert_true(chunk->end <= n);
+	assert_int_equal(chunk->end - chunk->start, 7);
+	assert_memory_equal(src + chunk->start, "\"32768\"", 7);
+	free(src);
+
+	/* deployment env entries take the registry's verdicts */
+	const muh_knob *d1 = must(s, "deploy.yaml", "TINY_MOE_CHUNK", "engine_arg", 0);
+	expect_verdict(d1, SCAN_LIVE);
+	assert_string_equal(d1->scope, "<deployment>");
+	assert_string_equal(d1->value, "16384");
+	assert_string_equal(d1->why, "sets TINY_MOE_CHUNK (tinyserve/envs.py:20, read at "
+	                             "tinyserve/kernels/moe.py:5)");
+	assert_true(evidence_has(d1, "deploy.yaml", "sets the environment variable TINY_MOE_CHUNK"));
+	assert_true(evidence_has(d1, "tinyserve/envs.py", "default 32768"));
+	assert_true(evidence_has(d1, "tinyserve/kernels/moe.py", "envs.TINY_MOE_CHUNK"));
+	const muh_knob *d2 = must(s, "deploy.yaml", "TINY_PREFETCH_DEPTH", "engine_arg", 0);
+	expect_verdict(d2, SCAN_DEAD);
+	assert_string_equal(d2->why,
+	                    "sets TINY_PREFETCH_DEPTH (tinyserve/envs.py:34, read nowhere in the tree)");
+	const muh_knob *d3 = must(s, "deploy.yaml", "VENDOR_FAST_MATH", "engine_arg", 0);
+	expect_verdict(d3, SCAN_UNKNOWN);
+	assert_non_null(strstr(d3->why, "no environment registry defines it and nothing in the "
+	                                "tree reads it"));
+	/* the server flag next to them is untouched */
+	expect_verdict(must(s, "deploy.yaml", "max_num_seqs", "engine_arg", 0), SCAN_UNKNOWN);
+	/* JSON carries the new kind */
+	char *json = scan_to_json(s);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"kind\":\t\"env\""));
+	free(json);
+	scan_free(s);
+}
+
+/* vLLM 0.6.3's envs.py: VLLM_FUSED_MOE_CHUNK_SIZE is
+ * `int(os.getenv("VLLM_FUSED_MOE_CHUNK_SIZE", "32768"))` (envs.py:364-365),
+ * read as envs.VLLM_FUSED_MOE_CHUNK_SIZE in fused_moe.py; VLLM_USE_V1-style
+ * bools evaluate through bool(int()); setup.py reads envs loaded by path. */
+static void test_env_vllm_063(void **state)
+{
+	(void)state;
+	muh_surface *s = real_tree("third_party/vllm-0.6.3");
+	if (!s)
+		return;
+	const muh_knob *k = must(s, "vllm/envs.py", "VLLM_FUSED_MOE_CHUNK_SIZE", "env", 0);
+	expect_verdict(k, SCAN_LIVE);
+	assert_string_equal(k->eval, "32768");
+	assert_int_equal(k->evidence[0].line, 364);
+	assert_non_null(strstr(k->evidence[0].note, ": int, default 32768"));
+	assert_true(evidence_has(k, "vllm/model_executor/layers/fused_moe/fused_moe.py",
+	                         "envs.VLLM_FUSED_MOE_CHUNK_SIZE"));
+	const muh_knob *p = must(s, "vllm/envs.py", "VLLM_USE_TRITON_AWQ", "env", 0);
+	assert_string_equal(p->eval, "False");
+	expect_verdict(p, SCAN_LIVE);
+	const muh_knob *h = must(s, "vllm/envs.py", "VLLM_HOST_IP", "env", 0);
+	assert_string_equal(h->eval, "''");
+	assert_non_null(strstr(h->evidence[0].note, "falls back to HOST_IP"));
+	assert_string_equal(must(s, "vllm/envs.py", "VLLM_PLUGINS", "env", 0)->eval, "None");
+	expect_verdict(must(s, "vllm/envs.py", "VLLM_TARGET_DEVICE", "env", 0), SCAN_LIVE);
+	expect_verdict(must(s, "vllm/envs.py", "VLLM_NO_DEPRECATION_WARNING", "env", 0), SCAN_DEAD);
+	/* the TYPE_CHECKING declarations are gone */
+	assert_null(find(s, "vllm/envs.py", "VLLM_FUSED_MOE_CHUNK_SIZE", "constant", 0));
+	scan_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +673,8 @@ int main(void)
 	    cmocka_unit_test(test_many_files),
 	    cmocka_unit_test(test_vllm_063),
 	    cmocka_unit_test(test_vllm_033),
+	    cmocka_unit_test(test_env_registry),
+	    cmocka_unit_test(test_env_vllm_063),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
