@@ -53,8 +53,8 @@ const TSLanguage *tree_sitter_python(void);
 
 enum env_how { H_ATTR = 0, H_FROM, H_GETENV, H_ENVIRON_GET, H_ENVIRON_SUB, H_ENVIRON_IN };
 
-static const char *const how_text[] = {"", "from-import", "os.getenv", "os.environ.get",
-                                       "os.environ[]", "`in os.environ`"};
+static const char *const how_text[] = {
+    "", "from-import", "os.getenv", "os.environ.get", "os.environ[]", "`in os.environ`"};
 
 typedef struct env_read {
 	const char *name;
@@ -67,12 +67,12 @@ typedef struct env_read {
 
 typedef struct env_var {
 	const char *name, *registry, *fallback;
-	int fi, line;                            /* the file and the key's line */
-	int vline, vcol, vend_line, vend_col;    /* the value span, 1-based */
-	uint32_t vstart, vend;                   /* its bytes */
-	uint32_t pstart, pend;                   /* the whole entry */
-	const char *text, *eval, *type;          /* value text, default, type */
-	size_t r0, nr;                           /* its reads in the sorted list */
+	int fi, line;                         /* the file and the key's line */
+	int vline, vcol, vend_line, vend_col; /* the value span, 1-based */
+	uint32_t vstart, vend;                /* its bytes */
+	uint32_t pstart, pend;                /* the whole entry */
+	const char *text, *eval, *type;       /* value text, default, type */
+	size_t r0, nr;                        /* its reads in the sorted list */
 	enum scan_env_reader best;
 } env_var;
 
@@ -192,7 +192,8 @@ static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 		TSNode k = ts_node_child(n, i);
 		const char *t = ts_node_type(k);
 		if (!strcmp(t, "string_start")) {
-			for (uint32_t j = ts_node_start_byte(k); j < ts_node_end_byte(k) && j < v->n; j++) {
+			for (uint32_t j = ts_node_start_byte(k);
+			     j < ts_node_end_byte(k) && j < v->n; j++) {
 				char c = v->src[j];
 				if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
 					return 0;
@@ -215,7 +216,11 @@ static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 		char c = v->src[i];
 		if (c == '\\' && !raw && i + 1 < b) {
 			char d = v->src[++i];
-			c = d == 'n' ? '\n' : d == 't' ? '\t' : d == 'r' ? '\r' : d == '0' ? '\0' : d;
+			c = d == 'n'   ? '\n'
+			    : d == 't' ? '\t'
+			    : d == 'r' ? '\r'
+			    : d == '0' ? '\0'
+			               : d;
 		}
 		out[o++] = c;
 	}
@@ -258,7 +263,8 @@ static int env_access(const srcv *v, TSNode n, TSNode *name_node, TSNode *dflt, 
 	}
 	if (is(n, "subscript")) {
 		TSNode val = field(n, "value"), sub = field(n, "subscript");
-		if (!(text_eq(v, val, "os.environ") || (v->environ_imported && text_eq(v, val, "environ"))) ||
+		if (!(text_eq(v, val, "os.environ") ||
+		      (v->environ_imported && text_eq(v, val, "environ"))) ||
 		    !is(sub, "string"))
 			return 0;
 		TSNode p = ts_node_parent(n);
@@ -273,8 +279,8 @@ static int env_access(const srcv *v, TSNode n, TSNode *name_node, TSNode *dflt, 
 	}
 	if (is(n, "comparison_operator") && ts_node_named_child_count(n) == 2) {
 		TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
-		if (!is(l, "string") ||
-		    !(text_eq(v, r, "os.environ") || (v->environ_imported && text_eq(v, r, "environ"))))
+		if (!is(l, "string") || !(text_eq(v, r, "os.environ") ||
+		                          (v->environ_imported && text_eq(v, r, "environ"))))
 			return 0;
 		*name_node = l;
 		*how = H_ENVIRON_IN;
@@ -599,8 +605,9 @@ static val eval_node(const srcv *v, TSNode n, int depth)
 		return r;
 	const char *t = ts_node_type(n);
 	if (!strcmp(t, "parenthesized_expression"))
-		return ts_node_named_child_count(n) == 1 ? eval_node(v, ts_node_named_child(n, 0), depth + 1)
-		                                         : r;
+		return ts_node_named_child_count(n) == 1
+		           ? eval_node(v, ts_node_named_child(n, 0), depth + 1)
+		           : r;
 	if (!strcmp(t, "string")) {
 		if (str_lit(v, n, r.s, sizeof(r.s)))
 			r.t = V_STR;
@@ -800,8 +807,10 @@ static void type_of(const srcv *v, TSNode n, char *out, size_t cap, int depth)
 				snprintf(out, cap, "str");
 		}
 	} else if (!strcmp(t, "boolean_operator") || !strcmp(t, "conditional_expression")) {
-		TSNode a = !strcmp(t, "boolean_operator") ? field(n, "left") : ts_node_named_child(n, 0);
-		TSNode b = !strcmp(t, "boolean_operator") ? field(n, "right") : ts_node_named_child(n, 2);
+		TSNode a =
+		    !strcmp(t, "boolean_operator") ? field(n, "left") : ts_node_named_child(n, 0);
+		TSNode b =
+		    !strcmp(t, "boolean_operator") ? field(n, "right") : ts_node_named_child(n, 2);
 		char ta[64], tb[64];
 		type_of(v, a, ta, sizeof(ta), depth + 1);
 		type_of(v, b, tb, sizeof(tb), depth + 1);
@@ -917,7 +926,8 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 {
 	TSNode asg = ts_node_parent(dict);
-	if (!is(asg, "assignment") || ts_node_start_byte(field(asg, "right")) != ts_node_start_byte(dict))
+	if (!is(asg, "assignment") ||
+	    ts_node_start_byte(field(asg, "right")) != ts_node_start_byte(dict))
 		return;
 	TSNode st = ts_node_parent(asg);
 	if (!is(st, "expression_statement") || !is(ts_node_parent(st), "module"))
@@ -970,8 +980,10 @@ static void scan_file(envctx *e, int fi, const char *root)
 	for (int i = 0; i < pf->nimports; i++) {
 		const pf_import *im = &pf->imports[i];
 		if (im->attr && !strcmp(im->module, "os")) {
-			v.getenv_imported |= !strcmp(im->attr, "getenv") && !strcmp(im->alias, "getenv");
-			v.environ_imported |= !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
+			v.getenv_imported |=
+			    !strcmp(im->attr, "getenv") && !strcmp(im->alias, "getenv");
+			v.environ_imported |=
+			    !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
 		}
 	}
 	TSParser *p = ts_parser_new();
@@ -991,8 +1003,8 @@ static void scan_file(envctx *e, int fi, const char *root)
 		char name[256];
 		if (is(node, "dictionary") && !is_test) /* tests' own registries: not knobs */
 			maybe_registry(e, &v, fi, node);
-		else if (env_access(&v, node, &nn, &dflt, &how) && str_lit(&v, nn, name, sizeof(name)) &&
-		         *name) {
+		else if (env_access(&v, node, &nn, &dflt, &how) &&
+		         str_lit(&v, nn, name, sizeof(name)) && *name) {
 			env_read *r = push_read(e);
 			if (!r)
 				break;
@@ -1050,8 +1062,7 @@ static const env_var *var_named(env_var *const *idx, size_t n, const char *name)
  * envs`, for the dotted name after `import pkg.envs`, and for the module's
  * own last name when no import of the file binds it (vLLM's setup.py loads
  * envs.py by path: `envs = load_module_from_path('envs', ...)`). */
-static int names_registry(const pyfile *pf, const char *obj, const char *const *regmods,
-                          int nreg)
+static int names_registry(const pyfile *pf, const char *obj, const char *const *regmods, int nreg)
 {
 	for (int i = 0; i < pf->nimports; i++) {
 		const pf_import *im = &pf->imports[i];
@@ -1063,7 +1074,8 @@ static int names_registry(const pyfile *pf, const char *obj, const char *const *
 		for (int r = 0; r < nreg; r++) {
 			if (!strcmp(target, regmods[r]) && !strcmp(im->alias, obj))
 				return 1;
-			if (!im->attr && !strcmp(im->module, regmods[r]) && !strcmp(obj, regmods[r]))
+			if (!im->attr && !strcmp(im->module, regmods[r]) &&
+			    !strcmp(obj, regmods[r]))
 				return 1;
 		}
 	}
@@ -1095,7 +1107,8 @@ static void attr_reads(envctx *e, env_var *const *idx, const char *const *regmod
 		for (int i = 0; i < pf->nimports; i++) {
 			const pf_import *im = &pf->imports[i];
 			for (int r = 0; r < nreg && im->attr; r++) {
-				if (strcmp(im->module, regmods[r]) || !var_named(idx, e->nvars, im->attr))
+				if (strcmp(im->module, regmods[r]) ||
+				    !var_named(idx, e->nvars, im->attr))
 					continue;
 				env_read *rd = push_read(e);
 				if (!rd)
@@ -1105,12 +1118,14 @@ static void attr_reads(envctx *e, env_var *const *idx, const char *const *regmod
 				rd->line = im->line;
 				rd->byte = im->byte;
 				rd->how = H_FROM;
-				rd->cls = scan_host_read_class(e->s, fi, im->scope, im->byte, im->line, 0);
+				rd->cls = scan_host_read_class(e->s, fi, im->scope, im->byte,
+				                               im->line, 0);
 			}
 		}
 		for (int i = 0; i < pf->nrefs; i++) {
 			const pf_ref *ref = &pf->refs[i];
-			if (!(ref->flags & PF_R_ATTR) || !ref->obj || !var_named(idx, e->nvars, ref->name) ||
+			if (!(ref->flags & PF_R_ATTR) || !ref->obj ||
+			    !var_named(idx, e->nvars, ref->name) ||
 			    !names_registry(pf, ref->obj, regmods, nreg))
 				continue;
 			env_read *rd = push_read(e);
@@ -1242,8 +1257,9 @@ static void read_steps(envctx *e, steps *st, size_t r0, size_t nr, int max)
 	}
 	if (nr > (size_t)max) {
 		const env_read *r = &e->reads[r0 + nr - 1];
-		add_step(e, st, file_rel(e->s, r->fi), r->line,
-		         efmt(e->s, "... and %zu more reads (the last one here)", nr - (size_t)max));
+		add_step(
+		    e, st, file_rel(e->s, r->fi), r->line,
+		    efmt(e->s, "... and %zu more reads (the last one here)", nr - (size_t)max));
 	}
 }
 
@@ -1257,8 +1273,8 @@ static void read_sites(envctx *e, size_t r0, size_t nr, char *out, size_t cap)
 			const env_read *r = &e->reads[r0 + i];
 			if ((r->cls == SCAN_ENV_R_LIVE) != (pass == 0))
 				continue;
-			int w = snprintf(out + o, o < cap ? cap - o : 0, "%s%s:%d", shown ? ", " : "",
-			                 file_rel(e->s, r->fi), r->line);
+			int w = snprintf(out + o, o < cap ? cap - o : 0, "%s%s:%d",
+			                 shown ? ", " : "", file_rel(e->s, r->fi), r->line);
 			if (w > 0)
 				o += (size_t)w;
 			shown++;
@@ -1314,7 +1330,8 @@ static const char *var_why(envctx *e, const env_var *var)
 static const char *def_note(envctx *e, const env_var *var)
 {
 	return efmt(e->s, "environment variable %s in the registry %s: %s, default %s%s%s%s",
-	            var->name, var->registry, var->type, var->eval ? var->eval : "(not decided statically)",
+	            var->name, var->registry, var->type,
+	            var->eval ? var->eval : "(not decided statically)",
 	            var->eval ? " when unset" : "", var->fallback ? "; falls back to " : "",
 	            var->fallback ? var->fallback : "");
 }
@@ -1330,7 +1347,8 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 		if (!scan_host_is_deploy_env(k))
 			continue;
 		for (int j = 0; j < k->nevidence; j++)
-			add_step(e, &st, k->evidence[j].file, k->evidence[j].line, k->evidence[j].note);
+			add_step(e, &st, k->evidence[j].file, k->evidence[j].line,
+			         k->evidence[j].note);
 		const env_var *var = var_named(idx, e->nvars, k->name);
 		size_t r0, nr = reads_of(e, k->name, &r0);
 		char sites[512];
@@ -1341,25 +1359,28 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 			k->verdict = class_verdict(var->best);
 			k->why = nr ? efmt(e->s, "sets %s (%s:%d, read at %s)", k->name,
 			                   file_rel(e->s, var->fi), var->line, sites)
-			            : efmt(e->s, "sets %s (%s:%d, read nowhere in the tree)", k->name,
-			                   file_rel(e->s, var->fi), var->line);
+			            : efmt(e->s, "sets %s (%s:%d, read nowhere in the tree)",
+			                   k->name, file_rel(e->s, var->fi), var->line);
 		} else if (nr) {
 			read_steps(e, &st, r0, nr, 8);
 			k->verdict = class_verdict(best_class(e, r0, nr));
-			k->why = efmt(e->s, "sets %s (no environment registry defines it; read at %s)",
-			              k->name, sites);
+			k->why =
+			    efmt(e->s, "sets %s (no environment registry defines it; read at %s)",
+			         k->name, sites);
 		} else {
-			const char *note = efmt(e->s,
-			                        "no environment registry in this tree defines %s and "
-			                        "nothing in the tree reads it (the engine's libraries "
-			                        "may)",
-			                        k->name);
+			const char *note =
+			    efmt(e->s,
+			         "no environment registry in this tree defines %s and "
+			         "nothing in the tree reads it (the engine's libraries "
+			         "may)",
+			         k->name);
 			add_step(e, &st, k->file, k->line, note);
 			k->verdict = SCAN_UNKNOWN;
-			k->why = efmt(e->s,
-			              "sets %s: no environment registry defines it and nothing in the "
-			              "tree reads it",
-			              k->name);
+			k->why =
+			    efmt(e->s,
+			         "sets %s: no environment registry defines it and nothing in the "
+			         "tree reads it",
+			         k->name);
 		}
 		k->evidence = steps_done(e, &st, &k->nevidence);
 	}

@@ -49,8 +49,8 @@ enum scan_env_reader {
 int scan_host_nfiles(const muh_surface *s);
 /* The parsed file fi (0 <= fi < nfiles): its facts, relative path, dotted
  * module name and whether it is a test file. */
-const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel,
-                             const char **module, int *is_test);
+const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel, const char **module,
+                             int *is_test);
 /* Classifies a read at byte `byte` of file fi, inside scope `scope` (-1 =
  * module level) with pf_ref flags `flags`, by the scan's reachability rules. */
 enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uint32_t byte,

@@ -566,8 +566,8 @@ static void test_env_registry(void **state)
 		assert_string_equal(k->evidence[0].file, "tinyserve/envs.py");
 		assert_int_equal(k->evidence[0].line, cases[i].def_line);
 		if (!strstr(k->evidence[0].note, def))
-			fail_msg("%s: definition step '%s' lacks '%s'", k->name, k->evidence[0].note,
-			         def);
+			fail_msg("%s: definition step '%s' lacks '%s'", k->name,
+			         k->evidence[0].note, def);
 		/* the value span is the default (or the read) on the entry's lambda line */
 		assert_int_equal(k->line, cases[i].def_line + 1);
 		assert_true(k->end > k->start);
@@ -576,12 +576,12 @@ static void test_env_registry(void **state)
 			assert_string_equal(k->evidence[1].file, cases[i].read_file);
 			assert_int_equal(k->evidence[1].line, cases[i].read_line);
 			if (!strstr(k->evidence[1].note, cases[i].read_note))
-				fail_msg("%s: read step '%s' lacks '%s'", k->name, k->evidence[1].note,
-				         cases[i].read_note);
+				fail_msg("%s: read step '%s' lacks '%s'", k->name,
+				         k->evidence[1].note, cases[i].read_note);
 		} else {
 			assert_int_equal(k->nevidence, 1);
-			assert_string_equal(k->why,
-			                    "defined in tinyserve/envs.py:34, read nowhere in the tree");
+			assert_string_equal(
+			    k->why, "defined in tinyserve/envs.py:34, read nowhere in the tree");
 		}
 	}
 	/* the TYPE_CHECKING declarations are replaced by the env knobs */
@@ -606,13 +606,14 @@ static void test_env_registry(void **state)
 	assert_string_equal(d1->value, "16384");
 	assert_string_equal(d1->why, "sets TINY_MOE_CHUNK (tinyserve/envs.py:20, read at "
 	                             "tinyserve/kernels/moe.py:5)");
-	assert_true(evidence_has(d1, "deploy.yaml", "sets the environment variable TINY_MOE_CHUNK"));
+	assert_true(
+	    evidence_has(d1, "deploy.yaml", "sets the environment variable TINY_MOE_CHUNK"));
 	assert_true(evidence_has(d1, "tinyserve/envs.py", "default 32768"));
 	assert_true(evidence_has(d1, "tinyserve/kernels/moe.py", "envs.TINY_MOE_CHUNK"));
 	const muh_knob *d2 = must(s, "deploy.yaml", "TINY_PREFETCH_DEPTH", "engine_arg", 0);
 	expect_verdict(d2, SCAN_DEAD);
-	assert_string_equal(d2->why,
-	                    "sets TINY_PREFETCH_DEPTH (tinyserve/envs.py:34, read nowhere in the tree)");
+	assert_string_equal(
+	    d2->why, "sets TINY_PREFETCH_DEPTH (tinyserve/envs.py:34, read nowhere in the tree)");
 	const muh_knob *d3 = must(s, "deploy.yaml", "VENDOR_FAST_MATH", "engine_arg", 0);
 	expect_verdict(d3, SCAN_UNKNOWN);
 	assert_non_null(strstr(d3->why, "no environment registry defines it and nothing in the "
