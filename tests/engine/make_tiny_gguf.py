@@ -19,6 +19,7 @@ which is all the engine backend's tests need of it. Needs numpy and gguf
 third_party/venv-engine).
 """
 import argparse
+import os
 import sys
 
 import numpy as np
@@ -82,6 +83,7 @@ def main():
         # numpy shape is (rows, cols) = (out, in); scale 1/sqrt(in) keeps activations O(1)
         return (rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
 
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     w = gguf.GGUFWriter(a.out, "llama")
     w.add_name("muh-tiny-llama")
     w.add_context_length(a.ctx)
