@@ -1,18 +1,24 @@
 /*
- * fileio.c — reading whole files (see fileio.h). Owns nothing else: atomic
- * writes live with their users (patch.c, the CLI), which need the rename.
+ * fileio.c — reading whole files, and the fault-injectable I/O layer of the
+ * write-back (see fileio.h).
+ *
+ * Owns: file_read, the fio_* wrappers and their one fault counter. Must
+ * never: decide policy (atomic writes, journals and rollbacks live in
+ * patch.c); fail a call that nobody armed a fault for.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "muh/fileio.h"
 
-char *file_read(const char *path, size_t *len)
+/* Reads f to its end into a malloc'd, NUL-terminated buffer. */
+static char *read_all(FILE *f, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
 	size_t cap = 1 << 16, n = 0, r;
 	char *b = malloc(cap + 1);
 	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
@@ -25,7 +31,6 @@ char *file_read(const char *path, size_t *len)
 		}
 	}
 	int err = ferror(f) ? EIO : 0;
-	fclose(f);
 	if (!b) {
 		errno = ENOMEM;
 		return NULL;
@@ -38,4 +43,142 @@ char *file_read(const char *path, size_t *len)
 	b[n] = '\0';
 	*len = n;
 	return b;
+}
+
+char *file_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *b = read_all(f, len);
+	int e = errno;
+	fclose(f);
+	errno = e;
+	return b;
+}
+
+char *file_read_fd(int fd, size_t *len)
+{
+	int dup_fd = dup(fd);
+	if (dup_fd < 0)
+		return NULL;
+	FILE *f = fdopen(dup_fd, "rb");
+	if (!f) {
+		close(dup_fd);
+		return NULL;
+	}
+	char *b = read_all(f, len);
+	int e = errno;
+	fclose(f);
+	errno = e;
+	return b;
+}
+
+/* ---- the fault layer ------------------------------------------------------ */
+
+static long fault_at = -1; /* -1: MUH_FAULT_IO not read yet; 0: disarmed */
+static long ncalls;
+static long sleep_ms = -1;
+
+void fio_fault_arm(long n)
+{
+	fault_at = n > 0 ? n : 0;
+	ncalls = 0;
+}
+
+long fio_calls(void)
+{
+	return ncalls;
+}
+
+/* Counts one call; true when this one is to fail (errno set to err). */
+static int fault(int err)
+{
+	if (fault_at < 0) {
+		const char *e = getenv("MUH_FAULT_IO");
+		fault_at = e ? atol(e) : 0;
+		if (fault_at < 0)
+			fault_at = 0;
+	}
+	ncalls++;
+	if (fault_at && ncalls == fault_at) {
+		errno = err;
+		return 1;
+	}
+	return 0;
+}
+
+int fio_open(const char *path, int flags, mode_t mode)
+{
+	if (fault(EIO))
+		return -1;
+	int fd;
+	do
+		fd = open(path, flags | O_CLOEXEC, mode);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+int fio_write(int fd, const void *buf, size_t len)
+{
+	if (fault(ENOSPC))
+		return -1;
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int fio_fsync(int fd)
+{
+	if (fault(EIO))
+		return -1;
+	return fsync(fd);
+}
+
+int fio_close(int fd)
+{
+	if (fault(EIO)) {
+		close(fd);
+		errno = EIO;
+		return -1;
+	}
+	return close(fd);
+}
+
+int fio_rename(const char *from, const char *to)
+{
+	if (sleep_ms < 0) {
+		const char *e = getenv("MUH_FAULT_SLEEP_MS");
+		sleep_ms = e ? atol(e) : 0;
+	}
+	if (sleep_ms > 0) {
+		struct timespec ts = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (fault(EIO))
+		return -1;
+	return rename(from, to);
+}
+
+int fio_unlink(const char *path)
+{
+	if (fault(EIO))
+		return -1;
+	return unlink(path);
+}
+
+int fio_mkdir(const char *path, mode_t mode)
+{
+	if (fault(EIO))
+		return -1;
+	return mkdir(path, mode);
 }

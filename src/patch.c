@@ -33,6 +33,11 @@
 #include "strbuf.h"
 #include "pyfile.h"
 
+#include <libfyaml.h>
+#include <tree_sitter/api.h>
+
+const TSLanguage *tree_sitter_python(void);
+
 struct edit {
 	char id[20];
 	char *file; /* relative to root */
@@ -42,6 +47,7 @@ struct edit {
 	char *deploy;  /* a deployment file's argument: its knob name, set by
 	                  deploy_set (argv-aware) instead of a byte edit */
 	int whole;     /* text is the file's whole new content (patch_plan_set_file) */
+	int comment;   /* text ends in a # comment: only at the end of a line */
 	size_t wholelen;
 };
 
@@ -60,6 +66,7 @@ struct muh_patch {
 	struct pfile *files;
 	size_t nfiles;
 	int built;
+	int follow_symlinks; /* patch_plan_follow_symlinks */
 };
 
 uint64_t patch_fnv1a64(const void *buf, size_t n)
@@ -125,8 +132,8 @@ static void append_evidence(muh_diag *d, const muh_knob *k)
 	}
 }
 
-/* Compares a proposed value with an unsafe one, ignoring surrounding
- * blanks. */
+/* Compares a proposed value with an unsafe one by spelling, ignoring
+ * surrounding blanks: the fallback when either is not a literal. */
 static int same_value(const char *a, const char *b)
 {
 	while (*a == ' ' || *a == '\t')
@@ -139,6 +146,393 @@ static int same_value(const char *a, const char *b)
 	while (lb && (b[lb - 1] == ' ' || b[lb - 1] == '\t'))
 		lb--;
 	return la == lb && !strncmp(a, b, la);
+}
+
+/* ---- Python literals ------------------------------------------------------
+ * A small evaluator for the values a knob takes: None, True, False, ints
+ * (decimal, 0x, 0o, 0b, with _), floats, strings (any quotes and prefixes
+ * r/u/b, adjacent ones joined), under parentheses, unary + and -, and `not`,
+ * with an optional trailing comment. Anything else is "not a literal"
+ * (names, calls, tuples), which the checks treat as unknown. */
+
+enum lit_type { LIT_NONE, LIT_BOOL, LIT_INT, LIT_FLOAT, LIT_STR, LIT_BYTES };
+
+struct lit {
+	enum lit_type t;
+	double num;    /* bool, int, float */
+	int truth;     /* Python's bool(value) */
+	const char *s; /* LIT_STR/LIT_BYTES: the first string's body (raw) */
+	size_t slen;   /* total body length of the joined strings */
+};
+
+static const char *lit_type_name(enum lit_type t)
+{
+	static const char *n[] = {"None", "bool", "int", "float", "str", "bytes"};
+	return n[t];
+}
+
+static const char *lit_ws(const char *q)
+{
+	while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\f')
+		q++;
+	return q;
+}
+
+static int ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* A word w at q, not followed by an identifier character. */
+static int lit_word(const char *q, const char *w)
+{
+	size_t n = strlen(w);
+	return !strncmp(q, w, n) && !ident_char(q[n]);
+}
+
+/* One string literal at q (prefix and quotes); returns the end or NULL. */
+static const char *lit_string(const char *q, struct lit *v, int *bytes)
+{
+	int raw = 0;
+	*bytes = 0;
+	for (int i = 0; i < 2 && strchr("rRbBuU", *q) && *q; i++, q++) {
+		if (*q == 'r' || *q == 'R')
+			raw = 1;
+		else if (*q == 'b' || *q == 'B')
+			*bytes = 1;
+	}
+	char qc = *q;
+	if (qc != '\'' && qc != '"')
+		return NULL;
+	int triple = q[1] == qc && q[2] == qc;
+	q += triple ? 3 : 1;
+	const char *body = q;
+	for (;;) {
+		if (!*q)
+			return NULL;
+		if (*q == '\\' && !raw && q[1]) {
+			q += 2;
+			continue;
+		}
+		if (*q == '\\' && raw && q[1]) {
+			q += 2;
+			continue;
+		}
+		if (*q == qc && (!triple || (q[1] == qc && q[2] == qc)))
+			break;
+		q++;
+	}
+	if (!v->s)
+		v->s = body;
+	v->slen += (size_t)(q - body);
+	return q + (triple ? 3 : 1);
+}
+
+static const char *lit_expr(const char *q, struct lit *v, int depth);
+
+/* atom := ( expr ) | number | string+ | None | True | False */
+static const char *lit_atom(const char *q, struct lit *v, int depth)
+{
+	q = lit_ws(q);
+	memset(v, 0, sizeof(*v));
+	if (*q == '(') {
+		q = lit_expr(q + 1, v, depth + 1);
+		if (!q)
+			return NULL;
+		q = lit_ws(q);
+		return *q == ')' ? q + 1 : NULL;
+	}
+	if (lit_word(q, "None")) {
+		v->t = LIT_NONE;
+		return q + 4;
+	}
+	if (lit_word(q, "True") || lit_word(q, "False")) {
+		v->t = LIT_BOOL;
+		v->truth = *q == 'T';
+		v->num = v->truth;
+		return q + (v->truth ? 4 : 5);
+	}
+	if ((*q >= '0' && *q <= '9') || (*q == '.' && q[1] >= '0' && q[1] <= '9')) {
+		char buf[128];
+		size_t n = 0;
+		const char *e = q;
+		int isfloat = 0, base = 10;
+		if (q[0] == '0' && strchr("xXoObB", q[1]) && q[1]) {
+			base = (q[1] == 'x' || q[1] == 'X') ? 16 : (q[1] == 'o' || q[1] == 'O') ? 8 : 2;
+			e = q + 2;
+		}
+		for (; ident_char(*e) || *e == '.' ||
+		       ((*e == '+' || *e == '-') && base == 10 && (e[-1] == 'e' || e[-1] == 'E'));
+		     e++) {
+			if (*e == '_')
+				continue;
+			if (n + 1 >= sizeof(buf))
+				return NULL;
+			if (base == 10 && (*e == '.' || *e == 'e' || *e == 'E'))
+				isfloat = 1;
+			buf[n++] = *e;
+		}
+		buf[n] = '\0';
+		char *end;
+		if (base != 10) {
+			errno = 0;
+			unsigned long long x = strtoull(buf, &end, base);
+			if (!n || *end)
+				return NULL;
+			v->num = errno == ERANGE ? 1.8446744073709552e19 : (double)x;
+			v->t = LIT_INT;
+		} else if (isfloat) {
+			v->num = strtod(buf, &end);
+			if (*end)
+				return NULL;
+			v->t = LIT_FLOAT;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (buf[i] < '0' || buf[i] > '9')
+					return NULL;
+			v->num = strtod(buf, &end);
+			v->t = LIT_INT;
+		}
+		v->truth = v->num != 0;
+		return e;
+	}
+	int bytes, first = 1;
+	const char *e;
+	while ((e = lit_string(q, v, &bytes))) {
+		if (first)
+			v->t = bytes ? LIT_BYTES : LIT_STR;
+		else if ((v->t == LIT_BYTES) != bytes)
+			return NULL;
+		first = 0;
+		q = lit_ws(e);
+	}
+	if (first)
+		return NULL;
+	v->truth = v->slen != 0;
+	return q;
+}
+
+/* expr := not expr | - expr | + expr | atom */
+static const char *lit_expr(const char *q, struct lit *v, int depth)
+{
+	if (depth > 64)
+		return NULL;
+	q = lit_ws(q);
+	if (lit_word(q, "not")) {
+		q = lit_expr(q + 3, v, depth + 1);
+		if (!q)
+			return NULL;
+		int t = !v->truth;
+		memset(v, 0, sizeof(*v));
+		v->t = LIT_BOOL;
+		v->truth = t;
+		v->num = t;
+		return q;
+	}
+	if (*q == '-' || *q == '+') {
+		char sign = *q;
+		q = lit_expr(q + 1, v, depth + 1);
+		if (!q || (v->t != LIT_BOOL && v->t != LIT_INT && v->t != LIT_FLOAT))
+			return NULL;
+		if (v->t == LIT_BOOL)
+			v->t = LIT_INT;
+		if (sign == '-')
+			v->num = -v->num;
+		return q;
+	}
+	return lit_atom(q, v, depth);
+}
+
+/* Evaluates text as one Python literal (see above). 0, or -1 when it is
+ * not one. */
+static int lit_eval(const char *text, struct lit *v)
+{
+	if (!text)
+		return -1;
+	const char *q = lit_expr(text, v, 0);
+	if (!q)
+		return -1;
+	q = lit_ws(q);
+	return *q == '\0' || *q == '#' ? 0 : -1;
+}
+
+/* Whether value is unsafe where the scan found unsafe: by evaluated value
+ * when both are literals (a bool compares by truth, so (False), not True,
+ * 0, 0.0, None and '' all match False; numbers by number; strings by
+ * body), by spelling otherwise. */
+static int unsafe_match(const char *value, const char *unsafe)
+{
+	struct lit a, b;
+	if (lit_eval(value, &a) || lit_eval(unsafe, &b))
+		return same_value(value, unsafe);
+	if (b.t == LIT_BOOL)
+		return a.truth == b.truth;
+	if (b.t == LIT_NONE)
+		return a.t == LIT_NONE;
+	if (b.t == LIT_INT || b.t == LIT_FLOAT)
+		return (a.t == LIT_INT || a.t == LIT_FLOAT || a.t == LIT_BOOL) && a.num == b.num;
+	return a.t == b.t && a.slen == b.slen && !strncmp(a.s, b.s, a.slen);
+}
+
+/* Counts tree-sitter's ERROR and MISSING nodes under n; *first gets the
+ * first one's start byte. */
+static size_t ts_errors(TSNode n, uint32_t *first, int depth)
+{
+	if (depth > 4000 || !ts_node_has_error(n))
+		return 0;
+	size_t c = 0;
+	if (!strcmp(ts_node_type(n), "ERROR") || ts_node_is_missing(n)) {
+		if (*first == UINT32_MAX || ts_node_start_byte(n) < *first)
+			*first = ts_node_start_byte(n);
+		c++;
+	}
+	uint32_t k = ts_node_child_count(n);
+	for (uint32_t i = 0; i < k; i++)
+		c += ts_errors(ts_node_child(n, i), first, depth + 1);
+	return c;
+}
+
+/* Parses Python source; returns the number of ERROR/MISSING nodes (and the
+ * first one's byte in *first), or (size_t)-1 when the parser cannot run.
+ * With single_expr, also checks that the source is one expression
+ * statement: *single gets 1 when it is. */
+static size_t py_errors(const char *src, size_t n, uint32_t *first, int *single, int *comment)
+{
+	*first = UINT32_MAX;
+	if (n > UINT32_MAX / 2)
+		return (size_t)-1;
+	TSParser *p = ts_parser_new();
+	if (!p)
+		return (size_t)-1;
+	ts_parser_set_language(p, tree_sitter_python());
+	TSTree *t = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	size_t c = (size_t)-1;
+	if (t) {
+		TSNode root = ts_tree_root_node(t);
+		c = ts_errors(root, first, 0);
+		if (single) {
+			uint32_t stmts = 0, exprs = 0;
+			TSNode st = root;
+			for (uint32_t i = 0; i < ts_node_named_child_count(root); i++) {
+				TSNode ch = ts_node_named_child(root, i);
+				if (!strcmp(ts_node_type(ch), "comment")) {
+					*comment = 1;
+					continue;
+				}
+				stmts++;
+				st = ch;
+			}
+			if (stmts == 1 && !strcmp(ts_node_type(st), "expression_statement"))
+				for (uint32_t i = 0; i < ts_node_named_child_count(st); i++) {
+					int isc = !strcmp(ts_node_type(ts_node_named_child(st, i)), "comment");
+					exprs += !isc;
+					*comment |= isc;
+				}
+			*single = stmts == 1 && exprs == 1;
+		}
+		ts_tree_delete(t);
+	}
+	ts_parser_delete(p);
+	return c;
+}
+
+/* Whether YAML (or JSON, with json) text parses: 1, or 0 with libfyaml's
+ * first error in why and its 0-based line in *line (-1 unknown). Prints
+ * nothing: the diagnostics are collected. */
+static int yaml_parses(const char *text, size_t n, int json, char *why, size_t wn, int *line)
+{
+	struct fy_diag_cfg dcfg;
+	fy_diag_cfg_default(&dcfg);
+	dcfg.fp = NULL;
+	dcfg.output_fn = NULL;
+	dcfg.level = FYET_ERROR;
+	struct fy_diag *fd = fy_diag_create(&dcfg);
+	if (!fd)
+		return 1; /* cannot check: do not refuse */
+	fy_diag_set_collect_errors(fd, true);
+	struct fy_parse_cfg cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | (json ? FYPCF_JSON_FORCE : FYPCF_JSON_NONE);
+	cfg.diag = fd;
+	cfg.search_path = "";
+	struct fy_parser *fyp = fy_parser_create(&cfg);
+	int ok = 0;
+	if (fyp && !fy_parser_set_string(fyp, text, n)) {
+		struct fy_document *doc;
+		while ((doc = fy_parse_load_document(fyp)))
+			fy_parse_document_destroy(fyp, doc);
+		ok = !fy_parser_get_stream_error(fyp);
+	}
+	if (!ok && why) {
+		void *it = NULL;
+		struct fy_diag_error *err = fy_diag_errors_iterate(fd, &it);
+		snprintf(why, wn, "%s", err && err->msg ? err->msg : "syntax error");
+		*line = err ? err->line : -1;
+	}
+	if (fyp)
+		fy_parser_destroy(fyp);
+	fy_diag_destroy(fd);
+	return ok;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+/* Checks that value can stand where knob k (alternative alt) is: one line,
+ * one Python expression (JSON for a JSON file's knob), and, when the
+ * knob's current value is a literal, a literal of its type (an int knob
+ * takes an int, a float knob an int or a float, a bool True or False, a str
+ * a string; a None default takes anything). Deployment-file arguments are
+ * left to deploy_set. MUH_EINPUT with the reason. */
+static int check_value(const muh_knob *k, int alt, const char *value, int *comment, muh_diag *d)
+{
+	*comment = 0;
+	if (strchr(value, '\n') || strchr(value, '\r'))
+		return diag_errorf(d, "refusing %s=%s (knob %s): a value must be one line", k->name,
+				   value, k->id);
+	if (k->kind && !strcmp(k->kind, "engine_arg") && k->scope &&
+	    !strcmp(k->scope, "<deployment>"))
+		return MUH_OK;
+	const char *cur = alt >= 0 ? k->alts[alt].eval : k->eval;
+	if ((k->kind && !strcmp(k->kind, "json_config")) || (k->file && ends_with(k->file, ".json"))) {
+		cJSON *v = cJSON_Parse(value), *c = cur ? cJSON_Parse(cur) : NULL;
+		int ok = v != NULL;
+		if (ok && c && !cJSON_IsNull(c))
+			ok = (cJSON_IsNumber(c) && cJSON_IsNumber(v)) || (cJSON_IsBool(c) && cJSON_IsBool(v)) ||
+			     (cJSON_IsString(c) && cJSON_IsString(v)) ||
+			     (!cJSON_IsNumber(c) && !cJSON_IsBool(c) && !cJSON_IsString(c));
+		cJSON_Delete(v);
+		cJSON_Delete(c);
+		if (!ok)
+			return diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): not a JSON value of the "
+					      "knob's type (now %s)",
+					   k->name, value, k->id, k->file, k->line, cur ? cur : "?");
+		return MUH_OK;
+	}
+	uint32_t at;
+	int single = 0;
+	size_t ne = py_errors(value, strlen(value), &at, &single, comment);
+	if (ne == (size_t)-1)
+		return MUH_ENOMEM;
+	if (ne || !single)
+		return diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): not one Python expression%s",
+				   k->name, value, k->id, k->file, k->line,
+				   ne ? " (it does not parse)" : " (it holds more than one statement)");
+	struct lit c, v;
+	if (lit_eval(cur, &c) || c.t == LIT_NONE)
+		return MUH_OK; /* the knob's type is not known */
+	int isv = !lit_eval(value, &v);
+	int ok = isv && (v.t == c.t || (c.t == LIT_FLOAT && v.t == LIT_INT));
+	if (!ok)
+		return diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): the knob is %s %s (now %s); "
+				      "give %s %s literal",
+				   k->name, value, k->id, k->file, k->line,
+				   c.t == LIT_INT ? "an" : "a", lit_type_name(c.t), cur,
+				   c.t == LIT_INT ? "an" : "a", lit_type_name(c.t));
+	return MUH_OK;
 }
 
 /* A zeroed edit at the end of the plan, not yet counted (the caller
@@ -176,7 +570,7 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 		return diag_errorf(d, "knob %s (%s) has %d alternative(s); [%d] does not exist",
 				   k->id, k->name, k->nalts, alt);
 	for (int i = 0; i < k->nunsafe; i++) {
-		if (same_value(value, k->unsafe_values[i])) {
+		if (unsafe_match(value, k->unsafe_values[i])) {
 			diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): this value is unsafe and "
 				       "--force does not override it; evidence:",
 				    k->name, value, k->id, k->file, k->line);
@@ -191,8 +585,10 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 		append_evidence(d, k);
 		return MUH_EINPUT;
 	}
-	if (strchr(value, '\n'))
-		return diag_errorf(d, "a value must be one line");
+	int comment = 0;
+	int vrc = check_value(k, alt, value, &comment, d);
+	if (vrc)
+		return vrc;
 	struct edit *e = plan_slot(p);
 	if (!e)
 		return MUH_ENOMEM;
@@ -202,6 +598,7 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 	e->start = alt >= 0 ? k->alts[alt].start : k->start;
 	e->end = alt >= 0 ? k->alts[alt].end : k->end;
 	e->hash = k->file_hash;
+	e->comment = comment;
 	if (k->kind && !strcmp(k->kind, "engine_arg") && k->scope &&
 	    !strcmp(k->scope, "<deployment>"))
 		e->deploy = strdup(k->name);
@@ -334,6 +731,44 @@ int patch_plan_set_file(muh_patch *p, const char *rel, const char *text, size_t 
 	return MUH_OK;
 }
 
+/* Refuses new content that no longer parses where the old one did: a .py
+ * file through tree-sitter (no ERROR or MISSING node, or no more of them
+ * than before), .yaml/.yml/.json through libfyaml. */
+static int check_parses(const struct pfile *f, muh_diag *d)
+{
+	if (f->oldlen == f->newlen && !memcmp(f->old, f->new, f->oldlen))
+		return MUH_OK;
+	if (ends_with(f->rel, ".py")) {
+		uint32_t at0, at;
+		size_t e0 = py_errors(f->old, f->oldlen, &at0, NULL, NULL);
+		size_t e1 = py_errors(f->new, f->newlen, &at, NULL, NULL);
+		if (e0 == (size_t)-1 || e1 == (size_t)-1)
+			return MUH_ENOMEM;
+		if (e1 > e0) {
+			int line = 1, col = 1;
+			diag_linecol(f->new, at < f->newlen ? at : f->newlen, &line, &col);
+			diag_at(d, f->rel, line, col, f->new);
+			return diag_errorf(d, "refusing to patch: the patched file would not parse "
+					      "(a syntax error here); the tree is unchanged");
+		}
+		return MUH_OK;
+	}
+	int json = ends_with(f->rel, ".json");
+	if (json || ends_with(f->rel, ".yaml") || ends_with(f->rel, ".yml")) {
+		char why[256];
+		int line = -1;
+		if (yaml_parses(f->old, f->oldlen, json, NULL, 0, NULL) &&
+		    !yaml_parses(f->new, f->newlen, json, why, sizeof(why), &line)) {
+			diag_at(d, f->rel, line >= 0 ? line + 1 : 0, line >= 0 ? 1 : 0,
+				line >= 0 ? f->new : NULL);
+			return diag_errorf(d, "refusing to patch: the patched file would not parse as %s "
+					      "(%s); the tree is unchanged",
+					   json ? "JSON" : "YAML", why);
+		}
+	}
+	return MUH_OK;
+}
+
 int patch_plan_build(muh_patch *p, muh_diag *d)
 {
 	free_files(p);
@@ -388,6 +823,19 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 				diag_errorf(d, "knobs %s and %s overlap; set one of them", f->edits[k - 1]->id,
 					    e->id);
 				rc = MUH_EINPUT;
+			} else if (e->comment && !e->deploy && !e->whole) {
+				size_t q = e->end;
+				while (q < f->oldlen && (f->old[q] == ' ' || f->old[q] == '\t' || f->old[q] == '\r'))
+					q++;
+				if (q < f->oldlen && f->old[q] != '\n') {
+					int line, col;
+					diag_linecol(f->old, e->end, &line, &col);
+					diag_at(d, f->rel, line, col, f->old);
+					diag_errorf(d, "knob %s: the value's # comment would hide the rest of "
+						       "the line; give the value without it",
+						    e->id);
+					rc = MUH_EINPUT;
+				}
 			}
 			total += strlen(e->text);
 		}
@@ -438,6 +886,8 @@ int patch_plan_build(muh_patch *p, muh_diag *d)
 		i = j;
 	}
 	free(order);
+	for (size_t i = 0; i < p->nfiles && !rc; i++)
+		rc = check_parses(&p->files[i], d);
 	if (rc) {
 		free_files(p);
 		return rc;
@@ -634,7 +1084,28 @@ char *patch_diff(const muh_patch *p)
 	return s.b;
 }
 
-/* ---- applying ----------------------------------------------------------------- */
+/* ---- applying -----------------------------------------------------------------
+ * An apply is all or nothing. In order:
+ *   1. every target is resolved (its real path and its parent's must lie
+ *      inside the tree's real path; a symbolic link is refused unless
+ *      follow_symlinks, and then its target must lie inside the tree) and
+ *      read again through O_NOFOLLOW (drift while muh worked is refused);
+ *   2. the originals are copied to the backup folder (fsync);
+ *   3. the journal (backup folder/journal.json: the root, and per file its
+ *      target, temporary file, backup, and the original's and the new
+ *      content's hashes) is written, fsync'd and renamed into place;
+ *   4. every temporary file is written and fsync'd;
+ *   5. only then are they renamed over the targets, one by one.
+ * A failure in 1-4 removes every temporary file: no file changed. A failure
+ * in 5 puts the originals of the files already renamed back. What is left
+ * after a kill is finished by patch_resume or undone by patch_rollback,
+ * both from the journal and the hashes alone. Every write goes through the
+ * fio_* layer (fileio.h), so a test can make any one of them fail. */
+
+void patch_plan_follow_symlinks(muh_patch *p, int on)
+{
+	p->follow_symlinks = on;
+}
 
 /* mkdir -p of the directory part of path. */
 static int mkdirs_for(const char *path)
@@ -645,93 +1116,611 @@ static int mkdirs_for(const char *path)
 		if (*q != '/')
 			continue;
 		*q = '\0';
-		if (mkdir(tmp, 0777) && errno != EEXIST)
+		struct stat st;
+		if (stat(tmp, &st) && (fio_mkdir(tmp, 0777) && errno != EEXIST))
 			return -1;
 		*q = '/';
 	}
 	return 0;
 }
 
-/* Writes buf to path through a temporary file in the same directory and a
- * rename, keeping mode. */
-static int write_atomic(const char *path, const char *buf, size_t len, mode_t mode, muh_diag *d)
+/* Whether the absolute path p is root or lies under it. */
+static int inside(const char *root, const char *p)
+{
+	size_t n = strlen(root);
+	if (n == 1 && root[0] == '/')
+		return 1;
+	return !strncmp(p, root, n) && (p[n] == '/' || p[n] == '\0');
+}
+
+/* Writes buf to a new file path (O_EXCL, O_NOFOLLOW) with mode, fsync'd.
+ * On failure the file is removed; -1 with errno. */
+static int write_new(const char *path, const char *buf, size_t len, mode_t mode)
+{
+	int fd = fio_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	if (fio_write(fd, buf, len) || fchmod(fd, mode) || fio_fsync(fd)) {
+		int e = errno;
+		close(fd);
+		if (fio_unlink(path))
+			unlink(path);
+		errno = e;
+		return -1;
+	}
+	if (fio_close(fd)) {
+		int e = errno;
+		if (fio_unlink(path))
+			unlink(path);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes buf to path through path.muh-tmp.<pid> and a rename (fsync'd
+ * first). -1 with errno; no temporary file is left. */
+static int write_replace(const char *path, const char *buf, size_t len, mode_t mode)
 {
 	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof(tmp), "%s.muh-tmp.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		goto fail;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, buf + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.muh-tmp.%ld", path, (long)getpid()) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	unlink(tmp); /* a stale one of ours */
+	if (write_new(tmp, buf, len, mode))
+		return -1;
+	if (fio_rename(tmp, path)) {
+		int e = errno;
+		if (fio_unlink(tmp))
 			unlink(tmp);
-			goto fail;
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* fsyncs the directory holding path (best effort: a rename is durable once
+ * its directory is). */
+static void sync_dir_of(const char *path)
+{
+	char dirp[PATH_MAX];
+	snprintf(dirp, sizeof(dirp), "%s", path);
+	char *sl = strrchr(dirp, '/');
+	if (!sl)
+		return;
+	*sl = sl == dirp ? '/' : '\0';
+	if (sl == dirp)
+		sl[1] = '\0';
+	int fd = open(dirp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Resolves where root/rel is really written: *out gets the real path (the
+ * parent's real path and the file name, or with follow a link's real
+ * target). Refuses (MUH_EINPUT) a path outside rootreal, and a symbolic
+ * link unless follow. */
+static int resolve_target(const char *root, const char *rootreal, const char *rel, int follow,
+			  char *out, size_t n, muh_diag *d)
+{
+	char path[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (rel[0] == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) || strstr(rel, "/../") ||
+	    ends_with(rel, "/..")) {
+		diag_at(d, path, 0, 0, NULL);
+		return diag_errorf(d, "refusing to write: %s is not a path inside the tree", rel);
+	}
+	struct stat st;
+	if (lstat(path, &st)) {
+		diag_at(d, path, 0, 0, NULL);
+		diag_errorf(d, "cannot stat: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		if (!realpath(path, real)) {
+			diag_at(d, path, 0, 0, NULL);
+			return diag_errorf(d, "refusing to write: a symbolic link that does not resolve (%s)",
+					   strerror(errno));
 		}
-		off += (size_t)w;
+		if (!follow) {
+			diag_at(d, path, 0, 0, NULL);
+			return diag_errorf(d, "refusing to write: the file is a symbolic link (to %s); "
+					      "muh patch does not replace links with files "
+					      "(--follow-symlinks writes the file it points to, "
+					      "when that lies inside the tree)",
+					   real);
+		}
+		if (!inside(rootreal, real)) {
+			diag_at(d, path, 0, 0, NULL);
+			return diag_errorf(d, "refusing to write: the symbolic link points to %s, outside "
+					      "the tree %s",
+					   real, rootreal);
+		}
+		snprintf(out, n, "%s", real);
+		return MUH_OK;
 	}
-	if (fchmod(fd, mode) || fsync(fd) || close(fd)) {
-		unlink(tmp);
-		goto fail;
+	snprintf(parent, sizeof(parent), "%s", path);
+	char *sl = strrchr(parent, '/');
+	*sl = '\0';
+	if (!realpath(parent[0] ? parent : "/", real)) {
+		diag_at(d, path, 0, 0, NULL);
+		diag_errorf(d, "cannot resolve the folder: %s", strerror(errno));
+		return MUH_EENV;
 	}
-	if (rename(tmp, path)) {
-		unlink(tmp);
-		goto fail;
+	if (!inside(rootreal, real)) {
+		diag_at(d, path, 0, 0, NULL);
+		return diag_errorf(d, "refusing to write: the file's real path is %s/%s, outside the "
+				      "tree %s (a symbolic link to a folder outside)",
+				   real, sl + 1, rootreal);
+	}
+	if ((size_t)snprintf(out, n, "%s/%s", real, sl + 1) >= n) {
+		diag_at(d, path, 0, 0, NULL);
+		return diag_errorf(d, "path too long");
 	}
 	return MUH_OK;
-fail:
-	diag_at(d, path, 0, 0, NULL);
-	diag_errorf(d, "cannot write: %s (the file is unchanged)", strerror(errno));
-	return MUH_EENV;
+}
+
+/* Reads a regular file through O_NOFOLLOW: MUH_OK with *buf, or MUH_EINPUT
+ * for a link or a non-regular file, MUH_EENV when unreadable. */
+static int read_nofollow(const char *path, char **buf, size_t *len, mode_t *mode, muh_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		diag_at(d, path, 0, 0, NULL);
+		if (e == ELOOP)
+			return diag_errorf(d, "refusing to write: the file became a symbolic link");
+		diag_errorf(d, "cannot read: %s", strerror(e));
+		return MUH_EENV;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		diag_at(d, path, 0, 0, NULL);
+		return diag_errorf(d, "refusing to write: not a regular file");
+	}
+	if (mode)
+		*mode = st.st_mode & 07777;
+	*buf = file_read_fd(fd, len);
+	int e = errno;
+	close(fd);
+	if (!*buf) {
+		if (e == ENOMEM)
+			return MUH_ENOMEM;
+		diag_at(d, path, 0, 0, NULL);
+		diag_errorf(d, "cannot read: %s", strerror(e));
+		return MUH_EENV;
+	}
+	return MUH_OK;
+}
+
+/* One file of an apply (or of a journal). */
+struct target {
+	char *rel;
+	char path[PATH_MAX]; /* the real path written */
+	char tmp[PATH_MAX];
+	char bak[PATH_MAX]; /* "" without backup */
+	const char *old, *new;
+	size_t oldlen, newlen;
+	uint64_t oldh, newh;
+	mode_t mode;
+};
+
+/* Appends ", NAME" (or "NAME") to a list in buf. */
+static void list_add(char *buf, size_t n, const char *name)
+{
+	size_t l = strlen(buf);
+	snprintf(buf + l, n - l, "%s%s", l ? ", " : "", name);
+}
+
+/* The journal's text: JSON with the root and every target. */
+static char *journal_text(const char *rootreal, const struct target *t, size_t nt)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "muh_patch_journal", "1");
+	cJSON_AddStringToObject(o, "root", rootreal);
+	cJSON *a = cJSON_AddArrayToObject(o, "files");
+	for (size_t i = 0; i < nt && a; i++) {
+		cJSON *f = cJSON_CreateObject();
+		char h[20];
+		cJSON_AddStringToObject(f, "rel", t[i].rel);
+		cJSON_AddStringToObject(f, "target", t[i].path);
+		cJSON_AddStringToObject(f, "tmp", t[i].tmp);
+		cJSON_AddStringToObject(f, "backup", t[i].bak);
+		snprintf(h, sizeof(h), "%016llx", (unsigned long long)t[i].oldh);
+		cJSON_AddStringToObject(f, "old_fnv1a64", h);
+		snprintf(h, sizeof(h), "%016llx", (unsigned long long)t[i].newh);
+		cJSON_AddStringToObject(f, "new_fnv1a64", h);
+		cJSON_AddNumberToObject(f, "mode", (double)t[i].mode);
+		cJSON_AddItemToArray(a, f);
+	}
+	char *s = cJSON_Print(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Removes the temporary files of t[from..nt). */
+static void remove_temps(struct target *t, size_t from, size_t nt)
+{
+	for (size_t i = from; i < nt; i++)
+		if (fio_unlink(t[i].tmp) && errno != ENOENT)
+			unlink(t[i].tmp); /* the injected fault is spent: this one works */
 }
 
 int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_diag *d)
 {
 	*nwritten = 0;
-	for (size_t i = 0; i < p->nfiles; i++) {
-		const struct pfile *f = &p->files[i];
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", p->root, f->rel);
-		char *cur;
-		size_t curlen;
-		int rc = read_file(p->root, f->rel, &cur, &curlen, d);
-		if (rc)
-			return rc;
-		int same = curlen == f->newlen && !memcmp(cur, f->new, curlen);
-		int drift = !(curlen == f->oldlen && !memcmp(cur, f->old, curlen));
+	char rootreal[PATH_MAX];
+	if (!realpath(p->root, rootreal)) {
+		diag_at(d, p->root, 0, 0, NULL);
+		diag_errorf(d, "cannot resolve the tree: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	struct target *t = calloc(p->nfiles ? p->nfiles : 1, sizeof(*t));
+	char **cur = calloc(p->nfiles ? p->nfiles : 1, sizeof(char *));
+	if (!t || !cur) {
+		free(t);
 		free(cur);
+		return MUH_ENOMEM;
+	}
+	size_t nt = 0;
+	int rc = MUH_OK;
+	/* 1. resolve and read every target again */
+	for (size_t i = 0; i < p->nfiles && !rc; i++) {
+		const struct pfile *f = &p->files[i];
+		struct target *x = &t[nt];
+		rc = resolve_target(p->root, rootreal, f->rel, p->follow_symlinks, x->path,
+				    sizeof(x->path), d);
+		size_t curlen = 0;
+		if (!rc)
+			rc = read_nofollow(x->path, &cur[nt], &curlen, &x->mode, d);
+		if (rc)
+			break;
+		int same = curlen == f->newlen && !memcmp(cur[nt], f->new, curlen);
+		int drift = !(curlen == f->oldlen && !memcmp(cur[nt], f->old, curlen));
+		free(cur[nt]);
+		cur[nt] = NULL;
 		if (same)
 			continue; /* already applied */
 		if (drift) {
-			diag_at(d, path, 0, 0, NULL);
-			diag_errorf(d, "refusing to write: the file changed while muh was working");
-			return MUH_EINPUT;
+			diag_at(d, x->path, 0, 0, NULL);
+			rc = diag_errorf(d, "refusing to write: the file changed while muh was working; "
+					    "no file changed");
+			break;
 		}
-		struct stat st;
-		if (stat(path, &st)) {
-			diag_at(d, path, 0, 0, NULL);
-			diag_errorf(d, "cannot stat: %s", strerror(errno));
-			return MUH_EENV;
-		}
-		if (backup_dir) {
-			char bpath[PATH_MAX];
-			snprintf(bpath, sizeof(bpath), "%s/%s", backup_dir, f->rel);
-			if (mkdirs_for(bpath)) {
-				diag_at(d, bpath, 0, 0, NULL);
-				diag_errorf(d, "cannot create the backup directory: %s", strerror(errno));
-				return MUH_EENV;
+		for (size_t k = 0; k < nt; k++)
+			if (!strcmp(t[k].path, x->path)) {
+				diag_at(d, x->path, 0, 0, NULL);
+				rc = diag_errorf(d, "refusing to write: %s and %s are the same file",
+						 t[k].rel, f->rel);
 			}
-			if ((rc = write_atomic(bpath, f->old, f->oldlen, st.st_mode & 07777, d)))
-				return rc;
+		if (rc)
+			break;
+		x->rel = f->rel;
+		x->old = f->old;
+		x->oldlen = f->oldlen;
+		x->new = f->new;
+		x->newlen = f->newlen;
+		x->oldh = patch_fnv1a64(f->old, f->oldlen);
+		x->newh = patch_fnv1a64(f->new, f->newlen);
+		if ((size_t)snprintf(x->tmp, sizeof(x->tmp), "%s.muh-tmp.%ld.%zu", x->path,
+				     (long)getpid(), nt) >= sizeof(x->tmp) ||
+		    (backup_dir && (size_t)snprintf(x->bak, sizeof(x->bak), "%s/%s", backup_dir,
+						    f->rel) >= sizeof(x->bak))) {
+			diag_at(d, x->path, 0, 0, NULL);
+			rc = diag_errorf(d, "path too long");
+			break;
 		}
-		if ((rc = write_atomic(path, f->new, f->newlen, st.st_mode & 07777, d)))
-			return rc;
-		(*nwritten)++;
+		nt++;
 	}
+	free(cur);
+	if (rc || !nt) {
+		free(t);
+		return rc;
+	}
+	/* 2. backups, 3. the journal */
+	char jpath[PATH_MAX] = "";
+	for (size_t i = 0; i < nt && backup_dir && !rc; i++) {
+		unlink(t[i].bak); /* a backup folder given twice: the newest originals */
+		if (mkdirs_for(t[i].bak) || write_new(t[i].bak, t[i].old, t[i].oldlen, t[i].mode)) {
+			diag_at(d, t[i].bak, 0, 0, NULL);
+			diag_errorf(d, "cannot write the backup: %s; no file changed", strerror(errno));
+			rc = MUH_EENV;
+		}
+	}
+	if (!rc && backup_dir) {
+		char *j = journal_text(rootreal, t, nt);
+		snprintf(jpath, sizeof(jpath), "%s/journal.json", backup_dir);
+		if (!j)
+			rc = MUH_ENOMEM;
+		else if (write_replace(jpath, j, strlen(j), 0644)) {
+			diag_at(d, jpath, 0, 0, NULL);
+			diag_errorf(d, "cannot write the journal: %s; no file changed", strerror(errno));
+			rc = MUH_EENV;
+		}
+		free(j);
+		if (!rc)
+			sync_dir_of(jpath);
+	}
+	/* 4. every temporary file */
+	size_t ntmp = 0;
+	for (; ntmp < nt && !rc; ntmp++) {
+		unlink(t[ntmp].tmp);
+		if (write_new(t[ntmp].tmp, t[ntmp].new, t[ntmp].newlen, t[ntmp].mode)) {
+			diag_at(d, t[ntmp].path, 0, 0, NULL);
+			diag_errorf(d, "cannot write %s: %s; no file changed", t[ntmp].tmp,
+				    strerror(errno));
+			rc = MUH_EENV;
+			break;
+		}
+	}
+	if (rc) {
+		remove_temps(t, 0, ntmp);
+		free(t);
+		return rc;
+	}
+	/* 5. the renames */
+	size_t done = 0;
+	for (; done < nt; done++)
+		if (fio_rename(t[done].tmp, t[done].path))
+			break;
+	if (done < nt) {
+		int e = errno;
+		remove_temps(t, done, nt);
+		char changed[MUH_DIAG_MSG / 2] = "", restored[MUH_DIAG_MSG / 2] = "";
+		for (size_t k = 0; k < done; k++) {
+			if (write_replace(t[k].path, t[k].old, t[k].oldlen, t[k].mode))
+				list_add(changed, sizeof(changed), t[k].rel);
+			else
+				list_add(restored, sizeof(restored), t[k].rel);
+		}
+		diag_at(d, t[done].path, 0, 0, NULL);
+		if (!changed[0])
+			diag_errorf(d, "cannot rename %s into place: %s; no file changed%s%s%s",
+				    t[done].tmp, strerror(e), restored[0] ? " (put back: " : "",
+				    restored, restored[0] ? ")" : "");
+		else
+			diag_errorf(d, "cannot rename %s into place: %s; files changed (patched): %s; "
+				       "restore them with `muh patch --rollback %s`",
+				    t[done].tmp, strerror(e), changed, backup_dir ? backup_dir : "DIR");
+		free(t);
+		return MUH_EENV;
+	}
+	for (size_t k = 0; k < nt; k++)
+		sync_dir_of(t[k].path);
+	*nwritten = (int)nt;
+	free(t);
 	return MUH_OK;
+}
+
+/* ---- recovery from the journal -------------------------------------------- */
+
+/* Loads backup_dir/journal.json into t (rel malloc'd; old/new unset). */
+static int journal_load(const char *backup_dir, char *rootreal, size_t rn, struct target **out,
+			size_t *n, muh_diag *d)
+{
+	char jpath[PATH_MAX];
+	snprintf(jpath, sizeof(jpath), "%s/journal.json", backup_dir);
+	*out = NULL;
+	*n = 0;
+	char *text;
+	size_t len;
+	int rc = slurp(jpath, &text, &len, d);
+	if (rc)
+		return rc == MUH_EENV ? MUH_EINPUT : rc;
+	cJSON *o = cJSON_ParseWithLength(text, len);
+	free(text);
+	const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
+	if (!o || !cJSON_IsString(root) || !cJSON_IsArray(files)) {
+		cJSON_Delete(o);
+		diag_at(d, jpath, 0, 0, NULL);
+		return diag_errorf(d, "not a muh patch journal");
+	}
+	snprintf(rootreal, rn, "%s", root->valuestring);
+	int nf = cJSON_GetArraySize(files);
+	struct target *t = calloc((size_t)(nf ? nf : 1), sizeof(*t));
+	if (!t) {
+		cJSON_Delete(o);
+		return MUH_ENOMEM;
+	}
+	const cJSON *f;
+	size_t k = 0;
+	cJSON_ArrayForEach(f, files)
+	{
+		const char *keys[] = {"rel", "target", "tmp", "backup", "old_fnv1a64", "new_fnv1a64"};
+		const char *v[6];
+		for (int i = 0; i < 6; i++) {
+			const cJSON *x = cJSON_GetObjectItemCaseSensitive(f, keys[i]);
+			v[i] = cJSON_IsString(x) ? x->valuestring : NULL;
+		}
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(f, "mode");
+		if (!v[0] || !v[1] || !v[2] || !v[3] || !v[4] || !v[5] || !cJSON_IsNumber(m) ||
+		    !inside(rootreal, v[1]) || !(t[k].rel = strdup(v[0]))) {
+			rc = diag_errorf(d, "a malformed entry in %s", jpath);
+			break;
+		}
+		snprintf(t[k].path, sizeof(t[k].path), "%s", v[1]);
+		snprintf(t[k].tmp, sizeof(t[k].tmp), "%s", v[2]);
+		snprintf(t[k].bak, sizeof(t[k].bak), "%s", v[3]);
+		t[k].oldh = strtoull(v[4], NULL, 16);
+		t[k].newh = strtoull(v[5], NULL, 16);
+		t[k].mode = (mode_t)m->valuedouble & 07777;
+		k++;
+	}
+	cJSON_Delete(o);
+	*out = t;
+	*n = k;
+	if (rc)
+		diag_at(d, jpath, 0, 0, NULL);
+	return rc;
+}
+
+static void targets_free(struct target *t, size_t n)
+{
+	for (size_t i = 0; t && i < n; i++)
+		free(t[i].rel);
+	free(t);
+}
+
+/* The hash of a file read through O_NOFOLLOW; 1 when readable. */
+static int hash_of(const char *path, uint64_t *h)
+{
+	char *b;
+	size_t n;
+	muh_diag dd;
+	if (read_nofollow(path, &b, &n, NULL, &dd))
+		return 0;
+	*h = patch_fnv1a64(b, n);
+	free(b);
+	return 1;
+}
+
+/* Where each file of a journal stands: 'o' original, 'n' patched, '?' neither
+ * (or unreadable); tmp_ok: its temporary file holds the new content. */
+static int journal_state(struct target *t, size_t n, char *state, int *tmp_ok, muh_diag *d)
+{
+	char bad[MUH_DIAG_MSG / 2] = "";
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = 0, th = 0;
+		state[i] = !hash_of(t[i].path, &h) ? '?' : h == t[i].newh ? 'n' : h == t[i].oldh ? 'o' : '?';
+		tmp_ok[i] = hash_of(t[i].tmp, &th) && th == t[i].newh;
+		if (state[i] == '?')
+			list_add(bad, sizeof(bad), t[i].rel);
+	}
+	if (bad[0])
+		return diag_errorf(d, "refusing: these files hold neither the original nor the patched "
+				      "content (changed since the apply?): %s; nothing was changed",
+				   bad);
+	return MUH_OK;
+}
+
+int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	char rootreal[PATH_MAX];
+	struct target *t;
+	size_t n;
+	int rc = journal_load(backup_dir, rootreal, sizeof(rootreal), &t, &n, d);
+	char *state = calloc(n + 1, 1);
+	int *tmp_ok = calloc(n + 1, sizeof(int));
+	if (!rc && (!state || !tmp_ok))
+		rc = MUH_ENOMEM;
+	if (!rc)
+		rc = journal_state(t, n, state, tmp_ok, d);
+	char **orig = calloc(n + 1, sizeof(char *));
+	size_t *olen = calloc(n + 1, sizeof(size_t));
+	if (!rc && (!orig || !olen))
+		rc = MUH_ENOMEM;
+	/* every backup needed must be there and intact before anything is written */
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (state[i] != 'n')
+			continue;
+		rc = read_nofollow(t[i].bak, &orig[i], &olen[i], NULL, d);
+		if (!rc && patch_fnv1a64(orig[i], olen[i]) != t[i].oldh) {
+			diag_at(d, t[i].bak, 0, 0, NULL);
+			rc = diag_errorf(d, "the backup does not hold the original (its hash differs); "
+					    "nothing was changed");
+		}
+	}
+	r->files = (int)n;
+	char failed[MUH_DIAG_MSG / 2] = "";
+	int e = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (fio_unlink(t[i].tmp) == 0)
+			r->tmp_removed++;
+		if (state[i] == 'n') {
+			if (write_replace(t[i].path, orig[i], olen[i], t[i].mode)) {
+				e = errno;
+				list_add(failed, sizeof(failed), t[i].rel);
+				r->patched++;
+				continue;
+			}
+			r->changed++;
+		}
+		r->original++;
+	}
+	if (!rc && failed[0]) {
+		diag_at(d, backup_dir, 0, 0, NULL);
+		rc = diag_errorf(d, "cannot restore %s: %s; run --rollback again", failed, strerror(e));
+		rc = MUH_EENV;
+	}
+	for (size_t i = 0; orig && i < n; i++)
+		free(orig[i]);
+	free(orig);
+	free(olen);
+	free(state);
+	free(tmp_ok);
+	targets_free(t, n);
+	return rc;
+}
+
+int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	char rootreal[PATH_MAX];
+	struct target *t;
+	size_t n;
+	int rc = journal_load(backup_dir, rootreal, sizeof(rootreal), &t, &n, d);
+	char *state = calloc(n + 1, 1);
+	int *tmp_ok = calloc(n + 1, sizeof(int));
+	if (!rc && (!state || !tmp_ok))
+		rc = MUH_ENOMEM;
+	if (!rc)
+		rc = journal_state(t, n, state, tmp_ok, d);
+	r->files = (int)n;
+	int complete = 1, anynew = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		complete &= state[i] == 'n' || tmp_ok[i];
+		anynew |= state[i] == 'n';
+	}
+	if (!rc && !complete) {
+		if (anynew) {
+			diag_at(d, backup_dir, 0, 0, NULL);
+			rc = diag_errorf(d, "cannot finish: some files are patched but the temporary file "
+					    "of another is missing or incomplete; undo it with `muh patch "
+					    "--rollback %s`",
+					 backup_dir);
+		} else {
+			/* stopped before the renames: the tree has the originals */
+			for (size_t i = 0; i < n; i++)
+				if (!fio_unlink(t[i].tmp))
+					r->tmp_removed++;
+			r->original = (int)n;
+			r->incomplete = 1;
+		}
+	} else if (!rc) {
+		char failed[MUH_DIAG_MSG / 2] = "";
+		int e = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (state[i] == 'n') {
+				if (!fio_unlink(t[i].tmp))
+					r->tmp_removed++;
+				r->patched++;
+			} else if (fio_rename(t[i].tmp, t[i].path)) {
+				e = errno;
+				list_add(failed, sizeof(failed), t[i].rel);
+				r->original++;
+			} else {
+				sync_dir_of(t[i].path);
+				r->changed++;
+				r->patched++;
+			}
+		}
+		if (failed[0]) {
+			diag_at(d, backup_dir, 0, 0, NULL);
+			diag_errorf(d, "cannot rename %s into place: %s; run --resume again (or --rollback)",
+				    failed, strerror(e));
+			rc = MUH_EENV;
+		}
+	}
+	free(state);
+	free(tmp_ok);
+	targets_free(t, n);
+	return rc;
 }
 
 /* ---- overlays ------------------------------------------------------------------ */
@@ -948,6 +1937,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		k->verdict = verdict_of(jstr(K, o, "verdict"));
 		k->scope = jstr(K, sp, "scope");
 		k->why = jstr(K, sp, "why");
+		k->eval = jstr(K, sp, "evaluated");
 		k->start = (uint32_t)jnum(sp, "start_byte");
 		k->end = (uint32_t)jnum(sp, "end_byte");
 		const char *h = jstr(K, sp, "file_fnv1a64");

@@ -1,15 +1,50 @@
 /*
- * fileio.h — reading a whole file, the one way the library does it.
+ * fileio.h — reading a whole file, and the I/O layer the write-back goes
+ * through (so that a test can make any of its writes fail).
+ *
+ * Every open/write/fsync/rename/unlink/mkdir of a file muh patch writes is a
+ * fio_* call. Each call counts; a fault armed at N makes the Nth call from
+ * the arming fail once (errno EIO, ENOSPC for write), as SQLite's test VFS
+ * does, so a test can loop N = 1, 2, 3, ... over an operation until it
+ * succeeds and check after each failure that nothing was damaged.
+ *
+ * Arming: fio_fault_arm(N) (unit tests), or the environment variable
+ * MUH_FAULT_IO=N read at the first fio_* call (the CLI). MUH_FAULT_SLEEP_MS=M
+ * sleeps M milliseconds before each fio_rename, so that a test can kill -9
+ * the process between two renames. Neither is meant for users.
  */
 #ifndef MUH_FILEIO_H
 #define MUH_FILEIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Reads path whole into a malloc'd, NUL-terminated buffer and sets *len
  * (the NUL is not counted). Returns NULL with errno set when the file cannot
  * be read (ENOMEM when memory runs out). Works for pipes and files whose
  * size changes while read. */
 char *file_read(const char *path, size_t *len);
+
+/* Reads an open descriptor whole, like file_read. Does not close fd. */
+char *file_read_fd(int fd, size_t *len);
+
+/* Arms a fault: the nth fio_* call from now fails, once (n = 0 disarms).
+ * Overrides MUH_FAULT_IO. */
+void fio_fault_arm(long n);
+
+/* fio_* calls made since the last fio_fault_arm (or the process start). */
+long fio_calls(void);
+
+/* open(2), write the whole buffer (retrying short writes and EINTR),
+ * fsync(2), close(2), rename(2), unlink(2), mkdir(2): 0 (or the descriptor)
+ * on success, -1 with errno on failure, real or injected. fio_close always
+ * closes fd. */
+int fio_open(const char *path, int flags, mode_t mode);
+int fio_write(int fd, const void *buf, size_t len);
+int fio_fsync(int fd);
+int fio_close(int fd);
+int fio_rename(const char *from, const char *to);
+int fio_unlink(const char *path);
+int fio_mkdir(const char *path, mode_t mode);
 
 #endif

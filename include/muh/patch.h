@@ -15,7 +15,15 @@
  *   patch_diff / patch_apply / patch_overlay   use the result
  *
  * Safety (each refusal is MUH_EINPUT with the evidence in d->msg):
- *   - a value listed in the knob's unsafe_values is refused, --force or not;
+ *   - a value listed in the knob's unsafe_values is refused, --force or not,
+ *     compared by evaluated value, not spelling ((False), not True, 0, 0.0,
+ *     None, '' and `False  # c` are all False where False is unsafe);
+ *   - a value must be one Python expression and, when the knob's value is
+ *     a literal, a literal of its type (int, float, bool, str);
+ *   - a patched .py file must parse (tree-sitter, no ERROR/MISSING node
+ *     more than before), a .yaml/.yml/.json file through libfyaml;
+ *   - a write whose real path leaves the tree is refused, and so is a
+ *     file that is a symbolic link, unless patch_plan_follow_symlinks;
  *   - a knob whose verdict is dead is refused unless force;
  *   - a file whose content hash differs from the scan's is refused (drift);
  *   - a conditional knob (alternatives) needs the alternative named.
@@ -37,8 +45,9 @@ void patch_plan_free(muh_patch *p);
 
 /* Adds "set knob k (alternative alt, or -1 for the whole value) to value".
  * value is source text as it should appear in the file (e.g. "64", "True").
- * Refuses unsafe values, dead knobs without force, a missing or
- * out-of-range alternative. The knob's data is copied. */
+ * Refuses unsafe values (by evaluated value), dead knobs without force, a
+ * missing or out-of-range alternative, a value that is not one expression
+ * or not a literal of the knob's type. The knob's data is copied. */
 int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, int force,
 		   muh_diag *d);
 
@@ -53,7 +62,8 @@ size_t patch_plan_nedits(const muh_patch *p);
 
 /* Reads every file the plan touches, checks it against the scan's hash
  * (drift), and applies the edits in memory. Edits that leave a value as it
- * already is change nothing. */
+ * already is change nothing. Refuses (MUH_EINPUT) a file that would no
+ * longer parse. */
 int patch_plan_build(muh_patch *p, muh_diag *d);
 
 /* Files whose content the plan changes (after patch_plan_build). */
@@ -64,11 +74,48 @@ size_t patch_nchanged(const muh_patch *p);
  * nothing changes; NULL when out of memory. */
 char *patch_diff(const muh_patch *p);
 
-/* Writes the changed files in place: each through a temporary file and a
- * rename, after copying the original to backup_dir/<relative path> (created
- * as needed; NULL: no backup). Idempotent: files already equal to the new
- * content are not touched. *nwritten gets the number of files written. */
+/* With on, patch_apply writes through a file that is a symbolic link to
+ * the file it points to, when that lies inside the tree (default: refused). */
+void patch_plan_follow_symlinks(muh_patch *p, int on);
+
+/* Writes the changed files in place, all or nothing. Every target's real
+ * path (and its parent's) must lie inside the tree's; a symbolic link is
+ * refused (see patch_plan_follow_symlinks); files are opened O_NOFOLLOW.
+ * The originals go to backup_dir/<relative path> (created as needed; NULL:
+ * no backup and no journal) with backup_dir/journal.json, then every new
+ * content to a temporary file beside its target (fsync), then all are
+ * renamed. On failure no temporary file is left, the files already renamed
+ * get their originals back, and d->msg says which files, if any, changed.
+ * Idempotent: files already equal to the new content are not touched.
+ * *nwritten gets the number of files written. All writes go through the
+ * fio_* layer (fileio.h). */
 int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_diag *d);
+
+/* What patch_rollback / patch_resume found and did, per file of the journal. */
+typedef struct patch_recovery {
+	int files;       /* files in the journal */
+	int original;    /* now hold the original content */
+	int patched;     /* now hold the patched content */
+	int changed;     /* files this call wrote (restored or renamed) */
+	int tmp_removed; /* temporary files removed */
+	int incomplete;  /* resume: the apply stopped before its temporary files
+	                    were complete; nothing to finish, the tree holds the
+	                    originals */
+} patch_recovery;
+
+/* Undoes an apply (finished or killed) from backup_dir/journal.json: every
+ * file that holds the patched content gets its original back from the
+ * backup (checked against the journal's hash first), every temporary file
+ * is removed. Refuses (MUH_EINPUT, nothing changed) when a file holds
+ * neither the original nor the patched content. */
+int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d);
+
+/* Finishes a killed apply from its journal: renames every complete
+ * temporary file over its target. When the apply stopped before its
+ * temporary files were all written (so before any rename), removes them and
+ * sets r->incomplete: the tree holds the originals. Refuses like
+ * patch_rollback on files changed since. */
+int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d);
 
 /* Makes an overlay of the tree in dir (which must not exist): every
  * directory recreated, every unchanged file a symbolic link to the original,

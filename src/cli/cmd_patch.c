@@ -21,15 +21,21 @@
 
 static const char help[] =
 	"usage: muh patch TREE --set ID=VALUE [--set ID[ALT]=VALUE ...] [--scan SCAN.json]\n"
-	"                 [--apply [--backup DIR]] [--force] [--out FILE] [--json]\n"
+	"                 [--apply [--backup DIR] [--follow-symlinks]] [--force] [--out FILE]\n"
+	"                 [--json]\n"
 	"       muh patch TREE --from DB [--run ID] [--apply ...]\n"
+	"       muh patch --rollback BACKUP_DIR | --resume BACKUP_DIR\n"
 	"       muh patch --emit moe-json|header|triton-configs --from DB [--run ID]\n"
 	"                 [--out PATH] [--device NAME] [--dtype D] [--top K]\n"
 	"\n"
 	"Writes knob values back into an engine tree, changing only the bytes of each\n"
 	"knob's value: line endings (CRLF stays CRLF), encoding, indentation and\n"
 	"comments are kept. Prints a unified diff that `git apply` accepts; --apply\n"
-	"writes the files instead (each through a temporary file and a rename).\n"
+	"writes the files instead, all or nothing: the originals to the backup\n"
+	"folder with a journal, every new file to a temporary file (fsync), then\n"
+	"all renamed. On a failure no file changed (or the message says which did).\n"
+	"After a kill, --rollback BACKUP_DIR puts the originals back and --resume\n"
+	"BACKUP_DIR finishes the renames, from the journal.\n"
 	"\n"
 	"IDs are the knob ids of `muh scan TREE --json`; they do not depend on line\n"
 	"numbers, so they survive unrelated edits.\n"
@@ -41,6 +47,13 @@ static const char help[] =
 	"  - a dead knob (nothing reachable reads it) is refused with the evidence,\n"
 	"    unless --force;\n"
 	"  - with --scan, a file whose content changed since that scan is refused;\n"
+	"  - a value must be one expression, and a literal of the knob's type\n"
+	"    (an int knob takes an int); unsafe values compare by value, so\n"
+	"    (False), not True, 0 and None are all False;\n"
+	"  - a patched file must still parse (Python, YAML, JSON);\n"
+	"  - a file whose real path leaves TREE (through a link to a folder\n"
+	"    outside) is refused, and so is a file that is a symbolic link,\n"
+	"    unless --follow-symlinks (and then only one pointing inside TREE);\n"
 	"  - a conditional knob (`128 if cap >= 80 else 64`) needs the alternative:\n"
 	"    --set ID[0]=V changes the first, ID[1]=V the second.\n"
 	"\n"
@@ -72,6 +85,9 @@ static const char help[] =
 	"  --apply            write the files in place; a second apply changes nothing\n"
 	"  --backup DIR       where --apply copies the originals (default\n"
 	"                     TREE/.muh-backup/<date-time>/)\n"
+	"  --follow-symlinks  write through a file that is a symbolic link into TREE\n"
+	"  --rollback DIR     restore the originals of an apply from its backup folder\n"
+	"  --resume DIR       finish an apply that was killed, from its backup folder\n"
 	"  --force            write dead knobs too (never unsafe values)\n"
 	"  --out FILE         write the diff to FILE instead of stdout\n"
 	"  --json             print {files_changed, written, diff} as JSON\n"
@@ -137,6 +153,7 @@ struct ranked {
 struct runbest {
 	int64_t run;
 	char *spec_path, *problem, *hw;
+	char *spec_text, *spec_abs; /* as the store kept them (NULL: an older store) */
 	struct ranked *ok; /* every ok variant, fastest first */
 	size_t nok, cap;
 };
@@ -166,6 +183,8 @@ static int sr_run(void *ud, const store_run *run)
 	b->spec_path = strdup(run->spec_path ? run->spec_path : "");
 	b->problem = strdup(run->problem ? run->problem : "");
 	b->hw = strdup(run->hw_profile ? run->hw_profile : "");
+	b->spec_text = run->spec_text ? strdup(run->spec_text) : NULL;
+	b->spec_abs = run->spec_abs ? strdup(run->spec_abs) : NULL;
 	return 0;
 }
 
@@ -201,6 +220,8 @@ static void sr_free(struct storeread *sr)
 			free(sr->r[i].ok[k].key);
 		free(sr->r[i].ok);
 		free(sr->r[i].spec_path);
+		free(sr->r[i].spec_text);
+		free(sr->r[i].spec_abs);
 		free(sr->r[i].problem);
 		free(sr->r[i].hw);
 	}
@@ -218,7 +239,7 @@ static int read_store(const char *db, int64_t only, struct storeread *sr, muh_di
 		return diag_errorf(d, "no such store");
 	}
 	muh_store *s;
-	int rc = store_open(db, &s, d);
+	int rc = store_open_ro(db, &s, d);
 	if (rc)
 		return rc;
 	rc = store_foreach_run(s, sr_run, sr);
@@ -265,6 +286,13 @@ static int field_ll(const char *s, const char *name, long long *v)
 	return *end ? -1 : 0;
 }
 
+/* The spec of run b as the store kept it, else its file (store_run_spec). */
+static int runbest_spec(const struct runbest *b, muh_spec **s, muh_diag *d)
+{
+	store_run r = {.id = b->run, .spec_path = b->spec_path, .spec_text = b->spec_text, .spec_abs = b->spec_abs};
+	return store_run_spec(&r, s, d);
+}
+
 /* --from DB with a tree: the sets that the runs' specs map to knobs. */
 static int sets_from_store(const struct storeread *sr, struct setarg *sets, int *nsets,
 			   char vals[][128], muh_diag *d)
@@ -275,8 +303,8 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 			continue;
 		muh_spec *s;
 		muh_diag sd;
-		if (spec_load(b->spec_path, &s, &sd))
-			continue; /* the spec moved: nothing to map */
+		if (runbest_spec(b, &s, &sd))
+			continue; /* no text kept and the spec moved: nothing to map */
 		for (size_t p = 0; p < s->nparams; p++) {
 			char kk[300];
 			snprintf(kk, sizeof(kk), "knobs.%s", s->params[p].name);
@@ -395,7 +423,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	muh_spec *s;
 	memset(w, 0, sizeof(*w));
 	w->run = run->id;
-	if (!run->spec_path || spec_load(run->spec_path, &s, d)) {
+	if (store_run_spec(run, &s, d)) {
 		diag_at(d, run->spec_path ? run->spec_path : "", 0, 0, NULL);
 		return diag_errorf(d, "run %lld: cannot read its spec, which says where the deployment file is",
 				   (long long)run->id);
@@ -614,7 +642,7 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb]};
 			if (!spec) {
 				muh_diag sd;
-				if (spec_load(b->spec_path, &spec, &sd))
+				if (runbest_spec(b, &spec, &sd))
 					spec = NULL;
 			}
 			nb++;
@@ -670,6 +698,37 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 	return diag_errorf(d, "unknown --emit '%s'; known: moe-json, header, triton-configs", kind);
 }
 
+/* --rollback / --resume DIR: the journal of an apply, undone or finished. */
+static int recover(const char *dir, int rollback, int json)
+{
+	muh_diag d;
+	diag_clear(&d);
+	patch_recovery r;
+	int rc = rollback ? patch_rollback(dir, &r, &d) : patch_resume(dir, &r, &d);
+	if (rc)
+		return cli_fail(rc, &d);
+	if (json) {
+		printf("{\"files\": %d, \"original\": %d, \"patched\": %d, \"changed\": %d, "
+		       "\"tmp_removed\": %d, \"incomplete\": %s}\n",
+		       r.files, r.original, r.patched, r.changed, r.tmp_removed,
+		       r.incomplete ? "true" : "false");
+	} else if (rollback) {
+		printf("rolled back: %d file(s) restored; all %d file(s) of the apply hold the "
+		       "originals (%d temporary file(s) removed)\n",
+		       r.changed, r.files, r.tmp_removed);
+	} else if (r.incomplete) {
+		printf("nothing to resume: the apply stopped before its temporary files were "
+		       "complete, so before any rename; all %d file(s) hold the originals (%d "
+		       "temporary file(s) removed); run the patch again\n",
+		       r.files, r.tmp_removed);
+	} else {
+		printf("resumed: %d file(s) renamed; all %d file(s) of the apply hold the patched "
+		       "content\n",
+		       r.changed, r.files);
+	}
+	return EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -679,13 +738,16 @@ static int run(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},	 {"from", required_argument, NULL, 'F'},
 		{"run", required_argument, NULL, 'R'},	 {"emit", required_argument, NULL, 'E'},
 		{"device", required_argument, NULL, 'v'}, {"dtype", required_argument, NULL, 't'},
-		{"top", required_argument, NULL, 'k'},	 {NULL, 0, NULL, 0},
+		{"top", required_argument, NULL, 'k'},	 {"follow-symlinks", no_argument, NULL, 'L'},
+		{"rollback", required_argument, NULL, 'B'}, {"resume", required_argument, NULL, 'U'},
+		{NULL, 0, NULL, 0},
 	};
 	const char *from = NULL, *emitkind = NULL, *device = NULL, *dtype = NULL;
 	long long only = 0, topk = 8;
 	static char fromvals[MAX_SETS][128];
 	struct setarg sets[MAX_SETS];
-	int nsets = 0, apply = 0, force = 0, json = 0, c;
+	int nsets = 0, apply = 0, force = 0, json = 0, follow = 0, c;
+	const char *rollback = NULL, *resume = NULL;
 	const char *scanfile = NULL, *out = NULL, *backup = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -710,6 +772,15 @@ static int run(int argc, char **argv)
 			break;
 		case 'f':
 			force = 1;
+			break;
+		case 'L':
+			follow = 1;
+			break;
+		case 'B':
+			rollback = optarg;
+			break;
+		case 'U':
+			resume = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -761,6 +832,14 @@ static int run(int argc, char **argv)
 		sr_free(&sr);
 		return rc ? cli_fail(rc, &d) : EXIT_OK;
 	}
+	if (rollback || resume) {
+		if (rollback && resume)
+			return cli_usage_error("patch", "--rollback and --resume: give one");
+		if (optind != argc || nsets || from || apply)
+			return cli_usage_error("patch", "--%s takes only the backup folder",
+					       rollback ? "rollback" : "resume");
+		return recover(rollback ? rollback : resume, !!rollback, json);
+	}
 	if (optind != argc - 1)
 		return cli_usage_error("patch", "expected one engine TREE");
 	struct engine_runs *E = calloc(1, sizeof(*E));
@@ -771,7 +850,7 @@ static int run(int argc, char **argv)
 		/* engine runs: the winner goes into the deployment file whole */
 		muh_store *st = NULL;
 		if (!rc)
-			rc = store_open(from, &st, &d);
+			rc = store_open_ro(from, &st, &d);
 		if (!rc) {
 			E->tree = argv[optind];
 			E->only = only;
@@ -802,12 +881,17 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "muh patch: nothing to write: no engine run has a variant that met its SLOs\n");
 		return EXIT_FINDING;
 	}
-	if (!nsets && !E->n)
+	if (!nsets && !E->n) {
+		free(E);
 		return cli_usage_error("patch", "nothing to do: give --set ID=VALUE (ids from `muh "
 						"scan TREE --json`) or --from DB");
+	}
 	const char *tree = argv[optind];
 	struct stat st;
 	if (stat(tree, &st) || !S_ISDIR(st.st_mode)) {
+		for (int k = 0; k < E->n; k++)
+			free(E->w[k].text);
+		free(E);
 		fprintf(stderr, "%s: error: not a directory (expected an engine tree)\n", tree);
 		return EXIT_USAGE;
 	}
@@ -827,6 +911,8 @@ static int run(int argc, char **argv)
 	muh_patch *p = patch_plan_new(tree);
 	if (!p)
 		rc = MUH_ENOMEM;
+	else
+		patch_plan_follow_symlinks(p, follow);
 	for (int k = 0; k < E->n && !rc; k++) {
 		rc = patch_plan_set_file(p, E->w[k].rel, E->w[k].text, E->w[k].len, &d);
 		if (!json)
@@ -866,6 +952,9 @@ static int run(int argc, char **argv)
 			time_t now = time(NULL);
 			strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", gmtime(&now));
 			snprintf(bdir, sizeof(bdir), "%s/.muh-backup/%s", tree, stamp);
+			/* two applies in one second: each its own folder and journal */
+			for (int k = 2; !lstat(bdir, &st) && k < 1000; k++)
+				snprintf(bdir, sizeof(bdir), "%s/.muh-backup/%s-%d", tree, stamp, k);
 		}
 		rc = patch_apply(p, bdir, &written, &d);
 	}

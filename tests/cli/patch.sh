@@ -1,7 +1,9 @@
 # muh patch end to end: on the BI-V100 fork fixture and on real vLLM 0.6.3.
 # Every patch passes `git apply --check`; applied trees still parse; bytes
 # outside the knob are kept (CRLF included); unsafe values and dead knobs
-# are refused; drift is refused; a second apply changes nothing.
+# are refused, however spelled; values must be literals of the knob's type;
+# drift is refused; a second apply changes nothing; no write leaves the tree
+# through a symbolic link to a folder, and no file symlink is replaced.
 source "$(dirname "$0")/lib.bash"
 FIX=tests/fixtures/scan/bi-v100
 
@@ -100,6 +102,67 @@ run "$MUH" patch "$T" --set "$BLOCK[1]=32" --set "$WARPS=4" --set "$PART=1024" -
 expect_rc 0 "second apply"
 expect_in out "nothing to change" "second apply is a no-op"
 [ "$sum1" = "$(cat "$T"/vllm/attention/ops/*.py | sha256sum)" ] || fail "second apply changed files"
+
+# unsafe values compare by evaluated value: every spelling of False is refused
+for v in '(False)' 'not True' '0' '0.0' 'None' "''" 'False  # tuned'; do
+	run "$MUH" patch "$T" --set "$USE_V1=$v"
+	expect_rc 2 "unsafe spelled $v"
+	expect_in err "unsafe and --force does not override it" "unsafe spelled $v: message"
+done
+
+# values must be one expression, a literal of the knob's type (NUM_WARPS is an int)
+for v in banana '(' '4; import os' '4.5' "'4'"; do
+	run "$MUH" patch "$T" --scan "$TMP/scan.json" --set "$WARPS=$v"
+	expect_rc 2 "NUM_WARPS=$v"
+	expect_in err "refusing NUM_WARPS=" "NUM_WARPS=$v: message"
+done
+expect_in err "the knob is an int \(now 8\)" "names the type"
+run "$MUH" patch "$T" --scan "$TMP/scan.json" --set "$WARPS=4; import os"
+expect_in err "more than one statement" "4; import os: message"
+run "$MUH" patch "$T" --set "$WARPS=(16)  # tuned"
+expect_rc 0 "an int in parentheses with a comment at the end of its line"
+expect_in out "^\+    NUM_WARPS = \(16\)  # tuned" "the value as given"
+run "$MUH" patch "$T" --set "$BLOCK[0]=32  # tuned"
+expect_rc 2 "a comment that would hide the rest of the line"
+expect_in err "would hide the rest of the line" "comment message"
+
+# a folder inside the tree that is a symbolic link to a folder outside: the
+# saved scan still matches the files, but the write would leave the tree
+L="$TMP/linked"
+cp -r "$FIX" "$L"
+run "$MUH" scan "$L" --json
+cp "$TMP/out" "$TMP/lscan.json"
+mkdir -p "$TMP/outside"
+mv "$L/vllm/attention/ops" "$TMP/outside/ops"
+ln -s "$TMP/outside/ops" "$L/vllm/attention/ops"
+sum_out=$(cat "$TMP/outside/ops/"*.py | sha256sum)
+run "$MUH" patch "$L" --scan "$TMP/lscan.json" --set "$WARPS=4" --apply --backup "$TMP/lbk"
+expect_rc 2 "write through a folder link to outside"
+expect_in err "outside the tree" "folder link message"
+run "$MUH" patch "$L" --scan "$TMP/lscan.json" --set "$WARPS=4" --apply --follow-symlinks --backup "$TMP/lbk2"
+expect_rc 2 "a folder link outside, even with --follow-symlinks"
+[ "$sum_out" = "$(cat "$TMP/outside/ops/"*.py | sha256sum)" ] || fail "the files outside the tree are untouched"
+[ -z "$(find "$TMP/outside" -name '*.muh-tmp.*')" ] || fail "no temporary file outside"
+
+# a file that is a symbolic link (to a file inside the tree): refused, then
+# written through with --follow-symlinks, and it stays a link
+rm "$L/vllm/attention/ops" && mv "$TMP/outside/ops" "$L/vllm/attention/ops"
+PP="$L/vllm/attention/ops/prefix_prefill.py"
+mv "$PP" "$L/real_prefix_prefill.py"
+ln -s ../../../real_prefix_prefill.py "$PP"
+run "$MUH" patch "$L" --scan "$TMP/lscan.json" --set "$WARPS=4" --apply --backup "$TMP/lbk3"
+expect_rc 2 "a file symlink"
+expect_in err "the file is a symbolic link" "file symlink message"
+run "$MUH" patch "$L" --scan "$TMP/lscan.json" --set "$WARPS=4" --apply --follow-symlinks --backup "$TMP/lbk4"
+expect_rc 0 "a file symlink with --follow-symlinks"
+[ -L "$PP" ] || fail "the link is still a link"
+grep -q '^    NUM_WARPS = 4' "$L/real_prefix_prefill.py" || fail "its target got the value"
+# a file link pointing outside: refused even with --follow-symlinks
+mv "$L/real_prefix_prefill.py" "$TMP/outside/pp.py" && rm "$PP" && ln -s "$TMP/outside/pp.py" "$PP"
+cp "$TMP/outside/pp.py" "$TMP/pp.before"
+run "$MUH" patch "$L" --set "$WARPS=2" --apply --follow-symlinks --backup "$TMP/lbk5"
+expect_rc 2 "a file link to outside with --follow-symlinks"
+cmp -s "$TMP/outside/pp.py" "$TMP/pp.before" || fail "the file outside is untouched"
 
 # drift: the saved scan no longer matches the files
 run "$MUH" patch "$T" --scan "$TMP/scan.json" --set "$WARPS=2"

@@ -1,6 +1,10 @@
 /*
  * test_patch.c — the write-back library: byte-exact edits (CRLF, tabs,
  * non-UTF-8 kept), diffs git applies, atomic apply and idempotence,
+ * values checked by type and unsafe values by evaluated value, patched
+ * files that must still parse, no write outside the tree or through a
+ * link, an apply that fails at every possible I/O call (fio fault layer)
+ * and leaves the tree whole, rollback and resume from the journal,
  * overlays, and the emitters (vLLM MoE config files, C headers,
  * triton.Config lists).
  */
@@ -16,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
 
@@ -168,6 +173,294 @@ static void test_refusals(void **state)
 	patch_plan_free(q);
 }
 
+/* The values a knob takes: one expression, a literal of the knob's type;
+ * unsafe values compare by evaluated value. */
+static void test_values(void **state)
+{
+	const char text[] = "N = 64\nF = 0.5\nB = True\nS = 'ld'\nO = None\n";
+	size_t n = sizeof(text) - 1;
+	put("v.py", text, n);
+	muh_knob ik = knob_at("k10", "v.py", text, n, "64");
+	ik.eval = "64";
+	muh_knob fk = knob_at("k11", "v.py", text, n, "0.5");
+	fk.eval = "0.5";
+	muh_knob bk = knob_at("k12", "v.py", text, n, "True");
+	bk.eval = "True";
+	muh_knob sk = knob_at("k13", "v.py", text, n, "'ld'");
+	sk.eval = "'ld'";
+	muh_knob nk = knob_at("k14", "v.py", text, n, "None");
+	nk.eval = "None";
+	muh_patch *p = patch_plan_new(dir);
+	muh_diag d;
+	const char *int_bad[] = {"banana", "(", "4; import os", "4.5", "True", "'64'", "None",
+				 "4)\nimport os\n(5", "64 64", ""};
+	for (size_t i = 0; i < sizeof(int_bad) / sizeof(*int_bad); i++) {
+		diag_clear(&d);
+		assert_int_equal(patch_plan_set(p, &ik, -1, int_bad[i], 0, &d), MUH_EINPUT);
+		assert_true(d.msg[0]);
+	}
+	diag_clear(&d);
+	patch_plan_set(p, &ik, -1, "banana", 0, &d);
+	assert_non_null(strstr(d.msg, "an int"));
+	patch_plan_set(p, &ik, -1, "4; import os", 0, &d);
+	assert_non_null(strstr(d.msg, "more than one statement"));
+	const char *int_ok[] = {"128", "(128)", "0x40", "1_024", "-1", "128  # tuned"};
+	for (size_t i = 0; i < sizeof(int_ok) / sizeof(*int_ok); i++)
+		assert_int_equal(patch_plan_set(p, &ik, -1, int_ok[i], 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &fk, -1, "1", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &fk, -1, "1e-3", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &fk, -1, "'x'", 0, &d), MUH_EINPUT);
+	assert_int_equal(patch_plan_set(p, &bk, -1, "False", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &bk, -1, "not False", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &bk, -1, "2", 0, &d), MUH_EINPUT);
+	assert_int_equal(patch_plan_set(p, &sk, -1, "\"xy\"", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &sk, -1, "5", 0, &d), MUH_EINPUT);
+	assert_int_equal(patch_plan_set(p, &nk, -1, "7", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &nk, -1, "foo(1)", 0, &d), MUH_OK);
+	assert_int_equal(patch_plan_set(p, &nk, -1, "foo(", 0, &d), MUH_EINPUT);
+	patch_plan_free(p);
+
+	/* unsafe False, however it is spelled */
+	const char *unsafe[] = {"False"};
+	scan_step ev[] = {{"ops.py", 9, "raise NotImplementedError"}};
+	bk.unsafe_values = unsafe;
+	bk.nunsafe = 1;
+	bk.evidence = ev;
+	bk.nevidence = 1;
+	bk.verdict = SCAN_UNSAFE;
+	const char *spell[] = {"False", "(False)", "not True", "0", "0.0", "None", "''", "\"\"",
+			       "False  # tuned", " ((not  True)) "};
+	p = patch_plan_new(dir);
+	for (size_t i = 0; i < sizeof(spell) / sizeof(*spell); i++) {
+		diag_clear(&d);
+		assert_int_equal(patch_plan_set(p, &bk, -1, spell[i], 1, &d), MUH_EINPUT);
+		assert_non_null(strstr(d.msg, "unsafe"));
+	}
+	assert_int_equal(patch_plan_set(p, &bk, -1, "(True)", 0, &d), MUH_OK);
+	/* a numeric unsafe value matches the same number however spelled */
+	const char *unsafe0[] = {"64"};
+	ik.unsafe_values = unsafe0;
+	ik.nunsafe = 1;
+	assert_int_equal(patch_plan_set(p, &ik, -1, "0x40", 1, &d), MUH_EINPUT);
+	assert_int_equal(patch_plan_set(p, &ik, -1, "(64)  # c", 1, &d), MUH_EINPUT);
+	assert_int_equal(patch_plan_set(p, &ik, -1, "65", 1, &d), MUH_OK);
+	patch_plan_free(p);
+}
+
+/* A patched file must still parse: Python, YAML, JSON. */
+static void test_parse_check(void **state)
+{
+	const char py[] = "def f():\n    return 1\n";
+	put("ok.py", py, sizeof(py) - 1);
+	put("ok.yaml", "a: [1, 2]\n", 10);
+	put("ok.json", "{\"a\": 1}\n", 9);
+	struct {
+		const char *rel, *bad, *good;
+	} c[] = {{"ok.py", "def f(:\n    return 1\n", "def f():\n    return 2\n"},
+		 {"ok.yaml", "a: [1, 2\n", "a: [1, 3]\n"},
+		 {"ok.json", "{\"a\": 1,,}\n", "{\"a\": 2}\n"}};
+	for (size_t i = 0; i < 3; i++) {
+		muh_patch *p = patch_plan_new(dir);
+		muh_diag d;
+		diag_clear(&d);
+		assert_int_equal(patch_plan_set_file(p, c[i].rel, c[i].bad, strlen(c[i].bad), &d), MUH_OK);
+		assert_int_equal(patch_plan_build(p, &d), MUH_EINPUT);
+		assert_non_null(strstr(d.msg, "would not parse"));
+		patch_plan_free(p);
+		p = patch_plan_new(dir);
+		assert_int_equal(patch_plan_set_file(p, c[i].rel, c[i].good, strlen(c[i].good), &d), MUH_OK);
+		assert_int_equal(patch_plan_build(p, &d), MUH_OK);
+		patch_plan_free(p);
+	}
+}
+
+/* Runs sh -c cmd; its exit status. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* No write leaves the tree, and no link is replaced by a file. */
+static void test_symlinks(void **state)
+{
+	const char text[] = "BLOCK = 64\n";
+	size_t n = sizeof(text) - 1;
+	char out[400];
+	snprintf(out, sizeof(out), "%s.outside", dir);
+	assert_int_equal(sh("rm -rf '%s' && mkdir -p '%s/ops' '%s/sub' && printf 'BLOCK = 64\\n' > "
+			    "'%s/ops/a.py' && ln -s '%s/ops' '%s/ops' && printf 'BLOCK = 64\\n' > "
+			    "'%s/sub/real.py' && ln -s real.py '%s/sub/link.py' && ln -s '%s/ops/a.py' "
+			    "'%s/out.py'",
+			    out, out, dir, out, out, dir, dir, dir, out, dir),
+			 0);
+	struct {
+		const char *rel;
+		int follow, want;
+		const char *msg;
+	} c[] = {{"ops/a.py", 0, MUH_EINPUT, "outside the tree"},
+		 {"ops/a.py", 1, MUH_EINPUT, "outside the tree"},
+		 {"sub/link.py", 0, MUH_EINPUT, "symbolic link"},
+		 {"out.py", 1, MUH_EINPUT, "outside"},
+		 {"sub/link.py", 1, MUH_OK, NULL}};
+	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		muh_knob k = knob_at("k20", c[i].rel, text, n, "64");
+		muh_patch *p = patch_plan_new(dir);
+		patch_plan_follow_symlinks(p, c[i].follow);
+		muh_diag d;
+		diag_clear(&d);
+		int w = 0;
+		assert_int_equal(patch_plan_set(p, &k, -1, "32", 0, &d), MUH_OK);
+		assert_int_equal(patch_plan_build(p, &d), MUH_OK);
+		assert_int_equal(patch_apply(p, NULL, &w, &d), c[i].want);
+		if (c[i].msg)
+			assert_non_null(strstr(d.msg, c[i].msg));
+		patch_plan_free(p);
+	}
+	/* the file outside is untouched; the followed link is still a link, its
+	 * target inside the tree patched */
+	assert_int_equal(sh("grep -qx 'BLOCK = 64' '%s/ops/a.py'", out), 0);
+	assert_int_equal(sh("test -L '%s/sub/link.py' && grep -qx 'BLOCK = 32' '%s/sub/real.py'", dir,
+			    dir),
+			 0);
+	assert_int_equal(sh("rm -rf '%s'", out), 0);
+}
+
+static const char *three_rel[3] = {"a.py", "pkg/b.py", "pkg/c.py"};
+static const char *three_old[3] = {"A = 1\n", "B = 2\n", "C = 3\n"};
+static const char *three_new[3] = {"A = 10\n", "B = 20\n", "C = 30\n"};
+
+/* The state of the three files: 'o' all original, 'n' all patched, 'm'
+ * mixed, 'x' something else. */
+static char three_state(void)
+{
+	int no = 0, nn = 0;
+	for (int i = 0; i < 3; i++) {
+		size_t m;
+		char *b = get(three_rel[i], &m);
+		no += m == strlen(three_old[i]) && !memcmp(b, three_old[i], m);
+		nn += m == strlen(three_new[i]) && !memcmp(b, three_new[i], m);
+		free(b);
+	}
+	return no == 3 ? 'o' : nn == 3 ? 'n' : no + nn == 3 ? 'm' : 'x';
+}
+
+static muh_patch *three_plan(void)
+{
+	char sub[400];
+	snprintf(sub, sizeof(sub), "%s/pkg", dir);
+	mkdir(sub, 0777);
+	muh_patch *p = patch_plan_new(dir);
+	muh_diag d;
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(three_old[i]);
+		put(three_rel[i], three_old[i], n);
+		const char *v = strchr(three_old[i], '=') + 2;
+		char val[8];
+		snprintf(val, sizeof(val), "%.1s", v);
+		muh_knob k = knob_at(i == 0 ? "ka" : i == 1 ? "kb" : "kc", three_rel[i], three_old[i], n,
+				     val);
+		k.end = k.start + 1;
+		char nv[8];
+		snprintf(nv, sizeof(nv), "%.2s", strchr(three_new[i], '=') + 2);
+		assert_int_equal(patch_plan_set(p, &k, -1, nv, 0, &d), MUH_OK);
+	}
+	assert_int_equal(patch_plan_build(p, &d), MUH_OK);
+	assert_int_equal(patch_nchanged(p), 3);
+	return p;
+}
+
+/* SQLite's loop: fail the Nth I/O call of a three-file apply for N = 1, 2,
+ * 3, ... until it succeeds; after each failure the files are byte-identical
+ * to the originals, no temporary file is left and the message says so. */
+static void test_apply_fault_loop(void **state)
+{
+	muh_patch *p = three_plan();
+	long n;
+	int rc = -1;
+	for (n = 1; n < 200; n++) {
+		char bdir[400];
+		snprintf(bdir, sizeof(bdir), "%s.bk%ld", dir, n);
+		muh_diag d;
+		diag_clear(&d);
+		int w = 0;
+		fio_fault_arm(n);
+		rc = patch_apply(p, bdir, &w, &d);
+		fio_fault_arm(0);
+		sh("rm -rf '%s'", bdir);
+		assert_int_equal(sh("find '%s' -name '*.muh-tmp.*' | grep -q .", dir) == 0, 0);
+		if (rc == MUH_OK) {
+			assert_int_equal(w, 3);
+			break;
+		}
+		assert_int_equal(rc, MUH_EENV);
+		assert_int_equal(three_state(), 'o');
+		assert_non_null(strstr(d.msg, "no file changed"));
+	}
+	assert_int_equal(rc, MUH_OK);
+	assert_true(n > 10); /* backups, journal, temps and renames all failed once */
+	assert_int_equal(three_state(), 'n');
+	patch_plan_free(p);
+}
+
+/* Rollback and resume from the journal, and rollback under faults: a
+ * rollback that fails part way is finished by the next one. */
+static void test_rollback_resume(void **state)
+{
+	muh_patch *p = three_plan();
+	char bdir[400];
+	snprintf(bdir, sizeof(bdir), "%s/.bk", dir);
+	muh_diag d;
+	int w;
+	assert_int_equal(patch_apply(p, bdir, &w, &d), MUH_OK);
+	assert_int_equal(three_state(), 'n');
+	patch_recovery r;
+	for (long n = 1;; n++) {
+		fio_fault_arm(n);
+		int rc = patch_rollback(bdir, &r, &d);
+		fio_fault_arm(0);
+		char s = three_state();
+		assert_true(s == 'o' || s == 'n' || s == 'm');
+		if (rc == MUH_OK)
+			break;
+		assert_int_equal(patch_rollback(bdir, &r, &d), MUH_OK);
+		assert_int_equal(three_state(), 'o');
+		assert_int_equal(patch_resume(bdir, &r, &d), MUH_OK); /* nothing to finish: */
+		assert_int_equal(r.incomplete, 1);                    /* temps are gone */
+		assert_int_equal(three_state(), 'o');
+		assert_int_equal(patch_apply(p, bdir, &w, &d), MUH_OK);
+		assert_int_equal(three_state(), 'n');
+	}
+	assert_int_equal(three_state(), 'o');
+	assert_int_equal(r.changed, 3);
+	/* a kill after the temps and one rename: resume finishes it */
+	assert_int_equal(patch_apply(p, bdir, &w, &d), MUH_OK);
+	assert_int_equal(patch_rollback(bdir, &r, &d), MUH_OK);
+	char tmp[600];
+	for (int i = 1; i < 3; i++) {
+		snprintf(tmp, sizeof(tmp), "%s.muh-tmp.%ld.%d", three_rel[i], (long)getpid(), i);
+		put(tmp, three_new[i], strlen(three_new[i]));
+	}
+	/* the journal of the last apply names these temporary files */
+	assert_int_equal(sh("grep -q 'muh-tmp.%ld.2' '%s/journal.json'", (long)getpid(), bdir), 0);
+	put(three_rel[0], three_new[0], strlen(three_new[0]));
+	assert_int_equal(three_state(), 'm');
+	assert_int_equal(patch_resume(bdir, &r, &d), MUH_OK);
+	assert_int_equal(r.changed, 2);
+	assert_int_equal(three_state(), 'n');
+	assert_int_equal(sh("find '%s' -name '*.muh-tmp.*' | grep -q .", dir) == 0, 0);
+	/* a file changed by someone else since: both refuse, nothing changes */
+	put(three_rel[1], "B = 99\n", 7);
+	assert_int_equal(patch_rollback(bdir, &r, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "pkg/b.py"));
+	assert_int_equal(patch_resume(bdir, &r, &d), MUH_EINPUT);
+	patch_plan_free(p);
+}
+
 static void test_overlay(void **state)
 {
 	const char text[] = "BLOCK = 64\n";
@@ -308,6 +601,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crlf_bytes_kept_and_apply_idempotent, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parse_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_fault_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emitters, setup, teardown),
 	};
