@@ -671,6 +671,12 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		sv->nrep++;
 	}
 	set_metrics(sv, m);
+	/* failed requests may be the server dying: its sockets close before it
+	 * is a zombie, so give its exit a moment to show */
+	for (int k = 0; k < 50 && (r.errors || r.unreachable) && !leader_exited(sv); k++) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
 	if (leader_exited(sv)) {
 		char how[96], tail[1024];
 		describe_exit(sv->status, how, sizeof(how));

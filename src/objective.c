@@ -105,6 +105,8 @@ static int parse_slo(const char *text, objective_slo *slo, char *why, size_t n)
 	return 0;
 }
 
+static int holds(enum objective_op op, double a, double b);
+
 int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objective *o, muh_diag *d)
 {
 	objective_default(o);
@@ -158,6 +160,25 @@ double objective_score(const muh_objective *o, const muh_measurement *m)
 	if (!o->maximize)
 		return v;
 	return v > 0 ? 1.0 / v : NAN;
+}
+
+double objective_search_score(const muh_objective *o, const muh_measurement *m, int *feasible)
+{
+	double sc = objective_score(o, m);
+	double v = 0;
+	for (int i = 0; i < o->nslo; i++) {
+		double x = measurement_metric(m, o->slo[i].metric);
+		if (isfinite(x) && holds(o->slo[i].op, x, o->slo[i].value))
+			continue;
+		double lim = fabs(o->slo[i].value) > 1e-12 ? fabs(o->slo[i].value) : 1e-12;
+		v += isfinite(x) && o->slo[i].op != OBJ_EQ && o->slo[i].op != OBJ_NE ? fabs(x - o->slo[i].value) / lim
+										    : 1;
+	}
+	if (feasible)
+		*feasible = v == 0;
+	if (!isfinite(sc) || v == 0)
+		return sc;
+	return OBJECTIVE_PENALTY * (1 + v);
 }
 
 double objective_value(const muh_objective *o, double score)

@@ -63,6 +63,15 @@ int objective_is_time(const muh_objective *o);
  * metric is not positive. */
 double objective_score(const muh_objective *o, const muh_measurement *m);
 
+/* The score a search minimizes when SLOs may be missed: the score for a
+ * feasible measurement; for one that misses SLOs, OBJECTIVE_PENALTY x (1 +
+ * the sum of its relative violations), so that every feasible variant
+ * ranks first and among the infeasible the nearest miss ranks first (the
+ * search has somewhere to go when nothing meets the SLOs yet). *feasible
+ * (may be NULL) says which. NAN when objective_score is NAN. */
+#define OBJECTIVE_PENALTY 1e12
+double objective_search_score(const muh_objective *o, const muh_measurement *m, int *feasible);
+
 /* The metric's value back from a score (what a person reads). */
 double objective_value(const muh_objective *o, double score);
 

@@ -31,7 +31,7 @@ grep -F '"key":"MUH_FAULT=noready"' "$TMP/out" | grep -q 'not ready after 4 s' |
 grep -F '"key":"MUH_FAULT=kill9"' "$TMP/out" | grep -q 'killed by signal 9 (SIGKILL) during the load' ||
 	fail "killed mid-load: the signal is named"
 [ "$(st stop)" = timeout ] || [ "$(st stop)" = wrong_result ] || fail "stopped answering: $(st stop), expected timeout"
-[ "$(st ok)" = ok ] || fail "the healthy server after the faults: $(st ok), expected ok"
+[ "$(st ok)" = ok ] || fail "the healthy server after the faults: $(st ok), expected ok: $(grep -F '"key":"MUH_FAULT=ok"' "$TMP/out" | grep -o '"error":"[^"]*"')"
 [ -z "$(left)" ] || fail "server processes left behind: $(left)"
 
 # the store has every variant, each with its status

@@ -95,6 +95,14 @@ expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
 grep -E '^winner +under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
 	fail "the SLO winner is the variant that misses the SLO"
 
+# an SLO nothing meets: no winner, the nearest miss named, exit 1; the search
+# still ranks the misses (penalized by how far they miss), so it has a way to go
+sed 's/"ttft_p99 <= 10s"/"ttft_p99 <= 1us"/' "$M/tune.yaml" >"$M/never.yaml"
+run "$MUH" tune "$M/never.yaml" --replay "$TMP/t.db" --strategy brute
+expect_rc 1 "an SLO no variant meets is a shortfall"
+expect_in out '^best +none met the SLOs; the nearest miss: parallel=' "the nearest miss is named"
+expect_in out '^winner +under the SLOs: none' "no SLO winner"
+
 # muh report ranks the run by its objective, in tokens/s
 run "$MUH" report "$TMP/t.db"
 expect_rc 0 "muh report"

@@ -123,8 +123,17 @@ static void test_store_metrics(void **state)
 	rm_db(path);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	/* the measurements table as muh wrote it before this column */
+	/* a store as muh wrote it before this column: meta, runs, variants, measurements */
 	assert_int_equal(sqlite3_exec(db,
+				      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+				      "INSERT INTO meta VALUES('schema_version','1');"
+				      "INSERT INTO meta VALUES('created_by','muh 0.1.0');"
+				      "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, spec_hash TEXT NOT NULL,"
+				      " spec_path TEXT, spec_name TEXT, instance INTEGER NOT NULL DEFAULT 0, problem TEXT,"
+				      " backend TEXT NOT NULL, hw_profile TEXT NOT NULL DEFAULT '', tool_version TEXT,"
+				      " host TEXT, noise REAL, created_ms INTEGER, updated_ms INTEGER);"
+				      "CREATE TABLE variants(id INTEGER PRIMARY KEY, spec_hash TEXT NOT NULL, key TEXT NOT NULL,"
+				      " config TEXT, UNIQUE(spec_hash, key));"
 				      "CREATE TABLE measurements(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
 				      " variant_id INTEGER NOT NULL, status TEXT NOT NULL, samples TEXT, nsamples INTEGER,"
 				      " median REAL, min REAL, mad REAL, ci_lo REAL, ci_hi REAL, warmups INTEGER,"
