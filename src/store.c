@@ -6,12 +6,29 @@
  * measurement survives the death of the process (kill -9) at any moment; a
  * power cut may lose the last commits but never corrupts the file.
  *
+ * Opening checks before it writes anything: a file that is not a muh store
+ * (no meta.schema_version), a corrupt one (PRAGMA quick_check) or one of a
+ * newer schema is refused, and left byte-identical (no tables added, no
+ * switch to WAL). Only store_open (the writers) creates a store, and only
+ * in a missing or empty file; store_open_ro (the readers) opens with
+ * mode=ro, and immutable=1 when the directory is not writable.
+ *
+ * Two writers on one run: store_claim marks a variant as being measured by
+ * this process (claims table, one transaction with the check for a stored
+ * measurement or a live claim), so no variant is measured twice; store_put
+ * says STORE_KEPT when another process's row was there first.
+ *
  * Must never: hold a transaction open across an evaluation (a kill -9 then
- * would lose finished rows), print, or exit.
+ * would lose finished rows), print, or exit; write to a file it has not
+ * recognised as a muh store.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,11 +39,17 @@
 #include "muh/objective.h"
 #include "muh/store.h"
 
+/* Bumped only for a change an older muh cannot read; added columns and
+ * tables (metrics, spec_text, claims) are not such a change. */
 #define STORE_SCHEMA_VERSION "1"
+#define STORE_SCHEMA_VERSION_N 1
 
 struct muh_store {
 	sqlite3 *db;
-	int has_metrics; /* measurements.metrics exists (stores before it lack it until written) */
+	int has_metrics;  /* measurements.metrics exists (stores before it lack it until written) */
+	int has_spec;     /* runs.spec_text and runs.spec_abs exist (likewise) */
+	int has_claims;   /* the claims table exists (likewise) */
+	int readonly;     /* opened by store_open_ro */
 };
 
 static const char schema[] =
@@ -35,7 +58,7 @@ static const char schema[] =
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, spec_hash TEXT NOT NULL, spec_path TEXT, spec_name TEXT,"
 	" instance INTEGER NOT NULL DEFAULT 0, problem TEXT, backend TEXT NOT NULL,"
 	" hw_profile TEXT NOT NULL DEFAULT '', tool_version TEXT, host TEXT, noise REAL,"
-	" created_ms INTEGER, updated_ms INTEGER);"
+	" created_ms INTEGER, updated_ms INTEGER, spec_text TEXT, spec_abs TEXT);"
 	"CREATE INDEX IF NOT EXISTS runs_identity ON runs(spec_hash, instance, backend, hw_profile);"
 	"CREATE TABLE IF NOT EXISTS variants("
 	" id INTEGER PRIMARY KEY, spec_hash TEXT NOT NULL, key TEXT NOT NULL, config TEXT,"
@@ -48,6 +71,11 @@ static const char schema[] =
 	" rel_l2_err REAL, sm_clock_mhz REAL, power_w REAL, temp_c REAL, t_build REAL,"
 	" t_verify REAL, t_time REAL, started_ms INTEGER, finished_ms INTEGER,"
 	" metrics TEXT, UNIQUE(run_id, variant_id));";
+
+/* What store_upgrade adds to a store of an earlier muh, on its first write. */
+static const char claims_schema[] =
+	"CREATE TABLE IF NOT EXISTS claims(run_id INTEGER NOT NULL, key TEXT NOT NULL,"
+	" pid INTEGER NOT NULL, host TEXT, started_ms INTEGER, PRIMARY KEY(run_id, key));";
 
 static int64_t now_ms(void)
 {
@@ -94,54 +122,304 @@ static int column_exists(muh_store *st, const char *table, const char *col)
  * write, so that reading an old store never changes it. */
 static int store_upgrade(muh_store *st, muh_diag *d)
 {
-	if (st->has_metrics)
-		return MUH_OK;
-	int rc = exec(st, "ALTER TABLE measurements ADD COLUMN metrics TEXT", d);
-	if (!rc)
+	int rc = MUH_OK;
+	if (!st->has_metrics && !(rc = exec(st, "ALTER TABLE measurements ADD COLUMN metrics TEXT", d)))
 		st->has_metrics = 1;
+	if (!rc && !st->has_spec &&
+	    !(rc = exec(st, "BEGIN IMMEDIATE", d))) {
+		/* another writer may have added them since this one opened */
+		if (!column_exists(st, "runs", "spec_text"))
+			rc = exec(st, "ALTER TABLE runs ADD COLUMN spec_text TEXT;"
+				      "ALTER TABLE runs ADD COLUMN spec_abs TEXT;", d);
+		rc = rc ? (exec(st, "ROLLBACK", NULL), rc) : exec(st, "COMMIT", d);
+		if (!rc)
+			st->has_spec = 1;
+	}
+	if (!rc && !st->has_claims && !(rc = exec(st, claims_schema, d)))
+		st->has_claims = 1;
 	return rc;
+}
+
+/* 1 when the store has a table called name. */
+static int table_exists(muh_store *st, const char *name)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	int found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* Recognises a muh store, reading only: MUH_OK when path holds one this muh
+ * can read (meta.schema_version at most ours) and PRAGMA quick_check finds
+ * nothing wrong; *empty = 1 (and MUH_OK) when it is an SQLite database
+ * without a single table (a store another writer is creating right now).
+ * Otherwise MUH_EENV and d->msg naming path. Writes nothing. */
+static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
+{
+	sqlite3_stmt *s;
+	*empty = 0;
+	int rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			*empty = sqlite3_column_int64(s, 0) == 0;
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(s);
+	}
+	if (rc != SQLITE_OK) {
+		rc = sqlite3_extended_errcode(st->db);
+		if (d && (rc & 0xff) == SQLITE_NOTADB)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
+		else if (d && (rc & 0xff) == SQLITE_CORRUPT)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s; the store is refused (restore it "
+				 "from a copy, or start another with --db)", path, sqlite3_errmsg(st->db));
+		else if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
+				 sqlite3_errmsg(st->db));
+		return MUH_EENV;
+	}
+	if (*empty)
+		return MUH_OK;
+	long version = -1;
+	if (table_exists(st, "meta") &&
+	    sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL) ==
+		    SQLITE_OK) {
+		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+			const char *v = (const char *)sqlite3_column_text(s, 0);
+			char *end;
+			errno = 0;
+			version = v ? strtol(v, &end, 10) : -1;
+			if (!v || end == v || *end || errno || version < 1)
+				version = 0; /* there, but not a number muh writes */
+		}
+		sqlite3_finalize(s);
+	}
+	if (version < 0) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg),
+				 "%.800s is not a muh store (an SQLite database without muh's meta.schema_version); "
+				 "it is left untouched", path);
+		return MUH_EENV;
+	}
+	if (version == 0 || version > STORE_SCHEMA_VERSION_N) {
+		if (d && version == 0)
+			snprintf(d->msg, sizeof(d->msg),
+				 "%.800s is not a muh store this muh can read (its meta.schema_version is not a "
+				 "number)", path);
+		else if (d)
+			snprintf(d->msg, sizeof(d->msg),
+				 "%.800s has store schema version %ld, newer than this muh's (" MUH_VERSION
+				 " reads up to " STORE_SCHEMA_VERSION "): use the muh that wrote it", path, version);
+		return MUH_EENV;
+	}
+	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s", path, sqlite3_errmsg(st->db));
+		return MUH_EENV;
+	}
+	char first[512] = "";
+	int ok = 0, n = 0;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 0);
+		if (n++ == 0) {
+			snprintf(first, sizeof(first), "%s", t ? t : "");
+			ok = t && !strcmp(t, "ok");
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		ok = 0;
+		snprintf(first, sizeof(first), "%s", sqlite3_errmsg(st->db));
+	}
+	sqlite3_finalize(s);
+	if (!ok) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg),
+				 "%.700s is corrupt (PRAGMA quick_check: %.200s%s); the store is refused (restore it "
+				 "from a copy, or start another with --db)", path, first, n > 1 ? ", ..." : "");
+		return MUH_EENV;
+	}
+	st->has_metrics = column_exists(st, "measurements", "metrics");
+	st->has_spec = column_exists(st, "runs", "spec_text") && column_exists(st, "runs", "spec_abs");
+	st->has_claims = table_exists(st, "claims");
+	return MUH_OK;
+}
+
+/* "missing" (1), "empty" (0-byte regular file: 2), else 0; -1 with d->msg
+ * when path is there but is not a regular file. */
+static int file_state(const char *path, muh_diag *d)
+{
+	struct stat sb;
+	if (stat(path, &sb))
+		return errno == ENOENT ? 1 : 0; /* other errors: sqlite says what */
+	if (!S_ISREG(sb.st_mode)) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (%s)", path,
+				 S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+		return -1;
+	}
+	return sb.st_size == 0 ? 2 : 0;
+}
+
+static void store_free(muh_store *st)
+{
+	if (st) {
+		sqlite3_close(st->db);
+		free(st);
+	}
 }
 
 int store_open(const char *path, muh_store **out, muh_diag *d)
 {
 	*out = NULL;
+	int fs = file_state(path, d);
+	if (fs < 0)
+		return MUH_EENV;
 	muh_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return MUH_ENOMEM;
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | (fs ? SQLITE_OPEN_CREATE : 0), NULL) !=
+	    SQLITE_OK) {
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
-		sqlite3_close(st->db);
-		free(st);
+		store_free(st);
 		return MUH_EENV;
 	}
 	sqlite3_busy_timeout(st->db, 10000);
-	int rc = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", d);
+	int empty = 1, rc = MUH_OK;
+	/* recognise it before writing a byte: a foreign file stays as it was */
+	if (!fs)
+		rc = store_check(st, path, &empty, d);
+	if (!rc && sqlite3_db_readonly(st->db, "main") == 1) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot write store %.800s: it is read-only (reading "
+				 "commands open it read-only)", path);
+		rc = MUH_EENV;
+	}
+	if (!rc) {
+		/* a second writer creating the same new store at once may hold the
+		 * lock that switching to WAL needs; the busy handler covers most */
+		for (int i = 0; i < 200; i++) {
+			rc = exec(st, "PRAGMA journal_mode=WAL", d);
+			if (!rc || sqlite3_errcode(st->db) != SQLITE_BUSY)
+				break;
+			usleep(20000);
+		}
+	}
 	if (!rc)
-		rc = exec(st, schema, d);
-	if (!rc)
-		rc = exec(st, "INSERT OR IGNORE INTO meta VALUES('schema_version','" STORE_SCHEMA_VERSION "');"
-			      "INSERT OR IGNORE INTO meta VALUES('created_by','muh " MUH_VERSION "');",
-			  d);
+		rc = exec(st, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", d);
+	if (!rc && empty) {
+		/* a new store: its tables and meta in one transaction, and the
+		 * check again inside it (another process may have made a store, or
+		 * something else, since) */
+		rc = exec(st, "BEGIN IMMEDIATE", d);
+		int e2 = 1;
+		if (!rc)
+			rc = store_check(st, path, &e2, d);
+		if (!rc)
+			rc = exec(st, schema, d);
+		if (!rc)
+			rc = exec(st, claims_schema, d);
+		if (!rc)
+			rc = exec(st, "INSERT OR IGNORE INTO meta VALUES('schema_version','" STORE_SCHEMA_VERSION "');"
+				      "INSERT OR IGNORE INTO meta VALUES('created_by','muh " MUH_VERSION "');",
+				  d);
+		rc = rc ? (exec(st, "ROLLBACK", NULL), rc) : exec(st, "COMMIT", d);
+		if (!rc)
+			rc = store_check(st, path, &e2, d);
+	}
 	if (rc) {
-		if (d && strstr(d->msg, "not a database"))
-			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
-		sqlite3_close(st->db);
-		free(st);
+		store_free(st);
 		return MUH_EENV;
 	}
-	st->has_metrics = column_exists(st, "measurements", "metrics");
+	*out = st;
+	return MUH_OK;
+}
+
+/* "file:" URI of path (RFC 3986 escapes for what SQLite would read as URI
+ * syntax) with the query q. malloc'd. */
+static char *file_uri(const char *path, const char *q)
+{
+	size_t n = strlen(path);
+	char *u = malloc(n * 3 + strlen(q) + 16);
+	if (!u)
+		return NULL;
+	size_t o = (size_t)sprintf(u, path[0] == '/' ? "file://" : "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#' || *p <= ' ' || *p >= 0x7f)
+			o += (size_t)sprintf(u + o, "%%%02X", *p);
+		else
+			u[o++] = (char)*p;
+	}
+	sprintf(u + o, "%s", q);
+	return u;
+}
+
+int store_open_ro(const char *path, muh_store **out, muh_diag *d)
+{
+	*out = NULL;
+	int fs = file_state(path, d);
+	if (fs) {
+		if (fs > 0 && d)
+			snprintf(d->msg, sizeof(d->msg), fs == 1 ? "%.800s: no such store"
+								 : "%.800s is not a muh store (an empty file)", path);
+		return MUH_EENV;
+	}
+	/* WAL readers need the -shm file: without a writable directory to make
+	 * it in, read the file as it is (immutable; a -wal left by a killed
+	 * writer is then not seen) */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	int immutable = access(dir, W_OK) != 0;
+	char *uri = file_uri(path, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
+	muh_store *st = calloc(1, sizeof(*st));
+	if (!uri || !st) {
+		free(uri);
+		free(st);
+		return MUH_ENOMEM;
+	}
+	st->readonly = 1;
+	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
+				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		store_free(st);
+		return MUH_EENV;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	int empty = 0;
+	rc = store_check(st, path, &empty, d);
+	if (!rc && empty) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (an SQLite database without "
+				 "tables)", path);
+		rc = MUH_EENV;
+	}
+	if (rc) {
+		store_free(st);
+		return MUH_EENV;
+	}
 	*out = st;
 	return MUH_OK;
 }
 
 void store_close(muh_store *st)
 {
-	if (!st)
-		return;
-	sqlite3_close(st->db);
-	free(st);
+	store_free(st);
 }
 
 void store_spec_hash(const char *text, size_t len, char *buf)
@@ -241,17 +519,32 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 			sqlite3_finalize(s);
 		}
 	}
+	char abs[PATH_MAX] = "";
+	if (ri->spec_path && !realpath(ri->spec_path, abs))
+		abs[0] = '\0';
 	if (!rc && !fresh) {
 		rc = store_find_run(st, ri->spec_hash, ri->instance, ri->backend, hw, run, d);
 		if (!rc && *run && resumed)
 			*resumed = 1;
+		/* a run of an earlier muh gets the spec's text; a moved spec, its
+		 * new place */
+		if (!rc && *run &&
+		    sqlite3_prepare_v2(st->db, "UPDATE runs SET spec_text=COALESCE(spec_text, ?2),"
+				       " spec_abs=COALESCE(?3, spec_abs) WHERE id=?1", -1, &s, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(s, 1, *run);
+			bind_text(s, 2, ri->spec_text);
+			bind_text(s, 3, abs[0] ? abs : NULL);
+			if (sqlite3_step(s) != SQLITE_DONE)
+				rc = sql_fail(st, d, "resume run");
+			sqlite3_finalize(s);
+		}
 	}
 	if (!rc && !*run) {
 		char host[256] = "";
 		gethostname(host, sizeof(host) - 1);
 		const char *sql = "INSERT INTO runs(spec_hash, spec_path, spec_name, instance, problem, backend,"
-				  " hw_profile, tool_version, host, created_ms, updated_ms)"
-				  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?10)";
+				  " hw_profile, tool_version, host, created_ms, updated_ms, spec_text, spec_abs)"
+				  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?10,?11,?12)";
 		if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
 			rc = sql_fail(st, d, "new run");
 		} else {
@@ -265,6 +558,8 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 			bind_text(s, 8, ri->tool_version ? ri->tool_version : "muh " MUH_VERSION);
 			bind_text(s, 9, host);
 			sqlite3_bind_int64(s, 10, now_ms());
+			bind_text(s, 11, ri->spec_text);
+			bind_text(s, 12, abs[0] ? abs : NULL);
 			if (sqlite3_step(s) != SQLITE_DONE)
 				rc = sql_fail(st, d, "new run");
 			else
@@ -326,6 +621,7 @@ static int put(muh_store *st, int64_t run, const muh_variant *v, const muh_measu
 		rc = exec(st, "BEGIN IMMEDIATE", d);
 	sqlite3_stmt *s = NULL;
 	int64_t vid = 0;
+	int kept = 0;
 	if (!rc) {
 		const char *sql = "INSERT OR IGNORE INTO variants(spec_hash, key, config)"
 				  " SELECT spec_hash, ?2, ?3 FROM runs WHERE id=?1";
@@ -394,6 +690,8 @@ static int put(muh_store *st, int64_t run, const muh_variant *v, const muh_measu
 			bind_text(s, 25, m->metrics);
 			if (sqlite3_step(s) != SQLITE_DONE)
 				rc = sql_fail(st, d, "put measurement");
+			else if (!replace && sqlite3_changes(st->db) == 0)
+				kept = 1;
 			sqlite3_finalize(s);
 		}
 	}
@@ -411,6 +709,12 @@ static int put(muh_store *st, int64_t run, const muh_variant *v, const muh_measu
 	}
 	free(cfg);
 	free(smp);
+	if (!rc && kept) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "store: %.800s: another measurement of it is in the store "
+				 "(another process's); that one is kept", v->key);
+		return STORE_KEPT;
+	}
 	return rc;
 }
 
@@ -554,8 +858,8 @@ int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_ro
 			       -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	int rc = 0;
-	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+	int rc = 0, sr = SQLITE_DONE;
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
 		muh_measurement m;
 		row_measurement(s, &m);
 		store_row row = {
@@ -569,6 +873,8 @@ int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_ro
 		rc = cb(ud, &row);
 		measurement_free(&m);
 	}
+	if (!rc && sr != SQLITE_DONE)
+		rc = MUH_EENV; /* a read error (a corrupt page) is not the end of the rows */
 	sqlite3_finalize(s);
 	return rc;
 }
@@ -864,14 +1170,18 @@ int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh
 int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud)
 {
 	sqlite3_stmt *s;
-	const char *sql = "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
+	const char *sql = st->has_spec ? "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
 			  " r.hw_profile, r.instance, r.noise,"
-			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id)"
+			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id), r.spec_text, r.spec_abs"
+			  " FROM runs r ORDER BY r.id"
+			  : "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
+			  " r.hw_profile, r.instance, r.noise,"
+			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id), NULL, NULL"
 			  " FROM runs r ORDER BY r.id";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return MUH_EENV;
-	int rc = 0;
-	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+	int rc = 0, sr = SQLITE_DONE;
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
 		store_run r = {
 			.id = sqlite3_column_int64(s, 0),
 			.spec_hash = col_text(s, 1),
@@ -883,9 +1193,126 @@ int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), 
 			.instance = sqlite3_column_int64(s, 7),
 			.noise = col_num(s, 8),
 			.nmeasurements = sqlite3_column_int64(s, 9),
+			.spec_text = col_text(s, 10),
+			.spec_abs = col_text(s, 11),
 		};
 		rc = cb(ud, &r);
 	}
+	if (!rc && sr != SQLITE_DONE)
+		rc = MUH_EENV;
 	sqlite3_finalize(s);
 	return rc;
+}
+
+int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d)
+{
+	*out = NULL;
+	const char *path = r->spec_abs && *r->spec_abs ? r->spec_abs : r->spec_path;
+	if (r->spec_text)
+		return spec_parse(path ? path : "(stored spec)", r->spec_text, strlen(r->spec_text), out, d);
+	if (!path || !*path) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "run %lld: the store holds no spec path", (long long)r->id);
+		return MUH_EINPUT;
+	}
+	if (r->spec_abs && *r->spec_abs && access(r->spec_abs, R_OK) == 0)
+		return spec_load(r->spec_abs, out, d);
+	return spec_load(r->spec_path ? r->spec_path : path, out, d);
+}
+
+/* ---- claims ------------------------------------------------------------ */
+
+/* 1 when pid on this host is alive (or cannot be told apart from alive). */
+static int pid_alive(int64_t pid)
+{
+	if (pid <= 0 || pid > INT_MAX)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+int store_claim(muh_store *st, int64_t run, const char *key, muh_diag *d)
+{
+	if (store_upgrade(st, d) || exec(st, "BEGIN IMMEDIATE", d))
+		return -1;
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	int res = -1, h = store_has(st, run, key);
+	sqlite3_stmt *s;
+	if (h == 1) {
+		res = 0;
+	} else if (h == 0 && sqlite3_prepare_v2(st->db, "SELECT pid, host, started_ms FROM claims WHERE run_id=?1"
+						" AND key=?2", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run);
+		bind_text(s, 2, key);
+		res = 1;
+		if (sqlite3_step(s) == SQLITE_ROW) {
+			int64_t pid = sqlite3_column_int64(s, 0);
+			const char *ch = col_text(s, 1);
+			int64_t age = now_ms() - sqlite3_column_int64(s, 2);
+			int here = ch && !strcmp(ch, host);
+			/* a live claim of another process holds; a dead pid's claim
+			 * (killed) is taken over, and so is another host's after a day */
+			if (pid != (int64_t)getpid() || !here)
+				res = here ? !pid_alive(pid) : age > STORE_CLAIM_REMOTE_MS;
+		}
+		sqlite3_finalize(s);
+	}
+	if (res == 1 && sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO claims(run_id, key, pid, host,"
+					    " started_ms) VALUES(?1,?2,?3,?4,?5)", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run);
+		bind_text(s, 2, key);
+		sqlite3_bind_int64(s, 3, (int64_t)getpid());
+		bind_text(s, 4, host);
+		sqlite3_bind_int64(s, 5, now_ms());
+		if (sqlite3_step(s) != SQLITE_DONE)
+			res = -1;
+		sqlite3_finalize(s);
+	} else if (res == 1) {
+		res = -1;
+	}
+	if (res < 0) {
+		sql_fail(st, d, "claim");
+		exec(st, "ROLLBACK", NULL);
+		return -1;
+	}
+	return exec(st, "COMMIT", d) ? -1 : res;
+}
+
+int store_release(muh_store *st, int64_t run, const char *key)
+{
+	sqlite3_stmt *s;
+	if (!st->has_claims)
+		return MUH_OK;
+	if (sqlite3_prepare_v2(st->db, "DELETE FROM claims WHERE run_id=?1 AND key=?2 AND pid=?3", -1, &s,
+			       NULL) != SQLITE_OK)
+		return MUH_EENV;
+	sqlite3_bind_int64(s, 1, run);
+	bind_text(s, 2, key);
+	sqlite3_bind_int64(s, 3, (int64_t)getpid());
+	int rc = sqlite3_step(s) == SQLITE_DONE ? MUH_OK : MUH_EENV;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_claim_or_get(muh_store *st, int64_t run, const char *key, muh_measurement *m, muh_diag *d,
+		       volatile sig_atomic_t *stop)
+{
+	measurement_init(m);
+	for (;;) {
+		int c = store_claim(st, run, key, d);
+		if (c != 0)
+			return c;
+		/* measured, or being measured by a live process: wait for its row */
+		if (store_get(st, run, key, m) == 1)
+			return 0;
+		measurement_free(m);
+		measurement_init(m);
+		if (stop && *stop) {
+			if (d)
+				snprintf(d->msg, sizeof(d->msg), "store: interrupted while another process measured %.800s",
+					 key);
+			return -1;
+		}
+		usleep(50000);
+	}
 }

@@ -6,7 +6,9 @@
  * and never leaves a half-written row. Tables (docs/store.md):
  *
  *   runs(id, spec_hash, spec_path, spec_name, instance, problem, backend,
- *        hw_profile, tool_version, host, noise, created_ms, updated_ms)
+ *        hw_profile, tool_version, host, noise, created_ms, updated_ms,
+ *        spec_text, spec_abs)
+ *   claims(run_id, key, pid, host, started_ms)     variants being measured
  *   variants(id, spec_hash, key, config)           UNIQUE(spec_hash, key)
  *   measurements(id, run_id, variant_id, status, samples, nsamples, median,
  *        min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error,
@@ -19,17 +21,24 @@
  * earlier runs of that identity and starts over.
  *
  * muh tune uses: store_open, store_begin_run, store_has / store_get (skip or
- * replay), store_put after each eval_measure, store_set_noise, store_close.
- * muh tune --replay DB uses store_find_run + store_get (or store_foreach).
+ * replay), store_claim_or_get before and store_put + store_release after each
+ * eval_measure, store_set_noise, store_close. Reading commands (report,
+ * export, tune --replay, patch --from) use store_open_ro, which never writes.
+ *
+ * A file is a muh store when its meta table has a schema_version; any other
+ * file (another program's SQLite database, text, a corrupt store, a newer
+ * schema) is refused with MUH_EENV and left byte-identical.
  */
 #ifndef MUH_STORE_H
 #define MUH_STORE_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "muh/diag.h"
 #include "muh/eval.h"
+#include "muh/spec.h"
 
 typedef struct muh_store muh_store;
 
@@ -42,7 +51,17 @@ typedef struct store_run_info {
 	const char *backend;      /* required */
 	const char *hw_profile;   /* profile name (or JSON); may be NULL */
 	const char *tool_version; /* may be NULL: "muh MUH_VERSION" is stored */
+	const char *spec_text;    /* the spec's whole text; may be NULL. Kept, with
+				     the spec's resolved absolute path, so that
+				     readers need not find the file again */
 } store_run_info;
+
+/* store_put's "not inserted": another process's measurement of the variant
+ * was there first, and is kept. Not a muh_status; d->msg says so. */
+#define STORE_KEPT 16
+/* A claim of another host is taken over after this long (its pid cannot be
+ * checked from here). */
+#define STORE_CLAIM_REMOTE_MS (24LL * 3600 * 1000)
 
 /* One stored measurement, as store_foreach hands it out. */
 typedef struct store_row {
@@ -56,9 +75,17 @@ typedef struct store_row {
 
 enum store_format { STORE_CSV = 0, STORE_JSON = 1, STORE_T4 = 2 };
 
-/* Opens (creating if needed) the store at path. MUH_EENV with d->msg when the
- * file cannot be opened or is not a muh store. */
+/* Opens the store at path for writing; creates one only where the file is
+ * missing or empty (0 bytes, or an SQLite database without any table).
+ * MUH_EENV with d->msg naming path, and the file untouched, when it cannot
+ * be opened or written, is not a muh store, fails PRAGMA quick_check or has a
+ * schema_version newer than this muh's. */
 int store_open(const char *path, muh_store **out, muh_diag *d);
+/* Opens the store at path read-only (URI mode=ro; immutable=1 when its
+ * directory is not writable, as WAL readers need a -shm file there): the
+ * file, and its directory, are never written. Refuses what store_open
+ * refuses, and also a missing or empty file. Writes through it fail. */
+int store_open_ro(const char *path, muh_store **out, muh_diag *d);
 void store_close(muh_store *st);
 
 /* Hex hash of a spec's text (what identifies "the same spec"). buf >= 17. */
@@ -81,8 +108,10 @@ int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const
 int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
 			 int64_t *run, char *path, size_t n, muh_diag *d);
 
-/* Records the finished measurement m of v in run, in one transaction. A
- * variant already recorded in that run is left as it is (returns MUH_OK). */
+/* Records the finished measurement m of v in run, in one transaction.
+ * MUH_OK when m's row was inserted; STORE_KEPT (d->msg says so) when the
+ * variant already had a measurement in run, which is left as it is: the
+ * caller then uses that one (store_get), never its own m. */
 int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
 /* Like store_put, but a measurement the variant already has in run is
  * replaced (a re-measurement after drift), in the same one transaction. */
@@ -95,6 +124,20 @@ int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m);
 int64_t store_count(muh_store *st, int64_t run);
 /* Records the machine noise estimate of run (a fraction). */
 int store_set_noise(muh_store *st, int64_t run, double noise);
+
+/* Claims key in run for this process before it measures it, in one
+ * transaction with the checks: 1 claimed (measure it, store_put, then
+ * store_release), 0 when key is already measured in run or claimed by a
+ * live process (on this host; by pid), -1 on error (d->msg). The claim of a
+ * dead process (kill -9) is taken over; a claim of this process is its own. */
+int store_claim(muh_store *st, int64_t run, const char *key, muh_diag *d);
+/* Drops this process's claim of key in run (none: MUH_OK). */
+int store_release(muh_store *st, int64_t run, const char *key);
+/* store_claim, waiting while another live process measures key: 1 claimed
+ * (*m is empty: measure it), 0 when *m holds key's stored measurement (the
+ * caller frees it), -1 on error or when *stop became nonzero while waiting. */
+int store_claim_or_get(muh_store *st, int64_t run, const char *key, muh_measurement *m, muh_diag *d,
+		       volatile sig_atomic_t *stop);
 
 /* Calls cb for every measurement of run (0 = all runs) in order of
  * measurement; stops when cb returns nonzero (and returns that value). */
@@ -109,7 +152,14 @@ typedef struct store_run {
 	int64_t instance;
 	double noise; /* NAN when not measured */
 	int64_t nmeasurements;
+	const char *spec_text; /* the spec's text as measured; NULL for runs of an older muh */
+	const char *spec_abs;  /* its resolved absolute path then; may be NULL */
 } store_run;
+
+/* The spec of run r: its stored text, parsed with its stored path (for
+ * messages and the files it names), else the file at spec_abs or spec_path.
+ * MUH_OK and *out (spec_free), or spec_load's/spec_parse's error. */
+int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d);
 
 /* Calls cb for every run, in id order; stops when cb returns nonzero (and
  * returns that value). */

@@ -285,9 +285,8 @@ static int run(int argc, char **argv)
 		space_default(ec.space, def);
 		eval_variant_from_space(ec.space, def, inst, &v);
 		if (eval_noise(ev, &v, &noise, &d) == MUH_OK) {
+			/* stored with the first variant measured (below) */
 			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice)\n", 100 * noise);
-			if (st)
-				store_set_noise(st, runid, noise);
 		} else {
 			fprintf(stderr, "muh eval: noise: %s\n", d.msg);
 		}
@@ -320,6 +319,18 @@ static int run(int argc, char **argv)
 			eval_variant_free(&v);
 			continue;
 		}
+		/* store (issue 17): claim it, so that a second muh on this run never
+		 * measures it too; when that one has (or is), skip it here */
+		int cl = st ? store_claim_or_get(st, runid, v.key, &m, &d, &stop) : 1;
+		if (cl < 1) {
+			measurement_free(&m);
+			eval_variant_free(&v);
+			if (cl < 0 && !stop && (ex = EXIT_ENV))
+				fprintf(stderr, "muh eval: %s\n", d.msg);
+			if (cl < 0)
+				break;
+			continue;
+		}
 		/* compile while measuring: hand the next variants to the pool */
 		if (ahead <= i)
 			ahead = i + 1;
@@ -350,7 +361,14 @@ static int run(int argc, char **argv)
 			ex = cli_exit(ex);
 			break;
 		}
-		if (st && store_put(st, runid, &v, &m, &d)) {
+		int put = st ? store_put(st, runid, &v, &m, &d) : MUH_OK;
+		if (put == STORE_KEPT) /* store: another process's row is kept; report that one */
+			put = (measurement_free(&m), store_get(st, runid, v.key, &m)) == 1 ? MUH_OK : MUH_EENV;
+		if (st)
+			store_release(st, runid, v.key);
+		if (st && !measured && isfinite(noise)) /* store: a resume that measures nothing keeps it */
+			store_set_noise(st, runid, noise);
+		if (put) {
 			fprintf(stderr, "muh eval: %s\n", d.msg);
 			ex = EXIT_ENV;
 		}

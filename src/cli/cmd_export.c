@@ -79,7 +79,7 @@ static int run(int argc, char **argv)
 	muh_diag d;
 	diag_clear(&d);
 	muh_store *st;
-	int rc = store_open(argv[optind], &st, &d);
+	int rc = store_open_ro(argv[optind], &st, &d);
 	if (rc) {
 		fprintf(stderr, "muh export: %s\n", d.msg);
 		return cli_exit(rc);

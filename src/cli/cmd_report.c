@@ -71,15 +71,11 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-/* The defaults' canonical key, computed from the spec file as space_key
- * formats it (params in spec order, NAME=VALUE). NULL when unreadable. */
-static char *default_key(const char *spec_path)
+/* The defaults' canonical key, computed from spec s as space_key formats
+ * it (params in spec order, NAME=VALUE). NULL when s is. */
+static char *default_key(const muh_spec *s)
 {
-	if (!spec_path || !*spec_path)
-		return NULL;
-	muh_spec *s;
-	muh_diag d;
-	if (spec_load(spec_path, &s, &d))
+	if (!s)
 		return NULL;
 	size_t cap = 64, o = 0;
 	char *k = malloc(cap);
@@ -100,7 +96,6 @@ static char *default_key(const char *spec_path)
 	}
 	if (k)
 		k[o] = '\0';
-	spec_free(s);
 	return k;
 }
 
@@ -125,12 +120,13 @@ static int on_run(void *ud, const store_run *r)
 	rs->hw = dup_or_empty(r->hw_profile);
 	rs->best = NAN;
 	rs->deflt = NAN;
-	rs->default_key = default_key(r->spec_path);
 	rs->best_any = NAN;
 	objective_default(&rs->obj);
 	muh_spec *sp;
 	muh_diag d;
-	if (r->spec_path && *r->spec_path && !spec_load(r->spec_path, &sp, &d)) {
+	/* the spec as the store kept it (any directory, the file moved), else its file */
+	if (!store_run_spec(r, &sp, &d)) {
+		rs->default_key = default_key(sp);
 		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &rs->obj, &d))
 			objective_default(&rs->obj);
 		spec_free(sp);
@@ -279,7 +275,7 @@ static int run(int argc, char **argv)
 	muh_diag d;
 	diag_clear(&d);
 	muh_store *db;
-	int rc = store_open(path, &db, &d);
+	int rc = store_open_ro(path, &db, &d);
 	if (rc)
 		return cli_fail(rc, &d);
 	struct ctx cx = {0};

@@ -161,7 +161,8 @@ int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db,
 			     .instance = (int64_t)ec->instance,
 			     .problem = problem,
 			     .backend = ec->target.backend,
-			     .hw_profile = ec->hwp ? ec->hwp->name : ""};
+			     .hw_profile = ec->hwp ? ec->hwp->name : "",
+			     .spec_text = s->text};
 	*st = NULL;
 	int rc = store_open(db, st, &d);
 	if (!rc)

@@ -1,6 +1,9 @@
 /*
- * test_store.c — the store: resume, fresh, exports, and kill -9 at random
- * points (no finished row lost or duplicated).
+ * test_store.c — the store: resume, fresh, exports, kill -9 at random
+ * points (no finished row lost or duplicated), and the faults of issue 17:
+ * foreign files left byte-identical, a newer schema refused, read-only
+ * opens, claims between two processes, store_put's STORE_KEPT, and the
+ * spec's text kept in the run.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,7 +90,7 @@ static void test_resume_and_fresh(void **st)
 		make_variant(&v, i);
 		make_measurement(&m, i);
 		assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK);
-		assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK); /* duplicate: ignored */
+		assert_int_equal(store_put(s, run, &v, &m, &d), STORE_KEPT); /* duplicate: kept, said so */
 		measurement_free(&m);
 		eval_variant_free(&v);
 	}
@@ -273,12 +277,302 @@ static void test_not_a_store(void **st)
 	assert_non_null(strstr(d.msg, "not a muh store"));
 }
 
+/* The bytes of file p (malloc'd), its size in *n. */
+static char *slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long sz = ftell(f);
+	rewind(f);
+	char *b = malloc((size_t)sz + 1);
+	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
+	fclose(f);
+	*n = (size_t)sz;
+	return b;
+}
+
+static void sql(const char *path, const char *stmt)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\"", path, stmt);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A store with one run of two measurements, closed. */
+static void make_store(void)
+{
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	assert_int_equal(store_begin_run(s, &info, 0, &run, NULL, &d), MUH_OK);
+	for (int i = 0; i < 2; i++) {
+		muh_variant v;
+		muh_measurement m;
+		make_variant(&v, i);
+		make_measurement(&m, i);
+		assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK);
+		measurement_free(&m);
+		eval_variant_free(&v);
+	}
+	store_close(s);
+}
+
+static void test_foreign_untouched(void **st)
+{
+	(void)st;
+	fresh_db("foreign.db");
+	sql(dbpath, "CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES('x');");
+	size_t n0, n1;
+	char *before = slurp(dbpath, &n0);
+	muh_store *s = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_EENV);
+	assert_null(s);
+	assert_non_null(strstr(d.msg, "not a muh store"));
+	assert_non_null(strstr(d.msg, dbpath));
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	char *after = slurp(dbpath, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0); /* no tables, no WAL header */
+	free(before);
+	free(after);
+}
+
+static void test_empty_and_missing(void **st)
+{
+	(void)st;
+	fresh_db("empty.db");
+	muh_store *s = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	/* readers refuse a missing and an empty file, and make neither */
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_non_null(strstr(d.msg, "no such store"));
+	assert_int_equal(access(dbpath, F_OK), -1);
+	close(open(dbpath, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_non_null(strstr(d.msg, "empty file"));
+	struct stat sb;
+	assert_int_equal(stat(dbpath, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* a writer makes a store in it */
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	store_close(s);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+	store_close(s);
+}
+
+static void test_future_and_corrupt(void **st)
+{
+	(void)st;
+	fresh_db("future.db");
+	make_store();
+	sql(dbpath, "UPDATE meta SET value='99' WHERE key='schema_version'");
+	size_t n0, n1;
+	char *before = slurp(dbpath, &n0);
+	muh_store *s = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_EENV);
+	assert_non_null(strstr(d.msg, "schema version 99"));
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	char *after = slurp(dbpath, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	free(before);
+	free(after);
+
+	fresh_db("corrupt.db");
+	make_store();
+	/* the measurements table's root page (page 5 of 4096 bytes): garbage */
+	int fd = open(dbpath, O_WRONLY);
+	char junk[512];
+	memset(junk, 0x5a, sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 4 * 4096), (ssize_t)sizeof(junk));
+	close(fd);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_non_null(strstr(d.msg, "corrupt"));
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_EENV);
+}
+
+static void test_readonly(void **st)
+{
+	(void)st;
+	fresh_db("ro.db");
+	make_store();
+	size_t n0, n1;
+	char *before = slurp(dbpath, &n0);
+	chmod(dbpath, 0444);
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	assert_int_equal(store_find_run(s, info.spec_hash, 0, NULL, NULL, &run, &d), MUH_OK);
+	assert_true(run > 0);
+	assert_int_equal(store_count(s, run), 2);
+	assert_int_equal(store_has(s, run, "BLOCK=1"), 1);
+	/* writes through it fail, and change nothing */
+	muh_variant v;
+	muh_measurement m;
+	make_variant(&v, 7);
+	make_measurement(&m, 7);
+	assert_int_not_equal(store_put(s, run, &v, &m, &d), MUH_OK);
+	measurement_free(&m);
+	eval_variant_free(&v);
+	store_close(s);
+	char *after = slurp(dbpath, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	free(before);
+	free(after);
+	chmod(dbpath, 0644);
+}
+
+/* Claims: a live process's holds, a dead one's is taken over, a measured
+ * variant cannot be claimed, and store_put says STORE_KEPT. */
+static void test_claims(void **st)
+{
+	(void)st;
+	fresh_db("claims.db");
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	assert_int_equal(store_begin_run(s, &info, 0, &run, NULL, &d), MUH_OK);
+	int go[2], ready[2];
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid_t live = fork();
+	if (live == 0) { /* a second muh: claims BLOCK=1, waits, exits */
+		muh_store *c;
+		muh_diag cd;
+		char b;
+		if (store_open(dbpath, &c, &cd) || store_claim(c, run, "BLOCK=1", &cd) != 1)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(1);
+		store_close(c);
+		_exit(0);
+	}
+	char b;
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(store_claim(s, run, "BLOCK=1", &d), 0); /* live: theirs */
+	assert_int_equal(store_claim(s, run, "BLOCK=2", &d), 1);
+	assert_int_equal(store_claim(s, run, "BLOCK=2", &d), 1); /* ours already */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	int status;
+	assert_int_equal(waitpid(live, &status, 0), live);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* it died without measuring or releasing: its claim is taken over */
+	assert_int_equal(store_claim(s, run, "BLOCK=1", &d), 1);
+	muh_variant v;
+	muh_measurement m, got;
+	make_variant(&v, 1);
+	make_measurement(&m, 1);
+	assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK);
+	assert_int_equal(store_release(s, run, "BLOCK=1"), MUH_OK);
+	assert_int_equal(store_claim(s, run, "BLOCK=1", &d), 0); /* measured */
+	assert_int_equal(store_claim_or_get(s, run, "BLOCK=1", &got, &d, NULL), 0);
+	assert_string_equal(got.fingerprint, m.fingerprint);
+	measurement_free(&got);
+	/* another process's row is there first: kept, and said so */
+	muh_measurement other;
+	make_measurement(&other, 2);
+	assert_int_equal(store_put(s, run, &v, &other, &d), STORE_KEPT);
+	assert_non_null(strstr(d.msg, "BLOCK=1"));
+	assert_int_equal(store_get(s, run, "BLOCK=1", &got), 1);
+	assert_string_equal(got.fingerprint, m.fingerprint);
+	measurement_free(&got);
+	measurement_free(&other);
+	measurement_free(&m);
+	eval_variant_free(&v);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	store_close(s);
+}
+
+/* store_foreach_run callback: the spec of the run that kept its text. */
+static int spec_of_run_last(void *ud, const store_run *r)
+{
+	muh_spec **out = ud;
+	muh_diag d;
+	diag_clear(&d);
+	if (!r->spec_text)
+		return 0; /* the older store's run */
+	assert_non_null(r->spec_abs);
+	assert_true(r->spec_abs[0] == '/');
+	assert_int_equal(store_run_spec(r, out, &d), MUH_OK);
+	return 0;
+}
+
+/* The run keeps the spec's text and absolute path; an older store gets the
+ * columns on its first write, never on a read. */
+static void test_spec_text(void **st)
+{
+	(void)st;
+	fresh_db("spectext.db");
+	char spath[600];
+	snprintf(spath, sizeof(spath), "%s/spectext.yaml", MUH_BINARY_DIR);
+	const char *text = "name: kept\nparams:\n  B: [1, 2]\ndefaults: {B: 2}\n";
+	FILE *f = fopen(spath, "w");
+	fputs(text, f);
+	fclose(f);
+	/* an older store: runs without spec_text/spec_abs, no claims table */
+	make_store();
+	sql(dbpath, "CREATE TABLE r2 AS SELECT id, spec_hash, spec_path, spec_name, instance, problem, backend,"
+		    " hw_profile, tool_version, host, noise, created_ms, updated_ms FROM runs;"
+		    " DROP TABLE claims; DROP TABLE runs; ALTER TABLE r2 RENAME TO runs;");
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	size_t n0, n1;
+	char *before = slurp(dbpath, &n0);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+	store_close(s);
+	char *after = slurp(dbpath, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	free(before);
+	free(after);
+	store_run_info ri = info;
+	ri.spec_hash = "00000000feedface";
+	ri.spec_path = spath;
+	ri.spec_text = text;
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	assert_int_equal(store_begin_run(s, &ri, 0, &run, NULL, &d), MUH_OK);
+	store_close(s);
+	unlink(spath); /* the spec moved */
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+	muh_spec *last = NULL;
+	assert_true(run > 1);
+	assert_int_equal(store_foreach_run(s, spec_of_run_last, &last), 0);
+	assert_non_null(last);
+	assert_string_equal(last->name, "kept");
+	spec_free(last);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resume_and_fresh),
 		cmocka_unit_test(test_kill9),
 		cmocka_unit_test(test_not_a_store),
+		cmocka_unit_test(test_foreign_untouched),
+		cmocka_unit_test(test_empty_and_missing),
+		cmocka_unit_test(test_future_and_corrupt),
+		cmocka_unit_test(test_readonly),
+		cmocka_unit_test(test_claims),
+		cmocka_unit_test(test_spec_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
