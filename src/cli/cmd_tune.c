@@ -140,9 +140,13 @@ static void fmt_time(char *buf, size_t n, double s)
 }
 
 /* A score for a person: a time, or the objective's metric ("812.5 tok/s"). */
+static int is_slo_miss(double score);
+
 static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
 {
-	if (!o || !strcmp(o->metric, "time") || !isfinite(score))
+	if (is_slo_miss(score))
+		snprintf(buf, n, "slo miss");
+	else if (!o || !strcmp(o->metric, "time") || !isfinite(score))
 		fmt_time(buf, n, score);
 	else
 		objective_format(o->metric, objective_value(o, score), buf, n);
@@ -263,12 +267,12 @@ static int on_event(void *ctx, const strategy_event *ev)
 		                        ev->m->status_text ? ev->m->status_text
 		                        : ev->m->status    ? "failed"
 		                                           : "ok");
-		if (ev->m->status == 0 && isfinite(ev->m->time_s))
+		if (ev->m->status == 0 && isfinite(ev->m->time_s) && !is_slo_miss(ev->m->time_s))
 			cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
 		else
 			cJSON_AddNullToObject(o, "time_s");
 		cJSON_AddBoolToObject(o, "improved", ev->improved);
-		if (isfinite(ev->best_s))
+		if (isfinite(ev->best_s) && !is_slo_miss(ev->best_s))
 			cJSON_AddNumberToObject(o, "best_s", ev->best_s);
 		else
 			cJSON_AddNullToObject(o, "best_s");
@@ -497,21 +501,29 @@ static int drift_check(struct live *L)
 }
 
 /* What the strategy is told of measurement m: its score under the
- * objective (the median time for kernel specs), and an SLO miss as a
- * failure (status SLO_MISS) so that no strategy picks it as the best. */
-#define SLO_MISS 100
+ * objective (the median time for kernel specs). An SLO miss is ok with a
+ * penalized score (objective_search_score: every feasible variant ranks
+ * first, the nearest miss next), so the search can move towards the SLOs
+ * when nothing meets them yet; it is shown as "slo_miss" and never
+ * reported as a winner. */
 static void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out)
 {
+	int feasible = 1;
 	out->status = m->status == EVAL_OK ? 0 : (int)m->status;
 	out->status_text = eval_status_name(m->status);
-	out->time_s = m->status == EVAL_OK ? objective_score(o, m) : NAN;
+	out->time_s = m->status == EVAL_OK ? objective_search_score(o, m, &feasible) : NAN;
 	if (m->status == EVAL_OK && !isfinite(out->time_s)) {
 		out->status = EVAL_INVALID;
 		out->status_text = "invalid";
-	} else if (m->status == EVAL_OK && !objective_feasible(o, m, NULL, 0)) {
-		out->status = SLO_MISS;
+	} else if (m->status == EVAL_OK && !feasible) {
 		out->status_text = "slo_miss";
 	}
+}
+
+/* 1 when a score is an SLO miss's penalized one. */
+static int is_slo_miss(double score)
+{
+	return isfinite(score) && score >= OBJECTIVE_PENALTY;
 }
 
 static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *out)
@@ -560,7 +572,7 @@ static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 			rc = r2;
 	}
 	score_measurement(L->objective, &m, out);
-	L->slo_missed += out->status == SLO_MISS;
+	L->slo_missed += is_slo_miss(out->time_s);
 	measurement_free(&m);
 	eval_variant_free(&v);
 	return rc;
@@ -982,16 +994,20 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
 		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
 		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
-		if (r->have_best) {
+		if (r->have_best && is_slo_miss(best)) {
+			space_config_at(sp, r->records[r->best].index, cfg);
+			space_key(sp, cfg, key, sizeof(key));
+			cJSON_AddStringToObject(o2, "nearest_slo_miss_key", key);
+		} else if (r->have_best) {
 			space_config_at(sp, r->records[r->best].index, cfg);
 			space_key(sp, cfg, key, sizeof(key));
 			cJSON_AddStringToObject(o2, "best_key", key);
 			cJSON_AddNumberToObject(o2, "best_s", best);
 			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
 		}
-		if (isfinite(dflt)) {
+		if (isfinite(dflt) && !is_slo_miss(dflt)) {
 			cJSON_AddNumberToObject(o2, "default_s", dflt);
-			if (r->have_best)
+			if (r->have_best && !is_slo_miss(best))
 				cJSON_AddNumberToObject(o2, "speedup", dflt / best);
 		}
 		if (obj->exhaustive) {
@@ -1033,16 +1049,23 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 	space_config_at(sp, r->records[r->best].index, cfg);
 	space_key(sp, cfg, key, sizeof(key));
 	fmt_score(obj->objective, a, sizeof(a), best);
-	printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
-	       (unsigned long long)r->best + 1);
+	if (is_slo_miss(best))
+		printf("best        none met the SLOs; the nearest miss: %s  (evaluation %llu)\n", key,
+		       (unsigned long long)r->best + 1);
+	else
+		printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
+		       (unsigned long long)r->best + 1);
 	if (r->have_default) {
 		space_config_at(sp, r->records[0].index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
 		fmt_score(obj->objective, b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
-		if (isfinite(dflt) && obj->live)
+		if (isfinite(dflt) && obj->live && !is_slo_miss(best))
 			print_live_speedup(sp, obj->live, r, cfg);
-		else if (isfinite(dflt))
+		else if (obj->live && is_slo_miss(best))
+			printf("measured    %lld variant(s) now; %lld answered from the store\n", obj->live->measured,
+			       obj->live->from_store);
+		else if (isfinite(dflt) && !is_slo_miss(best) && !is_slo_miss(dflt))
 			printf(
 			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
 			    "confidence interval)\n",
@@ -1064,7 +1087,7 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		space_config_at(sp, rec->index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
 		fmt_score(obj->objective, a, sizeof(a), rec->time_s);
-		if (isfinite(dflt))
+		if (isfinite(dflt) && !is_slo_miss(dflt) && !is_slo_miss(rec->time_s))
 			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
 		else
 			snprintf(b, sizeof(b), "-");
@@ -1256,7 +1279,7 @@ static int run(int argc, char **argv)
 			}
 		}
 		ex = cli_exit(rc);
-		if (!ex && !r.have_best)
+		if (!ex && (!r.have_best || is_slo_miss(r.records[r.best].time_s)))
 			ex = EXIT_FINDING;
 	}
 	strategy_result_free(&r);
