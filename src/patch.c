@@ -973,6 +973,93 @@ static size_t count_lines(const char *b, size_t from, size_t to)
 	return n;
 }
 
+/* Line i of A in buffer a equals line j of B in buffer b. */
+static int line_eq(const char *a, const struct lines *A, size_t i, const char *b, const struct lines *B, size_t j)
+{
+	size_t la = A->ls[i + 1] - A->ls[i], lb = B->ls[j + 1] - B->ls[j];
+	return la == lb && !memcmp(a + A->ls[i], b + B->ls[j], la);
+}
+
+/* The changes of a rewritten file (a deployment file, a whole new text) as
+ * a line diff: the longest common subsequence of the lines between the
+ * common prefix and suffix, so that a value changed on two lines far apart
+ * is two small hunks, and only changed lines are - and +. A pure insertion
+ * takes its preceding (or following) unchanged line along, so every change
+ * has an old line. Replaces *chp (grown as needed) and sets *nch. Returns
+ * MUH_OK, or MUH_ENOMEM; *too_large = 1 (and *nch untouched) when the
+ * middle is too large for the table: the caller then makes one change. */
+static int line_changes(const struct pfile *f, const struct lines *A, struct change **chp, size_t *nch,
+			int *too_large)
+{
+	*too_large = 0;
+	struct lines B;
+	if (split_lines(f->new, f->newlen, &B))
+		return MUH_ENOMEM;
+	size_t p = 0, q = 0;
+	while (p < A->n && p < B.n && line_eq(f->old, A, p, f->new, &B, p))
+		p++;
+	while (q < A->n - p && q < B.n - p && line_eq(f->old, A, A->n - 1 - q, f->new, &B, B.n - 1 - q))
+		q++;
+	size_t n = A->n - p - q, m = B.n - p - q;
+	if ((n + 1) * (m + 1) > 4000000) {
+		free(B.ls);
+		*too_large = 1;
+		return MUH_OK;
+	}
+	unsigned *T = calloc((n + 1) * (m + 1), sizeof(unsigned));
+	struct change *ch = realloc(*chp, (n + m + 2) * sizeof(*ch));
+	if (!T || !ch) {
+		free(T);
+		if (ch)
+			*chp = ch;
+		free(B.ls);
+		return MUH_ENOMEM;
+	}
+	*chp = ch;
+#define CELL(i, j) T[(size_t)(i) * (m + 1) + (j)]
+	for (size_t i = n; i-- > 0;)
+		for (size_t j = m; j-- > 0;)
+			CELL(i, j) = line_eq(f->old, A, p + i, f->new, &B, p + j)
+					 ? CELL(i + 1, j + 1) + 1
+					 : (CELL(i + 1, j) >= CELL(i, j + 1) ? CELL(i + 1, j) : CELL(i, j + 1));
+	size_t k = 0, i = 0, j = 0;
+	while (i < n || j < m) {
+		if (i < n && j < m && line_eq(f->old, A, p + i, f->new, &B, p + j)) {
+			i++, j++;
+			continue;
+		}
+		size_t i0 = i, j0 = j;
+		while ((i < n || j < m) && !(i < n && j < m && line_eq(f->old, A, p + i, f->new, &B, p + j))) {
+			if (j == m || (i < n && CELL(i + 1, j) >= CELL(i, j + 1)))
+				i++;
+			else
+				j++;
+		}
+		size_t oi0 = p + i0, oi1 = p + i, oj0 = p + j0, oj1 = p + j;
+		if (oi0 == oi1) { /* an insertion: take an unchanged neighbour along */
+			if (oi0 > 0)
+				oi0--, oj0--;
+			else
+				oi1++, oj1++;
+		}
+		if (k && ch[k - 1].lb + 1 >= oi0) { /* touches the previous change */
+			ch[k - 1].lb = oi1 - 1;
+			ch[k - 1].nb = B.ls[oj1];
+			continue;
+		}
+		ch[k].la = oi0;
+		ch[k].lb = oi1 - 1;
+		ch[k].na = B.ls[oj0];
+		ch[k].nb = B.ls[oj1];
+		k++;
+	}
+#undef CELL
+	free(T);
+	free(B.ls);
+	*nch = k;
+	return MUH_OK;
+}
+
 static int diff_file(strbuf *s, const struct pfile *f)
 {
 	if (f->oldlen == f->newlen && !memcmp(f->old, f->new, f->oldlen))
@@ -989,8 +1076,14 @@ static int diff_file(strbuf *s, const struct pfile *f)
 	size_t nch = 0;
 	long long shift = 0; /* new offset - old offset, before the current edit */
 	int rewritten = f->edits[0]->deploy || f->edits[0]->whole;
-	if (rewritten && L.n) {
-		/* deploy_set rewrote the file: one change, the lines between the
+	int too_large = 1;
+	if (rewritten && L.n && line_changes(f, &L, &ch, &nch, &too_large)) {
+		free(ch);
+		free(L.ls);
+		return MUH_ENOMEM;
+	}
+	if (rewritten && L.n && too_large) {
+		/* too large for the line diff: one change, the lines between the
 		 * common prefix and the common suffix */
 		size_t p = 0, q = 0;
 		while (p < f->oldlen && p < f->newlen && f->old[p] == f->new[p])

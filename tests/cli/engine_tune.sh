@@ -117,6 +117,8 @@ expect_rc 0 "muh patch --from on the engine run"
 expect_in err "the winner $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the winner and the file"
 cp "$TMP/out" "$TMP/win.diff"
 (cd "$M" && git apply --check "$TMP/win.diff") || fail "git apply --check of the winner's diff"
+# a line diff: only the changed value lines are - and +
+grep -E '^[-+] ' "$TMP/win.diff" | grep -vE '^[-+]  - "[0-9]+"$' && fail "the diff removes or adds more than value lines"
 run "$MUH" patch "$M" --from "$TMP/t.db" --apply --backup "$TMP/bak"
 expect_rc 0 "muh patch --from --apply"
 cmp -s "$TMP/bak/deploy.yaml" "$TMP/deploy.before" || fail "the backup is the original"
