@@ -11,7 +11,14 @@
  *   muh-fingerprint: <text>        proof of what was built (build step)
  *   muh-status: <status> [text]    e.g. "muh-status: wrong_result C[3] off"
  *
- * Every other line is ignored. A program that exits nonzero is a
+ * Every other line is ignored. The output is read as a stream, line by
+ * line, however long it is: a muh-* line is found wherever it is (within the
+ * first CMD_LINE bytes of its line; a NUL byte is a byte like any other), and
+ * only the last TB_CAP bytes are kept, for the error text and the variant's
+ * log (written to the runner's stderr, which the evaluator keeps as
+ * measurement.log). Numbers are decimal: "muh-time: 0x10" is invalid, not
+ * 16 s; the evaluator checks every time it gets (eval.c, samples_check).
+ * A program that exits nonzero is a
  * launch_error (compile_error in the build step) with its last output as the
  * error text. Without a muh-fingerprint line the fingerprint is the hash of
  * the expanded command line, which proves nothing about injection; `muh
@@ -21,18 +28,35 @@
  * group, so a hang is killed with it.
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linebuf.h"
 #include "muh/eval.h"
 #include "muh/muh.h"
 
-#define CMD_OUT (256 * 1024)
+#define CMD_LINE 4096 /* of each line, the part searched for muh-* tags */
+
+/* What one run of the program printed, read as it streams. */
+typedef struct cmd_out {
+	double *samples; /* muh-time values, at most max (may be NULL: not collected) */
+	size_t max, n;
+	char bad_time[80];   /* the first muh-time value that is not a decimal number; "" none */
+	char status[1024];   /* the first muh-status line's text after the tag; "" none */
+	int has_status;
+	char fp[1024];       /* the first muh-fingerprint line's text after the tag */
+	int has_fp;
+	char line[CMD_LINE + 1]; /* the current line, its first CMD_LINE bytes */
+	size_t linelen;
+	tailbuf tail;        /* the last TB_CAP bytes of the output */
+} cmd_out;
 
 /* Expands {NAME} in tmpl with v's values. malloc'd. */
 static char *expand(const char *tmpl, const muh_variant *v)
@@ -77,11 +101,112 @@ static char *expand(const char *tmpl, const muh_variant *v)
 	return out;
 }
 
-/* Runs the command for step; captures stdout (stderr goes to the error text
- * when it fails). Returns the exit status, -1 when it could not start. */
-static int run_step(const muh_target *t, const muh_variant *v, const char *step, int warm, char *out,
-		    size_t cap)
+/* Parses a time as muh reads one: a decimal number ([+-]digits[.digits]
+ * [e[+-]digits], or inf/nan, which the evaluator then refuses) followed by
+ * the end or a blank. Returns 0 and sets *x, or -1 (hex, words, nothing). */
+static int parse_decimal(const char *s, double *x)
 {
+	const char *p = s;
+	if (*p == '+' || *p == '-')
+		p++;
+	size_t word = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+	if ((word == 3 && (!strncasecmp(p, "inf", 3) || !strncasecmp(p, "nan", 3))) ||
+	    (word == 8 && !strncasecmp(p, "infinity", 8))) {
+		p += word;
+	} else {
+		size_t d = strspn(p, "0123456789");
+		p += d;
+		if (*p == '.') {
+			size_t f = strspn(p + 1, "0123456789");
+			if (!d && !f)
+				return -1;
+			p += 1 + f;
+		} else if (!d) {
+			return -1;
+		}
+		if (*p == 'e' || *p == 'E') {
+			const char *e = p + 1 + (p[1] == '+' || p[1] == '-');
+			size_t k = strspn(e, "0123456789");
+			if (!k)
+				return -1;
+			p = e + k;
+		}
+	}
+	if (*p && *p != ' ' && *p != '\t')
+		return -1;
+	char *end;
+	*x = strtod(s, &end);
+	return end == p ? 0 : -1;
+}
+
+/* The text after tag in line, blanks skipped, or NULL when the line has no tag. */
+static const char *after_tag(const char *line, const char *tag)
+{
+	const char *p = strstr(line, tag);
+	if (!p)
+		return NULL;
+	p += strlen(tag);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* Takes one whole line (o->line) into o. */
+static void take_line(cmd_out *o)
+{
+	char *l = o->line;
+	l[o->linelen] = '\0';
+	if (o->linelen && l[o->linelen - 1] == '\r')
+		l[o->linelen - 1] = '\0';
+	o->linelen = 0;
+	const char *p;
+	if ((p = after_tag(l, "muh-time:"))) {
+		double x;
+		if (parse_decimal(p, &x)) {
+			if (!o->bad_time[0]) {
+				snprintf(o->bad_time, sizeof(o->bad_time), "%.*s", (int)strcspn(p, " \t"), p);
+				if (!o->bad_time[0])
+					snprintf(o->bad_time, sizeof(o->bad_time), "(nothing)");
+				text_sanitize(o->bad_time, strlen(o->bad_time));
+			}
+		} else if (o->samples && o->n < o->max) {
+			o->samples[o->n++] = x;
+		}
+	}
+	if (!o->has_status && (p = after_tag(l, "muh-status:"))) {
+		o->has_status = 1;
+		snprintf(o->status, sizeof(o->status), "%s", p);
+	}
+	if (!o->has_fp && (p = after_tag(l, "muh-fingerprint:"))) {
+		o->has_fp = 1;
+		snprintf(o->fp, sizeof(o->fp), "%s", p);
+	}
+}
+
+/* Feeds n bytes of output to o: lines are split as they come; of a line only
+ * its first CMD_LINE bytes are looked at, a NUL in it is read as a blank. */
+static void feed(cmd_out *o, const char *buf, size_t n)
+{
+	tb_add(&o->tail, buf, n);
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n')
+			take_line(o);
+		else if (o->linelen < CMD_LINE)
+			o->line[o->linelen++] = buf[i] ? buf[i] : ' ';
+	}
+}
+
+/* Runs the command for step, its stdout and stderr read into *o (zeroed
+ * here but for samples/max). Its output's last TB_CAP bytes are written to
+ * our stderr (the variant's log). Returns the exit status, -1 when it could
+ * not start. */
+static int run_step(const muh_target *t, const muh_variant *v, const char *step, int warm, cmd_out *o)
+{
+	double *samples = o->samples;
+	size_t max = o->max;
+	memset(o, 0, sizeof(*o));
+	o->samples = samples;
+	o->max = max;
 	char *cmd = expand(t->command, v);
 	if (!cmd)
 		return -1;
@@ -121,44 +246,47 @@ static int run_step(const muh_target *t, const muh_variant *v, const char *step,
 	}
 	free(cmd);
 	close(p[1]);
-	size_t n = 0;
 	for (;;) {
-		char buf[4096];
+		char buf[65536];
 		ssize_t r = read(p[0], buf, sizeof(buf));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		for (ssize_t i = 0; i < r && n + 1 < cap; i++)
-			out[n++] = buf[i];
+		feed(o, buf, (size_t)r);
 	}
-	out[n] = '\0';
+	if (o->linelen)
+		take_line(o); /* the last line, without its '\n' */
 	close(p[0]);
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	char *log = tb_text(&o->tail);
+	if (log) {
+		fprintf(stderr, "[muh: command, step %s%s]\n%s%s", step, warm ? " (warm-up)" : "", log,
+			log[0] && log[strlen(log) - 1] != '\n' ? "\n" : "");
+		fflush(stderr);
+		free(log);
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The last few hundred bytes of out, for error texts. */
-static const char *tail(const char *out)
+/* The last few hundred bytes of the output, for error texts (out: 601 bytes). */
+static const char *tail(const cmd_out *o, char *out)
 {
-	size_t n = strlen(out);
-	return n > 600 ? out + n - 600 : out;
+	tb_last(&o->tail, out, 600);
+	return out;
 }
 
 /* Applies a "muh-status:" line if any. Returns 1 when it set a failure. */
-static int apply_status(const char *out, muh_measurement *m)
+static int apply_status(const cmd_out *o, muh_measurement *m)
 {
-	const char *s = strstr(out, "muh-status:");
-	if (!s)
+	if (!o->has_status)
 		return 0;
-	s += 11;
-	while (*s == ' ')
-		s++;
+	const char *s = o->status;
 	char name[32];
 	size_t k = 0;
-	while (s[k] && s[k] != ' ' && s[k] != '\n' && k < sizeof(name) - 1) {
+	while (s[k] && s[k] != ' ' && s[k] != '\t' && k < sizeof(name) - 1) {
 		name[k] = s[k];
 		k++;
 	}
@@ -167,28 +295,28 @@ static int apply_status(const char *out, muh_measurement *m)
 	if (eval_status_parse(name, &st) || st == EVAL_OK)
 		return 0;
 	const char *rest = s + k;
-	while (*rest == ' ')
+	while (*rest == ' ' || *rest == '\t')
 		rest++;
-	measurement_fail(m, st, "%.*s", (int)strcspn(rest, "\n"), rest);
+	char text[sizeof(o->status)];
+	snprintf(text, sizeof(text), "%s", rest);
+	text_sanitize(text, strlen(text));
+	measurement_fail(m, st, "%s", text);
 	return 1;
 }
 
 static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
-	char *out = malloc(CMD_OUT);
-	if (!out)
+	cmd_out *o = calloc(1, sizeof(*o));
+	if (!o)
 		return MUH_ENOMEM;
-	int rc = run_step(c->target, v, "build", 0, out, CMD_OUT);
+	char last[601];
+	int rc = run_step(c->target, v, "build", 0, o);
 	if (rc != 0) {
-		measurement_fail(m, EVAL_COMPILE_ERROR, "command failed (%d) in step build: %s", rc, tail(out));
-	} else if (!apply_status(out, m)) {
-		const char *fp = strstr(out, "muh-fingerprint:");
+		measurement_fail(m, EVAL_COMPILE_ERROR, "command failed (%d) in step build: %s", rc, tail(o, last));
+	} else if (!apply_status(o, m)) {
 		char text[1024];
-		if (fp) {
-			fp += 16;
-			while (*fp == ' ')
-				fp++;
-			snprintf(text, sizeof(text), "%.*s", (int)strcspn(fp, "\n"), fp);
+		if (o->has_fp) {
+			snprintf(text, sizeof(text), "%s", o->fp);
 			m->fp_detail = strdup("{\"source\":\"program\"}");
 		} else {
 			char *cmd = expand(c->target->command, v);
@@ -199,19 +327,22 @@ static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		snprintf(m->fingerprint, sizeof(m->fingerprint), "%016llx",
 			 (unsigned long long)eval_hash(text, strlen(text), EVAL_HASH_INIT));
 	}
-	free(out);
+	tb_free(&o->tail);
+	free(o);
 	return MUH_OK;
 }
 
 static int cmd_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
-	char *out = malloc(CMD_OUT);
-	if (!out)
+	cmd_out *o = calloc(1, sizeof(*o));
+	if (!o)
 		return MUH_ENOMEM;
-	int rc = run_step(c->target, v, "verify", 0, out, CMD_OUT);
-	if (!apply_status(out, m) && rc != 0)
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step verify: %s", rc, tail(out));
-	free(out);
+	char last[601];
+	int rc = run_step(c->target, v, "verify", 0, o);
+	if (!apply_status(o, m) && rc != 0)
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step verify: %s", rc, tail(o, last));
+	tb_free(&o->tail);
+	free(o);
 	return MUH_OK;
 }
 
@@ -219,28 +350,28 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 		    muh_measurement *m)
 {
 	*n = 0;
-	char *out = malloc(CMD_OUT);
-	if (!out)
+	cmd_out *o = calloc(1, sizeof(*o));
+	if (!o)
 		return MUH_ENOMEM;
-	int rc = run_step(c->target, v, "time", warm, out, CMD_OUT);
-	if (apply_status(out, m)) {
-		free(out);
-		return MUH_OK;
+	o->samples = samples;
+	o->max = max;
+	char last[601];
+	int rc = run_step(c->target, v, "time", warm, o);
+	if (apply_status(o, m)) {
+		/* the program's own verdict */
+	} else if (rc != 0) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step time: %s", rc, tail(o, last));
+	} else if (o->bad_time[0]) {
+		measurement_fail(m, EVAL_INVALID, "command printed 'muh-time: %s', which is not a decimal number of "
+				 "seconds", o->bad_time);
+	} else if (o->n == 0) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "command printed no 'muh-time: <seconds>' line: %s",
+				 tail(o, last));
+	} else {
+		*n = o->n;
 	}
-	if (rc != 0) {
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step time: %s", rc, tail(out));
-		free(out);
-		return MUH_OK;
-	}
-	for (const char *p = strstr(out, "muh-time:"); p && *n < max; p = strstr(p + 1, "muh-time:")) {
-		char *end;
-		double x = strtod(p + 9, &end);
-		if (end != p + 9 && x >= 0)
-			samples[(*n)++] = x;
-	}
-	if (*n == 0)
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "command printed no 'muh-time: <seconds>' line: %s", tail(out));
-	free(out);
+	tb_free(&o->tail);
+	free(o);
 	return MUH_OK;
 }
 

@@ -11,6 +11,12 @@
  * The fingerprint is the hash of the worker's "fingerprint" text; the
  * worker's "metadata" object (Triton: kernel hash, constexprs, num_warps,
  * num_stages, shared memory, registers, spills) is kept as fp_detail.
+ *
+ * Must never: take a line longer than WORKER_LINE_MAX (the worker is killed
+ * and the variant fails, so an endless line cannot grow muh), take a sample
+ * that is not a JSON number, or print what the worker wrote: its stderr and
+ * its stdout lines that are no reply go to the runner's stderr, the variant's
+ * log. With measure.worker_mem_limit_mb the worker runs under that RLIMIT_AS.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,6 +29,7 @@
 #include <math.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,10 +41,13 @@
 #include "muh/patch.h"
 #include "muh/scan.h"
 
+#define WORKER_LINE_MAX (16u << 20) /* the longest protocol line taken from a worker */
+
 typedef struct worker_state {
 	pid_t pid;
 	FILE *in;  /* to the worker */
-	FILE *out; /* from the worker */
+	int out;   /* from the worker (its stdout), read through lb */
+	linebuf lb;
 	int id;
 	int can_verify;
 	int can_prepare; /* says "prepare" in its hello */
@@ -141,6 +151,14 @@ static pid_t worker_fork(const muh_target *t, int own_group, int *to_fd, int *fr
 		if (t->spec_dir[0] && chdir(t->spec_dir) != 0) {
 			/* stay */
 		}
+		if (t->worker_mem_limit_mb > 0) {
+			struct rlimit rl;
+			rl.rlim_cur = rl.rlim_max = (rlim_t)(t->worker_mem_limit_mb * 1048576.0);
+			if (setrlimit(RLIMIT_AS, &rl) != 0) {
+				fprintf(stderr, "muh: worker: cannot set RLIMIT_AS: %s\n", strerror(errno));
+				_exit(127);
+			}
+		}
 		execl("/bin/sh", "sh", "-c", t->worker, (char *)NULL);
 		_exit(127);
 	}
@@ -193,30 +211,30 @@ static int worker_open(eval_ctx *c, muh_diag *d)
 	if (pid < 0)
 		return MUH_EENV;
 	worker_state *w = calloc(1, sizeof(*w));
-	if (w) {
+	if (w)
 		w->in = fdopen(to, "w");
-		w->out = fdopen(from, "r");
-	}
-	if (!w || !w->in || !w->out) {
+	if (!w || !w->in) {
 		if (w && w->in)
 			fclose(w->in);
 		else
 			close(to);
-		if (w && w->out)
-			fclose(w->out);
-		else
-			close(from);
+		close(from);
 		free(w);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return MUH_ENOMEM;
 	}
 	w->pid = pid;
+	w->out = from;
+	w->lb.max = WORKER_LINE_MAX;
 	c->state = w; /* even on failure: close() reaps it */
-	char *line = NULL;
-	size_t cap = 0;
-	int rc = hello_parse(w, c->target, getline(&line, &cap, w->out) > 0 ? line : NULL, d);
+	enum lb_end end;
+	char *line = lb_read_line(&w->lb, w->out, eval_now_s() + 1e9, NULL, &end);
+	int rc = hello_parse(w, c->target, line, d);
 	free(line);
+	if (!line && end == LB_TOOLONG)
+		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' wrote a first line of more than %u MiB, not a hello",
+			 c->target->worker, WORKER_LINE_MAX >> 20);
 	if (rc != MUH_OK) {
 		/* no bye to a worker that may be gone: reap it here */
 		kill(pid, SIGKILL);
@@ -236,8 +254,9 @@ static void worker_free(worker_state *w)
 			fputs("{\"op\":\"bye\"}\n", w->in);
 		fclose(w->in);
 	}
-	if (w->out)
-		fclose(w->out);
+	if (w->out >= 0)
+		close(w->out);
+	lb_free(&w->lb);
 	int st;
 	if (!w->dead) {
 		for (int i = 0; i < 100 && waitpid(w->pid, &st, WNOHANG) == 0; i++)
@@ -331,12 +350,22 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 		return NULL;
 	}
 	free(s);
-	char *line = NULL;
-	size_t cap = 0;
 	cJSON *rep = NULL;
 	while (!rep) {
-		if (getline(&line, &cap, w->out) <= 0) {
-			free(line);
+		enum lb_end end;
+		char *line = lb_read_line(&w->lb, w->out, eval_now_s() + 1e9, NULL, &end);
+		if (!line && end == LB_TOOLONG) {
+			kill(w->pid, SIGKILL);
+			waitpid(w->pid, NULL, 0);
+			w->dead = 1;
+			w->lb.len = 0;
+			measurement_fail(m, EVAL_CRASH,
+					 "worker %s wrote a line of more than %u MiB to stdout during %s (the protocol's "
+					 "limit: one JSON object per line, logs to stderr); the worker was killed",
+					 w->name, WORKER_LINE_MAX >> 20, op);
+			return NULL;
+		}
+		if (!line) {
 			int ws = 0;
 			w->dead = 1;
 			if (waitpid(w->pid, &ws, 0) == w->pid && WIFSIGNALED(ws))
@@ -349,12 +378,24 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 		}
 		rep = cJSON_Parse(line);
 		const cJSON *id = rep ? cJSON_GetObjectItemCaseSensitive(rep, "id") : NULL;
-		if (rep && (!cJSON_IsNumber(id) || (int)id->valuedouble != w->id)) {
-			cJSON_Delete(rep); /* a log line or a stale reply */
+		if (!rep && line[strspn(line, " \t")] == '{' && strstr(line, "\"id\"")) {
+			/* a reply muh cannot read: NaN, Infinity, 0x10 are no JSON numbers */
+			measurement_fail(m, EVAL_INVALID, "worker %s: its reply to %s is not JSON (numbers must be "
+					 "decimal JSON numbers, not NaN, Infinity or hex): %.300s",
+					 w->name, op, line);
+			text_sanitize(m->error, strlen(m->error));
+			free(line);
+			return NULL;
+		}
+		if (!rep || !cJSON_IsNumber(id) || (int)id->valuedouble != w->id) {
+			/* a log line or a stale reply: into the variant's log */
+			size_t len = strlen(line);
+			fprintf(stderr, "[muh: worker stdout] %.4096s%s\n", line, len > 4096 ? " [... cut]" : "");
+			cJSON_Delete(rep);
 			rep = NULL;
 		}
+		free(line);
 	}
-	free(line);
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep, "status");
 	enum eval_status status = EVAL_LAUNCH_ERROR;
 	if (cJSON_IsString(st))
@@ -418,6 +459,7 @@ static int worker_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out, size_t max, size_t *n,
 		       muh_measurement *m)
 {
+	worker_state *w = c->state;
 	*n = 0;
 	if (warm) {
 		cJSON_Delete(request(c, "run", v, 0, 1, m));
@@ -426,10 +468,25 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 	cJSON *rep = request(c, "time", v, (int)(max < 5 ? max : 5), 0, m);
 	if (rep && m->status == EVAL_OK) {
 		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(rep, "samples"), *x;
+		int i = 0;
 		cJSON_ArrayForEach(x, arr)
 		{
-			if (cJSON_IsNumber(x) && *n < max)
-				out[(*n)++] = x->valuedouble;
+			i++;
+			if (!cJSON_IsNumber(x)) {
+				/* "0x10", "1e-3" as a string: not a time muh will guess at */
+				char *t = cJSON_PrintUnformatted(x);
+				measurement_fail(m, EVAL_INVALID, "worker %s: time reply's sample %d is %.200s, not a JSON "
+						 "number of seconds", w->name, i, t ? t : "not a number");
+				free(t);
+				*n = 0;
+				break;
+			}
+			if (*n < max)
+				out[(*n)++] = x->valuedouble; /* checked by the evaluator (samples_check) */
+		}
+		if (m->status != EVAL_OK) {
+			cJSON_Delete(rep);
+			return MUH_OK;
 		}
 		const cJSON *s;
 		if ((s = cJSON_GetObjectItemCaseSensitive(rep, "sm_clock_mhz")) && cJSON_IsNumber(s))
@@ -451,7 +508,8 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
  * words: "late", "eof", "interrupted by Ctrl-C", "out of memory". */
 static char *raw_line(linebuf *lb, int fd, double end, const volatile sig_atomic_t *stop, const char **why)
 {
-	static const char *const words[] = {"", "late", "eof", "interrupted by Ctrl-C", "out of memory"};
+	static const char *const words[] = {"", "late", "eof", "interrupted by Ctrl-C", "out of memory",
+					    "wrote a line over the 16 MiB limit"};
 	enum lb_end e;
 	char *line = lb_read_line(lb, fd, end, stop, &e);
 	if (!line)
@@ -554,7 +612,7 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	}
 	worker_state w;
 	memset(&w, 0, sizeof(w));
-	linebuf rl = {0};
+	linebuf rl = {.max = WORKER_LINE_MAX};
 	const char *why = NULL;
 	int rc = MUH_EENV, polite = 0;
 	char *line = raw_line(&rl, from, end, stop, &why);

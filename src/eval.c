@@ -14,7 +14,11 @@
  *                     a warm-up's is measure.timeout + 4 x measure.gpu_warm)
  *                     {"fault":SIG,"vm":BYTES}            (from the signal handler)
  *                     {"result":{measurement}}
- * On a hang the parent kills the whole group (a worker or command grandchild
+ * The runner's stdout and stderr (and so a kernel's printf, a worker's
+ * stderr, what a command printed) go to a pipe that only the parent reads,
+ * into a per-variant tail (measurement.log); none of it reaches muh's stdout.
+ * Every sample a backend returns passes one check (samples_check) before it
+ * counts. On a hang the parent kills the whole group (a worker or command grandchild
  * dies with it); on any death the variant gets crash or timeout and the next
  * variant starts a fresh runner. The backend is never initialised in the
  * parent, so a lost CUDA context dies with its runner.
@@ -25,6 +29,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -201,6 +206,7 @@ void measurement_init(muh_measurement *m)
 	m->median = m->min = m->mad = m->ci_lo = m->ci_hi = NAN;
 	m->max_abs_err = m->rel_l2_err = NAN;
 	m->sm_clock_mhz = m->power_w = m->temp_c = NAN;
+	m->ci_target = NAN;
 }
 
 void measurement_free(muh_measurement *m)
@@ -210,9 +216,11 @@ void measurement_free(muh_measurement *m)
 	free(m->samples);
 	free(m->fp_detail);
 	free(m->metrics);
+	free(m->log);
 	m->samples = NULL;
 	m->fp_detail = NULL;
 	m->metrics = NULL;
+	m->log = NULL;
 	m->nsamples = 0;
 }
 
@@ -253,6 +261,8 @@ char *measurement_to_json(const muh_measurement *m)
 	json_num(o, "mad", m->mad);
 	json_num(o, "ci_lo", m->ci_lo);
 	json_num(o, "ci_hi", m->ci_hi);
+	cJSON_AddBoolToObject(o, "noisy", m->noisy);
+	json_num(o, "ci_target", m->ci_target);
 	cJSON_AddNumberToObject(o, "warmups", m->warmups);
 	cJSON_AddStringToObject(o, "fingerprint", m->fingerprint);
 	if (m->fp_detail)
@@ -271,6 +281,8 @@ char *measurement_to_json(const muh_measurement *m)
 	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
 	if (mx)
 		cJSON_AddItemToObject(o, "metrics", mx);
+	if (m->log)
+		cJSON_AddStringToObject(o, "log", m->log);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -303,6 +315,8 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	m->mad = json_get_num(o, "mad");
 	m->ci_lo = json_get_num(o, "ci_lo");
 	m->ci_hi = json_get_num(o, "ci_hi");
+	m->noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "noisy"));
+	m->ci_target = json_get_num(o, "ci_target");
 	double w = json_get_num(o, "warmups");
 	m->warmups = isfinite(w) ? (int)w : 0;
 	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "fingerprint");
@@ -327,6 +341,9 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	m->finished_ms = isfinite(b) ? (int64_t)b : 0;
 	const cJSON *mx = cJSON_GetObjectItemCaseSensitive(o, "metrics");
 	if (cJSON_IsObject(mx) && !(m->metrics = cJSON_PrintUnformatted(mx)))
+		return MUH_ENOMEM;
+	const cJSON *lg = cJSON_GetObjectItemCaseSensitive(o, "log");
+	if (cJSON_IsString(lg) && !(m->log = strdup(lg->valuestring)))
 		return MUH_ENOMEM;
 	return MUH_OK;
 }
@@ -528,8 +545,43 @@ static void phase(int fd, const char *name)
 	}
 }
 
+/* The one check every backend's samples pass: x[0..n), the samples one
+ * time() call returned in `wall` seconds, are times that can be true.
+ * Returns 1, or 0 with m invalid, saying which sample (first + i, counted
+ * from 1) is what: not finite, not positive, longer than measure.timeout
+ * (no step may last that long), or longer than the call that returned it. */
+static int samples_check(const eval_backend *b, const muh_target *t, const double *x, size_t n,
+			 size_t first, double wall, muh_measurement *m)
+{
+	for (size_t i = 0; i < n; i++) {
+		double v = x[i];
+		const char *what = NULL;
+		char why[160];
+		if (!isfinite(v))
+			what = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+		if (what)
+			snprintf(why, sizeof(why), "%s, not a number of seconds", what);
+		else if (!(v > 0))
+			snprintf(why, sizeof(why), "%.6g s: a time must be positive%s", v,
+				 !strcmp(b->name, "cpu") ? " (set measure.min_sample_time for a kernel too fast for the clock)"
+							: "");
+		else if (v > t->timeout_s)
+			snprintf(why, sizeof(why), "%.6g s: longer than measure.timeout (%g s), which no step outlives", v,
+				 t->timeout_s);
+		else if (v > 1.5 * wall + 0.01)
+			snprintf(why, sizeof(why), "%.6g s: longer than the %.3g s the backend took to return it", v, wall);
+		else
+			continue;
+		measurement_fail(m, EVAL_INVALID, "backend %s gave a bad time: sample %zu is %s", b->name, first + i + 1,
+				 why);
+		return 0;
+	}
+	return 1;
+}
+
 /* Runs build -> verify -> time for v with backend b; fills m. Never fails
- * the run: every failure is a status on m. */
+ * the run: every failure is a status on m. Every sample passes
+ * samples_check; a variant still short of measure.ci at a cap is noisy. */
 static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
 		     muh_measurement *m, int fd)
 {
@@ -576,9 +628,12 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 	}
 	phase(fd, "time");
 	stats_summary s = {0};
+	int converged = 0;
 	while (m->status == EVAL_OK && m->nsamples < cap) {
 		size_t n = 0;
+		double c0 = eval_now_s();
 		rc = b->time(c, v, 0, m->samples + m->nsamples, cap - m->nsamples, &n, m);
+		double wall = eval_now_s() - c0;
 		if (rc != MUH_OK && m->status == EVAL_OK)
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to time", b->name);
 		if (m->status != EVAL_OK)
@@ -587,11 +642,17 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s returned no samples", b->name);
 			break;
 		}
+		if (n > cap - m->nsamples)
+			n = cap - m->nsamples; /* a backend that overran max: its extra samples are not ours */
+		if (!samples_check(b, t, m->samples + m->nsamples, n, m->nsamples, wall, m))
+			break; /* the bad sample is named in the error, not kept */
 		m->nsamples += n;
 		if ((int)m->nsamples < t->min_samples)
 			continue;
-		if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac))
+		if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac)) {
+			converged = 1;
 			break;
+		}
 		if (eval_now_s() - t0 >= t->max_time_s)
 			break;
 	}
@@ -603,6 +664,8 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 		m->mad = s.mad;
 		m->ci_lo = s.ci_lo;
 		m->ci_hi = s.ci_hi;
+		m->ci_target = t->ci_frac;
+		m->noisy = !converged && !stats_converged(&s, t->ci_frac);
 		if (b->sensors)
 			b->sensors(c, m);
 	}
@@ -723,6 +786,7 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 	}
 	install_fault_handlers();
 	signal(SIGPIPE, SIG_IGN); /* a dead worker or command is a status, not our death */
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a kernel's printf reaches the log before a crash */
 	eval_ctx c = {.target = t, .rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uint64_t)epoch_ms()};
 	muh_diag d;
 	diag_clear(&d);
@@ -757,6 +821,8 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 				 &m, fd);
 			eval_variant_free(&v);
 		}
+		fflush(stdout); /* into the log pipe before the result: the parent reads it after */
+		fflush(stderr);
 		cJSON_Delete(req);
 		char *mj = measurement_to_json(&m);
 		measurement_free(&m);
@@ -775,12 +841,19 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 
 /* ---- the evaluator (parent side) ----------------------------------------- */
 
+/* The longest line the parent takes from its runner: a result carries at
+ * most max_samples numbers and a worker's metadata (itself under a worker's
+ * 16 MiB line cap). */
+#define RUNNER_LINE_MAX (64u << 20)
+
 struct muh_evaluator {
 	muh_target t;
 	const eval_backend *b;
 	pid_t pid; /* runner, 0 when none */
 	int fd;
 	linebuf lb;
+	int logfd;   /* read end of the runner's stdout+stderr, non-blocking; -1 when none */
+	tailbuf log; /* of the current variant */
 	int restarts;
 	eval_ctx inproc; /* isolate == 0 */
 	int inproc_open;
@@ -800,6 +873,9 @@ int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
 	ev->t = *t;
 	ev->b = b;
 	ev->fd = -1;
+	ev->logfd = -1;
+	ev->lb.max = RUNNER_LINE_MAX;
+	ev->log.cap = EVAL_LOG;
 	*out = ev;
 	return MUH_OK;
 }
@@ -813,8 +889,10 @@ static void runner_kill(muh_evaluator *ev)
 	}
 	if (ev->fd >= 0)
 		close(ev->fd);
+	if (ev->logfd >= 0)
+		close(ev->logfd);
 	ev->pid = 0;
-	ev->fd = -1;
+	ev->fd = ev->logfd = -1;
 	ev->lb.len = 0;
 }
 
@@ -899,6 +977,7 @@ void eval_close(muh_evaluator *ev)
 	if (ev->inproc_open && ev->b->close)
 		ev->b->close(&ev->inproc);
 	lb_free(&ev->lb);
+	tb_free(&ev->log);
 	free(ev);
 }
 
@@ -907,31 +986,85 @@ int eval_restarts(const muh_evaluator *ev)
 	return ev->restarts;
 }
 
-/* Waits for one line from the runner until deadline (monotonic seconds).
- * Returns the parsed object, or NULL with *eof (runner gone) or *late set. */
+/* Moves what the runner wrote to its stdout/stderr so far into ev->log
+ * (never blocks). At EOF (every writer gone) the pipe is closed. */
+static void log_drain(muh_evaluator *ev)
+{
+	char buf[65536];
+	while (ev->logfd >= 0) {
+		ssize_t r = read(ev->logfd, buf, sizeof(buf));
+		if (r > 0) {
+			tb_add(&ev->log, buf, (size_t)r);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			close(ev->logfd);
+			ev->logfd = -1;
+		}
+		return;
+	}
+}
+
+/* Gives m the log of the variant just measured (and forgets it). */
+static void log_attach(muh_evaluator *ev, muh_measurement *m)
+{
+	log_drain(ev);
+	free(m->log);
+	m->log = tb_text(&ev->log);
+	tb_reset(&ev->log);
+}
+
+/* Waits for one line from the runner until deadline (monotonic seconds),
+ * draining its log pipe meanwhile (a runner blocked on a full pipe would
+ * never answer). Returns the parsed object, or NULL with *eof (runner gone,
+ * or a line over RUNNER_LINE_MAX) or *late set. */
 static cJSON *runner_read(muh_evaluator *ev, double deadline, int *eof, int *late)
 {
 	*eof = *late = 0;
 	for (;;) {
-		enum lb_end end;
-		char *line = lb_read_line(&ev->lb, ev->fd, deadline, NULL, &end);
-		if (!line) {
-			*late = end == LB_LATE;
-			*eof = !*late;
+		char *line = lb_take(&ev->lb);
+		if (line) {
+			cJSON *o = cJSON_Parse(line);
+			free(line);
+			if (o)
+				return o;
+			continue;
+		}
+		if (ev->lb.len && memchr(ev->lb.buf, '\n', ev->lb.len)) {
+			*eof = 1; /* out of memory for a whole line */
 			return NULL;
 		}
-		cJSON *o = cJSON_Parse(line);
-		free(line);
-		if (o)
-			return o;
+		double left = deadline - eval_now_s();
+		if (left <= 0) {
+			*late = 1;
+			return NULL;
+		}
+		struct pollfd p[2] = {{.fd = ev->fd, .events = POLLIN}, {.fd = ev->logfd, .events = POLLIN}};
+		int pr = poll(p, 2, left > 1 ? 1000 : (int)(left * 1000) + 1);
+		if (pr <= 0)
+			continue;
+		if (p[1].revents)
+			log_drain(ev);
+		if (p[0].revents && lb_fill(&ev->lb, ev->fd, 1) <= 0) {
+			*eof = 1;
+			return NULL;
+		}
 	}
 }
 
 static int runner_start(muh_evaluator *ev, muh_diag *d)
 {
-	int sv[2];
+	int sv[2], lp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(d->msg, sizeof(d->msg), "socketpair: %s", strerror(errno));
+		return MUH_EENV;
+	}
+	if (pipe2(lp, O_CLOEXEC) < 0) {
+		snprintf(d->msg, sizeof(d->msg), "pipe: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
 		return MUH_EENV;
 	}
 	fflush(NULL);
@@ -939,32 +1072,49 @@ static int runner_start(muh_evaluator *ev, muh_diag *d)
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
+		close(lp[0]);
+		close(lp[1]);
 		snprintf(d->msg, sizeof(d->msg), "fork: %s", strerror(errno));
 		return MUH_EENV;
 	}
 	if (pid == 0) {
 		close(sv[0]);
+		close(lp[0]);
+		/* the kernel's, worker's and command's output: the parent's log, never its stdout */
+		if (dup2(lp[1], 1) < 0 || dup2(lp[1], 2) < 0)
+			_exit(1);
+		close(lp[1]);
 		runner_main(ev->b, &ev->t, sv[1]);
 		_exit(1);
 	}
 	setpgid(pid, pid); /* also in the child; whichever runs first */
 	close(sv[1]);
+	close(lp[1]);
+	fcntl(lp[0], F_SETFL, fcntl(lp[0], F_GETFL) | O_NONBLOCK);
 	ev->pid = pid;
 	ev->fd = sv[0];
+	ev->logfd = lp[0];
 	ev->lb.len = 0;
+	tb_reset(&ev->log);
 	int eof, late;
 	cJSON *hello = runner_read(ev, eval_now_s() + ev->t.timeout_s + 30, &eof, &late);
 	double rc = hello ? json_get_num(hello, "hello") : NAN;
 	if (!hello || rc != 0) {
 		const cJSON *er = hello ? cJSON_GetObjectItemCaseSensitive(hello, "error") : NULL;
-		snprintf(d->msg, sizeof(d->msg), "%s",
+		/* what the backend printed while opening (a worker's traceback) says why */
+		log_drain(ev);
+		char out[401];
+		tb_last(&ev->log, out, sizeof(out) - 1);
+		snprintf(d->msg, sizeof(d->msg), "%.500s%s%s",
 			 cJSON_IsString(er) && er->valuestring[0] ? er->valuestring
-								  : "the backend runner did not start");
+								  : "the backend runner did not start",
+			 out[0] ? "; its output ends: " : "", out);
 		cJSON_Delete(hello);
 		runner_kill(ev);
 		return isfinite(rc) && rc > 0 ? (int)rc : MUH_EENV;
 	}
 	cJSON_Delete(hello);
+	tb_reset(&ev->log); /* what opening printed is no variant's */
 	return MUH_OK;
 }
 
@@ -1029,6 +1179,8 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	cJSON_AddStringToObject(req, "op", op == OP_MEASURE ? "measure" : "fingerprint");
 	cJSON_AddItemToObject(req, "variant", variant_to_cjson(v));
 	int64_t started = epoch_ms();
+	log_drain(ev);
+	tb_reset(&ev->log); /* between variants only a late writer wrote; it is not this one's */
 	int src = send_line_json(ev->fd, req);
 	cJSON_Delete(req);
 	char step[16] = "build";
@@ -1042,6 +1194,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 			cJSON *o = runner_read(ev, deadline, &eof, &late);
 			if (!o) {
 				if (late) {
+					log_drain(ev);
 					runner_kill(ev);
 					ev->restarts++;
 					measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s; runner killed",
@@ -1053,6 +1206,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 			const cJSON *x;
 			if ((x = cJSON_GetObjectItemCaseSensitive(o, "result"))) {
 				int rc = measurement_from_cjson(x, m);
+				log_attach(ev, m);
 				if (cJSON_GetObjectItemCaseSensitive(o, "restart")) {
 					runner_kill(ev); /* it lost its device context */
 					ev->restarts++;
@@ -1086,8 +1240,13 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 		kill(-pid, SIGKILL);
 		waitpid(pid, &st, 0);
 	}
+	log_drain(ev); /* its last words: a fault report, a traceback */
+	if (ev->logfd >= 0)
+		close(ev->logfd);
+	ev->logfd = -1;
 	ev->pid = 0;
 	ev->restarts++;
+	measurement_free(m); /* what a result that did not parse left */
 	measurement_init(m);
 #if defined(__SANITIZE_ADDRESS__)
 	double limit = 0; /* the runner set no RLIMIT_AS (ASan's shadow needs the space) */
@@ -1107,6 +1266,7 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 		measurement_fail(m, EVAL_CRASH, "runner exited with status %d in step %s",
 				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, step);
 stamp:
+	log_attach(ev, m);
 	m->started_ms = started;
 	m->finished_ms = epoch_ms();
 	return MUH_OK;

@@ -81,6 +81,7 @@ static const struct key_desc keys[] = {
 	I("verify.checks", checks, 0, 1000),
 	N("measure.timeout", timeout_s, 0.001, 86400),
 	N("measure.mem_limit_mb", mem_limit_mb, 0, 1e9),
+	N("measure.worker_mem_limit_mb", worker_mem_limit_mb, 0, 1e9),
 	N("measure.ci", ci_frac, 0, 1),
 	I("measure.min_samples", min_samples, 1, 1000000),
 	I("measure.max_samples", max_samples, 1, 1000000),

@@ -80,7 +80,19 @@ typedef struct muh_measurement {
 	 * NULL when the backend measures time only. The engine backend fills
 	 * it from its load; objectives other than time read it (objective.h). */
 	char *metrics;
+	/* The variant's own output: what the kernel, the command, the worker
+	 * (stderr, and stdout lines that are no reply) and the runner wrote
+	 * while it was measured, its last EVAL_LOG bytes, with a note first
+	 * when more was dropped (malloc'd, NULL when nothing was written). It
+	 * never reaches muh's stdout. */
+	char *log;
+	/* 1 when timing stopped at a cap (max_samples or max_time) with the CI
+	 * of the median still wider than ci_target x median: the median is
+	 * less sure than measure.ci asked for. */
+	int noisy;
+	double ci_target; /* measure.ci it was timed against; NAN when not timed */
 } muh_measurement;
+#define EVAL_LOG (64 * 1024)
 
 /* Sets every field to "nothing measured yet" (status invalid, NANs). */
 void measurement_init(muh_measurement *m);
@@ -145,6 +157,8 @@ typedef struct muh_target {
 	int checks;                /* output checks with fresh inputs (default 1; 0 = none) */
 	double timeout_s;          /* per step (build, and verify+time); default 10 */
 	double mem_limit_mb;       /* RLIMIT_AS of the runner; default 4096; 0 = none */
+	double worker_mem_limit_mb; /* RLIMIT_AS of the worker process; default 0 = none (a GPU
+				       worker's driver reserves address space beyond any useful limit) */
 	double ci_frac;            /* stop when CI half-width <= ci_frac*median; default 0.01 */
 	int min_samples, max_samples; /* defaults 10, 200 */
 	double max_time_s;         /* cap on timing wall time per variant; default 2 */

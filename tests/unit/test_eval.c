@@ -83,9 +83,116 @@ static void test_json_roundtrip(void **st)
 	assert_string_equal(r.error, m.error);
 	assert_string_equal(r.fingerprint, m.fingerprint);
 	assert_true(isnan(r.power_w));
+	assert_false(r.noisy);
+	assert_null(r.log);
+	free(j);
+	measurement_free(&r);
+	/* the log and the noisy flag travel too */
+	m.noisy = 1;
+	m.ci_target = 0.01;
+	m.log = strdup("line 1\n{\"result\":{}}\n");
+	j = measurement_to_json(&m);
+	assert_int_equal(measurement_from_json(j, &r), MUH_OK);
+	assert_true(r.noisy);
+	assert_true(r.ci_target == 0.01);
+	assert_string_equal(r.log, m.log);
 	free(j);
 	measurement_free(&m);
 	measurement_free(&r);
+}
+
+/* Every backend's samples pass one check in the pipeline: a command that
+ * prints a negative, zero, infinite, absurd or hex time gives an invalid
+ * variant that says why, isolated or in process; a good one is ok. */
+static void test_bad_times(void **st)
+{
+	(void)st;
+	static const struct {
+		const char *print;
+		enum eval_status want;
+		const char *text;
+	} cases[] = {
+		{"muh-time: -0.5", EVAL_INVALID, "must be positive"},
+		{"muh-time: 0", EVAL_INVALID, "must be positive"},
+		{"muh-time: inf", EVAL_INVALID, "is inf"},
+		{"muh-time: -nan", EVAL_INVALID, "is nan"},
+		{"muh-time: 1e308", EVAL_INVALID, "longer than measure.timeout"},
+		{"muh-time: 3", EVAL_INVALID, "longer than the"}, /* printed at once: no 3 s went by */
+		{"muh-time: 0x10", EVAL_INVALID, "not a decimal number"},
+		{"muh-time: 1e", EVAL_INVALID, "not a decimal number"},
+		{"muh-time: .5e-3", EVAL_OK, ""},
+		{"muh-time: 0.0005 s", EVAL_OK, ""},
+	};
+	for (int isolate = 1; isolate >= 0; isolate--)
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			muh_target t;
+			target_for(&t, "");
+			snprintf(t.backend, sizeof(t.backend), "command");
+			snprintf(t.command, sizeof(t.command), "[ \"$MUH_STEP\" = time ] && echo '%s'; exit 0",
+				 cases[i].print);
+			t.warmups = 0;
+			t.min_samples = t.max_samples = 2;
+			t.isolate = isolate;
+			muh_evaluator *ev;
+			muh_diag d;
+			assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+			muh_variant v;
+			muh_measurement m;
+			variant1(&v, "A", 1, NULL, 0);
+			assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+			fprintf(stderr, "%s (isolate %d): %s: %s\n", cases[i].print, isolate, eval_status_name(m.status),
+				m.error);
+			assert_int_equal(m.status, cases[i].want);
+			assert_non_null(strstr(m.error, cases[i].text));
+			if (m.status == EVAL_OK)
+				assert_true(m.median == 5e-4);
+			else
+				assert_true(isnan(m.median));
+			measurement_free(&m);
+			eval_variant_free(&v);
+			eval_close(ev);
+		}
+}
+
+/* A command's muh-time line is found wherever it is: after 300 KB of
+ * output, after a NUL byte, and as the last line without its newline; what
+ * the command printed is the variant's log (capped, with a note). */
+static void test_command_output(void **st)
+{
+	(void)st;
+	static const char *const progs[] = {
+		"head -c 300000 /dev/zero | tr '\\0' n; echo; echo 'muh-time: 0.0005'",
+		"printf 'a\\0b\\n\\0muh-time: 0.0005\\n'",
+		"printf 'muh-time: 0.0005'",
+	};
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		muh_target t;
+		target_for(&t, "");
+		snprintf(t.backend, sizeof(t.backend), "command");
+		snprintf(t.command, sizeof(t.command), "[ \"$MUH_STEP\" = time ] || exit 0; %s", progs[i]);
+		t.warmups = 0;
+		t.min_samples = t.max_samples = 2;
+		muh_evaluator *ev;
+		muh_diag d;
+		assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "A", 1, NULL, 0);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		fprintf(stderr, "output %zu: %s: %s\n", i, eval_status_name(m.status), m.error);
+		assert_int_equal(m.status, EVAL_OK);
+		assert_true(m.median == 5e-4);
+		assert_non_null(m.log);
+		assert_true(strlen(m.log) <= EVAL_LOG + 200);
+		assert_non_null(strstr(m.log, "muh-time: 0.0005"));
+		if (i == 0)
+			assert_non_null(strstr(m.log, "earlier bytes of output dropped"));
+		if (i == 1)
+			assert_non_null(strstr(m.log, "a?b\n?muh-time")); /* a NUL is shown, not a terminator */
+		measurement_free(&m);
+		eval_variant_free(&v);
+		eval_close(ev);
+	}
 }
 
 static void test_cpu_matmul(void **st)
@@ -565,6 +672,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_json_roundtrip),
+		cmocka_unit_test(test_bad_times),
+		cmocka_unit_test(test_command_output),
 		cmocka_unit_test(test_cpu_matmul),
 		cmocka_unit_test(test_cpu_wrong_result),
 		cmocka_unit_test(test_cpu_reference_variant),
