@@ -26,7 +26,8 @@ mkdir -p build/engine
 echo "quickstart: tuning llama.cpp's server (specs/llama_server.yaml): each variant is a real server"
 ./build/muh tune specs/llama_server.yaml --db muh.db --budget 12
 echo
-echo "quickstart: the winner, written back into specs/llama_server.deploy.yaml (a diff; --apply writes it):"
+echo "quickstart: the winner as a diff of specs/llama_server.deploy.yaml (paths relative to specs/:"
+echo "            git -C specs apply takes it; muh patch specs --from muh.db --apply writes it):"
 ./build/muh patch specs --from muh.db --run "$(./build/muh report muh.db --json |
 	python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin)["runs"] if r["spec"] == "llama_server"][-1])')"
 echo

@@ -1023,6 +1023,28 @@ static int line_changes(const struct pfile *f, const struct lines *A, struct cha
 					 ? CELL(i + 1, j + 1) + 1
 					 : (CELL(i + 1, j) >= CELL(i, j + 1) ? CELL(i + 1, j) : CELL(i, j + 1));
 	size_t k = 0, i = 0, j = 0;
+	/* the same number of lines, changed in place (a deployment file's
+	 * values): pair them by position unless the subsequence is shorter,
+	 * so that a value equal to another one's old value is not "moved" */
+	size_t dpos = 0;
+	for (size_t x = 0; n == m && x < n; x++)
+		dpos += !line_eq(f->old, A, p + x, f->new, &B, p + x);
+	if (n == m && 2 * dpos <= n + m - 2 * (size_t)CELL(0, 0)) {
+		for (size_t x = 0; x < n; x++) {
+			if (line_eq(f->old, A, p + x, f->new, &B, p + x))
+				continue;
+			if (k && ch[k - 1].lb + 1 == p + x) {
+				ch[k - 1].lb = p + x;
+				ch[k - 1].nb = B.ls[p + x + 1];
+				continue;
+			}
+			ch[k].la = ch[k].lb = p + x;
+			ch[k].na = B.ls[p + x];
+			ch[k].nb = B.ls[p + x + 1];
+			k++;
+		}
+		i = n, j = m; /* done */
+	}
 	while (i < n || j < m) {
 		if (i < n && j < m && line_eq(f->old, A, p + i, f->new, &B, p + j)) {
 			i++, j++;

@@ -25,7 +25,7 @@ typedef struct muh_hw_field {
 	const char *key; /* one of the fixed keys (static storage) */
 	double value;
 	enum hw_origin origin;
-	char note[96]; /* why, for declared values that are disputed; may be "" */
+	char note[160]; /* why, for declared values that are disputed; may be "" */
 } muh_hw_field;
 
 typedef struct muh_hw {

@@ -215,13 +215,19 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 		goto fail;
 	double *x = malloc((rs->n ? rs->n : 1) * sizeof(double));
 	double *y = malloc((rs->n ? rs->n : 1) * sizeof(double));
+	int is_time = !strcmp(rs->obj.metric, "time");
+	char ylabel[160];
+	if (is_time)
+		snprintf(ylabel, sizeof(ylabel), "best time (us)");
+	else
+		snprintf(ylabel, sizeof(ylabel), "best %s (%s)", rs->obj.metric, objective_metric_unit(rs->obj.metric));
 	for (size_t i = 0; x && y && i < rs->n; i++) {
 		x[i] = (double)(i + 1);
-		y[i] = rs->order_best[i] * 1e6;
+		y[i] = is_time ? rs->order_best[i] * 1e6 : objective_value(&rs->obj, rs->order_best[i]);
 	}
 	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
 	svg_series s = {"best so far", x, y, x && y ? rs->n : 0};
-	svg_lines(f, title, "evaluations", "best time (us)", &s, 1, 0);
+	svg_lines(f, title, "evaluations", ylabel, &s, 1, 0);
 	free(x);
 	free(y);
 	if (fclose(f))
@@ -232,10 +238,12 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 		goto fail;
 	double *us = malloc((rs->nok ? rs->nok : 1) * sizeof(double));
 	for (size_t i = 0; us && i < rs->nok; i++)
-		us[i] = rs->ok_times[i] * 1e6;
-	snprintf(title, sizeof(title), "%s %s: time of every ok variant", rs->spec_name,
-		 rs->problem);
-	svg_histogram(f, title, "time (us)", us, us ? rs->nok : 0, 30);
+		us[i] = is_time ? rs->ok_times[i] * 1e6 : objective_value(&rs->obj, rs->ok_times[i]);
+	snprintf(title, sizeof(title), "%s %s: %s of every ok variant", rs->spec_name, rs->problem,
+		 is_time ? "time" : rs->obj.metric);
+	if (!is_time)
+		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->obj.metric, objective_metric_unit(rs->obj.metric));
+	svg_histogram(f, title, is_time ? "time (us)" : ylabel, us, us ? rs->nok : 0, 30);
 	free(us);
 	if (fclose(f))
 		goto fail;
@@ -381,8 +389,12 @@ static int run(int argc, char **argv)
 				printf("  %s %zu", eval_status_name((enum eval_status)k), total[k]);
 		printf("\n");
 	}
-	for (size_t i = 0; i < cx.n && !rc && svgdir; i++)
+	for (size_t i = 0; i < cx.n && !rc && svgdir; i++) {
 		rc = write_svgs(svgdir, &cx.runs[i], &d);
+		if (!rc)
+			fprintf(json ? stderr : stdout, "wrote %s/run%lld-best-so-far.svg and %s/run%lld-times.svg\n",
+				svgdir, (long long)cx.runs[i].r.id, svgdir, (long long)cx.runs[i].r.id);
+	}
 	for (size_t i = 0; i < cx.n; i++) {
 		struct runstat *rs = &cx.runs[i];
 		free(rs->spec_name);

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "evalcli.h"
+#include "muh/deploy.h"
 #include "muh/objective.h"
 #include "muh/replay.h"
 #include "muh/store.h"
@@ -37,7 +38,16 @@ static const char help[] =
     "a constraint on this profile is reported and skipped). Every strategy then\n"
     "proposes only valid configurations, never one twice, and stops exactly at\n"
     "the budget. A failed variant counts against the budget and the search goes on.\n"
-    "A run is deterministic for a given --seed.\n"
+    "A replay is deterministic for a given --seed; a live run proposes from what it\n"
+    "measures, so its path follows the machine's noise.\n"
+    "\n"
+    "Objectives: by default a run minimizes time. A spec's objective: picks any\n"
+    "measured metric and a direction, with SLOs on the others, e.g. for an engine\n"
+    "spec (backend engine, a real server per variant: docs/engine.md)\n"
+    "    objective: {maximize: output_tokens_per_s, subject_to: [\"ttft_p99 <= 2s\"]}\n"
+    "Variants that miss an SLO rank after every one that meets them (the nearest\n"
+    "miss first); the table then lists every variant with its metrics, and the\n"
+    "winner under the SLOs beside the winner ignoring them when they differ.\n"
     "\n"
     "Replay (simulation) mode: --replay FILE answers every variant from\n"
     "measurements already made, with no device. FILE is a CSV with a column per\n"
@@ -81,7 +91,9 @@ static const char help[] =
     "  --problem K         problem instance K (0-based), default 0\n"
     "  --json              one JSON object per line: an event per finished variant\n"
     "                      {event: variant, n, budget, key, config, status, time_s,\n"
-    "                      improved, best_s, source, elapsed_s}, seed_skipped events,\n"
+    "                      improved, best_s, source, elapsed_s, and for a measured-\n"
+    "                      metric objective value and metrics}, seed_skipped,\n"
+    "                      predicted_fail and drift events, a winners event,\n"
     "                      and a final {event: result, ...}; nothing else on stdout\n"
     "\n"
     "A one-line progress bar (evaluated/budget, best so far, ETA, failures) is\n"
@@ -109,9 +121,12 @@ struct tune_objective {
 	double best_s; /* the exhaustive best, when exhaustive */
 };
 
+struct live;
+
 struct tune {
 	const muh_space *sp;
 	const muh_objective *objective;
+	struct live *live; /* live mode: the last measurement's metrics */
 	int json, bar;
 	double last_bar;
 	char key[4096];
@@ -206,6 +221,8 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 	fflush(stderr);
 }
 
+static const char *live_last_metrics(const struct live *L);
+
 static int on_event(void *ctx, const strategy_event *ev)
 {
 	struct tune *t = ctx;
@@ -278,6 +295,15 @@ static int on_event(void *ctx, const strategy_event *ev)
 			cJSON_AddNullToObject(o, "best_s");
 		cJSON_AddStringToObject(o, "source", ev->source);
 		cJSON_AddNumberToObject(o, "elapsed_s", ev->elapsed_s);
+		const char *lm = live_last_metrics(t->live);
+		if (lm && t->objective && strcmp(t->objective->metric, "time")) {
+			cJSON *mx = cJSON_Parse(lm);
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(mx, t->objective->metric);
+			if (cJSON_IsNumber(v))
+				cJSON_AddNumberToObject(o, "value", v->valuedouble);
+			if (mx)
+				cJSON_AddItemToObject(o, "metrics", mx);
+		}
 		print_line(o);
 	}
 	if (t->bar)
@@ -307,6 +333,7 @@ struct live {
 	double baseline;   /* the defaults' score at the last check (NAN: none yet) */
 	long long drifts, remeasured;
 	int json;
+	char *last_metrics; /* the metrics JSON of the variant just answered (for --json events) */
 	/* hidden constraints: configurations that failed to start, and those
 	 * that started (np values each); confirmed[f]: a second failure at
 	 * least as large as fails[f] was seen */
@@ -526,6 +553,11 @@ static int is_slo_miss(double score)
 	return isfinite(score) && score >= OBJECTIVE_PENALTY;
 }
 
+static const char *live_last_metrics(const struct live *L)
+{
+	return L ? L->last_metrics : NULL;
+}
+
 static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *out)
 {
 	struct live *L = ctx;
@@ -573,6 +605,8 @@ static int live_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 	}
 	score_measurement(L->objective, &m, out);
 	L->slo_missed += is_slo_miss(out->time_s);
+	free(L->last_metrics);
+	L->last_metrics = m.metrics ? strdup(m.metrics) : NULL;
 	measurement_free(&m);
 	eval_variant_free(&v);
 	return rc;
@@ -584,10 +618,44 @@ static void live_release(void *ctx)
 	eval_close(L->ev);
 	store_close(L->st);
 	free(L->since);
+	free(L->last_metrics);
 	free(L->fails);
 	free(L->started);
 	free(L->confirmed);
 	free(L);
+}
+
+/* An engine spec's defaults are "the engine's current values": says so
+ * when one differs from what the launch file holds (after a patch --apply,
+ * say), so that nobody reads the run's "default" as the file's. */
+static void check_engine_defaults(const muh_spec *s, const muh_target *t)
+{
+	deploy_file *f;
+	muh_diag d;
+	diag_clear(&d);
+	if (strcmp(t->backend, "engine") || !t->launch[0] || deploy_load(t->launch, NULL, &f, &d))
+		return;
+	for (size_t p = 0; p < s->nparams; p++) {
+		const muh_param *par = &s->params[p];
+		const char *name = par->name;
+		for (int k = 0; k < t->nknobs; k++)
+			if (!strcmp(t->knob_param[k], name))
+				name = t->knob_id[k];
+		const deploy_arg *a = deploy_find(f, name);
+		char want[256];
+		value_fmt(want, sizeof(want), par->values[par->has_default ? par->default_idx : 0]);
+		const char *have = a ? a->value : NULL;
+		int is_bool = a && (a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG || !strcmp(a->type, "bool"));
+		if (is_bool)
+			have = !strcmp(a->value, "True") ? "1" : "0";
+		if (!have || !strcmp(have, want))
+			continue;
+		fprintf(stderr,
+			"%s:%d:%d: note: the default %s=%s is not what %s holds (%s %s); the run's \"default\" is the "
+			"spec's\n",
+			s->path, par->line, par->col, par->name, want, t->launch, a->flag, a->value);
+	}
+	deploy_free(f);
 }
 
 /* Opens the evaluator and the store for live measurement. */
@@ -613,6 +681,7 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 		free(L);
 		return cli_fail(rc, &d);
 	}
+	check_engine_defaults(s, &L->ec.target);
 	int ex = evalcli_open("tune", &L->ec, &L->ev);
 	if (!ex)
 		ex = evalcli_begin_run("tune", &L->ec, db, fresh, &L->st, &L->run, &L->resumed);
@@ -815,7 +884,14 @@ static void print_live_speedup(const muh_space *sp, struct live *L, const strate
 	space_key(sp, cfg, kd, sizeof(kd));
 	int found = store_get(L->st, L->run, kb, &b) == 1 && store_get(L->st, L->run, kd, &d) == 1 &&
 		    b.status == EVAL_OK && d.status == EVAL_OK;
-	if (found && strcmp(L->objective->metric, "time")) {
+	int per_token = !strcmp(L->objective->metric, "output_tokens_per_s") && L->objective->maximize;
+	if (found && per_token) { /* the samples are seconds per output token: a time's CI */
+		double g = d.median / b.median, lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
+		int tie = eval_compare(&d, &b, isfinite(L->noise) ? L->noise : 0) == 0;
+		printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and %zu load "
+		       "runs)%s\n",
+		       g, lo, hi, b.nsamples, d.nsamples, tie ? "; a tie: inside the noise" : "");
+	} else if (found && strcmp(L->objective->metric, "time")) {
 		double bs = objective_score(L->objective, &b), ds = objective_score(L->objective, &d);
 		int tie = isfinite(L->noise) && fabs(ds / bs - 1) <= L->noise;
 		printf("gain        %.3fx the defaults' %s (%s)%s\n", ds / bs, L->objective->metric,
@@ -875,8 +951,9 @@ static int summary_row(void *ud, const store_row *row)
 	objective_format("ttft_p99", measurement_metric(m, "ttft_p99"), a, sizeof(a));
 	objective_format("tpot_p50", measurement_metric(m, "tpot_p50"), b, sizeof(b));
 	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
-	printf("  %-*s  %-12s  %14s  %10s  %10s  %.*s\n", S->keyw, row->key,
-	       m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status), v, a, b, 120, note);
+	printf("  %-*s  %-12s  %14s  %10s  %10s%s%.*s\n", S->keyw, row->key,
+	       m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status), v, a, b, *note ? "  " : "",
+	       120, note);
 	return 0;
 }
 
@@ -1080,8 +1157,10 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		    "it\n",
 		    a, 100.0 * obj->best_s / best);
 	}
-	printf("\n%4s  %12s  %10s  %6s  %-9s  %s\n", "rank",
-	       obj->objective ? obj->objective->metric : "time", "vs default", "eval", "source", "configuration");
+	const char *mname = obj->objective ? obj->objective->metric : "time";
+	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;
+	printf("\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname, "vs default", "eval", "source",
+	       "configuration");
 	for (size_t k = 0; k < ntop; k++) {
 		const strategy_record *rec = &r->records[top[k]];
 		space_config_at(sp, rec->index, cfg);
@@ -1091,7 +1170,7 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
 		else
 			snprintf(b, sizeof(b), "-");
-		printf("%4zu  %12s  %10s  %6llu  %-9s  %s\n", k + 1, a, b,
+		printf("%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
 		       (unsigned long long)top[k] + 1, rec->source, key);
 	}
 	free(cfg);
@@ -1237,7 +1316,7 @@ static int run(int argc, char **argv)
 	struct tune_objective obj;
 	if ((ex = open_objective(sp, hwp, (size_t)inst, db, fresh, replay, colmap, &objective, &obj, json)))
 		goto out;
-	struct tune t = {.sp = sp, .objective = &objective, .json = json, .bar = isatty(2)};
+	struct tune t = {.sp = sp, .objective = &objective, .live = obj.live, .json = json, .bar = isatty(2)};
 	o.objective = obj.fn;
 	o.objective_ctx = obj.ctx;
 	o.on_event = on_event;

@@ -595,12 +595,47 @@ static void test_emitters(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A whole-file rewrite (an engine winner's deployment file) diffs as lines:
+ * two values changed far apart are two hunks, and a new value equal to
+ * another line's old value does not turn the diff into moved lines. */
+static void test_whole_file_line_diff(void **state)
+{
+	const char *old = "command:\n  - srv\n  - -b\n  - \"256\"\n  - -ub\n  - \"64\"\n  - a\n  - b\n  - c\n"
+			  "  - d\n  - e\n  - f\n  - g\n  - -c\n  - \"4096\"\n  - --port\n";
+	const char *new = "command:\n  - srv\n  - -b\n  - \"64\"\n  - -ub\n  - \"32\"\n  - a\n  - b\n  - c\n"
+			  "  - d\n  - e\n  - f\n  - g\n  - -c\n  - \"2048\"\n  - --port\n";
+	put("d.yaml", old, strlen(old));
+	muh_patch *p = patch_plan_new(dir);
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(patch_plan_set_file(p, "d.yaml", new, strlen(new), &d), MUH_OK);
+	assert_int_equal(patch_plan_build(p, &d), MUH_OK);
+	char *diff = patch_diff(p);
+	assert_non_null(diff);
+	size_t hunks = 0, minus = 0, plus = 0;
+	for (const char *l = diff; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		hunks += !strncmp(l, "@@ ", 3);
+		minus += l[0] == '-' && strncmp(l, "--- ", 4);
+		plus += l[0] == '+' && strncmp(l, "+++ ", 4);
+	}
+	assert_int_equal(hunks, 2);
+	assert_int_equal(minus, 3);
+	assert_int_equal(plus, 3);
+	assert_null(strstr(diff, "-  - -ub"));
+	assert_non_null(strstr(diff, "-  - \"256\"\n+  - \"64\"\n"));
+	free(diff);
+	/* a path outside the tree is refused */
+	assert_int_equal(patch_plan_set_file(p, "../x.yaml", new, strlen(new), &d), MUH_EINPUT);
+	patch_plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_crlf_bytes_kept_and_apply_idempotent, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_whole_file_line_diff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_parse_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
