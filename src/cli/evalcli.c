@@ -122,8 +122,12 @@ void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int k
 	evalcli_fmt_median(med, sizeof(med), m);
 	if (m->status == EVAL_OK && m->median > 0)
 		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
+	char note[96] = "";
+	if (m->status == EVAL_OK && m->noisy && m->median > 0)
+		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median,
+			 100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
 	fprintf(f, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,
-		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? "" : m->error);
+		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? note : m->error);
 }
 
 cJSON *evalcli_json(const char *key, const muh_measurement *m)
