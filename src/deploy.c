@@ -1853,6 +1853,25 @@ static const char *eol(const deploy_file *f)
 
 /* The text of new argv tokens (one or two words: flag [value]) placed
  * after the token ref, in ref's style; *at gets the insertion point. */
+/* The tokens an argument is written as: flag and value (words[1] NULL for a
+ * value-less flag), or one "flag=value" token when the file writes its
+ * arguments that way (eqform; *joined is then malloc'd). Nonzero when out
+ * of memory. */
+static int split_words(const char *w1, const char *w2, int eqform, const char *words[2], char **joined)
+{
+	words[0] = w1;
+	words[1] = w2;
+	*joined = NULL;
+	if (!w2 || !eqform)
+		return 0;
+	if (!(*joined = malloc(strlen(w1) + strlen(w2) + 2)))
+		return 1;
+	sprintf(*joined, "%s=%s", w1, w2);
+	words[0] = *joined;
+	words[1] = NULL;
+	return 0;
+}
+
 static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const char *w1,
 		      const char *w2, int eqform, strbuf *s, size_t *at)
 {
@@ -1863,16 +1882,10 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 		*at = nl;
 		if (nl == f->len && (nl == 0 || f->text[nl - 1] != '\n'))
 			strbuf_str(s, eol(f));
-		const char *words[2] = {w1, w2};
+		const char *words[2];
 		char *joined = NULL;
-		if (w2 && eqform) {
-			joined = malloc(strlen(w1) + strlen(w2) + 2);
-			if (!joined)
-				return MUH_ENOMEM;
-			sprintf(joined, "%s=%s", w1, w2);
-			words[0] = joined;
-			words[1] = NULL;
-		}
+		if (split_words(w1, w2, eqform, words, &joined))
+			return MUH_ENOMEM;
 		for (int k = 0; k < 2 && words[k]; k++) {
 			strbuf_put(s, f->text + ls, ref->raw_s - ls);
 			put_yaml_scalar(s, words[k], ref->quote, strings_only);
@@ -1884,16 +1897,10 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 	if (ref->ctx == T_FLOW) {
 		*at = ref->raw_e;
 		char q = ref->quote ? ref->quote : '"';
-		const char *words[2] = {w1, w2};
+		const char *words[2];
 		char *joined = NULL;
-		if (w2 && eqform) {
-			joined = malloc(strlen(w1) + strlen(w2) + 2);
-			if (!joined)
-				return MUH_ENOMEM;
-			sprintf(joined, "%s=%s", w1, w2);
-			words[0] = joined;
-			words[1] = NULL;
-		}
+		if (split_words(w1, w2, eqform, words, &joined))
+			return MUH_ENOMEM;
 		for (int k = 0; k < 2 && words[k]; k++) {
 			strbuf_str(s, ", ");
 			put_yaml_scalar(s, words[k], q, strings_only);

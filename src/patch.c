@@ -1713,19 +1713,32 @@ static int journal_state(struct target *t, size_t n, char *state, int *tmp_ok, m
 	return MUH_OK;
 }
 
+/* Loads the journal of backup_dir and the state of each file it names
+ * (journal_state): what --rollback and --resume both start from. state and
+ * tmp_ok are calloc'd (n + 1 each) whatever the result; the caller frees
+ * them and the targets. */
+static int journal_open(const char *backup_dir, char *rootreal, size_t rn, struct target **t, size_t *n,
+			char **state, int **tmp_ok, muh_diag *d)
+{
+	int rc = journal_load(backup_dir, rootreal, rn, t, n, d);
+	*state = calloc(*n + 1, 1);
+	*tmp_ok = calloc(*n + 1, sizeof(int));
+	if (!rc && (!*state || !*tmp_ok))
+		rc = MUH_ENOMEM;
+	if (!rc)
+		rc = journal_state(*t, *n, *state, *tmp_ok, d);
+	return rc;
+}
+
 int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
 	char rootreal[PATH_MAX];
 	struct target *t;
 	size_t n;
-	int rc = journal_load(backup_dir, rootreal, sizeof(rootreal), &t, &n, d);
-	char *state = calloc(n + 1, 1);
-	int *tmp_ok = calloc(n + 1, sizeof(int));
-	if (!rc && (!state || !tmp_ok))
-		rc = MUH_ENOMEM;
-	if (!rc)
-		rc = journal_state(t, n, state, tmp_ok, d);
+	char *state;
+	int *tmp_ok;
+	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
 	char **orig = calloc(n + 1, sizeof(char *));
 	size_t *olen = calloc(n + 1, sizeof(size_t));
 	if (!rc && (!orig || !olen))
@@ -1779,13 +1792,9 @@ int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
 	char rootreal[PATH_MAX];
 	struct target *t;
 	size_t n;
-	int rc = journal_load(backup_dir, rootreal, sizeof(rootreal), &t, &n, d);
-	char *state = calloc(n + 1, 1);
-	int *tmp_ok = calloc(n + 1, sizeof(int));
-	if (!rc && (!state || !tmp_ok))
-		rc = MUH_ENOMEM;
-	if (!rc)
-		rc = journal_state(t, n, state, tmp_ok, d);
+	char *state;
+	int *tmp_ok;
+	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
 	r->files = (int)n;
 	int complete = 1, anynew = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
