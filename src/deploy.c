@@ -417,7 +417,8 @@ struct P {
 	struct envloc env;
 	int grp;
 	enum deploy_form form;
-	const char *image; /* k8s/compose image, for detection */
+	int image; /* k8s/compose image names: 1 llama, 2 vllm, 0 neither (decided
+	              while the YAML document, which holds the name, still exists) */
 };
 
 static int perr(struct P *P, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1042,8 +1043,14 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		return perr(P, 0, "not a launch file: no command, args or argv list");
 	struct fy_node *cmd = lookup(c, "command"), *args = lookup(c, "args");
 	struct fy_node *img = lookup(c, "image");
-	if (is_scalar(img))
-		P->image = fy_node_get_scalar(img, NULL);
+	if (is_scalar(img)) {
+		size_t ilen = 0;
+		const char *iname = fy_node_get_scalar(img, &ilen);
+		if (iname && memmem(iname, ilen, "llama", 5))
+			P->image = 1;
+		else if (iname && memmem(iname, ilen, "vllm", 4))
+			P->image = 2;
+	}
 	if (under == 1 || (args && img))
 		P->form = DEPLOY_K8S;
 	else if (under == 2)
@@ -1637,12 +1644,8 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->first_arg = first_arg_of(f->argv, f->argc, args_only);
 		if (!sc)
 			sc = deploy_schema_detect(f);
-		if (!sc && P.image) {
-			if (strstr(P.image, "llama"))
-				sc = &builtin[0];
-			else if (strstr(P.image, "vllm"))
-				sc = &builtin[1];
-		}
+		if (!sc && P.image)
+			sc = &builtin[P.image == 1 ? 0 : 1];
 		f->schema = sc;
 		struct tl L = {.v = f->toks, .n = f->argc, .cap = f->argc};
 		P.toks = L;
