@@ -1,5 +1,9 @@
 # muh report: its tables match the store (checked with SQLite directly, not
 # through muh), and its SVG plots are valid XML with the expected series.
+# What people read (issue 17): count axes (evaluations, the histogram's
+# counts) have integer ticks only, the title fits the width, the default's
+# value and the best are marked on the best-so-far plot, and the value axis
+# is log exactly when the ok values span more than 10x.
 source "$(dirname "$0")/lib.bash"
 DB="$TMP/r.db"
 run "$MUH" eval specs/matmul_cpu.yaml --all --db "$DB"
@@ -34,6 +38,74 @@ for rid in runs:
 pts = ET.parse(os.path.join(plots, "run1-best-so-far.svg")).getroot().find(".//{http://www.w3.org/2000/svg}polyline").get("points").split()
 assert len(pts) == runs[1]["variants"], (len(pts), runs[1]["variants"])
 print("report matches the store")
+PY
+
+# ---- the plots read right: a run whose times span 10^4, its spec's name long
+cat >"$TMP/span.sh" <<'SH'
+[ "$MUH_STEP" = time ] && echo "muh-time: $T"
+exit 0
+SH
+LONG=a_spec_with_a_name_much_too_long_for_the_title_of_a_plot_that_is_seven_hundred_and_twenty_pixels_wide_x
+cat >"$TMP/span.yaml" <<YAML
+name: $LONG
+target: {backend: command, command: "sh $TMP/span.sh"}
+measure: {warmups: 0, min_samples: 2, max_samples: 3}
+params:
+  T: [0.01, 0.003, 0.002, 0.0001, 0.00002, 0.000001]
+defaults: {T: 0.002}
+YAML
+export MUH_CACHE_DIR="$TMP/cache"
+run "$MUH" eval "$TMP/span.yaml" --all --db "$DB"
+expect_rc 0 "measure a space whose times span 10^4"
+run "$MUH" report "$DB" --json --svg "$TMP/plots"
+expect_rc 0 "report --svg with three runs"
+python3 - "$DB" "$TMP/plots" <<'PY' || fail "the plots read right"
+import math, os, re, sqlite3, sys
+import xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+db, plots = sqlite3.connect(sys.argv[1]), sys.argv[2]
+spans, logs = {}, 0
+for rid, lo, hi in db.execute("SELECT run_id, MIN(median), MAX(median) FROM measurements"
+                              " WHERE status='ok' GROUP BY run_id"):
+    spans[rid] = hi / lo
+assert any(s > 10 for s in spans.values()) and any(s <= 10 for s in spans.values()), spans
+def ticks(root, axis):
+    g = [g for g in root.iter(NS + "g") if g.get("class") == axis + "-ticks"]
+    assert len(g) == 1, axis
+    return g[0], [t.text for t in g[0].iter(NS + "text")]
+for rid, span in spans.items():
+    for kind in ("best-so-far", "times"):
+        root = ET.parse(os.path.join(plots, f"run{rid}-{kind}.svg")).getroot()
+        W = float(root.get("width"))
+        # the title fits: 0.6 em a character, generous for sans-serif
+        t = [t for t in root.iter(NS + "text") if t.get("class") == "title"][0]
+        width = float(t.get("x")) + len(t.text) * 0.6 * float(t.get("font-size"))
+        assert width <= W, (rid, kind, t.text, width)
+        # counts have integer ticks: evaluations on x, configurations on y
+        g, labels = ticks(root, "x" if kind == "best-so-far" else "y")
+        assert labels and all(re.fullmatch(r"-?\d+", l) for l in labels), (rid, kind, labels)
+        # the value axis is log exactly when the values span more than 10x
+        g, labels = ticks(root, "y" if kind == "best-so-far" else "x")
+        assert (g.get("data-scale") == "log") == (span > 10), (rid, kind, span, g.attrib)
+        assert len(labels) >= 2, (rid, kind, labels)
+        logs += span > 10
+    # the default's value as a line, the best as a marker, both labelled with their values
+    root = ET.parse(os.path.join(plots, f"run{rid}-best-so-far.svg")).getroot()
+    marks = {g.get("data-name"): g for g in root.iter(NS + "g") if g.get("class") == "mark"}
+    best = db.execute("SELECT MIN(median) FROM measurements WHERE run_id=? AND status='ok'", (rid,)).fetchone()[0]
+    b = marks["best"]
+    assert b.find(NS + "circle") is not None
+    lab = b.find(NS + "text").text
+    assert lab.startswith("best ") and math.isclose(float(lab.split()[1]), best * 1e6, rel_tol=1e-3), (rid, lab, best)
+    d = marks["default"]  # every spec here declares defaults, and they were measured
+    line = d.find(NS + "line")
+    assert line.get("y1") == line.get("y2") and line.get("stroke-dasharray"), line.attrib
+    assert d.find(NS + "text").text.startswith("default "), d.find(NS + "text").text
+long_title = [t for t in ET.parse(os.path.join(plots, "run3-times.svg")).getroot().iter(NS + "text")
+              if t.get("class") == "title"][0].text
+assert long_title.endswith("\u2026") and long_title.startswith("a_spec_with"), long_title
+assert logs == 2, logs
+print("the plots read right")
 PY
 run "$MUH" report "$DB"
 expect_rc 0 "report table"
