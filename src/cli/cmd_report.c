@@ -301,7 +301,7 @@ static int run(int argc, char **argv)
 		else if (c == 'j')
 			json = 1;
 		else
-			return cli_bad_option("report", argv, opts);
+			return cli_usage_error("report", "unknown option");
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("report", "expected one store (DB)");
