@@ -3,9 +3,14 @@
  *
  * Owns: filling and printing struct muh_diag. Never allocates, so it works
  * when memory is short; long messages and lines are truncated, not dropped.
+ * A diagnostic is built in a fixed buffer and written with one write(2), so a
+ * caret far out on a 10 MB line costs one write, not one per byte; the caret
+ * stands at most one past the copied source line.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "muh/diag.h"
 #include "muh/muh.h"
@@ -81,22 +86,51 @@ void diag_print(FILE *f, const muh_diag *d)
 {
 	if (!d)
 		return;
+	/* header + source line + caret line: each part is bounded by the struct */
+	char out[MUH_DIAG_PATH + MUH_DIAG_MSG + 2 * MUH_DIAG_LINE + 64];
+	size_t n = 0;
+#define PUT(...)                                                                                   \
+	do {                                                                                       \
+		if (n < sizeof(out))                                                               \
+			n += (size_t)snprintf(out + n, sizeof(out) - n, __VA_ARGS__);              \
+	} while (0)
 	if (d->file[0] && d->line > 0)
-		fprintf(f, "%s:%d:%d: error: %s\n", d->file, d->line, d->col > 0 ? d->col : 1,
-			d->msg);
+		PUT("%s:%d:%d: error: %s\n", d->file, d->line, d->col > 0 ? d->col : 1, d->msg);
 	else if (d->file[0])
-		fprintf(f, "%s: error: %s\n", d->file, d->msg);
+		PUT("%s: error: %s\n", d->file, d->msg);
 	else
-		fprintf(f, "error: %s\n", d->msg);
+		PUT("error: %s\n", d->msg);
 	if (d->src[0] && d->line > 0) {
-		fprintf(f, "  %s\n  ", d->src);
-		/* keep tabs so the caret lines up under tab-indented text */
-		int col = d->col > 0 ? d->col : 1;
-		size_t srclen = strlen(d->src);
-		for (int i = 0; i < col - 1; i++)
-			fputc((size_t)i < srclen && d->src[i] == '\t' ? '\t' : ' ', f);
-		fputs("^\n", f);
+		PUT("  %s\n  ", d->src);
+		/* keep tabs so the caret lines up under tab-indented text; a
+		 * column past the copied text puts the caret just after it */
+		size_t col = d->col > 0 ? (size_t)d->col : 1, srclen = strlen(d->src);
+		if (col > srclen + 1)
+			col = srclen + 1;
+		for (size_t i = 0; i + 1 < col && n + 1 < sizeof(out); i++)
+			out[n++] = d->src[i] == '\t' ? '\t' : ' ';
+		PUT("^\n");
 	}
+#undef PUT
+	if (n >= sizeof(out)) { /* truncated: still end with a newline */
+		n = sizeof(out) - 1;
+		out[n - 1] = '\n';
+	}
+	/* one write(2) for the whole message: what f holds goes first, then the
+	 * message past f's buffer (stderr is line-buffered: fwrite would write
+	 * each line on its own); a FILE without a descriptor takes fwrite */
+	int fd = fflush(f) == 0 ? fileno(f) : -1;
+	size_t done = 0;
+	while (fd >= 0 && done < n) {
+		ssize_t w = write(fd, out + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	if (fd < 0)
+		fwrite(out, 1, n, f);
 }
 
 void diag_linecol(const char *text, size_t pos, int *line, int *col)

@@ -495,6 +495,7 @@ void eval_target_defaults(muh_target *t)
 	t->timeout_s = 10;
 	t->mem_limit_mb = 4096;
 	t->ci_frac = 0.01;
+	t->max_noise = 0.05;
 	t->min_samples = 10;
 	t->max_samples = 200;
 	t->max_time_s = 2;
@@ -1284,28 +1285,45 @@ int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m
 
 int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d)
 {
-	muh_measurement a, b;
-	int rc = eval_measure(ev, v, &a, d);
-	if (rc)
-		return rc;
-	rc = eval_measure(ev, v, &b, d);
-	if (rc) {
-		measurement_free(&a);
-		return rc;
+	return eval_noise_rounds(ev, v, 2, 1, 0, noise, NULL, d);
+}
+
+int eval_noise_rounds(muh_evaluator *ev, const muh_variant *v, int times, int rounds, double max_noise,
+		      double *noise, int *noisy, muh_diag *d)
+{
+	times = times < 2 ? 2 : times;
+	rounds = rounds < 1 ? 1 : rounds;
+	double all_lo = INFINITY, all_hi = 0;
+	if (noisy)
+		*noisy = 0;
+	for (int r = 0; r < rounds; r++) {
+		double lo = INFINITY, hi = 0;
+		for (int k = 0; k < times; k++) {
+			muh_measurement m;
+			int rc = eval_measure(ev, v, &m, d);
+			if (rc)
+				return rc;
+			if (m.status != EVAL_OK) {
+				if (d)
+					snprintf(d->msg, sizeof(d->msg), "noise variant %.200s: %s: %.700s", v->key,
+						 eval_status_name(m.status), m.error);
+				measurement_free(&m);
+				return MUH_EFINDING;
+			}
+			lo = fmin(lo, m.median);
+			hi = fmax(hi, m.median);
+			measurement_free(&m);
+		}
+		all_lo = fmin(all_lo, lo);
+		all_hi = fmax(all_hi, hi);
+		*noise = (hi - lo) / lo;
+		if (!(max_noise > 0) || *noise <= max_noise)
+			return MUH_OK; /* this round is quiet: its spread is the noise */
 	}
-	if (a.status != EVAL_OK || b.status != EVAL_OK) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "noise variant %.200s: %s: %.700s", v->key,
-				 eval_status_name(a.status != EVAL_OK ? a.status : b.status),
-				 a.status != EVAL_OK ? a.error : b.error);
-		measurement_free(&a);
-		measurement_free(&b);
-		return MUH_EFINDING;
-	}
-	double lo = fmin(a.median, b.median);
-	*noise = fabs(a.median - b.median) / lo;
-	measurement_free(&a);
-	measurement_free(&b);
+	/* noisy every round: the spread of every timing, the honest figure */
+	*noise = (all_hi - all_lo) / all_lo;
+	if (noisy)
+		*noisy = 1;
 	return MUH_OK;
 }
 

@@ -83,6 +83,7 @@ static const struct key_desc keys[] = {
 	N("measure.mem_limit_mb", mem_limit_mb, 0, 1e9),
 	N("measure.worker_mem_limit_mb", worker_mem_limit_mb, 0, 1e9),
 	N("measure.ci", ci_frac, 0, 1),
+	N("measure.max_noise", max_noise, 0, 10),
 	I("measure.min_samples", min_samples, 1, 1000000),
 	I("measure.max_samples", max_samples, 1, 1000000),
 	N("measure.max_time", max_time_s, 0, 86400),

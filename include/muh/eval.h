@@ -160,6 +160,7 @@ typedef struct muh_target {
 	double worker_mem_limit_mb; /* RLIMIT_AS of the worker process; default 0 = none (a GPU
 				       worker's driver reserves address space beyond any useful limit) */
 	double ci_frac;            /* stop when CI half-width <= ci_frac*median; default 0.01 */
+	double max_noise;          /* the defaults' timings may differ by this (a fraction) before the run is noisy; default 0.05 */
 	int min_samples, max_samples; /* defaults 10, 200 */
 	double max_time_s;         /* cap on timing wall time per variant; default 2 */
 	int warmups;               /* default 3 */
@@ -305,9 +306,20 @@ int eval_batch_prepares(const muh_evaluator *ev);
 int eval_restarts(const muh_evaluator *ev);
 
 /* The noise of this machine: v measured twice in a row; the relative
- * difference of the two medians.
+ * difference of the two medians (eval_noise_rounds with 2 times, 1 round).
  * Returns MUH_OK and sets *noise (a fraction, e.g. 0.004), or an error. */
 int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d);
+/* The noise of this machine, looked at again while it is high: v measured
+ * `times` (>= 2) times in a row; the noise of a round is the spread of its
+ * medians, (max - min) / min. A round whose noise exceeds max_noise (> 0) is
+ * followed by another, up to `rounds` (>= 1) in all; the first round within
+ * max_noise sets *noise and *noisy = 0. When every round exceeds it, *noisy
+ * = 1 and *noise is the spread of every timing of every round: no CI that
+ * assumes a quiet machine rests on it. max_noise <= 0: one round, never
+ * noisy. noisy may be NULL. Returns MUH_OK; MUH_EFINDING with d->msg when a
+ * timing is not ok; another error when measuring failed. */
+int eval_noise_rounds(muh_evaluator *ev, const muh_variant *v, int times, int rounds, double max_noise,
+		      double *noise, int *noisy, muh_diag *d);
 
 /* Compares two ok measurements: -1 when a is faster, 1 when b is, 0 (a tie)
  * when their medians differ by no more than noise (a fraction) or their

@@ -23,6 +23,7 @@ enum {
 	EXIT_FINDING = 1,
 	EXIT_USAGE = 2,
 	EXIT_ENV = 3,
+	EXIT_INTERRUPTED = 130, /* Ctrl-C, after saving what was finished (128 + SIGINT) */
 };
 
 struct muh_command {
@@ -40,14 +41,23 @@ void cli_help(FILE *f, const struct muh_command *c);
  * EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The default case of every subcommand's getopt_long loop (main.c sets
+ * opterr = 0, so getopt prints nothing itself): says what was wrong with the
+ * option just read, from argv, optind, optopt and the command's table opts:
+ * "--budget needs a value", "--json takes no value", "'--frob' is not an
+ * option" or "'--b' is ambiguous". Returns EXIT_USAGE. */
+struct option;
+int cli_bad_option(const char *cmd, char **argv, const struct option *opts);
+
 /* Maps a library status to an exit code. */
 int cli_exit(int status);
 
 /* Prints a diagnostic to stderr and returns cli_exit(status). */
 int cli_fail(int status, const muh_diag *d);
 
-/* Parses a non-negative decimal number (no sign, nothing after it) into
- * *v. Returns 0, or -1 when s is not one; *v is then untouched. */
+/* Parses a non-negative decimal number (no sign, nothing after it, at most
+ * UINT64_MAX: 99999999999999999999999 is not one) into *v. Returns 0, or -1
+ * when s is not one; *v is then untouched. */
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /* Formats a count with thousands separators ("1,920"). */

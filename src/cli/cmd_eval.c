@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "evalcli.h"
+#include "muh/expr.h"
 #include "muh/store.h"
 
 static const char help[] =
@@ -102,6 +103,74 @@ static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, 
 	free(cfg);
 }
 
+/* Checks every NAME=VALUE of a --config key against the spec: an unknown
+ * name is an error with the constraint checker's did-you-mean and the names
+ * that exist; a value not in the param's list is an error with its values.
+ * Returns MUH_OK, or MUH_EINPUT with d placed at the token in key
+ * ("--config:1:COL", the key as the source line). */
+static int check_partial(const muh_space *sp, const char *key, muh_diag *d)
+{
+	const muh_spec *s = space_spec(sp);
+	size_t np = space_nparams(sp);
+	const char *q = key;
+	if (!*key) {
+		diag_at(d, "--config", 1, 1, key);
+		return diag_errorf(d, "empty key: expected NAME=VALUE[,NAME=VALUE...]");
+	}
+	while (1) {
+		size_t tlen = strcspn(q, ","), nlen = strcspn(q, "=,");
+		int col = (int)(q - key) + 1;
+		if (nlen == tlen || nlen == 0) {
+			diag_at(d, "--config", 1, col, key);
+			return diag_errorf(d, "expected NAME=VALUE at '%.*s'", (int)tlen, q);
+		}
+		size_t p;
+		for (p = 0; p < np; p++)
+			if (strlen(s->params[p].name) == nlen && !strncmp(s->params[p].name, q, nlen))
+				break;
+		if (p == np) {
+			/* the constraint checker's message: did you mean, known names */
+			const char **names = calloc(np ? np : 1, sizeof(*names));
+			char *nm = strndup(q, nlen);
+			muh_diag ed;
+			diag_clear(&ed);
+			for (size_t i = 0; names && i < np; i++)
+				names[i] = s->params[i].name;
+			muh_expr *e = names && nm ? expr_compile(nm, names, (int)np, &ed) : NULL;
+			expr_free(e);
+			free(names);
+			free(nm);
+			diag_at(d, "--config", 1, col, key);
+			if (!strncmp(ed.msg, "unknown name", 12))
+				return diag_errorf(d, "%s", ed.msg);
+			return diag_errorf(d, "no param '%.*s' in this spec", (int)nlen, q);
+		}
+		const char *val = q + nlen + 1;
+		size_t vlen = tlen - nlen - 1, v;
+		for (v = 0; v < s->params[p].nvalues; v++) {
+			char buf[64];
+			int w = value_fmt(buf, sizeof(buf), s->params[p].values[v]);
+			if ((size_t)w == vlen && !strncmp(buf, val, vlen))
+				break;
+		}
+		if (v == s->params[p].nvalues) {
+			char list[512] = "";
+			size_t n = 0;
+			for (size_t i = 0; i < s->params[p].nvalues && n < sizeof(list); i++) {
+				char buf[64];
+				value_fmt(buf, sizeof(buf), s->params[p].values[i]);
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", buf);
+			}
+			diag_at(d, "--config", 1, col + (int)nlen + 1, key);
+			return diag_errorf(d, "'%.*s' is not a value of '%s' (values: %s)", (int)vlen, val,
+					   s->params[p].name, list);
+		}
+		if (!q[tlen])
+			return MUH_OK;
+		q += tlen + 1;
+	}
+}
+
 /* Parses a possibly partial key: names not given keep their defaults. */
 static int parse_partial(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d)
 {
@@ -157,7 +226,6 @@ static int run(int argc, char **argv)
 	size_t inst = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -180,11 +248,13 @@ static int run(int argc, char **argv)
 		case 'a':
 			all = 1;
 			break;
-		case 'l':
-			limit = strtoll(optarg, &end, 10);
-			if (*end || limit < 0)
+		case 'l': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v > INT64_MAX)
 				return cli_usage_error("eval", "--limit needs a count");
+			limit = (long long)v;
 			break;
+		}
 		case 'd':
 			db = optarg;
 			break;
@@ -197,13 +267,15 @@ static int run(int argc, char **argv)
 		case 'N':
 			want_noise = 0;
 			break;
-		case 'J':
-			jobs = (int)strtol(optarg, &end, 10);
-			if (*end || jobs < 0 || jobs > 64)
+		case 'J': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v > 64)
 				return cli_usage_error("eval", "--jobs needs a count from 0 to 64");
+			jobs = (int)v;
 			break;
+		}
 		default:
-			return cli_usage_error("eval", "unknown option");
+			return cli_bad_option("eval", argv, opts);
 		}
 	}
 	if (optind != argc - 1)
@@ -227,7 +299,15 @@ static int run(int argc, char **argv)
 		return cli_fail(MUH_ENOMEM, NULL);
 	}
 	for (int k = 0; k < nkeys; k++) {
-		int rc = parse_partial(ec.space, keys[k], cfgs + (size_t)k * (np + 1), &d);
+		int rc = check_partial(ec.space, keys[k], &d);
+		if (rc) {
+			diag_print(stderr, &d);
+			free(cfgs);
+			evalcli_free(&ec);
+			return EXIT_USAGE;
+		}
+		diag_clear(&d);
+		rc = parse_partial(ec.space, keys[k], cfgs + (size_t)k * (np + 1), &d);
 		if (rc) {
 			fprintf(stderr, "muh eval: --config %s: %s\n", keys[k], d.msg);
 			free(cfgs);

@@ -32,6 +32,12 @@ static const char help[] =
 	"  --run ID    only run ID (see the runs in --format json)\n"
 	"  -o FILE     write to FILE instead of stdout\n";
 
+/* store_foreach_run's callback: stops (1) at the run whose id is *ud. */
+static int is_run(void *ud, const store_run *r)
+{
+	return r->id == *(const long long *)ud;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -46,7 +52,6 @@ static int run(int argc, char **argv)
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "csv"))
@@ -58,16 +63,18 @@ static int run(int argc, char **argv)
 			else
 				return cli_usage_error("export", "--format is csv, json or t4, not '%s'", optarg);
 			break;
-		case 'r':
-			runid = strtoll(optarg, &end, 10);
-			if (*end || runid < 1)
+		case 'r': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > INT64_MAX)
 				return cli_usage_error("export", "--run needs a run id");
+			runid = (long long)v;
 			break;
+		}
 		case 'o':
 			outpath = optarg;
 			break;
 		default:
-			return cli_usage_error("export", "unknown option");
+			return cli_bad_option("export", argv, opts);
 		}
 	}
 	if (optind != argc - 1)
@@ -83,6 +90,12 @@ static int run(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "muh export: %s\n", d.msg);
 		return cli_exit(rc);
+	}
+	if (runid && store_foreach_run(st, is_run, &runid) != 1) {
+		fprintf(stderr, "muh export: %s has no run %lld (see the runs in --format json)\n", argv[optind],
+			runid);
+		store_close(st);
+		return EXIT_USAGE;
 	}
 	FILE *f = outpath ? fopen(outpath, "w") : stdout;
 	if (!f) {

@@ -116,7 +116,7 @@ static int run(int argc, char **argv)
 			break;
 		}
 		default:
-			return cli_usage_error("hw", "unknown option");
+			return cli_bad_option("hw", argv, opts);
 		}
 	}
 	if (optind < argc)

@@ -263,9 +263,8 @@ static int run(int argc, char **argv)
 			alg = optarg;
 			break;
 		case 'c': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 10000)
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v == 0 || v > 10000)
 				return cli_usage_error("kb", "--arch needs a compute capability such as 90");
 			cc = (int)v;
 			break;
@@ -274,7 +273,7 @@ static int run(int argc, char **argv)
 			spec = optarg;
 			break;
 		default:
-			return cli_usage_error("kb", "unknown option");
+			return cli_bad_option("kb", argv, opts);
 		}
 	}
 	if (optind >= argc || strcmp(argv[optind], "cccl") != 0)
@@ -308,6 +307,28 @@ static int run(int argc, char **argv)
 			kb.nfiles);
 		kb_cccl_free(&kb);
 		return EXIT_FINDING;
+	}
+	if (alg && !spec) {
+		/* an algorithm no header has is a usage error, not an empty finding */
+		size_t i;
+		for (i = 0; i < kb.n && strcmp(kb.v[i].algorithm, alg); i++)
+			;
+		if (i == kb.n) {
+			char known[512] = "";
+			size_t n = 0;
+			for (size_t j = 0; j < kb.n && n < sizeof(known); j++) {
+				size_t k;
+				for (k = 0; k < j && strcmp(kb.v[k].algorithm, kb.v[j].algorithm); k++)
+					;
+				if (k == j)
+					n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
+							      kb.v[j].algorithm);
+			}
+			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s; known: %s\n", alg,
+				read_path, known);
+			kb_cccl_free(&kb);
+			return EXIT_USAGE;
+		}
 	}
 	int ex = spec ? seeds(&kb, spec, cc, json) : list(&kb, alg, cc, json);
 	kb_cccl_free(&kb);

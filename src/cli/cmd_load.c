@@ -246,7 +246,7 @@ static int run(int argc, char **argv)
 			snprintf(o.endpoint, sizeof(o.endpoint), "/v1/chat/completions");
 			break;
 		default:
-			return cli_usage_error("load", "unknown option");
+			return cli_bad_option("load", argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -814,7 +814,7 @@ static int run(int argc, char **argv)
 			break;
 		}
 		default:
-			return cli_usage_error("patch", "unknown option");
+			return cli_bad_option("patch", argv, opts);
 		}
 	}
 	muh_diag d;

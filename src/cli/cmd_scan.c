@@ -87,6 +87,15 @@ static void clip(char *dst, size_t cap, const char *src)
 	memcpy(dst + cap - 4, "...", 4);
 }
 
+/* True when k names a knob kind the scan reports (the list in the help, and
+ * "env" for environment variables). */
+static int known_kind(const char *k)
+{
+	static const char *const kinds[] = {"constant",   "override",    "constexpr",  "autotune", "config_dict",
+	                                    "capability", "json_config", "engine_arg", "env"};
+	return match(kinds, (int)(sizeof(kinds) / sizeof(kinds[0])), k);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -129,6 +138,12 @@ static int run(int argc, char **argv)
 		case 'k':
 			if (nk == 8)
 				return cli_usage_error("scan", "too many --kind");
+			if (!known_kind(optarg))
+				return cli_usage_error("scan",
+				                       "--kind %s: expected constant, override, constexpr, "
+				                       "autotune, config_dict, capability, json_config, "
+				                       "engine_arg or env",
+				                       optarg);
 			kinds[nk++] = optarg;
 			break;
 		case 't':
@@ -138,9 +153,8 @@ static int run(int argc, char **argv)
 			evidence = 1;
 			break;
 		case 'j': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 16)
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > 16)
 				return cli_usage_error("scan", "--jobs %s: expected 1 to 16",
 				                       optarg);
 			jobs = (int)v;
@@ -150,7 +164,7 @@ static int run(int argc, char **argv)
 			fputs(help, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("scan", "unknown option");
+			return cli_bad_option("scan", argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -206,7 +206,7 @@ static int run(int argc, char **argv)
 			break;
 		}
 		default:
-			return cli_usage_error("space", "unknown option");
+			return cli_bad_option("space", argv, opts);
 		}
 	}
 	if (optind != argc - 1)

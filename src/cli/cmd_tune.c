@@ -1261,7 +1261,7 @@ static int run(int argc, char **argv)
 			fresh = 1;
 			break;
 		default:
-			return cli_usage_error("tune", "unknown option");
+			return cli_bad_option("tune", argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -71,7 +71,7 @@ static int run(int argc, char **argv)
 			break;
 		}
 		default:
-			return cli_usage_error("verify", "unknown option");
+			return cli_bad_option("verify", argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -4,8 +4,16 @@
  * Global options are only --help, --version and `help <command>`; everything
  * else belongs to a subcommand. The command table is generated from the
  * files src/cli/cmd_*.c (see CMakeLists.txt).
+ *
+ * Before any command runs: stderr is line-buffered (a message is one write,
+ * not one per byte), SIGXFSZ is ignored (past `ulimit -f` a write fails with
+ * EFBIG and is reported, instead of killing muh without a word), and getopt
+ * prints nothing itself (cli_bad_option says what was wrong). After it: a
+ * stdout that could not be written is an environment error (exit 3).
  */
 #include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +84,60 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The long option named by arg ("--name" or "--name=value"): the exact
+ * match, else the one option it abbreviates; NULL when none, and *ambiguous
+ * set when more than one. */
+static const struct option *long_option(const struct option *opts, const char *arg, int *ambiguous)
+{
+	size_t len = strcspn(arg, "=");
+	const struct option *hit = NULL;
+	int n = 0;
+	*ambiguous = 0;
+	for (const struct option *o = opts; o && o->name; o++) {
+		if (strncmp(o->name, arg, len))
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		hit = o;
+		n++;
+	}
+	*ambiguous = n > 1;
+	return n == 1 ? hit : NULL;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+	int ambiguous = 0;
+	if (arg && !strncmp(arg, "--", 2) && arg[2]) {
+		const struct option *o = long_option(opts, arg + 2, &ambiguous);
+		int len = (int)strcspn(arg, "=");
+		/* a short option inside a bundle after this one is not this one */
+		if (o && (!optopt || optopt == o->val || o->flag)) {
+			if (o->has_arg == required_argument && !strchr(arg, '='))
+				return cli_usage_error(cmd, "--%s needs a value", o->name);
+			if (o->has_arg == no_argument && strchr(arg, '='))
+				return cli_usage_error(cmd, "--%s takes no value", o->name);
+		}
+		if (!optopt || (o && optopt == o->val)) {
+			if (ambiguous)
+				return cli_usage_error(cmd, "'%.*s' is ambiguous: give more of the option's name",
+						       len, arg);
+			return cli_usage_error(cmd, "'%.*s' is not an option", len, arg);
+		}
+	}
+	if (optopt > ' ' && optopt < 127) {
+		/* a short option: with a value it needs, it was last on the line */
+		for (const struct option *o = opts; o && o->name; o++)
+			if (!o->flag && o->val == optopt && o->has_arg == required_argument && optind >= 1 &&
+			    arg && arg[0] == '-' && arg[1] != '-' && arg[strlen(arg) - 1] == optopt &&
+			    !argv[optind])
+				return cli_usage_error(cmd, "-%c needs a value", optopt);
+		return cli_usage_error(cmd, "'-%c' is not an option", optopt);
+	}
+	return cli_usage_error(cmd, "'%s' is not an option", arg ? arg : "?");
+}
+
 int cli_exit(int status)
 {
 	switch (status) {
@@ -106,7 +168,7 @@ int cli_parse_u64(const char *s, uint64_t *v)
 		return -1;
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 10);
-	if (*end || errno)
+	if (*end || errno == ERANGE)
 		return -1;
 	*v = x;
 	return 0;
@@ -131,8 +193,27 @@ const char *cli_count(char *buf, size_t n, double v)
 	return buf;
 }
 
+/* Flushes stdout; a write that failed (a full disk, `ulimit -f`, a closed
+ * pipe) is said on stderr and turns an exit 0 or 1 into 3. */
+static int finish(int ex)
+{
+	int bad = fflush(stdout) != 0;
+	int err = errno;
+	if (bad || ferror(stdout)) {
+		fprintf(stderr, "muh: cannot write the output: %s\n", bad ? strerror(err) : "write error");
+		if (ex == EXIT_OK || ex == EXIT_FINDING)
+			ex = EXIT_ENV;
+	}
+	return ex;
+}
+
 int main(int argc, char **argv)
 {
+	/* stderr: one write per line, so a long message is not a syscall a byte */
+	static char errbuf[1 << 16];
+	setvbuf(stderr, errbuf, _IOLBF, sizeof(errbuf));
+	signal(SIGXFSZ, SIG_IGN);
+	opterr = 0;
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -140,16 +221,16 @@ int main(int argc, char **argv)
 	const char *a = argv[1];
 	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 		usage(stdout);
-		return EXIT_OK;
+		return finish(EXIT_OK);
 	}
 	if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
 		printf("muh %s\n", MUH_VERSION);
-		return EXIT_OK;
+		return finish(EXIT_OK);
 	}
 	if (!strcmp(a, "help")) {
 		if (argc < 3) {
 			usage(stdout);
-			return EXIT_OK;
+			return finish(EXIT_OK);
 		}
 		const struct muh_command *c = find(argv[2]);
 		if (!c) {
@@ -157,7 +238,7 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		cli_help(stdout, c);
-		return EXIT_OK;
+		return finish(EXIT_OK);
 	}
 	const struct muh_command *c = find(a);
 	if (!c) {
@@ -169,8 +250,8 @@ int main(int argc, char **argv)
 			break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			cli_help(stdout, c);
-			return EXIT_OK;
+			return finish(EXIT_OK);
 		}
 	}
-	return c->run(argc - 1, argv + 1);
+	return finish(c->run(argc - 1, argv + 1));
 }

@@ -1,0 +1,119 @@
+# Bad input gets a clear error and the right exit code (issue 17, "silent
+# success, or the wrong error, on bad input"): unknown --config names,
+# a run that does not exist, an unknown scan kind, numbers that overflow, an
+# option without its value, a directory or an empty file as the spec, an
+# unknown kb algorithm, a huge one-line syntax error, `ulimit -f`.
+# Each case failed before its fix.
+source "$(dirname "$0")/lib.bash"
+S=specs/matmul_cpu.yaml
+
+# --config: unknown names and values are errors at their column, with the
+# constraint checker's did-you-mean; nothing is measured
+run "$MUH" eval "$S" --config BLOK=8 --no-noise
+expect_rc 2 "--config BLOK=8"
+expect_in err "^--config:1:1: error: unknown name 'BLOK'; did you mean 'BLOCK'\?" "--config: did you mean"
+expect_in err "known names: BLOCK, UNROLL" "--config: the names that exist"
+grep -q "ok" "$TMP/out" && fail "--config BLOK=8 measured something: $(cat "$TMP/out")"
+run "$MUH" eval "$S" --config garbage --no-noise
+expect_rc 2 "--config garbage"
+expect_in err "^--config:1:1: error: expected NAME=VALUE at 'garbage'" "--config garbage: says what a key is"
+run "$MUH" eval "$S" --config BLOCK=8,UNROL=2 --no-noise
+expect_rc 2 "--config BLOCK=8,UNROL=2"
+expect_in err "^--config:1:9: error: unknown name 'UNROL'; did you mean 'UNROLL'\?" "--config: the second name's column"
+run "$MUH" eval "$S" --config BLOCK=7 --no-noise
+expect_rc 2 "--config BLOCK=7"
+expect_in err "^--config:1:7: error: '7' is not a value of 'BLOCK' \(values: 4, 8" "--config: a value not in the list"
+
+# export --run of a run the store does not have
+run "$MUH" eval "$S" --db "$TMP/m.db" --no-noise
+expect_rc 0 "eval into a store"
+run "$MUH" export "$TMP/m.db" --run 99
+expect_rc 2 "export --run 99"
+expect_in err "has no run 99" "export --run 99: no such run"
+[ -s "$TMP/out" ] && fail "export --run 99 printed: $(head -c 200 "$TMP/out")"
+run "$MUH" export "$TMP/m.db" --run 1
+expect_rc 0 "export --run 1"
+run "$MUH" export "$TMP/m.db" --run 99999999999999999999999
+expect_rc 2 "export --run overflowing"
+
+# scan --kind of a kind that does not exist
+run "$MUH" scan --kind knob "$TMP"
+expect_rc 2 "scan --kind knob"
+expect_in err "--kind knob: expected constant, override" "scan --kind: the kinds"
+
+# numbers that overflow: options and spec values
+run "$MUH" eval "$S" --limit 99999999999999999999999
+expect_rc 2 "eval --limit overflowing"
+run "$MUH" space "$S" --problem 99999999999999999999999
+expect_rc 2 "space --problem overflowing"
+printf 'params:\n  B: [1, 99999999999999999999999]\n' >"$TMP/big.yaml"
+run "$MUH" space "$TMP/big.yaml" --list
+expect_rc 2 "a spec value overflowing"
+expect_in err "big.yaml:2:10: error: 99999999999999999999999 is out of range" "a spec value overflowing: where"
+grep -q "e+23" "$TMP/out" && fail "an overflowing integer became a float"
+
+# an option without its value, an unknown option, one with a value it takes not
+run "$MUH" tune "$S" --budget
+expect_rc 2 "tune --budget"
+expect_in err "^muh tune: --budget needs a value" "--budget needs a value"
+run "$MUH" eval "$S" --db
+expect_rc 2 "eval --db"
+expect_in err "^muh eval: --db needs a value" "--db needs a value"
+run "$MUH" scan -j
+expect_rc 2 "scan -j"
+expect_in err "^muh scan: -j needs a value" "-j needs a value"
+run "$MUH" eval "$S" --frob
+expect_rc 2 "eval --frob"
+expect_in err "^muh eval: '--frob' is not an option" "an unknown option is named"
+run "$MUH" eval "$S" --json=yes
+expect_rc 2 "eval --json=yes"
+expect_in err "^muh eval: --json takes no value" "--json takes no value"
+grep -q "requires an argument\|unrecognized option" "$TMP/err" && fail "getopt printed its own message"
+
+# a directory, an empty file and a comment-only file as the spec
+mkdir "$TMP/dir"
+run "$MUH" eval "$TMP/dir"
+expect_rc 2 "a directory as the spec"
+expect_in err "dir: error: is a directory" "a directory is said to be one"
+grep -q "Input/output error" "$TMP/err" && fail "a directory is an I/O error"
+: >"$TMP/empty.yaml"
+run "$MUH" space "$TMP/empty.yaml"
+expect_rc 2 "an empty spec"
+expect_in err "empty.yaml:1:1: error: the spec is empty" "an empty spec: file:1:1"
+printf '# nothing yet\n\n' >"$TMP/comment.yaml"
+run "$MUH" space "$TMP/comment.yaml"
+expect_rc 2 "a comment-only spec"
+expect_in err "comment.yaml:1:1: error: the spec is empty" "a comment-only spec: file:1:1"
+
+# kb: an algorithm no header has is a usage error (when the headers exist)
+if "$MUH" kb cccl >/dev/null 2>&1; then
+	run "$MUH" kb cccl --algorithm frob
+	expect_rc 2 "kb cccl --algorithm frob"
+	expect_in err "--algorithm frob: no such algorithm in .*; known: .*reduce" "kb: the algorithms"
+	run "$MUH" kb cccl --algorithm reduce
+	expect_rc 0 "kb cccl --algorithm reduce"
+fi
+
+# a 10 MB one-line syntax error prints at once, the caret at the copied text
+head -c 10000000 /dev/zero | tr '\0' 'a' >"$TMP/long.yaml"
+printf ': [\n' >>"$TMP/long.yaml"
+t0=$(date +%s)
+run "$MUH" space "$TMP/long.yaml"
+t1=$(date +%s)
+expect_rc 2 "a 10 MB one-line spec"
+[ $((t1 - t0)) -le 5 ] || fail "a 10 MB one-line error took $((t1 - t0)) s"
+[ "$(wc -c <"$TMP/err")" -lt 4000 ] || fail "the 10 MB error printed $(wc -c <"$TMP/err") bytes"
+command -v strace >/dev/null && {
+	strace -f -e trace=write -o "$TMP/strace" "$MUH" eval "$S" --config BLOK=8 >/dev/null 2>&1
+	n=$(grep 'write(2,' "$TMP/strace" | grep -vc '==[0-9]*==')
+	[ "$n" -le 2 ] || fail "one diagnostic took $n writes to stderr"
+}
+
+# ulimit -f: the failed write is reported (exit 3), muh is not killed by
+# SIGXFSZ (one 512-byte block: the help is longer, the message is not)
+(ulimit -f 1 && "$MUH" --help >"$TMP/limited" 2>"$TMP/err")
+rc=$?
+expect_rc 3 "--help past ulimit -f"
+expect_in err "^muh: cannot write the output: File too large" "ulimit -f: the write error is said"
+
+done_tests
