@@ -202,6 +202,16 @@ static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
 		snprintf(buf, n, "%.3fx", sp);
 }
 
+/* "WHAT 12.3 UNIT": a mark's label. */
+static void fmt_value(char *buf, size_t n, const char *what, double v, const char *unit)
+{
+	snprintf(buf, n, "%s %.4g %s", what, v, unit);
+}
+
+/* Writes DIR/run<ID>-best-so-far.svg (the best against the evaluations, the
+ * defaults' value as a line, the best marked where it was found) and
+ * DIR/run<ID>-times.svg (the histogram of the ok variants' values); value
+ * axes are log when the values span more than 10x. */
 static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 {
 	if (mkdir(dir, 0777) && errno != EEXIST) {
@@ -216,18 +226,38 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	double *x = malloc((rs->n ? rs->n : 1) * sizeof(double));
 	double *y = malloc((rs->n ? rs->n : 1) * sizeof(double));
 	int is_time = !strcmp(rs->obj.metric, "time");
+	const char *unit = is_time ? "us" : objective_metric_unit(rs->obj.metric);
 	char ylabel[160];
 	if (is_time)
 		snprintf(ylabel, sizeof(ylabel), "best time (us)");
 	else
-		snprintf(ylabel, sizeof(ylabel), "best %s (%s)", rs->obj.metric, objective_metric_unit(rs->obj.metric));
+		snprintf(ylabel, sizeof(ylabel), "best %s (%s)", rs->obj.metric, unit);
+	size_t at_best = 0; /* the evaluation (1-based) that found the best; 0: none */
 	for (size_t i = 0; x && y && i < rs->n; i++) {
 		x[i] = (double)(i + 1);
 		y[i] = is_time ? rs->order_best[i] * 1e6 : objective_value(&rs->obj, rs->order_best[i]);
+		if (!at_best && isfinite(rs->best) && rs->order_best[i] == rs->best)
+			at_best = i + 1;
+	}
+	svg_mark marks[2];
+	char dlabel[128], blabel[128];
+	size_t nm = 0;
+	if (isfinite(rs->deflt)) {
+		double v = is_time ? rs->deflt * 1e6 : objective_value(&rs->obj, rs->deflt);
+		fmt_value(dlabel, sizeof(dlabel), "default", v, unit);
+		marks[nm++] = (svg_mark){"default", dlabel, NAN, v};
+	}
+	if (at_best) {
+		double v = is_time ? rs->best * 1e6 : objective_value(&rs->obj, rs->best);
+		fmt_value(blabel, sizeof(blabel), "best", v, unit);
+		snprintf(blabel + strlen(blabel), sizeof(blabel) - strlen(blabel), " (evaluation %zu)",
+			 at_best);
+		marks[nm++] = (svg_mark){"best", blabel, (double)at_best, v};
 	}
 	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
 	svg_series s = {"best so far", x, y, x && y ? rs->n : 0};
-	svg_lines(f, title, "evaluations", ylabel, &s, 1, 0);
+	svg_axes ax = {title, "evaluations", ylabel, 1, SVG_LOG_AUTO};
+	svg_lines(f, &ax, &s, 1, marks, nm);
 	free(x);
 	free(y);
 	if (fclose(f))
@@ -242,8 +272,9 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	snprintf(title, sizeof(title), "%s %s: %s of every ok variant", rs->spec_name, rs->problem,
 		 is_time ? "time" : rs->obj.metric);
 	if (!is_time)
-		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->obj.metric, objective_metric_unit(rs->obj.metric));
-	svg_histogram(f, title, is_time ? "time (us)" : ylabel, us, us ? rs->nok : 0, 30);
+		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->obj.metric, unit);
+	svg_axes hx = {title, is_time ? "time (us)" : ylabel, "configurations", 0, SVG_LOG_AUTO};
+	svg_histogram(f, &hx, us, us ? rs->nok : 0, 30);
 	free(us);
 	if (fclose(f))
 		goto fail;
