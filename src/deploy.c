@@ -1089,16 +1089,17 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 	return rc;
 }
 
-/* Where a YAML directive line ('%' in column 1) holds a byte that is not
- * UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never returns on such a
- * line (found by tests/fuzz/fuzz_deploy.c), so it is refused before parsing. */
+/* Where a YAML directive line ('%' in column 1, after LF or a lone CR) holds
+ * a byte that is not UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never
+ * returns on such a line (found by tests/fuzz/fuzz_deploy.c), so it is refused
+ * before parsing. */
 static size_t yaml_bad_directive(const char *text, size_t len)
 {
 	const unsigned char *t = (const unsigned char *)text;
 	for (size_t i = 0; i < len; i++) {
-		if (t[i] != '%' || (i && t[i - 1] != '\n'))
+		if (t[i] != '%' || (i && t[i - 1] != '\n' && t[i - 1] != '\r'))
 			continue;
-		while (i < len && t[i] != '\n') {
+		while (i < len && t[i] != '\n' && t[i] != '\r') {
 			unsigned c = t[i];
 			size_t n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2
 				 : c >= 0xf0 && c <= 0xf4 ? 3 : 4;

@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -219,9 +218,6 @@ static int scalar_value(struct parser *P, struct fy_node *n, muh_value *out, int
 			*out = value_int(i);
 			return MUH_OK;
 		}
-		/* an integer too big for 64 bits is an error, not a float */
-		if (len && *end == '\0' && errno == ERANGE)
-			return err_at(P, n, "%s is out of range: integers are 64-bit (-2^63 to 2^63-1)", buf);
 		errno = 0;
 		double f = strtod(buf, &end);
 		if (len && *end == '\0' && errno == 0) {
@@ -866,7 +862,6 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 	return MUH_OK;
 }
 
-/* The first error libfyaml collected, placed in d. */
 /* Where a YAML directive line ('%' in column 1, after LF or a lone CR) holds
  * a byte that is not UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never
  * returns on such a line (found by tests/fuzz/fuzz_spec.c), so it is refused
@@ -896,6 +891,7 @@ static size_t yaml_bad_directive(const char *text, size_t len)
 	return (size_t)-1;
 }
 
+/* The first error libfyaml collected, placed in d. */
 static int yaml_error(struct parser *P, struct fy_diag *diag)
 {
 	void *it = NULL;
@@ -908,19 +904,6 @@ static int yaml_error(struct parser *P, struct fy_diag *diag)
 	const char *fmt = strstr(P->s->path, ".json") ? "malformed JSON: %s" : "malformed YAML: %s";
 	diag_errorf(P->d, fmt, e && e->msg ? e->msg : "cannot parse the document");
 	return MUH_EINPUT;
-}
-
-/* True when text holds nothing but white space and # comments. */
-static int spec_is_blank(const char *text)
-{
-	for (const char *p = text; *p; p++) {
-		if (*p == '#')
-			while (p[1] && p[1] != '\n')
-				p++;
-		else if (!strchr(" \t\r\n", *p))
-			return 0;
-	}
-	return 1;
 }
 
 int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, muh_diag *d)
@@ -967,14 +950,8 @@ int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, m
 	if (strstr(s->path, ".json"))
 		cfg.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_FORCE;
 	cfg.search_path = "";
-	struct fy_document *doc = NULL;
+	struct fy_document *doc = fy_document_build_from_string(&cfg, s->text, len);
 	int rc;
-	if (spec_is_blank(s->text)) {
-		diag_at(d, s->path, 1, 1, s->text);
-		rc = diag_errorf(d, "the spec is empty: expected a mapping with 'params' (see docs/spec.md)");
-		goto done;
-	}
-	doc = fy_document_build_from_string(&cfg, s->text, len);
 	if (!doc) {
 		rc = yaml_error(&P, fdiag);
 		goto done;
@@ -1021,11 +998,6 @@ int spec_load(const char *path, muh_spec **out, muh_diag *d)
 	*out = NULL;
 	diag_clear(d);
 	size_t len;
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		diag_at(d, path, 0, 0, NULL);
-		return diag_errorf(d, "is a directory, not a spec file (give the .yaml or .json file)");
-	}
 	char *buf = file_read(path, &len);
 	if (!buf) {
 		if (errno == ENOMEM)
