@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -218,6 +219,9 @@ static int scalar_value(struct parser *P, struct fy_node *n, muh_value *out, int
 			*out = value_int(i);
 			return MUH_OK;
 		}
+		/* an integer too big for 64 bits is an error, not a float */
+		if (len && *end == '\0' && errno == ERANGE)
+			return err_at(P, n, "%s is out of range: integers are 64-bit (-2^63 to 2^63-1)", buf);
 		errno = 0;
 		double f = strtod(buf, &end);
 		if (len && *end == '\0' && errno == 0) {
@@ -906,6 +910,19 @@ static int yaml_error(struct parser *P, struct fy_diag *diag)
 	return MUH_EINPUT;
 }
 
+/* True when text holds nothing but white space and # comments. */
+static int spec_is_blank(const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (*p == '#')
+			while (p[1] && p[1] != '\n')
+				p++;
+		else if (!strchr(" \t\r\n", *p))
+			return 0;
+	}
+	return 1;
+}
+
 int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, muh_diag *d)
 {
 	*out = NULL;
@@ -950,8 +967,14 @@ int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, m
 	if (strstr(s->path, ".json"))
 		cfg.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG | FYPCF_JSON_FORCE;
 	cfg.search_path = "";
-	struct fy_document *doc = fy_document_build_from_string(&cfg, s->text, len);
+	struct fy_document *doc = NULL;
 	int rc;
+	if (spec_is_blank(s->text)) {
+		diag_at(d, s->path, 1, 1, s->text);
+		rc = diag_errorf(d, "the spec is empty: expected a mapping with 'params' (see docs/spec.md)");
+		goto done;
+	}
+	doc = fy_document_build_from_string(&cfg, s->text, len);
 	if (!doc) {
 		rc = yaml_error(&P, fdiag);
 		goto done;
@@ -998,6 +1021,11 @@ int spec_load(const char *path, muh_spec **out, muh_diag *d)
 	*out = NULL;
 	diag_clear(d);
 	size_t len;
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		diag_at(d, path, 0, 0, NULL);
+		return diag_errorf(d, "is a directory, not a spec file (give the .yaml or .json file)");
+	}
 	char *buf = file_read(path, &len);
 	if (!buf) {
 		if (errno == ENOMEM)
