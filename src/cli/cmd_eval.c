@@ -364,9 +364,18 @@ static int run(int argc, char **argv)
 		muh_variant v;
 		space_default(ec.space, def);
 		eval_variant_from_space(ec.space, def, inst, &v);
-		if (eval_noise(ev, &v, &noise, &d) == MUH_OK) {
+		int noisy = 0; /* beyond measure.max_noise in 3 pairs */
+		double maxn = ec.target.max_noise;
+		if (eval_noise_rounds(ev, &v, 2, 3, maxn, &noise, &noisy, &d) == MUH_OK) {
 			/* stored with the first variant measured (below) */
-			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice)\n", 100 * noise);
+			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice%s)\n", 100 * noise,
+				noisy ? ", 3 times over" : "");
+			if (noisy)
+				fprintf(stderr,
+					"muh eval: noisy machine: the defaults' two timings differed by more than "
+					"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all): compare these "
+					"times with care\n",
+					100 * maxn, 100 * noise);
 		} else {
 			fprintf(stderr, "muh eval: noise: %s\n", d.msg);
 		}

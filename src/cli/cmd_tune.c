@@ -326,6 +326,7 @@ struct live {
 	int resumed;
 	long long measured, from_store, slo_missed;
 	double noise;
+	int noisy; /* the defaults' timings stayed beyond measure.max_noise: no speedup CI */
 	const muh_objective *objective;
 	/* drift: the defaults re-measured every target.drift_every variants */
 	uint32_t *since;   /* configurations measured since the last check, np each */
@@ -695,13 +696,22 @@ static int open_live(const muh_space *sp, muh_hw *hwp, size_t inst, const char *
 		       (long long)L->run, (long long)store_count(L->st, L->run));
 	else if (!json)
 		printf("store       %s: run %lld\n", db, (long long)L->run);
-	/* the machine's noise: the defaults timed twice (once per run) */
+	/* the machine's noise: the defaults timed twice (once per run), and
+	 * again, up to 3 pairs, while the two differ by more than measure.max_noise */
 	uint32_t *def = calloc(space_nparams(sp) + 1, sizeof(uint32_t));
 	muh_variant v;
+	double maxn = L->ec.target.max_noise;
 	if (def && space_default(sp, def) && !eval_variant_from_space(sp, def, inst, &v)) {
-		if (eval_noise(L->ev, &v, &L->noise, &d) == MUH_OK) {
+		if (eval_noise_rounds(L->ev, &v, 2, 3, maxn, &L->noise, &L->noisy, &d) == MUH_OK) {
 			if (!json) /* stored with the first variant measured (live_objective) */
-				printf("noise       %.2f%% (the defaults timed twice)\n", 100 * L->noise);
+				printf("noise       %.2f%% (the defaults timed twice%s)\n", 100 * L->noise,
+				       L->noisy ? ", 3 times over" : "");
+			if (L->noisy)
+				fprintf(stderr,
+					"muh tune: noisy machine: the defaults' two timings differed by more than "
+					"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
+					"noisy and its speedup has no confidence interval\n",
+					100 * maxn, 100 * L->noise);
 		}
 		eval_variant_free(&v);
 	}
@@ -870,7 +880,8 @@ static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const c
 }
 
 /* The speedup of the best over the defaults, with the interval the two
- * medians' 95% confidence intervals give, and a tie inside the noise. */
+ * medians' 95% confidence intervals give, and a tie inside the noise. On a
+ * noisy run (L->noisy) the ratio alone: no interval the data cannot back. */
 static void print_live_speedup(const muh_space *sp, struct live *L, const strategy_result *r,
 			       uint32_t *cfg)
 {
@@ -888,21 +899,29 @@ static void print_live_speedup(const muh_space *sp, struct live *L, const strate
 	if (found && per_token) { /* the samples are seconds per output token: a time's CI */
 		double g = d.median / b.median, lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
 		int tie = eval_compare(&d, &b, isfinite(L->noise) ? L->noise : 0) == 0;
-		printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and %zu load "
-		       "runs)%s\n",
-		       g, lo, hi, b.nsamples, d.nsamples, tie ? "; a tie: inside the noise" : "");
+		if (L->noisy)
+			printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g,
+			       tie ? "; a tie: inside the noise" : "");
+		else
+			printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
+			       "%zu load runs)%s\n",
+			       g, lo, hi, b.nsamples, d.nsamples, tie ? "; a tie: inside the noise" : "");
 	} else if (found && strcmp(L->objective->metric, "time")) {
 		double bs = objective_score(L->objective, &b), ds = objective_score(L->objective, &d);
 		int tie = isfinite(L->noise) && fabs(ds / bs - 1) <= L->noise;
-		printf("gain        %.3fx the defaults' %s (%s)%s\n", ds / bs, L->objective->metric,
+		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", ds / bs, L->objective->metric,
 		       L->objective->maximize ? "higher is better" : "lower is better",
-		       tie ? "; a tie: inside the noise" : "");
+		       L->noisy ? "; noisy machine: no CI" : "", tie ? "; a tie: inside the noise" : "");
 	} else if (found) {
 		double sp_ = d.median / b.median;
 		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
 		int tie = eval_compare(&d, &b, isfinite(L->noise) ? L->noise : 0) == 0;
-		printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
-		       tie ? "; a tie: inside the noise" : "");
+		if (L->noisy)
+			printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", sp_,
+			       tie ? "; a tie: inside the noise" : "");
+		else
+			printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
+			       tie ? "; a tie: inside the noise" : "");
 	}
 	measurement_free(&b);
 	measurement_free(&d);
@@ -1071,6 +1090,7 @@ static void print_result(const muh_space *sp, const strategy_opts *o, const stra
 		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
 		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
 		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
+		cJSON_AddBoolToObject(o2, "noisy", obj->live && obj->live->noisy); /* no speedup CI backed */
 		if (r->have_best && is_slo_miss(best)) {
 			space_config_at(sp, r->records[r->best].index, cfg);
 			space_key(sp, cfg, key, sizeof(key));
