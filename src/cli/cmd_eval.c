@@ -518,7 +518,7 @@ static int run(int argc, char **argv)
 	store_close(st);
 	free(cfgs);
 	evalcli_free(&ec);
-	return ex;
+	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */
 }
 
 const struct muh_command muh_cmd_eval = {

@@ -157,8 +157,10 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 {
 	muh_diag d;
 	diag_clear(&d);
-	if (isatty(2))
+	if (isatty(2)) {
 		fprintf(stderr, "muh load: %s ...\r", label);
+		fflush(stderr); /* stderr is line-buffered and this line has no newline */
+	}
 	int rc = load_run(o, r, &d);
 	if (isatty(2))
 		fprintf(stderr, "\033[K");

@@ -10,11 +10,13 @@
  * driver to stop); a second Ctrl-C kills.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -821,6 +823,16 @@ static int open_objective(const muh_space *sp, muh_hw *hwp, size_t inst, const c
 	FILE *f = fopen(replay_path, "rb");
 	char magic[16] = {0};
 	int is_store = 0;
+	struct stat rst;
+	if (!f && (errno == ENOENT || errno == ENOTDIR)) {
+		fprintf(stderr, "muh tune: cannot read the replay file %s: %s\n", replay_path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (f && !fstat(fileno(f), &rst) && S_ISDIR(rst.st_mode)) {
+		fclose(f);
+		fprintf(stderr, "muh tune: the replay file %s is a directory\n", replay_path);
+		return EXIT_USAGE;
+	}
 	if (f) {
 		size_t got = fread(magic, 1, sizeof(magic), f);
 		is_store = got == 16 && !memcmp(magic, "SQLite format 3", 16);
@@ -1386,7 +1398,8 @@ static int run(int argc, char **argv)
 		obj.release(obj.ctx);
 out:
 	evalcli_free(&ec);
-	return ex;
+	/* Ctrl-C: what was measured is saved and printed, then 128 + SIGINT */
+	return interrupted && ex == EXIT_OK ? EXIT_INTERRUPTED : ex;
 }
 
 const struct muh_command muh_cmd_tune = {

@@ -79,7 +79,7 @@ done
 kill -INT $pid
 wait $pid
 rc=$?
-expect_rc 0 "Ctrl-C during prepare"
+expect_rc 130 "Ctrl-C during prepare (128 + SIGINT, after saving)"
 expect_in err "note: prepare: worker py_worker interrupted by Ctrl-C" "Ctrl-C cuts the prepare short"
 expect_in err "muh eval: 0 measured \(interrupted\)" "and nothing is measured after it"
 [ "$(leftovers)" = 0 ] || fail "$(leftovers) processes left after Ctrl-C"

@@ -20,7 +20,8 @@ expect_in out '"event":"result"' "result event"
 run "$MUH" tune "$SPEC" --budget 5 --db "$DB"
 expect_rc 0 "rerun"
 expect_in out "measured +0 variant\(s\) now; 5 answered from the store" "rerun answers from the store"
-expect_in out "speedup .*95% CI" "speedup with a confidence interval"
+# a confidence interval, or on a machine too noisy to back one, the note that says so
+expect_in out "speedup .*(95% CI|noisy machine: no CI)" "speedup with a confidence interval (or why none)"
 
 # Ctrl-C: stops after the variant in flight, keeps everything
 rm -f "$DB"
@@ -34,7 +35,7 @@ done
 kill -INT "$pid"
 wait "$pid"
 rc=$?
-[ "$rc" = 0 ] || fail "SIGINT: exit $rc"
+[ "$rc" = 130 ] || fail "SIGINT: exit $rc, expected 130 (128 + SIGINT, after saving)"
 grep -q "stopped: interrupted" "$TMP/int.out" || fail "SIGINT: not reported as interrupted: $(tail -3 "$TMP/int.out")"
 n=$(count_rows)
 valid=$("$MUH" space "$SPEC" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["valid"])')
