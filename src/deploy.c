@@ -861,6 +861,8 @@ static int read_env(struct P *P, struct fy_node *env)
 			const char *kn = fy_node_get_scalar(k, &kl);
 			size_t ks = tok_start(k), vs = NOSPAN, ve = NOSPAN;
 			char q = 0;
+			if (ks == NOSPAN)
+				continue; /* no place in the file (an alias, a merge): not an entry we can write */
 			if (v)
 				value_span(P, v, &vs, &ve, &q);
 			size_t end = line_next(t, P->len, v ? tok_end(v) : tok_end(k));
@@ -892,6 +894,8 @@ static int read_env(struct P *P, struct fy_node *env)
 			struct fy_node_pair *p0 = fy_node_mapping_iterate(item, &it2);
 			if (p0 && tok_start(fy_node_pair_key(p0)) < first)
 				first = tok_start(fy_node_pair_key(p0));
+			if (first == NOSPAN)
+				continue; /* no place in the file */
 			if (v)
 				value_span(P, v, &vs, &ve, &q);
 			size_t end = line_next(t, P->len, last_end(item));
@@ -906,7 +910,7 @@ static int read_env(struct P *P, struct fy_node *env)
 			size_t l;
 			const char *s = fy_node_get_scalar(item, &l);
 			const char *eq = memchr(s, '=', l);
-			if (!eq)
+			if (!eq || tok_start(item) == NOSPAN)
 				continue;
 			size_t cs, ce;
 			char q;
