@@ -38,6 +38,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "strbuf.h"
+#include "yamlcheck.h"
 #include "muh/scan.h"
 
 #define NOSPAN ((size_t)-1)
@@ -1093,34 +1094,6 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 	return rc;
 }
 
-/* Where a YAML directive line ('%' in column 1, after LF or a lone CR) holds
- * a byte that is not UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never
- * returns on such a line (found by tests/fuzz/fuzz_deploy.c), so it is refused
- * before parsing. */
-static size_t yaml_bad_directive(const char *text, size_t len)
-{
-	const unsigned char *t = (const unsigned char *)text;
-	for (size_t i = 0; i < len; i++) {
-		if (t[i] != '%' || (i && t[i - 1] != '\n' && t[i - 1] != '\r'))
-			continue;
-		while (i < len && t[i] != '\n' && t[i] != '\r') {
-			unsigned c = t[i];
-			size_t n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2
-				 : c >= 0xf0 && c <= 0xf4 ? 3 : 4;
-			if (n == 4 || i + n >= len)
-				return i;
-			unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-			unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-			if (n && (t[i + 1] < lo || t[i + 1] > hi))
-				return i;
-			for (size_t k = 2; k <= n; k++)
-				if ((t[i + k] & 0xc0) != 0x80)
-					return i;
-			i += n + 1;
-		}
-	}
-	return (size_t)-1;
-}
 
 static int read_yaml(struct P *P, int json)
 {

@@ -1,0 +1,16 @@
+/*
+ * yamlcheck.h — what must be refused before libfyaml sees a text (internal
+ * to libmuh): the spec reader and the deployment-file reader share it.
+ */
+#ifndef MUH_YAMLCHECK_H
+#define MUH_YAMLCHECK_H
+
+#include <stddef.h>
+
+/* Where a YAML directive line ('%' in column 1, after LF or a lone CR) holds
+ * a byte that is not UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never
+ * returns on such a line (found by tests/fuzz/fuzz_spec.c and
+ * fuzz_deploy.c), so callers refuse the text before parsing. */
+size_t yaml_bad_directive(const char *text, size_t len);
+
+#endif
