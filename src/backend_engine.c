@@ -305,6 +305,22 @@ static int is_bool_arg(const deploy_file *f, const char *name)
 	return 0;
 }
 
+const char *engine_arg_name(const muh_target *t, const char *param)
+{
+	for (int k = 0; k < t->nknobs; k++) /* knobs: PARAM: ARGUMENT renames */
+		if (!strcmp(t->knob_param[k], param))
+			return t->knob_id[k];
+	return param;
+}
+
+void engine_value_text(const deploy_file *f, const char *arg, muh_value v, char *buf, size_t n)
+{
+	if (v.t == MUH_INT && (v.u.i == 0 || v.u.i == 1) && is_bool_arg(f, arg))
+		snprintf(buf, n, "%s", v.u.i ? "True" : "False");
+	else
+		value_fmt(buf, n, v);
+}
+
 int engine_launch_text(const muh_target *t, const muh_variant *v, int port, deploy_file **out, char *why,
 		       size_t n)
 {
@@ -322,14 +338,8 @@ int engine_launch_text(const muh_target *t, const muh_variant *v, int port, depl
 		char val[256];
 		const char *name;
 		if (i < v->nparams) {
-			name = v->names[i];
-			for (int k = 0; k < t->nknobs; k++) /* knobs: PARAM: ARGUMENT renames */
-				if (!strcmp(t->knob_param[k], name))
-					name = t->knob_id[k];
-			value_fmt(val, sizeof(val), v->values[i]);
-			if (v->values[i].t == MUH_INT && (v->values[i].u.i == 0 || v->values[i].u.i == 1) &&
-			    is_bool_arg(f, name))
-				snprintf(val, sizeof(val), "%s", v->values[i].u.i ? "True" : "False");
+			name = engine_arg_name(t, v->names[i]);
+			engine_value_text(f, name, v->values[i], val, sizeof(val));
 		} else {
 			if (port <= 0)
 				break;

@@ -19,6 +19,15 @@
  * parsed result (its text is the new file) and MUH_OK is returned; on a
  * refusal (the file does not parse, a value cannot be written) MUH_EINPUT
  * with why (n bytes) naming the argument. */
+/* The launch argument param is written into: its own name, or the one the
+ * spec's `knobs: {PARAM: ARGUMENT}` names. */
+const char *engine_arg_name(const muh_target *t, const char *param);
+
+/* The text value v is written as into argument arg of f: 0/1 on a boolean
+ * flag (in the file or its schema) become False/True, anything else as
+ * value_fmt writes it. */
+void engine_value_text(const deploy_file *f, const char *arg, muh_value v, char *buf, size_t n);
+
 int engine_launch_text(const muh_target *t, const muh_variant *v, int port, deploy_file **out, char *why,
 		       size_t n);
 

@@ -16,12 +16,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "evalcli.h"
 #include "muh/deploy.h"
+#include "muh/engine.h"
 #include "muh/objective.h"
 #include "muh/replay.h"
 #include "muh/store.h"
@@ -640,18 +642,12 @@ static void check_engine_defaults(const muh_spec *s, const muh_target *t)
 		return;
 	for (size_t p = 0; p < s->nparams; p++) {
 		const muh_param *par = &s->params[p];
-		const char *name = par->name;
-		for (int k = 0; k < t->nknobs; k++)
-			if (!strcmp(t->knob_param[k], name))
-				name = t->knob_id[k];
+		const char *name = engine_arg_name(t, par->name);
 		const deploy_arg *a = deploy_find(f, name);
 		char want[256];
-		value_fmt(want, sizeof(want), par->values[par->has_default ? par->default_idx : 0]);
-		const char *have = a ? a->value : NULL;
-		int is_bool = a && (a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG || !strcmp(a->type, "bool"));
-		if (is_bool)
-			have = !strcmp(a->value, "True") ? "1" : "0";
-		if (!have || !strcmp(have, want))
+		/* the default as the engine backend would write it (0/1 on a flag: False/True) */
+		engine_value_text(f, name, par->values[par->has_default ? par->default_idx : 0], want, sizeof(want));
+		if (!a || !strcasecmp(a->value, want))
 			continue;
 		fprintf(stderr,
 			"%s:%d:%d: note: the default %s=%s is not what %s holds (%s %s); the run's \"default\" is the "
@@ -951,8 +947,7 @@ struct summary {
 	const muh_objective *o;
 	int json;
 	int keyw;
-	double best_any, best_slo;
-	char key_any[1024], key_slo[1024], why_any[256];
+	objective_winners w;
 	size_t rows, ok, missed;
 };
 
@@ -961,20 +956,10 @@ static int summary_row(void *ud, const store_row *row)
 	struct summary *S = ud;
 	const muh_measurement *m = row->m;
 	char why[256] = "";
-	double sc = objective_score(S->o, m);
-	int feas = m->status == EVAL_OK && objective_feasible(S->o, m, why, sizeof(why));
+	int feas = objective_winners_offer(&S->w, S->o, row->key, m, why, sizeof(why));
 	S->rows++;
 	S->ok += m->status == EVAL_OK;
 	S->missed += m->status == EVAL_OK && !feas;
-	if (isfinite(sc) && sc < S->best_any) {
-		S->best_any = sc;
-		snprintf(S->key_any, sizeof(S->key_any), "%s", row->key);
-		snprintf(S->why_any, sizeof(S->why_any), "%s", why);
-	}
-	if (isfinite(sc) && feas && sc < S->best_slo) {
-		S->best_slo = sc;
-		snprintf(S->key_slo, sizeof(S->key_slo), "%s", row->key);
-	}
 	if (S->json)
 		return 0;
 	char v[32], a[32], b[32];
@@ -997,8 +982,8 @@ static int summary_keyw(void *ud, const store_row *row)
 
 static void print_summary(muh_store *st, int64_t run, const muh_objective *objective, int json)
 {
-	struct summary S = {.o = objective, .json = json, .keyw = 13, .best_any = INFINITY,
-			    .best_slo = INFINITY};
+	struct summary S = {.o = objective, .json = json, .keyw = 13};
+	objective_winners_init(&S.w);
 	store_foreach(st, run, summary_keyw, &S.keyw);
 	char desc[1024];
 	objective_describe(objective, desc, sizeof(desc));
@@ -1009,31 +994,31 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 	}
 	store_foreach(st, run, summary_row, &S);
 	char a[32], b[32];
-	objective_format(objective->metric, objective_value(objective, S.best_slo), a, sizeof(a));
-	objective_format(objective->metric, objective_value(objective, S.best_any), b, sizeof(b));
-	int differ = isfinite(S.best_any) && strcmp(S.key_any, S.key_slo);
+	objective_format(objective->metric, objective_value(objective, S.w.best), a, sizeof(a));
+	objective_format(objective->metric, objective_value(objective, S.w.best_any), b, sizeof(b));
+	int differ = isfinite(S.w.best_any) && strcmp(S.w.key_any, S.w.key);
 	if (json) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "event", "winners");
 		cJSON_AddStringToObject(o, "objective", desc);
 		cJSON_AddNumberToObject(o, "variants", (double)S.rows);
 		cJSON_AddNumberToObject(o, "slo_missed", (double)S.missed);
-		if (isfinite(S.best_slo)) {
-			cJSON_AddStringToObject(o, "slo_best_key", S.key_slo);
-			cJSON_AddNumberToObject(o, "slo_best", objective_value(objective, S.best_slo));
+		if (isfinite(S.w.best)) {
+			cJSON_AddStringToObject(o, "slo_best_key", S.w.key);
+			cJSON_AddNumberToObject(o, "slo_best", objective_value(objective, S.w.best));
 		}
-		if (isfinite(S.best_any)) {
-			cJSON_AddStringToObject(o, "unconstrained_best_key", S.key_any);
-			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(objective, S.best_any));
+		if (isfinite(S.w.best_any)) {
+			cJSON_AddStringToObject(o, "unconstrained_best_key", S.w.key_any);
+			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(objective, S.w.best_any));
 		}
 		print_line(o);
 		return;
 	}
-	printf("winner      under the SLOs: %s  %s\n", isfinite(S.best_slo) ? a : "none",
-	       isfinite(S.best_slo) ? S.key_slo : "(no variant met them)");
+	printf("winner      under the SLOs: %s  %s\n", isfinite(S.w.best) ? a : "none",
+	       isfinite(S.w.best) ? S.w.key : "(no variant met them)");
 	if (differ)
-		printf("winner      ignoring the SLOs: %s  %s (misses: %s)\n", b, S.key_any, S.why_any);
-	else if (isfinite(S.best_any))
+		printf("winner      ignoring the SLOs: %s  %s (misses: %s)\n", b, S.w.key_any, S.w.why_any);
+	else if (isfinite(S.w.best_any))
 		printf("winner      ignoring the SLOs: the same variant\n");
 }
 
