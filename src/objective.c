@@ -267,3 +267,29 @@ void objective_describe(const muh_objective *o, char *buf, size_t n)
 	for (int i = 0; i < o->nslo && used < n; i++)
 		used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : " subject to ", o->slo[i].text);
 }
+
+void objective_winners_init(objective_winners *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->best = w->best_any = INFINITY;
+}
+
+int objective_winners_offer(objective_winners *w, const muh_objective *o, const char *key,
+			    const muh_measurement *m, char *why, size_t n)
+{
+	char miss[256] = "";
+	double sc = objective_score(o, m);
+	int feas = m->status == EVAL_OK && objective_feasible(o, m, miss, sizeof(miss));
+	if (isfinite(sc) && sc < w->best_any) {
+		w->best_any = sc;
+		snprintf(w->key_any, sizeof(w->key_any), "%s", key);
+		snprintf(w->why_any, sizeof(w->why_any), "%s", miss);
+	}
+	if (isfinite(sc) && feas && sc < w->best) {
+		w->best = sc;
+		snprintf(w->key, sizeof(w->key), "%s", key);
+	}
+	if (why && n)
+		snprintf(why, n, "%s", miss);
+	return feas;
+}

@@ -79,6 +79,23 @@ double objective_value(const muh_objective *o, double score);
  * one written into why ("ttft_p99 = 2.41 s, needs <= 2s"). */
 int objective_feasible(const muh_objective *o, const muh_measurement *m, char *why, size_t n);
 
+/* The two winners of a set of measurements under an objective: the best
+ * that meets every SLO, and the best ignoring them (the throughput winner
+ * and the SLO-constrained winner, reported apart). Scores are
+ * objective_score's; INFINITY while there is none. Ties keep the first. */
+typedef struct objective_winners {
+	double best, best_any;
+	char key[4096], key_any[4096];
+	char why_any[256]; /* the SLO key_any misses ("" when it meets them) */
+} objective_winners;
+
+void objective_winners_init(objective_winners *w);
+/* Offers measurement m of the variant called key. Returns 1 when m is ok
+ * and meets every SLO, else 0 with the first missed SLO in why (n bytes;
+ * why may be NULL). */
+int objective_winners_offer(objective_winners *w, const muh_objective *o, const char *key,
+			    const muh_measurement *m, char *why, size_t n);
+
 /* "s" for latencies and times, "tok/s", "req/s", "" for counts. */
 const char *objective_metric_unit(const char *name);
 

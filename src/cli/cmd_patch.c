@@ -359,25 +359,20 @@ struct engine_win {
 	char rel[4096];
 	char *text;
 	size_t len;
-	char key[1024];
+	char key[4096];
 	char value[64]; /* the objective's value, for the note */
 };
 
 struct engine_pick {
 	const muh_objective *o;
-	double best;
-	char key[1024];
-	char why_any[256];
+	objective_winners w;
 };
 
+/* store_foreach callback: offers each row to the winners. */
 static int engine_pick_row(void *ud, const store_row *row)
 {
 	struct engine_pick *e = ud;
-	double sc = objective_score(e->o, row->m);
-	if (isfinite(sc) && objective_feasible(e->o, row->m, NULL, 0) && sc < e->best) {
-		e->best = sc;
-		snprintf(e->key, sizeof(e->key), "%s", row->key);
-	}
+	objective_winners_offer(&e->w, e->o, row->key, row->m, NULL, 0);
 	return 0;
 }
 
@@ -439,10 +434,11 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 				    "nothing to write back",
 				 (long long)run->id);
 	}
-	struct engine_pick e = {.o = &o, .best = INFINITY};
+	struct engine_pick e = {.o = &o};
+	objective_winners_init(&e.w);
 	if (!rc)
 		rc = store_foreach(st, run->id, engine_pick_row, &e);
-	if (!rc && !isfinite(e.best)) {
+	if (!rc && !isfinite(e.w.best)) {
 		spec_free(s);
 		return 1; /* no ok variant met the SLOs: nothing to write */
 	}
@@ -459,7 +455,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	}
 	muh_variant v;
 	if (!rc)
-		rc = variant_of_key(s, e.key, &v, d);
+		rc = variant_of_key(s, e.w.key, &v, d);
 	if (!rc) {
 		deploy_file *f;
 		char why[1024];
@@ -477,8 +473,8 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 			} else {
 				rc = MUH_ENOMEM;
 			}
-			snprintf(w->key, sizeof(w->key), "%s", e.key);
-			objective_format(o.metric, objective_value(&o, e.best), w->value, sizeof(w->value));
+			snprintf(w->key, sizeof(w->key), "%s", e.w.key);
+			objective_format(o.metric, objective_value(&o, e.w.best), w->value, sizeof(w->value));
 			deploy_free(f);
 		}
 		eval_variant_free(&v);
