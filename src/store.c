@@ -38,6 +38,7 @@
 #include "muh/muh.h"
 #include "muh/objective.h"
 #include "muh/store.h"
+#include "store_vfs.h"
 
 /* Bumped only for a change an older muh cannot read; added columns and
  * tables (metrics, spec_text, claims) are not such a change. */
@@ -282,7 +283,8 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	muh_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return MUH_ENOMEM;
-	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | (fs ? SQLITE_OPEN_CREATE : 0), NULL) !=
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | (fs ? SQLITE_OPEN_CREATE : 0),
+			    store_vfs_name()) !=
 	    SQLITE_OK) {
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
@@ -391,7 +393,7 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 		return MUH_ENOMEM;
 	}
 	st->readonly = 1;
-	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, store_vfs_name());
 	free(uri);
 	if (rc != SQLITE_OK) {
 		if (d)

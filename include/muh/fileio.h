@@ -3,7 +3,8 @@
  * through (so that a test can make any of its writes fail).
  *
  * Every open/write/fsync/rename/unlink/mkdir of a file muh patch writes is a
- * fio_* call. Each call counts; a fault armed at N makes the Nth call from
+ * fio_* call, and every write/sync/truncate/delete of the store is counted
+ * the same way (src/store_vfs.c). Each call counts; a fault armed at N makes the Nth call from
  * the arming fail once (errno EIO, ENOSPC for write), as SQLite's test VFS
  * does, so a test can loop N = 1, 2, 3, ... over an operation until it
  * succeeds and check after each failure that nothing was damaged.
@@ -11,7 +12,8 @@
  * Arming: fio_fault_arm(N) (unit tests), or the environment variable
  * MUH_FAULT_IO=N read at the first fio_* call (the CLI). MUH_FAULT_SLEEP_MS=M
  * sleeps M milliseconds before each fio_rename, so that a test can kill -9
- * the process between two renames. Neither is meant for users.
+ * the process between two renames. MUH_FAULT_IO_STATS=1 prints the number of
+ * calls at exit. None of these is meant for users.
  */
 #ifndef MUH_FILEIO_H
 #define MUH_FILEIO_H
@@ -31,6 +33,10 @@ char *file_read_fd(int fd, size_t *len);
 /* Arms a fault: the nth fio_* call from now fails, once (n = 0 disarms).
  * Overrides MUH_FAULT_IO. */
 void fio_fault_arm(long n);
+
+/* Counts one call of another I/O layer (the store's SQLite VFS) in the same
+ * counter: 1 when this call is the armed one and must fail, else 0. */
+int fio_fault_point(void);
 
 /* fio_* calls made since the last fio_fault_arm (or the process start). */
 long fio_calls(void);
