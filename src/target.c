@@ -254,8 +254,16 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 		else if (!strcmp(kv->value, "false") || !strcmp(kv->value, "False"))
 			x = 0, end = "";
 		if (end == kv->value || *end || !(x >= k->lo && x <= k->hi) ||
-		    (k->kind == K_INT && x != floor(x)))
-			return diag_kv(s, kv, d, "%s: '%s' is not a valid value", kv->key, kv->value);
+		    (k->kind == K_INT && x != floor(x))) {
+			char msg[400];
+			if (k->kind == K_INT && k->lo == 0 && k->hi == 1)
+				snprintf(msg, sizeof(msg), "'%.200s' is not a valid value: expected true or false",
+					 kv->value);
+			else
+				snprintf(msg, sizeof(msg), "'%.200s' is not a valid value: expected %s from %g to %g",
+					 kv->value, k->kind == K_INT ? "an integer" : "a number", k->lo, k->hi);
+			return diag_kv(s, kv, d, "%s: %s", kv->key, msg);
+		}
 		if (k->kind == K_NUM)
 			*(double *)base = x;
 		else

@@ -116,4 +116,15 @@ rc=$?
 expect_rc 3 "--help past ulimit -f"
 expect_in err "^muh: cannot write the output: File too large" "ulimit -f: the write error is said"
 
+# a measure key out of range says what it takes, at the value's line:col
+printf 'name: x\ntarget: {backend: cpu}\nmeasure: {max_noise: 100}\nparams:\n  X: {values: [1, 2], default: 1}\n' >"$TMP/range.yaml"
+run "$MUH" space "$TMP/range.yaml"
+run "$MUH" tune "$TMP/range.yaml" --db "$TMP/range.db"
+expect_rc 2 "measure.max_noise out of range"
+expect_in err "range.yaml:3:22: error: measure.max_noise: '100' is not a valid value: expected a number from 0 to 10" "the range is named"
+sed -i 's/max_noise: 100/isolate: 3/' "$TMP/range.yaml"
+run "$MUH" tune "$TMP/range.yaml" --db "$TMP/range.db"
+expect_rc 2 "measure.isolate not a bool"
+expect_in err "measure.isolate: '3' is not a valid value: expected true or false" "a flag says true or false"
+
 done_tests
