@@ -358,9 +358,14 @@ static int start(search *s, uint32_t *cfg, int *stop)
 	if (space_default(s->sp, cfg)) {
 		if (out_of_budget(s))
 			return *stop = 1, MUH_OK;
-		if ((rc = evaluate(s, cfg, "default", -1, stop)) || *stop)
+		uint64_t before = s->r->nrecords;
+		rc = evaluate(s, cfg, "default", -1, stop);
+		/* recorded: the defaults count even when the caller stops right
+		 * after them (Ctrl-C during the first evaluation's report) */
+		if (s->r->nrecords > before)
+			s->r->have_default = 1;
+		if (rc || *stop)
 			return rc;
-		s->r->have_default = 1;
 	} else {
 		strategy_event ev = {.kind = STRATEGY_EV_DEFAULT_INVALID,
 		                     .cfg = cfg,

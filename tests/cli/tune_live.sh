@@ -90,4 +90,31 @@ expect_in err "holds no run of" "says so"
 # bad input
 run "$MUH" tune "$SPEC" --replay x.csv --db "$DB"
 expect_rc 2 "--replay with --db"
+# Ctrl-C while the defaults are measured: the defaults are still reported as
+# measured (row 1), never as "not valid in this space"
+cat >"$TMP/slow.sh" <<SH
+#!/usr/bin/env bash
+[ "\$MUH_STEP" = time ] || { echo "muh-fingerprint: X=\$X"; exit 0; }
+echo "\$X" >>"$TMP/timed"
+sleep 0.3
+echo "muh-time: 0.00\$X"
+SH
+chmod +x "$TMP/slow.sh"
+printf 'name: slow\ntarget: {backend: command, command: "%s"}\nmeasure: {warmups: 0, min_samples: 1, max_samples: 1, max_noise: 10}\nparams:\n  X: {values: [1, 2, 3, 4, 5, 6, 7, 8], default: 5}\n' "$TMP/slow.sh" >"$TMP/slow.yaml"
+rm -f "$TMP/timed"
+"$MUH" tune "$TMP/slow.yaml" --db "$TMP/slow.db" >"$TMP/slow.out" 2>&1 &
+pid=$!
+# the noise pair, then the defaults' own timing: interrupt during the third
+for _ in $(seq 400); do
+	[ "$( (wc -l <"$TMP/timed") 2>/dev/null || echo 0)" -ge 3 ] && break
+	sleep 0.02
+done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 130 ] || fail "SIGINT during the defaults: exit $rc, expected 130"
+grep -q "not valid in this space" "$TMP/slow.out" && fail "SIGINT during the defaults: they are said to be invalid: $(grep default "$TMP/slow.out")"
+grep -Eq "^default +5\.000 ms +X=5" "$TMP/slow.out" || fail "SIGINT during the defaults: the measured default is not reported: $(cat "$TMP/slow.out")"
+grep -Eq "^evaluated +1 of" "$TMP/slow.out" || fail "SIGINT during the defaults: one evaluation: $(grep evaluated "$TMP/slow.out")"
+
 done_tests
