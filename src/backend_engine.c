@@ -150,52 +150,6 @@ static int port_taken(int port)
 	return taken;
 }
 
-struct body {
-	char *p;
-	size_t n;
-};
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-	struct body *b = ud;
-	size_t k = size * nmemb;
-	if (b->n + k > (1u << 20))
-		return 0; /* a probe answer over 1 MiB is not one */
-	char *np = realloc(b->p, b->n + k + 1);
-	if (!np)
-		return 0;
-	memcpy(np + b->n, data, k);
-	b->p = np;
-	b->n += k;
-	b->p[b->n] = '\0';
-	return k;
-}
-
-/* GET url; returns the HTTP status (0 when no answer) and the body
- * (malloc'd, may be NULL) through *body when body is not NULL. */
-static long http_get(const char *url, double timeout_s, char **body)
-{
-	CURL *h = curl_easy_init();
-	if (!h)
-		return 0;
-	struct body b = {0};
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	long code = 0;
-	if (curl_easy_perform(h) == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(h);
-	if (body)
-		*body = b.p;
-	else
-		free(b.p);
-	return code;
-}
-
 /* Reaps the leader if it has exited; 1 when it has. */
 static int leader_exited(engine_server *sv)
 {
@@ -524,7 +478,7 @@ static int wait_ready(const muh_target *t, engine_server *sv, muh_measurement *m
 					 how, eval_now_s() - t0, tail);
 			return -1;
 		}
-		if (t->ready_log[0] ? log_has(sv->log, t->ready_log) : http_get(probe, 1.0, NULL) == 200)
+		if (t->ready_log[0] ? log_has(sv->log, t->ready_log) : load_http_get(probe, 1.0, NULL) == 200)
 			return 0;
 		if (eval_now_s() - t0 > t->ready_timeout_s) {
 			char tail[1024];
@@ -604,7 +558,7 @@ static int engine_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	if (t->props[0]) {
 		char url[EVAL_STR + 160], *body = NULL;
 		snprintf(url, sizeof(url), "%s%s", sv->url, t->props);
-		long code = http_get(url, 5.0, &body);
+		long code = load_http_get(url, 5.0, &body);
 		cJSON *p = body && code == 200 ? cJSON_Parse(body) : NULL;
 		free(body);
 		if (p)

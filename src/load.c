@@ -1122,6 +1122,77 @@ static void run_free(struct run *R)
 	free(R->itl.v);
 }
 
+/* ---- probing a server --------------------------------------------------- */
+
+struct get_body {
+	char *p;
+	size_t n;
+};
+
+static size_t on_get_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct get_body *b = ud;
+	size_t k = size * nmemb;
+	if (b->n + k > (1u << 20))
+		return 0; /* a probe answer over 1 MiB is not one */
+	char *np = realloc(b->p, b->n + k + 1);
+	if (!np)
+		return 0;
+	memcpy(np + b->n, data, k);
+	b->p = np;
+	b->n += k;
+	b->p[b->n] = '\0';
+	return k;
+}
+
+long load_http_get(const char *url, double timeout_s, char **body)
+{
+	CURL *h = curl_easy_init();
+	if (!h)
+		return 0;
+	struct get_body b = {0};
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_get_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	long code = 0;
+	if (curl_easy_perform(h) == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(h);
+	if (body)
+		*body = b.p;
+	else
+		free(b.p);
+	return code;
+}
+
+int load_wait_ready(const char *url, const char *path, double timeout_s, muh_diag *d)
+{
+	char probe[1200];
+	snprintf(probe, sizeof(probe), "%s%s", url, path && *path ? path : "/health");
+	double t0 = now_s();
+	long code = 0;
+	for (;;) {
+		code = load_http_get(probe, 1.0, NULL);
+		if (code == 200)
+			return MUH_OK;
+		if (now_s() - t0 >= timeout_s)
+			break;
+		struct timespec ts = {0, 200 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	char got[64];
+	if (code)
+		snprintf(got, sizeof(got), "the last answer was HTTP %ld", code);
+	else
+		snprintf(got, sizeof(got), "nothing answered");
+	diag_errorf(d, "the server at %.800s was not ready after %g s: GET %.200s: %s", url, timeout_s,
+		    path && *path ? path : "/health", got);
+	return MUH_EENV;
+}
+
 int load_run(const load_opts *o, load_result *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));

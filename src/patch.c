@@ -2139,6 +2139,16 @@ const muh_knob *patch_knobs_find(const patch_knobs *K, const char *id)
 	return NULL;
 }
 
+size_t patch_knobs_count(const patch_knobs *K)
+{
+	return K->n;
+}
+
+const muh_knob *patch_knobs_at(const patch_knobs *K, size_t i)
+{
+	return i < K->n ? &K->k[i] : NULL;
+}
+
 const char *patch_knobs_root(const patch_knobs *K)
 {
 	return K->root;

@@ -2078,8 +2078,13 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	struct stat st;
 	if (!root || stat(root, &st)) {
 		diag_clear(d);
-		return diag_errorf(d, "cannot scan '%s': %s", root ? root : "(null)",
-		                   root ? strerror(errno) : "no path");
+		int e = errno;
+		/* the README's tour scans the pinned vLLM trees, which the quick
+		 * start does not fetch */
+		int pinned = root && e == ENOENT && strstr(root, "third_party/");
+		return diag_errorf(d, "cannot scan '%s': %s%s", root ? root : "(null)",
+		                   root ? strerror(e) : "no path",
+		                   pinned ? " (./scripts/deps.sh fetches the pinned engine trees into third_party/)" : "");
 	}
 	int single = 0;
 	if (!S_ISDIR(st.st_mode)) {

@@ -76,6 +76,16 @@ int load_opts_check(const load_opts *o, muh_diag *d);
  * unreadable dataset (d says why), MUH_ENOMEM when memory runs out. */
 int load_run(const load_opts *o, load_result *r, muh_diag *d);
 
+/* GET url within timeout_s; returns the HTTP status (0 when nothing
+ * answered) and, when body is not NULL, the body (malloc'd, NUL-terminated,
+ * NULL when empty; at most 1 MiB) through *body. Proxies are never used. */
+long load_http_get(const char *url, double timeout_s, char **body);
+
+/* Polls GET url+path (path NULL or "": /health) every 0.2 s until it
+ * answers 200 or timeout_s passes. Returns MUH_OK, or MUH_EENV with d
+ * saying what the last answer was. */
+int load_wait_ready(const char *url, const char *path, double timeout_s, muh_diag *d);
+
 /* The result as named metrics (names: output_tokens_per_s, requests_per_s,
  * goodput_rps, errors, truncated, ok, prompt_tokens, completion_tokens,
  * ttft_p50, ttft_p90, ttft_p99, ttft_mean, itl_p50.., tpot_p50..,

@@ -147,6 +147,9 @@ typedef struct patch_knobs patch_knobs;
 int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d);
 void patch_knobs_free(patch_knobs *k);
 const muh_knob *patch_knobs_find(const patch_knobs *k, const char *id);
+/* The number of knobs, and the ith (NULL past the end). */
+size_t patch_knobs_count(const patch_knobs *k);
+const muh_knob *patch_knobs_at(const patch_knobs *k, size_t i);
 const char *patch_knobs_root(const patch_knobs *k);
 
 /* ---- emitters ------------------------------------------------------------- */

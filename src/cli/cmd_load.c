@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "muh/load.h"
+#include "muh/strategy.h"
 
 static const char help[] =
 	"usage: muh load URL [--concurrency N | --rate R] [--requests N | --duration T]\n"
@@ -62,6 +63,8 @@ static const char help[] =
 	"limits and goals:\n"
 	"  --request-timeout T  a request past T is an error (default 60s)\n"
 	"  --deadline T         the whole run gives up after T\n"
+	"  --wait-ready T       first wait up to T for GET /health to answer 200\n"
+	"                     (a server just started: vLLM, llama-server, SGLang)\n"
 	"  --slo-ttft T, --slo-tpot T\n"
 	"                     goodput counts the requests within both (per second)\n"
 	"\n"
@@ -90,7 +93,7 @@ static const char *const passthrough[] = {
 };
 #define NPASS (sizeof(passthrough) / sizeof(passthrough[0]))
 
-enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_PASS = 100 };
+enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_WAIT, OPT_PASS = 100 };
 
 /* A duration in ms for the table: "-" when none. */
 static const char *ms(char *b, size_t n, double s)
@@ -192,7 +195,7 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 
 static int run(int argc, char **argv)
 {
-	struct option opts[NPASS + 8];
+	struct option opts[NPASS + 9];
 	size_t k = 0;
 	for (size_t i = 0; i < NPASS; i++)
 		opts[k++] = (struct option){passthrough[i], required_argument, NULL, OPT_PASS + (int)i};
@@ -203,11 +206,13 @@ static int run(int argc, char **argv)
 	opts[k++] = (struct option){"no-ignore-eos", no_argument, NULL, OPT_NOEOS};
 	opts[k++] = (struct option){"ignore-eos", no_argument, NULL, OPT_EOS};
 	opts[k++] = (struct option){"chat", no_argument, NULL, OPT_CHAT};
+	opts[k++] = (struct option){"wait-ready", required_argument, NULL, OPT_WAIT};
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	load_opts o;
 	load_defaults(&o);
 	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0;
 	uint64_t maxc = 0, nrates = 3;
+	double wait_s = 0;
 	char why[512];
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -247,6 +252,10 @@ static int run(int argc, char **argv)
 		case OPT_CHAT:
 			snprintf(o.endpoint, sizeof(o.endpoint), "/v1/chat/completions");
 			break;
+		case OPT_WAIT:
+			if (strategy_parse_duration(optarg, &wait_s) || !(wait_s > 0 && wait_s <= 86400))
+				return cli_usage_error("load", "--wait-ready needs a duration (such as 30s, 2m) up to 24h");
+			break;
 		default:
 			return cli_bad_option("load", argv, opts);
 		}
@@ -265,6 +274,10 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	if (load_opts_check(&o, &d))
 		return cli_usage_error("load", "%s", d.msg);
+	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d)) {
+		fprintf(stderr, "muh load: %s\n", d.msg);
+		return EXIT_ENV;
+	}
 	if (!json) {
 		printf("load: %s%s, ", o.url, o.endpoint);
 		if (o.dataset[0])

@@ -725,6 +725,39 @@ static int recover(const char *dir, int rollback, int json)
 	return EXIT_OK;
 }
 
+/* The knob that ref names: its id, or else its name when exactly one knob
+ * has it (ids stay the way to pick among several). NULL with d saying why
+ * (where: the scan file or tree the knobs came from). */
+static const muh_knob *find_knob(const patch_knobs *saved, const muh_surface *surf, const char *ref,
+				 const char *where, const char *tree, muh_diag *d)
+{
+	const muh_knob *k = saved ? patch_knobs_find(saved, ref) : scan_find(surf, ref);
+	if (k)
+		return k;
+	size_t n = saved ? patch_knobs_count(saved) : scan_nknobs(surf), hits = 0;
+	const muh_knob *hit = NULL;
+	char list[600] = "";
+	for (size_t i = 0; i < n; i++) {
+		const muh_knob *c = saved ? patch_knobs_at(saved, i) : scan_knob(surf, i);
+		if (!c->name || strcmp(c->name, ref))
+			continue;
+		hit = c;
+		size_t l = strlen(list);
+		if (hits++ < 6 && l + 1 < sizeof(list))
+			snprintf(list + l, sizeof(list) - l, "%s%s (%s:%d)", hits > 1 ? ", " : "", c->id, c->file,
+				 c->line);
+	}
+	if (hits == 1)
+		return hit;
+	if (hits > 1)
+		diag_errorf(d, "%zu knobs are named '%s' in %s; give the id of one: %s%s", hits, ref, where, list,
+			    hits > 6 ? ", ..." : "");
+	else
+		diag_errorf(d, "no knob '%s' in %s: give a knob's id or its name (`muh scan %s --json` lists both)", ref,
+			    where, tree);
+	return NULL;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -919,11 +952,8 @@ static int run(int argc, char **argv)
 		free(E->w[k].text);
 	free(E);
 	for (int i = 0; i < nsets && !rc; i++) {
-		const muh_knob *k = saved ? patch_knobs_find(saved, sets[i].id)
-					  : scan_find(surf, sets[i].id);
+		const muh_knob *k = find_knob(saved, surf, sets[i].id, scanfile ? scanfile : tree, tree, &d);
 		if (!k) {
-			diag_errorf(&d, "no knob '%s' in %s (ids come from `muh scan %s --json`)",
-				    sets[i].id, scanfile ? scanfile : tree, tree);
 			rc = MUH_EINPUT;
 			break;
 		}

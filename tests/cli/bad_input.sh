@@ -127,4 +127,9 @@ run "$MUH" tune "$TMP/range.yaml" --db "$TMP/range.db"
 expect_rc 2 "measure.isolate not a bool"
 expect_in err "measure.isolate: '3' is not a valid value: expected true or false" "a flag says true or false"
 
+# a pinned engine tree the quick start did not fetch: the error says how
+run "$MUH" scan third_party/vllm-0.0.0-not-fetched
+expect_rc 2 "scan of a missing third_party tree"
+expect_in err "No such file or directory \(./scripts/deps.sh fetches the pinned engine trees into third_party/\)" "the missing tree names deps.sh"
+
 done_tests

@@ -7,9 +7,7 @@ for p in /usr/local/cuda/lib64/libnvrtc.so /usr/local/cuda/lib64/libnvrtc.so.13 
 	[ -e "$p" ] && NVRTC=$p && break
 done
 if [ -z "$NVRTC" ]; then
-	echo "skip: no libnvrtc"
-	done_tests
-	exit 0
+	skip_test "no libnvrtc"
 fi
 run python3 scripts/nvrtc_kernels.py "$NVRTC"
 expect_rc 0 "NVRTC compiles kernels/cuda"

@@ -173,6 +173,17 @@ expect_in err "changed since it was scanned" "drift message"
 run "$MUH" patch "$T" --set kdeadbeefdeadbeef=1
 expect_rc 2 "unknown id"
 expect_in err "no knob 'kdeadbeefdeadbeef'" "unknown id message"
+# a knob by its name, when only one has it; an unknown name says what is wanted
+run "$MUH" patch "$FIX" --set NUM_WARPS=4
+expect_rc 0 "a knob by its unique name"
+expect_in out "^\+    NUM_WARPS = 4" "the named knob's bytes change"
+run "$MUH" patch "$FIX" --set NO_SUCH_KNOB=4
+expect_rc 2 "an unknown name"
+expect_in err "no knob 'NO_SUCH_KNOB' in $FIX: give a knob's id or its name" "unknown name message"
+mkdir -p "$TMP/twice" && printf 'X = 1\n' >"$TMP/twice/a.py" && printf 'X = 2\n' >"$TMP/twice/b.py"
+run "$MUH" patch "$TMP/twice" --set X=3
+expect_rc 2 "a name two knobs have"
+expect_in err "2 knobs are named 'X' in $TMP/twice; give the id of one: k[0-9a-f]+ \(a.py:1\), k[0-9a-f]+ \(b.py:1\)" "ambiguous name lists the ids"
 run "$MUH" patch "$T" --set nonsense
 expect_rc 2 "malformed --set"
 run "$MUH" patch "$TMP/nowhere" --set x=1

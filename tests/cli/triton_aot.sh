@@ -7,9 +7,7 @@
 source "$(dirname "$0")/lib.bash"
 PY=${MUH_TRITON_PYTHON:-python3}
 if ! "$PY" -c 'import torch, triton' 2>/dev/null; then
-	echo "skip: no torch/triton for $PY"
-	done_tests
-	exit 0
+	skip_test "no torch/triton for $PY"
 fi
 run "$PY" bench/triton_aot.py --sample 6 --out "$TMP/aot.csv"
 expect_rc 0 "ahead-of-time compiles: $(tail -1 "$TMP/out")"

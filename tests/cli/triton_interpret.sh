@@ -6,9 +6,7 @@
 source "$(dirname "$0")/lib.bash"
 PY=${MUH_TRITON_PYTHON:-python3}
 if ! "$PY" -c 'import torch, triton' 2>/dev/null; then
-	echo "skip: no torch/triton for $PY"
-	done_tests
-	exit 0
+	skip_test "no torch/triton for $PY"
 fi
 # fp32 and fp16 (the interpreter's bf16 tl.dot is wrong in Triton 3.6: a
 # plain 16x16 bf16 dot is off by 1e10, so bf16 is checked on the GPU only)

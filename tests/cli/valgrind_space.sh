@@ -1,8 +1,7 @@
 # valgrind is clean on `muh space` over a BAT file and over the MoE spec.
 source "$(dirname "$0")/lib.bash"
 if [ "${MUH_SANITIZED:-0}" = 1 ]; then
-	echo "skip: sanitized build (valgrind runs on the plain build)"
-	exit 0
+	skip_test "sanitized build (valgrind runs on the plain build)"
 fi
 command -v valgrind >/dev/null || { echo "FAIL: valgrind not installed (scripts/deps.sh installs it)"; exit 1; }
 for args in "$BAT/GEMM-CAFF.json" "$BAT/convolution-CAFF.json --prune-only" "specs/fused_moe.yaml --list"; do

@@ -1,0 +1,81 @@
+# The README's tour, run as written (issue 17): every command of its ```sh
+# block, in order, in a copy of the repository (so muh.db, scan.json, plots/
+# and e.db land there), with build/muh the binary under test. A command's
+# expected exit status is the one its comment names ("exit 1: ..."); `muh hw`
+# may also exit 0 where a CUDA device is present, and `muh kb cccl` exit 3
+# where no CUDA toolkit is installed. Then a few things the comments promise
+# are checked in the outputs. Run in the plain build only (the commands are
+# the same under the sanitizers; the tour's llama.cpp tune is long there).
+source "$(dirname "$0")/lib.bash"
+[ -z "${MUH_SANITIZED:-}" ] || skip_test "sanitized build (the tour runs on the plain build)"
+REPO=$PWD
+MUH=$(realpath "$MUH")
+
+# the tour's commands, one per line, with their expected status
+awk '/^## A short tour/{f=1} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md >"$TMP/tour.txt"
+n=$(grep -c . "$TMP/tour.txt")
+[ "$n" -ge 20 ] || fail "the README's tour has $n commands; the block was not found"
+
+# a copy of the repository: tracked and new files, third_party and the
+# shared corpora linked, build/muh the binary under test
+W="$TMP/w/repo"
+mkdir -p "$W/build"
+(git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build\* -prune -o -type f -print) |
+	while read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done | (cd "$REPO" && xargs -0 cp --parents -t "$W")
+ln -s "$REPO/third_party" "$W/third_party"
+ln -s "$(realpath "$REPO/../shared")" "$TMP/w/shared"
+ln -s "$MUH" "$W/build/muh"
+export MUH_CACHE_DIR="$TMP/cache"
+
+cccl=1
+if "$MUH" kb cccl --algorithm reduce >/dev/null 2>&1; [ $? = 3 ]; then
+	command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || cccl=0
+fi
+
+# one script: each line in the same shell (the tour starts a server with &
+# and stops it with kill $server two lines on), its output to its own log
+{
+	echo 'cd "$1" || exit 9'
+	i=0
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		i=$((i + 1))
+		printf '{ %s\n} >"$2/%d.log" 2>&1 </dev/null; echo "%d $?" >>"$2/rc"\n' "$line" "$i" "$i"
+	done <"$TMP/tour.txt"
+} >"$TMP/tour.sh"
+mkdir -p "$TMP/logs"
+timeout 1500 bash "$TMP/tour.sh" "$W" "$TMP/logs"
+[ $? = 124 ] && fail "the tour did not finish in 25 minutes"
+
+i=0
+while IFS= read -r line; do
+	[ -n "$line" ] || continue
+	i=$((i + 1))
+	want=0
+	[[ "$line" =~ \#.*exit\ ([0-9]+) ]] && want=${BASH_REMATCH[1]}
+	got=$(awk -v i=$i '$1 == i {print $2}' "$TMP/logs/rc")
+	ok=0
+	[ "$got" = "$want" ] && ok=1
+	[[ "$line" == *"build/muh hw "* && "$line" == *"no CUDA device"* && "$got" = 0 ]] && ok=1
+	[[ "$line" == "build/muh kb cccl"* && $cccl = 0 && "$got" = 3 ]] && ok=1
+	[ $ok = 1 ] || fail "tour line $i exited ${got:-<not run>}, expected $want: $line
+$(tail -5 "$TMP/logs/$i.log" 2>/dev/null)"
+done <"$TMP/tour.txt"
+
+# what the comments promise
+log() { cat "$TMP/logs/$(grep -nF -- "$1" "$TMP/tour.txt" | head -1 | cut -d: -f1).log" 2>/dev/null; }
+log "matmul_cpu_broken" | grep -q "BLOCK_N .*NOT REACHING THE KERNEL" || fail "verify of the broken spec names BLOCK_N, which never reaches the kernel"
+log "--svg plots/" >/dev/null && [ -n "$(ls "$W/plots" 2>/dev/null)" ] || fail "report --svg wrote no plots"
+log "GEMM-CAFF" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["valid"] > 0' ||
+	fail "the BAT space's --json"
+log "--set NUM_WARPS=4" | grep -q '^+    NUM_WARPS = 4' || fail "the patch line's diff changes NUM_WARPS"
+[ -s "$W/scan.json" ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["knobs"]' "$W/scan.json" ||
+	fail "scan of vLLM 0.6.3 wrote scan.json"
+log "patch specs --from e.db" >"$TMP/winner.diff"
+if grep -q '^+++ ' "$TMP/winner.diff"; then
+	git -C "$W/specs" apply --check "$TMP/winner.diff" 2>"$TMP/apply.err" ||
+		fail "the engine winner's diff does not apply: $(cat "$TMP/apply.err")"
+fi
+log "--wait-ready" | grep -Eq '^conc 1 ' || fail "muh load printed no sweep row: $(log "--wait-ready" | tail -3)"
+echo "tour: $n commands run"
+done_tests
