@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libfyaml-dev libcjson-dev libsqlite3-dev libtree-sitter-dev libcmocka-dev libcurl4-openssl-dev
-      python3 valgrind git curl)
+      python3 valgrind git curl openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

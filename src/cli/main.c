@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "muh/pool.h"
 
 #define X(name) extern const struct muh_command muh_cmd_##name;
 #include "muh_commands.h"
@@ -214,6 +215,15 @@ int main(int argc, char **argv)
 	setvbuf(stderr, errbuf, _IOLBF, sizeof(errbuf));
 	signal(SIGXFSZ, SIG_IGN);
 	opterr = 0;
+	/* under mpirun/srun: rank 0 is muh as typed, the other ranks measure */
+	int mpi_size = 1;
+	if (pool_mpi_init(&argc, &argv, &mpi_size) > 0) {
+		int rc = pool_mpi_serve();
+		pool_mpi_finalize();
+		return rc ? EXIT_ENV : EXIT_OK;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "pool-worker")) /* internal: one worker of a pool (pool.h) */
+		return pool_worker_serve(0, 1) ? EXIT_ENV : EXIT_OK;
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -253,5 +263,7 @@ int main(int argc, char **argv)
 			return finish(EXIT_OK);
 		}
 	}
-	return finish(c->run(argc - 1, argv + 1));
+	int ex = finish(c->run(argc - 1, argv + 1));
+	pool_mpi_finalize();
+	return ex;
 }
