@@ -473,7 +473,7 @@ int pool_wait(muh_pool *p, pool_result *r, const volatile int *stop, muh_diag *d
 			fds[i].fd = p->w[i].alive ? p->w[i].from : -1;
 			fds[i].events = POLLIN;
 		}
-		int k = poll(fds, (nfds_t)p->nw, 500);
+		int k = poll(fds, (nfds_t)p->nw, 200);
 		double t = now_s();
 		for (size_t i = 0; i < p->nw; i++) {
 			worker *w = &p->w[i];
@@ -494,6 +494,13 @@ int pool_wait(muh_pool *p, pool_result *r, const volatile int *stop, muh_diag *d
 						return MUH_OK;
 					}
 				}
+			} else if (!w->rank && w->pid && waitpid(w->pid, NULL, WNOHANG) == w->pid) {
+				/* gone, though a child of it may still hold the pipe open */
+				w->pid = 0;
+				free(fds);
+				if (lost(p, i, "it exited", r))
+					return MUH_OK;
+				goto again;
 			} else if (w->busy && p->o.hang_s > 0 && t - w->since > p->o.hang_s) {
 				free(fds);
 				if (lost(p, i, "it hung", r))
