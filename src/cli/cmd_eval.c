@@ -1,15 +1,14 @@
 /*
  * cmd_eval.c — `muh eval SPEC`: measure chosen configurations (the defaults,
  * --config KEY..., or --all), isolated, and record them in the store, which
- * resumes. The building block muh tune drives; also the way to measure one
- * variant by hand.
+ * resumes. The way to measure one variant by hand. Parse and print over
+ * session_eval (session.h), which owns the store-first loop and compile-first.
  */
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "evalcli.h"
 #include "muh/expr.h"
@@ -17,7 +16,7 @@
 
 static const char help[] =
 	"usage: muh eval SPEC [--config KEY]... [--all] [--limit N] [--db FILE] [--fresh]\n"
-	"                [--noise] [--hw PROFILE] [--problem K] [--json]\n"
+	"                [--noise] [--hw PROFILE] [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
 	"\n"
 	"Measures configurations of SPEC: each is built, fingerprinted, checked\n"
 	"against the reference and timed (warm-ups, then samples until the 95%\n"
@@ -42,7 +41,8 @@ static const char help[] =
 	"                 is timed; a worker that can \"prepare\" (Triton) compiles\n"
 	"                 every variant to measure first, then muh measures them\n"
 	"  --hw PROFILE   hardware profile (overrides the spec's hw:)\n"
-	"  --problem K    problem instance K (0-based); default 0\n"
+	"  --problem WHICH  the problem instances, each measured in turn: K (0-based),\n"
+	"                 a list (0,2), values (M=256) or all; default 0\n"
 	"  --json         one JSON object per variant, one per line\n"
 	"\n"
 	"Ctrl-C stops after the variant in flight; the store keeps everything.\n"
@@ -58,49 +58,6 @@ static void on_sigint(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-/* Compile first (--jobs with a worker that prepares): hands every valid
- * variant still to measure (at most limit) to the backend's batch step and
- * reports how many it compiled and how long that took. A failure is a note:
- * measuring goes on and each build compiles what is missing. */
-static void prepare_first(muh_evaluator *ev, const struct evalcli *ec, int all, const uint32_t *cfgs,
-			  uint64_t total, size_t inst, muh_store *st, int64_t runid, long long limit, int jobs,
-			  int json)
-{
-	size_t np = space_nparams(ec->space), n = 0;
-	size_t cap = total < 100000 ? (size_t)total : 100000;
-	muh_variant *vs = calloc(cap ? cap : 1, sizeof(*vs));
-	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t));
-	for (uint64_t i = 0; vs && cfg && i < total && n < cap && (limit < 0 || (long long)n < limit); i++) {
-		if (all)
-			space_config_at(ec->space, i, cfg);
-		else
-			memcpy(cfg, cfgs + i * (np + 1), np * sizeof(uint32_t));
-		if (!space_is_valid(ec->space, cfg) || eval_variant_from_space(ec->space, cfg, inst, &vs[n]))
-			continue;
-		if (st && store_has(st, runid, vs[n].key) == 1)
-			eval_variant_free(&vs[n]);
-		else
-			n++;
-	}
-	muh_diag d;
-	diag_clear(&d);
-	size_t done = 0;
-	double t0 = eval_now_s();
-	int rc = eval_prepare_all(ev, vs, n, &stop, &done, &d);
-	double secs = eval_now_s() - t0;
-	if (n == cap && cap < total)
-		fprintf(stderr, "muh eval: note: prepare: the first %zu variants only\n", cap);
-	if (rc)
-		fprintf(stderr, "muh eval: note: prepare: %s; each build compiles what is missing\n", d.msg);
-	else if (n)
-		fprintf(json ? stderr : stdout, "prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n", done,
-			n, secs, jobs);
-	for (size_t i = 0; i < n; i++)
-		eval_variant_free(&vs[i]);
-	free(vs);
-	free(cfg);
 }
 
 /* Checks every NAME=VALUE of a --config key against the spec: an unknown
@@ -207,167 +164,213 @@ static int parse_partial(const muh_space *sp, const char *key, uint32_t *cfg, mu
 	return space_parse_key(sp, buf, cfg, d);
 }
 
+struct eval_list {
+	const muh_space *sp;
+	int all;
+	const uint32_t *cfgs; /* --config: np + 1 values each */
+	int json, keyw;
+	char def_key[1024], best_key[1024];
+	muh_measurement best, defm; /* no samples kept */
+	long long measured, counts[EVAL_NSTATUS];
+	const session_prepare_info *pi; /* filled before the first row */
+	int jobs, told_prepare;
+};
+
+/* What the batch prepare did, once, before the first row. */
+static void print_prepare(struct eval_list *E)
+{
+	const session_prepare_info *pi = E->pi;
+	if (E->told_prepare)
+		return;
+	E->told_prepare = 1;
+	if (pi->capped)
+		fprintf(stderr, "muh eval: note: prepare: the first %zu variants only\n", pi->asked);
+	if (pi->note[0])
+		fprintf(stderr, "muh eval: note: prepare: %s; each build compiles what is missing\n", pi->note);
+	else if (pi->ran)
+		fprintf(E->json ? stderr : stdout, "prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n",
+			pi->done, pi->asked, pi->seconds, E->jobs);
+}
+
+static int list_at(void *ctx, uint64_t i, uint32_t *cfg)
+{
+	struct eval_list *E = ctx;
+	size_t np = space_nparams(E->sp);
+	if (E->all)
+		return space_config_at(E->sp, i, cfg);
+	memcpy(cfg, E->cfgs + i * (np + 1), np * sizeof(uint32_t));
+	return 0;
+}
+
+/* One measured row: printed, and remembered for the closing line. */
+static int list_row(void *ctx, const session_result *r)
+{
+	struct eval_list *E = ctx;
+	const muh_measurement *m = r->m;
+	print_prepare(E);
+	E->measured++;
+	E->counts[m->status]++;
+	if (m->status == EVAL_OK) {
+		muh_measurement lite = *m;
+		lite.samples = NULL;
+		lite.nsamples = 0;
+		lite.fp_detail = NULL;
+		lite.metrics = NULL;
+		lite.log = NULL;
+		if (!(E->best.median <= m->median)) {
+			E->best = lite;
+			snprintf(E->best_key, sizeof(E->best_key), "%s", r->key);
+		}
+		if (!strcmp(r->key, E->def_key))
+			E->defm = lite;
+	}
+	if (E->json) {
+		cJSON *o = evalcli_json(r->key, m);
+		char *t = cJSON_PrintUnformatted(o);
+		puts(t ? t : "{}");
+		free(t);
+		cJSON_Delete(o);
+	} else {
+		evalcli_print_row(stdout, r->key, m, E->keyw);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* What muh eval measures, from its options. */
+struct eval_args {
+	const char *keys[256];
+	int nkeys, all, want_noise;
+	long long limit;
+};
+
+static int eval_one(const char *path, const struct evalcli_opts *eo, const void *ctx);
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},      {"hw", required_argument, NULL, 'w'},
-		{"problem", required_argument, NULL, 'k'}, {"config", required_argument, NULL, 'c'},
+		EVALCLI_OPTIONS,
+		{"config", required_argument, NULL, 'c'},
 		{"all", no_argument, NULL, 'a'},       {"limit", required_argument, NULL, 'l'},
 		{"db", required_argument, NULL, 'd'},  {"fresh", no_argument, NULL, 'f'},
-		{"noise", no_argument, NULL, 'n'},     {"jobs", required_argument, NULL, 'J'},
-		{"no-noise", no_argument, NULL, 'N'},
+		{"noise", no_argument, NULL, 'n'},     {"no-noise", no_argument, NULL, 'N'},
 		{NULL, 0, NULL, 0},
 	};
-	int json = 0, all = 0, fresh = 0, want_noise = -1, jobs = 0, c;
-	const char *hwref = NULL, *db = NULL;
-	const char *keys[256];
-	int nkeys = 0;
-	long long limit = -1;
-	size_t inst = 0;
+	struct evalcli_opts eo = {.so = {.measure = 1, .stop = &stop}};
+	struct eval_args A = {.want_noise = -1, .limit = -1};
+	int c, ex;
+	uint64_t v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'w':
-			hwref = optarg;
-			break;
-		case 'k': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v))
-				return cli_usage_error("eval", "--problem needs an instance number");
-			inst = (size_t)v;
-			break;
-		}
 		case 'c':
-			if (nkeys == 256)
+			if (A.nkeys == 256)
 				return cli_usage_error("eval", "at most 256 --config");
-			keys[nkeys++] = optarg;
+			A.keys[A.nkeys++] = optarg;
 			break;
 		case 'a':
-			all = 1;
+			A.all = 1;
 			break;
-		case 'l': {
-			uint64_t v;
+		case 'l':
 			if (cli_parse_u64(optarg, &v) || v > INT64_MAX)
 				return cli_usage_error("eval", "--limit needs a count");
-			limit = (long long)v;
+			A.limit = (long long)v;
 			break;
-		}
 		case 'd':
-			db = optarg;
+			eo.so.db = optarg;
 			break;
 		case 'f':
-			fresh = 1;
+			eo.so.fresh = 1;
 			break;
 		case 'n':
-			want_noise = 1;
-			break;
 		case 'N':
-			want_noise = 0;
+			A.want_noise = c == 'n';
 			break;
-		case 'J': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v > 64)
-				return cli_usage_error("eval", "--jobs needs a count from 0 to 64");
-			jobs = (int)v;
-			break;
-		}
 		default:
-			return cli_bad_option("eval", argv, opts);
+			if ((ex = evalcli_option("eval", c, optarg, &eo)) > 0)
+				return ex;
+			if (ex < 0)
+				return cli_bad_option("eval", argv, opts);
 		}
 	}
-	if (optind != argc - 1)
-		return cli_usage_error("eval", "expected one SPEC file");
-	if (fresh && !db)
+	if (eo.so.fresh && !eo.so.db)
 		return cli_usage_error("eval", "--fresh needs --db");
-	if (all && nkeys)
+	if (A.all && A.nkeys)
 		return cli_usage_error("eval", "--all and --config exclude each other");
-	struct evalcli ec;
-	int ex = evalcli_load("eval", argv[optind], hwref, inst, &ec);
-	if (ex)
-		return ex;
-	const muh_spec *s = ec.spec;
-	size_t np = space_nparams(ec.space);
-	uint64_t total = all ? space_valid(ec.space) : (uint64_t)(nkeys ? nkeys : 1);
-	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
+	return evalcli_each_problem("eval", argc, argv, &eo, eval_one, &A);
+}
+
+/* Measures what A names for one problem instance; returns an exit code. */
+static int eval_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
+{
+	const struct eval_args *A = ctx;
+	const muh_session_opts *so = &eo->so;
+	const char *const *keys = A->keys;
+	int nkeys = A->nkeys, all = A->all, json = eo->json, want_noise = A->want_noise;
+	long long limit = A->limit;
+	muh_session *ss;
 	muh_diag d;
-	diag_clear(&d);
+	int rc = session_open(path, so, &ss, &d);
+	if (rc)
+		return evalcli_fail("eval", rc, &d);
+	const muh_space *sp = session_space(ss);
+	size_t np = space_nparams(sp);
+	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
+	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
+	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss))};
+	int ex = EXIT_OK;
+	measurement_init(&E.best);
+	measurement_init(&E.defm);
 	if (!cfgs) {
-		evalcli_free(&ec);
-		return cli_fail(MUH_ENOMEM, NULL);
+		ex = cli_fail(MUH_ENOMEM, NULL);
+		goto out;
 	}
 	for (int k = 0; k < nkeys; k++) {
-		int rc = check_partial(ec.space, keys[k], &d);
-		if (rc) {
+		diag_clear(&d);
+		if (check_partial(sp, keys[k], &d)) {
 			diag_print(stderr, &d);
-			free(cfgs);
-			evalcli_free(&ec);
-			return EXIT_USAGE;
+			ex = EXIT_USAGE;
+			goto out;
 		}
 		diag_clear(&d);
-		rc = parse_partial(ec.space, keys[k], cfgs + (size_t)k * (np + 1), &d);
-		if (rc) {
+		if (parse_partial(sp, keys[k], cfgs + (size_t)k * (np + 1), &d)) {
 			fprintf(stderr, "muh eval: --config %s: %s\n", keys[k], d.msg);
-			free(cfgs);
-			evalcli_free(&ec);
-			return EXIT_USAGE;
+			ex = EXIT_USAGE;
+			goto out;
 		}
 	}
-	if (!all && !nkeys && !space_default(ec.space, cfgs))
+	if (!all && !nkeys && !space_default(sp, cfgs))
 		fprintf(stderr, "muh eval: note: the defaults violate the constraints\n");
-	muh_store *st = NULL;
-	int64_t runid = 0;
-	int resumed = 0;
-	if (db) {
-		if ((ex = evalcli_begin_run("eval", &ec, db, fresh, &st, &runid, &resumed))) {
-			free(cfgs);
-			evalcli_free(&ec);
-			return ex;
-		}
-		if (resumed && !json)
-			fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variants already measured\n",
-				(long long)runid, db, (long long)store_count(st, runid));
+	if ((rc = session_start(ss, &d))) {
+		ex = evalcli_fail("eval", rc, &d);
+		goto out;
 	}
-	muh_evaluator *ev = NULL;
-	if ((ex = evalcli_open("eval", &ec, &ev))) {
-		store_close(st);
-		free(cfgs);
-		evalcli_free(&ec);
-		return ex;
+	session_store_info si;
+	session_store_stats(ss, &si);
+	if (si.resumed && !json)
+		fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variants already measured\n",
+			(long long)si.run, so->db, si.rows);
+	{
+		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+		if (def && space_default(sp, def))
+			space_key(sp, def, E.def_key, sizeof(E.def_key));
+		free(def);
 	}
-	eval_set_jobs(ev, jobs);
 	/* Ctrl-C from here on: a prepare in flight is cut short (its group
 	 * killed), the variant in flight finishes, the store keeps all */
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigaction(SIGINT, &sa, &old);
-	if (eval_batch_prepares(ev) && !stop)
-		prepare_first(ev, &ec, all, cfgs, total, inst, st, runid, limit, jobs, json);
-	uint64_t ahead = 0; /* variants before this index have been prefetched */
-	int keyw = 24;
-	for (size_t p = 0, w = 0; p < np; p++) {
-		w += strlen(s->params[p].name) + 4;
-		if ((int)w > keyw)
-			keyw = (int)w;
-	}
-	if (!json)
-		printf("%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
-		       "fingerprint", "error");
-	double noise = NAN;
 	if (want_noise < 0)
-		want_noise = total > 1 && !resumed;
+		want_noise = total > 1 && !si.resumed;
+	/* the noise before the table (the batch prepare runs inside session_eval,
+	 * before the first row) */
+	double noise = NAN;
 	if (want_noise && !stop) {
-		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
-		muh_variant v;
-		space_default(ec.space, def);
-		eval_variant_from_space(ec.space, def, inst, &v);
 		int noisy = 0; /* beyond measure.max_noise in 3 pairs */
-		double maxn = ec.target.max_noise;
-		if (eval_noise_rounds(ev, &v, 2, 3, maxn, &noise, &noisy, &d) == MUH_OK) {
-			/* stored with the first variant measured (below) */
+		double maxn = session_target(ss)->max_noise;
+		if (session_noise(ss, &noise, &noisy, &d) == MUH_OK) {
 			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				noisy ? ", 3 times over" : "");
 			if (noisy)
@@ -379,145 +382,47 @@ static int run(int argc, char **argv)
 		} else {
 			fprintf(stderr, "muh eval: noise: %s\n", d.msg);
 		}
-		eval_variant_free(&v);
-		free(def);
 	}
-	long long measured = 0, counts[EVAL_NSTATUS] = {0};
-	/* best and defaults, for the closing line (no samples kept) */
-	muh_measurement best, defm;
-	char best_key[1024] = "", def_key[1024] = "";
-	measurement_init(&best);
-	measurement_init(&defm);
-	{
-		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
-		if (def && space_default(ec.space, def))
-			space_key(ec.space, def, def_key, sizeof(def_key));
-		free(def);
-	}
-	for (uint64_t i = 0; i < total && !stop && (limit < 0 || measured < limit); i++) {
-		uint32_t *cfg = cfgs;
-		if (all)
-			space_config_at(ec.space, i, cfg);
-		else
-			cfg = cfgs + i * (np + 1);
-		muh_variant v;
-		muh_measurement m;
-		if (eval_variant_from_space(ec.space, cfg, inst, &v))
-			break;
-		if (st && store_has(st, runid, v.key) == 1) {
-			eval_variant_free(&v);
-			continue;
-		}
-		/* store (issue 17): claim it, so that a second muh on this run never
-		 * measures it too; when that one has (or is), skip it here */
-		int cl = st ? store_claim_or_get(st, runid, v.key, &m, &d, &stop) : 1;
-		if (cl < 1) {
-			measurement_free(&m);
-			eval_variant_free(&v);
-			if (cl < 0 && !stop && (ex = EXIT_ENV))
-				fprintf(stderr, "muh eval: %s\n", d.msg);
-			if (cl < 0)
-				break;
-			continue;
-		}
-		/* compile while measuring: hand the next variants to the pool */
-		if (ahead <= i)
-			ahead = i + 1;
-		uint32_t *nx = calloc(np + 1, sizeof(uint32_t));
-		while (jobs && nx && ahead < total && ahead <= i + (uint64_t)jobs) {
-			if (all)
-				space_config_at(ec.space, ahead, nx);
-			else
-				memcpy(nx, cfgs + ahead * (np + 1), np * sizeof(uint32_t));
-			muh_variant nv;
-			int started = 1;
-			if (space_is_valid(ec.space, nx) && eval_variant_from_space(ec.space, nx, inst, &nv) == MUH_OK) {
-				if (!st || store_has(st, runid, nv.key) != 1)
-					started = eval_prefetch(ev, &nv);
-				eval_variant_free(&nv);
-			}
-			if (!started)
-				break;
-			ahead++;
-		}
-		free(nx);
-		if (!space_is_valid(ec.space, cfg)) {
-			measurement_init(&m);
-			measurement_fail(&m, EVAL_INVALID, "violates the constraints");
-		} else if ((ex = eval_measure(ev, &v, &m, &d))) {
-			fprintf(stderr, "muh eval: %s\n", d.msg);
-			eval_variant_free(&v);
-			ex = cli_exit(ex);
-			break;
-		}
-		int put = st ? store_put(st, runid, &v, &m, &d) : MUH_OK;
-		if (put == STORE_KEPT) /* store: another process's row is kept; report that one */
-			put = (measurement_free(&m), store_get(st, runid, v.key, &m)) == 1 ? MUH_OK : MUH_EENV;
-		if (st)
-			store_release(st, runid, v.key);
-		if (st && !measured && isfinite(noise)) /* store: a resume that measures nothing keeps it */
-			store_set_noise(st, runid, noise);
-		if (put) {
-			fprintf(stderr, "muh eval: %s\n", d.msg);
-			ex = EXIT_ENV;
-		}
-		measured++;
-		counts[m.status]++;
-		if (m.status == EVAL_OK) {
-			muh_measurement lite = m;
-			lite.samples = NULL;
-			lite.nsamples = 0;
-			lite.fp_detail = NULL;
-			if (!(best.median <= m.median)) {
-				best = lite;
-				snprintf(best_key, sizeof(best_key), "%s", v.key);
-			}
-			if (!strcmp(v.key, def_key))
-				defm = lite;
-		}
-		if (json) {
-			cJSON *o = evalcli_json(v.key, &m);
-			char *t = cJSON_PrintUnformatted(o);
-			puts(t ? t : "{}");
-			free(t);
-			cJSON_Delete(o);
-		} else {
-			evalcli_print_row(stdout, v.key, &m, keyw);
-		}
-		fflush(stdout);
-		measurement_free(&m);
-		eval_variant_free(&v);
-		if (ex)
-			break;
+	if (!json)
+		evalcli_print_header(stdout, E.keyw);
+	session_prepare_info pi;
+	E.pi = &pi;
+	E.jobs = so->jobs;
+	rc = session_eval(ss, total, list_at, &E, limit, list_row, &pi, &d);
+	print_prepare(&E);
+	if (rc && !stop) {
+		fprintf(stderr, "muh eval: %s\n", d.msg);
+		ex = cli_exit(rc);
 	}
 	sigaction(SIGINT, &old, NULL);
-	if (!json && best_key[0] && measured > 1) {
+	if (!json && E.best_key[0] && E.measured > 1) {
 		char a[32], b[32];
-		evalcli_fmt_median(a, sizeof(a), &best);
-		printf("\nbest: %s  %s", best_key, a);
-		if (defm.status == EVAL_OK && strcmp(best_key, def_key)) {
-			evalcli_fmt_median(b, sizeof(b), &defm);
-			int cmp = eval_compare(&best, &defm, isfinite(noise) ? noise : 0);
+		evalcli_fmt_median(a, sizeof(a), &E.best);
+		printf("\nbest: %s  %s", E.best_key, a);
+		if (E.defm.status == EVAL_OK && strcmp(E.best_key, E.def_key)) {
+			evalcli_fmt_median(b, sizeof(b), &E.defm);
+			int cmp = eval_compare(&E.best, &E.defm, isfinite(noise) ? noise : 0);
 			if (cmp == 0)
-				printf("; a tie with the defaults (%s, %s) within the noise\n", def_key, b);
+				printf("; a tie with the defaults (%s, %s) within the noise\n", E.def_key, b);
 			else
-				printf("; %.2fx the speed of the defaults (%s, %s)\n", defm.median / best.median, def_key, b);
+				printf("; %.2fx the speed of the defaults (%s, %s)\n", E.defm.median / E.best.median,
+				       E.def_key, b);
 		} else {
-			printf("%s\n", strcmp(best_key, def_key) ? "" : " (the defaults)");
+			printf("%s\n", strcmp(E.best_key, E.def_key) ? "" : " (the defaults)");
 		}
 	}
 	if (!json) {
-		fprintf(stderr, "muh eval: %lld measured", measured);
+		fprintf(stderr, "muh eval: %lld measured", E.measured);
 		for (int k = 0; k < EVAL_NSTATUS; k++)
-			if (counts[k])
-				fprintf(stderr, ", %lld %s", counts[k], eval_status_name((enum eval_status)k));
+			if (E.counts[k])
+				fprintf(stderr, ", %lld %s", E.counts[k], eval_status_name((enum eval_status)k));
 		fprintf(stderr, "%s%s\n", stop ? " (interrupted)" : "",
-			eval_restarts(ev) ? "; the runner was restarted after each crash or timeout" : "");
+			eval_restarts(session_evaluator(ss)) ? "; the runner was restarted after each crash or timeout"
+							     : "");
 	}
-	eval_close(ev);
-	store_close(st);
+out:
+	session_close(ss);
 	free(cfgs);
-	evalcli_free(&ec);
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */
 }
 

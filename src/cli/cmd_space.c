@@ -11,7 +11,7 @@
 #include "evalcli.h"
 
 static const char help[] =
-	"usage: muh space SPEC [--prune-only | --list] [--hw PROFILE] [--problem K] [--json]\n"
+	"usage: muh space SPEC [--prune-only | --list] [--hw PROFILE] [--problem WHICH] [--json]\n"
 	"\n"
 	"Builds the space of SPEC exactly: the cartesian size, the number of valid\n"
 	"configurations, and how many configurations each constraint rejected.\n"
@@ -27,8 +27,9 @@ static const char help[] =
 	"options:\n"
 	"  --hw PROFILE   hardware profile for hw.* symbols: a built-in name (muh hw\n"
 	"                 --list), a YAML file, or 'device'; overrides the spec's hw:\n"
-	"  --problem K    problem instance K (0-based) when problem symbols have\n"
-	"                 several values; default 0\n"
+	"  --problem WHICH  the problem instances when problem symbols have several\n"
+	"                 values: K (0-based), a list (0,2), values (M=256) or all;\n"
+	"                 default 0\n"
 	"  --prune-only   print only the pruning: the size before and after each\n"
 	"                 constraint, in check order\n"
 	"  --list         print every valid configuration as its canonical key\n"
@@ -170,63 +171,59 @@ static int print_list(const muh_space *sp)
 	return MUH_OK;
 }
 
+struct space_args {
+	int prune, list;
+};
+
+static int space_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
+{
+	const struct space_args *A = ctx;
+	muh_session *ss;
+	int ex = evalcli_session("space", path, &eo->so, &ss);
+	if (ex)
+		return ex;
+	const muh_spec *s = session_spec(ss);
+	const muh_hw *hwp = session_hw(ss);
+	const muh_space *sp = session_space(ss);
+	size_t inst = session_instance(ss);
+	int rc = MUH_OK;
+	if (eo->nth && !eo->json && !A->list)
+		printf("\n");
+	if (A->list)
+		rc = print_list(sp);
+	else if (eo->json)
+		print_json(s, hwp, sp, inst);
+	else
+		print_text(s, hwp, sp, inst, A->prune);
+	session_close(ss);
+	return cli_exit(rc);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"hw", required_argument, NULL, 'w'},
+		EVALCLI_OPTIONS,
 		{"prune-only", no_argument, NULL, 'p'},
-		{"problem", required_argument, NULL, 'k'},
 		{"list", no_argument, NULL, 'l'},
 		{NULL, 0, NULL, 0},
 	};
-	int json = 0, prune = 0, list = 0, c;
-	const char *hwref = NULL;
-	size_t inst = 0;
+	struct evalcli_opts eo = {.problem = "0"};
+	struct space_args A = {0};
+	int c, ex;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'w':
-			hwref = optarg;
-			break;
-		case 'p':
-			prune = 1;
-			break;
-		case 'l':
-			list = 1;
-			break;
-		case 'k': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v))
-				return cli_usage_error("space", "--problem needs an instance number");
-			inst = (size_t)v;
-			break;
-		}
-		default:
+		if (c == 'p')
+			A.prune = 1;
+		else if (c == 'l')
+			A.list = 1;
+		else if (c == 'J')
+			return cli_usage_error("space", "--jobs: muh space builds nothing");
+		else if ((ex = evalcli_option("space", c, optarg, &eo)) > 0)
+			return ex;
+		else if (ex < 0)
 			return cli_bad_option("space", argv, opts);
-		}
 	}
-	if (optind != argc - 1)
-		return cli_usage_error("space", "expected one SPEC file");
-	struct evalcli ec;
-	int ex = evalcli_load_space("space", argv[optind], hwref, inst, &ec);
-	if (ex)
-		return ex;
-	const muh_spec *s = ec.spec;
-	const muh_hw *hwp = ec.hwp;
-	const muh_space *sp = ec.space;
-	int rc = MUH_OK;
-	if (list)
-		rc = print_list(sp);
-	else if (json)
-		print_json(s, hwp, sp, inst);
-	else
-		print_text(s, hwp, sp, inst, prune);
-	evalcli_free(&ec);
-	return cli_exit(rc);
+	return evalcli_each_problem("space", argc, argv, &eo, space_one, &A);
 }
 
 const struct muh_command muh_cmd_space = {

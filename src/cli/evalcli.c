@@ -1,7 +1,8 @@
 /*
- * evalcli.c — what muh eval and muh verify share: load a spec, resolve its
- * hardware profile, build the space of one problem instance, read the
- * target, and print measurements. CLI only; the work is in libmuh.
+ * evalcli.c — what the commands over a session share: printing its errors
+ * (at file:line:col, or "muh CMD: ..."), the --problem argument, and
+ * measurements as table rows or JSON. CLI only; the work is in libmuh
+ * (session.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,89 +11,106 @@
 #include "evalcli.h"
 #include "muh/objective.h"
 
-int evalcli_load_space(const char *cmd, const char *path, const char *hwref, size_t inst,
-		       struct evalcli *ec)
+int evalcli_option(const char *cmd, int c, const char *arg, struct evalcli_opts *o)
 {
-	memset(ec, 0, sizeof(*ec));
+	uint64_t v;
+	if (!o->problem)
+		o->problem = "0";
+	switch (c) {
+	case 'j':
+		o->json = 1;
+		return 0;
+	case 'w':
+		o->so.hw = arg;
+		return 0;
+	case 'P':
+		o->problem = arg;
+		return 0;
+	case 'J':
+		if (cli_parse_u64(arg, &v) || v > 64)
+			return cli_usage_error(cmd, "--jobs needs a count from 0 to 64");
+		o->so.jobs = (int)v;
+		o->has_jobs = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int evalcli_fail(const char *cmd, int status, const muh_diag *d)
+{
+	if (status == MUH_ENOMEM)
+		fprintf(stderr, "error: out of memory\n");
+	else if (d->file[0] || d->line)
+		diag_print(stderr, d);
+	else
+		fprintf(stderr, "muh %s: %s\n", cmd, d->msg[0] ? d->msg : "the backend cannot start");
+	return cli_exit(status);
+}
+
+long evalcli_problems(const char *cmd, const char *path, const char *text, size_t **out)
+{
+	muh_spec *s;
 	muh_diag d;
-	diag_clear(&d);
-	int rc = spec_load(path, &ec->spec, &d);
+	int rc = spec_load(path, &s, &d);
 	if (rc)
-		return cli_fail(rc, &d);
-	muh_spec *s = ec->spec;
-	if (inst >= spec_ninstances(s)) {
-		fprintf(stderr, "muh %s: --problem %zu, but %s has %zu problem instance(s)\n", cmd, inst, s->path,
-			spec_ninstances(s));
-		evalcli_free(ec);
-		return EXIT_USAGE;
+		return -cli_fail(rc, &d);
+	size_t n = spec_ninstances(s);
+	*out = calloc(n + 1, sizeof(size_t));
+	long k = *out ? session_parse_problem(s, text, *out, n, &d) : (diag_errorf(&d, "out of memory"), -1);
+	spec_free(s);
+	if (k < 0) {
+		free(*out);
+		*out = NULL;
+		fprintf(stderr, "muh %s: %s\n", cmd, d.msg);
+		return -EXIT_USAGE;
 	}
-	ec->instance = inst;
-	if (hwref || s->hw_ref) {
-		rc = hw_resolve(hwref ? hwref : s->hw_ref, &ec->hw, &d);
-		if (rc && !hwref && rc == MUH_EINPUT && !d.line) {
-			/* the spec named it: point at its hw: line */
-			char msg[MUH_DIAG_MSG];
-			snprintf(msg, sizeof(msg), "%s", d.msg);
-			spec_diag_at(s, &d, s->hw_line, s->hw_col);
-			diag_errorf(&d, "%s", msg);
-		}
-		if (rc) {
-			if (rc == MUH_EENV)
-				fprintf(stderr, "muh %s: %s\n", cmd, d.msg);
-			else
-				diag_print(stderr, &d);
-			evalcli_free(ec);
-			return cli_exit(rc);
-		}
-		ec->hwp = &ec->hw;
-	}
-	diag_clear(&d);
-	rc = space_build(s, ec->hwp, inst, &ec->space, &d);
-	if (rc) {
-		evalcli_free(ec);
-		return cli_fail(rc, &d);
-	}
-	return EXIT_OK;
+	return k;
 }
 
-int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec)
+int evalcli_each_problem(const char *cmd, int argc, char **argv, struct evalcli_opts *o,
+			 int (*one)(const char *path, const struct evalcli_opts *o, const void *ctx), const void *ctx)
 {
-	int ex = evalcli_load_space(cmd, path, hwref, inst, ec);
-	if (ex)
-		return ex;
-	muh_diag d;
-	diag_clear(&d);
-	int rc = eval_target_from_spec(ec->spec, &ec->target, &d);
-	if (rc) {
-		evalcli_free(ec);
-		return cli_fail(rc, &d);
+	if (optind != argc - 1)
+		return cli_usage_error(cmd, "expected one SPEC file");
+	size_t *inst = NULL;
+	long n = evalcli_problems(cmd, argv[optind], o->problem ? o->problem : "0", &inst);
+	if (n < 0)
+		return (int)-n;
+	int ex = EXIT_OK;
+	for (long i = 0; i < n; i++) {
+		o->so.instance = inst[i];
+		o->nth = (size_t)i;
+		int e = one(argv[optind], o, ctx);
+		if (e > ex)
+			ex = e;
+		if (e >= EXIT_USAGE || (o->so.stop && *o->so.stop))
+			break;
 	}
-	return EXIT_OK;
+	free(inst);
+	return ex;
 }
 
-void evalcli_free(struct evalcli *ec)
-{
-	space_free(ec->space);
-	spec_free(ec->spec);
-	memset(ec, 0, sizeof(*ec));
-}
-
-int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev)
+int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o, muh_session **s)
 {
 	muh_diag d;
-	diag_clear(&d);
-	int rc = eval_open(&ec->target, ev, &d);
-	if (!rc)
-		rc = eval_probe(*ev, &d);
-	if (rc) {
-		if (rc == MUH_EINPUT)
-			return cli_fail(rc, &d);
-		fprintf(stderr, "muh %s: %s\n", cmd, d.msg[0] ? d.msg : "the backend cannot start");
-		eval_close(*ev);
-		*ev = NULL;
-		return cli_exit(rc);
+	int rc = session_open(path, o, s, &d);
+	if (!rc && (rc = session_start(*s, &d))) {
+		session_close(*s);
+		*s = NULL;
 	}
-	return EXIT_OK;
+	return rc ? evalcli_fail(cmd, rc, &d) : EXIT_OK;
+}
+
+int evalcli_keyw(const muh_spec *s)
+{
+	int keyw = 24;
+	for (size_t p = 0, w = 0; p < s->nparams; p++) {
+		w += strlen(s->params[p].name) + 4;
+		if ((int)w > keyw)
+			keyw = (int)w;
+	}
+	return keyw;
 }
 
 void evalcli_fmt_time(char *buf, size_t n, double s)
@@ -116,6 +134,12 @@ void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
 		evalcli_fmt_time(buf, n, m->median);
 }
 
+void evalcli_print_header(FILE *f, int keyw)
+{
+	fprintf(f, "%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
+		"fingerprint", "error");
+}
+
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw)
 {
 	char med[32], ci[48] = "";
@@ -137,45 +161,4 @@ cJSON *evalcli_json(const char *key, const muh_measurement *m)
 	free(mj);
 	cJSON_AddStringToObject(o, "key", key);
 	return o;
-}
-
-void evalcli_problem(const muh_spec *s, size_t instance, char *buf, size_t n)
-{
-	size_t pn = 0;
-	buf[0] = '\0';
-	for (size_t k = 0; k < s->nproblem && pn + 64 < n; k++) {
-		char v[64];
-		value_fmt(v, sizeof(v), spec_problem_value(s, k, instance));
-		pn += (size_t)snprintf(buf + pn, n - pn, "%s%s=%s", k ? "," : "", s->problem[k].name, v);
-	}
-}
-
-int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
-		      muh_store **st, int64_t *run, int *resumed)
-{
-	const muh_spec *s = ec->spec;
-	char hash[17], problem[512];
-	muh_diag d;
-	diag_clear(&d);
-	store_spec_hash(s->text ? s->text : "", s->text ? strlen(s->text) : 0, hash);
-	evalcli_problem(s, ec->instance, problem, sizeof(problem));
-	store_run_info ri = {.spec_hash = hash,
-			     .spec_path = s->path,
-			     .spec_name = s->name,
-			     .instance = (int64_t)ec->instance,
-			     .problem = problem,
-			     .backend = ec->target.backend,
-			     .hw_profile = ec->hwp ? ec->hwp->name : "",
-			     .spec_text = s->text};
-	*st = NULL;
-	int rc = store_open(db, st, &d);
-	if (!rc)
-		rc = store_begin_run(*st, &ri, fresh, run, resumed, &d);
-	if (rc) {
-		fprintf(stderr, "muh %s: %s\n", cmd, d.msg);
-		store_close(*st);
-		*st = NULL;
-		return cli_exit(rc);
-	}
-	return EXIT_OK;
 }

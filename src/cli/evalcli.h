@@ -1,5 +1,6 @@
 /*
- * evalcli.h — shared by muh eval and muh verify (see evalcli.c).
+ * evalcli.h — what muh tune, muh eval, muh verify and muh space share (see
+ * evalcli.c): printing a session's errors and measurements, and --problem.
  */
 #ifndef MUH_EVALCLI_H
 #define MUH_EVALCLI_H
@@ -8,41 +9,53 @@
 
 #include "cli.h"
 #include "muh/eval.h"
+#include "muh/session.h"
 #include "muh/store.h"
 
-struct evalcli {
-	muh_spec *spec;
-	muh_hw hw, *hwp;
-	muh_space *space;
-	size_t instance;
-	muh_target target;
+/* The options every command over a session shares: --hw, --problem,
+ * --jobs, --json. EVALCLI_OPTIONS goes in the command's getopt_long table;
+ * evalcli_option handles them. */
+#define EVALCLI_OPTIONS                                                                                   \
+	{"json", no_argument, NULL, 'j'}, {"hw", required_argument, NULL, 'w'},                          \
+	    {"problem", required_argument, NULL, 'P'}, {"jobs", required_argument, NULL, 'J'}
+struct evalcli_opts {
+	muh_session_opts so;
+	const char *problem; /* the --problem text ("0" when not given) */
+	int json, has_jobs;
+	size_t nth; /* evalcli_each_problem: 0 for the first instance, 1 for the next ... */
 };
+/* Handles option c (with its argument) when it is one of EVALCLI_OPTIONS:
+ * returns 0; -1 when c is not one of them; an exit code when its value is
+ * wrong (having said why). */
+int evalcli_option(const char *cmd, int c, const char *arg, struct evalcli_opts *o);
 
-/* Loads spec path, its profile (hwref overrides) and the space of instance
- * inst; reads the target. Returns an exit code (EXIT_OK on success) and has
- * printed the error otherwise. */
-int evalcli_load(const char *cmd, const char *path, const char *hwref, size_t inst, struct evalcli *ec);
-/* The same without the target: spec, profile and space only (muh space,
- * muh tune --replay). */
-int evalcli_load_space(const char *cmd, const char *path, const char *hwref, size_t inst,
-		       struct evalcli *ec);
-void evalcli_free(struct evalcli *ec);
-/* Opens and probes the evaluator; prints "muh CMD: no CUDA device" and
- * returns 3 when the backend cannot start here. */
-int evalcli_open(const char *cmd, struct evalcli *ec, muh_evaluator **ev);
-/* The problem instance as the store records it: "NAME=VALUE,..." in spec
- * order ("" when the spec has no problem symbols). */
-void evalcli_problem(const muh_spec *s, size_t instance, char *buf, size_t n);
+/* The rest of a session command's run, after its options: one SPEC
+ * argument, the instances --problem names, and one(path, o with
+ * o->so.instance set, ctx) for each; stops at the first usage or
+ * environment error. Returns the worst exit code. */
+int evalcli_each_problem(const char *cmd, int argc, char **argv, struct evalcli_opts *o,
+			 int (*one)(const char *path, const struct evalcli_opts *o, const void *ctx), const void *ctx);
 
-/* Opens the store db and begins (or resumes) the run of ec's spec, instance
- * and backend. Returns an exit code, having printed the error otherwise. */
-int evalcli_begin_run(const char *cmd, const struct evalcli *ec, const char *db, int fresh,
-		      muh_store **st, int64_t *run, int *resumed);
+/* Prints what a session operation's failure says and returns its exit
+ * code: at file:line:col when it names a place in what the user wrote,
+ * else "muh CMD: MESSAGE". */
+int evalcli_fail(const char *cmd, int status, const muh_diag *d);
+/* The problem instances --problem TEXT names in the spec at path
+ * (session_parse_problem): their count, with *out malloc'd; or minus an
+ * exit code, having printed why. */
+long evalcli_problems(const char *cmd, const char *path, const char *text, size_t **out);
+/* Opens (session_open + session_start) a session for cmd; prints the
+ * error and returns an exit code otherwise. */
+int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o, muh_session **s);
+/* The width of a key column for spec s. */
+int evalcli_keyw(const muh_spec *s);
 void evalcli_fmt_time(char *buf, size_t n, double s);
 /* A measurement's median for a person: its output tokens/s when it has that
  * metric (engine runs: the median is seconds per output token), else its time. */
 void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m);
-/* One aligned table row: key, status, median, CI, samples, fingerprint, error. */
+/* The aligned table's header and one row: key, status, median, CI,
+ * samples, fingerprint, error. */
+void evalcli_print_header(FILE *f, int keyw);
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
 cJSON *evalcli_json(const char *key, const muh_measurement *m);
 

@@ -1,0 +1,264 @@
+/*
+ * session.h — libmuh's one object for a tuning task: it owns the spec, the
+ * hardware profile, the space of one problem instance, the objective, the
+ * evaluator, the store and the strategy. `muh tune`, `muh eval` and
+ * `muh verify` are parse-and-print over it, and an engine written in C or
+ * C++ drives the same object to tune online.
+ *
+ * What every caller gets from it, whichever operation it uses:
+ *   - the store answers first: a variant already measured in this run (this
+ *     spec text, problem instance, backend and profile) is never measured
+ *     again, which is how a rerun resumes; two processes on one run claim a
+ *     variant before measuring it;
+ *   - the noise: the defaults timed twice (session_noise);
+ *   - compile-first (jobs > 0): the builds of the variants the strategy will
+ *     propose next are started while one is timed (cpu, cuda), or handed to
+ *     the worker's batch prepare in one request (worker);
+ *   - drift checks and the hidden-constraint model of the spec's measure: keys;
+ *   - the best, the dead-knob proof (session_verify), a replay from a CSV or
+ *     a store (opts.replay) with no device.
+ *
+ * Two ways to search:
+ *   - session_tune: the session drives the strategy and measures, calling
+ *     back for every finished variant (the CLI);
+ *   - session_next / session_measure / session_record: ask and tell. next
+ *     proposes up to k variants at once (a batch: variants still pending are
+ *     answered, inside the strategy, with the worst time measured so far,
+ *     the "constant liar"); results may come back in any order, measured by
+ *     the session (session_measure) or by the caller itself
+ *     (session_record: an engine timing its own kernel). A pool of devices
+ *     takes a batch and returns results as they finish.
+ *
+ * The strategy is deterministic for a seed, so ask and tell is a replay:
+ * every next runs the strategy again over what is known, and proposes where
+ * it first reaches a variant nobody has measured. With k = 1 and results in
+ * order, the variants are exactly those session_tune measures.
+ *
+ * The session never prints and never exits: what a person should know as it
+ * happens (a drift, a noisy machine, a note) goes to opts.on_note.
+ */
+#ifndef MUH_SESSION_H
+#define MUH_SESSION_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muh/diag.h"
+#include "muh/eval.h"
+#include "muh/objective.h"
+#include "muh/space.h"
+#include "muh/spec.h"
+#include "muh/store.h"
+#include "muh/strategy.h"
+
+typedef struct muh_session muh_session;
+
+enum session_note_kind {
+	SESSION_NOTE_TEXT = 0,  /* .text: a line for a person (stderr) */
+	SESSION_NOTE_DRIFT = 1, /* the defaults moved: .key, .moved, .threshold, .count re-measured */
+	SESSION_NOTE_NOISY = 2, /* the defaults' timings stayed beyond measure.max_noise: .moved, .threshold */
+};
+
+typedef struct session_note {
+	enum session_note_kind kind;
+	const char *text; /* always set: the note as a sentence */
+	int located;      /* text starts with file:line:col of what the user wrote */
+	const char *key;
+	double moved, threshold;
+	size_t count;
+} session_note;
+
+typedef void (*session_note_fn)(void *ctx, const session_note *n);
+
+typedef struct muh_session_opts {
+	const char *hw;       /* hardware profile (name or file); NULL: the spec's hw: */
+	size_t instance;      /* the problem instance (spec_ninstances) */
+	int measure;          /* 1: open the evaluator (its backend must start here) */
+	const char *db;       /* the store; NULL: none (measure only; nothing resumes) */
+	int fresh;            /* forget this run's measurements in the store first */
+	const char *replay;   /* answer from this CSV or store instead of measuring */
+	const char *const *replay_columns; /* NULL or NULL-terminated PARAM=COLUMN */
+	int jobs;             /* compile-first with this many processes; 0: off */
+	strategy_opts search; /* strategy, budget, time budget, seed, skip seeds (callbacks unused) */
+	session_note_fn on_note;
+	void *note_ctx;
+	volatile sig_atomic_t *stop; /* Ctrl-C: set to stop after the variant in flight */
+} muh_session_opts;
+
+/* Opens a session on the spec at path: loads it, resolves its profile,
+ * builds the space of o->instance, reads the objective and the target and,
+ * as asked, opens the evaluator (probing its backend), begins or resumes the
+ * run in the store, or loads the replay. MUH_EINPUT with d at what the user
+ * wrote; MUH_EENV when the backend or the store cannot start (d->msg says
+ * why, d->line 0). *out is NULL on error. */
+int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d);
+/* Opens what the session measures with, as opts asked: the evaluator (its
+ * backend probed, the prefetch pool sized to opts.jobs), the store's run
+ * (begun or resumed), or the replay table. Apart from session_open so that
+ * a caller can check its own arguments against the space first (a budget
+ * in percent) and print what was loaded. MUH_EINPUT with d for the replay
+ * file or the target; MUH_EENV when the backend or the store cannot start. */
+int session_start(muh_session *s, muh_diag *d);
+void session_close(muh_session *s);
+/* Replaces the search options (strategy, budget, time, seed, seeds) given
+ * to session_open; before session_tune or the first session_next. */
+void session_set_search(muh_session *s, const strategy_opts *search);
+
+/* What the session holds, for printing. */
+const muh_spec *session_spec(const muh_session *s);
+const muh_space *session_space(const muh_session *s);
+const muh_hw *session_hw(const muh_session *s); /* NULL: no profile */
+const muh_target *session_target(const muh_session *s); /* NULL unless opts.measure */
+const muh_objective *session_objective(const muh_session *s);
+muh_evaluator *session_evaluator(muh_session *s);
+muh_store *session_store(muh_session *s); /* NULL without opts.db */
+/* The problem instance: "NAME=VALUE,..." in spec order ("" without symbols). */
+const char *session_problem(const muh_session *s);
+size_t session_instance(const muh_session *s);
+
+typedef struct session_store_info {
+	int open;            /* a store is open */
+	int64_t run;         /* its run */
+	int resumed;         /* the run existed: *measured rows of it are answered from there */
+	long long rows;      /* rows of the run when it was opened */
+	long long measured;  /* variants this session measured */
+	long long from_store; /* variants answered from the store */
+	long long drifts, remeasured;
+	double noise;        /* NAN until session_noise */
+	int noisy;
+} session_store_info;
+void session_store_stats(const muh_session *s, session_store_info *out);
+
+typedef struct session_replay_info {
+	int open;             /* the session answers from a replay */
+	int from_store;       /* ... read from a store (else a CSV) */
+	int64_t store_run;    /* the run replayed */
+	uint64_t rows, used, failed, invalid, outside, covered;
+	int exhaustive;       /* it covers every valid configuration */
+	uint64_t best_index;  /* then: the exhaustive best */
+	double best_s;
+} session_replay_info;
+void session_replay_stats(const muh_session *s, session_replay_info *out);
+
+/* The machine's noise: the defaults timed twice, and again (up to 3 pairs)
+ * while the two differ by more than measure.max_noise; stored with the run.
+ * MUH_OK with *noise and *noisy (the run is noisy: its speedup has no
+ * confidence interval); MUH_EFINDING with d->msg when the defaults are not
+ * valid or fail; another error when the evaluator cannot go on. */
+int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d);
+
+/* One finished variant, as the session reports it. */
+typedef struct session_result {
+	const uint32_t *cfg;
+	const char *key;
+	const muh_measurement *m; /* NULL when answered by a replay or predicted to fail */
+	strategy_measurement score; /* what the strategy saw: the objective's score */
+	const char *source;          /* "store", "measured", "replay", "external" */
+} session_result;
+
+/* Measures configuration cfg (valid in the space): the store first, else the
+ * evaluator (or the replay), then records it and tells the strategy.
+ * *out (may be NULL) holds the score; its pointers live until the next call.
+ * MUH_OK whenever a result was recorded, whatever its status; MUH_EENV when
+ * the evaluator or the store cannot go on. */
+int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
+
+/* Records a measurement the caller made itself (online tuning): time_s
+ * seconds for cfg, or a failure (status != 0, time_s ignored). With a store
+ * it is stored as a one-sample measurement. MUH_EINPUT when cfg is not valid. */
+int session_record(muh_session *s, const uint32_t *cfg, double time_s, int status, muh_diag *d);
+
+/* Proposes up to k variants to measure next, writing k * nparams value
+ * indices to cfgs; returns how many (0: the strategy has nothing more to
+ * propose now; with variants pending, tell their results and ask again).
+ * A variant proposed and not yet told stays pending: never proposed twice.
+ * Negative: -status on an error. */
+long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d);
+/* Variants proposed and not yet measured or recorded. */
+size_t session_pending(const muh_session *s);
+/* 1 when the budget is spent (every proposal told) or the space exhausted. */
+int session_done(const muh_session *s);
+
+/* The best variant recorded so far under the objective: 1 and its
+ * configuration in cfg (may be NULL) and its score in *score (may be NULL),
+ * or 0 when none is ok. */
+int session_best(const muh_session *s, uint32_t *cfg, double *score);
+
+/* Runs the search: the strategy proposes, the session measures (store
+ * first), with compile-first when opts.jobs > 0, and on_event is called for
+ * every finished variant (strategy.h). r must be freed with
+ * strategy_result_free whatever the return value. After drift
+ * re-measurements r holds the store's newer values. */
+int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d);
+
+typedef struct session_prepare_info {
+	int ran;        /* batch prepares that ran */
+	size_t asked, done;
+	double seconds;
+	int capped;     /* only the first asked of the list were handed over */
+	char note[MUH_DIAG_MSG]; /* set when a batch did not run or was cut short */
+} session_prepare_info;
+/* What session_tune's compile-first prepared. */
+void session_prepare_stats(const muh_session *s, session_prepare_info *out);
+
+/* The metrics JSON of the variant just answered by session_tune's
+ * objective (for --json events), or NULL. */
+const char *session_last_metrics(const muh_session *s);
+
+/* 1 when a score is an SLO miss's penalized one (objective_search_score). */
+int session_is_slo_miss(double score);
+
+/* Measures a list of n configurations in order (muh eval): every valid one
+ * not yet in the store, at most limit (< 0: no limit), compile-first with
+ * opts.jobs. cfg_at writes configuration i. on_row is called with each
+ * measured one (a configuration not valid in the space is reported as
+ * invalid, not measured). prepared (may be NULL) gets what the batch
+ * prepare did. on_row returning nonzero stops after that row. Returns
+ * MUH_OK, or the evaluator's or the store's error. */
+int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg), void *ctx,
+		 long long limit, int (*on_row)(void *ctx, const session_result *r), session_prepare_info *prepared,
+		 muh_diag *d);
+
+/* The dead-knob proof (muh verify): the base timed `SESSION_VERIFY_TIMINGS`
+ * times (their spread is the noise), then every other value of every param
+ * with the others at the base. */
+#define SESSION_VERIFY_TIMINGS 5
+typedef struct session_verify_param {
+	int tested, fp_changed, time_changed, failed, skipped;
+	const char *verdict;
+	int dead, untested;
+} session_verify_param;
+typedef struct session_verify_result {
+	char base[4096];         /* the base's key */
+	int from;                /* the base was given (else the defaults) */
+	size_t nvariants;        /* every measurement in order: the base's timings first */
+	char **keys;
+	muh_measurement *m;
+	size_t nbase;            /* how many of them are the base's */
+	double noise;            /* NAN when the base did not time */
+	session_verify_param *params; /* one per param */
+	int base_failed;         /* the base did not pass (dead counts it) */
+	const muh_measurement *base_fail; /* the failing one */
+	int dead, untested;
+	char suggest[4096];      /* with untested: the nearest base they can be tested from ("" none) */
+	size_t suggest_n, suggest_of;
+	session_prepare_info prepared;
+} session_verify_result;
+/* Runs the proof from from_key (a full key, NULL: the defaults). MUH_OK
+ * with *r filled; MUH_EINPUT with d->msg when from_key is malformed or not
+ * valid or the defaults are not (r->suggest then holds a base for them);
+ * the evaluator's error otherwise. Free r with session_verify_free. */
+int session_verify(muh_session *s, const char *from_key, session_verify_result *r, muh_diag *d);
+void session_verify_free(session_verify_result *r);
+
+/* The problem instances a --problem argument names: "all", indices ("3",
+ * "0,2"), or values ("M=256", "M=256,M=1024": the same name twice is either,
+ * different names both). Writes them ascending into out (at most cap) and
+ * returns how many; -1 with d->msg when the text names none or an unknown
+ * symbol or value (the message lists the instances). */
+long session_parse_problem(const muh_spec *s, const char *text, size_t *out, size_t cap, muh_diag *d);
+/* The problem instance as the store records it ("NAME=VALUE,...", spec order). */
+void session_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
+
+#endif

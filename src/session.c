@@ -1,0 +1,1700 @@
+/*
+ * session.c — the session: one tuning task's spec, profile, space,
+ * objective, evaluator, store, replay and strategy, and the workflows over
+ * them that muh tune, muh eval, muh verify and an engine tuning online share.
+ *
+ * What it owns:
+ *   - loading (spec, profile, space of one problem instance, objective,
+ *     target) in session_open, and the resources (evaluator, store run,
+ *     replay table) in session_start;
+ *   - measuring one variant: the store first (a resume), a claim so that a
+ *     second process on the run never measures it too, the evaluator, the
+ *     store, the drift check and the hidden-constraint model (session_measure);
+ *   - the history: every result the strategy has been told, in order, by
+ *     space index. The strategy is deterministic, so running it again over
+ *     the history reproduces its path; where the path first reaches a
+ *     variant nobody has measured is the next proposal. That is ask and
+ *     tell (session_next) and the lookahead compile-first uses in
+ *     session_tune: variants proposed but not told are answered inside the
+ *     replay with the worst score so far (the "constant liar"), so a batch
+ *     holds k different variants;
+ *   - compile-first: the cpu and cuda backends prefetch the lookahead's
+ *     variants while one is timed; the worker gets them in one batch prepare;
+ *   - the dead-knob proof (session_verify) and the measurement of a list
+ *     (session_eval).
+ *
+ * It never prints and never exits: notes go to opts.on_note, errors to a
+ * muh_diag. It never changes the process's signal handling.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "muh/deploy.h"
+#include "muh/engine.h"
+#include "muh/muh.h"
+#include "muh/replay.h"
+#include "muh/session.h"
+#include "muh/store.h"
+#include "u64map.h"
+
+/* the replay's objective returns this when a batch is full: not a muh_status */
+#define ASK_FULL 100
+/* the lookahead proposes this many variants per thread of the pool, at least */
+#define SESSION_AHEAD_PER_JOB 2
+
+/* One result the strategy was told. */
+struct told {
+	uint64_t index;
+	double time_s;           /* the score; INFINITY when failed */
+	int status;              /* 0 ok */
+	const char *status_text; /* static, or owned by the replay table */
+	int predicted;           /* predict_fail skipped it */
+};
+
+struct muh_session {
+	muh_session_opts o;
+	strategy_opts search;
+	muh_spec *spec;
+	muh_hw hw, *hwp;
+	muh_space *space;
+	size_t np;
+	char problem[512];
+	muh_objective objective;
+	muh_target target;
+	int have_target;
+	muh_evaluator *ev;
+	muh_store *st;
+	int64_t run;
+	int resumed;
+	long long rows0;
+	muh_replay *rp;
+	session_replay_info ri;
+	long long measured, from_store, slo_missed, drifts, remeasured;
+	double noise;
+	int noisy, noise_stored;
+	/* drift: the defaults re-measured every target.drift_every variants */
+	uint32_t *since;
+	size_t nsince;
+	double baseline;
+	/* hidden constraints: configurations that failed to start, those that
+	 * started (np values each); confirmed[f]: a second failure at least as
+	 * large as fails[f] was seen */
+	uint32_t *fails, *started;
+	size_t nfails, nstarted, capfails, capstarted;
+	unsigned char *confirmed;
+	/* the history */
+	struct told *hist;
+	size_t nhist, caphist;
+	u64map told;     /* space index -> position in hist */
+	u64map pending;  /* proposed by session_next, not told yet */
+	u64map prepared; /* handed to a prefetch or the batch prepare */
+	int done;
+	char *last_metrics;
+	session_prepare_info prep; /* what session_tune's compile-first did */
+	/* the last result handed out */
+	uint32_t *cfg;
+	char key[4096];
+	muh_measurement last;
+};
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static void note(muh_session *s, int located, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Tells opts.on_note a line of text (located: it starts with file:line:col). */
+static void note(muh_session *s, int located, const char *fmt, ...)
+{
+	if (!s->o.on_note)
+		return;
+	char text[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	session_note n = {.kind = SESSION_NOTE_TEXT, .text = text, .located = located};
+	s->o.on_note(s->o.note_ctx, &n);
+}
+
+int session_is_slo_miss(double score)
+{
+	return isfinite(score) && score >= OBJECTIVE_PENALTY;
+}
+
+/* What the strategy is told of measurement m: its score under the
+ * objective (the median time for kernel specs). An SLO miss is ok with a
+ * penalized score (objective_search_score: every feasible variant ranks
+ * first, the nearest miss next), so the search can move towards the SLOs
+ * when nothing meets them yet; it is shown as "slo_miss" and never
+ * reported as a winner. */
+static void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out)
+{
+	int feasible = 1;
+	out->status = m->status == EVAL_OK ? 0 : (int)m->status;
+	out->status_text = eval_status_name(m->status);
+	out->time_s = m->status == EVAL_OK ? objective_search_score(o, m, &feasible) : NAN;
+	if (m->status == EVAL_OK && !isfinite(out->time_s)) {
+		out->status = EVAL_INVALID;
+		out->status_text = "invalid";
+	} else if (m->status == EVAL_OK && !feasible) {
+		out->status_text = "slo_miss";
+	}
+}
+
+void session_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n)
+{
+	size_t pn = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < s->nproblem && pn + 64 < n; k++) {
+		char v[64];
+		value_fmt(v, sizeof(v), spec_problem_value(s, k, instance));
+		pn += (size_t)snprintf(buf + pn, n - pn, "%s%s=%s", k ? "," : "", s->problem[k].name, v);
+	}
+}
+
+/* ---- open, start, close --------------------------------------------------- */
+
+int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d)
+{
+	*out = NULL;
+	diag_clear(d);
+	muh_session *s = calloc(1, sizeof(*s));
+	if (!s)
+		return MUH_ENOMEM;
+	s->o = *o;
+	s->search = o->search;
+	s->noise = NAN;
+	s->baseline = NAN;
+	measurement_init(&s->last);
+	int rc = spec_load(path, &s->spec, d);
+	if (rc)
+		goto fail;
+	if (o->instance >= spec_ninstances(s->spec)) {
+		rc = diag_errorf(d, "--problem %zu, but %s has %zu problem instance(s)", o->instance, s->spec->path,
+				 spec_ninstances(s->spec));
+		goto fail;
+	}
+	if (o->hw || s->spec->hw_ref) {
+		rc = hw_resolve(o->hw ? o->hw : s->spec->hw_ref, &s->hw, d);
+		if (rc && !o->hw && rc == MUH_EINPUT && !d->line) {
+			/* the spec named it: point at its hw: line */
+			char msg[MUH_DIAG_MSG];
+			snprintf(msg, sizeof(msg), "%s", d->msg);
+			spec_diag_at(s->spec, d, s->spec->hw_line, s->spec->hw_col);
+			diag_errorf(d, "%s", msg);
+		}
+		if (rc)
+			goto fail;
+		s->hwp = &s->hw;
+	}
+	diag_clear(d);
+	if ((rc = space_build(s->spec, s->hwp, o->instance, &s->space, d)))
+		goto fail;
+	s->np = space_nparams(s->space);
+	session_problem_text(s->spec, o->instance, s->problem, sizeof(s->problem));
+	const muh_kv *bk = spec_kv(s->spec, "target.backend");
+	if ((rc = objective_from_spec(s->spec, eval_backend_metrics(bk ? bk->value : NULL), &s->objective, d)))
+		goto fail;
+	if (o->measure && (rc = eval_target_from_spec(s->spec, &s->target, d)))
+		goto fail;
+	s->have_target = o->measure;
+	if (!(s->cfg = calloc(s->np + 1, sizeof(uint32_t)))) {
+		rc = MUH_ENOMEM;
+		goto fail;
+	}
+	*out = s;
+	return MUH_OK;
+fail:
+	session_close(s);
+	return rc;
+}
+
+void session_set_search(muh_session *s, const strategy_opts *search)
+{
+	s->search = *search;
+}
+
+/* An engine spec's defaults are "the engine's current values": says so
+ * when one differs from what the launch file holds (after a patch --apply,
+ * say), so that nobody reads the run's "default" as the file's. */
+static void check_engine_defaults(muh_session *s)
+{
+	const muh_spec *sp = s->spec;
+	const muh_target *t = &s->target;
+	deploy_file *f;
+	muh_diag d;
+	diag_clear(&d);
+	if (strcmp(t->backend, "engine") || !t->launch[0] || deploy_load(t->launch, NULL, &f, &d))
+		return;
+	for (size_t p = 0; p < sp->nparams; p++) {
+		const muh_param *par = &sp->params[p];
+		const char *name = engine_arg_name(t, par->name);
+		const deploy_arg *a = deploy_find(f, name);
+		char want[256];
+		/* the default as the engine backend would write it (0/1 on a flag: False/True) */
+		engine_value_text(f, name, par->values[par->has_default ? par->default_idx : 0], want, sizeof(want));
+		if (!a || !strcasecmp(a->value, want))
+			continue;
+		note(s, 1,
+		     "%s:%d:%d: note: the default %s=%s is not what %s holds (%s %s); the run's \"default\" is the "
+		     "spec's",
+		     sp->path, par->line, par->col, par->name, want, t->launch, a->flag, a->value);
+	}
+	deploy_free(f);
+}
+
+static int open_replay(muh_session *s, muh_diag *d);
+
+int session_start(muh_session *s, muh_diag *d)
+{
+	diag_clear(d);
+	int rc = MUH_OK;
+	if (s->o.replay)
+		return open_replay(s, d);
+	if (s->have_target) {
+		check_engine_defaults(s);
+		if ((rc = eval_open(&s->target, &s->ev, d)) || (rc = eval_probe(s->ev, d))) {
+			if (rc != MUH_EINPUT && !d->msg[0])
+				snprintf(d->msg, sizeof(d->msg), "the backend cannot start");
+			eval_close(s->ev);
+			s->ev = NULL;
+			return rc;
+		}
+		eval_set_jobs(s->ev, s->o.jobs);
+		if (s->target.drift_every > 0 &&
+		    !(s->since = calloc((size_t)s->target.drift_every * (s->np + 1), sizeof(uint32_t))))
+			return MUH_ENOMEM;
+	}
+	if (s->o.db) {
+		const muh_spec *sp = s->spec;
+		char hash[17];
+		store_spec_hash(sp->text ? sp->text : "", sp->text ? strlen(sp->text) : 0, hash);
+		store_run_info ri = {.spec_hash = hash,
+				     .spec_path = sp->path,
+				     .spec_name = sp->name,
+				     .instance = (int64_t)s->o.instance,
+				     .problem = s->problem,
+				     .backend = s->have_target ? s->target.backend : "external",
+				     .hw_profile = s->hwp ? s->hwp->name : "",
+				     .spec_text = sp->text};
+		rc = store_open(s->o.db, &s->st, d);
+		if (!rc)
+			rc = store_begin_run(s->st, &ri, s->o.fresh, &s->run, &s->resumed, d);
+		if (rc) {
+			store_close(s->st);
+			s->st = NULL;
+			return rc;
+		}
+		s->rows0 = store_count(s->st, s->run);
+	}
+	return MUH_OK;
+}
+
+void session_close(muh_session *s)
+{
+	if (!s)
+		return;
+	eval_close(s->ev);
+	store_close(s->st);
+	replay_free(s->rp);
+	space_free(s->space);
+	spec_free(s->spec);
+	free(s->since);
+	free(s->fails);
+	free(s->started);
+	free(s->confirmed);
+	free(s->hist);
+	u64map_free(&s->told);
+	u64map_free(&s->pending);
+	u64map_free(&s->prepared);
+	free(s->last_metrics);
+	free(s->cfg);
+	measurement_free(&s->last);
+	free(s);
+}
+
+const muh_spec *session_spec(const muh_session *s) { return s->spec; }
+const muh_space *session_space(const muh_session *s) { return s->space; }
+const muh_hw *session_hw(const muh_session *s) { return s->hwp; }
+const muh_target *session_target(const muh_session *s) { return s->have_target ? &s->target : NULL; }
+const muh_objective *session_objective(const muh_session *s) { return &s->objective; }
+muh_evaluator *session_evaluator(muh_session *s) { return s->ev; }
+muh_store *session_store(muh_session *s) { return s->st; }
+const char *session_problem(const muh_session *s) { return s->problem; }
+size_t session_instance(const muh_session *s) { return s->o.instance; }
+const char *session_last_metrics(const muh_session *s) { return s->last_metrics; }
+
+void session_store_stats(const muh_session *s, session_store_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->open = s->st != NULL;
+	out->run = s->run;
+	out->resumed = s->resumed;
+	out->rows = s->rows0;
+	out->measured = s->measured;
+	out->from_store = s->from_store;
+	out->drifts = s->drifts;
+	out->remeasured = s->remeasured;
+	out->noise = s->noise;
+	out->noisy = s->noisy;
+}
+
+void session_replay_stats(const muh_session *s, session_replay_info *out)
+{
+	*out = s->ri;
+}
+
+/* ---- replay --------------------------------------------------------------- */
+
+struct store_fill {
+	muh_replay *rp;
+	const muh_space *sp;
+	const muh_objective *objective;
+};
+
+/* store_foreach callback: one stored measurement into the replay table. */
+static int replay_fill_row(void *ud, const store_row *row)
+{
+	struct store_fill *f = ud;
+	uint32_t cfg[256];
+	muh_diag d;
+	strategy_measurement sm;
+	score_measurement(f->objective, row->m, &sm);
+	int ok = sm.status == 0;
+	/* a key of another space (values this spec lacks) counts as outside */
+	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
+	return replay_add_row(f->rp, other ? NULL : cfg, ok ? sm.time_s : NAN, ok ? REPLAY_OK : sm.status,
+			      sm.status_text);
+}
+
+/* Replay from a store: loads every measurement of this spec's run. */
+static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
+{
+	const muh_spec *sp = s->spec;
+	size_t inst = s->o.instance;
+	muh_store *st;
+	int rc = store_open_ro(path, &st, d);
+	if (rc)
+		return rc;
+	char hash[17];
+	store_spec_hash(sp->text ? sp->text : "", sp->text ? strlen(sp->text) : 0, hash);
+	int64_t run = 0;
+	rc = store_find_run(st, hash, (int64_t)inst, NULL, NULL, &run, d);
+	if (!rc && !run && sp->name) {
+		/* the spec's text changed since (or the store was made with a
+		 * copy): same name and instance will do, the replay table checks
+		 * every row against this space */
+		char other[EVAL_PATH];
+		rc = store_find_run_named(st, sp->name, (int64_t)inst, s->problem, &run, other, sizeof(other), d);
+		if (!rc && run)
+			note(s, 0,
+			     "note: %s has no run of this exact spec text; replaying run %lld, measured with %s (same "
+			     "name '%s', problem instance %zu: %s)",
+			     path, (long long)run, other[0] ? other : "an unnamed spec", sp->name, inst,
+			     s->problem[0] ? s->problem : "no problem symbols");
+	}
+	if (rc || !run) {
+		int64_t other_run = 0;
+		char other[EVAL_PATH];
+		muh_diag d2;
+		if (sp->name &&
+		    !store_find_run_named(st, sp->name, (int64_t)inst, NULL, &other_run, other, sizeof(other), &d2) &&
+		    other_run)
+			note(s, 0,
+			     "its run %lld of '%s' (instance %zu) was measured for other problem values than this "
+			     "spec's; `muh report %s` lists them",
+			     (long long)other_run, sp->name, inst, path);
+		store_close(st);
+		diag_clear(d);
+		return diag_errorf(d, "%s holds no run of %s (problem instance %zu: %s)", path, sp->path, inst,
+				   s->problem[0] ? s->problem : "no problem symbols");
+	}
+	s->ri.store_run = run;
+	s->ri.from_store = 1;
+	rc = replay_new(s->space, &s->rp);
+	struct store_fill fill = {s->rp, s->space, &s->objective};
+	if (!rc)
+		rc = store_foreach(st, run, replay_fill_row, &fill);
+	store_close(st);
+	return rc;
+}
+
+/* Opens the replay table: a CSV or a store, told apart by the file's magic. */
+static int open_replay(muh_session *s, muh_diag *d)
+{
+	const char *path = s->o.replay;
+	FILE *f = fopen(path, "rb");
+	char magic[16] = {0};
+	int is_store = 0, rc;
+	struct stat rst;
+	if (!f && (errno == ENOENT || errno == ENOTDIR))
+		return diag_errorf(d, "cannot read the replay file %s: %s", path, strerror(errno));
+	if (f && !fstat(fileno(f), &rst) && S_ISDIR(rst.st_mode)) {
+		fclose(f);
+		return diag_errorf(d, "the replay file %s is a directory", path);
+	}
+	if (f) {
+		size_t got = fread(magic, 1, sizeof(magic), f);
+		is_store = got == 16 && !memcmp(magic, "SQLite format 3", 16);
+		fclose(f);
+	}
+	if (is_store)
+		rc = load_store_replay(s, path, d);
+	else if (!objective_is_time(&s->objective))
+		return diag_errorf(d, "a CSV replay holds times only; the objective %s needs a store (muh.db)",
+				   s->objective.metric);
+	else
+		rc = replay_load_csv(s->space, path, s->o.replay_columns, &s->rp, d);
+	if (rc)
+		return rc;
+	replay_stats st;
+	replay_get_stats(s->rp, &st);
+	if (!st.covered) {
+		diag_clear(d);
+		return diag_errorf(d,
+				   "%s has no measurement of any valid configuration of this space (%llu rows: %llu "
+				   "outside its values, %llu invalid here)",
+				   path, (unsigned long long)st.rows, (unsigned long long)st.outside,
+				   (unsigned long long)st.invalid);
+	}
+	s->ri.open = 1;
+	s->ri.rows = st.rows;
+	s->ri.used = st.used;
+	s->ri.failed = st.failed;
+	s->ri.invalid = st.invalid;
+	s->ri.outside = st.outside;
+	s->ri.covered = st.covered;
+	s->ri.exhaustive = st.covered == space_valid(s->space);
+	if (s->ri.exhaustive && !replay_best(s->rp, &s->ri.best_index, &s->ri.best_s))
+		s->ri.exhaustive = 0;
+	return MUH_OK;
+}
+
+/* ---- the noise ------------------------------------------------------------ */
+
+int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d)
+{
+	diag_clear(d);
+	if (!s->ev)
+		return diag_errorf(d, "no evaluator: the session does not measure"), MUH_EFINDING;
+	uint32_t *def = calloc(s->np + 1, sizeof(uint32_t));
+	muh_variant v;
+	if (!def)
+		return MUH_ENOMEM;
+	if (!space_default(s->space, def)) {
+		free(def);
+		diag_errorf(d, "the defaults violate the constraints");
+		return MUH_EFINDING;
+	}
+	int rc = eval_variant_from_space(s->space, def, s->o.instance, &v);
+	free(def);
+	if (rc)
+		return rc;
+	rc = eval_noise_rounds(s->ev, &v, 2, 3, s->target.max_noise, &s->noise, &s->noisy, d);
+	eval_variant_free(&v);
+	if (rc)
+		return rc;
+	*noise = s->noise;
+	if (noisy)
+		*noisy = s->noisy;
+	return MUH_OK;
+}
+
+/* Stores the noise with the run once, when the first variant is measured
+ * (a resume that measures nothing keeps the stored one). */
+static void store_noise_once(muh_session *s)
+{
+	if (s->st && !s->noise_stored && isfinite(s->noise)) {
+		store_set_noise(s->st, s->run, s->noise);
+		s->noise_stored = 1;
+	}
+}
+
+/* ---- hidden constraints --------------------------------------------------- */
+
+/* 1 when measurement m failed before the variant ran at all (the build,
+ * or an engine that never got ready): what hidden constraints learn from. */
+static int failed_to_start(const muh_measurement *m)
+{
+	return m->nsamples == 0 && !(m->t_time > 0) &&
+	       (m->status == EVAL_LAUNCH_ERROR || m->status == EVAL_CRASH || m->status == EVAL_TIMEOUT ||
+		m->status == EVAL_COMPILE_ERROR);
+}
+
+static int remember(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *cfg, size_t np)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		uint32_t *na = realloc(*arr, nc * np * sizeof(uint32_t));
+		if (!na)
+			return MUH_ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	memcpy(*arr + *n * np, cfg, np * sizeof(uint32_t));
+	(*n)++;
+	return MUH_OK;
+}
+
+/* 1 when configuration a is at least b in every param: numbers compare by
+ * value, anything else must be equal. */
+static int at_least(const muh_space *sp, const uint32_t *a, const uint32_t *b)
+{
+	for (size_t p = 0; p < space_nparams(sp); p++) {
+		muh_value x = space_value(sp, a, p), y = space_value(sp, b, p);
+		int num = (x.t == MUH_INT || x.t == MUH_FLOAT) && (y.t == MUH_INT || y.t == MUH_FLOAT);
+		if (!num) {
+			if (!value_eq(x, y))
+				return 0;
+			continue;
+		}
+		double xv = x.t == MUH_INT ? (double)x.u.i : x.u.f, yv = y.t == MUH_INT ? (double)y.u.i : y.u.f;
+		if (xv < yv)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when a configuration that started is at least as large as fails[f]:
+ * then that failure is not about size, and predicts nothing. */
+static int refuted(const muh_session *s, size_t f)
+{
+	for (size_t k = 0; k < s->nstarted; k++)
+		if (at_least(s->space, s->started + k * s->np, s->fails + f * s->np))
+			return 1;
+	return 0;
+}
+
+/* The hidden-constraint model: a failure to start is taken to be about
+ * size (memory, slots x context): everything at least as large in every
+ * param fails too. The first configuration in such a region is measured
+ * anyway, as a probe; when it fails to start as well the region is
+ * confirmed and the rest of it is never measured; when it starts, or any
+ * configuration at least as large does, the region is refuted. */
+static int model_predicts_fail(const muh_session *s, const uint32_t *cfg, char *why, size_t n)
+{
+	for (size_t f = 0; f < s->nfails; f++) {
+		const uint32_t *F = s->fails + f * s->np;
+		if (!s->confirmed[f] || !at_least(s->space, cfg, F) || refuted(s, f))
+			continue;
+		char key[2048];
+		space_key(s->space, F, key, sizeof(key));
+		snprintf(why, n,
+			 "at least as large in every param as %s, which failed to start (and so did a larger one)", key);
+		return 1;
+	}
+	return 0;
+}
+
+/* Learns from measurement m of cfg for the hidden-constraint model. */
+static int learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m)
+{
+	size_t np = s->np;
+	if (!failed_to_start(m))
+		return remember(&s->started, &s->nstarted, &s->capstarted, cfg, np);
+	for (size_t f = 0; f < s->nfails; f++) /* a probe that failed confirms its region */
+		if (at_least(s->space, cfg, s->fails + f * np))
+			s->confirmed[f] = 1;
+	size_t cap = s->capfails;
+	if (remember(&s->fails, &s->nfails, &s->capfails, cfg, np))
+		return MUH_ENOMEM;
+	if (s->capfails != cap) {
+		unsigned char *nc = realloc(s->confirmed, s->capfails);
+		if (!nc)
+			return MUH_ENOMEM;
+		s->confirmed = nc;
+	}
+	s->confirmed[s->nfails - 1] = 0;
+	return MUH_OK;
+}
+
+/* ---- the history ---------------------------------------------------------- */
+
+/* The told result of cfg, or NULL. */
+static const struct told *told_of(const muh_session *s, const uint32_t *cfg)
+{
+	uint64_t idx, pos;
+	if (space_index_of(s->space, cfg, &idx) || !u64map_get(&s->told, idx, &pos))
+		return NULL;
+	return &s->hist[pos];
+}
+
+/* Tells the history: cfg got score sm (or was predicted to fail). */
+static int tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted)
+{
+	uint64_t idx, pos;
+	if (space_index_of(s->space, cfg, &idx))
+		return MUH_EINPUT;
+	if (!u64map_get(&s->told, idx, &pos)) {
+		if (s->nhist == s->caphist) {
+			size_t nc = s->caphist ? s->caphist * 2 : 64;
+			struct told *nh = realloc(s->hist, nc * sizeof(*nh));
+			if (!nh)
+				return MUH_ENOMEM;
+			s->hist = nh;
+			s->caphist = nc;
+		}
+		pos = s->nhist++;
+		if (u64map_put(&s->told, idx, pos))
+			return MUH_ENOMEM;
+	}
+	struct told *t = &s->hist[pos];
+	int ok = !predicted && sm->status == 0 && isfinite(sm->time_s);
+	t->index = idx;
+	t->time_s = ok ? sm->time_s : INFINITY;
+	t->status = predicted ? STRATEGY_PREDICTED : sm->status ? sm->status : ok ? 0 : -1;
+	t->status_text = predicted ? "predicted_fail" : sm->status_text;
+	t->predicted = predicted;
+	if (u64map_get(&s->pending, idx, NULL))
+		u64map_put(&s->pending, idx, UINT64_MAX - 1); /* no longer pending */
+	return MUH_OK;
+}
+
+static int is_pending(const muh_session *s, uint64_t idx)
+{
+	uint64_t v;
+	return u64map_get(&s->pending, idx, &v) && v != UINT64_MAX - 1;
+}
+
+size_t session_pending(const muh_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->pending.cap; i++)
+		n += s->pending.keys[i] != UINT64_MAX && s->pending.vals[i] != UINT64_MAX - 1;
+	return n;
+}
+
+/* The constant liar: the worst ok score told so far (1 when none is). */
+static double liar(const muh_session *s)
+{
+	double worst = NAN;
+	for (size_t i = 0; i < s->nhist; i++)
+		if (s->hist[i].status == 0 && !(s->hist[i].time_s <= worst))
+			worst = s->hist[i].time_s;
+	return isfinite(worst) ? worst : 1.0;
+}
+
+/* The replay that proposes: the strategy over the history; the first k
+ * variants it reaches that are neither told nor pending (nor in skip, when
+ * set) are the proposals. */
+struct ask {
+	muh_session *s;
+	uint32_t *cfgs;
+	size_t k, n;
+	double lie;
+	u64map batch; /* indices proposed in this call */
+};
+
+static int ask_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+{
+	struct ask *A = ctx;
+	const struct told *t = told_of(A->s, cfg);
+	if (t) {
+		m->status = t->status == STRATEGY_PREDICTED ? 1 : t->status;
+		m->time_s = t->time_s;
+		m->status_text = t->status_text;
+		return MUH_OK;
+	}
+	uint64_t idx;
+	if (space_index_of(A->s->space, cfg, &idx))
+		return MUH_EINPUT;
+	m->status = 0;
+	m->time_s = A->lie;
+	m->status_text = "pending";
+	if (is_pending(A->s, idx) || u64map_get(&A->batch, idx, NULL))
+		return MUH_OK;
+	memcpy(A->cfgs + A->n * A->s->np, cfg, A->s->np * sizeof(uint32_t));
+	if (u64map_put(&A->batch, idx, A->n))
+		return MUH_ENOMEM;
+	return ++A->n == A->k ? ASK_FULL : MUH_OK;
+}
+
+static int ask_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
+{
+	struct ask *A = ctx;
+	const struct told *t = told_of(A->s, cfg);
+	if (t)
+		return t->predicted;
+	return model_predicts_fail(A->s, cfg, why, n);
+}
+
+/* Runs the strategy over the history and writes up to k proposals into
+ * cfgs. Returns how many, or -status. *finished: the strategy ended before
+ * it reached k (budget, space or time). */
+static long propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d)
+{
+	struct ask A = {.s = s, .cfgs = cfgs, .k = k, .lie = liar(s)};
+	strategy_opts o = s->search;
+	o.objective = ask_objective;
+	o.objective_ctx = &A;
+	o.on_event = NULL;
+	o.time_budget_s = 0; /* the session keeps the time itself */
+	o.predict_fail = s->have_target && s->target.hidden ? ask_predict : NULL;
+	o.predict_ctx = &A;
+	strategy_result r;
+	muh_diag d2;
+	int rc = strategy_run(s->space, &o, &r, d ? d : &d2);
+	strategy_result_free(&r);
+	u64map_free(&A.batch);
+	if (finished)
+		*finished = rc != ASK_FULL;
+	if (rc && rc != ASK_FULL)
+		return -(long)rc;
+	return (long)A.n;
+}
+
+long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d)
+{
+	if (d)
+		diag_clear(d);
+	if (!k || s->done)
+		return 0;
+	/* the budget is the session's: results told off the strategy's path
+	 * (a lie led it elsewhere) count too */
+	uint64_t valid = space_valid(s->space);
+	uint64_t budget = s->search.budget && s->search.budget < valid ? s->search.budget : valid;
+	uint64_t used = session_pending(s);
+	for (size_t i = 0; i < s->nhist; i++)
+		used += !s->hist[i].predicted;
+	if (used >= budget) {
+		s->done = session_pending(s) == 0;
+		return 0;
+	}
+	if (k > budget - used)
+		k = (size_t)(budget - used);
+	int finished = 0;
+	long n = propose(s, cfgs, k, &finished, d);
+	if (n < 0)
+		return n;
+	for (long i = 0; i < n; i++) {
+		uint64_t idx;
+		space_index_of(s->space, cfgs + (size_t)i * s->np, &idx);
+		if (u64map_put(&s->pending, idx, 1))
+			return -MUH_ENOMEM;
+	}
+	if (n == 0 && finished && session_pending(s) == 0)
+		s->done = 1;
+	return n;
+}
+
+int session_done(const muh_session *s)
+{
+	return s->done;
+}
+
+int session_best(const muh_session *s, uint32_t *cfg, double *score)
+{
+	const struct told *best = NULL;
+	for (size_t i = 0; i < s->nhist; i++)
+		if (s->hist[i].status == 0 && (!best || s->hist[i].time_s < best->time_s))
+			best = &s->hist[i];
+	if (!best)
+		return 0;
+	if (cfg)
+		space_config_at(s->space, best->index, cfg);
+	if (score)
+		*score = best->time_s;
+	return 1;
+}
+
+/* ---- measuring ------------------------------------------------------------ */
+
+/* Measures configuration cfg and records it (replace: over its row). */
+static int measure_cfg(muh_session *s, const uint32_t *cfg, int replace, muh_measurement *m, muh_diag *d)
+{
+	muh_variant v;
+	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+		return MUH_ENOMEM;
+	int rc = eval_measure(s->ev, &v, m, d);
+	if (!rc && s->st)
+		rc = replace ? store_replace(s->st, s->run, &v, m, d) : store_put(s->st, s->run, &v, m, d);
+	eval_variant_free(&v);
+	return rc;
+}
+
+/* The drift check: the defaults measured again. When their score moved
+ * beyond the noise (at least 5%, or twice the run's noise) since the last
+ * check, says so and measures again every variant measured since, over
+ * their rows in the store. The defaults' new score is the next baseline. */
+static int drift_check(muh_session *s, muh_diag *d)
+{
+	size_t np = s->np;
+	uint32_t *def = calloc(np + 1, sizeof(uint32_t));
+	muh_measurement m;
+	int rc = MUH_OK;
+	if (!def || !space_default(s->space, def)) {
+		free(def);
+		s->nsince = 0;
+		return def ? MUH_OK : MUH_ENOMEM;
+	}
+	measurement_init(&m);
+	muh_variant v;
+	if (eval_variant_from_space(s->space, def, s->o.instance, &v)) {
+		free(def);
+		return MUH_ENOMEM;
+	}
+	if (!isfinite(s->baseline) && s->st) { /* the first check: the defaults as stored */
+		muh_measurement first;
+		if (store_get(s->st, s->run, v.key, &first) == 1)
+			s->baseline = objective_score(&s->objective, &first);
+		measurement_free(&first);
+	}
+	rc = eval_measure(s->ev, &v, &m, d);
+	double now = objective_score(&s->objective, &m);
+	measurement_free(&m);
+	double thr = isfinite(s->noise) && 2 * s->noise > 0.05 ? 2 * s->noise : 0.05;
+	double moved = isfinite(now) && isfinite(s->baseline) ? now / s->baseline - 1 : 0;
+	if (!rc && fabs(moved) > thr) {
+		s->drifts++;
+		if (s->o.on_note) {
+			char text[512];
+			snprintf(text, sizeof(text),
+				 "drift: the defaults' score moved %+.1f%% since the last check (more than the %.1f%% noise "
+				 "allows); measuring again the %zu variant(s) measured since",
+				 100 * moved, 100 * thr, s->nsince);
+			session_note n = {.kind = SESSION_NOTE_DRIFT, .text = text, .key = v.key, .moved = moved,
+					  .threshold = thr, .count = s->nsince};
+			s->o.on_note(s->o.note_ctx, &n);
+		}
+		for (size_t i = 0; i < s->nsince && !rc; i++) {
+			measurement_init(&m);
+			rc = measure_cfg(s, s->since + i * np, 1, &m, d);
+			measurement_free(&m);
+			s->remeasured++;
+		}
+	}
+	if (isfinite(now))
+		s->baseline = now;
+	s->nsince = 0;
+	eval_variant_free(&v);
+	free(def);
+	return rc;
+}
+
+/* Measures v with the store answering first; fills *m. Returns a status;
+ * *answered: 1 from the store, 0 measured. */
+static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *v, muh_measurement *m,
+			int *from_store, muh_diag *d)
+{
+	int rc = MUH_OK, cl = 1;
+	static volatile sig_atomic_t never = 0;
+	*from_store = 0;
+	if (s->st && store_get(s->st, s->run, v->key, m) == 1) {
+		*from_store = 1;
+		return MUH_OK;
+	}
+	if (s->st && (cl = store_claim_or_get(s->st, s->run, v->key, m, d, s->o.stop ? s->o.stop : &never)) < 1) {
+		/* another muh on this run measured it: its row */
+		*from_store = cl == 0;
+		return cl < 0 ? MUH_EENV : MUH_OK;
+	}
+	measurement_free(m);
+	measurement_init(m);
+	rc = eval_measure(s->ev, v, m, d);
+	if (!rc && s->st)
+		rc = store_put(s->st, s->run, v, m, d);
+	if (rc == STORE_KEPT) /* not ours that is kept, so not ours that counts */
+		rc = (measurement_free(m), store_get(s->st, s->run, v->key, m)) == 1 ? MUH_OK : MUH_EENV;
+	if (s->st)
+		store_release(s->st, s->run, v->key);
+	if (rc)
+		return rc;
+	if (!s->measured)
+		store_noise_once(s);
+	s->measured++;
+	int every = s->target.drift_every;
+	if (every > 0 && s->since) {
+		memcpy(s->since + s->nsince * s->np, cfg, s->np * sizeof(uint32_t));
+		if (++s->nsince >= (size_t)every)
+			rc = drift_check(s, d);
+	}
+	return rc;
+}
+
+int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
+{
+	diag_clear(d);
+	if (!space_is_valid(s->space, cfg))
+		return diag_errorf(d, "the configuration is not valid in this space");
+	memcpy(s->cfg, cfg, s->np * sizeof(uint32_t));
+	space_key(s->space, cfg, s->key, sizeof(s->key));
+	measurement_free(&s->last);
+	measurement_init(&s->last);
+	session_result res = {.cfg = s->cfg, .key = s->key};
+	int rc = MUH_OK;
+	const struct told *t = told_of(s, cfg);
+	if (t) { /* told already: the same answer, never measured twice */
+		res.score.status = t->status;
+		res.score.time_s = t->time_s;
+		res.score.status_text = t->status_text;
+		res.source = "history";
+	} else if (s->rp) {
+		replay_lookup(s->rp, cfg, &res.score);
+		res.source = "replay";
+		rc = tell(s, cfg, &res.score, 0);
+	} else if (s->ev) {
+		muh_variant v;
+		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+			return MUH_ENOMEM;
+		int from_store = 0;
+		rc = measure_live(s, cfg, &v, &s->last, &from_store, d);
+		eval_variant_free(&v);
+		s->from_store += from_store;
+		res.source = from_store ? "store" : "measured";
+		if (s->target.hidden) {
+			int r2 = learn_hidden(s, cfg, &s->last);
+			if (!rc)
+				rc = r2;
+		}
+		score_measurement(&s->objective, &s->last, &res.score);
+		s->slo_missed += session_is_slo_miss(res.score.time_s);
+		free(s->last_metrics);
+		s->last_metrics = s->last.metrics ? strdup(s->last.metrics) : NULL;
+		res.m = &s->last;
+		if (!rc)
+			rc = tell(s, cfg, &res.score, 0);
+	} else {
+		return diag_errorf(d, "the session measures nothing: record the caller's measurement instead");
+	}
+	if (out)
+		*out = res;
+	return rc;
+}
+
+int session_record(muh_session *s, const uint32_t *cfg, double time_s, int status, muh_diag *d)
+{
+	diag_clear(d);
+	if (!space_is_valid(s->space, cfg))
+		return diag_errorf(d, "the configuration is not valid in this space");
+	muh_measurement m;
+	measurement_init(&m);
+	if (status || !(time_s >= 0) || !isfinite(time_s)) {
+		measurement_fail(&m, status ? EVAL_LAUNCH_ERROR : EVAL_INVALID, "%s",
+				 status ? "the caller's measurement failed" : "the caller's time is not a time");
+	} else {
+		m.status = EVAL_OK;
+		m.samples = malloc(sizeof(double));
+		if (!m.samples)
+			return MUH_ENOMEM;
+		m.samples[0] = time_s;
+		m.nsamples = 1;
+		m.median = m.min = m.ci_lo = m.ci_hi = time_s;
+		m.mad = 0;
+	}
+	strategy_measurement sm;
+	score_measurement(&s->objective, &m, &sm);
+	int rc = tell(s, cfg, &sm, 0);
+	if (!rc && s->st) {
+		muh_variant v;
+		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+			rc = MUH_ENOMEM;
+		else {
+			rc = store_replace(s->st, s->run, &v, &m, d);
+			eval_variant_free(&v);
+		}
+	}
+	measurement_free(&m);
+	return rc;
+}
+
+/* ---- compile-first -------------------------------------------------------- */
+
+static int was_prepared(const muh_session *s, const uint32_t *cfg)
+{
+	uint64_t idx;
+	return !space_index_of(s->space, cfg, &idx) && u64map_get(&s->prepared, idx, NULL);
+}
+
+static void mark_prepared(muh_session *s, const uint32_t *cfg)
+{
+	uint64_t idx;
+	if (!space_index_of(s->space, cfg, &idx))
+		u64map_put(&s->prepared, idx, 1);
+}
+
+/* 1 when the store already holds cfg's measurement: nothing to build. */
+static int in_store(const muh_session *s, const muh_variant *v)
+{
+	return s->st && store_has(s->st, s->run, v->key) == 1;
+}
+
+/* Hands the n configurations of cfgs that are neither prepared nor in the
+ * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
+ * A batch that fails is a note in info: each build compiles what is missing. */
+static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info)
+{
+	if (!s->ev || s->o.jobs <= 0 || !n)
+		return;
+	if (!eval_batch_prepares(s->ev)) {
+		for (size_t i = 0; i < n; i++) {
+			const uint32_t *c = cfgs + i * s->np;
+			muh_variant v;
+			if (was_prepared(s, c) || !space_is_valid(s->space, c) ||
+			    eval_variant_from_space(s->space, c, s->o.instance, &v))
+				continue;
+			int started = in_store(s, &v) || eval_prefetch(s->ev, &v);
+			eval_variant_free(&v);
+			if (!started)
+				break; /* the pool is busy: the next measurement frees a helper */
+			mark_prepared(s, c);
+		}
+		return;
+	}
+	muh_variant *vs = calloc(n, sizeof(*vs));
+	size_t m = 0;
+	for (size_t i = 0; vs && i < n; i++) {
+		const uint32_t *c = cfgs + i * s->np;
+		if (was_prepared(s, c) || !space_is_valid(s->space, c) ||
+		    eval_variant_from_space(s->space, c, s->o.instance, &vs[m]))
+			continue;
+		mark_prepared(s, c);
+		if (in_store(s, &vs[m]))
+			eval_variant_free(&vs[m]);
+		else
+			m++;
+	}
+	static volatile sig_atomic_t never = 0;
+	muh_diag d;
+	diag_clear(&d);
+	size_t done = 0;
+	double t0 = eval_now_s();
+	int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
+	if (info) {
+		info->ran += m > 0;
+		info->asked += m;
+		info->done += done;
+		info->seconds += eval_now_s() - t0;
+		if (rc)
+			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+	}
+	for (size_t i = 0; i < m; i++)
+		eval_variant_free(&vs[i]);
+	free(vs);
+}
+
+/* Before cfg is measured: when it was not prepared, the lookahead proposes
+ * the variants the strategy will reach next (cfg first), and they are
+ * compiled ahead. */
+static void prepare_ahead(muh_session *s, const uint32_t *cfg)
+{
+	if (!s->ev || s->o.jobs <= 0)
+		return;
+	int batch = eval_batch_prepares(s->ev);
+	if (batch && was_prepared(s, cfg))
+		return;
+	size_t k = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB : (size_t)s->o.jobs + 1;
+	if (k < 2)
+		k = 2;
+	uint32_t *cfgs = calloc(k * s->np + 1, sizeof(uint32_t));
+	if (!cfgs)
+		return;
+	long n = propose(s, cfgs, k, NULL, NULL);
+	if (n > 0)
+		prepare_cfgs(s, cfgs, (size_t)n, &s->prep);
+	if (batch)
+		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
+	free(cfgs);
+}
+
+/* ---- the search ----------------------------------------------------------- */
+
+static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *out)
+{
+	muh_session *s = ctx;
+	session_result r;
+	muh_diag d;
+	prepare_ahead(s, cfg);
+	int rc = session_measure(s, cfg, &r, &d);
+	if (rc) {
+		note(s, 0, "%s", d.msg);
+		return rc;
+	}
+	*out = r.score;
+	return MUH_OK;
+}
+
+static int tune_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
+{
+	muh_session *s = ctx;
+	const struct told *t = told_of(s, cfg);
+	if (t)
+		return t->predicted;
+	if (!model_predicts_fail(s, cfg, why, n))
+		return 0;
+	strategy_measurement sm = {.time_s = INFINITY, .status = STRATEGY_PREDICTED, .status_text = "predicted_fail"};
+	tell(s, cfg, &sm, 1);
+	return 1;
+}
+
+/* After drift re-measurements the store holds newer values than the
+ * strategy saw: the result's records take them, and the best is found
+ * again, so that the tables and the store agree. */
+static void refresh_from_store(muh_session *s, strategy_result *r)
+{
+	if (!s->remeasured || !s->st)
+		return;
+	uint32_t *cfg = malloc((s->np + 1) * sizeof(uint32_t));
+	char key[4096];
+	if (!cfg)
+		return;
+	r->have_best = 0;
+	for (uint64_t i = 0; i < r->nrecords; i++) {
+		strategy_record *rec = &r->records[i];
+		muh_measurement m;
+		space_config_at(s->space, rec->index, cfg);
+		space_key(s->space, cfg, key, sizeof(key));
+		if (store_get(s->st, s->run, key, &m) == 1) {
+			strategy_measurement sm;
+			score_measurement(&s->objective, &m, &sm);
+			rec->status = sm.status;
+			rec->time_s = sm.status == 0 ? sm.time_s : INFINITY;
+		}
+		measurement_free(&m);
+		if (rec->status == 0 && (!r->have_best || rec->time_s < r->records[r->best].time_s)) {
+			r->have_best = 1;
+			r->best = i;
+		}
+	}
+	free(cfg);
+}
+
+int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d)
+{
+	strategy_opts o = s->search;
+	o.objective = tune_objective;
+	o.objective_ctx = s;
+	o.on_event = on_event;
+	o.event_ctx = ctx;
+	if (s->ev && s->target.hidden) {
+		o.predict_fail = tune_predict;
+		o.predict_ctx = s;
+	}
+	memset(&s->prep, 0, sizeof(s->prep));
+	if (!s->rp && !s->ev) {
+		memset(r, 0, sizeof(*r));
+		return diag_errorf(d, "the session measures nothing: open it with measure or replay");
+	}
+	int rc = strategy_run(s->space, &o, r, d);
+	refresh_from_store(s, r);
+	return rc;
+}
+
+void session_prepare_stats(const muh_session *s, session_prepare_info *out)
+{
+	*out = s->prep;
+}
+
+/* ---- muh eval: a list ----------------------------------------------------- */
+
+int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg), void *ctx,
+		 long long limit, int (*on_row)(void *ctx, const session_result *r), session_prepare_info *prepared,
+		 muh_diag *d)
+{
+	diag_clear(d);
+	size_t np = s->np;
+	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t)), *nx = calloc(np + 1, sizeof(uint32_t));
+	int rc = MUH_OK;
+	if (!cfg || !nx) {
+		free(cfg);
+		free(nx);
+		return MUH_ENOMEM;
+	}
+	if (prepared)
+		memset(prepared, 0, sizeof(*prepared));
+	volatile sig_atomic_t *stop = s->o.stop;
+	/* compile first: the batch prepare gets every valid variant still to measure */
+	if (s->ev && eval_batch_prepares(s->ev) && !(stop && *stop)) {
+		size_t cap = n < 100000 ? (size_t)n : 100000, m = 0;
+		uint32_t *cfgs = calloc((cap ? cap : 1) * np + 1, sizeof(uint32_t));
+		for (uint64_t i = 0; cfgs && i < n && m < cap && (limit < 0 || (long long)m < limit); i++) {
+			uint32_t *c = cfgs + m * np;
+			muh_variant v;
+			if (cfg_at(ctx, i, c) || !space_is_valid(s->space, c) ||
+			    eval_variant_from_space(s->space, c, s->o.instance, &v))
+				continue;
+			m += !in_store(s, &v);
+			eval_variant_free(&v);
+		}
+		prepare_cfgs(s, cfgs, m, prepared);
+		if (prepared)
+			prepared->capped = m == cap && cap < n;
+		free(cfgs);
+	}
+	long long measured = 0;
+	uint64_t ahead = 0; /* variants before this index have been prefetched */
+	for (uint64_t i = 0; i < n && !(stop && *stop) && (limit < 0 || measured < limit); i++) {
+		if (cfg_at(ctx, i, cfg))
+			continue;
+		muh_variant v;
+		muh_measurement *m = &s->last;
+		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v)) {
+			rc = MUH_ENOMEM;
+			break;
+		}
+		if (in_store(s, &v)) {
+			eval_variant_free(&v);
+			continue;
+		}
+		measurement_free(m);
+		measurement_init(m);
+		/* claim it, so that a second muh on this run never measures it
+		 * too; when that one has (or is), skip it here */
+		static volatile sig_atomic_t never = 0;
+		int cl = s->st ? store_claim_or_get(s->st, s->run, v.key, m, d, stop ? stop : &never) : 1;
+		if (cl < 1) {
+			eval_variant_free(&v);
+			if (cl < 0) {
+				rc = stop && *stop ? MUH_OK : MUH_EENV;
+				break;
+			}
+			continue;
+		}
+		/* compile while measuring: hand the next variants to the pool */
+		if (ahead <= i)
+			ahead = i + 1;
+		while (s->ev && s->o.jobs > 0 && !eval_batch_prepares(s->ev) && ahead < n &&
+		       ahead <= i + (uint64_t)s->o.jobs) {
+			muh_variant nv;
+			int started = 1;
+			if (!cfg_at(ctx, ahead, nx) && space_is_valid(s->space, nx) &&
+			    eval_variant_from_space(s->space, nx, s->o.instance, &nv) == MUH_OK) {
+				if (!in_store(s, &nv))
+					started = eval_prefetch(s->ev, &nv);
+				eval_variant_free(&nv);
+			}
+			if (!started)
+				break;
+			ahead++;
+		}
+		measurement_free(m);
+		measurement_init(m);
+		if (!space_is_valid(s->space, cfg)) {
+			measurement_fail(m, EVAL_INVALID, "violates the constraints");
+		} else if ((rc = eval_measure(s->ev, &v, m, d))) {
+			eval_variant_free(&v);
+			if (s->st)
+				store_release(s->st, s->run, v.key);
+			break;
+		}
+		int put = s->st ? store_put(s->st, s->run, &v, m, d) : MUH_OK;
+		if (put == STORE_KEPT) /* another process's row is kept; report that one */
+			put = (measurement_free(m), store_get(s->st, s->run, v.key, m)) == 1 ? MUH_OK : MUH_EENV;
+		if (s->st)
+			store_release(s->st, s->run, v.key);
+		if (!measured)
+			store_noise_once(s);
+		measured++;
+		s->measured++;
+		memcpy(s->cfg, cfg, np * sizeof(uint32_t));
+		snprintf(s->key, sizeof(s->key), "%s", v.key);
+		session_result res = {.cfg = s->cfg, .key = s->key, .m = m, .source = "measured"};
+		score_measurement(&s->objective, m, &res.score);
+		eval_variant_free(&v);
+		int stop_rows = on_row ? on_row(ctx, &res) : 0;
+		if (put) {
+			rc = MUH_EENV;
+			break;
+		}
+		if (stop_rows)
+			break;
+	}
+	free(cfg);
+	free(nx);
+	return rc;
+}
+
+/* ---- muh verify: the dead-knob proof -------------------------------------- */
+
+/* find_base looks at this many valid configurations at most (all of them
+ * when the space has no more, else as many uniform samples) */
+#define VERIFY_SEARCH 200000
+
+/* How many params p with want[p] can change one at a time from the valid
+ * cfg to another valid configuration (tmp: np scratch values). */
+static size_t testable(const muh_space *sp, const uint32_t *cfg, const unsigned char *want, uint32_t *tmp)
+{
+	const muh_spec *s = space_spec(sp);
+	size_t np = space_nparams(sp), n = 0;
+	for (size_t p = 0; p < np; p++) {
+		if (!want[p])
+			continue;
+		memcpy(tmp, cfg, np * sizeof(uint32_t));
+		for (size_t j = 0; j < s->params[p].nvalues; j++) {
+			if (j == cfg[p])
+				continue;
+			tmp[p] = (uint32_t)j;
+			if (space_is_valid(sp, tmp)) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/* A base for the params with want[p]: the valid configuration from which
+ * the most of them can change one at a time, and of those the nearest to
+ * from (fewest params that differ; the first found on a tie). Looks at
+ * every valid configuration, or VERIFY_SEARCH uniform samples of a larger
+ * space. Writes it to out and returns how many of them it lets change; 0
+ * (out untouched) when none. */
+static size_t find_base(const muh_space *sp, const uint32_t *from, const unsigned char *want, uint32_t *out)
+{
+	size_t np = space_nparams(sp), best = 0, bestd = 0, nwant = 0;
+	for (size_t p = 0; p < np; p++)
+		nwant += want[p] != 0;
+	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t)), *tmp = calloc(np + 1, sizeof(uint32_t));
+	uint64_t nvalid = space_valid(sp), rng = 0x9e3779b97f4a7c15ull;
+	uint64_t n = nvalid <= VERIFY_SEARCH ? nvalid : VERIFY_SEARCH;
+	for (uint64_t i = 0; cfg && tmp && i < n; i++) {
+		if (nvalid <= VERIFY_SEARCH ? space_config_at(sp, i, cfg) : space_sample(sp, &rng, cfg))
+			continue;
+		size_t dist = 0;
+		for (size_t p = 0; p < np; p++)
+			dist += cfg[p] != from[p];
+		if (best == nwant && dist >= bestd)
+			continue; /* cannot do better than one already found */
+		size_t t = testable(sp, cfg, want, tmp);
+		if (t > best || (t == best && t && dist < bestd)) {
+			best = t;
+			bestd = dist;
+			memcpy(out, cfg, np * sizeof(uint32_t));
+		}
+	}
+	free(cfg);
+	free(tmp);
+	return best;
+}
+
+/* Fills r->suggest with the nearest base from which the params marked in
+ * want can be tested. */
+static void suggest_base(const muh_session *s, const uint32_t *from, const unsigned char *want,
+			 session_verify_result *r)
+{
+	uint32_t *b = calloc(s->np + 1, sizeof(uint32_t));
+	size_t n = b ? find_base(s->space, from, want, b) : 0;
+	r->suggest[0] = '\0';
+	if (n)
+		space_key(s->space, b, r->suggest, sizeof(r->suggest));
+	free(b);
+	r->suggest_n = n;
+	r->suggest_of = 0;
+	for (size_t p = 0; p < s->np; p++)
+		r->suggest_of += want[p] != 0;
+}
+
+static int verify_add(session_verify_result *r, const char *key, muh_measurement *m)
+{
+	char **nk = realloc(r->keys, (r->nvariants + 1) * sizeof(*nk));
+	if (!nk)
+		return MUH_ENOMEM;
+	r->keys = nk;
+	muh_measurement *nm = realloc(r->m, (r->nvariants + 1) * sizeof(*nm));
+	if (!nm)
+		return MUH_ENOMEM;
+	r->m = nm;
+	if (!(r->keys[r->nvariants] = strdup(key)))
+		return MUH_ENOMEM;
+	r->m[r->nvariants++] = *m; /* owns its buffers now */
+	return MUH_OK;
+}
+
+int session_verify(muh_session *s, const char *from_key, session_verify_result *r, muh_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	r->noise = NAN;
+	diag_clear(d);
+	const muh_spec *sp = s->spec;
+	size_t np = s->np;
+	uint32_t *def = calloc(np + 1, sizeof(uint32_t)), *cfg = calloc(np + 1, sizeof(uint32_t));
+	unsigned char *untested = calloc(np + 1, 1);
+	r->params = calloc(np + 1, sizeof(*r->params));
+	int rc = MUH_OK;
+	if (!def || !cfg || !untested || !r->params) {
+		rc = MUH_ENOMEM;
+		goto out;
+	}
+	r->from = from_key != NULL;
+	if (from_key) {
+		if (space_parse_key(s->space, from_key, def, d)) {
+			char msg[MUH_DIAG_MSG];
+			snprintf(msg, sizeof(msg), "%s", d->msg);
+			diag_clear(d);
+			rc = diag_errorf(d, "--from %s: %s", from_key, msg);
+			goto out;
+		}
+		if (!space_is_valid(s->space, def)) {
+			rc = diag_errorf(d, "--from %s violates the constraints", from_key);
+			goto out;
+		}
+	} else if (!space_default(s->space, def)) {
+		memset(untested, 1, np);
+		suggest_base(s, def, untested, r);
+		rc = diag_errorf(d, "the defaults of %s violate the constraints", sp->path);
+		goto out;
+	}
+	space_key(s->space, def, r->base, sizeof(r->base));
+	/* the designed sample, known before anything is measured: compile it first */
+	{
+		size_t total = 1;
+		for (size_t p = 0; p < np; p++)
+			total += sp->params[p].nvalues;
+		uint32_t *all = calloc(total * np + 1, sizeof(uint32_t));
+		size_t n = 0;
+		if (all) {
+			memcpy(all, def, np * sizeof(uint32_t));
+			n = 1;
+			for (size_t p = 0; p < np; p++)
+				for (size_t j = 0; j < sp->params[p].nvalues; j++) {
+					if (j == def[p])
+						continue;
+					memcpy(all + n * np, def, np * sizeof(uint32_t));
+					all[n * np + p] = (uint32_t)j;
+					if (space_is_valid(s->space, all + n * np))
+						n++;
+				}
+			prepare_cfgs(s, all, n, &r->prepared);
+		}
+		free(all);
+	}
+	muh_variant v;
+	if (eval_variant_from_space(s->space, def, s->o.instance, &v)) {
+		rc = MUH_ENOMEM;
+		goto out;
+	}
+	/* the base, SESSION_VERIFY_TIMINGS times: the spread of their medians is the noise */
+	for (int k = 0; k < SESSION_VERIFY_TIMINGS; k++) {
+		muh_measurement m;
+		if ((rc = eval_measure(s->ev, &v, &m, d)) || (rc = verify_add(r, v.key, &m))) {
+			eval_variant_free(&v);
+			goto out;
+		}
+		r->nbase++;
+	}
+	eval_variant_free(&v);
+	const muh_measurement *mdef = r->m, *ref = &mdef[0];
+	int defaults_ok = mdef[0].fingerprint[0] != 0;
+	double lo = INFINITY, hi = 0;
+	for (size_t k = 0; k < r->nbase; k++) {
+		defaults_ok &= !strcmp(mdef[k].fingerprint, mdef[0].fingerprint);
+		if (mdef[k].status != EVAL_OK && !r->base_fail)
+			r->base_fail = &mdef[k]; /* the base must pass its own check: failures prove nothing */
+		lo = fmin(lo, mdef[k].median);
+		hi = fmax(hi, mdef[k].median);
+	}
+	if (!r->base_fail) {
+		r->noise = (hi - lo) / lo;
+		/* the reference: the timing whose median is the median of the medians */
+		for (size_t k = 0; k < r->nbase; k++) {
+			size_t below = 0;
+			for (size_t j = 0; j < r->nbase; j++)
+				below += mdef[j].median < mdef[k].median || (mdef[j].median == mdef[k].median && j < k);
+			if (below == r->nbase / 2)
+				ref = &mdef[k];
+		}
+	}
+	size_t iref = (size_t)(ref - r->m), ifail = r->base_fail ? (size_t)(r->base_fail - r->m) : 0;
+	char fp0[EVAL_FP_HEX];
+	snprintf(fp0, sizeof(fp0), "%s", mdef[0].fingerprint);
+	for (size_t p = 0; p < np; p++) {
+		session_verify_param *ps = &r->params[p];
+		for (size_t j = 0; j < sp->params[p].nvalues; j++) {
+			if (j == def[p])
+				continue;
+			memcpy(cfg, def, np * sizeof(uint32_t));
+			cfg[p] = (uint32_t)j;
+			if (!space_is_valid(s->space, cfg)) {
+				ps->skipped++;
+				continue;
+			}
+			muh_measurement m;
+			eval_variant_from_space(s->space, cfg, s->o.instance, &v);
+			if ((rc = eval_measure(s->ev, &v, &m, d))) {
+				eval_variant_free(&v);
+				goto out;
+			}
+			ps->tested++;
+			if (m.fingerprint[0] && strcmp(m.fingerprint, fp0))
+				ps->fp_changed++;
+			if (m.status != EVAL_OK)
+				ps->failed++;
+			else if (!r->base_fail && eval_compare(&m, &r->m[iref], r->noise) != 0)
+				ps->time_changed++;
+			rc = verify_add(r, v.key, &m);
+			eval_variant_free(&v);
+			if (rc)
+				goto out;
+		}
+	}
+	if (r->base_fail)
+		r->base_fail = &r->m[ifail]; /* r->m moved as it grew */
+	for (size_t p = 0; p < np; p++) {
+		session_verify_param *ps = &r->params[p];
+		if (sp->params[p].nvalues < 2)
+			ps->verdict = "single value";
+		else if (ps->tested == 0) {
+			ps->verdict = from_key ? "UNTESTED: no one-at-a-time change from the base is valid"
+					       : "UNTESTED: no one-at-a-time change from the defaults is valid";
+			untested[p] = 1;
+			ps->untested = 1;
+			r->untested++;
+		} else if (!defaults_ok)
+			ps->verdict = "unknown: the base has no stable fingerprint";
+		else if (ps->fp_changed == 0) {
+			ps->verdict = "NOT REACHING THE KERNEL: every value builds the same artifact";
+			ps->dead = 1;
+			r->dead++;
+		} else
+			ps->verdict = "reaches the kernel";
+	}
+	if (!defaults_ok || r->base_fail) {
+		r->base_failed = 1;
+		if (!r->base_fail)
+			r->base_fail = &r->m[0];
+		r->dead++;
+	}
+	if (r->untested)
+		suggest_base(s, def, untested, r);
+out:
+	free(def);
+	free(cfg);
+	free(untested);
+	return rc;
+}
+
+void session_verify_free(session_verify_result *r)
+{
+	for (size_t i = 0; i < r->nvariants; i++) {
+		free(r->keys[i]);
+		measurement_free(&r->m[i]);
+	}
+	free(r->keys);
+	free(r->m);
+	free(r->params);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- --problem ------------------------------------------------------------ */
+
+long session_parse_problem(const muh_spec *s, const char *text, size_t *out, size_t cap, muh_diag *d)
+{
+	size_t ni = spec_ninstances(s);
+	diag_clear(d);
+	if (!strcmp(text, "all")) {
+		size_t n = 0;
+		for (size_t i = 0; i < ni && n < cap; i++)
+			out[n++] = i;
+		return (long)n;
+	}
+	unsigned char *pick = calloc(ni + 1, 1);
+	if (!pick)
+		return (diag_errorf(d, "out of memory"), -1);
+	int by_value = strchr(text, '=') != NULL;
+	long rc = 0;
+	if (!by_value) {
+		/* indices: "3", "0,2" */
+		for (const char *q = text; *q;) {
+			char *end;
+			errno = 0;
+			unsigned long long k = *q >= '0' && *q <= '9' ? strtoull(q, &end, 10) : (end = (char *)q, 0);
+			if (end == q || errno || (*end && *end != ',')) {
+				rc = (diag_errorf(d, "--problem needs an instance number, a list (0,2), NAME=VALUE or all, "
+						    "not '%s'", text), -1);
+				goto out;
+			}
+			if (k >= ni) {
+				rc = (diag_errorf(d, "--problem %llu, but %s has %zu problem instance(s)", k, s->path, ni), -1);
+				goto out;
+			}
+			pick[k] = 1;
+			q = *end ? end + 1 : end;
+		}
+	} else {
+		/* values: NAME=V,...; the same name twice is either, names both */
+		unsigned char *hit = calloc(ni + 1, 1);
+		size_t *named = calloc(s->nproblem + 1, sizeof(size_t));
+		if (!hit || !named) {
+			free(hit);
+			free(named);
+			rc = (diag_errorf(d, "out of memory"), -1);
+			goto out;
+		}
+		/* per symbol: which instances match any of its values */
+		unsigned char *sym_ok = calloc((s->nproblem + 1) * (ni + 1), 1);
+		for (const char *q = text; sym_ok && *q;) {
+			size_t tlen = strcspn(q, ","), nlen = strcspn(q, "=,");
+			if (nlen == tlen || !nlen) {
+				rc = (diag_errorf(d, "--problem: expected NAME=VALUE at '%.*s'", (int)tlen, q), -1);
+				break;
+			}
+			size_t k;
+			for (k = 0; k < s->nproblem; k++)
+				if (strlen(s->problem[k].name) == nlen && !strncmp(s->problem[k].name, q, nlen))
+					break;
+			if (k == s->nproblem) {
+				char names[512] = "";
+				size_t pn = 0;
+				for (size_t j = 0; j < s->nproblem && pn < sizeof(names); j++)
+					pn += (size_t)snprintf(names + pn, sizeof(names) - pn, "%s%s", j ? ", " : "",
+							       s->problem[j].name);
+				rc = (diag_errorf(d, "--problem: no problem symbol '%.*s' in %s (symbols: %s)", (int)nlen, q,
+						 s->path, s->nproblem ? names : "none"), -1);
+				break;
+			}
+			named[k] = 1;
+			const char *val = q + nlen + 1;
+			size_t vlen = tlen - nlen - 1, matched = 0;
+			for (size_t i = 0; i < ni; i++) {
+				char buf[64];
+				int w = value_fmt(buf, sizeof(buf), spec_problem_value(s, k, i));
+				if ((size_t)w == vlen && !strncmp(buf, val, vlen)) {
+					sym_ok[k * (ni + 1) + i] = 1;
+					matched++;
+				}
+			}
+			if (!matched) {
+				char list[512] = "";
+				size_t pn = 0;
+				for (size_t i = 0; i < ni && pn < sizeof(list); i++) {
+					char buf[64];
+					value_fmt(buf, sizeof(buf), spec_problem_value(s, k, i));
+					pn += (size_t)snprintf(list + pn, sizeof(list) - pn, "%s%s", i ? ", " : "", buf);
+				}
+				rc = (diag_errorf(d, "--problem: %s=%.*s is not a problem instance of %s (%s: %s)",
+						 s->problem[k].name, (int)vlen, val, s->path, s->problem[k].name, list), -1);
+				break;
+			}
+			q = q[tlen] ? q + tlen + 1 : q + tlen;
+		}
+		if (!sym_ok)
+			rc = (diag_errorf(d, "out of memory"), -1);
+		for (size_t i = 0; !rc && i < ni; i++) {
+			int ok = 1;
+			for (size_t k = 0; k < s->nproblem; k++)
+				if (named[k] && !sym_ok[k * (ni + 1) + i])
+					ok = 0;
+			pick[i] = (unsigned char)ok;
+		}
+		free(sym_ok);
+		free(hit);
+		free(named);
+		if (rc)
+			goto out;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < ni && n < cap; i++)
+		if (pick[i])
+			out[n++] = i;
+	if (!n)
+		rc = (diag_errorf(d, "--problem %s names no problem instance of %s", text, s->path), -1);
+	else
+		rc = (long)n;
+out:
+	free(pick);
+	return rc;
+}

@@ -1,0 +1,78 @@
+# muh tune --jobs N: compile first, in the session. The lookahead proposes
+# the variants the strategy will reach next and hands them to the worker's
+# batch prepare in one request; each later build loads from the cache. Uses
+# the stdlib worker (workers/py_worker.py), whose builds say "from_cache" in
+# their metadata, and --problem / muh verify --jobs on the same spec.
+source "$(dirname "$0")/lib.bash"
+SPEC=specs/dot_worker.yaml
+keys() { sqlite3 "$1" "select v.key from measurements m join variants v on v.id = m.variant_id order by v.key"; }
+cached() { sqlite3 "$1" "select count(*) from measurements where fp_detail like '%\"from_cache\":true%'"; }
+
+# serial: nothing prepared, nothing loaded from the cache
+export MUH_CACHE_DIR="$TMP/cache0"
+run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --db "$TMP/serial.db"
+expect_rc 0 "tune without --jobs"
+grep -q "^prepare" "$TMP/out" && fail "no prepare without --jobs"
+[ "$(cached "$TMP/serial.db")" = 0 ] || fail "no build from the cache without --jobs"
+expect_in out "^problem +N=4000 \(instance 0 of 1\)" "the output names the problem instance"
+
+# --jobs 2: the batch prepare compiled what the strategy then measured
+export MUH_CACHE_DIR="$TMP/cache1"
+run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"
+expect_rc 0 "tune --jobs 2"
+expect_in out "^prepare +[0-9]+ of [0-9]+ variants compiled ahead in [0-9]+ batch\(es\), [0-9.]+ s, with 2 jobs" "the prepare line"
+[ "$(sqlite3 "$TMP/jobs.db" "select count(*) from measurements")" = 8 ] || fail "8 measured with --jobs"
+[ "$(cached "$TMP/jobs.db")" = 8 ] ||
+	fail "every build loaded its prepared program: $(cached "$TMP/jobs.db") of 8"
+[ "$(keys "$TMP/serial.db")" = "$(keys "$TMP/jobs.db")" ] || fail "--jobs measures the same variants as serial"
+[ "$(ls "$TMP/cache1/py_worker" | wc -l)" -ge 4 ] || fail "programs in the cache: $(ls "$TMP/cache1/py_worker" | wc -l)"
+
+# an adaptive strategy: the lookahead follows it (every build still from the cache)
+export MUH_CACHE_DIR="$TMP/cache2"
+run "$MUH" tune "$SPEC" --budget 6 --jobs 3 --db "$TMP/auto.db" --json
+expect_rc 0 "tune --jobs 3, auto"
+[ "$(grep -c '"event":"variant"' "$TMP/out")" = 6 ] || fail "6 variant events"
+expect_in out '"event":"result".*"problem":"N=4000"' "the result names the problem"
+expect_in err "^prepare +[0-9]+ of" "--json: the prepare line on stderr"
+[ "$(cached "$TMP/auto.db")" = 6 ] || fail "auto: every build from the cache: $(cached "$TMP/auto.db") of 6"
+
+# resume with --jobs: nothing left to prepare or measure
+run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"
+expect_rc 0 "resume with --jobs"
+expect_in out "measured +0 variant\(s\) now; 8 answered from the store" "resume answers from the store"
+grep -q "^prepare" "$TMP/out" && fail "a resume prepares nothing: $(grep ^prepare "$TMP/out")"
+
+# --jobs on a spec whose variants are built one at a time: a note, then measured
+run "$MUH" tune tests/fixtures/engine/overlay.yaml --budget 3 --jobs 2 --db "$TMP/ov.db"
+expect_rc 0 "tune --jobs on an overlay spec"
+expect_in err "note: prepare: .*one at a time" "the note says why nothing was prepared"
+
+# muh verify --jobs: the designed sample compiled first, the same verdicts
+export MUH_CACHE_DIR="$TMP/cache3"
+run "$MUH" verify "$SPEC"
+expect_rc 1 "verify (IGNORED is dead)"
+cp "$TMP/out" "$TMP/verify0"
+run "$MUH" verify "$SPEC" --jobs 2
+expect_rc 1 "verify --jobs 2 (IGNORED is dead)"
+expect_in out "^prepare: 5 of 5 variants compiled in [0-9.]+ s with 2 jobs" "verify prepares the base and 4 one-at-a-time changes"
+expect_in out "^IGNORED .*NOT REACHING THE KERNEL" "the verdict with --jobs"
+[ "$(grep -E '^(UNROLL|BLOCK|IGNORED) ' "$TMP/out" | awk '{print $1, $NF}')" = "$(grep -E '^(UNROLL|BLOCK|IGNORED) ' "$TMP/verify0" | awk '{print $1, $NF}')" ] ||
+	fail "verify --jobs gives the same verdicts"
+expect_in out "problem N=4000" "verify names the problem instance"
+
+# --problem: values, all, and errors that list what exists
+run "$MUH" tune "$SPEC" --problem N=4000 --budget 2 --db "$TMP/p.db"
+expect_rc 0 "--problem N=4000"
+expect_in out "^problem +N=4000" "by value"
+run "$MUH" tune "$SPEC" --problem all --budget 2 --db "$TMP/p.db"
+expect_rc 0 "--problem all"
+run "$MUH" tune "$SPEC" --problem N=5 --budget 2 --db "$TMP/p.db"
+expect_rc 2 "--problem N=5"
+expect_in err "N=5 is not a problem instance of .*\(N: 4000\)" "an unknown value lists the values"
+run "$MUH" tune "$SPEC" --problem M=5 --budget 2 --db "$TMP/p.db"
+expect_rc 2 "--problem M=5"
+expect_in err "no problem symbol 'M'.*\(symbols: N\)" "an unknown symbol lists the symbols"
+run "$MUH" tune "$SPEC" --problem 3 --budget 2 --db "$TMP/p.db"
+expect_rc 2 "--problem 3"
+expect_in err "--problem 3, but .* has 1 problem instance" "an index beyond the instances"
+done_tests
