@@ -465,3 +465,20 @@ out:
 	dlclose(lib);
 	return rc;
 }
+
+int hw_device_count(int *count, muh_diag *d)
+{
+	*count = 0;
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return diag_errorf(d, "no CUDA device: the CUDA driver (libcuda.so.1) is not installed"), MUH_EENV;
+	cu_init_fn cuInit = (cu_init_fn)dlsym(lib, "cuInit");
+	cu_count_fn cuDeviceGetCount = (cu_count_fn)dlsym(lib, "cuDeviceGetCount");
+	int rc = MUH_OK;
+	if (!cuInit || !cuDeviceGetCount || cuInit(0) != 0 || cuDeviceGetCount(count) != 0) {
+		diag_errorf(d, "no CUDA device: the driver could not count its devices");
+		rc = MUH_EENV;
+	}
+	dlclose(lib);
+	return rc;
+}

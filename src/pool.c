@@ -340,7 +340,9 @@ static char *measure_request(const muh_pool *p, const job *j)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", "measure");
-	cJSON_AddNumberToObject(o, "tag", (double)j->tag);
+	char tag[32]; /* a string: a JSON number would round tags past 2^53 */
+	snprintf(tag, sizeof(tag), "%llu", (unsigned long long)j->tag);
+	cJSON_AddStringToObject(o, "tag", tag);
 	cJSON *a = cJSON_AddArrayToObject(o, "cfg");
 	for (size_t i = 0; i < p->o.nparams; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(j->cfg[i]));
@@ -415,7 +417,9 @@ static int take_reply(muh_pool *p, size_t i, char *line, pool_result *r)
 	free(line);
 	const cJSON *tag = cJSON_GetObjectItemCaseSensitive(o, "tag");
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "m");
-	if (!w->busy || !cJSON_IsNumber(tag) || (uint64_t)tag->valuedouble != w->cur.tag || !cJSON_IsObject(m)) {
+	char *end = NULL;
+	unsigned long long t = cJSON_IsString(tag) ? strtoull(tag->valuestring, &end, 10) : 0;
+	if (!w->busy || !end || *end || t != w->cur.tag || !cJSON_IsObject(m)) {
 		cJSON_Delete(o);
 		return 0; /* not an answer to what it holds: ignored */
 	}
@@ -435,7 +439,7 @@ static int take_reply(muh_pool *p, size_t i, char *line, pool_result *r)
 	return 1;
 }
 
-int pool_wait(muh_pool *p, pool_result *r, const volatile int *stop, muh_diag *d)
+int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, muh_diag *d)
 {
 	for (;;) {
 		dispatch(p);
@@ -703,7 +707,7 @@ static char *serve_measure(served *s, const cJSON *o)
 	char *mj = measurement_to_json(&m);
 	measurement_free(&m);
 	cJSON *r = cJSON_CreateObject();
-	cJSON_AddNumberToObject(r, "tag", cJSON_IsNumber(tag) ? tag->valuedouble : -1);
+	cJSON_AddStringToObject(r, "tag", cJSON_IsString(tag) ? tag->valuestring : "");
 	cJSON *mo = mj ? cJSON_Parse(mj) : NULL;
 	free(mj);
 	if (mo)

@@ -256,7 +256,7 @@ int session_start(muh_session *s, muh_diag *d)
 	int rc = MUH_OK;
 	if (s->o.replay)
 		return open_replay(s, d);
-	if (s->have_target) {
+	if (s->have_target && !s->o.pool) {
 		check_engine_defaults(s);
 		if ((rc = eval_open(&s->target, &s->ev, d)) || (rc = eval_probe(s->ev, d))) {
 			if (rc != MUH_EINPUT && !d->msg[0])
@@ -1697,4 +1697,140 @@ long session_parse_problem(const muh_spec *s, const char *text, size_t *out, siz
 out:
 	free(pick);
 	return rc;
+}
+
+/* ---- measured elsewhere (a pool) ------------------------------------------ */
+
+int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
+{
+	diag_clear(d);
+	if (!space_is_valid(s->space, cfg))
+		return diag_errorf(d, "the configuration is not valid in this space"), -MUH_EINPUT;
+	memcpy(s->cfg, cfg, s->np * sizeof(uint32_t));
+	space_key(s->space, cfg, s->key, sizeof(s->key));
+	session_result res = {.cfg = s->cfg, .key = s->key};
+	const struct told *t = told_of(s, cfg);
+	if (t) {
+		res.score.status = t->status;
+		res.score.time_s = t->time_s;
+		res.score.status_text = t->status_text;
+		res.source = "history";
+		if (out)
+			*out = res;
+		return 1;
+	}
+	if (!s->st)
+		return 0;
+	measurement_free(&s->last);
+	measurement_init(&s->last);
+	if (store_get(s->st, s->run, s->key, &s->last) != 1)
+		return 0;
+	s->from_store++;
+	score_measurement(&s->objective, &s->last, &res.score);
+	res.m = &s->last;
+	res.source = "store";
+	int rc = tell(s, cfg, &res.score, 0);
+	if (rc)
+		return -rc;
+	if (out)
+		*out = res;
+	return 1;
+}
+
+int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
+			       session_result *out, muh_diag *d)
+{
+	diag_clear(d);
+	if (!space_is_valid(s->space, cfg))
+		return diag_errorf(d, "the configuration is not valid in this space");
+	memcpy(s->cfg, cfg, s->np * sizeof(uint32_t));
+	space_key(s->space, cfg, s->key, sizeof(s->key));
+	measurement_free(&s->last);
+	measurement_init(&s->last);
+	muh_variant v;
+	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+		return MUH_ENOMEM;
+	int rc = MUH_OK;
+	const muh_measurement *use = m;
+	if (s->st) {
+		if (!s->measured && !s->noise_stored)
+			store_noise_once(s);
+		rc = store_put(s->st, s->run, &v, m, d);
+		if (rc == STORE_KEPT) /* another process stored it first: its row counts */
+			rc = store_get(s->st, s->run, v.key, &s->last) == 1 ? MUH_OK : MUH_EENV, use = &s->last;
+	}
+	eval_variant_free(&v);
+	if (rc)
+		return rc;
+	s->measured++;
+	session_result res = {.cfg = s->cfg, .key = s->key, .m = use, .source = "measured"};
+	if (s->have_target && s->target.hidden && (rc = learn_hidden(s, cfg, use)))
+		return rc;
+	score_measurement(&s->objective, use, &res.score);
+	s->slo_missed += session_is_slo_miss(res.score.time_s);
+	free(s->last_metrics);
+	s->last_metrics = use->metrics ? strdup(use->metrics) : NULL;
+	rc = tell(s, cfg, &res.score, 0);
+	if (out)
+		*out = res;
+	return rc;
+}
+
+void session_set_noise(muh_session *s, double noise, int noisy)
+{
+	s->noise = noise;
+	s->noisy = noisy;
+}
+
+int session_history(const muh_session *s, strategy_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->records = calloc(s->nhist + 1, sizeof(strategy_record));
+	if (!r->records)
+		return MUH_ENOMEM;
+	uint32_t *def = calloc(s->np + 1, sizeof(uint32_t));
+	uint64_t didx = UINT64_MAX;
+	if (def && space_default(s->space, def))
+		space_index_of(s->space, def, &didx);
+	free(def);
+	for (size_t i = 0; i < s->nhist; i++) {
+		const struct told *t = &s->hist[i];
+		strategy_record *rec = &r->records[r->nrecords++];
+		rec->index = t->index;
+		rec->time_s = t->time_s;
+		rec->status = t->status;
+		rec->source = i == 0 && t->index == didx ? "default" : "pool";
+		if (t->predicted) {
+			r->predicted++;
+			continue;
+		}
+		if (t->status || !isfinite(t->time_s)) {
+			r->failed++;
+			continue;
+		}
+		if (!r->have_best || t->time_s < r->records[r->best].time_s) {
+			r->have_best = 1;
+			r->best = i;
+		}
+	}
+	/* results of a pool arrive in any order: the defaults' record goes
+	 * first, as every strategy's result has it */
+	for (size_t i = 1; i < r->nrecords && didx != UINT64_MAX; i++) {
+		if (r->records[i].index != didx)
+			continue;
+		strategy_record dr = r->records[i];
+		memmove(r->records + 1, r->records, i * sizeof(strategy_record));
+		r->records[0] = dr;
+		r->records[0].source = "default";
+		if (r->have_best)
+			r->best = r->best == i ? 0 : r->best < i ? r->best + 1 : r->best;
+		break;
+	}
+	r->have_default = r->nrecords && r->records[0].index == didx;
+	uint64_t valid = space_valid(s->space);
+	r->budget = s->search.budget && s->search.budget < valid ? s->search.budget : valid;
+	r->stop = r->nrecords >= valid ? STRATEGY_STOP_EXHAUSTED : r->nrecords - r->predicted >= r->budget
+										 ? STRATEGY_STOP_BUDGET
+										 : STRATEGY_STOP_CALLER;
+	return MUH_OK;
 }

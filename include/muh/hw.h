@@ -60,6 +60,11 @@ int hw_resolve(const char *ref, muh_hw *hw, muh_diag *d);
  * d->msg when there is no driver or no device. */
 int hw_query_device(int dev, muh_hw *hw, muh_diag *d);
 
+/* The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES
+ * applies), through the driver loaded at run time. MUH_EENV with d->msg
+ * ("no CUDA device: ...") when there is no driver. */
+int hw_device_count(int *count, muh_diag *d);
+
 /* Looks a key up. Returns 1 and sets *v when present, else 0. */
 int hw_get(const muh_hw *hw, const char *key, double *v);
 const muh_hw_field *hw_field(const muh_hw *hw, const char *key);

@@ -28,18 +28,20 @@
  * Protocol (JSON lines, worker side in pool_worker_serve):
  *   -> {"op":"open","spec":PATH,"hw":REF|null,"instance":I,"worker":W}
  *   <- {"ok":true,"device":"NVIDIA H200","pid":P} | {"ok":false,"error":TEXT}
- *   -> {"op":"measure","tag":T,"cfg":[i0,i1,...]}
- *   <- {"tag":T,"m":MEASUREMENT}           (measurement_to_json)
+ *   -> {"op":"measure","tag":"T","cfg":[i0,i1,...]}   (T decimal, any uint64)
+ *   <- {"tag":"T","m":MEASUREMENT}         (measurement_to_json)
  *   -> {"op":"quit"}                        (or end of input)
  */
 #ifndef MUH_POOL_H
 #define MUH_POOL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "muh/diag.h"
 #include "muh/eval.h"
+#include "muh/strategy.h"
 
 typedef struct muh_pool muh_pool;
 
@@ -76,16 +78,26 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d);
 int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag);
 
 /* Waits for the next finished variant. MUH_OK with *r filled; MUH_EFINDING
- * when nothing is queued or in flight; MUH_EENV when no worker is left; an
- * interrupted wait (*stop set, may be NULL) returns MUH_EINTR-like
- * MUH_EENV with d saying so, in-flight variants abandoned. */
-int pool_wait(muh_pool *p, pool_result *r, const volatile int *stop, muh_diag *d);
+ * when nothing is queued or in flight, or *stop (may be NULL) was set (the
+ * variants in flight are then abandoned: pool_close stops their workers);
+ * MUH_EENV when no worker is left. */
+int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, muh_diag *d);
 
 size_t pool_size(const muh_pool *p);      /* workers alive */
 size_t pool_idle(const muh_pool *p);      /* alive and without a variant */
 size_t pool_pending(const muh_pool *p);   /* queued + in flight */
 size_t pool_restarts(const muh_pool *p);  /* workers started again after dying */
 const char *pool_device(const muh_pool *p); /* the device model every worker has */
+
+/* The search of session s measured by pool p (src/session_pool.c): batches
+ * from session_next to every idle worker, the store answering first,
+ * results recorded as they arrive; the defaults timed twice through the
+ * pool for the noise. on_event is called for every finished variant as in
+ * strategy.h; *stop (may be NULL) set stops it after the results in hand.
+ * r (free with strategy_result_free) is the session's history. */
+struct muh_session;
+int session_tune_pool(struct muh_session *s, muh_pool *p, strategy_event_fn on_event, void *ctx,
+		      strategy_result *r, const volatile sig_atomic_t *stop, muh_diag *d);
 
 /* Stops the workers (quit, then SIGKILL after a grace) and frees p. */
 void pool_close(muh_pool *p);

@@ -84,6 +84,9 @@ typedef struct muh_session_opts {
 	session_note_fn on_note;
 	void *note_ctx;
 	volatile sig_atomic_t *stop; /* Ctrl-C: set to stop after the variant in flight */
+	int pool;             /* 1: a pool of workers measures (session_tune_pool): the target is
+			       * read and the store's run is the backend's, but no evaluator is
+			       * opened in this process */
 } muh_session_opts;
 
 /* Opens a session on the spec at path: loads it, resolves its profile,
@@ -168,6 +171,27 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
  * seconds for cfg, or a failure (status != 0, time_s ignored). With a store
  * it is stored as a one-sample measurement. MUH_EINPUT when cfg is not valid. */
 int session_record(muh_session *s, const uint32_t *cfg, double time_s, int status, muh_diag *d);
+
+/* Answers cfg without measuring when it can: told already, or a row of the
+ * store's run (then told to the strategy). 1 with *out (may be NULL) when
+ * answered, 0 when cfg must be measured, negative -status on error. */
+int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
+
+/* Records a whole measurement made elsewhere (a pool's worker): stored in
+ * the run (when another process stored it first, that row is what counts),
+ * scored, learned from by the hidden constraints and told to the strategy.
+ * m stays the caller's. MUH_OK, or the store's error. */
+int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
+			       session_result *out, muh_diag *d);
+
+/* Sets the machine's noise measured elsewhere (a pool times the defaults);
+ * stored with the run when the first variant is. */
+void session_set_noise(muh_session *s, double noise, int noisy);
+
+/* What the session was told, in order, as a strategy_result (records,
+ * best, defaults first when they were told first, stop). Free with
+ * strategy_result_free. MUH_OK or MUH_ENOMEM. */
+int session_history(const muh_session *s, strategy_result *r);
 
 /* Proposes up to k variants to measure next, writing k * nparams value
  * indices to cfgs; returns how many (0: the strategy has nothing more to

@@ -23,7 +23,9 @@
 
 #include "cli.h"
 #include "evalcli.h"
+#include "muh/hw.h"
 #include "muh/objective.h"
+#include "muh/pool.h"
 #include "muh/session.h"
 #include "muh/store.h"
 #include "muh/strategy.h"
@@ -100,6 +102,16 @@ static const char help[] =
     "                      timed (cpu, cuda), or handed to a worker that can\n"
     "                      \"prepare\" (Triton) in one batch; the variants measured\n"
     "                      are the same as without --jobs\n"
+    "  --devices LIST      measure on several devices at once: one worker process per\n"
+    "                      device (0,1,3, or all), each with its own evaluator and\n"
+    "                      CUDA_VISIBLE_DEVICES; the strategy proposes batches and\n"
+    "                      every result goes to the one store as it finishes; a worker\n"
+    "                      that dies is restarted and its variant measured again once.\n"
+    "                      The cpu and command backends take it too (workers on one\n"
+    "                      host); devices of different models are refused\n"
+    "  --mpi               under mpirun/srun: this rank (0) tunes and stores, the other\n"
+    "                      ranks measure (mpirun -np 3 muh tune SPEC --mpi); a lost\n"
+    "                      rank ends the job, and a rerun resumes from the store\n"
     "  --json              one JSON object per line: an event per finished variant\n"
     "                      {event: variant, problem, n, budget, key, config, status, time_s,\n"
     "                      improved, best_s, source, elapsed_s, and for a measured-\n"
@@ -477,7 +489,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	session_replay_stats(s, &ri);
 	session_store_info si;
 	session_store_stats(s, &si);
-	int live = session_evaluator(s) != NULL;
+	int live = session_evaluator(s) != NULL || session_store(s) != NULL; /* measured here or by a pool */
 	const muh_objective *objective = session_objective(s);
 	size_t np = space_nparams(sp);
 	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
@@ -611,10 +623,85 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	free(cfg);
 	free(top);
 }
+struct tune_args {
+	const char *budget;
+	uint64_t topk;
+	const char *devices; /* --devices LIST: a pool of one worker per device */
+	int mpi;             /* --mpi: the pool's workers are the other MPI ranks */
+};
+
+/* The pool of --devices / --mpi for session s, or NULL with the error said
+ * (*ex its exit code). devices: "0,1,3", or "all" (every CUDA device). */
+static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const struct tune_args *A,
+			   int json, int *ex)
+{
+	char *list[64] = {0};
+	size_t n = 0;
+	char buf[512];
+	*ex = EXIT_OK;
+	if (A->devices && !strcmp(A->devices, "all")) {
+		int count = 0;
+		muh_diag d;
+		diag_clear(&d);
+		if (hw_device_count(&count, &d) || count < 1) {
+			fprintf(stderr, "muh tune: --devices all: %s\n", d.msg[0] ? d.msg : "no CUDA device");
+			*ex = EXIT_ENV;
+			return NULL;
+		}
+		for (int i = 0; i < count && i < 64; i++) {
+			snprintf(buf, sizeof(buf), "%d", i);
+			list[n++] = strdup(buf);
+		}
+	} else if (A->devices) {
+		snprintf(buf, sizeof(buf), "%s", A->devices);
+		for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+			uint64_t id;
+			if (n == 64 || cli_parse_u64(tok, &id) || id > 1023) {
+				for (size_t i = 0; i < n; i++)
+					free(list[i]);
+				*ex = cli_usage_error("tune", "--devices needs device numbers such as 0,1,3 (at most 64), "
+							      "or all; not '%s'", A->devices);
+				return NULL;
+			}
+			list[n++] = strdup(tok);
+		}
+	}
+	static const char *const argv_[] = {"/proc/self/exe", "pool-worker", NULL};
+	const muh_target *t = session_target(s);
+	pool_opts po = {.spec_path = path,
+			.hw = so->hw,
+			.instance = so->instance,
+			.nparams = space_nparams(session_space(s)),
+			.nworkers = n,
+			.devices = (const char *const *)list,
+			.worker_argv = argv_,
+			.mpi = A->mpi,
+			.hang_s = t && t->timeout_s > 0 ? 4 * t->timeout_s + 60 : 0};
+	muh_pool *p = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = pool_open(&po, &p, &d);
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	if (rc) {
+		fprintf(stderr, "muh tune: %s\n", d.msg);
+		*ex = cli_exit(rc);
+		return NULL;
+	}
+	if (!json)
+		printf("pool        %zu worker(s) on %s (%s)\n", pool_size(p), pool_device(p),
+		       A->mpi ? "MPI ranks 1.." : A->devices);
+	return p;
+}
+
 /* Tunes one problem instance: opens its session, prints what was loaded,
  * runs the search, prints the result. Returns an exit code. */
-static int tune_one(const char *path, muh_session_opts *so, const char *budget, size_t topk, int json, size_t nth)
+static int tune_one(const char *path, muh_session_opts *so, const struct tune_args *A, int json, size_t nth)
 {
+	const char *budget = A->budget;
+	size_t topk = (size_t)A->topk;
+	muh_pool *pool = NULL;
+	so->pool = A->devices || A->mpi;
 	muh_diag d;
 	muh_session *s;
 	struct tune t = {.json = json, .bar = isatty(2)};
@@ -683,6 +770,8 @@ static int tune_one(const char *path, muh_session_opts *so, const char *budget, 
 		       cli_count(w, sizeof(w), (double)ri.outside), cli_count(b, sizeof(b), (double)ri.covered),
 		       cli_count(c, sizeof(c), (double)space_valid(sp)));
 	}
+	if (so->pool && !(pool = open_pool(path, s, so, A, json, &ex)))
+		goto out;
 	if (session_evaluator(s)) {
 		/* the machine's noise: the defaults timed twice (once per run) */
 		double noise;
@@ -707,7 +796,18 @@ static int tune_one(const char *path, muh_session_opts *so, const char *budget, 
 		fflush(stdout);
 	}
 	strategy_result r;
-	rc = session_tune(s, on_event, &t, &r, &d);
+	if (pool) {
+		rc = session_tune_pool(s, pool, on_event, &t, &r, &interrupted, &d);
+		session_store_info pi;
+		session_store_stats(s, &pi);
+		if (!json && isfinite(pi.noise))
+			printf("noise       %.2f%% (the defaults timed twice through the pool)\n", 100 * pi.noise);
+		if (pool_restarts(pool))
+			fprintf(stderr, "muh tune: %zu pool worker(s) died and were started again; their variants were "
+					"measured again once\n", pool_restarts(pool));
+	} else {
+		rc = session_tune(s, on_event, &t, &r, &d);
+	}
 	if (t.bar && r.nrecords)
 		fputc('\n', stderr);
 	if (rc == MUH_EINPUT) {
@@ -740,16 +840,12 @@ static int tune_one(const char *path, muh_session_opts *so, const char *budget, 
 	}
 	strategy_result_free(&r);
 out:
+	pool_close(pool);
 	session_close(s);
 	return ex;
 }
 
 static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx);
-
-struct tune_args {
-	const char *budget;
-	uint64_t topk;
-};
 
 static int run(int argc, char **argv)
 {
@@ -765,6 +861,8 @@ static int run(int argc, char **argv)
 	    {"no-seeds", no_argument, NULL, 'n'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"fresh", no_argument, NULL, 'F'},
+	    {"devices", required_argument, NULL, 'V'},
+	    {"mpi", no_argument, NULL, 'M'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct evalcli_opts eo = {.so = {.stop = &interrupted}};
@@ -820,6 +918,12 @@ static int run(int argc, char **argv)
 		case 'F':
 			so->fresh = 1;
 			break;
+		case 'V':
+			A.devices = optarg;
+			break;
+		case 'M':
+			A.mpi = 1;
+			break;
 		default:
 			if ((ex = evalcli_option("tune", c, optarg, &eo)) > 0)
 				return ex;
@@ -831,6 +935,13 @@ static int run(int argc, char **argv)
 		return cli_usage_error("tune", "--replay measures nothing: --db and --fresh do not apply");
 	if (so->replay && so->jobs)
 		return cli_usage_error("tune", "--replay builds nothing: --jobs does not apply");
+	if (so->replay && (A.devices || A.mpi))
+		return cli_usage_error("tune", "--replay measures nothing: --devices and --mpi do not apply");
+	if (A.devices && A.mpi)
+		return cli_usage_error("tune", "--mpi takes its workers from mpirun's ranks: no --devices with it");
+	if ((A.devices || A.mpi) && so->jobs)
+		return cli_usage_error("tune", "--jobs compiles ahead for one evaluator; a pool's workers each build "
+					       "their own (drop --jobs)");
 	if (!so->db && !so->replay)
 		so->db = "muh.db";
 	so->measure = !so->replay;
@@ -847,7 +958,7 @@ static int tune_each(const char *path, const struct evalcli_opts *eo, const void
 {
 	const struct tune_args *A = ctx;
 	muh_session_opts so = eo->so;
-	return tune_one(path, &so, A->budget, (size_t)A->topk, eo->json, eo->nth);
+	return tune_one(path, &so, A, eo->json, eo->nth);
 }
 
 const struct muh_command muh_cmd_tune = {
