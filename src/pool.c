@@ -70,13 +70,6 @@ struct muh_pool {
 	char device[128];
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Writes the whole line and its newline; 0, or -1 (the worker is gone). */
 static int write_line(int fd, const char *s)
 {
@@ -129,7 +122,7 @@ static int read_open_reply(muh_pool *p, worker *w, double timeout_s, char *why, 
 		line = pool_mpi_recv_from(w->rank);
 	} else {
 		enum lb_end end;
-		line = lb_read_line(&w->in, w->from, now_s() + timeout_s, NULL, &end);
+		line = lb_read_line(&w->in, w->from, eval_now_s() + timeout_s, NULL, &end);
 		if (!line) {
 			snprintf(why, n, "%s", end == LB_LATE ? "no answer to open" : "it exited before it was ready");
 			return -1;
@@ -300,16 +293,24 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 	return MUH_OK;
 }
 
+/* Room for one more queued job. MUH_OK or MUH_ENOMEM. */
+static int grow_queue(muh_pool *p)
+{
+	if (p->nq < p->capq)
+		return MUH_OK;
+	size_t nc = p->capq ? 2 * p->capq : 16;
+	job *nq = realloc(p->q, nc * sizeof(job));
+	if (!nq)
+		return MUH_ENOMEM;
+	p->q = nq;
+	p->capq = nc;
+	return MUH_OK;
+}
+
 int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag)
 {
-	if (p->nq == p->capq) {
-		size_t nc = p->capq ? 2 * p->capq : 16;
-		job *nq = realloc(p->q, nc * sizeof(job));
-		if (!nq)
-			return MUH_ENOMEM;
-		p->q = nq;
-		p->capq = nc;
-	}
+	if (grow_queue(p))
+		return MUH_ENOMEM;
 	uint32_t *c = malloc(p->o.nparams * sizeof(uint32_t));
 	if (!c)
 		return MUH_ENOMEM;
@@ -321,14 +322,8 @@ int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag)
 /* Puts j at the front of the queue (a requeue goes first). */
 static int push_front(muh_pool *p, job j)
 {
-	if (p->nq == p->capq) {
-		size_t nc = p->capq ? 2 * p->capq : 16;
-		job *nq = realloc(p->q, nc * sizeof(job));
-		if (!nq)
-			return MUH_ENOMEM;
-		p->q = nq;
-		p->capq = nc;
-	}
+	if (grow_queue(p))
+		return MUH_ENOMEM;
 	memmove(p->q + 1, p->q, p->nq * sizeof(job));
 	p->q[0] = j;
 	p->nq++;
@@ -368,7 +363,7 @@ static void dispatch(muh_pool *p)
 		free(rq);
 		w->cur = j;
 		w->busy = 1;
-		w->since = now_s();
+		w->since = eval_now_s();
 		if (bad && !w->rank) {
 			/* it is gone: its reply pipe reads EOF next, and the job is requeued then */
 			close(w->to);
@@ -478,7 +473,7 @@ int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, mu
 			fds[i].events = POLLIN;
 		}
 		int k = poll(fds, (nfds_t)p->nw, 200);
-		double t = now_s();
+		double t = eval_now_s();
 		for (size_t i = 0; i < p->nw; i++) {
 			worker *w = &p->w[i];
 			if (!w->alive)
@@ -568,10 +563,10 @@ void pool_close(muh_pool *p)
 		w->to = -1;
 	}
 	/* a grace of 2 s for the workers to leave, then SIGKILL */
-	double t0 = now_s();
+	double t0 = eval_now_s();
 	for (size_t i = 0; p->w && i < p->nw; i++) {
 		worker *w = &p->w[i];
-		while (w->pid && now_s() - t0 < 2) {
+		while (w->pid && eval_now_s() - t0 < 2) {
 			if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
 				w->pid = 0;
 				break;

@@ -27,13 +27,6 @@
 #define NOISE_TAG_A (UINT64_MAX - 1)
 #define NOISE_TAG_B (UINT64_MAX - 2)
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 struct loop {
 	muh_session *s;
 	strategy_event_fn on_event;
@@ -70,7 +63,7 @@ static int emit(struct loop *L, const session_result *res, const char *source)
 	    .improved = improved,
 	    .best_s = L->best,
 	    .best_cfg = isfinite(L->best) ? L->best_cfg : NULL,
-	    .elapsed_s = now_s() - L->t0,
+	    .elapsed_s = eval_now_s() - L->t0,
 	};
 	space_index_of(session_space(L->s), res->cfg, &ev.index);
 	return L->on_event(L->ctx, &ev) != 0;
@@ -118,7 +111,7 @@ int session_tune_pool(muh_session *s, muh_pool *p, strategy_event_fn on_event, v
 	memset(r, 0, sizeof(*r));
 	const muh_space *sp = session_space(s);
 	size_t np = space_nparams(sp), nw = pool_size(p);
-	struct loop L = {.s = s, .on_event = on_event, .ctx = ctx, .best = INFINITY, .np = np, .t0 = now_s()};
+	struct loop L = {.s = s, .on_event = on_event, .ctx = ctx, .best = INFINITY, .np = np, .t0 = eval_now_s()};
 	uint64_t valid = space_valid(sp);
 	L.budget = 0;
 	uint32_t *cfgs = calloc((nw ? nw : 1) * (np + 1), sizeof(uint32_t));
@@ -188,7 +181,7 @@ int session_tune_pool(muh_session *s, muh_pool *p, strategy_event_fn on_event, v
 	int hr = session_history(s, r);
 	if (hr)
 		return hr;
-	r->seconds = now_s() - L.t0;
+	r->seconds = eval_now_s() - L.t0;
 	if ((stop && *stop) || L.stop)
 		r->stop = STRATEGY_STOP_CALLER;
 	return rc;
