@@ -38,6 +38,7 @@
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
+#include "muh/strategy.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -84,28 +85,16 @@ static int parse_num(const char *s, double *v)
 	return 0;
 }
 
-/* Parses a duration ("2s", "500ms", "1.5m", "2" meaning seconds) into
- * seconds; -1 when s is not one. */
+/* A duration ("2s", "500ms", "1.5m", "1h30m", "2" meaning seconds) in
+ * seconds, as everywhere in muh (strategy_parse_duration), and "0" (none);
+ * -1 when s is not one. */
 static int parse_duration(const char *s, double *v)
 {
-	char num[64];
-	size_t n = strlen(s), k = n;
-	double scale = 1;
-	if (n > 2 && !strcmp(s + n - 2, "ms"))
-		k = n - 2, scale = 1e-3;
-	else if (n > 1 && s[n - 1] == 's')
-		k = n - 1;
-	else if (n > 1 && s[n - 1] == 'm')
-		k = n - 1, scale = 60;
-	if (k == 0 || k >= sizeof(num))
-		return -1;
-	memcpy(num, s, k);
-	num[k] = '\0';
-	double x;
-	if (parse_num(num, &x))
-		return -1;
-	*v = x * scale;
-	return 0;
+	if (!strcmp(s, "0") || !strcmp(s, "0s")) {
+		*v = 0;
+		return 0;
+	}
+	return strategy_parse_duration(s, v);
 }
 
 static int parse_bool(const char *s, int *v)
@@ -164,7 +153,7 @@ int load_opts_set(load_opts *o, const char *key, const char *value, char *why, s
 	static const char *const expect[] = {
 		[K_INT] = "a count (0, 1, 2, ...)",
 		[K_NUM] = "a non-negative number",
-		[K_DUR] = "a duration (2s, 500ms, 1.5m or seconds)",
+		[K_DUR] = "a duration (2s, 500ms, 1.5m, 1h30m or seconds)",
 		[K_BOOL] = "true or false (1/0, yes/no)",
 		[K_U64] = "a non-negative integer",
 		[K_TEXT] = "shorter text",

@@ -544,7 +544,7 @@ int strategy_parse_duration(const char *str, double *seconds)
 {
 	double total = 0;
 	const char *p = str;
-	if (!p || !*p)
+	if (!p || !*p || strpbrk(p, "xXpP")) /* decimal only: strtod would read 0x10 and 1p4 */
 		return -1;
 	while (*p) {
 		char *end;

@@ -69,8 +69,11 @@ static void test_opts_set(void **state)
 	assert_int_equal(o.concurrency, 8);
 	assert_int_equal(load_opts_set(&o, "concurrency", "4x", why, sizeof(why)), -1);
 	assert_int_equal(load_opts_set(&o, "concurrency", "", why, sizeof(why)), -1);
-	assert_int_equal(load_opts_set(&o, "duration", "2h", why, sizeof(why)), -1);
+	assert_int_equal(load_opts_set(&o, "duration", "2d", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "expected a duration"));
+	assert_int_equal(load_opts_set(&o, "duration", "0x10", why, sizeof(why)), -1); /* decimal only */
+	assert_int_equal(load_opts_set(&o, "duration", "1h30m", why, sizeof(why)), 0); /* as muh tune --time */
+	assert_true(o.duration_s == 5400);
 	assert_int_equal(load_opts_set(&o, "duration", "ms", why, sizeof(why)), -1);
 	assert_int_equal(load_opts_set(&o, "rate", "-3", why, sizeof(why)), -1);
 	assert_int_equal(load_opts_set(&o, "rate", "inf", why, sizeof(why)), -1);
