@@ -916,7 +916,9 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	return rc;
 }
 
-int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
+/* Makes cfg the result being answered (s->cfg, s->key, s->last cleared).
+ * MUH_EINPUT with d when cfg is not valid in the space. */
+static int take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d)
 {
 	diag_clear(d);
 	if (!space_is_valid(s->space, cfg))
@@ -925,6 +927,13 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 	space_key(s->space, cfg, s->key, sizeof(s->key));
 	measurement_free(&s->last);
 	measurement_init(&s->last);
+	return MUH_OK;
+}
+
+int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
+{
+	if (take_cfg(s, cfg, d))
+		return MUH_EINPUT;
 	session_result res = {.cfg = s->cfg, .key = s->key};
 	int rc = MUH_OK;
 	const struct told *t = told_of(s, cfg);
@@ -1703,11 +1712,8 @@ out:
 
 int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
 {
-	diag_clear(d);
-	if (!space_is_valid(s->space, cfg))
-		return diag_errorf(d, "the configuration is not valid in this space"), -MUH_EINPUT;
-	memcpy(s->cfg, cfg, s->np * sizeof(uint32_t));
-	space_key(s->space, cfg, s->key, sizeof(s->key));
+	if (take_cfg(s, cfg, d))
+		return -MUH_EINPUT;
 	session_result res = {.cfg = s->cfg, .key = s->key};
 	const struct told *t = told_of(s, cfg);
 	if (t) {
@@ -1721,8 +1727,6 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 	}
 	if (!s->st)
 		return 0;
-	measurement_free(&s->last);
-	measurement_init(&s->last);
 	if (store_get(s->st, s->run, s->key, &s->last) != 1)
 		return 0;
 	s->from_store++;
@@ -1740,13 +1744,8 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
 			       session_result *out, muh_diag *d)
 {
-	diag_clear(d);
-	if (!space_is_valid(s->space, cfg))
-		return diag_errorf(d, "the configuration is not valid in this space");
-	memcpy(s->cfg, cfg, s->np * sizeof(uint32_t));
-	space_key(s->space, cfg, s->key, sizeof(s->key));
-	measurement_free(&s->last);
-	measurement_init(&s->last);
+	if (take_cfg(s, cfg, d))
+		return MUH_EINPUT;
 	muh_variant v;
 	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
 		return MUH_ENOMEM;
