@@ -44,7 +44,7 @@ if [ -z "$ready" ]; then
 fi
 [ "$(ps -o pgid= -p "$spid" | tr -d ' ')" = "$spid" ] || fail "server is not its own group leader"
 
-curl -sN --max-time 20 "$URL/v1/completions" -H 'Content-Type: application/json' \
+curl -sN --max-time 120 "$URL/v1/completions" -H 'Content-Type: application/json' \
 	-d '{"prompt":"the cat sat on the mat","max_tokens":32,"stream":true,
 	     "stream_options":{"include_usage":true},"ignore_eos":true}' >"$TMP/sse" ||
 	fail "streaming completion: curl $?"
@@ -52,7 +52,7 @@ curl -s --max-time 10 "$URL/metrics" >"$TMP/metrics" || fail "/metrics: curl $?"
 curl -s --max-time 10 "$URL/props" >"$TMP/props" || fail "/props: curl $?"
 curl -s --max-time 10 "$URL/slots" >"$TMP/slots" || fail "/slots: curl $?"
 # 64 prompt tokens + 600 asked for, 512 per slot: cut short, not an error
-curl -s --max-time 20 "$URL/v1/completions" -H 'Content-Type: application/json' \
+curl -s --max-time 120 "$URL/v1/completions" -H 'Content-Type: application/json' \
 	-d "{\"prompt\":\"$(printf 'the %.0s' $(seq 63))\",\"max_tokens\":600,\"ignore_eos\":true}" \
 	>"$TMP/long" || fail "long completion: curl $?"
 
