@@ -13,7 +13,18 @@
  *      constraint is tested at the depth where its last param is bound, and
  *      a failing partial assignment prunes its whole subtree (counted by
  *      multiplication, not visited).
- *   4. A constrained group's valid tuples are kept as sorted 64-bit ranks in
+ *   4. The binding order is searched, not guessed: over subsets of the
+ *      group's params (dynamic programming, groups up to 16 params), it
+ *      minimises a cost model of the walk (nodes times checks; a table read
+ *      is cheap, an expression costs its bytecode length) with pass rates
+ *      estimated from tables or a fixed-seed sample. A constraint is
+ *      tabulated when filling the table costs fewer evaluations than the
+ *      walk would make. Counts never depend on the model, only time does.
+ *   5. A constraint proven to fall in the param bound at its depth
+ *      (expr_falls: once false for a value, false for every larger one)
+ *      stops that loop at its first failure when it is checked first there;
+ *      the values left are charged to it in bulk, exactly as if visited.
+ *   6. A constrained group's valid tuples are kept as sorted 64-bit ranks in
  *      the group's own mixed radix, so config <-> index is O(params) plus a
  *      binary search, and uniform sampling is one random index.
  *
@@ -47,6 +58,10 @@ struct cons {
 	 * index = sum over j of cfg[params[j]] * tstride[j]. */
 	uint8_t *table;
 	uint64_t *tstride;
+	double pass; /* estimated fraction of assignments it holds for (ordering only) */
+	/* Proven by expr_falls: once it fails for a value of the param bound at
+	 * its depth, it fails for every larger value (values ascending). */
+	int falls;
 };
 
 struct group {
@@ -79,6 +94,7 @@ struct muh_space {
 	int indexed;
 	double seconds;
 	char **names; /* slot names (owned) */
+	double *lo, *hi; /* per slot: bounds of its integer values; NaN when not all integers */
 };
 
 /* ---- small utilities ----------------------------------------------------- */
@@ -152,6 +168,35 @@ static int build_names(muh_space *sp, const muh_hw *hw, size_t instance)
 	return MUH_OK;
 }
 
+/* Fills sp->lo/hi: a param's smallest and largest value, a problem or hw
+ * slot's value; NaN where a value is not an integer. */
+static int build_bounds(muh_space *sp)
+{
+	const muh_spec *s = sp->spec;
+	size_t n = sp->nslots ? sp->nslots : 1;
+	sp->lo = malloc(n * sizeof(double));
+	sp->hi = malloc(n * sizeof(double));
+	if (!sp->lo || !sp->hi)
+		return MUH_ENOMEM;
+	for (size_t k = 0; k < sp->nslots; k++) {
+		const muh_value *v = k < sp->np ? s->params[k].values : &sp->base[k];
+		size_t nv = k < sp->np ? s->params[k].nvalues : 1;
+		sp->lo[k] = INFINITY;
+		sp->hi[k] = -INFINITY;
+		for (size_t i = 0; i < nv; i++) {
+			if (v[i].t != MUH_INT) {
+				sp->lo[k] = sp->hi[k] = NAN;
+				break;
+			}
+			sp->lo[k] = fmin(sp->lo[k], (double)v[i].u.i);
+			sp->hi[k] = fmax(sp->hi[k], (double)v[i].u.i);
+		}
+		if (nv == 0)
+			sp->lo[k] = sp->hi[k] = NAN;
+	}
+	return MUH_OK;
+}
+
 static int compile_all(muh_space *sp, muh_diag *d)
 {
 	const muh_spec *s = sp->spec;
@@ -204,25 +249,16 @@ static int uf_find(int *parent, int x)
 	return x;
 }
 
-/* Chooses the binding order of group g and assigns each of its constraints
- * a depth; fills depth_start and the check order. */
-static int order_group(muh_space *sp, struct group *g, int *member, int nmember, int *gcons,
-		       int ngcons)
+/* Greedy binding order (groups too large for the search below): the param
+ * that completes the most constraints, then the one in the most pending
+ * constraints, then the one with the fewest values. */
+static void order_greedy(muh_space *sp, int *member, int nmember, int *gcons, int ngcons,
+			 int *bound, int *left, int *ord)
 {
 	const muh_spec *s = sp->spec;
-	int *bound = calloc(sp->np, sizeof(int));
-	int *left = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(int));
-	if (!bound || !left) {
-		free(bound);
-		free(left);
-		return MUH_ENOMEM;
-	}
 	for (int i = 0; i < ngcons; i++)
 		left[i] = sp->cons[gcons[i]].nparams;
-	g->nparams = 0;
 	for (int step = 0; step < nmember; step++) {
-		/* pick the param that completes the most constraints; then the
-		 * one in the most pending constraints; then fewest values */
 		int best = -1;
 		double best_score = -1;
 		for (int m = 0; m < nmember; m++) {
@@ -247,13 +283,254 @@ static int order_group(muh_space *sp, struct group *g, int *member, int nmember,
 			}
 		}
 		bound[best] = 1;
-		g->params[g->nparams++] = best;
+		ord[step] = best;
 		for (int i = 0; i < ngcons; i++) {
 			struct cons *k = &sp->cons[gcons[i]];
 			for (int j = 0; j < k->nparams; j++)
-				if (k->params[j] == best && --left[i] == 0)
-					k->depth = step;
+				if (k->params[j] == best)
+					--left[i];
 		}
+	}
+}
+
+/* Largest group (in params) whose binding order is searched exactly. */
+#define SPACE_ORDER_SEARCH 16
+
+/* Walk cost model, in rough instructions: a visited node, a node of the
+ * fast leaf loop, a table read. An expression costs its bytecode length
+ * times SPACE_COST_OP. */
+#define SPACE_COST_NODE  30.0
+#define SPACE_COST_LEAF  6.0
+#define SPACE_COST_TABLE 3.0
+#define SPACE_COST_OP    12.0
+
+/* Whether constraint k, checked once param p is bound (last), is proven to
+ * fail for every larger value of p once it fails (see expr_falls). */
+static int cons_falls(const muh_space *sp, const struct cons *k, int p)
+{
+	const muh_param *par = &sp->spec->params[p];
+	for (size_t v = 0; v < par->nvalues; v++)
+		if (par->values[v].t != MUH_INT ||
+		    (v && par->values[v].u.i <= par->values[v - 1].u.i))
+			return 0; /* the break needs integer values in ascending order */
+	return expr_falls(k->e, p, sp->lo, sp->hi);
+}
+
+/* Binding order by exhaustive search over subsets (dynamic programming):
+ * minimises the model cost of the walk, where a state's node count is the
+ * product of its params' value counts times the estimated pass rates of the
+ * constraints it completes (assumed independent), and a constraint that
+ * falls (cons_falls) stops its loop at the first failure. */
+static int order_search(muh_space *sp, int *member, int nmember, int *gcons, int ngcons, int *ord)
+{
+	const muh_spec *s = sp->spec;
+	size_t nstates = (size_t)1 << nmember;
+	double *best = malloc(nstates * sizeof(double));
+	double *nodes = malloc(nstates * sizeof(double));
+	int8_t *choice = malloc(nstates);
+	uint32_t *mask = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(uint32_t));
+	uint32_t *fallmask = calloc((size_t)(ngcons ? ngcons : 1), sizeof(uint32_t));
+	if (!best || !nodes || !choice || !mask || !fallmask) {
+		free(best);
+		free(nodes);
+		free(choice);
+		free(mask);
+		free(fallmask);
+		return MUH_ENOMEM;
+	}
+	for (int i = 0; i < ngcons; i++) {
+		struct cons *k = &sp->cons[gcons[i]];
+		mask[i] = 0;
+		for (int j = 0; j < k->nparams; j++)
+			for (int m = 0; m < nmember; m++)
+				if (member[m] == k->params[j])
+					mask[i] |= 1u << m;
+		for (int m = 0; m < nmember; m++)
+			if ((mask[i] >> m & 1) && cons_falls(sp, k, member[m]))
+				fallmask[i] |= 1u << m;
+	}
+	uint32_t full = (uint32_t)(nstates - 1);
+	for (size_t st = 0; st < nstates; st++)
+		best[st] = INFINITY;
+	best[0] = 0;
+	nodes[0] = 1;
+	for (uint32_t st = 0; st < full; st++) {
+		if (best[st] == INFINITY)
+			continue;
+		for (int m = 0; m < nmember; m++) {
+			if (st >> m & 1)
+				continue;
+			uint32_t nx = st | 1u << m;
+			double nv = (double)s->params[member[m]].nvalues;
+			double visits = nodes[st] * nv, per = 0, alive = 1, pass = 1;
+			int first = -1, all_tables = 1;
+			for (int i = 0; i < ngcons; i++) {
+				if (!(mask[i] >> m & 1) || (mask[i] & ~nx))
+					continue;
+				const struct cons *k = &sp->cons[gcons[i]];
+				if (first < 0)
+					first = i;
+				per += alive * (k->table ? SPACE_COST_TABLE
+							 : SPACE_COST_OP * expr_cost(k->e));
+				alive *= k->pass;
+				pass *= k->pass;
+				all_tables &= k->table != NULL;
+			}
+			if (first >= 0 && (fallmask[first] >> m & 1))
+				visits = nodes[st] * fmin(nv, nv * sp->cons[gcons[first]].pass + 1);
+			double node = nx == full && all_tables && nmember >= 2 ? SPACE_COST_LEAF
+										: SPACE_COST_NODE;
+			double c = best[st] + visits * (node + per);
+			if (c < best[nx]) {
+				best[nx] = c;
+				nodes[nx] = nodes[st] * nv * pass;
+				choice[nx] = (int8_t)m;
+			}
+		}
+	}
+	uint32_t st = full;
+	for (int step = nmember - 1; step >= 0; step--) {
+		int m = choice[st];
+		ord[step] = member[m];
+		st &= ~(1u << m);
+	}
+	free(best);
+	free(nodes);
+	free(choice);
+	free(mask);
+	free(fallmask);
+	return MUH_OK;
+}
+
+/* Estimates k->pass: exact from its table, else from a fixed-seed sample
+ * of its params' values (the estimate steers the binding order only; counts
+ * never depend on it). slots holds the problem and hw values. */
+static void estimate_pass(muh_space *sp, struct cons *k, muh_value *slots)
+{
+	const muh_spec *s = sp->spec;
+	enum { SAMPLES = 64 };
+	if (k->table) {
+		size_t size = 1, hits = 0;
+		for (int j = 0; j < k->nparams; j++)
+			size *= s->params[k->params[j]].nvalues;
+		for (size_t i = 0; i < size; i++)
+			hits += k->table[i];
+		k->pass = ((double)hits + 0.5) / ((double)size + 1);
+		return;
+	}
+	uint64_t rng = UINT64_C(0x5DEECE66D) + k->spec_idx;
+	int hits = 0;
+	for (int n = 0; n < SAMPLES; n++) {
+		for (int j = 0; j < k->nparams; j++) {
+			const muh_param *par = &s->params[k->params[j]];
+			slots[k->params[j]] = par->values[rand_below(&rng, par->nvalues)];
+		}
+		hits += expr_test(k->e, slots) == EXPR_TRUE;
+	}
+	k->pass = (hits + 0.5) / (SAMPLES + 1);
+}
+
+static int tabulate(muh_space *sp, struct cons *k, muh_value *slots, double limit);
+
+/* Tables this small are always made (when the group is at least as large). */
+#define SPACE_SMALL_TABLE 4096.0
+
+/* The entries of k's table: the product of its params' value counts. */
+static double cons_table_size(const muh_space *sp, const struct cons *k)
+{
+	double size = 1;
+	for (int j = 0; j < k->nparams; j++)
+		size *= (double)sp->spec->params[k->params[j]].nvalues;
+	return size;
+}
+
+/* The model's count of checks of each group constraint (visits[i] for
+ * gcons[i]) when the group's params are bound in order ord. */
+static void model_visits(const muh_space *sp, const int *ord, int n, const int *gcons, int ngcons,
+			 double *visits)
+{
+	double nodes = 1;
+	for (int step = 0; step < n; step++) {
+		double nv = (double)sp->spec->params[ord[step]].nvalues;
+		double v = nodes * nv, alive = 1, pass = 1;
+		int first = 1;
+		for (int i = 0; i < ngcons; i++) {
+			const struct cons *k = &sp->cons[gcons[i]];
+			int last = -1;
+			for (int j = 0; j < k->nparams; j++)
+				for (int t = 0; t < n; t++)
+					if (ord[t] == k->params[j] && t > last)
+						last = t;
+			if (last != step)
+				continue;
+			if (first && cons_falls(sp, k, ord[step]))
+				v = nodes * fmin(nv, nv * k->pass + 1);
+			first = 0;
+			visits[i] = v * alive;
+			alive *= k->pass;
+			pass *= k->pass;
+		}
+		nodes *= nv * pass;
+	}
+}
+
+/* Chooses the binding order of group g and assigns each of its constraints
+ * a depth; fills depth_start and the check order. Tabulates the group's
+ * small constraints first (the order's cost model needs to know which are
+ * table reads). slots holds the problem and hw values. */
+static int order_group(muh_space *sp, struct group *g, int *member, int nmember, int *gcons,
+		       int ngcons, muh_value *slots)
+{
+	const muh_spec *s = sp->spec;
+	double cart = 1;
+	for (int m = 0; m < nmember; m++)
+		cart *= (double)s->params[member[m]].nvalues;
+	int rc = MUH_OK;
+	for (int i = 0; i < ngcons && !rc; i++)
+		rc = tabulate(sp, &sp->cons[gcons[i]], slots, fmin(cart, SPACE_SMALL_TABLE));
+	for (int i = 0; i < ngcons && !rc; i++)
+		estimate_pass(sp, &sp->cons[gcons[i]], slots);
+	int *bound = calloc(sp->np, sizeof(int));
+	int *left = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(int));
+	double *visits = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(double));
+	if (rc || !bound || !left || !visits) {
+		free(bound);
+		free(left);
+		free(visits);
+		return rc ? rc : MUH_ENOMEM;
+	}
+	if (nmember <= SPACE_ORDER_SEARCH && ngcons > 0) {
+		rc = order_search(sp, member, nmember, gcons, ngcons, g->params);
+		/* A larger table pays when filling it costs fewer evaluations than
+		 * the walk would make; then the order is searched again. */
+		int more = 0;
+		if (!rc)
+			model_visits(sp, g->params, nmember, gcons, ngcons, visits);
+		for (int i = 0; i < ngcons && !rc; i++) {
+			struct cons *k = &sp->cons[gcons[i]];
+			if (!k->table && cons_table_size(sp, k) < visits[i]) {
+				rc = tabulate(sp, k, slots, cart);
+				more |= k->table != NULL;
+			}
+		}
+		if (!rc && more)
+			rc = order_search(sp, member, nmember, gcons, ngcons, g->params);
+	} else {
+		for (int i = 0; i < ngcons && !rc; i++)
+			rc = tabulate(sp, &sp->cons[gcons[i]], slots, cart);
+		order_greedy(sp, member, nmember, gcons, ngcons, bound, left, g->params);
+	}
+	free(visits);
+	g->nparams = nmember;
+	/* each constraint's depth: where its last param is bound */
+	for (int i = 0; i < ngcons && !rc; i++) {
+		struct cons *k = &sp->cons[gcons[i]];
+		k->depth = 0;
+		for (int j = 0; j < k->nparams; j++)
+			for (int step = 0; step < nmember; step++)
+				if (g->params[step] == k->params[j] && step > k->depth)
+					k->depth = step;
+		k->falls = cons_falls(sp, k, g->params[k->depth]);
 	}
 	/* check order: by depth, then spec order (gcons is in spec order) */
 	g->ncons = 0;
@@ -266,7 +543,7 @@ static int order_group(muh_space *sp, struct group *g, int *member, int nmember,
 	g->depth_start[g->nparams] = g->ncons;
 	free(bound);
 	free(left);
-	return MUH_OK;
+	return rc;
 }
 
 static int make_groups(muh_space *sp)
@@ -293,13 +570,16 @@ static int make_groups(muh_space *sp)
 	int *root_group = malloc((np ? np : 1) * sizeof(int));
 	int *member = malloc((np ? np : 1) * sizeof(int));
 	int *gcons = malloc((sp->ncons ? sp->ncons : 1) * sizeof(int));
-	if (!sp->groups || !root_group || !member || !gcons) {
+	muh_value *slots = malloc((sp->nslots ? sp->nslots : 1) * sizeof(muh_value));
+	if (!sp->groups || !root_group || !member || !gcons || !slots) {
 		free(parent);
 		free(root_group);
 		free(member);
 		free(gcons);
+		free(slots);
 		return MUH_ENOMEM;
 	}
+	memcpy(slots, sp->base, sp->nslots * sizeof(muh_value));
 	for (size_t i = 0; i < np; i++)
 		root_group[i] = -1;
 	int rc = MUH_OK;
@@ -333,8 +613,9 @@ static int make_groups(muh_space *sp)
 			rc = MUH_ENOMEM;
 			break;
 		}
-		rc = order_group(sp, g, member, nm, gcons, ngc);
+		rc = order_group(sp, g, member, nm, gcons, ngc, slots);
 	}
+	free(slots);
 	free(parent);
 	free(root_group);
 	free(member);
@@ -471,8 +752,15 @@ static int walk_leaves(struct walk *w)
 				break;
 			}
 		}
-		if (!ok)
+		if (!ok) {
+			const struct cons *k0 = &w->sp->cons[g->cons[c0]];
+			if (k0->falls && !k0->table[base[0] + v * step[0]]) {
+				/* the first leaf constraint falls: the rest fail it */
+				g->rejected_local[c0] += (double)(nv - v - 1);
+				break;
+			}
 			continue;
+		}
 		g->valid++;
 		if (!w->overflow) {
 			w->rank[n - 1] = rank0 + v * rstride;
@@ -509,8 +797,16 @@ static int walk_group(struct walk *w)
 		for (int ci = g->depth_start[dpt]; ci < g->depth_start[dpt + 1]; ci++) {
 			const struct cons *k = &w->sp->cons[g->cons[ci]];
 			if (!cons_holds(k, w->cur, w->slots)) {
-				g->rejected_local[ci] += w->below[dpt];
 				ok = 0;
+				if (k->falls && ci == g->depth_start[dpt]) {
+					/* first checked here and falls: every larger value
+					 * of this param fails it too, charged to it */
+					size_t left = par->nvalues - w->idx[dpt];
+					g->rejected_local[ci] += w->below[dpt] * (double)left;
+					w->idx[dpt] = (uint32_t)par->nvalues - 1;
+				} else {
+					g->rejected_local[ci] += w->below[dpt];
+				}
 				break;
 			}
 		}
@@ -565,10 +861,6 @@ static int enumerate(muh_space *sp)
 			rc = MUH_EINPUT;
 			break;
 		}
-		for (int ci = 0; ci < g->ncons && !rc; ci++)
-			rc = tabulate(sp, &sp->cons[g->cons[ci]], slots, g->cartesian);
-		if (rc)
-			break;
 		struct walk w = {.sp = sp, .g = g, .slots = slots};
 		w.idx = calloc((size_t)g->nparams, sizeof(uint32_t));
 		w.below = malloc((size_t)g->nparams * sizeof(double));
@@ -673,6 +965,8 @@ int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space 
 	sp->np = s->nparams;
 	int rc = build_names(sp, hw, instance);
 	if (!rc)
+		rc = build_bounds(sp);
+	if (!rc)
 		rc = compile_all(sp, d);
 	if (!rc)
 		rc = make_groups(sp);
@@ -721,6 +1015,8 @@ void space_free(muh_space *sp)
 		free(sp->names[i]);
 	free(sp->names);
 	free(sp->base);
+	free(sp->lo);
+	free(sp->hi);
 	free(sp->cons);
 	free(sp->groups);
 	free(sp->group_of);
