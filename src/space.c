@@ -726,8 +726,9 @@ static int walk_leaves(struct walk *w)
 {
 	struct group *g = w->g;
 	int n = g->nparams, last = g->params[n - 1];
-	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n];
-	uint64_t base[64], step[64];
+	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n], nc = c1 - c0;
+	const uint8_t *tab[64];
+	uint64_t step[64];
 	for (int ci = c0; ci < c1; ci++) {
 		const struct cons *k = &w->sp->cons[g->cons[ci]];
 		uint64_t b = 0, st = 0;
@@ -737,38 +738,52 @@ static int walk_leaves(struct walk *w)
 			else
 				b += w->cur[k->params[j]] * k->tstride[j];
 		}
-		base[ci - c0] = b;
+		tab[ci - c0] = k->table + b;
 		step[ci - c0] = st;
 	}
+	int falls0 = w->sp->cons[g->cons[c0]].falls;
 	size_t nv = w->sp->spec->params[last].nvalues;
 	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
+	/* room for every value up front, so the loop stores without checks;
+	 * near the tuple limit, walk_keep decides value by value */
+	int direct = !w->overflow && w->ntuples + nv <= SPACE_MAX_TUPLES;
+	if (direct && w->cap - w->ntuples < nv) {
+		uint64_t cap = w->cap ? w->cap : 1024;
+		while (cap - w->ntuples < nv)
+			cap *= 2;
+		uint64_t *nt = realloc(w->tuples, cap * sizeof(uint64_t));
+		if (!nt)
+			return MUH_ENOMEM;
+		w->tuples = nt;
+		w->cap = cap;
+	}
+	uint64_t valid = 0, nt = w->ntuples;
 	for (size_t v = 0; v < nv; v++) {
-		int ok = 1;
-		for (int ci = c0; ci < c1; ci++) {
-			const struct cons *k = &w->sp->cons[g->cons[ci]];
-			if (!k->table[base[ci - c0] + v * step[ci - c0]]) {
-				g->rejected_local[ci] += 1;
-				ok = 0;
-				break;
-			}
-		}
-		if (!ok) {
-			const struct cons *k0 = &w->sp->cons[g->cons[c0]];
-			if (k0->falls && !k0->table[base[0] + v * step[0]]) {
+		int ci = 0;
+		while (ci < nc && tab[ci][v * step[ci]])
+			ci++;
+		if (ci < nc) {
+			if (ci == 0 && falls0) {
 				/* the first leaf constraint falls: the rest fail it */
-				g->rejected_local[c0] += (double)(nv - v - 1);
+				g->rejected_local[c0] += (double)(nv - v);
 				break;
 			}
+			g->rejected_local[c0 + ci] += 1;
 			continue;
 		}
-		g->valid++;
-		if (!w->overflow) {
+		valid++;
+		if (direct) {
+			w->tuples[nt++] = rank0 + v * rstride;
+		} else if (!w->overflow) {
 			w->rank[n - 1] = rank0 + v * rstride;
 			int rc = walk_keep(w);
 			if (rc)
 				return rc;
 		}
 	}
+	if (direct)
+		w->ntuples = nt;
+	g->valid += valid;
 	return MUH_OK;
 }
 
