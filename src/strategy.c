@@ -7,7 +7,8 @@
  *   - the evaluated set (a map from space index to record), which is how
  *     "never repeat" is checked for every proposal;
  *   - the budget count and the clock, checked before every objective call;
- *   - the start: defaults, then the spec's seeds, each once;
+ *   - the start: defaults, then the spec's seeds, then the transfer seeds,
+ *     each once;
  *   - the best-so-far and the event stream.
  *
  * "auto" is a multi-armed bandit over the techniques in strategy_bandit_arms,
@@ -375,9 +376,7 @@ static int start(search *s, uint32_t *cfg, int *stop)
 		if (emit(s, &ev))
 			return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
 	}
-	if (s->o->skip_spec_seeds)
-		return MUH_OK;
-	for (size_t k = 0; k < spec->nseeds; k++) {
+	for (size_t k = 0; k < spec->nseeds && !s->o->skip_spec_seeds; k++) {
 		const muh_seed *sd = &spec->seeds[k];
 		const char *reason = NULL;
 		/* omitted params take their defaults */
@@ -405,6 +404,26 @@ static int start(search *s, uint32_t *cfg, int *stop)
 		if (out_of_budget(s))
 			return *stop = 1, MUH_OK;
 		if ((rc = evaluate(s, cfg, "seed", -1, stop)) || *stop)
+			return rc;
+	}
+	for (size_t k = 0; k < s->o->ntransfer_seeds; k++) {
+		memcpy(cfg, s->o->transfer_seeds + k * s->np, s->np * sizeof(uint32_t));
+		int seen = search_seen(s, cfg, NULL);
+		if (seen) {
+			strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
+			                     .cfg = cfg,
+			                     .index = UINT64_MAX,
+			                     .source = "transfer",
+			                     .seed = k,
+			                     .reason = seen < 0 ? "breaks a constraint in this space"
+			                                        : "already evaluated (the defaults or a seed)"};
+			if (emit(s, &ev))
+				return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
+			continue;
+		}
+		if (out_of_budget(s))
+			return *stop = 1, MUH_OK;
+		if ((rc = evaluate(s, cfg, "transfer", -1, stop)) || *stop)
 			return rc;
 	}
 	return MUH_OK;
