@@ -58,6 +58,12 @@ struct cons {
 	 * index = sum over j of cfg[params[j]] * tstride[j]. */
 	uint8_t *table;
 	uint64_t *tstride;
+	/* When it is checked at the group's last position (param values <= 64):
+	 * the table as one bit mask per row of the other params (bit v: holds
+	 * for the last param's value v), row = (b / (mstride * mnv)) * mstride
+	 * + b % mstride for a table offset b with the last param at 0. */
+	uint64_t *mask;
+	uint64_t mstride, mnv;
 	double pass; /* estimated fraction of assignments it holds for (ordering only) */
 	/* Proven by expr_falls: once it fails for a value of the param bound at
 	 * its depth, it fails for every larger value (values ascending). */
@@ -722,13 +728,79 @@ static int walk_keep(struct walk *w)
 /* Runs the last binding position in a tight loop: every constraint checked
  * there is tabulated, and all its other params are bound, so each is one
  * table read at base + value * stride. Same counts as the general walk. */
+/* Fills k->mask for k checked at the last position, param last, when last
+ * has at most 64 values (else leaves it NULL). */
+static int leaf_masks(muh_space *sp, struct cons *k, int last)
+{
+	size_t nv = sp->spec->params[last].nvalues;
+	if (nv > 64 || k->mask)
+		return MUH_OK;
+	uint64_t st = 0, size = 1;
+	for (int j = 0; j < k->nparams; j++) {
+		size *= sp->spec->params[k->params[j]].nvalues;
+		if (k->params[j] == last)
+			st = k->tstride[j];
+	}
+	uint64_t rows = size / nv;
+	k->mask = calloc(rows ? rows : 1, sizeof(uint64_t));
+	if (!k->mask)
+		return MUH_ENOMEM;
+	k->mstride = st;
+	k->mnv = nv;
+	for (uint64_t b = 0; b < size; b++) {
+		uint64_t v = b / st % nv, row = b / (st * nv) * st + b % st;
+		if (k->table[b])
+			k->mask[row] |= UINT64_C(1) << v;
+	}
+	return MUH_OK;
+}
+
+/* The fast leaf loop over bit masks: per constraint in check order, the
+ * values still alive that it rejects are charged to it; what survives is
+ * valid. Same counts as value by value. */
+static int walk_leaves_masks(struct walk *w, const uint64_t *base)
+{
+	struct group *g = w->g;
+	int n = g->nparams;
+	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n];
+	size_t nv = w->sp->spec->params[g->params[n - 1]].nvalues;
+	uint64_t alive = nv == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nv) - 1;
+	for (int ci = c0; ci < c1 && alive; ci++) {
+		const struct cons *k = &w->sp->cons[g->cons[ci]];
+		uint64_t b = base[ci - c0];
+		uint64_t m = k->mask[b / (k->mstride * k->mnv) * k->mstride + b % k->mstride];
+		g->rejected_local[ci] += (double)__builtin_popcountll(alive & ~m);
+		alive &= m;
+	}
+	uint64_t nvalid = (uint64_t)__builtin_popcountll(alive);
+	g->valid += nvalid;
+	if (w->overflow || !nvalid)
+		return MUH_OK;
+	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
+	if (w->ntuples + nvalid > SPACE_MAX_TUPLES || w->cap - w->ntuples < nvalid) {
+		for (; alive; alive &= alive - 1) { /* walk_keep grows and caps */
+			w->rank[n - 1] = rank0 + (uint64_t)__builtin_ctzll(alive) * rstride;
+			int rc = walk_keep(w);
+			if (rc)
+				return rc;
+		}
+		return MUH_OK;
+	}
+	uint64_t *t = w->tuples + w->ntuples;
+	for (; alive; alive &= alive - 1)
+		*t++ = rank0 + (uint64_t)__builtin_ctzll(alive) * rstride;
+	w->ntuples = (uint64_t)(t - w->tuples);
+	return MUH_OK;
+}
+
 static int walk_leaves(struct walk *w)
 {
 	struct group *g = w->g;
 	int n = g->nparams, last = g->params[n - 1];
 	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n], nc = c1 - c0;
 	const uint8_t *tab[64];
-	uint64_t step[64];
+	uint64_t step[64], base[64];
+	int masks = 1;
 	for (int ci = c0; ci < c1; ci++) {
 		const struct cons *k = &w->sp->cons[g->cons[ci]];
 		uint64_t b = 0, st = 0;
@@ -740,7 +812,11 @@ static int walk_leaves(struct walk *w)
 		}
 		tab[ci - c0] = k->table + b;
 		step[ci - c0] = st;
+		base[ci - c0] = b;
+		masks &= k->mask != NULL;
 	}
+	if (masks)
+		return walk_leaves_masks(w, base);
 	int falls0 = w->sp->cons[g->cons[c0]].falls;
 	size_t nv = w->sp->spec->params[last].nvalues;
 	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
@@ -894,6 +970,16 @@ static int enumerate(muh_space *sp)
 		for (int ci = g->depth_start[g->nparams - 1]; ci < g->depth_start[g->nparams]; ci++)
 			if (!sp->cons[g->cons[ci]].table)
 				w.leaf_fast = 0;
+		for (int ci = g->depth_start[g->nparams - 1]; w.leaf_fast && ci < g->depth_start[g->nparams] && !rc;
+		     ci++)
+			rc = leaf_masks(sp, &sp->cons[g->cons[ci]], g->params[g->nparams - 1]);
+		if (rc) {
+			free(w.idx);
+			free(w.below);
+			free(w.cur);
+			free(w.rank);
+			break;
+		}
 		double b = 1;
 		for (int i = g->nparams - 1; i >= 0; i--) {
 			w.below[i] = b;
@@ -1016,6 +1102,7 @@ void space_free(muh_space *sp)
 		free(sp->cons[c].params);
 		free(sp->cons[c].table);
 		free(sp->cons[c].tstride);
+		free(sp->cons[c].mask);
 	}
 	for (size_t g = 0; g < sp->ngroups; g++) {
 		struct group *gr = &sp->groups[g];
