@@ -272,7 +272,8 @@ int transfer_seeds_from_store(transfer_seeds *ts, muh_store *st, const char *sto
 		diag_errorf(d, "cannot read the runs of %s", store_name);
 		return MUH_EENV;
 	}
-	qsort(rs.runs, rs.n, sizeof(*rs.runs), cmp_run);
+	if (rs.n)
+		qsort(rs.runs, rs.n, sizeof(*rs.runs), cmp_run);
 	for (size_t r = 0; r < rs.n && r < max_instances && !rc; r++) {
 		struct row_scan rows = {.sp = ts->sp, .o = o};
 		rc = store_foreach(st, rs.runs[r].id, scan_row, &rows);
@@ -280,7 +281,8 @@ int transfer_seeds_from_store(transfer_seeds *ts, muh_store *st, const char *sto
 			rc = MUH_ENOMEM;
 		else if (rc)
 			rc = MUH_EENV;
-		qsort(rows.rows, rows.n, sizeof(*rows.rows), cmp_scored);
+		if (rows.n)
+			qsort(rows.rows, rows.n, sizeof(*rows.rows), cmp_scored);
 		for (size_t i = 0, taken = 0; i < rows.n && taken < k && !rc; i++) {
 			char from[1024], val[96];
 			fmt_score(o, rows.rows[i].score, val, sizeof(val));
@@ -442,7 +444,8 @@ static int from_t4(transfer_seeds *ts, const char *path, const cJSON *results, s
 			rows[m++].cfg = c;
 		}
 	}
-	qsort(rows, m, sizeof(*rows), cmp_keyed);
+	if (m)
+		qsort(rows, m, sizeof(*rows), cmp_keyed);
 	int rc = MUH_OK;
 	for (size_t i = 0, taken = 0; i < m && taken < k && !rc; i++) {
 		if (!cfg_from_json(ts->sp, rows[i].cfg, cfg)) {
@@ -483,7 +486,8 @@ static int from_vllm(transfer_seeds *ts, const char *path, const cJSON *obj, siz
 		rows[m].dist = !have ? 0 : key > 0 && want > 0 ? fabs(log2(key) - log2(want)) : fabs(key - want);
 		rows[m++].cfg = e;
 	}
-	qsort(rows, m, sizeof(*rows), cmp_keyed);
+	if (m)
+		qsort(rows, m, sizeof(*rows), cmp_keyed);
 	int rc = MUH_OK;
 	for (size_t i = 0, taken = 0; i < m && taken < k && !rc; i++) {
 		if (!cfg_from_json(ts->sp, rows[i].cfg, cfg)) {
