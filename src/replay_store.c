@@ -76,8 +76,12 @@ int replay_store_objective(void *ctx, const uint32_t *cfg, strategy_measurement 
 {
 	replay_store *rs = ctx;
 	int rc = rs->inner(rs->inner_ctx, cfg, m);
-	if (rc)
-		return rc;
+	return rc ? rc : replay_store_put(rs, cfg, m);
+}
+
+int replay_store_put(replay_store *rs, const uint32_t *cfg, const strategy_measurement *m)
+{
+	int rc;
 	muh_variant v;
 	if (eval_variant_from_space(rs->sp, cfg, rs->instance, &v))
 		return MUH_ENOMEM;

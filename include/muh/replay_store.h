@@ -30,12 +30,18 @@ typedef struct replay_store replay_store;
 
 /* Opens db for writing and begins (fresh: starts over) the replay run of
  * sp's spec at problem instance `instance` for hw_profile (may be NULL).
- * inner/inner_ctx answer the search (replay_objective over a table);
+ * inner/inner_ctx answer the search through replay_store_objective
+ * (replay_objective over a table; NULL when the caller stores with
+ * replay_store_put);
  * source names what is replayed (for the failure text). MUH_OK and *out,
  * or store_open's / store_begin_run's error with d set. */
 int replay_store_open(const char *db, const muh_space *sp, size_t instance, const char *hw_profile,
 		      const char *source, int fresh, strategy_objective inner, void *inner_ctx,
 		      replay_store **out, muh_diag *d);
+/* Stores m, the answer given for cfg (valid in the space). MUH_OK, or
+ * MUH_EENV when the store cannot be written (MUH_ENOMEM). A variant already
+ * in the run keeps its row. */
+int replay_store_put(replay_store *rs, const uint32_t *cfg, const strategy_measurement *m);
 /* A strategy_objective (ctx is the replay_store *): asks the inner
  * objective, then stores its answer. A store error ends the search
  * (MUH_EENV). */

@@ -17,7 +17,7 @@ DB=$TMP/t.db
 # a replay with --db is stored: a run of backend replay, one row per evaluation
 run "$MUH" tune $SPEC --problem 4 --replay $A --db "$DB" --budget 25% --no-seeds
 expect_rc 0 "replay of M=1024 stored"
-expect_in out '^store +.*t\.db: replay run 1' "the stored run is named"
+expect_in out '^store +.*t\.db: run 1$' "the stored run is named"
 run "$MUH" export "$DB" --format json
 expect_rc 0 "export of the stored replay"
 n=$(python3 -c "import json,sys; d=json.load(open('$TMP/out')); r=d['runs']; m=d['measurements']; print(len(r), r[0]['backend'], r[0]['instance'], len(m), sum(1 for x in m if x['measurement']['status']=='ok'))")
@@ -26,7 +26,7 @@ run "$MUH" report "$DB"
 expect_rc 0 "report of the stored replay"
 # resuming the same replay adds nothing new; --fresh is refused without --db
 run "$MUH" tune $SPEC --problem 4 --replay $A --db "$DB" --budget 25% --no-seeds
-expect_in out 'replay run 1 \(resumed\)' "a second replay resumes the run"
+expect_in out 'resuming run 1, 326 variants already measured' "a second replay resumes the run"
 run "$MUH" tune $SPEC --problem 4 --replay $A --fresh --budget 5
 expect_rc 2 "--fresh with --replay and no --db"
 
