@@ -82,6 +82,7 @@ def main():
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 21
     import kernel_tuner
     rows = []
+    load0 = os.getloadavg()[0]
     here = os.path.join(os.path.dirname(__file__), "specs")
     specs = sorted(os.path.join(BAT, f) for f in os.listdir(BAT) if f.endswith(".json"))
     specs += sorted(os.path.join(here, f) for f in os.listdir(here) if f.endswith("-CAFF.json"))
@@ -108,7 +109,9 @@ def main():
         f.write("# Space construction: muh vs Kernel Tuner\n\n")
         f.write(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
         f.write(f"- machine: {platform.node()}, {cpu}, {os.cpu_count()} cores, "
-                f"{platform.system()} {platform.release()}; both pinned to one core (taskset -c 0)\n")
+                f"{platform.system()} {platform.release()}; both pinned to one core (taskset -c 0); "
+                f"shared with other agents: load average {load0:.1f} at the start, "
+                f"{os.getloadavg()[0]:.1f} at the end\n")
         f.write(f"- Kernel Tuner {kernel_tuner.__version__ if hasattr(kernel_tuner, '__version__') else '1.5.0'}, "
                 "Searchspace(tune_params, restrictions, max_threads) with its default constructor\n")
         f.write(f"- command: `bench/space_bench.sh` (muh: {runs} runs of `muh space --json`; "
