@@ -126,6 +126,8 @@ struct muh_expr {
 	prog p;
 	char *src;
 	char *pool; /* string literal contents; constants point into it */
+	struct node *nodes; /* the folded AST, kept for expr_falls (names carry slots) */
+	int root;
 };
 
 /* ------------------------------------------------------ value arithmetic */
@@ -963,6 +965,7 @@ typedef struct node {
 	int cmpop;      /* in a comparison chain: the operator before this operand */
 	int vpos, vlen; /* N_COMP: the loop variable */
 	int soff;       /* N_CONST strings: offset of the contents in the pool */
+	int slot;       /* N_NAME: the slot it resolved to (after compile) */
 	muh_value k;
 } node;
 
@@ -1985,6 +1988,7 @@ static int resolve(emitter *em, int ni)
 	for (int i = 0; i < em->nnames; i++) {
 		if (em->names[i] && strlen(em->names[i]) == len &&
 		    memcmp(em->names[i], s, len) == 0) {
+			em->ps->nodes[ni].slot = i;
 			prog *p = em->p;
 			for (int j = 0; j < p->nslots; j++)
 				if (p->slots[j] == i)
@@ -2263,6 +2267,9 @@ muh_expr *expr_compile(const char *src, const char *const *names, int nnames, mu
 	}
 	e->pool = ps.pool; /* constants point into it */
 	ps.pool = NULL;
+	e->nodes = ps.nodes;
+	e->root = root;
+	ps.nodes = NULL;
 	parser_free(&ps);
 	return e;
 }
@@ -2275,6 +2282,7 @@ void expr_free(muh_expr *e)
 	prog_free(&e->p);
 	free(e->src);
 	free(e->pool);
+	free(e->nodes);
 	free(e);
 }
 
@@ -2327,6 +2335,222 @@ int expr_slots(const muh_expr *e, int *out, int max)
 const char *expr_source(const muh_expr *e)
 {
 	return e->src;
+}
+
+/* ------------------------------------------------------- monotonicity */
+
+/* What expr_falls knows of a node: its value lies in [lo, hi] for every
+ * assignment within the bounds, and as slot p grows (the others fixed) it
+ * is constant (0), nondecreasing (1), nonincreasing (-1) or unknown (2).
+ * For a boolean node (bool set) the direction is that of its truth. */
+typedef struct mono {
+	double lo, hi;
+	int dir;
+	int bool_;
+} mono;
+
+#define MONO_BOUND 4503599627370496.0 /* 2^52: past it int64 overflow is not ruled out */
+
+/* The direction of f + g from the directions of f and g. */
+static int dir_add(int a, int b)
+{
+	if (a == 2 || b == 2)
+		return 2;
+	if (a == 0)
+		return b;
+	if (b == 0 || a == b)
+		return a;
+	return 2;
+}
+
+/* The truth direction of d <= 0 (le) or d >= 0 (!le), d's direction dd. */
+static int dir_cmp_zero(int dd, int le)
+{
+	if (dd == 2)
+		return 2;
+	return le ? -dd : dd;
+}
+
+/* x op y for one link of a comparison chain. */
+static mono mono_cmp(int op, mono x, mono y)
+{
+	mono r = {0, 1, 2, 1};
+	mono d = {x.lo - y.hi, x.hi - y.lo, dir_add(x.dir, y.dir == 2 ? 2 : -y.dir), 0};
+	switch (op) {
+	case B_LT:
+	case B_LE:
+		r.dir = dir_cmp_zero(d.dir, 1);
+		break;
+	case B_GT:
+	case B_GE:
+		r.dir = dir_cmp_zero(d.dir, 0);
+		break;
+	case B_EQ:
+	case B_NE:
+		/* d == 0 is d <= 0 when d is never negative, d >= 0 when never positive */
+		if (d.dir == 0)
+			r.dir = 0;
+		else if (d.lo >= 0)
+			r.dir = dir_cmp_zero(d.dir, 1);
+		else if (d.hi <= 0)
+			r.dir = dir_cmp_zero(d.dir, 0);
+		if (op == B_NE && r.dir != 2)
+			r.dir = -r.dir;
+		break;
+	}
+	return r;
+}
+
+static mono mono_node(const muh_expr *e, int ni, int p, const double *lo, const double *hi,
+		      int *ok)
+{
+	mono r = {0, 0, 2, 0};
+	const node *n = &e->nodes[ni];
+	mono a, b;
+	if (!*ok)
+		return r;
+	switch (n->kind) {
+	case N_CONST:
+		if (n->k.t != MUH_INT) {
+			*ok = 0;
+			return r;
+		}
+		r.lo = r.hi = (double)n->k.u.i;
+		r.dir = 0;
+		break;
+	case N_NAME:
+		if (isnan(lo[n->slot]) || isnan(hi[n->slot])) {
+			*ok = 0;
+			return r;
+		}
+		r.lo = lo[n->slot];
+		r.hi = hi[n->slot];
+		r.dir = n->slot == p ? 1 : 0;
+		break;
+	case N_UN:
+		a = mono_node(e, n->a, p, lo, hi, ok);
+		if (n->op == OP_NEG) {
+			r.lo = -a.hi;
+			r.hi = -a.lo;
+			r.dir = a.dir == 2 ? 2 : -a.dir;
+		} else if (n->op == OP_POS) {
+			r = a;
+		} else if (n->op == OP_NOT && a.bool_) {
+			r.lo = 0;
+			r.hi = 1;
+			r.bool_ = 1;
+			r.dir = a.dir == 2 ? 2 : -a.dir;
+		} else {
+			*ok = 0;
+		}
+		break;
+	case N_BIN:
+		a = mono_node(e, n->a, p, lo, hi, ok);
+		b = mono_node(e, n->b, p, lo, hi, ok);
+		if (n->op >= B_EQ && n->op <= B_GE) { /* one comparison */
+			if (a.bool_ || b.bool_)
+				*ok = 0;
+			r = mono_cmp(n->op, a, b);
+		} else if (n->op == B_ADD || n->op == B_SUB) {
+			if (n->op == B_SUB) {
+				double t = b.lo;
+				b.lo = -b.hi;
+				b.hi = -t;
+				b.dir = b.dir == 2 ? 2 : -b.dir;
+			}
+			r.lo = a.lo + b.lo;
+			r.hi = a.hi + b.hi;
+			r.dir = dir_add(a.dir, b.dir);
+		} else if (n->op == B_MUL) {
+			double c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+			r.lo = r.hi = c[0];
+			for (int i = 1; i < 4; i++) {
+				r.lo = fmin(r.lo, c[i]);
+				r.hi = fmax(r.hi, c[i]);
+			}
+			if (a.dir == 0 && b.dir == 0)
+				r.dir = 0;
+			else if (b.dir == 0 && a.dir != 2)
+				r.dir = b.lo >= 0 ? a.dir : b.hi <= 0 ? -a.dir : 2;
+			else if (a.dir == 0 && b.dir != 2)
+				r.dir = a.lo >= 0 ? b.dir : a.hi <= 0 ? -b.dir : 2;
+			else if (a.dir == b.dir && a.dir != 2 && a.lo >= 0 && b.lo >= 0)
+				r.dir = a.dir; /* both nonnegative, moving the same way */
+		} else {
+			*ok = 0;
+		}
+		break;
+	case N_AND:
+	case N_OR:
+		a = mono_node(e, n->a, p, lo, hi, ok);
+		b = mono_node(e, n->b, p, lo, hi, ok);
+		if (!a.bool_ || !b.bool_) {
+			*ok = 0;
+			break;
+		}
+		r.lo = 0;
+		r.hi = 1;
+		r.bool_ = 1;
+		r.dir = dir_add(a.dir, b.dir);
+		break;
+	case N_CMP: {
+		/* a chain x0 op1 x1 op2 x2 ... is the and of its links */
+		int k = n->kids;
+		mono prev = mono_node(e, k, p, lo, hi, ok);
+		r.lo = 0;
+		r.hi = 1;
+		r.bool_ = 1;
+		r.dir = 0;
+		for (k = e->nodes[k].next; k >= 0 && *ok; k = e->nodes[k].next) {
+			mono cur = mono_node(e, k, p, lo, hi, ok);
+			if (prev.bool_ || cur.bool_)
+				*ok = 0; /* comparing truth values: leave it to the evaluator */
+			r.dir = dir_add(r.dir, mono_cmp(e->nodes[k].cmpop, prev, cur).dir);
+			prev = cur;
+		}
+		break;
+	}
+	case N_CALL:
+		if (n->op != OP_MIN && n->op != OP_MAX) {
+			*ok = 0;
+			break;
+		}
+		r.dir = 0;
+		for (int k = n->kids, first = 1; k >= 0 && *ok; k = e->nodes[k].next, first = 0) {
+			a = mono_node(e, k, p, lo, hi, ok);
+			if (a.bool_)
+				*ok = 0;
+			r.lo = first ? a.lo : n->op == OP_MIN ? fmin(r.lo, a.lo) : fmax(r.lo, a.lo);
+			r.hi = first ? a.hi : n->op == OP_MIN ? fmin(r.hi, a.hi) : fmax(r.hi, a.hi);
+			r.dir = dir_add(r.dir, a.dir);
+		}
+		break;
+	default:
+		*ok = 0;
+	}
+	if (fabs(r.lo) > MONO_BOUND || fabs(r.hi) > MONO_BOUND)
+		*ok = 0;
+	return r;
+}
+
+/* See expr.h. The proof is by interval arithmetic over the AST: + - * unary
+ * minus, min/max, comparisons (chained too), and/or/not over comparisons,
+ * integer constants and names; anything else is "cannot prove". Every
+ * intermediate value is bounded by 2^52, so the integer interpreter can
+ * neither overflow nor err, and a false result is the mathematical one. */
+int expr_falls(const muh_expr *e, int p, const double *lo, const double *hi)
+{
+	if (!e->nodes || !e->p.int_ok)
+		return 0;
+	int ok = 1;
+	mono r = mono_node(e, e->root, p, lo, hi, &ok);
+	return ok && r.bool_ && (r.dir == 0 || r.dir == -1);
+}
+
+/* The length of e's bytecode: a cost estimate for an evaluation. */
+int expr_cost(const muh_expr *e)
+{
+	return e->p.ncode;
 }
 
 /* ------------------------------------------------------------ value lists */

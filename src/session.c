@@ -39,7 +39,9 @@
 #include "muh/engine.h"
 #include "muh/muh.h"
 #include "muh/replay.h"
+#include "muh/replay_store.h"
 #include "muh/session.h"
+#include "muh/transfer_seeds.h"
 #include "muh/store.h"
 #include "u64map.h"
 
@@ -75,6 +77,8 @@ struct muh_session {
 	long long rows0;
 	muh_replay *rp;
 	session_replay_info ri;
+	replay_store *rs;   /* replay with db: the replay is stored */
+	transfer_seeds ts;  /* gathered by session_start */
 	long long measured, from_store, slo_missed, drifts, remeasured;
 	double noise;
 	int noisy, noise_stored;
@@ -254,8 +258,18 @@ int session_start(muh_session *s, muh_diag *d)
 {
 	diag_clear(d);
 	int rc = MUH_OK;
-	if (s->o.replay)
-		return open_replay(s, d);
+	/* transfer seeds first: the store is read before this run writes to it */
+	transfer_seeds_free(&s->ts);
+	transfer_seeds_init(&s->ts, s->space);
+	if ((rc = transfer_seeds_gather(&s->ts, s->o.db, !s->o.no_transfer, s->o.seeds_from, s->o.nseeds_from,
+					s->o.instance, &s->objective, d)))
+		return rc;
+	if (s->o.replay) {
+		if ((rc = open_replay(s, d)) || !s->o.db)
+			return rc;
+		return replay_store_open(s->o.db, s->space, s->o.instance, s->hwp ? s->hwp->name : NULL, s->o.replay,
+					 s->o.fresh, NULL, NULL, &s->rs, d);
+	}
 	if (s->have_target && !s->o.pool) {
 		check_engine_defaults(s);
 		if ((rc = eval_open(&s->target, &s->ev, d)) || (rc = eval_probe(s->ev, d))) {
@@ -302,6 +316,8 @@ void session_close(muh_session *s)
 	eval_close(s->ev);
 	store_close(s->st);
 	replay_free(s->rp);
+	replay_store_close(s->rs);
+	transfer_seeds_free(&s->ts);
 	space_free(s->space);
 	spec_free(s->spec);
 	free(s->since);
@@ -326,6 +342,7 @@ const muh_objective *session_objective(const muh_session *s) { return &s->object
 muh_evaluator *session_evaluator(muh_session *s) { return s->ev; }
 muh_store *session_store(muh_session *s) { return s->st; }
 const char *session_problem(const muh_session *s) { return s->problem; }
+const struct transfer_seeds *session_transfer_seeds(const muh_session *s) { return &s->ts; }
 size_t session_instance(const muh_session *s) { return s->o.instance; }
 const char *session_last_metrics(const muh_session *s) { return s->last_metrics; }
 
@@ -342,6 +359,12 @@ void session_store_stats(const muh_session *s, session_store_info *out)
 	out->remeasured = s->remeasured;
 	out->noise = s->noise;
 	out->noisy = s->noisy;
+	if (s->rs) { /* a stored replay */
+		out->open = 1;
+		out->run = replay_store_run(s->rs);
+		out->resumed = replay_store_resumed(s->rs);
+		out->rows = store_count(replay_store_store(s->rs), out->run);
+	}
 }
 
 void session_replay_stats(const muh_session *s, session_replay_info *out)
@@ -730,6 +753,8 @@ static long propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh
 {
 	struct ask A = {.s = s, .cfgs = cfgs, .k = k, .lie = liar(s)};
 	strategy_opts o = s->search;
+	o.transfer_seeds = s->ts.cfgs;
+	o.ntransfer_seeds = s->ts.n;
 	o.objective = ask_objective;
 	o.objective_ctx = &A;
 	o.on_event = NULL;
@@ -945,7 +970,10 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 	} else if (s->rp) {
 		replay_lookup(s->rp, cfg, &res.score);
 		res.source = "replay";
-		rc = tell(s, cfg, &res.score, 0);
+		if (s->rs && (rc = replay_store_put(s->rs, cfg, &res.score)))
+			diag_errorf(d, "cannot store the replayed variant in %s", s->o.db);
+		if (!rc)
+			rc = tell(s, cfg, &res.score, 0);
 	} else if (s->ev) {
 		muh_variant v;
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
@@ -1175,6 +1203,8 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d)
 {
 	strategy_opts o = s->search;
+	o.transfer_seeds = s->ts.cfgs;
+	o.ntransfer_seeds = s->ts.n;
 	o.objective = tune_objective;
 	o.objective_ctx = s;
 	o.on_event = on_event;

@@ -13,7 +13,18 @@
  *      constraint is tested at the depth where its last param is bound, and
  *      a failing partial assignment prunes its whole subtree (counted by
  *      multiplication, not visited).
- *   4. A constrained group's valid tuples are kept as sorted 64-bit ranks in
+ *   4. The binding order is searched, not guessed: over subsets of the
+ *      group's params (dynamic programming, groups up to 16 params), it
+ *      minimises a cost model of the walk (nodes times checks; a table read
+ *      is cheap, an expression costs its bytecode length) with pass rates
+ *      estimated from tables or a fixed-seed sample. A constraint is
+ *      tabulated when filling the table costs fewer evaluations than the
+ *      walk would make. Counts never depend on the model, only time does.
+ *   5. A constraint proven to fall in the param bound at its depth
+ *      (expr_falls: once false for a value, false for every larger one)
+ *      stops that loop at its first failure when it is checked first there;
+ *      the values left are charged to it in bulk, exactly as if visited.
+ *   6. A constrained group's valid tuples are kept as sorted 64-bit ranks in
  *      the group's own mixed radix, so config <-> index is O(params) plus a
  *      binary search, and uniform sampling is one random index.
  *
@@ -47,6 +58,16 @@ struct cons {
 	 * index = sum over j of cfg[params[j]] * tstride[j]. */
 	uint8_t *table;
 	uint64_t *tstride;
+	/* When it is checked at the group's last position (param values <= 64):
+	 * the table as one bit mask per row of the other params (bit v: holds
+	 * for the last param's value v), row = (b / (mstride * mnv)) * mstride
+	 * + b % mstride for a table offset b with the last param at 0. */
+	uint64_t *mask;
+	uint64_t mstride, mnv;
+	double pass; /* estimated fraction of assignments it holds for (ordering only) */
+	/* Proven by expr_falls: once it fails for a value of the param bound at
+	 * its depth, it fails for every larger value (values ascending). */
+	int falls;
 };
 
 struct group {
@@ -79,6 +100,7 @@ struct muh_space {
 	int indexed;
 	double seconds;
 	char **names; /* slot names (owned) */
+	double *lo, *hi; /* per slot: bounds of its integer values; NaN when not all integers */
 };
 
 /* ---- small utilities ----------------------------------------------------- */
@@ -152,6 +174,35 @@ static int build_names(muh_space *sp, const muh_hw *hw, size_t instance)
 	return MUH_OK;
 }
 
+/* Fills sp->lo/hi: a param's smallest and largest value, a problem or hw
+ * slot's value; NaN where a value is not an integer. */
+static int build_bounds(muh_space *sp)
+{
+	const muh_spec *s = sp->spec;
+	size_t n = sp->nslots ? sp->nslots : 1;
+	sp->lo = malloc(n * sizeof(double));
+	sp->hi = malloc(n * sizeof(double));
+	if (!sp->lo || !sp->hi)
+		return MUH_ENOMEM;
+	for (size_t k = 0; k < sp->nslots; k++) {
+		const muh_value *v = k < sp->np ? s->params[k].values : &sp->base[k];
+		size_t nv = k < sp->np ? s->params[k].nvalues : 1;
+		sp->lo[k] = INFINITY;
+		sp->hi[k] = -INFINITY;
+		for (size_t i = 0; i < nv; i++) {
+			if (v[i].t != MUH_INT) {
+				sp->lo[k] = sp->hi[k] = NAN;
+				break;
+			}
+			sp->lo[k] = fmin(sp->lo[k], (double)v[i].u.i);
+			sp->hi[k] = fmax(sp->hi[k], (double)v[i].u.i);
+		}
+		if (nv == 0)
+			sp->lo[k] = sp->hi[k] = NAN;
+	}
+	return MUH_OK;
+}
+
 static int compile_all(muh_space *sp, muh_diag *d)
 {
 	const muh_spec *s = sp->spec;
@@ -204,25 +255,16 @@ static int uf_find(int *parent, int x)
 	return x;
 }
 
-/* Chooses the binding order of group g and assigns each of its constraints
- * a depth; fills depth_start and the check order. */
-static int order_group(muh_space *sp, struct group *g, int *member, int nmember, int *gcons,
-		       int ngcons)
+/* Greedy binding order (groups too large for the search below): the param
+ * that completes the most constraints, then the one in the most pending
+ * constraints, then the one with the fewest values. */
+static void order_greedy(muh_space *sp, int *member, int nmember, int *gcons, int ngcons,
+			 int *bound, int *left, int *ord)
 {
 	const muh_spec *s = sp->spec;
-	int *bound = calloc(sp->np, sizeof(int));
-	int *left = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(int));
-	if (!bound || !left) {
-		free(bound);
-		free(left);
-		return MUH_ENOMEM;
-	}
 	for (int i = 0; i < ngcons; i++)
 		left[i] = sp->cons[gcons[i]].nparams;
-	g->nparams = 0;
 	for (int step = 0; step < nmember; step++) {
-		/* pick the param that completes the most constraints; then the
-		 * one in the most pending constraints; then fewest values */
 		int best = -1;
 		double best_score = -1;
 		for (int m = 0; m < nmember; m++) {
@@ -247,13 +289,254 @@ static int order_group(muh_space *sp, struct group *g, int *member, int nmember,
 			}
 		}
 		bound[best] = 1;
-		g->params[g->nparams++] = best;
+		ord[step] = best;
 		for (int i = 0; i < ngcons; i++) {
 			struct cons *k = &sp->cons[gcons[i]];
 			for (int j = 0; j < k->nparams; j++)
-				if (k->params[j] == best && --left[i] == 0)
-					k->depth = step;
+				if (k->params[j] == best)
+					--left[i];
 		}
+	}
+}
+
+/* Largest group (in params) whose binding order is searched exactly. */
+#define SPACE_ORDER_SEARCH 16
+
+/* Walk cost model, in rough instructions: a visited node, a node of the
+ * fast leaf loop, a table read. An expression costs its bytecode length
+ * times SPACE_COST_OP. */
+#define SPACE_COST_NODE  30.0
+#define SPACE_COST_LEAF  6.0
+#define SPACE_COST_TABLE 3.0
+#define SPACE_COST_OP    12.0
+
+/* Whether constraint k, checked once param p is bound (last), is proven to
+ * fail for every larger value of p once it fails (see expr_falls). */
+static int cons_falls(const muh_space *sp, const struct cons *k, int p)
+{
+	const muh_param *par = &sp->spec->params[p];
+	for (size_t v = 0; v < par->nvalues; v++)
+		if (par->values[v].t != MUH_INT ||
+		    (v && par->values[v].u.i <= par->values[v - 1].u.i))
+			return 0; /* the break needs integer values in ascending order */
+	return expr_falls(k->e, p, sp->lo, sp->hi);
+}
+
+/* Binding order by exhaustive search over subsets (dynamic programming):
+ * minimises the model cost of the walk, where a state's node count is the
+ * product of its params' value counts times the estimated pass rates of the
+ * constraints it completes (assumed independent), and a constraint that
+ * falls (cons_falls) stops its loop at the first failure. */
+static int order_search(muh_space *sp, int *member, int nmember, int *gcons, int ngcons, int *ord)
+{
+	const muh_spec *s = sp->spec;
+	size_t nstates = (size_t)1 << nmember;
+	double *best = malloc(nstates * sizeof(double));
+	double *nodes = malloc(nstates * sizeof(double));
+	int8_t *choice = malloc(nstates);
+	uint32_t *mask = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(uint32_t));
+	uint32_t *fallmask = calloc((size_t)(ngcons ? ngcons : 1), sizeof(uint32_t));
+	if (!best || !nodes || !choice || !mask || !fallmask) {
+		free(best);
+		free(nodes);
+		free(choice);
+		free(mask);
+		free(fallmask);
+		return MUH_ENOMEM;
+	}
+	for (int i = 0; i < ngcons; i++) {
+		struct cons *k = &sp->cons[gcons[i]];
+		mask[i] = 0;
+		for (int j = 0; j < k->nparams; j++)
+			for (int m = 0; m < nmember; m++)
+				if (member[m] == k->params[j])
+					mask[i] |= 1u << m;
+		for (int m = 0; m < nmember; m++)
+			if ((mask[i] >> m & 1) && cons_falls(sp, k, member[m]))
+				fallmask[i] |= 1u << m;
+	}
+	uint32_t full = (uint32_t)(nstates - 1);
+	for (size_t st = 0; st < nstates; st++)
+		best[st] = INFINITY;
+	best[0] = 0;
+	nodes[0] = 1;
+	for (uint32_t st = 0; st < full; st++) {
+		if (best[st] == INFINITY)
+			continue;
+		for (int m = 0; m < nmember; m++) {
+			if (st >> m & 1)
+				continue;
+			uint32_t nx = st | 1u << m;
+			double nv = (double)s->params[member[m]].nvalues;
+			double visits = nodes[st] * nv, per = 0, alive = 1, pass = 1;
+			int first = -1, all_tables = 1;
+			for (int i = 0; i < ngcons; i++) {
+				if (!(mask[i] >> m & 1) || (mask[i] & ~nx))
+					continue;
+				const struct cons *k = &sp->cons[gcons[i]];
+				if (first < 0)
+					first = i;
+				per += alive * (k->table ? SPACE_COST_TABLE
+							 : SPACE_COST_OP * expr_cost(k->e));
+				alive *= k->pass;
+				pass *= k->pass;
+				all_tables &= k->table != NULL;
+			}
+			if (first >= 0 && (fallmask[first] >> m & 1))
+				visits = nodes[st] * fmin(nv, nv * sp->cons[gcons[first]].pass + 1);
+			double node = nx == full && all_tables && nmember >= 2 ? SPACE_COST_LEAF
+										: SPACE_COST_NODE;
+			double c = best[st] + visits * (node + per);
+			if (c < best[nx]) {
+				best[nx] = c;
+				nodes[nx] = nodes[st] * nv * pass;
+				choice[nx] = (int8_t)m;
+			}
+		}
+	}
+	uint32_t st = full;
+	for (int step = nmember - 1; step >= 0; step--) {
+		int m = choice[st];
+		ord[step] = member[m];
+		st &= ~(1u << m);
+	}
+	free(best);
+	free(nodes);
+	free(choice);
+	free(mask);
+	free(fallmask);
+	return MUH_OK;
+}
+
+/* Estimates k->pass: exact from its table, else from a fixed-seed sample
+ * of its params' values (the estimate steers the binding order only; counts
+ * never depend on it). slots holds the problem and hw values. */
+static void estimate_pass(muh_space *sp, struct cons *k, muh_value *slots)
+{
+	const muh_spec *s = sp->spec;
+	enum { SAMPLES = 64 };
+	if (k->table) {
+		size_t size = 1, hits = 0;
+		for (int j = 0; j < k->nparams; j++)
+			size *= s->params[k->params[j]].nvalues;
+		for (size_t i = 0; i < size; i++)
+			hits += k->table[i];
+		k->pass = ((double)hits + 0.5) / ((double)size + 1);
+		return;
+	}
+	uint64_t rng = UINT64_C(0x5DEECE66D) + k->spec_idx;
+	int hits = 0;
+	for (int n = 0; n < SAMPLES; n++) {
+		for (int j = 0; j < k->nparams; j++) {
+			const muh_param *par = &s->params[k->params[j]];
+			slots[k->params[j]] = par->values[rand_below(&rng, par->nvalues)];
+		}
+		hits += expr_test(k->e, slots) == EXPR_TRUE;
+	}
+	k->pass = (hits + 0.5) / (SAMPLES + 1);
+}
+
+static int tabulate(muh_space *sp, struct cons *k, muh_value *slots, double limit);
+
+/* Tables this small are always made (when the group is at least as large). */
+#define SPACE_SMALL_TABLE 4096.0
+
+/* The entries of k's table: the product of its params' value counts. */
+static double cons_table_size(const muh_space *sp, const struct cons *k)
+{
+	double size = 1;
+	for (int j = 0; j < k->nparams; j++)
+		size *= (double)sp->spec->params[k->params[j]].nvalues;
+	return size;
+}
+
+/* The model's count of checks of each group constraint (visits[i] for
+ * gcons[i]) when the group's params are bound in order ord. */
+static void model_visits(const muh_space *sp, const int *ord, int n, const int *gcons, int ngcons,
+			 double *visits)
+{
+	double nodes = 1;
+	for (int step = 0; step < n; step++) {
+		double nv = (double)sp->spec->params[ord[step]].nvalues;
+		double v = nodes * nv, alive = 1, pass = 1;
+		int first = 1;
+		for (int i = 0; i < ngcons; i++) {
+			const struct cons *k = &sp->cons[gcons[i]];
+			int last = -1;
+			for (int j = 0; j < k->nparams; j++)
+				for (int t = 0; t < n; t++)
+					if (ord[t] == k->params[j] && t > last)
+						last = t;
+			if (last != step)
+				continue;
+			if (first && cons_falls(sp, k, ord[step]))
+				v = nodes * fmin(nv, nv * k->pass + 1);
+			first = 0;
+			visits[i] = v * alive;
+			alive *= k->pass;
+			pass *= k->pass;
+		}
+		nodes *= nv * pass;
+	}
+}
+
+/* Chooses the binding order of group g and assigns each of its constraints
+ * a depth; fills depth_start and the check order. Tabulates the group's
+ * small constraints first (the order's cost model needs to know which are
+ * table reads). slots holds the problem and hw values. */
+static int order_group(muh_space *sp, struct group *g, int *member, int nmember, int *gcons,
+		       int ngcons, muh_value *slots)
+{
+	const muh_spec *s = sp->spec;
+	double cart = 1;
+	for (int m = 0; m < nmember; m++)
+		cart *= (double)s->params[member[m]].nvalues;
+	int rc = MUH_OK;
+	for (int i = 0; i < ngcons && !rc; i++)
+		rc = tabulate(sp, &sp->cons[gcons[i]], slots, fmin(cart, SPACE_SMALL_TABLE));
+	for (int i = 0; i < ngcons && !rc; i++)
+		estimate_pass(sp, &sp->cons[gcons[i]], slots);
+	int *bound = calloc(sp->np, sizeof(int));
+	int *left = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(int));
+	double *visits = malloc((size_t)(ngcons ? ngcons : 1) * sizeof(double));
+	if (rc || !bound || !left || !visits) {
+		free(bound);
+		free(left);
+		free(visits);
+		return rc ? rc : MUH_ENOMEM;
+	}
+	if (nmember <= SPACE_ORDER_SEARCH && ngcons > 0) {
+		rc = order_search(sp, member, nmember, gcons, ngcons, g->params);
+		/* A larger table pays when filling it costs fewer evaluations than
+		 * the walk would make; then the order is searched again. */
+		int more = 0;
+		if (!rc)
+			model_visits(sp, g->params, nmember, gcons, ngcons, visits);
+		for (int i = 0; i < ngcons && !rc; i++) {
+			struct cons *k = &sp->cons[gcons[i]];
+			if (!k->table && cons_table_size(sp, k) < visits[i]) {
+				rc = tabulate(sp, k, slots, cart);
+				more |= k->table != NULL;
+			}
+		}
+		if (!rc && more)
+			rc = order_search(sp, member, nmember, gcons, ngcons, g->params);
+	} else {
+		for (int i = 0; i < ngcons && !rc; i++)
+			rc = tabulate(sp, &sp->cons[gcons[i]], slots, cart);
+		order_greedy(sp, member, nmember, gcons, ngcons, bound, left, g->params);
+	}
+	free(visits);
+	g->nparams = nmember;
+	/* each constraint's depth: where its last param is bound */
+	for (int i = 0; i < ngcons && !rc; i++) {
+		struct cons *k = &sp->cons[gcons[i]];
+		k->depth = 0;
+		for (int j = 0; j < k->nparams; j++)
+			for (int step = 0; step < nmember; step++)
+				if (g->params[step] == k->params[j] && step > k->depth)
+					k->depth = step;
+		k->falls = cons_falls(sp, k, g->params[k->depth]);
 	}
 	/* check order: by depth, then spec order (gcons is in spec order) */
 	g->ncons = 0;
@@ -266,7 +549,7 @@ static int order_group(muh_space *sp, struct group *g, int *member, int nmember,
 	g->depth_start[g->nparams] = g->ncons;
 	free(bound);
 	free(left);
-	return MUH_OK;
+	return rc;
 }
 
 static int make_groups(muh_space *sp)
@@ -293,13 +576,16 @@ static int make_groups(muh_space *sp)
 	int *root_group = malloc((np ? np : 1) * sizeof(int));
 	int *member = malloc((np ? np : 1) * sizeof(int));
 	int *gcons = malloc((sp->ncons ? sp->ncons : 1) * sizeof(int));
-	if (!sp->groups || !root_group || !member || !gcons) {
+	muh_value *slots = malloc((sp->nslots ? sp->nslots : 1) * sizeof(muh_value));
+	if (!sp->groups || !root_group || !member || !gcons || !slots) {
 		free(parent);
 		free(root_group);
 		free(member);
 		free(gcons);
+		free(slots);
 		return MUH_ENOMEM;
 	}
+	memcpy(slots, sp->base, sp->nslots * sizeof(muh_value));
 	for (size_t i = 0; i < np; i++)
 		root_group[i] = -1;
 	int rc = MUH_OK;
@@ -333,8 +619,9 @@ static int make_groups(muh_space *sp)
 			rc = MUH_ENOMEM;
 			break;
 		}
-		rc = order_group(sp, g, member, nm, gcons, ngc);
+		rc = order_group(sp, g, member, nm, gcons, ngc, slots);
 	}
+	free(slots);
 	free(parent);
 	free(root_group);
 	free(member);
@@ -441,12 +728,79 @@ static int walk_keep(struct walk *w)
 /* Runs the last binding position in a tight loop: every constraint checked
  * there is tabulated, and all its other params are bound, so each is one
  * table read at base + value * stride. Same counts as the general walk. */
+/* Fills k->mask for k checked at the last position, param last, when last
+ * has at most 64 values (else leaves it NULL). */
+static int leaf_masks(muh_space *sp, struct cons *k, int last)
+{
+	size_t nv = sp->spec->params[last].nvalues;
+	if (nv > 64 || k->mask)
+		return MUH_OK;
+	uint64_t st = 0, size = 1;
+	for (int j = 0; j < k->nparams; j++) {
+		size *= sp->spec->params[k->params[j]].nvalues;
+		if (k->params[j] == last)
+			st = k->tstride[j];
+	}
+	uint64_t rows = size / nv;
+	k->mask = calloc(rows ? rows : 1, sizeof(uint64_t));
+	if (!k->mask)
+		return MUH_ENOMEM;
+	k->mstride = st;
+	k->mnv = nv;
+	for (uint64_t b = 0; b < size; b++) {
+		uint64_t v = b / st % nv, row = b / (st * nv) * st + b % st;
+		if (k->table[b])
+			k->mask[row] |= UINT64_C(1) << v;
+	}
+	return MUH_OK;
+}
+
+/* The fast leaf loop over bit masks: per constraint in check order, the
+ * values still alive that it rejects are charged to it; what survives is
+ * valid. Same counts as value by value. */
+static int walk_leaves_masks(struct walk *w, const uint64_t *base)
+{
+	struct group *g = w->g;
+	int n = g->nparams;
+	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n];
+	size_t nv = w->sp->spec->params[g->params[n - 1]].nvalues;
+	uint64_t alive = nv == 64 ? ~UINT64_C(0) : (UINT64_C(1) << nv) - 1;
+	for (int ci = c0; ci < c1 && alive; ci++) {
+		const struct cons *k = &w->sp->cons[g->cons[ci]];
+		uint64_t b = base[ci - c0];
+		uint64_t m = k->mask[b / (k->mstride * k->mnv) * k->mstride + b % k->mstride];
+		g->rejected_local[ci] += (double)__builtin_popcountll(alive & ~m);
+		alive &= m;
+	}
+	uint64_t nvalid = (uint64_t)__builtin_popcountll(alive);
+	g->valid += nvalid;
+	if (w->overflow || !nvalid)
+		return MUH_OK;
+	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
+	if (w->ntuples + nvalid > SPACE_MAX_TUPLES || w->cap - w->ntuples < nvalid) {
+		for (; alive; alive &= alive - 1) { /* walk_keep grows and caps */
+			w->rank[n - 1] = rank0 + (uint64_t)__builtin_ctzll(alive) * rstride;
+			int rc = walk_keep(w);
+			if (rc)
+				return rc;
+		}
+		return MUH_OK;
+	}
+	uint64_t *t = w->tuples + w->ntuples;
+	for (; alive; alive &= alive - 1)
+		*t++ = rank0 + (uint64_t)__builtin_ctzll(alive) * rstride;
+	w->ntuples = (uint64_t)(t - w->tuples);
+	return MUH_OK;
+}
+
 static int walk_leaves(struct walk *w)
 {
 	struct group *g = w->g;
 	int n = g->nparams, last = g->params[n - 1];
-	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n];
-	uint64_t base[64], step[64];
+	int c0 = g->depth_start[n - 1], c1 = g->depth_start[n], nc = c1 - c0;
+	const uint8_t *tab[64];
+	uint64_t step[64], base[64];
+	int masks = 1;
 	for (int ci = c0; ci < c1; ci++) {
 		const struct cons *k = &w->sp->cons[g->cons[ci]];
 		uint64_t b = 0, st = 0;
@@ -456,31 +810,56 @@ static int walk_leaves(struct walk *w)
 			else
 				b += w->cur[k->params[j]] * k->tstride[j];
 		}
-		base[ci - c0] = b;
+		tab[ci - c0] = k->table + b;
 		step[ci - c0] = st;
+		base[ci - c0] = b;
+		masks &= k->mask != NULL;
 	}
+	if (masks)
+		return walk_leaves_masks(w, base);
+	int falls0 = w->sp->cons[g->cons[c0]].falls;
 	size_t nv = w->sp->spec->params[last].nvalues;
 	uint64_t rank0 = w->rank[n - 2], rstride = g->radix_stride[n - 1];
+	/* room for every value up front, so the loop stores without checks;
+	 * near the tuple limit, walk_keep decides value by value */
+	int direct = !w->overflow && w->ntuples + nv <= SPACE_MAX_TUPLES;
+	if (direct && w->cap - w->ntuples < nv) {
+		uint64_t cap = w->cap ? w->cap : 1024;
+		while (cap - w->ntuples < nv)
+			cap *= 2;
+		uint64_t *nt = realloc(w->tuples, cap * sizeof(uint64_t));
+		if (!nt)
+			return MUH_ENOMEM;
+		w->tuples = nt;
+		w->cap = cap;
+	}
+	uint64_t valid = 0, nt = w->ntuples;
 	for (size_t v = 0; v < nv; v++) {
-		int ok = 1;
-		for (int ci = c0; ci < c1; ci++) {
-			const struct cons *k = &w->sp->cons[g->cons[ci]];
-			if (!k->table[base[ci - c0] + v * step[ci - c0]]) {
-				g->rejected_local[ci] += 1;
-				ok = 0;
+		int ci = 0;
+		while (ci < nc && tab[ci][v * step[ci]])
+			ci++;
+		if (ci < nc) {
+			if (ci == 0 && falls0) {
+				/* the first leaf constraint falls: the rest fail it */
+				g->rejected_local[c0] += (double)(nv - v);
 				break;
 			}
-		}
-		if (!ok)
+			g->rejected_local[c0 + ci] += 1;
 			continue;
-		g->valid++;
-		if (!w->overflow) {
+		}
+		valid++;
+		if (direct) {
+			w->tuples[nt++] = rank0 + v * rstride;
+		} else if (!w->overflow) {
 			w->rank[n - 1] = rank0 + v * rstride;
 			int rc = walk_keep(w);
 			if (rc)
 				return rc;
 		}
 	}
+	if (direct)
+		w->ntuples = nt;
+	g->valid += valid;
 	return MUH_OK;
 }
 
@@ -509,8 +888,16 @@ static int walk_group(struct walk *w)
 		for (int ci = g->depth_start[dpt]; ci < g->depth_start[dpt + 1]; ci++) {
 			const struct cons *k = &w->sp->cons[g->cons[ci]];
 			if (!cons_holds(k, w->cur, w->slots)) {
-				g->rejected_local[ci] += w->below[dpt];
 				ok = 0;
+				if (k->falls && ci == g->depth_start[dpt]) {
+					/* first checked here and falls: every larger value
+					 * of this param fails it too, charged to it */
+					size_t left = par->nvalues - w->idx[dpt];
+					g->rejected_local[ci] += w->below[dpt] * (double)left;
+					w->idx[dpt] = (uint32_t)par->nvalues - 1;
+				} else {
+					g->rejected_local[ci] += w->below[dpt];
+				}
 				break;
 			}
 		}
@@ -565,10 +952,6 @@ static int enumerate(muh_space *sp)
 			rc = MUH_EINPUT;
 			break;
 		}
-		for (int ci = 0; ci < g->ncons && !rc; ci++)
-			rc = tabulate(sp, &sp->cons[g->cons[ci]], slots, g->cartesian);
-		if (rc)
-			break;
 		struct walk w = {.sp = sp, .g = g, .slots = slots};
 		w.idx = calloc((size_t)g->nparams, sizeof(uint32_t));
 		w.below = malloc((size_t)g->nparams * sizeof(double));
@@ -587,6 +970,16 @@ static int enumerate(muh_space *sp)
 		for (int ci = g->depth_start[g->nparams - 1]; ci < g->depth_start[g->nparams]; ci++)
 			if (!sp->cons[g->cons[ci]].table)
 				w.leaf_fast = 0;
+		for (int ci = g->depth_start[g->nparams - 1]; w.leaf_fast && ci < g->depth_start[g->nparams] && !rc;
+		     ci++)
+			rc = leaf_masks(sp, &sp->cons[g->cons[ci]], g->params[g->nparams - 1]);
+		if (rc) {
+			free(w.idx);
+			free(w.below);
+			free(w.cur);
+			free(w.rank);
+			break;
+		}
 		double b = 1;
 		for (int i = g->nparams - 1; i >= 0; i--) {
 			w.below[i] = b;
@@ -673,6 +1066,8 @@ int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space 
 	sp->np = s->nparams;
 	int rc = build_names(sp, hw, instance);
 	if (!rc)
+		rc = build_bounds(sp);
+	if (!rc)
 		rc = compile_all(sp, d);
 	if (!rc)
 		rc = make_groups(sp);
@@ -707,6 +1102,7 @@ void space_free(muh_space *sp)
 		free(sp->cons[c].params);
 		free(sp->cons[c].table);
 		free(sp->cons[c].tstride);
+		free(sp->cons[c].mask);
 	}
 	for (size_t g = 0; g < sp->ngroups; g++) {
 		struct group *gr = &sp->groups[g];
@@ -721,6 +1117,8 @@ void space_free(muh_space *sp)
 		free(sp->names[i]);
 	free(sp->names);
 	free(sp->base);
+	free(sp->lo);
+	free(sp->hi);
 	free(sp->cons);
 	free(sp->groups);
 	free(sp->group_of);

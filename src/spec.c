@@ -1069,6 +1069,18 @@ muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance)
 	return s->problem[k].values[instance % s->problem[k].nvalues];
 }
 
+void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n)
+{
+	size_t pn = 0;
+	if (n)
+		buf[0] = '\0';
+	for (size_t k = 0; k < s->nproblem && pn + 64 < n; k++) {
+		char v[64];
+		value_fmt(v, sizeof(v), spec_problem_value(s, k, instance));
+		pn += (size_t)snprintf(buf + pn, n - pn, "%s%s=%s", k ? "," : "", s->problem[k].name, v);
+	}
+}
+
 void spec_diag_at(const muh_spec *s, muh_diag *d, int line, int col)
 {
 	diag_at(d, s->path, line, col, s->text);

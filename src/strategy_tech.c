@@ -1,6 +1,7 @@
 /*
  * strategy_tech.c — the search techniques: brute force, random, simulated
- * annealing, a genetic algorithm, iterated local search.
+ * annealing, a genetic algorithm, iterated local search, and a model-based
+ * search over an additive surrogate.
  *
  * Each one only proposes; the driver (strategy.c) measures, counts and
  * records. Validity holds by construction: every proposal comes from
@@ -408,6 +409,235 @@ static void ils_destroy(technique *t)
 	destroy_state(t);
 }
 
+/* ---- model: an additive surrogate over the params ----------------------- */
+
+/* Every finished variant is a point (cfg, y = log time; a failure counts as
+ * the slowest ok time seen plus MODEL_FAIL_PENALTY). The model is additive
+ * in the params and their pairs, y ~ mu + sum_p e[p][value] + sum_{p<q}
+ * e[p,q][value, value] (pairs for up to MODEL_PAIR_PARAMS params), fitted by
+ * a few rounds of backfitting with a ridge towards 0 (MODEL_RIDGE points'
+ * worth for a value, MODEL_PAIR_RIDGE for a pair of values), so a value
+ * seen once moves the prediction little. A tree-structured Parzen estimator
+ * or a forest would fit interactions of more params; with budgets of ten to
+ * a hundred evaluations the pairs are what the data can carry. A proposal is the unseen
+ * valid configuration with the lowest optimistic prediction: the fit minus
+ * MODEL_EXPLORE x the spread of y x sum_p 1 / sqrt(1 + times value seen).
+ * Candidates: the whole space when it has at most MODEL_SCAN valid
+ * configurations, else MODEL_SAMPLES uniform ones plus the best's fresh
+ * neighbours. Until MODEL_MIN_POINTS points are in, it proposes at random. */
+#define MODEL_FAIL_PENALTY 0.7
+#define MODEL_RIDGE        1.0
+#define MODEL_EXPLORE      0.15
+#define MODEL_SCAN         20000
+#define MODEL_SAMPLES      4096
+#define MODEL_MIN_POINTS   3
+#define MODEL_ROUNDS       6
+#define MODEL_PAIR_RIDGE   4.0
+#define MODEL_PAIR_PARAMS  16 /* more params: main effects only */
+
+struct model {
+	size_t np, maxnb, n, cap, nvtot;
+	uint32_t *x;  /* n x np */
+	double *y;    /* n; NAN for a failure (filled in at fit time) */
+	double *res;  /* n: residuals while fitting */
+	size_t *off;  /* per param: offset of its values in e / cnt */
+	double *e, *sum;
+	uint32_t *cnt, *cand, *nb;
+	/* pairwise terms: pair (p, q), p < q, at poff[p * np + q], nv_p x nv_q */
+	size_t *poff, nptot;
+	double *pe, *psum;
+	uint32_t *pcnt;
+	int pairs;
+};
+
+static size_t pair_at(const struct model *m, size_t p, size_t q, const uint32_t *x)
+{
+	return m->poff[p * m->np + q] + x[p] * (m->off[q + 1] - m->off[q]) + x[q];
+}
+
+/* The fit's prediction for x (main effects, and pairs when on). */
+static double model_pred(const struct model *m, const uint32_t *x, double mu)
+{
+	double y = mu;
+	for (size_t p = 0; p < m->np; p++)
+		y += m->e[m->off[p] + x[p]];
+	if (m->pairs)
+		for (size_t p = 0; p < m->np; p++)
+			for (size_t q = p + 1; q < m->np; q++)
+				y += m->pe[pair_at(m, p, q, x)];
+	return y;
+}
+
+/* Backfitting over the residuals r (n): each term in turn takes its
+ * contribution back into r, is refitted as the ridge mean of r per level,
+ * and is taken out again. O(points x terms) per round. */
+static void model_fit(struct model *m, double *mu, double *spread)
+{
+	double lo = INFINITY, hi = -INFINITY, tot = 0;
+	size_t nok = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (isfinite(m->y[i])) {
+			lo = fmin(lo, m->y[i]);
+			hi = fmax(hi, m->y[i]);
+			tot += m->y[i];
+			nok++;
+		}
+	double fail = hi + MODEL_FAIL_PENALTY;
+	*mu = (tot + (double)(m->n - nok) * fail) / (double)m->n;
+	*spread = nok > 1 ? hi - lo : 1.0;
+	double *r = m->res;
+	for (size_t i = 0; i < m->n; i++)
+		r[i] = (isfinite(m->y[i]) ? m->y[i] : fail) - *mu;
+	memset(m->e, 0, m->nvtot * sizeof(double));
+	memset(m->cnt, 0, m->nvtot * sizeof(uint32_t));
+	for (size_t i = 0; i < m->n; i++)
+		for (size_t p = 0; p < m->np; p++)
+			m->cnt[m->off[p] + m->x[i * m->np + p]]++;
+	if (m->pairs) {
+		memset(m->pe, 0, m->nptot * sizeof(double));
+		memset(m->pcnt, 0, m->nptot * sizeof(uint32_t));
+		for (size_t i = 0; i < m->n; i++)
+			for (size_t p = 0; p < m->np; p++)
+				for (size_t q = p + 1; q < m->np; q++)
+					m->pcnt[pair_at(m, p, q, m->x + i * m->np)]++;
+	}
+	for (int round = 0; round < MODEL_ROUNDS; round++) {
+		for (size_t p = 0; p < m->np; p++) {
+			size_t base = m->off[p], nv = m->off[p + 1] - base;
+			memset(m->sum + base, 0, nv * sizeof(double));
+			for (size_t i = 0; i < m->n; i++) {
+				size_t k = base + m->x[i * m->np + p];
+				r[i] += m->e[k];
+				m->sum[k] += r[i];
+			}
+			for (size_t k = base; k < base + nv; k++)
+				m->e[k] = m->sum[k] / (m->cnt[k] + MODEL_RIDGE);
+			for (size_t i = 0; i < m->n; i++)
+				r[i] -= m->e[base + m->x[i * m->np + p]];
+		}
+		if (!m->pairs)
+			continue;
+		for (size_t p = 0; p < m->np; p++)
+			for (size_t q = p + 1; q < m->np; q++) {
+				size_t base = m->poff[p * m->np + q];
+				size_t sz = (m->off[p + 1] - m->off[p]) * (m->off[q + 1] - m->off[q]);
+				memset(m->psum + base, 0, sz * sizeof(double));
+				for (size_t i = 0; i < m->n; i++) {
+					size_t k = pair_at(m, p, q, m->x + i * m->np);
+					r[i] += m->pe[k];
+					m->psum[k] += r[i];
+				}
+				for (size_t k = base; k < base + sz; k++)
+					m->pe[k] = m->psum[k] / (m->pcnt[k] + MODEL_PAIR_RIDGE);
+				for (size_t i = 0; i < m->n; i++)
+					r[i] -= m->pe[pair_at(m, p, q, m->x + i * m->np)];
+			}
+	}
+}
+
+static double model_score(const struct model *m, const uint32_t *c, double mu, double bonus)
+{
+	double y = model_pred(m, c, mu);
+	for (size_t p = 0; p < m->np; p++)
+		y -= bonus / sqrt(1.0 + m->cnt[m->off[p] + c[p]]);
+	return y;
+}
+
+static int model_propose(technique *t, search *s, uint32_t *cfg)
+{
+	struct model *m = t->st;
+	if (m->n < MODEL_MIN_POINTS)
+		return search_random_unseen(s, cfg);
+	double mu, spread;
+	model_fit(m, &mu, &spread);
+	double bonus = MODEL_EXPLORE * spread, best = INFINITY;
+	const muh_space *sp = search_space(s);
+	uint64_t valid = space_valid(sp);
+	int got = 0;
+	if (valid <= MODEL_SCAN) {
+		for (uint64_t i = 0; i < valid; i++) {
+			if (space_config_at(sp, i, m->cand) || search_seen(s, m->cand, NULL) != 0)
+				continue;
+			double y = model_score(m, m->cand, mu, bonus);
+			if (y < best) {
+				best = y;
+				memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
+				got = 1;
+			}
+		}
+		return got ? 1 : search_random_unseen(s, cfg);
+	}
+	for (int k = 0; k < MODEL_SAMPLES; k++) {
+		uint64_t rng = search_rand(s) | 1;
+		if (space_sample(sp, &rng, m->cand) || search_seen(s, m->cand, NULL) != 0)
+			continue;
+		double y = model_score(m, m->cand, mu, bonus);
+		if (y < best) {
+			best = y;
+			memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
+			got = 1;
+		}
+	}
+	double bt;
+	const uint32_t *b = search_best(s, &bt);
+	if (b) {
+		size_t nadj, n = fresh_neighbours(s, b, m->nb, m->maxnb, &nadj);
+		for (size_t k = 0; k < n; k++) {
+			double y = model_score(m, m->nb + k * m->np, mu, bonus);
+			if (y < best) {
+				best = y;
+				memcpy(cfg, m->nb + k * m->np, m->np * sizeof(uint32_t));
+				got = 1;
+			}
+		}
+	}
+	return got ? 1 : search_random_unseen(s, cfg);
+}
+
+static void model_observe(technique *t, search *s, const uint32_t *cfg, double time, int own)
+{
+	struct model *m = t->st;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		uint32_t *nx = realloc(m->x, cap * m->np * sizeof(uint32_t));
+		if (!nx)
+			return; /* the model learns less; the search goes on */
+		m->x = nx;
+		double *ny = realloc(m->y, cap * sizeof(double));
+		if (!ny)
+			return;
+		m->y = ny;
+		double *nr = realloc(m->res, cap * sizeof(double));
+		if (!nr)
+			return;
+		m->res = nr;
+		m->cap = cap;
+	}
+	memcpy(m->x + m->n * m->np, cfg, m->np * sizeof(uint32_t));
+	m->y[m->n++] = isfinite(time) && time > 0 ? log(time) : NAN;
+}
+
+static void model_destroy(technique *t)
+{
+	struct model *m = t->st;
+	if (m) {
+		free(m->x);
+		free(m->y);
+		free(m->res);
+		free(m->off);
+		free(m->e);
+		free(m->sum);
+		free(m->cnt);
+		free(m->cand);
+		free(m->nb);
+		free(m->poff);
+		free(m->pe);
+		free(m->psum);
+		free(m->pcnt);
+	}
+	destroy_state(t);
+}
+
 /* ---- construction --------------------------------------------------------- */
 
 int technique_new(const char *name, search *s, technique *t)
@@ -475,6 +705,48 @@ int technique_new(const char *name, search *s, technique *t)
 		l->nb = malloc(row * maxnb);
 		l->tmp = malloc(row * maxnb);
 		return l->cur && l->home && l->nb && l->tmp ? MUH_OK : MUH_ENOMEM;
+	}
+	if (!strcmp(name, "model")) {
+		struct model *m = calloc(1, sizeof(*m));
+		t->name = "model";
+		t->propose = model_propose;
+		t->observe = model_observe;
+		t->destroy = model_destroy;
+		t->st = m;
+		if (!m)
+			return MUH_ENOMEM;
+		const muh_spec *spec = space_spec(search_space(s));
+		m->np = np;
+		m->maxnb = maxnb;
+		m->off = malloc((np + 1) * sizeof(size_t));
+		if (!m->off)
+			return MUH_ENOMEM;
+		m->off[0] = 0;
+		for (size_t p = 0; p < np; p++)
+			m->off[p + 1] = m->off[p] + spec->params[p].nvalues;
+		m->nvtot = m->off[np] ? m->off[np] : 1;
+		m->e = calloc(m->nvtot, sizeof(double));
+		m->sum = calloc(m->nvtot, sizeof(double));
+		m->cnt = calloc(m->nvtot, sizeof(uint32_t));
+		m->cand = malloc(row);
+		m->nb = malloc(row * maxnb);
+		if (!m->e || !m->sum || !m->cnt || !m->cand || !m->nb)
+			return MUH_ENOMEM;
+		m->pairs = np >= 2 && np <= MODEL_PAIR_PARAMS;
+		if (!m->pairs)
+			return MUH_OK;
+		m->poff = calloc(np * np + 1, sizeof(size_t));
+		if (!m->poff)
+			return MUH_ENOMEM;
+		for (size_t p = 0; p < np; p++)
+			for (size_t q = p + 1; q < np; q++) {
+				m->poff[p * np + q] = m->nptot;
+				m->nptot += spec->params[p].nvalues * spec->params[q].nvalues;
+			}
+		m->pe = calloc(m->nptot + 1, sizeof(double));
+		m->psum = calloc(m->nptot + 1, sizeof(double));
+		m->pcnt = calloc(m->nptot + 1, sizeof(uint32_t));
+		return m->pe && m->psum && m->pcnt ? MUH_OK : MUH_ENOMEM;
 	}
 	return MUH_EINPUT;
 }

@@ -47,6 +47,17 @@ int expr_test(const muh_expr *e, const muh_value *slots);
  * most max of them into out. */
 int expr_slots(const muh_expr *e, int *out, int max);
 
+/* Whether e, read as a condition, can only turn from true to false as slot p
+ * grows: for every value of the other slots within [lo[s], hi[s]] and every
+ * x < y within [lo[p], hi[p]], e false at x implies e false at y (and no
+ * evaluation in the bounds errs). A slot that is not an integer has NaN
+ * bounds. 1 when proven, 0 when it cannot be (never a guess). The space
+ * engine stops a loop over p's ascending values at the first failure. */
+int expr_falls(const muh_expr *e, int p, const double *lo, const double *hi);
+
+/* A cost estimate of one evaluation of e (its bytecode length). */
+int expr_cost(const muh_expr *e);
+
 /* The source text e was compiled from. */
 const char *expr_source(const muh_expr *e);
 

@@ -53,6 +53,7 @@
 #include "muh/strategy.h"
 
 typedef struct muh_session muh_session;
+struct transfer_seeds; /* transfer_seeds.h */
 
 enum session_note_kind {
 	SESSION_NOTE_TEXT = 0,  /* .text: a line for a person (stderr) */
@@ -81,6 +82,13 @@ typedef struct muh_session_opts {
 	const char *const *replay_columns; /* NULL or NULL-terminated PARAM=COLUMN */
 	int jobs;             /* compile-first with this many processes; 0: off */
 	strategy_opts search; /* strategy, budget, time budget, seed, skip seeds (callbacks unused) */
+	/* Transfer (transfer_seeds.h): seeds from db's runs of this spec at other
+	 * problem values unless no_transfer, then from each seeds_from file;
+	 * gathered by session_start before the run is opened. With replay, db
+	 * is where the replay is stored (replay_store.h), not what answers. */
+	int no_transfer;
+	const char *const *seeds_from;
+	size_t nseeds_from;
 	session_note_fn on_note;
 	void *note_ctx;
 	volatile sig_atomic_t *stop; /* Ctrl-C: set to stop after the variant in flight */
@@ -116,6 +124,8 @@ const muh_target *session_target(const muh_session *s); /* NULL unless opts.meas
 const muh_objective *session_objective(const muh_session *s);
 muh_evaluator *session_evaluator(muh_session *s);
 muh_store *session_store(muh_session *s); /* NULL without opts.db */
+/* The transfer seeds session_start gathered (none before it). */
+const struct transfer_seeds *session_transfer_seeds(const muh_session *s);
 /* The problem instance: "NAME=VALUE,..." in spec order ("" without symbols). */
 const char *session_problem(const muh_session *s);
 size_t session_instance(const muh_session *s);

@@ -95,6 +95,9 @@ const muh_kv *spec_kv(const muh_spec *s, const char *key);
  * least 1) and the value of symbol k in instance i. */
 size_t spec_ninstances(const muh_spec *s);
 muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance);
+/* Instance i's problem values as runs record them: "M=2048,N=14336" (empty
+ * with no problem symbols). Writes at most n bytes. */
+void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
 
 /* Sets d's location to (line, col) in s. */
 void spec_diag_at(const muh_spec *s, muh_diag *d, int line, int col);

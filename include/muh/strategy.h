@@ -18,8 +18,9 @@
  *   - a failed variant (status != 0) is information: it counts against the
  *     budget, it is never the best, the search goes on;
  *   - the first evaluations are the defaults, then the spec's seeds in spec
- *     order (seeds invalid in this space, or equal to an earlier one, are
- *     reported through an event and skipped);
+ *     order, then the transfer seeds (seeds invalid in this space, or equal
+ *     to an earlier one, are reported through an event and skipped); all of
+ *     them count against the budget like any evaluation;
  *   - a run is deterministic for a given seed and objective.
  *
  * Resume: because a run is deterministic, running it again with an
@@ -84,6 +85,13 @@ typedef struct strategy_opts {
 	double time_budget_s; /* no evaluation starts after this; 0 = none */
 	uint64_t seed;        /* random seed; any value (0 is fine) */
 	int skip_spec_seeds;  /* 1: do not evaluate the spec's seeds */
+	/* Transfer seeds (transfer_seeds.h): evaluated after the spec's seeds,
+	 * in order, each once, source "transfer"; one not valid here or equal
+	 * to an earlier evaluation is reported (STRATEGY_EV_SEED_SKIPPED, source
+	 * "transfer", .seed its position) and skipped. nparams value indices
+	 * each. skip_spec_seeds does not affect them. */
+	const uint32_t *transfer_seeds;
+	size_t ntransfer_seeds;
 	strategy_objective objective;
 	void *objective_ctx;
 	strategy_event_fn on_event; /* may be NULL */

@@ -29,10 +29,12 @@
 #include "muh/session.h"
 #include "muh/store.h"
 #include "muh/strategy.h"
+#include "muh/transfer_seeds.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N] [--time DURATION] [--seed N]\n"
     "                [--db FILE] [--fresh] [--replay FILE] [--top K] [--hw PROFILE]\n"
+    "                [--no-transfer] [--seeds-from FILE]\n"
     "                [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
     "\n"
     "Searches the space of SPEC with a strategy and prints the best variant, its\n"
@@ -60,6 +62,16 @@ static const char help[] =
     "status column (ok, or a failure kind); '#' lines are comments. When the file\n"
     "covers the whole space, the exhaustive best is printed too.\n"
     "FILE may also be a store (muh.db): the measurements of this spec's run.\n"
+    "With --db STORE the replay is stored there as a run of backend replay, so\n"
+    "that muh report, export and later transfer read it like a measured one.\n"
+    "\n"
+    "Transfer: after the spec's seeds come seeds from earlier results: the top 4\n"
+    "of the store's runs (--db) of this spec at other problem instances, nearest\n"
+    "problem values first, 3 instances at most; then those of each --seeds-from\n"
+    "file (T4 results JSON: its 4 fastest; a vLLM config JSON keyed by batch\n"
+    "size: the 4 batch sizes nearest to this instance's M). Each is printed\n"
+    "with where it came from (transfer T1 ...), counts against the budget and\n"
+    "is never evaluated twice.\n"
     "\n"
     "Live mode (no --replay): every variant is built, fingerprinted, checked and\n"
     "timed by the spec's backend (docs/evaluator.md) and stored in --db (default\n"
@@ -69,13 +81,15 @@ static const char help[] =
     "is printed with a confidence interval from the two medians' intervals.\n"
     "\n"
     "strategies:\n"
-    "  auto        (default) a multi-armed bandit over ils and annealing, credited\n"
+    "  auto        (default) a multi-armed bandit over model and ils, credited\n"
     "              by the area under the best-so-far curve (OpenTuner/ATF)\n"
     "  brute       every valid configuration, in index order\n"
     "  random      uniform over the valid configurations, never repeating\n"
     "  annealing   simulated annealing over neighbours\n"
     "  genetic     a genetic algorithm: tournament, uniform crossover, mutation\n"
     "  ils         iterated local search over neighbours\n"
+    "  model       an additive surrogate (params and pairs of params) over log time;\n"
+    "              proposes the unseen configuration it predicts fastest\n"
     "\n"
     "options:\n"
     "  --strategy NAME     one of the above\n"
@@ -84,13 +98,16 @@ static const char help[] =
     "  --time DURATION     start no evaluation after DURATION (90, 90s, 15m, 1h30m);\n"
     "                      with --budget too, the run stops at whichever comes first\n"
     "  --seed N            random seed (default 0)\n"
-    "  --db FILE           the store of live measurements (default muh.db)\n"
+    "  --db FILE           the store of live measurements (default muh.db); with\n"
+    "                      --replay, where the replay is stored (default: nowhere)\n"
     "  --fresh             forget this run's measurements in the store first\n"
     "  --replay FILE       answer from measurements in FILE (CSV or store)\n"
     "  --replay-column PARAM=COLUMN\n"
     "                      read PARAM from COLUMN (repeatable); time=COLUMN and\n"
     "                      status=COLUMN name those columns\n"
     "  --no-seeds          do not evaluate the spec's seeds\n"
+    "  --no-transfer       no seeds from the store's other problem instances\n"
+    "  --seeds-from FILE   seeds from a T4 results or vLLM config JSON (repeatable)\n"
     "  --top K             rows in the top table (default 10)\n"
     "  --hw PROFILE        hardware profile for hw.* (default: the spec's hw:)\n"
     "  --problem WHICH     the problem instances to tune, one run each in this call:\n"
@@ -115,7 +132,8 @@ static const char help[] =
     "  --json              one JSON object per line: an event per finished variant\n"
     "                      {event: variant, problem, n, budget, key, config, status, time_s,\n"
     "                      improved, best_s, source, elapsed_s, and for a measured-\n"
-    "                      metric objective value and metrics}, seed_skipped,\n"
+    "                      metric objective value and metrics}, transfer_seed\n"
+    "                      {seed, key, from}, seed_skipped,\n"
     "                      predicted_fail and drift events, a winners event,\n"
     "                      and a final {event: result, ...}; nothing else on stdout\n"
     "\n"
@@ -268,7 +286,10 @@ static int on_event(void *ctx, const strategy_event *ev)
 			const muh_spec *s = space_spec(t->sp);
 			if (ev->cfg)
 				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-			if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
+			if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
+				fprintf(stderr, "muh tune: note: transfer seed T%zu (%s) skipped: %s\n", ev->seed + 1,
+					ev->cfg ? t->key : "?", ev->reason);
+			else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
 				fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path,
 				        ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
 				        ev->reason);
@@ -761,6 +782,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		       si.rows);
 	else if (!json && si.open)
 		printf("store       %s: run %lld\n", so->db, (long long)si.run);
+	transfer_seeds_print(session_transfer_seeds(s), stdout, json); /* issue 13 */
 	if (!json && ri.open) {
 		char r[32], a[32], b[32], c[32], f[32], i[32], w[32];
 		printf("replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
@@ -863,8 +885,11 @@ static int run(int argc, char **argv)
 	    {"fresh", no_argument, NULL, 'F'},
 	    {"devices", required_argument, NULL, 'V'},
 	    {"mpi", no_argument, NULL, 'M'},
+	    {"no-transfer", no_argument, NULL, 'T'},
+	    {"seeds-from", required_argument, NULL, 'f'},
 	    {NULL, 0, NULL, 0},
 	};
+	static const char *seeds_from[8]; /* issue 13: --seeds-from files */
 	struct evalcli_opts eo = {.so = {.stop = &interrupted}};
 	muh_session_opts *so = &eo.so;
 	strategy_opts *o = &so->search;
@@ -879,7 +904,7 @@ static int run(int argc, char **argv)
 			if (!strategy_doc(optarg))
 				return cli_usage_error("tune",
 				                       "unknown strategy '%s'; known: auto, brute, "
-				                       "random, annealing, genetic, ils",
+				                       "random, annealing, genetic, ils, model",
 				                       optarg);
 			o->strategy = optarg;
 			break;
@@ -924,6 +949,15 @@ static int run(int argc, char **argv)
 		case 'M':
 			A.mpi = 1;
 			break;
+		case 'T': /* issue 13: transfer */
+			so->no_transfer = 1;
+			break;
+		case 'f':
+			if (so->nseeds_from == 8)
+				return cli_usage_error("tune", "at most 8 --seeds-from files");
+			seeds_from[so->nseeds_from++] = optarg;
+			so->seeds_from = seeds_from;
+			break;
 		default:
 			if ((ex = evalcli_option("tune", c, optarg, &eo)) > 0)
 				return ex;
@@ -931,8 +965,10 @@ static int run(int argc, char **argv)
 				return cli_bad_option("tune", argv, opts);
 		}
 	}
-	if (so->replay && (so->db || so->fresh))
-		return cli_usage_error("tune", "--replay measures nothing: --db and --fresh do not apply");
+	if (so->replay && so->fresh && !so->db) /* --replay --db: the replay is stored there */
+		return cli_usage_error("tune", "--fresh starts a stored run over: with --replay it needs --db");
+	if (so->replay && so->db && !strcmp(so->replay, so->db))
+		return cli_usage_error("tune", "--db must not be the --replay store itself");
 	if (so->replay && so->jobs)
 		return cli_usage_error("tune", "--replay builds nothing: --jobs does not apply");
 	if (so->replay && (A.devices || A.mpi))

@@ -824,6 +824,65 @@ static void test_eval_list_errors(void **state)
 	check_list_error("", 1, "unexpected end of expression");
 }
 
+/* expr_falls: what it proves, what it refuses, and (for every proven case)
+ * a brute-force check over the bounds that the proof is true. */
+static void test_falls(void **state)
+{
+	static const char *const names[] = {"p", "q", "r", "f"};
+	/* p in [0, 6], q in [1, 5], r in [-3, 3], f not an integer */
+	const double lo[] = {0, 1, -3, NAN}, hi[] = {6, 5, 3, NAN};
+	static const struct {
+		const char *src;
+		int want;
+	} cases[] = {
+	    {"p <= 4", 1},
+	    {"p * q <= 10", 1},
+	    {"(p * q + 2) * (q + 1) * 4 <= 100", 1},
+	    {"p == 0 or p * q * 4 <= 20", 1},
+	    {"q <= p * 2 <= 9", 0}, /* q <= 2p rises: not a fall */
+	    {"2 <= q <= 9 - p", 1},
+	    {"not (p > 3)", 1},
+	    {"p >= 3", 0},
+	    {"p * r <= 4", 0},      /* r may be negative */
+	    {"p - r * 2 < 5", 1},
+	    {"min(p, q) + q < 6", 1},
+	    {"max(p * q, 3) <= 12 and q < 4", 1},
+	    {"p % 2 == 0", 0},      /* not monotone */
+	    {"p // q <= 1", 0},     /* division: refused */
+	    {"p * f <= 3", 0},      /* not an integer slot */
+	    {"p * q", 0},           /* not a condition */
+	    {"p == 3", 0},          /* true in the middle only */
+	    {"p != 0", 0},
+	    {"p * 1000000000 * 1000000000 <= 5", 0}, /* could overflow */
+	    {"q < 3", 1},           /* constant in p */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		muh_diag d;
+		muh_expr *e = expr_compile(cases[i].src, names, 4, &d);
+		assert_non_null(e);
+		int got = expr_falls(e, 0, lo, hi);
+		if (got != cases[i].want)
+			fail_msg("expr_falls(%s) = %d, expected %d", cases[i].src, got, cases[i].want);
+		if (got) {
+			muh_value v[4] = {value_int(0), value_int(0), value_int(0), value_float(0.5)};
+			for (int q = 1; q <= 5; q++)
+				for (int r = -3; r <= 3; r++) {
+					int fell = 0;
+					v[1] = value_int(q);
+					v[2] = value_int(r);
+					for (int pv = 0; pv <= 6; pv++) {
+						v[0] = value_int(pv);
+						int t = expr_test(e, v);
+						if (fell && t == EXPR_TRUE)
+							fail_msg("%s: true at p=%d after a failure", cases[i].src, pv);
+						fell |= t != EXPR_TRUE;
+					}
+				}
+		}
+		expr_free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,6 +903,7 @@ int main(void)
 	    cmocka_unit_test(test_eval_list_bat_forms),
 	    cmocka_unit_test(test_eval_list_values),
 	    cmocka_unit_test(test_eval_list_errors),
+	    cmocka_unit_test(test_falls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

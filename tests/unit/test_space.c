@@ -237,6 +237,118 @@ static void test_large_unconstrained_is_a_product(void **state)
 	spec_free(s);
 }
 
+/* A hotspot-like group whose big constraints are not tabulated and fall
+ * (expr_falls), so the walk stops loops early and charges the rest in bulk:
+ * the valid count and every constraint's rejected count (first failure in
+ * muh's check order) must equal a brute force in C. */
+static const char falling[] = "params:\n"
+			      "  X: {from: 1, to: 40}\n"
+			      "  Y: [1, 2, 4, 8]\n"
+			      "  T: {from: 1, to: 10}\n"
+			      "  TX: {from: 1, to: 10}\n"
+			      "  TY: {from: 1, to: 6}\n"
+			      "  S: [0, 1]\n"
+			      "  P: [0, 1, 2, 3, 4]\n"
+			      "  U: {from: 1, to: 10}\n"
+			      "  N: [3, -2, 5]\n"
+			      "constraints:\n"
+			      "  - 4 <= X * Y <= 128\n"
+			      "  - T % U == 0\n"
+			      "  - (X * TX + T * 2) * (Y * TY + T * 2) * (2 + S) * 4 <= 6000\n"
+			      "  - P == 0 or (X * TX + T * 2) * (Y * TY + T * 2) * (2 + S) * 4 * P <= 9000\n"
+			      "  - N * TX <= 20\n";
+
+static int falling_holds(int c, const int64_t *v)
+{
+	int64_t X = v[0], Y = v[1], T = v[2], TX = v[3], TY = v[4], S = v[5], P = v[6], U = v[7],
+		N = v[8];
+	int64_t e = (X * TX + T * 2) * (Y * TY + T * 2) * (2 + S) * 4;
+	switch (c) {
+	case 0: return 4 <= X * Y && X * Y <= 128;
+	case 1: return T % U == 0;
+	case 2: return e <= 6000;
+	case 3: return P == 0 || e * P <= 9000;
+	default: return N * TX <= 20;
+	}
+}
+
+static void test_falling_constraints_match_brute_force(void **state)
+{
+	muh_spec *s = parse(falling);
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	size_t order[5];
+	for (size_t k = 0; k < 5; k++)
+		order[k] = space_check_order(sp, k);
+	double rejected[5] = {0};
+	uint64_t valid = 0;
+	uint32_t cfg[9];
+	int64_t v[9];
+	size_t nv[9];
+	for (size_t p = 0; p < 9; p++)
+		nv[p] = s->params[p].nvalues;
+	memset(cfg, 0, sizeof(cfg));
+	for (;;) {
+		for (size_t p = 0; p < 9; p++)
+			v[p] = s->params[p].values[cfg[p]].u.i;
+		size_t k;
+		for (k = 0; k < 5 && falling_holds((int)order[k], v); k++)
+			;
+		if (k == 5)
+			valid++;
+		else
+			rejected[order[k]] += 1;
+		size_t p = 9;
+		while (p-- > 0 && ++cfg[p] == nv[p])
+			cfg[p] = 0;
+		if (p == (size_t)-1)
+			break;
+	}
+	assert_int_equal(space_valid(sp), valid);
+	for (size_t c = 0; c < 5; c++)
+		if (space_rejected(sp, c) != rejected[c])
+			fail_msg("constraint %zu: rejected %.0f, brute force %.0f", c,
+				 space_rejected(sp, c), rejected[c]);
+	/* every indexed configuration is valid by brute force */
+	for (uint64_t i = 0; i < space_valid(sp); i += 97) {
+		assert_int_equal(space_config_at(sp, i, cfg), MUH_OK);
+		for (size_t p = 0; p < 9; p++)
+			v[p] = s->params[p].values[cfg[p]].u.i;
+		for (int c = 0; c < 5; c++)
+			assert_true(falling_holds(c, v));
+	}
+	space_free(sp);
+	spec_free(s);
+}
+
+/* The fast leaf loop stops at a falling table too (A * B <= 50 over
+ * ascending B); counts against brute force, in muh's check order. */
+static void test_falling_leaf_table(void **state)
+{
+	muh_spec *s = parse("params:\n  A: {from: 1, to: 30}\n  B: {from: 1, to: 30}\n"
+			    "constraints:\n  - A * B <= 50\n  - A + B >= 5\n");
+	muh_space *sp;
+	assert_int_equal(space_build(s, NULL, 0, &sp, NULL), MUH_OK);
+	size_t first = space_check_order(sp, 0);
+	double rej[2] = {0};
+	uint64_t valid = 0;
+	for (int a = 1; a <= 30; a++)
+		for (int b = 1; b <= 30; b++) {
+			int ok[2] = {a * b <= 50, a + b >= 5};
+			if (!ok[first])
+				rej[first]++;
+			else if (!ok[1 - first])
+				rej[1 - first]++;
+			else
+				valid++;
+		}
+	assert_int_equal(space_valid(sp), valid);
+	assert_true(space_rejected(sp, 0) == rej[0]);
+	assert_true(space_rejected(sp, 1) == rej[1]);
+	space_free(sp);
+	spec_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_hw),
 		cmocka_unit_test(test_constant_constraint_and_problem),
 		cmocka_unit_test(test_large_unconstrained_is_a_product),
+		cmocka_unit_test(test_falling_constraints_match_brute_force),
+		cmocka_unit_test(test_falling_leaf_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
