@@ -649,7 +649,9 @@ static int provenance(const struct storeread *sr, const struct emitopt *o, char 
 	if (dev_ok && dt_ok)
 		return MUH_OK;
 	char what[300];
-	if (!dev_ok)
+	if (!dev_ok && o->dtype)
+		snprintf(what, sizeof(what), "device '%s' (nor dtype '%s')", o->device, o->dtype);
+	else if (!dev_ok)
 		snprintf(what, sizeof(what), "device '%s'", o->device);
 	else
 		snprintf(what, sizeof(what), "dtype '%s'%s%s", o->dtype, o->device ? " on " : "", o->device ? o->device : "");
