@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "muh/hw.h"
+#include "muh/objective.h"
 #include "muh/transfer.h"
 
 static const char help[] =
@@ -44,17 +45,6 @@ static const char help[] =
 	"  muh transfer docs/results/h200/sweep/moe-sweep.db --hw bi-v100 --run 1\n"
 	"  muh transfer muh.db --hw mycard.yaml --top all --json\n";
 
-static const char *fmt_time(char *buf, size_t n, double s)
-{
-	if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-	return buf;
-}
-
 static void print_text(const char *db, const transfer_report *r)
 {
 	printf("transfer    %s -> %s%s%s%s\n", db, r->target.name, r->target.device[0] ? " (" : "",
@@ -76,7 +66,8 @@ static void print_text(const char *db, const transfer_report *r)
 			const transfer_entry *e = &t->e[k];
 			char tr[16], tm[32];
 			snprintf(tr, sizeof(tr), e->target_rank ? "%d" : "-", e->target_rank);
-			printf("  %6s %6d  %-11s %-8s %s\n", tr, e->source_rank, fmt_time(tm, sizeof(tm), e->time_s),
+			objective_format("time", e->time_s, tm, sizeof(tm));
+			printf("  %6s %6d  %-11s %-8s %s\n", tr, e->source_rank, tm,
 			       e->verdict == TRANSFER_VALID ? "valid" : "invalid", e->key);
 			for (size_t w = 0; w < e->nwhy; w++)
 				printf("  %6s %6s  %-11s %-8s why: %s\n", "", "", "", "", e->why[w]);
