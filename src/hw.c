@@ -14,11 +14,14 @@
  * Must never: link libcuda (it is dlopen'ed), crash or exit when there is no
  * driver or device, or print.
  */
+#include <ctype.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <libfyaml.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "muh/fileio.h"
 #include "muh/hw.h"
@@ -46,7 +49,13 @@ static const struct keydoc keydocs[] = {
 	{"bandwidth_gbs", "peak memory bandwidth, GB/s"},
 	{"sm_clock_khz", "typical SM clock, kHz"},
 	{"peak_bf16_tflops", "dense bf16 matrix rate, TFLOP/s"},
+	{"peak_fp16_tflops", "dense fp16 matrix rate, TFLOP/s"},
+	{"peak_int8_tops", "dense int8 matrix rate, TOP/s"},
 	{"peak_fp32_tflops", "fp32 rate, TFLOP/s"},
+	{"tdp_w", "board power, W"},
+	{"process_nm", "process node, nm"},
+	{"pcie_gen", "PCIe generation of the host link"},
+	{"pcie_lanes", "PCIe lanes of the host link"},
 	{NULL, NULL},
 };
 
@@ -55,7 +64,8 @@ const char *const hw_keys[] = {
 	"smem_per_sm", "regs_per_block",   "regs_per_sm",    "max_threads_per_block",
 	"max_threads_per_sm", "warp_size", "l2_bytes",	     "mem_bytes",
 	"mem_clock_khz", "mem_bus_bits",   "bandwidth_gbs",  "sm_clock_khz",
-	"peak_bf16_tflops", "peak_fp32_tflops", NULL,
+	"peak_bf16_tflops", "peak_fp16_tflops", "peak_int8_tops", "peak_fp32_tflops",
+	"tdp_w", "process_nm", "pcie_gen", "pcie_lanes", NULL,
 };
 
 const char *hw_key_doc(const char *key)
@@ -92,8 +102,56 @@ int hw_set(muh_hw *hw, const char *key, double v, enum hw_origin origin, const c
 	f->key = k;
 	f->value = v;
 	f->origin = origin;
+	f->source[0] = f->date[0] = '\0';
 	snprintf(f->note, sizeof(f->note), "%s", note ? note : "");
+	for (int i = 0; i < hw->nunknown; i++)
+		if (hw->u[i].key == k) {
+			hw->u[i] = hw->u[--hw->nunknown];
+			break;
+		}
 	return MUH_OK;
+}
+
+int hw_set_source(muh_hw *hw, const char *key, const char *source, const char *date)
+{
+	muh_hw_field *f = (muh_hw_field *)hw_field(hw, key);
+	if (!f)
+		return MUH_EINPUT;
+	snprintf(f->source, sizeof(f->source), "%s", source ? source : "");
+	snprintf(f->date, sizeof(f->date), "%s", date ? date : "");
+	return MUH_OK;
+}
+
+int hw_set_unknown(muh_hw *hw, const char *key, const char *why)
+{
+	const char *k = canon_key(key, strlen(key));
+	if (!k)
+		return MUH_EINPUT;
+	for (int i = 0; i < hw->nfields; i++)
+		if (hw->f[i].key == k) {
+			memmove(&hw->f[i], &hw->f[i + 1], (size_t)(hw->nfields - i - 1) * sizeof(hw->f[0]));
+			hw->nfields--;
+			break;
+		}
+	muh_hw_field *u = (muh_hw_field *)hw_unknown(hw, k);
+	if (!u) {
+		if (hw->nunknown == HW_MAX_UNKNOWN)
+			return MUH_EINPUT;
+		u = &hw->u[hw->nunknown++];
+	}
+	memset(u, 0, sizeof(*u));
+	u->key = k;
+	u->value = NAN;
+	snprintf(u->note, sizeof(u->note), "%s", why ? why : "");
+	return MUH_OK;
+}
+
+const muh_hw_field *hw_unknown(const muh_hw *hw, const char *key)
+{
+	for (int i = 0; i < hw->nunknown; i++)
+		if (!strcmp(hw->u[i].key, key))
+			return &hw->u[i];
+	return NULL;
 }
 
 const muh_hw_field *hw_field(const muh_hw *hw, const char *key)
@@ -118,56 +176,119 @@ int hw_get(const muh_hw *hw, const char *key, double *v)
 struct decl {
 	const char *key;
 	double value;
-	const char *note;
+	const char *source, *date, *note;
+};
+
+struct undecl {
+	const char *key, *why;
 };
 
 struct builtin {
 	const char *name;
 	const char *desc;
-	struct decl d[24];
+	const char *device; /* what the device reports to engines (vLLM's device_name) */
+	struct decl d[28];
+	struct undecl u[HW_MAX_UNKNOWN];
 };
 
-/* Sources: vendor datasheets and the CUDA programming guide's tables for
- * each compute capability. Declared, not measured; `muh hw` on the device
- * replaces them with measured values. */
+/* Where the declared values come from. A value with no public source is not
+ * in the table: it is unknown (and, where it matters, the profile says why). */
+#define CUDA_GUIDE "CUDA C++ Programming Guide, table 'Technical Specifications per Compute Capability'"
+#define H200_HW "measured by `muh hw` on an H200 (docs/results/h200-hw.md); declared here, as this table is not the device"
+#define H200_DS "NVIDIA H200 Tensor Core GPU product page and datasheet (H200 SXM)"
+#define H100_DS "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM)"
+#define H100_WP "NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5)"
+#define A100_DS "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM)"
+#define A100_WP "NVIDIA A100 Tensor Core GPU Architecture whitepaper"
+#define SPARSE_HALF "the datasheet's figure with sparsity, halved: dense"
+#define BI_LAUNCH "Iluvatar CoreX launch figures for the BI (Big Island) card, as reported when it entered production (TechPowerUp, April 2021; geektopia.es, 2021-04-05)"
+#define BI_FLAGTREE "FlagTree's Iluvatar Triton backend (github.com/flagos-ai/flagtree, third_party/iluvatar): warp_size = 64 if is_corex() else 32; its compiler.py lowers to TritonGPU with 64 threads per warp"
+#define BI_FORK "the seeds' engine fork: vllm/_custom_ops.py get_max_shared_memory() returns 32 * 1024 (seeds 000 and 003)"
+
 static const struct builtin builtins[] = {
-	/* h200: the limits as `muh hw` measured them on an H200 on 2026-11-30
-	 * (docs/results/h200-hw.md); declared here, since this table is not
-	 * the device */
-	{"h200", "NVIDIA H200 SXM (declared; limits as measured 2026-11-30)", {
-		{"cc", 90, NULL}, {"sm_count", 132, NULL},
-		{"smem_per_block", 49152, NULL}, {"smem_per_block_optin", 232448, NULL},
-		{"smem_per_sm", 233472, NULL}, {"regs_per_block", 65536, NULL},
-		{"regs_per_sm", 65536, NULL}, {"max_threads_per_block", 1024, NULL},
-		{"max_threads_per_sm", 2048, NULL}, {"warp_size", 32, NULL},
-		{"l2_bytes", 62914560, NULL}, {"mem_bus_bits", 6016, NULL},
-		{"bandwidth_gbs", 4800, "datasheet"}, {"peak_bf16_tflops", 989, "datasheet, dense"},
-		{"peak_fp32_tflops", 67, "datasheet"}, {NULL, 0, NULL}}},
-	{"h100", "NVIDIA H100 SXM (declared)", {
-		{"cc", 90, NULL}, {"sm_count", 132, NULL},
-		{"smem_per_block", 49152, NULL}, {"smem_per_block_optin", 232448, NULL},
-		{"smem_per_sm", 233472, NULL}, {"regs_per_block", 65536, NULL},
-		{"regs_per_sm", 65536, NULL}, {"max_threads_per_block", 1024, NULL},
-		{"max_threads_per_sm", 2048, NULL}, {"warp_size", 32, NULL},
-		{"l2_bytes", 52428800, NULL}, {"mem_bus_bits", 5120, NULL},
-		{"bandwidth_gbs", 3350, "datasheet"}, {"peak_bf16_tflops", 989, "datasheet, dense"},
-		{"peak_fp32_tflops", 67, "datasheet"}, {NULL, 0, NULL}}},
-	{"a100", "NVIDIA A100 SXM 80GB (declared)", {
-		{"cc", 80, NULL}, {"sm_count", 108, NULL},
-		{"smem_per_block", 49152, NULL}, {"smem_per_block_optin", 166912, NULL},
-		{"smem_per_sm", 167936, NULL}, {"regs_per_block", 65536, NULL},
-		{"regs_per_sm", 65536, NULL}, {"max_threads_per_block", 1024, NULL},
-		{"max_threads_per_sm", 2048, NULL}, {"warp_size", 32, NULL},
-		{"l2_bytes", 41943040, NULL}, {"mem_bus_bits", 5120, NULL},
-		{"bandwidth_gbs", 2039, "datasheet"}, {"peak_bf16_tflops", 312, "datasheet, dense"},
-		{"peak_fp32_tflops", 19.5, "datasheet"}, {NULL, 0, NULL}}},
-	{"bi-v100", "Iluvatar CoreX BI-V100 (declared; nothing here was measured)", {
-		{"smem_per_block", 32768,
-		 "declared by the engine fork (get_max_shared_memory = 32 KiB); 48 KiB was "
-		 "assumed elsewhere; unmeasured"},
-		{"smem_per_block_optin", 32768, "same declaration; no opt-in known"},
-		{"max_threads_per_block", 1024, "assumed CUDA-compatible limit; unmeasured"},
-		{NULL, 0, NULL}}},
+	{"h200", "NVIDIA H200 SXM (declared; limits as measured 2026-11-30)", "NVIDIA H200", {
+		{"cc", 90, H200_HW, "2026-11-30", NULL}, {"sm_count", 132, H200_HW, "2026-11-30", NULL},
+		{"smem_per_block", 49152, H200_HW, "2026-11-30", NULL},
+		{"smem_per_block_optin", 232448, H200_HW, "2026-11-30", NULL},
+		{"smem_per_sm", 233472, H200_HW, "2026-11-30", NULL},
+		{"regs_per_block", 65536, H200_HW, "2026-11-30", NULL},
+		{"regs_per_sm", 65536, H200_HW, "2026-11-30", NULL},
+		{"max_threads_per_block", 1024, H200_HW, "2026-11-30", NULL},
+		{"max_threads_per_sm", 2048, H200_HW, "2026-11-30", NULL},
+		{"warp_size", 32, H200_HW, "2026-11-30", NULL},
+		{"l2_bytes", 62914560, H200_HW, "2026-11-30", NULL},
+		{"mem_bytes", 150109880320, H200_HW, "2026-11-30", "the datasheet says 141 GB"},
+		{"mem_bus_bits", 6016, H200_HW, "2026-11-30", NULL},
+		{"bandwidth_gbs", 4800, H200_DS, "2023-11", "4.8 TB/s, peak"},
+		{"peak_bf16_tflops", 989, H200_DS, "2023-11", SPARSE_HALF " (1,979 with sparsity)"},
+		{"peak_fp16_tflops", 989, H200_DS, "2023-11", SPARSE_HALF " (1,979 with sparsity)"},
+		{"peak_int8_tops", 1979, H200_DS, "2023-11", SPARSE_HALF " (3,958 with sparsity)"},
+		{"peak_fp32_tflops", 67, H200_DS, "2023-11", NULL},
+		{"tdp_w", 700, H200_DS, "2023-11", "up to 700 W (configurable)"},
+		{NULL, 0, NULL, NULL, NULL}}, {{NULL, NULL}}},
+	{"h100", "NVIDIA H100 SXM (declared)", "NVIDIA H100 80GB HBM3", {
+		{"cc", 90, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL}, {"sm_count", 132, H100_WP, "2022", NULL},
+		{"smem_per_block", 49152, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"smem_per_block_optin", 232448, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", "227 KiB for compute capability 9.0"},
+		{"smem_per_sm", 233472, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", "228 KiB for compute capability 9.0"},
+		{"regs_per_block", 65536, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"regs_per_sm", 65536, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"max_threads_per_block", 1024, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"max_threads_per_sm", 2048, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"warp_size", 32, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"l2_bytes", 52428800, H100_WP, "2022", "50 MB"},
+		{"mem_bus_bits", 5120, H100_WP, "2022", NULL},
+		{"bandwidth_gbs", 3350, H100_DS, "2022", "3.35 TB/s, peak"},
+		{"peak_bf16_tflops", 989, H100_DS, "2022", SPARSE_HALF " (1,979 with sparsity)"},
+		{"peak_fp16_tflops", 989, H100_DS, "2022", SPARSE_HALF " (1,979 with sparsity)"},
+		{"peak_int8_tops", 1979, H100_DS, "2022", SPARSE_HALF " (3,958 with sparsity)"},
+		{"peak_fp32_tflops", 67, H100_DS, "2022", NULL},
+		{"tdp_w", 700, H100_DS, "2022", "up to 700 W (configurable)"},
+		{NULL, 0, NULL, NULL, NULL}}, {{NULL, NULL}}},
+	{"a100", "NVIDIA A100 SXM 80GB (declared)", "NVIDIA A100-SXM4-80GB", {
+		{"cc", 80, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL}, {"sm_count", 108, A100_WP, "2020", NULL},
+		{"smem_per_block", 49152, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"smem_per_block_optin", 166912, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", "163 KiB for compute capability 8.0"},
+		{"smem_per_sm", 167936, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", "164 KiB for compute capability 8.0"},
+		{"regs_per_block", 65536, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"regs_per_sm", 65536, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"max_threads_per_block", 1024, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"max_threads_per_sm", 2048, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"warp_size", 32, CUDA_GUIDE, "CUDA 12.0 (2022-12) and later", NULL},
+		{"l2_bytes", 41943040, A100_WP, "2020", "40 MB"},
+		{"mem_bus_bits", 5120, A100_WP, "2020", NULL},
+		{"bandwidth_gbs", 2039, A100_DS, "2021", "2,039 GB/s, peak"},
+		{"peak_bf16_tflops", 312, A100_DS, "2021", "dense (624 with sparsity)"},
+		{"peak_fp16_tflops", 312, A100_DS, "2021", "dense (624 with sparsity)"},
+		{"peak_int8_tops", 624, A100_DS, "2021", "dense (1,248 with sparsity)"},
+		{"peak_fp32_tflops", 19.5, A100_DS, "2021", NULL},
+		{"tdp_w", 400, A100_DS, "2021", NULL},
+		{NULL, 0, NULL, NULL, NULL}}, {{NULL, NULL}}},
+	/* The seeds' card. Nothing here was measured; what is not public is
+	 * unknown, not filled in from an NVIDIA card. */
+	{"bi-v100", "Iluvatar CoreX BI-V100 (declared; nothing here was measured)", "Iluvatar BI-V100", {
+		{"warp_size", 64, BI_FLAGTREE, "read 2026-12-01",
+		 "num_warps means twice the threads it means on NVIDIA: threads = num_warps * hw.warp_size"},
+		{"smem_per_block", 32768, BI_FORK, "2026-08-03",
+		 "48 KiB was assumed elsewhere; unmeasured"},
+		{"smem_per_block_optin", 32768, BI_FORK, "2026-08-03", "same declaration; no opt-in known; unmeasured"},
+		{"process_nm", 7, BI_LAUNCH, "2021-04", NULL},
+		{"peak_fp32_tflops", 37, BI_LAUNCH, "2021-04", NULL},
+		{"peak_fp16_tflops", 147, BI_LAUNCH, "2021-04", NULL},
+		{"peak_bf16_tflops", 147, BI_LAUNCH, "2021-04", NULL},
+		{"peak_int8_tops", 295, BI_LAUNCH, "2021-04", NULL},
+		{"mem_bytes", 34359738368, BI_LAUNCH, "2021-04", "announced as 32 GB of HBM2 (read as 32 GiB)"},
+		{"bandwidth_gbs", 1200, BI_LAUNCH, "2021-04", "1.2 TB/s, peak"},
+		{"pcie_gen", 4, BI_LAUNCH, "2021-04", "PCIe 4.0 x16"},
+		{"pcie_lanes", 16, BI_LAUNCH, "2021-04", "PCIe 4.0 x16"},
+		{"tdp_w", 300, BI_LAUNCH, "2021-04", NULL},
+		{NULL, 0, NULL, NULL, NULL}},
+	 {{"sm_count", "not public: no vendor figure for the number of compute units"},
+	  {"max_threads_per_block", "not public; the CUDA limit (1024) was assumed here before and is not a source"},
+	  {"cc", "not public for the BI-V100; FlagTree maps capabilities 70, 71 and 80 to ivcore10, ivcore11 and ivcore20 without naming cards"},
+	  {"regs_per_block", "not public"},
+	  {"l2_bytes", "not public"},
+	  {NULL, NULL}}},
 };
 #define NBUILTINS (sizeof(builtins) / sizeof(builtins[0]))
 
@@ -178,8 +299,13 @@ static void fill_builtin(const struct builtin *b, muh_hw *hw)
 	memset(hw, 0, sizeof(*hw));
 	snprintf(hw->name, sizeof(hw->name), "%s", b->name);
 	snprintf(hw->source, sizeof(hw->source), "built-in: %s", b->desc);
-	for (const struct decl *d = b->d; d->key; d++)
+	snprintf(hw->device, sizeof(hw->device), "%s", b->device);
+	for (const struct decl *d = b->d; d->key; d++) {
 		hw_set(hw, d->key, d->value, HW_DECLARED, d->note);
+		hw_set_source(hw, d->key, d->source, d->date);
+	}
+	for (const struct undecl *u = b->u; u->key; u++)
+		hw_set_unknown(hw, u->key, u->why);
 }
 
 int hw_builtin(const char *name, muh_hw *hw, muh_diag *d)
@@ -197,6 +323,57 @@ int hw_builtin(const char *name, muh_hw *hw, muh_diag *d)
 	}
 	return diag_errorf(d, "no built-in hardware profile '%s'; built-in: %s (or give a "
 			      "YAML file, or 'device')", name, list);
+}
+
+void hw_explain_unknown(const muh_hw *hw, muh_diag *d)
+{
+	static const char pre[] = "unknown name 'hw.";
+	if (!hw || !d || strncmp(d->msg, pre, sizeof(pre) - 1))
+		return;
+	const char *k = d->msg + sizeof(pre) - 1, *q = strchr(k, '\'');
+	const char *key = q ? canon_key(k, (size_t)(q - k)) : NULL;
+	if (!key || hw_field(hw, key))
+		return;
+	const muh_hw_field *u = hw_unknown(hw, key);
+	char msg[MUH_DIAG_MSG];
+	snprintf(msg, sizeof(msg), "hw.%s is unknown in the hardware profile %s%s%s; a constraint "
+				   "cannot read it (give a profile that declares it, or drop the constraint)",
+		 key, hw->name, u && u->note[0] ? ": " : "", u && u->note[0] ? u->note : "");
+	snprintf(d->msg, sizeof(d->msg), "%s", msg);
+}
+
+/* a and b equal but for case, and with ' ', '_' and '-' alike. */
+static int loose_eq(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
+		if (x == ' ' || x == '_' || x == '-')
+			x = '_';
+		if (y == ' ' || y == '_' || y == '-')
+			y = '_';
+		if (x != y)
+			return 0;
+		if (!x)
+			return 1;
+	}
+}
+
+const char *hw_builtin_for_device(const char *dev)
+{
+	for (size_t i = 0; dev && i < NBUILTINS; i++)
+		if (loose_eq(builtins[i].name, dev) || loose_eq(builtins[i].device, dev))
+			return builtins[i].name;
+	return NULL;
+}
+
+int hw_same_device(const char *a, const char *b)
+{
+	if (!a || !b || !*a || !*b)
+		return 0;
+	if (loose_eq(a, b))
+		return 1;
+	const char *ba = hw_builtin_for_device(a), *bb = hw_builtin_for_device(b);
+	return ba && bb && ba == bb;
 }
 
 /* ---- YAML profiles ---------------------------------------------------------- */
@@ -281,10 +458,11 @@ int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 		const char *ks = fy_node_get_scalar(k, &klen);
 		char key[64];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, ks ? ks : "");
-		if (!strcmp(key, "name")) {
+		if (!strcmp(key, "name") || !strcmp(key, "device")) {
 			size_t vl = 0;
 			const char *vs = fy_node_get_scalar(v, &vl);
-			snprintf(hw->name, sizeof(hw->name), "%.*s", (int)vl, vs ? vs : "");
+			char *dst = key[0] == 'n' ? hw->name : hw->device;
+			snprintf(dst, HW_NAME, "%.*s", (int)vl, vs ? vs : "");
 			continue;
 		}
 		if (!canon_key(key, strlen(key))) {
@@ -295,17 +473,16 @@ int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 			}
 			scalar_pos(text, k, &d->line, &d->col);
 			diag_at(d, path, d->line, d->col, text);
-			rc = diag_errorf(d, "unknown profile key '%s'; known keys: name, %s", key, known);
+			rc = diag_errorf(d, "unknown profile key '%s'; known keys: name, device, %s", key, known);
 			goto out;
 		}
 		double val;
 		enum hw_origin origin = HW_DECLARED;
-		char note[96] = "";
+		char note[HW_NOTE] = "", source[HW_NOTE] = "", date[HW_DATE] = "";
 		struct fy_node *vn = v;
 		if (fy_node_get_type(v) == FYNT_MAPPING) {
 			vn = fy_node_mapping_lookup_by_string(v, "value", FY_NT);
 			struct fy_node *o = fy_node_mapping_lookup_by_string(v, "origin", FY_NT);
-			struct fy_node *nt = fy_node_mapping_lookup_by_string(v, "note", FY_NT);
 			size_t ol = 0;
 			const char *os = o ? fy_node_get_scalar(o, &ol) : NULL;
 			if (os && ol == 8 && !strncmp(os, "measured", 8))
@@ -314,20 +491,41 @@ int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 				rc = yerr(d, path, text, o, "origin must be 'measured' or 'declared'%s", "");
 				goto out;
 			}
-			size_t nl = 0;
-			const char *ns = nt ? fy_node_get_scalar(nt, &nl) : NULL;
-			if (ns)
-				snprintf(note, sizeof(note), "%.*s", (int)nl, ns);
+			static const char *const texts[] = {"note", "source", "date"};
+			char *dst[] = {note, source, date};
+			size_t cap[] = {sizeof(note), sizeof(source), sizeof(date)};
+			for (int t = 0; t < 3; t++) {
+				struct fy_node *tn = fy_node_mapping_lookup_by_string(v, texts[t], FY_NT);
+				size_t nl = 0;
+				const char *ns = tn ? fy_node_get_scalar(tn, &nl) : NULL;
+				if (!ns)
+					continue;
+				if (nl >= cap[t]) { /* kept whole or refused, never cut */
+					char m[96];
+					snprintf(m, sizeof(m), "the %s of '%%s' is longer than %zu bytes", texts[t],
+						 cap[t] - 1);
+					rc = yerr(d, path, text, tn, m, key);
+					goto out;
+				}
+				snprintf(dst[t], cap[t], "%.*s", (int)nl, ns);
+			}
 			if (!vn) {
-				rc = yerr(d, path, text, k, "'%s' needs a value", key);
+				rc = yerr(d, path, text, k, "'%s' needs a value (a number, or unknown)", key);
 				goto out;
 			}
 		}
+		size_t ul = 0;
+		const char *us = fy_node_get_type(vn) == FYNT_SCALAR ? fy_node_get_scalar(vn, &ul) : NULL;
+		if (us && ul == 7 && !strncmp(us, "unknown", 7)) {
+			hw_set_unknown(hw, key, note);
+			continue;
+		}
 		if (read_number(vn, &val)) {
-			rc = yerr(d, path, text, vn, "expected a number for '%s'", key);
+			rc = yerr(d, path, text, vn, "expected a number (or unknown) for '%s'", key);
 			goto out;
 		}
 		hw_set(hw, key, val, origin, note);
+		hw_set_source(hw, key, source, date);
 	}
 	if (!hw->name[0]) {
 		const char *b = strrchr(path, '/');
@@ -424,6 +622,7 @@ int hw_query_device(int dev, muh_hw *hw, muh_diag *d)
 	char name[HW_NAME] = "";
 	cuDeviceGetName(name, sizeof(name), cu);
 	snprintf(hw->name, sizeof(hw->name), "%s", name);
+	snprintf(hw->device, sizeof(hw->device), "%s", name);
 	snprintf(hw->source, sizeof(hw->source), "device %d (CUDA driver API)", dev);
 	static const struct {
 		const char *key;

@@ -17,12 +17,14 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -490,7 +492,10 @@ static int ends_with(const char *s, const char *suf)
 static int check_value(const muh_knob *k, int alt, const char *value, int *comment, muh_diag *d)
 {
 	*comment = 0;
-	if (strchr(value, '\n') || strchr(value, '\r'))
+	/* a whole autotune list (patch_autotune_list) spans lines, inside its brackets */
+	int list = alt < 0 && k->kind && !strcmp(k->kind, "autotune") && value[0] == '[' &&
+		   value[strlen(value) - 1] == ']';
+	if (!list && (strchr(value, '\n') || strchr(value, '\r')))
 		return diag_errorf(d, "refusing %s=%s (knob %s): a value must be one line", k->name,
 				   value, k->id);
 	if (k->kind && !strcmp(k->kind, "engine_arg") && k->scope &&
@@ -555,7 +560,9 @@ static struct edit *plan_slot(muh_patch *p)
 int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, int force,
 		   muh_diag *d)
 {
-	if (k->nalts > 0 && alt < 0) {
+	/* an autotune list's alternatives are its entries: the whole list is
+	 * one value too (patch_autotune_list writes it) */
+	if (k->nalts > 0 && alt < 0 && !(k->kind && !strcmp(k->kind, "autotune"))) {
 		diag_errorf(d, "knob %s (%s at %s:%d) is conditional: %s; say which alternative to "
 			       "change:",
 			    k->id, k->name, k->file, k->line, k->value ? k->value : "");
@@ -1098,6 +1105,10 @@ static int diff_file(strbuf *s, const struct pfile *f)
 	size_t nch = 0;
 	long long shift = 0; /* new offset - old offset, before the current edit */
 	int rewritten = f->edits[0]->deploy || f->edits[0]->whole;
+	/* a value over several lines (a whole autotune list): diffed by lines,
+	 * so that an extended list shows only what was added */
+	for (size_t k = 0; k < f->nedits && !rewritten; k++)
+		rewritten = strchr(f->edits[k]->text, '\n') != NULL;
 	int too_large = 1;
 	if (rewritten && L.n && line_changes(f, &L, &ch, &nch, &too_large)) {
 		free(ch);
@@ -2327,6 +2338,231 @@ int patch_triton_configs(const patch_best *best, size_t n, const char *indent, c
 		return MUH_ENOMEM;
 	}
 	(void)d;
+	*out = s.b;
+	return MUH_OK;
+}
+
+/* ---- where results came from, and who reads what is written ----------------- */
+
+
+int patch_dtype_matches(const char *want, const char *measured)
+{
+	if (!want || !measured || !*measured)
+		return 0;
+	if (!strcasecmp(want, measured))
+		return 1;
+	const char *u = strchr(want, '_');
+	return u && strlen(measured) == (size_t)(u - want) && !strncasecmp(want, measured, (size_t)(u - want));
+}
+
+/* A lookup knob's file-name pattern as an fnmatch pattern: quotes and an f
+ * prefix dropped, every {...} a '*'. */
+static void lookup_pattern(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+	if (*s == 'f' || *s == 'F')
+		s++;
+	for (; *s && o + 1 < n; s++) {
+		if (*s == '"' || *s == '\'')
+			continue;
+		if (*s == '{') {
+			const char *c = strchr(s, '}');
+			if (c) {
+				out[o++] = '*';
+				s = c;
+				continue;
+			}
+		}
+		out[o++] = *s;
+	}
+	out[o] = '\0';
+}
+
+enum patch_reads patch_engine_reads(const muh_knob *const *knobs, size_t n, const char *name, char *why,
+				    size_t wn)
+{
+	const muh_knob *live = NULL, *dead = NULL;
+	size_t nlookup = 0;
+	for (size_t i = 0; i < n; i++) {
+		const muh_knob *k = knobs[i];
+		if (!k->kind || !strstr(k->kind, "lookup"))
+			continue;
+		nlookup++;
+		char pat[1024];
+		int hit = 0;
+		const char *cand[] = {k->name, k->value};
+		for (int c = 0; c < 2 && !hit; c++) {
+			if (!cand[c])
+				continue;
+			lookup_pattern(cand[c], pat, sizeof(pat));
+			hit = strchr(pat, '*') && !fnmatch(pat, name, 0);
+		}
+		if (!hit)
+			continue;
+		if (k->verdict == SCAN_DEAD) {
+			if (!dead)
+				dead = k;
+		} else if (!live) {
+			live = k;
+		}
+	}
+	if (live) {
+		snprintf(why, wn, "yes: the engine looks it up at %s:%d (%s, %s)", live->file, live->line, live->name,
+			 scan_verdict_name(live->verdict));
+		return PATCH_READS_YES;
+	}
+	if (dead) {
+		snprintf(why, wn, "no: the lookup at %s:%d is dead (%s): a file written there does nothing", dead->file,
+			 dead->line, dead->why ? dead->why : "nothing reachable reads it");
+		return PATCH_READS_NO;
+	}
+	if (!nlookup)
+		snprintf(why, wn, "unknown: the scan reports no lookup site of tuned config files (this muh's "
+				  "scan does not detect them yet)");
+	else
+		snprintf(why, wn, "unknown: none of the scan's %zu lookup site(s) matches %s", nlookup, name);
+	return PATCH_READS_UNKNOWN;
+}
+
+/* The whitespace before position pos on its line, when only whitespace
+ * precedes it there; else "". Into buf. */
+static void line_indent(const char *text, size_t pos, char *buf, size_t n)
+{
+	size_t b = pos;
+	while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t'))
+		b--;
+	if (b > 0 && text[b - 1] != '\n') {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, n, "%.*s", (int)(pos - b), text + b);
+}
+
+/* 1 when some entry of k writes param name as a Python bool ("name": True). */
+static int list_bool(const muh_knob *k, const char *name)
+{
+	char a[160], b[160];
+	for (int i = 0; i < k->nalts; i++) {
+		for (int q = 0; q < 2; q++) {
+			char qc = q ? '\'' : '"';
+			for (int v = 0; v < 2; v++) {
+				snprintf(a, sizeof(a), "%c%s%c: %s", qc, name, qc, v ? "True" : "False");
+				snprintf(b, sizeof(b), "%c%s%c:%s", qc, name, qc, v ? "True" : "False");
+				if (strstr(k->alts[i].text, a) || strstr(k->alts[i].text, b))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* One triton.Config(...) entry in the list's style. */
+static void autotune_entry(strbuf *s, const muh_knob *k, const patch_best *b, char q, int stages_first)
+{
+	strbuf_printf(s, "triton.Config({");
+	int first = 1;
+	for (int p = 0; p < b->nparams; p++) {
+		if (!strcmp(b->names[p], "num_warps") || !strcmp(b->names[p], "num_stages"))
+			continue;
+		strbuf_printf(s, "%s%c%s%c: ", first ? "" : ", ", q, b->names[p], q);
+		if (list_bool(k, b->names[p]) && (b->values[p] == 0 || b->values[p] == 1))
+			strbuf_printf(s, "%s", b->values[p] ? "True" : "False");
+		else
+			strbuf_printf(s, "%lld", b->values[p]);
+		first = 0;
+	}
+	strbuf_put(s, "}", 1);
+	int w = find_param(b, "num_warps"), st = find_param(b, "num_stages");
+	for (int pass = 0; pass < 2; pass++) {
+		int stages = pass == 0 ? stages_first : !stages_first;
+		if (stages && st >= 0)
+			strbuf_printf(s, ", num_stages=%lld", b->values[st]);
+		if (!stages && w >= 0)
+			strbuf_printf(s, ", num_warps=%lld", b->values[w]);
+	}
+	strbuf_put(s, ")", 1);
+}
+
+int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const patch_best *best, size_t n,
+			int extend, const char *comment, char **out, muh_diag *d)
+{
+	if (comment && strpbrk(comment, "\r\n"))
+		return diag_errorf(d, "the comment of an autotune list must be one line");
+	*out = NULL;
+	if (!k->kind || strcmp(k->kind, "autotune"))
+		return diag_errorf(d, "knob %s (%s) is a %s, not an @triton.autotune configs list", k->id,
+				   k->name ? k->name : "?", k->kind ? k->kind : "knob");
+	if (k->end > len || k->start + 2 > k->end || text[k->start] != '[' || text[k->end - 1] != ']')
+		return diag_errorf(d, "knob %s's value in %s is not a [...] list (scan again?)", k->id, k->file);
+	for (int i = 0; i < k->nalts; i++)
+		if (k->alts[i].start < k->start || k->alts[i].end > k->end || k->alts[i].start > k->alts[i].end)
+			return diag_errorf(d, "knob %s's entries lie outside its list (scan again?)", k->id);
+	const char *nl = memchr(text + k->start, '\r', k->end - k->start) ? "\r\n" : "\n";
+	char indent[136], close[128], line0[128];
+	line_indent(text, k->end - 1, close, sizeof(close));
+	if (k->nalts)
+		line_indent(text, k->alts[0].start, indent, sizeof(indent));
+	else
+		indent[0] = '\0';
+	if (!indent[0]) { /* entries share a line: one level in from the list's line */
+		size_t b = k->start;
+		while (b > 0 && text[b - 1] != '\n')
+			b--;
+		size_t e = b;
+		while (e < k->start && (text[e] == ' ' || text[e] == '\t'))
+			e++;
+		snprintf(line0, sizeof(line0), "%.*s", (int)(e - b), text + b);
+		snprintf(indent, sizeof(indent), "%s    ", close[0] ? close : line0);
+	}
+	char q = '"';
+	int stages_first = 0;
+	if (k->nalts) {
+		const char *t = k->alts[0].text, *dq = strchr(t, '"'), *sq = strchr(t, '\'');
+		q = dq && (!sq || dq < sq) ? '"' : sq ? '\'' : '"';
+		const char *ps = strstr(t, "num_stages"), *pw = strstr(t, "num_warps");
+		stages_first = ps && (!pw || ps < pw);
+	}
+	strbuf s = {0};
+	if (extend && k->nalts) {
+		size_t at = k->alts[k->nalts - 1].end, e = at;
+		while (e < k->end && (text[e] == ' ' || text[e] == '\t'))
+			e++;
+		int comma = e < k->end && text[e] == ',';
+		if (comma) {
+			at = e + 1;
+			size_t c = at;
+			while (c < k->end && (text[c] == ' ' || text[c] == '\t'))
+				c++;
+			if (c < k->end && text[c] == '#') /* a comment on the last entry's line stays there */
+				while (c < k->end && text[c] != '\n' && text[c] != '\r')
+					c++, at = c;
+		}
+		strbuf_put(&s, text + k->start, at - k->start);
+		if (!comma)
+			strbuf_put(&s, ",", 1);
+		if (comment)
+			strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
+		for (size_t i = 0; i < n; i++) {
+			strbuf_printf(&s, "%s%s", nl, indent);
+			autotune_entry(&s, k, &best[i], q, stages_first);
+			strbuf_put(&s, ",", 1);
+		}
+		strbuf_put(&s, text + at, k->end - at);
+	} else {
+		strbuf_put(&s, "[", 1);
+		if (comment)
+			strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
+		for (size_t i = 0; i < n; i++) {
+			strbuf_printf(&s, "%s%s", nl, indent);
+			autotune_entry(&s, k, &best[i], q, stages_first);
+			strbuf_put(&s, ",", 1);
+		}
+		strbuf_printf(&s, "%s%s]", nl, close);
+	}
+	if (s.oom) {
+		free(s.b);
+		return MUH_ENOMEM;
+	}
 	*out = s.b;
 	return MUH_OK;
 }

@@ -1067,8 +1067,8 @@ int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space 
 	int rc = build_names(sp, hw, instance);
 	if (!rc)
 		rc = build_bounds(sp);
-	if (!rc)
-		rc = compile_all(sp, d);
+	if (!rc && (rc = compile_all(sp, d)) == MUH_EINPUT && hw)
+		hw_explain_unknown(hw, d); /* hw.KEY the profile does not know: say so */
 	if (!rc)
 		rc = make_groups(sp);
 	if (!rc) {

@@ -26,7 +26,8 @@
  *     file that is a symbolic link, unless patch_plan_follow_symlinks;
  *   - a knob whose verdict is dead is refused unless force;
  *   - a file whose content hash differs from the scan's is refused (drift);
- *   - a conditional knob (alternatives) needs the alternative named.
+ *   - a conditional knob (alternatives) needs the alternative named; an
+ *     autotune list (its alternatives are its entries) may also be set whole.
  */
 #ifndef MUH_PATCH_H
 #define MUH_PATCH_H
@@ -185,5 +186,38 @@ int patch_c_header(const patch_best *best, size_t n, const patch_best *defaults,
  * formatted for the indentation indent. */
 int patch_triton_configs(const patch_best *best, size_t n, const char *indent, char **out,
 			 muh_diag *d);
+
+/* ---- where results came from, and who reads what is written ------------- */
+
+/* 1 when the dtype an emitter is asked for (vLLM's ",dtype=" part, such as
+ * fp8_w8a8 or int8_w8a16, or a plain name) is the dtype a measurement was
+ * taken with: equal (case aside), or equal to its part before the first '_'
+ * (fp8_w8a8 is fp8). measured NULL or "": 0, nothing is known. */
+int patch_dtype_matches(const char *want, const char *measured);
+
+enum patch_reads { PATCH_READS_UNKNOWN = 0, PATCH_READS_YES = 1, PATCH_READS_NO = 2 };
+
+/* Whether the engine reads a config file called name, from the lookup-site
+ * knobs among knobs[0..n) (those whose kind names a lookup: the place an
+ * engine looks a tuned file up by name pattern): a live one whose pattern
+ * (its name or value, {..} and * as wildcards) matches: yes; only dead ones
+ * match: no; none matches, or the scan has no lookup-site knob: unknown.
+ * why gets the evidence (file:line) or why it is unknown. */
+enum patch_reads patch_engine_reads(const muh_knob *const *knobs, size_t n, const char *name, char *why,
+				    size_t wn);
+
+/* The body of an @triton.autotune configs list, replaced or extended in
+ * place. k is an autotune knob (kind "autotune", its value the list's
+ * bytes in text, its alternatives the triton.Config entries); best[0..n)
+ * the configs to write, in order. extend 0: the list becomes exactly
+ * these configs; 1: they are appended after the last entry, every byte of
+ * the list before kept. Entries follow the list's own indentation and
+ * quotes; a param the list writes as True/False is written so. comment
+ * (may be NULL; one line, no newline) goes first, as a Python comment line
+ * above the new entries: where their numbers came from. *out (malloc'd) is
+ * the new text of k's span [k->start, k->end). MUH_EINPUT when k is not
+ * such a list. */
+int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const patch_best *best, size_t n,
+			int extend, const char *comment, char **out, muh_diag *d);
 
 #endif

@@ -25,14 +25,21 @@ static const char help[] =
 	"  --device N        which CUDA device to measure (default 0)\n"
 	"  --profile REF     a built-in profile (see --list) or a YAML file\n"
 	"  --list            list the built-in profiles\n"
-	"  --json            print JSON: {name, source, fields: [{key, value, origin, note}]}\n"
+	"  --json            print JSON: {name, source, device, fields: [{key, value,\n"
+	"                    origin, source, date, note}], unknown: [{key, note}]}\n"
 	"\n"
-	"A profile file is YAML: `name: mycard` then `key: value` or\n"
-	"`key: {value: V, origin: measured|declared, note: \"...\"}` per key.\n"
+	"A value a profile does not have is unknown: never a guess. Declared values\n"
+	"say where they come from (source) and when (date); notes are printed whole.\n"
+	"\n"
+	"A profile file is YAML: `name: mycard`, `device: \"Vendor Card\"` (the name the\n"
+	"device reports to engines), then `key: value`, `key: unknown` or\n"
+	"`key: {value: V|unknown, origin: measured|declared, source: \"...\", date: \"...\",\n"
+	"note: \"...\"}` per key.\n"
 	"\n"
 	"examples:\n"
 	"  muh hw                          measure this machine's GPU\n"
-	"  muh hw --profile bi-v100        the declared BI-V100 profile (32 KiB smem/block)\n"
+	"  muh hw --profile bi-v100        the declared BI-V100 profile (32 KiB smem/block,\n"
+	"                                  warp size 64, launch figures, sources)\n"
 	"  muh space spec.yaml --hw bi-v100   what that profile prunes\n";
 
 static void print_value(char *buf, size_t n, double v)
@@ -49,16 +56,30 @@ static int print_profile(const muh_hw *hw, int json)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", hw->name);
 		cJSON_AddStringToObject(o, "source", hw->source);
+		if (hw->device[0])
+			cJSON_AddStringToObject(o, "device", hw->device);
 		cJSON *arr = cJSON_AddArrayToObject(o, "fields");
+		cJSON *unk = cJSON_AddArrayToObject(o, "unknown");
 		for (int i = 0; hw_keys[i]; i++) {
 			const muh_hw_field *f = hw_field(hw, hw_keys[i]);
-			if (!f)
+			if (!f) {
+				const muh_hw_field *u = hw_unknown(hw, hw_keys[i]);
+				cJSON *e = cJSON_CreateObject();
+				cJSON_AddStringToObject(e, "key", hw_keys[i]);
+				if (u && u->note[0])
+					cJSON_AddStringToObject(e, "note", u->note);
+				cJSON_AddItemToArray(unk, e);
 				continue;
+			}
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "key", f->key);
 			cJSON_AddNumberToObject(e, "value", f->value);
 			cJSON_AddStringToObject(e, "origin",
 						f->origin == HW_MEASURED ? "measured" : "declared");
+			if (f->source[0])
+				cJSON_AddStringToObject(e, "source", f->source);
+			if (f->date[0])
+				cJSON_AddStringToObject(e, "date", f->date);
 			if (f->note[0])
 				cJSON_AddStringToObject(e, "note", f->note);
 			cJSON_AddItemToArray(arr, e);
@@ -70,19 +91,39 @@ static int print_profile(const muh_hw *hw, int json)
 		cJSON_Delete(o);
 		return EXIT_OK;
 	}
-	printf("profile  %s\nsource   %s\n\n", hw->name, hw->source);
-	printf("%-22s %16s  %-9s %s\n", "key", "value", "origin", "meaning");
+	printf("profile  %s\nsource   %s\n", hw->name, hw->source);
+	if (hw->device[0])
+		printf("device   %s\n", hw->device);
+	printf("\n%-22s %16s  %-9s %s\n", "key", "value", "origin", "meaning");
 	for (int i = 0; hw_keys[i]; i++) {
 		const muh_hw_field *f = hw_field(hw, hw_keys[i]);
-		if (!f)
-			continue;
+		const muh_hw_field *u = f ? NULL : hw_unknown(hw, hw_keys[i]);
+		if (!f && !u)
+			continue; /* unknown, and the profile says nothing of it: listed below */
 		char v[48];
-		print_value(v, sizeof(v), f->value);
-		printf("%-22s %16s  %-9s %s\n", f->key, v,
-		       f->origin == HW_MEASURED ? "measured" : "declared", hw_key_doc(f->key));
-		if (f->note[0])
-			printf("%-22s %16s  %-9s note: %s\n", "", "", "", f->note);
+		if (f)
+			print_value(v, sizeof(v), f->value);
+		else
+			snprintf(v, sizeof(v), "-");
+		printf("%-22s %16s  %-9s %s\n", hw_keys[i], v,
+		       !f ? "unknown" : f->origin == HW_MEASURED ? "measured" : "declared",
+		       hw_key_doc(hw_keys[i]));
+		if (f && f->source[0])
+			printf("%-22s %16s  %-9s source: %s%s%s%s\n", "", "", "", f->source,
+			       f->date[0] ? " (" : "", f->date, f->date[0] ? ")" : "");
+		const char *note = f ? f->note : u->note;
+		if (note[0])
+			printf("%-22s %16s  %-9s note: %s\n", "", "", "", note);
 	}
+	int first = 1;
+	for (int i = 0; hw_keys[i]; i++) {
+		if (hw_field(hw, hw_keys[i]) || hw_unknown(hw, hw_keys[i]))
+			continue;
+		printf("%s%s", first ? "\nunknown  " : ", ", hw_keys[i]);
+		first = 0;
+	}
+	if (!first)
+		printf("\n");
 	return EXIT_OK;
 }
 

@@ -14,10 +14,13 @@
 #include "cli.h"
 #include "muh/engine.h"
 #include "muh/eval.h"
+#include "muh/fileio.h"
+#include "muh/hw.h"
 #include "muh/objective.h"
 #include "muh/patch.h"
 #include "muh/scan.h"
 #include "muh/store.h"
+#include "muh/transfer.h"
 
 static const char help[] =
 	"usage: muh patch TREE --set ID=VALUE [--set ID[ALT]=VALUE ...] [--scan SCAN.json]\n"
@@ -26,7 +29,10 @@ static const char help[] =
 	"       muh patch TREE --from DB [--run ID] [--apply ...]\n"
 	"       muh patch --rollback BACKUP_DIR | --resume BACKUP_DIR\n"
 	"       muh patch --emit moe-json|header|triton-configs --from DB [--run ID]\n"
-	"                 [--out PATH] [--device NAME] [--dtype D] [--top K]\n"
+	"                 [--out PATH] [--device NAME] [--dtype D] [--top K] [--force]\n"
+	"                 [--into TREE | --scan SCAN.json]\n"
+	"       muh patch --emit triton-configs --from DB --into TREE --knob ID [--extend]\n"
+	"                 [--hw PROFILE] [--top K] [--run ID] [--apply ...]\n"
 	"\n"
 	"Writes knob values back into an engine tree, changing only the bytes of each\n"
 	"knob's value: line endings (CRLF stays CRLF), encoding, indentation and\n"
@@ -76,7 +82,20 @@ static const char help[] =
 	"  header          a C header: #if defined(TARGET_<device>) per device with the\n"
 	"                  best values, #else the spec's defaults (--out FILE or stdout)\n"
 	"  triton-configs  the top K (default 8) variants of a run as a triton.Config list\n"
-	"                  for @triton.autotune (--out FILE or stdout)\n"
+	"                  for @triton.autotune (--out FILE or stdout); with --into TREE\n"
+	"                  --knob ID, written in place into the engine's autotune list\n"
+	"                  (ID: an autotune knob of `muh scan TREE --json`): replaced, or\n"
+	"                  with --extend appended to; every byte outside the list stays,\n"
+	"                  the file must still parse, and the result is a diff (or\n"
+	"                  --apply); with --hw PROFILE only the configs valid on that\n"
+	"                  profile (muh transfer) are taken, fastest measured first\n"
+	"Where the numbers came from: moe-json and header refuse a --device or --dtype\n"
+	"that no measurement in the store was taken on (its runs' hardware profiles and\n"
+	"their specs' target.dtype), unless --force; forced, they say so: the header in\n"
+	"a comment, the JSON file (whose every key vLLM's loader reads as a batch size,\n"
+	"so it can hold no other field) in FILE.provenance.json beside it. With --into\n"
+	"TREE or --scan SCAN.json they say whether the tree's engine reads the file, from\n"
+	"the scan's lookup-site knobs; unknown where the scan has none.\n"
 	"\n"
 	"options:\n"
 	"  --set ID=VALUE     the new value, as source text (64, True, 'ld')\n"
@@ -88,7 +107,8 @@ static const char help[] =
 	"  --follow-symlinks  write through a file that is a symbolic link into TREE\n"
 	"  --rollback DIR     restore the originals of an apply from its backup folder\n"
 	"  --resume DIR       finish an apply that was killed, from its backup folder\n"
-	"  --force            write dead knobs too (never unsafe values)\n"
+	"  --force            write dead knobs too (never unsafe values); --emit: write\n"
+	"                     for a device or dtype the store has no measurement of\n"
 	"  --out FILE         write the diff to FILE instead of stdout\n"
 	"  --json             print {files_changed, written, diff} as JSON\n"
 	"  --from DB          values from the best results in a store (see above)\n"
@@ -97,6 +117,12 @@ static const char help[] =
 	"  --device NAME      device name for moe-json/header (default: the run's profile)\n"
 	"  --dtype D          moe-json: the ,dtype=D part of the file name\n"
 	"  --top K            triton-configs: how many variants (default 8)\n"
+	"  --into TREE        triton-configs: the engine tree whose list --knob names;\n"
+	"                     moe-json/header: the tree whose engine should read the file\n"
+	"  --knob ID          triton-configs --into: the autotune list to write (its id,\n"
+	"                     or its name when unique: attn_fwd.configs)\n"
+	"  --extend           triton-configs --into: append to the list, not replace it\n"
+	"  --hw PROFILE       triton-configs: only configs valid on this profile\n"
 	"\n"
 	"exit: 0 done (or nothing to change), 2 refused or bad input, 3 I/O error\n"
 	"\n"
@@ -552,10 +578,122 @@ static int emit_text(const char *path, const char *text, muh_diag *d)
 	return write_out(path, text, d);
 }
 
-/* --emit: the config files an engine reads, from the best results. */
-static int emit(const char *kind, const struct storeread *sr, const char *out, const char *device,
-		const char *dtype, int topk, muh_diag *d)
+/* What an emitter was asked for (the --emit options). */
+struct emitopt {
+	const char *db, *out, *device, *dtype, *into, *scan, *knob, *hw;
+	int topk, force, extend;
+	const muh_knob *const *knobs; /* the scan of --into/--scan, for "does the engine read it" */
+	size_t nknobs;
+};
+
+/* The dtype run b was measured with: its spec's target.dtype, else a
+ * problem symbol dtype; "" when the store does not say. */
+static void run_dtype(const struct runbest *b, char *buf, size_t n)
 {
+	buf[0] = '\0';
+	muh_spec *s;
+	muh_diag sd;
+	if (!runbest_spec(b, &s, &sd)) {
+		const muh_kv *kv = spec_kv(s, "target.dtype");
+		if (kv)
+			snprintf(buf, n, "%s", kv->value);
+		spec_free(s);
+	}
+	if (!buf[0])
+		key_value(b->problem, "dtype", buf, n);
+}
+
+/* The device name vLLM's file name wants for a run's hardware profile: a
+ * built-in profile's device ("h200" -> "NVIDIA H200"), else the name as it is. */
+static const char *device_of(const char *hw, char *buf, size_t n)
+{
+	muh_hw *p = malloc(sizeof(*p));
+	const char *b = hw_builtin_for_device(hw);
+	snprintf(buf, n, "%s", hw);
+	if (p && b && !hw_builtin(b, p, NULL) && p->device[0])
+		snprintf(buf, n, "%s", p->device);
+	free(p);
+	return buf;
+}
+
+/* Checks that the store measured what an emitter is asked to write for:
+ * some run with ok results on --device (when given) and with --dtype (when
+ * given). Refuses (MUH_EINPUT, saying what was measured) unless force.
+ * prov gets one line on where the numbers came from; *elsewhere is 1 when
+ * they were not measured on what is written (forced). */
+static int provenance(const struct storeread *sr, const struct emitopt *o, char *prov, size_t pn,
+		      int *elsewhere, muh_diag *d)
+{
+	char seen[1024] = "", dts[256] = "";
+	int dev_ok = !o->device, dt_ok = !o->dtype;
+	*elsewhere = 0;
+	for (size_t i = 0; i < sr->n; i++) {
+		const struct runbest *b = &sr->r[i];
+		if (!b->nok)
+			continue;
+		char dt[64], ent[200];
+		run_dtype(b, dt, sizeof(dt));
+		if (o->device && hw_same_device(b->hw, o->device))
+			dev_ok = 1;
+		if (o->dtype && patch_dtype_matches(o->dtype, dt) &&
+		    (!o->device || hw_same_device(b->hw, o->device)))
+			dt_ok = 1;
+		snprintf(ent, sizeof(ent), "%s (%s)", b->hw[0] ? b->hw : "an unnamed device", dt[0] ? dt : "dtype not recorded");
+		if (!strstr(seen, ent))
+			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%s", seen[0] ? ", " : "", ent);
+		if (dt[0] && !strstr(dts, dt))
+			snprintf(dts + strlen(dts), sizeof(dts) - strlen(dts), "%s%s", dts[0] ? ", " : "", dt);
+	}
+	const char *base = strrchr(o->db, '/'); /* the store's name, not where it lies here */
+	snprintf(prov, pn, "measured on %s, in the store %s", seen[0] ? seen : "nothing", base ? base + 1 : o->db);
+	if (dev_ok && dt_ok)
+		return MUH_OK;
+	char what[300];
+	if (!dev_ok && o->dtype)
+		snprintf(what, sizeof(what), "device '%s' (nor dtype '%s')", o->device, o->dtype);
+	else if (!dev_ok)
+		snprintf(what, sizeof(what), "device '%s'", o->device);
+	else
+		snprintf(what, sizeof(what), "dtype '%s'%s%s", o->dtype, o->device ? " on " : "", o->device ? o->device : "");
+	if (!o->force) {
+		diag_at(d, o->db, 0, 0, NULL);
+		return diag_errorf(d, "no measurement in the store was taken on %s: its runs were %s. Measure "
+				      "there; or check the configs with `muh transfer %s --hw PROFILE` and give "
+				      "--force to write them marked as measured elsewhere",
+				   what, prov, o->db);
+	}
+	*elsewhere = 1;
+	size_t l = strlen(prov);
+	snprintf(prov + l, pn - l, "; written for %s with --force: NOT measured there", what);
+	return MUH_OK;
+}
+
+/* Says whether the engine of --into/--scan reads a file called name. */
+static void say_reads(const struct emitopt *o, const char *name)
+{
+	char why[1200];
+	if (!o->knobs) {
+		printf("  read by the engine: unknown (give --into TREE or --scan SCAN.json to check)\n");
+		return;
+	}
+	patch_engine_reads(o->knobs, o->nknobs, name, why, sizeof(why));
+	printf("  read by the engine: %s\n", why);
+}
+
+/* --emit: the config files an engine reads, from the best results. */
+static int emit(const char *kind, const struct storeread *sr, const struct emitopt *eo, muh_diag *d)
+{
+	const char *out = eo->out, *device = eo->device, *dtype = eo->dtype;
+	int topk = eo->topk;
+	char prov[2048] = "";
+	int elsewhere = 0;
+	if (!strcmp(kind, "moe-json") || !strcmp(kind, "header")) {
+		int rc = provenance(sr, eo, prov, sizeof(prov), &elsewhere, d);
+		if (rc)
+			return rc;
+		if (elsewhere)
+			fprintf(stderr, "muh patch: warning: %s\n", prov);
+	}
 	if (!strcmp(kind, "moe-json")) {
 		/* one file per (E, N, device), one entry per run (batch size M) */
 		int written = 0;
@@ -565,14 +703,15 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 			if (!b->nok || field_ll(b->problem, "E", &E) || field_ll(b->problem, "N", &N) ||
 			    field_ll(b->problem, "M", &M))
 				continue;
-			const char *dev = device ? device : b->hw;
+			char devbuf[HW_NAME];
+			const char *dev = device ? device : device_of(b->hw, devbuf, sizeof(devbuf));
 			int first = 1;
 			for (size_t j = 0; j < i; j++) {
 				long long E2, N2, M2;
 				const struct runbest *c = &sr->r[j];
 				if (c->nok && !field_ll(c->problem, "E", &E2) &&
 				    !field_ll(c->problem, "N", &N2) && !field_ll(c->problem, "M", &M2) &&
-				    E2 == E && N2 == N && !strcmp(device ? device : c->hw, dev))
+				    E2 == E && N2 == N && hw_same_device(device ? device : c->hw, dev))
 					first = 0;
 			}
 			if (!first)
@@ -585,7 +724,7 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 				const struct runbest *c = &sr->r[j];
 				if (!c->nok || field_ll(c->problem, "E", &E2) ||
 				    field_ll(c->problem, "N", &N2) || field_ll(c->problem, "M", &M2) ||
-				    E2 != E || N2 != N || strcmp(device ? device : c->hw, dev))
+				    E2 != E || N2 != N || !hw_same_device(device ? device : c->hw, dev))
 					continue;
 				int ok = 1;
 				for (int k = 0; k < 6 && ok; k++)
@@ -608,6 +747,28 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 			if (rc)
 				return rc;
 			printf("wrote %s (%zu batch sizes)\n", path, nb);
+			printf("  %s\n", prov);
+			if (elsewhere) { /* vLLM reads every key as a batch size: the note goes beside */
+				char ppath[4200];
+				snprintf(ppath, sizeof(ppath), "%s.provenance.json", path);
+				cJSON *pj = cJSON_CreateObject();
+				cJSON_AddStringToObject(pj, "file", name);
+				cJSON_AddStringToObject(pj, "written_by", "muh patch --emit moe-json --force");
+				cJSON_AddStringToObject(pj, "provenance", prov);
+				cJSON_AddStringToObject(pj, "written_for_device", dev);
+				if (dtype)
+					cJSON_AddStringToObject(pj, "written_for_dtype", dtype);
+				cJSON_AddStringToObject(pj, "store", eo->db);
+				cJSON_AddFalseToObject(pj, "measured_on_target");
+				char *pt = cJSON_Print(pj);
+				cJSON_Delete(pj);
+				rc = pt ? write_out(ppath, pt, d) : MUH_ENOMEM;
+				free(pt);
+				if (rc)
+					return rc;
+				printf("  wrote %s: where these numbers came from\n", ppath);
+			}
+			say_reads(eo, name);
 			written++;
 		}
 		if (!written)
@@ -626,7 +787,8 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 		muh_spec *spec = NULL;
 		for (size_t i = 0; i < sr->n && nb < 64; i++) {
 			const struct runbest *b = &sr->r[i];
-			const char *dev = device ? device : b->hw;
+			static char devbufs[64][HW_NAME];
+			const char *dev = device ? device : device_of(b->hw, devbufs[nb], sizeof(devbufs[nb]));
 			if (!b->nok)
 				continue;
 			size_t k;
@@ -660,8 +822,24 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 		spec_free(spec);
 		if (rc)
 			return rc;
-		rc = emit_text(out, text, d);
+		/* where the numbers came from, first in the file ("*" "/" cannot end it early) */
+		for (char *p = prov; (p = strstr(p, "*/")); )
+			p[1] = '_';
+		size_t hl = strlen(text) + strlen(prov) + 64;
+		char *full = malloc(hl);
+		if (!full) {
+			free(text);
+			return MUH_ENOMEM;
+		}
+		snprintf(full, hl, "/* muh: %s */\n%s", prov, text);
 		free(text);
+		rc = emit_text(out, full, d);
+		free(full);
+		if (!rc && out) {
+			const char *base = strrchr(out, '/');
+			printf("wrote %s\n  %s\n", out, prov);
+			say_reads(eo, base ? base + 1 : out);
+		}
 		return rc;
 	}
 	if (!strcmp(kind, "triton-configs")) {
@@ -692,6 +870,126 @@ static int emit(const char *kind, const struct storeread *sr, const char *out, c
 		return rc;
 	}
 	return diag_errorf(d, "unknown --emit '%s'; known: moe-json, header, triton-configs", kind);
+}
+
+/* The knobs of --into TREE (scanned now) or --scan FILE, as one array. */
+static int emit_knobs(const struct emitopt *eo, muh_surface **surf, patch_knobs **saved, const muh_knob ***arr,
+		      size_t *n, muh_diag *d)
+{
+	*arr = NULL;
+	*n = 0;
+	int rc = eo->scan ? patch_knobs_load(eo->scan, saved, d) : scan_tree(eo->into, NULL, surf, d);
+	if (rc)
+		return rc;
+	size_t cnt = *saved ? patch_knobs_count(*saved) : scan_nknobs(*surf);
+	*arr = calloc(cnt ? cnt : 1, sizeof(**arr));
+	if (!*arr)
+		return MUH_ENOMEM;
+	for (size_t i = 0; i < cnt; i++)
+		(*arr)[i] = *saved ? patch_knobs_at(*saved, i) : scan_knob(*surf, i);
+	*n = cnt;
+	return MUH_OK;
+}
+
+static const muh_knob *find_knob(const patch_knobs *saved, const muh_surface *surf, const char *ref,
+				 const char *where, const char *tree, muh_diag *d);
+
+/* --emit triton-configs --into TREE --knob ID: the knob's autotune list with
+ * the run's top K (valid on --hw, when given) written into it, as the value
+ * of one --set, for the diff/apply path of a tree. */
+static int autotune_into(const struct storeread *sr, const struct emitopt *eo, muh_surface *surf,
+			 patch_knobs *saved, struct setarg *set, char **value, muh_diag *d)
+{
+	const struct runbest *b = NULL;
+	for (size_t i = 0; i < sr->n && !b; i++)
+		if (sr->r[i].nok)
+			b = &sr->r[i];
+	if (!b)
+		return diag_errorf(d, "the store has no ok result");
+	if (sr->n > 1 && !sr->only)
+		fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n", sr->n,
+			(long long)b->run);
+	size_t want = (size_t)eo->topk, n = 0;
+	const char **keys = calloc(want ? want : 1, sizeof(char *));
+	transfer_report *tr = NULL;
+	muh_hw *hw = NULL;
+	char valid_on[200] = "";
+	int rc = keys ? MUH_OK : MUH_ENOMEM;
+	if (!rc && eo->hw) {
+		hw = malloc(sizeof(*hw));
+		rc = hw ? hw_resolve(eo->hw, hw, d) : MUH_ENOMEM;
+		if (!rc)
+			rc = transfer_build(eo->db, hw, 0, b->run, &tr, d);
+		for (size_t i = 0; !rc && tr->nruns && i < tr->runs[0].n && n < want; i++)
+			if (tr->runs[0].e[i].verdict == TRANSFER_VALID)
+				keys[n++] = tr->runs[0].e[i].key;
+		if (!rc) {
+			fprintf(stderr, "muh patch: %zu of run %lld's %zu ok configs are valid on %s; writing the "
+					"fastest %zu (measured on %s, not on %s)\n",
+				tr->runs[0].nvalid, (long long)b->run, b->nok, hw->name, n, b->hw, hw->name);
+			snprintf(valid_on, sizeof(valid_on), "; valid on %s's limits (muh transfer), not measured there",
+				 hw->name);
+		}
+		if (!rc && !n)
+			rc = diag_errorf(d, "no config of run %lld is valid on %s (see `muh transfer %s --hw %s`)",
+					 (long long)b->run, hw->name, eo->db, eo->hw);
+	} else {
+		for (size_t i = 0; !rc && i < b->nok && n < want; i++)
+			keys[n++] = b->ok[i].key;
+	}
+	const muh_knob *k = NULL;
+	if (!rc) {
+		k = find_knob(saved, surf, eo->knob, eo->scan ? eo->scan : eo->into, eo->into, d);
+		if (!k)
+			rc = MUH_EINPUT;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	if (!rc) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/%s", eo->into, k->file);
+		text = file_read(path, &len);
+		if (!text) {
+			diag_at(d, path, 0, 0, NULL);
+			rc = diag_errorf(d, "cannot read the file of knob %s: %s", k->id, strerror(errno));
+		}
+	}
+	patch_best *best = calloc(n ? n : 1, sizeof(*best));
+	const char *(*names)[32] = calloc(n ? n : 1, sizeof(*names));
+	long long (*vals)[32] = calloc(n ? n : 1, sizeof(*vals));
+	char (*nbuf)[32][64] = calloc(n ? n : 1, sizeof(*nbuf));
+	if (!rc && (!best || !names || !vals || !nbuf))
+		rc = MUH_ENOMEM;
+	for (size_t i = 0; !rc && i < n; i++) {
+		int np = key_split(keys[i], nbuf[i], names[i], vals[i], 32);
+		best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
+	}
+	if (!rc) {
+		char comment[900];
+		snprintf(comment, sizeof(comment), "muh: the %s %zu of run %lld in %s, measured on %s%s",
+			 eo->hw ? "fastest valid" : "top", n, (long long)b->run, eo->db, b->hw, valid_on);
+		rc = patch_autotune_list(text, len, k, best, n, eo->extend, comment, value, d);
+	}
+	if (!rc) {
+		snprintf(set->id, sizeof(set->id), "%s", k->id);
+		set->alt = -1;
+		set->value = *value;
+		if (!eo->extend && k->nalts)
+			fprintf(stderr, "muh patch: the %d configs of %s:%d are replaced by %zu (--extend keeps them)\n",
+				k->nalts, k->file, k->line, n);
+		if (k->verdict != SCAN_LIVE)
+			fprintf(stderr, "muh patch: note: the scan says this list is %s: %s\n",
+				scan_verdict_name(k->verdict), k->why ? k->why : "");
+	}
+	free(best);
+	free(names);
+	free(vals);
+	free(nbuf);
+	free(text);
+	free(keys);
+	free(hw);
+	transfer_free(tr);
+	return rc;
 }
 
 /* --rollback / --resume DIR: the journal of an apply, undone or finished. */
@@ -769,6 +1067,8 @@ static int run(int argc, char **argv)
 		{"device", required_argument, NULL, 'v'}, {"dtype", required_argument, NULL, 't'},
 		{"top", required_argument, NULL, 'k'},	 {"follow-symlinks", no_argument, NULL, 'L'},
 		{"rollback", required_argument, NULL, 'B'}, {"resume", required_argument, NULL, 'U'},
+		{"into", required_argument, NULL, 'I'},	 {"knob", required_argument, NULL, 'K'},
+		{"extend", no_argument, NULL, 'X'},	 {"hw", required_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *from = NULL, *emitkind = NULL, *device = NULL, *dtype = NULL;
@@ -776,7 +1076,10 @@ static int run(int argc, char **argv)
 	static char fromvals[MAX_SETS][128];
 	struct setarg sets[MAX_SETS];
 	int nsets = 0, apply = 0, force = 0, json = 0, follow = 0, c;
-	const char *rollback = NULL, *resume = NULL;
+	const char *rollback = NULL, *resume = NULL, *into = NULL, *knob = NULL, *hwref = NULL;
+	int extend = 0;
+	char *listvalue = NULL;
+	const muh_knob **eknobs = NULL;
 	const char *scanfile = NULL, *out = NULL, *backup = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -807,6 +1110,18 @@ static int run(int argc, char **argv)
 			break;
 		case 'B':
 			rollback = optarg;
+			break;
+		case 'I':
+			into = optarg;
+			break;
+		case 'K':
+			knob = optarg;
+			break;
+		case 'X':
+			extend = 1;
+			break;
+		case 'H':
+			hwref = optarg;
 			break;
 		case 'U':
 			resume = optarg;
@@ -850,16 +1165,44 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	struct storeread sr;
 	memset(&sr, 0, sizeof(sr));
+	muh_surface *surf = NULL;
+	patch_knobs *saved = NULL;
+	int into_tree = emitkind && !strcmp(emitkind, "triton-configs") && into;
 	if (emitkind) {
 		if (!from)
 			return cli_usage_error("patch", "--emit needs --from DB");
 		if (optind != argc)
-			return cli_usage_error("patch", "--emit writes config files; it takes no TREE");
+			return cli_usage_error("patch", "--emit writes config files; it takes no TREE (--into TREE "
+							"names one)");
+		if ((knob || extend) && !into_tree)
+			return cli_usage_error("patch", "--knob and --extend go with --emit triton-configs --into TREE");
+		if (into_tree && !knob)
+			return cli_usage_error("patch", "--into TREE needs --knob ID: the autotune list to write "
+							"(an autotune knob of `muh scan TREE --json`)");
+		if (hwref && strcmp(emitkind, "triton-configs"))
+			return cli_usage_error("patch", "--hw goes with --emit triton-configs");
+		struct emitopt eo = {.db = from, .out = out, .device = device, .dtype = dtype, .into = into,
+				     .scan = scanfile, .knob = knob, .hw = hwref, .topk = (int)topk,
+				     .force = force, .extend = extend};
 		int rc = read_store(from, only, &sr, &d);
-		if (!rc)
-			rc = emit(emitkind, &sr, out, device, dtype, (int)topk, &d);
+		if (!rc && (into || scanfile))
+			rc = emit_knobs(&eo, &surf, &saved, &eknobs, &eo.nknobs, &d);
+		eo.knobs = eknobs;
+		if (!rc && into_tree) {
+			rc = autotune_into(&sr, &eo, surf, saved, &sets[0], &listvalue, &d);
+			nsets = rc ? 0 : 1;
+		} else if (!rc) {
+			rc = emit(emitkind, &sr, &eo, &d);
+		}
 		sr_free(&sr);
-		return rc ? cli_fail(rc, &d) : EXIT_OK;
+		free(eknobs);
+		if (rc || !into_tree) {
+			scan_free(surf);
+			patch_knobs_free(saved);
+			free(listvalue);
+			return rc ? cli_fail(rc, &d) : EXIT_OK;
+		}
+		force = 0; /* --force of an emitter is not the tree path's (dead knobs) */
 	}
 	if (rollback || resume) {
 		if (rollback && resume)
@@ -869,12 +1212,12 @@ static int run(int argc, char **argv)
 					       rollback ? "rollback" : "resume");
 		return recover(rollback ? rollback : resume, !!rollback, json);
 	}
-	if (optind != argc - 1)
+	if (!into_tree && optind != argc - 1)
 		return cli_usage_error("patch", "expected one engine TREE");
 	struct engine_runs *E = calloc(1, sizeof(*E));
 	if (!E)
 		return cli_fail(MUH_ENOMEM, NULL);
-	if (from) {
+	if (from && !into_tree) {
 		int rc = read_store(from, only, &sr, &d);
 		/* engine runs: the winner goes into the deployment file whole */
 		muh_store *st = NULL;
@@ -915,19 +1258,22 @@ static int run(int argc, char **argv)
 		return cli_usage_error("patch", "nothing to do: give --set ID=VALUE (ids from `muh "
 						"scan TREE --json`) or --from DB");
 	}
-	const char *tree = argv[optind];
+	const char *tree = into_tree ? into : argv[optind];
 	struct stat st;
 	if (stat(tree, &st) || !S_ISDIR(st.st_mode)) {
 		for (int k = 0; k < E->n; k++)
 			free(E->w[k].text);
 		free(E);
+		free(listvalue);
+		scan_free(surf);
+		patch_knobs_free(saved);
 		fprintf(stderr, "%s: error: not a directory (expected an engine tree)\n", tree);
 		return EXIT_USAGE;
 	}
-	muh_surface *surf = NULL;
-	patch_knobs *saved = NULL;
 	int rc = MUH_OK;
-	if (scanfile)
+	if (surf || saved)
+		; /* scanned for --into already */
+	else if (scanfile)
 		rc = patch_knobs_load(scanfile, &saved, &d);
 	else if (nsets) /* engine winners need no scan: their file is rewritten whole */
 		rc = scan_tree(tree, NULL, &surf, &d);
@@ -1012,6 +1358,7 @@ static int run(int argc, char **argv)
 					"values\n");
 	}
 	free(diff);
+	free(listvalue);
 	patch_plan_free(p);
 	scan_free(surf);
 	patch_knobs_free(saved);

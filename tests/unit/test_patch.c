@@ -629,6 +629,69 @@ static void test_whole_file_line_diff(void **state)
 	patch_plan_free(p);
 }
 
+/* An autotune list in place: CRLF kept, a comment on the last entry kept on
+ * its line, bools where the list has bools, the list's quotes and keyword
+ * order; replace writes exactly the given configs. */
+static void test_autotune_list(void **state)
+{
+	(void)state;
+	const char *text = "@triton.autotune(\r\n"
+			   "    configs=[\r\n"
+			   "        triton.Config({'BM': 64, 'PRE': False}, num_stages=1, num_warps=4),  # a\r\n"
+			   "    ],\r\n"
+			   "    key=[])\r\n";
+	const char *list = strchr(text, '[');
+	const char *close = strstr(text, "    ],") + 4;
+	const char *alt = strstr(text, "triton.Config");
+	const char *altend = strstr(alt, "),  #") + 1;
+	scan_alt a = {.text = "triton.Config({'BM': 64, 'PRE': False}, num_stages=1, num_warps=4)",
+		      .start = (uint32_t)(alt - text), .end = (uint32_t)(altend - text), .line = 3};
+	muh_knob k = {.id = "k0000000000000001", .file = "f.py", .name = "configs", .kind = "autotune",
+		      .start = (uint32_t)(list - text), .end = (uint32_t)(close - text + 1), .alts = &a,
+		      .nalts = 1};
+	const char *names[] = {"BM", "PRE", "num_warps", "num_stages"};
+	long long v1[] = {32, 1, 8, 2};
+	patch_best b[1] = {{"h200", 0, 4, names, v1}};
+	char *out = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(patch_autotune_list(text, strlen(text), &k, b, 1, 1, "muh: from h200", &out, &d), MUH_OK);
+	assert_string_equal(out, "[\r\n"
+				 "        triton.Config({'BM': 64, 'PRE': False}, num_stages=1, num_warps=4),  # a\r\n"
+				 "        # muh: from h200\r\n"
+				 "        triton.Config({'BM': 32, 'PRE': True}, num_stages=2, num_warps=8),\r\n"
+				 "    ]");
+	free(out);
+	assert_int_equal(patch_autotune_list(text, strlen(text), &k, b, 1, 0, NULL, &out, &d), MUH_OK);
+	assert_string_equal(out, "[\r\n"
+				 "        triton.Config({'BM': 32, 'PRE': True}, num_stages=2, num_warps=8),\r\n"
+				 "    ]");
+	free(out);
+	/* a knob that is not an autotune list, and a comment over lines */
+	muh_knob c = k;
+	c.kind = "constant";
+	assert_int_equal(patch_autotune_list(text, strlen(text), &c, b, 1, 0, NULL, &out, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "not an @triton.autotune configs list"));
+	assert_int_equal(patch_autotune_list(text, strlen(text), &k, b, 1, 0, "a\nb", &out, &d), MUH_EINPUT);
+	/* the dtype an emitter is asked for against what was measured */
+	assert_true(patch_dtype_matches("fp8_w8a8", "fp8"));
+	assert_true(patch_dtype_matches("BF16", "bf16"));
+	assert_false(patch_dtype_matches("fp8_w8a8", "bf16"));
+	assert_false(patch_dtype_matches("bf16", ""));
+	assert_false(patch_dtype_matches("int8_w8a16", NULL));
+	/* who reads a file: lookup-site knobs */
+	muh_knob lk = {.id = "k0000000000000002", .file = "m.py", .line = 7, .kind = "lookup_site",
+		       .name = "cfg", .value = "f\"E={E},N={N},device_name={d}.json\"", .verdict = SCAN_LIVE};
+	const muh_knob *ks[] = {&k, &lk};
+	char why[512];
+	assert_int_equal(patch_engine_reads(ks, 1, "E=1,N=2,device_name=X.json", why, sizeof(why)), PATCH_READS_UNKNOWN);
+	assert_int_equal(patch_engine_reads(ks, 2, "E=1,N=2,device_name=X.json", why, sizeof(why)), PATCH_READS_YES);
+	assert_non_null(strstr(why, "m.py:7"));
+	assert_int_equal(patch_engine_reads(ks, 2, "other.json", why, sizeof(why)), PATCH_READS_UNKNOWN);
+	lk.verdict = SCAN_DEAD;
+	assert_int_equal(patch_engine_reads(ks, 2, "E=1,N=2,device_name=X.json", why, sizeof(why)), PATCH_READS_NO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -643,6 +706,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rollback_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_emitters, setup, teardown),
+		cmocka_unit_test(test_autotune_list),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

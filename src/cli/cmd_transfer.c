@@ -1,0 +1,167 @@
+/*
+ * cmd_transfer.c — `muh transfer STORE --hw PROFILE`: a store's results,
+ * measured on one device, read for another (library: src/transfer.c).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "muh/hw.h"
+#include "muh/objective.h"
+#include "muh/transfer.h"
+
+static const char help[] =
+	"usage: muh transfer STORE --hw PROFILE [--top K|all] [--run ID] [--json]\n"
+	"\n"
+	"Reads the results of a store, measured on one device, for another: for each\n"
+	"run's top K (its fastest ok variants, as measured) it says whether the config\n"
+	"is valid on the target profile and, when not, which limit it breaks, with the\n"
+	"numbers:\n"
+	"  - the run's spec constraints with the target's hw.* values\n"
+	"    (hw.smem_per_block_optin, hw.warp_size, ...);\n"
+	"  - the shared memory its kernel used where it was measured (Triton\n"
+	"    fingerprint), against the target's hw.smem_per_block_optin;\n"
+	"  - threads per block, num_warps x the target's hw.warp_size, against its\n"
+	"    hw.max_threads_per_block.\n"
+	"A check the target's profile cannot answer (an unknown value) is listed as\n"
+	"not checked, never passed silently. The valid configs are ranked by their\n"
+	"measured time; every time was measured on the run's device, not the target,\n"
+	"and the report says so: it is an order to try on the target, not a result.\n"
+	"\n"
+	"options:\n"
+	"  --hw PROFILE   the target: a built-in profile (muh hw --list), a YAML file\n"
+	"  --top K        configs per run (default 10; all: every ok variant)\n"
+	"  --run ID       only this run of the store\n"
+	"  --json         {target, target_device, runs: [{run, spec, problem,\n"
+	"                 measured_on, other_device, ok, checked, valid, entries:\n"
+	"                 [{key, time_s, measured_on, source_rank, verdict,\n"
+	"                 target_rank, why, notes, shared_bytes}]}]}\n"
+	"\n"
+	"exit: 0 report printed, 2 bad input, 3 not a store\n"
+	"\n"
+	"examples:\n"
+	"  muh transfer docs/results/h200/sweep/moe-sweep.db --hw bi-v100 --run 1\n"
+	"  muh transfer muh.db --hw mycard.yaml --top all --json\n";
+
+static void print_text(const char *db, const transfer_report *r)
+{
+	printf("transfer    %s -> %s%s%s%s\n", db, r->target.name, r->target.device[0] ? " (" : "",
+	       r->target.device, r->target.device[0] ? ")" : "");
+	printf("            %s\n", r->target.source);
+	for (size_t i = 0; i < r->nruns; i++) {
+		const transfer_run *t = &r->runs[i];
+		printf("\nrun %lld  %s  %s\n", (long long)t->id, t->spec_path, t->problem);
+		printf("  measured on %s%s; %zu ok, top %zu checked, %zu valid on %s\n", t->measured_on,
+		       t->other_device ? " (another device: these times were not measured on the target)"
+				       : "",
+		       t->nok, t->n, t->nvalid, r->target.name);
+		if (t->spec_note)
+			printf("  note: %s\n", t->spec_note);
+		if (!t->n)
+			continue;
+		printf("  %6s %6s  %-11s %-8s %s\n", "target", "source", "time", "verdict", "config");
+		for (size_t k = 0; k < t->n; k++) {
+			const transfer_entry *e = &t->e[k];
+			char tr[16], tm[32];
+			snprintf(tr, sizeof(tr), e->target_rank ? "%d" : "-", e->target_rank);
+			objective_format("time", e->time_s, tm, sizeof(tm));
+			printf("  %6s %6d  %-11s %-8s %s\n", tr, e->source_rank, tm,
+			       e->verdict == TRANSFER_VALID ? "valid" : "invalid", e->key);
+			for (size_t w = 0; w < e->nwhy; w++)
+				printf("  %6s %6s  %-11s %-8s why: %s\n", "", "", "", "", e->why[w]);
+		}
+		/* notes that every entry shares are printed once */
+		for (size_t k = 0; k < t->n; k++) {
+			const transfer_entry *e = &t->e[k];
+			for (size_t w = 0; w < e->nnotes; w++) {
+				int seen = 0;
+				for (size_t j = 0; j < k && !seen; j++)
+					for (size_t x = 0; x < t->e[j].nnotes && !seen; x++)
+						seen = !strcmp(t->e[j].notes[x], e->notes[w]);
+				for (size_t x = 0; x < w && !seen; x++)
+					seen = !strcmp(e->notes[x], e->notes[w]);
+				if (!seen)
+					printf("  not checked: %s\n", e->notes[w]);
+			}
+		}
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"hw", required_argument, NULL, 'h'},	{"top", required_argument, NULL, 'k'},
+		{"run", required_argument, NULL, 'r'},	{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *hwref = NULL;
+	uint64_t topk = 10, only = 0;
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			hwref = optarg;
+			break;
+		case 'k':
+			if (!strcmp(optarg, "all"))
+				topk = 0;
+			else if (cli_parse_u64(optarg, &topk) || !topk)
+				return cli_usage_error("transfer", "--top needs a positive number or all, not '%s'",
+						       optarg);
+			break;
+		case 'r':
+			if (cli_parse_u64(optarg, &only) || !only || only > INT64_MAX)
+				return cli_usage_error("transfer", "--run needs a run id, not '%s'", optarg);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			return cli_bad_option("transfer", argv, opts);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("transfer", "expected one STORE");
+	if (!hwref)
+		return cli_usage_error("transfer", "--hw PROFILE names the target (muh hw --list)");
+	const char *db = argv[optind];
+	muh_diag d;
+	diag_clear(&d);
+	muh_hw *hw = malloc(sizeof(*hw));
+	if (!hw)
+		return cli_fail(MUH_ENOMEM, NULL);
+	int rc = hw_resolve(hwref, hw, &d);
+	if (rc) {
+		free(hw);
+		return cli_fail(rc, &d);
+	}
+	transfer_report *r;
+	rc = transfer_build(db, hw, (size_t)topk, (int64_t)only, &r, &d);
+	free(hw);
+	if (rc)
+		return cli_fail(rc, &d);
+	if (json) {
+		char *s = transfer_to_json(r);
+		if (!s) {
+			transfer_free(r);
+			return cli_fail(MUH_ENOMEM, NULL);
+		}
+		puts(s);
+		free(s);
+	} else {
+		print_text(db, r);
+	}
+	transfer_free(r);
+	return EXIT_OK;
+}
+
+const struct muh_command muh_cmd_transfer = {
+	.name = "transfer",
+	.order = 55,
+	.summary = "a store's results, measured on one device, checked for another profile",
+	.help = help,
+	.run = run,
+};
