@@ -704,7 +704,31 @@ struct walk {
 	uint64_t ntuples, cap;
 	int overflow;
 	int leaf_fast; /* every constraint of the last position is tabulated */
+	uint64_t steps;   /* loop steps, for the progress callback */
+	double done_before, t0; /* fraction of the space in earlier groups; build start */
+	double share;     /* this group's share of the whole fraction */
 };
+
+static space_progress_fn progress_fn;
+static void *progress_ctx;
+
+void space_set_progress(space_progress_fn fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+/* Calls the progress callback with how much of the group the walk has
+ * passed (the positions bound so far, each weighted by what lies below
+ * it). Returns nonzero when the caller asks to stop. */
+static int walk_progress(const struct walk *w, int dpt)
+{
+	double passed = 0;
+	for (int i = 0; i <= dpt; i++)
+		passed += (double)w->idx[i] * w->below[i];
+	double frac = w->done_before + w->share * (w->g->cartesian > 0 ? passed / w->g->cartesian : 0);
+	return progress_fn(progress_ctx, frac > 1 ? 1 : frac, now() - w->t0);
+}
 
 static int walk_keep(struct walk *w)
 {
@@ -874,6 +898,8 @@ static int walk_group(struct walk *w)
 	for (;;) {
 		int p = g->params[dpt];
 		const muh_param *par = &s->params[p];
+		if (progress_fn && !(++w->steps & 0xFFFFF) && walk_progress(w, dpt))
+			return MUH_EFINDING; /* the caller asked to stop */
 		if (w->idx[dpt] >= par->nvalues) {
 			if (dpt == 0)
 				return MUH_OK;
@@ -923,7 +949,7 @@ static int walk_group(struct walk *w)
 	}
 }
 
-static int enumerate(muh_space *sp)
+static int enumerate(muh_space *sp, double t0)
 {
 	const muh_spec *s = sp->spec;
 	muh_value *slots = malloc((sp->nslots ? sp->nslots : 1) * sizeof(muh_value));
@@ -952,7 +978,8 @@ static int enumerate(muh_space *sp)
 			rc = MUH_EINPUT;
 			break;
 		}
-		struct walk w = {.sp = sp, .g = g, .slots = slots};
+		struct walk w = {.sp = sp, .g = g, .slots = slots, .t0 = t0,
+				 .done_before = (double)gi / (double)sp->ngroups, .share = 1.0 / (double)sp->ngroups};
 		w.idx = calloc((size_t)g->nparams, sizeof(uint32_t));
 		w.below = malloc((size_t)g->nparams * sizeof(double));
 		w.cur = calloc(sp->np, sizeof(uint32_t));
@@ -1077,10 +1104,13 @@ int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space 
 			rc = MUH_ENOMEM;
 	}
 	if (!rc) {
-		rc = enumerate(sp);
+		rc = enumerate(sp, t0);
 		if (rc == MUH_EINPUT) {
 			diag_at(d, s->path, 0, 0, NULL);
 			diag_errorf(d, "a group of linked params has more than 2^64 combinations");
+		} else if (rc == MUH_EFINDING) {
+			diag_errorf(d, "interrupted after %.1f s: the space of %s was not counted to the end",
+				    now() - t0, s->path);
 		}
 	}
 	if (rc) {

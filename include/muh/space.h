@@ -37,6 +37,15 @@ enum space_neigh { SPACE_HAMMING = 0, SPACE_ADJACENT = 1 };
 int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space **out, muh_diag *d);
 void space_free(muh_space *sp);
 
+/* Progress of a long space_build: fn (NULL: none) is called about every
+ * million steps of the walk with the fraction of the cartesian space walked
+ * so far (0..1, across groups) and the seconds since the build started;
+ * returning nonzero stops the build, which then returns MUH_EFINDING with
+ * d->msg "interrupted ...". Process-wide (the CLI sets it for Ctrl-C and a
+ * progress line); builds in other threads see the same callback. */
+typedef int (*space_progress_fn)(void *ctx, double fraction, double seconds);
+void space_set_progress(space_progress_fn fn, void *ctx);
+
 const muh_spec *space_spec(const muh_space *sp);
 size_t space_nparams(const muh_space *sp);
 double space_cartesian(const muh_space *sp);     /* may exceed 2^64 */

@@ -4,6 +4,7 @@
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,14 @@ static int print_list(const muh_space *sp)
 	return MUH_OK;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
 struct space_args {
 	int prune, list;
 };
@@ -223,7 +232,13 @@ static int run(int argc, char **argv)
 		else if (ex < 0)
 			return cli_bad_option("space", argv, opts);
 	}
-	return evalcli_each_problem("space", argc, argv, &eo, space_one, &A);
+	interrupted = 0;
+	void (*old)(int) = signal(SIGINT, on_sigint);
+	evalcli_space_progress("space", &interrupted);
+	ex = evalcli_each_problem("space", argc, argv, &eo, space_one, &A);
+	evalcli_space_progress(NULL, NULL);
+	signal(SIGINT, old);
+	return interrupted ? EXIT_INTERRUPTED : ex;
 }
 
 const struct muh_command muh_cmd_space = {

@@ -984,10 +984,12 @@ static int run(int argc, char **argv)
 	so->replay_columns = colmap;
 	interrupted = 0;
 	void (*old)(int) = signal(SIGINT, on_sigint);
+	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
 	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_each, &A);
+	evalcli_space_progress(NULL, NULL);
 	signal(SIGINT, old);
 	/* Ctrl-C: what was measured is saved and printed, then 128 + SIGINT */
-	return interrupted && ex == EXIT_OK ? EXIT_INTERRUPTED : ex;
+	return interrupted && (ex == EXIT_OK || ex == EXIT_FINDING) ? EXIT_INTERRUPTED : ex;
 }
 
 static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx)

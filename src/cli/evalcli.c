@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "evalcli.h"
 #include "muh/objective.h"
@@ -161,4 +162,44 @@ cJSON *evalcli_json(const char *key, const muh_measurement *m)
 	free(mj);
 	cJSON_AddStringToObject(o, "key", key);
 	return o;
+}
+
+/* ---- progress of a long space build ---------------------------------------- */
+
+static struct {
+	const char *cmd;
+	volatile sig_atomic_t *stop;
+	double last;  /* when the line was last drawn */
+	int drawn;
+} prog;
+
+static int on_space_progress(void *ctx, double fraction, double seconds)
+{
+	(void)ctx;
+	if (seconds >= 2 && seconds - prog.last >= 0.25 && isatty(2)) {
+		fprintf(stderr, "\rmuh %s: counting the space: %.1f%% walked in %.1f s (Ctrl-C stops)\033[K",
+			prog.cmd, 100 * fraction, seconds);
+		fflush(stderr);
+		prog.last = seconds;
+		prog.drawn = 1;
+	}
+	int stop = prog.stop && *prog.stop;
+	if (prog.drawn && stop) {
+		fputs("\r\033[K", stderr);
+		prog.drawn = 0;
+	}
+	return stop;
+}
+
+void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop)
+{
+	if (prog.drawn) { /* the line is replaced by whatever comes next */
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	prog.cmd = cmd;
+	prog.stop = stop;
+	prog.last = 0;
+	prog.drawn = 0;
+	space_set_progress(cmd ? on_space_progress : NULL, NULL);
 }

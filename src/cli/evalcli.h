@@ -59,4 +59,11 @@ void evalcli_print_header(FILE *f, int keyw);
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
 cJSON *evalcli_json(const char *key, const muh_measurement *m);
 
+/* While a space is built (space_build, inside session_open): after 2 s a
+ * progress line on stderr when it is a terminal, and *stop (set by the
+ * command's SIGINT handler) ends the build. cmd names the command. Off again
+ * with evalcli_space_progress(NULL, NULL). */
+#include <signal.h>
+void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop);
+
 #endif
