@@ -41,6 +41,7 @@
 #include "muh/deploy.h"
 #include "muh/muh.h"
 #include "pyfile.h"
+#include "scan_args.h"
 #include "scan_env.h"
 
 /* ---- small containers ------------------------------------------------------ */
@@ -1916,6 +1917,11 @@ int scan_host_nfiles(const muh_surface *s)
 	return s->nfiles;
 }
 
+int scan_host_with_tests(const muh_surface *s)
+{
+	return s->opt.with_tests;
+}
+
 const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel,
                              const char **module, int *is_test)
 {
@@ -2227,6 +2233,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		smap occ = {0};
 		for (int fi = 0; fi < s->nfiles; fi++)
 			knob_file_verdicts(s, fi, &b, &occ);
+		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan_args.c */
+			s->oom = 1;
 		json_knobs(s, &b, &occ);
 		yaml_knobs(s, &b, &occ);
 		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
