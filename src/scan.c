@@ -43,6 +43,7 @@
 #include "pyfile.h"
 #include "scan_args.h"
 #include "scan_env.h"
+#include "scan_vendor.h"
 
 /* ---- small containers ------------------------------------------------------ */
 
@@ -184,6 +185,7 @@ struct muh_surface {
 	int njsons, nyamls;
 	vec knobs; /* muh_knob */
 	vec diags; /* muh_diag */
+	vec excluded; /* scan_excluded_path: .py files the walk left out */
 	sblock *arena;
 	smap mods, defs, names;
 	vec namelists; /* vec of ref_at */
@@ -248,6 +250,7 @@ const char *scan_verdict_name(enum scan_verdict v)
 
 typedef struct walkres {
 	vec py, json, yaml; /* char* (malloc'd relative paths) */
+	muh_surface *s;     /* options; excluded paths go to s->excluded */
 } walkres;
 
 static int has_suffix(const char *s, const char *suf)
@@ -256,7 +259,25 @@ static int has_suffix(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
-static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
+/* Why the walk leaves rel out (an arena string), inherited from its
+ * directory or its own: an --exclude glob, or vendored code (src/scan_vendor.c);
+ * NULL when it is scanned. An --include glob brings a file back. */
+static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const char *inherited)
+{
+	const scan_options *o = &w->s->opt;
+	const char *why = inherited;
+	char dir[4200];
+	int g;
+	if (!why && (g = scan_glob_match(o->exclude, o->nexclude, rel)) >= 0)
+		why = sa_fmt(w->s, "--exclude %s", o->exclude[g]);
+	else if (!why && !o->with_vendored && scan_vendored(rel, is_dir, dir, sizeof(dir)))
+		why = sa_fmt(w->s, "vendored (%s)", dir);
+	if (why && !is_dir && scan_glob_match(o->include, o->ninclude, rel) >= 0)
+		why = NULL;
+	return why;
+}
+
+static int walk_dir(const char *root, const char *rel, walkres *w, int depth, const char *why)
 {
 	if (depth > 64)
 		return 0;
@@ -279,12 +300,21 @@ static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
 		struct stat st;
 		if (lstat(full, &st))
 			continue;
+		const char *ew = walk_excluded(w, r, S_ISDIR(st.st_mode), why);
 		if (S_ISDIR(st.st_mode)) {
-			walk_dir(root, r, w, depth + 1);
+			walk_dir(root, r, w, depth + 1, ew);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode))
 			continue;
+		if (ew) { /* counted, not scanned */
+			scan_excluded_path *x = has_suffix(n, ".py") ? vec_push(&w->s->excluded) : NULL;
+			if (x) {
+				x->path = sa_str(w->s, r);
+				x->why = ew;
+			}
+			continue;
+		}
 		vec *v = has_suffix(n, ".py")                                ? &w->py
 		         : has_suffix(n, ".json")                            ? &w->json
 		         : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
@@ -2109,7 +2139,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->namelists.esz = sizeof(vec);
 	if (opt)
 		s->opt = *opt;
-	walkres w = {{0}, {0}, {0}};
+	walkres w = {{0}, {0}, {0}, NULL};
 	w.py.esz = w.json.esz = w.yaml.esz = sizeof(char *);
 	int rc = MUH_OK;
 	if (single) {
@@ -2132,7 +2162,9 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		free(dup);
 	} else {
 		s->root = strdup(root);
-		int wr = walk_dir(root, "", &w, 0);
+		w.s = s;
+		s->excluded.esz = sizeof(scan_excluded_path);
+		int wr = walk_dir(root, "", &w, 0, NULL);
 		if (wr == -1) {
 			free_walk(&w);
 			scan_free(s);
@@ -2149,6 +2181,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		rc = MUH_ENOMEM;
 	if (w.py.n)
 		qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
+	if (s->excluded.n)
+		qsort(s->excluded.p, s->excluded.n, sizeof(scan_excluded_path), cmp_str);
 	if (w.json.n)
 		qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
 	if (w.yaml.n)
@@ -2286,6 +2320,7 @@ void scan_free(muh_surface *s)
 	smap_free(&s->names);
 	free(s->knobs.p);
 	free(s->diags.p);
+	free(s->excluded.p);
 	sblock *b = s->arena;
 	while (b) {
 		sblock *nx = b->next;
@@ -2334,6 +2369,16 @@ double scan_seconds(const muh_surface *s)
 	return s->seconds;
 }
 
+size_t scan_nexcluded(const muh_surface *s)
+{
+	return s->excluded.n;
+}
+
+const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i)
+{
+	return i < s->excluded.n ? (const scan_excluded_path *)s->excluded.p + i : NULL;
+}
+
 size_t scan_ndiags(const muh_surface *s)
 {
 	return s->diags.n;
@@ -2355,6 +2400,7 @@ char *scan_to_json(const muh_surface *s)
 	cJSON_AddNumberToObject(root, "files", s->nfiles);
 	cJSON *knobs = cJSON_AddArrayToObject(root, "knobs");
 	cJSON *spans = cJSON_AddObjectToObject(root, "spans");
+	int *prio = scan_rank(s);
 	for (size_t i = 0; i < s->knobs.n; i++) {
 		const muh_knob *k = (const muh_knob *)s->knobs.p + i;
 		cJSON *o = cJSON_CreateObject();
@@ -2394,6 +2440,8 @@ char *scan_to_json(const muh_surface *s)
 		cJSON_AddStringToObject(sp, "why", k->why ? k->why : "");
 		if (k->feeds)
 			cJSON_AddStringToObject(sp, "feeds", k->feeds);
+		if (prio)
+			cJSON_AddStringToObject(sp, "priority", scan_priority_name(prio[i]));
 		cJSON *alts = cJSON_AddArrayToObject(sp, "alternatives");
 		for (int j = 0; j < k->nalts; j++) {
 			cJSON *a = cJSON_CreateObject();
@@ -2405,6 +2453,15 @@ char *scan_to_json(const muh_surface *s)
 			cJSON_AddNumberToObject(a, "start_byte", k->alts[j].start);
 			cJSON_AddNumberToObject(a, "end_byte", k->alts[j].end);
 		}
+	}
+	free(prio);
+	cJSON *exc = cJSON_AddArrayToObject(root, "excluded");
+	for (size_t i = 0; i < s->excluded.n; i++) {
+		const scan_excluded_path *x = (const scan_excluded_path *)s->excluded.p + i;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToArray(exc, o);
+		cJSON_AddStringToObject(o, "path", x->path);
+		cJSON_AddStringToObject(o, "why", x->why);
 	}
 	cJSON *errs = cJSON_AddArrayToObject(root, "syntax_errors");
 	for (size_t i = 0; i < s->diags.n; i++) {

@@ -19,7 +19,7 @@ check() { # check DESCRIPTION COMMAND...
 # the table
 "$MUH" scan "$FORK" >"$tmp/table" 2>"$tmp/err"
 check "scan exits 0" test $? -eq 0
-check "table header" grep -q '^knob  *file:line  *value  *kind  *verdict  *why' "$tmp/table"
+check "table header" grep -q '^knob  *file:line  *value  *kind  *verdict  *prio  *id  *why' "$tmp/table"
 check "use_v1 unsafe row" grep -Eq '^use_v1 +vllm/attention/ops/paged_attn.py:[0-9]+ +True +override +unsafe ' "$tmp/table"
 check "BLOCK_SIZE_N dead row" grep -Eq '^BLOCK_SIZE_N .* config_dict +dead ' "$tmp/table"
 check "summary line" grep -Eq '^[0-9]+ of [0-9]+ knobs shown; .* in [0-9.]+ s$' "$tmp/table"
