@@ -42,6 +42,7 @@
 #include "muh/muh.h"
 #include "pyfile.h"
 #include "scan_args.h"
+#include "scan_cache.h"
 #include "scan_env.h"
 #include "scan_vendor.h"
 
@@ -186,6 +187,8 @@ struct muh_surface {
 	vec knobs; /* muh_knob */
 	vec diags; /* muh_diag */
 	vec excluded; /* scan_excluded_path: .py files the walk left out */
+	size_t nfiles_cached; /* scan_nfiles of a surface read from the cache */
+	const char *cache_status;
 	sblock *arena;
 	smap mods, defs, names;
 	vec namelists; /* vec of ref_at */
@@ -2031,7 +2034,25 @@ void scan_host_knob_id(muh_surface *s, const char *rel, const char *scope, const
 	knob_id(s, rel, scope, name, kind, occ, out);
 }
 
-/* ---- end of the host for scan_env.c ---- */
+/* ---- host for scan_cache.c (see src/scan_cache.h) ---- */
+
+muh_diag *scan_host_push_diag(muh_surface *s)
+{
+	return vec_push(&s->diags);
+}
+
+void scan_host_set_totals(muh_surface *s, size_t nfiles, size_t nbytes)
+{
+	s->nfiles_cached = nfiles;
+	s->nbytes = nbytes;
+}
+
+void scan_host_set_cache_status(muh_surface *s, const char *status)
+{
+	s->cache_status = status;
+}
+
+/* ---- end of the hosts ---- */
 
 static double now(void)
 {
@@ -2193,6 +2214,27 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->nyamls = (int)w.yaml.n;
 	w.json.p = w.yaml.p = NULL;
 	w.json.n = w.yaml.n = 0;
+	/* the cache (src/scan_cache.c): a tree whose every file hashes as
+	 * before answers without parsing */
+	char ckey[33] = "";
+	if (rc == MUH_OK && s->opt.cache && *s->opt.cache) {
+		if (scan_cache_key(s->root, &s->opt, (char *const *)w.py.p, w.py.n, s->jsons,
+		                   (size_t)s->njsons, s->yamls, (size_t)s->nyamls, ckey))
+			s->cache_status = "off: a file could not be read";
+		else {
+			int hit = scan_cache_load(s, s->opt.cache, ckey);
+			if (hit) {
+				free_walk(&w);
+				if (hit < 0) {
+					scan_free(s);
+					return MUH_ENOMEM;
+				}
+				s->seconds = now() - t0;
+				*out = s;
+				return MUH_OK;
+			}
+		}
+	}
 	s->files = calloc(w.py.n ? w.py.n : 1, sizeof(sfile));
 	if (!s->files)
 		rc = MUH_ENOMEM;
@@ -2284,6 +2326,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		scan_free(s);
 		return rc;
 	}
+	if (ckey[0])
+		scan_cache_store(s, s->opt.cache, ckey);
 	s->seconds = now() - t0;
 	*out = s;
 	return MUH_OK;
@@ -2356,7 +2400,12 @@ const char *scan_root(const muh_surface *s)
 
 size_t scan_nfiles(const muh_surface *s)
 {
-	return (size_t)s->nfiles;
+	return s->files ? (size_t)s->nfiles : s->nfiles_cached;
+}
+
+const char *scan_cache_status(const muh_surface *s)
+{
+	return s->cache_status;
 }
 
 size_t scan_nbytes(const muh_surface *s)
@@ -2397,7 +2446,7 @@ char *scan_to_json(const muh_surface *s)
 	if (!root)
 		return NULL;
 	cJSON_AddStringToObject(root, "root", s->root);
-	cJSON_AddNumberToObject(root, "files", s->nfiles);
+	cJSON_AddNumberToObject(root, "files", (double)scan_nfiles(s));
 	cJSON *knobs = cJSON_AddArrayToObject(root, "knobs");
 	cJSON *spans = cJSON_AddObjectToObject(root, "spans");
 	int *prio = scan_rank(s);

@@ -91,6 +91,9 @@ typedef struct scan_options {
 	const char *const *include;
 	int ninclude;
 	int with_vendored;
+	/* The cache file (SQLite) of whole surfaces keyed by the hashes of the
+	 * files scanned; NULL = no cache. See docs/scan.md. */
+	const char *cache;
 } scan_options;
 
 /* A .py file the walk left out, and why ("vendored (vllm/third_party/)",
@@ -117,6 +120,9 @@ const char *scan_root(const muh_surface *s);
 size_t scan_nfiles(const muh_surface *s);  /* .py files parsed */
 size_t scan_nbytes(const muh_surface *s);  /* their total size */
 double scan_seconds(const muh_surface *s); /* wall time of scan_tree */
+/* What the cache did: NULL without one, "hit", "miss (stored)", or why it
+ * could not be used ("unavailable: PATH: ...", "not stored: ..."). */
+const char *scan_cache_status(const muh_surface *s);
 
 /* Files that did not parse cleanly (first error of each, as file:line:col
  * with the source line). The scan continued past them. */

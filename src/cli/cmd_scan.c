@@ -34,6 +34,10 @@ static const char help[] =
     "  --with-vendored   scan vendored third-party code too (third_party/,\n"
     "                    vendor/, *_vendored/, pynvml, ...: left out by default)\n"
     "  -j, --jobs N      parse with N threads (default: one per CPU)\n"
+    "  --cache FILE      the cache of surfaces (SQLite; default: $MUH_CACHE_DIR/scan.sqlite,\n"
+    "                    else $XDG_CACHE_HOME/muh/ or ~/.cache/muh/scan.sqlite): a tree\n"
+    "                    whose files all hash as in a stored scan answers from it\n"
+    "  --no-cache        neither read nor write the cache\n"
     "  -h, --help        this text\n"
     "\n"
     "knob kinds:\n"
@@ -189,10 +193,12 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		counts[scan_knob(s, i)->verdict]++;
 	char cb[32];
 	printf("\n%zu of %zu knobs shown; %d live, %d dead, %d unsafe, %d platform, %d unknown; "
-	       "%zu files (%s bytes) in %.3f s\n",
+	       "%zu files (%s bytes) in %.3f s%s%s%s\n",
 	       nshow, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE],
 	       counts[SCAN_PLATFORM], counts[SCAN_UNKNOWN], scan_nfiles(s),
-	       cli_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s));
+	       cli_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s),
+	       scan_cache_status(s) ? " (cache: " : "",
+	       scan_cache_status(s) ? scan_cache_status(s) : "", scan_cache_status(s) ? ")" : "");
 	/* what the walk left out, one line per reason */
 	size_t nx = scan_nexcluded(s);
 	if (nx) {
@@ -235,9 +241,12 @@ static int run(int argc, char **argv)
 	    {"exclude", required_argument, 0, 'x'},
 	    {"include", required_argument, 0, 'i'},
 	    {"with-vendored", no_argument, 0, 'V'},
+	    {"cache", required_argument, 0, 'C'},
+	    {"no-cache", no_argument, 0, 'N'},
 	    {0, 0, 0, 0},
 	};
-	int json = 0, with_tests = 0, evidence = 0, jobs = 0, with_vendored = 0;
+	int json = 0, with_tests = 0, evidence = 0, jobs = 0, with_vendored = 0, no_cache = 0;
+	const char *cache = NULL;
 	size_t top = 0;
 	const char *excl[32], *incl[32];
 	int nx = 0, ni = 0;
@@ -315,6 +324,14 @@ static int run(int argc, char **argv)
 		case 'V':
 			with_vendored = 1;
 			break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("scan", "--cache: expected a file");
+			cache = optarg;
+			break;
+		case 'N':
+			no_cache = 1;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -334,6 +351,22 @@ static int run(int argc, char **argv)
 	opt.include = incl;
 	opt.ninclude = ni;
 	opt.with_vendored = with_vendored;
+	char cache_path[4096];
+	if (!no_cache && !cache) {
+		const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+		           *h = getenv("HOME");
+		if (e && *e)
+			snprintf(cache_path, sizeof(cache_path), "%s/scan.sqlite", e);
+		else if (x && *x)
+			snprintf(cache_path, sizeof(cache_path), "%s/muh/scan.sqlite", x);
+		else if (h && *h)
+			snprintf(cache_path, sizeof(cache_path), "%s/.cache/muh/scan.sqlite", h);
+		else
+			cache_path[0] = '\0';
+		if (cache_path[0])
+			cache = cache_path;
+	}
+	opt.cache = no_cache ? NULL : cache;
 	muh_surface *s;
 	muh_diag d;
 	diag_clear(&d);

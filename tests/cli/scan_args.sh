@@ -7,6 +7,7 @@
 # Usage: bash tests/cli/scan_args.sh path/to/muh
 source "$(dirname "$0")/lib.bash"
 TREE=tests/fixtures/scan/argengine
+export MUH_CACHE_DIR=$TMP/cache
 
 run "$MUH" scan --json --kind engine_arg "$TREE"
 expect_rc 0 "scan --json"

@@ -6,6 +6,7 @@
 # Usage: bash tests/cli/scan_table.sh path/to/muh
 source "$(dirname "$0")/lib.bash"
 T=tests/fixtures/scan/vendored
+export MUH_CACHE_DIR=$TMP/cache
 
 run "$MUH" scan "$T"
 expect_rc 0 "scan"
