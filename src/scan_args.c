@@ -582,6 +582,15 @@ static void walk_file(argctx *e, int fi)
 		free(src); /* changed since it was parsed: its facts no longer match */
 		return;
 	}
+	static const char *const triggers[] = {"add_argument", "click",     "dataclass",
+	                                       "BaseModel",    "TypedDict", "BaseSettings"};
+	int any = 0;
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(*triggers) && !any; i++)
+		any = memmem(src, n, triggers[i], strlen(triggers[i])) != NULL;
+	if (!any) { /* a *Config class of another kind: nothing to parse again for */
+		free(src);
+		return;
+	}
 	srcv v = {src, n, pf, fi, imports_click(pf)};
 	TSParser *p = ts_parser_new();
 	TSTree *tree = NULL;
