@@ -10,7 +10,7 @@
  *              none given: None, which argparse supplies);
  *   click      @click.option('--max-batch-tokens', type=int, default=8),
  *              @click.argument('model'), is_flag / '--a/--no-a' booleans;
- *   dataclass  @dataclass class XConfig / XArgs / XOptions / XSettings / XParams:
+ *   dataclass  @dataclass class XConfig / XArgs / XArguments / XOptions / XSettings:
  *              `name: T = default`, field(default=...), field(default_factory=...);
  *   pydantic   class XConfig(BaseModel / BaseSettings): `name: T = default`,
  *              Field(default) / Field(default=...);
@@ -416,8 +416,10 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
  * *ServerArgs*, *FrontendArgs*, Engine*Args). */
 static int schema_name(const char *name)
 {
-	static const char *const sufs[] = {"Args",    "Arguments", "Config", "Configs",
-	                                   "Options", "Settings",  "Params", "Parameters"};
+	/* not *Params: request-level data (SamplingParams) and holders
+	 * (MambaCacheParams), not what an engine is started with */
+	static const char *const sufs[] = {"Args",    "Arguments", "Config",
+	                                   "Configs", "Options",   "Settings"};
 	size_t l = strlen(name);
 	int ok = 0;
 	for (size_t i = 0; i < sizeof(sufs) / sizeof(*sufs); i++) {
