@@ -10,7 +10,8 @@
  *              none given: None, which argparse supplies);
  *   click      @click.option('--max-batch-tokens', type=int, default=8),
  *              @click.argument('model'), is_flag / '--a/--no-a' booleans;
- *   dataclass  @dataclass class XConfig / XArgs / XArguments / XOptions / XSettings:
+ *   dataclass  @dataclass (or vLLM's @config) class XConfig / XArgs / XArguments /
+ *              XOptions / XSettings:
  *              `name: T = default`, field(default=...), field(default_factory=...);
  *   pydantic   class XConfig(BaseModel / BaseSettings): `name: T = default`,
  *              Field(default) / Field(default=...);
@@ -72,7 +73,7 @@ typedef struct arg_def {
 	int splat;    /* add_argument(..., **kwargs): type and default from elsewhere */
 	/* reads */
 	int cls, rfi, rline; /* best reader class, its place */
-	int nlive, lfi[3], lline[3];
+	int nlive, lfi[3], lline[3], lscript[3]; /* up to 3 live reads */
 	const char *rhow;
 } arg_def;
 
@@ -456,7 +457,9 @@ static int schema_of(const srcv *v, TSNode cls, TSNode decorated)
 		TSNode x = ts_node_named_child(dc, 0);
 		if (is(x, "call"))
 			x = field(x, "function");
-		if (text_ends(v, x, "dataclass"))
+		/* @dataclass, @dataclasses.dataclass, pydantic's; vLLM's own
+		 * @config (a dataclass_transform that makes a pydantic dataclass) */
+		if (text_ends(v, x, "dataclass") || text_ends(v, x, "config"))
 			return ARG_DATACLASS;
 	}
 	return -1;
@@ -672,16 +675,35 @@ static size_t defs_named(arg_def *const *idx, size_t n, const char *name, size_t
 	return lo;
 }
 
-static void note_read(arg_def *const *idx, size_t n, const char *name, int fi, int cls, int line,
-                      const char *how)
+/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
+ * scripts/) rather than the engine's own code? Its reads count, but the
+ * evidence cites the engine's own reads first. */
+static int script_path(const char *rel)
+{
+	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
+	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8);
+}
+
+static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name, int fi, int cls,
+                      int line, const char *how)
 {
 	size_t cnt, i0 = defs_named(idx, n, name, &cnt);
+	const char *rel, *mod;
+	int is_test;
+	scan_host_file(e->s, fi, &rel, &mod, &is_test);
+	int script = script_path(rel);
 	for (size_t i = i0; i < i0 + cnt; i++) {
 		arg_def *d = idx[i];
-		if (cls == SCAN_ENV_R_LIVE && d->nlive < 3) {
-			d->lfi[d->nlive] = fi;
-			d->lline[d->nlive] = line;
-			d->nlive++;
+		if (cls == SCAN_ENV_R_LIVE) {
+			int slot = d->nlive < 3 ? d->nlive++ : -1;
+			for (int j = 0; slot < 0 && !script && j < 3; j++)
+				if (d->lscript[j])
+					slot = j; /* an engine read replaces a script's */
+			if (slot >= 0) {
+				d->lfi[slot] = fi;
+				d->lline[slot] = line;
+				d->lscript[slot] = script;
+			}
 		}
 		if (cls < d->cls) {
 			d->cls = cls;
@@ -781,7 +803,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			if (!cnt)
 				continue;
 			int cls = scan_host_read_class(e->s, fi, r->scope, r->byte, r->line, r->flags);
-			note_read(idx, n, r->name, fi, cls, r->line,
+			note_read(e, idx, n, r->name, fi, cls, r->line,
 			          r->flags & PF_R_ATTR ? "attribute" : "key");
 		}
 		int want_src = 0;
@@ -825,7 +847,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 				int cls = scan_host_read_class(
 				    e->s, fi, c->scope, c->byte, c->line,
 				    c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0);
-				note_read(idx, n, nm, fi, cls, c->line, "getattr");
+				note_read(e, idx, n, nm, fi, cls, c->line, "getattr");
 			}
 		}
 		free(src);
@@ -855,7 +877,7 @@ static void click_reads(argctx *e, arg_def *d)
 		if (cls == SCAN_ENV_R_UNKNOWN || cls == SCAN_ENV_R_NONE)
 			cls = SCAN_ENV_R_LIVE;
 		arg_def *one = d;
-		note_read(&one, 1, d->name, d->fi, cls, r->line, "parameter");
+		note_read(e, &one, 1, d->name, d->fi, cls, r->line, "parameter");
 	}
 }
 
@@ -1035,6 +1057,16 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 		why = "defined in another platform's module";
 	} else if (d->cls == SCAN_ENV_R_LIVE) {
 		v = SCAN_LIVE;
+		for (int i = 1; i < d->nlive; i++) /* the engine's own reads first */
+			for (int j = i; j > 0 && d->lscript[j - 1] > d->lscript[j]; j--) {
+				int t = d->lfi[j], u = d->lline[j], w = d->lscript[j];
+				d->lfi[j] = d->lfi[j - 1];
+				d->lline[j] = d->lline[j - 1];
+				d->lscript[j] = d->lscript[j - 1];
+				d->lfi[j - 1] = t;
+				d->lline[j - 1] = u;
+				d->lscript[j - 1] = w;
+			}
 		for (int i = 0; i < d->nlive; i++) {
 			const char *r, *m;
 			int t;
