@@ -715,8 +715,10 @@ static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name
 }
 
 /* getattr(obj, "NAME"[, d]) at src[byte]: the literal name into out (1), a
- * computed name (0), or not a getattr call here (-1). */
-static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, size_t cap)
+ * computed name (0), or not a getattr call here (-1). obj's text (trimmed,
+ * at most cap-1 bytes) goes to objout. */
+static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, size_t cap,
+                        char *objout, size_t ocap)
 {
 	size_t i = byte;
 	while (i < n && src[i] != '(')
@@ -725,6 +727,8 @@ static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, siz
 		return -1;
 	int depth = 0;
 	char q = 0;
+	size_t o0 = i + 1;
+	objout[0] = '\0';
 	for (i++; i < n; i++) { /* skip the first argument */
 		char c = src[i];
 		if (q) {
@@ -743,6 +747,14 @@ static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, siz
 			break;
 		}
 	}
+	while (o0 < i && (src[o0] == ' ' || src[o0] == '\n' || src[o0] == '\t'))
+		o0++;
+	size_t ol = 0;
+	while (o0 + ol < i && ol + 1 < ocap && src[o0 + ol] != ' ' && src[o0 + ol] != '\n' &&
+	       src[o0 + ol] != ',')
+		ol++;
+	memcpy(objout, src + o0, ol);
+	objout[ol] = '\0';
 	for (i++; i < n && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r');)
 		i++;
 	if (i >= n || (src[i] != '\'' && src[i] != '"'))
@@ -753,6 +765,16 @@ static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, siz
 		out[o++] = src[i++];
 	out[o] = '\0';
 	return i < n && src[i] == qq && o > 0;
+}
+
+/* Is name bound by an import in pf (getattr(torch, dtype) reads a module,
+ * not a namespace of arguments)? */
+static int is_module_alias(const pyfile *pf, const char *name)
+{
+	for (int i = 0; i < pf->nimports; i++)
+		if (!strcmp(pf->imports[i].alias, name))
+			return 1;
+	return 0;
 }
 
 static int dyn_call(const char *f)
@@ -829,9 +851,9 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 				const pf_call *c = &pf->calls[i];
 				if (!c->fname || strcmp(c->fname, "getattr"))
 					continue;
-				char nm[256];
-				int g = getattr_name(src, sn, c->byte, nm, sizeof(nm));
-				if (g == 0 && !is_test) {
+				char nm[256], obj[128];
+				int g = getattr_name(src, sn, c->byte, nm, sizeof(nm), obj, sizeof(obj));
+				if (g == 0 && !is_test && !is_module_alias(pf, obj)) {
 					/* getattr(args, f.name) for f in fields(cls): fields only */
 					int over = near(src, sn, c->byte, "fields(");
 					set_dyn(e, over, fi, c->line,
