@@ -17,7 +17,10 @@
  *              Field(default) / Field(default=...);
  *   TypedDict  class XConfig(TypedDict): every key (no default).
  * Classes the per-file analysis already reports as engine-argument classes
- * (*EngineArgs*, *ServerArgs*, ...) are left to it.
+ * (*EngineArgs*, *ServerArgs*, ...) are left to it; *Params classes are
+ * request data (SamplingParams), not schemas. A command-line argument
+ * defined next to a class field of its name, or defaulting to it, is that
+ * field (the field gets a step naming the flag; no second knob).
  *
  * The first evidence step of each knob is its definition: how it is defined,
  * dest, type, default and choices. The knob's own span is the default's text
@@ -31,8 +34,10 @@
  * names) / platform / dead (read only from tests, only on unreachable paths,
  * or nowhere). An argument read nowhere by name is `unknown` instead when
  * its module, or a module importing it, reads a namespace or an instance as
- * a whole (vars(), asdict(), fields(), model_dump(), .__dict__, getattr with
- * a computed name): the evidence names that site. A command-line argument
+ * a whole (vars(), .__dict__, getattr with a computed name on something not
+ * imported; for schema fields also asdict(), fields(), model_dump()): the
+ * evidence names that site. A click argument's reads are the loads of the
+ * command function's parameter. A command-line argument
  * that is not read by name but has the name of an engine-argument class
  * field takes that field's verdict when it is live (vLLM's
  * EngineArgs.from_cli_args copies the namespace into the fields by name).
@@ -74,7 +79,6 @@ typedef struct arg_def {
 	/* reads */
 	int cls, rfi, rline; /* best reader class, its place */
 	int nlive, lfi[3], lline[3], lscript[3]; /* up to 3 live reads */
-	const char *rhow;
 } arg_def;
 
 typedef struct argctx {
@@ -685,7 +689,7 @@ static int script_path(const char *rel)
 }
 
 static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name, int fi, int cls,
-                      int line, const char *how)
+                      int line)
 {
 	size_t cnt, i0 = defs_named(idx, n, name, &cnt);
 	const char *rel, *mod;
@@ -709,7 +713,6 @@ static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name
 			d->cls = cls;
 			d->rfi = fi;
 			d->rline = line;
-			d->rhow = how;
 		}
 	}
 }
@@ -825,8 +828,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			if (!cnt)
 				continue;
 			int cls = scan_host_read_class(e->s, fi, r->scope, r->byte, r->line, r->flags);
-			note_read(e, idx, n, r->name, fi, cls, r->line,
-			          r->flags & PF_R_ATTR ? "attribute" : "key");
+			note_read(e, idx, n, r->name, fi, cls, r->line);
 		}
 		int want_src = 0;
 		for (int i = 0; i < pf->ncalls; i++) {
@@ -869,7 +871,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 				int cls = scan_host_read_class(
 				    e->s, fi, c->scope, c->byte, c->line,
 				    c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0);
-				note_read(e, idx, n, nm, fi, cls, c->line, "getattr");
+				note_read(e, idx, n, nm, fi, cls, c->line);
 			}
 		}
 		free(src);
@@ -899,7 +901,7 @@ static void click_reads(argctx *e, arg_def *d)
 		if (cls == SCAN_ENV_R_UNKNOWN || cls == SCAN_ENV_R_NONE)
 			cls = SCAN_ENV_R_LIVE;
 		arg_def *one = d;
-		note_read(e, &one, 1, d->name, d->fi, cls, r->line, "parameter");
+		note_read(e, &one, 1, d->name, d->fi, cls, r->line);
 	}
 }
 
