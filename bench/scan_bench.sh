@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# bench/scan_bench.sh — scan time and peak memory of `muh scan` on whole vLLM
-# trees (the releases pinned in scripts/deps.lock), one thread and all CPUs.
+# bench/scan_bench.sh — how fast `muh scan` maps a real engine tree, against
+# Python's own ast.parse over the same files (the best existing tool for
+# "read every file of a Python tree"), one core:
+#   - ast:    ast.parse of every .py file muh scan parses (bench/scan_ast_baseline.py;
+#             files read first, CPU of the parsing only), min and median of REPEATS;
+#   - floor:  tree-sitter parsing alone of the same files (bench/scan_parse_only.c);
+#   - cold:   `muh scan -j 1 --no-cache TREE` (whole process: walk, parse,
+#             analysis, verdicts, table), user+sys CPU, wall and peak RSS;
+#   - warm:   `muh scan -j 1 --cache FILE TREE` after one scan stored the tree
+#             (every file read and hashed, none parsed).
+# The ratios are CPU seconds over ast's CPU seconds (min over min, median
+# over median): the machine may be shared, and CPU time is what one core
+# spends. Trees: the releases pinned in scripts/deps.lock that are unpacked.
 #   usage: bash bench/scan_bench.sh [path/to/muh] [repeats]
-# Prints one line per run (tree, jobs, wall s, user s, sys s, peak RSS MiB,
-# files, bytes, knobs) and a header with the machine. Needs GNU time
-# (/usr/bin/time). Results go into docs/results/scan.md by hand: never write a
-# number this script did not print.
+# Results go into docs/results/scan.md by hand: never write a number this
+# script did not print. Needs GNU time (/usr/bin/time) and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MUH=${1:-build/muh}
@@ -14,39 +23,62 @@ REPEATS=${2:-3}
 [ -x /usr/bin/time ] || { echo "scan_bench: needs GNU time (apt-get install time)" >&2; exit 3; }
 echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# uname: $(uname -a)"
-lscpu | head -20 | sed 's/^/# /'
-echo "# nproc: $(nproc)"
+lscpu | grep -E '^(Model name|CPU\(s\)|L1d|L2|L3)' | sed 's/^/# /'
+echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# python: $(python3 -VV | head -1)"
 echo "# muh: $("$MUH" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
-# the floor: tree-sitter parsing alone, one thread
-PO=$(mktemp -d)/parse_only
-cc -O2 -w -o "$PO" bench/scan_parse_only.c -Isrc/ts_compat -Ithird_party/tree-sitter-python/src \
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -w -o "$W/parse_only" bench/scan_parse_only.c -Isrc/ts_compat -Ithird_party/tree-sitter-python/src \
 	third_party/tree-sitter-python/src/parser.c third_party/tree-sitter-python/src/scanner.c -ltree-sitter
-for tree in third_party/vllm-0.6.3 third_party/vllm-0.33.0; do
-	[ -d "$tree" ] && echo "# $(basename "$tree") $(find "$tree" -name '*.py' | sort | "$PO")"
-done
-rm -rf "$(dirname "$PO")"
-printf '%-22s %4s %8s %8s %8s %9s %6s %12s %6s\n' tree jobs wall_s user_s sys_s peak_MiB files bytes knobs
-for tree in third_party/vllm-0.6.3 third_party/vllm-0.33.0; do
+
+# one_run ARGS...: "cpu wall rss" of one muh scan (table to /dev/null)
+one_run() {
+	/usr/bin/time -f '%U %S %e %M' -o "$W/time" "$MUH" scan -j 1 "$@" >"$W/table" 2>/dev/null
+	awk '{printf "%.2f %.2f %.1f\n", $1 + $2, $3, $4 / 1024}' "$W/time"
+}
+# stats FILE COLUMN: "min median" of a column
+stats() {
+	sort -n -k"$2" "$1" | awk -v c="$2" '{v[NR] = $c} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s", v[1], m}'
+}
+
+printf '%-16s %6s %11s | %-13s | %-13s | %-13s %9s | %-13s %9s | %7s %7s\n' tree files bytes \
+	"ast cpu s" "floor cpu s" "cold cpu s" "cold MiB" "warm cpu s" "warm MiB" "cold/ast" "warm/ast"
+for tree in third_party/vllm-0.6.3 third_party/vllm-0.8.5 third_party/vllm-0.33.0 third_party/lmdeploy-0.18.0; do
 	if [ ! -d "$tree" ]; then
 		echo "# $tree missing: run scripts/deps.sh" >&2
 		continue
 	fi
-	for jobs in 1 "$(nproc)"; do
-		for _ in $(seq "$REPEATS"); do
-			out=$(mktemp)
-			/usr/bin/time -v -o "$out.time" "$MUH" scan -j "$jobs" "$tree" >"$out" 2>/dev/null
-			summary=$(tail -1 "$out")
-			wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$out.time")
-			# m:ss.cc -> seconds
-			wall_s=$(echo "$wall" | awk -F: '{ if (NF == 3) print $1*3600 + $2*60 + $3; else print $1*60 + $2 }')
-			user=$(awk -F': ' '/User time/ {print $2}' "$out.time")
-			sys=$(awk -F': ' '/System time/ {print $2}' "$out.time")
-			rss=$(awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}' "$out.time")
-			files=$(echo "$summary" | sed -E 's/.*; ([0-9]+) files.*/\1/')
-			bytes=$(echo "$summary" | sed -E 's/.*files \(([0-9,]+) bytes\).*/\1/' | tr -d ,)
-			knobs=$(echo "$summary" | sed -E 's/^[0-9]+ of ([0-9]+) knobs.*/\1/')
-			printf '%-22s %4s %8s %8s %8s %9s %6s %12s %6s\n' "$(basename "$tree")" "$jobs" "$wall_s" "$user" "$sys" "$rss" "$files" "$bytes" "$knobs"
-			rm -f "$out" "$out.time"
-		done
+	name=$(basename "$tree")
+	"$MUH" scan --no-cache --json "$tree" >"$W/scan.json"
+	base=$(REPEATS=$REPEATS python3 bench/scan_ast_baseline.py "$tree" "$W/scan.json" "$W/list")
+	files=$(echo "$base" | awk '{print $2}')
+	bytes=$(echo "$base" | awk '{print $4}')
+	ast_min=$(echo "$base" | awk '{print $6}')
+	ast_med=$(echo "$base" | awk '{print $8}')
+	: >"$W/floor"
+	for _ in $(seq "$REPEATS"); do
+		"$W/parse_only" <"$W/list" | sed -E 's/.* ([0-9.]+) s CPU.*/\1/' >>"$W/floor"
 	done
+	floor=$(stats "$W/floor" 1)
+	: >"$W/cold"
+	for _ in $(seq "$REPEATS"); do one_run --no-cache "$tree" >>"$W/cold"; done
+	rm -f "$W/c.sqlite"
+	one_run --cache "$W/c.sqlite" "$tree" >/dev/null # stores
+	grep -q '(cache: miss (stored))' "$W/table" || { echo "scan_bench: $name was not stored" >&2; exit 1; }
+	: >"$W/warm"
+	for _ in $(seq "$REPEATS"); do
+		one_run --cache "$W/c.sqlite" "$tree" >>"$W/warm"
+		grep -q '(cache: hit)' "$W/table" || { echo "scan_bench: $name was not a hit" >&2; exit 1; }
+	done
+	read -r cold_min cold_med <<<"$(stats "$W/cold" 1)"
+	read -r warm_min warm_med <<<"$(stats "$W/warm" 1)"
+	cold_rss=$(stats "$W/cold" 3 | awk '{print $2}')
+	warm_rss=$(stats "$W/warm" 3 | awk '{print $2}')
+	printf '%-16s %6s %11s | %5s / %5s | %5s / %5s | %5s / %5s %9s | %5s / %5s %9s | %7.2f %7.3f\n' \
+		"$name" "$files" "$bytes" "$ast_min" "$ast_med" $floor "$cold_min" "$cold_med" "$cold_rss" \
+		"$warm_min" "$warm_med" "$warm_rss" "$(echo "$cold_min $ast_min" | awk '{print $1 / $2}')" \
+		"$(echo "$warm_min $ast_min" | awk '{print $1 / $2}')"
+	echo "#   $name cold wall s: $(awk '{print $2}' "$W/cold" | tr '\n' ' ') warm wall s: $(awk '{print $2}' "$W/warm" | tr '\n' ' ')"
 done
+echo "# columns: min / median of $REPEATS runs; floor = tree-sitter parse alone; ratios are min over min"

@@ -30,7 +30,11 @@ while read -r name ver sha dir tag; do
 	tgz=$(python3 scripts/fetch_sdist.py "$name" "$ver" "$sha" third_party/.dl)
 	rm -rf "third_party/$dir.tmp"
 	mkdir -p "third_party/$dir.tmp"
-	tar xzf "$tgz" -C "third_party/$dir.tmp" --strip-components=1
+	case "$tgz" in
+	*.whl) # a wheel (the project publishes no sdist): its Python package as is
+		python3 -m zipfile -e "$tgz" "third_party/$dir.tmp" ;;
+	*) tar xzf "$tgz" -C "third_party/$dir.tmp" --strip-components=1 ;;
+	esac
 	mv "third_party/$dir.tmp" "third_party/$dir"
 	rm -f "$tgz"
 	echo "deps: $name $ver -> third_party/$dir (sha256 ok)"

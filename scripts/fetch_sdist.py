@@ -5,7 +5,11 @@ usage: fetch_sdist.py NAME VERSION SHA256 DESTDIR
 
 Finds the sdist's URL on PyPI's simple index (the only PyPI endpoint this
 project relies on), downloads it, and refuses it unless the hash matches.
-Standard library only. Exit 3 on any failure, with the reason on stderr.
+A project that publishes no sdist (lmdeploy) is pinned by one of its wheels:
+when no NAME-VERSION.tar.gz is listed, the .whl of NAME-VERSION whose listed
+sha256 is the pinned one is fetched instead (the hash picks the file).
+Prints the downloaded file's path. Standard library only. Exit 3 on any
+failure, with the reason on stderr.
 """
 import hashlib
 import os
@@ -27,6 +31,10 @@ def main():
     pat = re.compile(r'href="([^"]*?/(' + stem + "-" + re.escape(version) +
                      r'\.tar\.gz))#sha256=([0-9a-f]+)"', re.I)
     m = pat.search(page)
+    if not m:
+        wheel = re.compile(r'href="([^"]*?/(' + stem + "-" + re.escape(version) +
+                           r'-[^"/]*\.whl))#sha256=(' + re.escape(want) + ')"', re.I)
+        m = wheel.search(page)
     if not m:
         print(f"fetch_sdist: no sdist {name}=={version} on {INDEX}", file=sys.stderr)
         return 3

@@ -501,6 +501,10 @@ static int check_value(const muh_knob *k, int alt, const char *value, int *comme
 	if (k->kind && !strcmp(k->kind, "engine_arg") && k->scope &&
 	    !strcmp(k->scope, "<deployment>"))
 		return MUH_OK;
+	if (alt < 0 && k->start == k->end) /* e.g. add_argument(...) with no default= */
+		return diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): it has no default in the "
+				      "source to rewrite",
+				   k->name, value, k->id, k->file, k->line);
 	const char *cur = alt >= 0 ? k->alts[alt].eval : k->eval;
 	if ((k->kind && !strcmp(k->kind, "json_config")) || (k->file && ends_with(k->file, ".json"))) {
 		cJSON *v = cJSON_Parse(value), *c = cur ? cJSON_Parse(cur) : NULL;

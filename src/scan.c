@@ -41,7 +41,10 @@
 #include "muh/deploy.h"
 #include "muh/muh.h"
 #include "pyfile.h"
+#include "scan_args.h"
+#include "scan_cache.h"
 #include "scan_env.h"
+#include "scan_vendor.h"
 
 /* ---- small containers ------------------------------------------------------ */
 
@@ -183,6 +186,9 @@ struct muh_surface {
 	int njsons, nyamls;
 	vec knobs; /* muh_knob */
 	vec diags; /* muh_diag */
+	vec excluded; /* scan_excluded_path: .py files the walk left out */
+	size_t nfiles_cached; /* scan_nfiles of a surface read from the cache */
+	const char *cache_status;
 	sblock *arena;
 	smap mods, defs, names;
 	vec namelists; /* vec of ref_at */
@@ -247,6 +253,7 @@ const char *scan_verdict_name(enum scan_verdict v)
 
 typedef struct walkres {
 	vec py, json, yaml; /* char* (malloc'd relative paths) */
+	muh_surface *s;     /* options; excluded paths go to s->excluded */
 } walkres;
 
 static int has_suffix(const char *s, const char *suf)
@@ -255,7 +262,25 @@ static int has_suffix(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
-static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
+/* Why the walk leaves rel out (an arena string), inherited from its
+ * directory or its own: an --exclude glob, or vendored code (src/scan_vendor.c);
+ * NULL when it is scanned. An --include glob brings a file back. */
+static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const char *inherited)
+{
+	const scan_options *o = &w->s->opt;
+	const char *why = inherited;
+	char dir[4200];
+	int g;
+	if (!why && (g = scan_glob_match(o->exclude, o->nexclude, rel)) >= 0)
+		why = sa_fmt(w->s, "--exclude %s", o->exclude[g]);
+	else if (!why && !o->with_vendored && scan_vendored(rel, is_dir, dir, sizeof(dir)))
+		why = sa_fmt(w->s, "vendored (%s)", dir);
+	if (why && !is_dir && scan_glob_match(o->include, o->ninclude, rel) >= 0)
+		why = NULL;
+	return why;
+}
+
+static int walk_dir(const char *root, const char *rel, walkres *w, int depth, const char *why)
 {
 	if (depth > 64)
 		return 0;
@@ -278,12 +303,21 @@ static int walk_dir(const char *root, const char *rel, walkres *w, int depth)
 		struct stat st;
 		if (lstat(full, &st))
 			continue;
+		const char *ew = walk_excluded(w, r, S_ISDIR(st.st_mode), why);
 		if (S_ISDIR(st.st_mode)) {
-			walk_dir(root, r, w, depth + 1);
+			walk_dir(root, r, w, depth + 1, ew);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode))
 			continue;
+		if (ew) { /* counted, not scanned */
+			scan_excluded_path *x = has_suffix(n, ".py") ? vec_push(&w->s->excluded) : NULL;
+			if (x) {
+				x->path = sa_str(w->s, r);
+				x->why = ew;
+			}
+			continue;
+		}
 		vec *v = has_suffix(n, ".py")                                ? &w->py
 		         : has_suffix(n, ".json")                            ? &w->json
 		         : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
@@ -1916,6 +1950,11 @@ int scan_host_nfiles(const muh_surface *s)
 	return s->nfiles;
 }
 
+int scan_host_with_tests(const muh_surface *s)
+{
+	return s->opt.with_tests;
+}
+
 const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel,
                              const char **module, int *is_test)
 {
@@ -1995,7 +2034,25 @@ void scan_host_knob_id(muh_surface *s, const char *rel, const char *scope, const
 	knob_id(s, rel, scope, name, kind, occ, out);
 }
 
-/* ---- end of the host for scan_env.c ---- */
+/* ---- host for scan_cache.c (see src/scan_cache.h) ---- */
+
+muh_diag *scan_host_push_diag(muh_surface *s)
+{
+	return vec_push(&s->diags);
+}
+
+void scan_host_set_totals(muh_surface *s, size_t nfiles, size_t nbytes)
+{
+	s->nfiles_cached = nfiles;
+	s->nbytes = nbytes;
+}
+
+void scan_host_set_cache_status(muh_surface *s, const char *status)
+{
+	s->cache_status = status;
+}
+
+/* ---- end of the hosts ---- */
 
 static double now(void)
 {
@@ -2103,7 +2160,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->namelists.esz = sizeof(vec);
 	if (opt)
 		s->opt = *opt;
-	walkres w = {{0}, {0}, {0}};
+	walkres w = {{0}, {0}, {0}, NULL};
 	w.py.esz = w.json.esz = w.yaml.esz = sizeof(char *);
 	int rc = MUH_OK;
 	if (single) {
@@ -2126,7 +2183,9 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		free(dup);
 	} else {
 		s->root = strdup(root);
-		int wr = walk_dir(root, "", &w, 0);
+		w.s = s;
+		s->excluded.esz = sizeof(scan_excluded_path);
+		int wr = walk_dir(root, "", &w, 0, NULL);
 		if (wr == -1) {
 			free_walk(&w);
 			scan_free(s);
@@ -2143,6 +2202,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		rc = MUH_ENOMEM;
 	if (w.py.n)
 		qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
+	if (s->excluded.n)
+		qsort(s->excluded.p, s->excluded.n, sizeof(scan_excluded_path), cmp_str);
 	if (w.json.n)
 		qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
 	if (w.yaml.n)
@@ -2153,6 +2214,27 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->nyamls = (int)w.yaml.n;
 	w.json.p = w.yaml.p = NULL;
 	w.json.n = w.yaml.n = 0;
+	/* the cache (src/scan_cache.c): a tree whose every file hashes as
+	 * before answers without parsing */
+	char ckey[33] = "";
+	if (rc == MUH_OK && s->opt.cache && *s->opt.cache) {
+		if (scan_cache_key(s->root, &s->opt, (char *const *)w.py.p, w.py.n, s->jsons,
+		                   (size_t)s->njsons, s->yamls, (size_t)s->nyamls, ckey))
+			s->cache_status = "off: a file could not be read";
+		else {
+			int hit = scan_cache_load(s, s->opt.cache, ckey);
+			if (hit) {
+				free_walk(&w);
+				if (hit < 0) {
+					scan_free(s);
+					return MUH_ENOMEM;
+				}
+				s->seconds = now() - t0;
+				*out = s;
+				return MUH_OK;
+			}
+		}
+	}
 	s->files = calloc(w.py.n ? w.py.n : 1, sizeof(sfile));
 	if (!s->files)
 		rc = MUH_ENOMEM;
@@ -2227,6 +2309,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		smap occ = {0};
 		for (int fi = 0; fi < s->nfiles; fi++)
 			knob_file_verdicts(s, fi, &b, &occ);
+		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan_args.c */
+			s->oom = 1;
 		json_knobs(s, &b, &occ);
 		yaml_knobs(s, &b, &occ);
 		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
@@ -2242,6 +2326,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		scan_free(s);
 		return rc;
 	}
+	if (ckey[0])
+		scan_cache_store(s, s->opt.cache, ckey);
 	s->seconds = now() - t0;
 	*out = s;
 	return MUH_OK;
@@ -2278,6 +2364,7 @@ void scan_free(muh_surface *s)
 	smap_free(&s->names);
 	free(s->knobs.p);
 	free(s->diags.p);
+	free(s->excluded.p);
 	sblock *b = s->arena;
 	while (b) {
 		sblock *nx = b->next;
@@ -2313,7 +2400,12 @@ const char *scan_root(const muh_surface *s)
 
 size_t scan_nfiles(const muh_surface *s)
 {
-	return (size_t)s->nfiles;
+	return s->files ? (size_t)s->nfiles : s->nfiles_cached;
+}
+
+const char *scan_cache_status(const muh_surface *s)
+{
+	return s->cache_status;
 }
 
 size_t scan_nbytes(const muh_surface *s)
@@ -2324,6 +2416,16 @@ size_t scan_nbytes(const muh_surface *s)
 double scan_seconds(const muh_surface *s)
 {
 	return s->seconds;
+}
+
+size_t scan_nexcluded(const muh_surface *s)
+{
+	return s->excluded.n;
+}
+
+const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i)
+{
+	return i < s->excluded.n ? (const scan_excluded_path *)s->excluded.p + i : NULL;
 }
 
 size_t scan_ndiags(const muh_surface *s)
@@ -2344,9 +2446,10 @@ char *scan_to_json(const muh_surface *s)
 	if (!root)
 		return NULL;
 	cJSON_AddStringToObject(root, "root", s->root);
-	cJSON_AddNumberToObject(root, "files", s->nfiles);
+	cJSON_AddNumberToObject(root, "files", (double)scan_nfiles(s));
 	cJSON *knobs = cJSON_AddArrayToObject(root, "knobs");
 	cJSON *spans = cJSON_AddObjectToObject(root, "spans");
+	int *prio = scan_rank(s);
 	for (size_t i = 0; i < s->knobs.n; i++) {
 		const muh_knob *k = (const muh_knob *)s->knobs.p + i;
 		cJSON *o = cJSON_CreateObject();
@@ -2386,6 +2489,8 @@ char *scan_to_json(const muh_surface *s)
 		cJSON_AddStringToObject(sp, "why", k->why ? k->why : "");
 		if (k->feeds)
 			cJSON_AddStringToObject(sp, "feeds", k->feeds);
+		if (prio)
+			cJSON_AddStringToObject(sp, "priority", scan_priority_name(prio[i]));
 		cJSON *alts = cJSON_AddArrayToObject(sp, "alternatives");
 		for (int j = 0; j < k->nalts; j++) {
 			cJSON *a = cJSON_CreateObject();
@@ -2397,6 +2502,15 @@ char *scan_to_json(const muh_surface *s)
 			cJSON_AddNumberToObject(a, "start_byte", k->alts[j].start);
 			cJSON_AddNumberToObject(a, "end_byte", k->alts[j].end);
 		}
+	}
+	free(prio);
+	cJSON *exc = cJSON_AddArrayToObject(root, "excluded");
+	for (size_t i = 0; i < s->excluded.n; i++) {
+		const scan_excluded_path *x = (const scan_excluded_path *)s->excluded.p + i;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToArray(exc, o);
+		cJSON_AddStringToObject(o, "path", x->path);
+		cJSON_AddStringToObject(o, "why", x->why);
 	}
 	cJSON *errs = cJSON_AddArrayToObject(root, "syntax_errors");
 	for (size_t i = 0; i < s->diags.n; i++) {

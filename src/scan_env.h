@@ -47,6 +47,8 @@ enum scan_env_reader {
 };
 
 int scan_host_nfiles(const muh_surface *s);
+/* Does the scan report knobs defined in test files (scan_options.with_tests)? */
+int scan_host_with_tests(const muh_surface *s);
 /* The parsed file fi (0 <= fi < nfiles): its facts, relative path, dotted
  * module name and whether it is a test file. */
 const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel, const char **module,

@@ -81,7 +81,26 @@ typedef struct muh_knob {
 typedef struct scan_options {
 	int with_tests; /* also report knobs defined in test files (default 0) */
 	int jobs;       /* parser threads; 0 = one per online CPU (at most 16) */
+	/* Paths left out of the walk (relative to the root; fnmatch globs
+	 * without FNM_PATHNAME, so `*` crosses `/`): exclude globs; vendored
+	 * third-party code (third_party/, vendor/, _vendored, pynvml, ...; see
+	 * docs/scan.md) unless with_vendored; include globs bring back files
+	 * either rule left out. */
+	const char *const *exclude;
+	int nexclude;
+	const char *const *include;
+	int ninclude;
+	int with_vendored;
+	/* The cache file (SQLite) of whole surfaces keyed by the hashes of the
+	 * files scanned; NULL = no cache. See docs/scan.md. */
+	const char *cache;
 } scan_options;
+
+/* A .py file the walk left out, and why ("vendored (vllm/third_party/)",
+ * "--exclude benchmarks/x"). */
+typedef struct scan_excluded_path {
+	const char *path, *why;
+} scan_excluded_path;
 
 /* Scans the engine tree at root (a directory, or one .py file). opt may be
  * NULL. Returns MUH_OK and *out (free with scan_free), MUH_EINPUT when root
@@ -101,13 +120,30 @@ const char *scan_root(const muh_surface *s);
 size_t scan_nfiles(const muh_surface *s);  /* .py files parsed */
 size_t scan_nbytes(const muh_surface *s);  /* their total size */
 double scan_seconds(const muh_surface *s); /* wall time of scan_tree */
+/* What the cache did: NULL without one, "hit", "miss (stored)", or why it
+ * could not be used ("unavailable: PATH: ...", "not stored: ..."). */
+const char *scan_cache_status(const muh_surface *s);
 
 /* Files that did not parse cleanly (first error of each, as file:line:col
  * with the source line). The scan continued past them. */
 size_t scan_ndiags(const muh_surface *s);
+
+/* The .py files left out by scan_options' exclusion rules, in path order. */
+size_t scan_nexcluded(const muh_surface *s);
+const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i);
 const muh_diag *scan_diag(const muh_surface *s, size_t i);
 
 const char *scan_verdict_name(enum scan_verdict v);
+
+/* Priority of a knob for the person tuning (src/scan_rank.c, docs/scan.md):
+ * P0 reaches a kernel launch or the scheduler (or is unsafe), P1 other live
+ * knobs, P2 unknown or platform, low dead knobs and sentinels
+ * (PAD_SLOT_ID = -1). */
+enum scan_priority { SCAN_P0 = 0, SCAN_P1, SCAN_P2, SCAN_PLOW };
+/* The priority of every knob, indexed like scan_knob (malloc'd, caller
+ * frees; NULL when out of memory). */
+int *scan_rank(const muh_surface *s);
+const char *scan_priority_name(int p); /* "P0" "P1" "P2" "low" */
 
 /* The surface as JSON text (malloc'd, caller frees; NULL when out of
  * memory): {"root", "files", "knobs": [{id, file, line, name, kind, value,

@@ -27,7 +27,17 @@ static const char help[] =
     "  --kind K          show only knobs of kind K (repeatable)\n"
     "  --with-tests      also report knobs defined in test files\n"
     "  --evidence        print every evidence step under each table row\n"
+    "  --top N           show the N knobs of highest priority (after the filters)\n"
+    "  --exclude GLOB    leave out paths matching GLOB (relative to TREE; `*` also\n"
+    "                    matches `/`; a matching directory is left out whole)\n"
+    "  --include GLOB    scan files matching GLOB even when vendored or excluded\n"
+    "  --with-vendored   scan vendored third-party code too (third_party/,\n"
+    "                    vendor/, *_vendored/, pynvml, ...: left out by default)\n"
     "  -j, --jobs N      parse with N threads (default: one per CPU)\n"
+    "  --cache FILE      the cache of surfaces (SQLite; default: $MUH_CACHE_DIR/scan.sqlite,\n"
+    "                    else $XDG_CACHE_HOME/muh/ or ~/.cache/muh/scan.sqlite): a tree\n"
+    "                    whose files all hash as in a stored scan answers from it\n"
+    "  --no-cache        neither read nor write the cache\n"
     "  -h, --help        this text\n"
     "\n"
     "knob kinds:\n"
@@ -55,6 +65,11 @@ static const char help[] =
     "            across modules through imports\n"
     "  platform  reachable only through another platform's backend (e.g. ROCm)\n"
     "  unknown   the static analysis cannot tell; the `why` column says why\n"
+    "\n"
+    "The table is sorted by priority (prio): P0 reaches a kernel launch or the\n"
+    "scheduler (or is unsafe), P1 other live knobs, P2 unknown or platform, low\n"
+    "dead knobs and sentinels (PAD_SLOT_ID = -1); the id column is what\n"
+    "`muh patch --set ID=VALUE` takes.\n"
     "\n"
     "Knob ids are stable: a hash of the file path, enclosing scope, name, kind and\n"
     "occurrence, not of line numbers. Exit status: 0 when the scan ran (whatever\n"
@@ -96,6 +111,121 @@ static int known_kind(const char *k)
 	return match(kinds, (int)(sizeof(kinds) / sizeof(kinds[0])), k);
 }
 
+/* Is knob i shown (the --verdict / --kind filters)? */
+static int shown_knob(const muh_knob *k, const char *const *verdicts, int nv,
+                      const char *const *kinds, int nk)
+{
+	return match(verdicts, nv, scan_verdict_name(k->verdict)) && match(kinds, nk, k->kind);
+}
+
+static const int *rank_of; /* for qsort: the priorities of the knobs */
+
+static int cmp_rank(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if (rank_of[x] != rank_of[y])
+		return rank_of[x] - rank_of[y];
+	return x < y ? -1 : x > y;
+}
+
+/* The table: the knobs that pass the filters, by priority (then in scan
+ * order), at most top of them (0 = all); the summary; what was excluded.
+ * Returns -1 when out of memory. */
+static int print_table(const muh_surface *s, const char *const *verdicts, int nv,
+                       const char *const *kinds, int nk, size_t top, int evidence)
+{
+	size_t n = scan_nknobs(s), nshow = 0;
+	int *prio = scan_rank(s);
+	size_t *order = malloc(sizeof(size_t) * (n ? n : 1));
+	if (!prio || !order) {
+		free(prio);
+		free(order);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (shown_knob(scan_knob(s, i), verdicts, nv, kinds, nk))
+			order[nshow++] = i;
+	rank_of = prio;
+	qsort(order, nshow, sizeof(size_t), cmp_rank);
+	if (top && nshow > top)
+		nshow = top;
+	int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
+	char buf[128];
+	for (size_t r = 0; r < nshow; r++) {
+		const muh_knob *k = scan_knob(s, order[r]);
+		int l = (int)strlen(k->name);
+		wn = l > wn ? (l > 40 ? 40 : l) : wn;
+		l = snprintf(buf, sizeof(buf), "%s:%d", k->file, k->line);
+		wl = l > wl ? (l > 60 ? 60 : l) : wl;
+		l = (int)strlen(k->value ? k->value : "");
+		wv = l > wv ? (l > 24 ? 24 : l) : wv;
+		l = (int)strlen(k->kind);
+		wk = l > wk ? l : wk;
+	}
+	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, "knob", wl, "file:line", wv,
+	       "value", wk, "kind", wd, "verdict", "prio", "id", "why");
+	for (size_t r = 0; r < nshow; r++) {
+		const muh_knob *k = scan_knob(s, order[r]);
+		char name[48], loc[128], loc2[136], val[32];
+		clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name), k->name);
+		snprintf(loc, sizeof(loc), "%s:%d", k->file, k->line);
+		if ((int)strlen(loc) > wl) /* keep the tail: file name and line */
+			snprintf(loc2, sizeof(loc2), "...%s", loc + strlen(loc) - (size_t)wl + 3);
+		else
+			snprintf(loc2, sizeof(loc2), "%s", loc);
+		clip(val, (size_t)wv + 1 < sizeof(val) ? (size_t)wv + 1 : sizeof(val),
+		     k->value ? k->value : "");
+		char why[256];
+		if (k->nunsafe)
+			snprintf(why, sizeof(why), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
+		else
+			snprintf(why, sizeof(why), "%s", k->why ? k->why : "");
+		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, name, wl, loc2, wv, val, wk,
+		       k->kind, wd, scan_verdict_name(k->verdict), scan_priority_name(prio[order[r]]),
+		       k->id, why);
+		if (evidence)
+			for (int j = 0; j < k->nevidence; j++)
+				printf("    %s:%d: %s\n", k->evidence[j].file, k->evidence[j].line,
+				       k->evidence[j].note);
+	}
+	int counts[5] = {0};
+	for (size_t i = 0; i < n; i++)
+		counts[scan_knob(s, i)->verdict]++;
+	char cb[32];
+	printf("\n%zu of %zu knobs shown; %d live, %d dead, %d unsafe, %d platform, %d unknown; "
+	       "%zu files (%s bytes) in %.3f s%s%s%s\n",
+	       nshow, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE],
+	       counts[SCAN_PLATFORM], counts[SCAN_UNKNOWN], scan_nfiles(s),
+	       cli_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s),
+	       scan_cache_status(s) ? " (cache: " : "",
+	       scan_cache_status(s) ? scan_cache_status(s) : "", scan_cache_status(s) ? ")" : "");
+	/* what the walk left out, one line per reason */
+	size_t nx = scan_nexcluded(s);
+	if (nx) {
+		printf("%zu .py file%s not scanned:", nx, nx == 1 ? "" : "s");
+		int groups = 0;
+		for (size_t i = 0; i < nx; i++) {
+			const scan_excluded_path *x = scan_excluded(s, i);
+			int seen = 0;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(scan_excluded(s, j)->why, x->why);
+			if (seen)
+				continue;
+			size_t c = 0;
+			for (size_t j = i; j < nx; j++)
+				c += !strcmp(scan_excluded(s, j)->why, x->why);
+			if (groups++ < 8)
+				printf("%s %zu %s", groups > 1 ? ";" : "", c, x->why);
+		}
+		if (groups > 8)
+			printf("; %d more reasons (see --json excluded)", groups - 8);
+		printf(" (--include GLOB or --with-vendored scans them)\n");
+	}
+	free(order);
+	free(prio);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -107,9 +237,19 @@ static int run(int argc, char **argv)
 	    {"evidence", no_argument, 0, 'e'},
 	    {"help", no_argument, 0, 'h'},
 	    {"jobs", required_argument, 0, 'j'},
+	    {"top", required_argument, 0, 'T'},
+	    {"exclude", required_argument, 0, 'x'},
+	    {"include", required_argument, 0, 'i'},
+	    {"with-vendored", no_argument, 0, 'V'},
+	    {"cache", required_argument, 0, 'C'},
+	    {"no-cache", no_argument, 0, 'N'},
 	    {0, 0, 0, 0},
 	};
-	int json = 0, with_tests = 0, evidence = 0, jobs = 0;
+	int json = 0, with_tests = 0, evidence = 0, jobs = 0, with_vendored = 0, no_cache = 0;
+	const char *cache = NULL;
+	size_t top = 0;
+	const char *excl[32], *incl[32];
+	int nx = 0, ni = 0;
 	const char *specs = NULL;
 	const char *verdicts[8], *kinds[8];
 	int nv = 0, nk = 0;
@@ -160,6 +300,38 @@ static int run(int argc, char **argv)
 			jobs = (int)v;
 			break;
 		}
+		case 'T': {
+			uint64_t v;
+			if (cli_parse_u64(optarg, &v) || v < 1)
+				return cli_usage_error("scan", "--top %s: expected a count of 1 or more",
+				                       optarg);
+			top = (size_t)v;
+			break;
+		}
+		case 'x':
+		case 'i':
+			if ((c == 'x' ? nx : ni) == 32)
+				return cli_usage_error("scan", "too many --%s (at most 32)",
+				                       c == 'x' ? "exclude" : "include");
+			if (!*optarg)
+				return cli_usage_error("scan", "--%s: expected a glob",
+				                       c == 'x' ? "exclude" : "include");
+			if (c == 'x')
+				excl[nx++] = optarg;
+			else
+				incl[ni++] = optarg;
+			break;
+		case 'V':
+			with_vendored = 1;
+			break;
+		case 'C':
+			if (!*optarg)
+				return cli_usage_error("scan", "--cache: expected a file");
+			cache = optarg;
+			break;
+		case 'N':
+			no_cache = 1;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -171,7 +343,30 @@ static int run(int argc, char **argv)
 		return cli_usage_error("scan", optind >= argc ? "which tree? (muh scan TREE)"
 		                                              : "one TREE only");
 	const char *tree = argv[optind];
-	scan_options opt = {with_tests, jobs};
+	scan_options opt = {0};
+	opt.with_tests = with_tests;
+	opt.jobs = jobs;
+	opt.exclude = excl;
+	opt.nexclude = nx;
+	opt.include = incl;
+	opt.ninclude = ni;
+	opt.with_vendored = with_vendored;
+	char cache_path[4096];
+	if (!no_cache && !cache) {
+		const char *e = getenv("MUH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+		           *h = getenv("HOME");
+		if (e && *e)
+			snprintf(cache_path, sizeof(cache_path), "%s/scan.sqlite", e);
+		else if (x && *x)
+			snprintf(cache_path, sizeof(cache_path), "%s/muh/scan.sqlite", x);
+		else if (h && *h)
+			snprintf(cache_path, sizeof(cache_path), "%s/.cache/muh/scan.sqlite", h);
+		else
+			cache_path[0] = '\0';
+		if (cache_path[0])
+			cache = cache_path;
+	}
+	opt.cache = no_cache ? NULL : cache;
 	muh_surface *s;
 	muh_diag d;
 	diag_clear(&d);
@@ -202,66 +397,10 @@ static int run(int argc, char **argv)
 		}
 		puts(txt);
 		free(txt);
-	} else {
-		size_t n = scan_nknobs(s);
-		int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
-		char buf[128];
-		for (size_t i = 0; i < n; i++) {
-			const muh_knob *k = scan_knob(s, i);
-			if (!match(verdicts, nv, scan_verdict_name(k->verdict)) ||
-			    !match(kinds, nk, k->kind))
-				continue;
-			int l = (int)strlen(k->name);
-			wn = l > wn ? (l > 40 ? 40 : l) : wn;
-			l = snprintf(buf, sizeof(buf), "%s:%d", k->file, k->line);
-			wl = l > wl ? (l > 60 ? 60 : l) : wl;
-			l = (int)strlen(k->value ? k->value : "");
-			wv = l > wv ? (l > 24 ? 24 : l) : wv;
-			l = (int)strlen(k->kind);
-			wk = l > wk ? l : wk;
-		}
-		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, "knob", wl, "file:line", wv,
-		       "value", wk, "kind", wd, "verdict", "why");
-		int counts[5] = {0};
-		size_t shown = 0;
-		for (size_t i = 0; i < n; i++) {
-			const muh_knob *k = scan_knob(s, i);
-			counts[k->verdict]++;
-			if (!match(verdicts, nv, scan_verdict_name(k->verdict)) ||
-			    !match(kinds, nk, k->kind))
-				continue;
-			shown++;
-			char name[48], loc[128], loc2[136], val[32];
-			clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name),
-			     k->name);
-			snprintf(loc, sizeof(loc), "%s:%d", k->file, k->line);
-			if ((int)strlen(loc) > wl) /* keep the tail: file name and line */
-				snprintf(loc2, sizeof(loc2), "...%s",
-				         loc + strlen(loc) - (size_t)wl + 3);
-			else
-				snprintf(loc2, sizeof(loc2), "%s", loc);
-			clip(val, (size_t)wv + 1 < sizeof(val) ? (size_t)wv + 1 : sizeof(val),
-			     k->value ? k->value : "");
-			char why[256];
-			if (k->nunsafe)
-				snprintf(why, sizeof(why), "%s (unsafe: %s)", k->why,
-				         k->unsafe_values[0]);
-			else
-				snprintf(why, sizeof(why), "%s", k->why ? k->why : "");
-			printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, name, wl, loc2, wv, val,
-			       wk, k->kind, wd, scan_verdict_name(k->verdict), why);
-			if (evidence)
-				for (int j = 0; j < k->nevidence; j++)
-					printf("    %s:%d: %s\n", k->evidence[j].file,
-					       k->evidence[j].line, k->evidence[j].note);
-		}
-		char cb[32];
-		printf("\n%zu of %zu knobs shown; %d live, %d dead, %d unsafe, %d platform, %d "
-		       "unknown; "
-		       "%zu files (%s bytes) in %.3f s\n",
-		       shown, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE],
-		       counts[SCAN_PLATFORM], counts[SCAN_UNKNOWN], scan_nfiles(s),
-		       cli_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s));
+	} else if (print_table(s, verdicts, nv, kinds, nk, top, evidence)) {
+		scan_free(s);
+		fprintf(stderr, "muh scan: out of memory\n");
+		return EXIT_ENV;
 	}
 	if (specs) {
 		int nw = 0;

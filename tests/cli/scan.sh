@@ -6,6 +6,7 @@ MUH=${1:?usage: scan.sh path/to/muh}
 FORK=tests/fixtures/scan/bi-v100
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export MUH_CACHE_DIR=$tmp/cache # not the user's cache
 fails=0
 check() { # check DESCRIPTION COMMAND...
 	local what=$1
@@ -19,10 +20,10 @@ check() { # check DESCRIPTION COMMAND...
 # the table
 "$MUH" scan "$FORK" >"$tmp/table" 2>"$tmp/err"
 check "scan exits 0" test $? -eq 0
-check "table header" grep -q '^knob  *file:line  *value  *kind  *verdict  *why' "$tmp/table"
+check "table header" grep -q '^knob  *file:line  *value  *kind  *verdict  *prio  *id  *why' "$tmp/table"
 check "use_v1 unsafe row" grep -Eq '^use_v1 +vllm/attention/ops/paged_attn.py:[0-9]+ +True +override +unsafe ' "$tmp/table"
 check "BLOCK_SIZE_N dead row" grep -Eq '^BLOCK_SIZE_N .* config_dict +dead ' "$tmp/table"
-check "summary line" grep -Eq '^[0-9]+ of [0-9]+ knobs shown; .* in [0-9.]+ s$' "$tmp/table"
+check "summary line" grep -Eq '^[0-9]+ of [0-9]+ knobs shown; .* in [0-9.]+ s( \(cache: .*\))?$' "$tmp/table"
 
 # filters and evidence
 "$MUH" scan --verdict unsafe --evidence "$FORK" >"$tmp/unsafe"
@@ -51,8 +52,8 @@ assert sp["end_byte"] - sp["start_byte"] == 4 and sp["evaluated"] == "True", sp
 PY
 
 # the result does not depend on the number of parser threads
-"$MUH" scan --json -j 1 "$FORK" >"$tmp/j1.json"
-"$MUH" scan --json -j 2 "$FORK" >"$tmp/j2.json"
+"$MUH" scan --no-cache --json -j 1 "$FORK" >"$tmp/j1.json"
+"$MUH" scan --no-cache --json -j 2 "$FORK" >"$tmp/j2.json"
 check "same JSON with -j 1 and -j 2" cmp -s "$tmp/j1.json" "$tmp/j2.json"
 "$MUH" scan -j 0 "$FORK" >/dev/null 2>&1
 check "-j 0 is a usage error" test $? -eq 2

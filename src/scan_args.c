@@ -1,0 +1,1248 @@
+/*
+ * scan_args.c — engine arguments from every kind of definition, for muh scan.
+ *
+ * An engine's arguments are defined in one of five ways; each definition is
+ * one `engine_arg` knob:
+ *   argparse   parser.add_argument('--max-batch-tokens', type=int, default=8)
+ *              (any receiver, so add_argument_group()'s groups too): the
+ *              name is dest= or the first long option ('-' -> '_'); the
+ *              default is default= (store_true: False, store_false: True,
+ *              none given: None, which argparse supplies);
+ *   click      @click.option('--max-batch-tokens', type=int, default=8),
+ *              @click.argument('model'), is_flag / '--a/--no-a' booleans;
+ *   dataclass  @dataclass (or vLLM's @config) class XConfig / XArgs / XArguments /
+ *              XOptions / XSettings:
+ *              `name: T = default`, field(default=...), field(default_factory=...);
+ *   pydantic   class XConfig(BaseModel / BaseSettings): `name: T = default`,
+ *              Field(default) / Field(default=...);
+ *   TypedDict  class XConfig(TypedDict): every key (no default).
+ * Classes the per-file analysis already reports as engine-argument classes
+ * (*EngineArgs*, *ServerArgs*, ...) are left to it; *Params classes are
+ * request data (SamplingParams), not schemas. A command-line argument
+ * defined next to a class field of its name, or defaulting to it, is that
+ * field (the field gets a step naming the flag; no second knob).
+ *
+ * The first evidence step of each knob is its definition: how it is defined,
+ * dest, type, default and choices. The knob's own span is the default's text
+ * (what muh patch rewrites); an argument with no default in the source has
+ * an empty span at the definition (nothing to rewrite).
+ *
+ * Reads are followed by name across the tree: attribute loads `x.NAME`,
+ * string-key reads `x["NAME"]` / `x.get("NAME")`, and `getattr(x, "NAME")`.
+ * Each read is classified by the scan's reachability rules (scan_host_read_
+ * class); the best one decides: live / unknown (read only in code nothing
+ * names) / platform / dead (read only from tests, only on unreachable paths,
+ * or nowhere). An argument read nowhere by name is `unknown` instead when
+ * its module, or a module importing it, reads a namespace or an instance as
+ * a whole (vars(), .__dict__, getattr with a computed name on something not
+ * imported; for schema fields also asdict(), fields(), model_dump()): the
+ * evidence names that site. A click argument's reads are the loads of the
+ * command function's parameter. A command-line argument
+ * that is not read by name but has the name of an engine-argument class
+ * field takes that field's verdict when it is live (vLLM's
+ * EngineArgs.from_cli_args copies the namespace into the fields by name).
+ *
+ * Heuristic, by name: `self.model` anywhere counts as a read of an argument
+ * named `model`. Must never: print, write into the tree.
+ */
+#include "scan_args.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "muh/fileio.h"
+#include "pyfile.h"
+#include "scan_env.h"
+
+const TSLanguage *tree_sitter_python(void);
+
+enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
+
+static const char *const how_name[] = {"argparse", "click", "dataclass", "pydantic",
+                                       "TypedDict"};
+
+/* One definition of an engine argument. */
+typedef struct arg_def {
+	const char *name; /* dest / field name */
+	const char *flag; /* --max-batch-tokens (CLI kinds), or the class name */
+	enum arg_how how;
+	int fi, scope, dline, line, col, end_line, end_col; /* dline: the definition's */
+	int fnscope; /* click: the command function's scope, whose parameter it is */
+	uint32_t start, end, at; /* value span; at: the definition's byte */
+	const char *value, *eval, *type, *choices;
+	int implicit; /* no default in the source */
+	int factory;  /* the value is a default_factory (a lambda's: its body) */
+	int splat;    /* add_argument(..., **kwargs): type and default from elsewhere */
+	/* reads */
+	int cls, rfi, rline; /* best reader class, its place */
+	int nlive, lfi[3], lline[3], lscript[3]; /* up to 3 live reads */
+} arg_def;
+
+typedef struct argctx {
+	muh_surface *s;
+	arg_def *defs;
+	size_t ndefs, cap;
+	/* per file fi, first whole-object read (line 0 = none): [fi] of a
+	 * namespace or instance (vars(), .__dict__, getattr with a computed
+	 * name), [nf + fi] of a dataclass/model's fields only (asdict(),
+	 * fields(), model_dump(), getattr over fields()) */
+	int *dyn_line;
+	const char **dyn_what;
+	int nf;
+	int oom;
+} argctx;
+
+typedef struct srcv {
+	const char *src;
+	size_t n;
+	const pyfile *pf;
+	int fi, click;
+} srcv;
+
+static const char *afmt(muh_surface *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *afmt(muh_surface *s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return scan_host_str(s, buf);
+}
+
+static int is(TSNode n, const char *type)
+{
+	return !ts_node_is_null(n) && !strcmp(ts_node_type(n), type);
+}
+
+static TSNode field(TSNode n, const char *name)
+{
+	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+/* The node's text, whitespace runs squashed to one space, at most cap-1. */
+static void squash(const srcv *v, TSNode n, char *out, size_t cap)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	size_t o = 0;
+	int sp = 0;
+	for (uint32_t i = a; i < b && i < v->n && o + 2 < cap; i++) {
+		char c = v->src[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			sp = 1;
+			continue;
+		}
+		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && c != ')' && c != ']' &&
+		    c != ',')
+			out[o++] = ' ';
+		sp = 0;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+}
+
+static int text_is(const srcv *v, TSNode n, const char *s)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	size_t l = strlen(s);
+	return b <= v->n && b - a == l && !memcmp(v->src + a, s, l);
+}
+
+/* The last dotted component of the node's text ends with suf. */
+static int text_ends(const srcv *v, TSNode n, const char *suf)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	size_t l = strlen(suf);
+	if (b > v->n || b - a < l || memcmp(v->src + b - l, suf, l))
+		return 0;
+	return b - a == l || v->src[b - l - 1] == '.';
+}
+
+/* A plain string literal's content (no prefix, no interpolation); 1 if so. */
+static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
+{
+	if (!is(n, "string"))
+		return 0;
+	uint32_t a = 0, b = 0, cnt = ts_node_child_count(n);
+	int have = 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = ts_node_child(n, i);
+		const char *t = ts_node_type(k);
+		if (!strcmp(t, "string_start")) {
+			uint32_t q = ts_node_start_byte(k);
+			if (q < v->n && v->src[q] != '\'' && v->src[q] != '"')
+				return 0;
+			a = ts_node_end_byte(k);
+			have |= 1;
+		} else if (!strcmp(t, "string_end")) {
+			b = ts_node_start_byte(k);
+			have |= 2;
+		} else if (!strcmp(t, "interpolation")) {
+			return 0;
+		}
+	}
+	if (have != 3 || b < a || b > v->n || b - a + 1 > cap)
+		return 0;
+	memcpy(out, v->src + a, b - a);
+	out[b - a] = '\0';
+	return 1;
+}
+
+/* The constant a literal node stands for, as Python would print it, or NULL. */
+static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **type)
+{
+	char buf[256];
+	const char *t = ts_node_type(n);
+	*type = NULL;
+	if (!strcmp(t, "unary_operator")) {
+		TSNode x = field(n, "argument");
+		if ((is(x, "integer") || is(x, "float")) && text_is(v, ts_node_child(n, 0), "-")) {
+			squash(v, n, buf, sizeof(buf));
+			*type = is(x, "integer") ? "int" : "float";
+			return scan_host_str(e->s, buf);
+		}
+		return NULL;
+	}
+	if (!strcmp(t, "integer") || !strcmp(t, "float")) {
+		squash(v, n, buf, sizeof(buf));
+		*type = t[0] == 'i' ? "int" : "float";
+		return scan_host_str(e->s, buf);
+	}
+	if (!strcmp(t, "true") || !strcmp(t, "false")) {
+		*type = "bool";
+		return t[0] == 't' ? "True" : "False";
+	}
+	if (!strcmp(t, "none"))
+		return "None";
+	if (str_lit(v, n, buf, sizeof(buf)) && !strchr(buf, '\'') && !strchr(buf, '\\')) {
+		*type = "str";
+		return afmt(e->s, "'%s'", buf);
+	}
+	return NULL;
+}
+
+static int innermost_scope(const pyfile *pf, uint32_t byte)
+{
+	int best = -1;
+	uint32_t span = UINT32_MAX;
+	for (int i = 0; i < pf->nscopes; i++) {
+		const pf_scope *sc = &pf->scopes[i];
+		if (byte >= sc->start && byte < sc->end && sc->end - sc->start < span) {
+			best = i;
+			span = sc->end - sc->start;
+		}
+	}
+	return best;
+}
+
+static arg_def *push_def(argctx *e)
+{
+	if (e->ndefs == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 64;
+		arg_def *nd = realloc(e->defs, nc * sizeof(arg_def));
+		if (!nd) {
+			e->oom = 1;
+			return NULL;
+		}
+		e->defs = nd;
+		e->cap = nc;
+	}
+	arg_def *d = &e->defs[e->ndefs++];
+	memset(d, 0, sizeof(*d));
+	d->cls = SCAN_ENV_R_NONE;
+	d->rfi = -1;
+	d->fnscope = -1;
+	return d;
+}
+
+/* Fills the value span of d from node n (the default expression). */
+static void set_value(argctx *e, const srcv *v, arg_def *d, TSNode n)
+{
+	char buf[256];
+	TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
+	d->start = ts_node_start_byte(n);
+	d->end = ts_node_end_byte(n);
+	d->line = (int)p.row + 1;
+	d->col = (int)p.column + 1;
+	d->end_line = (int)q.row + 1;
+	d->end_col = (int)q.column + 1;
+	squash(v, n, buf, sizeof(buf));
+	d->value = scan_host_str(e->s, buf);
+	const char *t;
+	d->eval = lit_eval(e, v, n, &t);
+	if (!d->type && t)
+		d->type = t;
+}
+
+/* An argument with no default in the source: an empty span at node n. */
+static void set_implicit(argctx *e, arg_def *d, TSNode n, const char *value, const char *eval)
+{
+	TSPoint p = ts_node_start_point(n);
+	d->start = d->end = ts_node_start_byte(n);
+	d->line = d->end_line = (int)p.row + 1;
+	d->col = d->end_col = (int)p.column + 1;
+	d->value = scan_host_str(e->s, value);
+	d->eval = eval;
+	d->implicit = 1;
+}
+
+static void dest_of(const char *flag, char *out, size_t cap)
+{
+	while (*flag == '-')
+		flag++;
+	size_t o = 0;
+	for (; *flag && *flag != '/' && o + 1 < cap; flag++)
+		out[o++] = *flag == '-' ? '_' : *flag;
+	out[o] = '\0';
+}
+
+/* parser.add_argument(...) or @click.option(...) / @click.argument(...). */
+static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int positional_kind)
+{
+	TSNode args = field(call, "arguments");
+	if (!is(args, "argument_list"))
+		return;
+	char flag[256] = "", longf[256] = "", name[256] = "", buf[256];
+	TSNode dflt = {0}, type = {0}, action = {0}, choices = {0}, dest = {0};
+	int is_flag = 0, slash = 0, splat = 0;
+	uint32_t cnt = ts_node_named_child_count(args);
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode a = ts_node_named_child(args, i);
+		if (is(a, "keyword_argument")) {
+			TSNode k = field(a, "name"), val = field(a, "value");
+			if (text_is(v, k, "default"))
+				dflt = val;
+			else if (text_is(v, k, "type"))
+				type = val;
+			else if (text_is(v, k, "action"))
+				action = val;
+			else if (text_is(v, k, "choices"))
+				choices = val;
+			else if (text_is(v, k, "dest"))
+				dest = val;
+			else if (text_is(v, k, "is_flag") && is(val, "true"))
+				is_flag = 1;
+			continue;
+		}
+		if (is(a, "dictionary_splat") || is(a, "list_splat")) {
+			splat = 1;
+			continue;
+		}
+		if (!str_lit(v, a, buf, sizeof(buf)) || !buf[0])
+			continue;
+		if (buf[0] == '-') {
+			if (!flag[0])
+				snprintf(flag, sizeof(flag), "%s", buf);
+			if (buf[1] == '-' && !longf[0])
+				snprintf(longf, sizeof(longf), "%s", buf);
+			slash |= strchr(buf, '/') != NULL;
+		} else if (!name[0]) {
+			snprintf(name, sizeof(name), "%s", buf);
+		}
+	}
+	if (!flag[0] && !name[0])
+		return;
+	if (positional_kind && !name[0] && flag[0])
+		return; /* click.argument takes a name */
+	char dn[256];
+	if (!ts_node_is_null(dest) && str_lit(v, dest, buf, sizeof(buf)) && buf[0])
+		snprintf(dn, sizeof(dn), "%s", buf);
+	else if (how == ARG_CLICK && name[0])
+		snprintf(dn, sizeof(dn), "%s", name);
+	else if (how == ARG_ARGPARSE && !flag[0])
+		snprintf(dn, sizeof(dn), "%s", name);
+	else
+		dest_of(longf[0] ? longf : flag, dn, sizeof(dn));
+	if (!dn[0] || !strcmp(dn, "help") || !strcmp(dn, "version"))
+		return;
+	char act[64] = "";
+	if (!ts_node_is_null(action) && !str_lit(v, action, act, sizeof(act)))
+		squash(v, action, act, sizeof(act));
+	if (!strcmp(act, "help") || !strcmp(act, "version"))
+		return;
+	arg_def *d = push_def(e);
+	if (!d)
+		return;
+	d->how = how;
+	d->fi = v->fi;
+	d->at = ts_node_start_byte(call);
+	d->dline = (int)ts_node_start_point(call).row + 1;
+	d->scope = innermost_scope(v->pf, d->at);
+	d->name = scan_host_str(e->s, dn);
+	d->flag = scan_host_str(e->s, longf[0] ? longf : flag[0] ? flag : name);
+	int boolean = is_flag || slash || !strcmp(act, "store_true") ||
+	              !strcmp(act, "store_false") || strstr(act, "BooleanOptionalAction");
+	if (!ts_node_is_null(type)) {
+		if (ts_node_is_null(choices) && is(type, "call") &&
+		    text_ends(v, field(type, "function"), "Choice") &&
+		    ts_node_named_child_count(field(type, "arguments")))
+			choices = ts_node_named_child(field(type, "arguments"), 0);
+		squash(v, type, buf, sizeof(buf));
+		d->type = scan_host_str(e->s, buf);
+	} else if (boolean) {
+		d->type = "bool";
+	} else if (!strcmp(act, "count")) {
+		d->type = "int";
+	} else if (!strncmp(act, "append", 6)) {
+		d->type = "list";
+	}
+	if (!ts_node_is_null(choices)) {
+		squash(v, choices, buf, sizeof(buf));
+		d->choices = scan_host_str(e->s, buf);
+	}
+	if (!ts_node_is_null(dflt)) {
+		set_value(e, v, d, dflt);
+	} else if (splat) {
+		d->splat = 1;
+		set_implicit(e, d, call, "(from **kwargs)", NULL);
+	} else if (!strcmp(act, "store_true") || (how == ARG_CLICK && boolean)) {
+		set_implicit(e, d, call, "False", "False");
+	} else if (!strcmp(act, "store_false")) {
+		set_implicit(e, d, call, "True", "True");
+	} else {
+		set_implicit(e, d, call, "None", "None");
+	}
+	if (!d->type && how == ARG_ARGPARSE && !splat)
+		d->type = "str"; /* argparse's default type */
+	if (how == ARG_CLICK) { /* the decorated function: its parameter */
+		TSNode dd = ts_node_parent(ts_node_parent(call));
+		TSNode fn = is(dd, "decorated_definition") ? field(dd, "definition") : (TSNode){0};
+		TSNode body = is(fn, "function_definition") ? field(fn, "body") : (TSNode){0};
+		if (!ts_node_is_null(body))
+			d->fnscope = innermost_scope(v->pf, ts_node_start_byte(body));
+	}
+}
+
+/* Is a class of this name an argument schema, by its name (*Config, *Args,
+ * ...)? Not the classes the per-file analysis reports already (*EngineArgs*,
+ * *ServerArgs*, *FrontendArgs*, Engine*Args). */
+static int schema_name(const char *name)
+{
+	/* not *Params: request-level data (SamplingParams) and holders
+	 * (MambaCacheParams), not what an engine is started with */
+	static const char *const sufs[] = {"Args",    "Arguments", "Config",
+	                                   "Configs", "Options",   "Settings"};
+	size_t l = strlen(name);
+	int ok = 0;
+	for (size_t i = 0; i < sizeof(sufs) / sizeof(*sufs); i++) {
+		size_t sl = strlen(sufs[i]);
+		ok |= l > sl && !strcmp(name + l - sl, sufs[i]);
+	}
+	return ok && !strstr(name, "EngineArgs") && !strstr(name, "FrontendArgs") &&
+	       !strstr(name, "ServerArgs") && !(strstr(name, "Engine") && !strcmp(name + l - 4, "Args"));
+}
+
+/* Which schema a class is (-1: none): by decorator or base, and by name. */
+static int schema_of(const srcv *v, TSNode cls, TSNode decorated)
+{
+	char name[256];
+	squash(v, field(cls, "name"), name, sizeof(name));
+	if (!schema_name(name))
+		return -1;
+	TSNode sup = field(cls, "superclasses");
+	uint32_t cnt = is(sup, "argument_list") ? ts_node_named_child_count(sup) : 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode b = ts_node_named_child(sup, i);
+		if (text_ends(v, b, "TypedDict"))
+			return ARG_TYPEDDICT;
+		if (text_ends(v, b, "BaseModel") || text_ends(v, b, "BaseSettings"))
+			return ARG_PYDANTIC;
+	}
+	if (ts_node_is_null(decorated))
+		return -1;
+	cnt = ts_node_named_child_count(decorated);
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode dc = ts_node_named_child(decorated, i);
+		if (!is(dc, "decorator"))
+			continue;
+		TSNode x = ts_node_named_child(dc, 0);
+		if (is(x, "call"))
+			x = field(x, "function");
+		/* @dataclass, @dataclasses.dataclass, pydantic's; vLLM's own
+		 * @config (a dataclass_transform that makes a pydantic dataclass) */
+		if (text_ends(v, x, "dataclass") || text_ends(v, x, "config"))
+			return ARG_DATACLASS;
+	}
+	return -1;
+}
+
+/* The fields of a schema class: `name: T [= default]` at class level. */
+static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how)
+{
+	char cname[256], buf[256];
+	squash(v, field(cls, "name"), cname, sizeof(cname));
+	TSNode body = field(cls, "body");
+	uint32_t cnt = is(body, "block") ? ts_node_named_child_count(body) : 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = ts_node_named_child(body, i);
+		if (!is(st, "expression_statement") || ts_node_named_child_count(st) != 1)
+			continue;
+		TSNode a = ts_node_named_child(st, 0);
+		if (!is(a, "assignment"))
+			continue;
+		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
+		if (!is(l, "identifier") || ts_node_is_null(t))
+			continue;
+		squash(v, t, buf, sizeof(buf));
+		if (!strncmp(buf, "ClassVar", 8) || strstr(buf, ".ClassVar") ||
+		    !strncmp(buf, "InitVar", 7))
+			continue;
+		TSNode val = r;
+		int factory = 0;
+		const char *ftext = NULL;
+		if (is(r, "call")) {
+			TSNode fn = field(r, "function"), args = field(r, "arguments");
+			if (text_ends(v, fn, "field") || text_ends(v, fn, "Field")) {
+				val = (TSNode){0};
+				uint32_t na = is(args, "argument_list") ? ts_node_named_child_count(args) : 0;
+				for (uint32_t j = 0; j < na; j++) {
+					TSNode x = ts_node_named_child(args, j);
+					if (is(x, "keyword_argument")) {
+						TSNode k = field(x, "name");
+						if (text_is(v, k, "default")) {
+							val = field(x, "value");
+							break;
+						}
+						if (text_is(v, k, "default_factory")) {
+							val = field(x, "value");
+							factory = 1;
+							if (is(val, "lambda")) /* its body is the value */
+								val = field(val, "body");
+						}
+					} else if (j == 0 && text_ends(v, fn, "Field") &&
+					           !is(x, "ellipsis")) {
+						val = x; /* Field(default, ...) */
+						break;
+					}
+				}
+			}
+		}
+		if (ts_node_is_null(val) && how != ARG_TYPEDDICT)
+			continue; /* required: no value to tune */
+		arg_def *d = push_def(e);
+		if (!d)
+			return;
+		d->how = how;
+		d->fi = v->fi;
+		d->at = ts_node_start_byte(a);
+		d->dline = (int)ts_node_start_point(a).row + 1;
+		d->scope = innermost_scope(v->pf, d->at);
+		squash(v, l, buf, sizeof(buf));
+		d->name = scan_host_str(e->s, buf);
+		d->flag = scan_host_str(e->s, cname);
+		squash(v, t, buf, sizeof(buf));
+		d->type = scan_host_str(e->s, buf);
+		if (ts_node_is_null(val)) {
+			set_implicit(e, d, l, "", NULL);
+		} else {
+			set_value(e, v, d, val);
+			if (factory)
+				ftext = "default_factory";
+		}
+		d->factory = ftext != NULL;
+	}
+}
+
+static int imports_click(const pyfile *pf)
+{
+	for (int i = 0; i < pf->nimports; i++)
+		if (!strcmp(pf->imports[i].module, "click"))
+			return 1;
+	return 0;
+}
+
+/* Does file fi hold anything this file looks for? (from the per-file facts,
+ * so that only those files are read and parsed again) */
+static int candidate(const pyfile *pf)
+{
+	for (int i = 0; i < pf->ncalls; i++) {
+		const char *f = pf->calls[i].fname;
+		if (f && (!strcmp(f, "add_argument") || !strcmp(f, "option") ||
+		          !strcmp(f, "argument")))
+			return 1;
+	}
+	for (int i = 0; i < pf->nscopes; i++) {
+		const pf_scope *sc = &pf->scopes[i];
+		if (!(sc->flags & PF_CLASS))
+			continue;
+		if (schema_name(sc->name))
+			return 1;
+	}
+	return 0;
+}
+
+static void walk_file(argctx *e, int fi)
+{
+	const char *rel, *mod;
+	int is_test;
+	const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
+	if (!candidate(pf))
+		return;
+	char path[8192];
+	snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
+	size_t n;
+	char *src = file_read(path, &n);
+	if (!src)
+		return;
+	if (n > UINT32_MAX / 2 || pyfile_hash(src, n) != pf->hash) {
+		free(src); /* changed since it was parsed: its facts no longer match */
+		return;
+	}
+	static const char *const triggers[] = {"add_argument", "click",     "dataclass",
+	                                       "BaseModel",    "TypedDict", "BaseSettings"};
+	int any = 0;
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(*triggers) && !any; i++)
+		any = memmem(src, n, triggers[i], strlen(triggers[i])) != NULL;
+	if (!any) { /* a *Config class of another kind: nothing to parse again for */
+		free(src);
+		return;
+	}
+	srcv v = {src, n, pf, fi, imports_click(pf)};
+	TSParser *p = ts_parser_new();
+	TSTree *tree = NULL;
+	if (p && ts_parser_set_language(p, tree_sitter_python()))
+		tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	if (!tree) {
+		e->oom = 1;
+		ts_parser_delete(p);
+		free(src);
+		return;
+	}
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	for (;;) {
+		TSNode node = ts_tree_cursor_current_node(&cur);
+		if (is(node, "call")) {
+			TSNode fn = field(node, "function");
+			TSNode parent = ts_node_parent(node);
+			if (is(fn, "attribute") && text_is(&v, field(fn, "attribute"), "add_argument"))
+				cli_def(e, &v, node, ARG_ARGPARSE, 0);
+			else if (is(parent, "decorator") &&
+			         (text_is(&v, fn, "click.option") ||
+			          (v.click && text_is(&v, fn, "option"))))
+				cli_def(e, &v, node, ARG_CLICK, 0);
+			else if (is(parent, "decorator") &&
+			         (text_is(&v, fn, "click.argument") ||
+			          (v.click && text_is(&v, fn, "argument"))))
+				cli_def(e, &v, node, ARG_CLICK, 1);
+		} else if (is(node, "class_definition")) {
+			TSNode parent = ts_node_parent(node);
+			int how = schema_of(&v, node, is(parent, "decorated_definition") ? parent
+			                                                                 : (TSNode){0});
+			if (how >= 0)
+				schema_fields(e, &v, node, (enum arg_how)how);
+		}
+		if (e->oom)
+			break;
+		if (ts_tree_cursor_goto_first_child(&cur))
+			continue;
+		int done = 0;
+		while (!ts_tree_cursor_goto_next_sibling(&cur))
+			if (!ts_tree_cursor_goto_parent(&cur)) {
+				done = 1;
+				break;
+			}
+		if (done)
+			break;
+	}
+	ts_tree_cursor_delete(&cur);
+	ts_tree_delete(tree);
+	ts_parser_delete(p);
+	free(src);
+}
+
+/* ---- reads ------------------------------------------------------------------ */
+
+static int cmp_def_name(const void *a, const void *b)
+{
+	const arg_def *const *x = a, *const *y = b;
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* The defs named name in the sorted index: first index, count in *n. */
+static size_t defs_named(arg_def *const *idx, size_t n, const char *name, size_t *cnt)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (strcmp(idx[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = lo;
+	while (k < n && !strcmp(idx[k]->name, name))
+		k++;
+	*cnt = k - lo;
+	return lo;
+}
+
+/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
+ * scripts/) rather than the engine's own code? Its reads count, but the
+ * evidence cites the engine's own reads first. */
+static int script_path(const char *rel)
+{
+	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
+	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8);
+}
+
+static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name, int fi, int cls,
+                      int line)
+{
+	size_t cnt, i0 = defs_named(idx, n, name, &cnt);
+	const char *rel, *mod;
+	int is_test;
+	scan_host_file(e->s, fi, &rel, &mod, &is_test);
+	int script = script_path(rel);
+	for (size_t i = i0; i < i0 + cnt; i++) {
+		arg_def *d = idx[i];
+		if (cls == SCAN_ENV_R_LIVE) {
+			int slot = d->nlive < 3 ? d->nlive++ : -1;
+			for (int j = 0; slot < 0 && !script && j < 3; j++)
+				if (d->lscript[j])
+					slot = j; /* an engine read replaces a script's */
+			if (slot >= 0) {
+				d->lfi[slot] = fi;
+				d->lline[slot] = line;
+				d->lscript[slot] = script;
+			}
+		}
+		if (cls < d->cls) {
+			d->cls = cls;
+			d->rfi = fi;
+			d->rline = line;
+		}
+	}
+}
+
+/* getattr(obj, "NAME"[, d]) at src[byte]: the literal name into out (1), a
+ * computed name (0), or not a getattr call here (-1). obj's text (trimmed,
+ * at most cap-1 bytes) goes to objout. */
+static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, size_t cap,
+                        char *objout, size_t ocap)
+{
+	size_t i = byte;
+	while (i < n && src[i] != '(')
+		i++;
+	if (i >= n)
+		return -1;
+	int depth = 0;
+	char q = 0;
+	size_t o0 = i + 1;
+	objout[0] = '\0';
+	for (i++; i < n; i++) { /* skip the first argument */
+		char c = src[i];
+		if (q) {
+			if (c == '\\')
+				i++;
+			else if (c == q)
+				q = 0;
+		} else if (c == '\'' || c == '"') {
+			q = c;
+		} else if (c == '(' || c == '[' || c == '{') {
+			depth++;
+		} else if (c == ')' || c == ']' || c == '}') {
+			if (!depth--)
+				return -1;
+		} else if (c == ',' && !depth) {
+			break;
+		}
+	}
+	while (o0 < i && (src[o0] == ' ' || src[o0] == '\n' || src[o0] == '\t'))
+		o0++;
+	size_t ol = 0;
+	while (o0 + ol < i && ol + 1 < ocap && src[o0 + ol] != ' ' && src[o0 + ol] != '\n' &&
+	       src[o0 + ol] != ',')
+		ol++;
+	memcpy(objout, src + o0, ol);
+	objout[ol] = '\0';
+	for (i++; i < n && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r');)
+		i++;
+	if (i >= n || (src[i] != '\'' && src[i] != '"'))
+		return 0;
+	char qq = src[i++];
+	size_t o = 0;
+	while (i < n && src[i] != qq && src[i] != '\n' && o + 1 < cap)
+		out[o++] = src[i++];
+	out[o] = '\0';
+	return i < n && src[i] == qq && o > 0;
+}
+
+/* Is name bound by an import in pf (getattr(torch, dtype) reads a module,
+ * not a namespace of arguments)? */
+static int is_module_alias(const pyfile *pf, const char *name)
+{
+	for (int i = 0; i < pf->nimports; i++)
+		if (!strcmp(pf->imports[i].alias, name))
+			return 1;
+	return 0;
+}
+
+static int dyn_call(const char *f)
+{
+	return !strcmp(f, "vars") || !strcmp(f, "asdict") || !strcmp(f, "astuple") ||
+	       !strcmp(f, "fields") || !strcmp(f, "model_dump") || !strcmp(f, "model_fields");
+}
+
+static void set_dyn(argctx *e, int kind, int fi, int line, const char *what)
+{
+	int i = kind * e->nf + fi;
+	if (!e->dyn_line[i]) {
+		e->dyn_line[i] = line;
+		e->dyn_what[i] = what;
+	}
+}
+
+/* Does `what` occur on the lines around src[byte] (the statement, roughly:
+ * two lines before to one after)? */
+static int near(const char *src, size_t n, uint32_t byte, const char *what)
+{
+	size_t a = byte, b = byte;
+	for (int k = 0; k < 3 && a > 0; a--)
+		k += src[a - 1] == '\n';
+	for (int k = 0; k < 2 && b < n; b++)
+		k += src[b] == '\n';
+	size_t l = strlen(what);
+	return b > a && memmem(src + a, b - a, what, l) != NULL;
+}
+
+/* Every read of a defined name in the tree, and each file's first read of a
+ * namespace or instance as a whole. */
+static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
+{
+	int nf = scan_host_nfiles(e->s);
+	for (int fi = 0; fi < nf; fi++) {
+		const char *rel, *mod;
+		int is_test;
+		const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
+		for (int i = 0; i < pf->nrefs; i++) {
+			const pf_ref *r = &pf->refs[i];
+			if (!(r->flags & (PF_R_ATTR | PF_R_KEY)))
+				continue;
+			if ((r->flags & PF_R_ATTR) && !strcmp(r->name, "__dict__") && !is_test)
+				set_dyn(e, 0, fi, r->line, "__dict__");
+			size_t cnt;
+			defs_named(idx, n, r->name, &cnt);
+			if (!cnt)
+				continue;
+			int cls = scan_host_read_class(e->s, fi, r->scope, r->byte, r->line, r->flags);
+			note_read(e, idx, n, r->name, fi, cls, r->line);
+		}
+		int want_src = 0;
+		for (int i = 0; i < pf->ncalls; i++) {
+			const pf_call *c = &pf->calls[i];
+			if (!c->fname)
+				continue;
+			if (!strcmp(c->fname, "getattr"))
+				want_src = 1;
+			else if (dyn_call(c->fname) && !is_test)
+				set_dyn(e, strcmp(c->fname, "vars") ? 1 : 0, fi, c->line, c->fname);
+		}
+		if (!want_src)
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
+		size_t sn;
+		char *src = file_read(path, &sn);
+		if (!src)
+			continue;
+		if (pyfile_hash(src, sn) == pf->hash) {
+			for (int i = 0; i < pf->ncalls; i++) {
+				const pf_call *c = &pf->calls[i];
+				if (!c->fname || strcmp(c->fname, "getattr"))
+					continue;
+				char nm[256], obj[128];
+				int g = getattr_name(src, sn, c->byte, nm, sizeof(nm), obj, sizeof(obj));
+				if (g == 0 && !is_test && !is_module_alias(pf, obj)) {
+					/* getattr(args, f.name) for f in fields(cls): fields only */
+					int over = near(src, sn, c->byte, "fields(");
+					set_dyn(e, over, fi, c->line,
+					        over ? "getattr over fields()"
+					             : "getattr with a computed name");
+				}
+				if (g != 1)
+					continue;
+				size_t cnt;
+				defs_named(idx, n, nm, &cnt);
+				if (!cnt)
+					continue;
+				int cls = scan_host_read_class(
+				    e->s, fi, c->scope, c->byte, c->line,
+				    c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0);
+				note_read(e, idx, n, nm, fi, cls, c->line);
+			}
+		}
+		free(src);
+	}
+}
+
+/* A click argument is a parameter of the command function: the loads of
+ * that name inside it (click calls the function, so a read that is not on
+ * an unreachable path is live). */
+static void click_reads(argctx *e, arg_def *d)
+{
+	const char *rel, *mod;
+	int is_test;
+	const pyfile *pf = scan_host_file(e->s, d->fi, &rel, &mod, &is_test);
+	if (d->fnscope < 0)
+		return;
+	for (int i = 0; i < pf->nrefs; i++) {
+		const pf_ref *r = &pf->refs[i];
+		if ((r->flags & (PF_R_ATTR | PF_R_KEY)) || strcmp(r->name, d->name))
+			continue;
+		int sc = r->scope;
+		while (sc >= 0 && sc != d->fnscope)
+			sc = pf->scopes[sc].parent;
+		if (sc < 0)
+			continue;
+		int cls = scan_host_read_class(e->s, d->fi, r->scope, r->byte, r->line, r->flags);
+		if (cls == SCAN_ENV_R_UNKNOWN || cls == SCAN_ENV_R_NONE)
+			cls = SCAN_ENV_R_LIVE;
+		arg_def *one = d;
+		note_read(e, &one, 1, d->name, d->fi, cls, r->line);
+	}
+}
+
+/* The first whole-object read of the kinds `kinds` reads (1: namespace,
+ * 3: also fields-only) in file fi or in a file that imports fi's module: its
+ * file (or -1), line and what it is. */
+static int dyn_site(argctx *e, int fi, int kinds, int *line, const char **what)
+{
+	for (int k = 0; k < 2; k++)
+		if ((kinds >> k & 1) && e->dyn_line[k * e->nf + fi]) {
+			*line = e->dyn_line[k * e->nf + fi];
+			*what = e->dyn_what[k * e->nf + fi];
+			return fi;
+		}
+	const char *rel, *mod;
+	int is_test;
+	scan_host_file(e->s, fi, &rel, &mod, &is_test);
+	size_t ml = strlen(mod);
+	int nf = scan_host_nfiles(e->s);
+	for (int gi = 0; gi < nf; gi++) {
+		int k = (kinds & 1) && e->dyn_line[gi] ? 0 : (kinds & 2) && e->dyn_line[nf + gi] ? 1 : -1;
+		if (k < 0)
+			continue;
+		const char *r2, *m2;
+		int t2;
+		const pyfile *pf = scan_host_file(e->s, gi, &r2, &m2, &t2);
+		for (int i = 0; i < pf->nimports; i++) {
+			const pf_import *im = &pf->imports[i];
+			size_t il = strlen(im->module);
+			if (!strcmp(im->module, mod) ||
+			    (im->attr && il < ml && !strncmp(mod, im->module, il) &&
+			     mod[il] == '.' && !strcmp(mod + il + 1, im->attr))) {
+				*line = e->dyn_line[k * nf + gi];
+				*what = e->dyn_what[k * nf + gi];
+				return gi;
+			}
+		}
+	}
+	return -1;
+}
+
+/* ---- knobs ------------------------------------------------------------------ */
+
+typedef struct steps {
+	scan_step st[8];
+	int n;
+} steps;
+
+static void add_step(argctx *e, steps *s, int fi, int line, const char *note)
+{
+	if (s->n >= 8)
+		return;
+	const char *rel, *mod;
+	int is_test;
+	scan_host_file(e->s, fi, &rel, &mod, &is_test);
+	s->st[s->n].file = rel;
+	s->st[s->n].line = line;
+	s->st[s->n].note = note;
+	s->n++;
+}
+
+static const char *def_note(argctx *e, const arg_def *d)
+{
+	char buf[900];
+	int o;
+	if (d->how <= ARG_CLICK)
+		o = snprintf(buf, sizeof(buf), "%s %s: dest %s, type %s, default %s%s", how_name[d->how],
+		             d->flag, d->name, d->type ? d->type : "unknown", d->value,
+		             d->implicit && d->value[0] != '(' ? " (implicit)" : "");
+	else
+		o = snprintf(buf, sizeof(buf), "%s %s.%s: type %s, %s%s", how_name[d->how], d->flag,
+		             d->name, d->type ? d->type : "unknown",
+		             d->implicit  ? "no default"
+		             : d->factory ? "default_factory "
+		                          : "default ",
+		             d->implicit ? "" : d->value);
+	if (d->choices && o > 0 && (size_t)o < sizeof(buf))
+		snprintf(buf + o, sizeof(buf) - (size_t)o, ", choices %s", d->choices);
+	return scan_host_str(e->s, buf);
+}
+
+/* A live class-field engine argument (not a deployment flag, not a CLI one)
+ * named name, among the first n knobs (those before the CLI arguments). */
+static const muh_knob *field_named(muh_surface *s, size_t nold, const char *name)
+{
+	for (size_t i = 0; i < nold; i++) {
+		const muh_knob *k = scan_host_knob(s, i);
+		if (!strcmp(k->kind, "engine_arg") && strcmp(k->scope, "<deployment>") &&
+		    k->verdict == SCAN_LIVE && !strcmp(k->name, name))
+			return k;
+	}
+	return NULL;
+}
+
+/* The class-field engine argument named name among the first n knobs, one in
+ * file rel first; NULL when there is none. */
+static muh_knob *field_any(muh_surface *s, size_t n, const char *name, const char *rel)
+{
+	muh_knob *best = NULL;
+	for (size_t i = 0; i < n; i++) {
+		muh_knob *k = scan_host_knob(s, i);
+		if (strcmp(k->kind, "engine_arg") || !strcmp(k->scope, "<deployment>") ||
+		    strcmp(k->name, name) || !k->line)
+			continue;
+		if (!strcmp(k->file, rel))
+			return k;
+		if (!best)
+			best = k;
+	}
+	return best;
+}
+
+/* A command-line argument defined next to a class field of its name (vLLM's
+ * EngineArgs.add_cli_args), or whose default is the field itself
+ * (default=EngineArgs.max_num_seqs) or comes from **kwargs made from the
+ * fields (vLLM 0.8.5's get_kwargs(SchedulerConfig)), is the same knob as
+ * that field: the field gets a step naming the flag; 1 when so. */
+static int merge_into_field(argctx *e, const arg_def *d, size_t nfields, const char *rel)
+{
+	size_t ln = strlen(d->name), lv = strlen(d->value);
+	int self_default = !d->implicit && lv > ln + 1 && d->value[lv - ln - 1] == '.' &&
+	                   !strcmp(d->value + lv - ln, d->name);
+	if (d->how != ARG_ARGPARSE)
+		return 0;
+	muh_knob *k = field_any(e->s, nfields, d->name, rel);
+	if (!k || (strcmp(k->file, rel) && !self_default && !d->splat))
+		return 0;
+	scan_step *ev = scan_host_alloc(e->s, sizeof(scan_step) * (size_t)(k->nevidence + 1));
+	if (!ev)
+		return 1;
+	if (k->nevidence)
+		memcpy(ev, k->evidence, sizeof(scan_step) * (size_t)k->nevidence);
+	ev[k->nevidence].file = rel;
+	ev[k->nevidence].line = d->dline;
+	ev[k->nevidence].note = afmt(e->s, "the command line sets it: argparse %s (default %s)",
+	                             d->flag, d->value);
+	k->evidence = ev;
+	k->nevidence++;
+	return 1;
+}
+
+static int already_known(muh_surface *s, size_t nold, const char *rel, int line, const char *name)
+{
+	for (size_t i = 0; i < nold; i++) {
+		const muh_knob *k = scan_host_knob(s, i);
+		if (k->line == line && !strcmp(k->kind, "engine_arg") && !strcmp(k->name, name) &&
+		    !strcmp(k->file, rel))
+			return 1;
+	}
+	return 0;
+}
+
+static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
+{
+	muh_surface *s = e->s;
+	const char *rel, *mod;
+	int is_test;
+	const pyfile *pf = scan_host_file(s, d->fi, &rel, &mod, &is_test);
+	if (already_known(s, nold, rel, d->line, d->name) || merge_into_field(e, d, nfields, rel))
+		return;
+	int dline = d->dline;
+	steps st = {{{0}}, 0};
+	add_step(e, &st, d->fi, dline, def_note(e, d));
+	enum scan_verdict v;
+	const char *why;
+	int place = scan_host_read_class(s, d->fi, d->scope, d->at, dline, 0);
+	/* a schema's fields are read through its instances wherever they are
+	 * made: only an unreachable or another platform's definition counts */
+	if (d->how > ARG_CLICK && place != SCAN_ENV_R_UNREACH && place != SCAN_ENV_R_PLATFORM)
+		place = SCAN_ENV_R_LIVE;
+	if (place == SCAN_ENV_R_UNREACH) {
+		v = SCAN_DEAD;
+		why = "defined on an unreachable path";
+		add_step(e, &st, d->fi, dline, "after a return, or under an `if` that constants make false");
+	} else if (place == SCAN_ENV_R_PLATFORM) {
+		v = SCAN_PLATFORM;
+		why = "defined in another platform's module";
+	} else if (d->cls == SCAN_ENV_R_LIVE) {
+		v = SCAN_LIVE;
+		for (int i = 1; i < d->nlive; i++) /* the engine's own reads first */
+			for (int j = i; j > 0 && d->lscript[j - 1] > d->lscript[j]; j--) {
+				int t = d->lfi[j], u = d->lline[j], w = d->lscript[j];
+				d->lfi[j] = d->lfi[j - 1];
+				d->lline[j] = d->lline[j - 1];
+				d->lscript[j] = d->lscript[j - 1];
+				d->lfi[j - 1] = t;
+				d->lline[j - 1] = u;
+				d->lscript[j - 1] = w;
+			}
+		for (int i = 0; i < d->nlive; i++) {
+			const char *r, *m;
+			int t;
+			scan_host_file(s, d->lfi[i], &r, &m, &t);
+			(void)r;
+			add_step(e, &st, d->lfi[i], d->lline[i], afmt(s, "%s read here", d->name));
+		}
+		const char *rr, *mm;
+		int tt;
+		scan_host_file(s, d->lfi[0], &rr, &mm, &tt);
+		why = afmt(s, "engine argument read at %s:%d", rr, d->lline[0]);
+		if (d->how == ARG_ARGPARSE &&
+		    (place == SCAN_ENV_R_UNKNOWN || place == SCAN_ENV_R_NONE)) {
+			v = SCAN_UNKNOWN;
+			why = afmt(s, "read at %s:%d, but defined in a function nothing names", rr,
+			           d->lline[0]);
+		}
+	} else {
+		const muh_knob *fk = d->how <= ARG_CLICK ? field_named(s, nfields, d->name) : NULL;
+		int dl = 0, dfi = -1;
+		const char *dwhat = NULL;
+		if (fk) {
+			v = SCAN_LIVE;
+			why = afmt(s, "copied by name into the engine-argument field %s (%s:%d)", fk->scope,
+			           fk->file, fk->line);
+			if (st.n < 8) {
+				st.st[st.n].file = fk->file;
+				st.st[st.n].line = fk->line;
+				st.st[st.n].note =
+				    afmt(s, "field %s.%s of the same name: %s", fk->scope, fk->name, fk->why);
+				st.n++;
+			}
+		} else if (d->cls == SCAN_ENV_R_UNKNOWN) {
+			v = SCAN_UNKNOWN;
+			why = "read only in functions nothing names statically";
+			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here", d->name));
+		} else if (d->cls == SCAN_ENV_R_PLATFORM) {
+			v = SCAN_PLATFORM;
+			why = "read only in another platform's modules";
+			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here", d->name));
+		} else if ((dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
+			v = SCAN_UNKNOWN;
+			const char *r, *m;
+			int t;
+			scan_host_file(s, dfi, &r, &m, &t);
+			why = afmt(s, "not read by name; %s:%d reads a namespace or instance as a whole (%s)",
+			           r, dl, dwhat);
+			add_step(e, &st, dfi, dl,
+			         afmt(s, "%s: every field could be read from here", dwhat));
+		} else if (d->cls == SCAN_ENV_R_TEST) {
+			v = SCAN_DEAD;
+			why = "read only from tests";
+			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here (a test)", d->name));
+		} else if (d->cls == SCAN_ENV_R_UNREACH) {
+			v = SCAN_DEAD;
+			why = "read only on unreachable paths";
+			add_step(e, &st, d->rfi, d->rline,
+			         afmt(s, "%s read here, after a return or under a false `if`", d->name));
+		} else {
+			v = SCAN_DEAD;
+			why = afmt(s, "defined at %s:%d, read nowhere in the tree", rel, dline);
+			add_step(e, &st, d->fi, dline,
+			         afmt(s, "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module", d->name,
+			              d->name, d->name));
+		}
+	}
+	muh_knob *o = scan_host_push_knob(s);
+	if (!o) {
+		e->oom = 1;
+		return;
+	}
+	o->file = rel;
+	o->name = d->name;
+	o->kind = "engine_arg";
+	o->scope = d->scope >= 0 ? pf->scopes[d->scope].qual : "<module>";
+	o->line = d->line;
+	o->col = d->col;
+	o->end_line = d->end_line;
+	o->end_col = d->end_col;
+	o->start = d->start;
+	o->end = d->end;
+	o->value = d->value;
+	o->eval = d->eval;
+	o->file_hash = pf->hash;
+	o->verdict = v;
+	o->why = why;
+	scan_step *ev = scan_host_alloc(s, sizeof(scan_step) * (size_t)st.n);
+	if (ev) {
+		memcpy(ev, st.st, sizeof(scan_step) * (size_t)st.n);
+		o->evidence = ev;
+		o->nevidence = st.n;
+	}
+	int occ = 0;
+	for (size_t i = 0;; i++) {
+		const muh_knob *k = scan_host_knob(s, i);
+		if (!k || k == o)
+			break;
+		occ += !strcmp(k->file, o->file) && !strcmp(k->scope, o->scope) &&
+		       !strcmp(k->name, o->name) && !strcmp(k->kind, o->kind);
+	}
+	scan_host_knob_id(s, o->file, o->scope, o->name, o->kind, occ, o->id);
+}
+
+int scan_args_resolve(muh_surface *s)
+{
+	argctx e = {0};
+	e.s = s;
+	int nf = scan_host_nfiles(s);
+	for (int fi = 0; fi < nf && !e.oom; fi++) {
+		const char *rel, *mod;
+		int is_test;
+		scan_host_file(s, fi, &rel, &mod, &is_test);
+		if (!is_test || scan_host_with_tests(s))
+			walk_file(&e, fi);
+	}
+	if (!e.ndefs || e.oom) {
+		free(e.defs);
+		return e.oom ? -1 : 0;
+	}
+	arg_def **idx = malloc(sizeof(*idx) * e.ndefs);
+	e.nf = nf;
+	e.dyn_line = calloc(2 * (size_t)nf + 1, sizeof(int));
+	e.dyn_what = calloc(2 * (size_t)nf + 1, sizeof(char *));
+	if (!idx || !e.dyn_line || !e.dyn_what) {
+		free(idx);
+		free(e.dyn_line);
+		free(e.dyn_what);
+		free(e.defs);
+		return -1;
+	}
+	for (size_t i = 0; i < e.ndefs; i++)
+		idx[i] = &e.defs[i];
+	qsort(idx, e.ndefs, sizeof(*idx), cmp_def_name);
+	collect_reads(&e, idx, e.ndefs);
+	for (size_t i = 0; i < e.ndefs; i++)
+		if (e.defs[i].how == ARG_CLICK)
+			click_reads(&e, &e.defs[i]);
+	size_t nold = 0;
+	while (scan_host_knob(s, nold))
+		nold++;
+	/* class fields first, so that a CLI argument can take a field's verdict */
+	size_t nfields = nold;
+	for (int pass = 0; pass < 2 && !e.oom; pass++) {
+		for (size_t i = 0; i < e.ndefs && !e.oom; i++)
+			if ((e.defs[i].how > ARG_CLICK) == !pass)
+				emit_def(&e, &e.defs[i], nold, nfields);
+		while (scan_host_knob(s, nfields))
+			nfields++;
+	}
+	free(idx);
+	free(e.dyn_line);
+	free(e.dyn_what);
+	free(e.defs);
+	return e.oom ? -1 : 0;
+}

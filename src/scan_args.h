@@ -1,0 +1,22 @@
+/*
+ * scan_args.h — engine arguments of an engine tree from every kind of
+ * definition (argparse, click, dataclasses, pydantic models, TypedDict
+ * schemas), for muh scan. Works through scan.c's host view (scan_env.h).
+ * Internal to libmuh; not installed.
+ */
+#ifndef MUH_SCAN_ARGS_H
+#define MUH_SCAN_ARGS_H
+
+#include "muh/scan.h"
+
+/* Adds one `engine_arg` knob per argument definition found in s's parsed
+ * files (not already reported as an engine-argument class field), each with
+ * its definition (file:line, how it is defined, type, default, choices) as
+ * the first evidence step and a verdict from the reads of its name across
+ * the tree (`args.NAME`, `getattr(x, "NAME")`, `x["NAME"]`). Call after the
+ * per-file knobs exist and before the deployment files' knobs (which take
+ * the verdict of the argument of their name). Returns 0, or -1 when memory
+ * ran out (the surface is then still consistent). */
+int scan_args_resolve(muh_surface *s);
+
+#endif

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# End-to-end test of muh scan's table for the person reading it: knob ids
+# (what muh patch --set takes), the priority column and order, --top N, and
+# vendored third-party code left out by default, with --exclude / --include /
+# --with-vendored and the count of what was left out and why.
+# Usage: bash tests/cli/scan_table.sh path/to/muh
+source "$(dirname "$0")/lib.bash"
+T=tests/fixtures/scan/vendored
+export MUH_CACHE_DIR=$TMP/cache
+
+run "$MUH" scan "$T"
+expect_rc 0 "scan"
+expect_in out '^knob +file:line +value +kind +verdict +prio +id +why$' "header with prio and id"
+# the ids in the table are the ids of --json, row by row
+"$MUH" scan --json "$T" >"$TMP/s.json"
+python3 - "$TMP/out" "$TMP/s.json" <<'PY' || fail "table ids and priorities"
+import json, re, sys
+rows = [l.split() for l in open(sys.argv[1]) if re.search(r"\bk[0-9a-f]{16}\b", l)]
+d = json.load(open(sys.argv[2]))
+byid = {k["id"]: k for k in d["knobs"]}
+assert len(rows) == len(d["knobs"]) == 4, rows
+order = []
+for r in rows:
+    kid = [x for x in r if re.fullmatch(r"k[0-9a-f]{16}", x)][0]
+    k = byid[kid]
+    assert r[0] == k["name"], (r, k)
+    prio = r[r.index(kid) - 1]
+    assert prio == d["spans"][kid]["priority"], (prio, d["spans"][kid])
+    order.append((k["name"], prio))
+# the launch's block size first, the sentinel last; vendored code absent
+assert order[0] == ("BLOCK", "P0"), order
+assert order[-1] == ("PAD_SLOT_ID", "low"), order
+assert [p for _, p in order] == sorted((p for _, p in order), key=["P0", "P1", "P2", "low"].index), order
+assert not any("third_party" in k["file"] or "_vendored" in k["file"] for k in d["knobs"])
+ex = {x["path"]: x["why"] for x in d["excluded"]}
+assert ex == {"eng/_vendored/six/__init__.py": "vendored (eng/_vendored/)",
+              "eng/third_party/pynvml.py": "vendored (eng/third_party/)"}, ex
+PY
+expect_in out '^2 \.py files not scanned: 1 vendored \(eng/_vendored/\); 1 vendored \(eng/third_party/\)' "the count of excluded files and why"
+
+# --top N: the N of highest priority
+run "$MUH" scan --top 1 "$T"
+expect_rc 0 "--top 1"
+[ "$(grep -cE ' k[0-9a-f]{16} ' "$TMP/out")" = 1 ] || fail "--top 1 shows one row"
+expect_in out '^BLOCK ' "--top 1 shows the P0 knob"
+expect_in out '^1 of 4 knobs shown' "--top summary"
+run "$MUH" scan --top 0 "$T"
+expect_rc 2 "--top 0 is a usage error"
+
+# the vendored code comes back with --with-vendored, or file by file with --include
+run "$MUH" scan --with-vendored "$T"
+expect_in out '^NVML_SUCCESS +eng/third_party/pynvml.py:2 ' "--with-vendored scans pynvml"
+expect_in out '^MAXSIZE ' "--with-vendored scans six"
+run "$MUH" scan --include 'eng/third_party/*' "$T"
+expect_in out '^NVML_SUCCESS ' "--include brings pynvml back"
+expect_in out '^1 \.py file not scanned: 1 vendored \(eng/_vendored/\)' "six is still left out"
+# --exclude: a file, or a directory whole
+run "$MUH" scan --exclude eng/attn.py "$T"
+expect_in out '^0 of 0 knobs shown' "--exclude leaves attn.py out"
+expect_in out '1 --exclude eng/attn.py' "and says so"
+run "$MUH" scan --exclude eng --include eng/attn.py "$T"
+expect_in out '^4 of 4 knobs shown' "--include wins over a directory --exclude"
+run "$MUH" scan --exclude '' "$T"
+expect_rc 2 "an empty glob is a usage error"
+done_tests
