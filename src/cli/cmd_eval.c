@@ -348,7 +348,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	session_store_info si;
 	session_store_stats(ss, &si);
 	if (si.resumed && !json)
-		fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variants already measured\n",
+		fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variant(s) already measured\n",
 			(long long)si.run, so->db, si.rows);
 	{
 		uint32_t *def = calloc(np + 1, sizeof(uint32_t));

@@ -778,7 +778,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	session_replay_info ri;
 	session_replay_stats(s, &ri);
 	if (!json && si.open && si.resumed)
-		printf("store       %s: resuming run %lld, %lld variants already measured\n", so->db, (long long)si.run,
+		printf("store       %s: resuming run %lld, %lld variant(s) already measured\n", so->db, (long long)si.run,
 		       si.rows);
 	else if (!json && si.open)
 		printf("store       %s: run %lld\n", so->db, (long long)si.run);

@@ -26,7 +26,7 @@ run "$MUH" report "$DB"
 expect_rc 0 "report of the stored replay"
 # resuming the same replay adds nothing new; --fresh is refused without --db
 run "$MUH" tune $SPEC --problem 4 --replay $A --db "$DB" --budget 25% --no-seeds
-expect_in out 'resuming run 1, 326 variants already measured' "a second replay resumes the run"
+expect_in out 'resuming run 1, 326 variant\(s\) already measured' "a second replay resumes the run"
 run "$MUH" tune $SPEC --problem 4 --replay $A --fresh --budget 5
 expect_rc 2 "--fresh with --replay and no --db"
 
