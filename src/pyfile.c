@@ -96,6 +96,7 @@ typedef struct walker {
 	size_t n;
 	int oom;
 	int cap_scopes, cap_imports, cap_guards, cap_refs, cap_calls, cap_knobs, cap_jsons;
+	int cap_exprs, cap_binds, cap_deads, cap_asgs, cap_asserts, cap_rets;
 	/* names declared `global` in a function: assigning them is not a new knob */
 	struct {
 		int scope;
@@ -113,6 +114,9 @@ typedef struct ctx {
 	int depth;
 	int call;     /* innermost call, -1 */
 	int in_class; /* directly in a class body */
+	int in_loop;  /* inside a for/while body */
+	int in_try;   /* inside a try/with (module bindings are not constants there) */
+	uint32_t blk_start, blk_end; /* the innermost block */
 } ctx;
 
 /* Appends a zeroed element to w->f->field (count nfield, capacity capfield);
@@ -488,6 +492,7 @@ static pf_knob *add_knob(walker *w, ctx *c, int kind, const char *name, TSNode v
 	k->name = name;
 	k->scope = c->scope;
 	k->call = -1;
+	k->dead = -1;
 	k->unreach = (unsigned)c->unreach;
 	set_span(w, k, value);
 	cval cv = fold(w, value, 0);
@@ -517,6 +522,7 @@ static void add_ref(walker *w, ctx *c, const char *name, const char *obj, TSNode
 	r->line = line_of(at);
 	r->byte = ts_node_start_byte(at);
 	r->call = c->call;
+	r->dead = -1;
 	r->flags = flags | (c->unreach ? PF_R_UNREACH : 0);
 }
 
@@ -674,6 +680,337 @@ static int is_platform_call(walker *w, TSNode cond)
 	return 0;
 }
 
+/* ---- conditions and module values as small expressions ------------------- */
+
+static int push_expr(walker *w, int op, TSNode n)
+{
+	pf_expr *e;
+	W_PUSH(w, exprs, nexprs, cap_exprs, e);
+	if (!e)
+		return -1;
+	e->op = op;
+	e->a = e->b = -1;
+	e->text = ts_node_is_null(n) ? "" : text_of(w, n, 120, 1);
+	return w->f->nexprs - 1;
+}
+
+/* A dotted name made of identifiers only (torch.version.hip). */
+static int is_dotted(TSNode n, int depth)
+{
+	if (depth > 8)
+		return 0;
+	if (is(n, "identifier"))
+		return 1;
+	return is(n, "attribute") && is_dotted(field(n, "object"), depth + 1) &&
+	       is(field(n, "attribute"), "identifier");
+}
+
+/* The platform a name's text stands for: torch.version.hip -> ROCm ... */
+static int plat_of_text(const char *t)
+{
+	if (!strcmp(t, "torch.version.hip"))
+		return PF_PLAT_ROCM;
+	if (!strcmp(t, "torch.version.cuda"))
+		return PF_PLAT_CUDA;
+	return 0;
+}
+
+/* The platform a device-type string names ("npu", "xpu", ...). */
+static int plat_of_word(const char *s)
+{
+	if (!s)
+		return 0;
+	if (!strcmp(s, "rocm") || !strcmp(s, "hip"))
+		return PF_PLAT_ROCM;
+	if (!strcmp(s, "tpu"))
+		return PF_PLAT_TPU;
+	if (!strcmp(s, "xpu"))
+		return PF_PLAT_XPU;
+	if (!strcmp(s, "cpu"))
+		return PF_PLAT_CPU;
+	if (!strcmp(s, "npu"))
+		return PF_PLAT_NPU;
+	if (!strcmp(s, "hpu") || !strcmp(s, "neuron") || !strcmp(s, "openvino") ||
+	    !strcmp(s, "musa") || !strcmp(s, "mlu"))
+		return PF_PLAT_OTHER;
+	if (!strcmp(s, "cuda"))
+		return PF_PLAT_CUDA;
+	return 0;
+}
+
+/* A helper predicate by its name: is_hip(), current_platform.is_rocm() ... */
+static int plat_of_pred(const char *fname)
+{
+	if (!fname || strncmp(fname, "is_", 3))
+		return 0;
+	if (!strcmp(fname, "is_cuda_alike"))
+		return PF_PLAT_CUDA;
+	return plat_of_word(fname + 3);
+}
+
+/* A capability literal: 90, 9 (major), (9, 0). */
+static int cap_literal(walker *w, TSNode n, int major_only)
+{
+	if (is(n, "tuple") && ts_node_named_child_count(n) >= 1) {
+		cval a = fold(w, ts_node_named_child(n, 0), 0);
+		cval b = ts_node_named_child_count(n) > 1 ? fold(w, ts_node_named_child(n, 1), 0)
+		                                          : cv_int(0);
+		if (a.ok && a.isint && b.ok && b.isint && a.i >= 0 && a.i < 100 && b.i >= 0 &&
+		    b.i < 10)
+			return (int)(a.i * 10 + b.i);
+		return -1;
+	}
+	cval v = fold(w, n, 0);
+	if (!v.ok || !v.isint || v.i < 0 || v.i > 2000)
+		return -1;
+	return major_only || v.i < 10 ? (int)v.i * 10 : (int)v.i;
+}
+
+static int cmp_code(walker *w, TSNode op)
+{
+	if (text_eq(w, op, ">="))
+		return 'g';
+	if (text_eq(w, op, "<="))
+		return 'l';
+	if (text_eq(w, op, ">"))
+		return '>';
+	if (text_eq(w, op, "<"))
+		return '<';
+	if (text_eq(w, op, "=="))
+		return '=';
+	if (text_eq(w, op, "!="))
+		return '!';
+	return 0;
+}
+
+static void callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch);
+
+/* Builds the expression of a condition or a module value; returns its index
+ * (-1 only when memory runs out). */
+static int build_expr(walker *w, TSNode n, int depth)
+{
+	while (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
+		n = ts_node_named_child(n, 0);
+	if (ts_node_is_null(n) || depth > 20)
+		return push_expr(w, PF_X_OTHER, n);
+	const char *t = ts_node_type(n);
+	if (!strcmp(t, "not_operator")) {
+		int a = build_expr(w, field(n, "argument"), depth + 1);
+		int e = push_expr(w, PF_X_NOT, n);
+		if (e >= 0)
+			w->f->exprs[e].a = a;
+		return e;
+	}
+	if (!strcmp(t, "boolean_operator")) {
+		TSNode op = field(n, "operator");
+		int a = build_expr(w, field(n, "left"), depth + 1);
+		int b = build_expr(w, field(n, "right"), depth + 1);
+		int e = push_expr(w, text_eq(w, op, "and") ? PF_X_AND : PF_X_OR, n);
+		if (e >= 0) {
+			w->f->exprs[e].a = a;
+			w->f->exprs[e].b = b;
+		}
+		return e;
+	}
+	if (!strcmp(t, "none") || !strcmp(t, "true") || !strcmp(t, "false") ||
+	    !strcmp(t, "integer") || !strcmp(t, "float") ||
+	    (!strcmp(t, "string") && string_value(w, n))) {
+		int e = push_expr(w, PF_X_CONST, n);
+		if (e < 0)
+			return e;
+		if (!strcmp(t, "string")) {
+			w->f->exprs[e].val = *string_value(w, n) != '\0';
+		} else if (!strcmp(t, "none")) {
+			w->f->exprs[e].val = 0;
+		} else {
+			cval v = fold(w, n, 0);
+			w->f->exprs[e].val = v.ok && (v.isint ? v.i != 0 : v.d != 0);
+		}
+		return e;
+	}
+	if (!strcmp(t, "identifier") || (!strcmp(t, "attribute") && is_dotted(n, 0))) {
+		const char *txt = text_of(w, n, 200, 1);
+		int pl = plat_of_text(txt);
+		int e = push_expr(w, pl ? PF_X_PLAT : PF_X_NAME, n);
+		if (e < 0)
+			return e;
+		pf_expr *x = &w->f->exprs[e];
+		x->plat = pl;
+		if (!strcmp(t, "identifier")) {
+			x->name = txt;
+		} else {
+			x->name = text_of(w, field(n, "attribute"), 128, 0);
+			x->obj = text_of(w, field(n, "object"), 200, 1);
+		}
+		return e;
+	}
+	if (!strcmp(t, "comparison_operator") && ts_node_named_child_count(n) == 2) {
+		TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
+		TSNode op = ts_node_child(n, 1);
+		const char *lt = text_of(w, l, 200, 1);
+		/* torch.version.hip is not None / is None */
+		if (plat_of_text(lt) && is(r, "none")) {
+			int neg = ts_node_child_count(n) == 3; /* `is` alone */
+			int p = push_expr(w, PF_X_PLAT, l);
+			if (p >= 0)
+				w->f->exprs[p].plat = plat_of_text(lt);
+			if (!neg)
+				return p;
+			int e = push_expr(w, PF_X_NOT, n);
+			if (e >= 0)
+				w->f->exprs[e].a = p;
+			return e;
+		}
+		/* current_platform.device_type == "npu" */
+		int c = cmp_code(w, op);
+		if ((c == '=' || c == '!') && strstr(lt, "device") && string_value(w, r) &&
+		    plat_of_word(string_value(w, r))) {
+			int p = push_expr(w, PF_X_PLAT, n);
+			if (p >= 0)
+				w->f->exprs[p].plat = plat_of_word(string_value(w, r));
+			if (c == '=')
+				return p;
+			int e = push_expr(w, PF_X_NOT, n);
+			if (e >= 0)
+				w->f->exprs[e].a = p;
+			return e;
+		}
+		/* get_device_capability()[0] >= 9, capability >= (9, 0), ... */
+		if (c && strstr(lt, "capability")) {
+			int major = strstr(lt, "[0]") || strstr(lt, ".major");
+			int cap = cap_literal(w, r, major);
+			if (cap >= 0) {
+				int e = push_expr(w, PF_X_CAP, n);
+				if (e >= 0) {
+					w->f->exprs[e].cap = cap;
+					w->f->exprs[e].capop = c;
+				}
+				return e;
+			}
+		}
+		return push_expr(w, PF_X_OTHER, n);
+	}
+	if (!strcmp(t, "call")) {
+		const char *fname, *obj;
+		int launch;
+		callee_names(w, field(n, "function"), &fname, &obj, &launch);
+		TSNode args = field(n, "arguments");
+		uint32_t na = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+		if (!fname || launch)
+			return push_expr(w, PF_X_OTHER, n);
+		int pl = plat_of_pred(fname);
+		if (!pl && !strcmp(fname, "is_available") && obj) {
+			const char *dot = strrchr(obj, '.');
+			pl = plat_of_word(dot ? dot + 1 : obj);
+		}
+		if (!pl && !strcmp(fname, "hasattr") && na == 2)
+			pl = plat_of_word(string_value(w, ts_node_named_child(args, 1)));
+		if (pl) {
+			int e = push_expr(w, PF_X_PLAT, n);
+			if (e >= 0)
+				w->f->exprs[e].plat = pl;
+			return e;
+		}
+		if ((!strcmp(fname, "has_device_capability") ||
+		     !strcmp(fname, "is_device_capability")) &&
+		    na >= 1) {
+			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
+			if (cap >= 0) {
+				int e = push_expr(w, PF_X_CAP, n);
+				if (e >= 0) {
+					w->f->exprs[e].cap = cap;
+					w->f->exprs[e].capop = fname[1] == 'a' ? 'g' : '=';
+				}
+				return e;
+			}
+		}
+		int e = push_expr(w, PF_X_CALL, n);
+		if (e >= 0) {
+			w->f->exprs[e].name = fname;
+			w->f->exprs[e].obj = obj;
+		}
+		return e;
+	}
+	return push_expr(w, PF_X_OTHER, n);
+}
+
+/* The first statement of a block when it raises (or is `assert False`):
+ * its line, and the exception's name in *exc. */
+static int block_raises(walker *w, TSNode blk, const char **exc)
+{
+	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = ts_node_named_child(blk, i);
+		if (is(st, "comment"))
+			continue;
+		if (is(st, "raise_statement")) {
+			TSNode e = ts_node_named_child_count(st) ? ts_node_named_child(st, 0) : st;
+			if (is(e, "call"))
+				e = field(e, "function");
+			*exc = is(e, "identifier") || is(e, "attribute") ? text_of(w, e, 64, 1)
+			                                                 : "an exception";
+			return line_of(st);
+		}
+		if (is(st, "assert_statement") && ts_node_named_child_count(st) >= 1 &&
+		    is(ts_node_named_child(st, 0), "false")) {
+			*exc = "AssertionError";
+			return line_of(st);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* `NAME == 'a'`, `obj.NAME != 'a'`, `NAME in ('a', 'b')`: fills the guard's
+ * comparison. */
+static void guard_compare(walker *w, pf_guard *g, TSNode cn)
+{
+	if (!is(cn, "comparison_operator") || ts_node_named_child_count(cn) != 2)
+		return;
+	TSNode l = ts_node_named_child(cn, 0), r = ts_node_named_child(cn, 1);
+	TSNode op = ts_node_child(cn, 1);
+	int code = cmp_code(w, op);
+	if (code != '=' && code != '!') {
+		if (text_eq(w, op, "in"))
+			code = ts_node_child_count(cn) == 4 ? 'n' : 'i';
+		else if (text_eq(w, op, "not"))
+			code = 'n';
+		else
+			return;
+	}
+	if (is(l, "identifier")) {
+		g->cmp_name = text_of(w, l, 128, 0);
+	} else if (is(l, "attribute") && is_dotted(l, 0)) {
+		g->cmp_name = text_of(w, field(l, "attribute"), 128, 0);
+		g->cmp_obj = text_of(w, field(l, "object"), 96, 1);
+	} else {
+		return;
+	}
+	const char *vals[16];
+	int nv = 0;
+	if (code == '=' || code == '!') {
+		if (!string_value(w, r) && !fold(w, r, 0).ok)
+			return;
+		vals[nv++] = text_of(w, r, 96, 1);
+	} else {
+		if (!is(r, "tuple") && !is(r, "list") && !is(r, "set"))
+			return;
+		uint32_t cnt = ts_node_named_child_count(r);
+		for (uint32_t i = 0; i < cnt && nv < 16; i++) {
+			TSNode v = ts_node_named_child(r, i);
+			if (!string_value(w, v) && !fold(w, v, 0).ok)
+				return;
+			vals[nv++] = text_of(w, v, 96, 1);
+		}
+	}
+	g->cmp_op = code;
+	g->cmp_vals = ar_alloc(w->f, sizeof(char *) * (size_t)(nv ? nv : 1));
+	if (!g->cmp_vals)
+		return;
+	memcpy(g->cmp_vals, vals, sizeof(char *) * (size_t)nv);
+	g->ncmp = nv;
+}
+
 static void block_span(TSNode b, uint32_t *s, uint32_t *e)
 {
 	*s = ts_node_start_byte(b);
@@ -682,12 +1019,13 @@ static void block_span(TSNode b, uint32_t *s, uint32_t *e)
 
 /* if/elif: records a guard for the condition, then walks the branches with
  * the guard as context. */
-static void do_if(walker *w, ctx *c, TSNode n)
+static void do_if(walker *w, ctx *c, TSNode n, int chain)
 {
 	TSNode cond = field(n, "condition"), cons = field(n, "consequence");
 	visit(w, c, cond);
 	if (ts_node_is_null(cons))
 		return;
+	int cexpr = build_expr(w, cond, 0);
 	pf_guard *g;
 	W_PUSH(w, guards, nguards, cap_guards, g);
 	if (!g)
@@ -696,6 +1034,11 @@ static void do_if(walker *w, ctx *c, TSNode n)
 	g->scope = c->scope;
 	g->line = line_of(n);
 	g->constval = -1;
+	g->byte = ts_node_start_byte(n);
+	g->cexpr = cexpr;
+	g->cond = text_of(w, cond, 120, 1);
+	g->chain = chain >= 0 ? chain : gi;
+	g->cons_raise = block_raises(w, cons, &g->cons_exc);
 	TSNode cn = cond;
 	while (is(cn, "parenthesized_expression") && ts_node_named_child_count(cn) == 1)
 		cn = ts_node_named_child(cn, 0);
@@ -719,6 +1062,7 @@ static void do_if(walker *w, ctx *c, TSNode n)
 	}
 	if (g->constval >= 0 && g->negated)
 		g->constval = !g->constval;
+	guard_compare(w, g, cn);
 	block_span(cons, &g->cons_start, &g->cons_end);
 	/* the alternatives, as one span */
 	uint32_t cnt = ts_node_named_child_count(n);
@@ -732,6 +1076,8 @@ static void do_if(walker *w, ctx *c, TSNode n)
 				first_alt = 0;
 			}
 			g->alt_end = ts_node_end_byte(k);
+			if (is(k, "else_clause"))
+				g->else_raise = block_raises(w, field(k, "body"), &g->else_exc);
 		}
 	}
 	ctx cc = *c;
@@ -743,7 +1089,7 @@ static void do_if(walker *w, ctx *c, TSNode n)
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode k = ts_node_named_child(n, i);
 		if (is(k, "elif_clause")) {
-			do_if(w, &cc, k);
+			do_if(w, &cc, k, gi);
 		} else if (is(k, "else_clause")) {
 			visit(w, &cc, field(k, "body"));
 		}
@@ -843,12 +1189,74 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 	return 1;
 }
 
+static int is_global_in(walker *w, int scope, const char *name)
+{
+	for (int i = 0; i < w->nglobals; i++)
+		if (w->globals[i].scope == scope && !strcmp(w->globals[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Records an assignment of name (reaching definitions, src/pyflow.c). */
+static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode right, int simple)
+{
+	if (c->in_class || (c->scope >= 0 && is_global_in(w, c->scope, name)))
+		return;
+	pf_asg *a;
+	W_PUSH(w, asgs, nasgs, cap_asgs, a);
+	if (!a)
+		return;
+	a->name = name;
+	a->scope = c->scope;
+	a->line = line_of(stmt);
+	a->start = ts_node_start_byte(stmt);
+	a->end = ts_node_end_byte(stmt);
+	a->blk_start = c->blk_start;
+	a->blk_end = c->blk_end;
+	a->in_loop = c->in_loop;
+	a->simple = simple;
+	a->lit = -1;
+	if (simple && !ts_node_is_null(right)) {
+		cval v = fold(w, right, 0);
+		if (v.ok) {
+			a->lit = v.isint ? v.i != 0 : v.d != 0;
+			a->lit_text = cv_text(w, v);
+		} else if (is(right, "none")) {
+			a->lit = 0;
+			a->lit_text = "None";
+		} else if (string_value(w, right)) {
+			a->lit = *string_value(w, right) != '\0';
+			a->lit_text = text_of(w, right, 96, 1);
+		}
+	}
+}
+
 static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right)
 {
+	if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && !ts_node_is_null(right)) {
+		uint32_t lc = ts_node_named_child_count(left);
+		for (uint32_t i = 0; i < lc; i++)
+			if (is(ts_node_named_child(left, i), "identifier"))
+				add_asg(w, c, n, text_of(w, ts_node_named_child(left, i), 128, 0),
+				        right, 0);
+	}
 	if (is(left, "identifier") && !ts_node_is_null(right)) {
 		const char *name = text_of(w, left, 128, 0);
 		if (c->in_class)
 			return;
+		add_asg(w, c, n, name, right, !is(right, "assignment"));
+		if (c->scope < 0) {
+			int e = build_expr(w, right, 0);
+			pf_bind *b;
+			W_PUSH(w, binds, nbinds, cap_binds, b);
+			if (b) {
+				b->name = name;
+				b->expr = e;
+				b->line = line_of(n);
+				b->byte = ts_node_start_byte(n);
+				b->guarded = c->guard >= 0 || c->in_try || c->in_loop;
+			}
+		}
 		if (is(right, "dictionary"))
 			do_config_dict(w, c, right, name);
 		else if (is(right, "list"))
@@ -907,6 +1315,43 @@ static int name_is_capability(const char *name)
 	           : 0;
 }
 
+/* Decorators that only wrap a function (no registry behind them). */
+static int is_plain_decorator(const char *dn)
+{
+	static const char *const plain[] = {
+	    "triton.autotune", "autotune",     "triton.heuristics", "heuristics",
+	    "staticmethod",    "classmethod",  "property",          "functools.lru_cache",
+	    "lru_cache",       "functools.cache", "cache",          "functools.wraps",
+	    "wraps",           "torch.no_grad", "torch.inference_mode", "cached_property",
+	    "functools.cached_property", "abstractmethod", "abc.abstractmethod",
+	    "torch.compile",   "contextmanager", "contextlib.contextmanager", "overload",
+	    "typing.overload", "dataclass",    "dataclasses.dataclass", NULL};
+	for (int i = 0; plain[i]; i++)
+		if (!strcmp(dn, plain[i]))
+			return 1;
+	size_t l = strlen(dn);
+	return l > 7 && !strcmp(dn + l - 7, ".setter");
+}
+
+/* The name a parameter node binds (x, x: T, x=1, *x, **x). */
+static TSNode param_name(TSNode p)
+{
+	if (is(p, "identifier"))
+		return p;
+	TSNode nm = field(p, "name");
+	if (!ts_node_is_null(nm))
+		return nm;
+	uint32_t c = ts_node_named_child_count(p);
+	for (uint32_t i = 0; i < c; i++) {
+		TSNode k = ts_node_named_child(p, i);
+		if (is(k, "identifier"))
+			return k;
+		if (is(k, "list_splat_pattern") || is(k, "dictionary_splat_pattern"))
+			return param_name(k);
+	}
+	return (TSNode){0};
+}
+
 /* Function definitions: scope, decorators, constexpr params, body facts. */
 static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 {
@@ -949,6 +1394,8 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			const char *dn = text_of(w, fn, 96, 1);
 			if (!strcmp(dn, "triton.jit") || !strcmp(dn, "jit"))
 				w->f->scopes[si].flags |= PF_JIT;
+			else if (!is_plain_decorator(dn))
+				w->f->scopes[si].flags |= PF_DECORATED;
 			if (!strcmp(dn, "triton.autotune") || !strcmp(dn, "autotune")) {
 				w->f->scopes[si].flags |= PF_AUTOTUNE;
 				TSNode args = field(e, "arguments");
@@ -973,9 +1420,17 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	uint32_t pc = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
 	const char *cx[256];
 	int ncx = 0;
+	const char *pn_list[64];
+	int npn = 0;
 	for (uint32_t i = 0; i < pc; i++) {
 		TSNode p = ts_node_named_child(params, i);
 		TSNode t = field(p, "type"), v = field(p, "value");
+		TSNode pnm = param_name(p);
+		if (!ts_node_is_null(pnm) && npn < 64) {
+			pn_list[npn++] = text_of(w, pnm, 128, 0);
+			if (is(p, "dictionary_splat_pattern"))
+				w->f->scopes[si].kwparam = pn_list[npn - 1];
+		}
 		if (!ts_node_is_null(t) && ncx < 256) {
 			const char *ts = text_of(w, t, 64, 1);
 			if (strstr(ts, "constexpr")) {
@@ -989,6 +1444,15 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 		if (!ts_node_is_null(v))
 			visit(w, c, v);
 	}
+	if (npn) {
+		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)npn);
+		if (arr) {
+			memcpy(arr, pn_list, sizeof(char *) * (size_t)npn);
+			w->f->scopes[si].params = arr;
+			w->f->scopes[si].nparams = npn;
+		}
+	}
+	w->f->scopes[si].ret_expr = -1;
 	if (ncx) {
 		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)ncx);
 		if (arr) {
@@ -1022,6 +1486,10 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			seen_return = 1;
 		}
 	}
+	if (nstmts == 1 && !ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1) {
+		int e = build_expr(w, ts_node_named_child(only_ret, 0), 0);
+		w->f->scopes[si].ret_expr = e;
+	}
 	int capk = name_is_capability(name);
 	if (!ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1 && capk &&
 	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
@@ -1042,6 +1510,7 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	s->name = name;
 	s->parent = c->scope;
 	s->flags = PF_CLASS;
+	s->ret_expr = -1;
 	s->line = line_of(n);
 	TSNode whole = ts_node_is_null(decorated) ? n : decorated;
 	s->start = ts_node_start_byte(whole);
@@ -1074,12 +1543,300 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	}
 }
 
+/* ---- overwritten before use (reaching definitions inside one block) -------- */
+
+/* What a store binds: a variable, or one key of the dict a variable holds. */
+typedef struct ktarget {
+	const char *name;
+	const char *key; /* NULL: the variable itself */
+	int module;      /* module level: function bodies do not run now */
+} ktarget;
+
+enum { KE_NONE = 0, KE_READ, KE_KILL };
+
+typedef struct kres {
+	int nkill;
+	int kills[4];
+} kres;
+
+static void kres_add(kres *r, int line)
+{
+	if (r->nkill < 4)
+		r->kills[r->nkill] = line;
+	r->nkill++;
+}
+
+/* Does node n read the target (conservatively: yes when unsure)? */
+static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
+{
+	if (ts_node_is_null(n))
+		return 0;
+	if (depth > 200)
+		return 1;
+	const char *ty = ts_node_type(n);
+	if (!strcmp(ty, "identifier"))
+		return text_eq(w, n, t->name);
+	if (!strcmp(ty, "comment"))
+		return 0;
+	if (t->key && !strcmp(ty, "subscript")) {
+		TSNode v = field(n, "value");
+		if (is(v, "identifier") && text_eq(w, v, t->name)) {
+			const char *ks = string_value(w, field(n, "subscript"));
+			return ks ? !strcmp(ks, t->key) : 1;
+		}
+	}
+	if (t->key && !strcmp(ty, "call")) {
+		TSNode fn = field(n, "function"), args = field(n, "arguments");
+		if (is(fn, "attribute") && is(field(fn, "object"), "identifier") &&
+		    text_eq(w, field(fn, "object"), t->name)) {
+			if (!text_eq(w, field(fn, "attribute"), "get") || ts_node_is_null(args) ||
+			    !ts_node_named_child_count(args))
+				return 1;
+			const char *ks = string_value(w, ts_node_named_child(args, 0));
+			if (!ks || !strcmp(ks, t->key))
+				return 1;
+			uint32_t c = ts_node_named_child_count(args);
+			for (uint32_t i = 1; i < c; i++)
+				if (reads_target(w, ts_node_named_child(args, i), t, depth + 1))
+					return 1;
+			return 0;
+		}
+	}
+	if (t->module && !strcmp(ty, "lambda"))
+		return 0;
+	if (t->module && !strcmp(ty, "function_definition")) {
+		/* at module level only the defaults run now */
+		TSNode ps = field(n, "parameters");
+		uint32_t c = ts_node_is_null(ps) ? 0 : ts_node_named_child_count(ps);
+		for (uint32_t i = 0; i < c; i++)
+			if (reads_target(w, field(ts_node_named_child(ps, i), "value"), t, depth + 1))
+				return 1;
+		return 0;
+	}
+	uint32_t c = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < c; i++)
+		if (reads_target(w, ts_node_named_child(n, i), t, depth + 1))
+			return 1;
+	return 0;
+}
+
+/* Does assignment target l bind the target (the variable, or its key)? */
+static int binds_target(walker *w, TSNode l, const ktarget *t)
+{
+	if (is(l, "identifier"))
+		return text_eq(w, l, t->name); /* the whole dict is replaced, too */
+	if (!t->key && (is(l, "pattern_list") || is(l, "tuple_pattern"))) {
+		uint32_t c = ts_node_named_child_count(l);
+		for (uint32_t i = 0; i < c; i++)
+			if (binds_target(w, ts_node_named_child(l, i), t))
+				return 1;
+		return 0;
+	}
+	if (t->key && is(l, "subscript")) {
+		TSNode v = field(l, "value");
+		const char *ks = string_value(w, field(l, "subscript"));
+		return is(v, "identifier") && text_eq(w, v, t->name) && ks && !strcmp(ks, t->key);
+	}
+	return 0;
+}
+
+static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth);
+
+/* The effect of one statement on the target: it reads it (on some path),
+ * binds it again on every path (KE_KILL, lines in r), or neither. A path
+ * that ends (return/raise) without reading counts towards a kill. */
+static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int depth)
+{
+	if (depth > 40)
+		return KE_READ;
+	const char *ty = ts_node_type(st);
+	if (!strcmp(ty, "comment") || !strcmp(ty, "pass_statement"))
+		return KE_NONE;
+	if (!strcmp(ty, "expression_statement") && ts_node_named_child_count(st) == 1 &&
+	    is(ts_node_named_child(st, 0), "assignment")) {
+		TSNode a = ts_node_named_child(st, 0);
+		TSNode targets[8];
+		int nt = 0;
+		while (is(a, "assignment") && nt < 8) {
+			targets[nt++] = field(a, "left");
+			TSNode ty2 = field(a, "type");
+			if (reads_target(w, ty2, t, 0))
+				return KE_READ;
+			TSNode rr = field(a, "right");
+			if (!is(rr, "assignment")) {
+				a = rr;
+				break;
+			}
+			a = rr;
+		}
+		if (reads_target(w, a, t, 0))
+			return KE_READ;
+		int killed = 0;
+		for (int i = 0; i < nt; i++) {
+			if (binds_target(w, targets[i], t))
+				killed = 1;
+			else if (reads_target(w, targets[i], t, 0))
+				return KE_READ;
+		}
+		if (killed && !ts_node_is_null(a)) {
+			kres_add(r, line_of(st));
+			return KE_KILL;
+		}
+		return KE_NONE;
+	}
+	if (!strcmp(ty, "if_statement")) {
+		if (reads_target(w, field(st, "condition"), t, 0))
+			return KE_READ;
+		kres br[16];
+		int nb = 0, all = 1, has_else = 0;
+		memset(br, 0, sizeof(br));
+		int e = seq_effect(w, field(st, "consequence"), 0, t, &br[nb], depth + 1);
+		if (e == KE_READ)
+			return KE_READ;
+		all &= e == KE_KILL;
+		nb++;
+		uint32_t cnt = ts_node_named_child_count(st);
+		for (uint32_t i = 0; i < cnt; i++) {
+			TSNode k = ts_node_named_child(st, i);
+			TSNode body;
+			if (is(k, "elif_clause")) {
+				if (reads_target(w, field(k, "condition"), t, 0))
+					return KE_READ;
+				body = field(k, "consequence");
+			} else if (is(k, "else_clause")) {
+				body = field(k, "body");
+				has_else = 1;
+			} else {
+				continue;
+			}
+			if (nb == 16)
+				return KE_READ;
+			e = seq_effect(w, body, 0, t, &br[nb], depth + 1);
+			if (e == KE_READ)
+				return KE_READ;
+			all &= e == KE_KILL;
+			nb++;
+		}
+		if (!has_else || !all)
+			return KE_NONE;
+		int any = 0;
+		for (int i = 0; i < nb; i++)
+			for (int j = 0; j < br[i].nkill && j < 4; j++) {
+				kres_add(r, br[i].kills[j]);
+				any = 1;
+			}
+		(void)any;
+		return KE_KILL;
+	}
+	if (!strcmp(ty, "return_statement") || !strcmp(ty, "raise_statement"))
+		return reads_target(w, st, t, 0) ? KE_READ : KE_KILL;
+	if (!strcmp(ty, "with_statement")) {
+		uint32_t cnt = ts_node_named_child_count(st);
+		for (uint32_t i = 0; i < cnt; i++) {
+			TSNode k = ts_node_named_child(st, i);
+			if (is(k, "block"))
+				return seq_effect(w, k, 0, t, r, depth + 1);
+			if (reads_target(w, k, t, 0))
+				return KE_READ;
+		}
+		return KE_NONE;
+	}
+	return reads_target(w, st, t, 0) ? KE_READ : KE_NONE;
+}
+
+/* The effect of the statements of blk from index `from` on. */
+static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth)
+{
+	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
+	for (uint32_t i = from; i < cnt; i++) {
+		int e = stmt_effect(w, ts_node_named_child(blk, i), t, r, depth);
+		if (e != KE_NONE)
+			return e;
+	}
+	return KE_NONE;
+}
+
+/* Is the target bound again, on every path, before any read, in the rest
+ * of the block (statements after index i)? Records a PF_D_OVERWRITE and
+ * returns its index, else -1. */
+static int overwritten(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, const ktarget *t)
+{
+	uint32_t a = ts_node_end_byte(st), b = ts_node_end_byte(blk);
+	const char *probe = t->key ? t->key : t->name;
+	if (b > w->n || a >= b || !memmem(w->src + a, b - a, probe, strlen(probe)))
+		return -1;
+	kres r = {0};
+	if (seq_effect(w, blk, i + 1, t, &r, 0) != KE_KILL || !r.nkill)
+		return -1;
+	pf_dead *d;
+	W_PUSH(w, deads, ndeads, cap_deads, d);
+	if (!d)
+		return -1;
+	d->kind = PF_D_OVERWRITE;
+	if (t->key) {
+		char buf[300];
+		snprintf(buf, sizeof(buf), "%s['%s']", t->name, t->key);
+		d->name = ar_str(w->f, buf);
+	} else {
+		d->name = t->name;
+	}
+	d->scope = c->scope;
+	d->line = line_of(st);
+	d->start = ts_node_start_byte(st);
+	d->end = ts_node_end_byte(st);
+	d->kill_line = r.kills[0];
+	d->nkill = r.nkill;
+	memcpy(d->kills, r.kills, sizeof(r.kills));
+	d->via = d->guard = -1;
+	return w->f->ndeads - 1;
+}
+
+/* After statement i of blk (which made knobs k0..k1): stores it makes that
+ * the rest of the block overwrites before reading them. */
+static void check_overwrite(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, int k0, int k1)
+{
+	if (c->in_class || c->unreach || c->in_try || !is(st, "expression_statement") ||
+	    ts_node_named_child_count(st) != 1 || !is(ts_node_named_child(st, 0), "assignment"))
+		return;
+	TSNode a = ts_node_named_child(st, 0);
+	TSNode l = field(a, "left"), r = field(a, "right");
+	if (ts_node_is_null(r) || is(r, "assignment"))
+		return;
+	if (is(l, "identifier")) {
+		const char *nm = text_of(w, l, 128, 0);
+		if (c->scope < 0 && k0 == k1)
+			return; /* module level: only knobs (other modules read the last value) */
+		if (c->scope >= 0 && is_global_in(w, c->scope, nm))
+			return;
+		ktarget t = {nm, NULL, c->scope < 0};
+		int d = overwritten(w, c, blk, i, st, &t);
+		for (int k = k0; k < k1; k++) {
+			pf_knob *kn = &w->f->knobs[k];
+			if (d >= 0 && (kn->kind == PF_K_CONSTANT || kn->kind == PF_K_OVERRIDE ||
+			               kn->kind == PF_K_CONFIG_DICT || kn->kind == PF_K_AUTOTUNE))
+				kn->dead = d;
+			else if (d < 0 && kn->kind == PF_K_CONFIG_DICT && kn->aux &&
+			         !strcmp(kn->aux, nm)) {
+				ktarget kt = {nm, kn->name, c->scope < 0};
+				kn->dead = overwritten(w, c, blk, i, st, &kt);
+			}
+		}
+	} else if (is(l, "subscript") && k1 == k0 + 1 &&
+	           w->f->knobs[k0].kind == PF_K_CONFIG_DICT && w->f->knobs[k0].aux) {
+		ktarget t = {w->f->knobs[k0].aux, w->f->knobs[k0].name, c->scope < 0};
+		w->f->knobs[k0].dead = overwritten(w, c, blk, i, st, &t);
+	}
+}
+
 /* A block: statements in order; after a return/raise/break/continue the
  * rest is unreachable. Overrides: a name assigned a computed value and later,
- * in the same block, a literal. */
+ * in the same block, a literal. Then: stores the rest of the block
+ * overwrites before any read (check_overwrite). */
 static void do_block(walker *w, ctx *c, TSNode n)
 {
 	ctx bc = *c;
+	bc.blk_start = ts_node_start_byte(n);
+	bc.blk_end = ts_node_end_byte(n);
 	uint32_t cnt = ts_node_named_child_count(n);
 	/* names assigned a non-constant value so far in this block */
 	const char *computed[32];
@@ -1089,6 +1846,8 @@ static void do_block(walker *w, ctx *c, TSNode n)
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode st = ts_node_named_child(n, i);
 		bc.uncond = fbody;
+		int k0 = w->f->nknobs;
+		int override = 0;
 		if (is(st, "expression_statement") && ts_node_named_child_count(st) == 1 &&
 		    is(ts_node_named_child(st, 0), "assignment") && !c->in_class) {
 			TSNode a = ts_node_named_child(st, 0);
@@ -1096,7 +1855,6 @@ static void do_block(walker *w, ctx *c, TSNode n)
 			if (is(l, "identifier") && !ts_node_is_null(r)) {
 				const char *nm = text_of(w, l, 128, 0);
 				cval v = fold(w, r, 0);
-				int override = 0;
 				if (v.ok && (v.isbool || is_knob_name(nm))) {
 					for (int j = 0; j < ncomputed; j++)
 						if (!strcmp(computed[j], nm)) {
@@ -1112,16 +1870,69 @@ static void do_block(walker *w, ctx *c, TSNode n)
 					computed_line[ncomputed++] = line_of(st);
 				}
 				if (override) {
+					add_asg(w, &bc, a, nm, r, 1);
 					visit(w, &bc, r);
-					continue;
 				}
 			}
 		}
-		visit(w, &bc, st);
+		if (!override)
+			visit(w, &bc, st);
+		check_overwrite(w, &bc, n, i, st, k0, w->f->nknobs);
 		if (is(st, "return_statement") || is(st, "raise_statement") ||
 		    is(st, "continue_statement") || is(st, "break_statement"))
 			bc.unreach = 1;
 	}
+}
+
+/* One side of an assert comparison: a name / obj.name, or a literal. */
+static int assert_side(walker *w, TSNode n, const char **name, const char **obj, const char **val)
+{
+	*name = *obj = *val = NULL;
+	if (is(n, "identifier")) {
+		*name = text_of(w, n, 128, 0);
+		return 1;
+	}
+	if (is(n, "attribute") && is_dotted(n, 0)) {
+		*name = text_of(w, field(n, "attribute"), 128, 0);
+		*obj = text_of(w, field(n, "object"), 96, 1);
+		return 1;
+	}
+	cval v = fold(w, n, 0);
+	if (v.ok) {
+		*val = cv_text(w, v);
+		return 1;
+	}
+	return 0;
+}
+
+/* `assert a >= b`: kept when both sides are names or literals. */
+static void do_assert(walker *w, ctx *c, TSNode n)
+{
+	if (ts_node_named_child_count(n) < 1)
+		return;
+	TSNode e = ts_node_named_child(n, 0);
+	if (!is(e, "comparison_operator") || ts_node_named_child_count(e) != 2)
+		return;
+	int op = cmp_code(w, ts_node_child(e, 1));
+	if (!op)
+		return;
+	pf_assert a = {0};
+	if (!assert_side(w, ts_node_named_child(e, 0), &a.lname, &a.lobj, &a.lval) ||
+	    !assert_side(w, ts_node_named_child(e, 1), &a.rname, &a.robj, &a.rval) ||
+	    (!a.lname && !a.rname))
+		return;
+	pf_assert *p;
+	W_PUSH(w, asserts, nasserts, cap_asserts, p);
+	if (!p)
+		return;
+	*p = a;
+	p->op = op;
+	p->scope = c->scope;
+	p->line = line_of(n);
+	p->byte = ts_node_start_byte(n);
+	p->guard = c->guard;
+	p->guard_else = c->guard_else;
+	p->text = text_of(w, e, 160, 1);
 }
 
 static void do_call(walker *w, ctx *c, TSNode n)
@@ -1141,6 +1952,7 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	cl->scope = c->scope;
 	cl->line = line_of(n);
 	cl->byte = ts_node_start_byte(n);
+	cl->end = ts_node_end_byte(n);
 	cl->flags = (launch ? PF_C_LAUNCH : 0) | (c->uncond ? PF_C_UNCOND : 0) |
 	            (c->unreach ? PF_C_UNREACH : 0);
 	visit(w, c, fn);
@@ -1148,6 +1960,37 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	ac.call = ci;
 	ac.uncond = 0;
 	uint32_t cnt = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+	if (cnt && is(args, "argument_list")) {
+		pf_arg *av = ar_alloc(w->f, sizeof(pf_arg) * cnt);
+		int pos = 0, na = 0;
+		for (uint32_t i = 0; av && i < cnt; i++) {
+			TSNode a = ts_node_named_child(args, i);
+			pf_arg *g = &av[na];
+			g->pos = -1;
+			if (is(a, "comment"))
+				continue;
+			if (is(a, "keyword_argument")) {
+				TSNode kn = field(a, "name"), kv = field(a, "value");
+				g->kw = ts_node_is_null(kn) ? NULL : text_of(w, kn, 128, 0);
+				if (is(kv, "identifier"))
+					g->ident = text_of(w, kv, 128, 0);
+			} else if (is(a, "dictionary_splat") || is(a, "list_splat")) {
+				g->splat = is(a, "dictionary_splat") ? 2 : 1;
+				TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
+				if (is(e, "identifier"))
+					g->ident = text_of(w, e, 128, 0);
+			} else {
+				g->pos = pos++;
+				if (is(a, "identifier"))
+					g->ident = text_of(w, a, 128, 0);
+			}
+			na++;
+		}
+		w->f->calls[ci].args = av;
+		w->f->calls[ci].nargs = av ? na : 0;
+		if (av && na && fname && !strcmp(fname, "partial") && av[0].pos == 0 && av[0].ident)
+			w->f->calls[ci].partial = av[0].ident;
+	}
 	/* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
 		const char *ks = string_value(w, ts_node_named_child(args, 0));
@@ -1244,7 +2087,10 @@ static void visit(walker *w, ctx *c, TSNode n)
 				visit(w, &cc, r);
 				return;
 			}
+			int before = w->f->ncalls;
 			visit(w, &cc, r);
+			if (is(r, "call") && is(l, "identifier") && w->f->ncalls > before)
+				w->f->calls[before].assigned = text_of(w, l, 128, 0);
 			return;
 		}
 		if (!strcmp(t, "attribute")) {
@@ -1261,6 +2107,16 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		if (!strcmp(t, "aliased_import"))
 			return;
+		if (!strcmp(t, "augmented_assignment")) {
+			TSNode l = field(n, "left");
+			if (is(l, "identifier"))
+				add_asg(w, &cc, n, text_of(w, l, 128, 0), (TSNode){0}, 0);
+			break;
+		}
+		if (!strcmp(t, "assert_statement")) {
+			do_assert(w, &cc, n);
+			break;
+		}
 		break;
 	case 'b':
 		if (!strcmp(t, "block")) {
@@ -1308,6 +2164,10 @@ static void visit(walker *w, ctx *c, TSNode n)
 		if (!strcmp(t, "for_statement") || !strcmp(t, "for_in_clause")) {
 			cc.uncond = 0;
 			visit(w, &cc, field(n, "right"));
+			TSNode lt = field(n, "left");
+			if (is(lt, "identifier"))
+				add_asg(w, &cc, n, text_of(w, lt, 128, 0), (TSNode){0}, 0);
+			cc.in_loop = 1;
 			visit(w, &cc, field(n, "body"));
 			TSNode alt = field(n, "alternative");
 			visit(w, &cc, alt);
@@ -1333,7 +2193,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 			return;
 		}
 		if (!strcmp(t, "if_statement")) {
-			do_if(w, &cc, n);
+			do_if(w, &cc, n, -1);
 			return;
 		}
 		if (!strcmp(t, "import_statement") || !strcmp(t, "import_from_statement")) {
@@ -1361,6 +2221,16 @@ static void visit(walker *w, ctx *c, TSNode n)
 	case 'r':
 		if (!strcmp(t, "return_statement") && ts_node_named_child_count(n) == 1) {
 			TSNode v = ts_node_named_child(n, 0);
+			if (cc.scope >= 0 && (is(v, "identifier") || is(v, "call"))) {
+				pf_ret *rt;
+				W_PUSH(w, rets, nrets, cap_rets, rt);
+				if (rt) {
+					rt->scope = cc.scope;
+					rt->line = line_of(n);
+					rt->name = is(v, "identifier") ? text_of(w, v, 128, 0) : NULL;
+					rt->call = is(v, "call") ? w->f->ncalls : -1;
+				}
+			}
 			if (is(v, "dictionary") && cc.scope >= 0)
 				do_config_dict(w, &cc, v, "return");
 			else if (is(v, "list") && cc.scope >= 0) {
@@ -1397,12 +2267,17 @@ static void visit(walker *w, ctx *c, TSNode n)
 	case 'w':
 		if (!strcmp(t, "while_statement") || !strcmp(t, "with_statement")) {
 			cc.uncond = 0;
+			if (t[1] == 'h')
+				cc.in_loop = 1;
+			else
+				cc.in_try = 1;
 			break;
 		}
 		break;
 	case 't':
 		if (!strcmp(t, "try_statement")) {
 			cc.uncond = 0;
+			cc.in_try = 1;
 			break;
 		}
 		break;
@@ -1472,6 +2347,8 @@ pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_pac
 		count_errors(f, root, 0);
 		visit(&w, &c, root);
 		ts_tree_delete(tree);
+		if (!w.oom && pyflow_run(f))
+			w.oom = 1;
 		if (w.oom) {
 			ts_parser_delete(p);
 			pyfile_free(f);
@@ -1493,6 +2370,12 @@ void pyfile_free(pyfile *f)
 	free(f->calls);
 	free(f->knobs);
 	free(f->jsons);
+	free(f->exprs);
+	free(f->binds);
+	free(f->deads);
+	free(f->asgs);
+	free(f->asserts);
+	free(f->rets);
 	pf_block *b = f->arena;
 	while (b) {
 		pf_block *nx = b->next;

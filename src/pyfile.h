@@ -33,7 +33,8 @@ enum pf_scope_flag {
 	PF_CLASS = 2,
 	PF_JIT = 4,        /* @triton.jit / @jit */
 	PF_AUTOTUNE = 8,   /* @triton.autotune */
-	PF_RAISES_NIE = 16 /* body raises NotImplementedError unconditionally */
+	PF_RAISES_NIE = 16, /* body raises NotImplementedError unconditionally */
+	PF_DECORATED = 32   /* some other decorator: a registry may call it */
 };
 
 typedef struct pf_scope {
@@ -45,6 +46,10 @@ typedef struct pf_scope {
 	uint32_t start, end;     /* bytes of the whole definition */
 	const char **constexprs; /* tl.constexpr parameter names (PF_JIT) */
 	int nconstexprs;
+	const char **params; /* parameter names in order (self included) */
+	int nparams;
+	const char *kwparam; /* name of the **kwargs parameter, NULL */
+	int ret_expr;        /* pf_expr of the body's only `return X`, -1 */
 } pf_scope;
 
 typedef struct pf_import {
@@ -63,8 +68,45 @@ enum pf_platform {
 	PF_PLAT_TPU,
 	PF_PLAT_XPU,
 	PF_PLAT_CPU,
-	PF_PLAT_OTHER
+	PF_PLAT_OTHER,
+	PF_PLAT_NPU,
+	PF_PLAT_CUDA /* the tuned platform: is_cuda(), torch.version.cuda */
 };
+
+/* A condition or module-level value, as far as constant propagation and the
+ * platform rules need it (src/scan.c evaluates it across modules). */
+enum pf_xop {
+	PF_X_OTHER = 0, /* anything else: undecided */
+	PF_X_CONST,     /* literal; val is its truth (None, 0, '' are false) */
+	PF_X_NAME,      /* name, or obj.name (obj a dotted name) */
+	PF_X_NOT,       /* not a */
+	PF_X_AND,       /* a and b */
+	PF_X_OR,        /* a or b */
+	PF_X_PLAT,      /* a platform predicate: plat says which */
+	PF_X_CAP,       /* a device-capability check: cap (e.g. 90), capop */
+	PF_X_CALL       /* a call of a plain function name / obj.name() (helper predicate) */
+};
+
+typedef struct pf_expr {
+	int op;
+	int a, b;         /* operands (expr indices), -1 */
+	const char *name; /* NAME / CALL: the name */
+	const char *obj;  /* NAME / CALL: the object, NULL */
+	int val;          /* CONST: truth */
+	int plat;         /* PLAT: enum pf_platform */
+	int cap;          /* CAP: capability as major*10+minor */
+	int capop;        /* CAP: '>' '<' 'g' (>=) 'l' (<=) '=' */
+	const char *text; /* the source text (squashed, short) */
+} pf_expr;
+
+/* A module-level `NAME = value` (for constants across modules). */
+typedef struct pf_bind {
+	const char *name;
+	int expr; /* pf_expr of the value */
+	int line;
+	uint32_t byte;
+	int guarded; /* under an if, a try, a loop or a with */
+} pf_bind;
 
 typedef struct pf_guard {
 	const char *name; /* condition name; NULL when not a name */
@@ -75,13 +117,28 @@ typedef struct pf_guard {
 	int scope, line, else_line;
 	uint32_t cons_start, cons_end; /* the consequence block */
 	uint32_t alt_start, alt_end;   /* elif/else part; 0,0 if none */
+	uint32_t byte;                 /* start of the if/elif */
+	int cexpr;                     /* pf_expr of the condition, -1 */
+	const char *cond;              /* the condition's text (squashed, short) */
+	int over_line;    /* constval decided by a literal assignment at this line */
+	int chain;        /* the `if` of this if/elif chain (itself for the if) */
+	int cons_raise;   /* a raise / assert False first in the consequence: line */
+	const char *cons_exc;
+	int else_raise;   /* the chain's else body raises first: line (on the if) */
+	const char *else_exc;
+	/* `NAME == 'lit'`, `obj.NAME != 'lit'`, `NAME in ('a', 'b')` */
+	const char *cmp_name, *cmp_obj;
+	int cmp_op; /* '=' '!' 'i' (in) 'n' (not in); 0 none */
+	const char **cmp_vals; /* the literals, as source text */
+	int ncmp;
 } pf_guard;
 
 enum pf_ref_flag {
 	PF_R_ATTR = 1,   /* obj.name */
 	PF_R_KEY = 2,    /* obj['name'] or obj.get('name') read */
 	PF_R_SPLAT = 4,  /* **name inside call `call` */
-	PF_R_UNREACH = 8 /* after return/raise in its block */
+	PF_R_UNREACH = 8, /* after return/raise in its block */
+	PF_R_DEAD = 16    /* inside a dead store or a disabled branch: see pf_ref.dead */
 };
 
 typedef struct pf_ref {
@@ -90,17 +147,79 @@ typedef struct pf_ref {
 	int scope, line, call;
 	uint32_t byte;
 	unsigned flags;
+	int dead; /* PF_R_DEAD: the pf_dead it sits in */
 } pf_ref;
 
+/* Why a piece of a function is dead (the def-use layer, src/pyflow.c). */
+enum pf_dead_kind {
+	PF_D_OVERWRITE = 1, /* NAME = ... is overwritten on every path before a read */
+	PF_D_UNUSED,        /* NAME = ... is read only by dead code (via: that code) */
+	PF_D_BRANCH         /* a branch an assignment of a literal disables (guard) */
+};
+
+typedef struct pf_dead {
+	int kind;
+	const char *name; /* the variable (BRANCH: the guard's name) */
+	int scope, line;  /* the store / the if */
+	uint32_t start, end;
+	int kill_line; /* OVERWRITE: first overwrite; UNUSED: a dead read; BRANCH: the literal */
+	int via;       /* UNUSED: the pf_dead of that read, -1 */
+	int guard;     /* BRANCH: the pf_guard */
+	int nkill;     /* OVERWRITE: how many branches overwrite */
+	int kills[4];  /* OVERWRITE: the overwrites' lines (first nkill, at most 4) */
+} pf_dead;
+
+/* An identifier assignment inside a function (for reaching definitions). */
+typedef struct pf_asg {
+	const char *name;
+	int scope, line;
+	uint32_t start, end;         /* the statement */
+	uint32_t blk_start, blk_end; /* the block holding it */
+	int lit;                     /* literal right-hand side: its truth, else -1 */
+	const char *lit_text;
+	int in_loop;
+	int simple; /* one identifier target (not unpacking, augmented, a loop target) */
+} pf_asg;
+
+/* An assert, or the raise a value leads to (unsafe values). */
+typedef struct pf_assert {
+	int scope, line, guard, guard_else;
+	uint32_t byte;
+	const char *text;       /* the condition */
+	const char *lname, *rname; /* `a.b >= c` sides: last names (NULL when literal) */
+	const char *lobj, *robj;
+	const char *lval, *rval;   /* literal sides (folded), NULL */
+	int op;                    /* '>' '<' 'g' 'l' '=' '!' */
+} pf_assert;
+
+/* A return statement: `return NAME` / `return CALL(...)`. */
+typedef struct pf_ret {
+	int scope, line;
+	const char *name; /* returned identifier, NULL */
+	int call;         /* returned call, -1 */
+} pf_ret;
+
 enum pf_call_flag { PF_C_LAUNCH = 1, PF_C_UNCOND = 2, PF_C_UNREACH = 4 };
+
+/* One argument of a call: `x`, `k=x`, `*x`, `**x` (ident NULL when not a name). */
+typedef struct pf_arg {
+	const char *kw;    /* keyword, NULL */
+	const char *ident; /* the value when it is an identifier */
+	int pos;           /* positional index, -1 */
+	int splat;         /* 1: *x, 2: **x */
+} pf_arg;
 
 typedef struct pf_call {
 	const char *callee; /* text of the function expression, e.g. ops.f, k[grid] */
 	const char *fname;  /* last name: f for ops.f, k for k[grid] */
 	const char *obj;    /* ops for ops.f; NULL */
 	int scope, line;
-	uint32_t byte;
+	uint32_t byte, end;
 	unsigned flags;
+	pf_arg *args;
+	int nargs;
+	const char *assigned; /* x of `x = call(...)`, NULL */
+	const char *partial;  /* functools.partial(f, ...): f */
 } pf_call;
 
 enum pf_kind {
@@ -136,11 +255,15 @@ typedef struct pf_knob {
 	int aux_line;     /* override: line of the heuristic; launch: call line */
 	int call;         /* constexpr: index of the launch call */
 	unsigned unreach;
+	int dead; /* overwritten before any read: the pf_dead (PF_D_OVERWRITE), -1 */
 } pf_knob;
 
 typedef struct pf_json {
 	const char *glob; /* E=*,N=*,device_name=**.json */
 	int scope, line;
+	uint32_t start, end; /* the f-string */
+	int col, end_line, end_col;
+	const char *text;
 } pf_json;
 
 typedef struct pyfile pyfile;
@@ -161,6 +284,18 @@ struct pyfile {
 	int nknobs;
 	pf_json *jsons;
 	int njsons;
+	pf_expr *exprs;
+	int nexprs;
+	pf_bind *binds;
+	int nbinds;
+	pf_dead *deads;
+	int ndeads;
+	pf_asg *asgs;
+	int nasgs;
+	pf_assert *asserts;
+	int nasserts;
+	pf_ret *rets;
+	int nrets;
 	int nerrors;           /* syntax error nodes */
 	int err_line, err_col; /* the first one, 1-based */
 	uint64_t hash;         /* FNV-1a 64 of the bytes */
@@ -175,6 +310,15 @@ struct pyfile {
 pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_package);
 
 void pyfile_free(pyfile *f);
+
+/* The def-use layer over one file's facts (src/pyflow.c): marks refs inside
+ * dead stores and disabled branches (PF_R_DEAD) and adds the pf_dead records
+ * saying why. Stores overwritten on every path (PF_D_OVERWRITE) are found
+ * during the walk; this adds stores whose value only dead code reads
+ * (PF_D_UNUSED) and branches that a local literal assignment disables
+ * (PF_D_BRANCH, also set as the guard's constval), to a fixpoint. Returns -1
+ * when memory runs out. */
+int pyflow_run(pyfile *f);
 
 /* The name of a knob kind as written in output ("constant", "override",
  * "constexpr", "autotune", "config_dict", "capability", "json_config",
