@@ -157,7 +157,32 @@ static void smap_free(smap *m)
 
 /* ---- the surface ----------------------------------------------------------- */
 
-enum reach { R_TODO = 0, R_BUSY, R_LIVE, R_UNKNOWN, R_PLATFORM, R_TEST, R_UNREACH, R_NONE };
+enum reach {
+	R_TODO = 0,
+	R_BUSY,
+	R_LIVE,
+	R_UNKNOWN,
+	R_PLATFORM,
+	R_TEST,
+	R_UNREACH,
+	R_NOCALL, /* only in a function nothing in the tree calls or names */
+	R_NONE
+};
+
+/* Why a reader has its class, beyond its place: a platform branch, a dead
+ * store (file + pf_dead), a function nothing calls. */
+typedef struct why_at {
+	const char *note;
+	int file, dead; /* pf_dead of file, or -1 */
+} why_at;
+
+/* A byte range of a file with a note: dead or platform-only code. */
+typedef struct range {
+	uint32_t a, b;
+	int line; /* the if */
+	const char *note;
+	int cfile, cline; /* the constant that decides it, -1 */
+} range;
 
 typedef struct sfile {
 	char *rel, *module;
@@ -168,8 +193,13 @@ typedef struct sfile {
 	const char *plat_why;
 	uint32_t *dead; /* pairs [start, end) */
 	int ndead;
+	range *dead_why; /* per dead pair */
+	range *plat;     /* platform-only ranges (under is_hip() ...) */
+	int nplat;
 	unsigned char *reach;         /* per scope */
 	int *reach_file, *reach_line; /* evidence per scope */
+	int *reach_scope;             /* the scope of that reader, -1 module */
+	why_at *reach_why;
 	vec importers;                /* int file indices */
 	vec importees;
 } sfile;
@@ -196,6 +226,11 @@ struct muh_surface {
 	size_t nbytes;
 	scan_options opt;
 	int oom;
+	why_at cls_why, best_why; /* scratch of ref_class / readers_of */
+	int dead_import_file, dead_import_line; /* scratch of import_of */
+	int best_scope;
+	vec sinks;        /* dict flows into launches (flow_sinks) */
+	int sinks_built;
 };
 
 static void *sa_alloc(muh_surface *s, size_t n)
@@ -512,15 +547,28 @@ static int in_dead(const sfile *f, uint32_t byte)
 	return 0;
 }
 
+/* The import that binds alias in file fi: one outside dead code when there
+ * is one; else one under a constant-false guard, noted in
+ * s->dead_import_file/line (a name bound only by an import that never
+ * happens: what it names is reached only through dead code). */
 static const pf_import *import_of(const muh_surface *s, int fi, const char *alias)
 {
 	const sfile *f = &s->files[fi];
+	const pf_import *dead = NULL;
 	for (int i = 0; i < f->pf->nimports; i++) {
 		const pf_import *im = &f->pf->imports[i];
-		if (!strcmp(im->alias, alias))
+		if (strcmp(im->alias, alias))
+			continue;
+		if (!in_dead(f, im->byte))
 			return im;
+		if (!dead)
+			dead = im;
 	}
-	return NULL;
+	if (dead) {
+		((muh_surface *)s)->dead_import_file = fi;
+		((muh_surface *)s)->dead_import_line = dead->line;
+	}
+	return dead;
 }
 
 static int mod_lookup(const muh_surface *s, const char *m)
@@ -591,8 +639,20 @@ static int resolve_obj(const muh_surface *s, int fi, const char *obj)
 	return mod_lookup(s, buf);
 }
 
-/* Does ref r (in file rf) load the top-level name `name` of file tfi? */
+static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name);
+
+/* Does ref r (in file rf) load the top-level name `name` of file tfi? 1 yes,
+ * 2 yes but only through an import under a constant-false guard
+ * (s->dead_import_file/line say which), 0 no. */
 static int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name)
+{
+	muh_surface *m = (muh_surface *)s;
+	m->dead_import_file = -1;
+	int h = ref_hits1(s, rf, r, tfi, name);
+	return h && m->dead_import_file >= 0 ? 2 : h;
+}
+
+static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name)
 {
 	if (r->flags & (PF_R_KEY | PF_R_SPLAT))
 		return 0;
@@ -617,110 +677,395 @@ static int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, cons
 
 /* ---- 4. guards ---------------------------------------------------------------- */
 
-/* A module constant that decides guards: assigned once, at module level,
- * outside any if (so not under TYPE_CHECKING or a try/except pair). */
-static int module_const(const muh_surface *s, int fi, const char *name, int *val)
+/* Constant propagation across modules. A condition is evaluated as the
+ * tuned platform (CUDA-like) would: literals, module bindings assigned once
+ * outside any if/try/loop (resolved through imports and `m.NAME`), not/and/
+ * or, helper predicates whose body is one `return <condition>`, platform
+ * predicates (is_hip(), current_platform.is_rocm(), torch.version.hip,
+ * torch.xpu.is_available(), device_type == "npu" ...) and device-capability
+ * checks (decided by --device, else undecided). */
+enum { CR_CAP = 100 }; /* cres.plat: a capability check nobody decided */
+
+typedef struct cres {
+	int v;    /* 1, 0, or -1 undecided */
+	int plat; /* decided by a platform predicate (enum pf_platform), CR_CAP, or 0 */
+	const char *plat_note;
+	int nev;
+	int ev_file[3], ev_line[3];
+	const char *ev_note[3];
+} cres;
+
+static void cres_ev(cres *r, int file, int line, const char *note)
 {
-	int d = def_key_get((muh_surface *)s, fi, name);
-	if (d > -2)
-		return 0;
-	const pyfile *pf = s->files[fi].pf;
-	const pf_knob *k = &pf->knobs[-(d + 2)];
-	if (!k->eval || k->nalts || k->unreach)
-		return 0;
-	int count = 0;
-	for (int i = 0; i < pf->nknobs; i++)
-		count += pf->knobs[i].scope < 0 && !strcmp(pf->knobs[i].name, name);
-	if (count != 1)
-		return 0;
-	for (int i = 0; i < pf->nguards; i++) {
-		const pf_guard *g = &pf->guards[i];
-		if ((k->start >= g->cons_start && k->start < g->cons_end) ||
-		    (k->start >= g->alt_start && k->start < g->alt_end))
-			return 0;
+	if (r->nev < 3) {
+		r->ev_file[r->nev] = file;
+		r->ev_line[r->nev] = line;
+		r->ev_note[r->nev++] = note;
 	}
-	if (!strcmp(k->eval, "True"))
-		*val = 1;
-	else if (!strcmp(k->eval, "False"))
-		*val = 0;
-	else
-		*val = strtod(k->eval, NULL) != 0;
-	return 1;
 }
 
-/* The truth of a guard's condition when constants decide it, else -1. */
-static int guard_truth(const muh_surface *s, int fi, const pf_guard *g)
+static const char *plat_name(int p)
+{
+	switch (p) {
+	case PF_PLAT_ROCM:
+		return "ROCm";
+	case PF_PLAT_TPU:
+		return "TPU";
+	case PF_PLAT_XPU:
+		return "XPU";
+	case PF_PLAT_CPU:
+		return "CPU";
+	case PF_PLAT_NPU:
+		return "NPU";
+	case PF_PLAT_CUDA:
+		return "CUDA";
+	default:
+		return "another platform";
+	}
+}
+
+/* A module-level binding of name in file fi that is a constant's definition:
+ * the only binding of that name, not under an if/try/loop/with. */
+static const pf_bind *module_bind(const muh_surface *s, int fi, const char *name)
 {
 	const pyfile *pf = s->files[fi].pf;
-	if (g->constval >= 0)
-		return g->constval;
-	if (!g->name)
-		return -1;
-	int v = -1;
-	if (!g->obj && !strcmp(g->name, "TYPE_CHECKING")) {
-		v = 0;
-	} else if (!g->obj) {
-		/* a local knob of that name shadows module constants */
-		for (int i = 0; i < pf->nknobs; i++)
-			if (pf->knobs[i].scope >= 0 && !strcmp(pf->knobs[i].name, g->name))
-				return -1;
-		int ofi;
-		const char *on;
-		int val;
-		if (resolve_name(s, fi, g->name, &ofi, &on, 0) == RES_SYMBOL &&
-		    module_const(s, ofi, on, &val))
-			v = val;
+	const pf_bind *b = NULL;
+	int n = 0;
+	for (int i = 0; i < pf->nbinds; i++)
+		if (!strcmp(pf->binds[i].name, name)) {
+			b = &pf->binds[i];
+			n++;
+		}
+	return n == 1 && !b->guarded && b->expr >= 0 ? b : NULL;
+}
+
+/* Is name bound locally in function scope sc (a parameter or an assignment)? */
+static int local_binding(const pyfile *pf, int sc, const char *name)
+{
+	for (int g = 0; sc >= 0 && g < 64; g++, sc = pf->scopes[sc].parent) {
+		const pf_scope *p = &pf->scopes[sc];
+		if (!(p->flags & PF_FUNC))
+			continue;
+		for (int i = 0; i < p->nparams; i++)
+			if (!strcmp(p->params[i], name))
+				return 1;
+		for (int i = 0; i < pf->nasgs; i++)
+			if (pf->asgs[i].scope == sc && !strcmp(pf->asgs[i].name, name))
+				return 1;
+	}
+	return 0;
+}
+
+/* Capability (major*10+minor) of a device by name, -1 when not known. */
+static int device_capability(const char *dev)
+{
+	static const struct {
+		const char *tok;
+		int cap;
+	} t[] = {{"h100", 90}, {"h200", 90}, {"h800", 90}, {"h20", 90},   {"gh200", 90},
+	         {"b200", 100}, {"b100", 100}, {"gb200", 100}, {"a100", 80}, {"a800", 80},
+	         {"a30", 80},  {"a10", 86},   {"a10g", 86},   {"a40", 86},   {"a6000", 86},
+	         {"l40", 89},  {"l40s", 89},  {"l4", 89},     {"l20", 89},   {"4090", 89},
+	         {"v100", 70}, {"t4", 75},    {NULL, 0}};
+	char buf[256];
+	size_t o = 0;
+	for (const char *p = dev; *p && o + 1 < sizeof(buf); p++)
+		buf[o++] = (*p == ' ' || *p == '-') ? '_' : (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	buf[o] = '\0';
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, "_", &save); tok; tok = strtok_r(NULL, "_", &save))
+		for (int i = 0; t[i].tok; i++)
+			if (!strcmp(tok, t[i].tok))
+				return t[i].cap;
+	return -1;
+}
+
+static int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
+static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r);
+
+static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int depth, cres *r)
+{
+	if (!strcmp(x->name, "TYPE_CHECKING")) {
+		r->v = 0;
+		return;
+	}
+	if (!x->obj && depth == 0 && local_binding(s->files[fi].pf, sc, x->name))
+		return; /* a local variable shadows module constants */
+	int tf = -1;
+	const char *tn = x->name;
+	int ofi;
+	const char *on;
+	if (!x->obj) {
+		int rr = resolve_name(s, fi, x->name, &ofi, &on, 0);
+		if (rr == RES_SYMBOL) {
+			tf = ofi;
+			tn = on;
+		} else if (rr == RES_NONE && !import_of(s, fi, x->name)) {
+			tf = fi;
+		}
 	} else {
-		int m = resolve_obj(s, fi, g->obj);
-		int val;
-		if (!strcmp(g->name, "TYPE_CHECKING"))
-			v = 0;
-		else if (m >= 0 && module_const(s, m, g->name, &val))
-			v = val;
+		tf = resolve_obj(s, fi, x->obj);
+		if (tf >= 0 && resolve_name(s, tf, x->name, &ofi, &on, 0) == RES_SYMBOL) {
+			tf = ofi;
+			tn = on;
+		}
 	}
-	if (v < 0)
-		return -1;
-	return g->negated ? !v : v;
+	if (tf < 0)
+		return;
+	const pf_bind *b = module_bind(s, tf, tn);
+	if (!b)
+		return;
+	const_eval(s, tf, b->expr, -1, depth + 1, r);
+	if (r->v >= 0 || r->plat)
+		cres_ev(r, tf, b->line,
+		        sa_fmt(s, "%s = %s", tn, s->files[tf].pf->exprs[b->expr].text));
 }
 
+static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r)
+{
+	r->v = -1;
+	const pyfile *pf = s->files[fi].pf;
+	if (e < 0 || e >= pf->nexprs || depth > 12)
+		return;
+	const pf_expr *x = &pf->exprs[e];
+	switch (x->op) {
+	case PF_X_CONST:
+		r->v = x->val;
+		return;
+	case PF_X_NAME:
+		eval_name(s, fi, x, sc, depth, r);
+		return;
+	case PF_X_NOT:
+		const_eval(s, fi, x->a, sc, depth + 1, r);
+		if (r->v >= 0)
+			r->v = !r->v;
+		return;
+	case PF_X_AND:
+	case PF_X_OR: {
+		cres a = {0}, b = {0};
+		const_eval(s, fi, x->a, sc, depth + 1, &a);
+		const_eval(s, fi, x->b, sc, depth + 1, &b);
+		int stop = x->op == PF_X_AND ? 0 : 1; /* the value that decides alone */
+		if (a.v == stop && !a.plat)
+			*r = a;
+		else if (b.v == stop && !b.plat)
+			*r = b;
+		else if (a.v == stop)
+			*r = a;
+		else if (b.v == stop)
+			*r = b;
+		else if (a.v == !stop && b.v == !stop) {
+			*r = a.plat ? a : b;
+			r->v = !stop;
+		} else {
+			r->v = -1;
+			r->plat = a.plat == CR_CAP ? CR_CAP : b.plat == CR_CAP ? CR_CAP : 0;
+			r->plat_note = a.plat == CR_CAP ? a.plat_note : b.plat_note;
+		}
+		return;
+	}
+	case PF_X_PLAT:
+		r->v = x->plat == PF_PLAT_CUDA;
+		r->plat = x->plat;
+		r->plat_note = x->text;
+		return;
+	case PF_X_CAP: {
+		int cap = s->opt.device ? device_capability(s->opt.device) : -1;
+		r->plat = CR_CAP;
+		r->plat_note = x->text;
+		if (cap < 0)
+			return;
+		switch (x->capop) {
+		case 'g':
+			r->v = cap >= x->cap;
+			break;
+		case '>':
+			r->v = cap > x->cap;
+			break;
+		case 'l':
+			r->v = cap <= x->cap;
+			break;
+		case '<':
+			r->v = cap < x->cap;
+			break;
+		default:
+			r->v = cap == x->cap;
+		}
+		cres_ev(r, -1, 0,
+		        sa_fmt(s, "--device %s has capability %d.%d", s->opt.device, cap / 10,
+		               cap % 10));
+		return;
+	}
+	case PF_X_CALL: {
+		pf_call c = {0};
+		c.fname = x->name;
+		c.obj = x->obj;
+		int tf, ts;
+		if (!call_target(s, fi, &c, &tf, &ts) || s->files[tf].pf->scopes[ts].ret_expr < 0)
+			return;
+		const pf_scope *d = &s->files[tf].pf->scopes[ts];
+		const_eval(s, tf, d->ret_expr, -1, depth + 1, r);
+		if (r->v >= 0 || r->plat)
+			cres_ev(r, tf, d->line,
+			        sa_fmt(s, "def %s returns %s", d->qual,
+			               s->files[tf].pf->exprs[d->ret_expr].text));
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+static int push_range(range **arr, int *n, uint32_t a, uint32_t b, int line, const char *note,
+                      const cres *r)
+{
+	range *na = realloc(*arr, sizeof(range) * (size_t)(*n + 1));
+	if (!na)
+		return -1;
+	*arr = na;
+	range *g = &na[(*n)++];
+	g->a = a;
+	g->b = b;
+	g->line = line;
+	g->note = note;
+	g->cfile = r && r->nev ? r->ev_file[0] : -1;
+	g->cline = r && r->nev ? r->ev_line[0] : 0;
+	return 0;
+}
+
+/* The "because" of a condition's value: the constants behind it. */
+static const char *cres_because(muh_surface *s, const cres *r)
+{
+	char buf[700];
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < r->nev && o + 2 < sizeof(buf); i++) {
+		int n = r->ev_file[i] >= 0
+		            ? snprintf(buf + o, sizeof(buf) - o, "%s%s (%s:%d)", i ? "; " : "",
+		                       r->ev_note[i], s->files[r->ev_file[i]].rel, r->ev_line[i])
+		            : snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? "; " : "", r->ev_note[i]);
+		if (n < 0)
+			break;
+		o += (size_t)n;
+		if (o >= sizeof(buf))
+			o = sizeof(buf) - 1;
+	}
+	return sa_str(s, buf);
+}
+
+/* Dead byte ranges (constant-false branches) and platform-only ranges of
+ * every file, with the reason. Two rounds: an import under a dead guard can
+ * stop resolving a name. */
 static int compute_dead(muh_surface *s)
 {
-	/* two rounds: an import under a dead guard can stop resolving a name */
 	for (int round = 0; round < 2; round++) {
 		for (int fi = 0; fi < s->nfiles; fi++) {
 			sfile *f = &s->files[fi];
 			pyfile *pf = f->pf;
-			uint32_t *dead = NULL;
-			int nd = 0;
+			range *dw = NULL, *pl = NULL;
+			int nd = 0, np = 0;
 			for (int i = 0; i < pf->nguards; i++) {
-				int t = guard_truth(s, fi, &pf->guards[i]);
+				const pf_guard *g = &pf->guards[i];
+				cres r = {0};
+				r.v = -1;
+				if (g->constval >= 0)
+					r.v = g->constval;
+				else if (g->cexpr >= 0)
+					const_eval(s, fi, g->cexpr, g->scope, 0, &r);
+				else if (g->name && !strcmp(g->name, "TYPE_CHECKING"))
+					r.v = g->negated;
 				uint32_t a, b;
-				if (t == 0) {
-					a = pf->guards[i].cons_start;
-					b = pf->guards[i].cons_end;
-				} else if (t == 1 && pf->guards[i].alt_end) {
-					a = pf->guards[i].alt_start;
-					b = pf->guards[i].alt_end;
+				int on_cons = r.v == 0 || (r.v < 0 && r.plat == CR_CAP);
+				if (on_cons) {
+					a = g->cons_start;
+					b = g->cons_end;
+				} else if (r.v == 1 && g->alt_end) {
+					a = g->alt_start;
+					b = g->alt_end;
 				} else {
 					continue;
 				}
-				uint32_t *nd2 =
-				    realloc(dead, sizeof(uint32_t) * 2 * (size_t)(nd + 1));
-				if (!nd2) {
-					free(dead);
+				const char *cond = g->cond ? g->cond : "?";
+				int rc;
+				if (r.plat == CR_CAP && r.v < 0) {
+					rc = push_range(&pl, &np, a, b, g->line,
+					                sa_fmt(s,
+					                       "runs only where `%s` holds (a device-capability "
+					                       "check; muh scan --device NAME decides)",
+					                       cond),
+					                &r);
+				} else if (r.plat) {
+					const char *where =
+					    r.plat == CR_CAP ? cres_because(s, &r)
+					    : r.plat == PF_PLAT_CUDA
+					        ? "runs only off CUDA"
+					        : sa_fmt(s, "runs only on %s", plat_name(r.plat));
+					rc = push_range(&pl, &np, a, b, g->line,
+					                sa_fmt(s, "%s of `if %s:` (line %d) %s%s",
+					                       on_cons ? "the body" : "the else part", cond,
+					                       g->line, r.plat == CR_CAP ? "is for other devices: " : "",
+					                       where),
+					                &r);
+				} else if (g->over_line) {
+					rc = push_range(&dw, &nd, a, b, g->line,
+					                sa_fmt(s, "`if %s:` (line %d) is always %s: %s = %s at line %d",
+					                       cond, g->line, r.v ? "true" : "false",
+					                       g->name ? g->name : cond,
+					                       (r.v ^ g->negated) ? "True" : "False", g->over_line),
+					                NULL);
+				} else {
+					const char *because = r.nev ? cres_because(s, &r) : NULL;
+					rc = push_range(&dw, &nd, a, b, g->line,
+					                sa_fmt(s, "`if %s:` (line %d) is always %s%s%s", cond,
+					                       g->line, r.v ? "true" : "false",
+					                       because ? ": " : "", because ? because : ""),
+					                &r);
+				}
+				if (rc) {
+					free(dw);
+					free(pl);
 					return -1;
 				}
-				dead = nd2;
-				dead[2 * nd] = a;
-				dead[2 * nd + 1] = b;
-				nd++;
+			}
+			uint32_t *dead = nd ? malloc(sizeof(uint32_t) * 2 * (size_t)nd) : NULL;
+			if (nd && !dead) {
+				free(dw);
+				free(pl);
+				return -1;
+			}
+			for (int i = 0; i < nd; i++) {
+				dead[2 * i] = dw[i].a;
+				dead[2 * i + 1] = dw[i].b;
 			}
 			free(f->dead);
+			free(f->dead_why);
+			free(f->plat);
 			f->dead = dead;
 			f->ndead = nd;
+			f->dead_why = dw;
+			f->plat = pl;
+			f->nplat = np;
 		}
 	}
 	return 0;
+}
+
+/* The reason a byte of file f is dead (a constant-false branch), or NULL. */
+static const range *dead_range_at(const sfile *f, uint32_t byte)
+{
+	for (int i = 0; i < f->ndead; i++)
+		if (byte >= f->dead[2 * i] && byte < f->dead[2 * i + 1])
+			return f->dead_why ? &f->dead_why[i] : NULL;
+	return NULL;
+}
+
+/* The platform range a byte of file f sits in, or NULL. */
+static const range *plat_range_at(const sfile *f, uint32_t byte)
+{
+	for (int i = 0; i < f->nplat; i++)
+		if (byte >= f->plat[i].a && byte < f->plat[i].b)
+			return &f->plat[i];
+	return NULL;
 }
 
 /* ---- 5. platform modules ---------------------------------------------------------- */
@@ -748,7 +1093,8 @@ static int build_import_graph(muh_surface *s)
 			if (m < 0 || m == fi)
 				continue;
 			int plat = 0;
-			if (im->guard >= 0 && !im->guard_else && f->pf->guards[im->guard].platform)
+			if ((im->guard >= 0 && !im->guard_else && f->pf->guards[im->guard].platform) ||
+			    plat_range_at(f, im->byte))
 				plat = 1;
 			int *e = vec_push(&s->files[m].importers);
 			if (!e)
@@ -825,31 +1171,82 @@ static int outer_scope(const pyfile *pf, int sc)
 
 static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
 
-/* What kind of reader a load is: live, test, platform ... */
+/* Is the top-level scope an --entry (NAME or module.NAME)? */
+static int is_entry(const muh_surface *s, int fi, int top)
+{
+	const pf_scope *sc = &s->files[fi].pf->scopes[top];
+	for (int i = 0; i < s->opt.nentries; i++) {
+		const char *e = s->opt.entries[i];
+		const char *dot = strrchr(e, '.');
+		if (!strcmp(e, sc->name))
+			return 1;
+		if (dot && !strcmp(dot + 1, sc->name) &&
+		    strlen(s->files[fi].module) == (size_t)(dot - e) &&
+		    !strncmp(e, s->files[fi].module, (size_t)(dot - e)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Would a function nothing in the tree names be called from outside? A
+ * registry decorator, `main`, dunder methods, an --entry name, or --library
+ * say maybe (unknown); else it is dead ("no call in the tree"). */
+static int maybe_called_from_outside(const muh_surface *s, int fi, int top)
+{
+	const pyfile *pf = s->files[fi].pf;
+	const pf_scope *sc = &pf->scopes[top];
+	return s->opt.library || !(sc->flags & PF_FUNC) || (sc->flags & PF_DECORATED) ||
+	       !strcmp(sc->name, "main") || !strncmp(sc->name, "__", 2) || is_entry(s, fi, top);
+}
+
+/* What kind of reader a load is: live, test, platform ... s->cls_why gets
+ * the reason when a range, a dead store or the enclosing function decides. */
 static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 {
 	sfile *f = &s->files[rf];
 	*ef = rf;
 	*el = r->line;
-	if ((r->flags & PF_R_UNREACH) || in_dead(f, r->byte))
+	s->cls_why = (why_at){NULL, -1, -1};
+	if (r->flags & PF_R_DEAD) {
+		s->cls_why = (why_at){NULL, rf, r->dead};
 		return R_UNREACH;
+	}
+	if (r->flags & PF_R_UNREACH)
+		return R_UNREACH;
+	const range *dr = dead_range_at(f, r->byte);
+	if (dr || in_dead(f, r->byte)) {
+		s->cls_why = (why_at){dr ? dr->note : NULL, -1, -1};
+		return R_UNREACH;
+	}
 	if (f->is_test)
 		return R_TEST;
 	if (f->platform)
 		return R_PLATFORM;
+	const range *pr = plat_range_at(f, r->byte);
+	if (pr) {
+		s->cls_why = (why_at){pr->note, -1, -1};
+		return R_PLATFORM;
+	}
 	if (r->scope < 0)
 		return R_LIVE;
 	int xf, xl;
 	enum reach e = scope_reach(s, rf, r->scope, &xf, &xl);
+	int top = outer_scope(f->pf, r->scope);
 	if (e == R_NONE) {
 		/* evidence: the definition nothing names (the root of the chain) */
-		*el = f->pf->scopes[outer_scope(f->pf, r->scope)].line;
-		return R_UNKNOWN;
+		*el = f->pf->scopes[top].line;
+		if (maybe_called_from_outside(s, rf, top))
+			return R_UNKNOWN;
+		s->cls_why = (why_at){sa_fmt(s, "%s: no call in the tree (nothing names it)",
+		                             f->pf->scopes[top].qual),
+		                      -1, -1};
+		return R_NOCALL;
 	}
 	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
 		/* the evidence is where the enclosing function is reached from */
 		*ef = xf;
 		*el = xl;
+		s->cls_why = f->reach_why[top];
 	}
 	return e;
 }
@@ -871,6 +1268,8 @@ static int reach_rank(enum reach r)
 		return 3;
 	case R_UNREACH:
 		return 2;
+	case R_NOCALL:
+		return 2;
 	default:
 		return 0;
 	}
@@ -884,27 +1283,58 @@ static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t
 {
 	const vec *list = refs_named(s, name);
 	enum reach best = R_NONE;
+	why_at bw = {NULL, -1, -1};
+	int bsc = -1;
 	*ef = -1;
 	*el = 0;
-	if (!list)
+	if (!list) {
+		s->best_why = bw;
+		s->best_scope = -1;
 		return R_NONE;
+	}
 	for (size_t i = 0; i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
 		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
 		if (ra->file == tfi && r->byte >= skip_a && r->byte < skip_b)
 			continue;
-		if (!ref_hits(s, ra->file, r, tfi, name))
+		int hit = ref_hits(s, ra->file, r, tfi, name);
+		if (!hit)
 			continue;
 		int xf, xl;
-		enum reach c = ref_class(s, ra->file, r, &xf, &xl);
+		enum reach c;
+		if (hit == 2) {
+			int df = s->dead_import_file, dl = s->dead_import_line;
+			c = R_UNREACH;
+			xf = df;
+			xl = dl;
+			s->cls_why = (why_at){
+			    sa_fmt(s, "%s is bound only by the import at %s:%d, under an `if` that is "
+			              "always false",
+			           r->obj ? r->obj : name, s->files[df].rel, dl),
+			    -1, -1};
+			for (int q = 0; q < s->files[df].pf->nimports; q++) {
+				const pf_import *im = &s->files[df].pf->imports[q];
+				const range *g = im->line == dl ? dead_range_at(&s->files[df], im->byte) : NULL;
+				if (g) {
+					s->cls_why.note = sa_fmt(s, "%s; %s", s->cls_why.note, g->note);
+					break;
+				}
+			}
+		} else {
+			c = ref_class(s, ra->file, r, &xf, &xl);
+		}
 		if (reach_rank(c) > reach_rank(best)) {
 			best = c == R_BUSY ? R_LIVE : c;
 			*ef = xf;
 			*el = xl;
+			bw = s->cls_why;
+			bsc = hit == 2 ? -1 : r->scope;
 			if (best == R_LIVE)
 				break;
 		}
 	}
+	s->best_why = bw;
+	s->best_scope = bsc;
 	return best;
 }
 
@@ -917,6 +1347,8 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 	int top = outer_scope(f->pf, sc);
 	*ef = -1;
 	*el = 0;
+	s->best_why = (why_at){NULL, -1, -1};
+	s->best_scope = -1;
 	if (top < 0)
 		return R_LIVE;
 	if (f->reach[top] == R_BUSY)
@@ -924,14 +1356,24 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 	if (f->reach[top] != R_TODO) {
 		*ef = f->reach_file[top];
 		*el = f->reach_line[top];
+		s->best_why = f->reach_why[top];
+		s->best_scope = f->reach_scope[top];
 		return f->reach[top];
 	}
 	f->reach[top] = R_BUSY;
 	const pf_scope *scp = &f->pf->scopes[top];
 	enum reach r = readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
+	if (r != R_LIVE && is_entry(s, fi, top)) { /* called from outside */
+		r = R_LIVE;
+		*ef = -1;
+		s->best_scope = -1;
+		s->best_why = (why_at){NULL, -1, -1};
+	}
 	f->reach[top] = (unsigned char)r;
 	f->reach_file[top] = *ef;
 	f->reach_line[top] = *el;
+	f->reach_scope[top] = s->best_scope;
+	f->reach_why[top] = s->best_why;
 	return r;
 }
 
@@ -975,11 +1417,68 @@ static const char *scope_qual(const pyfile *pf, int sc)
 	return sc >= 0 ? pf->scopes[sc].qual : "<module>";
 }
 
-/* Explains a reader class as a verdict; returns the verdict. */
+/* Evidence for a dead piece of file fi (pf_dead d), one step per link:
+ * `x = ...` read only by dead code -> `y = ...` overwritten at line N. */
+static void explain_dead(kb *b, int fi, int d)
+{
+	const pyfile *pf = b->s->files[fi].pf;
+	for (int n = 0; d >= 0 && d < pf->ndeads && n < 8; n++) {
+		const pf_dead *x = &pf->deads[d];
+		if (x->kind == PF_D_OVERWRITE) {
+			step(b, fi, x->line, "%s is assigned here and overwritten before any read",
+			     x->name);
+			for (int i = 0; i < x->nkill && i < 4; i++)
+				step(b, fi, x->kills[i], "%s overwritten here%s", x->name,
+				     x->nkill > 1 ? " (on every path)" : "");
+			return;
+		}
+		if (x->kind == PF_D_BRANCH) {
+			const pf_guard *g = x->guard >= 0 ? &pf->guards[x->guard] : NULL;
+			const char *lit = "a literal";
+			for (int i = 0; i < pf->nasgs; i++)
+				if (pf->asgs[i].line == x->kill_line && !strcmp(pf->asgs[i].name, x->name) &&
+				    pf->asgs[i].lit_text)
+					lit = pf->asgs[i].lit_text;
+			step(b, fi, x->kill_line, "%s = %s here", x->name, lit);
+			step(b, fi, x->line, "so this branch of `if %s:` (line %d) never runs",
+			     g && g->cond ? g->cond : x->name, g ? g->line : x->line);
+			return;
+		}
+		step(b, fi, x->line, "%s is assigned here and read only by dead code (line %d)",
+		     x->name, x->kill_line);
+		d = x->via;
+	}
+}
+
+/* Evidence: who calls the function holding scope sc, and who calls that,
+ * up to max links, while the chain is live. */
+static void call_chain(kb *b, int fi, int sc, int max)
+{
+	muh_surface *s = b->s;
+	for (int n = 0; n < max && fi >= 0; n++) {
+		sfile *f = &s->files[fi];
+		int top = outer_scope(f->pf, sc);
+		if (top < 0 || f->reach[top] != R_LIVE || f->reach_file[top] < 0)
+			return;
+		int ef = f->reach_file[top], el = f->reach_line[top], esc = f->reach_scope[top];
+		const pyfile *ep = s->files[ef].pf;
+		step(b, ef, el, "%s is %s here%s%s", f->pf->scopes[top].qual,
+		     (f->pf->scopes[top].flags & PF_CLASS) ? "named" : "called",
+		     esc >= 0 ? ", in " : " (module-level code)", esc >= 0 ? ep->scopes[esc].qual : "");
+		if (esc < 0)
+			return;
+		fi = ef;
+		sc = esc;
+	}
+}
+
+/* Explains a reader class as a verdict; returns the verdict. s->best_why
+ * (set by the readers_of/scope_reach call that gave r) adds the reason. */
 static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
                                       const char **why)
 {
 	muh_surface *s = b->s;
+	why_at bw = s->best_why;
 	switch (r) {
 	case R_LIVE:
 	case R_BUSY:
@@ -1013,17 +1512,40 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 		return SCAN_UNKNOWN;
 	}
 	case R_PLATFORM:
+		if (ef >= 0 && bw.note && !s->files[ef].platform) {
+			step(b, ef, el, "%s read here: %s", what, bw.note);
+			*why = sa_fmt(s, "read only where %s", bw.note);
+			return SCAN_PLATFORM;
+		}
 		if (ef >= 0)
 			step(b, ef, el, "%s read here, in another platform's module (%s)", what,
 			     s->files[ef].plat_why ? s->files[ef].plat_why : "platform");
 		*why = "read only by another platform's backend";
 		return SCAN_PLATFORM;
+	case R_NOCALL:
+		if (ef >= 0)
+			step(b, ef, el, "%s read only in %s", what,
+			     bw.note ? bw.note : "a function nothing in the tree calls");
+		*why = sa_fmt(s, "no call in the tree: %s", bw.note ? bw.note : "never called");
+		return SCAN_DEAD;
 	case R_TEST:
 		if (ef >= 0)
 			step(b, ef, el, "%s read only from tests (e.g. here)", what);
 		*why = "read only from tests";
 		return SCAN_DEAD;
 	case R_UNREACH:
+		if (bw.dead >= 0) {
+			if (ef >= 0)
+				step(b, ef, el, "%s read here, into code that is dead:", what);
+			explain_dead(b, bw.file, bw.dead);
+			*why = "read only by dead code (overwritten or disabled before use)";
+			return SCAN_DEAD;
+		}
+		if (ef >= 0 && bw.note) {
+			step(b, ef, el, "%s read only on an unreachable path: %s", what, bw.note);
+			*why = sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
+			return SCAN_DEAD;
+		}
 		if (ef >= 0)
 			step(b, ef, el,
 			     "%s read only on an unreachable path (after return, or under a "
@@ -1210,43 +1732,44 @@ static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const cha
 	return o;
 }
 
-/* Loads of a function-local name inside scope sc (or its nested scopes). */
+/* Loads of a function-local name inside scope sc (or its nested scopes):
+ * live, or unreachable (after a return, under a constant-false if, inside
+ * dead code: s->best_why says which). */
 static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *el)
 {
 	const pyfile *pf = s->files[fi].pf;
 	const pf_scope *scp = &pf->scopes[k->scope];
 	const vec *list = refs_named(s, k->name);
 	enum reach best = R_NONE;
+	why_at bw = {NULL, -1, -1};
 	*el = 0;
-	if (!list)
-		return R_NONE;
-	for (size_t i = 0; i < list->n; i++) {
+	for (size_t i = 0; list && i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
 		if (ra->file != fi)
 			continue;
 		const pf_ref *r = &pf->refs[ra->ref];
-		if (r->flags || r->byte < scp->start || r->byte >= scp->end)
+		if ((r->flags & ~(unsigned)(PF_R_UNREACH | PF_R_DEAD)) || r->byte < scp->start ||
+		    r->byte >= scp->end)
 			continue;
-		enum reach c = in_dead(&s->files[fi], r->byte) ? R_UNREACH : R_LIVE;
-		if ((r->flags & PF_R_UNREACH))
+		enum reach c = R_LIVE;
+		why_at w = {NULL, -1, -1};
+		const range *dr = dead_range_at(&s->files[fi], r->byte);
+		if (r->flags & PF_R_DEAD) {
 			c = R_UNREACH;
+			w = (why_at){NULL, fi, r->dead};
+		} else if (r->flags & PF_R_UNREACH) {
+			c = R_UNREACH;
+		} else if (dr || in_dead(&s->files[fi], r->byte)) {
+			c = R_UNREACH;
+			w.note = dr ? dr->note : NULL;
+		}
 		if (reach_rank(c) > reach_rank(best)) {
 			best = c;
+			bw = w;
 			*el = r->line;
 		}
 	}
-	/* refs with PF_R_UNREACH were skipped by `r->flags` above: count them */
-	if (best == R_NONE)
-		for (size_t i = 0; i < list->n; i++) {
-			const ref_at *ra = (const ref_at *)list->p + i;
-			const pf_ref *r = &pf->refs[ra->ref];
-			if (ra->file == fi && r->flags == PF_R_UNREACH && r->byte >= scp->start &&
-			    r->byte < scp->end) {
-				best = R_UNREACH;
-				*el = r->line;
-				break;
-			}
-		}
+	s->best_why = bw;
 	return best;
 }
 
@@ -1315,16 +1838,28 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 					break;
 				}
 			}
-			if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH) {
+			int top = outer_scope(pf, k->scope);
+			if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH || fr == R_NOCALL) {
 				step(b, fi, el, "%s read here", k->name);
 				r = fr;
 				ef = xf;
 				el = xl;
+			} else if (fr == R_NONE && !maybe_called_from_outside(s, fi, top)) {
+				step(b, fi, el, "%s read here", k->name);
+				step(b, fi, pf->scopes[top].line,
+				     "but nothing in the tree calls or names %s (no call in the tree)",
+				     pf->scopes[top].qual);
+				*v = SCAN_DEAD;
+				*why = sa_fmt(s, "no call in the tree: %s is never called",
+				              pf->scopes[top].qual);
+				return;
 			} else if (fr == R_NONE || fr == R_UNKNOWN) {
 				step(b, fi, el, "%s read here", k->name);
-				step(b, fi, pf->scopes[outer_scope(pf, k->scope)].line,
-				     "but %s is never referenced by name",
-				     pf->scopes[outer_scope(pf, k->scope)].qual);
+				step(b, fi, pf->scopes[top].line,
+				     "but %s is never referenced by name%s", pf->scopes[top].qual,
+				     s->opt.library && fr == R_NONE ? " (--library: it may be called "
+				                                      "from outside)"
+				                                    : "");
 				*v = SCAN_UNKNOWN;
 				*why = "enclosing function is never referenced by name";
 				return;
@@ -1338,17 +1873,13 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 						*v = SCAN_LIVE;
 						*why =
 						    sa_fmt(s, "binds %s at line %d", o->name, el);
-						if (xf >= 0)
-							step(b, xf, xl, "%s is called here",
-							     pf->scopes[outer_scope(pf, k->scope)]
-							         .qual);
+						call_chain(b, fi, k->scope, 6);
 						return;
 					}
 				}
 				if (xf >= 0) {
 					step(b, fi, el, "%s read here", k->name);
-					step(b, xf, xl, "%s is called here",
-					     pf->scopes[outer_scope(pf, k->scope)].qual);
+					call_chain(b, fi, k->scope, 6);
 					*v = SCAN_LIVE;
 					*why = sa_fmt(s, "read at line %d", el);
 					return;
@@ -1554,11 +2085,29 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		if (f->is_test && !s->opt.with_tests)
 			continue;
 		/* place-based verdicts first */
-		if (k->unreach || in_dead(f, k->start)) {
+		const range *kdr = dead_range_at(f, k->start);
+		const range *kpr = plat_range_at(f, k->start);
+		int over_line = 0;
+		if (k->dead >= 0 && k->dead < pf->ndeads) {
+			over_line = pf->deads[k->dead].kill_line;
+			v = SCAN_DEAD;
+			why = pf->deads[k->dead].nkill > 1
+			          ? sa_fmt(s, "overwritten on every path before any read (first at line %d)",
+			                   over_line)
+			          : sa_fmt(s, "overwritten at line %d before any read", over_line);
+			explain_dead(b, fi, k->dead);
+		} else if (k->unreach) {
 			v = SCAN_DEAD;
 			why = "defined on an unreachable path";
-			step(b, fi, k->line,
-			     "after a return, or under an `if` that constants make false");
+			step(b, fi, k->line, "after a return, or under an `if` that constants make false");
+		} else if (kdr || in_dead(f, k->start)) {
+			v = SCAN_DEAD;
+			why = "defined on an unreachable path";
+			if (kdr) {
+				step(b, fi, kdr->line, "%s", kdr->note);
+				why = sa_fmt(s, "defined on an unreachable path: %s", kdr->note);
+			}
+			step(b, fi, k->line, "defined here, in the branch that cannot run");
 		} else if (f->platform) {
 			v = SCAN_PLATFORM;
 			why = f->plat_why;
@@ -1570,6 +2119,13 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				         : "platform check");
 			else
 				step(b, fi, 1, "%s", f->plat_why);
+		} else if (kpr) {
+			v = SCAN_PLATFORM;
+			why = kpr->note;
+			step(b, fi, kpr->line, "%s", kpr->note);
+			if (kpr->cfile >= 0)
+				step(b, kpr->cfile, kpr->cline, "the platform flag is defined here");
+			step(b, fi, k->line, "defined here, in that branch");
 		} else {
 			switch (k->kind) {
 			case PF_K_CONSTANT:
@@ -1716,6 +2272,10 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		muh_knob *o = emit(s, b, fi, k, f->rel, v, why);
 		if (!o)
 			return;
+		if (over_line) {
+			o->overwritten_file = f->rel;
+			o->overwritten_line = over_line;
+		}
 		char key[1200];
 		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name,
 		         o->kind);
@@ -2288,7 +2848,9 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		f->reach = calloc((size_t)ns, 1);
 		f->reach_file = calloc((size_t)ns, sizeof(int));
 		f->reach_line = calloc((size_t)ns, sizeof(int));
-		if (!f->reach || !f->reach_file || !f->reach_line)
+		f->reach_scope = calloc((size_t)ns, sizeof(int));
+		f->reach_why = calloc((size_t)ns, sizeof(why_at));
+		if (!f->reach || !f->reach_file || !f->reach_line || !f->reach_scope || !f->reach_why)
 			rc = MUH_ENOMEM;
 	}
 	for (size_t i = 0; ps && i < w.py.n; i++) {
@@ -2346,6 +2908,10 @@ void scan_free(muh_surface *s)
 		free(f->reach);
 		free(f->reach_file);
 		free(f->reach_line);
+		free(f->reach_scope);
+		free(f->reach_why);
+		free(f->dead_why);
+		free(f->plat);
 		free(f->importers.p);
 		free(f->importees.p);
 	}
@@ -2365,6 +2931,7 @@ void scan_free(muh_surface *s)
 	free(s->knobs.p);
 	free(s->diags.p);
 	free(s->excluded.p);
+	free(s->sinks.p);
 	sblock *b = s->arena;
 	while (b) {
 		sblock *nx = b->next;

@@ -12,7 +12,9 @@
  *             config-dict key that no consumer reads
  *   unsafe    some values send execution into a function that raises
  *             NotImplementedError unconditionally (unsafe_values lists them)
- *   platform  reachable only through another platform's backend (ROCm ...)
+ *   platform  reachable only through another platform's backend (ROCm ...),
+ *             under a platform or device-capability check, or a JSON config
+ *             named for another device
  *   unknown   the analysis cannot tell; `why` says why
  * docs/scan.md has the rules, the id scheme and the JSON schema.
  *
@@ -76,6 +78,14 @@ typedef struct muh_knob {
 	int nunsafe;
 	const scan_step *evidence;
 	int nevidence;
+	/* dead because overwritten before any read: where (file, line of the
+	 * first overwrite); NULL / 0 otherwise. muh patch names it. */
+	const char *overwritten_file;
+	int overwritten_line;
+	/* config_lookup knobs: the name pattern and the folder searched, and how
+	 * many files there match (0 when the folder is empty or missing). */
+	const char *lookup_glob, *lookup_dir;
+	int lookup_files;
 } muh_knob;
 
 typedef struct scan_options {
@@ -94,6 +104,17 @@ typedef struct scan_options {
 	/* The cache file (SQLite) of whole surfaces keyed by the hashes of the
 	 * files scanned; NULL = no cache. See docs/scan.md. */
 	const char *cache;
+	/* the tree is a library called from outside: a function nothing in the
+	 * tree calls is `unknown`, not `dead` ("no call in the tree") */
+	int library;
+	/* functions called from outside (entry points): NAME or module.NAME of
+	 * a top-level function or class; they count as reached */
+	const char *const *entries;
+	int nentries;
+	/* the device the engine runs on ("NVIDIA H200", "NVIDIA_H200", "H200"):
+	 * JSON configs named for it are live, for another device platform;
+	 * capability checks are decided by it. NULL: undecided (platform). */
+	const char *device;
 } scan_options;
 
 /* A .py file the walk left out, and why ("vendored (vllm/third_party/)",

@@ -38,6 +38,13 @@ static const char help[] =
     "                    else $XDG_CACHE_HOME/muh/ or ~/.cache/muh/scan.sqlite): a tree\n"
     "                    whose files all hash as in a stored scan answers from it\n"
     "  --no-cache        neither read nor write the cache\n"
+    "  --library         TREE is a library called from outside: a function nothing\n"
+    "                    in it calls is unknown, not dead (\"no call in the tree\")\n"
+    "  --entry NAME      a function called from outside (NAME or module.NAME;\n"
+    "                    repeatable): it counts as reached\n"
+    "  --device NAME     the device the engine runs on (\"NVIDIA H200\"): JSON configs\n"
+    "                    named for it are live, for others platform; decides\n"
+    "                    device-capability checks\n"
     "  -h, --help        this text\n"
     "\n"
     "knob kinds:\n"
@@ -52,6 +59,8 @@ static const char help[] =
     "               update (config['BLOCK_SIZE_M'] = 32)\n"
     "  capability   a function declaring a device limit (return 32 * 1024)\n"
     "  json_config  a JSON file the code loads by a name pattern (E=..,N=..,device_name=..)\n"
+    "  config_lookup where the code looks a tuned config file up by that pattern (live\n"
+    "               or dead), reported even when no file matches\n"
     "  engine_arg   an engine-argument field default, or a flag in a deployment YAML\n"
     "\n"
     "verdicts:\n"
@@ -106,8 +115,9 @@ static void clip(char *dst, size_t cap, const char *src)
  * "env" for environment variables). */
 static int known_kind(const char *k)
 {
-	static const char *const kinds[] = {"constant",   "override",    "constexpr",  "autotune", "config_dict",
-	                                    "capability", "json_config", "engine_arg", "env"};
+	static const char *const kinds[] = {"constant",   "override",    "constexpr",  "autotune",
+	                                    "config_dict", "capability", "json_config", "engine_arg",
+	                                    "env",        "config_lookup"};
 	return match(kinds, (int)(sizeof(kinds) / sizeof(kinds[0])), k);
 }
 
@@ -243,6 +253,9 @@ static int run(int argc, char **argv)
 	    {"with-vendored", no_argument, 0, 'V'},
 	    {"cache", required_argument, 0, 'C'},
 	    {"no-cache", no_argument, 0, 'N'},
+	    {"library", no_argument, 0, 'L'},
+	    {"entry", required_argument, 0, 'E'},
+	    {"device", required_argument, 0, 'D'},
 	    {0, 0, 0, 0},
 	};
 	int json = 0, with_tests = 0, evidence = 0, jobs = 0, with_vendored = 0, no_cache = 0;
@@ -250,6 +263,9 @@ static int run(int argc, char **argv)
 	size_t top = 0;
 	const char *excl[32], *incl[32];
 	int nx = 0, ni = 0;
+	int library = 0;
+	const char *entries[32], *device = NULL;
+	int nentries = 0;
 	const char *specs = NULL;
 	const char *verdicts[8], *kinds[8];
 	int nv = 0, nk = 0;
@@ -282,7 +298,7 @@ static int run(int argc, char **argv)
 				return cli_usage_error("scan",
 				                       "--kind %s: expected constant, override, constexpr, "
 				                       "autotune, config_dict, capability, json_config, "
-				                       "engine_arg or env",
+				                       "engine_arg, env or config_lookup",
 				                       optarg);
 			kinds[nk++] = optarg;
 			break;
@@ -332,6 +348,21 @@ static int run(int argc, char **argv)
 		case 'N':
 			no_cache = 1;
 			break;
+		case 'L':
+			library = 1;
+			break;
+		case 'E':
+			if (nentries == 32)
+				return cli_usage_error("scan", "too many --entry (at most 32)");
+			if (!*optarg)
+				return cli_usage_error("scan", "--entry: expected a function name");
+			entries[nentries++] = optarg;
+			break;
+		case 'D':
+			if (!*optarg)
+				return cli_usage_error("scan", "--device: expected a device name");
+			device = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -367,6 +398,10 @@ static int run(int argc, char **argv)
 			cache = cache_path;
 	}
 	opt.cache = no_cache ? NULL : cache;
+	opt.library = library;
+	opt.entries = entries;
+	opt.nentries = nentries;
+	opt.device = device;
 	muh_surface *s;
 	muh_diag d;
 	diag_clear(&d);

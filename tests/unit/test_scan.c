@@ -187,7 +187,14 @@ static void test_fork_prefill_and_capability(void **state)
 	assert_string_equal(smem->eval, "32768");
 	expect_verdict(smem, SCAN_LIVE); /* the Triton prefill path reads it */
 
-	expect_verdict(must(s, "paged_attn.py", "_PARTITION_SIZE", "constant", 0), SCAN_LIVE);
+	/* read only into max_num_partitions, which feeds only the overwritten
+	 * heuristic and the else branch that `use_v1 = True` disables (issue 12:
+	 * the seeds' map called it live) */
+	const muh_knob *ps = must(s, "paged_attn.py", "_PARTITION_SIZE", "constant", 0);
+	expect_verdict(ps, SCAN_DEAD);
+	assert_true(evidence_has(ps, "paged_attn.py", "max_num_partitions is assigned here"));
+	assert_true(evidence_has(ps, "paged_attn.py", "use_v1 = True here"));
+	assert_true(evidence_has(ps, "paged_attn.py", "never runs"));
 	expect_verdict(must(s, "vllm/_custom_ops.py", "DEBUG_TILE", "constant", 0), SCAN_DEAD);
 	assert_true(evidence_has(must(s, "vllm/_custom_ops.py", "DEBUG_TILE", "constant", 0),
 	                         "tests/test_custom_ops.py", "tests"));
