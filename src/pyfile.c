@@ -2055,9 +2055,16 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {
+			TSPoint p0 = ts_node_start_point(n), p1 = ts_node_end_point(n);
 			j->glob = ar_str(w->f, buf);
 			j->scope = c->scope;
 			j->line = line_of(n);
+			j->col = (int)p0.column + 1;
+			j->end_line = (int)p1.row + 1;
+			j->end_col = (int)p1.column + 1;
+			j->start = ts_node_start_byte(n);
+			j->end = ts_node_end_byte(n);
+			j->text = text_of(w, n, 256, 1);
 		}
 	}
 }

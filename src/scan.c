@@ -1928,6 +1928,164 @@ static int is_opaque_call(muh_surface *s, int fi, const pf_call *c)
 	return im && resolve_obj(s, fi, c->obj) < 0 && mod_lookup(s, im->module) < 0;
 }
 
+/* ---- dict flows into launches (`**run_config` two calls away) ------------------ */
+
+/* A dict that reaches a Triton launch with all its keys: the variable or
+ * parameter `name` of function (file, scope), or (name NULL) the dict the
+ * function returns. parent is the sink it flows into (-1: the launch). */
+typedef struct sink {
+	int file, scope;
+	const char *name;
+	int parent, line;
+	const char *note;
+} sink;
+
+static int sink_add(muh_surface *s, int file, int scope, const char *name, int parent, int line,
+                    const char *note)
+{
+	sink *v = s->sinks.p;
+	for (size_t i = 0; i < s->sinks.n; i++)
+		if (v[i].file == file && v[i].scope == scope &&
+		    (v[i].name == name || (v[i].name && name && !strcmp(v[i].name, name))))
+			return (int)i;
+	if (s->sinks.n >= 4000)
+		return -1;
+	sink *n = vec_push(&s->sinks);
+	if (!n) {
+		s->oom = 1;
+		return -1;
+	}
+	*n = (sink){file, scope, name, parent, line, note};
+	return (int)s->sinks.n - 1;
+}
+
+/* The class a scope sits in directly (for self.method()), or -1. */
+static int class_of(const pyfile *pf, int sc)
+{
+	int p = sc >= 0 ? pf->scopes[sc].parent : -1;
+	return p >= 0 && (pf->scopes[p].flags & PF_CLASS) ? p : -1;
+}
+
+/* The function a call names, also `self.m()` inside the same class. */
+static int flow_target(muh_surface *s, int fi, const pf_call *c, int *tf, int *ts)
+{
+	if (call_target(s, fi, c, tf, ts))
+		return 1;
+	const pyfile *pf = s->files[fi].pf;
+	if (!c->obj || strcmp(c->obj, "self") || !c->fname || c->scope < 0)
+		return 0;
+	int cls = class_of(pf, c->scope);
+	for (int i = 0; cls >= 0 && i < pf->nscopes; i++)
+		if (pf->scopes[i].parent == cls && (pf->scopes[i].flags & PF_FUNC) &&
+		    !strcmp(pf->scopes[i].name, c->fname)) {
+			*tf = fi;
+			*ts = i;
+			return 1;
+		}
+	return 0;
+}
+
+/* Builds s->sinks: launches' **splats of names, then back through
+ * parameters to the callers' arguments, through `x = f(...)` to f's
+ * returned dict, and through `return x` / `return g(...)`. */
+static void flow_sinks(muh_surface *s)
+{
+	s->sinks_built = 1;
+	s->sinks.esz = sizeof(sink);
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		const pyfile *pf = s->files[fi].pf;
+		for (int i = 0; i < pf->nrefs; i++) {
+			const pf_ref *r = &pf->refs[i];
+			if (!(r->flags & PF_R_SPLAT) || r->call < 0 || r->scope < 0 ||
+			    (r->flags & (PF_R_UNREACH | PF_R_DEAD)))
+				continue;
+			const pf_call *c = &pf->calls[r->call];
+			int kf, ks;
+			if (!(c->flags & PF_C_LAUNCH) || !find_jit(s, fi, c, &kf, &ks))
+				continue;
+			sink_add(s, fi, r->scope, r->name, -1, r->line,
+			         sa_fmt(s, "**%s into %s[grid]", r->name, c->fname));
+		}
+	}
+	for (size_t i = 0; i < s->sinks.n; i++) {
+		sink x = ((sink *)s->sinks.p)[i];
+		const pyfile *pf = s->files[x.file].pf;
+		const pf_scope *sc = &pf->scopes[x.scope];
+		if (!x.name) { /* the returned dict */
+			for (int q = 0; q < pf->nrets; q++) {
+				const pf_ret *rt = &pf->rets[q];
+				if (rt->scope != x.scope)
+					continue;
+				int tf, ts;
+				if (rt->name)
+					sink_add(s, x.file, x.scope, rt->name, (int)i, rt->line,
+					         sa_fmt(s, "%s returns %s", sc->qual, rt->name));
+				else if (rt->call >= 0 && rt->call < pf->ncalls &&
+				         flow_target(s, x.file, &pf->calls[rt->call], &tf, &ts))
+					sink_add(s, tf, ts, NULL, (int)i, rt->line,
+					         sa_fmt(s, "%s returns %s(...)", sc->qual,
+					                pf->calls[rt->call].callee));
+			}
+			continue;
+		}
+		/* x = f(...) in the same function: f's returned dict */
+		for (int q = 0; q < pf->ncalls; q++) {
+			const pf_call *c = &pf->calls[q];
+			int tf, ts;
+			if (c->scope == x.scope && c->assigned && !strcmp(c->assigned, x.name) &&
+			    !(c->flags & PF_C_UNREACH) && flow_target(s, x.file, c, &tf, &ts))
+				sink_add(s, tf, ts, NULL, (int)i, c->line,
+				         sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual));
+		}
+		/* a parameter: the callers' arguments */
+		int p = -1, kw = sc->kwparam && !strcmp(sc->kwparam, x.name);
+		for (int q = 0; q < sc->nparams && !kw; q++)
+			if (!strcmp(sc->params[q], x.name))
+				p = q;
+		if (p < 0 && !kw)
+			continue;
+		int is_method = class_of(pf, x.scope) >= 0 && sc->nparams &&
+		                (!strcmp(sc->params[0], "self") || !strcmp(sc->params[0], "cls"));
+		for (int g = 0; g < s->nfiles; g++) {
+			const pyfile *gp = s->files[g].pf;
+			for (int q = 0; q < gp->ncalls; q++) {
+				const pf_call *c = &gp->calls[q];
+				int tf, ts;
+				if (!c->fname || strcmp(c->fname, sc->name) || (c->flags & PF_C_UNREACH) ||
+				    !flow_target(s, g, c, &tf, &ts) || tf != x.file || ts != x.scope)
+					continue;
+				int pos = is_method && c->obj ? p - 1 : p;
+				for (int a = 0; a < c->nargs; a++) {
+					const pf_arg *ar = &c->args[a];
+					if (!ar->ident || c->scope < 0)
+						continue;
+					int hit = kw ? ar->splat == 2
+					             : ((ar->kw && !strcmp(ar->kw, x.name)) ||
+					                (!ar->kw && !ar->splat && ar->pos == pos && pos >= 0));
+					if (hit)
+						sink_add(s, g, c->scope, ar->ident, (int)i, c->line,
+						         sa_fmt(s, "%s%s passed to %s as %s%s", kw ? "**" : "",
+						                ar->ident, c->callee, kw ? "**" : "", x.name));
+				}
+			}
+		}
+	}
+}
+
+/* The sink holding the dict variable var of (fi, scope) (var NULL: the
+ * dict the function returns), or -1. */
+static int sink_of(muh_surface *s, int fi, int scope, const char *var)
+{
+	if (!s->sinks_built)
+		flow_sinks(s);
+	const sink *v = s->sinks.p;
+	for (size_t i = 0; i < s->sinks.n; i++)
+		if (v[i].file == fi && v[i].scope == scope &&
+		    (v[i].name == var || (v[i].name && var && !strcmp(v[i].name, var))))
+			return (int)i;
+	return -1;
+}
+
 /* Config-dict keys: which keys do the consumers near the dict read? */
 static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
                              const char **why)
@@ -1935,6 +2093,29 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 	muh_surface *s = b->s;
 	sfile *f = &s->files[fi];
 	const char *var = (k->aux && strcmp(k->aux, "return")) ? k->aux : "config";
+	/* the dict's own flow: into a launch through calls, across modules */
+	if (k->scope >= 0 && k->aux) {
+		int si = sink_of(s, fi, k->scope, strcmp(k->aux, "return") ? k->aux : NULL);
+		const sink *sv = s->sinks.p;
+		int root = si;
+		for (int n = 0; root >= 0 && sv[root].parent >= 0 && n < 64; n++)
+			root = sv[root].parent;
+		int xf, xl;
+		if (root >= 0 && root != si &&
+		    scope_reach(s, sv[root].file, sv[root].scope, &xf, &xl) == R_LIVE) {
+			int hops = 0;
+			for (int q = si; q >= 0 && q != root && hops < 64; q = sv[q].parent)
+				hops++;
+			step(b, fi, k->line, "'%s' is set here", k->name);
+			for (int n = 0, q = si; q >= 0 && n < 12; n++, q = sv[q].parent)
+				step(b, sv[q].file, sv[q].line, "%s", sv[q].note);
+			call_chain(b, sv[root].file, sv[root].scope, 4);
+			*v = SCAN_LIVE;
+			*why = sa_fmt(s, "read: %s, %d step(s) away (%s:%d)", sv[root].note, hops,
+			              s->files[sv[root].file].rel, sv[root].line);
+			return;
+		}
+	}
 	/* candidate files: this one, its importers and importees */
 	int cand[512];
 	int nc = 0;
@@ -2301,8 +2482,60 @@ static int is_upper_like(const char *s)
 	return 1;
 }
 
-/* JSON config files: files next to a module that builds their name from an
- * f-string pattern ending in .json. */
+/* The device a config file's name is for: "device_name=NVIDIA_H200" or a
+ * vendor-prefixed tail ("..._NVIDIA_H200.json"); NULL when none. */
+static const char *json_device(muh_surface *s, const char *base)
+{
+	const char *p = strstr(base, "device_name=");
+	if (p)
+		p += 12;
+	else if ((p = strstr(base, "NVIDIA_")) || (p = strstr(base, "AMD_")) ||
+	         (p = strstr(base, "Intel_")))
+		;
+	else
+		return NULL;
+	size_t n = strcspn(p, ",");
+	const char *dot = strstr(p, ".json");
+	if (dot && (size_t)(dot - p) < n)
+		n = (size_t)(dot - p);
+	return n ? sa_fmt(s, "%.*s", (int)n, p) : NULL;
+}
+
+/* Lower-case, spaces and dashes as '_' (vLLM writes device names so). */
+static void norm_device(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; *in && o + 1 < cap; in++)
+		out[o++] = (*in == ' ' || *in == '-') ? '_'
+		                                      : (char)(*in >= 'A' && *in <= 'Z' ? *in + 32 : *in);
+	out[o] = '\0';
+}
+
+/* Does the device a file is named for match --device? Equal after
+ * normalizing, or the --device tokens appear in order as whole tokens
+ * ("H200" matches "NVIDIA_H200", not "NVIDIA_H20"). */
+static int device_matches(const char *file_dev, const char *want)
+{
+	char a[256], b[256];
+	norm_device(file_dev, a, sizeof(a));
+	norm_device(want, b, sizeof(b));
+	if (!strcmp(a, b))
+		return 1;
+	size_t lb = strlen(b);
+	for (const char *p = a; (p = strstr(p, b)); p++)
+		if ((p == a || p[-1] == '_') && (p[lb] == '\0' || p[lb] == '_'))
+			return 1;
+	return 0;
+}
+
+/* Tuned config files and where they are looked up. Each f-string ending in
+ * .json that a module builds (vLLM's get_config_file_name) is a lookup site:
+ * a config_lookup knob of its own, live when the building function is
+ * reached (through the call chain, not from dead stores), dead when nothing
+ * calls it or its result is overwritten before use, reported even when no
+ * file matches. Each JSON file at or below the module's folder that matches
+ * the pattern is a json_config knob with the lookup's verdict; a file named
+ * for a device is platform unless it matches --device. */
 static void json_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
@@ -2317,6 +2550,108 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			char *slash = strrchr(dir, '/');
 			size_t dl = slash ? (size_t)(slash - dir) + 1 : 0;
 			dir[dl] = '\0';
+			/* the lookup's own verdict */
+			enum scan_verdict lv = SCAN_UNKNOWN;
+			const char *lwhy = "loader not found";
+			const range *pr = plat_range_at(f, pj->start), *dr = dead_range_at(f, pj->start);
+			step(b, fi, pj->line, "%s builds the file name %s", scope_qual(pf, pj->scope),
+			     pj->glob);
+			if (f->platform) {
+				lv = SCAN_PLATFORM;
+				lwhy = f->plat_why;
+			} else if (dr) {
+				lv = SCAN_DEAD;
+				lwhy = sa_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
+				step(b, fi, dr->line, "%s", dr->note);
+			} else if (pr) {
+				lv = SCAN_PLATFORM;
+				lwhy = pr->note;
+				step(b, fi, pr->line, "%s", pr->note);
+			} else if (pj->scope >= 0) {
+				int top = outer_scope(pf, pj->scope), ef, el;
+				enum reach r = scope_reach(s, fi, pj->scope, &ef, &el);
+				if (r == R_NONE && !maybe_called_from_outside(s, fi, top)) {
+					lv = SCAN_DEAD;
+					lwhy = sa_fmt(s, "no call in the tree: nothing calls %s, so no file "
+					                 "is looked up",
+					              pf->scopes[top].qual);
+					step(b, fi, pf->scopes[top].line,
+					     "nothing in the tree calls or names %s (no call in the tree)",
+					     pf->scopes[top].qual);
+				} else if (r == R_LIVE || r == R_BUSY) {
+					lv = SCAN_LIVE;
+					lwhy = sa_fmt(s, "looked up by name pattern built in %s",
+					              scope_qual(pf, pj->scope));
+					call_chain(b, fi, pj->scope, 6);
+				} else {
+					lv = verdict_from(b, r, ef, el, scope_qual(pf, top), &lwhy);
+					if (r == R_NONE) {
+						lv = SCAN_UNKNOWN;
+						lwhy = sa_fmt(s, "%s is never referenced by name (--library)",
+						              pf->scopes[top].qual);
+					}
+				}
+			} else {
+				lv = SCAN_LIVE;
+				lwhy = "name pattern built at module level";
+			}
+			size_t mark = b->steps.n;
+			scan_step *saved = NULL;
+			if (mark) {
+				saved = sa_alloc(s, sizeof(scan_step) * mark);
+				if (saved)
+					memcpy(saved, b->steps.p, sizeof(scan_step) * mark);
+			}
+			int nmatch = 0;
+			const char *match_dir = NULL;
+			for (int i = 0; i < s->njsons; i++) {
+				const char *jr = s->jsons[i];
+				if (strncmp(jr, dir, dl) || path_is_test(jr))
+					continue;
+				const char *base = strrchr(jr, '/');
+				base = base ? base + 1 : jr;
+				if (fnmatch(pj->glob, base, 0))
+					continue;
+				nmatch++;
+				if (!match_dir)
+					match_dir = sa_fmt(s, "%.*s", (int)(base - jr), jr);
+			}
+			/* the lookup site */
+			pf_knob lk = {0};
+			lk.kind = PF_K_JSON_CONFIG;
+			lk.name = pj->glob;
+			lk.scope = pj->scope;
+			lk.line = pj->line;
+			lk.col = pj->col;
+			lk.end_line = pj->end_line;
+			lk.end_col = pj->end_col;
+			lk.start = pj->start;
+			lk.end = pj->end;
+			lk.text = pj->text;
+			if (nmatch)
+				step(b, fi, pj->line, "%d file(s) match %s in %s", nmatch, pj->glob,
+				     match_dir);
+			else
+				step(b, fi, pj->line, "no file matches %s at or below %s (the folder is "
+				                      "empty or missing); a file written there is read "
+				                      "only if this lookup is live",
+				     pj->glob, dl ? dir : "the root");
+			muh_knob *lo = emit(s, b, fi, &lk, f->rel, lv, lwhy);
+			if (!lo)
+				return;
+			lo->kind = "config_lookup";
+			lo->lookup_glob = pj->glob;
+			lo->lookup_dir = match_dir ? match_dir : (dl ? sa_str(s, dir) : "");
+			lo->lookup_files = nmatch;
+			{
+				char key[1200];
+				snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01config_lookup", f->rel,
+				         lo->scope, pj->glob);
+				const char *kk = sa_str(s, key);
+				int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+				int n = slot ? ++*slot : 0;
+				knob_id(s, f->rel, lo->scope, pj->glob, "config_lookup", n, lo->id);
+			}
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
 				if (strncmp(jr, dir, dl) || path_is_test(jr))
@@ -2334,23 +2669,37 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 				k.end_line = 1;
 				k.end_col = 1;
 				k.text = sa_fmt(s, "file matching %s", pj->glob);
-				enum scan_verdict v = SCAN_UNKNOWN;
-				const char *why = "loader not found";
-				step(b, fi, pj->line, "%s builds the file name %s",
-				     scope_qual(pf, pj->scope), pj->glob);
-				if (f->platform) {
-					v = SCAN_PLATFORM;
-					why = f->plat_why;
-				} else if (pj->scope >= 0) {
-					verdict_function_symbol(
-					    b, fi, pj->scope, scope_qual(pf, pj->scope), &v, &why);
-					if (v == SCAN_LIVE)
-						why =
-						    sa_fmt(s, "loaded by name pattern built in %s",
-						           scope_qual(pf, pj->scope));
-				} else {
-					v = SCAN_LIVE;
-					why = "name pattern built at module level";
+				for (size_t q = 0; saved && q < mark; q++) {
+					scan_step *st = vec_push(&b->steps);
+					if (st)
+						*st = saved[q];
+				}
+				enum scan_verdict v = lv;
+				const char *why = lv == SCAN_LIVE
+				                      ? sa_fmt(s, "loaded by name pattern built in %s",
+				                               scope_qual(pf, pj->scope))
+				                      : lwhy;
+				const char *dev = json_device(s, base);
+				if (dev && v == SCAN_LIVE) {
+					if (!s->opt.device) {
+						v = SCAN_PLATFORM;
+						why = sa_fmt(s, "tuned for device %s (muh scan --device NAME "
+						                "decides)",
+						             dev);
+						step_file(b, jr, 1, why);
+					} else if (device_matches(dev, s->opt.device)) {
+						why = sa_fmt(s, "for device %s, which is --device %s; loaded "
+						                "by name pattern built in %s",
+						             dev, s->opt.device, scope_qual(pf, pj->scope));
+						step_file(b, jr, 1,
+						          sa_fmt(s, "named for device %s: matches --device %s",
+						                 dev, s->opt.device));
+					} else {
+						v = SCAN_PLATFORM;
+						why = sa_fmt(s, "tuned for device %s, not --device %s", dev,
+						             s->opt.device);
+						step_file(b, jr, 1, why);
+					}
 				}
 				muh_knob *o = emit(s, b, -1, &k, jr, v, why);
 				if (!o)

@@ -86,6 +86,17 @@ static muh_surface *scan_ok(const char *root)
 	return s;
 }
 
+static muh_surface *scan_opt(const char *root, const scan_options *o)
+{
+	muh_surface *s = NULL;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = scan_tree(root, o, &s, &d);
+	if (rc)
+		fail_msg("scan_tree(%s) = %d: %s", root, rc, d.msg);
+	return s;
+}
+
 static char *slurp(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
@@ -221,10 +232,31 @@ static void test_fork_dead_paths_and_platform(void **state)
 	    must(s, "triton_flash_attention.py", "get_autotune_configs()", "autotune", 0),
 	    SCAN_PLATFORM);
 	expect_verdict(must(s, "wave_attention.py", "WAVES_PER_EU", "constant", 0), SCAN_PLATFORM);
-	/* JSON configs by name pattern; a non-matching JSON is no knob */
+	/* JSON configs by name pattern; a non-matching JSON is no knob. A file
+	 * named for a device is platform until --device says which one runs */
 	expect_verdict(must(s, "device_name=Iluvatar_BI-V100.json",
 	                    "E=8,N=1024,device_name=Iluvatar_BI-V100.json", "json_config", 0),
-	               SCAN_LIVE);
+	               SCAN_PLATFORM);
+	{
+		scan_options o = {0};
+		o.device = "Iluvatar BI-V100";
+		muh_surface *sd = scan_opt(FORK, &o);
+		expect_verdict(must(sd, "device_name=Iluvatar_BI-V100.json",
+		                    "E=8,N=1024,device_name=Iluvatar_BI-V100.json", "json_config", 0),
+		               SCAN_LIVE);
+		o.device = "NVIDIA H200";
+		scan_free(sd);
+		sd = scan_opt(FORK, &o);
+		expect_verdict(must(sd, "device_name=Iluvatar_BI-V100.json",
+		                    "E=8,N=1024,device_name=Iluvatar_BI-V100.json", "json_config", 0),
+		               SCAN_PLATFORM);
+		/* the lookup site is a knob of its own */
+		const muh_knob *lk =
+		    must(sd, "fused_moe/fused_moe.py", "E=*,N=*,device_name=*.json", "config_lookup", 0);
+		expect_verdict(lk, SCAN_LIVE);
+		assert_int_equal(lk->lookup_files, 1);
+		scan_free(sd);
+	}
 	assert_null(find(s, "README.json", "README.json", NULL, 0));
 	/* engine arguments: class defaults and the deployment command line */
 	expect_verdict(must(s, "engine/arg_utils.py", "max_num_seqs", "engine_arg", 0), SCAN_LIVE);
@@ -251,7 +283,8 @@ static void test_splat(void **state)
 	for (int i = 0; i < 3; i++) {
 		const muh_knob *k = must(s, "moe/layer.py", keys[i], "config_dict", 5);
 		expect_verdict(k, SCAN_LIVE);
-		assert_string_equal(k->why, "read: **config into moe_gemm[grid]");
+		/* the dict default_config() returns flows into the launch */
+		assert_non_null(strstr(k->why, "read: **config into moe_gemm[grid]"));
 	}
 	expect_verdict(must(s, "moe/layer.py", "GROUP_SIZE_M", "config_dict", 10), SCAN_LIVE);
 	assert_int_equal(scan_nknobs(s), 4);
@@ -462,17 +495,38 @@ static void test_vllm_063(void **state)
 		expect_verdict(k, SCAN_LIVE);
 		assert_string_equal(k->why, "read: **config into fused_moe_kernel[grid]");
 	}
-	/* the MoE JSON configs are live, all of them */
+	/* the MoE JSON configs are each for one device: platform until --device
+	 * names it; with --device the H100 ones are live, the others platform */
 	int njson = 0;
 	for (size_t i = 0; i < scan_nknobs(s); i++) {
 		const muh_knob *k = scan_knob(s, i);
 		if (strcmp(k->kind, "json_config"))
 			continue;
 		njson++;
-		expect_verdict(k, SCAN_LIVE);
+		expect_verdict(k, SCAN_PLATFORM);
 		assert_non_null(strstr(k->file, "fused_moe/configs/E="));
 	}
 	assert_true(njson >= 50);
+	{
+		scan_options o = {0};
+		o.device = "NVIDIA H100 80GB HBM3";
+		muh_surface *sd = scan_opt("third_party/vllm-0.6.3", &o);
+		int nlive = 0, nplat = 0;
+		for (size_t i = 0; i < scan_nknobs(sd); i++) {
+			const muh_knob *k = scan_knob(sd, i);
+			if (strcmp(k->kind, "json_config"))
+				continue;
+			int h100 = strstr(k->file, "device_name=NVIDIA_H100_80GB_HBM3") != NULL;
+			expect_verdict(k, h100 ? SCAN_LIVE : SCAN_PLATFORM);
+			nlive += h100;
+			nplat += !h100;
+		}
+		assert_true(nlive >= 10 && nplat >= 10);
+		const muh_knob *lk = must(sd, fm, "E=*,N=*,device_name=*.json", "config_lookup", 0);
+		expect_verdict(lk, SCAN_LIVE);
+		assert_true(lk->lookup_files >= 50);
+		scan_free(sd);
+	}
 	expect_verdict(
 	    must(s, "vllm/attention/ops/paged_attn.py", "_PARTITION_SIZE", "constant", 0),
 	    SCAN_LIVE);
@@ -507,7 +561,7 @@ static void test_vllm_033(void **state)
 		const muh_knob *k = scan_knob(s, i);
 		if (!strcmp(k->kind, "json_config") && strstr(k->file, "fused_moe/configs/E=")) {
 			njson++;
-			expect_verdict(k, SCAN_LIVE);
+			expect_verdict(k, strstr(k->file, "device_name=") ? SCAN_PLATFORM : SCAN_LIVE);
 		}
 	}
 	assert_true(njson >= 100);
