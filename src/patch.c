@@ -362,8 +362,82 @@ static int lit_eval(const char *text, struct lit *v)
  * when both are literals (a bool compares by truth, so (False), not True,
  * 0, 0.0, None and '' all match False; numbers by number; strings by
  * body), by spelling otherwise. */
+static int unsafe_match(const char *value, const char *unsafe);
+
+/* The scan's ranges of unsafe values: "< 4096", ">= 8", "!= 2", "== 0"
+ * (an assert rejects them) and "not in ('a', 'b')" (an if/elif chain
+ * raises for any other value). 1 / 0 when unsafe is such a range, -1 when
+ * it is a plain value. */
+static int unsafe_range(const char *value, const char *unsafe)
+{
+	if (!strncmp(unsafe, "not in (", 8)) {
+		size_t n = strlen(unsafe);
+		if (n < 9 || unsafe[n - 1] != ')')
+			return -1;
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n - 9), unsafe + 8);
+		/* split at commas outside quotes */
+		char *p = buf, *start = buf;
+		char q = 0;
+		for (;; p++) {
+			if (q) {
+				if (*p == '\\' && p[1])
+					p++;
+				else if (*p == q)
+					q = 0;
+				if (!*p)
+					break;
+				continue;
+			}
+			if (*p == '\'' || *p == '"') {
+				q = *p;
+				continue;
+			}
+			if (*p == ',' || !*p) {
+				char end = *p;
+				*p = '\0';
+				if (unsafe_match(value, start))
+					return 0; /* an accepted value */
+				if (!end)
+					break;
+				start = p + 1;
+			}
+		}
+		return 1;
+	}
+	const char *ops[] = {"<=", ">=", "!=", "==", "<", ">"};
+	for (int i = 0; i < 6; i++) {
+		size_t l = strlen(ops[i]);
+		if (strncmp(unsafe, ops[i], l) || unsafe[l] != ' ')
+			continue;
+		struct lit a, b;
+		if (lit_eval(value, &a) || lit_eval(unsafe + l + 1, &b) ||
+		    (a.t != LIT_INT && a.t != LIT_FLOAT) || (b.t != LIT_INT && b.t != LIT_FLOAT))
+			return 0;
+		double x = a.num, y = b.num;
+		switch (i) {
+		case 0:
+			return x <= y;
+		case 1:
+			return x >= y;
+		case 2:
+			return x != y;
+		case 3:
+			return x == y;
+		case 4:
+			return x < y;
+		default:
+			return x > y;
+		}
+	}
+	return -1;
+}
+
 static int unsafe_match(const char *value, const char *unsafe)
 {
+	int r = unsafe_range(value, unsafe);
+	if (r >= 0)
+		return r;
 	struct lit a, b;
 	if (lit_eval(value, &a) || lit_eval(unsafe, &b))
 		return same_value(value, unsafe);
@@ -588,6 +662,15 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 			append_evidence(d, k);
 			return MUH_EINPUT;
 		}
+	}
+	if (k->verdict == SCAN_DEAD && !force && k->overwritten_line > 0) {
+		diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): the value is overwritten at %s:%d "
+			       "before anything reads it, so the change would do nothing (--force "
+			       "writes it anyway); evidence:",
+			    k->name, value, k->id, k->file, k->line,
+			    k->overwritten_file ? k->overwritten_file : k->file, k->overwritten_line);
+		append_evidence(d, k);
+		return MUH_EINPUT;
 	}
 	if (k->verdict == SCAN_DEAD && !force) {
 		diag_errorf(d, "refusing %s=%s (knob %s, %s:%d): the knob is dead, so the change "
@@ -2079,6 +2162,11 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		k->eval = jstr(K, sp, "evaluated");
 		k->start = (uint32_t)jnum(sp, "start_byte");
 		k->end = (uint32_t)jnum(sp, "end_byte");
+		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(sp, "overwritten_at");
+		if (cJSON_IsObject(ow)) {
+			k->overwritten_file = jstr(K, ow, "file");
+			k->overwritten_line = (int)jnum(ow, "line");
+		}
 		const char *h = jstr(K, sp, "file_fnv1a64");
 		k->file_hash = h ? strtoull(h, NULL, 16) : 0;
 		const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "unsafe_values");

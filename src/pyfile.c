@@ -103,6 +103,10 @@ typedef struct walker {
 		const char *name;
 	} globals[64];
 	int nglobals;
+	/* UPPER_CASE names bound to a string literal: knobs when a guard of the
+	 * file compares them (a mode string in an if/elif chain) */
+	pf_knob strs[64];
+	int nstrs;
 } walker;
 
 typedef struct ctx {
@@ -1263,6 +1267,18 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 			do_config_list(w, c, right, name);
 		else if (is_knob_name(name) && constish(w, right, 0))
 			add_knob(w, c, PF_K_CONSTANT, name, right);
+		else if (is_upper_name(name) && string_value(w, right) && w->nstrs < 64) {
+			pf_knob *k = &w->strs[w->nstrs++];
+			memset(k, 0, sizeof(*k));
+			k->kind = PF_K_CONSTANT;
+			k->name = name;
+			k->scope = c->scope;
+			k->call = -1;
+			k->dead = -1;
+			k->unreach = (unsigned)c->unreach;
+			set_span(w, k, right);
+			k->eval = k->text;
+		}
 	} else if (is(left, "subscript") && !ts_node_is_null(right)) {
 		TSNode obj = field(left, "value"), key = field(left, "subscript");
 		const char *ks = string_value(w, key);
@@ -2304,6 +2320,24 @@ static void visit(walker *w, ctx *c, TSNode n)
 	visit_children(w, &cc, n);
 }
 
+/* String constants that a guard of this file compares (`if MODE == 'x':`)
+ * become constant knobs (their unsafe values come from the chain). */
+static void add_mode_strings(walker *w)
+{
+	for (int i = 0; i < w->nstrs && !w->oom; i++) {
+		int used = 0;
+		for (int g = 0; g < w->f->nguards && !used; g++)
+			used = w->f->guards[g].cmp_name && !w->f->guards[g].cmp_obj &&
+			       !strcmp(w->f->guards[g].cmp_name, w->strs[i].name);
+		if (!used)
+			continue;
+		pf_knob *k;
+		W_PUSH(w, knobs, nknobs, cap_knobs, k);
+		if (k)
+			*k = w->strs[i];
+	}
+}
+
 /* Counts syntax errors and remembers the first one's position. */
 static void count_errors(pyfile *f, TSNode n, int depth)
 {
@@ -2353,6 +2387,7 @@ pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_pac
 		TSNode root = ts_tree_root_node(tree);
 		count_errors(f, root, 0);
 		visit(&w, &c, root);
+		add_mode_strings(&w);
 		ts_tree_delete(tree);
 		if (!w.oom && pyflow_run(f))
 			w.oom = 1;

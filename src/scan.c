@@ -171,18 +171,25 @@ enum reach {
 
 /* Why a reader has its class, beyond its place: a platform branch, a dead
  * store (file + pf_dead), a function nothing calls. */
-typedef struct why_at {
-	const char *note;
-	int file, dead; /* pf_dead of file, or -1 */
-} why_at;
-
 /* A byte range of a file with a note: dead or platform-only code. */
 typedef struct range {
 	uint32_t a, b;
-	int line; /* the if */
-	const char *note;
+	int line;         /* the if */
+	const char *note; /* the whole reason, one line */
+	const char *head; /* the if's part of it */
 	int cfile, cline; /* the constant that decides it, -1 */
+	int nev;          /* the constants behind it, step by step */
+	int evf[3], evl[3];
+	const char *evn[3];
 } range;
+
+typedef struct why_at {
+	const char *note;
+	int file, dead;   /* pf_dead of file, or -1 */
+	const range *rng; /* a dead / platform range of file rfile */
+	int rfile;
+	const char *lead; /* the first step's note, when not the default */
+} why_at;
 
 typedef struct sfile {
 	char *rel, *module;
@@ -800,8 +807,20 @@ static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int dept
 		if (rr == RES_SYMBOL) {
 			tf = ofi;
 			tn = on;
-		} else if (rr == RES_NONE && !import_of(s, fi, x->name)) {
+		} else if (rr == RES_NONE) {
+			/* a binding that is no knob: follow `from m import NAME` */
 			tf = fi;
+			for (int hop = 0; hop < 8 && tf >= 0; hop++) {
+				const pf_import *im = import_of(s, tf, tn);
+				if (!im)
+					break;
+				if (!im->attr) {
+					tf = -1;
+					break;
+				}
+				tf = mod_lookup(s, im->module);
+				tn = im->attr;
+			}
 		}
 	} else {
 		tf = resolve_obj(s, fi, x->obj);
@@ -930,6 +949,13 @@ static int push_range(range **arr, int *n, uint32_t a, uint32_t b, int line, con
 	g->note = note;
 	g->cfile = r && r->nev ? r->ev_file[0] : -1;
 	g->cline = r && r->nev ? r->ev_line[0] : 0;
+	g->head = NULL;
+	g->nev = r ? r->nev : 0;
+	for (int i = 0; i < g->nev; i++) {
+		g->evf[i] = r->ev_file[i];
+		g->evl[i] = r->ev_line[i];
+		g->evn[i] = r->ev_note[i];
+	}
 	return 0;
 }
 
@@ -1026,6 +1052,12 @@ static int compute_dead(muh_surface *s)
 					free(pl);
 					return -1;
 				}
+				range *pushed = r.plat ? &pl[np - 1] : &dw[nd - 1];
+				pushed->head =
+				    r.plat ? pushed->note
+				           : sa_fmt(s, "`if %s:` is always %s, so %s cannot run", cond,
+				                    r.v ? "true" : "false",
+				                    on_cons ? "its body" : "its else part");
 			}
 			uint32_t *dead = nd ? malloc(sizeof(uint32_t) * 2 * (size_t)nd) : NULL;
 			if (nd && !dead) {
@@ -1206,16 +1238,16 @@ static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, in
 	sfile *f = &s->files[rf];
 	*ef = rf;
 	*el = r->line;
-	s->cls_why = (why_at){NULL, -1, -1};
+	s->cls_why = (why_at){NULL, -1, -1, NULL, -1, NULL};
 	if (r->flags & PF_R_DEAD) {
-		s->cls_why = (why_at){NULL, rf, r->dead};
+		s->cls_why = (why_at){NULL, rf, r->dead, NULL, -1, NULL};
 		return R_UNREACH;
 	}
 	if (r->flags & PF_R_UNREACH)
 		return R_UNREACH;
 	const range *dr = dead_range_at(f, r->byte);
 	if (dr || in_dead(f, r->byte)) {
-		s->cls_why = (why_at){dr ? dr->note : NULL, -1, -1};
+		s->cls_why = (why_at){dr ? dr->note : NULL, -1, -1, dr, rf, NULL};
 		return R_UNREACH;
 	}
 	if (f->is_test)
@@ -1224,7 +1256,7 @@ static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, in
 		return R_PLATFORM;
 	const range *pr = plat_range_at(f, r->byte);
 	if (pr) {
-		s->cls_why = (why_at){pr->note, -1, -1};
+		s->cls_why = (why_at){pr->note, -1, -1, pr, rf, NULL};
 		return R_PLATFORM;
 	}
 	if (r->scope < 0)
@@ -1237,9 +1269,9 @@ static enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, in
 		*el = f->pf->scopes[top].line;
 		if (maybe_called_from_outside(s, rf, top))
 			return R_UNKNOWN;
-		s->cls_why = (why_at){sa_fmt(s, "%s: no call in the tree (nothing names it)",
+		s->cls_why = (why_at){sa_fmt(s, "%s, which nothing in the tree calls or names",
 		                             f->pf->scopes[top].qual),
-		                      -1, -1};
+		                      -1, -1, NULL, -1, NULL};
 		return R_NOCALL;
 	}
 	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
@@ -1283,7 +1315,7 @@ static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t
 {
 	const vec *list = refs_named(s, name);
 	enum reach best = R_NONE;
-	why_at bw = {NULL, -1, -1};
+	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	int bsc = -1;
 	*ef = -1;
 	*el = 0;
@@ -1311,12 +1343,16 @@ static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t
 			    sa_fmt(s, "%s is bound only by the import at %s:%d, under an `if` that is "
 			              "always false",
 			           r->obj ? r->obj : name, s->files[df].rel, dl),
-			    -1, -1};
+			    -1, -1, NULL, -1, NULL};
 			for (int q = 0; q < s->files[df].pf->nimports; q++) {
 				const pf_import *im = &s->files[df].pf->imports[q];
 				const range *g = im->line == dl ? dead_range_at(&s->files[df], im->byte) : NULL;
 				if (g) {
 					s->cls_why.note = sa_fmt(s, "%s; %s", s->cls_why.note, g->note);
+					s->cls_why.rng = g;
+					s->cls_why.rfile = df;
+					s->cls_why.lead = sa_fmt(s, "%s is bound only by this import",
+					                         r->obj ? r->obj : name);
 					break;
 				}
 			}
@@ -1347,7 +1383,7 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 	int top = outer_scope(f->pf, sc);
 	*ef = -1;
 	*el = 0;
-	s->best_why = (why_at){NULL, -1, -1};
+	s->best_why = (why_at){NULL, -1, -1, NULL, -1, NULL};
 	s->best_scope = -1;
 	if (top < 0)
 		return R_LIVE;
@@ -1367,7 +1403,7 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 		r = R_LIVE;
 		*ef = -1;
 		s->best_scope = -1;
-		s->best_why = (why_at){NULL, -1, -1};
+		s->best_why = (why_at){NULL, -1, -1, NULL, -1, NULL};
 	}
 	f->reach[top] = (unsigned char)r;
 	f->reach_file[top] = *ef;
@@ -1450,6 +1486,18 @@ static void explain_dead(kb *b, int fi, int d)
 	}
 }
 
+/* Evidence for a dead / platform range of file fi: the if, then each
+ * constant behind its value (file:line). */
+static void explain_range(kb *b, int fi, const range *g)
+{
+	step(b, fi, g->line, "%s", g->head ? g->head : g->note);
+	for (int i = 0; i < g->nev; i++)
+		if (g->evf[i] >= 0)
+			step(b, g->evf[i], g->evl[i], "%s", g->evn[i]);
+		else
+			step(b, fi, g->line, "%s", g->evn[i]);
+}
+
 /* Evidence: who calls the function holding scope sc, and who calls that,
  * up to max links, while the chain is live. */
 static void call_chain(kb *b, int fi, int sc, int max)
@@ -1512,6 +1560,12 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 		return SCAN_UNKNOWN;
 	}
 	case R_PLATFORM:
+		if (ef >= 0 && bw.rng && !s->files[ef].platform) {
+			step(b, ef, el, "%s read here, in a branch for another platform:", what);
+			explain_range(b, bw.rfile, bw.rng);
+			*why = sa_fmt(s, "read only where %s", bw.note);
+			return SCAN_PLATFORM;
+		}
 		if (ef >= 0 && bw.note && !s->files[ef].platform) {
 			step(b, ef, el, "%s read here: %s", what, bw.note);
 			*why = sa_fmt(s, "read only where %s", bw.note);
@@ -1536,9 +1590,18 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 	case R_UNREACH:
 		if (bw.dead >= 0) {
 			if (ef >= 0)
-				step(b, ef, el, "%s read here, into code that is dead:", what);
+				step(b, ef, el, "%s is reached only from here, in code that is dead:", what);
 			explain_dead(b, bw.file, bw.dead);
 			*why = "read only by dead code (overwritten or disabled before use)";
+			return SCAN_DEAD;
+		}
+		if (ef >= 0 && bw.rng) {
+			if (bw.lead)
+				step(b, ef, el, "%s (%s is read only through it)", bw.lead, what);
+			else
+				step(b, ef, el, "%s read only on an unreachable path:", what);
+			explain_range(b, bw.rfile, bw.rng);
+			*why = sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
 			return SCAN_DEAD;
 		}
 		if (ef >= 0 && bw.note) {
@@ -1675,6 +1738,245 @@ static void check_unsafe(kb *b, int fi, const pf_knob *k)
 	}
 }
 
+/* Is obj.NAME at scope sc of file gf a read of engine argument k (file fi)?
+ * `self.NAME` inside the engine-argument class itself or inside a *Config
+ * class (the engine's config objects copy the arguments by name), or
+ * `args.NAME` / `engine_args.NAME` outside benchmarks/ and examples/. */
+static int engine_arg_read(muh_surface *s, int gf, int sc, const char *obj, int fi,
+                           const pf_knob *k)
+{
+	if (!obj)
+		return 0;
+	const pyfile *gp = s->files[gf].pf;
+	const char *rel = s->files[gf].rel;
+	if (!strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9))
+		return 0;
+	if (!strcmp(obj, "self")) {
+		int cls = -1;
+		for (int q = sc, g = 0; q >= 0 && g < 64; q = gp->scopes[q].parent, g++)
+			if (gp->scopes[q].flags & PF_CLASS) {
+				cls = q;
+				break;
+			}
+		if (cls < 0)
+			return 0;
+		if (gf == fi && cls == k->scope)
+			return 1;
+		size_t l = strlen(gp->scopes[cls].name);
+		return l > 6 && !strcmp(gp->scopes[cls].name + l - 6, "Config");
+	}
+	return !strcmp(obj, "args") || !strcmp(obj, "engine_args") ||
+	       !strcmp(obj, "self.engine_args") || !strcmp(obj, "parsed_args");
+}
+
+/* Does guard g (file gf) compare knob k (file fi)? */
+static int guard_names_knob(muh_surface *s, int gf, const pf_guard *g, int fi, const pf_knob *k)
+{
+	if (!g->cmp_name || strcmp(g->cmp_name, k->name))
+		return 0;
+	if (k->kind == PF_K_ENGINE_ARG)
+		return engine_arg_read(s, gf, g->scope, g->cmp_obj, fi, k);
+	if (k->scope >= 0)
+		return gf == fi && !g->cmp_obj && g->scope == k->scope;
+	if (g->cmp_obj)
+		return resolve_obj(s, gf, g->cmp_obj) == fi;
+	if (gf == fi)
+		return g->scope < 0 || !local_binding(s->files[gf].pf, g->scope, k->name);
+	int ofi;
+	const char *on;
+	return resolve_name(s, gf, k->name, &ofi, &on, 0) == RES_SYMBOL && ofi == fi;
+}
+
+/* Evidence: the ifs around byte (outermost first) in its function, other
+ * than `skip`; returns how many (the unsafe value needs those to hold). */
+static int enclosing_guards(kb *b, int gf, uint32_t byte, int scope, const pf_guard *skip)
+{
+	const pyfile *gp = b->s->files[gf].pf;
+	int n = 0;
+	for (int i = 0; i < gp->nguards; i++) {
+		const pf_guard *e = &gp->guards[i];
+		if (e == skip || e->scope != scope)
+			continue;
+		int in_cons = byte >= e->cons_start && byte < e->cons_end;
+		int in_alt = e->alt_end && byte >= e->alt_start && byte < e->alt_end;
+		if (!in_cons && !in_alt)
+			continue;
+		step(b, gf, e->line, "%s `if %s:`", in_cons ? "under" : "in the else of",
+		     e->cond ? e->cond : "?");
+		n++;
+	}
+	return n;
+}
+
+static void add_unsafe(kb *b, const char *v)
+{
+	const char **u = vec_push(&b->unsafe);
+	if (u)
+		*u = v;
+}
+
+/* "'a', 'b'" from a guard's compared literals. */
+static const char *vals_text(muh_surface *s, const char *const *v, int n)
+{
+	char buf[600];
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < n && o + 4 < sizeof(buf); i++) {
+		int w = snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? ", " : "", v[i]);
+		if (w < 0)
+			break;
+		o += (size_t)w;
+		if (o >= sizeof(buf))
+			o = sizeof(buf) - 1;
+	}
+	return sa_str(s, buf);
+}
+
+/* The value of the other side of an assert: a literal, or the default of
+ * the knob of that name (an engine-argument field, a constant of fi). */
+static const char *assert_other(muh_surface *s, int fi, const char *name, const char *obj,
+                                const char *val, int *ofile, int *oline)
+{
+	*ofile = -1;
+	*oline = 0;
+	if (val)
+		return val;
+	for (int g = 0; g < s->nfiles; g++) {
+		const pyfile *pf = s->files[g].pf;
+		if (s->files[g].is_test || (!obj && g != fi))
+			continue;
+		for (int i = 0; i < pf->nknobs; i++) {
+			const pf_knob *o = &pf->knobs[i];
+			if (strcmp(o->name, name) || !o->eval ||
+			    (obj ? o->kind != PF_K_ENGINE_ARG
+			         : (o->kind != PF_K_CONSTANT || o->scope >= 0)))
+				continue;
+			*ofile = g;
+			*oline = o->line;
+			return o->eval;
+		}
+	}
+	return NULL;
+}
+
+/* Unsafe values beyond a boolean's NotImplementedError: values an if/elif
+ * chain sends into a raise (`if MODE == 'legacy': raise ...`, or the else
+ * of a chain that compares MODE with every accepted value), and values an
+ * assert rejects (`assert max_batch_tokens >= max_request_len`, maybe under
+ * a feature flag's guard). Appends the values and the evidence; returns the
+ * why (or NULL). */
+static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
+{
+	muh_surface *s = b->s;
+	const char *why = NULL;
+	for (int gf = 0; gf < s->nfiles; gf++) {
+		sfile *g = &s->files[gf];
+		if (g->is_test || g->platform)
+			continue;
+		const pyfile *gp = g->pf;
+		for (int gi = 0; gi < gp->nguards; gi++) {
+			const pf_guard *gd = &gp->guards[gi];
+			if (!guard_names_knob(s, gf, gd, fi, k) || in_dead(g, gd->byte) ||
+			    plat_range_at(g, gd->byte))
+				continue;
+			int op = gd->cmp_op;
+			if (gd->cons_raise && (op == '=' || op == 'i' || op == '!' || op == 'n')) {
+				const char *vt = vals_text(s, gd->cmp_vals, gd->ncmp);
+				const char *u = op == '=' || op == 'i' ? NULL
+				                                       : sa_fmt(s, "not in (%s)", vt);
+				int nc = enclosing_guards(b, gf, gd->byte, gd->scope, gd);
+				step(b, gf, gd->line, "%s %s %s%s%s takes this branch", k->name,
+				     op == '=' || op == 'i' ? "=" : "not in", op == 'i' || op == 'n' ? "(" : "",
+				     vt, op == 'i' || op == 'n' ? ")" : "");
+				step(b, gf, gd->cons_raise, "raise %s", gd->cons_exc ? gd->cons_exc : "");
+				if (u)
+					add_unsafe(b, u);
+				else
+					for (int i = 0; i < gd->ncmp; i++)
+						add_unsafe(b, gd->cmp_vals[i]);
+				if (!why)
+					why = sa_fmt(s, "%s %s %s raises %s%s", k->name,
+					             u ? "outside" : "=", u ? u + 7 : vt,
+					             gd->cons_exc ? gd->cons_exc : "an exception",
+					             nc ? " (when the enclosing ifs hold)" : "");
+			}
+			/* the else of a chain that names every accepted value */
+			if (gd->chain == gi && gd->else_raise) {
+				const char *acc[64];
+				int na = 0, all = 1;
+				for (int j = gi; j < gp->nguards && all; j++) {
+					const pf_guard *e = &gp->guards[j];
+					if (e->chain != gi)
+						continue;
+					if (!guard_names_knob(s, gf, e, fi, k) ||
+					    (e->cmp_op != '=' && e->cmp_op != 'i')) {
+						all = 0;
+						break;
+					}
+					for (int q = 0; q < e->ncmp && na < 64; q++)
+						acc[na++] = e->cmp_vals[q];
+				}
+				if (!all || !na)
+					continue;
+				const char *vt = vals_text(s, acc, na);
+				enclosing_guards(b, gf, gd->byte, gd->scope, gd);
+				step(b, gf, gd->line, "the if/elif chain on %s accepts %s", k->name, vt);
+				step(b, gf, gd->else_raise, "any other value takes the else: raise %s",
+				     gd->else_exc ? gd->else_exc : "");
+				add_unsafe(b, sa_fmt(s, "not in (%s)", vt));
+				if (!why)
+					why = sa_fmt(s, "%s outside (%s) raises %s", k->name, vt,
+					             gd->else_exc ? gd->else_exc : "an exception");
+			}
+		}
+		for (int ai = 0; ai < gp->nasserts; ai++) {
+			const pf_assert *a = &gp->asserts[ai];
+			int left = a->lname && !strcmp(a->lname, k->name) &&
+			           (k->kind == PF_K_ENGINE_ARG
+			                ? engine_arg_read(s, gf, a->scope, a->lobj, fi, k)
+			                : (!a->lobj && gf == fi));
+			int right = a->rname && !strcmp(a->rname, k->name) &&
+			            (k->kind == PF_K_ENGINE_ARG
+			                 ? engine_arg_read(s, gf, a->scope, a->robj, fi, k)
+			                 : (!a->robj && gf == fi));
+			if ((!left && !right) || in_dead(g, a->byte) || plat_range_at(g, a->byte) ||
+			    !k->eval)
+				continue;
+			int of, ol;
+			const char *other =
+			    left ? assert_other(s, fi, a->rname, a->robj, a->rval, &of, &ol)
+			         : assert_other(s, fi, a->lname, a->lobj, a->lval, &of, &ol);
+			char *end;
+			double ov = other ? strtod(other, &end) : 0;
+			if (!other || *end)
+				continue;
+			/* the values of the knob that fail `K op O` (or `O op K`) */
+			int op = a->op;
+			if (right) /* mirror O op K into K op' O */
+				op = op == 'g' ? 'l' : op == 'l' ? 'g' : op == '>' ? '<' : op == '<' ? '>' : op;
+			const char *fail = op == 'g'   ? "<"
+			                   : op == '>' ? "<="
+			                   : op == 'l' ? ">"
+			                   : op == '<' ? ">="
+			                   : op == '=' ? "!="
+			                               : "==";
+			const char *u = sa_fmt(s, "%s %s", fail, other);
+			const pf_guard *gd = a->guard >= 0 ? &gp->guards[a->guard] : NULL;
+			if (of >= 0)
+				step(b, of, ol, "%s defaults to %s", left ? a->rname : a->lname, other);
+			enclosing_guards(b, gf, a->byte, a->scope, NULL);
+			step(b, gf, a->line, "assert %s fails for %s %s", a->text, k->name, u);
+			add_unsafe(b, u);
+			(void)ov;
+			if (!why)
+				why = sa_fmt(s, "%s %s fails `assert %s`%s%s%s", k->name, u, a->text,
+				             gd ? " (when `" : "", gd ? (gd->cond ? gd->cond : "?") : "",
+				             gd ? "` holds)" : "");
+		}
+	}
+	return why;
+}
+
 static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
                       enum scan_verdict v, const char *why)
 {
@@ -1741,7 +2043,7 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 	const pf_scope *scp = &pf->scopes[k->scope];
 	const vec *list = refs_named(s, k->name);
 	enum reach best = R_NONE;
-	why_at bw = {NULL, -1, -1};
+	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	*el = 0;
 	for (size_t i = 0; list && i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
@@ -1752,11 +2054,11 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 		    r->byte >= scp->end)
 			continue;
 		enum reach c = R_LIVE;
-		why_at w = {NULL, -1, -1};
+		why_at w = {NULL, -1, -1, NULL, -1, NULL};
 		const range *dr = dead_range_at(&s->files[fi], r->byte);
 		if (r->flags & PF_R_DEAD) {
 			c = R_UNREACH;
-			w = (why_at){NULL, fi, r->dead};
+			w = (why_at){NULL, fi, r->dead, NULL, -1, NULL};
 		} else if (r->flags & PF_R_UNREACH) {
 			c = R_UNREACH;
 		} else if (dr || in_dead(&s->files[fi], r->byte)) {
@@ -1938,10 +2240,11 @@ typedef struct sink {
 	const char *name;
 	int parent, line;
 	const char *note;
+	int lfile; /* the file of line */
 } sink;
 
 static int sink_add(muh_surface *s, int file, int scope, const char *name, int parent, int line,
-                    const char *note)
+                    const char *note, int lfile)
 {
 	sink *v = s->sinks.p;
 	for (size_t i = 0; i < s->sinks.n; i++)
@@ -1955,7 +2258,7 @@ static int sink_add(muh_surface *s, int file, int scope, const char *name, int p
 		s->oom = 1;
 		return -1;
 	}
-	*n = (sink){file, scope, name, parent, line, note};
+	*n = (sink){file, scope, name, parent, line, note, lfile};
 	return (int)s->sinks.n - 1;
 }
 
@@ -2004,7 +2307,7 @@ static void flow_sinks(muh_surface *s)
 			if (!(c->flags & PF_C_LAUNCH) || !find_jit(s, fi, c, &kf, &ks))
 				continue;
 			sink_add(s, fi, r->scope, r->name, -1, r->line,
-			         sa_fmt(s, "**%s into %s[grid]", r->name, c->fname));
+			         sa_fmt(s, "**%s into %s[grid]", r->name, c->fname), fi);
 		}
 	}
 	for (size_t i = 0; i < s->sinks.n; i++) {
@@ -2019,12 +2322,13 @@ static void flow_sinks(muh_surface *s)
 				int tf, ts;
 				if (rt->name)
 					sink_add(s, x.file, x.scope, rt->name, (int)i, rt->line,
-					         sa_fmt(s, "%s returns %s", sc->qual, rt->name));
+					         sa_fmt(s, "%s returns %s", sc->qual, rt->name), x.file);
 				else if (rt->call >= 0 && rt->call < pf->ncalls &&
 				         flow_target(s, x.file, &pf->calls[rt->call], &tf, &ts))
 					sink_add(s, tf, ts, NULL, (int)i, rt->line,
 					         sa_fmt(s, "%s returns %s(...)", sc->qual,
-					                pf->calls[rt->call].callee));
+					                pf->calls[rt->call].callee),
+					         x.file);
 			}
 			continue;
 		}
@@ -2035,7 +2339,7 @@ static void flow_sinks(muh_surface *s)
 			if (c->scope == x.scope && c->assigned && !strcmp(c->assigned, x.name) &&
 			    !(c->flags & PF_C_UNREACH) && flow_target(s, x.file, c, &tf, &ts))
 				sink_add(s, tf, ts, NULL, (int)i, c->line,
-				         sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual));
+				         sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual), x.file);
 		}
 		/* a parameter: the callers' arguments */
 		int p = -1, kw = sc->kwparam && !strcmp(sc->kwparam, x.name);
@@ -2065,7 +2369,8 @@ static void flow_sinks(muh_surface *s)
 					if (hit)
 						sink_add(s, g, c->scope, ar->ident, (int)i, c->line,
 						         sa_fmt(s, "%s%s passed to %s as %s%s", kw ? "**" : "",
-						                ar->ident, c->callee, kw ? "**" : "", x.name));
+						                ar->ident, c->callee, kw ? "**" : "", x.name),
+						         g);
 				}
 			}
 		}
@@ -2108,7 +2413,7 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				hops++;
 			step(b, fi, k->line, "'%s' is set here", k->name);
 			for (int n = 0, q = si; q >= 0 && n < 12; n++, q = sv[q].parent)
-				step(b, sv[q].file, sv[q].line, "%s", sv[q].note);
+				step(b, sv[q].lfile, sv[q].line, "%s", sv[q].note);
 			call_chain(b, sv[root].file, sv[root].scope, 4);
 			*v = SCAN_LIVE;
 			*why = sa_fmt(s, "read: %s, %d step(s) away (%s:%d)", sv[root].note, hops,
@@ -2285,7 +2590,7 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			v = SCAN_DEAD;
 			why = "defined on an unreachable path";
 			if (kdr) {
-				step(b, fi, kdr->line, "%s", kdr->note);
+				explain_range(b, fi, kdr);
 				why = sa_fmt(s, "defined on an unreachable path: %s", kdr->note);
 			}
 			step(b, fi, k->line, "defined here, in the branch that cannot run");
@@ -2303,9 +2608,7 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		} else if (kpr) {
 			v = SCAN_PLATFORM;
 			why = kpr->note;
-			step(b, fi, kpr->line, "%s", kpr->note);
-			if (kpr->cfile >= 0)
-				step(b, kpr->cfile, kpr->cline, "the platform flag is defined here");
+			explain_range(b, fi, kpr);
 			step(b, fi, k->line, "defined here, in that branch");
 		} else {
 			switch (k->kind) {
@@ -2447,6 +2750,16 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = sa_fmt(s,
 					             "%s=%s reaches a raise of NotImplementedError",
 					             k->name, *(const char **)b->unsafe.p);
+				}
+			}
+			if ((k->kind == PF_K_CONSTANT || k->kind == PF_K_OVERRIDE ||
+			     k->kind == PF_K_ENGINE_ARG) &&
+			    v != SCAN_DEAD) {
+				size_t had = b->unsafe.n;
+				const char *uw = check_unsafe_values(b, fi, k);
+				if (b->unsafe.n > had) {
+					v = SCAN_UNSAFE;
+					why = had ? why : uw;
 				}
 			}
 		}
@@ -3407,6 +3720,17 @@ char *scan_to_json(const muh_surface *s)
 			cJSON_AddStringToObject(sp, "feeds", k->feeds);
 		if (prio)
 			cJSON_AddStringToObject(sp, "priority", scan_priority_name(prio[i]));
+		if (k->overwritten_line > 0) {
+			cJSON *ow = cJSON_AddObjectToObject(sp, "overwritten_at");
+			cJSON_AddStringToObject(ow, "file", k->overwritten_file ? k->overwritten_file : k->file);
+			cJSON_AddNumberToObject(ow, "line", k->overwritten_line);
+		}
+		if (k->lookup_glob) {
+			cJSON *lk = cJSON_AddObjectToObject(sp, "lookup");
+			cJSON_AddStringToObject(lk, "glob", k->lookup_glob);
+			cJSON_AddStringToObject(lk, "dir", k->lookup_dir ? k->lookup_dir : "");
+			cJSON_AddNumberToObject(lk, "files", k->lookup_files);
+		}
 		cJSON *alts = cJSON_AddArrayToObject(sp, "alternatives");
 		for (int j = 0; j < k->nalts; j++) {
 			cJSON *a = cJSON_CreateObject();

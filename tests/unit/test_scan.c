@@ -542,9 +542,23 @@ static void test_vllm_063(void **state)
 	assert_non_null(strstr(g1->why, "only from tests"));
 	expect_verdict(must(s, "vllm/utils.py", "get_max_shared_memory_bytes", "capability", 0),
 	               SCAN_DEAD);
-	/* nothing unsafe in upstream */
-	for (size_t i = 0; i < scan_nknobs(s); i++)
-		assert_int_not_equal(scan_knob(s, i)->verdict, SCAN_UNSAFE);
+	/* unsafe in upstream: exactly the two values checked by reading the
+	 * source (issue 12's unsafe values): `assert self.cpu_offload_gb >= 0`
+	 * (engine/arg_utils.py:895) and PromptAdapterConfig's
+	 * `if self.max_prompt_adapter_token == 0: raise ValueError` (config.py:1590) */
+	int nunsafe = 0;
+	for (size_t i = 0; i < scan_nknobs(s); i++) {
+		const muh_knob *k = scan_knob(s, i);
+		if (k->verdict != SCAN_UNSAFE)
+			continue;
+		nunsafe++;
+		if (strcmp(k->name, "cpu_offload_gb") && strcmp(k->name, "max_prompt_adapter_token"))
+			fail_msg("unexpected unsafe knob %s (%s)", k->name, k->why);
+	}
+	assert_int_equal(nunsafe, 2);
+	const muh_knob *cg = must(s, "vllm/engine/arg_utils.py", "cpu_offload_gb", "engine_arg", 0);
+	assert_string_equal(cg->unsafe_values[0], "< 0");
+	assert_true(evidence_has(cg, "vllm/engine/arg_utils.py", "assert self.cpu_offload_gb >= 0"));
 	scan_free(s);
 }
 
