@@ -4,6 +4,7 @@
 #   fuzz_expr    the constraint language (expr_compile/eval, expr_eval_list)
 #   fuzz_replay  the CSV replay reader (replay_load_csv over a fixed space)
 #   fuzz_deploy  the deployment-file reader and writer (deploy_parse, deploy_set)
+#   fuzz_scan    muh scan across modules (scan_tree over a 4-module package)
 # Only with clang and -DMUH_FUZZ=ON:
 #   CC=clang cmake -S . -B build-fuzz -G Ninja -DMUH_FUZZ=ON && cmake --build build-fuzz
 #
@@ -12,7 +13,7 @@
 # tests/fuzz/regress/<harness>/ (fuzz/<harness>): crashes the fuzzer found
 # stay fixed.
 option(MUH_FUZZ "Build the libFuzzer harnesses (clang only)" OFF)
-set(MUH_FUZZ_LIB_HARNESSES spec expr replay deploy)
+set(MUH_FUZZ_LIB_HARNESSES spec expr replay deploy scan)
 if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(_ts ${CMAKE_SOURCE_DIR}/third_party/tree-sitter-python/src)
   add_executable(fuzz_pyfile ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pyfile.c ${CMAKE_SOURCE_DIR}/src/pyfile.c ${CMAKE_SOURCE_DIR}/src/pyflow.c

@@ -854,8 +854,10 @@ static int build_expr(walker *w, TSNode n, int depth)
 		const char *lt = text_of(w, l, 200, 1);
 		/* torch.version.hip is not None / is None */
 		if (plat_of_text(lt) && is(r, "none")) {
-			int neg = ts_node_child_count(n) == 3; /* `is` alone */
-			int p = push_expr(w, PF_X_PLAT, l);
+			/* `is not` may be one token or two */
+			int neg = !(ts_node_child_count(n) == 4 || text_eq(w, op, "is not") ||
+			            (ts_node_child_count(n) > 2 && text_eq(w, ts_node_child(n, 2), "not")));
+			int p = push_expr(w, PF_X_PLAT, neg ? l : n);
 			if (p >= 0)
 				w->f->exprs[p].plat = plat_of_text(lt);
 			if (!neg)

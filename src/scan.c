@@ -1491,7 +1491,7 @@ static void explain_dead(kb *b, int fi, int d)
 static void explain_range(kb *b, int fi, const range *g)
 {
 	step(b, fi, g->line, "%s", g->head ? g->head : g->note);
-	for (int i = 0; i < g->nev; i++)
+	for (int i = g->nev - 1; i >= 0; i--) /* outermost binding first */
 		if (g->evf[i] >= 0)
 			step(b, g->evf[i], g->evl[i], "%s", g->evn[i]);
 		else
