@@ -7,11 +7,14 @@
  * the code refers to, links the facts across modules through imports, and
  * gives each knob a verdict:
  *   live      something reachable reads it (evidence: the reader)
- *   dead      nothing reachable reads it: never read, read only after a
- *             return / under a constant-false guard / from tests, or a
- *             config-dict key that no consumer reads
+ *   dead      nothing reachable reads it: never read, overwritten before any
+ *             read, read only by dead code / after a return / under a
+ *             constant-false guard / from tests, in a function nothing in the
+ *             tree calls, or a config-dict key that no consumer reads
  *   unsafe    some values send execution into a function that raises
- *             NotImplementedError unconditionally (unsafe_values lists them)
+ *             NotImplementedError unconditionally, into a raise of an if/elif
+ *             chain, or fail an assert (unsafe_values lists them; ranges as
+ *             "< 4096", "not in ('a', 'b')")
  *   platform  reachable only through another platform's backend (ROCm ...),
  *             under a platform or device-capability check, or a JSON config
  *             named for another device
