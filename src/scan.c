@@ -238,6 +238,8 @@ struct muh_surface {
 	int best_scope;
 	vec sinks;        /* dict flows into launches (flow_sinks) */
 	int sinks_built;
+	smap cmp_names; /* names some guard compares or some assert tests */
+	int cmp_built;
 };
 
 static void *sa_alloc(muh_surface *s, size_t n)
@@ -1869,6 +1871,23 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 {
 	muh_surface *s = b->s;
 	const char *why = NULL;
+	if (!s->cmp_built) { /* most knobs are compared nowhere: skip them fast */
+		s->cmp_built = 1;
+		for (int gf = 0; gf < s->nfiles; gf++) {
+			const pyfile *gp = s->files[gf].pf;
+			for (int i = 0; i < gp->nguards; i++)
+				if (gp->guards[i].cmp_name && !smap_slot(&s->cmp_names, gp->guards[i].cmp_name, 1))
+					s->oom = 1;
+			for (int i = 0; i < gp->nasserts; i++) {
+				if (gp->asserts[i].lname && !smap_slot(&s->cmp_names, gp->asserts[i].lname, 1))
+					s->oom = 1;
+				if (gp->asserts[i].rname && !smap_slot(&s->cmp_names, gp->asserts[i].rname, 1))
+					s->oom = 1;
+			}
+		}
+	}
+	if (!smap_slot(&s->cmp_names, k->name, 0))
+		return NULL;
 	for (int gf = 0; gf < s->nfiles; gf++) {
 		sfile *g = &s->files[gf];
 		if (g->is_test || g->platform)
@@ -3594,6 +3613,7 @@ void scan_free(muh_surface *s)
 	free(s->diags.p);
 	free(s->excluded.p);
 	free(s->sinks.p);
+	smap_free(&s->cmp_names);
 	sblock *b = s->arena;
 	while (b) {
 		sblock *nx = b->next;
