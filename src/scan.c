@@ -1180,11 +1180,21 @@ static void compute_platform(muh_surface *s)
 				f->platform = 1;
 				f->plat_file = pf;
 				f->plat_line = pl;
+				const char *cond = NULL;
+				const sfile *imf = &s->files[pf];
+				for (int q = 0; q < imf->pf->nimports && !cond; q++) {
+					const range *g = imf->pf->imports[q].line == pl
+					                     ? plat_range_at(imf, imf->pf->imports[q].byte)
+					                     : NULL;
+					if (g)
+						cond = g->note;
+				}
 				f->plat_why =
 				    s->files[pf].platform
 				        ? sa_fmt(s, "imported only by platform module %s",
 				                 s->files[pf].rel)
-				        : sa_fmt(s, "imported only under a platform check");
+				    : cond ? sa_fmt(s, "imported only under a platform check: %s", cond)
+				           : sa_fmt(s, "imported only under a platform check");
 				changed = 1;
 			}
 		}
