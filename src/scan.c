@@ -3236,6 +3236,7 @@ enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uin
 	case R_TEST:
 		return SCAN_ENV_R_TEST;
 	case R_UNREACH:
+	case R_NOCALL: /* read only in a function nothing in the tree calls */
 		return SCAN_ENV_R_UNREACH;
 	default:
 		return SCAN_ENV_R_NONE;
