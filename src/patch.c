@@ -2509,8 +2509,8 @@ enum patch_reads patch_engine_reads(const muh_knob *const *knobs, size_t n, cons
 		return PATCH_READS_NO;
 	}
 	if (!nlookup)
-		snprintf(why, wn, "unknown: the scan reports no lookup site of tuned config files (this muh's "
-				  "scan does not detect them yet)");
+		snprintf(why, wn, "unknown: the scan reports no lookup site of tuned config files (no "
+				  "config_lookup knob in this tree)");
 	else
 		snprintf(why, wn, "unknown: none of the scan's %zu lookup site(s) matches %s", nlookup, name);
 	return PATCH_READS_UNKNOWN;

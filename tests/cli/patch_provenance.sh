@@ -55,12 +55,13 @@ printf '#include "t.h"\nint main(void) { return THREADS; }\n' >"$O/use.c"
 cc -std=c11 -Wall -Werror -DTARGET_BI_V100 -I"$O" -c "$O/use.c" -o "$O/use.o" || fail "forced header compiles"
 
 # Whether the engine reads the file: from the scan's lookup-site knobs. The
-# vLLM 0.6.3 scan has none (this muh's scan does not detect them yet): unknown.
+# vLLM 0.6.3 scan reports get_config_file_name's pattern as a live
+# config_lookup knob (issue 12): yes, with its place.
 run "$MUH" patch --emit moe-json --from "$MOE" --out "$O" --into third_party/vllm-0.6.3
 expect_rc 0 "with --into"
-expect_in out "read by the engine: unknown: the scan reports no lookup site" "honest unknown"
-# A scan that has one (a lookup_site knob, as the scanner will report it):
-# live -> yes, dead -> no.
+expect_in out "read by the engine: yes: the engine looks it up at vllm/model_executor/layers/fused_moe/fused_moe.py:[0-9]+" "the live lookup of vLLM 0.6.3"
+# The fork's scan with its lookup sites set live / dead (plus a lookup_site
+# knob, any kind naming a lookup counts): live -> yes, dead -> no.
 run "$MUH" scan tests/fixtures/scan/bi-v100 --json
 cp "$TMP/out" "$TMP/scan.json"
 for v in live dead; do
@@ -69,6 +70,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 k = d["knobs"][0]
 k.update(kind="lookup_site", name="E=*,N=*,device_name=*.json", verdict=sys.argv[2])
+for x in d["knobs"]:  # the fork's own config_lookup knob takes the same verdict
+    if "lookup" in x["kind"]:
+        x["verdict"] = sys.argv[2]
 print(json.dumps(d))
 PY
 	run "$MUH" patch --emit moe-json --from "$MOE" --out "$O" --scan "$TMP/scan-$v.json"
