@@ -113,6 +113,12 @@ int scan_cache_key(const char *root, const scan_options *opt, char *const *py, s
 	ku64(&h, (uint64_t)opt->ninclude);
 	for (int i = 0; i < opt->ninclude; i++)
 		kstr(&h, opt->include[i]);
+	/* the def-use layer's options change verdicts too */
+	ku64(&h, (uint64_t)opt->library);
+	kstr(&h, opt->device ? opt->device : "");
+	ku64(&h, (uint64_t)opt->nentries);
+	for (int i = 0; i < opt->nentries; i++)
+		kstr(&h, opt->entries[i]);
 	if (kfiles(&h, root, py, npy, "py") || kfiles(&h, root, json, njson, "json") ||
 	    kfiles(&h, root, yaml, nyaml, "yaml"))
 		return -1;
@@ -220,6 +226,12 @@ static cJSON *knob_json(const muh_knob *k)
 		cJSON_AddItemToArray(alts, x);
 	}
 	cJSON_AddItemToArray(a, alts);
+	/* 20..24: where it is overwritten; a config_lookup's glob, folder, count */
+	cJSON_AddItemToArray(a, jstr(k->overwritten_file));
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(k->overwritten_line));
+	cJSON_AddItemToArray(a, jstr(k->lookup_glob));
+	cJSON_AddItemToArray(a, jstr(k->lookup_dir));
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(k->lookup_files));
 	return a;
 }
 
@@ -228,7 +240,7 @@ static char *surface_json(const muh_surface *s)
 	cJSON *root = cJSON_CreateObject();
 	if (!root)
 		return NULL;
-	cJSON_AddNumberToObject(root, "v", 1);
+	cJSON_AddNumberToObject(root, "v", 2);
 	cJSON_AddNumberToObject(root, "nfiles", (double)scan_nfiles(s));
 	cJSON_AddNumberToObject(root, "nbytes", (double)scan_nbytes(s));
 	cJSON *ks = cJSON_AddArrayToObject(root, "knobs");
@@ -283,12 +295,12 @@ static int valid(const cJSON *root)
 	if (!cJSON_IsArray(ks) || !cJSON_IsArray(ds) ||
 	    !cJSON_IsNumber(cJSON_GetObjectItem(root, "nfiles")) ||
 	    !cJSON_IsNumber(cJSON_GetObjectItem(root, "nbytes")) ||
-	    cJSON_GetNumberValue(cJSON_GetObjectItem(root, "v")) != 1)
+	    cJSON_GetNumberValue(cJSON_GetObjectItem(root, "v")) != 2)
 		return 0;
 	const cJSON *k;
 	cJSON_ArrayForEach(k, ks)
 	{
-		if (cJSON_GetArraySize(k) != 20 ||
+		if (cJSON_GetArraySize(k) != 25 ||
 		    !cJSON_IsArray(cJSON_GetArrayItem(k, 17)) ||
 		    !cJSON_IsArray(cJSON_GetArrayItem(k, 18)) ||
 		    !cJSON_IsArray(cJSON_GetArrayItem(k, 19)) ||
@@ -367,6 +379,11 @@ static int load_knob(muh_surface *s, const cJSON *a)
 		k->alts = alts;
 		k->nalts = na;
 	}
+	k->overwritten_file = gstr(s, a, 20, &ok);
+	k->overwritten_line = (int)gnum(a, 21, &ok);
+	k->lookup_glob = gstr(s, a, 22, &ok);
+	k->lookup_dir = gstr(s, a, 23, &ok);
+	k->lookup_files = (int)gnum(a, 24, &ok);
 	if (!k->file || !k->name || !k->kind || !k->scope)
 		ok = 0;
 	if (!k->value)
