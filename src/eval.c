@@ -47,6 +47,7 @@
 
 #include "linebuf.h"
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/muh.h"
 #include "muh/stats.h"
 

@@ -44,6 +44,7 @@
 #include "muh/transfer_seeds.h"
 #include "muh/store.h"
 #include "u64map.h"
+#include "eval_int.h"
 
 /* the replay's objective returns this when a batch is full: not a muh_status */
 #define ASK_FULL 100

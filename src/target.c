@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/deploy.h"
 #include "muh/load.h"
 #include "muh/muh.h"
