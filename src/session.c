@@ -102,6 +102,9 @@ struct muh_session {
 	int done;
 	char *last_metrics;
 	session_prepare_info prep; /* what session_tune's compile-first did */
+	session_busy_info busy;
+	session_sustained_row *sus;
+	session_sustained_info susi;
 	/* the last result handed out */
 	uint32_t *cfg;
 	char key[4096];
@@ -331,6 +334,7 @@ void session_close(muh_session *s)
 	u64map_free(&s->prepared);
 	free(s->last_metrics);
 	free(s->cfg);
+	free(s->sus);
 	measurement_free(&s->last);
 	free(s);
 }
@@ -537,6 +541,18 @@ static void store_noise_once(muh_session *s)
 		store_set_noise(s->st, s->run, s->noise);
 		s->noise_stored = 1;
 	}
+}
+
+/* Counts measurement m into the device-busy figures. */
+static void account(muh_session *s, const muh_measurement *m)
+{
+	for (size_t i = 0; i < m->nsamples; i++)
+		s->busy.launches_s += m->samples[i];
+	if (m->t_time > 0)
+		s->busy.steps_s += m->t_time;
+	if (m->t_build > 0)
+		s->busy.builds_s += m->t_build;
+	s->busy.measured++;
 }
 
 /* ---- hidden constraints --------------------------------------------------- */
@@ -837,6 +853,7 @@ static int measure_cfg(muh_session *s, const uint32_t *cfg, int replace, muh_mea
 	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
 		return MUH_ENOMEM;
 	int rc = eval_measure(s->ev, &v, m, d);
+	account(s, m);
 	if (!rc && s->st)
 		rc = replace ? store_replace(s->st, s->run, &v, m, d) : store_put(s->st, s->run, &v, m, d);
 	eval_variant_free(&v);
@@ -871,6 +888,7 @@ static int drift_check(muh_session *s, muh_diag *d)
 		measurement_free(&first);
 	}
 	rc = eval_measure(s->ev, &v, &m, d);
+	account(s, &m);
 	double now = objective_score(&s->objective, &m);
 	measurement_free(&m);
 	double thr = isfinite(s->noise) && 2 * s->noise > 0.05 ? 2 * s->noise : 0.05;
@@ -922,6 +940,8 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	measurement_free(m);
 	measurement_init(m);
 	rc = eval_measure(s->ev, v, m, d);
+	if (!rc)
+		account(s, m);
 	if (!rc && s->st)
 		rc = store_put(s->st, s->run, v, m, d);
 	if (rc == STORE_KEPT) /* not ours that is kept, so not ours that counts */
@@ -1201,6 +1221,111 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 	free(cfg);
 }
 
+/* The search's best variants timed again at sustained clocks (see
+ * session_sustained in session.h). */
+static void retime_sustained(muh_session *s, const strategy_result *r)
+{
+	session_sustained_info *I = &s->susi;
+	size_t k = (size_t)s->target.retime_top;
+	I->warm_s = s->target.retime_warm_s > s->target.gpu_warm_s ? s->target.retime_warm_s : s->target.gpu_warm_s;
+	uint64_t *top = calloc(k + 1, sizeof(uint64_t));
+	uint32_t *cfg = calloc(s->np + 1, sizeof(uint32_t));
+	s->sus = calloc(k + 1, sizeof(*s->sus));
+	if (!top || !cfg || !s->sus) {
+		free(top);
+		free(cfg);
+		return;
+	}
+	size_t n = strategy_top(r, k, top), clocks = 0;
+	for (size_t i = 0; i < n; i++) {
+		session_sustained_row *row = &s->sus[i];
+		muh_measurement m;
+		space_config_at(s->space, r->records[top[i]].index, cfg);
+		space_key(s->space, cfg, row->key, sizeof(row->key));
+		row->burst_s = r->records[top[i]].time_s;
+		row->burst_mhz = row->sustained_s = row->sustained_mhz = NAN;
+		row->burst_rank = (int)i + 1;
+		if (s->st && store_get(s->st, s->run, row->key, &m) == 1 && isfinite(m.sm_clock_mhz)) {
+			row->burst_mhz = m.sm_clock_mhz;
+			clocks++;
+		}
+		measurement_free(&m);
+	}
+	if (!clocks) {
+		snprintf(I->why, sizeof(I->why), "no SM clock was reported for the best variants (no NVML, or not a GPU)");
+		goto out;
+	}
+	muh_target t2 = s->target;
+	t2.gpu_warm_s = I->warm_s;
+	muh_evaluator *ev2;
+	muh_diag d;
+	if (eval_open(&t2, &ev2, &d)) {
+		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
+		goto out;
+	}
+	I->ran = 1;
+	for (size_t i = 0; i < n && !(s->o.stop && *s->o.stop); i++) {
+		session_sustained_row *row = &s->sus[i];
+		muh_variant v;
+		muh_measurement m;
+		space_config_at(s->space, r->records[top[i]].index, cfg);
+		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+			break;
+		int rc = eval_measure(ev2, &v, &m, &d);
+		eval_variant_free(&v);
+		if (rc) {
+			snprintf(I->why, sizeof(I->why), "re-timing stopped: %.200s", d.msg);
+			break;
+		}
+		I->n = i + 1;
+		if (m.status == EVAL_OK) {
+			row->sustained_s = objective_score(&s->objective, &m);
+			row->sustained_mhz = m.sm_clock_mhz;
+		}
+		measurement_free(&m);
+		if (i == 0 && isfinite(row->sustained_mhz) && isfinite(row->burst_mhz) &&
+		    row->sustained_mhz >= 0.99 * row->burst_mhz) {
+			snprintf(I->why, sizeof(I->why),
+				 "the SM clock held under %.0f s of load (%.0f MHz, %.0f MHz when ranked): the ranking stands",
+				 I->warm_s, row->sustained_mhz, row->burst_mhz);
+			break;
+		}
+		I->fell = 1;
+	}
+	eval_close(ev2);
+	if (I->fell) {
+		size_t w = SIZE_MAX;
+		for (size_t i = 0; i < I->n; i++)
+			if (isfinite(s->sus[i].sustained_s) && (w == SIZE_MAX || s->sus[i].sustained_s < s->sus[w].sustained_s))
+				w = i;
+		if (w == SIZE_MAX) {
+			I->fell = 0;
+			snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
+		} else {
+			I->winner = w;
+			snprintf(I->why, sizeof(I->why), "the SM clock fell under %.0f s of load (%.0f MHz, %.0f MHz when ranked)",
+				 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+		}
+	}
+out:
+	I->rows = s->sus;
+	if (!I->n && !I->ran)
+		I->n = 0;
+	free(top);
+	free(cfg);
+}
+
+void session_sustained(const muh_session *s, session_sustained_info *out)
+{
+	*out = s->susi;
+}
+
+void session_busy(const muh_session *s, session_busy_info *out)
+{
+	*out = s->busy;
+	out->prepare_s = s->prep.seconds;
+}
+
 int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d)
 {
 	strategy_opts o = s->search;
@@ -1219,8 +1344,13 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 		memset(r, 0, sizeof(*r));
 		return diag_errorf(d, "the session measures nothing: open it with measure or replay");
 	}
+	double t0 = eval_now_s();
 	int rc = strategy_run(s->space, &o, r, d);
+	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);
+	if (!rc && s->ev && s->target.retime_top > 0 && objective_is_time(&s->objective) && r->have_best &&
+	    !(s->o.stop && *s->o.stop))
+		retime_sustained(s, r);
 	return rc;
 }
 

@@ -173,6 +173,11 @@ typedef struct muh_target {
 				      default 1, else 0) */
 	int drift_every;           /* muh tune re-measures the defaults after every this many
 				      variants measured (0: never; engine default 8) */
+	int retime_top;            /* muh tune re-times this many of its best at sustained clocks
+				      when the GPU's SM clock falls under load (measure.retime_top;
+				      0: never; default 3 on cuda and worker, 0 elsewhere) */
+	double retime_warm_s;      /* the sustained load before each re-timing (measure.retime_warm,
+				      default 5 s; as measure.gpu_warm) */
 	double min_sample_s;       /* cpu: repeat the entry point until one sample lasts this long; default 0 */
 	char cache_dir[EVAL_PATH]; /* build cache; default $XDG_CACHE_HOME/muh or ~/.cache/muh */
 	/* Source-level knobs (worker backend): each variant is measured in an

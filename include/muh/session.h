@@ -240,6 +240,42 @@ typedef struct session_prepare_info {
 /* What session_tune's compile-first prepared. */
 MUH_API void session_prepare_stats(const muh_session *s, session_prepare_info *out);
 
+/* How busy the device was during session_tune: the time inside timed
+ * launches (every sample of every variant measured, drift checks
+ * included) over the search's wall time. */
+typedef struct session_busy_info {
+	double wall_s;     /* the search, start to end */
+	double launches_s; /* the sum of every sample: time inside timed launches */
+	double steps_s;    /* the timing steps' wall time (warm-ups and samples) */
+	double builds_s;   /* the build steps' wall time */
+	double prepare_s;  /* compile-first's batch prepares (inside wall_s) */
+	long long measured;
+} session_busy_info;
+MUH_API void session_busy(const muh_session *s, session_busy_info *out);
+
+/* Ranking at the clocks that ship: after the search, on a GPU whose SM
+ * clock falls under sustained load, the best measure.retime_top variants
+ * are timed again after measure.retime_warm seconds of load each (the
+ * measure.gpu_warm mechanism), and the winner is the fastest there. The
+ * first (the search's best) is re-timed first: when its clock held
+ * (within 1% of the burst clock) the burst ranking stands. */
+typedef struct session_sustained_row {
+	char key[1024];
+	double burst_s, burst_mhz;         /* as the search measured it */
+	double sustained_s, sustained_mhz; /* re-timed; NAN when not ok */
+	int burst_rank;                    /* 1-based, in the search's ranking */
+} session_sustained_row;
+typedef struct session_sustained_info {
+	int ran;         /* the re-timing ran */
+	int fell;        /* the SM clock fell: the rows' sustained ranking names the winner */
+	size_t n;
+	const session_sustained_row *rows;
+	size_t winner;   /* with fell: the row of the winner */
+	double warm_s;
+	char why[256];   /* why it did not run, or what it found */
+} session_sustained_info;
+MUH_API void session_sustained(const muh_session *s, session_sustained_info *out);
+
 /* The metrics JSON of the variant just answered by session_tune's
  * objective (for --json events), or NULL. */
 MUH_API const char *session_last_metrics(const muh_session *s);

@@ -378,8 +378,16 @@ static int run(int argc, char **argv)
 		free(t);
 		cJSON_Delete(o);
 	} else if (!rc) {
-		printf("%-4s %-16s %-18s %-8s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", "spec",
-		       "problem", "backend", "variants", "ok", "failed", "best", "default",
+		/* the columns that tell runs apart are as wide as their widest value: never cut */
+		int ws = 16, wp = 18, wb = 8;
+		for (size_t i = 0; i < cx.n; i++) {
+			const struct runstat *rs = &cx.runs[i];
+			ws = (int)strlen(rs->spec_name) > ws ? (int)strlen(rs->spec_name) : ws;
+			wp = (int)strlen(rs->problem) > wp ? (int)strlen(rs->problem) : wp;
+			wb = (int)strlen(rs->backend) > wb ? (int)strlen(rs->backend) : wb;
+		}
+		printf("%-4s %-*s %-*s %-*s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", ws, "spec", wp,
+		       "problem", wb, "backend", "variants", "ok", "failed", "best", "default",
 		       "speedup", "noise", "best variant");
 		for (size_t i = 0; i < cx.n; i++) {
 			const struct runstat *rs = &cx.runs[i];
@@ -396,9 +404,9 @@ static int run(int argc, char **argv)
 				snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
 			else
 				snprintf(nz, sizeof(nz), "-");
-			printf("%-4lld %-16.16s %-18.18s %-8.8s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
-			       (long long)rs->r.id, rs->spec_name, rs->problem[0] ? rs->problem : "-",
-			       rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
+			printf("%-4lld %-*s %-*s %-*s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
+			       (long long)rs->r.id, ws, rs->spec_name, wp, rs->problem[0] ? rs->problem : "-",
+			       wb, rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
 			       rs->best_key ? rs->best_key : "-");
 		}
 		for (size_t i = 0; i < cx.n; i++) {

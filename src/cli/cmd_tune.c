@@ -415,6 +415,85 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		       L.drifts, L.remeasured);
 }
 
+
+/* The device-busy fraction and the sustained-clock ranking, for --json. */
+static void add_busy_json(muh_session *s, cJSON *o)
+{
+	session_busy_info b;
+	session_busy(s, &b);
+	cJSON *j = cJSON_AddObjectToObject(o, "device");
+	cJSON_AddNumberToObject(j, "wall_s", b.wall_s);
+	cJSON_AddNumberToObject(j, "launches_s", b.launches_s);
+	cJSON_AddNumberToObject(j, "steps_s", b.steps_s);
+	cJSON_AddNumberToObject(j, "builds_s", b.builds_s);
+	cJSON_AddNumberToObject(j, "prepare_s", b.prepare_s);
+	cJSON_AddNumberToObject(j, "busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0);
+	cJSON_AddNumberToObject(j, "busy_after_prepare",
+				b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0);
+	session_sustained_info I;
+	session_sustained(s, &I);
+	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
+	cJSON_AddBoolToObject(u, "ran", I.ran);
+	cJSON_AddBoolToObject(u, "clock_fell", I.fell);
+	cJSON_AddNumberToObject(u, "warm_s", I.warm_s);
+	cJSON_AddStringToObject(u, "why", I.why);
+	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
+	for (size_t i = 0; i < I.n; i++) {
+		const session_sustained_row *r = &I.rows[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "key", r->key);
+		cJSON_AddNumberToObject(e, "burst_rank", r->burst_rank);
+		cJSON_AddNumberToObject(e, "burst_s", r->burst_s);
+		cJSON_AddNumberToObject(e, "burst_sm_mhz", isfinite(r->burst_mhz) ? r->burst_mhz : 0);
+		cJSON_AddNumberToObject(e, "sustained_s", isfinite(r->sustained_s) ? r->sustained_s : 0);
+		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
+		cJSON_AddItemToArray(rows, e);
+	}
+	if (I.fell)
+		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
+}
+
+/* The same for a person: one line of device busy, then the sustained
+ * ranking when it ran. */
+static void print_busy_sustained(muh_session *s)
+{
+	session_busy_info b;
+	session_busy(s, &b);
+	if (b.measured && b.wall_s > 0) {
+		printf("\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
+		       "builds %.1f s)",
+		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);
+		if (b.prepare_s > 0 && b.wall_s > b.prepare_s)
+			printf("; %.1f%% after the prepare's %.1f s", 100 * b.launches_s / (b.wall_s - b.prepare_s),
+			       b.prepare_s);
+		printf("\n");
+	}
+	session_sustained_info I;
+	session_sustained(s, &I);
+	if (!I.why[0] && !I.ran)
+		return;
+	if (!I.ran) {
+		printf("sustained   not re-timed: %s\n", I.why);
+		return;
+	}
+	printf("sustained   %s%s\n", I.why, I.fell ? ": the best re-timed at sustained clocks" : "");
+	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
+	for (size_t i = 0; i < I.n; i++) {
+		const session_sustained_row *r = &I.rows[i];
+		char a[32], c[32];
+		fmt_time(a, sizeof(a), r->burst_s);
+		fmt_time(c, sizeof(c), r->sustained_s);
+		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
+		       r->key);
+	}
+	if (I.fell) {
+		char a[32];
+		const session_sustained_row *w = &I.rows[I.winner];
+		fmt_time(a, sizeof(a), w->sustained_s);
+		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
+	}
+}
+
 /* Every variant of a live run with a measured-metric objective, and the
  * two winners: under the SLOs (the strategy's best) and ignoring them. */
 struct summary {
@@ -573,6 +652,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			cJSON_AddStringToObject(e, "source", rec->source);
 			cJSON_AddItemToArray(arr, e);
 		}
+		if (live)
+			add_busy_json(s, o2);
 		print_line(o2);
 		free(cfg);
 		free(top);
@@ -641,6 +722,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		printf("%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
 		       (unsigned long long)top[k] + 1, rec->source, key);
 	}
+	if (live)
+		print_busy_sustained(s);
 	free(cfg);
 	free(top);
 }
