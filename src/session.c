@@ -33,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "muh/deploy.h"
 #include "muh/engine.h"
@@ -102,6 +105,9 @@ struct muh_session {
 	int done;
 	char *last_metrics;
 	session_prepare_info prep; /* what session_tune's compile-first did */
+	pid_t bg_pid;              /* the background batch prepare, 0: none */
+	double bg_t0;
+	size_t bg_asked;
 	session_busy_info busy;
 	session_sustained_row *sus;
 	session_sustained_info susi;
@@ -257,6 +263,7 @@ static void check_engine_defaults(muh_session *s)
 }
 
 static int open_replay(muh_session *s, muh_diag *d);
+static int bg_reap(muh_session *s, int wait);
 
 int session_start(muh_session *s, muh_diag *d)
 {
@@ -317,6 +324,7 @@ void session_close(muh_session *s)
 {
 	if (!s)
 		return;
+	bg_reap(s, 1);
 	eval_close(s->ev);
 	store_close(s->st);
 	replay_free(s->rp);
@@ -1081,10 +1089,46 @@ static int in_store(const muh_session *s, const muh_variant *v)
 	return s->st && store_has(s->st, s->run, v->key) == 1;
 }
 
+/* The batch prepare in the background (the tune's later batches): a
+ * child of this process runs it while the session goes on measuring; it
+ * stops on SIGTERM (bg_stop) and ends its worker's group itself. */
+static volatile sig_atomic_t bg_stop;
+
+static void bg_on_signal(int sig)
+{
+	(void)sig;
+	bg_stop = 1;
+}
+
+/* Reaps the background prepare: 1 when none runs (any that ran is
+ * counted into s->prep), 0 while it runs. wait: stop it and wait. */
+static int bg_reap(muh_session *s, int wait)
+{
+	if (s->bg_pid <= 0)
+		return 1;
+	int st;
+	if (wait)
+		kill(s->bg_pid, SIGTERM);
+	pid_t r = waitpid(s->bg_pid, &st, wait ? 0 : WNOHANG);
+	if (r == 0)
+		return 0;
+	if (r == s->bg_pid) {
+		s->prep.seconds += eval_now_s() - s->bg_t0;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			s->prep.done += s->bg_asked;
+		else if (!wait)
+			snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu did not finish", s->bg_asked);
+	}
+	s->bg_pid = 0;
+	return 1;
+}
+
 /* Hands the n configurations of cfgs that are neither prepared nor in the
  * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
- * A batch that fails is a note in info: each build compiles what is missing. */
-static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info)
+ * async: the batch prepare runs in the background while the session
+ * measures (one at a time; none starts while one runs). A batch that fails
+ * is a note in info: each build compiles what is missing. */
+static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info, int async)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
 		return;
@@ -1103,6 +1147,8 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 		}
 		return;
 	}
+	if (async && !bg_reap(s, 0))
+		return; /* one in the background at a time */
 	muh_variant *vs = calloc(n, sizeof(*vs));
 	size_t m = 0;
 	for (size_t i = 0; vs && i < n; i++) {
@@ -1121,14 +1167,37 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	diag_clear(&d);
 	size_t done = 0;
 	double t0 = eval_now_s();
-	int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
-	if (info) {
-		info->ran += m > 0;
-		info->asked += m;
-		info->done += done;
-		info->seconds += eval_now_s() - t0;
-		if (rc)
-			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+	pid_t pid = async && m ? fork() : -1;
+	if (pid == 0) { /* the background prepare */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = bg_on_signal;
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		int rc = eval_prepare_all(s->ev, vs, m, &bg_stop, &done, &d);
+		_exit(rc == MUH_OK && done >= m ? 0 : 1);
+	}
+	if (pid > 0) {
+		s->bg_pid = pid;
+		s->bg_t0 = t0;
+		s->bg_asked = m;
+		if (info) {
+			info->ran++;
+			info->asked += m;
+			info->background++;
+		}
+	} else {
+		int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
+		if (info) {
+			info->ran += m > 0;
+			info->asked += m;
+			info->done += done;
+			info->seconds += eval_now_s() - t0;
+			info->blocking_s += eval_now_s() - t0;
+			if (rc)
+				snprintf(info->note, sizeof(info->note), "%s", d.msg);
+		}
 	}
 	for (size_t i = 0; i < m; i++)
 		eval_variant_free(&vs[i]);
@@ -1152,8 +1221,10 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	if (!cfgs)
 		return;
 	long n = propose(s, cfgs, k, NULL, NULL);
+	/* the first batch before anything is measured (compile first), the
+	 * next ones in the background while the search measures */
 	if (n > 0)
-		prepare_cfgs(s, cfgs, (size_t)n, &s->prep);
+		prepare_cfgs(s, cfgs, (size_t)n, &s->prep, s->prep.ran > 0);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
 	free(cfgs);
@@ -1323,7 +1394,7 @@ void session_sustained(const muh_session *s, session_sustained_info *out)
 void session_busy(const muh_session *s, session_busy_info *out)
 {
 	*out = s->busy;
-	out->prepare_s = s->prep.seconds;
+	out->prepare_s = s->prep.blocking_s;
 }
 
 int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d)
@@ -1346,6 +1417,7 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 	}
 	double t0 = eval_now_s();
 	int rc = strategy_run(s->space, &o, r, d);
+	bg_reap(s, 1); /* a background prepare still running has nothing left to do */
 	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);
 	if (!rc && s->ev && s->target.retime_top > 0 && objective_is_time(&s->objective) && r->have_best &&
@@ -1390,7 +1462,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			m += !in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, prepared);
+		prepare_cfgs(s, cfgs, m, prepared, 0);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -1628,7 +1700,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, &r->prepared);
+			prepare_cfgs(s, all, n, &r->prepared, 0);
 		}
 		free(all);
 	}

@@ -233,7 +233,9 @@ MUH_API int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, 
 typedef struct session_prepare_info {
 	int ran;        /* batch prepares that ran */
 	size_t asked, done;
-	double seconds;
+	double seconds;     /* their wall time, the background ones' included */
+	double blocking_s;  /* of which the session waited for (the first batch) */
+	int background;     /* batches that ran while the session measured */
 	int capped;     /* only the first asked of the list were handed over */
 	char note[MUH_DIAG_MSG]; /* set when a batch did not run or was cut short */
 } session_prepare_info;
@@ -248,7 +250,7 @@ typedef struct session_busy_info {
 	double launches_s; /* the sum of every sample: time inside timed launches */
 	double steps_s;    /* the timing steps' wall time (warm-ups and samples) */
 	double builds_s;   /* the build steps' wall time */
-	double prepare_s;  /* compile-first's batch prepares (inside wall_s) */
+	double prepare_s;  /* compile-first's batch prepares the search waited for (inside wall_s) */
 	long long measured;
 } session_busy_info;
 MUH_API void session_busy(const muh_session *s, session_busy_info *out);

@@ -925,8 +925,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 			fprintf(stderr, "muh tune: note: prepare: %s; each build compiles what is missing\n", pi.note);
 		if (pi.ran)
 			fprintf(json ? stderr : stdout,
-				"prepare     %zu of %zu variants compiled ahead in %d batch(es), %.1f s, with %d jobs\n",
-				pi.done, pi.asked, pi.ran, pi.seconds, so->jobs);
+				"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
+				"(%.1f s waited for), with %d jobs\n",
+				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs);
 		print_result(s, &o, &r, topk, json);
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
