@@ -102,14 +102,8 @@ static char *default_key(const muh_spec *s)
 static int on_run(void *ud, const store_run *r)
 {
 	struct ctx *c = ud;
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 8;
-		struct runstat *nr = realloc(c->runs, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		c->runs = nr;
-		c->cap = nc;
-	}
+	if (cli_grow(&c->runs, &c->cap, c->n, sizeof(*c->runs), 8))
+		return MUH_ENOMEM;
 	struct runstat *rs = &c->runs[c->n++];
 	memset(rs, 0, sizeof(*rs));
 	rs->r = *r;
@@ -176,17 +170,6 @@ static int on_row(void *ud, const store_row *row)
 	return 0;
 }
 
-static void fmt_time(char *buf, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.2f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-}
 
 /* "1.23x", "tie" inside the noise, or "-" */
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
@@ -393,8 +376,8 @@ static int run(int argc, char **argv)
 			const struct runstat *rs = &cx.runs[i];
 			char b[32], df[32], sp[32], nz[32];
 			if (!strcmp(rs->obj.metric, "time")) {
-				fmt_time(b, sizeof(b), rs->best);
-				fmt_time(df, sizeof(df), rs->deflt);
+				cli_fmt_time(b, sizeof(b), rs->best);
+				cli_fmt_time(df, sizeof(df), rs->deflt);
 			} else {
 				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best), b, sizeof(b));
 				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->deflt), df, sizeof(df));

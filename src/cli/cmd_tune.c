@@ -167,19 +167,6 @@ static void on_sigint(int sig)
 }
 
 
-static void fmt_time(char *buf, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-6)
-		snprintf(buf, n, "%.1f ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-}
 
 #define is_slo_miss session_is_slo_miss
 
@@ -189,7 +176,7 @@ static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
 	if (is_slo_miss(score))
 		snprintf(buf, n, "slo miss");
 	else if (!o || !strcmp(o->metric, "time") || !isfinite(score))
-		fmt_time(buf, n, score);
+		cli_fmt_time(buf, n, score);
 	else
 		objective_format(o->metric, objective_value(o, score), buf, n);
 }
@@ -422,14 +409,20 @@ static void add_busy_json(muh_session *s, cJSON *o)
 	session_busy_info b;
 	session_busy(s, &b);
 	cJSON *j = cJSON_AddObjectToObject(o, "device");
-	cJSON_AddNumberToObject(j, "wall_s", b.wall_s);
-	cJSON_AddNumberToObject(j, "launches_s", b.launches_s);
-	cJSON_AddNumberToObject(j, "steps_s", b.steps_s);
-	cJSON_AddNumberToObject(j, "builds_s", b.builds_s);
-	cJSON_AddNumberToObject(j, "prepare_s", b.prepare_s);
-	cJSON_AddNumberToObject(j, "busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0);
-	cJSON_AddNumberToObject(j, "busy_after_prepare",
-				b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0);
+	const struct {
+		const char *name;
+		double v;
+	} fields[] = {
+	    {"wall_s", b.wall_s},
+	    {"launches_s", b.launches_s},
+	    {"steps_s", b.steps_s},
+	    {"builds_s", b.builds_s},
+	    {"prepare_s", b.prepare_s},
+	    {"busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0},
+	    {"busy_after_prepare", b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+		cJSON_AddNumberToObject(j, fields[i].name, fields[i].v);
 	session_sustained_info I;
 	session_sustained(s, &I);
 	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
@@ -481,15 +474,15 @@ static void print_busy_sustained(muh_session *s)
 	for (size_t i = 0; i < I.n; i++) {
 		const session_sustained_row *r = &I.rows[i];
 		char a[32], c[32];
-		fmt_time(a, sizeof(a), r->burst_s);
-		fmt_time(c, sizeof(c), r->sustained_s);
+		cli_fmt_time(a, sizeof(a), r->burst_s);
+		cli_fmt_time(c, sizeof(c), r->sustained_s);
 		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
 		       r->key);
 	}
 	if (I.fell) {
 		char a[32];
 		const session_sustained_row *w = &I.rows[I.winner];
-		fmt_time(a, sizeof(a), w->sustained_s);
+		cli_fmt_time(a, sizeof(a), w->sustained_s);
 		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
 	}
 }
