@@ -1175,6 +1175,11 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* the session's descriptors (the runner's pipes, the store) are not
+		 * this child's to hold: a pipe end kept open here would hide the
+		 * runner's EOF from the session */
+		for (int fd = 3, top = (int)sysconf(_SC_OPEN_MAX); fd < top && fd < 65536; fd++)
+			close(fd);
 		int rc = eval_prepare_all(s->ev, vs, m, &bg_stop, &done, &d);
 		_exit(rc == MUH_OK && done >= m ? 0 : 1);
 	}
