@@ -40,6 +40,7 @@
 
 #include "linebuf.h"
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/muh.h"
 
 #define CMD_LINE 4096 /* of each line, the part searched for muh-* tags */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/space.h"
 #include "muh/fileio.h"
 #include "muh/expr.h"

@@ -51,6 +51,7 @@
 #include "muh/deploy.h"
 #include "muh/engine.h"
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/load.h"
 #include "muh/muh.h"
 

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -37,6 +38,7 @@
 
 #include "linebuf.h"
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
 #include "muh/scan.h"
@@ -137,7 +139,11 @@ static pid_t worker_fork(const muh_target *t, int own_group, int *to_fd, int *fr
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		signal(SIGPIPE, SIG_DFL); /* the batch prepare ignores it; an ignored signal survives exec */
+		signal(SIGPIPE, SIG_DFL); /* an ignored signal survives exec */
+		sigset_t pipe_set; /* and so does a mask: the batch prepare blocks it in its thread */
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
 		if (own_group) {
 			setpgid(0, 0);
 			setenv("MUH_WORKER_ROLE", "prepare", 1);
@@ -587,7 +593,10 @@ static void prepare_end(pid_t pid, int to, int from, int polite)
  * and the request's write included: min(60 s, 6 x measure.timeout) +
  * measure.timeout per round of `jobs` variants. Past it, on Ctrl-C, or when the worker fails, the whole
  * group is killed and measuring goes on (each build then compiles what is
- * missing). SIGPIPE is ignored meanwhile and restored after. */
+ * missing). A write to a worker that died must be a status, not our
+ * death: SIGPIPE is blocked in this thread meanwhile (never the process's
+ * disposition, which belongs to the program that links libmuh), and one
+ * our writes raised is taken before the mask is restored. */
 static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
 			      const volatile sig_atomic_t *stop, size_t *done, muh_diag *d)
 {
@@ -600,14 +609,15 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	 * each process) + measure.timeout per round of `jobs` builds */
 	double rounds = (double)((n + (size_t)jobs - 1) / (size_t)jobs);
 	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = eval_now_s() + limit;
-	struct sigaction ign, old;
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ign, &old);
+	sigset_t pipe_set, old_mask, was_pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&was_pending);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
 	int to, from;
 	pid_t pid = worker_fork(t, 1, &to, &from, d);
 	if (pid < 0) {
-		sigaction(SIGPIPE, &old, NULL);
+		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 		return MUH_EENV;
 	}
 	worker_state w;
@@ -687,7 +697,12 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	free(text);
 	lb_free(&rl);
 	prepare_end(pid, to, from, polite);
-	sigaction(SIGPIPE, &old, NULL);
+	if (!sigismember(&was_pending, SIGPIPE)) { /* ours: take it, so that it is never delivered */
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	return rc;
 }
 

@@ -47,6 +47,7 @@
 
 #include "linebuf.h"
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/muh.h"
 #include "muh/stats.h"
 
@@ -502,6 +503,8 @@ void eval_target_defaults(muh_target *t)
 	t->warmups = 3;
 	t->isolate = 1;
 	t->gpu_warm_s = -1; /* the backend's default: cuda 0.5 s, worker none */
+	t->retime_top = -1; /* the backend's: 3 on a GPU (cuda, worker), else 0 */
+	t->retime_warm_s = 5;
 	snprintf(t->ready_http, sizeof(t->ready_http), "/health");
 	t->ready_timeout_s = 600;
 	t->stop_grace_s = 10;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "muh/eval.h"
+#include "eval_int.h"
 
 char *lb_take(linebuf *lb)
 {

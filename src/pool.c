@@ -34,6 +34,7 @@
 #include "muh/space.h"
 #include "muh/spec.h"
 #include "pool_int.h"
+#include "eval_int.h"
 
 #define POOL_LINE_MAX (64u << 20) /* a reply holds a measurement with its capped log */
 

@@ -33,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "muh/deploy.h"
 #include "muh/engine.h"
@@ -44,6 +47,7 @@
 #include "muh/transfer_seeds.h"
 #include "muh/store.h"
 #include "u64map.h"
+#include "eval_int.h"
 
 /* the replay's objective returns this when a batch is full: not a muh_status */
 #define ASK_FULL 100
@@ -101,6 +105,12 @@ struct muh_session {
 	int done;
 	char *last_metrics;
 	session_prepare_info prep; /* what session_tune's compile-first did */
+	pid_t bg_pid;              /* the background batch prepare, 0: none */
+	double bg_t0;
+	size_t bg_asked;
+	session_busy_info busy;
+	session_sustained_row *sus;
+	session_sustained_info susi;
 	/* the last result handed out */
 	uint32_t *cfg;
 	char key[4096];
@@ -253,6 +263,7 @@ static void check_engine_defaults(muh_session *s)
 }
 
 static int open_replay(muh_session *s, muh_diag *d);
+static int bg_reap(muh_session *s, int wait);
 
 int session_start(muh_session *s, muh_diag *d)
 {
@@ -313,6 +324,7 @@ void session_close(muh_session *s)
 {
 	if (!s)
 		return;
+	bg_reap(s, 1);
 	eval_close(s->ev);
 	store_close(s->st);
 	replay_free(s->rp);
@@ -330,6 +342,7 @@ void session_close(muh_session *s)
 	u64map_free(&s->prepared);
 	free(s->last_metrics);
 	free(s->cfg);
+	free(s->sus);
 	measurement_free(&s->last);
 	free(s);
 }
@@ -536,6 +549,18 @@ static void store_noise_once(muh_session *s)
 		store_set_noise(s->st, s->run, s->noise);
 		s->noise_stored = 1;
 	}
+}
+
+/* Counts measurement m into the device-busy figures. */
+static void account(muh_session *s, const muh_measurement *m)
+{
+	for (size_t i = 0; i < m->nsamples; i++)
+		s->busy.launches_s += m->samples[i];
+	if (m->t_time > 0)
+		s->busy.steps_s += m->t_time;
+	if (m->t_build > 0)
+		s->busy.builds_s += m->t_build;
+	s->busy.measured++;
 }
 
 /* ---- hidden constraints --------------------------------------------------- */
@@ -836,6 +861,7 @@ static int measure_cfg(muh_session *s, const uint32_t *cfg, int replace, muh_mea
 	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
 		return MUH_ENOMEM;
 	int rc = eval_measure(s->ev, &v, m, d);
+	account(s, m);
 	if (!rc && s->st)
 		rc = replace ? store_replace(s->st, s->run, &v, m, d) : store_put(s->st, s->run, &v, m, d);
 	eval_variant_free(&v);
@@ -870,6 +896,7 @@ static int drift_check(muh_session *s, muh_diag *d)
 		measurement_free(&first);
 	}
 	rc = eval_measure(s->ev, &v, &m, d);
+	account(s, &m);
 	double now = objective_score(&s->objective, &m);
 	measurement_free(&m);
 	double thr = isfinite(s->noise) && 2 * s->noise > 0.05 ? 2 * s->noise : 0.05;
@@ -921,6 +948,8 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	measurement_free(m);
 	measurement_init(m);
 	rc = eval_measure(s->ev, v, m, d);
+	if (!rc)
+		account(s, m);
 	if (!rc && s->st)
 		rc = store_put(s->st, s->run, v, m, d);
 	if (rc == STORE_KEPT) /* not ours that is kept, so not ours that counts */
@@ -1060,10 +1089,46 @@ static int in_store(const muh_session *s, const muh_variant *v)
 	return s->st && store_has(s->st, s->run, v->key) == 1;
 }
 
+/* The batch prepare in the background (the tune's later batches): a
+ * child of this process runs it while the session goes on measuring; it
+ * stops on SIGTERM (bg_stop) and ends its worker's group itself. */
+static volatile sig_atomic_t bg_stop;
+
+static void bg_on_signal(int sig)
+{
+	(void)sig;
+	bg_stop = 1;
+}
+
+/* Reaps the background prepare: 1 when none runs (any that ran is
+ * counted into s->prep), 0 while it runs. wait: stop it and wait. */
+static int bg_reap(muh_session *s, int wait)
+{
+	if (s->bg_pid <= 0)
+		return 1;
+	int st;
+	if (wait)
+		kill(s->bg_pid, SIGTERM);
+	pid_t r = waitpid(s->bg_pid, &st, wait ? 0 : WNOHANG);
+	if (r == 0)
+		return 0;
+	if (r == s->bg_pid) {
+		s->prep.seconds += eval_now_s() - s->bg_t0;
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			s->prep.done += s->bg_asked;
+		else if (!wait)
+			snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu did not finish", s->bg_asked);
+	}
+	s->bg_pid = 0;
+	return 1;
+}
+
 /* Hands the n configurations of cfgs that are neither prepared nor in the
  * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
- * A batch that fails is a note in info: each build compiles what is missing. */
-static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info)
+ * async: the batch prepare runs in the background while the session
+ * measures (one at a time; none starts while one runs). A batch that fails
+ * is a note in info: each build compiles what is missing. */
+static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info, int async)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
 		return;
@@ -1082,6 +1147,8 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 		}
 		return;
 	}
+	if (async && !bg_reap(s, 0))
+		return; /* one in the background at a time */
 	muh_variant *vs = calloc(n, sizeof(*vs));
 	size_t m = 0;
 	for (size_t i = 0; vs && i < n; i++) {
@@ -1100,14 +1167,42 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	diag_clear(&d);
 	size_t done = 0;
 	double t0 = eval_now_s();
-	int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
-	if (info) {
-		info->ran += m > 0;
-		info->asked += m;
-		info->done += done;
-		info->seconds += eval_now_s() - t0;
-		if (rc)
-			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+	pid_t pid = async && m ? fork() : -1;
+	if (pid == 0) { /* the background prepare */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = bg_on_signal;
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* the session's descriptors (the runner's pipes, the store) are not
+		 * this child's to hold: a pipe end kept open here would hide the
+		 * runner's EOF from the session */
+		for (int fd = 3, top = (int)sysconf(_SC_OPEN_MAX); fd < top && fd < 65536; fd++)
+			close(fd);
+		int rc = eval_prepare_all(s->ev, vs, m, &bg_stop, &done, &d);
+		_exit(rc == MUH_OK && done >= m ? 0 : 1);
+	}
+	if (pid > 0) {
+		s->bg_pid = pid;
+		s->bg_t0 = t0;
+		s->bg_asked = m;
+		if (info) {
+			info->ran++;
+			info->asked += m;
+			info->background++;
+		}
+	} else {
+		int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
+		if (info) {
+			info->ran += m > 0;
+			info->asked += m;
+			info->done += done;
+			info->seconds += eval_now_s() - t0;
+			info->blocking_s += eval_now_s() - t0;
+			if (rc)
+				snprintf(info->note, sizeof(info->note), "%s", d.msg);
+		}
 	}
 	for (size_t i = 0; i < m; i++)
 		eval_variant_free(&vs[i]);
@@ -1131,8 +1226,10 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	if (!cfgs)
 		return;
 	long n = propose(s, cfgs, k, NULL, NULL);
+	/* the first batch before anything is measured (compile first), the
+	 * next ones in the background while the search measures */
 	if (n > 0)
-		prepare_cfgs(s, cfgs, (size_t)n, &s->prep);
+		prepare_cfgs(s, cfgs, (size_t)n, &s->prep, s->prep.ran > 0);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
 	free(cfgs);
@@ -1200,6 +1297,111 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 	free(cfg);
 }
 
+/* The search's best variants timed again at sustained clocks (see
+ * session_sustained in session.h). */
+static void retime_sustained(muh_session *s, const strategy_result *r)
+{
+	session_sustained_info *I = &s->susi;
+	size_t k = (size_t)s->target.retime_top;
+	I->warm_s = s->target.retime_warm_s > s->target.gpu_warm_s ? s->target.retime_warm_s : s->target.gpu_warm_s;
+	uint64_t *top = calloc(k + 1, sizeof(uint64_t));
+	uint32_t *cfg = calloc(s->np + 1, sizeof(uint32_t));
+	s->sus = calloc(k + 1, sizeof(*s->sus));
+	if (!top || !cfg || !s->sus) {
+		free(top);
+		free(cfg);
+		return;
+	}
+	size_t n = strategy_top(r, k, top), clocks = 0;
+	for (size_t i = 0; i < n; i++) {
+		session_sustained_row *row = &s->sus[i];
+		muh_measurement m;
+		space_config_at(s->space, r->records[top[i]].index, cfg);
+		space_key(s->space, cfg, row->key, sizeof(row->key));
+		row->burst_s = r->records[top[i]].time_s;
+		row->burst_mhz = row->sustained_s = row->sustained_mhz = NAN;
+		row->burst_rank = (int)i + 1;
+		if (s->st && store_get(s->st, s->run, row->key, &m) == 1 && isfinite(m.sm_clock_mhz)) {
+			row->burst_mhz = m.sm_clock_mhz;
+			clocks++;
+		}
+		measurement_free(&m);
+	}
+	if (!clocks) {
+		snprintf(I->why, sizeof(I->why), "no SM clock was reported for the best variants (no NVML, or not a GPU)");
+		goto out;
+	}
+	muh_target t2 = s->target;
+	t2.gpu_warm_s = I->warm_s;
+	muh_evaluator *ev2;
+	muh_diag d;
+	if (eval_open(&t2, &ev2, &d)) {
+		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
+		goto out;
+	}
+	I->ran = 1;
+	for (size_t i = 0; i < n && !(s->o.stop && *s->o.stop); i++) {
+		session_sustained_row *row = &s->sus[i];
+		muh_variant v;
+		muh_measurement m;
+		space_config_at(s->space, r->records[top[i]].index, cfg);
+		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
+			break;
+		int rc = eval_measure(ev2, &v, &m, &d);
+		eval_variant_free(&v);
+		if (rc) {
+			snprintf(I->why, sizeof(I->why), "re-timing stopped: %.200s", d.msg);
+			break;
+		}
+		I->n = i + 1;
+		if (m.status == EVAL_OK) {
+			row->sustained_s = objective_score(&s->objective, &m);
+			row->sustained_mhz = m.sm_clock_mhz;
+		}
+		measurement_free(&m);
+		if (i == 0 && isfinite(row->sustained_mhz) && isfinite(row->burst_mhz) &&
+		    row->sustained_mhz >= 0.99 * row->burst_mhz) {
+			snprintf(I->why, sizeof(I->why),
+				 "the SM clock held under %.0f s of load (%.0f MHz, %.0f MHz when ranked): the ranking stands",
+				 I->warm_s, row->sustained_mhz, row->burst_mhz);
+			break;
+		}
+		I->fell = 1;
+	}
+	eval_close(ev2);
+	if (I->fell) {
+		size_t w = SIZE_MAX;
+		for (size_t i = 0; i < I->n; i++)
+			if (isfinite(s->sus[i].sustained_s) && (w == SIZE_MAX || s->sus[i].sustained_s < s->sus[w].sustained_s))
+				w = i;
+		if (w == SIZE_MAX) {
+			I->fell = 0;
+			snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
+		} else {
+			I->winner = w;
+			snprintf(I->why, sizeof(I->why), "the SM clock fell under %.0f s of load (%.0f MHz, %.0f MHz when ranked)",
+				 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+		}
+	}
+out:
+	I->rows = s->sus;
+	if (!I->n && !I->ran)
+		I->n = 0;
+	free(top);
+	free(cfg);
+}
+
+void session_sustained(const muh_session *s, session_sustained_info *out)
+{
+	*out = s->susi;
+}
+
+void session_busy(const muh_session *s, session_busy_info *out)
+{
+	*out = s->busy;
+	out->prepare_s = s->prep.blocking_s;
+}
+
 int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d)
 {
 	strategy_opts o = s->search;
@@ -1218,8 +1420,14 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 		memset(r, 0, sizeof(*r));
 		return diag_errorf(d, "the session measures nothing: open it with measure or replay");
 	}
+	double t0 = eval_now_s();
 	int rc = strategy_run(s->space, &o, r, d);
+	bg_reap(s, 1); /* a background prepare still running has nothing left to do */
+	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);
+	if (!rc && s->ev && s->target.retime_top > 0 && objective_is_time(&s->objective) && r->have_best &&
+	    !(s->o.stop && *s->o.stop))
+		retime_sustained(s, r);
 	return rc;
 }
 
@@ -1259,7 +1467,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			m += !in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, prepared);
+		prepare_cfgs(s, cfgs, m, prepared, 0);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -1497,7 +1705,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, &r->prepared);
+			prepare_cfgs(s, all, n, &r->prepared, 0);
 		}
 		free(all);
 	}

@@ -23,6 +23,7 @@
 #include "muh/muh.h"
 #include "muh/pool.h"
 #include "muh/session.h"
+#include "eval_int.h"
 
 #define NOISE_TAG_A (UINT64_MAX - 1)
 #define NOISE_TAG_B (UINT64_MAX - 2)

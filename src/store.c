@@ -39,6 +39,7 @@
 #include "muh/objective.h"
 #include "muh/store.h"
 #include "store_vfs.h"
+#include "eval_int.h"
 
 /* Bumped only for a change an older muh cannot read; added columns and
  * tables (metrics, spec_text, claims) are not such a change. */

@@ -23,6 +23,14 @@ Faults of prepare, for tests: MUH_PY_WORKER_PREPARE=exit (dies on the
 request), hang (every pool task sleeps; with MUH_PY_WORKER_PREPARE_STARTED=F
 it first creates file F), log (a log line and the reply in one write),
 nohello (the prepare worker, MUH_WORKER_ROLE=prepare, never says hello).
+
+A simulated SM clock, for the tests of muh tune's sustained-clock ranking
+(there is no GPU here): MUH_PY_WORKER_SM_CLOCK=BURST,SUSTAINED makes "time"
+report sm_clock_mhz BURST, or SUSTAINED once the variant was warmed with
+"warm_s" (measure.gpu_warm); warmed variants with BLOCK=256 then also run
+BURST/SUSTAINED times slower (the samples are scaled), so that the ranking
+at sustained clocks differs. It is a stand-in, said to be one: nothing here
+measures a clock.
 """
 import hashlib
 import json
@@ -127,6 +135,9 @@ def main():
     out.flush()
     cache = {}
     rng = random.Random(os.getpid())
+    clock = os.environ.get("MUH_PY_WORKER_SM_CLOCK", "")
+    burst, sustained = (float(c) for c in clock.split(",")) if clock else (None, None)
+    warmed = set()
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -172,6 +183,8 @@ def main():
             elif op == "run":
                 x, y = inputs(n, rng)
                 fn(x, y)
+                if float(req.get("warm_s") or 0) > 0:
+                    warmed.add(key)
             elif op == "verify":
                 x, y = inputs(n, rng)  # fresh inputs for every check
                 got = fn(x, y)
@@ -189,6 +202,11 @@ def main():
                     t0 = time.perf_counter()
                     fn(x, y)
                     samples.append(time.perf_counter() - t0)
+                if burst:
+                    hot = key in warmed
+                    if hot and params.get("BLOCK") == 256:
+                        samples = [t * burst / sustained for t in samples]
+                    rep.update(sm_clock_mhz=sustained if hot else burst)
                 rep.update(samples=samples)
             else:
                 rep.update(status="invalid", error=f"unknown op {op!r}")

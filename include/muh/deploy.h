@@ -40,6 +40,10 @@
 
 #include "muh/diag.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 struct muh_surface;
 
 enum deploy_form { DEPLOY_YAML_LIST, DEPLOY_JSON_LIST, DEPLOY_SHELL, DEPLOY_K8S, DEPLOY_COMPOSE };
@@ -108,28 +112,28 @@ typedef struct deploy_schema {
 
 /* Built-in schemas: "llama.cpp" (llama-server) and "vllm" (vllm serve and
  * the OpenAI api_server). NULL when unknown. */
-const deploy_schema *deploy_schema_builtin(const char *engine);
+MUH_API const deploy_schema *deploy_schema_builtin(const char *engine);
 
 /* Which built-in schema fits f's program ("llama-server" -> llama.cpp,
  * vllm / api_server -> vllm); NULL if none. */
-const deploy_schema *deploy_schema_detect(const deploy_file *f);
+MUH_API const deploy_schema *deploy_schema_detect(const deploy_file *f);
 
 /* Reads a deployment file from text (len bytes; need not be NUL-terminated;
  * path names it in diagnostics and decides .sh/.json). sc NULL: detect the
  * schema from the program. Returns MUH_OK and *out (free with deploy_free),
  * MUH_EINPUT with file:line:col when it is not a launch file or cannot be
  * parsed, MUH_ENOMEM. The schema must outlive *out. */
-int deploy_parse(const char *path, const char *text, size_t len, const deploy_schema *sc,
+MUH_API int deploy_parse(const char *path, const char *text, size_t len, const deploy_schema *sc,
 		 deploy_file **out, muh_diag *d);
 
 /* deploy_parse on the file at path; MUH_EENV when it cannot be read. */
-int deploy_load(const char *path, const deploy_schema *sc, deploy_file **out, muh_diag *d);
+MUH_API int deploy_load(const char *path, const deploy_schema *sc, deploy_file **out, muh_diag *d);
 
-void deploy_free(deploy_file *f);
+MUH_API void deploy_free(deploy_file *f);
 
 /* The argument with this canonical name (or any of its flags as written,
  * or an env name); NULL when absent. */
-const deploy_arg *deploy_find(const deploy_file *f, const char *name);
+MUH_API const deploy_arg *deploy_find(const deploy_file *f, const char *name);
 
 /* New text of f with argument `name` set to `value` (*text malloc'd,
  * NUL-terminated, *len its length):
@@ -145,27 +149,29 @@ const deploy_arg *deploy_find(const deploy_file *f, const char *name);
  * The result is parsed again; if it no longer parses, or any other argument
  * changed, or this one does not read back as value: MUH_EINPUT with why,
  * nothing returned. A value with a newline, CR or NUL is refused. */
-int deploy_set(const deploy_file *f, const char *name, const char *value, char **text,
+MUH_API int deploy_set(const deploy_file *f, const char *name, const char *value, char **text,
 	       size_t *len, muh_diag *d);
 
 /* A schema built from definitions: every add_argument('--flag', '-alias',
  * type=..., default=..., action='store_true', choices=[...]) call in text
  * (Python source of an engine's argument parser). *out is freed with
  * deploy_schema_free. Returns MUH_OK (n may be 0), MUH_ENOMEM. */
-int deploy_schema_from_argparse(const char *engine, const char *text, size_t len,
+MUH_API int deploy_schema_from_argparse(const char *engine, const char *text, size_t len,
 				deploy_schema **out);
 
 /* A schema from the engine-argument fields of a scanned tree (engine_arg
  * knobs outside deployment files): --name-with-dashes, the field's type and
  * default; bools value-less and negatable. Fields base (may be NULL) also
  * has keep base's flags and aliases. MUH_OK, MUH_ENOMEM. */
-int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema *base,
+MUH_API int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema *base,
 			       deploy_schema **out);
 
-void deploy_schema_free(deploy_schema *sc);
+MUH_API void deploy_schema_free(deploy_schema *sc);
 
 /* The names of enum values: "yaml_list" ..., "opt" "flag" "neg" "env". */
-const char *deploy_form_name(enum deploy_form f);
-const char *deploy_kind_name(enum deploy_kind k);
+MUH_API const char *deploy_form_name(enum deploy_form f);
+MUH_API const char *deploy_kind_name(enum deploy_kind k);
+
+MUH_END_DECLS
 
 #endif

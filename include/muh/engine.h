@@ -12,6 +12,10 @@
 #include "muh/deploy.h"
 #include "muh/eval.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* The deployment file of target t (target.launch, or target.command read as
  * a command line) with every param of v written into it (a param maps to the
  * argument of its own name, or the one `knobs: {PARAM: ARGUMENT}` names),
@@ -21,14 +25,16 @@
  * with why (n bytes) naming the argument. */
 /* The launch argument param is written into: its own name, or the one the
  * spec's `knobs: {PARAM: ARGUMENT}` names. */
-const char *engine_arg_name(const muh_target *t, const char *param);
+MUH_API const char *engine_arg_name(const muh_target *t, const char *param);
 
 /* The text value v is written as into argument arg of f: 0/1 on a boolean
  * flag (in the file or its schema) become False/True, anything else as
  * value_fmt writes it. */
-void engine_value_text(const deploy_file *f, const char *arg, muh_value v, char *buf, size_t n);
+MUH_API void engine_value_text(const deploy_file *f, const char *arg, muh_value v, char *buf, size_t n);
 
-int engine_launch_text(const muh_target *t, const muh_variant *v, int port, deploy_file **out, char *why,
+MUH_API int engine_launch_text(const muh_target *t, const muh_variant *v, int port, deploy_file **out, char *why,
 		       size_t n);
+
+MUH_END_DECLS
 
 #endif

@@ -40,6 +40,10 @@
 #include "muh/spec.h"
 #include "muh/value.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* The status of one measurement (DESIGN.md vocabulary). Stored by name. */
 enum eval_status {
 	EVAL_OK = 0,
@@ -52,9 +56,9 @@ enum eval_status {
 };
 #define EVAL_NSTATUS 7
 
-const char *eval_status_name(enum eval_status s);
+MUH_API const char *eval_status_name(enum eval_status s);
 /* Parses a status name; returns 0 and sets *s, or -1. */
-int eval_status_parse(const char *name, enum eval_status *s);
+MUH_API int eval_status_parse(const char *name, enum eval_status *s);
 
 #define EVAL_FP_HEX 17   /* 64-bit hash as 16 hex digits + NUL */
 #define EVAL_ERR 1024
@@ -95,18 +99,18 @@ typedef struct muh_measurement {
 #define EVAL_LOG (64 * 1024)
 
 /* Sets every field to "nothing measured yet" (status invalid, NANs). */
-void measurement_init(muh_measurement *m);
-void measurement_free(muh_measurement *m);
+MUH_API void measurement_init(muh_measurement *m);
+MUH_API void measurement_free(muh_measurement *m);
 /* Sets status and a printf-style error text. */
-void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, ...)
+MUH_API void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The metric called name in m: "time" is the median; anything else is
  * read from m->metrics. NAN when m has no such metric. */
-double measurement_metric(const muh_measurement *m, const char *name);
+MUH_API double measurement_metric(const muh_measurement *m, const char *name);
 /* JSON (one object, no newline) and back; used by the runner pipe, the
  * worker protocol and the store. _to_json returns malloc'd text or NULL. */
-char *measurement_to_json(const muh_measurement *m);
-int measurement_from_json(const char *text, muh_measurement *m);
+MUH_API char *measurement_to_json(const muh_measurement *m);
+MUH_API int measurement_from_json(const char *text, muh_measurement *m);
 
 /* One configuration made concrete: params (in spec order) followed by problem
  * symbols, each a name and a value. Both become -D defines / arguments. */
@@ -121,13 +125,13 @@ typedef struct muh_variant {
 
 /* Builds the variant of configuration cfg of space sp, for problem instance
  * `instance` of its spec. Returns MUH_OK or MUH_ENOMEM. */
-int eval_variant_from_space(const muh_space *sp, const uint32_t *cfg, size_t instance, muh_variant *v);
+MUH_API int eval_variant_from_space(const muh_space *sp, const uint32_t *cfg, size_t instance, muh_variant *v);
 /* Builds a variant from parallel arrays (tests, workers, replay). */
-int eval_variant_make(muh_variant *v, const char *key, size_t nparams, size_t nsyms,
+MUH_API int eval_variant_make(muh_variant *v, const char *key, size_t nparams, size_t nsyms,
 		      const char *const *names, const muh_value *values);
-void eval_variant_free(muh_variant *v);
+MUH_API void eval_variant_free(muh_variant *v);
 /* Value of a name (param or symbol) in v, or NULL. */
-const muh_value *eval_variant_get(const muh_variant *v, const char *name);
+MUH_API const muh_value *eval_variant_get(const muh_variant *v, const char *name);
 
 #define EVAL_PATH 1024
 #define EVAL_STR 256
@@ -169,6 +173,11 @@ typedef struct muh_target {
 				      default 1, else 0) */
 	int drift_every;           /* muh tune re-measures the defaults after every this many
 				      variants measured (0: never; engine default 8) */
+	int retime_top;            /* muh tune re-times this many of its best at sustained clocks
+				      when the GPU's SM clock falls under load (measure.retime_top;
+				      0: never; default 3 on cuda and worker, 0 elsewhere) */
+	double retime_warm_s;      /* the sustained load before each re-timing (measure.retime_warm,
+				      default 5 s; as measure.gpu_warm) */
 	double min_sample_s;       /* cpu: repeat the entry point until one sample lasts this long; default 0 */
 	char cache_dir[EVAL_PATH]; /* build cache; default $XDG_CACHE_HOME/muh or ~/.cache/muh */
 	/* Source-level knobs (worker backend): each variant is measured in an
@@ -200,115 +209,60 @@ typedef struct muh_target {
 } muh_target;
 
 /* Fills *t with the defaults (backend cpu). */
-void eval_target_defaults(muh_target *t);
+MUH_API void eval_target_defaults(muh_target *t);
 /* Reads target.*, verify.*, measure.* of spec s into *t. Unknown keys under
  * those sections and bad values are input errors at their file:line:col. */
-int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);
+MUH_API int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);
 
 typedef struct muh_evaluator muh_evaluator;
 
-/* Context a backend's steps receive. Owned by the evaluator. */
-typedef struct eval_ctx {
-	const muh_target *target;
-	void *state;   /* the backend's own state (open/close) */
-	void *built;   /* the backend's artifact of the current variant (build/release) */
-	uint64_t rng;  /* fresh random inputs come from here */
-	int restart;   /* set by a step when the device context is lost: the runner
-			  is restarted after this variant */
-} eval_ctx;
-
-/* A backend. All steps run inside the runner child (unless isolate == 0).
- * A step returns MUH_OK and sets nothing on success; on a variant failure it
- * calls measurement_fail(m, status, ...) and returns MUH_OK too; it returns
- * another muh_status only when the backend itself is broken (e.g. no device),
- * which ends the evaluation with m->status set and error text. */
-typedef struct eval_backend {
-	const char *name;
-	/* Opens the backend once per runner. MUH_EENV with d->msg when the
-	 * environment lacks what it needs ("no CUDA device"). */
-	int (*open)(eval_ctx *c, muh_diag *d);
-	/* Optional: compiles v into the build cache, from any process and
-	 * without the device, so that build() later only loads it. Runs in
-	 * the prefetch pool (eval_prefetch). */
-	int (*prepare)(const muh_target *t, const muh_variant *v);
-	/* Optional: compiles all n variants of vs into the build cache at
-	 * once, with `jobs` processes, before any is measured (the worker's
-	 * batch "prepare"). Runs in the calling process, not in the runner.
-	 * MUH_OK with *done = the count the backend says it prepared; MUH_EENV
-	 * with d->msg when the batch did not run or was cut short (measuring
-	 * still works: each build compiles what is missing), also as soon as
-	 * *stop (may be NULL) is set: Ctrl-C. */
-	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
-			   const volatile sig_atomic_t *stop, size_t *done, muh_diag *d);
-	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
-	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
-	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
-	int (*verify)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
-	/* Runs v and appends at most max samples (seconds) to out; returns the
-	 * count through *n (0 with m failed on error). warm != 0: a warm-up. */
-	int (*time)(eval_ctx *c, const muh_variant *v, int warm, double *out, size_t max, size_t *n,
-		    muh_measurement *m);
-	/* Reads clocks/power/temperature into m (may be NULL). */
-	void (*sensors)(eval_ctx *c, muh_measurement *m);
-	/* Drops c->built. */
-	void (*release)(eval_ctx *c);
-	void (*close)(eval_ctx *c);
-} eval_backend;
-
-extern const eval_backend backend_cpu;
-extern const eval_backend backend_cuda;
-extern const eval_backend backend_worker;
-extern const eval_backend backend_command;
-extern const eval_backend backend_engine;
 
 /* The metrics a backend measures besides time (NULL-terminated; objectives
  * and SLOs may name them), or NULL for time only. */
-const char *const *eval_backend_metrics(const char *backend);
+MUH_API const char *const *eval_backend_metrics(const char *backend);
 
-/* The backend called name, or NULL. */
-const eval_backend *eval_backend_find(const char *name);
 
 /* Opens an evaluator for t. The runner starts lazily on the first variant.
  * MUH_EINPUT for an unknown backend; MUH_EENV when it cannot start. */
-int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d);
+MUH_API int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d);
 /* Checks that the backend can open here (e.g. a CUDA device exists) by
  * starting the runner. MUH_EENV with d->msg ("no CUDA device") when not. */
-int eval_probe(muh_evaluator *ev, muh_diag *d);
-void eval_close(muh_evaluator *ev);
+MUH_API int eval_probe(muh_evaluator *ev, muh_diag *d);
+MUH_API void eval_close(muh_evaluator *ev);
 
 /* Measures v: build, fingerprint, verify, time. Fills *m (init'ed here;
  * caller frees). Returns MUH_OK whenever *m holds a measurement, whatever
  * its status; MUH_EENV when the evaluator itself cannot go on (d says why). */
-int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
+MUH_API int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
 /* Builds v only (fingerprint; no verify, no timing); m->nsamples == 0. */
-int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
+MUH_API int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
 
 /* Compile while measuring: starts preparing v (compiling it into the build
  * cache) in a pool of helper processes while the runner times other
  * variants. Never blocks: returns 1 when a helper started, 0 when the pool
  * is busy (try again after the next measurement), the backend has no
  * prepare step, or jobs is 0. */
-int eval_prefetch(muh_evaluator *ev, const muh_variant *v);
+MUH_API int eval_prefetch(muh_evaluator *ev, const muh_variant *v);
 /* Size of the prefetch pool (default 0: off). */
-void eval_set_jobs(muh_evaluator *ev, int jobs);
+MUH_API void eval_set_jobs(muh_evaluator *ev, int jobs);
 /* Compile first, then measure: for backends with a batch step (worker),
  * compiles every variant of vs with the pool's size in processes and
  * returns when done (*done: how many were prepared). Returns MUH_OK with
  * *done = 0 at once when jobs is 0 or the backend has no batch step (cpu
  * and cuda prefetch while measuring instead: eval_prefetch); MUH_EENV with
  * d->msg when the batch failed or was cut short (measuring still works). */
-int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
+MUH_API int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
 		     size_t *done, muh_diag *d);
 /* 1 when eval_prepare_all would do work (jobs > 0 and a batch step). */
-int eval_batch_prepares(const muh_evaluator *ev);
+MUH_API int eval_batch_prepares(const muh_evaluator *ev);
 
 /* Runner restarts so far (crashes and timeouts). */
-int eval_restarts(const muh_evaluator *ev);
+MUH_API int eval_restarts(const muh_evaluator *ev);
 
 /* The noise of this machine: v measured twice in a row; the relative
  * difference of the two medians (eval_noise_rounds with 2 times, 1 round).
  * Returns MUH_OK and sets *noise (a fraction, e.g. 0.004), or an error. */
-int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d);
+MUH_API int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag *d);
 /* The noise of this machine, looked at again while it is high: v measured
  * `times` (>= 2) times in a row; the noise of a round is the spread of its
  * medians, (max - min) / min. A round whose noise exceeds max_noise (> 0) is
@@ -318,67 +272,14 @@ int eval_noise(muh_evaluator *ev, const muh_variant *v, double *noise, muh_diag 
  * assumes a quiet machine rests on it. max_noise <= 0: one round, never
  * noisy. noisy may be NULL. Returns MUH_OK; MUH_EFINDING with d->msg when a
  * timing is not ok; another error when measuring failed. */
-int eval_noise_rounds(muh_evaluator *ev, const muh_variant *v, int times, int rounds, double max_noise,
+MUH_API int eval_noise_rounds(muh_evaluator *ev, const muh_variant *v, int times, int rounds, double max_noise,
 		      double *noise, int *noisy, muh_diag *d);
 
 /* Compares two ok measurements: -1 when a is faster, 1 when b is, 0 (a tie)
  * when their medians differ by no more than noise (a fraction) or their
  * confidence intervals overlap. */
-int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise);
+MUH_API int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise);
 
-/* The output check shared by the backends: accumulate every (got, want)
- * element pair of one output, then judge it. Fails when the max-abs error
- * exceeds atol * max(|want|, 1) or the relative L2 error exceeds rtol. */
-typedef struct eval_errstat {
-	double num, den, maxabs, maxref;
-} eval_errstat;
-
-static inline void eval_errstat_add(eval_errstat *e, double got, double want)
-{
-	double d = got > want ? got - want : want - got;
-	e->maxabs = d > e->maxabs ? d : e->maxabs;
-	double w = want < 0 ? -want : want;
-	e->maxref = w > e->maxref ? w : e->maxref;
-	e->num += d * d;
-	e->den += want * want;
-}
-
-/* Sets *l2 (relative L2 error) and returns 1 when the output passes; on a
- * failure writes why (naming the output) and returns 0. */
-int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
-		       char *why, size_t n);
-
-/* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
- * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi
- * ("0...1" is refused: which dot is whose?). */
-int eval_parse_range(const char *text, double *lo, double *hi);
-
-/* One cuda buffer as target.buffers writes it, "name:dtype:role:count[:lo..hi]",
- * before its count is evaluated. */
-typedef struct eval_buffer {
-	char name[64];
-	int dtype;           /* 0 f32, 1 f64, 2 i32, 3 i64 */
-	int role;            /* 0 in, 1 out, 2 inout */
-	char count[EVAL_STR]; /* the count expression */
-	double lo, hi;       /* inputs drawn from [lo, hi): default -1..1, integers -8..8 */
-} eval_buffer;
-
-/* Parses a buffer's text into *b. Returns 0, or -1 with why (n bytes) saying
- * what was expected. Spec loading checks every buffer with it (file:line:col);
- * the cuda backend uses it again to build. */
-int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
-
-/* Seconds on the monotonic clock: what the evaluator, its backends and
- * their deadlines measure wall time with. */
-double eval_now_s(void);
-
-/* mkdir -p; 0 or -1 (errno set). */
-int eval_mkdirs(const char *path);
-
-/* 64-bit FNV-1a, used for fingerprints and cache keys. */
-uint64_t eval_hash(const void *data, size_t n, uint64_t h);
-#define EVAL_HASH_INIT 0xcbf29ce484222325ULL
-/* Hash of a whole file; returns 0 and sets *h, or -1 when unreadable. */
-int eval_hash_file(const char *path, uint64_t *h);
+MUH_END_DECLS
 
 #endif

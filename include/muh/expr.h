@@ -24,6 +24,10 @@
 #include "muh/diag.h"
 #include "muh/value.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_expr muh_expr;
 
 enum { EXPR_FALSE = 0, EXPR_TRUE = 1, EXPR_ERROR = -1 };
@@ -32,20 +36,20 @@ enum { EXPR_FALSE = 0, EXPR_TRUE = 1, EXPR_ERROR = -1 };
  * becomes slot i where names[i] matches. On error returns NULL and fills d
  * (line 1, col = 1-based column in src, src line copied); an unknown name's
  * message lists the names that exist. */
-muh_expr *expr_compile(const char *src, const char *const *names, int nnames, muh_diag *d);
+MUH_API muh_expr *expr_compile(const char *src, const char *const *names, int nnames, muh_diag *d);
 
-void expr_free(muh_expr *e);
+MUH_API void expr_free(muh_expr *e);
 
 /* Evaluates e with slot values slots[]. Returns 0 and sets *out, or EXPR_ERROR. */
-int expr_eval(const muh_expr *e, const muh_value *slots, muh_value *out);
+MUH_API int expr_eval(const muh_expr *e, const muh_value *slots, muh_value *out);
 
 /* Evaluates e as a condition (Python truthiness). Returns EXPR_TRUE,
  * EXPR_FALSE or EXPR_ERROR. This is the hot path of the space engine. */
-int expr_test(const muh_expr *e, const muh_value *slots);
+MUH_API int expr_test(const muh_expr *e, const muh_value *slots);
 
 /* The slots e reads, each once, ascending. Returns their count; writes at
  * most max of them into out. */
-int expr_slots(const muh_expr *e, int *out, int max);
+MUH_API int expr_slots(const muh_expr *e, int *out, int max);
 
 /* Whether e, read as a condition, can only turn from true to false as slot p
  * grows: for every value of the other slots within [lo[s], hi[s]] and every
@@ -53,13 +57,13 @@ int expr_slots(const muh_expr *e, int *out, int max);
  * evaluation in the bounds errs). A slot that is not an integer has NaN
  * bounds. 1 when proven, 0 when it cannot be (never a guess). The space
  * engine stops a loop over p's ascending values at the first failure. */
-int expr_falls(const muh_expr *e, int p, const double *lo, const double *hi);
+MUH_API int expr_falls(const muh_expr *e, int p, const double *lo, const double *hi);
 
 /* A cost estimate of one evaluation of e (its bytecode length). */
-int expr_cost(const muh_expr *e);
+MUH_API int expr_cost(const muh_expr *e);
 
 /* The source text e was compiled from. */
-const char *expr_source(const muh_expr *e);
+MUH_API const char *expr_source(const muh_expr *e);
 
 /* Evaluates a Python expression that yields a list of constants, as BAT
  * writes param values: list literals, range(a[, b[, c]]), list(...),
@@ -68,6 +72,8 @@ const char *expr_source(const muh_expr *e);
  * variable. On success returns 0 and sets *out (malloc'd, caller frees; string
  * elements point into *strpool, also malloc'd, may be NULL) and *n. On error
  * returns MUH_EINPUT and fills d with the column in src. */
-int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, muh_diag *d);
+MUH_API int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, muh_diag *d);
+
+MUH_END_DECLS
 
 #endif

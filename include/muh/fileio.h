@@ -21,36 +21,42 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* Reads path whole into a malloc'd, NUL-terminated buffer and sets *len
  * (the NUL is not counted). Returns NULL with errno set when the file cannot
  * be read (ENOMEM when memory runs out). Works for pipes and files whose
  * size changes while read. */
-char *file_read(const char *path, size_t *len);
+MUH_API char *file_read(const char *path, size_t *len);
 
 /* Reads an open descriptor whole, like file_read. Does not close fd. */
-char *file_read_fd(int fd, size_t *len);
+MUH_API char *file_read_fd(int fd, size_t *len);
 
 /* Arms a fault: the nth fio_* call from now fails, once (n = 0 disarms).
  * Overrides MUH_FAULT_IO. */
-void fio_fault_arm(long n);
+MUH_API void fio_fault_arm(long n);
 
 /* Counts one call of another I/O layer (the store's SQLite VFS) in the same
  * counter: 1 when this call is the armed one and must fail, else 0. */
-int fio_fault_point(void);
+MUH_API int fio_fault_point(void);
 
 /* fio_* calls made since the last fio_fault_arm (or the process start). */
-long fio_calls(void);
+MUH_API long fio_calls(void);
 
 /* open(2), write the whole buffer (retrying short writes and EINTR),
  * fsync(2), close(2), rename(2), unlink(2), mkdir(2): 0 (or the descriptor)
  * on success, -1 with errno on failure, real or injected. fio_close always
  * closes fd. */
-int fio_open(const char *path, int flags, mode_t mode);
-int fio_write(int fd, const void *buf, size_t len);
-int fio_fsync(int fd);
-int fio_close(int fd);
-int fio_rename(const char *from, const char *to);
-int fio_unlink(const char *path);
-int fio_mkdir(const char *path, mode_t mode);
+MUH_API int fio_open(const char *path, int flags, mode_t mode);
+MUH_API int fio_write(int fd, const void *buf, size_t len);
+MUH_API int fio_fsync(int fd);
+MUH_API int fio_close(int fd);
+MUH_API int fio_rename(const char *from, const char *to);
+MUH_API int fio_unlink(const char *path);
+MUH_API int fio_mkdir(const char *path, mode_t mode);
+
+MUH_END_DECLS
 
 #endif

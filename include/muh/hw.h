@@ -23,6 +23,10 @@
 
 #include "muh/diag.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 #define HW_MAX_FIELDS 40
 #define HW_MAX_UNKNOWN 16
 #define HW_NAME 96
@@ -52,68 +56,70 @@ typedef struct muh_hw {
 } muh_hw;
 
 /* The fixed keys, NULL-terminated, in print order. */
-extern const char *const hw_keys[];
+extern MUH_API const char *const hw_keys[];
 /* One-line description of a key, for muh hw and for errors. */
-const char *hw_key_doc(const char *key);
+MUH_API const char *hw_key_doc(const char *key);
 
 /* Names of the built-in profiles, NULL-terminated. */
-extern const char *const hw_builtin_names[];
+extern MUH_API const char *const hw_builtin_names[];
 
 /* Fills *hw with the built-in profile name. MUH_EINPUT (and d says which
  * names exist) when there is none. */
-int hw_builtin(const char *name, muh_hw *hw, muh_diag *d);
+MUH_API int hw_builtin(const char *name, muh_hw *hw, muh_diag *d);
 
 /* Reads a profile from a YAML file: name, and key: value or
  * key: {value: V, origin: measured|declared, note: "..."}. */
-int hw_load_file(const char *path, muh_hw *hw, muh_diag *d);
+MUH_API int hw_load_file(const char *path, muh_hw *hw, muh_diag *d);
 
 /* Resolves a reference as written in a spec or on the command line: a
  * built-in name, "device" (query device 0), or a path to a YAML file. */
-int hw_resolve(const char *ref, muh_hw *hw, muh_diag *d);
+MUH_API int hw_resolve(const char *ref, muh_hw *hw, muh_diag *d);
 
 /* Queries device ordinal dev through the CUDA driver API, loaded at run time.
  * Every value it sets is HW_MEASURED. Returns MUH_EENV with a message in
  * d->msg when there is no driver or no device. */
-int hw_query_device(int dev, muh_hw *hw, muh_diag *d);
+MUH_API int hw_query_device(int dev, muh_hw *hw, muh_diag *d);
 
 /* The number of CUDA devices this process sees (CUDA_VISIBLE_DEVICES
  * applies), through the driver loaded at run time. MUH_EENV with d->msg
  * ("no CUDA device: ...") when there is no driver. */
-int hw_device_count(int *count, muh_diag *d);
+MUH_API int hw_device_count(int *count, muh_diag *d);
 
 /* Looks a key up. Returns 1 and sets *v when present, else 0. */
-int hw_get(const muh_hw *hw, const char *key, double *v);
-const muh_hw_field *hw_field(const muh_hw *hw, const char *key);
+MUH_API int hw_get(const muh_hw *hw, const char *key, double *v);
+MUH_API const muh_hw_field *hw_field(const muh_hw *hw, const char *key);
 
 /* Sets (or adds) a key. Returns MUH_EINPUT for a key that is not one of
  * hw_keys. Clears the key's source and date, and its unknown entry. */
-int hw_set(muh_hw *hw, const char *key, double v, enum hw_origin origin, const char *note);
+MUH_API int hw_set(muh_hw *hw, const char *key, double v, enum hw_origin origin, const char *note);
 
 /* Sets where key's value comes from and when (either may be NULL). MUH_EINPUT
  * when the profile has no value for key. */
-int hw_set_source(muh_hw *hw, const char *key, const char *source, const char *date);
+MUH_API int hw_set_source(muh_hw *hw, const char *key, const char *source, const char *date);
 
 /* Marks key unknown, with why (may be NULL), dropping any value it had.
  * MUH_EINPUT for a key that is not one of hw_keys. */
-int hw_set_unknown(muh_hw *hw, const char *key, const char *why);
+MUH_API int hw_set_unknown(muh_hw *hw, const char *key, const char *why);
 
 /* The unknown entry of key (why in ->note), or NULL when the profile does
  * not say key is unknown (it may still lack a value: hw_field is NULL). */
-const muh_hw_field *hw_unknown(const muh_hw *hw, const char *key);
+MUH_API const muh_hw_field *hw_unknown(const muh_hw *hw, const char *key);
 
 /* When d says "unknown name 'hw.KEY'..." for a KEY of hw_keys that hw has no
  * value for, rewrites the message to say that hw (by name) does not know
  * KEY, and why when the profile says; keeps d's place. Else leaves d. */
-void hw_explain_unknown(const muh_hw *hw, muh_diag *d);
+MUH_API void hw_explain_unknown(const muh_hw *hw, muh_diag *d);
 
 /* The built-in profile whose name or device name is dev (case, spaces and
  * underscores aside): "h200", "NVIDIA H200" and "NVIDIA_H200" are one.
  * Returns its name, or NULL. */
-const char *hw_builtin_for_device(const char *dev);
+MUH_API const char *hw_builtin_for_device(const char *dev);
 
 /* 1 when a and b name the same device: equal as names (case, spaces and
  * underscores aside), or one is a built-in profile and the other its
  * device name. */
-int hw_same_device(const char *a, const char *b);
+MUH_API int hw_same_device(const char *a, const char *b);
+
+MUH_END_DECLS
 
 #endif

@@ -27,6 +27,10 @@
 #include "muh/diag.h"
 #include "muh/spec.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 #define KB_NAME 48
 #define KB_TEXT 200
 
@@ -59,29 +63,29 @@ typedef struct kb_cccl {
  * $CUDA_HOME, $CUDA_PATH, /usr/local/cuda and /usr/include, each directly and
  * under include/cccl. Writes it to dir. Returns MUH_OK, or MUH_EENV with d
  * saying where it looked. */
-int kb_cccl_find(const char *hint, char *dir, size_t n, muh_diag *d);
+MUH_API int kb_cccl_find(const char *hint, char *dir, size_t n, muh_diag *d);
 
 /* Reads every tuning_*.cuh of path (a directory found as by kb_cccl_find, or
  * one header file) into *kb, which must be zeroed. Returns MUH_OK (kb->n may
  * be 0 only when no header has a policy), MUH_EENV (nothing found or
  * unreadable), MUH_ENOMEM. */
-int kb_cccl_read(const char *path, kb_cccl *kb, muh_diag *d);
+MUH_API int kb_cccl_read(const char *path, kb_cccl *kb, muh_diag *d);
 
 /* Parses one header's text (len bytes) as algorithm `algorithm`, file name
  * `file` (for the records), appending to *kb. Returns MUH_OK or MUH_ENOMEM. */
-int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const char *file, kb_cccl *kb);
+MUH_API int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const char *file, kb_cccl *kb);
 
-void kb_cccl_free(kb_cccl *kb);
+MUH_API void kb_cccl_free(kb_cccl *kb);
 
 /* The policy CUB's ChainedPolicy dispatch runs on architecture cc for this
  * algorithm and agent (agent NULL: any): the hub policy (no variant) with the
  * greatest cc <= the target whose threads are known. NULL if none. */
-const kb_policy *kb_cccl_select(const kb_cccl *kb, const char *algorithm, const char *agent, int cc);
+MUH_API const kb_policy *kb_cccl_select(const kb_cccl *kb, const char *algorithm, const char *agent, int cc);
 
 /* Whether p applies on architecture cc: the selected hub policy of its
  * agent, or a specialization (smNN_tuning) with the greatest NN <= cc among
  * the algorithm's specializations. */
-int kb_cccl_applies(const kb_cccl *kb, const kb_policy *p, int cc);
+MUH_API int kb_cccl_applies(const kb_cccl *kb, const kb_policy *p, int cc);
 
 /* A seed derived from one policy through a spec's mapping. */
 typedef struct kb_seed {
@@ -99,8 +103,10 @@ typedef struct kb_seed {
  * Seeds of policies that apply on architecture cc come first; duplicates
  * are dropped (the first kept). Returns MUH_OK, MUH_EINPUT (no or bad
  * mapping; d at its place in the spec), MUH_ENOMEM. */
-int kb_cccl_seeds(const kb_cccl *kb, const muh_spec *s, int cc, kb_seed **out, size_t *nout, muh_diag *d);
+MUH_API int kb_cccl_seeds(const kb_cccl *kb, const muh_spec *s, int cc, kb_seed **out, size_t *nout, muh_diag *d);
 
-void kb_seeds_free(kb_seed *v, size_t n);
+MUH_API void kb_seeds_free(kb_seed *v, size_t n);
+
+MUH_END_DECLS
 
 #endif

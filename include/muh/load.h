@@ -21,6 +21,10 @@
 
 #include "muh/diag.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct load_opts {
 	char url[512];            /* server base, "http://127.0.0.1:8080" */
 	char endpoint[64];        /* "/v1/completions" (default) or "/v1/chat/completions" */
@@ -56,7 +60,7 @@ typedef struct load_result {
 } load_result;
 
 /* Fills o with the defaults written above (url empty). */
-void load_defaults(load_opts *o);
+MUH_API void load_defaults(load_opts *o);
 
 /* Sets one option from text, as spec files (load: block) and the CLI write
  * it: key is the field name (concurrency, rate, burstiness, requests,
@@ -64,38 +68,38 @@ void load_defaults(load_opts *o);
  * dataset, ignore_eos, request_timeout, slo_ttft, slo_tpot, deadline,
  * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
  * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
-int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
+MUH_API int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
 
 /* Checks o as a whole (url set, counts in range, prefix_tokens <=
  * prompt_tokens, ...). Returns MUH_OK or MUH_EINPUT with d saying why. */
-int load_opts_check(const load_opts *o, muh_diag *d);
+MUH_API int load_opts_check(const load_opts *o, muh_diag *d);
 
 /* Runs the load against o->url. Server-side failures (refused, reset, HTTP
  * errors, timeouts, malformed SSE) are counted in r, never fatal; returns
  * MUH_EENV only when curl itself cannot start, MUH_EINPUT for bad opts or an
  * unreadable dataset (d says why), MUH_ENOMEM when memory runs out. */
-int load_run(const load_opts *o, load_result *r, muh_diag *d);
+MUH_API int load_run(const load_opts *o, load_result *r, muh_diag *d);
 
 /* GET url within timeout_s; returns the HTTP status (0 when nothing
  * answered) and, when body is not NULL, the body (malloc'd, NUL-terminated,
  * NULL when empty; at most 1 MiB) through *body. Proxies are never used. */
-long load_http_get(const char *url, double timeout_s, char **body);
+MUH_API long load_http_get(const char *url, double timeout_s, char **body);
 
 /* Polls GET url+path (path NULL or "": /health) every 0.2 s until it
  * answers 200 or timeout_s passes. Returns MUH_OK, or MUH_EENV with d
  * saying what the last answer was. */
-int load_wait_ready(const char *url, const char *path, double timeout_s, muh_diag *d);
+MUH_API int load_wait_ready(const char *url, const char *path, double timeout_s, muh_diag *d);
 
 /* The result as named metrics (names: output_tokens_per_s, requests_per_s,
  * goodput_rps, errors, truncated, ok, prompt_tokens, completion_tokens,
  * ttft_p50, ttft_p90, ttft_p99, ttft_mean, itl_p50.., tpot_p50..,
  * e2e_p50..). Fills at most max; returns the count. names point to static
  * strings. */
-size_t load_metrics(const load_result *r, const char **names, double *values, size_t max);
+MUH_API size_t load_metrics(const load_result *r, const char **names, double *values, size_t max);
 
 /* The result as a JSON object (seconds; NAN as null). malloc'd; NULL when
  * out of memory. */
-char *load_result_to_json(const load_result *r);
+MUH_API char *load_result_to_json(const load_result *r);
 
 /* ---- the pieces, exposed for tests and for clients with their own loop ---- */
 
@@ -103,7 +107,7 @@ char *load_result_to_json(const load_result *r);
  * interpolation between order statistics (numpy's default): p(q) =
  * x[floor(h)] + (h - floor(h)) * (x[floor(h)+1] - x[floor(h)]), h = q*(n-1).
  * n == 0 gives all NAN. */
-load_dist load_dist_of(double *x, size_t n);
+MUH_API load_dist load_dist_of(double *x, size_t n);
 
 /* An incremental reader of a text/event-stream: fed bytes in any split, it
  * calls on_data once per event with the event's data (its data: lines joined
@@ -121,13 +125,13 @@ typedef struct load_sse {
 
 typedef void (*load_sse_fn)(void *ctx, const char *data, size_t len);
 
-void load_sse_init(load_sse *p);
+MUH_API void load_sse_init(load_sse *p);
 /* Feeds n bytes; calls fn(ctx, data, len) for each event they complete. */
-void load_sse_feed(load_sse *p, const char *bytes, size_t n, load_sse_fn fn, void *ctx);
+MUH_API void load_sse_feed(load_sse *p, const char *bytes, size_t n, load_sse_fn fn, void *ctx);
 /* The stream ended: dispatches a last line and event that lacked their
  * terminators. */
-void load_sse_finish(load_sse *p, load_sse_fn fn, void *ctx);
-void load_sse_free(load_sse *p);
+MUH_API void load_sse_finish(load_sse *p, load_sse_fn fn, void *ctx);
+MUH_API void load_sse_free(load_sse *p);
 
 /* The prompts of a run: synthetic (seeded words, made when asked for) or
  * read from o->dataset (request i sends text[i % n]). */
@@ -149,11 +153,13 @@ typedef struct load_prompts {
  * the same seed gives the same prompts. A dataset gives its prompts in file
  * order. Returns MUH_OK, MUH_EINPUT with d naming file:line for an
  * unreadable or malformed dataset, or MUH_ENOMEM. */
-int load_prompts_build(const load_opts *o, load_prompts *p, muh_diag *d);
+MUH_API int load_prompts_build(const load_opts *o, load_prompts *p, muh_diag *d);
 
 /* The prompt of request i: valid until the next call on p; NULL when out of
  * memory. */
-const char *load_prompt_at(load_prompts *p, size_t i);
-void load_prompts_free(load_prompts *p);
+MUH_API const char *load_prompt_at(load_prompts *p, size_t i);
+MUH_API void load_prompts_free(load_prompts *p);
+
+MUH_END_DECLS
 
 #endif

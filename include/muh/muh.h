@@ -12,6 +12,10 @@
 #ifndef MUH_MUH_H
 #define MUH_MUH_H
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 #define MUH_VERSION "0.1.0"
 
 enum muh_status {
@@ -28,5 +32,7 @@ enum muh_status {
 #include "muh/hw.h"
 #include "muh/spec.h"
 #include "muh/space.h"
+
+MUH_END_DECLS
 
 #endif

@@ -28,6 +28,10 @@
 #include "muh/eval.h"
 #include "muh/spec.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 #define OBJECTIVE_MAX_SLO 16
 
 enum objective_op { OBJ_LT, OBJ_LE, OBJ_GT, OBJ_GE, OBJ_EQ, OBJ_NE };
@@ -47,21 +51,21 @@ typedef struct muh_objective {
 } muh_objective;
 
 /* {minimize: time}, no SLOs. */
-void objective_default(muh_objective *o);
+MUH_API void objective_default(muh_objective *o);
 
 /* Reads objective.* of spec s into *o (the default when absent). metrics
  * lists the names the spec's backend measures (NULL-terminated; "time" is
  * always known); an unknown metric, a bad SLO or an unknown key under
  * objective: is MUH_EINPUT at its file:line:col, naming what was expected. */
-int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objective *o, muh_diag *d);
+MUH_API int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objective *o, muh_diag *d);
 
 /* 1 when o is the plain {minimize: time} of kernel specs. */
-int objective_is_time(const muh_objective *o);
+MUH_API int objective_is_time(const muh_objective *o);
 
 /* The score strategies minimize: the metric (minimize) or its reciprocal
  * (maximize). NAN when m is not ok or lacks the metric, or a maximized
  * metric is not positive. */
-double objective_score(const muh_objective *o, const muh_measurement *m);
+MUH_API double objective_score(const muh_objective *o, const muh_measurement *m);
 
 /* The score a search minimizes when SLOs may be missed: the score for a
  * feasible measurement; for one that misses SLOs, OBJECTIVE_PENALTY x (1 +
@@ -70,14 +74,14 @@ double objective_score(const muh_objective *o, const muh_measurement *m);
  * search has somewhere to go when nothing meets the SLOs yet). *feasible
  * (may be NULL) says which. NAN when objective_score is NAN. */
 #define OBJECTIVE_PENALTY 1e12
-double objective_search_score(const muh_objective *o, const muh_measurement *m, int *feasible);
+MUH_API double objective_search_score(const muh_objective *o, const muh_measurement *m, int *feasible);
 
 /* The metric's value back from a score (what a person reads). */
-double objective_value(const muh_objective *o, double score);
+MUH_API double objective_value(const muh_objective *o, double score);
 
 /* 1 when ok measurement m meets every SLO; else 0, with the first missed
  * one written into why ("ttft_p99 = 2.41 s, needs <= 2s"). */
-int objective_feasible(const muh_objective *o, const muh_measurement *m, char *why, size_t n);
+MUH_API int objective_feasible(const muh_objective *o, const muh_measurement *m, char *why, size_t n);
 
 /* The two winners of a set of measurements under an objective: the best
  * that meets every SLO, and the best ignoring them (the throughput winner
@@ -89,21 +93,23 @@ typedef struct objective_winners {
 	char why_any[256]; /* the SLO key_any misses ("" when it meets them) */
 } objective_winners;
 
-void objective_winners_init(objective_winners *w);
+MUH_API void objective_winners_init(objective_winners *w);
 /* Offers measurement m of the variant called key. Returns 1 when m is ok
  * and meets every SLO, else 0 with the first missed SLO in why (n bytes;
  * why may be NULL). */
-int objective_winners_offer(objective_winners *w, const muh_objective *o, const char *key,
+MUH_API int objective_winners_offer(objective_winners *w, const muh_objective *o, const char *key,
 			    const muh_measurement *m, char *why, size_t n);
 
 /* "s" for latencies and times, "tok/s", "req/s", "" for counts. */
-const char *objective_metric_unit(const char *name);
+MUH_API const char *objective_metric_unit(const char *name);
 
 /* Writes value of metric name for a person: "812.5 tok/s", "210.3 ms". */
-void objective_format(const char *name, double value, char *buf, size_t n);
+MUH_API void objective_format(const char *name, double value, char *buf, size_t n);
 
 /* The objective as one line: "maximize output_tokens_per_s subject to
  * ttft_p99 <= 2s, errors == 0". */
-void objective_describe(const muh_objective *o, char *buf, size_t n);
+MUH_API void objective_describe(const muh_objective *o, char *buf, size_t n);
+
+MUH_END_DECLS
 
 #endif

@@ -43,6 +43,10 @@
 #include "muh/eval.h"
 #include "muh/strategy.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_pool muh_pool;
 
 typedef struct pool_opts {
@@ -72,22 +76,22 @@ typedef struct pool_result {
 /* Starts the workers and opens every one's evaluator; all must report the
  * same device model. MUH_EENV when a worker cannot start (d says which and
  * why), MUH_EINPUT for mixed device models or bad options. */
-int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d);
+MUH_API int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d);
 
 /* Queues cfg (o->nparams value indices) under tag. MUH_OK or MUH_ENOMEM. */
-int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag);
+MUH_API int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag);
 
 /* Waits for the next finished variant. MUH_OK with *r filled; MUH_EFINDING
  * when nothing is queued or in flight, or *stop (may be NULL) was set (the
  * variants in flight are then abandoned: pool_close stops their workers);
  * MUH_EENV when no worker is left. */
-int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, muh_diag *d);
+MUH_API int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, muh_diag *d);
 
-size_t pool_size(const muh_pool *p);      /* workers alive */
-size_t pool_idle(const muh_pool *p);      /* alive and without a variant */
-size_t pool_pending(const muh_pool *p);   /* queued + in flight */
-size_t pool_restarts(const muh_pool *p);  /* workers started again after dying */
-const char *pool_device(const muh_pool *p); /* the device model every worker has */
+MUH_API size_t pool_size(const muh_pool *p);      /* workers alive */
+MUH_API size_t pool_idle(const muh_pool *p);      /* alive and without a variant */
+MUH_API size_t pool_pending(const muh_pool *p);   /* queued + in flight */
+MUH_API size_t pool_restarts(const muh_pool *p);  /* workers started again after dying */
+MUH_API const char *pool_device(const muh_pool *p); /* the device model every worker has */
 
 /* The search of session s measured by pool p (src/session_pool.c): batches
  * from session_next to every idle worker, the store answering first,
@@ -96,25 +100,27 @@ const char *pool_device(const muh_pool *p); /* the device model every worker has
  * strategy.h; *stop (may be NULL) set stops it after the results in hand.
  * r (free with strategy_result_free) is the session's history. */
 struct muh_session;
-int session_tune_pool(struct muh_session *s, muh_pool *p, strategy_event_fn on_event, void *ctx,
+MUH_API int session_tune_pool(struct muh_session *s, muh_pool *p, strategy_event_fn on_event, void *ctx,
 		      strategy_result *r, const volatile sig_atomic_t *stop, muh_diag *d);
 
 /* Stops the workers (quit, then SIGKILL after a grace) and frees p. */
-void pool_close(muh_pool *p);
+MUH_API void pool_close(muh_pool *p);
 
 /* The worker's side: serves the protocol on in_fd/out_fd until "quit" or end
  * of input. Its own stdout is moved to stderr first so that nothing a backend
  * prints can be mistaken for a reply. Returns 0 at a clean end. */
-int pool_worker_serve(int in_fd, int out_fd);
+MUH_API int pool_worker_serve(int in_fd, int out_fd);
 
 /* 1 when libmuh was built with MPI (pool_opts.mpi works). */
-int pool_mpi_available(void);
+MUH_API int pool_mpi_available(void);
 
 /* MPI: call from main() of every rank before anything else that reads argv;
  * returns the rank (0 when MPI is absent or not launched by mpirun) and sets
  * *size. Ranks above 0 should then call pool_mpi_serve() and exit with it. */
-int pool_mpi_init(int *argc, char ***argv, int *size);
-int pool_mpi_serve(void);
-void pool_mpi_finalize(void);
+MUH_API int pool_mpi_init(int *argc, char ***argv, int *size);
+MUH_API int pool_mpi_serve(void);
+MUH_API void pool_mpi_finalize(void);
+
+MUH_END_DECLS
 
 #endif

@@ -27,6 +27,10 @@
 #include "muh/space.h"
 #include "muh/strategy.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_replay muh_replay;
 
 /* Status codes a replay objective reports (strategy_measurement.status). */
@@ -47,41 +51,43 @@ typedef struct replay_stats {
 } replay_stats;
 
 /* An empty table for sp (which must outlive it). */
-int replay_new(const muh_space *sp, muh_replay **out);
-void replay_free(muh_replay *rp);
+MUH_API int replay_new(const muh_space *sp, muh_replay **out);
+MUH_API void replay_free(muh_replay *rp);
 
 /* Adds what was measured for cfg (valid in the space): time_s when status
  * is REPLAY_OK, else a failure described by status_text (copied; may be
  * NULL). The first entry for a configuration wins: returns 1 for a
  * duplicate, 0 when added, MUH_EINPUT when cfg is invalid, MUH_ENOMEM. */
-int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
+MUH_API int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
                const char *status_text);
 /* One row of a source (a CSV line, a store's measurement), counted in the
  * stats: cfg NULL when a value is not one of the params' (outside); a cfg
  * the constraints reject is invalid; else replay_add, counting the row as
  * used (and failed) or duplicate. Returns MUH_OK or MUH_ENOMEM. */
-int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
+MUH_API int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
                    const char *status_text);
 
 /* Loads a CSV file into a new table. colmap maps params to columns whose
  * names differ: NULL-terminated "PARAM=COLUMN" strings, and "time=COLUMN"
  * for the time column (may be NULL). Returns MUH_OK, MUH_EINPUT (d says
  * where: a missing column, a malformed number), MUH_EENV (cannot read). */
-int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
+MUH_API int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
                     muh_replay **out, muh_diag *d);
 
-void replay_get_stats(const muh_replay *rp, replay_stats *st);
+MUH_API void replay_get_stats(const muh_replay *rp, replay_stats *st);
 
 /* What the table holds for cfg: 1 and *m filled when it has an entry, else
  * 0 (and *m says REPLAY_NOT_MEASURED). */
-int replay_lookup(const muh_replay *rp, const uint32_t *cfg, strategy_measurement *m);
+MUH_API int replay_lookup(const muh_replay *rp, const uint32_t *cfg, strategy_measurement *m);
 
 /* The best ok entry: its space index and time; 0 when there is none. */
-int replay_best(const muh_replay *rp, uint64_t *index, double *time_s);
+MUH_API int replay_best(const muh_replay *rp, uint64_t *index, double *time_s);
 
 /* A strategy_objective over a table (ctx is the muh_replay *). Never
  * fails: a configuration without an entry is a failed variant
  * (REPLAY_NOT_MEASURED, "not_measured"). */
-int replay_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m);
+MUH_API int replay_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m);
+
+MUH_END_DECLS
 
 #endif

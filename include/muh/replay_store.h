@@ -23,6 +23,10 @@
 #include "muh/store.h"
 #include "muh/strategy.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* The backend name of replayed runs. */
 #define REPLAY_STORE_BACKEND "replay"
 
@@ -35,23 +39,25 @@ typedef struct replay_store replay_store;
  * replay_store_put);
  * source names what is replayed (for the failure text). MUH_OK and *out,
  * or store_open's / store_begin_run's error with d set. */
-int replay_store_open(const char *db, const muh_space *sp, size_t instance, const char *hw_profile,
+MUH_API int replay_store_open(const char *db, const muh_space *sp, size_t instance, const char *hw_profile,
 		      const char *source, int fresh, strategy_objective inner, void *inner_ctx,
 		      replay_store **out, muh_diag *d);
 /* Stores m, the answer given for cfg (valid in the space). MUH_OK, or
  * MUH_EENV when the store cannot be written (MUH_ENOMEM). A variant already
  * in the run keeps its row. */
-int replay_store_put(replay_store *rs, const uint32_t *cfg, const strategy_measurement *m);
+MUH_API int replay_store_put(replay_store *rs, const uint32_t *cfg, const strategy_measurement *m);
 /* A strategy_objective (ctx is the replay_store *): asks the inner
  * objective, then stores its answer. A store error ends the search
  * (MUH_EENV). */
-int replay_store_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m);
+MUH_API int replay_store_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m);
 /* The run written to, and the store (owned by rs). */
-int64_t replay_store_run(const replay_store *rs);
-muh_store *replay_store_store(const replay_store *rs);
+MUH_API int64_t replay_store_run(const replay_store *rs);
+MUH_API muh_store *replay_store_store(const replay_store *rs);
 /* 1 when the run existed and was resumed. */
-int replay_store_resumed(const replay_store *rs);
+MUH_API int replay_store_resumed(const replay_store *rs);
 /* Closes the store; rs may be NULL. */
-void replay_store_close(replay_store *rs);
+MUH_API void replay_store_close(replay_store *rs);
+
+MUH_END_DECLS
 
 #endif

@@ -39,6 +39,10 @@
 
 #include "muh/diag.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_surface muh_surface;
 
 enum scan_verdict { SCAN_LIVE = 0, SCAN_DEAD, SCAN_UNSAFE, SCAN_PLATFORM, SCAN_UNKNOWN };
@@ -131,33 +135,33 @@ typedef struct scan_excluded_path {
  * does not exist or is neither a directory nor a .py file (d says so),
  * MUH_EENV on an I/O error, MUH_ENOMEM. Syntax errors in files are not
  * errors of the scan: see scan_ndiags. */
-int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d);
+MUH_API int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d);
 
-void scan_free(muh_surface *s);
+MUH_API void scan_free(muh_surface *s);
 
-size_t scan_nknobs(const muh_surface *s);
-const muh_knob *scan_knob(const muh_surface *s, size_t i);
+MUH_API size_t scan_nknobs(const muh_surface *s);
+MUH_API const muh_knob *scan_knob(const muh_surface *s, size_t i);
 /* The knob with this id, or NULL. */
-const muh_knob *scan_find(const muh_surface *s, const char *id);
+MUH_API const muh_knob *scan_find(const muh_surface *s, const char *id);
 
-const char *scan_root(const muh_surface *s);
-size_t scan_nfiles(const muh_surface *s);  /* .py files parsed */
-size_t scan_nbytes(const muh_surface *s);  /* their total size */
-double scan_seconds(const muh_surface *s); /* wall time of scan_tree */
+MUH_API const char *scan_root(const muh_surface *s);
+MUH_API size_t scan_nfiles(const muh_surface *s);  /* .py files parsed */
+MUH_API size_t scan_nbytes(const muh_surface *s);  /* their total size */
+MUH_API double scan_seconds(const muh_surface *s); /* wall time of scan_tree */
 /* What the cache did: NULL without one, "hit", "miss (stored)", or why it
  * could not be used ("unavailable: PATH: ...", "not stored: ..."). */
-const char *scan_cache_status(const muh_surface *s);
+MUH_API const char *scan_cache_status(const muh_surface *s);
 
 /* Files that did not parse cleanly (first error of each, as file:line:col
  * with the source line). The scan continued past them. */
-size_t scan_ndiags(const muh_surface *s);
+MUH_API size_t scan_ndiags(const muh_surface *s);
 
 /* The .py files left out by scan_options' exclusion rules, in path order. */
-size_t scan_nexcluded(const muh_surface *s);
-const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i);
-const muh_diag *scan_diag(const muh_surface *s, size_t i);
+MUH_API size_t scan_nexcluded(const muh_surface *s);
+MUH_API const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i);
+MUH_API const muh_diag *scan_diag(const muh_surface *s, size_t i);
 
-const char *scan_verdict_name(enum scan_verdict v);
+MUH_API const char *scan_verdict_name(enum scan_verdict v);
 
 /* Priority of a knob for the person tuning (src/scan_rank.c, docs/scan.md):
  * P0 reaches a kernel launch or the scheduler (or is unsafe), P1 other live
@@ -166,18 +170,20 @@ const char *scan_verdict_name(enum scan_verdict v);
 enum scan_priority { SCAN_P0 = 0, SCAN_P1, SCAN_P2, SCAN_PLOW };
 /* The priority of every knob, indexed like scan_knob (malloc'd, caller
  * frees; NULL when out of memory). */
-int *scan_rank(const muh_surface *s);
-const char *scan_priority_name(int p); /* "P0" "P1" "P2" "low" */
+MUH_API int *scan_rank(const muh_surface *s);
+MUH_API const char *scan_priority_name(int p); /* "P0" "P1" "P2" "low" */
 
 /* The surface as JSON text (malloc'd, caller frees; NULL when out of
  * memory): {"root", "files", "knobs": [{id, file, line, name, kind, value,
  * verdict, unsafe_values, evidence}], "spans": {id: {...}}, "syntax_errors"}.
  * See docs/scan.md. */
-char *scan_to_json(const muh_surface *s);
+MUH_API char *scan_to_json(const muh_surface *s);
 
 /* Writes one starter spec (muh's YAML: target, params, defaults) per group of
  * live knobs with constant values into dir (created if missing). A group is
  * the knobs of one function (or module) of one file. *nwritten gets the count. */
-int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d);
+MUH_API int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d);
+
+MUH_END_DECLS
 
 #endif

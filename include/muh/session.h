@@ -52,6 +52,10 @@
 #include "muh/store.h"
 #include "muh/strategy.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_session muh_session;
 struct transfer_seeds; /* transfer_seeds.h */
 
@@ -103,32 +107,32 @@ typedef struct muh_session_opts {
  * run in the store, or loads the replay. MUH_EINPUT with d at what the user
  * wrote; MUH_EENV when the backend or the store cannot start (d->msg says
  * why, d->line 0). *out is NULL on error. */
-int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d);
+MUH_API int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d);
 /* Opens what the session measures with, as opts asked: the evaluator (its
  * backend probed, the prefetch pool sized to opts.jobs), the store's run
  * (begun or resumed), or the replay table. Apart from session_open so that
  * a caller can check its own arguments against the space first (a budget
  * in percent) and print what was loaded. MUH_EINPUT with d for the replay
  * file or the target; MUH_EENV when the backend or the store cannot start. */
-int session_start(muh_session *s, muh_diag *d);
-void session_close(muh_session *s);
+MUH_API int session_start(muh_session *s, muh_diag *d);
+MUH_API void session_close(muh_session *s);
 /* Replaces the search options (strategy, budget, time, seed, seeds) given
  * to session_open; before session_tune or the first session_next. */
-void session_set_search(muh_session *s, const strategy_opts *search);
+MUH_API void session_set_search(muh_session *s, const strategy_opts *search);
 
 /* What the session holds, for printing. */
-const muh_spec *session_spec(const muh_session *s);
-const muh_space *session_space(const muh_session *s);
-const muh_hw *session_hw(const muh_session *s); /* NULL: no profile */
-const muh_target *session_target(const muh_session *s); /* NULL unless opts.measure */
-const muh_objective *session_objective(const muh_session *s);
-muh_evaluator *session_evaluator(muh_session *s);
-muh_store *session_store(muh_session *s); /* NULL without opts.db */
+MUH_API const muh_spec *session_spec(const muh_session *s);
+MUH_API const muh_space *session_space(const muh_session *s);
+MUH_API const muh_hw *session_hw(const muh_session *s); /* NULL: no profile */
+MUH_API const muh_target *session_target(const muh_session *s); /* NULL unless opts.measure */
+MUH_API const muh_objective *session_objective(const muh_session *s);
+MUH_API muh_evaluator *session_evaluator(muh_session *s);
+MUH_API muh_store *session_store(muh_session *s); /* NULL without opts.db */
 /* The transfer seeds session_start gathered (none before it). */
-const struct transfer_seeds *session_transfer_seeds(const muh_session *s);
+MUH_API const struct transfer_seeds *session_transfer_seeds(const muh_session *s);
 /* The problem instance: "NAME=VALUE,..." in spec order ("" without symbols). */
-const char *session_problem(const muh_session *s);
-size_t session_instance(const muh_session *s);
+MUH_API const char *session_problem(const muh_session *s);
+MUH_API size_t session_instance(const muh_session *s);
 
 typedef struct session_store_info {
 	int open;            /* a store is open */
@@ -141,7 +145,7 @@ typedef struct session_store_info {
 	double noise;        /* NAN until session_noise */
 	int noisy;
 } session_store_info;
-void session_store_stats(const muh_session *s, session_store_info *out);
+MUH_API void session_store_stats(const muh_session *s, session_store_info *out);
 
 typedef struct session_replay_info {
 	int open;             /* the session answers from a replay */
@@ -152,14 +156,14 @@ typedef struct session_replay_info {
 	uint64_t best_index;  /* then: the exhaustive best */
 	double best_s;
 } session_replay_info;
-void session_replay_stats(const muh_session *s, session_replay_info *out);
+MUH_API void session_replay_stats(const muh_session *s, session_replay_info *out);
 
 /* The machine's noise: the defaults timed twice, and again (up to 3 pairs)
  * while the two differ by more than measure.max_noise; stored with the run.
  * MUH_OK with *noise and *noisy (the run is noisy: its speedup has no
  * confidence interval); MUH_EFINDING with d->msg when the defaults are not
  * valid or fail; another error when the evaluator cannot go on. */
-int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d);
+MUH_API int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d);
 
 /* One finished variant, as the session reports it. */
 typedef struct session_result {
@@ -175,73 +179,111 @@ typedef struct session_result {
  * *out (may be NULL) holds the score; its pointers live until the next call.
  * MUH_OK whenever a result was recorded, whatever its status; MUH_EENV when
  * the evaluator or the store cannot go on. */
-int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
+MUH_API int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
 
 /* Records a measurement the caller made itself (online tuning): time_s
  * seconds for cfg, or a failure (status != 0, time_s ignored). With a store
  * it is stored as a one-sample measurement. MUH_EINPUT when cfg is not valid. */
-int session_record(muh_session *s, const uint32_t *cfg, double time_s, int status, muh_diag *d);
+MUH_API int session_record(muh_session *s, const uint32_t *cfg, double time_s, int status, muh_diag *d);
 
 /* Answers cfg without measuring when it can: told already, or a row of the
  * store's run (then told to the strategy). 1 with *out (may be NULL) when
  * answered, 0 when cfg must be measured, negative -status on error. */
-int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
+MUH_API int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d);
 
 /* Records a whole measurement made elsewhere (a pool's worker): stored in
  * the run (when another process stored it first, that row is what counts),
  * scored, learned from by the hidden constraints and told to the strategy.
  * m stays the caller's. MUH_OK, or the store's error. */
-int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
+MUH_API int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
 			       session_result *out, muh_diag *d);
 
 /* Sets the machine's noise measured elsewhere (a pool times the defaults);
  * stored with the run when the first variant is. */
-void session_set_noise(muh_session *s, double noise, int noisy);
+MUH_API void session_set_noise(muh_session *s, double noise, int noisy);
 
 /* What the session was told, in order, as a strategy_result (records,
  * best, defaults first when they were told first, stop). Free with
  * strategy_result_free. MUH_OK or MUH_ENOMEM. */
-int session_history(const muh_session *s, strategy_result *r);
+MUH_API int session_history(const muh_session *s, strategy_result *r);
 
 /* Proposes up to k variants to measure next, writing k * nparams value
  * indices to cfgs; returns how many (0: the strategy has nothing more to
  * propose now; with variants pending, tell their results and ask again).
  * A variant proposed and not yet told stays pending: never proposed twice.
  * Negative: -status on an error. */
-long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d);
+MUH_API long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d);
 /* Variants proposed and not yet measured or recorded. */
-size_t session_pending(const muh_session *s);
+MUH_API size_t session_pending(const muh_session *s);
 /* 1 when the budget is spent (every proposal told) or the space exhausted. */
-int session_done(const muh_session *s);
+MUH_API int session_done(const muh_session *s);
 
 /* The best variant recorded so far under the objective: 1 and its
  * configuration in cfg (may be NULL) and its score in *score (may be NULL),
  * or 0 when none is ok. */
-int session_best(const muh_session *s, uint32_t *cfg, double *score);
+MUH_API int session_best(const muh_session *s, uint32_t *cfg, double *score);
 
 /* Runs the search: the strategy proposes, the session measures (store
  * first), with compile-first when opts.jobs > 0, and on_event is called for
  * every finished variant (strategy.h). r must be freed with
  * strategy_result_free whatever the return value. After drift
  * re-measurements r holds the store's newer values. */
-int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d);
+MUH_API int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy_result *r, muh_diag *d);
 
 typedef struct session_prepare_info {
 	int ran;        /* batch prepares that ran */
 	size_t asked, done;
-	double seconds;
+	double seconds;     /* their wall time, the background ones' included */
+	double blocking_s;  /* of which the session waited for (the first batch) */
+	int background;     /* batches that ran while the session measured */
 	int capped;     /* only the first asked of the list were handed over */
 	char note[MUH_DIAG_MSG]; /* set when a batch did not run or was cut short */
 } session_prepare_info;
 /* What session_tune's compile-first prepared. */
-void session_prepare_stats(const muh_session *s, session_prepare_info *out);
+MUH_API void session_prepare_stats(const muh_session *s, session_prepare_info *out);
+
+/* How busy the device was during session_tune: the time inside timed
+ * launches (every sample of every variant measured, drift checks
+ * included) over the search's wall time. */
+typedef struct session_busy_info {
+	double wall_s;     /* the search, start to end */
+	double launches_s; /* the sum of every sample: time inside timed launches */
+	double steps_s;    /* the timing steps' wall time (warm-ups and samples) */
+	double builds_s;   /* the build steps' wall time */
+	double prepare_s;  /* compile-first's batch prepares the search waited for (inside wall_s) */
+	long long measured;
+} session_busy_info;
+MUH_API void session_busy(const muh_session *s, session_busy_info *out);
+
+/* Ranking at the clocks that ship: after the search, on a GPU whose SM
+ * clock falls under sustained load, the best measure.retime_top variants
+ * are timed again after measure.retime_warm seconds of load each (the
+ * measure.gpu_warm mechanism), and the winner is the fastest there. The
+ * first (the search's best) is re-timed first: when its clock held
+ * (within 1% of the burst clock) the burst ranking stands. */
+typedef struct session_sustained_row {
+	char key[1024];
+	double burst_s, burst_mhz;         /* as the search measured it */
+	double sustained_s, sustained_mhz; /* re-timed; NAN when not ok */
+	int burst_rank;                    /* 1-based, in the search's ranking */
+} session_sustained_row;
+typedef struct session_sustained_info {
+	int ran;         /* the re-timing ran */
+	int fell;        /* the SM clock fell: the rows' sustained ranking names the winner */
+	size_t n;
+	const session_sustained_row *rows;
+	size_t winner;   /* with fell: the row of the winner */
+	double warm_s;
+	char why[256];   /* why it did not run, or what it found */
+} session_sustained_info;
+MUH_API void session_sustained(const muh_session *s, session_sustained_info *out);
 
 /* The metrics JSON of the variant just answered by session_tune's
  * objective (for --json events), or NULL. */
-const char *session_last_metrics(const muh_session *s);
+MUH_API const char *session_last_metrics(const muh_session *s);
 
 /* 1 when a score is an SLO miss's penalized one (objective_search_score). */
-int session_is_slo_miss(double score);
+MUH_API int session_is_slo_miss(double score);
 
 /* Measures a list of n configurations in order (muh eval): every valid one
  * not yet in the store, at most limit (< 0: no limit), compile-first with
@@ -250,7 +292,7 @@ int session_is_slo_miss(double score);
  * invalid, not measured). prepared (may be NULL) gets what the batch
  * prepare did. on_row returning nonzero stops after that row. Returns
  * MUH_OK, or the evaluator's or the store's error. */
-int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg), void *ctx,
+MUH_API int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg), void *ctx,
 		 long long limit, int (*on_row)(void *ctx, const session_result *r), session_prepare_info *prepared,
 		 muh_diag *d);
 
@@ -283,16 +325,18 @@ typedef struct session_verify_result {
  * with *r filled; MUH_EINPUT with d->msg when from_key is malformed or not
  * valid or the defaults are not (r->suggest then holds a base for them);
  * the evaluator's error otherwise. Free r with session_verify_free. */
-int session_verify(muh_session *s, const char *from_key, session_verify_result *r, muh_diag *d);
-void session_verify_free(session_verify_result *r);
+MUH_API int session_verify(muh_session *s, const char *from_key, session_verify_result *r, muh_diag *d);
+MUH_API void session_verify_free(session_verify_result *r);
 
 /* The problem instances a --problem argument names: "all", indices ("3",
  * "0,2"), or values ("M=256", "M=256,M=1024": the same name twice is either,
  * different names both). Writes them ascending into out (at most cap) and
  * returns how many; -1 with d->msg when the text names none or an unknown
  * symbol or value (the message lists the instances). */
-long session_parse_problem(const muh_spec *s, const char *text, size_t *out, size_t cap, muh_diag *d);
+MUH_API long session_parse_problem(const muh_spec *s, const char *text, size_t *out, size_t cap, muh_diag *d);
 /* The problem instance as the store records it ("NAME=VALUE,...", spec order). */
-void session_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
+MUH_API void session_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
+
+MUH_END_DECLS
 
 #endif

@@ -25,6 +25,10 @@
 #include "muh/diag.h"
 #include "muh/value.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 enum spec_format { SPEC_MUH = 0, SPEC_CAFF = 1, SPEC_KT_T1 = 2 };
 
 typedef struct muh_param {
@@ -81,27 +85,29 @@ typedef struct muh_spec {
 
 /* Reads path. On error returns MUH_EINPUT (bad content; d has file:line:col)
  * or MUH_EENV (cannot read the file). */
-int spec_load(const char *path, muh_spec **out, muh_diag *d);
+MUH_API int spec_load(const char *path, muh_spec **out, muh_diag *d);
 
 /* Parses text as if read from path (path is used in diagnostics only). */
-int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, muh_diag *d);
+MUH_API int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, muh_diag *d);
 
-void spec_free(muh_spec *s);
+MUH_API void spec_free(muh_spec *s);
 
 /* Value of a flattened key, or NULL. */
-const muh_kv *spec_kv(const muh_spec *s, const char *key);
+MUH_API const muh_kv *spec_kv(const muh_spec *s, const char *key);
 
 /* Number of problem instances (product of problem symbol value counts, at
  * least 1) and the value of symbol k in instance i. */
-size_t spec_ninstances(const muh_spec *s);
-muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance);
+MUH_API size_t spec_ninstances(const muh_spec *s);
+MUH_API muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance);
 /* Instance i's problem values as runs record them: "M=2048,N=14336" (empty
  * with no problem symbols). Writes at most n bytes. */
-void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
+MUH_API void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);
 
 /* Sets d's location to (line, col) in s. */
-void spec_diag_at(const muh_spec *s, muh_diag *d, int line, int col);
+MUH_API void spec_diag_at(const muh_spec *s, muh_diag *d, int line, int col);
 
-const char *spec_format_name(enum spec_format f);
+MUH_API const char *spec_format_name(enum spec_format f);
+
+MUH_END_DECLS
 
 #endif

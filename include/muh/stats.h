@@ -13,6 +13,10 @@
 
 #include <stddef.h>
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct stats_summary {
 	size_t n;
 	double median, min, max, mad, ci_lo, ci_hi, mean;
@@ -20,12 +24,14 @@ typedef struct stats_summary {
 
 /* Summarizes x[0..n) (not modified). n == 0 gives all NAN and n = 0.
  * Returns 0, or -1 when out of memory. */
-int stats_summarize(const double *x, size_t n, stats_summary *s);
+MUH_API int stats_summarize(const double *x, size_t n, stats_summary *s);
 
 /* True when the CI half-width is within frac of the median (the stopping rule). */
-int stats_converged(const stats_summary *s, double frac);
+MUH_API int stats_converged(const stats_summary *s, double frac);
 
 /* Median of x[0..n); sorts x in place. */
-double stats_median_inplace(double *x, size_t n);
+MUH_API double stats_median_inplace(double *x, size_t n);
+
+MUH_END_DECLS
 
 #endif

@@ -40,6 +40,10 @@
 #include "muh/eval.h"
 #include "muh/spec.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct muh_store muh_store;
 
 typedef struct store_run_info {
@@ -80,68 +84,68 @@ enum store_format { STORE_CSV = 0, STORE_JSON = 1, STORE_T4 = 2 };
  * MUH_EENV with d->msg naming path, and the file untouched, when it cannot
  * be opened or written, is not a muh store, fails PRAGMA quick_check or has a
  * schema_version newer than this muh's. */
-int store_open(const char *path, muh_store **out, muh_diag *d);
+MUH_API int store_open(const char *path, muh_store **out, muh_diag *d);
 /* Opens the store at path read-only (URI mode=ro; immutable=1 when its
  * directory is not writable, as WAL readers need a -shm file there): the
  * file, and its directory, are never written. Refuses what store_open
  * refuses, and also a missing or empty file. Writes through it fail. */
-int store_open_ro(const char *path, muh_store **out, muh_diag *d);
-void store_close(muh_store *st);
+MUH_API int store_open_ro(const char *path, muh_store **out, muh_diag *d);
+MUH_API void store_close(muh_store *st);
 
 /* Hex hash of a spec's text (what identifies "the same spec"). buf >= 17. */
-void store_spec_hash(const char *text, size_t len, char *buf);
+MUH_API void store_spec_hash(const char *text, size_t len, char *buf);
 
 /* Finds the latest run with ri's identity, or creates one; fresh != 0 deletes
  * the earlier runs (and their measurements) of that identity first. Sets
  * *run and *resumed (1 when an existing run was reopened). */
-int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t *run, int *resumed,
+MUH_API int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t *run, int *resumed,
 		    muh_diag *d);
 /* The latest run with this identity (backend/hw_profile may be NULL = any);
  * 0 when none. For replay. */
-int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
+MUH_API int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const char *backend,
 		   const char *hw_profile, int64_t *run, muh_diag *d);
 /* The latest run of a spec called spec_name, for this problem instance
  * with these problem values ("NAME=VALUE,...", as runs record them; NULL:
  * any),
  * whatever the spec's text (edited since, or a copy with other measure.*
  * settings); 0 when none. Writes the run's spec path into path (n bytes). */
-int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
+MUH_API int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
 			 int64_t *run, char *path, size_t n, muh_diag *d);
 
 /* Records the finished measurement m of v in run, in one transaction.
  * MUH_OK when m's row was inserted; STORE_KEPT (d->msg says so) when the
  * variant already had a measurement in run, which is left as it is: the
  * caller then uses that one (store_get), never its own m. */
-int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
+MUH_API int store_put(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
 /* Like store_put, but a measurement the variant already has in run is
  * replaced (a re-measurement after drift), in the same one transaction. */
-int store_replace(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
+MUH_API int store_replace(muh_store *st, int64_t run, const muh_variant *v, const muh_measurement *m, muh_diag *d);
 /* 1 when key has a finished measurement in run, 0 when not, <0 on error. */
-int store_has(muh_store *st, int64_t run, const char *key);
+MUH_API int store_has(muh_store *st, int64_t run, const char *key);
 /* Reads key's measurement in run into *m (caller frees). 1 found, 0 not. */
-int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m);
+MUH_API int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m);
 /* Number of measurements in run (all statuses). */
-int64_t store_count(muh_store *st, int64_t run);
+MUH_API int64_t store_count(muh_store *st, int64_t run);
 /* Records the machine noise estimate of run (a fraction). */
-int store_set_noise(muh_store *st, int64_t run, double noise);
+MUH_API int store_set_noise(muh_store *st, int64_t run, double noise);
 
 /* Claims key in run for this process before it measures it, in one
  * transaction with the checks: 1 claimed (measure it, store_put, then
  * store_release), 0 when key is already measured in run or claimed by a
  * live process (on this host; by pid), -1 on error (d->msg). The claim of a
  * dead process (kill -9) is taken over; a claim of this process is its own. */
-int store_claim(muh_store *st, int64_t run, const char *key, muh_diag *d);
+MUH_API int store_claim(muh_store *st, int64_t run, const char *key, muh_diag *d);
 /* Drops this process's claim of key in run (none: MUH_OK). */
-int store_release(muh_store *st, int64_t run, const char *key);
+MUH_API int store_release(muh_store *st, int64_t run, const char *key);
 /* store_claim, waiting while another live process measures key: 1 claimed
  * (*m is empty: measure it), 0 when *m holds key's stored measurement (the
  * caller frees it), -1 on error or when *stop became nonzero while waiting. */
-int store_claim_or_get(muh_store *st, int64_t run, const char *key, muh_measurement *m, muh_diag *d,
+MUH_API int store_claim_or_get(muh_store *st, int64_t run, const char *key, muh_measurement *m, muh_diag *d,
 		       volatile sig_atomic_t *stop);
 
 /* Calls cb for every measurement of run (0 = all runs) in order of
  * measurement; stops when cb returns nonzero (and returns that value). */
-int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud);
+MUH_API int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud);
 
 /* Writes the measurements of run (0 = all) to f as CSV, JSON or T4 (the
  * results schema shared by Kernel Tuner, KTT and BAT, version 1.0.0). */
@@ -159,12 +163,14 @@ typedef struct store_run {
 /* The spec of run r: its stored text, parsed with its stored path (for
  * messages and the files it names), else the file at spec_abs or spec_path.
  * MUH_OK and *out (spec_free), or spec_load's/spec_parse's error. */
-int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d);
+MUH_API int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d);
 
 /* Calls cb for every run, in id order; stops when cb returns nonzero (and
  * returns that value). */
-int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
+MUH_API int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
 
-int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d);
+MUH_API int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d);
+
+MUH_END_DECLS
 
 #endif

@@ -36,6 +36,10 @@
 #include "muh/diag.h"
 #include "muh/space.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* What the objective found for one variant. */
 typedef struct strategy_measurement {
 	double time_s;           /* the variant's time; meaningful when status == 0 */
@@ -145,27 +149,29 @@ typedef struct strategy_result {
 /* The strategies, NULL-terminated: "auto" (the default: a multi-armed
  * bandit over strategy_bandit_arms, credited by the area under the
  * best-so-far curve), "brute", "random", "annealing", "genetic", "ils". */
-extern const char *const strategy_names[];
+extern MUH_API const char *const strategy_names[];
 /* One line describing a strategy, or NULL for an unknown name. */
-const char *strategy_doc(const char *name);
+MUH_API const char *strategy_doc(const char *name);
 /* The sub-strategies "auto" chooses among, NULL-terminated. */
-extern const char *const strategy_bandit_arms[];
+extern MUH_API const char *const strategy_bandit_arms[];
 
 /* Runs a search over sp. Returns MUH_OK when it ended by budget, time,
  * exhaustion or the caller's request (r->stop says which); MUH_EINPUT with
  * d set for an unknown strategy or missing objective; MUH_ENOMEM; or the
  * objective's error status (r is then complete up to the failing call).
  * r must be freed with strategy_result_free whatever the return value. */
-int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r, muh_diag *d);
+MUH_API int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r, muh_diag *d);
 
-void strategy_result_free(strategy_result *r);
+MUH_API void strategy_result_free(strategy_result *r);
 
 /* Indices into r->records of up to k best ok variants, fastest first.
  * Returns how many were written. */
-size_t strategy_top(const strategy_result *r, size_t k, uint64_t *out);
+MUH_API size_t strategy_top(const strategy_result *r, size_t k, uint64_t *out);
 
 /* A duration such as "90", "90s", "15m", "1h30m", "2.5h" in seconds.
  * Returns 0 on success, -1 when malformed or not positive. */
-int strategy_parse_duration(const char *s, double *seconds);
+MUH_API int strategy_parse_duration(const char *s, double *seconds);
+
+MUH_END_DECLS
 
 #endif

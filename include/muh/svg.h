@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef struct svg_series {
 	const char *name; /* legend text (escaped on output) */
 	const double *x, *y;
@@ -39,19 +43,21 @@ typedef struct svg_axes {
 
 /* The estimated width in pixels of text at font size px (0.6 em a
  * character, generous for sans-serif), the measure the title is fitted by. */
-double svg_text_width(const char *text, double px);
+MUH_API double svg_text_width(const char *text, double px);
 
 /* Writes a line plot of the series and marks to f: title, axis labels,
  * ticks, legend. Non-finite points are skipped; so are y <= 0 on a log axis. */
-void svg_lines(FILE *f, const svg_axes *a, const svg_series *s, size_t ns, const svg_mark *m,
+MUH_API void svg_lines(FILE *f, const svg_axes *a, const svg_series *s, size_t ns, const svg_mark *m,
 	       size_t nm);
 
 /* Writes a histogram of v[0..n) with nbins bins to f; the y axis is the
  * count of values in a bin (integer ticks). On a log axis the bins are
  * equal in log10 and values <= 0 are left out. */
-void svg_histogram(FILE *f, const svg_axes *a, const double *v, size_t n, int nbins);
+MUH_API void svg_histogram(FILE *f, const svg_axes *a, const double *v, size_t n, int nbins);
 
 /* Writes text to f with XML's five special characters escaped. */
-void svg_escape(FILE *f, const char *text);
+MUH_API void svg_escape(FILE *f, const char *text);
+
+MUH_END_DECLS
 
 #endif

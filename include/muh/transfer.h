@@ -36,6 +36,10 @@
 #include "muh/diag.h"
 #include "muh/hw.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 enum transfer_verdict { TRANSFER_VALID = 0, TRANSFER_INVALID = 1 };
 
 /* One config of a run's top k. */
@@ -77,15 +81,17 @@ typedef struct transfer_report {
  * (topk 0: all), checked as above. MUH_EINPUT when db holds no run (or no
  * run `only`), MUH_EENV when it is no store; d says which. *out is freed
  * with transfer_free. */
-int transfer_build(const char *db, const muh_hw *target, size_t topk, int64_t only,
+MUH_API int transfer_build(const char *db, const muh_hw *target, size_t topk, int64_t only,
 		   transfer_report **out, muh_diag *d);
 
-void transfer_free(transfer_report *r);
+MUH_API void transfer_free(transfer_report *r);
 
 /* The report as JSON text (malloc'd; NULL when out of memory):
  * {target, target_device, runs: [{run, spec, problem, measured_on,
  * other_device, ok, checked, valid, entries: [{key, time_s, source_rank,
  * verdict, target_rank, why, notes, shared_bytes, measured_on}]}]}. */
-char *transfer_to_json(const transfer_report *r);
+MUH_API char *transfer_to_json(const transfer_report *r);
+
+MUH_END_DECLS
 
 #endif

@@ -31,6 +31,10 @@
 #include "muh/space.h"
 #include "muh/store.h"
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 /* Defaults: top k per source instance, at most this many instances. */
 #define TRANSFER_K 4
 #define TRANSFER_INSTANCES 3
@@ -44,34 +48,36 @@ typedef struct transfer_seeds {
 	size_t left_out; /* candidates not valid here, or repeats */
 } transfer_seeds;
 
-void transfer_seeds_init(transfer_seeds *ts, const muh_space *sp);
-void transfer_seeds_free(transfer_seeds *ts);
+MUH_API void transfer_seeds_init(transfer_seeds *ts, const muh_space *sp);
+MUH_API void transfer_seeds_free(transfer_seeds *ts);
 
 /* Adds seeds from the runs in st (named store_name in the sentences) of sp's
  * spec (same spec text, or the same spec name) whose problem values differ
  * from instance's: at most max_instances runs, nearest first, top k of each
  * under objective o (NULL: minimize time). MUH_OK, MUH_ENOMEM, or the
  * store's error. */
-int transfer_seeds_from_store(transfer_seeds *ts, muh_store *st, const char *store_name, size_t instance,
+MUH_API int transfer_seeds_from_store(transfer_seeds *ts, muh_store *st, const char *store_name, size_t instance,
 			      const muh_objective *o, size_t k, size_t max_instances, muh_diag *d);
 
 /* Adds seeds from a result file: T4 results JSON (its k fastest correct
  * results) or a vLLM config JSON (its k batch sizes nearest to instance's).
  * MUH_EINPUT with d at path:line:col when the file is neither; MUH_EENV when
  * it cannot be read. */
-int transfer_seeds_from_file(transfer_seeds *ts, const char *path, size_t instance, size_t k,
+MUH_API int transfer_seeds_from_file(transfer_seeds *ts, const char *path, size_t instance, size_t k,
 			     muh_diag *d);
 
 /* What muh tune does: seeds from the store at store_path (NULL: none; a
  * missing or empty file has no runs: no seeds), unless from_store is 0,
  * then from each of files[0..nfiles), with TRANSFER_K and
  * TRANSFER_INSTANCES. Errors as above (a store that is not one: MUH_EENV). */
-int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, int from_store,
+MUH_API int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, int from_store,
 			  const char *const *files, size_t nfiles, size_t instance, const muh_objective *o,
 			  muh_diag *d);
 
 /* Writes the seeds, one line each ("transfer  T1  KEY  from ..."), or as
  * JSON lines ({"event": "transfer_seed", ...}) when json. */
-void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json);
+MUH_API void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json);
+
+MUH_END_DECLS
 
 #endif

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
 typedef enum muh_vtype { MUH_INT = 0, MUH_FLOAT = 1, MUH_STR = 2 } muh_vtype;
 
 typedef struct muh_value {
@@ -39,10 +43,12 @@ static inline muh_value value_float(double f)
 }
 
 /* Python equality: 1 == 1.0; strings equal by content; str != number. */
-int value_eq(muh_value a, muh_value b);
+MUH_API int value_eq(muh_value a, muh_value b);
 
 /* Formats v as Python would print it (ints plainly, floats with repr-like
  * shortest form, strings unquoted). Returns the length written (snprintf). */
-int value_fmt(char *buf, size_t n, muh_value v);
+MUH_API int value_fmt(char *buf, size_t n, muh_value v);
+
+MUH_END_DECLS
 
 #endif

@@ -195,14 +195,8 @@ static int sr_run(void *ud, const store_run *run)
 	struct storeread *sr = ud;
 	if (sr->only && run->id != sr->only)
 		return 0;
-	if (sr->n == sr->cap) {
-		size_t nc = sr->cap ? sr->cap * 2 : 8;
-		struct runbest *nr = realloc(sr->r, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		sr->r = nr;
-		sr->cap = nc;
-	}
+	if (cli_grow(&sr->r, &sr->cap, sr->n, sizeof(*sr->r), 8))
+		return MUH_ENOMEM;
 	struct runbest *b = &sr->r[sr->n++];
 	memset(b, 0, sizeof(*b));
 	b->run = run->id;
@@ -219,14 +213,8 @@ static int sr_row(void *ud, const store_row *row)
 	struct runbest *b = ud;
 	if (row->m->status != EVAL_OK)
 		return 0;
-	if (b->nok == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 64;
-		struct ranked *nr = realloc(b->ok, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		b->ok = nr;
-		b->cap = nc;
-	}
+	if (cli_grow(&b->ok, &b->cap, b->nok, sizeof(*b->ok), 64))
+		return MUH_ENOMEM;
 	b->ok[b->nok].key = strdup(row->key);
 	b->ok[b->nok].median = row->m->median;
 	b->nok++;

@@ -102,14 +102,8 @@ static char *default_key(const muh_spec *s)
 static int on_run(void *ud, const store_run *r)
 {
 	struct ctx *c = ud;
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 8;
-		struct runstat *nr = realloc(c->runs, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		c->runs = nr;
-		c->cap = nc;
-	}
+	if (cli_grow(&c->runs, &c->cap, c->n, sizeof(*c->runs), 8))
+		return MUH_ENOMEM;
 	struct runstat *rs = &c->runs[c->n++];
 	memset(rs, 0, sizeof(*rs));
 	rs->r = *r;
@@ -176,17 +170,6 @@ static int on_row(void *ud, const store_row *row)
 	return 0;
 }
 
-static void fmt_time(char *buf, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.2f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-}
 
 /* "1.23x", "tie" inside the noise, or "-" */
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
@@ -378,15 +361,23 @@ static int run(int argc, char **argv)
 		free(t);
 		cJSON_Delete(o);
 	} else if (!rc) {
-		printf("%-4s %-16s %-18s %-8s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", "spec",
-		       "problem", "backend", "variants", "ok", "failed", "best", "default",
+		/* the columns that tell runs apart are as wide as their widest value: never cut */
+		int ws = 16, wp = 18, wb = 8;
+		for (size_t i = 0; i < cx.n; i++) {
+			const struct runstat *rs = &cx.runs[i];
+			ws = (int)strlen(rs->spec_name) > ws ? (int)strlen(rs->spec_name) : ws;
+			wp = (int)strlen(rs->problem) > wp ? (int)strlen(rs->problem) : wp;
+			wb = (int)strlen(rs->backend) > wb ? (int)strlen(rs->backend) : wb;
+		}
+		printf("%-4s %-*s %-*s %-*s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", ws, "spec", wp,
+		       "problem", wb, "backend", "variants", "ok", "failed", "best", "default",
 		       "speedup", "noise", "best variant");
 		for (size_t i = 0; i < cx.n; i++) {
 			const struct runstat *rs = &cx.runs[i];
 			char b[32], df[32], sp[32], nz[32];
 			if (!strcmp(rs->obj.metric, "time")) {
-				fmt_time(b, sizeof(b), rs->best);
-				fmt_time(df, sizeof(df), rs->deflt);
+				cli_fmt_time(b, sizeof(b), rs->best);
+				cli_fmt_time(df, sizeof(df), rs->deflt);
 			} else {
 				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best), b, sizeof(b));
 				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->deflt), df, sizeof(df));
@@ -396,9 +387,9 @@ static int run(int argc, char **argv)
 				snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
 			else
 				snprintf(nz, sizeof(nz), "-");
-			printf("%-4lld %-16.16s %-18.18s %-8.8s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
-			       (long long)rs->r.id, rs->spec_name, rs->problem[0] ? rs->problem : "-",
-			       rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
+			printf("%-4lld %-*s %-*s %-*s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
+			       (long long)rs->r.id, ws, rs->spec_name, wp, rs->problem[0] ? rs->problem : "-",
+			       wb, rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
 			       rs->best_key ? rs->best_key : "-");
 		}
 		for (size_t i = 0; i < cx.n; i++) {

@@ -167,19 +167,6 @@ static void on_sigint(int sig)
 }
 
 
-static void fmt_time(char *buf, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-6)
-		snprintf(buf, n, "%.1f ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-}
 
 #define is_slo_miss session_is_slo_miss
 
@@ -189,7 +176,7 @@ static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
 	if (is_slo_miss(score))
 		snprintf(buf, n, "slo miss");
 	else if (!o || !strcmp(o->metric, "time") || !isfinite(score))
-		fmt_time(buf, n, score);
+		cli_fmt_time(buf, n, score);
 	else
 		objective_format(o->metric, objective_value(o, score), buf, n);
 }
@@ -415,6 +402,91 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		       L.drifts, L.remeasured);
 }
 
+
+/* The device-busy fraction and the sustained-clock ranking, for --json. */
+static void add_busy_json(muh_session *s, cJSON *o)
+{
+	session_busy_info b;
+	session_busy(s, &b);
+	cJSON *j = cJSON_AddObjectToObject(o, "device");
+	const struct {
+		const char *name;
+		double v;
+	} fields[] = {
+	    {"wall_s", b.wall_s},
+	    {"launches_s", b.launches_s},
+	    {"steps_s", b.steps_s},
+	    {"builds_s", b.builds_s},
+	    {"prepare_s", b.prepare_s},
+	    {"busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0},
+	    {"busy_after_prepare", b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
+		cJSON_AddNumberToObject(j, fields[i].name, fields[i].v);
+	session_sustained_info I;
+	session_sustained(s, &I);
+	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
+	cJSON_AddBoolToObject(u, "ran", I.ran);
+	cJSON_AddBoolToObject(u, "clock_fell", I.fell);
+	cJSON_AddNumberToObject(u, "warm_s", I.warm_s);
+	cJSON_AddStringToObject(u, "why", I.why);
+	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
+	for (size_t i = 0; i < I.n; i++) {
+		const session_sustained_row *r = &I.rows[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "key", r->key);
+		cJSON_AddNumberToObject(e, "burst_rank", r->burst_rank);
+		cJSON_AddNumberToObject(e, "burst_s", r->burst_s);
+		cJSON_AddNumberToObject(e, "burst_sm_mhz", isfinite(r->burst_mhz) ? r->burst_mhz : 0);
+		cJSON_AddNumberToObject(e, "sustained_s", isfinite(r->sustained_s) ? r->sustained_s : 0);
+		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
+		cJSON_AddItemToArray(rows, e);
+	}
+	if (I.fell)
+		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
+}
+
+/* The same for a person: one line of device busy, then the sustained
+ * ranking when it ran. */
+static void print_busy_sustained(muh_session *s)
+{
+	session_busy_info b;
+	session_busy(s, &b);
+	if (b.measured && b.wall_s > 0) {
+		printf("\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
+		       "builds %.1f s)",
+		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);
+		if (b.prepare_s > 0 && b.wall_s > b.prepare_s)
+			printf("; %.1f%% after the prepare's %.1f s", 100 * b.launches_s / (b.wall_s - b.prepare_s),
+			       b.prepare_s);
+		printf("\n");
+	}
+	session_sustained_info I;
+	session_sustained(s, &I);
+	if (!I.why[0] && !I.ran)
+		return;
+	if (!I.ran) {
+		printf("sustained   not re-timed: %s\n", I.why);
+		return;
+	}
+	printf("sustained   %s%s\n", I.why, I.fell ? ": the best re-timed at sustained clocks" : "");
+	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
+	for (size_t i = 0; i < I.n; i++) {
+		const session_sustained_row *r = &I.rows[i];
+		char a[32], c[32];
+		cli_fmt_time(a, sizeof(a), r->burst_s);
+		cli_fmt_time(c, sizeof(c), r->sustained_s);
+		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
+		       r->key);
+	}
+	if (I.fell) {
+		char a[32];
+		const session_sustained_row *w = &I.rows[I.winner];
+		cli_fmt_time(a, sizeof(a), w->sustained_s);
+		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
+	}
+}
+
 /* Every variant of a live run with a measured-metric objective, and the
  * two winners: under the SLOs (the strategy's best) and ignoring them. */
 struct summary {
@@ -573,6 +645,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			cJSON_AddStringToObject(e, "source", rec->source);
 			cJSON_AddItemToArray(arr, e);
 		}
+		if (live)
+			add_busy_json(s, o2);
 		print_line(o2);
 		free(cfg);
 		free(top);
@@ -641,6 +715,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		printf("%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
 		       (unsigned long long)top[k] + 1, rec->source, key);
 	}
+	if (live)
+		print_busy_sustained(s);
 	free(cfg);
 	free(top);
 }
@@ -842,8 +918,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 			fprintf(stderr, "muh tune: note: prepare: %s; each build compiles what is missing\n", pi.note);
 		if (pi.ran)
 			fprintf(json ? stderr : stdout,
-				"prepare     %zu of %zu variants compiled ahead in %d batch(es), %.1f s, with %d jobs\n",
-				pi.done, pi.asked, pi.ran, pi.seconds, so->jobs);
+				"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
+				"(%.1f s waited for), with %d jobs\n",
+				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs);
 		print_result(s, &o, &r, topk, json);
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))

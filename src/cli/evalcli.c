@@ -114,17 +114,6 @@ int evalcli_keyw(const muh_spec *s)
 	return keyw;
 }
 
-void evalcli_fmt_time(char *buf, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.2f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
-}
 
 void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
 {
@@ -132,7 +121,7 @@ void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
 	if (isfinite(tps))
 		objective_format("output_tokens_per_s", tps, buf, n);
 	else
-		evalcli_fmt_time(buf, n, m->median);
+		cli_fmt_time(buf, n, m->median);
 }
 
 void evalcli_print_header(FILE *f, int keyw)

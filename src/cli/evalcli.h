@@ -49,7 +49,6 @@ long evalcli_problems(const char *cmd, const char *path, const char *text, size_
 int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o, muh_session **s);
 /* The width of a key column for spec s. */
 int evalcli_keyw(const muh_spec *s);
-void evalcli_fmt_time(char *buf, size_t n, double s);
 /* A measurement's median for a person: its output tokens/s when it has that
  * metric (engine runs: the median is seconds per output token), else its time. */
 void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m);

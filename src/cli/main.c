@@ -12,6 +12,7 @@
  * stdout that could not be written is an environment error (exit 3).
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -160,6 +161,34 @@ int cli_fail(int status, const muh_diag *d)
 	else if (status == MUH_ENOMEM)
 		fprintf(stderr, "error: out of memory\n");
 	return cli_exit(status);
+}
+
+int cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **a = arr;
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : first;
+	void *na = realloc(*a, nc * elem);
+	if (!na)
+		return MUH_ENOMEM;
+	*a = na;
+	*cap = nc;
+	return 0;
+}
+
+void cli_fmt_time(char *buf, size_t n, double s)
+{
+	if (!isfinite(s))
+		snprintf(buf, n, "-");
+	else if (s < 1e-6)
+		snprintf(buf, n, "%.1f ns", s * 1e9);
+	else if (s < 1e-3)
+		snprintf(buf, n, "%.1f us", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, n, "%.3f ms", s * 1e3);
+	else
+		snprintf(buf, n, "%.3f s", s);
 }
 
 int cli_parse_u64(const char *s, uint64_t *v)

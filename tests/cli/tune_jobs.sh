@@ -20,10 +20,12 @@ expect_in out "^problem +N=4000 \(instance 0 of 1\)" "the output names the probl
 export MUH_CACHE_DIR="$TMP/cache1"
 run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"
 expect_rc 0 "tune --jobs 2"
-expect_in out "^prepare +[0-9]+ of [0-9]+ variants compiled ahead in [0-9]+ batch\(es\), [0-9.]+ s, with 2 jobs" "the prepare line"
+expect_in out "^prepare +[0-9]+ of [0-9]+ variants compiled ahead in [0-9]+ batch\(es\) \([0-9]+ while measuring\), [0-9.]+ s \([0-9.]+ s waited for\), with 2 jobs" "the prepare line"
 [ "$(sqlite3 "$TMP/jobs.db" "select count(*) from measurements")" = 8 ] || fail "8 measured with --jobs"
-[ "$(cached "$TMP/jobs.db")" = 8 ] ||
-	fail "every build loaded its prepared program: $(cached "$TMP/jobs.db") of 8"
+# the first batch (2 x jobs) is compiled before anything is measured; later
+# ones in the background, racing the measurements
+[ "$(cached "$TMP/jobs.db")" -ge 4 ] ||
+	fail "the first batch's builds loaded their prepared programs: $(cached "$TMP/jobs.db") of 8"
 [ "$(keys "$TMP/serial.db")" = "$(keys "$TMP/jobs.db")" ] || fail "--jobs measures the same variants as serial"
 [ "$(ls "$TMP/cache1/py_worker" | wc -l)" -ge 4 ] || fail "programs in the cache: $(ls "$TMP/cache1/py_worker" | wc -l)"
 
@@ -34,7 +36,9 @@ expect_rc 0 "tune --jobs 3, auto"
 [ "$(grep -c '"event":"variant"' "$TMP/out")" = 6 ] || fail "6 variant events"
 expect_in out '"event":"result".*"problem":"N=4000"' "the result names the problem"
 expect_in err "^prepare +[0-9]+ of" "--json: the prepare line on stderr"
-[ "$(cached "$TMP/auto.db")" = 6 ] || fail "auto: every build from the cache: $(cached "$TMP/auto.db") of 6"
+# (a lookahead answers pending variants with a lie, so not all of an
+# adaptive strategy's batch is on its path; the defaults always are)
+[ "$(cached "$TMP/auto.db")" -ge 1 ] || fail "auto: builds from the cache: $(cached "$TMP/auto.db") of 6"
 
 # resume with --jobs: nothing left to prepare or measure
 run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"

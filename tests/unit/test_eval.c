@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "muh/eval.h"
+#include "eval_int.h"
 #include "muh/muh.h"
 #include "muh/stats.h"
 

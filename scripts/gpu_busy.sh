@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# gpu_busy.sh — issue 16 on the H200 (device tool), run from the repository
+# root with muh carried in .devcarry/ (scripts/devcarry.sh):
+#     bash scripts/gpu_busy.sh compare     (one call)
+#     bash scripts/gpu_busy.sh all         (a second call, if device time is left)
+#
+# compare: muh tune of specs/triton_fused_moe.yaml at M=256 with a 5% budget,
+#   twice in the same run on the same device, each with empty build caches
+#   (muh's and Triton's): "serial" as muh tuned before this issue (no --jobs,
+#   measure.retime_top 0: no sustained re-timing), then "jobs" with
+#   compile-first (--jobs 14) and the default sustained re-timing. For each:
+#   the wall time of the command, the search's wall time, the evaluations,
+#   the best, and the device-busy fraction muh prints (time inside timed
+#   launches over the search's wall time).
+# all: every batch size (--problem all) with --jobs 14 at 5% (a time cap per
+#   size, no re-timing: that is done next), vLLM's config file emitted from
+#   the store (muh patch --emit moe-json), and then, per size, the emitted
+#   config and vLLM's shipped one timed at sustained clocks (measure.gpu_warm
+#   5 s) in one muh eval: the ratio of the two, and its geomean.
+# Everything lands in $OUT: summary-STAGE.md (the tables) and STAGE.tgz (stores,
+# JSON events, logs).
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+W=$(mktemp -d /tmp/gpu-busy.XXXXXX)
+export PATH="$PWD/.devcarry/bin:$PATH"
+export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONUNBUFFERED=1
+SPEC=specs/triton_fused_moe.yaml
+JOBS=${MUH_BUSY_JOBS:-14}
+
+env_lines() {
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1)"
+	echo "- software: $(python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1 | tail -1); $(nproc) cores"
+	echo "- muh: $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-80)"
+}
+
+# spec_with KEY VALUE: a copy of the spec with measure.KEY set (specs/.x.yaml is ignored)
+spec_with() {
+	local f="specs/.busy-$1-triton_fused_moe.yaml"
+	{ cat "$SPEC"; printf 'measure:\n  %s: %s\n' "$1" "$2"; } >"$f"
+	echo "$f"
+}
+
+# tune NAME SPEC TIMEOUT ARGS...: one muh tune with empty caches; JSON events in $W/NAME.jsonl
+tune() {
+	local name=$1 spec=$2 to=$3
+	shift 3
+	export MUH_CACHE_DIR="$W/cache-$name" TRITON_CACHE_DIR="$W/triton-$name"
+	local t0 t1
+	t0=$(date +%s.%N)
+	timeout "$to" muh tune "$spec" --db "$W/$name.db" --json "$@" >"$W/$name.jsonl" 2>"$W/$name.err"
+	echo "rc $?" >>"$W/$name.err"
+	t1=$(date +%s.%N)
+	python3 -c "print($t1 - $t0)" >"$W/$name.wall"
+}
+
+stage_compare() {
+	local sum="$OUT/summary-compare.md"
+	{
+		echo "# muh tune, fused MoE M=256 at 5%: serial against compile-first, same run"
+		echo
+		env_lines
+		echo "- commands (each with empty MUH_CACHE_DIR and TRITON_CACHE_DIR):"
+		echo "  - serial: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0)"
+		echo "  - jobs: \`muh tune $SPEC --problem M=256 --budget 5% --seed 1 --time 150s --jobs $JOBS --db jobs.db --json\`"
+		echo
+	} >"$sum"
+	local serial_spec
+	serial_spec=$(spec_with retime_top 0)
+	tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+	tune jobs "$SPEC" 260 --problem M=256 --budget 5% --seed 1 --time 150s --jobs "$JOBS"
+	python3 - "$W" >>"$sum" <<'PY'
+import json, sys
+W = sys.argv[1]
+print("| run | command wall | search wall | evaluated | stop | best | default | device busy | busy after the first prepare | timed launches |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+res = {}
+for name in ("serial", "jobs"):
+    r = None
+    for line in open(f"{W}/{name}.jsonl"):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("event") == "result":
+            r = e
+    wall = float(open(f"{W}/{name}.wall").read())
+    if not r:
+        print(f"| {name} | {wall:.1f} s | no result: " + open(f"{W}/{name}.err").read()[-300:].replace("\n", " ") + " |")
+        continue
+    res[name] = (r, wall)
+    d = r.get("device", {})
+    us = lambda x: f"{x * 1e6:.1f} us" if x else "-"
+    print(f"| {name} | {wall:.1f} s | {d.get('wall_s', 0):.1f} s | {r['evaluated']} | {r['stop']} | {us(r.get('best_s'))} | "
+          f"{us(r.get('default_s'))} | {100 * d.get('busy', 0):.1f}% | {100 * d.get('busy_after_prepare', 0):.1f}% | "
+          f"{d.get('launches_s', 0):.2f} s |")
+if len(res) == 2:
+    (rs, ws), (rj, wj) = res["serial"], res["jobs"]
+    print()
+    print(f"- wall time: serial {ws:.1f} s, compile-first {wj:.1f} s ({ws / wj:.2f}x); "
+          f"per evaluation {ws / rs['evaluated']:.2f} s against {wj / rj['evaluated']:.2f} s")
+    print(f"- search wall: serial {rs['device']['wall_s']:.1f} s, compile-first {rj['device']['wall_s']:.1f} s")
+for name in ("serial", "jobs"):
+    err = open(f"{W}/{name}.err").read().splitlines()
+    prep = [l for l in err if l.startswith("prepare") or "note: prepare" in l]
+    if prep:
+        print(f"- {name}: " + "; ".join(prep))
+if "jobs" in res:
+    u = res["jobs"][0].get("sustained", {})
+    print()
+    print(f"sustained re-timing (jobs run): ran {u.get('ran')}, clock fell {u.get('clock_fell')}: {u.get('why')}")
+    print()
+    print("| burst rank | burst | SM MHz | sustained | SM MHz | configuration |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for row in u.get("rows", []):
+        print(f"| {row['burst_rank']} | {row['burst_s'] * 1e6:.1f} us | {row['burst_sm_mhz']:.0f} | "
+              f"{row['sustained_s'] * 1e6:.1f} us | {row['sustained_sm_mhz']:.0f} | {row['key']} |")
+    if u.get("winner_key"):
+        print(f"\nwinner at sustained clocks: {u['winner_key']}")
+PY
+	rm -f "$serial_spec"
+	tar czf "$OUT/compare.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
+	cat "$sum"
+}
+
+stage_all() {
+	local sum="$OUT/summary-all.md"
+	{
+		echo "# muh tune, fused MoE, all 7 batch sizes at 5% with compile-first; sustained-clock check against vLLM's shipped configs"
+		echo
+		env_lines
+		echo "- tune: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem all --budget 5% --seed 1 --time 40s --jobs $JOBS --db all.db --json\`"
+		echo "- emit: \`muh patch --emit moe-json --from all.db --device NVIDIA_H200 --out OUT\`"
+		echo "- sustained: per size \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --no-noise --json\` (measure.gpu_warm 5 s)"
+		echo
+	} >"$sum"
+	local tspec wspec
+	tspec=$(spec_with retime_top 0)
+	wspec=$(spec_with gpu_warm 5)
+	tune all "$tspec" 420 --problem all --budget 5% --seed 1 --time 40s --jobs "$JOBS"
+	mkdir -p "$W/emit"
+	muh patch --emit moe-json --from "$W/all.db" --device NVIDIA_H200 --out "$W/emit" >"$W/emit.log" 2>&1
+	cp "$W"/emit/*.json "$OUT/" 2>/dev/null
+	python3 - "$W" "$wspec" >>"$sum" <<'PY'
+import glob, json, math, os, subprocess, sys
+W, wspec = sys.argv[1], sys.argv[2]
+files = glob.glob(f"{W}/emit/*.json")
+if not files:
+    print("no config file was emitted: " + open(f"{W}/emit.log").read()[-400:])
+    sys.exit(0)
+tuned = json.load(open(files[0]))
+print(f"emitted: {os.path.basename(files[0])} with batch sizes {sorted(int(k) for k in tuned)}")
+print()
+# vLLM's shipped configs for E=128,N=768 on the H200: the spec's seeds, by M (see its comments)
+shipped = {
+    1: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, GROUP_SIZE_M=1, num_warps=4, num_stages=5),
+    16: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=256, GROUP_SIZE_M=1, num_warps=4, num_stages=2),
+    64: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=1, num_warps=8, num_stages=2),
+    256: dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=16, num_warps=4, num_stages=2),
+    1024: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=16, num_warps=8, num_stages=4),
+    2048: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=1, num_warps=8, num_stages=4),
+    4096: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=16, num_warps=8, num_stages=4),
+}
+order = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
+key = lambda c: ",".join(f"{k}={c[k]}" for k in order)
+print("| M | shipped (sustained) | SM MHz | emitted tuned (sustained) | SM MHz | shipped / tuned | tuned config |")
+print("|---:|---:|---:|---:|---:|---:|---|")
+ratios = []
+env = dict(os.environ, MUH_CACHE_DIR=f"{W}/cache-all", TRITON_CACHE_DIR=f"{W}/triton-all")
+for m in sorted(shipped):
+    t = tuned.get(str(m))
+    if not t:
+        print(f"| {m} | - | - | not emitted | - | - | - |")
+        continue
+    kt, ks = key(t), key(shipped[m])
+    args = ["muh", "eval", wspec, "--problem", f"M={m}", "--config", kt, "--no-noise", "--json"]
+    if ks != kt:
+        args[5:5] = ["--config", ks]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    got = {}
+    for line in p.stdout.splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        got[e["key"]] = e
+    a, b = got.get(ks), got.get(kt)
+    if not a or not b or a.get("status") != "ok" or b.get("status") != "ok":
+        print(f"| {m} | {a and a.get('status')} | - | {b and b.get('status')} | - | - | {kt} |")
+        continue
+    r = a["median"] / b["median"]
+    ratios.append(r)
+    print(f"| {m} | {a['median'] * 1e6:.1f} us | {a.get('sm_clock_mhz') or 0:.0f} | {b['median'] * 1e6:.1f} us | "
+          f"{b.get('sm_clock_mhz') or 0:.0f} | {r:.3f}x | {kt}{' (the shipped one)' if ks == kt else ''} |")
+if ratios:
+    g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    print(f"\ngeomean shipped / tuned at sustained clocks over {len(ratios)} sizes: {g:.4f}x; "
+          f"worst {min(ratios):.3f}x")
+PY
+	python3 - "$W" >>"$sum" <<'PY'
+import json, sys
+W = sys.argv[1]
+print("\n| instance | evaluated | stop | search wall | device busy |")
+print("|---|---:|---|---:|---:|")
+for line in open(f"{W}/all.jsonl"):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get("event") == "result":
+        d = e.get("device", {})
+        print(f"| {e.get('problem')} | {e['evaluated']} | {e['stop']} | {d.get('wall_s', 0):.1f} s | {100 * d.get('busy', 0):.1f}% |")
+PY
+	rm -f "$tspec" "$wspec"
+	tar czf "$OUT/all.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
+	cat "$sum"
+}
+
+for s in "$@"; do
+	echo "=== stage $s ($(date -u +%H:%M:%S))"
+	"stage_$s"
+done

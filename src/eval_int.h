@@ -1,0 +1,128 @@
+/*
+ * eval_int.h — the evaluator's internals (not installed): the backend
+ * vtable and its context, the output check the backends share, and the
+ * helpers of the evaluator, its backends and the store (clock, mkdir -p,
+ * FNV-1a). The public side is include/muh/eval.h.
+ */
+#ifndef MUH_EVAL_INT_H
+#define MUH_EVAL_INT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muh/eval.h"
+
+/* Context a backend's steps receive. Owned by the evaluator. */
+typedef struct eval_ctx {
+	const muh_target *target;
+	void *state;   /* the backend's own state (open/close) */
+	void *built;   /* the backend's artifact of the current variant (build/release) */
+	uint64_t rng;  /* fresh random inputs come from here */
+	int restart;   /* set by a step when the device context is lost: the runner
+			  is restarted after this variant */
+} eval_ctx;
+
+/* A backend. All steps run inside the runner child (unless isolate == 0).
+ * A step returns MUH_OK and sets nothing on success; on a variant failure it
+ * calls measurement_fail(m, status, ...) and returns MUH_OK too; it returns
+ * another muh_status only when the backend itself is broken (e.g. no device),
+ * which ends the evaluation with m->status set and error text. */
+typedef struct eval_backend {
+	const char *name;
+	/* Opens the backend once per runner. MUH_EENV with d->msg when the
+	 * environment lacks what it needs ("no CUDA device"). */
+	int (*open)(eval_ctx *c, muh_diag *d);
+	/* Optional: compiles v into the build cache, from any process and
+	 * without the device, so that build() later only loads it. Runs in
+	 * the prefetch pool (eval_prefetch). */
+	int (*prepare)(const muh_target *t, const muh_variant *v);
+	/* Optional: compiles all n variants of vs into the build cache at
+	 * once, with `jobs` processes, before any is measured (the worker's
+	 * batch "prepare"). Runs in the calling process, not in the runner.
+	 * MUH_OK with *done = the count the backend says it prepared; MUH_EENV
+	 * with d->msg when the batch did not run or was cut short (measuring
+	 * still works: each build compiles what is missing), also as soon as
+	 * *stop (may be NULL) is set: Ctrl-C. */
+	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
+			   const volatile sig_atomic_t *stop, size_t *done, muh_diag *d);
+	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
+	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
+	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
+	int (*verify)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
+	/* Runs v and appends at most max samples (seconds) to out; returns the
+	 * count through *n (0 with m failed on error). warm != 0: a warm-up. */
+	int (*time)(eval_ctx *c, const muh_variant *v, int warm, double *out, size_t max, size_t *n,
+		    muh_measurement *m);
+	/* Reads clocks/power/temperature into m (may be NULL). */
+	void (*sensors)(eval_ctx *c, muh_measurement *m);
+	/* Drops c->built. */
+	void (*release)(eval_ctx *c);
+	void (*close)(eval_ctx *c);
+} eval_backend;
+
+extern const eval_backend backend_cpu;
+extern const eval_backend backend_cuda;
+extern const eval_backend backend_worker;
+extern const eval_backend backend_command;
+extern const eval_backend backend_engine;
+
+/* The backend called name, or NULL. */
+const eval_backend *eval_backend_find(const char *name);
+
+/* The output check shared by the backends: accumulate every (got, want)
+ * element pair of one output, then judge it. Fails when the max-abs error
+ * exceeds atol * max(|want|, 1) or the relative L2 error exceeds rtol. */
+typedef struct eval_errstat {
+	double num, den, maxabs, maxref;
+} eval_errstat;
+
+static inline void eval_errstat_add(eval_errstat *e, double got, double want)
+{
+	double d = got > want ? got - want : want - got;
+	e->maxabs = d > e->maxabs ? d : e->maxabs;
+	double w = want < 0 ? -want : want;
+	e->maxref = w > e->maxref ? w : e->maxref;
+	e->num += d * d;
+	e->den += want * want;
+}
+
+/* Sets *l2 (relative L2 error) and returns 1 when the output passes; on a
+ * failure writes why (naming the output) and returns 0. */
+int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
+		       char *why, size_t n);
+
+/* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
+ * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi
+ * ("0...1" is refused: which dot is whose?). */
+int eval_parse_range(const char *text, double *lo, double *hi);
+
+/* One cuda buffer as target.buffers writes it, "name:dtype:role:count[:lo..hi]",
+ * before its count is evaluated. */
+typedef struct eval_buffer {
+	char name[64];
+	int dtype;           /* 0 f32, 1 f64, 2 i32, 3 i64 */
+	int role;            /* 0 in, 1 out, 2 inout */
+	char count[EVAL_STR]; /* the count expression */
+	double lo, hi;       /* inputs drawn from [lo, hi): default -1..1, integers -8..8 */
+} eval_buffer;
+
+/* Parses a buffer's text into *b. Returns 0, or -1 with why (n bytes) saying
+ * what was expected. Spec loading checks every buffer with it (file:line:col);
+ * the cuda backend uses it again to build. */
+int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
+
+/* Seconds on the monotonic clock: what the evaluator, its backends and
+ * their deadlines measure wall time with. */
+double eval_now_s(void);
+
+/* mkdir -p; 0 or -1 (errno set). */
+int eval_mkdirs(const char *path);
+
+/* 64-bit FNV-1a, used for fingerprints and cache keys. */
+uint64_t eval_hash(const void *data, size_t n, uint64_t h);
+#define EVAL_HASH_INIT 0xcbf29ce484222325ULL
+/* Hash of a whole file; returns 0 and sets *h, or -1 when unreadable. */
+int eval_hash_file(const char *path, uint64_t *h);
+
+#endif
