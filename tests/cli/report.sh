@@ -57,8 +57,13 @@ YAML
 export MUH_CACHE_DIR="$TMP/cache"
 run "$MUH" eval "$TMP/span.yaml" --all --db "$DB"
 expect_rc 0 "measure a space whose times span 10^4"
+# and one whose times span 2x whatever the machine's load (the cpu matmul's
+# live times spanned 19x on a loaded machine): the linear axis is tested too
+sed -e 's/^name: .*/name: narrow/' -e 's/^  T: .*/  T: [0.002, 0.003, 0.004]/' "$TMP/span.yaml" >"$TMP/narrow.yaml"
+run "$MUH" eval "$TMP/narrow.yaml" --all --db "$DB"
+expect_rc 0 "measure a space whose times span 2x"
 run "$MUH" report "$DB" --json --svg "$TMP/plots"
-expect_rc 0 "report --svg with three runs"
+expect_rc 0 "report --svg with four runs"
 python3 - "$DB" "$TMP/plots" <<'PY' || fail "the plots read right"
 import math, os, re, sqlite3, sys
 import xml.etree.ElementTree as ET
