@@ -560,6 +560,12 @@ int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, int from_s
 			rc = transfer_seeds_from_store(ts, st, store_path, instance, o, TRANSFER_K,
 						       TRANSFER_INSTANCES, d);
 			store_close(st);
+		} else {
+			/* not readable as a store yet (another muh is creating it: a
+			 * database without tables) or not a store at all: no seeds from
+			 * it; the writer's open right after says why if it is not one */
+			diag_clear(d);
+			rc = MUH_OK;
 		}
 	}
 	for (size_t i = 0; i < nfiles && !rc; i++)
