@@ -1379,3 +1379,21 @@ int space_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_dia
 			return diag_errorf(d, "the key does not give param '%s'", s->params[p].name);
 	return MUH_OK;
 }
+
+int space_key_value(const char *key, const char *name, char *buf, size_t n)
+{
+	size_t nl = strlen(name);
+	for (const char *p = key; p && *p;) {
+		const char *eq = strchr(p, '=');
+		const char *end = strchr(p, ',');
+		if (!eq)
+			return -1;
+		if ((size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
+			size_t vl = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
+			snprintf(buf, n, "%.*s", (int)vl, eq + 1);
+			return 0;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return -1;
+}

@@ -324,25 +324,6 @@ static int add_text(char ***v, size_t *n, const char *fmt, ...)
 	return MUH_OK;
 }
 
-/* The value of NAME in a canonical key "A=1,B=2", into buf. 0 when found. */
-static int key_value(const char *key, const char *name, char *buf, size_t n)
-{
-	size_t nl = strlen(name);
-	for (const char *p = key; p && *p;) {
-		const char *eq = strchr(p, '=');
-		const char *end = strchr(p, ',');
-		if (!eq)
-			return -1;
-		if ((size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
-			size_t vl = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
-			snprintf(buf, n, "%.*s", (int)vl, eq + 1);
-			return 0;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return -1;
-}
-
 /* "how much of the target's limit": the origin word of hw key, for reasons. */
 static const char *origin_of(const muh_hw *hw, const char *key)
 {
@@ -363,7 +344,7 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 	int params_ok = s != NULL;
 	for (size_t p = 0; s && p < s->nparams; p++) {
 		char want[256], have[256];
-		if (key_value(o->key, s->params[p].name, want, sizeof(want))) {
+		if (space_key_value(o->key, s->params[p].name, want, sizeof(want))) {
 			params_ok = 0;
 			rc = add_text(&e->notes, &e->nnotes, "the stored variant has no value for %s: the spec's "
 							     "constraints were not checked",

@@ -78,6 +78,9 @@ MUH_API size_t space_neighbours(const muh_space *sp, const uint32_t *cfg, enum s
 MUH_API int space_default(const muh_space *sp, uint32_t *cfg);
 /* Canonical key "A=1,B=64" (params in spec order). Returns length. */
 MUH_API int space_key(const muh_space *sp, const uint32_t *cfg, char *buf, size_t n);
+/* The value of NAME in a canonical key "A=1,B=2" (as space_key writes it),
+ * copied to buf (n bytes). 0 when found, -1 when the key has no NAME. */
+MUH_API int space_key_value(const char *key, const char *name, char *buf, size_t n);
 /* Parses a canonical key back. MUH_EINPUT when a name or value is unknown. */
 MUH_API int space_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d);
 /* The value of param p in cfg. */

@@ -270,30 +270,11 @@ static int read_store(const char *db, int64_t only, struct storeread *sr, muh_di
 	return rc;
 }
 
-/* The value of NAME in a canonical key "A=1,B=2" (copied to buf). */
-static int key_value(const char *key, const char *name, char *buf, size_t n)
-{
-	size_t nl = strlen(name);
-	for (const char *p = key; p && *p;) {
-		const char *eq = strchr(p, '=');
-		const char *end = strchr(p, ',');
-		if (!eq)
-			return -1;
-		if ((size_t)(eq - p) == nl && !strncmp(p, name, nl)) {
-			size_t vl = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
-			snprintf(buf, n, "%.*s", (int)vl, eq + 1);
-			return 0;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return -1;
-}
-
 /* A long long from a "NAME=V,..." problem or key string; 0 on success. */
 static int field_ll(const char *s, const char *name, long long *v)
 {
 	char buf[64];
-	if (key_value(s, name, buf, sizeof(buf)))
+	if (space_key_value(s, name, buf, sizeof(buf)))
 		return -1;
 	char *end;
 	*v = strtoll(buf, &end, 10);
@@ -327,7 +308,7 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 				continue;
 			struct setarg a;
 			char arg[512], v[128];
-			if (key_value(b->ok[0].key, s->params[p].name, v, sizeof(v)))
+			if (space_key_value(b->ok[0].key, s->params[p].name, v, sizeof(v)))
 				continue;
 			snprintf(arg, sizeof(arg), "%s=%s", kv->value, v);
 			if (parse_set(arg, &a)) {
@@ -399,7 +380,7 @@ static int variant_of_key(const muh_spec *s, const char *key, muh_variant *v, mu
 	int rc = names && vals ? MUH_OK : MUH_ENOMEM;
 	for (size_t p = 0; p < s->nparams && !rc; p++) {
 		char want[256], have[256];
-		if (key_value(key, s->params[p].name, want, sizeof(want))) {
+		if (space_key_value(key, s->params[p].name, want, sizeof(want))) {
 			rc = diag_errorf(d, "the stored variant %s has no value for %s", key, s->params[p].name);
 			break;
 		}
@@ -588,7 +569,7 @@ static void run_dtype(const struct runbest *b, char *buf, size_t n)
 		spec_free(s);
 	}
 	if (!buf[0])
-		key_value(b->problem, "dtype", buf, n);
+		space_key_value(b->problem, "dtype", buf, n);
 }
 
 /* The device name vLLM's file name wants for a run's hardware profile: a
