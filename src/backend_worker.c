@@ -53,6 +53,7 @@ typedef struct worker_state {
 	int id;
 	int can_verify;
 	int can_prepare; /* says "prepare" in its hello */
+	int gpu;         /* names a device in its hello: measure.min_sample_time defaults to 0.05 s */
 	int dead; /* the worker died; the next build starts a new one */
 	char name[128];
 	muh_surface *surf; /* the engine tree's knobs, when the target has one */
@@ -204,6 +205,8 @@ static int hello_parse(worker_state *w, const muh_target *t, const char *line, m
 		if (cJSON_IsString(x) && !strcmp(x->valuestring, "prepare"))
 			w->can_prepare = 1;
 	}
+	/* a worker that names a device times GPU launches (triton_worker) */
+	w->gpu = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(hello, "device"));
 	cJSON_Delete(hello);
 	return MUH_OK;
 }
@@ -347,6 +350,9 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 	if (!strcmp(op, "time")) {
 		cJSON_AddNumberToObject(req, "count", count);
 		cJSON_AddBoolToObject(req, "warmup", warm);
+		double sample_s = c->target->min_sample_s >= 0 ? c->target->min_sample_s : w->gpu ? 0.05 : 0;
+		if (sample_s > 0)
+			cJSON_AddNumberToObject(req, "sample_s", sample_s);
 	}
 	char *s = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
@@ -501,6 +507,9 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 			m->power_w = s->valuedouble;
 		if ((s = cJSON_GetObjectItemCaseSensitive(rep, "temp_c")) && cJSON_IsNumber(s))
 			m->temp_c = s->valuedouble;
+		if ((s = cJSON_GetObjectItemCaseSensitive(rep, "timed_s")) && cJSON_IsNumber(s) &&
+		    isfinite(s->valuedouble) && s->valuedouble > 0)
+			m->timed_s += s->valuedouble;
 		if (*n == 0)
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "worker time reply has no samples");
 	}

@@ -277,6 +277,7 @@ char *measurement_to_json(const muh_measurement *m)
 	json_num(o, "t_build", m->t_build);
 	json_num(o, "t_verify", m->t_verify);
 	json_num(o, "t_time", m->t_time);
+	json_num(o, "timed_s", m->timed_s);
 	cJSON_AddNumberToObject(o, "started_ms", (double)m->started_ms);
 	cJSON_AddNumberToObject(o, "finished_ms", (double)m->finished_ms);
 	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
@@ -337,6 +338,8 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	m->t_build = json_get_num(o, "t_build");
 	m->t_verify = json_get_num(o, "t_verify");
 	m->t_time = json_get_num(o, "t_time");
+	double ts = json_get_num(o, "timed_s");
+	m->timed_s = isfinite(ts) ? ts : 0;
 	double a = json_get_num(o, "started_ms"), b = json_get_num(o, "finished_ms");
 	m->started_ms = isfinite(a) ? (int64_t)a : 0;
 	m->finished_ms = isfinite(b) ? (int64_t)b : 0;
@@ -505,6 +508,7 @@ void eval_target_defaults(muh_target *t)
 	t->gpu_warm_s = -1; /* the backend's default: cuda 0.5 s, worker none */
 	t->retime_top = -1; /* the backend's: 3 on a GPU (cuda, worker), else 0 */
 	t->retime_warm_s = 5;
+	t->min_sample_s = -1; /* the backend's default: a worker on a GPU 0.05 s, else 0 */
 	snprintf(t->ready_http, sizeof(t->ready_http), "/health");
 	t->ready_timeout_s = 600;
 	t->stop_grace_s = 10;

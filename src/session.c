@@ -554,8 +554,11 @@ static void store_noise_once(muh_session *s)
 /* Counts measurement m into the device-busy figures. */
 static void account(muh_session *s, const muh_measurement *m)
 {
-	for (size_t i = 0; i < m->nsamples; i++)
-		s->busy.launches_s += m->samples[i];
+	if (m->timed_s > 0)
+		s->busy.launches_s += m->timed_s;
+	else
+		for (size_t i = 0; i < m->nsamples; i++)
+			s->busy.launches_s += m->samples[i];
 	if (m->t_time > 0)
 		s->busy.steps_s += m->t_time;
 	if (m->t_build > 0)
@@ -1128,7 +1131,8 @@ static int bg_reap(muh_session *s, int wait)
  * async: the batch prepare runs in the background while the session
  * measures (one at a time; none starts while one runs). A batch that fails
  * is a note in info: each build compiles what is missing. */
-static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info, int async)
+static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info, int async,
+			 size_t min_new)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
 		return;
@@ -1150,18 +1154,30 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	if (async && !bg_reap(s, 0))
 		return; /* one in the background at a time */
 	muh_variant *vs = calloc(n, sizeof(*vs));
+	size_t *from = calloc(n, sizeof(*from)); /* vs[j] is cfgs' from[j]-th */
 	size_t m = 0;
-	for (size_t i = 0; vs && i < n; i++) {
+	for (size_t i = 0; vs && from && i < n; i++) {
 		const uint32_t *c = cfgs + i * s->np;
 		if (was_prepared(s, c) || !space_is_valid(s->space, c) ||
 		    eval_variant_from_space(s->space, c, s->o.instance, &vs[m]))
 			continue;
-		mark_prepared(s, c);
-		if (in_store(s, &vs[m]))
+		if (in_store(s, &vs[m])) {
 			eval_variant_free(&vs[m]);
-		else
-			m++;
+			mark_prepared(s, c);
+		} else {
+			from[m++] = i;
+		}
 	}
+	if (m < min_new) { /* too few new ones to be worth a batch's start-up */
+		for (size_t i = 0; i < m; i++)
+			eval_variant_free(&vs[i]);
+		free(vs);
+		free(from);
+		return;
+	}
+	for (size_t j = 0; j < m; j++)
+		mark_prepared(s, cfgs + from[j] * s->np);
+	free(from);
 	static volatile sig_atomic_t never = 0;
 	muh_diag d;
 	diag_clear(&d);
@@ -1209,15 +1225,20 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	free(vs);
 }
 
-/* Before cfg is measured: when it was not prepared, the lookahead proposes
- * the variants the strategy will reach next (cfg first), and they are
- * compiled ahead. */
+/* Before cfg is measured: the lookahead proposes the variants the
+ * strategy will reach next (cfg first), and they are compiled ahead. With
+ * a batch prepare that happens when cfg was not prepared, and also
+ * whenever no background batch runs: the compile processes are kept busy
+ * while the device measures, so that the next variants are ready before
+ * the search reaches them (a variant it reaches unprepared is compiled by
+ * its own build while the device idles). */
 static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 {
 	if (!s->ev || s->o.jobs <= 0)
 		return;
 	int batch = eval_batch_prepares(s->ev);
-	if (batch && was_prepared(s, cfg))
+	int ready = batch && was_prepared(s, cfg);
+	if (ready && (s->prep.ran == 0 || !bg_reap(s, 0)))
 		return;
 	size_t k = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB : (size_t)s->o.jobs + 1;
 	if (k < 2)
@@ -1229,7 +1250,8 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	/* the first batch before anything is measured (compile first), the
 	 * next ones in the background while the search measures */
 	if (n > 0)
-		prepare_cfgs(s, cfgs, (size_t)n, &s->prep, s->prep.ran > 0);
+		prepare_cfgs(s, cfgs, (size_t)n, &s->prep, s->prep.ran > 0,
+			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
 	free(cfgs);
@@ -1467,7 +1489,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			m += !in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, prepared, 0);
+		prepare_cfgs(s, cfgs, m, prepared, 0, 1);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -1705,7 +1727,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, &r->prepared, 0);
+			prepare_cfgs(s, all, n, &r->prepared, 0, 1);
 		}
 		free(all);
 	}

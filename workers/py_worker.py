@@ -31,6 +31,11 @@ report sm_clock_mhz BURST, or SUSTAINED once the variant was warmed with
 BURST/SUSTAINED times slower (the samples are scaled), so that the ranking
 at sustained clocks differs. It is a stand-in, said to be one: nothing here
 measures a clock.
+
+"time" takes "sample_s" as the GPU worker does (measure.min_sample_time): a
+sample is then the mean of calls lasting that long, and the reply says
+"timed_s" and "launches". MUH_PY_WORKER_DEVICE=NAME puts a device in the
+hello, as a GPU worker's, so that muh's default for a GPU (0.05 s) applies.
 """
 import hashlib
 import json
@@ -130,8 +135,11 @@ def main():
     prep_fault = os.environ.get("MUH_PY_WORKER_PREPARE", "")
     if prep_fault == "nohello" and os.environ.get("MUH_WORKER_ROLE") == "prepare":
         time.sleep(1e6)
-    out.write(json.dumps({"hello": "py_worker", "protocol": PROTOCOL,
-                          "capabilities": ["build", "run", "verify", "time", "prepare"]}) + "\n")
+    hello = {"hello": "py_worker", "protocol": PROTOCOL,
+             "capabilities": ["build", "run", "verify", "time", "prepare"]}
+    if os.environ.get("MUH_PY_WORKER_DEVICE"):  # a stand-in for a GPU worker's hello
+        hello["device"] = os.environ["MUH_PY_WORKER_DEVICE"]
+    out.write(json.dumps(hello) + "\n")
     out.flush()
     cache = {}
     rng = random.Random(os.getpid())
@@ -197,11 +205,18 @@ def main():
                     rep.update(status="wrong_result", error=f"dot product off by {err:.3g} (relative {rel:.3g})")
             elif op == "time":
                 x, y = inputs(n, rng)
-                samples = []
-                for _ in range(int(req.get("count", 1))):
+                samples, batch = [], 1
+                sample_s = float(req.get("sample_s") or 0)
+                if sample_s > 0:  # a sample is the mean of calls lasting sample_s
                     t0 = time.perf_counter()
                     fn(x, y)
-                    samples.append(time.perf_counter() - t0)
+                    batch = max(1, math.ceil(sample_s / max(time.perf_counter() - t0, 1e-7)))
+                for _ in range(int(req.get("count", 1))):
+                    t0 = time.perf_counter()
+                    for _ in range(batch):
+                        fn(x, y)
+                    samples.append((time.perf_counter() - t0) / batch)
+                rep.update(timed_s=sum(samples) * batch, launches=batch * len(samples))
                 if burst:
                     hot = key in warmed
                     if hot and params.get("BLOCK") == 256:

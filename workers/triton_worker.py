@@ -9,27 +9,44 @@ it reads JSON requests on stdin and answers on stdout, one line each.
           kernels/triton/matmul.py), or a module with make_inputs/run/
           reference (kernels/README.md: several launches and torch ops, e.g.
           one fused-MoE layer; its run() is captured in a CUDA graph after a
-          warm-up and the graph is what is timed). It compiles with the variant's
+          warm-up and the graph is what is timed). A run module's inputs, and
+          a second input set for verify with its reference output, are made
+          once per problem instance and shared by the variants measured on
+          it (they are read-only to run(); its buffers are rewritten). It compiles with the variant's
           constexprs (every param except num_warps/num_stages/num_ctas),
           num_warps and num_stages, and returns as fingerprint the hash of
           the compiled cubin plus its resources; metadata carries Triton's own
           kernel hash, constexprs, num_warps, num_stages, shared memory,
           registers and spills.
-  verify  fresh inputs (a new seed per check), outputs poisoned with NaN,
-          one launch, compared with setup()'s reference: max-abs and relative
-          L2 with per-dtype tolerances; NaN never passes.
+  verify  inputs other than the timed ones (setup modules: a new seed per
+          check; run modules: the problem's verify set), outputs poisoned
+          with NaN, one launch, compared with the reference: max-abs and
+          relative L2 with per-dtype tolerances; NaN never passes.
   run     one launch (warm-up). With "warm_s", the first warm-up of a variant
           launches it back to back for warm_s seconds and on until the SM
           clock (NVML) is stable within 1% for three 50 ms windows (at most
           4 x warm_s): the variant is then timed at its sustained clock.
   prepare "variants" (a list) and "jobs": compiles every variant into
-          Triton's cache with `jobs` spawned processes (each launches the
-          variant once: nothing is being timed meanwhile), so that later
-          builds only load. Replies prepared/failed counts; failures here
-          are not statuses (the variant's own build reports them).
-  time    CUDA events around each launch, the L2 flushed before each; returns
-          the samples in seconds (muh takes the median and CI), plus SM clock,
-          power and temperature when pynvml is importable.
+          Triton's cache with `jobs` spawned processes, kept from one prepare
+          to the next (torch and the inputs are loaded once). They compile
+          without launching (Triton's warmup path), so a prepare that
+          overlaps a variant being timed does not share the device's SMs
+          with it; later builds only load. Replies prepared/failed counts;
+          failures here are not statuses (the variant's own build reports
+          them).
+  time    "count" samples, each the mean time of a batch of launches: with
+          "sample_s" (measure.min_sample_time) a batch lasts at least that
+          long (calibrated once per variant), else one launch. All launches
+          of a request are queued back to back and synchronised once, so the
+          device does not idle between them and a variant is timed at the
+          clock it holds under load. The L2 is flushed before each launch
+          (CUDA events then bracket each launch alone) unless the module's
+          flops_bytes() says one launch streams at least twice the L2 (what
+          a launch left in the L2 cannot be read again by the next one: a
+          flush could not change its time). Returns the samples in seconds
+          (muh takes the median and CI), "timed_s" (the device time inside
+          timed launches), "launches", "l2_flush", plus SM clock, power and
+          temperature when pynvml is importable.
 
 A failure of one variant (compile error, out of resources, wrong result) is a
 status in the reply, never the end of the worker. A crash of the process (an
@@ -83,9 +100,29 @@ def is_run_module(mod):
 _POOL = {}
 
 
+def _compile_only():
+    """Makes every @triton.jit launch in this process compile without
+    launching (JITFunction.run's warmup path, Triton 3.x). Returns False
+    where this Triton has no such path: the prepare then launches once."""
+    try:
+        import inspect
+        from triton.runtime.jit import JITFunction
+        if "warmup" not in inspect.signature(JITFunction.run).parameters:
+            return False
+        run = JITFunction.run
+
+        def compile_only(self, *args, **kwargs):
+            kwargs["warmup"] = True
+            return run(self, *args, **kwargs)
+        JITFunction.run = compile_only
+        return True
+    except Exception:
+        return False
+
+
 def _pool_init():
     os.dup2(2, 1)  # stdout is muh's protocol pipe: nothing of ours goes there
-    _POOL.update(mod=None, inputs=None, problem=None, broken=None)
+    _POOL.update(mod=None, inputs=None, problem=None, broken=None, compile_only=_compile_only())
 
 
 def _prepare_one(var, target):
@@ -104,7 +141,7 @@ def _prepare_one(var, target):
                 _POOL["inputs"], _POOL["problem"] = None, None
                 torch.cuda.empty_cache()
                 _POOL["inputs"], _POOL["problem"] = mod.make_inputs(problem, 1), problem
-            mod.run(_POOL["inputs"], config_of(params))
+            mod.run(_POOL["inputs"], config_of(params))  # compiles (launches only without warmup)
         else:
             consts = {k: v for k, v in params.items() if k not in LAUNCH_OPTS}
             opts = {k: int(v) for k, v in params.items() if k in LAUNCH_OPTS}
@@ -119,6 +156,28 @@ def _prepare_one(var, target):
         return key, text[-300:]
 
 
+_EXEC = {"ex": None, "jobs": 0}
+
+
+def _executor(jobs):
+    """The prepare processes, started once and kept for the next prepare
+    (spawned: a forked CUDA context is unusable)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    jobs = max(1, jobs)
+    if _EXEC["ex"] is None or _EXEC["jobs"] != jobs:
+        _executor_close()
+        _EXEC.update(ex=ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_pool_init), jobs=jobs)
+    return _EXEC["ex"]
+
+
+def _executor_close():
+    if _EXEC["ex"] is not None:
+        _EXEC["ex"].shutdown(wait=True, cancel_futures=True)
+        _EXEC.update(ex=None, jobs=0)
+
+
 def prepare_all(variants, target, jobs, limit_s=None, rounds=3):
     """Compiles every variant with `jobs` processes. Returns (prepared, errors).
 
@@ -126,27 +185,27 @@ def prepare_all(variants, target, jobs, limit_s=None, rounds=3):
     "skipped" (and, taking tasks as fast as it answers, could drain the
     queue): those variants go to a fresh pool, up to `rounds` pools, and no
     new pool starts once half of muh's limit (limit_s) is spent."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
     t0 = time.perf_counter()
     done, errors, todo, last = 0, [], list(variants), {}
-    ctx = multiprocessing.get_context("spawn")
     for _ in range(rounds):
         again = []
-        with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_pool_init) as ex:
-            futures = {ex.submit(_prepare_one, v, target): v for v in todo}
-            for f in as_completed(futures):
-                try:
-                    key, err = f.result()
-                except Exception as e:  # the pool broke (a process died): try again
-                    key, err = futures[f].get("key", "?"), f"skipped: {type(e).__name__}: {e}"
-                if err and err.startswith("skipped:"):
-                    again.append(futures[f])
-                    last[key] = err
-                elif err:
-                    errors.append(f"{key}: {err}")
-                else:
-                    done += 1
+        ex = _executor(jobs)
+        futures = {ex.submit(_prepare_one, v, target): v for v in todo}
+        for f in as_completed(futures):
+            try:
+                key, err = f.result()
+            except Exception as e:  # the pool broke (a process died): try again
+                key, err = futures[f].get("key", "?"), f"skipped: {type(e).__name__}: {e}"
+            if err and err.startswith("skipped:"):
+                again.append(futures[f])
+                last[key] = err
+            elif err:
+                errors.append(f"{key}: {err}")
+            else:
+                done += 1
+        if again:  # a process lost its context or died: the next round gets fresh ones
+            _executor_close()
         todo = again
         if not todo or (limit_s and time.perf_counter() - t0 > limit_s / 2):
             break
@@ -169,7 +228,10 @@ def main():
            "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
     modules = {}
     state = {}  # key -> (setup dict, compiled, constexprs, launch opts, mod)
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device=device)
+    l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
+    # twice the L2 (256 MiB where torch does not say) evicts whatever a launch left there
+    flush = torch.empty(max(2 * l2, 8 << 20) if l2 else 256 << 20, dtype=torch.uint8, device=device)
+    per_problem = {}  # run modules: {"key", "inputs", "vinputs", "ref"} of the problem being measured
     nvml = None
     try:
         import pynvml
@@ -206,6 +268,61 @@ def main():
                 break
         warmed.add(key)
 
+    plans = {}  # variant key -> (launches per sample, flush before each launch)
+
+    def flush_needed(var, target, mod):
+        """False when one launch streams at least twice the L2 (the module's
+        flops_bytes): what it left there cannot be read again by the next."""
+        try:
+            _, nbytes = mod.flops_bytes(problem_of(var, target))
+            return not (l2 and nbytes >= 2 * l2)
+        except Exception:  # no flops_bytes, or it failed: flush
+            return True
+
+    def time_launches(st, var, target, count, sample_s):
+        """count samples of st, each the mean of a batch of launches lasting
+        sample_s (one launch when 0), all queued back to back with one
+        synchronisation at the end. Returns (samples s, device time inside
+        the timed launches s, launches per sample, flushed)."""
+        key = var.get("key", "")
+        mod = st["mod"] if isinstance(st, dict) else st[4]
+        if key not in plans:
+            flushed = flush_needed(var, target, mod)
+            batch = 1
+            if sample_s > 0:  # calibrate: three launches back to back
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                for _ in range(3):
+                    launch(st)
+                e1.record()
+                e1.synchronize()
+                one = max(e0.elapsed_time(e1) * 1e-3 / 3, 1e-7)
+                batch = max(1, min(100000, int(math.ceil(sample_s / one))))
+            plans[key] = (batch, flushed)
+        batch, flushed = plans[key]
+        count = max(1, count)
+        if flushed:  # events around each launch alone, the flush outside them
+            ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(count * batch)]
+            for e0, e1 in ev:
+                flush.zero_()
+                e0.record()
+                launch(st)
+                e1.record()
+            torch.cuda.synchronize()
+            times = [e0.elapsed_time(e1) * 1e-3 for e0, e1 in ev]
+            samples = [sum(times[i * batch:(i + 1) * batch]) / batch for i in range(count)]
+            return samples, sum(times), batch, True
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(count + 1)]
+        ev[0].record()
+        for i in range(count):
+            for _ in range(batch):
+                launch(st)
+            ev[i + 1].record()
+        torch.cuda.synchronize()
+        samples = [ev[i].elapsed_time(ev[i + 1]) * 1e-3 / batch for i in range(count)]
+        return samples, sum(samples) * batch, batch, False
+
     def module(path):
         if path not in modules:
             modules[path] = load_module(path, "muh_triton_kernel_%d" % len(modules))
@@ -240,10 +357,31 @@ def main():
             "n_spills": getattr(compiled, "n_spills", None),
         }
 
+    def problem_inputs(var, target, mod):
+        """The problem's inputs, made once per problem instance: another
+        problem's are dropped first (one problem on the device at a time)."""
+        problem = problem_of(var, target)
+        key = json.dumps(problem, sort_keys=True)
+        if per_problem.get("key") != key:
+            per_problem.clear()
+            torch.cuda.empty_cache()
+            seed[0] += 1
+            per_problem.update(key=key, inputs=mod.make_inputs(problem, seed[0]))
+        return per_problem["inputs"]
+
+    def verify_inputs(var, target, mod):
+        """The problem's verify inputs (another seed than the timed ones) and
+        their reference output, both made once per problem instance."""
+        problem_inputs(var, target, mod)
+        if "vinputs" not in per_problem:
+            seed[0] += 1
+            vin = mod.make_inputs(problem_of(var, target), seed[0])
+            per_problem.update(vinputs=vin, ref=mod.reference(vin))
+        return per_problem["vinputs"], per_problem["ref"]
+
     def build_run_module(var, target, mod):
         config = config_of(var.get("params", {}))
-        seed[0] += 1
-        inputs = mod.make_inputs(problem_of(var, target), seed[0])
+        inputs = problem_inputs(var, target, mod)
         _, handles = mod.run(inputs, config)
         torch.cuda.synchronize()
         graph = None
@@ -270,15 +408,13 @@ def main():
 
     def verify_run_module(st, var, target):
         mod = st["mod"]
-        seed[0] += 1
-        inputs = mod.make_inputs(problem_of(var, target), seed[0])  # fresh inputs
+        inputs, ref = verify_inputs(var, target, mod)
         mod.run(inputs, st["config"])  # allocates the module's buffers
         for t in list((inputs.get("_bufs") or {}).values()) + ([inputs["out"]] if "out" in inputs else []):
             if torch.is_tensor(t) and t.is_floating_point():
                 t.fill_(float("nan"))
         out, _ = mod.run(inputs, st["config"])
         torch.cuda.synchronize()
-        ref = mod.reference(inputs)
         dtype = inputs.get("problem", {}).get("dtype", target.get("dtype", "fp32"))
         tol = target.get("rtol") or getattr(mod, "TOL", TOL).get(dtype, TOL.get(dtype, 1e-4))
         g, r = out.double(), ref.double()
@@ -296,9 +432,11 @@ def main():
         # out of memory after ~115 fused-MoE variants (1.5 GiB each).
         for k in [k for k in state if k != var.get("key")]:
             del state[k]
-        torch.cuda.empty_cache()
         mod = module(target["source"])
+        if not is_run_module(mod):
+            torch.cuda.empty_cache()
         warmed.clear()
+        plans.clear()
         if is_run_module(mod):
             return build_run_module(var, target, mod)
         params, problem = var.get("params", {}), var.get("problem", {})
@@ -384,16 +522,9 @@ def main():
                 if why:
                     rep.update(status="wrong_result", error=why)
             elif op == "time":
-                samples = []
-                for _ in range(int(req.get("count", 1))):
-                    flush.zero_()
-                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    e0.record()
-                    launch(st)
-                    e1.record()
-                    e1.synchronize()
-                    samples.append(e0.elapsed_time(e1) * 1e-3)
-                rep.update(samples=samples)
+                samples, timed_s, batch, flushed = time_launches(st, var, target, int(req.get("count", 1)),
+                                                                 float(req.get("sample_s") or 0))
+                rep.update(samples=samples, timed_s=timed_s, launches=batch * len(samples), l2_flush=flushed)
                 if nvml:
                     p, h = nvml
                     try:  # the sensors are optional: NVML failing is no failure of the variant
@@ -415,6 +546,7 @@ def main():
                    "trace": traceback.format_exc()[-1500:] if os.environ.get("MUH_WORKER_DEBUG") else None}
             state.pop(key, None)
         reply(rep)
+    _executor_close()
 
 
 if __name__ == "__main__":

@@ -78,6 +78,10 @@ typedef struct muh_measurement {
 	double max_abs_err, rel_l2_err; /* of the last output check; NAN when none */
 	double sm_clock_mhz, power_w, temp_c; /* at the end of timing (cuda/NVML) */
 	double t_build, t_verify, t_time;     /* wall seconds spent in each step */
+	/* Device seconds inside the timed launches, where a sample is the mean
+	 * of a batch of launches (the worker's measure.min_sample_time); 0:
+	 * one launch per sample, the samples' sum. The device-busy fraction. */
+	double timed_s;
 	int64_t started_ms, finished_ms;      /* unix epoch milliseconds */
 	/* Every other measured metric, as a JSON object of numbers
 	 * ({"output_tokens_per_s": 812.5, "ttft_p99": 0.21, ...}); malloc'd,
@@ -178,7 +182,11 @@ typedef struct muh_target {
 				      0: never; default 3 on cuda and worker, 0 elsewhere) */
 	double retime_warm_s;      /* the sustained load before each re-timing (measure.retime_warm,
 				      default 5 s; as measure.gpu_warm) */
-	double min_sample_s;       /* cpu: repeat the entry point until one sample lasts this long; default 0 */
+	double min_sample_s;       /* repeat the launch (cpu: the entry point) until one sample lasts
+				      this long, a sample being the mean; < 0: the backend's default
+				      (a worker on a GPU 0.05 s: 0.5 s of back-to-back launches in the
+				      first 10 samples, at the clock the device holds under load; 0
+				      elsewhere) */
 	char cache_dir[EVAL_PATH]; /* build cache; default $XDG_CACHE_HOME/muh or ~/.cache/muh */
 	/* Source-level knobs (worker backend): each variant is measured in an
 	 * overlay of engine_tree with the values of the params listed under the
