@@ -17,5 +17,17 @@ for lib in $(ldd build/muh | awk '/=>/ {print $3}'); do
 	*) cp -L "$lib" .devcarry/lib/ ;;
 	esac
 done
+# the commit the binary was built from (the device's copy of the tree keeps
+# its own, older git HEAD)
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include workers kernels || echo ' + uncommitted changes')" >.devcarry/COMMIT
+# MUH_OLD_TREE=DIR: a worktree of an older commit, built (DIR/build/muh): its
+# binary, workers, kernels and specs go to .devcarry/old/, for a before/after
+# run in one call (scripts/gpu_busy.sh compare)
+if [ -n "${MUH_OLD_TREE:-}" ]; then
+	mkdir -p .devcarry/old/bin
+	cp "$MUH_OLD_TREE/build/muh" .devcarry/old/bin/
+	git -C "$MUH_OLD_TREE" archive HEAD workers kernels specs | tar -x -C .devcarry/old
+	git -C "$MUH_OLD_TREE" rev-parse --short HEAD >.devcarry/old/COMMIT
+fi
 # headers and import libraries are not needed: muh is built here
 du -sh .devcarry

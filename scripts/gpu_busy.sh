@@ -4,14 +4,18 @@
 #     bash scripts/gpu_busy.sh compare     (one call)
 #     bash scripts/gpu_busy.sh all         (a second call, if device time is left)
 #
+# smoke: three variants through the Triton worker with --jobs (prepare,
+#   build, verify, batched timing); the script stops here when one fails.
 # compare: muh tune of specs/triton_fused_moe.yaml at M=256 with a 5% budget,
 #   twice in the same run on the same device, each with empty build caches
-#   (muh's and Triton's): "serial" as muh tuned before this issue (no --jobs,
-#   measure.retime_top 0: no sustained re-timing), then "jobs" with
-#   compile-first (--jobs 14) and the default sustained re-timing. For each:
-#   the wall time of the command, the search's wall time, the evaluations,
-#   the best, and the device-busy fraction muh prints (time inside timed
-#   launches over the search's wall time).
+#   (muh's and Triton's): "serial" is today's tune before this session's
+#   change, the muh binary, worker, kernels and specs of the commit in
+#   .devcarry/old/COMMIT (no --jobs, measure.retime_top 0: no sustained
+#   re-timing); then "jobs": this tree with compile-first (--jobs 14) and
+#   the default sustained re-timing. For each: the wall time of the command,
+#   the search's wall time, the evaluations, the best, and the device-busy
+#   fraction muh prints (time inside timed launches over the search's wall
+#   time).
 # all: every batch size (--problem all) with --jobs 14 at 5% (a time cap per
 #   size, no re-timing: that is done next), vLLM's config file emitted from
 #   the store (muh patch --emit moe-json), and then, per size, the emitted
@@ -33,7 +37,7 @@ env_lines() {
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "- device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1)"
 	echo "- software: $(python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1 | tail -1); $(nproc) cores"
-	echo "- muh: $(git log -1 --format='%h %s' 2>/dev/null | cut -c1-80)"
+	echo "- muh: $(cat .devcarry/COMMIT 2>/dev/null || git log -1 --format='%h' 2>/dev/null) (the binary carried in .devcarry/)"
 }
 
 # spec_with KEY VALUE: a copy of the spec with measure.KEY set (specs/.x.yaml is ignored)
@@ -44,16 +48,67 @@ spec_with() {
 }
 
 # tune NAME SPEC TIMEOUT ARGS...: one muh tune with empty caches; JSON events in $W/NAME.jsonl
+# (MUH_BIN: another muh binary)
 tune() {
 	local name=$1 spec=$2 to=$3
 	shift 3
 	export MUH_CACHE_DIR="$W/cache-$name" TRITON_CACHE_DIR="$W/triton-$name"
 	local t0 t1
 	t0=$(date +%s.%N)
-	timeout "$to" muh tune "$spec" --db "$W/$name.db" --json "$@" >"$W/$name.jsonl" 2>"$W/$name.err"
+	timeout "$to" "${MUH_BIN:-muh}" tune "$spec" --db "$W/$name.db" --json "$@" >"$W/$name.jsonl" 2>"$W/$name.err"
 	echo "rc $?" >>"$W/$name.err"
 	t1=$(date +%s.%N)
 	python3 -c "print($t1 - $t0)" >"$W/$name.wall"
+}
+
+stage_smoke() {
+	local sum="$OUT/summary-smoke.md"
+	export MUH_CACHE_DIR="$W/cache-smoke" TRITON_CACHE_DIR="$W/triton-smoke" MUH_WORKER_DEBUG=1
+	local c1=BLOCK_SIZE_M=32,BLOCK_SIZE_N=256,BLOCK_SIZE_K=128,GROUP_SIZE_M=16,num_warps=4,num_stages=2
+	local c2=BLOCK_SIZE_M=16,BLOCK_SIZE_N=64,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
+	local c3=BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=16,num_warps=8,num_stages=4
+	local t0 t1
+	t0=$(date +%s.%N)
+	timeout 240 muh eval "$SPEC" --problem M=256 --config "$c1" --config "$c2" --config "$c3" --jobs 3 --no-noise \
+		--json >"$W/smoke.jsonl" 2>"$W/smoke.err"
+	echo "rc $?" >>"$W/smoke.err"
+	timeout 120 muh eval "$SPEC" --problem M=1 --config "$c2" --no-noise --json >>"$W/smoke.jsonl" 2>>"$W/smoke.err"
+	t1=$(date +%s.%N)
+	unset MUH_WORKER_DEBUG
+	{
+		echo "# smoke: 3 variants at M=256 (--jobs 3), 1 at M=1, $(python3 -c "print(round($t1 - $t0, 1))") s"
+		env_lines
+	} >"$sum"
+	python3 - "$W" >>"$sum" <<'PY'
+import json, sys
+W = sys.argv[1]
+bad = 0
+print("| key | status | median | samples | timed_s | t_build | t_verify | t_time | SM MHz | error |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+for line in open(f"{W}/smoke.jsonl"):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if "key" not in e:
+        continue
+    ok = e.get("status") == "ok" and (e.get("timed_s") or 0) > 0.2
+    bad += not ok
+    f = lambda k: f"{e.get(k) or 0:.3f}"
+    print(f"| {e['key']} | {e.get('status')} | {(e.get('median') or 0) * 1e6:.1f} us | {len(e.get('samples') or [])} | "
+          f"{f('timed_s')} | {f('t_build')} | {f('t_verify')} | {f('t_time')} | {e.get('sm_clock_mhz') or 0:.0f} | "
+          f"{(e.get('error') or '')[:200]} |")
+print()
+print("smoke: " + ("FAILED" if bad else "ok"))
+sys.exit(1 if bad else 0)
+PY
+	local rc=$?
+	cat "$sum"
+	if [ $rc -ne 0 ]; then
+		tail -40 "$W/smoke.err"
+		tar czf "$OUT/smoke.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
+		exit 1
+	fi
 }
 
 stage_compare() {
@@ -63,13 +118,19 @@ stage_compare() {
 		echo
 		env_lines
 		echo "- commands (each with empty MUH_CACHE_DIR and TRITON_CACHE_DIR):"
-		echo "  - serial: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0)"
+		echo "  - serial: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0), with muh, worker, kernels and specs of $(cat .devcarry/old/COMMIT 2>/dev/null || echo 'this tree (no .devcarry/old)')"
 		echo "  - jobs: \`muh tune $SPEC --problem M=256 --budget 5% --seed 1 --time 150s --jobs $JOBS --db jobs.db --json\`"
 		echo
 	} >"$sum"
 	local serial_spec
-	serial_spec=$(spec_with retime_top 0)
-	tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+	if [ -x .devcarry/old/bin/muh ]; then # today's tune: the old commit's muh, worker and kernel
+		serial_spec=.devcarry/old/specs/.busy-retime_top-triton_fused_moe.yaml
+		{ cat .devcarry/old/specs/triton_fused_moe.yaml; printf 'measure:\n  retime_top: 0\n'; } >"$serial_spec"
+		MUH_BIN=$PWD/.devcarry/old/bin/muh tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+	else
+		serial_spec=$(spec_with retime_top 0)
+		tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+	fi
 	tune jobs "$SPEC" 260 --problem M=256 --budget 5% --seed 1 --time 150s --jobs "$JOBS"
 	python3 - "$W" >>"$sum" <<'PY'
 import json, sys
