@@ -228,9 +228,9 @@ def main():
            "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
     modules = {}
     state = {}  # key -> (setup dict, compiled, constexprs, launch opts, mod)
-    l2 = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
+    l2_bytes = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
     # twice the L2 (256 MiB where torch does not say) evicts whatever a launch left there
-    flush = torch.empty(max(2 * l2, 8 << 20) if l2 else 256 << 20, dtype=torch.uint8, device=device)
+    flush = torch.empty(max(2 * l2_bytes, 8 << 20) if l2_bytes else 256 << 20, dtype=torch.uint8, device=device)
     per_problem = {}  # run modules: {"key", "inputs", "vinputs", "ref"} of the problem being measured
     nvml = None
     try:
@@ -275,7 +275,7 @@ def main():
         flops_bytes): what it left there cannot be read again by the next."""
         try:
             _, nbytes = mod.flops_bytes(problem_of(var, target))
-            return not (l2 and nbytes >= 2 * l2)
+            return not (l2_bytes and nbytes >= 2 * l2_bytes)
         except Exception:  # no flops_bytes, or it failed: flush
             return True
 
