@@ -595,117 +595,35 @@ static void prepare_end(pid_t pid, int to, int from, int polite)
 	waitpid(pid, NULL, 0);
 }
 
-/* The batch prepare (eval_prepare_all): a worker of its own, in its own
- * process group, gets every variant in one "prepare" request and compiles
- * them with `jobs` processes into its build cache (Triton's); the runner's
- * worker later only loads them. Everything is under one deadline, the hello
- * and the request's write included: min(60 s, 6 x measure.timeout) +
- * measure.timeout per round of `jobs` variants. Past it, on Ctrl-C, or when the worker fails, the whole
- * group is killed and measuring goes on (each build then compiles what is
- * missing). A write to a worker that died must be a status, not our
- * death: SIGPIPE is blocked in this thread meanwhile (never the process's
- * disposition, which belongs to the program that links libmuh), and one
- * our writes raised is taken before the mask is restored. */
-static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
-			      const volatile sig_atomic_t *stop, size_t *done, muh_diag *d)
+/* The batch prepare's worker, kept from one batch to the next: a worker of
+ * its own, in its own process group, whose compile pool (a Triton worker's
+ * processes, each with torch imported and the problem's inputs made) stays
+ * loaded, so that a batch in the background costs its compiles only. One
+ * request is in flight at a time. */
+typedef struct worker_prep {
+	pid_t pid; /* 0: none started (or it was ended) */
+	int to, from;
+	linebuf rl;
+	worker_state w; /* name and capabilities, from its hello */
+	int id;         /* of the request in flight */
+	int pending;    /* a request awaits its reply */
+	double end;     /* its deadline */
+	double limit;
+} worker_prep;
+
+/* Writes with SIGPIPE blocked in this thread: a write to a worker that died
+ * must be a status, not our death (never the process's disposition, which
+ * belongs to the program that links libmuh); one our write raised is taken
+ * before the mask is restored. */
+static int guarded_write(int fd, const char *s, size_t n, double end, const volatile sig_atomic_t *stop,
+			 const char **why)
 {
-	*done = 0;
-	if (t->engine_tree[0]) {
-		diag_errorf(d, "variants of engine-tree overlays are built one at a time");
-		return MUH_EENV;
-	}
-	/* starting the worker and its pool (a Triton worker imports torch in
-	 * each process) + measure.timeout per round of `jobs` builds */
-	double rounds = (double)((n + (size_t)jobs - 1) / (size_t)jobs);
-	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = eval_now_s() + limit;
 	sigset_t pipe_set, old_mask, was_pending;
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	sigpending(&was_pending);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-	int to, from;
-	pid_t pid = worker_fork(t, 1, &to, &from, d);
-	if (pid < 0) {
-		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-		return MUH_EENV;
-	}
-	worker_state w;
-	memset(&w, 0, sizeof(w));
-	linebuf rl = {.max = WORKER_LINE_MAX};
-	const char *why = NULL;
-	int rc = MUH_EENV, polite = 0;
-	char *line = raw_line(&rl, from, end, stop, &why);
-	if (!line && !strcmp(why, "late"))
-		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello in %.0f s (the prepare's limit)",
-			 t->worker, limit);
-	else if (!line)
-		snprintf(d->msg, sizeof(d->msg), "worker '%.800s': no hello (%s)", t->worker, why);
-	else if (hello_parse(&w, t, line, d) == MUH_OK && !w.can_prepare)
-		diag_errorf(d, "worker %s does not prepare (no \"prepare\" in its hello)", w.name);
-	else if (w.name[0])
-		rc = MUH_OK;
-	free(line);
-	polite = rc == MUH_OK || w.name[0]; /* it said hello: it reads its stdin */
-	char *text = NULL;
-	int sent = 0;
-	if (rc == MUH_OK) {
-		rc = MUH_EENV;
-		cJSON *req = cJSON_CreateObject();
-		cJSON_AddNumberToObject(req, "id", 1);
-		cJSON_AddStringToObject(req, "op", "prepare");
-		cJSON_AddNumberToObject(req, "jobs", jobs);
-		cJSON_AddNumberToObject(req, "limit_s", end - eval_now_s()); /* retries must end before it */
-		cJSON *arr = cJSON_AddArrayToObject(req, "variants");
-		for (size_t i = 0; i < n; i++)
-			cJSON_AddItemToArray(arr, variant_json(&vs[i]));
-		cJSON_AddItemToObject(req, "target", target_json(t, ""));
-		text = cJSON_PrintUnformatted(req);
-		cJSON_Delete(req);
-		size_t len = text ? strlen(text) : 0;
-		if (text)
-			text[len] = '\n'; /* over the NUL: the line is sent in one write */
-		if (text && raw_write(to, text, len + 1, end, stop, &why) == 0) {
-			sent = 1;
-		} else {
-			polite = 0;
-			snprintf(d->msg, sizeof(d->msg), "worker %s: cannot send the prepare request (%s)", w.name,
-				 text ? why : "out of memory");
-		}
-	}
-	while (sent) {
-		line = raw_line(&rl, from, end, stop, &why);
-		if (!line) {
-			polite = 0;
-			if (!strcmp(why, "late"))
-				snprintf(d->msg, sizeof(d->msg), "stopped after %.0f s (its limit)", limit);
-			else
-				snprintf(d->msg, sizeof(d->msg), "worker %s %s", w.name,
-					 !strcmp(why, "eof") ? "exited" : why);
-			break;
-		}
-		cJSON *rep = cJSON_Parse(line);
-		free(line);
-		const cJSON *id = rep ? cJSON_GetObjectItemCaseSensitive(rep, "id") : NULL;
-		if (!cJSON_IsNumber(id) || (int)id->valuedouble != 1) {
-			cJSON_Delete(rep); /* a log line */
-			continue;
-		}
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep, "status");
-		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rep, "prepared");
-		const cJSON *er = cJSON_GetObjectItemCaseSensitive(rep, "error");
-		if (cJSON_IsString(st) && !strcmp(st->valuestring, "ok")) {
-			*done = cJSON_IsNumber(pr) && pr->valuedouble > 0 ? (size_t)pr->valuedouble : 0;
-			rc = MUH_OK;
-		} else {
-			snprintf(d->msg, sizeof(d->msg), "worker %.100s: %.800s", w.name,
-				 cJSON_IsString(er) ? er->valuestring : "failed");
-		}
-		cJSON_Delete(rep);
-		break;
-	}
-	free(text);
-	lb_free(&rl);
-	prepare_end(pid, to, from, polite);
+	int rc = raw_write(fd, s, n, end, stop, why);
 	if (!sigismember(&was_pending, SIGPIPE)) { /* ours: take it, so that it is never delivered */
 		struct timespec zero = {0, 0};
 		while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
@@ -715,10 +633,190 @@ static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t
 	return rc;
 }
 
+/* Ends p's worker and its group; p can start a new one. polite: it still
+ * reads its stdin (bye first). */
+static void prep_stop(worker_prep *p, int polite)
+{
+	if (p->pid > 0)
+		prepare_end(p->pid, p->to, p->from, polite && !p->pending);
+	lb_free(&p->rl);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Starts p's worker and reads its hello before `end`. MUH_OK, or MUH_EENV
+ * with d->msg (p stopped). */
+static int prep_start(worker_prep *p, const muh_target *t, double end, const volatile sig_atomic_t *stop,
+		      muh_diag *d)
+{
+	memset(p, 0, sizeof(*p));
+	p->rl.max = WORKER_LINE_MAX;
+	double limit = end - eval_now_s();
+	p->pid = worker_fork(t, 1, &p->to, &p->from, d);
+	if (p->pid < 0) {
+		p->pid = 0;
+		return MUH_EENV;
+	}
+	const char *why = NULL;
+	char *line = raw_line(&p->rl, p->from, end, stop, &why);
+	int rc = MUH_EENV;
+	if (!line && !strcmp(why, "late"))
+		snprintf(d->msg, sizeof(d->msg), "worker '%.800s' did not say hello in %.0f s (the prepare's limit)",
+			 t->worker, limit);
+	else if (!line)
+		snprintf(d->msg, sizeof(d->msg), "worker '%.800s': no hello (%s)", t->worker, why);
+	else if (hello_parse(&p->w, t, line, d) == MUH_OK && !p->w.can_prepare)
+		diag_errorf(d, "worker %s does not prepare (no \"prepare\" in its hello)", p->w.name);
+	else if (p->w.name[0])
+		rc = MUH_OK;
+	free(line);
+	if (rc)
+		prep_stop(p, p->w.name[0] != 0); /* it said hello: it reads its stdin */
+	return rc;
+}
+
+/* Sends the batch vs[0..n) to p's worker, starting it first when none
+ * runs. Everything is under one deadline, the hello and the write
+ * included: min(60 s, 6 x measure.timeout) + measure.timeout per round of
+ * `jobs` variants. MUH_OK (a reply is pending), or MUH_EENV with d->msg. */
+static int prep_send(worker_prep *p, const muh_target *t, const muh_variant *vs, size_t n, int jobs,
+		     const volatile sig_atomic_t *stop, muh_diag *d)
+{
+	if (p->pending)
+		return diag_errorf(d, "a batch prepare is already running");
+	double rounds = (double)((n + (size_t)jobs - 1) / (size_t)jobs);
+	double limit = fmin(60, 6 * t->timeout_s) + t->timeout_s * rounds, end = eval_now_s() + limit;
+	if (!p->pid && prep_start(p, t, end, stop, d))
+		return MUH_EENV;
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "id", ++p->id);
+	cJSON_AddStringToObject(req, "op", "prepare");
+	cJSON_AddNumberToObject(req, "jobs", jobs);
+	cJSON_AddNumberToObject(req, "limit_s", end - eval_now_s()); /* retries must end before it */
+	cJSON *arr = cJSON_AddArrayToObject(req, "variants");
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, variant_json(&vs[i]));
+	cJSON_AddItemToObject(req, "target", target_json(t, ""));
+	char *text = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	const char *why = "out of memory";
+	size_t len = text ? strlen(text) : 0;
+	if (text)
+		text[len] = '\n'; /* over the NUL: the line is sent in one write */
+	int rc = text ? guarded_write(p->to, text, len + 1, end, stop, &why) : -1;
+	free(text);
+	if (rc) {
+		snprintf(d->msg, sizeof(d->msg), "worker %s: cannot send the prepare request (%s)", p->w.name, why);
+		prep_stop(p, 0);
+		return MUH_EENV;
+	}
+	p->pending = 1;
+	p->end = end;
+	p->limit = limit;
+	return MUH_OK;
+}
+
+/* Waits until `until` (or the request's deadline, if sooner) for the
+ * pending reply. Returns 1 when the request ended: *rc MUH_OK with *done =
+ * the count the worker prepared, or MUH_EENV with d->msg (past the
+ * deadline, on Ctrl-C or when the worker fails its group is killed;
+ * measuring goes on, each build compiling what is missing). Returns 0 while
+ * the request runs at `until`. */
+static int prep_poll(worker_prep *p, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
+		     muh_diag *d)
+{
+	*done = 0;
+	*rc = MUH_OK;
+	if (!p->pending)
+		return 1;
+	for (;;) {
+		const char *why = NULL;
+		double end = until < p->end ? until : p->end;
+		char *line = raw_line(&p->rl, p->from, end, stop, &why);
+		if (!line && !strcmp(why, "late") && end < p->end)
+			return 0; /* still running */
+		if (!line) {
+			if (!strcmp(why, "late"))
+				snprintf(d->msg, sizeof(d->msg), "stopped after %.0f s (its limit)", p->limit);
+			else
+				snprintf(d->msg, sizeof(d->msg), "worker %s %s", p->w.name,
+					 !strcmp(why, "eof") ? "exited" : why);
+			prep_stop(p, 0);
+			*rc = MUH_EENV;
+			return 1;
+		}
+		cJSON *rep = cJSON_Parse(line);
+		free(line);
+		const cJSON *id = rep ? cJSON_GetObjectItemCaseSensitive(rep, "id") : NULL;
+		if (!cJSON_IsNumber(id) || (int)id->valuedouble != p->id) {
+			cJSON_Delete(rep); /* a log line */
+			continue;
+		}
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep, "status");
+		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rep, "prepared");
+		const cJSON *er = cJSON_GetObjectItemCaseSensitive(rep, "error");
+		p->pending = 0;
+		if (cJSON_IsString(st) && !strcmp(st->valuestring, "ok")) {
+			*done = cJSON_IsNumber(pr) && pr->valuedouble > 0 ? (size_t)pr->valuedouble : 0;
+		} else {
+			snprintf(d->msg, sizeof(d->msg), "worker %.100s: %.800s", p->w.name,
+				 cJSON_IsString(er) ? er->valuestring : "failed");
+			*rc = MUH_EENV;
+		}
+		cJSON_Delete(rep);
+		return 1;
+	}
+}
+
+static int worker_prepare_send(const muh_target *t, void **state, const muh_variant *vs, size_t n, int jobs,
+			       const volatile sig_atomic_t *stop, muh_diag *d)
+{
+	if (t->engine_tree[0])
+		return diag_errorf(d, "variants of engine-tree overlays are built one at a time");
+	if (!*state && !(*state = calloc(1, sizeof(worker_prep))))
+		return MUH_ENOMEM;
+	return prep_send(*state, t, vs, n, jobs, stop, d);
+}
+
+static int worker_prepare_poll(void *state, double until, const volatile sig_atomic_t *stop, size_t *done,
+			       int *rc, muh_diag *d)
+{
+	if (!state) {
+		*done = 0;
+		*rc = MUH_OK;
+		return 1;
+	}
+	return prep_poll(state, until, stop, done, rc, d);
+}
+
+static void worker_prepare_close(void *state)
+{
+	if (!state)
+		return;
+	prep_stop(state, 1);
+	free(state);
+}
+
+/* The batch prepare at once (eval_prepare_all without a kept worker): a
+ * prepare worker for this batch only, ended when it replied. */
+static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
+			      const volatile sig_atomic_t *stop, size_t *done, muh_diag *d)
+{
+	void *state = NULL;
+	*done = 0;
+	int rc = worker_prepare_send(t, &state, vs, n, jobs, stop, d);
+	if (!rc)
+		worker_prepare_poll(state, INFINITY, stop, done, &rc, d);
+	worker_prepare_close(state);
+	return rc;
+}
+
 const eval_backend backend_worker = {
 	.name = "worker",
 	.open = worker_open,
 	.prepare_all = worker_prepare_all,
+	.prepare_send = worker_prepare_send,
+	.prepare_poll = worker_prepare_poll,
+	.prepare_close = worker_prepare_close,
 	.build = worker_build,
 	.verify = worker_verify,
 	.time = worker_time,

@@ -867,6 +867,7 @@ struct muh_evaluator {
 	int inproc_open;
 	int jobs;        /* prefetch pool size */
 	pid_t pool[64];  /* prefetch helpers in flight; 0 = free slot */
+	void *prep;      /* the backend's kept batch-prepare worker (prepare_send), NULL when none */
 };
 
 int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
@@ -938,7 +939,42 @@ int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const v
 	*done = 0;
 	if (ev->jobs <= 0 || !ev->b->prepare_all || n == 0)
 		return MUH_OK;
-	return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, stop, done, d);
+	if (!ev->b->prepare_send)
+		return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, stop, done, d);
+	int rc = eval_prepare_start(ev, vs, n, stop, d);
+	if (!rc)
+		eval_prepare_poll(ev, INFINITY, stop, done, &rc, d);
+	return rc;
+}
+
+int eval_prepares_kept(const muh_evaluator *ev)
+{
+	return ev->jobs > 0 && ev->b->prepare_send != NULL;
+}
+
+int eval_prepare_start(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
+		       muh_diag *d)
+{
+	if (ev->jobs <= 0 || !ev->b->prepare_send || n == 0)
+		return diag_errorf(d, "backend %s prepares no batch in the background", ev->b->name);
+	return ev->b->prepare_send(&ev->t, &ev->prep, vs, n, ev->jobs, stop, d);
+}
+
+int eval_prepare_poll(muh_evaluator *ev, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
+		      muh_diag *d)
+{
+	*done = 0;
+	*rc = MUH_OK;
+	if (!ev->prep || !ev->b->prepare_poll)
+		return 1;
+	return ev->b->prepare_poll(ev->prep, until, stop, done, rc, d);
+}
+
+void eval_prepare_end(muh_evaluator *ev)
+{
+	if (ev->prep && ev->b->prepare_close)
+		ev->b->prepare_close(ev->prep);
+	ev->prep = NULL;
 }
 
 int eval_prefetch(muh_evaluator *ev, const muh_variant *v)
@@ -965,6 +1001,7 @@ void eval_close(muh_evaluator *ev)
 {
 	if (!ev)
 		return;
+	eval_prepare_end(ev);
 	for (int i = 0; i < ev->jobs; i++)
 		if (ev->pool[i] > 0) {
 			kill(ev->pool[i], SIGKILL);

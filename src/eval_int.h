@@ -46,6 +46,18 @@ typedef struct eval_backend {
 	 * *stop (may be NULL) is set: Ctrl-C. */
 	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
 			   const volatile sig_atomic_t *stop, size_t *done, muh_diag *d);
+	/* Optional, beside prepare_all: the same batch without waiting, by a
+	 * prepare worker kept in *state from one batch to the next (its
+	 * compile processes stay loaded). prepare_send starts it when *state
+	 * has none and sends the batch (MUH_OK: a reply is pending);
+	 * prepare_poll waits until `until` (eval_now_s() clock) and returns 1
+	 * when the batch ended (*rc, *done, d as prepare_all's; also 1 when
+	 * none is pending), 0 while it runs; prepare_close ends the worker. */
+	int (*prepare_send)(const muh_target *t, void **state, const muh_variant *vs, size_t n, int jobs,
+			    const volatile sig_atomic_t *stop, muh_diag *d);
+	int (*prepare_poll)(void *state, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
+			    muh_diag *d);
+	void (*prepare_close)(void *state);
 	/* Builds v into c->built and writes m->fingerprint and m->fp_detail. */
 	int (*build)(eval_ctx *c, const muh_variant *v, muh_measurement *m);
 	/* Checks v's output against the reference; sets max_abs_err/rel_l2_err. */
@@ -124,5 +136,20 @@ uint64_t eval_hash(const void *data, size_t n, uint64_t h);
 #define EVAL_HASH_INIT 0xcbf29ce484222325ULL
 /* Hash of a whole file; returns 0 and sets *h, or -1 when unreadable. */
 int eval_hash_file(const char *path, uint64_t *h);
+
+/* The batch prepare in the background (backends with prepare_send: the
+ * worker), for the session: eval_prepare_start sends vs to the
+ * evaluator's kept prepare worker, starting it the first time (MUH_OK: it
+ * runs; MUH_EENV with d->msg, also when the backend has none or jobs is 0);
+ * eval_prepare_poll waits until `until` and returns 1 when no batch runs
+ * any more (*rc, *done and d of the one that ended), 0 while one runs;
+ * eval_prepare_end stops the worker and its compile processes (eval_close
+ * does too). */
+int eval_prepares_kept(const muh_evaluator *ev); /* 1: eval_prepare_start can run */
+int eval_prepare_start(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
+		       muh_diag *d);
+int eval_prepare_poll(muh_evaluator *ev, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
+		      muh_diag *d);
+void eval_prepare_end(muh_evaluator *ev);
 
 #endif

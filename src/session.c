@@ -53,6 +53,9 @@
 #define ASK_FULL 100
 /* the lookahead proposes this many variants per thread of the pool, at least */
 #define SESSION_AHEAD_PER_JOB 2
+/* with a batch prepare, up to this many neighbours of the best so far are
+ * compiled beside the lookahead (speculate) */
+#define SESSION_SPECULATE 48
 
 /* One result the strategy was told. */
 struct told {
@@ -106,6 +109,7 @@ struct muh_session {
 	char *last_metrics;
 	session_prepare_info prep; /* what session_tune's compile-first did */
 	pid_t bg_pid;              /* the background batch prepare, 0: none */
+	int bg_kept;               /* one runs in the evaluator's kept prepare worker */
 	double bg_t0;
 	size_t bg_asked;
 	session_busy_info busy;
@@ -1107,6 +1111,25 @@ static void bg_on_signal(int sig)
  * counted into s->prep), 0 while it runs. wait: stop it and wait. */
 static int bg_reap(muh_session *s, int wait)
 {
+	if (s->bg_kept) { /* the evaluator's kept prepare worker */
+		size_t done = 0;
+		int rc = MUH_OK;
+		muh_diag d;
+		diag_clear(&d);
+		if (wait) {
+			eval_prepare_end(s->ev); /* nothing left to do: its processes end */
+		} else if (!eval_prepare_poll(s->ev, eval_now_s(), NULL, &done, &rc, &d)) {
+			return 0;
+		} else {
+			s->prep.done += done;
+			if (rc)
+				snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu: %.900s", s->bg_asked,
+					 d.msg);
+		}
+		s->prep.seconds += eval_now_s() - s->bg_t0;
+		s->bg_kept = 0;
+		return 1;
+	}
 	if (s->bg_pid <= 0)
 		return 1;
 	int st;
@@ -1131,8 +1154,8 @@ static int bg_reap(muh_session *s, int wait)
  * async: the batch prepare runs in the background while the session
  * measures (one at a time; none starts while one runs). A batch that fails
  * is a note in info: each build compiles what is missing. */
-static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session_prepare_info *info, int async,
-			 size_t min_new)
+static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
+			 int async, size_t min_new)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
 		return;
@@ -1156,11 +1179,16 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	muh_variant *vs = calloc(n, sizeof(*vs));
 	size_t *from = calloc(n, sizeof(*from)); /* vs[j] is cfgs' from[j]-th */
 	size_t m = 0;
+	u64map seen = {0}; /* a config listed twice is compiled once */
 	for (size_t i = 0; vs && from && i < n; i++) {
 		const uint32_t *c = cfgs + i * s->np;
-		if (was_prepared(s, c) || !space_is_valid(s->space, c) ||
+		uint64_t idx;
+		int indexed = !space_index_of(s->space, c, &idx); /* else no index: no dedup */
+		if ((indexed && u64map_get(&seen, idx, NULL)) || was_prepared(s, c) || !space_is_valid(s->space, c) ||
 		    eval_variant_from_space(s->space, c, s->o.instance, &vs[m]))
 			continue;
+		if (indexed)
+			u64map_put(&seen, idx, 1);
 		if (in_store(s, &vs[m])) {
 			eval_variant_free(&vs[m]);
 			mark_prepared(s, c);
@@ -1168,7 +1196,10 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 			from[m++] = i;
 		}
 	}
-	if (m < min_new) { /* too few new ones to be worth a batch's start-up */
+	u64map_free(&seen);
+	/* the speculative ones (past nlook) only beside a lookahead that goes
+	 * somewhere new: a resume answered from the store compiles nothing */
+	if (m < min_new || !m || from[0] >= nlook) { /* or too few new ones to be worth a batch's start-up */
 		for (size_t i = 0; i < m; i++)
 			eval_variant_free(&vs[i]);
 		free(vs);
@@ -1183,6 +1214,23 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 	diag_clear(&d);
 	size_t done = 0;
 	double t0 = eval_now_s();
+	if (async && m && eval_prepares_kept(s->ev)) {
+		/* the evaluator's kept prepare worker compiles them while the
+		 * session measures (no fork: its compile processes stay loaded) */
+		if (eval_prepare_start(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &d) == MUH_OK) {
+			s->bg_kept = 1;
+			s->bg_t0 = t0;
+			s->bg_asked = m;
+			if (info) {
+				info->ran++;
+				info->asked += m;
+				info->background++;
+			}
+		} else if (info) {
+			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+		}
+		goto out;
+	}
 	pid_t pid = async && m ? fork() : -1;
 	if (pid == 0) { /* the background prepare */
 		struct sigaction sa;
@@ -1220,9 +1268,39 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, session
 				snprintf(info->note, sizeof(info->note), "%s", d.msg);
 		}
 	}
+out:
 	for (size_t i = 0; i < m; i++)
 		eval_variant_free(&vs[i]);
 	free(vs);
+}
+
+/* Up to max neighbours (one param changed) of the best two configurations
+ * measured so far, into out: where a local search goes next whatever the
+ * next result, so a batch prepare that adds them misses less often than
+ * the lookahead alone (which assumes the pending variants' results).
+ * Returns the count. */
+static size_t speculate(muh_session *s, uint32_t *out, size_t max)
+{
+	size_t best[2] = {SIZE_MAX, SIZE_MAX}, n = 0;
+	for (size_t i = 0; i < s->nhist; i++) {
+		const struct told *t = &s->hist[i];
+		if (t->status || !isfinite(t->time_s))
+			continue;
+		if (best[0] == SIZE_MAX || t->time_s < s->hist[best[0]].time_s) {
+			best[1] = best[0];
+			best[0] = i;
+		} else if (best[1] == SIZE_MAX || t->time_s < s->hist[best[1]].time_s) {
+			best[1] = i;
+		}
+	}
+	uint32_t *cfg = calloc(s->np + 1, sizeof(uint32_t));
+	for (int b = 0; cfg && b < 2 && n < max; b++) {
+		if (best[b] == SIZE_MAX || space_config_at(s->space, s->hist[best[b]].index, cfg))
+			continue;
+		n += space_neighbours(s->space, cfg, SPACE_HAMMING, out + n * s->np, (max - n) / (size_t)(2 - b));
+	}
+	free(cfg);
+	return n;
 }
 
 /* Before cfg is measured: the lookahead proposes the variants the
@@ -1243,14 +1321,17 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	size_t k = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB : (size_t)s->o.jobs + 1;
 	if (k < 2)
 		k = 2;
-	uint32_t *cfgs = calloc(k * s->np + 1, sizeof(uint32_t));
+	size_t room = batch ? SESSION_SPECULATE : 0;
+	uint32_t *cfgs = calloc((k + room) * s->np + 1, sizeof(uint32_t));
 	if (!cfgs)
 		return;
-	long n = propose(s, cfgs, k, NULL, NULL);
+	long n = propose(s, cfgs, k, NULL, NULL), nlook = n;
+	if (n >= 0 && room)
+		n += (long)speculate(s, cfgs + (size_t)n * s->np, room);
 	/* the first batch before anything is measured (compile first), the
 	 * next ones in the background while the search measures */
 	if (n > 0)
-		prepare_cfgs(s, cfgs, (size_t)n, &s->prep, s->prep.ran > 0,
+		prepare_cfgs(s, cfgs, (size_t)n, (size_t)nlook, &s->prep, s->prep.ran > 0,
 			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
@@ -1489,7 +1570,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			m += !in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, prepared, 0, 1);
+		prepare_cfgs(s, cfgs, m, m, prepared, 0, 1);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -1727,7 +1808,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, &r->prepared, 0, 1);
+			prepare_cfgs(s, all, n, n, &r->prepared, 0, 1);
 		}
 		free(all);
 	}
