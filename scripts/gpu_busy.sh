@@ -163,6 +163,14 @@ if len(res) == 2:
     print(f"- wall time: serial {ws:.1f} s, compile-first {wj:.1f} s ({ws / wj:.2f}x); "
           f"per evaluation {ws / rs['evaluated']:.2f} s against {wj / rj['evaluated']:.2f} s")
     print(f"- search wall: serial {rs['device']['wall_s']:.1f} s, compile-first {rj['device']['wall_s']:.1f} s")
+import sqlite3
+for name in ("serial", "jobs"):
+    try:
+        db = sqlite3.connect(f"file:{W}/{name}.db?mode=ro", uri=True)
+        n, hit, tb, tt = db.execute("select count(*), sum(t_build < 0.1), sum(t_build), sum(t_time) from measurements").fetchone()
+        print(f"- {name}: {hit} of {n} builds found compiled (under 0.1 s); {tb:.1f} s in builds, {tt:.1f} s timing")
+    except Exception as e:
+        print(f"- {name}: store not read ({e})")
 for name in ("serial", "jobs"):
     err = open(f"{W}/{name}.err").read().splitlines()
     prep = [l for l in err if l.startswith("prepare") or "note: prepare" in l]

@@ -730,7 +730,9 @@ static int prep_poll(worker_prep *p, double until, const volatile sig_atomic_t *
 		return 1;
 	for (;;) {
 		const char *why = NULL;
-		double end = until < p->end ? until : p->end;
+		double end = until < p->end ? until : p->end, soon = eval_now_s() + 0.001;
+		if (end < soon && end < p->end)
+			end = soon; /* "now": still look at what the worker wrote (lb_read_line reads nothing once late) */
 		char *line = raw_line(&p->rl, p->from, end, stop, &why);
 		if (!line && !strcmp(why, "late") && end < p->end)
 			return 0; /* still running */

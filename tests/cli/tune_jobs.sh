@@ -79,4 +79,16 @@ expect_in err "no problem symbol 'M'.*\(symbols: N\)" "an unknown symbol lists t
 run "$MUH" tune "$SPEC" --problem 3 --budget 2 --db "$TMP/p.db"
 expect_rc 2 "--problem 3"
 expect_in err "--problem 3, but .* has 1 problem instance" "an index beyond the instances"
+# the kept prepare worker: each background batch is reaped when it ends, so
+# the next one starts while the search measures (a batch never collected
+# until its limit left the rest to the builds)
+export MUH_CACHE_DIR="$TMP/cache-bg"
+run "$MUH" tune "$SPEC" --budget 12 --jobs 2 --db "$TMP/bg.db"
+expect_rc 0 "tune --jobs 2, background batches"
+line=$(grep '^prepare' "$TMP/out")
+[[ $line =~ ([0-9]+)\ of\ ([0-9]+)\ variants.*\(([0-9]+)\ while\ measuring\) ]] || fail "the prepare line: $line"
+[ "${BASH_REMATCH[3]:-0}" -ge 2 ] || fail "at least 2 batches while measuring: $line"
+[ "${BASH_REMATCH[1]:-0}" = "${BASH_REMATCH[2]:-x}" ] || fail "every variant sent was prepared: $line"
+grep -q "stopped after" "$TMP/out" "$TMP/err" && fail "no batch ran into its limit: $(grep -h 'stopped after' "$TMP/out" "$TMP/err")"
+
 done_tests
