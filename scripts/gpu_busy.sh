@@ -291,6 +291,56 @@ PY
 	cat "$sum"
 }
 
+# repeat: the sizes where the emitted config lost to the shipped one (M=1,
+# M=4096 in the run of 17:57 UTC), each pair timed at sustained clocks in 3
+# fresh processes, the order alternated: how far apart two runs of the same
+# pair are (inputs and routing are drawn anew in each process).
+stage_repeat() {
+	local sum="$OUT/summary-repeat.md" wspec
+	wspec=$(spec_with gpu_warm 5)
+	export MUH_CACHE_DIR="$W/cache-repeat" TRITON_CACHE_DIR="$W/triton-repeat"
+	{
+		echo "# sustained re-timing of tuned and shipped pairs, 3 fresh processes each"
+		env_lines
+		echo "- command: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config A --config B --no-noise --json\` (measure.gpu_warm 5 s), A/B alternated"
+	} >"$sum"
+	local m1t=BLOCK_SIZE_M=16,BLOCK_SIZE_N=32,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
+	local m1s=BLOCK_SIZE_M=16,BLOCK_SIZE_N=64,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
+	local m4t=BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=8,num_stages=4
+	local m4s=BLOCK_SIZE_M=128,BLOCK_SIZE_N=256,BLOCK_SIZE_K=64,GROUP_SIZE_M=16,num_warps=8,num_stages=4
+	for i in 1 2 3; do
+		for pair in "1 $m1t $m1s" "4096 $m4t $m4s"; do
+			set -- $pair
+			local a=$2 b=$3
+			[ $((i % 2)) = 0 ] && { a=$3; b=$2; }
+			timeout 60 muh eval "$wspec" --problem "M=$1" --config "$a" --config "$b" --no-noise --json \
+				2>>"$W/repeat.err" | sed "s/^/$1 $i /" >>"$W/repeat.txt"
+		done
+	done
+	python3 - "$W" "$m1t" "$m4t" >>"$sum" <<'PY'
+import json, sys
+W, tuned = sys.argv[1], set(sys.argv[2:])
+rows = {}
+for line in open(f"{W}/repeat.txt"):
+    m, i, js = line.split(" ", 2)
+    try:
+        e = json.loads(js)
+    except ValueError:
+        continue
+    if e.get("status") == "ok":
+        rows.setdefault((int(m), int(i)), {})["tuned" if e["key"] in tuned else "shipped"] = (e["median"], e.get("sm_clock_mhz") or 0)
+print()
+print("| M | process | shipped | SM MHz | tuned | SM MHz | shipped / tuned |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+for (m, i), r in sorted(rows.items()):
+    if "tuned" in r and "shipped" in r:
+        (s, sc), (t, tc) = r["shipped"], r["tuned"]
+        print(f"| {m} | {i} | {s * 1e6:.1f} us | {sc:.0f} | {t * 1e6:.1f} us | {tc:.0f} | {s / t:.3f}x |")
+PY
+	rm -f "$wspec"
+	cat "$sum"
+}
+
 for s in "$@"; do
 	echo "=== stage $s ($(date -u +%H:%M:%S))"
 	"stage_$s"
