@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,8 +108,7 @@ struct muh_session {
 	int done;
 	char *last_metrics;
 	session_prepare_info prep; /* what session_tune's compile-first did */
-	pid_t bg_pid;              /* the background batch prepare, 0: none */
-	int bg_kept;               /* one runs in the evaluator's kept prepare worker */
+	int bg_kept;               /* a background batch runs in the evaluator's kept prepare worker */
 	double bg_t0;
 	size_t bg_asked;
 	session_busy_info busy;
@@ -1097,56 +1095,30 @@ static int in_store(const muh_session *s, const muh_variant *v)
 	return s->st && store_has(s->st, s->run, v->key) == 1;
 }
 
-/* The batch prepare in the background (the tune's later batches): a
- * child of this process runs it while the session goes on measuring; it
- * stops on SIGTERM (bg_stop) and ends its worker's group itself. */
-static volatile sig_atomic_t bg_stop;
-
-static void bg_on_signal(int sig)
-{
-	(void)sig;
-	bg_stop = 1;
-}
-
-/* Reaps the background prepare: 1 when none runs (any that ran is
- * counted into s->prep), 0 while it runs. wait: stop it and wait. */
+/* Reaps the background batch prepare (the tune's later batches, sent to
+ * the evaluator's kept prepare worker): 1 when none runs (any that ran is
+ * counted into s->prep), 0 while it runs. wait: stop it (the worker and
+ * its compile processes end; the next batch starts a new one). */
 static int bg_reap(muh_session *s, int wait)
 {
-	if (s->bg_kept) { /* the evaluator's kept prepare worker */
-		size_t done = 0;
-		int rc = MUH_OK;
-		muh_diag d;
-		diag_clear(&d);
-		if (wait) {
-			eval_prepare_end(s->ev); /* nothing left to do: its processes end */
-		} else if (!eval_prepare_poll(s->ev, eval_now_s(), NULL, &done, &rc, &d)) {
-			return 0;
-		} else {
-			s->prep.done += done;
-			if (rc)
-				snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu: %.900s", s->bg_asked,
-					 d.msg);
-		}
-		s->prep.seconds += eval_now_s() - s->bg_t0;
-		s->bg_kept = 0;
+	if (!s->bg_kept)
 		return 1;
-	}
-	if (s->bg_pid <= 0)
-		return 1;
-	int st;
-	if (wait)
-		kill(s->bg_pid, SIGTERM);
-	pid_t r = waitpid(s->bg_pid, &st, wait ? 0 : WNOHANG);
-	if (r == 0)
+	size_t done = 0;
+	int rc = MUH_OK;
+	muh_diag d;
+	diag_clear(&d);
+	if (wait) {
+		eval_prepare_end(s->ev); /* nothing left to do: its processes end */
+	} else if (!eval_prepare_poll(s->ev, eval_now_s(), NULL, &done, &rc, &d)) {
 		return 0;
-	if (r == s->bg_pid) {
-		s->prep.seconds += eval_now_s() - s->bg_t0;
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-			s->prep.done += s->bg_asked;
-		else if (!wait)
-			snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu did not finish", s->bg_asked);
+	} else {
+		s->prep.done += done;
+		if (rc)
+			snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu: %.900s", s->bg_asked,
+				 d.msg);
 	}
-	s->bg_pid = 0;
+	s->prep.seconds += eval_now_s() - s->bg_t0;
+	s->bg_kept = 0;
 	return 1;
 }
 
@@ -1232,32 +1204,7 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t 
 		}
 		goto out;
 	}
-	pid_t pid = async && m ? fork() : -1;
-	if (pid == 0) { /* the background prepare */
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = bg_on_signal;
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGINT, &sa, NULL);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		/* the session's descriptors (the runner's pipes, the store) are not
-		 * this child's to hold: a pipe end kept open here would hide the
-		 * runner's EOF from the session */
-		for (int fd = 3, top = (int)sysconf(_SC_OPEN_MAX); fd < top && fd < 65536; fd++)
-			close(fd);
-		int rc = eval_prepare_all(s->ev, vs, m, &bg_stop, &done, &d);
-		_exit(rc == MUH_OK && done >= m ? 0 : 1);
-	}
-	if (pid > 0) {
-		s->bg_pid = pid;
-		s->bg_t0 = t0;
-		s->bg_asked = m;
-		if (info) {
-			info->ran++;
-			info->asked += m;
-			info->background++;
-		}
-	} else {
+	{
 		int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
 		if (info) {
 			info->ran += m > 0;
