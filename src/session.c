@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "muh/best.h"
 #include "muh/deploy.h"
 #include "muh/engine.h"
 #include "muh/muh.h"
@@ -1420,20 +1421,26 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 		I->fell = 1;
 	}
 	eval_close(ev2);
-	if (I->fell) {
-		size_t w = SIZE_MAX;
-		for (size_t i = 0; i < I->n; i++)
-			if (isfinite(s->sus[i].sustained_s) && (w == SIZE_MAX || s->sus[i].sustained_s < s->sus[w].sustained_s))
-				w = i;
-		if (w == SIZE_MAX) {
-			I->fell = 0;
-			snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
-		} else {
-			I->winner = w;
-			snprintf(I->why, sizeof(I->why), "the SM clock fell under %.0f s of load (%.0f MHz, %.0f MHz when ranked)",
-				 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
-		}
+	/* the rows as the store keeps them; one verdict (best.h) for the tune's
+	 * output and every later reader of the store */
+	store_retime *rows = calloc(I->n + 1, sizeof(*rows));
+	for (size_t i = 0; rows && i < I->n; i++) {
+		const session_sustained_row *q = &s->sus[i];
+		rows[i] = (store_retime){q->key, q->burst_rank, q->burst_s, q->burst_mhz,
+					 q->sustained_s, q->sustained_mhz, I->warm_s};
 	}
+	size_t w;
+	if (I->fell && rows && best_retime_verdict(rows, I->n, &w)) {
+		I->winner = w;
+		snprintf(I->why, sizeof(I->why), "the SM clock fell under %.0f s of load (%.0f MHz, %.0f MHz when ranked)",
+			 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+	} else if (I->fell) {
+		I->fell = 0;
+		snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
+	}
+	if (rows && s->st && store_set_retimes(s->st, s->run, rows, I->n, &d))
+		snprintf(I->why + strlen(I->why), sizeof(I->why) - strlen(I->why), " (not stored: %.100s)", d.msg);
+	free(rows);
 out:
 	I->rows = s->sus;
 	if (!I->n && !I->ran)

@@ -51,6 +51,7 @@ struct muh_store {
 	int has_metrics;  /* measurements.metrics exists (stores before it lack it until written) */
 	int has_spec;     /* runs.spec_text and runs.spec_abs exist (likewise) */
 	int has_claims;   /* the claims table exists (likewise) */
+	int has_retimes;  /* the retimes table exists (likewise) */
 	int readonly;     /* opened by store_open_ro */
 };
 
@@ -78,6 +79,11 @@ static const char schema[] =
 static const char claims_schema[] =
 	"CREATE TABLE IF NOT EXISTS claims(run_id INTEGER NOT NULL, key TEXT NOT NULL,"
 	" pid INTEGER NOT NULL, host TEXT, started_ms INTEGER, PRIMARY KEY(run_id, key));";
+
+static const char retimes_schema[] =
+	"CREATE TABLE IF NOT EXISTS retimes(run_id INTEGER NOT NULL, key TEXT NOT NULL,"
+	" burst_rank INTEGER, burst_s REAL, burst_mhz REAL, sustained_s REAL, sustained_mhz REAL,"
+	" warm_s REAL, finished_ms INTEGER, PRIMARY KEY(run_id, key));";
 
 static int64_t now_ms(void)
 {
@@ -139,6 +145,8 @@ static int store_upgrade(muh_store *st, muh_diag *d)
 	}
 	if (!rc && !st->has_claims && !(rc = exec(st, claims_schema, d)))
 		st->has_claims = 1;
+	if (!rc && !st->has_retimes && !(rc = exec(st, retimes_schema, d)))
+		st->has_retimes = 1;
 	return rc;
 }
 
@@ -248,6 +256,7 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	st->has_metrics = column_exists(st, "measurements", "metrics");
 	st->has_spec = column_exists(st, "runs", "spec_text") && column_exists(st, "runs", "spec_abs");
 	st->has_claims = table_exists(st, "claims");
+	st->has_retimes = table_exists(st, "retimes");
 	return MUH_OK;
 }
 
@@ -505,10 +514,14 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 		const char *del = "DELETE FROM measurements WHERE run_id IN (SELECT id FROM runs WHERE"
 				  " spec_hash=?1 AND instance=?2 AND backend=?3 AND hw_profile=?4);"
 				  "";
-		for (int pass = 0; pass < 2 && !rc; pass++) {
+		static const char del_retimes[] =
+			"DELETE FROM retimes WHERE run_id IN (SELECT id FROM runs WHERE"
+			" spec_hash=?1 AND instance=?2 AND backend=?3 AND hw_profile=?4)";
+		for (int pass = 0; pass < 3 && !rc; pass++) {
 			const char *sql = pass == 0 ? del
-						    : "DELETE FROM runs WHERE spec_hash=?1 AND instance=?2"
-						      " AND backend=?3 AND hw_profile=?4";
+					  : pass == 1 ? del_retimes
+						      : "DELETE FROM runs WHERE spec_hash=?1 AND instance=?2"
+							" AND backend=?3 AND hw_profile=?4";
 			if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
 				rc = sql_fail(st, d, "fresh");
 				break;
@@ -878,6 +891,73 @@ int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_ro
 	}
 	if (!rc && sr != SQLITE_DONE)
 		rc = MUH_EENV; /* a read error (a corrupt page) is not the end of the rows */
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* ---- the re-timing at sustained clocks --------------------------------- */
+
+int store_set_retimes(muh_store *st, int64_t run, const store_retime *rows, size_t n, muh_diag *d)
+{
+	if (store_upgrade(st, d) || exec(st, "BEGIN IMMEDIATE", d))
+		return MUH_EENV;
+	sqlite3_stmt *s = NULL;
+	int rc = MUH_OK;
+	if (sqlite3_prepare_v2(st->db, "DELETE FROM retimes WHERE run_id=?1", -1, &s, NULL) != SQLITE_OK)
+		rc = sql_fail(st, d, "retimes");
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, run);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = sql_fail(st, d, "retimes");
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (!rc && sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO retimes(run_id, key, burst_rank, burst_s,"
+				      " burst_mhz, sustained_s, sustained_mhz, warm_s, finished_ms)"
+				      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)", -1, &s, NULL) != SQLITE_OK)
+		rc = sql_fail(st, d, "retimes");
+	for (size_t i = 0; i < n && !rc; i++) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, run);
+		bind_text(s, 2, rows[i].key);
+		sqlite3_bind_int(s, 3, rows[i].burst_rank);
+		bind_num(s, 4, rows[i].burst_s);
+		bind_num(s, 5, rows[i].burst_mhz);
+		bind_num(s, 6, rows[i].sustained_s);
+		bind_num(s, 7, rows[i].sustained_mhz);
+		bind_num(s, 8, rows[i].warm_s);
+		sqlite3_bind_int64(s, 9, now_ms());
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = sql_fail(st, d, "retimes");
+	}
+	sqlite3_finalize(s);
+	return rc ? (exec(st, "ROLLBACK", NULL), rc) : exec(st, "COMMIT", d);
+}
+
+int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const store_retime *row), void *ud)
+{
+	if (!st->has_retimes)
+		return 0;
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT key, burst_rank, burst_s, burst_mhz, sustained_s, sustained_mhz,"
+			       " warm_s FROM retimes WHERE run_id=?1 ORDER BY burst_rank, key", -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	sqlite3_bind_int64(s, 1, run);
+	int rc = 0, sr = SQLITE_DONE;
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+		store_retime r = {
+			.key = col_text(s, 0),
+			.burst_rank = sqlite3_column_int(s, 1),
+			.burst_s = col_num(s, 2),
+			.burst_mhz = col_num(s, 3),
+			.sustained_s = col_num(s, 4),
+			.sustained_mhz = col_num(s, 5),
+			.warm_s = col_num(s, 6),
+		};
+		rc = cb(ud, &r);
+	}
+	if (!rc && sr != SQLITE_DONE)
+		rc = MUH_EENV;
 	sqlite3_finalize(s);
 	return rc;
 }

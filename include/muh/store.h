@@ -14,6 +14,8 @@
  *        min, mad, ci_lo, ci_hi, warmups, fingerprint, fp_detail, error,
  *        max_abs_err, rel_l2_err, sm_clock_mhz, power_w, temp_c, t_build,
  *        t_verify, t_time, started_ms, finished_ms)  UNIQUE(run_id, variant_id)
+ *   retimes(run_id, key, burst_rank, burst_s, burst_mhz, sustained_s,
+ *        sustained_mhz, warm_s, finished_ms)        the top k at sustained clocks
  *
  * A run is identified by (spec hash, problem instance, backend, hardware
  * profile). Opening the same run again resumes it: store_has() says which
@@ -142,6 +144,27 @@ MUH_API int store_release(muh_store *st, int64_t run, const char *key);
  * caller frees it), -1 on error or when *stop became nonzero while waiting. */
 MUH_API int store_claim_or_get(muh_store *st, int64_t run, const char *key, muh_measurement *m, muh_diag *d,
 		       volatile sig_atomic_t *stop);
+
+/* One variant of a run timed again at sustained clocks (measure.retime_top,
+ * session_sustained): its time and SM clock when the search ranked it
+ * (burst) and after warm_s seconds of load (sustained). Times are the
+ * objective's score (seconds); NAN where not measured or not ok. */
+typedef struct store_retime {
+	const char *key;
+	int burst_rank; /* 1-based, in the search's ranking */
+	double burst_s, burst_mhz;
+	double sustained_s, sustained_mhz;
+	double warm_s;
+} store_retime;
+
+/* Replaces the re-timing of run with rows[0..n) (n may be 0: none), in one
+ * transaction: a later re-timing of the run (a resumed tune) replaces the
+ * earlier one whole, never half. */
+MUH_API int store_set_retimes(muh_store *st, int64_t run, const store_retime *rows, size_t n, muh_diag *d);
+/* Calls cb for every re-timed variant of run, in burst_rank order; stops
+ * when cb returns nonzero (and returns that value). A store without the
+ * table (an earlier muh's) has none. */
+MUH_API int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const store_retime *row), void *ud);
 
 /* Calls cb for every measurement of run (0 = all runs) in order of
  * measurement; stops when cb returns nonzero (and returns that value). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "muh/best.h"
 #include "muh/engine.h"
 #include "muh/eval.h"
 #include "muh/fileio.h"
@@ -171,17 +172,14 @@ static int write_out(const char *path, const char *text, muh_diag *d)
 
 /* ---- results from a store ----------------------------------------------- */
 
-struct ranked {
-	char *key;
-	double median;
-};
-
+/* One run of the store, ranked by the library (best.h): best.ranked[0] is
+ * the best (at sustained clocks when the run was re-timed and the clock
+ * fell), the others behind it. */
 struct runbest {
 	int64_t run;
-	char *spec_path, *problem, *hw;
+	char *spec_path, *problem, *hw, *backend;
 	char *spec_text, *spec_abs; /* as the store kept them (NULL: an older store) */
-	struct ranked *ok; /* every ok variant, fastest first */
-	size_t nok, cap;
+	muh_best best;
 };
 
 struct storeread {
@@ -203,46 +201,40 @@ static int sr_run(void *ud, const store_run *run)
 	b->spec_path = strdup(run->spec_path ? run->spec_path : "");
 	b->problem = strdup(run->problem ? run->problem : "");
 	b->hw = strdup(run->hw_profile ? run->hw_profile : "");
+	b->backend = strdup(run->backend ? run->backend : "");
 	b->spec_text = run->spec_text ? strdup(run->spec_text) : NULL;
 	b->spec_abs = run->spec_abs ? strdup(run->spec_abs) : NULL;
 	return 0;
 }
 
-static int sr_row(void *ud, const store_row *row)
+/* The store_run that b was read from (its strings are b's). */
+static store_run runbest_run(const struct runbest *b)
 {
-	struct runbest *b = ud;
-	if (row->m->status != EVAL_OK)
-		return 0;
-	if (cli_grow(&b->ok, &b->cap, b->nok, sizeof(*b->ok), 64))
-		return MUH_ENOMEM;
-	b->ok[b->nok].key = strdup(row->key);
-	b->ok[b->nok].median = row->m->median;
-	b->nok++;
-	return 0;
-}
-
-static int by_median(const void *a, const void *b)
-{
-	double x = ((const struct ranked *)a)->median, y = ((const struct ranked *)b)->median;
-	return x < y ? -1 : x > y;
+	return (store_run){.id = b->run, .spec_path = b->spec_path, .problem = b->problem, .backend = b->backend,
+			   .hw_profile = b->hw, .spec_text = b->spec_text, .spec_abs = b->spec_abs};
 }
 
 static void sr_free(struct storeread *sr)
 {
 	for (size_t i = 0; i < sr->n; i++) {
-		for (size_t k = 0; k < sr->r[i].nok; k++)
-			free(sr->r[i].ok[k].key);
-		free(sr->r[i].ok);
+		best_free(&sr->r[i].best);
 		free(sr->r[i].spec_path);
 		free(sr->r[i].spec_text);
 		free(sr->r[i].spec_abs);
 		free(sr->r[i].problem);
 		free(sr->r[i].hw);
+		free(sr->r[i].backend);
 	}
 	free(sr->r);
 }
 
-/* Reads every run (or --run) of db with its ok variants, fastest first. */
+/* The key of run b's i-th best (0: the best). */
+static const char *nth_key(const struct runbest *b, size_t i)
+{
+	return b->best.ranked[i].key;
+}
+
+/* Reads every run (or --run) of db, ranked. */
 static int read_store(const char *db, int64_t only, struct storeread *sr, muh_diag *d)
 {
 	memset(sr, 0, sizeof(*sr));
@@ -258,8 +250,8 @@ static int read_store(const char *db, int64_t only, struct storeread *sr, muh_di
 		return rc;
 	rc = store_foreach_run(s, sr_run, sr);
 	for (size_t i = 0; i < sr->n && !rc; i++) {
-		rc = store_foreach(s, sr->r[i].run, sr_row, &sr->r[i]);
-		qsort(sr->r[i].ok, sr->r[i].nok, sizeof(struct ranked), by_median);
+		store_run r = runbest_run(&sr->r[i]);
+		rc = best_of_run(s, &r, &sr->r[i].best, d);
 	}
 	store_close(s);
 	if (!rc && !sr->n) {
@@ -284,7 +276,7 @@ static int field_ll(const char *s, const char *name, long long *v)
 /* The spec of run b as the store kept it, else its file (store_run_spec). */
 static int runbest_spec(const struct runbest *b, muh_spec **s, muh_diag *d)
 {
-	store_run r = {.id = b->run, .spec_path = b->spec_path, .spec_text = b->spec_text, .spec_abs = b->spec_abs};
+	store_run r = runbest_run(b);
 	return store_run_spec(&r, s, d);
 }
 
@@ -294,7 +286,7 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 {
 	for (size_t i = 0; i < sr->n; i++) {
 		const struct runbest *b = &sr->r[i];
-		if (!b->nok)
+		if (!b->best.nranked)
 			continue;
 		muh_spec *s;
 		muh_diag sd;
@@ -308,7 +300,7 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 				continue;
 			struct setarg a;
 			char arg[512], v[128];
-			if (space_key_value(b->ok[0].key, s->params[p].name, v, sizeof(v)))
+			if (space_key_value(nth_key(b, 0), s->params[p].name, v, sizeof(v)))
 				continue;
 			snprintf(arg, sizeof(arg), "%s=%s", kv->value, v);
 			if (parse_set(arg, &a)) {
@@ -357,19 +349,6 @@ struct engine_win {
 	char key[4096];
 	char value[64]; /* the objective's value, for the note */
 };
-
-struct engine_pick {
-	const muh_objective *o;
-	objective_winners w;
-};
-
-/* store_foreach callback: offers each row to the winners. */
-static int engine_pick_row(void *ud, const store_row *row)
-{
-	struct engine_pick *e = ud;
-	objective_winners_offer(&e->w, e->o, row->key, row->m, NULL, 0);
-	return 0;
-}
 
 /* The variant of spec s that key names ("A=1,B=2"), typed as the spec's
  * values are. MUH_EINPUT when a param is missing or has no such value. */
@@ -429,12 +408,12 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 				    "nothing to write back",
 				 (long long)run->id);
 	}
-	struct engine_pick e = {.o = &o};
-	objective_winners_init(&e.w);
+	muh_best b = {0};
 	if (!rc)
-		rc = store_foreach(st, run->id, engine_pick_row, &e);
-	if (!rc && !isfinite(e.w.best)) {
+		rc = best_of_run(st, run, &b, d);
+	if (!rc && !b.nranked) {
 		spec_free(s);
+		best_free(&b);
 		return 1; /* no ok variant met the SLOs: nothing to write */
 	}
 	char rt[4096], rl[4096];
@@ -450,7 +429,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	}
 	muh_variant v;
 	if (!rc)
-		rc = variant_of_key(s, e.w.key, &v, d);
+		rc = variant_of_key(s, b.ranked[0].key, &v, d);
 	if (!rc) {
 		deploy_file *f;
 		char why[1024];
@@ -468,13 +447,14 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 			} else {
 				rc = MUH_ENOMEM;
 			}
-			snprintf(w->key, sizeof(w->key), "%s", e.w.key);
-			objective_format(o.metric, objective_value(&o, e.w.best), w->value, sizeof(w->value));
+			snprintf(w->key, sizeof(w->key), "%s", b.ranked[0].key);
+			objective_format(o.metric, objective_value(&o, b.ranked[0].score), w->value, sizeof(w->value));
 			deploy_free(f);
 		}
 		eval_variant_free(&v);
 	}
 	spec_free(s);
+	best_free(&b);
 	return rc;
 }
 
@@ -598,7 +578,7 @@ static int provenance(const struct storeread *sr, const struct emitopt *o, char 
 	*elsewhere = 0;
 	for (size_t i = 0; i < sr->n; i++) {
 		const struct runbest *b = &sr->r[i];
-		if (!b->nok)
+		if (!b->best.nranked)
 			continue;
 		char dt[64], ent[200];
 		run_dtype(b, dt, sizeof(dt));
@@ -669,7 +649,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 		for (size_t i = 0; i < sr->n; i++) {
 			long long E, N, M;
 			const struct runbest *b = &sr->r[i];
-			if (!b->nok || field_ll(b->problem, "E", &E) || field_ll(b->problem, "N", &N) ||
+			if (!b->best.nranked || field_ll(b->problem, "E", &E) || field_ll(b->problem, "N", &N) ||
 			    field_ll(b->problem, "M", &M))
 				continue;
 			char devbuf[HW_NAME];
@@ -678,7 +658,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			for (size_t j = 0; j < i; j++) {
 				long long E2, N2, M2;
 				const struct runbest *c = &sr->r[j];
-				if (c->nok && !field_ll(c->problem, "E", &E2) &&
+				if (c->best.nranked && !field_ll(c->problem, "E", &E2) &&
 				    !field_ll(c->problem, "N", &N2) && !field_ll(c->problem, "M", &M2) &&
 				    E2 == E && N2 == N && hw_same_device(device ? device : c->hw, dev))
 					first = 0;
@@ -691,13 +671,13 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			for (size_t j = i; j < sr->n && nb < 64; j++) {
 				long long E2, N2, M2;
 				const struct runbest *c = &sr->r[j];
-				if (!c->nok || field_ll(c->problem, "E", &E2) ||
+				if (!c->best.nranked || field_ll(c->problem, "E", &E2) ||
 				    field_ll(c->problem, "N", &N2) || field_ll(c->problem, "M", &M2) ||
 				    E2 != E || N2 != N || !hw_same_device(device ? device : c->hw, dev))
 					continue;
 				int ok = 1;
 				for (int k = 0; k < 6 && ok; k++)
-					ok = !field_ll(c->ok[0].key, moe_names[k], &vals[nb][k]);
+					ok = !field_ll(nth_key(c, 0), moe_names[k], &vals[nb][k]);
 				if (!ok)
 					continue;
 				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb]};
@@ -758,14 +738,14 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			const struct runbest *b = &sr->r[i];
 			static char devbufs[64][HW_NAME];
 			const char *dev = device ? device : device_of(b->hw, devbufs[nb], sizeof(devbufs[nb]));
-			if (!b->nok)
+			if (!b->best.nranked)
 				continue;
 			size_t k;
 			for (k = 0; k < nb && strcmp(best[k].device, dev); k++)
 				;
 			if (k < nb)
 				continue; /* first run per device wins; use --run to choose */
-			int np = key_split(b->ok[0].key, nbuf[nb], names[nb], vals[nb], 64);
+			int np = key_split(nth_key(b, 0), nbuf[nb], names[nb], vals[nb], 64);
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb]};
 			if (!spec) {
 				muh_diag sd;
@@ -814,20 +794,20 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 	if (!strcmp(kind, "triton-configs")) {
 		const struct runbest *b = NULL;
 		for (size_t i = 0; i < sr->n && !b; i++)
-			if (sr->r[i].nok)
+			if (sr->r[i].best.nranked)
 				b = &sr->r[i];
 		if (!b)
 			return diag_errorf(d, "the store has no ok result");
 		if (sr->n > 1 && !sr->only)
 			fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n",
 				sr->n, (long long)b->run);
-		size_t n = (size_t)topk < b->nok ? (size_t)topk : b->nok;
+		size_t n = (size_t)topk < b->best.nranked ? (size_t)topk : b->best.nranked;
 		static patch_best best[256];
 		static const char *names[256][32];
 		static long long vals[256][32];
 		static char nbuf[256][32][64];
 		for (size_t i = 0; i < n && i < 256; i++) {
-			int np = key_split(b->ok[i].key, nbuf[i], names[i], vals[i], 32);
+			int np = key_split(nth_key(b, i), nbuf[i], names[i], vals[i], 32);
 			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
 		}
 		char *text;
@@ -871,7 +851,7 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 {
 	const struct runbest *b = NULL;
 	for (size_t i = 0; i < sr->n && !b; i++)
-		if (sr->r[i].nok)
+		if (sr->r[i].best.nranked)
 			b = &sr->r[i];
 	if (!b)
 		return diag_errorf(d, "the store has no ok result");
@@ -895,7 +875,7 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 		if (!rc) {
 			fprintf(stderr, "muh patch: %zu of run %lld's %zu ok configs are valid on %s; writing the "
 					"fastest %zu (measured on %s, not on %s)\n",
-				tr->runs[0].nvalid, (long long)b->run, b->nok, hw->name, n, b->hw, hw->name);
+				tr->runs[0].nvalid, (long long)b->run, b->best.nranked, hw->name, n, b->hw, hw->name);
 			snprintf(valid_on, sizeof(valid_on), "; valid on %s's limits (muh transfer), not measured there",
 				 hw->name);
 		}
@@ -903,8 +883,8 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 			rc = diag_errorf(d, "no config of run %lld is valid on %s (see `muh transfer %s --hw %s`)",
 					 (long long)b->run, hw->name, eo->db, eo->hw);
 	} else {
-		for (size_t i = 0; !rc && i < b->nok && n < want; i++)
-			keys[n++] = b->ok[i].key;
+		for (size_t i = 0; !rc && i < b->best.nranked && n < want; i++)
+			keys[n++] = nth_key(b, i);
 	}
 	const muh_knob *k = NULL;
 	if (!rc) {

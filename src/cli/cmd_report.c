@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "muh/best.h"
 #include "muh/eval.h"
 #include "muh/objective.h"
 #include "muh/store.h"
@@ -32,6 +33,13 @@ static const char help[] =
 	"and default show that metric, the best meets the SLOs, and a line under the\n"
 	"table names the objective and the best that ignores the SLOs when it differs.\n"
 	"\n"
+	"A run that muh tune re-timed at sustained clocks (measure.retime_top) gets a\n"
+	"table of both regimes: each re-timed variant's burst and sustained time and\n"
+	"the SM clock of each. When the clock fell, the best is the winner at\n"
+	"sustained clocks (marked '*' in the table; its best and default columns stay\n"
+	"the search's times, so that the speedup compares like with like). muh patch\n"
+	"--from and --emit write the same best (src/best.c ranks for both).\n"
+	"\n"
 	"options:\n"
 	"  --svg DIR   also write, per run, DIR/run<ID>-best-so-far.svg (best time\n"
 	"              against the number of evaluations, in measurement order) and\n"
@@ -44,21 +52,12 @@ static const char help[] =
 
 #define NSTATUS EVAL_NSTATUS
 
+/* One run: as stored, and ranked by the library (best.h). */
 struct runstat {
 	store_run r;
 	char *spec_name, *spec_path, *problem, *backend, *hw;
-	size_t n, nok;
-	size_t status[NSTATUS];
-	double best;
-	char *best_key;
-	double deflt; /* NAN when the defaults were not measured */
-	char *default_key;
-	muh_objective obj;  /* the spec's objective ({minimize: time} when it cannot be read) */
-	double best_any;    /* the best score ignoring the SLOs */
-	char *best_any_key;
-	double *order_best; /* best-so-far after each measurement */
-	double *ok_times;
-	size_t cap;
+	char *spec_text, *spec_abs;
+	muh_best b;
 };
 
 struct ctx {
@@ -66,37 +65,14 @@ struct ctx {
 	size_t n, cap;
 };
 
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
 static char *dup_or_empty(const char *s)
 {
 	return strdup(s ? s : "");
-}
-
-/* The defaults' canonical key, computed from spec s as space_key formats
- * it (params in spec order, NAME=VALUE). NULL when s is. */
-static char *default_key(const muh_spec *s)
-{
-	if (!s)
-		return NULL;
-	size_t cap = 64, o = 0;
-	char *k = malloc(cap);
-	for (size_t p = 0; k && p < s->nparams; p++) {
-		char v[64];
-		const muh_param *par = &s->params[p];
-		value_fmt(v, sizeof(v), par->values[par->has_default ? par->default_idx : 0]);
-		size_t need = o + strlen(par->name) + strlen(v) + 3;
-		if (need > cap) {
-			char *nk = realloc(k, cap = need * 2);
-			if (!nk)
-				free(k);
-			k = nk;
-			if (!k)
-				break;
-		}
-		o += (size_t)sprintf(k + o, "%s%s=%s", p ? "," : "", par->name, v);
-	}
-	if (k)
-		k[o] = '\0';
-	return k;
 }
 
 static int on_run(void *ud, const store_run *r)
@@ -112,73 +88,40 @@ static int on_run(void *ud, const store_run *r)
 	rs->problem = dup_or_empty(r->problem);
 	rs->backend = dup_or_empty(r->backend);
 	rs->hw = dup_or_empty(r->hw_profile);
-	rs->best = NAN;
-	rs->deflt = NAN;
-	rs->best_any = NAN;
-	objective_default(&rs->obj);
-	muh_spec *sp;
-	muh_diag d;
-	/* the spec as the store kept it (any directory, the file moved), else its file */
-	if (!store_run_spec(r, &sp, &d)) {
-		rs->default_key = default_key(sp);
-		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &rs->obj, &d))
-			objective_default(&rs->obj);
-		spec_free(sp);
-	}
+	rs->spec_text = dup_or_null(r->spec_text);
+	rs->spec_abs = dup_or_null(r->spec_abs);
+	rs->r.spec_name = rs->spec_name;
+	rs->r.spec_path = rs->spec_path;
+	rs->r.problem = rs->problem;
+	rs->r.backend = rs->backend;
+	rs->r.hw_profile = rs->hw;
+	rs->r.spec_text = rs->spec_text;
+	rs->r.spec_abs = rs->spec_abs;
+	rs->r.spec_hash = NULL;
 	return 0;
 }
 
-struct rowctx {
-	struct runstat *rs;
-};
-
-static int on_row(void *ud, const store_row *row)
+/* The best's score: at the clocks that ranked it. */
+static double best_score(const struct runstat *rs)
 {
-	struct runstat *rs = ((struct rowctx *)ud)->rs;
-	if (rs->n == rs->cap) {
-		size_t nc = rs->cap ? rs->cap * 2 : 64;
-		double *a = realloc(rs->order_best, nc * sizeof(double));
-		if (!a)
-			return MUH_ENOMEM;
-		rs->order_best = a;
-		double *b = realloc(rs->ok_times, nc * sizeof(double));
-		if (!b)
-			return MUH_ENOMEM;
-		rs->ok_times = b;
-		rs->cap = nc;
-	}
-	const muh_measurement *m = row->m;
-	if ((int)m->status >= 0 && (int)m->status < NSTATUS)
-		rs->status[m->status]++;
-	double score = objective_score(&rs->obj, m);
-	if (m->status == EVAL_OK && isfinite(score)) {
-		rs->ok_times[rs->nok++] = score;
-		if (objective_feasible(&rs->obj, m, NULL, 0) && !(score >= rs->best)) {
-			rs->best = score;
-			free(rs->best_key);
-			rs->best_key = strdup(row->key);
-		}
-		if (!(score >= rs->best_any)) {
-			rs->best_any = score;
-			free(rs->best_any_key);
-			rs->best_any_key = strdup(row->key);
-		}
-		if (rs->default_key && !strcmp(rs->default_key, row->key))
-			rs->deflt = score;
-	}
-	rs->order_best[rs->n++] = rs->best;
-	return 0;
+	return rs->b.nranked ? rs->b.ranked[0].score : NAN;
 }
 
+static const char *best_key(const struct runstat *rs)
+{
+	return rs->b.nranked ? rs->b.ranked[0].key : NULL;
+}
 
 /* "1.23x", "tie" inside the noise, or "-" */
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
 {
-	if (!isfinite(rs->deflt) || !isfinite(rs->best)) {
+	/* the defaults were timed as the search timed: compare at those clocks */
+	double best = rs->b.nranked ? rs->b.ranked[0].burst_score : NAN;
+	if (!isfinite(rs->b.default_score) || !isfinite(best)) {
 		snprintf(buf, n, "-");
 		return;
 	}
-	double sp = rs->deflt / rs->best;
+	double sp = rs->b.default_score / best;
 	if (isfinite(rs->r.noise) && fabs(sp - 1) <= rs->r.noise)
 		snprintf(buf, n, "tie");
 	else
@@ -206,39 +149,42 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	FILE *f = fopen(path, "w");
 	if (!f)
 		goto fail;
-	double *x = malloc((rs->n ? rs->n : 1) * sizeof(double));
-	double *y = malloc((rs->n ? rs->n : 1) * sizeof(double));
-	int is_time = !strcmp(rs->obj.metric, "time");
-	const char *unit = is_time ? "us" : objective_metric_unit(rs->obj.metric);
+	double *x = malloc((rs->b.nmeasured ? rs->b.nmeasured : 1) * sizeof(double));
+	double *y = malloc((rs->b.nmeasured ? rs->b.nmeasured : 1) * sizeof(double));
+	int is_time = !strcmp(rs->b.objective.metric, "time");
+	const char *unit = is_time ? "us" : objective_metric_unit(rs->b.objective.metric);
 	char ylabel[160];
 	if (is_time)
 		snprintf(ylabel, sizeof(ylabel), "best time (us)");
 	else
-		snprintf(ylabel, sizeof(ylabel), "best %s (%s)", rs->obj.metric, unit);
+		snprintf(ylabel, sizeof(ylabel), "best %s (%s)", rs->b.objective.metric, unit);
+	/* as the search measured: the best so far at the clocks it ran at */
+	size_t n = rs->b.nmeasured;
+	double best = n ? rs->b.so_far[n - 1] : NAN;
 	size_t at_best = 0; /* the evaluation (1-based) that found the best; 0: none */
-	for (size_t i = 0; x && y && i < rs->n; i++) {
+	for (size_t i = 0; x && y && i < n; i++) {
 		x[i] = (double)(i + 1);
-		y[i] = is_time ? rs->order_best[i] * 1e6 : objective_value(&rs->obj, rs->order_best[i]);
-		if (!at_best && isfinite(rs->best) && rs->order_best[i] == rs->best)
+		y[i] = is_time ? rs->b.so_far[i] * 1e6 : objective_value(&rs->b.objective, rs->b.so_far[i]);
+		if (!at_best && isfinite(best) && rs->b.so_far[i] == best)
 			at_best = i + 1;
 	}
 	svg_mark marks[2];
 	char dlabel[128], blabel[128];
 	size_t nm = 0;
-	if (isfinite(rs->deflt)) {
-		double v = is_time ? rs->deflt * 1e6 : objective_value(&rs->obj, rs->deflt);
+	if (isfinite(rs->b.default_score)) {
+		double v = is_time ? rs->b.default_score * 1e6 : objective_value(&rs->b.objective, rs->b.default_score);
 		fmt_value(dlabel, sizeof(dlabel), "default", v, unit);
 		marks[nm++] = (svg_mark){"default", dlabel, NAN, v};
 	}
 	if (at_best) {
-		double v = is_time ? rs->best * 1e6 : objective_value(&rs->obj, rs->best);
+		double v = is_time ? best * 1e6 : objective_value(&rs->b.objective, best);
 		fmt_value(blabel, sizeof(blabel), "best", v, unit);
 		snprintf(blabel + strlen(blabel), sizeof(blabel) - strlen(blabel), " (evaluation %zu)",
 			 at_best);
 		marks[nm++] = (svg_mark){"best", blabel, (double)at_best, v};
 	}
 	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
-	svg_series s = {"best so far", x, y, x && y ? rs->n : 0};
+	svg_series s = {"best so far", x, y, x && y ? n : 0};
 	svg_axes ax = {title, "evaluations", ylabel, 1, SVG_LOG_AUTO};
 	svg_lines(f, &ax, &s, 1, marks, nm);
 	free(x);
@@ -249,15 +195,15 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	f = fopen(path, "w");
 	if (!f)
 		goto fail;
-	double *us = malloc((rs->nok ? rs->nok : 1) * sizeof(double));
-	for (size_t i = 0; us && i < rs->nok; i++)
-		us[i] = is_time ? rs->ok_times[i] * 1e6 : objective_value(&rs->obj, rs->ok_times[i]);
+	double *us = malloc((rs->b.nok ? rs->b.nok : 1) * sizeof(double));
+	for (size_t i = 0; us && i < rs->b.nok; i++)
+		us[i] = is_time ? rs->b.ok_scores[i] * 1e6 : objective_value(&rs->b.objective, rs->b.ok_scores[i]);
 	snprintf(title, sizeof(title), "%s %s: %s of every ok variant", rs->spec_name, rs->problem,
-		 is_time ? "time" : rs->obj.metric);
+		 is_time ? "time" : rs->b.objective.metric);
 	if (!is_time)
-		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->obj.metric, unit);
+		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->b.objective.metric, unit);
 	svg_axes hx = {title, is_time ? "time (us)" : ylabel, "configurations", 0, SVG_LOG_AUTO};
-	svg_histogram(f, &hx, us, us ? rs->nok : 0, 30);
+	svg_histogram(f, &hx, us, us ? rs->b.nok : 0, 30);
 	free(us);
 	if (fclose(f))
 		goto fail;
@@ -266,6 +212,174 @@ fail:
 	diag_at(d, path, 0, 0, NULL);
 	diag_errorf(d, "cannot write: %s", strerror(errno));
 	return MUH_EENV;
+}
+
+/* The re-timing of a run at sustained clocks, as JSON: every row with both
+ * regimes' times and SM clocks, and which regime named the best. */
+static void json_retimes(cJSON *e, const muh_best *b)
+{
+	if (!b->nretimes)
+		return;
+	cJSON *u = cJSON_AddObjectToObject(e, "sustained");
+	cJSON_AddStringToObject(u, "ranked_by", b->regime == BEST_SUSTAINED ? "sustained" : "burst");
+	cJSON_AddNumberToObject(u, "warm_s", b->retimes[0].warm_s);
+	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
+	for (size_t i = 0; i < b->nretimes; i++) {
+		const store_retime *r = &b->retimes[i];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "burst_rank", r->burst_rank);
+		cJSON_AddStringToObject(o, "config", r->key);
+		if (isfinite(r->burst_s))
+			cJSON_AddNumberToObject(o, "burst_s", r->burst_s);
+		if (isfinite(r->burst_mhz))
+			cJSON_AddNumberToObject(o, "burst_sm_mhz", r->burst_mhz);
+		if (isfinite(r->sustained_s))
+			cJSON_AddNumberToObject(o, "sustained_s", r->sustained_s);
+		if (isfinite(r->sustained_mhz))
+			cJSON_AddNumberToObject(o, "sustained_sm_mhz", r->sustained_mhz);
+		cJSON_AddItemToArray(rows, o);
+	}
+}
+
+static void print_json(const struct ctx *cx, const size_t *total)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(o, "runs");
+	for (size_t i = 0; i < cx->n; i++) {
+		const struct runstat *rs = &cx->runs[i];
+		const muh_best *b = &rs->b;
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "run", (double)rs->r.id);
+		cJSON_AddStringToObject(e, "spec", rs->spec_name);
+		cJSON_AddNumberToObject(e, "instance", (double)rs->r.instance);
+		cJSON_AddStringToObject(e, "problem", rs->problem);
+		cJSON_AddStringToObject(e, "backend", rs->backend);
+		cJSON_AddStringToObject(e, "profile", rs->hw);
+		cJSON_AddNumberToObject(e, "variants", (double)b->nmeasured);
+		cJSON_AddNumberToObject(e, "ok", (double)b->nok);
+		int is_time = objective_is_time(&b->objective);
+		char desc[1024];
+		objective_describe(&b->objective, desc, sizeof(desc));
+		cJSON_AddStringToObject(e, "objective", desc);
+		if (b->nranked) {
+			/* the best's value where it was ranked; best_burst_s as the search timed it */
+			cJSON_AddNumberToObject(e, is_time ? "best_s" : "best_value",
+						objective_value(&b->objective, best_score(rs)));
+			cJSON_AddStringToObject(e, "best", best_key(rs));
+			cJSON_AddStringToObject(e, "best_regime", b->regime == BEST_SUSTAINED ? "sustained" : "burst");
+			if (is_time)
+				cJSON_AddNumberToObject(e, "best_burst_s", b->ranked[0].burst_score);
+			if (isfinite(b->ranked[0].sm_clock_mhz))
+				cJSON_AddNumberToObject(e, "best_sm_mhz", b->ranked[0].sm_clock_mhz);
+		}
+		if (b->any_key && (!best_key(rs) || strcmp(b->any_key, best_key(rs)))) {
+			cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&b->objective, b->any_score));
+			cJSON_AddStringToObject(e, "unconstrained_best", b->any_key);
+		}
+		if (isfinite(b->default_score))
+			cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
+						objective_value(&b->objective, b->default_score));
+		if (isfinite(rs->r.noise))
+			cJSON_AddNumberToObject(e, "noise", rs->r.noise);
+		json_retimes(e, b);
+		cJSON *stc = cJSON_AddObjectToObject(e, "status");
+		for (int k = 0; k < NSTATUS; k++)
+			if (b->status[k])
+				cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k), (double)b->status[k]);
+		cJSON_AddItemToArray(arr, e);
+	}
+	cJSON *stc = cJSON_AddObjectToObject(o, "status");
+	for (int k = 0; k < NSTATUS; k++)
+		if (total[k])
+			cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k), (double)total[k]);
+	char *t = cJSON_Print(o);
+	if (t)
+		puts(t);
+	free(t);
+	cJSON_Delete(o);
+}
+
+/* Under the table: a run re-timed at sustained clocks, both regimes. */
+static void print_retimes(const struct runstat *rs)
+{
+	const muh_best *b = &rs->b;
+	if (!b->nretimes)
+		return;
+	printf("\nrun %lld at sustained clocks (after %.0f s of load each): %s\n", (long long)rs->r.id,
+	       b->retimes[0].warm_s,
+	       b->regime == BEST_SUSTAINED ? "the SM clock fell; the best is the winner there"
+					   : "the burst ranking stands");
+	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
+	for (size_t i = 0; i < b->nretimes; i++) {
+		const store_retime *r = &b->retimes[i];
+		char x[32], y[32], xm[32], ym[32];
+		cli_fmt_time(x, sizeof(x), r->burst_s);
+		cli_fmt_time(y, sizeof(y), r->sustained_s);
+		snprintf(xm, sizeof(xm), isfinite(r->burst_mhz) ? "%.0f" : "-", r->burst_mhz);
+		snprintf(ym, sizeof(ym), isfinite(r->sustained_mhz) ? "%.0f" : "-", r->sustained_mhz);
+		printf("  %4d  %12s  %9s  %12s  %9s  %s%s\n", r->burst_rank, x, xm, y, ym, r->key,
+		       b->regime == BEST_SUSTAINED && i == b->retime_winner ? "  <- best" : "");
+	}
+}
+
+static void print_table(const struct ctx *cx, const size_t *total)
+{
+	/* the columns that tell runs apart are as wide as their widest value: never cut */
+	int ws = 16, wp = 18, wb = 8;
+	for (size_t i = 0; i < cx->n; i++) {
+		const struct runstat *rs = &cx->runs[i];
+		ws = (int)strlen(rs->spec_name) > ws ? (int)strlen(rs->spec_name) : ws;
+		wp = (int)strlen(rs->problem) > wp ? (int)strlen(rs->problem) : wp;
+		wb = (int)strlen(rs->backend) > wb ? (int)strlen(rs->backend) : wb;
+	}
+	printf("%-4s %-*s %-*s %-*s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", ws, "spec", wp, "problem", wb,
+	       "backend", "variants", "ok", "failed", "best", "default", "speedup", "noise", "best variant");
+	for (size_t i = 0; i < cx->n; i++) {
+		const struct runstat *rs = &cx->runs[i];
+		const muh_best *b = &rs->b;
+		/* best and default as the search timed them, so that the speedup
+		 * compares like with like; a sustained-clock best is marked '*' */
+		double bs = b->nranked ? b->ranked[0].burst_score : NAN;
+		char bt[32], df[32], sp[32], nz[32];
+		if (objective_is_time(&b->objective)) {
+			cli_fmt_time(bt, sizeof(bt), bs);
+			cli_fmt_time(df, sizeof(df), b->default_score);
+		} else {
+			objective_format(b->objective.metric, objective_value(&b->objective, bs), bt, sizeof(bt));
+			objective_format(b->objective.metric, objective_value(&b->objective, b->default_score), df,
+					 sizeof(df));
+		}
+		fmt_speedup(sp, sizeof(sp), rs);
+		if (isfinite(rs->r.noise))
+			snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
+		else
+			snprintf(nz, sizeof(nz), "-");
+		printf("%-4lld %-*s %-*s %-*s %8zu %6zu %7zu %12s %12s %8s %7s  %s%s\n", (long long)rs->r.id, ws,
+		       rs->spec_name, wp, rs->problem[0] ? rs->problem : "-", wb, rs->backend, b->nmeasured, b->nok,
+		       b->nmeasured - b->nok, bt, df, sp, nz, best_key(rs) ? best_key(rs) : "-",
+		       b->regime == BEST_SUSTAINED ? " *" : "");
+	}
+	for (size_t i = 0; i < cx->n; i++) {
+		const struct runstat *rs = &cx->runs[i];
+		const muh_best *b = &rs->b;
+		if (objective_is_time(&b->objective))
+			continue;
+		char desc[1024], t[32];
+		objective_describe(&b->objective, desc, sizeof(desc));
+		printf("\nrun %lld: %s", (long long)rs->r.id, desc);
+		if (b->any_key && (!best_key(rs) || strcmp(b->any_key, best_key(rs)))) {
+			objective_format(b->objective.metric, objective_value(&b->objective, b->any_score), t, sizeof(t));
+			printf("; ignoring the SLOs the best is %s  %s", t, b->any_key);
+		}
+		printf("\n");
+	}
+	for (size_t i = 0; i < cx->n; i++)
+		print_retimes(&cx->runs[i]);
+	printf("\nstatus:");
+	for (int k = 0; k < NSTATUS; k++)
+		if (total[k])
+			printf("  %s %zu", eval_status_name((enum eval_status)k), total[k]);
+	printf("\n");
 }
 
 static int run(int argc, char **argv)
@@ -302,115 +416,17 @@ static int run(int argc, char **argv)
 		return cli_fail(rc, &d);
 	struct ctx cx = {0};
 	rc = store_foreach_run(db, on_run, &cx);
-	for (size_t i = 0; i < cx.n && !rc; i++) {
-		struct rowctx rcx = {&cx.runs[i]};
-		rc = store_foreach(db, cx.runs[i].r.id, on_row, &rcx);
-	}
+	for (size_t i = 0; i < cx.n && !rc; i++)
+		rc = best_of_run(db, &cx.runs[i].r, &cx.runs[i].b, &d);
 	store_close(db);
 	size_t total[NSTATUS] = {0};
 	for (size_t i = 0; i < cx.n; i++)
 		for (int k = 0; k < NSTATUS; k++)
-			total[k] += cx.runs[i].status[k];
-	if (!rc && json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON *arr = cJSON_AddArrayToObject(o, "runs");
-		for (size_t i = 0; i < cx.n; i++) {
-			const struct runstat *rs = &cx.runs[i];
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddNumberToObject(e, "run", (double)rs->r.id);
-			cJSON_AddStringToObject(e, "spec", rs->spec_name);
-			cJSON_AddNumberToObject(e, "instance", (double)rs->r.instance);
-			cJSON_AddStringToObject(e, "problem", rs->problem);
-			cJSON_AddStringToObject(e, "backend", rs->backend);
-			cJSON_AddStringToObject(e, "profile", rs->hw);
-			cJSON_AddNumberToObject(e, "variants", (double)rs->n);
-			cJSON_AddNumberToObject(e, "ok", (double)rs->nok);
-			int is_time = !strcmp(rs->obj.metric, "time");
-			char desc[1024];
-			objective_describe(&rs->obj, desc, sizeof(desc));
-			cJSON_AddStringToObject(e, "objective", desc);
-			if (isfinite(rs->best)) {
-				cJSON_AddNumberToObject(e, is_time ? "best_s" : "best_value",
-							objective_value(&rs->obj, rs->best));
-				cJSON_AddStringToObject(e, "best", rs->best_key);
-			}
-			if (isfinite(rs->best_any) && rs->best_key && strcmp(rs->best_any_key, rs->best_key)) {
-				cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&rs->obj, rs->best_any));
-				cJSON_AddStringToObject(e, "unconstrained_best", rs->best_any_key);
-			}
-			if (isfinite(rs->deflt))
-				cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
-							objective_value(&rs->obj, rs->deflt));
-			if (isfinite(rs->r.noise))
-				cJSON_AddNumberToObject(e, "noise", rs->r.noise);
-			cJSON *stc = cJSON_AddObjectToObject(e, "status");
-			for (int k = 0; k < NSTATUS; k++)
-				if (rs->status[k])
-					cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k),
-								(double)rs->status[k]);
-			cJSON_AddItemToArray(arr, e);
-		}
-		cJSON *stc = cJSON_AddObjectToObject(o, "status");
-		for (int k = 0; k < NSTATUS; k++)
-			if (total[k])
-				cJSON_AddNumberToObject(stc, eval_status_name((enum eval_status)k),
-							(double)total[k]);
-		char *t = cJSON_Print(o);
-		if (t)
-			puts(t);
-		free(t);
-		cJSON_Delete(o);
-	} else if (!rc) {
-		/* the columns that tell runs apart are as wide as their widest value: never cut */
-		int ws = 16, wp = 18, wb = 8;
-		for (size_t i = 0; i < cx.n; i++) {
-			const struct runstat *rs = &cx.runs[i];
-			ws = (int)strlen(rs->spec_name) > ws ? (int)strlen(rs->spec_name) : ws;
-			wp = (int)strlen(rs->problem) > wp ? (int)strlen(rs->problem) : wp;
-			wb = (int)strlen(rs->backend) > wb ? (int)strlen(rs->backend) : wb;
-		}
-		printf("%-4s %-*s %-*s %-*s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", ws, "spec", wp,
-		       "problem", wb, "backend", "variants", "ok", "failed", "best", "default",
-		       "speedup", "noise", "best variant");
-		for (size_t i = 0; i < cx.n; i++) {
-			const struct runstat *rs = &cx.runs[i];
-			char b[32], df[32], sp[32], nz[32];
-			if (!strcmp(rs->obj.metric, "time")) {
-				cli_fmt_time(b, sizeof(b), rs->best);
-				cli_fmt_time(df, sizeof(df), rs->deflt);
-			} else {
-				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best), b, sizeof(b));
-				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->deflt), df, sizeof(df));
-			}
-			fmt_speedup(sp, sizeof(sp), rs);
-			if (isfinite(rs->r.noise))
-				snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
-			else
-				snprintf(nz, sizeof(nz), "-");
-			printf("%-4lld %-*s %-*s %-*s %8zu %6zu %7zu %12s %12s %8s %7s  %s\n",
-			       (long long)rs->r.id, ws, rs->spec_name, wp, rs->problem[0] ? rs->problem : "-",
-			       wb, rs->backend, rs->n, rs->nok, rs->n - rs->nok, b, df, sp, nz,
-			       rs->best_key ? rs->best_key : "-");
-		}
-		for (size_t i = 0; i < cx.n; i++) {
-			const struct runstat *rs = &cx.runs[i];
-			if (objective_is_time(&rs->obj))
-				continue;
-			char desc[1024], b[32];
-			objective_describe(&rs->obj, desc, sizeof(desc));
-			printf("\nrun %lld: %s", (long long)rs->r.id, desc);
-			if (isfinite(rs->best_any) && (!rs->best_key || strcmp(rs->best_any_key, rs->best_key))) {
-				objective_format(rs->obj.metric, objective_value(&rs->obj, rs->best_any), b, sizeof(b));
-				printf("; ignoring the SLOs the best is %s  %s", b, rs->best_any_key);
-			}
-			printf("\n");
-		}
-		printf("\nstatus:");
-		for (int k = 0; k < NSTATUS; k++)
-			if (total[k])
-				printf("  %s %zu", eval_status_name((enum eval_status)k), total[k]);
-		printf("\n");
-	}
+			total[k] += cx.runs[i].b.status[k];
+	if (!rc && json)
+		print_json(&cx, total);
+	else if (!rc)
+		print_table(&cx, total);
 	for (size_t i = 0; i < cx.n && !rc && svgdir; i++) {
 		rc = write_svgs(svgdir, &cx.runs[i], &d);
 		if (!rc)
@@ -424,11 +440,9 @@ static int run(int argc, char **argv)
 		free(rs->problem);
 		free(rs->backend);
 		free(rs->hw);
-		free(rs->best_key);
-		free(rs->best_any_key);
-		free(rs->default_key);
-		free(rs->order_best);
-		free(rs->ok_times);
+		free(rs->spec_text);
+		free(rs->spec_abs);
+		best_free(&rs->b);
 	}
 	free(cx.runs);
 	if (rc)

@@ -1,0 +1,80 @@
+/*
+ * best.h — the best result of a run: one answer for every reader of a store.
+ *
+ * `muh report`, `muh patch --from DB` and the emitters (moe-json, header,
+ * triton-configs) all ask this module which variant of a run is the best
+ * and how the others rank behind it, so they never disagree.
+ *
+ * The ranking is the run's objective (objective.h): ok variants that meet
+ * its SLOs, lowest score first, ties in measurement order. When the run was
+ * re-timed at sustained clocks (store_retime rows, measure.retime_top) and
+ * the SM clock fell, the ranking is the one at the clocks that ship: the
+ * re-timed variants first, by their sustained times, then the others as the
+ * search ranked them. When the clock held, the search's ranking stands.
+ */
+#ifndef MUH_BEST_H
+#define MUH_BEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muh/diag.h"
+#include "muh/eval.h"
+#include "muh/objective.h"
+#include "muh/store.h"
+
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
+/* The regime that named a run's best. */
+enum best_regime {
+	BEST_BURST = 0,     /* as the search measured (no re-timing, or the clock held) */
+	BEST_SUSTAINED = 1, /* re-timed after a sustained load: the SM clock fell */
+};
+
+/* One ranked variant. */
+typedef struct best_entry {
+	const char *key;     /* canonical key; owned by the muh_best */
+	double score;        /* objective score in the regime that ranked it (lower is better) */
+	double burst_score;  /* its score as the search measured it */
+	double sm_clock_mhz; /* the SM clock of the measurement that ranked it; NAN when not reported */
+	int sustained;       /* 1: ranked by its re-timing at sustained clocks */
+} best_entry;
+
+/* What one run holds, ranked. Every pointer is owned by it (best_free). */
+typedef struct muh_best {
+	int64_t run;
+	muh_objective objective; /* the spec's ({minimize: time} when it cannot be read) */
+	size_t nmeasured, nok;
+	size_t status[EVAL_NSTATUS];
+	best_entry *ranked; /* ok, meeting the SLOs, best first; ranked[0] is the best */
+	size_t nranked;
+	const char *any_key; /* the best ignoring the SLOs; NULL when nothing was ok */
+	double any_score;
+	const char *default_key; /* the spec's defaults; NULL when the spec cannot be read */
+	double default_score;    /* NAN when the defaults were not measured ok */
+	store_retime *retimes;   /* the re-timing at sustained clocks, as stored */
+	size_t nretimes;
+	enum best_regime regime;
+	size_t retime_winner; /* with BEST_SUSTAINED: the row of retimes that won */
+	double *so_far;       /* [nmeasured]: the best feasible score after each measurement */
+	double *ok_scores;    /* [nok]: the score of every ok measurement, in order */
+} muh_best;
+
+/* Ranks run r of store st into *out (best_free). MUH_OK also for a run
+ * without any ok variant (nranked 0); MUH_EENV when the store cannot be
+ * read, MUH_ENOMEM. */
+MUH_API int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d);
+MUH_API void best_free(muh_best *b);
+
+/* The verdict on a re-timing (rows in burst_rank order, as the session
+ * times them and the store keeps them): 1 and *winner (the fastest row at
+ * sustained clocks) when the SM clock fell, i.e. the search's best (row 0)
+ * did not hold within 1% of its burst clock, and some row passed; 0 when
+ * the burst ranking stands (no rows, the clock held, or none passed). */
+MUH_API int best_retime_verdict(const store_retime *rows, size_t n, size_t *winner);
+
+MUH_END_DECLS
+
+#endif

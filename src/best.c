@@ -1,0 +1,258 @@
+/*
+ * best.c — the best result of a run, ranked (see best.h).
+ *
+ * Owns: the one answer to "which variant of this run is the best, and how
+ * do the others rank", for report, patch and the emitters; and the verdict
+ * on a re-timing at sustained clocks, which the session uses when it names
+ * a winner and this module uses when it reads the rows back, so that what
+ * the tune printed and what the store ranks are the same.
+ *
+ * Reads the store through its API only (store_foreach, store_foreach_retime)
+ * and the spec the run kept (store_run_spec). Must never: write, print, or
+ * rank by anything but the run's objective.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "muh/best.h"
+#include "muh/muh.h"
+
+/* The defaults' canonical key of spec s, as space_key formats it (params in
+ * spec order, NAME=VALUE); NULL when out of memory. */
+static char *default_key(const muh_spec *s)
+{
+	size_t cap = 64, o = 0;
+	char *k = malloc(cap);
+	for (size_t p = 0; k && p < s->nparams; p++) {
+		char v[64];
+		const muh_param *par = &s->params[p];
+		value_fmt(v, sizeof(v), par->values[par->has_default ? par->default_idx : 0]);
+		size_t need = o + strlen(par->name) + strlen(v) + 3;
+		if (need > cap) {
+			char *nk = realloc(k, cap = need * 2);
+			if (!nk)
+				free(k);
+			k = nk;
+			if (!k)
+				break;
+		}
+		o += (size_t)snprintf(k + o, cap - o, "%s%s=%s", p ? "," : "", par->name, v);
+	}
+	if (k)
+		k[o] = '\0';
+	return k;
+}
+
+/* The rows as store_foreach hands them out, before ranking. */
+struct collect {
+	muh_best *b;
+	best_entry *all; /* every ok feasible row, in measurement order */
+	size_t nall, capall, cap;
+	double best;     /* best feasible score so far */
+	int rc;
+};
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, nc * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = nc;
+	return 0;
+}
+
+static int on_row(void *ud, const store_row *row)
+{
+	struct collect *c = ud;
+	muh_best *b = c->b;
+	const muh_measurement *m = row->m;
+	if (b->nmeasured == c->cap) { /* so_far and ok_scores: nok <= nmeasured */
+		size_t cap = c->cap;
+		if (grow((void **)&b->so_far, &cap, b->nmeasured, sizeof(double)))
+			return c->rc = MUH_ENOMEM;
+		cap = c->cap;
+		if (grow((void **)&b->ok_scores, &cap, b->nmeasured, sizeof(double)))
+			return c->rc = MUH_ENOMEM;
+		c->cap = cap;
+	}
+	if ((int)m->status >= 0 && (int)m->status < EVAL_NSTATUS)
+		b->status[m->status]++;
+	double score = objective_score(&b->objective, m);
+	if (m->status == EVAL_OK && isfinite(score)) {
+		b->ok_scores[b->nok++] = score;
+		if (!(score >= b->any_score)) {
+			free((char *)b->any_key);
+			b->any_key = strdup(row->key);
+			b->any_score = score;
+		}
+		if (b->default_key && !strcmp(b->default_key, row->key))
+			b->default_score = score;
+		if (objective_feasible(&b->objective, m, NULL, 0)) {
+			if (grow((void **)&c->all, &c->capall, c->nall, sizeof(*c->all)))
+				return c->rc = MUH_ENOMEM;
+			char *key = strdup(row->key);
+			if (!key)
+				return c->rc = MUH_ENOMEM;
+			c->all[c->nall++] = (best_entry){key, score, score, m->sm_clock_mhz, 0};
+			if (!(score >= c->best))
+				c->best = score;
+		}
+	}
+	b->so_far[b->nmeasured++] = c->best;
+	return 0;
+}
+
+static int on_retime(void *ud, const store_retime *r)
+{
+	struct collect *c = ud;
+	muh_best *b = c->b;
+	size_t cap = b->nretimes; /* grown one at a time: k is small */
+	store_retime *a = realloc(b->retimes, (cap + 1) * sizeof(*a));
+	if (!a)
+		return c->rc = MUH_ENOMEM;
+	b->retimes = a;
+	a[b->nretimes] = *r;
+	a[b->nretimes].key = strdup(r->key ? r->key : "");
+	if (!a[b->nretimes].key)
+		return c->rc = MUH_ENOMEM;
+	b->nretimes++;
+	return 0;
+}
+
+/* A ranked entry's sort key: re-timed variants (group 0) ahead of the
+ * others (group 1), then the score, then the order they were measured in. */
+struct ix {
+	int group;
+	double score;
+	size_t at;
+};
+
+static int by_score(const void *x, const void *y)
+{
+	const struct ix *a = x, *b = y;
+	if (a->group != b->group)
+		return a->group - b->group;
+	if (a->score != b->score)
+		return a->score < b->score ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+int best_retime_verdict(const store_retime *rows, size_t n, size_t *winner)
+{
+	if (!n)
+		return 0;
+	if (isfinite(rows[0].sustained_mhz) && isfinite(rows[0].burst_mhz) &&
+	    rows[0].sustained_mhz >= 0.99 * rows[0].burst_mhz)
+		return 0; /* the clock held: the ranking stands */
+	size_t w = SIZE_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(rows[i].sustained_s) && (w == SIZE_MAX || rows[i].sustained_s < rows[w].sustained_s))
+			w = i;
+	if (w == SIZE_MAX)
+		return 0;
+	*winner = w;
+	return 1;
+}
+
+/* Fills b->ranked from the feasible rows c->all (consumed): the re-timed
+ * ones first by their sustained score when the clock fell, then the rest
+ * by score, ties in measurement order. */
+static int rank(struct collect *c)
+{
+	muh_best *b = c->b;
+	struct ix *ix = calloc(c->nall + 1, sizeof(*ix));
+	b->ranked = calloc(c->nall + 1, sizeof(*b->ranked));
+	if (!ix || !b->ranked) {
+		free(ix);
+		return MUH_ENOMEM;
+	}
+	size_t w;
+	b->regime = best_retime_verdict(b->retimes, b->nretimes, &w) ? BEST_SUSTAINED : BEST_BURST;
+	if (b->regime == BEST_SUSTAINED)
+		b->retime_winner = w;
+	for (size_t i = 0; i < c->nall; i++) {
+		ix[i] = (struct ix){1, c->all[i].score, i};
+		if (b->regime != BEST_SUSTAINED)
+			continue;
+		for (size_t k = 0; k < b->nretimes; k++) {
+			const store_retime *r = &b->retimes[k];
+			if (!isfinite(r->sustained_s) || strcmp(r->key, c->all[i].key))
+				continue;
+			ix[i] = (struct ix){0, r->sustained_s, i};
+			c->all[i].score = r->sustained_s;
+			c->all[i].sm_clock_mhz = r->sustained_mhz;
+			c->all[i].sustained = 1;
+		}
+	}
+	qsort(ix, c->nall, sizeof(*ix), by_score);
+	for (size_t i = 0; i < c->nall; i++)
+		b->ranked[i] = c->all[ix[i].at];
+	b->nranked = c->nall;
+	free(ix);
+	free(c->all);
+	c->all = NULL;
+	c->nall = 0;
+	return MUH_OK;
+}
+
+int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
+{
+	memset(out, 0, sizeof(*out));
+	out->run = r->id;
+	out->any_score = INFINITY;
+	out->default_score = NAN;
+	objective_default(&out->objective);
+	muh_spec *sp;
+	muh_diag sd;
+	/* the spec as the store kept it (any directory, the file moved), else its file */
+	if (!store_run_spec(r, &sp, &sd)) {
+		out->default_key = default_key(sp);
+		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &out->objective, &sd))
+			objective_default(&out->objective);
+		spec_free(sp);
+	}
+	struct collect c = {.b = out, .best = NAN};
+	int rc = store_foreach(st, r->id, on_row, &c);
+	if (!rc)
+		rc = store_foreach_retime(st, r->id, on_retime, &c);
+	if (!rc)
+		rc = rank(&c);
+	if (!isfinite(out->any_score))
+		out->any_score = NAN;
+	for (size_t i = 0; i < c.nall; i++)
+		free((char *)c.all[i].key);
+	free(c.all);
+	if (rc) {
+		best_free(out);
+		if (c.rc == MUH_ENOMEM || rc == MUH_ENOMEM)
+			return MUH_ENOMEM;
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "run %lld: cannot read its measurements from the store",
+				 (long long)r->id);
+		return MUH_EENV;
+	}
+	return MUH_OK;
+}
+
+void best_free(muh_best *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nranked; i++)
+		free((char *)b->ranked[i].key);
+	for (size_t i = 0; i < b->nretimes; i++)
+		free((char *)b->retimes[i].key);
+	free(b->ranked);
+	free(b->retimes);
+	free((char *)b->any_key);
+	free((char *)b->default_key);
+	free(b->so_far);
+	free(b->ok_scores);
+	memset(b, 0, sizeof(*b));
+}
