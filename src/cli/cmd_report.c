@@ -305,7 +305,7 @@ static void print_retimes(const struct runstat *rs)
 	const muh_best *b = &rs->b;
 	if (!b->nretimes)
 		return;
-	printf("\nrun %lld at sustained clocks (after %.0f s of load each): %s\n", (long long)rs->r.id,
+	printf("\nrun %lld at sustained clocks (after %.3g s of load each): %s\n", (long long)rs->r.id,
 	       b->retimes[0].warm_s,
 	       b->regime == BEST_SUSTAINED ? "the SM clock fell; the best is the winner there"
 					   : "the burst ranking stands");

@@ -1,0 +1,101 @@
+# The best of a run is one answer (src/best.c) for muh report, muh patch
+# --from and the emitters; when the run was re-timed at sustained clocks and
+# the SM clock fell, it is the winner there, not the burst-ranked best.
+# No GPU here: the stdlib worker's simulated clock
+# (MUH_PY_WORKER_SM_CLOCK=BURST,SUSTAINED, workers/py_worker.py) stands in
+# for NVML and slows BLOCK=256 2x once warmed. BLOCK_SIZE_N is tied to BLOCK
+# by a constraint, so the fused-MoE JSON says which BLOCK won. Then the
+# store's re-timing rows are rewritten (as another re-timing would have
+# left them) so that the winner is a variant the search ranked 3rd, and the
+# readers must follow the rows, not the search's order.
+source "$(dirname "$0")/lib.bash"
+export MUH_CACHE_DIR="$TMP/cache"
+S="$TMP/moe_sustained.yaml"
+cat >"$S" <<YAML
+name: moe_sustained
+target:
+  backend: worker
+  worker: python3 $PWD/workers/py_worker.py
+measure:
+  max_time: 0.2
+  retime_top: 6
+  retime_warm: 0.2
+params:
+  BLOCK_SIZE_M: [16]
+  BLOCK_SIZE_N: [32, 128]
+  BLOCK_SIZE_K: [64]
+  GROUP_SIZE_M: [1]
+  num_warps: [4]
+  num_stages: [2]
+  UNROLL: [1, 2, 4]
+  BLOCK: [64, 256]
+constraints:
+  - BLOCK_SIZE_N * 2 == BLOCK
+problem:
+  E: 8
+  N: 4000
+  M: 16
+hw: h200
+YAML
+DB="$TMP/s.db"
+MUH_PY_WORKER_SM_CLOCK=1980,990 run "$MUH" tune "$S" --strategy brute --db "$DB"
+expect_rc 0 "tune with a falling clock"
+winner=$(sed -n 's/^winner  *at sustained clocks: [0-9.]* [mu]*s  \([^ ]*\) (rank [0-9]* at burst clocks)$/\1/p' "$TMP/out")
+[ -n "$winner" ] || fail "the tune names a winner at sustained clocks: $(grep -A8 '^sustained' "$TMP/out")"
+grep -q "BLOCK=64$" <<<"$winner" || fail "BLOCK=256 runs 2x slower at sustained clocks and cannot win there: $winner"
+
+# checks that report, --emit header, triton-configs and moe-json name $1
+# as the best of the store $2
+readers_name() {
+	local want=$1 db=$2 what=$3
+	local n=$(sed 's/.*BLOCK_SIZE_N=\([0-9]*\).*/\1/' <<<"$want") u=$(sed 's/.*UNROLL=\([0-9]*\).*/\1/' <<<"$want")
+	run "$MUH" report "$db"
+	expect_rc 0 "report ($what)"
+	grep -E "^1 +moe_sustained " "$TMP/out" | grep -q " $want" || fail "report's best is $want ($what): $(grep '^1 ' "$TMP/out")"
+	run "$MUH" report "$db" --json
+	python3 - "$TMP/out" "$want" <<'PY' || fail "report --json: the best is $want ($what)"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["best"] == sys.argv[2], (r["best"], sys.argv[2])
+PY
+	run "$MUH" patch --emit header --from "$db"
+	expect_rc 0 "emit header ($what)"
+	grep -A8 "^#if defined" "$TMP/out" | grep -q "^#define UNROLL $u$" || fail "the header's UNROLL is $u ($what): $(cat "$TMP/out")"
+	grep -A8 "^#if defined" "$TMP/out" | grep -q "^#define BLOCK_SIZE_N $n$" || fail "the header's BLOCK_SIZE_N is $n ($what)"
+	run "$MUH" patch --emit triton-configs --from "$db" --top 2
+	expect_rc 0 "emit triton-configs ($what)"
+	sed -n 2p "$TMP/out" | grep -q "'BLOCK_SIZE_N': $n, .*'UNROLL': $u," || fail "the first triton.Config is the best ($want, $what): $(cat "$TMP/out")"
+	rm -rf "$TMP/moe" && mkdir -p "$TMP/moe"
+	run "$MUH" patch --emit moe-json --from "$db" --out "$TMP/moe"
+	expect_rc 0 "emit moe-json ($what)"
+	python3 - "$TMP/moe/E=8,N=4000,device_name=NVIDIA_H200.json" "$n" <<'PY' || fail "the MoE JSON's M=16 entry is the best ($what)"
+import json, sys
+c = json.load(open(sys.argv[1]))["16"]
+assert c["BLOCK_SIZE_N"] == int(sys.argv[2]), c
+PY
+}
+readers_name "$winner" "$DB" "as tuned"
+run "$MUH" report "$DB"
+expect_in out "^run 1 at sustained clocks \(after 0.2 s of load each\): the SM clock fell; the best is the winner there" "report shows the re-timing"
+[ "$(grep -cE '^ +[0-9] +[0-9.]+ (us|ms) +1980 +[0-9.]+ (us|ms) +990 ' "$TMP/out")" = 6 ] ||
+	fail "report: 6 re-timed rows, both regimes and the SM clock of each: $(cat "$TMP/out")"
+grep -E "<- best$" "$TMP/out" | grep -q " $winner  <- best" || fail "report marks the winner among the rows"
+
+# the rows say the search's 3rd is fastest at sustained clocks: it is the best
+third=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=3").fetchone()[0])' "$DB")
+cp "$DB" "$TMP/third.db"
+python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE retimes SET sustained_s = 1e-6 WHERE burst_rank = 3"); c.commit()' "$TMP/third.db"
+readers_name "$third" "$TMP/third.db" "the 3rd wins at sustained clocks"
+
+# the clock held (the best's sustained clock within 1%): the search's best stands
+first=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=1").fetchone()[0])' "$DB")
+cp "$DB" "$TMP/held.db"
+python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE retimes SET sustained_mhz = burst_mhz"); c.commit()' "$TMP/held.db"
+readers_name "$first" "$TMP/held.db" "the clock held"
+run "$MUH" report "$TMP/held.db"
+expect_in out "^run 1 at sustained clocks .*: the burst ranking stands" "report: the ranking stands"
+done_tests

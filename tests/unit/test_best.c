@@ -1,0 +1,206 @@
+/*
+ * test_best.c — the best result of a run (best.h), from a store written
+ * through the store API: the search's ranking; the winner at sustained
+ * clocks when the run's re-timing says the SM clock fell; the ranking
+ * standing when the clock held; a later re-timing replacing an earlier one;
+ * the defaults, the statuses and the best-so-far series; a fresh run
+ * dropping its re-timing.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "muh/best.h"
+#include "muh/muh.h"
+#include "muh/store.h"
+
+static char dbpath[512];
+
+static const char spec_text[] = "name: best_test\n"
+				"params:\n"
+				"  BLOCK: [1, 2, 3, 4, 5]\n"
+				"defaults: {BLOCK: 5}\n";
+
+static store_run_info info = {.spec_hash = "00000000b0b0b0b0",
+			      .spec_name = "best_test",
+			      .backend = "worker",
+			      .hw_profile = "test",
+			      .spec_text = spec_text};
+
+/* BLOCK=i timed at ms milliseconds (status ok), or crashed when ms < 0. */
+static void put(muh_store *s, int64_t run, int i, double ms)
+{
+	const char *names[1] = {"BLOCK"};
+	muh_value vals[1] = {value_int(i)};
+	char key[32];
+	snprintf(key, sizeof(key), "BLOCK=%d", i);
+	muh_variant v;
+	assert_int_equal(eval_variant_make(&v, key, 1, 0, names, vals), MUH_OK);
+	muh_measurement m;
+	measurement_init(&m);
+	if (ms < 0) {
+		m.status = EVAL_CRASH;
+		snprintf(m.error, sizeof(m.error), "SIGSEGV");
+	} else {
+		m.status = EVAL_OK;
+		m.median = m.min = ms * 1e-3;
+		m.sm_clock_mhz = 1980;
+	}
+	muh_diag d;
+	assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK);
+	measurement_free(&m);
+	eval_variant_free(&v);
+}
+
+/* A store with one run: BLOCK=1 2.0 ms, 2 crash, 3 1.0 ms, 4 1.5 ms, 5 (the
+ * defaults) 3.0 ms; burst ranking 3, 4, 1, 5. */
+static muh_store *make_store(const char *name, int64_t *run)
+{
+	snprintf(dbpath, sizeof(dbpath), "%s/%s", MUH_BINARY_DIR, name);
+	char p[600];
+	unlink(dbpath);
+	snprintf(p, sizeof(p), "%s-wal", dbpath);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s-shm", dbpath);
+	unlink(p);
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	assert_int_equal(store_begin_run(s, &info, 0, run, NULL, &d), MUH_OK);
+	put(s, *run, 1, 2.0);
+	put(s, *run, 2, -1);
+	put(s, *run, 3, 1.0);
+	put(s, *run, 4, 1.5);
+	put(s, *run, 5, 3.0);
+	return s;
+}
+
+/* best_of_run of the store's only run. */
+static void rank_run(muh_store *s, int64_t run, muh_best *b)
+{
+	store_run r = {.id = run, .backend = info.backend, .spec_text = spec_text};
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(best_of_run(s, &r, b, &d), MUH_OK);
+}
+
+static void test_burst(void **st)
+{
+	(void)st;
+	int64_t run;
+	muh_store *s = make_store("test_best_burst.db", &run);
+	muh_best b;
+	rank_run(s, run, &b);
+	assert_int_equal(b.regime, BEST_BURST);
+	assert_int_equal(b.nmeasured, 5);
+	assert_int_equal(b.nok, 4);
+	assert_int_equal(b.status[EVAL_CRASH], 1);
+	assert_int_equal(b.nranked, 4);
+	const char *want[] = {"BLOCK=3", "BLOCK=4", "BLOCK=1", "BLOCK=5"};
+	for (size_t i = 0; i < 4; i++) {
+		assert_string_equal(b.ranked[i].key, want[i]);
+		assert_int_equal(b.ranked[i].sustained, 0);
+	}
+	assert_true(fabs(b.ranked[0].score - 1e-3) < 1e-12);
+	assert_true(fabs(b.ranked[0].sm_clock_mhz - 1980) < 1e-9);
+	assert_string_equal(b.default_key, "BLOCK=5");
+	assert_true(fabs(b.default_score - 3e-3) < 1e-12);
+	assert_string_equal(b.any_key, "BLOCK=3");
+	/* best so far, in measurement order: 2, 2 (a crash), 1, 1, 1 ms */
+	const double so_far[] = {2e-3, 2e-3, 1e-3, 1e-3, 1e-3};
+	for (size_t i = 0; i < 5; i++)
+		assert_true(fabs(b.so_far[i] - so_far[i]) < 1e-12);
+	best_free(&b);
+	store_close(s);
+}
+
+static void test_sustained_winner(void **st)
+{
+	(void)st;
+	int64_t run;
+	muh_store *s = make_store("test_best_sustained.db", &run);
+	muh_diag d;
+	/* the clock fell: BLOCK=4 (burst rank 2) is the fastest at sustained clocks;
+	 * BLOCK=1 failed there */
+	store_retime rows[] = {
+		{"BLOCK=3", 1, 1.0e-3, 1980, 1.6e-3, 1500, 5},
+		{"BLOCK=4", 2, 1.5e-3, 1980, 1.4e-3, 1500, 5},
+		{"BLOCK=1", 3, 2.0e-3, 1980, NAN, NAN, 5},
+	};
+	assert_int_equal(store_set_retimes(s, run, rows, 3, &d), MUH_OK);
+	size_t w = 99;
+	assert_int_equal(best_retime_verdict(rows, 3, &w), 1);
+	assert_int_equal(w, 1);
+	muh_best b;
+	rank_run(s, run, &b);
+	assert_int_equal(b.regime, BEST_SUSTAINED);
+	assert_int_equal(b.nretimes, 3);
+	assert_int_equal(b.retime_winner, 1);
+	assert_int_equal(b.nranked, 4);
+	/* the re-timed that passed first, by sustained time; then the rest by burst */
+	const char *want[] = {"BLOCK=4", "BLOCK=3", "BLOCK=1", "BLOCK=5"};
+	const int sus[] = {1, 1, 0, 0};
+	for (size_t i = 0; i < 4; i++) {
+		assert_string_equal(b.ranked[i].key, want[i]);
+		assert_int_equal(b.ranked[i].sustained, sus[i]);
+	}
+	assert_true(fabs(b.ranked[0].score - 1.4e-3) < 1e-12);
+	assert_true(fabs(b.ranked[0].burst_score - 1.5e-3) < 1e-12);
+	assert_true(fabs(b.ranked[0].sm_clock_mhz - 1500) < 1e-9);
+	best_free(&b);
+
+	/* a later re-timing replaces the earlier whole: the clock held this time */
+	store_retime held[] = {{"BLOCK=3", 1, 1.0e-3, 1980, 1.01e-3, 1975, 5}};
+	assert_int_equal(best_retime_verdict(held, 1, &w), 0);
+	assert_int_equal(store_set_retimes(s, run, held, 1, &d), MUH_OK);
+	rank_run(s, run, &b);
+	assert_int_equal(b.regime, BEST_BURST);
+	assert_int_equal(b.nretimes, 1);
+	assert_string_equal(b.ranked[0].key, "BLOCK=3");
+	assert_int_equal(b.ranked[0].sustained, 0);
+	best_free(&b);
+
+	/* the clock fell and nothing passed there: the ranking stands */
+	store_retime none[] = {{"BLOCK=3", 1, 1.0e-3, 1980, NAN, NAN, 5}, {"BLOCK=4", 2, 1.5e-3, 1980, NAN, NAN, 5}};
+	assert_int_equal(best_retime_verdict(none, 2, &w), 0);
+	assert_int_equal(best_retime_verdict(NULL, 0, &w), 0);
+
+	/* a fresh run of the same identity drops the old re-timing with it */
+	int64_t run2;
+	assert_int_equal(store_set_retimes(s, run, rows, 3, &d), MUH_OK);
+	assert_int_equal(store_begin_run(s, &info, 1, &run2, NULL, &d), MUH_OK);
+	put(s, run2, 3, 1.0);
+	rank_run(s, run, &b); /* the old run's rows are gone, its re-timing too */
+	assert_int_equal(b.nmeasured, 0);
+	assert_int_equal(b.nretimes, 0);
+	best_free(&b);
+	rank_run(s, run2, &b);
+	assert_int_equal(b.nretimes, 0);
+	assert_int_equal(b.regime, BEST_BURST);
+	best_free(&b);
+	store_close(s);
+
+	/* readers see the same through a read-only open */
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+	rank_run(s, run2, &b);
+	assert_int_equal(b.nranked, 1);
+	best_free(&b);
+	store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_sustained_winner),
+	};
+	return cmocka_run_group_tests(tests, 0, 0);
+}
