@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "muh/eval.h"
+#include "target_int.h"
 
 /* Context a backend's steps receive. Owned by the evaluator. */
 typedef struct eval_ctx {

@@ -176,6 +176,44 @@ static int engine_target_check(const muh_spec *s, muh_target *t, const muh_kv *b
 	return MUH_OK;
 }
 
+int eval_target_new(const muh_spec *s, muh_target **out, muh_diag *d)
+{
+	*out = malloc(sizeof(**out));
+	if (!*out)
+		return MUH_ENOMEM;
+	int rc = eval_target_from_spec(s, *out, d);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+void eval_target_free(muh_target *t)
+{
+	free(t);
+}
+
+const char *eval_target_backend(const muh_target *t)
+{
+	return t->backend;
+}
+
+const char *eval_target_launch(const muh_target *t)
+{
+	return t->launch;
+}
+
+double eval_target_timeout_s(const muh_target *t)
+{
+	return t->timeout_s;
+}
+
+double eval_target_max_noise(const muh_target *t)
+{
+	return t->max_noise;
+}
+
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 {
 	eval_target_defaults(t);

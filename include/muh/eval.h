@@ -15,14 +15,14 @@
  *
  * A search strategy (muh tune) uses it like this:
  *
- *     muh_target t; eval_target_from_spec(spec, &t, &d);
- *     muh_evaluator *ev; eval_open(&t, &ev, &d);
+ *     muh_target *t; eval_target_new(spec, &t, &d);
+ *     muh_evaluator *ev; eval_open(t, &ev, &d);
  *     for each configuration cfg the strategy proposes:
  *         muh_variant v; eval_variant_from_space(sp, cfg, instance, &v);
  *         muh_measurement m; eval_measure(ev, &v, &m);  // never fatal
  *         store_put(st, run, &v, &m); ... m.status, m.median ...
  *         measurement_free(&m); eval_variant_free(&v);
- *     eval_close(ev);
+ *     eval_close(ev); eval_target_free(t);
  *
  * eval_measure returns MUH_OK whenever a measurement was produced, whatever
  * its status (a crashing variant is information, not an error); it returns an
@@ -140,87 +140,27 @@ MUH_API const muh_value *eval_variant_get(const muh_variant *v, const char *name
 #define EVAL_PATH 1024
 #define EVAL_STR 256
 
-/* What to evaluate and how, read from a spec's target/verify/measure keys
- * (docs/spec.md, section "target"). Zero/empty fields take defaults. */
-typedef struct muh_target {
-	char backend[16];          /* cpu | cuda | worker | command */
-	char source[EVAL_PATH];    /* kernel source, resolved to an existing path */
-	char entry[EVAL_STR];      /* entry point (cpu: muh_run; cuda: kernel name) */
-	char cflags[EVAL_STR];     /* extra compiler flags (cpu: "-O2"; cuda: nvrtc options) */
-	char command[EVAL_PATH];   /* command backend: the program line with {NAME} */
-	char worker[EVAL_PATH];    /* worker backend: the worker program line */
-	char grid[3][EVAL_STR];    /* cuda launch geometry, expressions */
-	char block[3][EVAL_STR];
-	char smem[EVAL_STR];       /* cuda dynamic shared memory bytes, expression */
-	char buffers[8][EVAL_STR]; /* cuda kernel arguments, in order: "name:dtype:role:count"
-				      (dtype f32|f64|i32|i64, role in|out|inout, count an expression) */
-	char ref_entry[EVAL_STR];  /* cuda reference kernel in the same source; default muh_reference */
-	char ref_grid[3][EVAL_STR];  /* its geometry; default 1 */
-	char ref_block[3][EVAL_STR];
-	char dtype[16];            /* informational (worker: passed along) */
-	double gpu_warm_s;         /* warm the device this long and until its SM clock is stable, before
-				      a variant's samples; < 0: the backend's default (cuda 0.5 s, worker 0) */
-	char reference[EVAL_STR];  /* "" or "impl": muh_reference; else a variant key */
-	double rtol, atol;         /* < 0: per-dtype defaults */
-	int checks;                /* output checks with fresh inputs (default 1; 0 = none) */
-	double timeout_s;          /* per step (build, and verify+time); default 10 */
-	double mem_limit_mb;       /* RLIMIT_AS of the runner; default 4096; 0 = none */
-	double worker_mem_limit_mb; /* RLIMIT_AS of the worker process; default 0 = none (a GPU
-				       worker's driver reserves address space beyond any useful limit) */
-	double ci_frac;            /* stop when CI half-width <= ci_frac*median; default 0.01 */
-	double max_noise;          /* the defaults' timings may differ by this (a fraction) before the run is noisy; default 0.05 */
-	int min_samples, max_samples; /* defaults 10, 200 */
-	double max_time_s;         /* cap on timing wall time per variant; default 2 */
-	int warmups;               /* default 3 */
-	int hidden;                /* muh tune learns hidden constraints: a configuration at least
-				      as large as one that failed to start is not tried (engine
-				      default 1, else 0) */
-	int drift_every;           /* muh tune re-measures the defaults after every this many
-				      variants measured (0: never; engine default 8) */
-	int retime_top;            /* muh tune re-times this many of its best at sustained clocks
-				      when the GPU's SM clock falls under load (measure.retime_top;
-				      0: never; default 3 on cuda and worker, 0 elsewhere) */
-	double retime_warm_s;      /* the sustained load before each re-timing (measure.retime_warm,
-				      default 5 s; as measure.gpu_warm) */
-	double min_sample_s;       /* repeat the launch (cpu: the entry point) until one sample lasts
-				      this long, a sample being the mean; < 0: the backend's default
-				      (a worker on a GPU 0.05 s: 0.5 s of back-to-back launches in the
-				      first 10 samples, at the clock the device holds under load; 0
-				      elsewhere) */
-	char cache_dir[EVAL_PATH]; /* build cache; default $XDG_CACHE_HOME/muh or ~/.cache/muh */
-	/* Source-level knobs (worker backend): each variant is measured in an
-	 * overlay of engine_tree with the values of the params listed under the
-	 * spec's knobs: written into those knobs by muh patch's own code; the
-	 * worker imports `module` from the overlay and calls `entry`. */
-	char engine_tree[EVAL_PATH];
-	char module[EVAL_STR];
-	int nknobs;
-	char knob_param[16][64]; /* param name */
-	char knob_id[16][48];    /* knob id, or id[alt] for a conditional knob */
-	char spec_dir[EVAL_PATH];  /* directory of the spec, for relative paths */
-	int isolate;               /* 1 (default): run in a child; 0: in process (debugging only) */
-	int device;                /* cuda device ordinal */
-	/* The engine backend (docs/engine.md): a real server per variant,
-	 * launched from its deployment file (or target.command, a command
-	 * line read the same way), driven by muh's load generator. */
-	char launch[EVAL_PATH];    /* target.launch: the deployment file, resolved */
-	char ready_http[EVAL_STR]; /* readiness: GET this path until 200 (default /health) */
-	char ready_log[EVAL_STR];  /* ... or until the server's log shows this text */
-	double ready_timeout_s;    /* default 600 */
-	double stop_grace_s;       /* SIGTERM, then SIGKILL of the group after this; default 10 */
-	int port;                  /* 0 (default): a free port per variant */
-	char port_arg[64];         /* the launch argument that takes it (default port) */
-	char props[EVAL_STR];      /* GET after ready, kept with the fingerprint ("/props"); "" none */
-	int nload;                 /* the load: block, as load_opts_set reads it */
-	char load_key[32][32];
-	char load_val[32][256];
-} muh_target;
+/* What to evaluate and how: a spec's target/verify/measure keys (docs/spec.md,
+ * section "target") read and checked. Opaque: its fields are libmuh's own
+ * and may change without a new SOVERSION; a program reads what it needs
+ * through the accessors. */
+typedef struct muh_target muh_target;
 
-/* Fills *t with the defaults (backend cpu). */
-MUH_API void eval_target_defaults(muh_target *t);
-/* Reads target.*, verify.*, measure.* of spec s into *t. Unknown keys under
- * those sections and bad values are input errors at their file:line:col. */
-MUH_API int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);
+/* Reads target.*, verify.*, measure.* of spec s into a new target (*out,
+ * eval_target_free). Unknown keys under those sections and bad values are
+ * MUH_EINPUT at their file:line:col; MUH_ENOMEM. */
+MUH_API int eval_target_new(const muh_spec *s, muh_target **out, muh_diag *d);
+MUH_API void eval_target_free(muh_target *t);
+/* The backend's name: cpu, cuda, worker, command or engine. */
+MUH_API const char *eval_target_backend(const muh_target *t);
+/* The engine backend's deployment file (target.launch, resolved); "" when
+ * the server is a target.command or the backend is not engine. */
+MUH_API const char *eval_target_launch(const muh_target *t);
+/* The timeout of one step in seconds (measure.timeout, default 10). */
+MUH_API double eval_target_timeout_s(const muh_target *t);
+/* The noise the defaults' timings may show before a run is noisy
+ * (measure.max_noise, a fraction; default 0.05). */
+MUH_API double eval_target_max_noise(const muh_target *t);
 
 typedef struct muh_evaluator muh_evaluator;
 

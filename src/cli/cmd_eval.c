@@ -369,7 +369,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	double noise = NAN;
 	if (want_noise && !stop) {
 		int noisy = 0; /* beyond measure.max_noise in 3 pairs */
-		double maxn = session_target(ss)->max_noise;
+		double maxn = eval_target_max_noise(session_target(ss));
 		if (session_noise(ss, &noise, &noisy, &d) == MUH_OK) {
 			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				noisy ? ", 3 times over" : "");

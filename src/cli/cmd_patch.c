@@ -397,12 +397,13 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		return diag_errorf(d, "run %lld: cannot read its spec, which says where the deployment file is",
 				   (long long)run->id);
 	}
-	muh_target t;
+	muh_target *t = NULL;
 	muh_objective o;
-	int rc = eval_target_from_spec(s, &t, d);
+	int rc = eval_target_new(s, &t, d);
 	if (!rc)
 		rc = objective_from_spec(s, eval_backend_metrics("engine"), &o, d);
-	if (!rc && !t.launch[0]) {
+	const char *launch = t ? eval_target_launch(t) : "";
+	if (!rc && !launch[0]) {
 		diag_at(d, s->path, 0, 0, NULL);
 		rc = diag_errorf(d, "run %lld: the spec's server is a target.command, not a deployment file: "
 				    "nothing to write back",
@@ -414,11 +415,12 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	if (!rc && !b.nranked) {
 		spec_free(s);
 		best_free(&b);
+		eval_target_free(t);
 		return 1; /* no ok variant met the SLOs: nothing to write */
 	}
 	char rt[4096], rl[4096];
-	if (!rc && (!realpath(tree, rt) || !realpath(t.launch, rl))) {
-		diag_at(d, t.launch, 0, 0, NULL);
+	if (!rc && (!realpath(tree, rt) || !realpath(launch, rl))) {
+		diag_at(d, launch, 0, 0, NULL);
 		rc = diag_errorf(d, "cannot resolve the deployment file: %s", strerror(errno));
 	}
 	size_t n = strlen(rt);
@@ -433,9 +435,9 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	if (!rc) {
 		deploy_file *f;
 		char why[1024];
-		rc = engine_launch_text(&t, &v, 0, &f, why, sizeof(why));
+		rc = engine_launch_text(t, &v, 0, &f, why, sizeof(why));
 		if (rc) {
-			diag_at(d, t.launch, 0, 0, NULL);
+			diag_at(d, launch, 0, 0, NULL);
 			diag_errorf(d, "%s", why);
 		} else {
 			snprintf(w->rel, sizeof(w->rel), "%s", rl + n + 1);
@@ -455,6 +457,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	}
 	spec_free(s);
 	best_free(&b);
+	eval_target_free(t);
 	return rc;
 }
 

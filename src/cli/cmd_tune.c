@@ -773,7 +773,7 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 			.devices = (const char *const *)list,
 			.worker_argv = argv_,
 			.mpi = A->mpi,
-			.hang_s = t && t->timeout_s > 0 ? 4 * t->timeout_s + 60 : 0};
+			.hang_s = t && eval_target_timeout_s(t) > 0 ? 4 * eval_target_timeout_s(t) + 60 : 0};
 	muh_pool *p = NULL;
 	muh_diag d;
 	diag_clear(&d);
@@ -883,7 +883,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 					"muh tune: noisy machine: the defaults' two timings differed by more than "
 					"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
 					"noisy and its speedup has no confidence interval\n",
-					100 * session_target(s)->max_noise, 100 * noise);
+					100 * eval_target_max_noise(session_target(s)), 100 * noise);
 		}
 	}
 	if (!json) {

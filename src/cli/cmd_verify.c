@@ -100,7 +100,7 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 		goto out;
 	}
 	if (!json) {
-		printf("muh verify %s: backend %s, %zu params%s%s%s%s\n", s->path, session_target(ss)->backend, np,
+		printf("muh verify %s: backend %s, %zu params%s%s%s%s\n", s->path, eval_target_backend(session_target(ss)), np,
 		       from ? ", from " : "", from ? r.base : "", s->nproblem ? ", problem " : "",
 		       s->nproblem ? session_problem(ss) : "");
 		if (r.prepared.ran)
@@ -168,7 +168,7 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	if (json) {
 		cJSON_AddStringToObject(root, "spec", s->path);
 		cJSON_AddStringToObject(root, "problem", session_problem(ss));
-		cJSON_AddStringToObject(root, "backend", session_target(ss)->backend);
+		cJSON_AddStringToObject(root, "backend", eval_target_backend(session_target(ss)));
 		cJSON_AddStringToObject(root, "base", r.base);
 		if (isfinite(r.noise))
 			cJSON_AddNumberToObject(root, "noise", r.noise);

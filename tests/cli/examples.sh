@@ -55,6 +55,38 @@ run ./online_tune_cpp online.yaml 9
 expect_rc 0 "the C++ example"
 [ "$(grep -c '^BLOCK=' "$TMP/out")" = 9 ] || fail "9 configurations timed by the lambda"
 expect_in out "^best BLOCK=[0-9]+ UNROLL=[0-9]+ [0-9.]+ us \(9 measured\)" "the C++ example names its best"
+# muh_target is an opaque handle in the installed headers: no fields, so none
+# of its fixed-size arrays is part of the ABI; a program reads it through
+# accessors
+grep -q "struct muh_target *{" "$PREFIX"/include/muh/*.h && fail "the installed headers define struct muh_target's fields"
+cat >target.c <<'C'
+#include <stdio.h>
+#include <muh/eval.h>
+int main(int argc, char **argv)
+{
+	muh_spec *s;
+	muh_target *t;
+	muh_diag d = {0};
+	if (argc < 2 || spec_load(argv[1], &s, &d) || eval_target_new(s, &t, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
+		return 2;
+	}
+	printf("backend %s timeout %g\n", eval_target_backend(t), eval_target_timeout_s(t));
+	eval_target_free(t);
+	spec_free(s);
+	return 0;
+}
+C
+cc -Wall -Wextra -Werror -o target target.c $(pkg-config --cflags --libs muh) 2>"$TMP/cc.err" ||
+	fail "a program reads a target through the accessors: $(head -5 "$TMP/cc.err")"
+printf 'name: cmd\ntarget:\n  backend: command\n  command: "true"\nmeasure:\n  timeout: 7\nparams:\n  A: [1, 2]\n' >cmd.yaml
+run ./target cmd.yaml
+expect_rc 0 "the target program"
+expect_in out "^backend command timeout 7$" "the accessors answer"
+run ./target online.yaml
+expect_rc 2 "a target of backend none"
+printf 'struct muh_target t;\n' >>target.c
+cc -c -o /dev/null target.c $(pkg-config --cflags muh) 2>/dev/null && fail "a muh_target cannot be declared by value outside libmuh"
 run ./online_tune missing.yaml
 expect_rc 2 "a missing spec"
 expect_in err "cannot read the spec" "the session's error reaches the program"
