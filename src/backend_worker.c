@@ -40,8 +40,6 @@
 #include "muh/eval.h"
 #include "eval_int.h"
 #include "muh/muh.h"
-#include "muh/patch.h"
-#include "muh/scan.h"
 
 #define WORKER_LINE_MAX (16u << 20) /* the longest protocol line taken from a worker */
 
@@ -56,66 +54,7 @@ typedef struct worker_state {
 	int gpu;         /* names a device in its hello: measure.min_sample_time defaults to 0.05 s */
 	int dead; /* the worker died; the next build starts a new one */
 	char name[128];
-	muh_surface *surf; /* the engine tree's knobs, when the target has one */
-	char overlay[PATH_MAX]; /* the current variant's overlay; "" when none */
 } worker_state;
-
-/* Builds the overlay of variant v: the engine tree with the variant's
- * values written into the knobs the spec maps them to, by muh patch's own
- * code (what is measured is what ships). Returns 0, or -1 with m failed. */
-static int make_overlay(eval_ctx *c, const muh_variant *v, muh_measurement *m)
-{
-	worker_state *w = c->state;
-	const muh_target *t = c->target;
-	muh_diag d;
-	diag_clear(&d);
-	if (!w->surf && scan_tree(t->engine_tree, NULL, &w->surf, &d)) {
-		measurement_fail(m, EVAL_INVALID, "engine tree %s: %s", t->engine_tree, d.msg);
-		return -1;
-	}
-	muh_patch *p = patch_plan_new(t->engine_tree);
-	int rc = p ? MUH_OK : MUH_ENOMEM;
-	for (int i = 0; i < t->nknobs && !rc; i++) {
-		size_t j;
-		for (j = 0; j < v->nparams && strcmp(v->names[j], t->knob_param[i]); j++)
-			;
-		if (j == v->nparams)
-			continue;
-		char id[48], val[64];
-		int alt;
-		value_fmt(val, sizeof(val), v->values[j]);
-		const muh_knob *k = NULL;
-		if (patch_parse_id(t->knob_id[i], id, sizeof(id), &alt) == 0)
-			k = scan_find(w->surf, id);
-		if (!k) {
-			diag_errorf(&d, "knobs.%s: no knob '%s' in %s", t->knob_param[i], t->knob_id[i],
-				    t->engine_tree);
-			rc = MUH_EINPUT;
-			break;
-		}
-		/* measuring a dead knob is allowed (the fingerprint shows it); an
-		 * unsafe value is refused as it would be in the final patch */
-		rc = patch_plan_set(p, k, alt, patch_value_text(k, val), 1, &d);
-	}
-	if (!rc)
-		rc = patch_plan_build(p, &d);
-	if (!rc) {
-		snprintf(w->overlay, sizeof(w->overlay), "%s/overlay-%016llx", t->cache_dir,
-			 (unsigned long long)patch_fnv1a64(v->key, strlen(v->key)));
-		if (eval_mkdirs(t->cache_dir) < 0 || patch_overlay_remove(w->overlay))
-			rc = MUH_EENV, diag_errorf(&d, "cannot prepare %s: %s", w->overlay,
-						   strerror(errno));
-	}
-	if (!rc)
-		rc = patch_overlay(p, w->overlay, &d);
-	patch_plan_free(p);
-	if (rc) {
-		w->overlay[0] = '\0';
-		measurement_fail(m, EVAL_INVALID, "overlay: %s", d.msg);
-		return -1;
-	}
-	return 0;
-}
 
 /* Starts target.worker in the spec's directory (no hello read yet). With
  * own_group the worker leads a new process group (the batch prepare kills
@@ -273,9 +212,6 @@ static void worker_free(worker_state *w)
 		kill(w->pid, SIGKILL);
 		waitpid(w->pid, &st, 0);
 	}
-	if (w->overlay[0])
-		patch_overlay_remove(w->overlay);
-	scan_free(w->surf);
 	free(w);
 }
 
@@ -334,17 +270,19 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 		      muh_measurement *m)
 {
 	worker_state *w = c->state;
-	if (c->target->engine_tree[0] && !strcmp(op, "build")) {
-		if (w->overlay[0])
-			patch_overlay_remove(w->overlay); /* the last variant's */
-		if (make_overlay(c, v, m))
-			return NULL;
+	/* an engine tree's overlay is made by the evaluator's caller (overlay.c)
+	 * and handed over as a directory: this backend only passes it on */
+	const char *overlay = c->overlay ? c->overlay : "";
+	if (c->target->engine_tree[0] && !overlay[0]) {
+		measurement_fail(m, EVAL_INVALID, "engine tree %s: no overlay was made for this variant",
+				 c->target->engine_tree);
+		return NULL;
 	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddNumberToObject(req, "id", ++w->id);
 	cJSON_AddStringToObject(req, "op", op);
 	cJSON_AddItemToObject(req, "variant", variant_json(v));
-	cJSON_AddItemToObject(req, "target", target_json(c->target, w->overlay));
+	cJSON_AddItemToObject(req, "target", target_json(c->target, overlay));
 	if (!strcmp(op, "run") && warm && c->target->gpu_warm_s > 0)
 		cJSON_AddNumberToObject(req, "warm_s", c->target->gpu_warm_s);
 	if (!strcmp(op, "time")) {

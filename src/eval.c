@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -825,8 +826,11 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 		    variant_from_cjson(cJSON_GetObjectItemCaseSensitive(req, "variant"), &v) != MUH_OK) {
 			measurement_fail(&m, EVAL_CRASH, "runner: bad request");
 		} else {
+			const cJSON *ov = cJSON_GetObjectItemCaseSensitive(req, "overlay");
+			c.overlay = cJSON_IsString(ov) ? ov->valuestring : NULL;
 			pipeline(b, &c, &v, strcmp(op->valuestring, "fingerprint") ? OP_MEASURE : OP_FINGERPRINT,
 				 &m, fd);
+			c.overlay = NULL;
 			eval_variant_free(&v);
 		}
 		fflush(stdout); /* into the log pipe before the result: the parent reads it after */
@@ -868,6 +872,9 @@ struct muh_evaluator {
 	int jobs;        /* prefetch pool size */
 	pid_t pool[64];  /* prefetch helpers in flight; 0 = free slot */
 	void *prep;      /* the backend's kept batch-prepare worker (prepare_send), NULL when none */
+	const eval_overlay_ops *ov; /* engine-tree overlays' maker (eval_set_overlay); NULL: none */
+	void *ov_ctx;
+	const char *overlay; /* the variant in flight's overlay; "" when none */
 };
 
 int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
@@ -885,8 +892,17 @@ int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
 	ev->logfd = -1;
 	ev->lb.max = RUNNER_LINE_MAX;
 	ev->log.cap = EVAL_LOG;
+	ev->overlay = "";
 	*out = ev;
 	return MUH_OK;
+}
+
+void eval_set_overlay(muh_evaluator *ev, const eval_overlay_ops *ops, void *ctx)
+{
+	if (ev->ov && ev->ov->free)
+		ev->ov->free(ev->ov_ctx);
+	ev->ov = ops;
+	ev->ov_ctx = ctx;
 }
 
 static void runner_kill(muh_evaluator *ev)
@@ -1023,6 +1039,8 @@ void eval_close(muh_evaluator *ev)
 		ev->b->close(&ev->inproc);
 	lb_free(&ev->lb);
 	tb_free(&ev->log);
+	if (ev->ov && ev->ov->free)
+		ev->ov->free(ev->ov_ctx);
 	free(ev);
 }
 
@@ -1199,8 +1217,8 @@ static const char *signame(int sig)
 	}
 }
 
-static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
-		       muh_diag *d)
+static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
+			  muh_diag *d)
 {
 	muh_diag dd;
 	if (!d) {
@@ -1212,7 +1230,9 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 		int rc = eval_probe(ev, d);
 		if (rc)
 			return rc;
+		ev->inproc.overlay = ev->overlay[0] ? ev->overlay : NULL;
 		pipeline(ev->b, &ev->inproc, v, op, m, -1);
+		ev->inproc.overlay = NULL;
 		return MUH_OK;
 	}
 	if (ev->pid <= 0) {
@@ -1223,6 +1243,8 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op == OP_MEASURE ? "measure" : "fingerprint");
 	cJSON_AddItemToObject(req, "variant", variant_to_cjson(v));
+	if (ev->overlay[0])
+		cJSON_AddStringToObject(req, "overlay", ev->overlay);
 	int64_t started = epoch_ms();
 	log_drain(ev);
 	tb_reset(&ev->log); /* between variants only a late writer wrote; it is not this one's */
@@ -1315,6 +1337,35 @@ stamp:
 	m->started_ms = started;
 	m->finished_ms = epoch_ms();
 	return MUH_OK;
+}
+
+/* run_request_in with the variant's engine-tree overlay, when the target
+ * has one: made by the maker the caller handed over (eval_set_overlay)
+ * before, removed after. A variant whose overlay cannot be made is invalid. */
+static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
+		       muh_diag *d)
+{
+	if (!ev->t.engine_tree[0])
+		return run_request_in(ev, v, op, m, d);
+	char dir[PATH_MAX] = "";
+	muh_diag od;
+	diag_clear(&od);
+	int64_t started = epoch_ms();
+	int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, v, dir, sizeof(dir), &od)
+			: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is opened "
+					   "through a session (session_open), which builds the overlays");
+	if (rc) {
+		measurement_init(m);
+		measurement_fail(m, EVAL_INVALID, "overlay: %s", od.msg);
+		m->started_ms = started;
+		m->finished_ms = epoch_ms();
+		return MUH_OK;
+	}
+	ev->overlay = dir;
+	rc = run_request_in(ev, v, op, m, d);
+	ev->overlay = "";
+	ev->ov->remove(ev->ov_ctx, dir);
+	return rc;
 }
 
 int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d)

@@ -22,7 +22,26 @@ typedef struct eval_ctx {
 	uint64_t rng;  /* fresh random inputs come from here */
 	int restart;   /* set by a step when the device context is lost: the runner
 			  is restarted after this variant */
+	const char *overlay; /* the current variant's engine-tree overlay (a directory the
+				evaluator's caller built, see eval_overlay_ops); NULL when none */
 } eval_ctx;
+
+/* Engine-tree overlays (target.engine_tree): the evaluator never builds one
+ * itself (that is the scanner's and the patcher's work, upstream of it).
+ * Whoever opens the evaluator hands it a maker (src/overlay.c, which the
+ * session and the pool attach); before each variant the evaluator asks it
+ * for the variant's overlay directory and passes the path, plain data, to
+ * the backend (eval_ctx.overlay), then removes it after the result. */
+typedef struct eval_overlay_ops {
+	/* Builds variant v's overlay into a directory, its path into dir (n
+	 * bytes). MUH_OK, or an error with d->msg: the variant is invalid. */
+	int (*make)(void *ctx, const muh_target *t, const muh_variant *v, char *dir, size_t n, muh_diag *d);
+	void (*remove)(void *ctx, const char *dir);
+	void (*free)(void *ctx);
+} eval_overlay_ops;
+
+/* Hands ev an overlay maker; ev owns ctx from here (ops->free at eval_close). */
+void eval_set_overlay(muh_evaluator *ev, const eval_overlay_ops *ops, void *ctx);
 
 /* A backend. All steps run inside the runner child (unless isolate == 0).
  * A step returns MUH_OK and sets nothing on success; on a variant failure it

@@ -35,6 +35,7 @@
 #include "muh/spec.h"
 #include "pool_int.h"
 #include "eval_int.h"
+#include "overlay_int.h"
 
 #define POOL_LINE_MAX (64u << 20) /* a reply holds a measurement with its capped log */
 
@@ -641,6 +642,8 @@ static char *serve_open(served *s, const cJSON *o)
 		rc = eval_target_from_spec(s->spec, &s->t, &d);
 	if (!rc)
 		rc = eval_open(&s->t, &s->ev, &d);
+	if (!rc)
+		rc = overlay_attach(s->ev, &s->t);
 	if (!rc)
 		rc = eval_probe(s->ev, &d);
 	cJSON *r = cJSON_CreateObject();

@@ -48,6 +48,7 @@
 #include "muh/store.h"
 #include "u64map.h"
 #include "eval_int.h"
+#include "overlay_int.h"
 
 /* the replay's objective returns this when a batch is full: not a muh_status */
 #define ASK_FULL 100
@@ -287,7 +288,8 @@ int session_start(muh_session *s, muh_diag *d)
 	}
 	if (s->have_target && !s->o.pool) {
 		check_engine_defaults(s);
-		if ((rc = eval_open(&s->target, &s->ev, d)) || (rc = eval_probe(s->ev, d))) {
+		if ((rc = eval_open(&s->target, &s->ev, d)) || (rc = overlay_attach(s->ev, &s->target)) ||
+		    (rc = eval_probe(s->ev, d))) {
 			if (rc != MUH_EINPUT && !d->msg[0])
 				snprintf(d->msg, sizeof(d->msg), "the backend cannot start");
 			eval_close(s->ev);
@@ -1387,7 +1389,8 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 	t2.gpu_warm_s = I->warm_s;
 	muh_evaluator *ev2;
 	muh_diag d;
-	if (eval_open(&t2, &ev2, &d)) {
+	diag_clear(&d);
+	if (eval_open(&t2, &ev2, &d) || (overlay_attach(ev2, &t2) && (eval_close(ev2), 1))) {
 		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
 		goto out;
 	}

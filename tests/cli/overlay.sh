@@ -30,4 +30,20 @@ expect_in out '"status":"invalid"' "unknown knob id is an invalid variant"
 expect_in out "no knob 'k0000000000000000'" "unknown knob id message"
 
 [ "$before" = "$(sum_tree)" ] || fail "the engine tree changed"
+ls "$MUH_CACHE_DIR" | grep -q "^overlay-" && fail "every overlay is removed after its variant: $(ls "$MUH_CACHE_DIR" | grep overlay- | head -3)"
+
+# the dependency points one way: the evaluator and its backends take the
+# overlay as a directory and never call the scanner or the patcher (the
+# session's overlay.c does); read off the objects libmuh is built from
+OBJ="$(dirname "$MUH")/CMakeFiles/muh_obj.dir/src"
+if [ -d "$OBJ" ]; then
+	for o in eval target backend_cpu backend_cuda backend_worker backend_command backend_engine; do
+		[ -e "$OBJ/$o.c.o" ] || fail "no object $OBJ/$o.c.o to check"
+		bad=$(nm -u "$OBJ/$o.c.o" | grep -E " (scan|patch|session|overlay)_" | head -3 | tr -s ' ' | tr '\n' ' ')
+		[ -z "$bad" ] || fail "$o.c calls upstream of the evaluator: $bad"
+	done
+	nm -u "$OBJ/overlay.c.o" | grep -q " patch_overlay$" || fail "overlay.c makes the overlays with the patcher's code"
+else
+	fail "no object directory $OBJ (this test reads libmuh's objects)"
+fi
 done_tests
