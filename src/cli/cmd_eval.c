@@ -426,10 +426,4 @@ out:
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */
 }
 
-const struct muh_command muh_cmd_eval = {
-	.name = "eval",
-	.order = 34,
-	.summary = "measure configurations (build, fingerprint, verify, time) into the store",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(eval, 34, "measure configurations (build, fingerprint, verify, time) into the store");

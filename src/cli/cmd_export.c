@@ -114,10 +114,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct muh_command muh_cmd_export = {
-	.name = "export",
-	.order = 75,
-	.summary = "the store's measurements as CSV, JSON or T4",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(export, 75, "the store's measurements as CSV, JSON or T4");

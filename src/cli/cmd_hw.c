@@ -2,7 +2,6 @@
  * cmd_hw.c — `muh hw`: the hardware profile of this device, or a named one.
  */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,39 +128,21 @@ static int print_profile(const muh_hw *hw, int json)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},     {"profile", required_argument, NULL, 'p'},
-		{"list", no_argument, NULL, 'l'},     {"device", required_argument, NULL, 'd'},
-		{NULL, 0, NULL, 0},
-	};
-	int json = 0, list = 0, dev = 0, c;
+	int json = 0, list = 0, first;
+	uint64_t dev = 0;
 	const char *profile = NULL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'l':
-			list = 1;
-			break;
-		case 'd': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v > 1024)
-				return cli_usage_error("hw", "--device needs a device number, not '%s'",
-						       optarg);
-			dev = (int)v;
-			break;
-		}
-		default:
-			return cli_bad_option("hw", argv, opts);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("hw", "unexpected argument '%s'", argv[optind]);
+	const struct cli_opt opts[] = {
+		CLI_OPT("json", CLI_FLAG, &json),
+		CLI_OPT("profile", CLI_STR, &profile),
+		CLI_OPT("list", CLI_FLAG, &list),
+		CLI_OPT("device", CLI_UINT, &dev, .hi = 1024, .expected = "a device number (0 to 1024)"),
+		CLI_END,
+	};
+	int rc = cli_parse_opts("hw", argc, argv, opts, NULL, NULL, &first);
+	if (rc)
+		return rc;
+	if (first < argc)
+		return cli_usage_error("hw", "unexpected argument '%s'", argv[first]);
 	if (list) {
 		muh_hw hw;
 		if (json) {
@@ -184,7 +165,7 @@ static int run(int argc, char **argv)
 	muh_hw hw;
 	muh_diag d;
 	diag_clear(&d);
-	int rc = profile ? hw_resolve(profile, &hw, &d) : hw_query_device(dev, &hw, &d);
+	rc = profile ? hw_resolve(profile, &hw, &d) : hw_query_device((int)dev, &hw, &d);
 	if (rc == MUH_EENV) {
 		fprintf(stderr, "muh hw: %s\n", d.msg);
 		fprintf(stderr, "(use `muh hw --profile NAME` for a declared profile; `muh hw --list`)\n");
@@ -195,10 +176,4 @@ static int run(int argc, char **argv)
 	return print_profile(&hw, json);
 }
 
-const struct muh_command muh_cmd_hw = {
-	.name = "hw",
-	.order = 20,
-	.summary = "the device's limits, measured (or a named, declared profile)",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(hw, 20, "the device's limits, measured (or a named, declared profile)");

@@ -4,7 +4,6 @@
  * the work; this file parses options and prints).
  */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,44 +243,25 @@ static int seeds(const kb_cccl *kb, const char *spec_path, int cc, int json)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"algorithm", required_argument, NULL, 'a'},
-		{"arch", required_argument, NULL, 'c'},
-		{"spec", required_argument, NULL, 's'},
-		{NULL, 0, NULL, 0},
-	};
-	int json = 0, cc = 0, c;
+	int json = 0, first;
+	uint64_t cc = 0;
 	const char *alg = NULL, *spec = NULL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'a':
-			alg = optarg;
-			break;
-		case 'c': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v == 0 || v > 10000)
-				return cli_usage_error("kb", "--arch needs a compute capability such as 90");
-			cc = (int)v;
-			break;
-		}
-		case 's':
-			spec = optarg;
-			break;
-		default:
-			return cli_bad_option("kb", argv, opts);
-		}
-	}
-	if (optind >= argc || strcmp(argv[optind], "cccl") != 0)
+	const struct cli_opt opts[] = {
+		CLI_OPT("json", CLI_FLAG, &json),
+		CLI_OPT("algorithm", CLI_STR, &alg),
+		CLI_OPT("arch", CLI_UINT, &cc, .lo = 1, .hi = 10000, .expected = "a compute capability such as 90"),
+		CLI_OPT("spec", CLI_STR, &spec),
+		CLI_END,
+	};
+	int prc = cli_parse_opts("kb", argc, argv, opts, NULL, NULL, &first);
+	if (prc)
+		return prc;
+	if (first >= argc || strcmp(argv[first], "cccl") != 0)
 		return cli_usage_error("kb", "expected a source: cccl");
-	optind++;
-	if (argc - optind > 1)
+	first++;
+	if (argc - first > 1)
 		return cli_usage_error("kb", "expected at most one PATH");
-	const char *path = optind < argc ? argv[optind] : NULL;
+	const char *path = first < argc ? argv[first] : NULL;
 	muh_diag d;
 	diag_clear(&d);
 	char dir[1024];
@@ -330,15 +310,9 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	int ex = spec ? seeds(&kb, spec, cc, json) : list(&kb, alg, cc, json);
+	int ex = spec ? seeds(&kb, spec, (int)cc, json) : list(&kb, alg, (int)cc, json);
 	kb_cccl_free(&kb);
 	return ex;
 }
 
-const struct muh_command muh_cmd_kb = {
-	.name = "kb",
-	.order = 65,
-	.summary = "prior knowledge: CUB tuning policies from the CCCL headers, as seeds",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(kb, 65, "prior knowledge: CUB tuning policies from the CCCL headers, as seeds");

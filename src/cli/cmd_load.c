@@ -335,10 +335,4 @@ static int run(int argc, char **argv)
 	return ex;
 }
 
-const struct muh_command muh_cmd_load = {
-	.name = "load",
-	.order = 80,
-	.summary = "drive a running inference server: TTFT, ITL, TPOT, tokens/s, sweeps",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(load, 80, "drive a running inference server: TTFT, ITL, TPOT, tokens/s, sweeps");

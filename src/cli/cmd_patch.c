@@ -1319,10 +1319,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct muh_command muh_cmd_patch = {
-	.name = "patch",
-	.order = 70,
-	.summary = "write knob values back: a diff git applies, or in place with a backup",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(patch, 70, "write knob values back: a diff git applies, or in place with a backup");

@@ -450,10 +450,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct muh_command muh_cmd_report = {
-	.name = "report",
-	.order = 50,
-	.summary = "tables and plots of what a store holds: best per run, status counts, noise",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(report, 50, "tables and plots of what a store holds: best per run, status counts, noise");

@@ -3,7 +3,6 @@
  * table (people) or JSON (programs), and starter specs for the live knobs.
  * All the work is in libmuh (scan.h); this file parses options and prints.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -241,147 +240,66 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	return 0;
 }
 
+/* --help / -h: the help text, and the scan is done (cli_parse_opts' -1). */
+static int print_help(void *ctx, int i, const char *value)
+{
+	(void)ctx;
+	(void)i;
+	(void)value;
+	fputs(help, stdout);
+	return -1;
+}
+
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, 0, 'O'},
-	    {"specs", required_argument, 0, 's'},
-	    {"verdict", required_argument, 0, 'v'},
-	    {"kind", required_argument, 0, 'k'},
-	    {"with-tests", no_argument, 0, 't'},
-	    {"evidence", no_argument, 0, 'e'},
-	    {"help", no_argument, 0, 'h'},
-	    {"jobs", required_argument, 0, 'j'},
-	    {"top", required_argument, 0, 'T'},
-	    {"exclude", required_argument, 0, 'x'},
-	    {"include", required_argument, 0, 'i'},
-	    {"with-vendored", no_argument, 0, 'V'},
-	    {"cache", required_argument, 0, 'C'},
-	    {"no-cache", no_argument, 0, 'N'},
-	    {"library", no_argument, 0, 'L'},
-	    {"entry", required_argument, 0, 'E'},
-	    {"device", required_argument, 0, 'D'},
-	    {0, 0, 0, 0},
+	int json = 0, with_tests = 0, evidence = 0, with_vendored = 0, no_cache = 0, library = 0, first;
+	uint64_t jobs = 0, top = 0;
+	const char *cache = NULL, *device = NULL, *specs = NULL;
+	const char *excl[32], *incl[32], *entries[32], *verdicts[8], *kinds[8];
+	struct cli_list lx = {excl, 0, 32}, li = {incl, 0, 32}, le = {entries, 0, 32};
+	struct cli_list lv = {verdicts, 0, 8}, lk = {kinds, 0, 8};
+	const struct cli_opt opts[] = {
+		CLI_OPT("json", CLI_FLAG, &json),
+		CLI_OPT("specs", CLI_STR, &specs),
+		CLI_OPT("verdict", CLI_LIST, &lv),
+		CLI_OPT("kind", CLI_LIST, &lk),
+		CLI_OPT("with-tests", CLI_FLAG, &with_tests),
+		CLI_OPT("evidence", CLI_FLAG, &evidence),
+		CLI_OPT("help", CLI_ACTION, NULL, .short_name = 'h'),
+		CLI_OPT("jobs", CLI_UINT, &jobs, .short_name = 'j', .lo = 1, .hi = 16, .expected = "1 to 16"),
+		CLI_OPT("top", CLI_UINT, &top, .lo = 1, .hi = UINT64_MAX, .expected = "a count of 1 or more"),
+		CLI_OPT("exclude", CLI_LIST, &lx, .expected = "a glob"),
+		CLI_OPT("include", CLI_LIST, &li, .expected = "a glob"),
+		CLI_OPT("with-vendored", CLI_FLAG, &with_vendored),
+		CLI_OPT("cache", CLI_STR, &cache, .expected = "a file"),
+		CLI_OPT("no-cache", CLI_FLAG, &no_cache),
+		CLI_OPT("library", CLI_FLAG, &library),
+		CLI_OPT("entry", CLI_LIST, &le, .expected = "a function name"),
+		CLI_OPT("device", CLI_STR, &device, .expected = "a device name"),
+		CLI_END,
 	};
-	int json = 0, with_tests = 0, evidence = 0, jobs = 0, with_vendored = 0, no_cache = 0;
-	const char *cache = NULL;
-	size_t top = 0;
-	const char *excl[32], *incl[32];
-	int nx = 0, ni = 0;
-	int library = 0;
-	const char *entries[32], *device = NULL;
-	int nentries = 0;
-	const char *specs = NULL;
-	const char *verdicts[8], *kinds[8];
-	int nv = 0, nk = 0;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'O':
-			json = 1;
-			break;
-		case 's':
-			specs = optarg;
-			break;
-		case 'v':
-			if (nv == 8)
-				return cli_usage_error("scan", "too many --verdict");
-			if (strcmp(optarg, "live") && strcmp(optarg, "dead") &&
-			    strcmp(optarg, "unsafe") && strcmp(optarg, "platform") &&
-			    strcmp(optarg, "unknown"))
-				return cli_usage_error("scan",
-				                       "--verdict %s: expected live, dead, unsafe, "
-				                       "platform or unknown",
-				                       optarg);
-			verdicts[nv++] = optarg;
-			break;
-		case 'k':
-			if (nk == 8)
-				return cli_usage_error("scan", "too many --kind");
-			if (!known_kind(optarg))
-				return cli_usage_error("scan",
-				                       "--kind %s: expected constant, override, constexpr, "
-				                       "autotune, config_dict, capability, json_config, "
-				                       "engine_arg, env or config_lookup",
-				                       optarg);
-			kinds[nk++] = optarg;
-			break;
-		case 't':
-			with_tests = 1;
-			break;
-		case 'e':
-			evidence = 1;
-			break;
-		case 'j': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v < 1 || v > 16)
-				return cli_usage_error("scan", "--jobs %s: expected 1 to 16",
-				                       optarg);
-			jobs = (int)v;
-			break;
-		}
-		case 'T': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v < 1)
-				return cli_usage_error("scan", "--top %s: expected a count of 1 or more",
-				                       optarg);
-			top = (size_t)v;
-			break;
-		}
-		case 'x':
-		case 'i':
-			if ((c == 'x' ? nx : ni) == 32)
-				return cli_usage_error("scan", "too many --%s (at most 32)",
-				                       c == 'x' ? "exclude" : "include");
-			if (!*optarg)
-				return cli_usage_error("scan", "--%s: expected a glob",
-				                       c == 'x' ? "exclude" : "include");
-			if (c == 'x')
-				excl[nx++] = optarg;
-			else
-				incl[ni++] = optarg;
-			break;
-		case 'V':
-			with_vendored = 1;
-			break;
-		case 'C':
-			if (!*optarg)
-				return cli_usage_error("scan", "--cache: expected a file");
-			cache = optarg;
-			break;
-		case 'N':
-			no_cache = 1;
-			break;
-		case 'L':
-			library = 1;
-			break;
-		case 'E':
-			if (nentries == 32)
-				return cli_usage_error("scan", "too many --entry (at most 32)");
-			if (!*optarg)
-				return cli_usage_error("scan", "--entry: expected a function name");
-			entries[nentries++] = optarg;
-			break;
-		case 'D':
-			if (!*optarg)
-				return cli_usage_error("scan", "--device: expected a device name");
-			device = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return EXIT_OK;
-		default:
-			return cli_bad_option("scan", argv, opts);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage_error("scan", optind >= argc ? "which tree? (muh scan TREE)"
+	int prc = cli_parse_opts("scan", argc, argv, opts, print_help, NULL, &first);
+	if (prc || first < 0)
+		return prc;
+	for (int i = 0; i < lv.n; i++)
+		if (strcmp(verdicts[i], "live") && strcmp(verdicts[i], "dead") && strcmp(verdicts[i], "unsafe") &&
+		    strcmp(verdicts[i], "platform") && strcmp(verdicts[i], "unknown"))
+			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform or unknown",
+					       verdicts[i]);
+	for (int i = 0; i < lk.n; i++)
+		if (!known_kind(kinds[i]))
+			return cli_usage_error("scan",
+					       "--kind %s: expected constant, override, constexpr, autotune, "
+					       "config_dict, capability, json_config, engine_arg, env or config_lookup",
+					       kinds[i]);
+	int nx = lx.n, ni = li.n, nentries = le.n, nv = lv.n, nk = lk.n;
+	if (first != argc - 1)
+		return cli_usage_error("scan", first >= argc ? "which tree? (muh scan TREE)"
 		                                              : "one TREE only");
-	const char *tree = argv[optind];
+	const char *tree = argv[first];
 	scan_options opt = {0};
 	opt.with_tests = with_tests;
-	opt.jobs = jobs;
+	opt.jobs = (int)jobs;
 	opt.exclude = excl;
 	opt.nexclude = nx;
 	opt.include = incl;
@@ -437,7 +355,7 @@ static int run(int argc, char **argv)
 		}
 		puts(txt);
 		free(txt);
-	} else if (print_table(s, verdicts, nv, kinds, nk, top, evidence)) {
+	} else if (print_table(s, verdicts, nv, kinds, nk, (size_t)top, evidence)) {
 		scan_free(s);
 		fprintf(stderr, "muh scan: out of memory\n");
 		return EXIT_ENV;
@@ -457,10 +375,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct muh_command muh_cmd_scan = {
-    .name = "scan",
-    .order = 25,
-    .summary = "map an engine tree's knobs, with live/dead/unsafe verdicts and evidence",
-    .help = help,
-    .run = run,
-};
+MUH_COMMAND(scan, 25, "map an engine tree's knobs, with live/dead/unsafe verdicts and evidence");

@@ -241,10 +241,4 @@ static int run(int argc, char **argv)
 	return interrupted ? EXIT_INTERRUPTED : ex;
 }
 
-const struct muh_command muh_cmd_space = {
-	.name = "space",
-	.order = 30,
-	.summary = "the exact space of a spec: cartesian, valid, what each constraint prunes",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(space, 30, "the exact space of a spec: cartesian, valid, what each constraint prunes");

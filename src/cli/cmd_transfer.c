@@ -158,10 +158,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-const struct muh_command muh_cmd_transfer = {
-	.name = "transfer",
-	.order = 55,
-	.summary = "a store's results, measured on one device, checked for another profile",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(transfer, 55, "a store's results, measured on one device, checked for another profile");

@@ -1076,10 +1076,4 @@ static int tune_each(const char *path, const struct evalcli_opts *eo, const void
 	return tune_one(path, &so, A, eo->json, eo->nth);
 }
 
-const struct muh_command muh_cmd_tune = {
-    .name = "tune",
-    .order = 40,
-    .summary = "search a spec's space with a strategy; prints best vs default",
-    .help = help,
-    .run = run,
-};
+MUH_COMMAND(tune, 40, "search a spec's space with a strategy; prints best vs default");

@@ -217,10 +217,4 @@ static int run(int argc, char **argv)
 	return evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
 }
 
-const struct muh_command muh_cmd_verify = {
-	.name = "verify",
-	.order = 36,
-	.summary = "prove that each param reaches the compiled kernel (fingerprints, noise)",
-	.help = help,
-	.run = run,
-};
+MUH_COMMAND(verify, 36, "prove that each param reaches the compiled kernel (fingerprints, noise)");
