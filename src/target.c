@@ -353,6 +353,42 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	return MUH_OK;
 }
 
+int eval_variant_from_key(const muh_spec *s, const char *key, muh_variant *v, char *why, size_t n)
+{
+	memset(v, 0, sizeof(*v));
+	const char **names = calloc(s->nparams + 1, sizeof(char *));
+	muh_value *vals = calloc(s->nparams + 1, sizeof(muh_value));
+	int rc = names && vals ? MUH_OK : MUH_ENOMEM;
+	for (size_t p = 0; p < s->nparams && !rc; p++) {
+		const muh_param *par = &s->params[p];
+		char want[256], have[256];
+		if (space_key_value(key, par->name, want, sizeof(want))) {
+			snprintf(why, n, "the stored variant %s has no value for %s", key, par->name);
+			rc = MUH_EINPUT;
+			break;
+		}
+		size_t k;
+		for (k = 0; k < par->nvalues; k++) {
+			value_fmt(have, sizeof(have), par->values[k]);
+			if (!strcmp(have, want))
+				break;
+		}
+		if (k == par->nvalues) {
+			snprintf(why, n, "%s=%s of the stored variant is not a value of the spec's %s any more",
+				 par->name, want, par->name);
+			rc = MUH_EINPUT;
+			break;
+		}
+		names[p] = par->name;
+		vals[p] = par->values[k];
+	}
+	if (!rc)
+		rc = eval_variant_make(v, key, s->nparams, 0, names, vals);
+	free(names);
+	free(vals);
+	return rc;
+}
+
 int eval_variant_from_space(const muh_space *sp, const uint32_t *cfg, size_t instance, muh_variant *v)
 {
 	const muh_spec *s = space_spec(sp);

@@ -342,29 +342,17 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 	e->shared = o->shared;
 	long long warps = o->warps;
 	int params_ok = s != NULL;
-	for (size_t p = 0; s && p < s->nparams; p++) {
-		char want[256], have[256];
-		if (space_key_value(o->key, s->params[p].name, want, sizeof(want))) {
-			params_ok = 0;
-			rc = add_text(&e->notes, &e->nnotes, "the stored variant has no value for %s: the spec's "
-							     "constraints were not checked",
-				      s->params[p].name);
-			break;
-		}
-		size_t k;
-		for (k = 0; k < s->params[p].nvalues; k++) {
-			value_fmt(have, sizeof(have), s->params[p].values[k]);
-			if (!strcmp(have, want))
-				break;
-		}
-		if (k == s->params[p].nvalues) {
-			params_ok = 0;
-			rc = add_text(&e->notes, &e->nnotes, "%s=%s is not a value of the spec's %s any more: "
-							     "the spec's constraints were not checked",
-				      s->params[p].name, want, s->params[p].name);
-			break;
-		}
-		c->slots[p] = s->params[p].values[k];
+	muh_variant v = {0};
+	char why[1024];
+	int vr = s ? eval_variant_from_key(s, o->key, &v, why, sizeof(why)) : MUH_OK;
+	if (vr == MUH_ENOMEM)
+		return MUH_ENOMEM;
+	if (vr) {
+		params_ok = 0;
+		rc = add_text(&e->notes, &e->nnotes, "%s: the spec's constraints were not checked", why);
+	}
+	for (size_t p = 0; params_ok && p < s->nparams; p++) {
+		c->slots[p] = v.values[p];
 		if ((int)p == c->warps_param && c->slots[p].t == MUH_INT)
 			warps = c->slots[p].u.i;
 	}
@@ -446,6 +434,7 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 				      warps, ws, (double)warps * ws, maxt, tn, origin_of(hw, "max_threads_per_block"));
 		}
 	}
+	eval_variant_free(&v); /* the slots' strings were its */
 	return rc;
 }
 

@@ -130,6 +130,12 @@ typedef struct muh_variant {
 /* Builds the variant of configuration cfg of space sp, for problem instance
  * `instance` of its spec. Returns MUH_OK or MUH_ENOMEM. */
 MUH_API int eval_variant_from_space(const muh_space *sp, const uint32_t *cfg, size_t instance, muh_variant *v);
+/* Builds the variant of spec s that a canonical key names ("A=1,B=2", as
+ * space_key writes it: a stored variant), its params typed as the spec's
+ * values are, no problem symbols. MUH_OK; MUH_EINPUT with why (n bytes)
+ * naming the param the key lacks or the value that is not one of the
+ * spec's (any more); MUH_ENOMEM. */
+MUH_API int eval_variant_from_key(const muh_spec *s, const char *key, muh_variant *v, char *why, size_t n);
 /* Builds a variant from parallel arrays (tests, workers, replay). */
 MUH_API int eval_variant_make(muh_variant *v, const char *key, size_t nparams, size_t nsyms,
 		      const char *const *names, const muh_value *values);

@@ -287,10 +287,8 @@ static int run(int argc, char **argv)
 			A.want_noise = c == 'n';
 			break;
 		default:
-			if ((ex = evalcli_option("eval", c, optarg, &eo)) > 0)
+			if ((ex = evalcli_option("eval", c, optarg, argv, opts, &eo)))
 				return ex;
-			if (ex < 0)
-				return cli_bad_option("eval", argv, opts);
 		}
 	}
 	if (eo.so.fresh && !eo.so.db)

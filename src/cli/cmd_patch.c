@@ -350,40 +350,6 @@ struct engine_win {
 	char value[64]; /* the objective's value, for the note */
 };
 
-/* The variant of spec s that key names ("A=1,B=2"), typed as the spec's
- * values are. MUH_EINPUT when a param is missing or has no such value. */
-static int variant_of_key(const muh_spec *s, const char *key, muh_variant *v, muh_diag *d)
-{
-	const char **names = calloc(s->nparams + 1, sizeof(char *));
-	muh_value *vals = calloc(s->nparams + 1, sizeof(muh_value));
-	int rc = names && vals ? MUH_OK : MUH_ENOMEM;
-	for (size_t p = 0; p < s->nparams && !rc; p++) {
-		char want[256], have[256];
-		if (space_key_value(key, s->params[p].name, want, sizeof(want))) {
-			rc = diag_errorf(d, "the stored variant %s has no value for %s", key, s->params[p].name);
-			break;
-		}
-		size_t k;
-		for (k = 0; k < s->params[p].nvalues; k++) {
-			value_fmt(have, sizeof(have), s->params[p].values[k]);
-			if (!strcmp(have, want))
-				break;
-		}
-		if (k == s->params[p].nvalues) {
-			rc = diag_errorf(d, "%s=%s of the stored winner is not a value of the spec's %s any more",
-					 s->params[p].name, want, s->params[p].name);
-			break;
-		}
-		names[p] = s->params[p].name;
-		vals[p] = s->params[p].values[k];
-	}
-	if (!rc)
-		rc = eval_variant_make(v, key, s->nparams, 0, names, vals);
-	free(names);
-	free(vals);
-	return rc;
-}
-
 /* The winner of engine run `run` (its spec's objective, SLOs met) made into
  * the deployment file's new text by engine_launch_text, the code that made
  * the measured variant. The file must lie inside tree. */
@@ -430,11 +396,11 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 				 (long long)run->id, tree);
 	}
 	muh_variant v;
-	if (!rc)
-		rc = variant_of_key(s, b.ranked[0].key, &v, d);
+	char why[1024];
+	if (!rc && (rc = eval_variant_from_key(s, b.ranked[0].key, &v, why, sizeof(why))) == MUH_EINPUT)
+		diag_errorf(d, "%s", why);
 	if (!rc) {
 		deploy_file *f;
-		char why[1024];
 		rc = engine_launch_text(t, &v, 0, &f, why, sizeof(why));
 		if (rc) {
 			diag_at(d, launch, 0, 0, NULL);
@@ -632,6 +598,22 @@ static void say_reads(const struct emitopt *o, const char *name)
 	printf("  read by the engine: %s\n", why);
 }
 
+/* The first run of sr with an ok result (saying which one, when the store
+ * holds several and --run did not pick); NULL with d saying so when none. */
+static const struct runbest *first_ranked(const struct storeread *sr, muh_diag *d)
+{
+	for (size_t i = 0; i < sr->n; i++) {
+		if (!sr->r[i].best.nranked)
+			continue;
+		if (sr->n > 1 && !sr->only)
+			fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n", sr->n,
+				(long long)sr->r[i].run);
+		return &sr->r[i];
+	}
+	diag_errorf(d, "the store has no ok result");
+	return NULL;
+}
+
 /* --emit: the config files an engine reads, from the best results. */
 static int emit(const char *kind, const struct storeread *sr, const struct emitopt *eo, muh_diag *d)
 {
@@ -795,15 +777,9 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 		return rc;
 	}
 	if (!strcmp(kind, "triton-configs")) {
-		const struct runbest *b = NULL;
-		for (size_t i = 0; i < sr->n && !b; i++)
-			if (sr->r[i].best.nranked)
-				b = &sr->r[i];
+		const struct runbest *b = first_ranked(sr, d);
 		if (!b)
-			return diag_errorf(d, "the store has no ok result");
-		if (sr->n > 1 && !sr->only)
-			fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n",
-				sr->n, (long long)b->run);
+			return MUH_EINPUT;
 		size_t n = (size_t)topk < b->best.nranked ? (size_t)topk : b->best.nranked;
 		static patch_best best[256];
 		static const char *names[256][32];
@@ -852,15 +828,9 @@ static const muh_knob *find_knob(const patch_knobs *saved, const muh_surface *su
 static int autotune_into(const struct storeread *sr, const struct emitopt *eo, muh_surface *surf,
 			 patch_knobs *saved, struct setarg *set, char **value, muh_diag *d)
 {
-	const struct runbest *b = NULL;
-	for (size_t i = 0; i < sr->n && !b; i++)
-		if (sr->r[i].best.nranked)
-			b = &sr->r[i];
+	const struct runbest *b = first_ranked(sr, d);
 	if (!b)
-		return diag_errorf(d, "the store has no ok result");
-	if (sr->n > 1 && !sr->only)
-		fprintf(stderr, "muh patch: %zu runs in the store; using run %lld (--run picks)\n", sr->n,
-			(long long)b->run);
+		return MUH_EINPUT;
 	size_t want = (size_t)eo->topk, n = 0;
 	const char **keys = calloc(want ? want : 1, sizeof(char *));
 	transfer_report *tr = NULL;

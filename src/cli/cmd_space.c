@@ -227,10 +227,8 @@ static int run(int argc, char **argv)
 			A.list = 1;
 		else if (c == 'J')
 			return cli_usage_error("space", "--jobs: muh space builds nothing");
-		else if ((ex = evalcli_option("space", c, optarg, &eo)) > 0)
+		else if ((ex = evalcli_option("space", c, optarg, argv, opts, &eo)))
 			return ex;
-		else if (ex < 0)
-			return cli_bad_option("space", argv, opts);
 	}
 	interrupted = 0;
 	void (*old)(int) = signal(SIGINT, on_sigint);

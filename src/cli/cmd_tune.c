@@ -1036,10 +1036,8 @@ static int run(int argc, char **argv)
 			so->seeds_from = seeds_from;
 			break;
 		default:
-			if ((ex = evalcli_option("tune", c, optarg, &eo)) > 0)
+			if ((ex = evalcli_option("tune", c, optarg, argv, opts, &eo)))
 				return ex;
-			if (ex < 0)
-				return cli_bad_option("tune", argv, opts);
 		}
 	}
 	if (so->replay && so->fresh && !so->db) /* --replay --db: the replay is stored there */

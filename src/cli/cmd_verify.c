@@ -209,10 +209,8 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'f')
 			from = optarg;
-		else if ((ex = evalcli_option("verify", c, optarg, &eo)) > 0)
+		else if ((ex = evalcli_option("verify", c, optarg, argv, opts, &eo)))
 			return ex;
-		else if (ex < 0)
-			return cli_bad_option("verify", argv, opts);
 	}
 	return evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
 }

@@ -12,7 +12,8 @@
 #include "evalcli.h"
 #include "muh/objective.h"
 
-int evalcli_option(const char *cmd, int c, const char *arg, struct evalcli_opts *o)
+int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const struct option *opts,
+		   struct evalcli_opts *o)
 {
 	uint64_t v;
 	if (!o->problem)
@@ -34,7 +35,7 @@ int evalcli_option(const char *cmd, int c, const char *arg, struct evalcli_opts 
 		o->has_jobs = 1;
 		return 0;
 	default:
-		return -1;
+		return cli_bad_option(cmd, argv, opts);
 	}
 }
 

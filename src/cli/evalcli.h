@@ -25,9 +25,12 @@ struct evalcli_opts {
 	size_t nth; /* evalcli_each_problem: 0 for the first instance, 1 for the next ... */
 };
 /* Handles option c (with its argument) when it is one of EVALCLI_OPTIONS:
- * returns 0; -1 when c is not one of them; an exit code when its value is
- * wrong (having said why). */
-int evalcli_option(const char *cmd, int c, const char *arg, struct evalcli_opts *o);
+ * returns 0; an exit code when its value is wrong, or when c is none of
+ * them (cli_bad_option over argv and the command's table opts), having said
+ * why: the default case of a command's getopt loop. */
+struct option;
+int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const struct option *opts,
+		   struct evalcli_opts *o);
 
 /* The rest of a session command's run, after its options: one SPEC
  * argument, the instances --problem names, and one(path, o with
