@@ -43,16 +43,6 @@ static const char help[] =
 	"  muh space ../shared/corpora/bat/GEMM-CAFF.json --json\n"
 	"  muh space specs/fused_moe.yaml --hw bi-v100 --prune-only\n";
 
-static void fmt_seconds(char *buf, size_t n, double s)
-{
-	if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.2f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.2f s", s);
-}
-
 static void print_json(const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -99,7 +89,7 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 	char a[64], b[64], t[64], e[128];
 	double cart = space_cartesian(sp);
 	double valid = (double)space_valid(sp);
-	fmt_seconds(t, sizeof(t), space_seconds(sp));
+	cli_fmt_time(t, sizeof(t), space_seconds(sp));
 	size_t w = 16;
 	for (size_t c = 0; c < space_nconstraints(sp); c++)
 		if (strlen(s->constraints[c].src) > w)
