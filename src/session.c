@@ -178,6 +178,11 @@ void session_problem_text(const muh_spec *s, size_t instance, char *buf, size_t 
 
 /* ---- open, start, close --------------------------------------------------- */
 
+size_t session_opts_size(void)
+{
+	return sizeof(muh_session_opts);
+}
+
 int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d)
 {
 	*out = NULL;

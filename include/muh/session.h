@@ -108,6 +108,9 @@ typedef struct muh_session_opts {
  * wrote; MUH_EENV when the backend or the store cannot start (d->msg says
  * why, d->line 0). *out is NULL on error. */
 MUH_API int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d);
+/* sizeof(muh_session_opts) as this library was built: a binding that lays
+ * the struct out itself (python/muh.py) checks its layout against it. */
+MUH_API size_t session_opts_size(void);
 /* Opens what the session measures with, as opts asked: the evaluator (its
  * backend probed, the prefetch pool sized to opts.jobs), the store's run
  * (begun or resumed), or the replay table. Apart from session_open so that
