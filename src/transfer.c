@@ -1,8 +1,8 @@
 /*
  * transfer.c — a store's results read for another device (see transfer.h).
  *
- * Owns: picking each run's top k from a store, checking each config against
- * a target profile (the spec's constraints with the target's hw.* values,
+ * Owns: picking each run's top k from a store (in the run's ranking, best.h),
+ * checking each config against a target profile (the spec's constraints with the target's hw.* values,
  * the fingerprint's shared memory, threads per block from the target's warp
  * size), the reasons with their numbers, and the ranking of what is valid.
  *
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "muh/best.h"
 #include "muh/eval.h"
 #include "muh/expr.h"
 #include "muh/muh.h"
@@ -33,6 +34,7 @@
 
 struct okrow {
 	char *key;
+	size_t rank;        /* in the run's ranking (best_of_run); after it, measurement order */
 	double median;
 	long long shared;   /* max over kernels; -1 none */
 	long long warps;    /* fingerprint's num_warps; -1 none */
@@ -126,10 +128,32 @@ static int read_row(void *ud, const store_row *row)
 	return 0;
 }
 
-static int by_median(const void *a, const void *b)
+static int by_rank(const void *a, const void *b)
 {
-	double x = ((const struct okrow *)a)->median, y = ((const struct okrow *)b)->median;
+	size_t x = ((const struct okrow *)a)->rank, y = ((const struct okrow *)b)->rank;
 	return x < y ? -1 : x > y;
+}
+
+/* Orders run w's ok rows as the library ranks the run (best.h: its
+ * objective, and the winner at sustained clocks when the clock fell), the
+ * rows it does not rank (SLO misses) after them in measurement order. */
+static int rank_rows(muh_store *st, struct rawrun *w, muh_diag *d)
+{
+	muh_best b;
+	int rc = best_of_run(st, &w->r, &b, d);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < w->n; i++) {
+		w->rows[i].rank = b.nranked + i;
+		for (size_t k = 0; k < b.nranked; k++)
+			if (!strcmp(b.ranked[k].key, w->rows[i].key)) {
+				w->rows[i].rank = k;
+				break;
+			}
+	}
+	qsort(w->rows, w->n, sizeof(*w->rows), by_rank);
+	best_free(&b);
+	return MUH_OK;
 }
 
 static void rawrun_free(struct rawrun *w)
@@ -506,7 +530,8 @@ int transfer_build(const char *db, const muh_hw *target, size_t topk, int64_t on
 	rc = store_foreach_run(st, read_run, &rd);
 	for (size_t i = 0; i < rd.n && !rc; i++) {
 		rc = store_foreach(st, rd.runs[i].r.id, read_row, &rd.runs[i]);
-		qsort(rd.runs[i].rows, rd.runs[i].n, sizeof(struct okrow), by_median);
+		if (!rc)
+			rc = rank_rows(st, &rd.runs[i], d);
 	}
 	store_close(st);
 	if (!rc && !rd.n) {

@@ -1,5 +1,5 @@
 # The best of a run is one answer (src/best.c) for muh report, muh patch
-# --from and the emitters; when the run was re-timed at sustained clocks and
+# --from, the emitters and muh transfer; when the run was re-timed at sustained clocks and
 # the SM clock fell, it is the winner there, not the burst-ranked best.
 # No GPU here: the stdlib worker's simulated clock
 # (MUH_PY_WORKER_SM_CLOCK=BURST,SUSTAINED, workers/py_worker.py) stands in
@@ -72,6 +72,13 @@ PY
 import json, sys
 c = json.load(open(sys.argv[1]))["16"]
 assert c["BLOCK_SIZE_N"] == int(sys.argv[2]), c
+PY
+	run "$MUH" transfer "$db" --hw h100 --json
+	expect_rc 0 "transfer ($what)"
+	python3 - "$TMP/out" "$want" <<'PY' || fail "muh transfer checks the run's ranking, the best first ($what)"
+import json, sys
+e = json.load(open(sys.argv[1]))["runs"][0]["entries"][0]
+assert e["key"] == sys.argv[2] and e["source_rank"] == 1, e
 PY
 }
 readers_name "$winner" "$DB" "as tuned"
