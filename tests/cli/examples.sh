@@ -16,6 +16,8 @@ LIBDIR=$(pkg-config --variable=libdir muh)
 [ -e "$PREFIX/include/muh/session.h" ] || fail "session.h is installed"
 ls "$PREFIX/include/muh" | grep -q "_int\.h" && fail "an internal header was installed"
 grep -h '#include "' "$PREFIX"/include/muh/*.h | grep -v '"muh/' && fail "an installed header includes a file outside include/muh"
+# a sanitized build (its libmuh links the ASan runtime) says so itself
+case "$(ldd "$LIBDIR/libmuh.so")" in *libasan*) MUH_SANITIZED=1 ;; esac
 # only the API leaves the shared library (-fvisibility=hidden, MUH_API)
 nm -D --defined-only "$LIBDIR/libmuh.so" >"$TMP/syms"
 grep -q " T session_next$" "$TMP/syms" || fail "session_next is exported"
@@ -67,8 +69,11 @@ int main(int argc, char **argv)
 	muh_spec *s;
 	muh_target *t;
 	muh_diag d = {0};
-	if (argc < 2 || spec_load(argv[1], &s, &d) || eval_target_new(s, &t, &d)) {
+	if (argc < 2 || spec_load(argv[1], &s, &d))
+		return 2;
+	if (eval_target_new(s, &t, &d)) {
 		fprintf(stderr, "%s\n", d.msg);
+		spec_free(s);
 		return 2;
 	}
 	printf("backend %s timeout %g\n", eval_target_backend(t), eval_target_timeout_s(t));
