@@ -155,6 +155,81 @@ static void test_bad_times(void **st)
 		}
 }
 
+/* Engine-tree overlays come from the maker the evaluator's caller hands it
+ * (eval_set_overlay): made before each variant, removed after, the maker
+ * freed with the evaluator; without one, or when it fails, the variant is
+ * invalid and nothing runs. */
+struct fake_maker {
+	int made, removed, freed, fail;
+	char last[64];
+};
+
+static int fake_make(void *ctx, const muh_target *t, const muh_variant *v, char *dir, size_t n, muh_diag *d)
+{
+	struct fake_maker *f = ctx;
+	(void)t;
+	if (f->fail)
+		return diag_errorf(d, "knob k123 is not in the tree");
+	f->made++;
+	snprintf(dir, n, "/overlay-of-%s", v->key);
+	return MUH_OK;
+}
+
+static void fake_remove(void *ctx, const char *dir)
+{
+	struct fake_maker *f = ctx;
+	f->removed++;
+	snprintf(f->last, sizeof(f->last), "%s", dir);
+}
+
+static void fake_free(void *ctx)
+{
+	((struct fake_maker *)ctx)->freed++;
+}
+
+static void test_overlay_maker(void **st)
+{
+	(void)st;
+	static const eval_overlay_ops ops = {fake_make, fake_remove, fake_free};
+	for (int isolate = 1; isolate >= 0; isolate--) {
+		muh_target t;
+		target_for(&t, "");
+		snprintf(t.backend, sizeof(t.backend), "command");
+		snprintf(t.command, sizeof(t.command), "[ \"$MUH_STEP\" = time ] && echo 'muh-time: 0.001'; exit 0");
+		snprintf(t.engine_tree, sizeof(t.engine_tree), "/no/such/tree");
+		t.warmups = 0;
+		t.min_samples = t.max_samples = 2;
+		t.isolate = isolate;
+		muh_evaluator *ev;
+		muh_diag d;
+		muh_variant v;
+		muh_measurement m;
+		variant1(&v, "A", 1, NULL, 0);
+		assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK); /* no maker */
+		assert_int_equal(m.status, EVAL_INVALID);
+		assert_non_null(strstr(m.error, "no overlay maker"));
+		measurement_free(&m);
+		struct fake_maker f = {0};
+		eval_set_overlay(ev, &ops, &f);
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		assert_int_equal(m.status, EVAL_OK);
+		measurement_free(&m);
+		assert_int_equal(f.made, 1);
+		assert_int_equal(f.removed, 1);
+		assert_string_equal(f.last, "/overlay-of-A=1");
+		f.fail = 1;
+		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		assert_int_equal(m.status, EVAL_INVALID);
+		assert_non_null(strstr(m.error, "overlay: knob k123 is not in the tree"));
+		measurement_free(&m);
+		assert_int_equal(f.removed, 1); /* nothing made, nothing removed */
+		eval_variant_free(&v);
+		eval_close(ev);
+		assert_int_equal(f.freed, 1);
+	}
+}
+
 /* A command's muh-time line is found wherever it is: after 300 KB of
  * output, after a NUL byte, and as the last line without its newline; what
  * the command printed is the variant's log (capped, with a note). */
@@ -687,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_target_errors),
 		cmocka_unit_test(test_cuda_prepare_nodevice),
 		cmocka_unit_test(test_parse_range),
+		cmocka_unit_test(test_overlay_maker),
 		cmocka_unit_test(test_parse_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
