@@ -2,7 +2,6 @@
  * cmd_export.c — `muh export DB`: the store's measurements as CSV, JSON or
  * T4 (the results schema shared by Kernel Tuner, KTT and BAT).
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,65 +34,49 @@ static const char help[] =
 /* store_foreach_run's callback: stops (1) at the run whose id is *ud. */
 static int is_run(void *ud, const store_run *r)
 {
-	return r->id == *(const long long *)ud;
+	return (uint64_t)r->id == *(const uint64_t *)ud;
 }
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"run", required_argument, NULL, 'r'},
-		{"output", required_argument, NULL, 'o'},
-		{NULL, 0, NULL, 0},
-	};
 	enum store_format fmt = STORE_CSV;
-	long long runid = 0;
-	const char *outpath = NULL;
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (!strcmp(optarg, "csv"))
-				fmt = STORE_CSV;
-			else if (!strcmp(optarg, "json"))
-				fmt = STORE_JSON;
-			else if (!strcmp(optarg, "t4"))
-				fmt = STORE_T4;
-			else
-				return cli_usage_error("export", "--format is csv, json or t4, not '%s'", optarg);
-			break;
-		case 'r': {
-			uint64_t v;
-			if (cli_parse_u64(optarg, &v) || v < 1 || v > INT64_MAX)
-				return cli_usage_error("export", "--run needs a run id");
-			runid = (long long)v;
-			break;
-		}
-		case 'o':
-			outpath = optarg;
-			break;
-		default:
-			return cli_bad_option("export", argv, opts);
-		}
-	}
-	if (optind != argc - 1)
+	const char *format = "csv", *outpath = NULL;
+	uint64_t runid = 0;
+	int first;
+	const struct cli_opt opts[] = {
+		CLI_OPT("format", CLI_STR, &format),
+		CLI_OPT("run", CLI_UINT, &runid, .lo = 1, .hi = INT64_MAX, .expected = "a run id"),
+		CLI_OPT("output", CLI_STR, &outpath, .short_name = 'o'),
+		CLI_END,
+	};
+	int ex = cli_parse_opts("export", argc, argv, opts, NULL, NULL, &first);
+	if (ex)
+		return ex;
+	if (!strcmp(format, "csv"))
+		fmt = STORE_CSV;
+	else if (!strcmp(format, "json"))
+		fmt = STORE_JSON;
+	else if (!strcmp(format, "t4"))
+		fmt = STORE_T4;
+	else
+		return cli_usage_error("export", "--format is csv, json or t4, not '%s'", format);
+	if (first != argc - 1)
 		return cli_usage_error("export", "expected one DB file");
-	if (access(argv[optind], R_OK) != 0) {
-		fprintf(stderr, "muh export: cannot read %s\n", argv[optind]);
+	if (access(argv[first], R_OK) != 0) {
+		fprintf(stderr, "muh export: cannot read %s\n", argv[first]);
 		return EXIT_USAGE;
 	}
 	muh_diag d;
 	diag_clear(&d);
 	muh_store *st;
-	int rc = store_open_ro(argv[optind], &st, &d);
+	int rc = store_open_ro(argv[first], &st, &d);
 	if (rc) {
 		fprintf(stderr, "muh export: %s\n", d.msg);
 		return cli_exit(rc);
 	}
 	if (runid && store_foreach_run(st, is_run, &runid) != 1) {
-		fprintf(stderr, "muh export: %s has no run %lld (see the runs in --format json)\n", argv[optind],
-			runid);
+		fprintf(stderr, "muh export: %s has no run %llu (see the runs in --format json)\n", argv[first],
+			(unsigned long long)runid);
 		store_close(st);
 		return EXIT_USAGE;
 	}
@@ -103,7 +86,7 @@ static int run(int argc, char **argv)
 		store_close(st);
 		return EXIT_ENV;
 	}
-	rc = store_export(st, f, fmt, runid, &d);
+	rc = store_export(st, f, fmt, (int64_t)runid, &d);
 	if (outpath && fclose(f) != 0 && !rc)
 		rc = MUH_EENV;
 	store_close(st);

@@ -6,7 +6,6 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,25 +383,19 @@ static void print_table(const struct ctx *cx, const size_t *total)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"svg", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
-	};
-	int json = 0, c;
+	int json = 0, first;
 	const char *svgdir = NULL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 's')
-			svgdir = optarg;
-		else if (c == 'j')
-			json = 1;
-		else
-			return cli_bad_option("report", argv, opts);
-	}
-	if (optind != argc - 1)
+	const struct cli_opt opts[] = {
+		CLI_OPT("svg", CLI_STR, &svgdir, .expected = "a directory"),
+		CLI_OPT("json", CLI_FLAG, &json),
+		CLI_END,
+	};
+	int ex = cli_parse_opts("report", argc, argv, opts, NULL, NULL, &first);
+	if (ex)
+		return ex;
+	if (first != argc - 1)
 		return cli_usage_error("report", "expected one store (DB)");
-	const char *path = argv[optind];
+	const char *path = argv[first];
 	struct stat st;
 	if (stat(path, &st)) {
 		fprintf(stderr, "%s: error: no such store\n", path);

@@ -2,7 +2,6 @@
  * cmd_transfer.c — `muh transfer STORE --hw PROFILE`: a store's results,
  * measured on one device, read for another (library: src/transfer.c).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,43 +90,28 @@ static void print_text(const char *db, const transfer_report *r)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"hw", required_argument, NULL, 'h'},	{"top", required_argument, NULL, 'k'},
-		{"run", required_argument, NULL, 'r'},	{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *hwref = NULL;
+	const char *hwref = NULL, *top = "10";
 	uint64_t topk = 10, only = 0;
-	int json = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			hwref = optarg;
-			break;
-		case 'k':
-			if (!strcmp(optarg, "all"))
-				topk = 0;
-			else if (cli_parse_u64(optarg, &topk) || !topk)
-				return cli_usage_error("transfer", "--top needs a positive number or all, not '%s'",
-						       optarg);
-			break;
-		case 'r':
-			if (cli_parse_u64(optarg, &only) || !only || only > INT64_MAX)
-				return cli_usage_error("transfer", "--run needs a run id, not '%s'", optarg);
-			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			return cli_bad_option("transfer", argv, opts);
-		}
-	}
-	if (optind != argc - 1)
+	int json = 0, first;
+	const struct cli_opt opts[] = {
+		CLI_OPT("hw", CLI_STR, &hwref),
+		CLI_OPT("top", CLI_STR, &top),
+		CLI_OPT("run", CLI_UINT, &only, .lo = 1, .hi = INT64_MAX, .expected = "a run id"),
+		CLI_OPT("json", CLI_FLAG, &json),
+		CLI_END,
+	};
+	int ex = cli_parse_opts("transfer", argc, argv, opts, NULL, NULL, &first);
+	if (ex)
+		return ex;
+	if (!strcmp(top, "all"))
+		topk = 0;
+	else if (cli_parse_u64(top, &topk) || !topk)
+		return cli_usage_error("transfer", "--top needs a positive number or all, not '%s'", top);
+	if (first != argc - 1)
 		return cli_usage_error("transfer", "expected one STORE");
 	if (!hwref)
 		return cli_usage_error("transfer", "--hw PROFILE names the target (muh hw --list)");
-	const char *db = argv[optind];
+	const char *db = argv[first];
 	muh_diag d;
 	diag_clear(&d);
 	muh_hw *hw = malloc(sizeof(*hw));
