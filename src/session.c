@@ -1422,7 +1422,7 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 		if (i == 0 && isfinite(row->sustained_mhz) && isfinite(row->burst_mhz) &&
 		    row->sustained_mhz >= 0.99 * row->burst_mhz) {
 			snprintf(I->why, sizeof(I->why),
-				 "the SM clock held under %.0f s of load (%.0f MHz, %.0f MHz when ranked): the ranking stands",
+				 "the SM clock held under %g s of load (%.0f MHz, %.0f MHz when ranked): the ranking stands",
 				 I->warm_s, row->sustained_mhz, row->burst_mhz);
 			break;
 		}
@@ -1440,7 +1440,7 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 	size_t w;
 	if (I->fell && rows && best_retime_verdict(rows, I->n, &w)) {
 		I->winner = w;
-		snprintf(I->why, sizeof(I->why), "the SM clock fell under %.0f s of load (%.0f MHz, %.0f MHz when ranked)",
+		snprintf(I->why, sizeof(I->why), "the SM clock fell under %g s of load (%.0f MHz, %.0f MHz when ranked)",
 			 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
 	} else if (I->fell) {
 		I->fell = 0;
