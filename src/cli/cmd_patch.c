@@ -630,7 +630,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 	}
 	if (!strcmp(kind, "moe-json")) {
 		/* one file per (E, N, device), one entry per run (batch size M) */
-		int written = 0;
+		int written = 0, nodevice = 0;
 		for (size_t i = 0; i < sr->n; i++) {
 			long long E, N, M;
 			const struct runbest *b = &sr->r[i];
@@ -639,6 +639,10 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				continue;
 			char devbuf[HW_NAME];
 			const char *dev = device ? device : device_of(b->hw, devbuf, sizeof(devbuf));
+			if (!dev || !dev[0]) {
+				nodevice++; /* vLLM's file name needs one */
+				continue;
+			}
 			int first = 1;
 			for (size_t j = 0; j < i; j++) {
 				long long E2, N2, M2;
@@ -705,6 +709,10 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			say_reads(eo, name);
 			written++;
 		}
+		if (!written && nodevice)
+			return diag_errorf(d, "%d run(s) with E, N and M name no device (their hardware profile "
+					      "is empty): give --device NAME, as vLLM's file name needs one "
+					      "(E=..,N=..,device_name=NAME.json)", nodevice);
 		if (!written)
 			return diag_errorf(d, "no run has E, N and M problem symbols and the six fused-MoE "
 					      "params (BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, "

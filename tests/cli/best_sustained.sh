@@ -128,4 +128,18 @@ c.execute("UPDATE retimes SET sustained_mhz = burst_mhz"); c.commit()' "$TMP/hel
 readers_name "$first" "$TMP/held.db" "the clock held"
 run "$MUH" report "$TMP/held.db"
 expect_in out "^run 1 at sustained clocks .*: the burst ranking stands" "report: the ranking stands"
+# a run whose hardware profile is empty names no device: moe-json asks for
+# --device instead of saying that no run has the fused-MoE symbols
+sed 's/^hw: h200$//' "$S" >"$TMP/nohw.yaml"
+sed -i 's/^name: moe_sustained$/name: moe_nohw/' "$TMP/nohw.yaml"
+grep -q '^hw:' "$TMP/nohw.yaml" && fail "the test's spec without hw"
+run "$MUH" tune "$TMP/nohw.yaml" --strategy brute --budget 2 --db "$TMP/nohw.db"
+expect_rc 0 "tune without a hardware profile"
+run "$MUH" patch --emit moe-json --from "$TMP/nohw.db" --out "$TMP"
+expect_rc 2 "moe-json from runs without a device"
+expect_in err "1 run\(s\) with E, N and M name no device .*give --device NAME" "moe-json asks for --device"
+run "$MUH" patch --emit moe-json --from "$TMP/nohw.db" --device "NVIDIA H200" --force --out "$TMP"
+expect_rc 0 "moe-json with --device"
+[ -f "$TMP/E=8,N=4000,device_name=NVIDIA_H200.json" ] || fail "the file named for --device: $(ls "$TMP")"
+
 done_tests
