@@ -337,6 +337,137 @@ static void test_exhaust_with_failures(void **state)
 	spec_free(s);
 }
 
+/* Replay answers, with every third configuration (by space index) failing. */
+struct failing {
+	const muh_space *sp;
+	muh_replay *rp;
+	uint64_t failed;
+};
+
+static int failing_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+{
+	struct failing *f = ctx;
+	uint64_t i;
+	assert_int_equal(space_index_of(f->sp, cfg, &i), 0);
+	if (i % 3 == 1) {
+		f->failed++;
+		m->status = 5;
+		m->status_text = "compile_error";
+		return 0;
+	}
+	return replay_objective(f->rp, cfg, m);
+}
+
+/* Every fifth configuration is predicted to fail (hidden constraints). */
+static int predict_every_fifth(void *ctx, const uint32_t *cfg, char *why, size_t n)
+{
+	uint64_t i;
+	assert_int_equal(space_index_of(ctx, cfg, &i), 0);
+	if (i % 5 != 2)
+		return 0;
+	snprintf(why, n, "index %llu", (unsigned long long)i);
+	return 1;
+}
+
+/* Budget semantics, the same for every strategy, auto and model included
+ * (docs/tune.md): the objective is called exactly `budget` times for
+ * distinct valid configurations; the defaults are call 1; the spec's seeds
+ * come next and count; failed variants count; a configuration predicted to
+ * fail is recorded but not measured and does not count. On the measured
+ * cpu_matmul space, budgets 1 to 60, with and without seeds and hidden
+ * constraints. */
+static void test_budget_semantics(void **state)
+{
+	struct measured ms;
+	assert_int_equal(load_measured(&ms, "tests/fixtures/spaces/cpu_matmul.yaml", NULL,
+	                               "tests/fixtures/spaces/cpu_matmul.csv"),
+	                 0);
+	size_t nnames = 0;
+	int have_auto = 0, have_model = 0;
+	for (size_t k = 0; strategy_names[k]; k++, nnames++) {
+		have_auto |= !strcmp(strategy_names[k], "auto");
+		have_model |= !strcmp(strategy_names[k], "model");
+	}
+	assert_true(have_auto && have_model && nnames >= 7);
+	/* two seeds: a valid one and the defaults again (skipped) */
+	muh_seed seeds[2];
+	uint32_t def[16];
+	size_t np = space_nparams(ms.sp);
+	assert_true(np <= 16);
+	assert_true(space_default(ms.sp, def));
+	uint32_t other[16];
+	assert_int_equal(space_config_at(ms.sp, 8, other), 0);
+	size_t idx0[16], idx1[16];
+	for (size_t p = 0; p < np; p++)
+		idx0[p] = other[p], idx1[p] = def[p];
+	seeds[0] = (muh_seed){.idx = idx0, .line = 1};
+	seeds[1] = (muh_seed){.idx = idx1, .line = 2};
+	size_t saved_n = ms.spec->nseeds;
+	muh_seed *saved = ms.spec->seeds;
+	ms.spec->seeds = seeds;
+	ms.spec->nseeds = 2;
+	static const uint64_t budgets[] = {1, 2, 9, 60};
+	for (size_t k = 0; strategy_names[k]; k++)
+		for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++)
+			for (int variant = 0; variant < 3; variant++) {
+				/* 0: no seeds; 1: seeds; 2: seeds and hidden constraints */
+				struct failing f = {.sp = ms.sp, .rp = ms.rp};
+				struct checked c;
+				checked_init(&c, ms.sp, failing_objective, &f);
+				strategy_opts o = {.strategy = strategy_names[k],
+				                   .budget = budgets[b],
+				                   .seed = 11 + b,
+				                   .skip_spec_seeds = variant == 0,
+				                   .objective = checked_objective,
+				                   .objective_ctx = &c,
+				                   .predict_fail = variant == 2 ? predict_every_fifth : NULL,
+				                   .predict_ctx = ms.sp};
+				strategy_result r;
+				muh_diag d;
+				assert_int_equal(strategy_run(ms.sp, &o, &r, &d), 0);
+				const char *name = strategy_names[k];
+				if (c.calls != budgets[b])
+					fail_msg("%s: %llu objective calls for a budget of %llu", name,
+					         (unsigned long long)c.calls, (unsigned long long)budgets[b]);
+				assert_int_equal(r.nrecords - r.predicted, budgets[b]);
+				assert_int_equal(r.budget, budgets[b]);
+				assert_int_equal(r.stop, STRATEGY_STOP_BUDGET);
+				assert_int_equal(r.failed, f.failed);
+				if (budgets[b] >= 60)
+					assert_true(f.failed > 0);
+				if (variant == 2 && budgets[b] >= 60)
+					assert_true(r.predicted > 0);
+				if (variant != 2)
+					assert_int_equal(r.predicted, 0);
+				/* the defaults are evaluation 1 (index 0 mod 5 != 2 here) */
+				assert_true(r.have_default);
+				assert_string_equal(r.records[0].source, "default");
+				uint64_t di;
+				assert_int_equal(space_index_of(ms.sp, def, &di), 0);
+				assert_int_equal(r.records[0].index, di);
+				/* the seeds next, once each, counted */
+				uint64_t seeds_seen = 0;
+				for (uint64_t i = 0; i < r.nrecords; i++)
+					seeds_seen += !strcmp(r.records[i].source, "seed");
+				if (variant == 0)
+					assert_int_equal(seeds_seen, 0);
+				else if (budgets[b] >= 2) {
+					assert_int_equal(seeds_seen, 1);
+					assert_string_equal(r.records[1].source, "seed");
+					assert_int_equal(r.records[1].index, 8);
+				}
+				/* no repeats among the records either (predicted ones included) */
+				for (uint64_t i = 0; i < r.nrecords; i++)
+					for (uint64_t j = i + 1; j < r.nrecords; j++)
+						assert_true(r.records[i].index != r.records[j].index);
+				strategy_result_free(&r);
+				free(c.seen);
+			}
+	ms.spec->seeds = saved;
+	ms.spec->nseeds = saved_n;
+	free_measured(&ms);
+}
+
 static double fake_clock(void *ctx)
 {
 	return *(double *)ctx;
@@ -598,6 +729,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_then_seeds),
 	    cmocka_unit_test(test_exhaust_with_failures),
+	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),
 	    cmocka_unit_test(test_deterministic_and_stop),
 	    cmocka_unit_test(test_resume_by_determinism),
