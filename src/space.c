@@ -779,6 +779,22 @@ static int leaf_masks(muh_space *sp, struct cons *k, int last)
 	return MUH_OK;
 }
 
+/* Set bits of x. Built for the baseline x86-64 (no POPCNT instruction),
+ * __builtin_popcountll is a call into libgcc's table-driven routine
+ * (callgrind, hotspot space: 5.9 M of the process's 150 M instructions);
+ * the inline bit-slice count has no call and no table (148.5 M in all). */
+static inline uint64_t popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+	return (uint64_t)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+	x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (x * UINT64_C(0x0101010101010101)) >> 56;
+#endif
+}
+
 /* The fast leaf loop over bit masks: per constraint in check order, the
  * values still alive that it rejects are charged to it; what survives is
  * valid. Same counts as value by value. */
@@ -793,10 +809,10 @@ static int walk_leaves_masks(struct walk *w, const uint64_t *base)
 		const struct cons *k = &w->sp->cons[g->cons[ci]];
 		uint64_t b = base[ci - c0];
 		uint64_t m = k->mask[b / (k->mstride * k->mnv) * k->mstride + b % k->mstride];
-		g->rejected_local[ci] += (double)__builtin_popcountll(alive & ~m);
+		g->rejected_local[ci] += (double)popcount64(alive & ~m);
 		alive &= m;
 	}
-	uint64_t nvalid = (uint64_t)__builtin_popcountll(alive);
+	uint64_t nvalid = popcount64(alive);
 	g->valid += nvalid;
 	if (w->overflow || !nvalid)
 		return MUH_OK;
