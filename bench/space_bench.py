@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Space-construction benchmark: muh vs Kernel Tuner's own search-space builder.
 
-usage: space_bench.py MUH OUT.md [--kt-timeout SECONDS] [--runs N]
+usage: space_bench.py MUH OUT.md [--kt-timeout SECONDS] [--runs N] [--only TEXT]
+
+--only TEXT measures only the spaces whose file name contains TEXT (e.g.
+hotspot), for a re-run of one row when the machine is quiet.
 
 For every BAT CAFF file that is valid JSON (the shared corpus, plus BAT's
 hotspot space in bench/specs/hotspot-CAFF.json), and synthetic spaces of
@@ -80,6 +83,7 @@ def main():
     muh, out = sys.argv[1], sys.argv[2]
     timeout = float(sys.argv[sys.argv.index("--kt-timeout") + 1]) if "--kt-timeout" in sys.argv else 300
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 21
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     import kernel_tuner
     rows = []
     load0 = os.getloadavg()[0]
@@ -88,6 +92,7 @@ def main():
     specs += sorted(os.path.join(here, f) for f in os.listdir(here) if f.endswith("-CAFF.json"))
     for syn in ("synthetic_1e7.yaml", "synthetic_1e8.yaml"):
         specs.append(os.path.join(here, syn))
+    specs = [s for s in specs if only in os.path.basename(s)]
     for spec in specs:
         try:
             tune_params, restrictions = reader.read(spec)
@@ -114,7 +119,8 @@ def main():
                 f"{os.getloadavg()[0]:.1f} at the end\n")
         f.write(f"- Kernel Tuner {kernel_tuner.__version__ if hasattr(kernel_tuner, '__version__') else '1.5.0'}, "
                 "Searchspace(tune_params, restrictions, max_threads) with its default constructor\n")
-        f.write(f"- command: `bench/space_bench.sh` (muh: {runs} runs of `muh space --json`; "
+        f.write(f"- command: `bench/space_bench.sh{' ' + ' '.join(sys.argv[3:]) if sys.argv[3:] else ''}` "
+                f"(muh: {runs} runs of `muh space --json`; "
                 "KT: 3 constructions, each in a fresh process; min / median of each)\n\n")
         f.write("| space | cartesian | valid (muh) | valid (KT) | muh build min / median | "
                 "muh process min / median | KT build min / median | KT / muh build | KT / muh process |\n")
