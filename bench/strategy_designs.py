@@ -20,14 +20,18 @@ result ranks in the best fraction Q so far, instead of a new best), MUH_R=F
 (no exploration after the fraction F), MUH_NOFOLLOW=1 (ILS does not follow
 the model's better finds), MUH_DECAY=X (the model's exploration bonus times
 (1 - progress)^X; changes model alone too), MUH_DECLINE=1 (ILS hands its
-local optima to the model instead of kicking).
+local optima to the model instead of kicking), MUH_MARGIN=M (ILS follows
+another arm's find only when it is more than the fraction M faster).
 
 For every full sweep of bench/strategies.py, budgets 2/5/10%, 30 seeds, no
 spec seeds: median / p10 of auto, model and ils per cell, flagged BEHIND when
 auto is more than 0.002 below the better arm in median or p10, and SIG when
 it is more than max(0.002, 2 bootstrap standard errors) below (400
 resamples here; bench/strategies.py uses 2,000). Python standard library.
-usage: bench/strategy_designs.py [MUH] [STRATEGIES] [SPACES]
+usage: bench/strategy_designs.py [MUH] [STRATEGIES] [SPACES] [FIRST_SEED]
+(SPACES: comma-separated names or 'all'; FIRST_SEED: seeds FIRST_SEED to
+FIRST_SEED + 29, default 1: a second set of seeds checks that a design chosen
+on the first is not fitted to it)
 """
 import os
 import random
@@ -57,7 +61,8 @@ def se(a, b, f, reps=400):
 def main():
     muh = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "muh"))
     strats = sys.argv[2].split(",") if len(sys.argv) > 2 else ["auto", "model", "ils"]
-    only = sys.argv[3].split(",") if len(sys.argv) > 3 else None
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 and sys.argv[3] != "all" else None
+    first = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     tmp = tempfile.TemporaryDirectory()
     spaces = [(n, sp, hw, rp, None) for n, sp, hw, rp, d in S.SPACES]
     for n, sp, st, prob, run, d in S.STORE_SPACES:
@@ -75,7 +80,7 @@ def main():
             b = max(1, k * n // 100)
             for s in strats:
                 meta.append((name, k, s, len(jobs)))
-                jobs += [(muh, name, spec, hw, rp, prob, s, b, i) for i in range(1, 31)]
+                jobs += [(muh, name, spec, hw, rp, prob, s, b, i) for i in range(first, first + 30)]
     with Pool(2) as p:
         res = p.map(job, jobs, chunksize=10)
     raw = {(name, k, s): res[j:j + 30] for name, k, s, j in meta}
