@@ -439,12 +439,21 @@ static void test_budget_semantics(void **state)
 					assert_true(r.predicted > 0);
 				if (variant != 2)
 					assert_int_equal(r.predicted, 0);
-				/* the defaults are evaluation 1 (index 0 mod 5 != 2 here) */
-				assert_true(r.have_default);
-				assert_string_equal(r.records[0].source, "default");
+				/* the defaults come first; measured, they are evaluation
+				 * 1 and count; predicted to fail (this space's defaults
+				 * are, under predict_every_fifth), they are recorded
+				 * first and do not count */
 				uint64_t di;
 				assert_int_equal(space_index_of(ms.sp, def, &di), 0);
+				assert_true(r.have_default);
+				assert_string_equal(r.records[0].source, "default");
 				assert_int_equal(r.records[0].index, di);
+				if (variant == 2) {
+					assert_int_equal(di % 5, 2);
+					assert_int_equal(r.records[0].status, STRATEGY_PREDICTED);
+				} else {
+					assert_true(r.records[0].status != STRATEGY_PREDICTED);
+				}
 				/* the seeds next, once each, counted */
 				uint64_t seeds_seen = 0;
 				for (uint64_t i = 0; i < r.nrecords; i++)
