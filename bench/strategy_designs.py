@@ -22,7 +22,9 @@ the model's better finds), MUH_DECAY=X (the model's exploration bonus times
 (1 - progress)^X; changes model alone too), MUH_DECLINE=1 (ILS hands its
 local optima to the model instead of kicking), MUH_MARGIN=M (ILS follows
 another arm's find only when it is more than the fraction M faster),
-MUH_CDECAY=1 (the bandit's exploration term times 1 - progress).
+MUH_CDECAY=1 (the bandit's exploration term times 1 - progress),
+MUH_FIRSTDESC=1 (ILS follows no other find until its first descent, from
+the defaults, reaches a local optimum).
 
 For every full sweep of bench/strategies.py, budgets 2/5/10%, 30 seeds, no
 spec seeds: median / p10 of auto, model and ils per cell, flagged BEHIND when
