@@ -24,7 +24,10 @@ local optima to the model instead of kicking), MUH_MARGIN=M (ILS follows
 another arm's find only when it is more than the fraction M faster),
 MUH_CDECAY=1 (the bandit's exploration term times 1 - progress),
 MUH_FIRSTDESC=1 (ILS follows no other find until its first descent, from
-the defaults, reaches a local optimum).
+the defaults, reaches a local optimum), MUH_GATE=D (no bandit: the model's
+proposal is taken when its predicted log time is more than D below the best
+time's log, else ILS's; with MUH_GATE_REL=1, below the model's prediction
+for the best).
 
 For every full sweep of bench/strategies.py, budgets 2/5/10%, 30 seeds, no
 spec seeds: median / p10 of auto, model and ils per cell, flagged BEHIND when
