@@ -14,12 +14,16 @@ Kernel Tuner's strategies replayed in its simulation mode (bench/kt_replay.py,
 Kernel Tuner from scripts/kt_venv.sh: pinned, hash-checked wheels), fed from
 the same table converted to its cache format, at the --kt-ks budgets.
 Writes docs/results/strategies.md (median and 10th percentile per strategy
-and budget, auto against its arms, what each space allows at 5%; machine,
-date, command) and docs/results/strategies.svg.
+and budget, auto against its arms (strictly within 0.002, and beyond the
+seeds' noise: 2 bootstrap standard errors), what each space allows at 5%
+and the evaluations by which 27 of 30 runs of each budget-independent
+strategy held a variant within 3% of the optimum; machine, date, command)
+and docs/results/strategies.svg.
 
 usage: bench/strategies.py [--muh build/muh] [--seeds 30] [--ks 2,5,10]
                            [--kt-ks 5] [--no-kt] [--kt-strategies a,b,...]
-                           [--out docs/results]
+                           [--out docs/results] [--spaces a,b,...]
+                           [--need-cap 50]
 Python standard library only (Kernel Tuner lives in its own venv).
 """
 import argparse
