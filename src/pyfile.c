@@ -96,7 +96,7 @@ typedef struct walker {
 	size_t n;
 	int oom;
 	int cap_scopes, cap_imports, cap_guards, cap_refs, cap_calls, cap_knobs, cap_jsons;
-	int cap_exprs, cap_binds, cap_deads, cap_asgs, cap_asserts, cap_rets;
+	int cap_exprs, cap_binds, cap_deads, cap_asgs, cap_asserts, cap_rets, cap_gsets;
 	/* names declared `global` in a function: assigning them is not a new knob */
 	struct {
 		int scope;
@@ -623,6 +623,8 @@ static void do_import(walker *w, ctx *c, TSNode n)
 			if (!ts_node_is_null(nm) && !ts_node_is_null(al))
 				add_import(w, c, n, text_of(w, al, 128, 1), module,
 				           text_of(w, nm, 128, 1));
+		} else if (is(k, "wildcard_import")) { /* from m import *: alias and attr "*" */
+			add_import(w, c, n, "*", module, "*");
 		}
 	}
 }
@@ -869,6 +871,12 @@ static int build_expr(walker *w, TSNode n, int depth)
 		}
 		/* current_platform.device_type == "npu" */
 		int c = cmp_code(w, op);
+		/* if __name__ == '__main__': (either order) */
+		const char *rs = string_value(w, r), *ls = string_value(w, l);
+		if (c == '=' && ((!strcmp(lt, "__name__") && rs && !strcmp(rs, "__main__")) ||
+		                 (ls && !strcmp(ls, "__main__") && is(r, "identifier") &&
+		                  text_eq(w, r, "__name__"))))
+			return push_expr(w, PF_X_MAIN, n);
 		if ((c == '=' || c == '!') && strstr(lt, "device") && string_value(w, r) &&
 		    plat_of_word(string_value(w, r))) {
 			int p = push_expr(w, PF_X_PLAT, n);
@@ -918,14 +926,17 @@ static int build_expr(walker *w, TSNode n, int depth)
 			return e;
 		}
 		if ((!strcmp(fname, "has_device_capability") ||
-		     !strcmp(fname, "is_device_capability")) &&
+		     !strcmp(fname, "is_device_capability") ||
+		     !strcmp(fname, "is_device_capability_family")) &&
 		    na >= 1) {
 			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
 			if (cap >= 0) {
 				int e = push_expr(w, PF_X_CAP, n);
 				if (e >= 0) {
 					w->f->exprs[e].cap = cap;
-					w->f->exprs[e].capop = fname[1] == 'a' ? 'g' : '=';
+					w->f->exprs[e].capop = fname[1] == 'a'    ? 'g'
+					                       : strstr(fname, "family") ? 'f'
+					                                                 : '=';
 				}
 				return e;
 			}
@@ -1206,8 +1217,19 @@ static int is_global_in(walker *w, int scope, const char *name)
 /* Records an assignment of name (reaching definitions, src/pyflow.c). */
 static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode right, int simple)
 {
-	if (c->in_class || (c->scope >= 0 && is_global_in(w, c->scope, name)))
+	if (c->in_class)
 		return;
+	if (c->scope >= 0 && is_global_in(w, c->scope, name)) {
+		pf_gset *g;
+		W_PUSH(w, gsets, ngsets, cap_gsets, g);
+		if (g) {
+			g->name = name;
+			g->scope = c->scope;
+			g->line = line_of(stmt);
+			g->uncond = c->uncond && simple;
+		}
+		return;
+	}
 	pf_asg *a;
 	W_PUSH(w, asgs, nasgs, cap_asgs, a);
 	if (!a)
@@ -1398,7 +1420,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	fc.scope = si;
 	fc.guard_else = c->guard_else;
 	fc.in_class = 0;
-	fc.uncond = 0;
+	fc.uncond = 1; /* statements directly in the body run whenever it does */
 	fc.depth = c->depth + 1;
 	/* decorators */
 	if (!ts_node_is_null(decorated)) {
@@ -1471,6 +1493,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 		}
 	}
 	w->f->scopes[si].ret_expr = -1;
+	w->f->scopes[si].plat_expr = -1;
 	if (ncx) {
 		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)ncx);
 		if (arr) {
@@ -1516,6 +1539,55 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	visit(w, &fc, body);
 }
 
+/* The device a class declares it runs on: a class attribute `_enum =
+ * PlatformEnum.X` (vLLM's platform classes), or a method named
+ * `*supports_current_device` whose body is one `return <condition>`
+ * (vLLM's MoE experts classes). Sets the class scope's plat_expr. */
+static void class_platform(walker *w, int si, TSNode body)
+{
+	uint32_t nc = ts_node_named_child_count(body);
+	for (uint32_t i = 0; i < nc && !w->oom; i++) {
+		TSNode st = ts_node_named_child(body, i);
+		TSNode a = is(st, "expression_statement") && ts_node_named_child_count(st)
+		               ? ts_node_named_child(st, 0)
+		               : (TSNode){0};
+		if (!is(a, "assignment") || !text_eq(w, field(a, "left"), "_enum"))
+			continue;
+		TSNode r = field(a, "right");
+		if (!is(r, "attribute") || !is(field(r, "attribute"), "identifier"))
+			continue;
+		const char *on = text_of(w, field(r, "object"), 64, 1);
+		const char *an = text_of(w, field(r, "attribute"), 32, 0);
+		size_t ol = strlen(on);
+		if (ol < 12 || strcmp(on + ol - 12, "PlatformEnum"))
+			continue;
+		char low[32];
+		size_t k = 0;
+		for (; an[k] && k + 1 < sizeof(low); k++)
+			low[k] = (char)(an[k] >= 'A' && an[k] <= 'Z' ? an[k] + 32 : an[k]);
+		low[k] = '\0';
+		int pl = plat_of_word(low);
+		if (!pl)
+			continue;
+		int e = push_expr(w, PF_X_PLAT, r);
+		if (e < 0)
+			return;
+		w->f->exprs[e].plat = pl;
+		w->f->scopes[si].plat_expr = e;
+		w->f->scopes[si].plat_line = line_of(st);
+		return;
+	}
+	for (int j = si + 1; j < w->f->nscopes; j++) {
+		const pf_scope *m = &w->f->scopes[j];
+		if (m->parent == si && (m->flags & PF_FUNC) && m->ret_expr >= 0 &&
+		    strstr(m->name, "supports_current_device")) {
+			w->f->scopes[si].plat_expr = m->ret_expr;
+			w->f->scopes[si].plat_line = m->line;
+			return;
+		}
+	}
+}
+
 static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 {
 	TSNode nm = field(n, "name"), body = field(n, "body");
@@ -1554,10 +1626,12 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	cc.in_class = 1;
 	cc.uncond = 0;
 	cc.depth = c->depth + 1;
+	w->f->scopes[si].plat_expr = -1;
 	if (!ts_node_is_null(body)) {
 		if (is_engine_args_class(name))
 			do_class_fields(w, &cc, body);
 		visit(w, &cc, body);
+		class_platform(w, si, body);
 	}
 }
 
@@ -1953,6 +2027,39 @@ static void do_assert(walker *w, ctx *c, TSNode n)
 	p->text = text_of(w, e, 160, 1);
 }
 
+/* Is s a dotted path of identifiers with at least one dot ('pkg.mod.Name')?
+ * Returns the position of the last dot, or 0. */
+static size_t dotted_path(const char *s)
+{
+	size_t last = 0, i = 0;
+	int start = 1;
+	for (; s[i]; i++) {
+		char ch = s[i];
+		if (ch == '.') {
+			if (start)
+				return 0;
+			last = i;
+			start = 1;
+		} else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+		           (!start && ch >= '0' && ch <= '9')) {
+			start = 0;
+		} else {
+			return 0;
+		}
+	}
+	return start || i > 200 ? 0 : last;
+}
+
+/* A plain string that is a dotted path ('vllm.core.scheduler.Scheduler')
+ * names its last component in the module before it: a PF_R_STR ref (scan.c
+ * resolves the module; a string naming nothing in the tree is ignored). */
+static void add_str_ref(walker *w, ctx *c, const char *text, TSNode at)
+{
+	size_t dot = dotted_path(text);
+	if (dot)
+		add_ref(w, c, ar_str(w->f, text + dot + 1), ar_strn(w->f, text, dot), at, PF_R_STR);
+}
+
 static void do_call(walker *w, ctx *c, TSNode n)
 {
 	TSNode fn = field(n, "function"), args = field(n, "arguments");
@@ -2008,6 +2115,24 @@ static void do_call(walker *w, ctx *c, TSNode n)
 		w->f->calls[ci].nargs = av ? na : 0;
 		if (av && na && fname && !strcmp(fname, "partial") && av[0].pos == 0 && av[0].ident)
 			w->f->calls[ci].partial = av[0].ident;
+	}
+	/* register('p2p', 'pkg.p2p.manager', 'P2PManager'): a string argument that
+	 * is an identifier names a definition of the module path beside it */
+	const char *modpath = NULL;
+	for (uint32_t i = 0; i < cnt && !modpath; i++) {
+		const char *sv = string_value(w, ts_node_named_child(args, i));
+		if (sv && dotted_path(sv))
+			modpath = sv;
+	}
+	for (uint32_t i = 0; modpath && i < cnt; i++) {
+		TSNode a = ts_node_named_child(args, i);
+		if (is(a, "keyword_argument"))
+			a = field(a, "value");
+		const char *sv = string_value(w, a);
+		if (sv && *sv && !(sv[0] >= '0' && sv[0] <= '9') &&
+		    strspn(sv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+		        strlen(sv))
+			add_ref(w, &ac, ar_str(w->f, sv), ar_str(w->f, modpath), a, PF_R_STR);
 	}
 	/* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
@@ -2069,6 +2194,8 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		}
 	}
 	buf[o] = '\0';
+	if (!fstr && !interp && o < sizeof(buf) - 2)
+		add_str_ref(w, c, buf, n);
 	if (fstr && interp && o > 5 && !strcmp(buf + o - 5, ".json") && !strchr(buf, '/')) {
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
@@ -2420,6 +2547,7 @@ void pyfile_free(pyfile *f)
 	free(f->asgs);
 	free(f->asserts);
 	free(f->rets);
+	free(f->gsets);
 	pf_block *b = f->arena;
 	while (b) {
 		pf_block *nx = b->next;

@@ -50,12 +50,17 @@ typedef struct pf_scope {
 	int nparams;
 	const char *kwparam; /* name of the **kwargs parameter, NULL */
 	int ret_expr;        /* pf_expr of the body's only `return X`, -1 */
+	/* PF_CLASS: a condition the class declares for the device it runs on,
+	 * -1: `_enum = PlatformEnum.ROCM` (a PF_X_PLAT), or the sole return of a
+	 * `_supports_current_device` method; plat_line is where */
+	int plat_expr, plat_line;
 } pf_scope;
 
 typedef struct pf_import {
 	const char *alias;  /* the local name it binds */
 	const char *module; /* absolute dotted module (relative ones resolved) */
-	const char *attr;   /* from M import attr; NULL for `import M` */
+	const char *attr;   /* from M import attr; NULL for `import M`; "*" (and alias
+	                       "*") for `from M import *` */
 	int scope, line;
 	uint32_t byte;
 	int guard;      /* innermost pf_guard it is under, -1 */
@@ -84,7 +89,8 @@ enum pf_xop {
 	PF_X_OR,        /* a or b */
 	PF_X_PLAT,      /* a platform predicate: plat says which */
 	PF_X_CAP,       /* a device-capability check: cap (e.g. 90), capop */
-	PF_X_CALL       /* a call of a plain function name / obj.name() (helper predicate) */
+	PF_X_CALL,      /* a call of a plain function name / obj.name() (helper predicate) */
+	PF_X_MAIN       /* __name__ == '__main__': true only when the file runs as a script */
 };
 
 typedef struct pf_expr {
@@ -95,7 +101,7 @@ typedef struct pf_expr {
 	int val;          /* CONST: truth */
 	int plat;         /* PLAT: enum pf_platform */
 	int cap;          /* CAP: capability as major*10+minor */
-	int capop;        /* CAP: '>' '<' 'g' (>=) 'l' (<=) '=' */
+	int capop;        /* CAP: '>' '<' 'g' (>=) 'l' (<=) '=', 'f' (same major: a family) */
 	const char *text; /* the source text (squashed, short) */
 } pf_expr;
 
@@ -138,12 +144,17 @@ enum pf_ref_flag {
 	PF_R_KEY = 2,    /* obj['name'] or obj.get('name') read */
 	PF_R_SPLAT = 4,  /* **name inside call `call` */
 	PF_R_UNREACH = 8, /* after return/raise in its block */
-	PF_R_DEAD = 16    /* inside a dead store or a disabled branch: see pf_ref.dead */
+	PF_R_DEAD = 16,   /* inside a dead store or a disabled branch: see pf_ref.dead */
+	PF_R_STR = 32     /* a string naming a definition by its dotted path: obj is the
+	                     module part ('vllm.core.scheduler.Scheduler': obj
+	                     vllm.core.scheduler, name Scheduler), or a sibling string
+	                     argument of a call that also passes a module path
+	                     (register('p2p', 'pkg.p2p.manager', 'P2PManager')) */
 };
 
 typedef struct pf_ref {
 	const char *name;
-	const char *obj; /* for ATTR/KEY: the object's text (short) */
+	const char *obj; /* for ATTR/KEY: the object's text (short); STR: the module path */
 	int scope, line, call;
 	uint32_t byte;
 	unsigned flags;
@@ -180,6 +191,14 @@ typedef struct pf_asg {
 	int in_loop;
 	int simple; /* one identifier target (not unpacking, augmented, a loop target) */
 } pf_asg;
+
+/* A function's assignment to a module global it declares `global` (a
+ * setter: `global _ENABLED; _ENABLED = enable`). */
+typedef struct pf_gset {
+	const char *name;
+	int scope, line;
+	int uncond; /* directly in the function body (not under if/loop/try) */
+} pf_gset;
 
 /* An assert, or the raise a value leads to (unsafe values). */
 typedef struct pf_assert {
@@ -296,6 +315,8 @@ struct pyfile {
 	int nasserts;
 	pf_ret *rets;
 	int nrets;
+	pf_gset *gsets;
+	int ngsets;
 	int nerrors;           /* syntax error nodes */
 	int err_line, err_col; /* the first one, 1-based */
 	uint64_t hash;         /* FNV-1a 64 of the bytes */

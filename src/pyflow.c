@@ -140,7 +140,7 @@ static int loads_build(const pyfile *f, loads *L)
 	memset(L->head, -1, sizeof(int) * n);
 	for (int i = 0; i < f->nrefs; i++) {
 		const pf_ref *r = &f->refs[i];
-		if (r->flags & (PF_R_ATTR | PF_R_KEY | PF_R_SPLAT))
+		if (r->flags & (PF_R_ATTR | PF_R_KEY | PF_R_SPLAT | PF_R_STR))
 			continue;
 		unsigned h = name_hash(r->name) & L->mask;
 		L->next[i] = L->head[h];

@@ -195,6 +195,7 @@ typedef struct sfile {
 	char *rel, *module;
 	pyfile *pf;
 	int is_test;
+	int imported_by, imported_line; /* a non-test module importing this one, -1 */
 	int platform;             /* 0, or 1 + reason index */
 	int plat_file, plat_line; /* evidence: the importer or -1 */
 	const char *plat_why;
@@ -396,6 +397,16 @@ static int path_is_test(const char *rel)
 	       !strcmp(base, "conftest.py");
 }
 
+/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
+ * scripts/ at the top)? Its reads count, but the engine's are the better
+ * evidence. */
+static int path_is_script(const char *rel)
+{
+	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
+	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8) ||
+	       !strncmp(rel, "benchmark/", 10);
+}
+
 static const char *const platform_tokens[] = {"rocm",     "hip", "tpu",   "xpu",   "neuron",
                                               "openvino", "hpu", "gaudi", "aiter", NULL};
 
@@ -542,6 +553,35 @@ static int build_index(muh_surface *s)
 	return 0;
 }
 
+/* Each module's first importer among the non-test modules (a module others
+ * import is a library module: its `if __name__ == '__main__':` block is a
+ * script's, not the engine's). After build_index (mods). */
+static void mark_imported(muh_surface *s)
+{
+	for (int fi = 0; fi < s->nfiles; fi++)
+		s->files[fi].imported_by = -1;
+	for (int fi = 0; fi < s->nfiles; fi++) {
+		const sfile *f = &s->files[fi];
+		if (f->is_test)
+			continue;
+		for (int i = 0; i < f->pf->nimports; i++) {
+			const pf_import *im = &f->pf->imports[i];
+			int m = -1;
+			if (im->attr) {
+				char buf[600];
+				snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
+				m = smap_get(&s->mods, buf);
+			}
+			if (m < 0)
+				m = smap_get(&s->mods, im->module);
+			if (m >= 0 && m != fi && s->files[m].imported_by < 0) {
+				s->files[m].imported_by = fi;
+				s->files[m].imported_line = im->line;
+			}
+		}
+	}
+}
+
 static const vec *refs_named(const muh_surface *s, const char *name)
 {
 	int i = smap_get(&s->names, name);
@@ -600,8 +640,19 @@ static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi
 		return RES_SYMBOL;
 	}
 	const pf_import *im = import_of(s, fi, name);
-	if (!im)
+	if (!im) { /* `from m import *` re-exports m's top-level names */
+		const pyfile *pf = s->files[fi].pf;
+		for (int i = 0; i < pf->nimports; i++) {
+			const pf_import *st = &pf->imports[i];
+			if (strcmp(st->alias, "*") || in_dead(&s->files[fi], st->byte))
+				continue;
+			int m = mod_lookup(s, st->module);
+			if (m >= 0 && m != fi &&
+			    resolve_name(s, m, name, ofi, oname, depth + 1) == RES_SYMBOL)
+				return RES_SYMBOL;
+		}
 		return RES_NONE;
+	}
 	if (im->attr) {
 		char buf[600];
 		snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
@@ -665,6 +716,14 @@ static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, con
 {
 	if (r->flags & (PF_R_KEY | PF_R_SPLAT))
 		return 0;
+	if (r->flags & PF_R_STR) { /* 'pkg.mod.Name': the module by its absolute name */
+		int m = mod_lookup(s, r->obj);
+		if (m == tfi)
+			return def_key_get((muh_surface *)s, tfi, name) != -1;
+		int ofi;
+		const char *on;
+		return m >= 0 && resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
+	}
 	if (r->flags & PF_R_ATTR) {
 		int m = resolve_obj(s, rf, r->obj);
 		if (m == tfi)
@@ -880,8 +939,11 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 			r->v = !stop;
 		} else {
 			r->v = -1;
-			r->plat = a.plat == CR_CAP ? CR_CAP : b.plat == CR_CAP ? CR_CAP : 0;
-			r->plat_note = a.plat == CR_CAP ? a.plat_note : b.plat_note;
+			/* an undecided capability check keeps the branch for other devices;
+			 * one --device decided does not */
+			int ac = a.plat == CR_CAP && a.v < 0, bc = b.plat == CR_CAP && b.v < 0;
+			r->plat = ac || bc ? CR_CAP : 0;
+			r->plat_note = ac ? a.plat_note : b.plat_note;
 		}
 		return;
 	}
@@ -909,12 +971,27 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 		case '<':
 			r->v = cap < x->cap;
 			break;
+		case 'f':
+			r->v = cap / 10 == x->cap / 10;
+			break;
 		default:
 			r->v = cap == x->cap;
 		}
 		cres_ev(r, -1, 0,
 		        sa_fmt(s, "--device %s has capability %d.%d", s->opt.device, cap / 10,
 		               cap % 10));
+		return;
+	}
+	case PF_X_MAIN: {
+		/* a module the tree imports runs its main block only as a script */
+		const sfile *f = &s->files[fi];
+		if (f->imported_by < 0)
+			return; /* an entry script: `python -m` may run it */
+		r->v = 0;
+		cres_ev(r, f->imported_by, f->imported_line,
+		        sa_fmt(s, "%s is imported here: the engine imports it, so its "
+		                  "`__main__` block runs only when it is run as a script",
+		               f->rel));
 		return;
 	}
 	case PF_X_CALL: {
@@ -1328,7 +1405,7 @@ static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t
 	const vec *list = refs_named(s, name);
 	enum reach best = R_NONE;
 	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
-	int bsc = -1;
+	int bsc = -1, best_script = 0;
 	*ef = -1;
 	*el = 0;
 	if (!list) {
@@ -1371,19 +1448,47 @@ static enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t
 		} else {
 			c = ref_class(s, ra->file, r, &xf, &xl);
 		}
-		if (reach_rank(c) > reach_rank(best)) {
+		/* a live reader in the engine beats one in benchmarks/, examples/ ... */
+		int script = path_is_script(s->files[ra->file].rel);
+		if (reach_rank(c) > reach_rank(best) ||
+		    (best == R_LIVE && best_script && !script && reach_rank(c) == 6)) {
 			best = c == R_BUSY ? R_LIVE : c;
+			best_script = script;
 			*ef = xf;
 			*el = xl;
 			bw = s->cls_why;
 			bsc = hit == 2 ? -1 : r->scope;
-			if (best == R_LIVE)
+			if (best == R_LIVE && !script)
 				break;
 		}
 	}
 	s->best_why = bw;
 	s->best_scope = bsc;
 	return best;
+}
+
+/* A class that declares another device (pf_scope.plat_expr: `_enum =
+ * PlatformEnum.CPU`, `_supports_current_device` returning `is_rocm() and
+ * ...`): the note saying so, else NULL. */
+static const char *class_platform(muh_surface *s, int fi, int top)
+{
+	const pf_scope *scp = &s->files[fi].pf->scopes[top];
+	if (!(scp->flags & PF_CLASS) || scp->plat_expr < 0)
+		return NULL;
+	cres r = {0};
+	const_eval(s, fi, scp->plat_expr, -1, 0, &r);
+	const char *cond = s->files[fi].pf->exprs[scp->plat_expr].text;
+	const char *decl = strstr(cond, "PlatformEnum")
+	                       ? sa_fmt(s, "declares `_enum = %s` (line %d)", cond, scp->plat_line)
+	                       : sa_fmt(s, "supports only devices where `%s` (line %d)", cond,
+	                                scp->plat_line);
+	if (r.v == 0 && r.plat && r.plat != CR_CAP && r.plat != PF_PLAT_CUDA)
+		return sa_fmt(s, "class %s %s: %s only", scp->qual, decl, plat_name(r.plat));
+	if (r.v < 0 && r.plat == CR_CAP)
+		return sa_fmt(s, "class %s %s (a device-capability check: muh scan --device "
+		                 "NAME decides)",
+		              scp->qual, decl);
+	return NULL;
 }
 
 /* Reachability of the outermost scope that contains sc: classes are live
@@ -1410,7 +1515,17 @@ static enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 	}
 	f->reach[top] = R_BUSY;
 	const pf_scope *scp = &f->pf->scopes[top];
-	enum reach r = readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
+	const char *pnote = class_platform(s, fi, top);
+	enum reach r;
+	if (pnote) { /* a class for another device: whoever names it */
+		r = R_PLATFORM;
+		*ef = fi;
+		*el = scp->plat_line;
+		s->best_scope = -1;
+		s->best_why = (why_at){pnote, -1, -1, NULL, -1, NULL};
+	} else {
+		r = readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
+	}
 	if (r != R_LIVE && is_entry(s, fi, top)) { /* called from outside */
 		r = R_LIVE;
 		*ef = -1;
@@ -1431,6 +1546,7 @@ typedef struct kb {
 	muh_surface *s;
 	vec steps;  /* scan_step */
 	vec unsafe; /* const char* */
+	int over_file, over_line; /* a verdict's overwrite in another place (setter) */
 } kb;
 
 static void step(kb *b, int fi, int line, const char *fmt, ...)
@@ -1510,6 +1626,20 @@ static void explain_range(kb *b, int fi, const range *g)
 			step(b, fi, g->line, "%s", g->evn[i]);
 }
 
+/* "named by the string 'pkg.mod.Name'" when file fi names name at line by
+ * a dotted string (PF_R_STR), else NULL. */
+static const char *str_ref_at(muh_surface *s, int fi, int line, const char *name)
+{
+	const vec *list = refs_named(s, name);
+	for (size_t i = 0; list && i < list->n; i++) {
+		const ref_at *ra = (const ref_at *)list->p + i;
+		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
+		if (ra->file == fi && r->line == line && (r->flags & PF_R_STR))
+			return sa_fmt(s, "named by its path in a string (%s.%s)", r->obj, name);
+	}
+	return NULL;
+}
+
 /* Evidence: who calls the function holding scope sc, and who calls that,
  * up to max links, while the chain is live. */
 static void call_chain(kb *b, int fi, int sc, int max)
@@ -1522,8 +1652,11 @@ static void call_chain(kb *b, int fi, int sc, int max)
 			return;
 		int ef = f->reach_file[top], el = f->reach_line[top], esc = f->reach_scope[top];
 		const pyfile *ep = s->files[ef].pf;
+		const char *str = str_ref_at(s, ef, el, f->pf->scopes[top].name);
 		step(b, ef, el, "%s is %s here%s%s", f->pf->scopes[top].qual,
-		     (f->pf->scopes[top].flags & PF_CLASS) ? "named" : "called",
+		     str                                      ? str
+		     : (f->pf->scopes[top].flags & PF_CLASS) ? "named"
+		                                              : "called",
 		     esc >= 0 ? ", in " : " (module-level code)", esc >= 0 ? ep->scopes[esc].qual : "");
 		if (esc < 0)
 			return;
@@ -1542,8 +1675,12 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
 	switch (r) {
 	case R_LIVE:
 	case R_BUSY:
-		if (ef >= 0)
+		if (ef >= 0) {
+			int rsc = s->best_scope;
 			step(b, ef, el, "%s read here (reachable code)", what);
+			if (rsc >= 0)
+				call_chain(b, ef, rsc, 6);
+		}
 		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el)
 		               : "read by module-level code";
 		return SCAN_LIVE;
@@ -2142,6 +2279,61 @@ static const char *knob_id(muh_surface *s, const char *rel, const char *scope, c
 	return out;
 }
 
+/* A module-level constant that a setter function assigns (`global K` then
+ * `K = value` directly in its body) while reachable code outside tests calls
+ * that setter unconditionally: the engine replaces the literal when it
+ * starts, so the literal is dead. Returns 1 with the evidence (the setter,
+ * the assignment, the call and its call chain) and the call's place in
+ * b->over_file/over_line. Heuristic: the call is assumed to come before the
+ * reads (vLLM's set_custom_all_reduce() at worker start). */
+static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	for (int g = 0; g < pf->ngsets; g++) {
+		const pf_gset *gs = &pf->gsets[g];
+		if (!gs->uncond || strcmp(gs->name, k->name) || gs->scope < 0 ||
+		    pf->scopes[gs->scope].parent >= 0 || !(pf->scopes[gs->scope].flags & PF_FUNC))
+			continue;
+		const pf_scope *fn = &pf->scopes[gs->scope];
+		for (int cf = 0; cf < s->nfiles; cf++) {
+			const sfile *f = &s->files[cf];
+			if (f->is_test)
+				continue;
+			for (int i = 0; i < f->pf->ncalls; i++) {
+				const pf_call *c = &f->pf->calls[i];
+				int tf, ts;
+				if (!c->fname || strcmp(c->fname, fn->name) || !(c->flags & PF_C_UNCOND) ||
+				    (c->flags & PF_C_UNREACH) || c->scope < 0 ||
+				    !call_target(s, cf, c, &tf, &ts) || tf != fi || ts != gs->scope)
+					continue;
+				pf_ref at = {0};
+				at.name = fn->name;
+				at.scope = c->scope;
+				at.line = c->line;
+				at.byte = c->byte;
+				at.dead = -1;
+				int ef, el;
+				if (ref_class(s, cf, &at, &ef, &el) != R_LIVE)
+					continue;
+				step(b, fi, k->line, "%s = %s here, at module level", k->name, k->text);
+				step(b, fi, fn->line, "def %s assigns it (`global %s`) at line %d", fn->qual,
+				     k->name, gs->line);
+				step(b, cf, c->line, "%s calls %s unconditionally", f->pf->scopes[c->scope].qual,
+				     c->callee);
+				call_chain(b, cf, c->scope, 4);
+				*why = sa_fmt(s, "set by %s() at %s:%d when the engine starts: the literal is "
+				                 "overwritten before use",
+				              fn->qual, f->rel, c->line);
+				b->over_file = cf;
+				b->over_line = c->line;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
                              const char **why)
 {
@@ -2154,6 +2346,10 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		     k->text, k->aux_line);
 	if (k->scope < 0) {
 		r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+		if (r == R_LIVE && pf->ngsets && set_by_setter(b, fi, k, why)) {
+			*v = SCAN_DEAD;
+			return;
+		}
 	} else {
 		r = local_readers(s, fi, k, &el);
 		if (r == R_LIVE) {
@@ -2602,7 +2798,7 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		/* place-based verdicts first */
 		const range *kdr = dead_range_at(f, k->start);
 		const range *kpr = plat_range_at(f, k->start);
-		int over_line = 0;
+		int over_line = 0, over_file = fi;
 		if (k->dead >= 0 && k->dead < pf->ndeads) {
 			over_line = pf->deads[k->dead].kill_line;
 			v = SCAN_DEAD;
@@ -2629,9 +2825,9 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			if (f->plat_file >= 0)
 				step(b, f->plat_file, f->plat_line,
 				     "the only importer of %s is here (%s)", f->rel,
-				     s->files[f->plat_file].plat_why
-				         ? s->files[f->plat_file].plat_why
-				         : "platform check");
+				     s->files[f->plat_file].plat_why ? s->files[f->plat_file].plat_why
+				     : f->plat_why                   ? f->plat_why
+				                                     : "platform check");
 			else
 				step(b, fi, 1, "%s", f->plat_why);
 		} else if (kpr) {
@@ -2643,7 +2839,12 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			switch (k->kind) {
 			case PF_K_CONSTANT:
 			case PF_K_OVERRIDE:
+				b->over_file = -1;
 				verdict_constant(b, fi, k, &v, &why);
+				if (b->over_file >= 0) {
+					over_file = b->over_file;
+					over_line = b->over_line;
+				}
 				break;
 			case PF_K_CONSTEXPR: {
 				const char *param = strrchr(k->name, '.') + 1;
@@ -2677,7 +2878,7 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					const ref_at *ra = (const ref_at *)list->p + j;
 					const pf_ref *r = &kp->refs[ra->ref];
 					if (ra->file == kfi &&
-					    !(r->flags & (PF_R_KEY | PF_R_ATTR)) &&
+					    !(r->flags & (PF_R_KEY | PF_R_ATTR | PF_R_STR)) &&
 					    r->byte >= ks->start && r->byte < ks->end)
 						rl = r->line;
 				}
@@ -2796,7 +2997,7 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		if (!o)
 			return;
 		if (over_line) {
-			o->overwritten_file = f->rel;
+			o->overwritten_file = s->files[over_file].rel;
 			o->overwritten_line = over_line;
 		}
 		char key[1200];
@@ -3553,11 +3754,15 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	}
 	free(ps);
 	free_walk(&w);
-	if (rc == MUH_OK && (build_index(s) || compute_dead(s) || build_import_graph(s)))
+	if (rc == MUH_OK && build_index(s))
+		rc = MUH_ENOMEM;
+	if (rc == MUH_OK)
+		mark_imported(s);
+	if (rc == MUH_OK && (compute_dead(s) || build_import_graph(s)))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK) {
 		compute_platform(s);
-		kb b = {s, {0}, {0}};
+		kb b = {s, {0}, {0}, -1, 0};
 		b.steps.esz = sizeof(scan_step);
 		b.unsafe.esz = sizeof(char *);
 		smap occ = {0};

@@ -890,7 +890,7 @@ static void click_reads(argctx *e, arg_def *d)
 		return;
 	for (int i = 0; i < pf->nrefs; i++) {
 		const pf_ref *r = &pf->refs[i];
-		if ((r->flags & (PF_R_ATTR | PF_R_KEY)) || strcmp(r->name, d->name))
+		if ((r->flags & (PF_R_ATTR | PF_R_KEY | PF_R_STR)) || strcmp(r->name, d->name))
 			continue;
 		int sc = r->scope;
 		while (sc >= 0 && sc != d->fnscope)

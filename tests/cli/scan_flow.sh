@@ -76,6 +76,16 @@ tinyllm/args.py | 7 | max_request_len | engine_arg | unsafe | tinyllm/args.py:12
 tinyllm/moe/tiles.py | 19 | E=*,N=*,device_name=*.json | config_lookup | dead | tinyllm/moe/tiles.py:22: get_config_file_name read only in get_moe_configs, which nothing in the tree calls or names | tinyllm/moe/tiles.py:19: 2 file(s) match
 tinyllm/lookup_b/tuned.py | 6 | tuned_E=*,N=*.json | config_lookup | dead | tinyllm/lookup_b/tuned.py:18: configs is assigned here and overwritten before any read | tinyllm/lookup_b/tuned.py:19: configs overwritten here
 tinyllm/gemm/cfg.py | 6 | gemm_M=*.json | config_lookup | live | tinyllm/engine.py:29: gemm_config is called here, in Engine.step | tinyllm/gemm/cfg.py:6: no file matches gemm_M=*.json
+# 9. a class named only by its dotted path in a string; a module path and a class name side by side
+tinyllm/sched/fcfs.py | 2 | PREEMPT_EVERY | constant | live | tinyllm/sched/fcfs.py:8: PREEMPT_EVERY read here | tinyllm/loader.py:4: FcfsScheduler is named by its path in a string (tinyllm.sched.fcfs.FcfsScheduler)
+tinyllm/tiers/p2p.py | 2 | P2P_CHUNK | constant | live | tinyllm/tiers/p2p.py:8: P2P_CHUNK read here | tinyllm/tiers/factory.py:16: P2PTier is named by its path in a string (tinyllm.tiers.p2p.P2PTier)
+# 10. reached only from the `__main__` block of a module the engine imports: a script
+tinyllm/kernels/norm.py | 4 | NORM_SCALE | constant | live | tinyllm/extras.py:9: rms_norm is called here, in run_extras
+tinyllm/kernels/norm.py | 12 | BENCH_ROWS | constant | dead | tinyllm/kernels/norm.py:17: `if __name__ == "__main__":` is always false | tinyllm/extras.py:3: tinyllm/kernels/norm.py is imported here: the engine imports it, so its `__main__` block runs only when it is run as a script
+# 11. classes that declare their device; a capability-family check
+tinyllm/devices.py | 27 | CPU_THREADS | constant | platform | tinyllm/devices.py:11: CPU_THREADS read here: class CpuDevice declares `_enum = PlatformEnum.CPU` (line 11): CPU only
+tinyllm/devices.py | 28 | ROCM_EXPERT_TILE | constant | platform | tinyllm/devices.py:20: ROCM_EXPERT_TILE read here: class RocmExperts supports only devices where `current_platform.is_rocm()` (line 20): ROCm only
+tinyllm/kernels/bw.py | 2 | BW_CLUSTER | constant | platform | tinyllm/kernels/gate.py:7: the only importer of tinyllm/kernels/bw.py is here (imported only under a platform check: runs only where `x is not None and current_platform.is_device_capability_family(100)` holds
 EOF
 python3 "$TMP/check.py" "$TMP/scan.json" "$TMP/want" || fail "verdicts and evidence of the flow fixture"
 
@@ -122,6 +132,13 @@ cat >"$TMP/want_h200" <<'EOF'
 tinyllm/kernels/attn.py | 32 | HOPPER_TILE | constant | live
 EOF
 python3 "$TMP/check.py" "$TMP/h200.json" "$TMP/want_h200" || fail "--device NVIDIA H200"
+run "$MUH" scan --json --device B200 "$FIX"
+cp "$TMP/out" "$TMP/b200.json"
+cat >"$TMP/want_b200" <<'EOF'
+tinyllm/kernels/bw.py | 2 | BW_CLUSTER | constant | live | tinyllm/kernels/bw.py:6: BW_CLUSTER read here | tinyllm/kernels/gate.py:8: run_bw is called here, in gate
+tinyllm/kernels/attn.py | 32 | HOPPER_TILE | constant | live
+EOF
+python3 "$TMP/check.py" "$TMP/b200.json" "$TMP/want_b200" || fail "--device B200 (a capability family)"
 run "$MUH" scan --json --device A100 "$FIX"
 cp "$TMP/out" "$TMP/a100.json"
 cat >"$TMP/want_a100" <<'EOF'
