@@ -85,6 +85,8 @@ tinyllm/kernels/norm.py | 12 | BENCH_ROWS | constant | dead | tinyllm/kernels/no
 # 11. classes that declare their device; a capability-family check
 tinyllm/devices.py | 27 | CPU_THREADS | constant | platform | tinyllm/devices.py:11: CPU_THREADS read here: class CpuDevice declares `_enum = PlatformEnum.CPU` (line 11): CPU only
 tinyllm/devices.py | 28 | ROCM_EXPERT_TILE | constant | platform | tinyllm/devices.py:20: ROCM_EXPERT_TILE read here: class RocmExperts supports only devices where `current_platform.is_rocm()` (line 20): ROCm only
+# 12. a module global a setter replaces at worker start (through `from .state import *`)
+tinyllm/dist/state.py | 2 | _USE_CUSTOM_REDUCE | constant | dead | tinyllm/dist/state.py:5: def set_custom_reduce assigns it (`global _USE_CUSTOM_REDUCE`) at line 7 | tinyllm/extras.py:17: init_worker calls set_custom_reduce unconditionally | tinyllm/extras.py:24: start is called here (module-level code)
 tinyllm/kernels/bw.py | 2 | BW_CLUSTER | constant | platform | tinyllm/kernels/gate.py:7: the only importer of tinyllm/kernels/bw.py is here (imported only under a platform check: runs only where `x is not None and current_platform.is_device_capability_family(100)` holds
 EOF
 python3 "$TMP/check.py" "$TMP/scan.json" "$TMP/want" || fail "verdicts and evidence of the flow fixture"
@@ -100,6 +102,8 @@ m = d["spans"][k[("tinyllm/moe/tiles.py", 19, "E=*,N=*,device_name=*.json")]["id
 assert m["lookup"]["dir"] == "tinyllm/moe/configs/" and m["lookup"]["files"] == 2, m
 o = d["spans"][k[("tinyllm/moe/tiles.py", 8, "BLOCK_SIZE_M")]["id"]]
 assert o["overwritten_at"] == {"file": "tinyllm/moe/tiles.py", "line": 10}, o
+g = d["spans"][k[("tinyllm/dist/state.py", 2, "_USE_CUSTOM_REDUCE")]["id"]]
+assert g["overwritten_at"] == {"file": "tinyllm/extras.py", "line": 17}, g
 u = k[("tinyllm/engine.py", 9, "ATTN_MODE")]
 assert u["unsafe_values"] == ["not in ('fused', 'split', 'legacy')", "'legacy'"], u
 PY
@@ -196,6 +200,12 @@ expect_in err "tinyllm/moe/tiles.py:14: config\['BLOCK_SIZE_M'\] overwritten her
 run "$MUH" patch "$T" --scan "$TMP/t.json" --set "$BLK[1]=32"
 expect_rc 2 "patch an overwritten constant's alternative"
 expect_in err "overwritten at tinyllm/kernels/attn.py:25" "names the first overwrite"
+SETG=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print([k["id"] for k in d["knobs"] if k["name"]=="_USE_CUSTOM_REDUCE"][0])' "$TMP/t.json")
+run "$MUH" patch "$T" --scan "$TMP/t.json" --set "$SETG=False"
+expect_rc 2 "patch a global its setter replaces"
+expect_in err "overwritten at tinyllm/extras.py:17" "names the setter's call"
 run "$MUH" patch "$T" --set "$OVER=32" --force
 expect_rc 0 "--force writes it anyway"
 # unsafe ranges are refused, --force or not; the accepted values pass
