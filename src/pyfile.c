@@ -2134,6 +2134,16 @@ static void do_call(walker *w, ctx *c, TSNode n)
 		        strlen(sv))
 			add_ref(w, &ac, ar_str(w->f, sv), ar_str(w->f, modpath), a, PF_R_STR);
 	}
+	/* getattr(x, 'NAME'[, d]) reads x.NAME */
+	if (fname && !strcmp(fname, "getattr") && !obj && cnt >= 2 &&
+	    !is(ts_node_named_child(args, 0), "keyword_argument")) {
+		TSNode o = ts_node_named_child(args, 0);
+		const char *an = string_value(w, ts_node_named_child(args, 1));
+		if (an && *an && !strchr(an, '.') &&
+		    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+			add_ref(w, c, ar_str(w->f, an), text_of(w, o, 96, 1), ts_node_named_child(args, 1),
+			        PF_R_ATTR);
+	}
 	/* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
 		const char *ks = string_value(w, ts_node_named_child(args, 0));

@@ -1775,8 +1775,21 @@ static enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const
  * for a raise of NotImplementedError; fills evidence. */
 static int raises_nie(kb *b, int fi, int sc, int depth);
 
+static int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any);
+
 /* The function a call resolves to: (*ofi, *osc) or 0. */
 static int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
+{
+	return call_def(s, fi, c, ofi, osc, 0);
+}
+
+int scan_host_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
+{
+	return call_def(s, fi, c, ofi, osc, 1);
+}
+
+/* The top-level definition a call resolves to (any: a class too). */
+static int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any)
 {
 	if (!c->fname)
 		return 0;
@@ -1804,7 +1817,7 @@ static int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *
 	int d = def_key_get(s, tf, tn);
 	if (d < 0)
 		return 0;
-	if (!(s->files[tf].pf->scopes[d].flags & PF_FUNC))
+	if (d < 0 || (!any && !(s->files[tf].pf->scopes[d].flags & PF_FUNC)))
 		return 0;
 	*ofi = tf;
 	*osc = d;
@@ -2179,6 +2192,9 @@ static muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const cha
 	}
 	o->verdict = v;
 	o->why = why;
+	if (!b->steps.n) /* no verdict without evidence: at least the knob and why */
+		step_file(b, file, k->line > 0 ? k->line : 1,
+		          sa_fmt(s, "%s: %s", k->name, why ? why : scan_verdict_name(v)));
 	if (b->unsafe.n) {
 		const char **u = sa_alloc(s, sizeof(char *) * b->unsafe.n);
 		if (u) {
@@ -2348,6 +2364,15 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
 		if (r == R_LIVE && pf->ngsets && set_by_setter(b, fi, k, why)) {
 			*v = SCAN_DEAD;
+			return;
+		}
+		if (r == R_NONE) {
+			step(b, fi, k->line,
+			     "%s is defined here and loaded nowhere in the tree (no load in this "
+			     "module, no import of it, no %s.%s, no string naming it)",
+			     k->name, s->files[fi].module, k->name);
+			*v = SCAN_DEAD;
+			*why = "never read";
 			return;
 		}
 	} else {
@@ -2963,10 +2988,44 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					v = SCAN_LIVE;
 					why = sa_fmt(s, "engine argument read at %s:%d",
 					             s->files[lf].rel, ll);
-				} else {
+					break;
+				}
+				/* no live read: where are the others, if any? */
+				int tf = -1, tl = 0, of = -1, ol = 0;
+				for (size_t j = 0; list && j < list->n; j++) {
+					const ref_at *ra = (const ref_at *)list->p + j;
+					const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
+					if (!(r->flags & (PF_R_ATTR | PF_R_KEY)))
+						continue;
+					if (s->files[ra->file].is_test) {
+						if (tf < 0) {
+							tf = ra->file;
+							tl = r->line;
+						}
+					} else if (of < 0) {
+						of = ra->file;
+						ol = r->line;
+					}
+				}
+				step(b, fi, k->line, "field %s.%s, default %s",
+				     k->scope >= 0 ? pf->scopes[k->scope].qual : "?", k->name, k->text);
+				if (of >= 0) {
 					v = SCAN_UNKNOWN;
-					why = "no attribute read of this field found (may be read "
-					      "via asdict/getattr)";
+					step(b, of, ol, ".%s read here, but only in another platform's code "
+					                "or on an unreachable path", k->name);
+					why = "read only by another platform's code or on unreachable "
+					      "paths (may be read via asdict/getattr)";
+				} else if (tf >= 0) {
+					v = SCAN_DEAD;
+					step(b, tf, tl, ".%s read only from tests (e.g. here)", k->name);
+					why = "read only from tests";
+				} else {
+					v = SCAN_DEAD;
+					step(b, fi, k->line,
+					     "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module",
+					     k->name, k->name, k->name);
+					why = sa_fmt(s, "defined at %s:%d, read nowhere in the tree",
+					             f->rel, k->line);
 				}
 				break;
 			}
@@ -3400,6 +3459,11 @@ static void link_feeds(muh_surface *s)
 int scan_host_nfiles(const muh_surface *s)
 {
 	return s->nfiles;
+}
+
+int scan_host_library(const muh_surface *s)
+{
+	return s->opt.library;
 }
 
 int scan_host_with_tests(const muh_surface *s)

@@ -79,6 +79,7 @@ typedef struct arg_def {
 	/* reads */
 	int cls, rfi, rline; /* best reader class, its place */
 	int nlive, lfi[3], lline[3], lscript[3]; /* up to 3 live reads */
+	int via_fi, via_line; /* the namespace passed whole (F(**vars(args))) to a reader */
 } arg_def;
 
 typedef struct argctx {
@@ -770,6 +771,154 @@ static int getattr_name(const char *src, size_t n, uint32_t byte, char *out, siz
 	return i < n && src[i] == qq && o > 0;
 }
 
+/* Is obj a parameter of function scope sc annotated with a type that is no
+ * argument schema of the tree: a plain one (`hf_config: list`, `d: dict[str,
+ * int]`) or another class (`inputs: SamplingInputs`; Optional[X] and X | None
+ * look at X)? A whole read of obj then reads that, not a namespace of
+ * arguments or a schema. Unannotated, Any, object and Namespace: 0. */
+static int annotated_other(const char *src, size_t n, const pyfile *pf, int sc, const char *obj,
+                           arg_def *const *idx, size_t nidx)
+{
+	if (sc < 0 || !(pf->scopes[sc].flags & PF_FUNC) || !*obj)
+		return 0;
+	size_t a = pf->scopes[sc].start, b = pf->scopes[sc].end, ol = strlen(obj);
+	if (b > n)
+		b = n;
+	/* the parameter list: from the first '(' after `def` to its ')' */
+	const char *d = a < b ? memmem(src + a, b - a, "def ", 4) : NULL;
+	const char *p = d ? memchr(d, '(', (size_t)(src + b - d)) : NULL;
+	int depth = 0;
+	for (const char *q = p; q && q < src + b; q++) {
+		if (*q == '(' || *q == '[')
+			depth++;
+		else if (*q == ')' || *q == ']') {
+			if (--depth == 0)
+				break;
+		} else if (depth == 1 && !strncmp(q, obj, ol) && (q[-1] == '(' || q[-1] == ' ' ||
+		                                                  q[-1] == ',' || q[-1] == '\n')) {
+			const char *r = q + ol;
+			while (r < src + b && *r == ' ')
+				r++;
+			if (*r != ':')
+				continue;
+			for (r++; r < src + b && (*r == ' ' || *r == '\'' || *r == '"');)
+				r++;
+			char t[96];
+			for (int hop = 0; hop < 2; hop++) {
+				size_t o = 0;
+				while (r + o < src + b && o + 1 < sizeof(t) &&
+				       ((r[o] >= 'a' && r[o] <= 'z') || (r[o] >= 'A' && r[o] <= 'Z') ||
+				        r[o] == '_' || r[o] == '.' || (o && r[o] >= '0' && r[o] <= '9'))) {
+					t[o] = r[o];
+					o++;
+				}
+				t[o] = '\0';
+				if ((strcmp(t, "Optional") && strcmp(t, "typing.Optional")) || r[o] != '[')
+					break;
+				r += o + 1;
+			}
+			const char *last = strrchr(t, '.') ? strrchr(t, '.') + 1 : t;
+			if (!*last || !strcmp(last, "Any") || !strcmp(last, "object") ||
+			    !strcmp(last, "Namespace") || strstr(last, "Args") || strstr(last, "Namespace"))
+				return 0;
+			for (size_t i = 0; i < nidx; i++)
+				if (idx[i]->how > ARG_CLICK && !strcmp(idx[i]->flag, last))
+					return 0; /* one of the schemas: a whole read of it */
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Is name, in scope sc, assigned a module (`m = importlib.import_module(...)`,
+ * `__import__(...)`)? getattr(m, name) then looks a definition up. */
+static int module_var(const pyfile *pf, int sc, const char *name)
+{
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->scope == sc && c->assigned && c->fname && !strcmp(c->assigned, name) &&
+		    (!strcmp(c->fname, "import_module") || !strcmp(c->fname, "__import__")))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is getattr call ci method dispatch: `getattr(x, m)(...)`, or `f =
+ * getattr(x, m)` with f called in the same function? */
+static int is_dispatch(const pyfile *pf, int ci)
+{
+	const pf_call *g = &pf->calls[ci];
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->scope != g->scope || !c->fname)
+			continue;
+		if (c->byte == g->byte && i != ci && !strncmp(c->callee, "getattr(", 8))
+			return 1; /* getattr(x, m)(...): the outer call starts where it does */
+		if (g->assigned && c->byte > g->byte && !c->obj && !strcmp(c->fname, g->assigned))
+			return 1;
+	}
+	return 0;
+}
+
+/* getattr(obj, NAME) at src[byte] where NAME is the variable of an
+ * enclosing `for NAME in ('a', 'b'):` over string literals only (in the same
+ * function): it reads those attributes, not every one. */
+static int name_from_literals(const char *src, size_t n, const pyfile *pf, int sc, uint32_t byte)
+{
+	if (sc < 0 || byte >= n)
+		return 0;
+	/* the second argument's identifier */
+	size_t i = byte;
+	while (i < n && src[i] != '(')
+		i++;
+	int depth = 0;
+	for (i++; i < n; i++) {
+		if (src[i] == '(' || src[i] == '[')
+			depth++;
+		else if (src[i] == ')' || src[i] == ']')
+			depth--;
+		else if (src[i] == ',' && !depth)
+			break;
+		if (depth < 0)
+			return 0;
+	}
+	for (i++; i < n && (src[i] == ' ' || src[i] == '\n');)
+		i++;
+	char nm[64];
+	size_t o = 0;
+	while (i < n && o + 1 < sizeof(nm) &&
+	       ((src[i] >= 'a' && src[i] <= 'z') || (src[i] >= 'A' && src[i] <= 'Z') ||
+	        src[i] == '_' || (o && src[i] >= '0' && src[i] <= '9')))
+		nm[o++] = src[i++];
+	nm[o] = '\0';
+	if (!o)
+		return 0;
+	char pat[80];
+	snprintf(pat, sizeof(pat), "for %s in ", nm);
+	size_t a = pf->scopes[sc].start, pl = strlen(pat);
+	for (size_t j = byte; j > a + pl; j--) {
+		if (strncmp(src + j - pl, pat, pl))
+			continue;
+		size_t k = j;
+		if (k >= n || (src[k] != '(' && src[k] != '['))
+			return 0;
+		char close = src[k] == '(' ? ')' : ']';
+		int strings = 0;
+		for (k++; k < n && src[k] != close; k++) {
+			char ch = src[k];
+			if (ch == '\'' || ch == '"') {
+				for (k++; k < n && src[k] != ch && src[k] != '\n'; k++)
+					;
+				strings++;
+			} else if (ch != ' ' && ch != ',' && ch != '\n') {
+				return 0;
+			}
+		}
+		return strings > 0;
+	}
+	return 0;
+}
+
 /* Is name bound by an import in pf (getattr(torch, dtype) reads a module,
  * not a namespace of arguments)? */
 static int is_module_alias(const pyfile *pf, const char *name)
@@ -784,6 +933,40 @@ static int dyn_call(const char *f)
 {
 	return !strcmp(f, "vars") || !strcmp(f, "asdict") || !strcmp(f, "astuple") ||
 	       !strcmp(f, "fields") || !strcmp(f, "model_dump") || !strcmp(f, "model_fields");
+}
+
+/* fields(self), asdict(self), vars(cls) ...: a class reading its own
+ * fields (self_dyn decides for that class only). */
+static int of_self(const pf_call *c)
+{
+	return c->nargs >= 1 && c->args[0].ident &&
+	       (!strcmp(c->args[0].ident, "self") || !strcmp(c->args[0].ident, "cls"));
+}
+
+/* A whole read of its own instance inside class scope cls of pf (fields(self),
+ * asdict(self), vars(self), self.__dict__): its line, else 0. */
+static int self_dyn(const pyfile *pf, int cls, const char **what)
+{
+	if (cls < 0)
+		return 0;
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (!c->fname || !dyn_call(c->fname) || !of_self(c) ||
+		    c->byte < pf->scopes[cls].start || c->byte >= pf->scopes[cls].end)
+			continue;
+		*what = c->fname;
+		return c->line;
+	}
+	for (int i = 0; i < pf->nrefs; i++) {
+		const pf_ref *r = &pf->refs[i];
+		if ((r->flags & PF_R_ATTR) && !strcmp(r->name, "__dict__") && r->obj &&
+		    !strcmp(r->obj, "self") && r->byte >= pf->scopes[cls].start &&
+		    r->byte < pf->scopes[cls].end) {
+			*what = "__dict__";
+			return r->line;
+		}
+	}
+	return 0;
 }
 
 static void set_dyn(argctx *e, int kind, int fi, int line, const char *what)
@@ -821,7 +1004,8 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			const pf_ref *r = &pf->refs[i];
 			if (!(r->flags & (PF_R_ATTR | PF_R_KEY)))
 				continue;
-			if ((r->flags & PF_R_ATTR) && !strcmp(r->name, "__dict__") && !is_test)
+			if ((r->flags & PF_R_ATTR) && !strcmp(r->name, "__dict__") && !is_test &&
+			    !(r->obj && (!strcmp(r->obj, "self") || !strcmp(r->obj, "cls"))))
 				set_dyn(e, 0, fi, r->line, "__dict__");
 			size_t cnt;
 			defs_named(idx, n, r->name, &cnt);
@@ -835,10 +1019,9 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			const pf_call *c = &pf->calls[i];
 			if (!c->fname)
 				continue;
-			if (!strcmp(c->fname, "getattr"))
+			if (!strcmp(c->fname, "getattr") ||
+			    (dyn_call(c->fname) && !is_test && !of_self(c)))
 				want_src = 1;
-			else if (dyn_call(c->fname) && !is_test)
-				set_dyn(e, strcmp(c->fname, "vars") ? 1 : 0, fi, c->line, c->fname);
 		}
 		if (!want_src)
 			continue;
@@ -846,35 +1029,146 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 		snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
 		size_t sn;
 		char *src = file_read(path, &sn);
-		if (!src)
-			continue;
-		if (pyfile_hash(src, sn) == pf->hash) {
+		int same = src && pyfile_hash(src, sn) == pf->hash;
+		/* vars(x), fields(x), asdict(x) ...: unless x is declared another type */
+		for (int i = 0; i < pf->ncalls; i++) {
+			const pf_call *c = &pf->calls[i];
+			if (c->fname && dyn_call(c->fname) && !is_test && !of_self(c) &&
+			    !(same && c->nargs >= 1 && c->args[0].ident &&
+			      annotated_other(src, sn, pf, c->scope, c->args[0].ident, idx, n)))
+				set_dyn(e, strcmp(c->fname, "vars") ? 1 : 0, fi, c->line, c->fname);
+		}
+		if (same) {
 			for (int i = 0; i < pf->ncalls; i++) {
 				const pf_call *c = &pf->calls[i];
 				if (!c->fname || strcmp(c->fname, "getattr"))
 					continue;
 				char nm[256], obj[128];
 				int g = getattr_name(src, sn, c->byte, nm, sizeof(nm), obj, sizeof(obj));
-				if (g == 0 && !is_test && !is_module_alias(pf, obj)) {
+				if (g == 0 && !is_test && !is_module_alias(pf, obj) &&
+				    strcmp(obj, "self") && strcmp(obj, "cls") &&
+				    !module_var(pf, c->scope, obj) &&
+				    !annotated_other(src, sn, pf, c->scope, obj, idx, n) &&
+				    !name_from_literals(src, sn, pf, c->scope, c->byte) &&
+				    !is_dispatch(pf, i)) {
 					/* getattr(args, f.name) for f in fields(cls): fields only */
 					int over = near(src, sn, c->byte, "fields(");
 					set_dyn(e, over, fi, c->line,
 					        over ? "getattr over fields()"
 					             : "getattr with a computed name");
 				}
-				if (g != 1)
-					continue;
-				size_t cnt;
-				defs_named(idx, n, nm, &cnt);
-				if (!cnt)
-					continue;
-				int cls = scan_host_read_class(
-				    e->s, fi, c->scope, c->byte, c->line,
-				    c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0);
-				note_read(e, idx, n, nm, fi, cls, c->line);
+				/* getattr(x, "NAME") is an attribute ref of pyfile's: read above */
 			}
 		}
 		free(src);
+	}
+}
+
+/* Does function (fi, sc) turn a namespace into a dict (vars(x),
+ * x._get_kwargs(), x.__dict__)? */
+static int makes_kwargs(const pyfile *pf, int sc)
+{
+	const pf_scope *f = &pf->scopes[sc];
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->fname && c->byte >= f->start && c->byte < f->end &&
+		    (!strcmp(c->fname, "vars") || !strcmp(c->fname, "_get_kwargs")))
+			return 1;
+	}
+	for (int i = 0; i < pf->nrefs; i++)
+		if ((pf->refs[i].flags & PF_R_ATTR) && !strcmp(pf->refs[i].name, "__dict__") &&
+		    pf->refs[i].byte >= f->start && pf->refs[i].byte < f->end)
+			return 1;
+	return 0;
+}
+
+/* Is the **splat argument of call c (in scope sc of pf) a namespace turned
+ * into a dict: **vars(args), **args.__dict__, or **K with K = vars(args) /
+ * K = convert_args(args) where convert_args does so (one call away)? */
+static int splat_of_namespace(argctx *e, int fi, const pyfile *pf, const pf_call *c,
+                              const pf_arg *a)
+{
+	if (!a->ident) { /* **vars(args) in the call itself */
+		for (int i = 0; i < pf->ncalls; i++) {
+			const pf_call *g = &pf->calls[i];
+			if (g->fname && g->byte > c->byte && g->byte < c->end &&
+			    (!strcmp(g->fname, "vars") || !strcmp(g->fname, "_get_kwargs")))
+				return 1;
+		}
+		return 0;
+	}
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *g = &pf->calls[i];
+		if (g->scope != c->scope || !g->assigned || strcmp(g->assigned, a->ident) ||
+		    g->byte >= c->byte || !g->fname)
+			continue;
+		if (!strcmp(g->fname, "vars") || !strcmp(g->fname, "_get_kwargs"))
+			return 1;
+		int tf, ts;
+		if (scan_host_call_def(e->s, fi, g, &tf, &ts)) {
+			const char *r, *m;
+			int t;
+			const pyfile *tp = scan_host_file(e->s, tf, &r, &m, &t);
+			if ((tp->scopes[ts].flags & PF_FUNC) && makes_kwargs(tp, ts))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* An argparse namespace handed whole to a function as keyword arguments
+ * (`kwargs = convert_args(args); proxy(**kwargs)`, `serve(**vars(args))`):
+ * each parameter of that function is an argument of the same name, and its
+ * loads inside the function are that argument's reads. */
+static void namespace_splat_reads(argctx *e, arg_def *const *idx, size_t n)
+{
+	int nf = scan_host_nfiles(e->s);
+	for (int fi = 0; fi < nf; fi++) {
+		const char *rel, *mod;
+		int is_test;
+		const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
+		if (is_test)
+			continue;
+		for (int i = 0; i < pf->ncalls; i++) {
+			const pf_call *c = &pf->calls[i];
+			const pf_arg *sp = NULL;
+			for (int a = 0; a < c->nargs && !sp; a++)
+				if (c->args[a].splat == 2)
+					sp = &c->args[a];
+			int tf, ts;
+			if (!sp || !splat_of_namespace(e, fi, pf, c, sp) ||
+			    !scan_host_call_def(e->s, fi, c, &tf, &ts))
+				continue;
+			const char *tr, *tm;
+			int tt;
+			const pyfile *tp = scan_host_file(e->s, tf, &tr, &tm, &tt);
+			const pf_scope *fn = &tp->scopes[ts];
+			if (!(fn->flags & PF_FUNC))
+				continue;
+			for (int p = 0; p < fn->nparams; p++) {
+				size_t cnt, i0 = defs_named(idx, n, fn->params[p], &cnt);
+				for (size_t k = i0; k < i0 + cnt; k++) {
+					arg_def *d = idx[k];
+					if (d->how != ARG_ARGPARSE)
+						continue;
+					for (int r = 0; r < tp->nrefs; r++) {
+						const pf_ref *ref = &tp->refs[r];
+						if ((ref->flags & (PF_R_ATTR | PF_R_KEY | PF_R_STR | PF_R_SPLAT)) ||
+						    ref->byte < fn->start || ref->byte >= fn->end ||
+						    strcmp(ref->name, d->name))
+							continue;
+						int cls = scan_host_read_class(e->s, tf, ref->scope, ref->byte,
+						                               ref->line, ref->flags);
+						if (cls == SCAN_ENV_R_LIVE && !d->via_line) {
+							d->via_fi = fi;
+							d->via_line = c->line;
+						}
+						arg_def *one = d;
+						note_read(e, &one, 1, d->name, tf, cls, ref->line);
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -1054,6 +1348,89 @@ static int already_known(muh_surface *s, size_t nold, const char *rel, int line,
 	return 0;
 }
 
+/* A schema field whose default no construction uses: every call of the
+ * class outside tests (at least one) passes the field by keyword, none
+ * passes positional arguments or a **splat, the class's own methods never
+ * call cls(...), nothing uses an attribute of the class (`Class.field`
+ * reads the default, `Class.from_dict(...)` constructs it unseen) and
+ * nothing hands the class itself to a helper (fields(Class),
+ * get_kwargs(Class)). 1 with a step per construction (at most 3). Not
+ * with --library (callers outside the tree may construct it).
+ * Heuristic: subclasses are not seen. */
+static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first_fi,
+                              int *first_line)
+{
+	muh_surface *s = e->s;
+	const char *rel, *mod;
+	int is_test;
+	const pyfile *dp = scan_host_file(s, d->fi, &rel, &mod, &is_test);
+	int cls = d->scope;
+	if (cls < 0 || !(dp->scopes[cls].flags & PF_CLASS) || dp->scopes[cls].parent >= 0)
+		return 0;
+	const char *cname = dp->scopes[cls].name;
+	int n = 0, nf = scan_host_nfiles(s);
+	steps tmp = *st;
+	for (int fi = 0; fi < nf; fi++) {
+		const char *r2, *m2;
+		int t2;
+		const pyfile *pf = scan_host_file(s, fi, &r2, &m2, &t2);
+		if (t2)
+			continue;
+		/* Class.field reads the default; Class.from_dict(...) or
+		 * Class.model_validate(...) construct it unseen */
+		for (int i = 0; i < pf->nrefs; i++) {
+			const pf_ref *r = &pf->refs[i];
+			if ((r->flags & PF_R_ATTR) && r->obj &&
+			    (!strcmp(r->obj, cname) || (!strcmp(r->obj, "cls") &&
+			                                !strcmp(r->name, d->name))))
+				return 0;
+		}
+		for (int i = 0; i < pf->ncalls; i++) {
+			const pf_call *c = &pf->calls[i];
+			if (!c->fname)
+				continue;
+			for (int a = 0; a < c->nargs; a++) /* the class handed to a helper */
+				if (c->args[a].ident && !strcmp(c->args[a].ident, cname))
+					return 0;
+			if (fi == d->fi && !strcmp(c->fname, "cls") && c->scope >= 0) {
+				int sc = c->scope;
+				while (sc >= 0 && sc != cls)
+					sc = pf->scopes[sc].parent;
+				if (sc == cls)
+					return 0;
+			}
+			if (strcmp(c->fname, cname))
+				continue;
+			int tf, ts;
+			if (!scan_host_call_def(s, fi, c, &tf, &ts) || tf != d->fi || ts != cls)
+				continue;
+			if (scan_host_read_class(s, fi, c->scope, c->byte, c->line,
+			                         c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0) ==
+			    SCAN_ENV_R_UNREACH)
+				continue; /* a construction that never runs */
+			int kw = 0;
+			for (int a = 0; a < c->nargs; a++) {
+				if (c->args[a].splat || c->args[a].pos >= 0)
+					return 0;
+				kw |= c->args[a].kw && !strcmp(c->args[a].kw, d->name);
+			}
+			if (!kw)
+				return 0;
+			if (!n) {
+				*first_fi = fi;
+				*first_line = c->line;
+			}
+			if (n++ < 3)
+				add_step(e, &tmp, fi, c->line,
+				         afmt(s, "%s(..., %s=...) here passes it", cname, d->name));
+		}
+	}
+	if (!n)
+		return 0;
+	*st = tmp;
+	return 1;
+}
+
 static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 {
 	muh_surface *s = e->s;
@@ -1091,6 +1468,11 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 				d->lline[j - 1] = u;
 				d->lscript[j - 1] = w;
 			}
+		if (d->via_line)
+			add_step(e, &st, d->via_fi, d->via_line,
+			         afmt(s, "the parsed namespace is passed whole here, as keyword "
+			                 "arguments: its %s is the parameter %s",
+			              d->name, d->name));
 		for (int i = 0; i < d->nlive; i++) {
 			const char *r, *m;
 			int t;
@@ -1131,7 +1513,9 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			v = SCAN_PLATFORM;
 			why = "read only in another platform's modules";
 			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here", d->name));
-		} else if ((dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
+		} else if ((d->how > ARG_CLICK && (dl = self_dyn(pf, d->scope, &dwhat)) > 0 &&
+		            (dfi = d->fi) >= 0) ||
+		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
 			v = SCAN_UNKNOWN;
 			const char *r, *m;
 			int t;
@@ -1156,6 +1540,17 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			         afmt(s, "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module", d->name,
 			              d->name, d->name));
 		}
+	}
+	int cfi = -1, cline = 0;
+	if (d->how > ARG_CLICK && !d->implicit && (v == SCAN_LIVE || v == SCAN_UNKNOWN) &&
+	    !scan_host_library(s) && default_never_used(e, d, &st, &cfi, &cline)) {
+		const char *r2, *m2;
+		int t2;
+		scan_host_file(s, cfi, &r2, &m2, &t2);
+		v = SCAN_DEAD;
+		why = afmt(s, "every construction of %s passes %s (first at %s:%d): the default is "
+		              "never used",
+		           pf->scopes[d->scope].name, d->name, r2, cline);
 	}
 	muh_knob *o = scan_host_push_knob(s);
 	if (!o) {
@@ -1225,6 +1620,7 @@ int scan_args_resolve(muh_surface *s)
 		idx[i] = &e.defs[i];
 	qsort(idx, e.ndefs, sizeof(*idx), cmp_def_name);
 	collect_reads(&e, idx, e.ndefs);
+	namespace_splat_reads(&e, idx, e.ndefs);
 	for (size_t i = 0; i < e.ndefs; i++)
 		if (e.defs[i].how == ARG_CLICK)
 			click_reads(&e, &e.defs[i]);

@@ -47,6 +47,8 @@ enum scan_env_reader {
 };
 
 int scan_host_nfiles(const muh_surface *s);
+/* Is the tree a library called from outside (scan_options.library)? */
+int scan_host_library(const muh_surface *s);
 /* Does the scan report knobs defined in test files (scan_options.with_tests)? */
 int scan_host_with_tests(const muh_surface *s);
 /* The parsed file fi (0 <= fi < nfiles): its facts, relative path, dotted
@@ -57,6 +59,9 @@ const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel, con
  * module level) with pf_ref flags `flags`, by the scan's reachability rules. */
 enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uint32_t byte,
                                           int line, unsigned flags);
+/* The top-level definition (function or class) call c of file fi resolves
+ * to, through imports and re-exports: 1 with (*ofi, *osc), else 0. */
+int scan_host_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
 /* A copy of str in the surface's arena ("" when memory ran out). */
 const char *scan_host_str(muh_surface *s, const char *str);
 /* n zeroed bytes in the surface's arena, or NULL. */

@@ -5,7 +5,9 @@
 # muh_today is '=' must get exactly that verdict; a known miss (muh_today
 # names what muh says today) must still get what the table says muh gives,
 # so that a fixed or changed miss fails here until the table is updated.
-# Prints the agreeing rows and the misses per tree. A missing tree fails.
+# Every knob of each tree's scan (not only the rows) must name its evidence,
+# each step as file:line. Prints the agreeing rows and the misses per tree.
+# A missing tree fails.
 # Usage: bash tests/cli/scan_trees.sh path/to/muh
 source "$(dirname "$0")/lib.bash"
 export MUH_CACHE_DIR=$TMP/cache
@@ -39,13 +41,22 @@ for f, line, name, kind, verdict, today, why in rows:
         agree += 1
     else:
         misses.append(f"{name} ({verdict}, muh {today})")
+# no verdict without evidence: every knob of the tree, not only the rows,
+# names at least one step, each as file:line: note
+bare = [k for k in d["knobs"] if not k["evidence"]]
+badstep = [(k["name"], e) for k in d["knobs"] for e in k["evidence"]
+           if ":" not in e.split(": ", 1)[0] or not e.split(": ", 1)[0].rsplit(":", 1)[1].isdigit()]
 tree = tsv.split("/")[-1][:-4]
 print(f"{tree}: {len(rows)} rows, {agree} agree, {len(misses)} known misses"
       + (f": {'; '.join(misses)}" if misses else "")
-      + (f"; {noev} of the knobs have no evidence" if noev else ""))
+      + f"; {len(d['knobs'])} knobs, {len(bare)} without evidence")
 for b in bad:
     print("  MISMATCH " + b)
-sys.exit(1 if bad else 0)
+for k in bare[:5]:
+    print(f"  NO EVIDENCE {k['file']}:{k['line']} {k['name']} ({k['kind']}, {k['verdict']})")
+for n, e in badstep[:5]:
+    print(f"  STEP WITHOUT file:line {n}: {e!r}")
+sys.exit(1 if bad or noev or bare or badstep else 0)
 PY
 done
 done_tests
