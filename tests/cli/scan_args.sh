@@ -43,7 +43,22 @@ want = {
     ("engine.py", "lora_extra_vocab"): (19, "256", "dead", "default 256", "no .lora_extra_vocab"),
     ("engine.py", "temperature"): (23, "", "live", "TypedDict SamplingOptions.temperature: type float, no default", "engine.py:37"),
     ("engine.py", "top_k"): (24, "", "live", "TypedDict SamplingOptions.top_k: type int", "engine.py:37"),
+    # the parsed namespace passed whole: convert_args(args) (_get_kwargs()), run_proxy(**kwargs)
+    ("proxy.py", "server_urls"): (20, "[]", "live", "argparse --server-urls", "proxy.py:15: server_urls read here"),
+    ("proxy.py", "cache_status_interval"): (21, "30", "live", "type int, default 30", "proxy.py:15"),
+    ("proxy.py", "strict_routing"): (22, "False", "dead", "type bool, default False (implicit)", "no .strict_routing"),
+    # every construction passes max_adapters: its default is never used
+    ("lora.py", "max_adapters"): (7, "4", "dead", "dataclass AdapterConfig.max_adapters", "lora.py:12: AdapterConfig(..., max_adapters=...) here passes it"),
+    ("lora.py", "adapter_rank"): (8, "8", "live", "dataclass AdapterConfig.adapter_rank", "lora.py:13"),
+    # an engine-argument class field read nowhere is dead, not unknown
+    ("engine_args.py", "max_model_len"): (7, "2048", "live", "engine_args.py:12: .max_model_len read here", "engine_args.py:12"),
+    ("engine_args.py", "use_legacy_block_manager"): (8, "True", "dead", "field TinyEngineArgs.use_legacy_block_manager, default True", "no .use_legacy_block_manager"),
 }
+# the splat is a step of its own
+sv = ks[("proxy.py", "cache_status_interval")]["evidence"]
+if not any("argengine/proxy.py:25: the parsed namespace is passed whole here" in e for e in sv):
+    print(f"no splat step: {sv}")
+    sys.exit(1)
 bad = []
 for key, (line, value, verdict, first, last) in want.items():
     k = ks.get(key)
@@ -63,6 +78,45 @@ if len(set(ids)) != len(ids):
     bad.append("duplicate ids")
 print("\n".join(bad))
 sys.exit(1 if bad else 0)
+PY
+
+# --library: callers outside the tree may construct AdapterConfig themselves
+run "$MUH" scan --json --library --kind engine_arg "$TREE"
+python3 - "$TMP/out" <<'PY' || fail "--library keeps a default every construction in the tree passes"
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = [k for k in d["knobs"] if k["name"] == "max_adapters"][0]
+assert k["verdict"] == "live", k
+PY
+
+# a computed getattr on something that may be the config still reads every
+# field (unknown); the same on a parameter declared another type does not
+G="$TMP/getattr"
+mkdir -p "$G/eng"
+cat >"$G/eng/cfg.py" <<'EOF'
+from dataclasses import dataclass
+
+
+@dataclass
+class PoolConfig:
+    pool_size: int = 8
+
+
+def show(cfg, name):
+    return getattr(cfg, name)
+EOF
+run "$MUH" scan --json --kind engine_arg "$G"
+python3 - "$TMP/out" unknown <<'PY' || fail "computed getattr on an unannotated object"
+import json, sys
+k = [k for k in json.load(open(sys.argv[1]))["knobs"] if k["name"] == "pool_size"][0]
+assert k["verdict"] == sys.argv[2] and "getattr with a computed name" in k["evidence"][-1], k
+PY
+sed -i 's/def show(cfg, name):/def show(cfg: dict, name):/' "$G/eng/cfg.py"
+run "$MUH" scan --json --kind engine_arg "$G"
+python3 - "$TMP/out" dead <<'PY' || fail "computed getattr on a parameter declared dict"
+import json, sys
+k = [k for k in json.load(open(sys.argv[1]))["knobs"] if k["name"] == "pool_size"][0]
+assert k["verdict"] == sys.argv[2], k
 PY
 
 # the table shows them too, with their verdicts
