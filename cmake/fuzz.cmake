@@ -29,7 +29,8 @@ if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   # (fuzzer-no-link) and sanitized.
   find_package(Threads REQUIRED)
   set(_fuzz_lib_src)
-  foreach(f spec expr value diag space replay deploy fileio strbuf linebuf u64map hw scan scan_env pyfile pyflow yamlcheck)
+  foreach(f spec expr value diag space replay deploy fileio strbuf linebuf u64map hw scan scan_env
+            scan_args scan_vendor scan_cache scan_rank pyfile pyflow yamlcheck)
     list(APPEND _fuzz_lib_src ${CMAKE_SOURCE_DIR}/src/${f}.c)
   endforeach()
   add_library(muh_fuzzlib STATIC ${_fuzz_lib_src} ${_ts}/parser.c ${_ts}/scanner.c)
