@@ -94,7 +94,19 @@ typedef struct argctx {
 	const char **dyn_what;
 	int nf;
 	int oom;
+	struct cinfo *classes; /* schema classes, by name (constructions_of) */
+	size_t nclasses;
 } argctx;
+
+/* A schema class and how the tree constructs it (default_never_used). */
+typedef struct cinfo {
+	const char *name;
+	int fi, sc;
+	int opaque;    /* constructed or read unseen: an attribute of it, cls(...),
+	                  handed to a helper, positional or ** arguments */
+	int n, cap;    /* constructions outside tests, not on unreachable paths */
+	int *cfi, *cci; /* their file and call index */
+} cinfo;
 
 typedef struct srcv {
 	const char *src;
@@ -1348,86 +1360,176 @@ static int already_known(muh_surface *s, size_t nold, const char *rel, int line,
 	return 0;
 }
 
-/* A schema field whose default no construction uses: every call of the
- * class outside tests (at least one) passes the field by keyword, none
- * passes positional arguments or a **splat, the class's own methods never
- * call cls(...), nothing uses an attribute of the class (`Class.field`
- * reads the default, `Class.from_dict(...)` constructs it unseen) and
- * nothing hands the class itself to a helper (fields(Class),
- * get_kwargs(Class)). 1 with a step per construction (at most 3). Not
- * with --library (callers outside the tree may construct it).
- * Heuristic: subclasses are not seen. */
-static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first_fi,
-                              int *first_line)
+static int cmp_cinfo(const void *a, const void *b)
+{
+	return strcmp(((const cinfo *)a)->name, ((const cinfo *)b)->name);
+}
+
+/* The classes named name: [*lo, *lo + returned count). */
+static size_t classes_named(const argctx *e, const char *name, size_t *lo)
+{
+	size_t l = 0, h = e->nclasses;
+	while (l < h) {
+		size_t m = (l + h) / 2;
+		if (strcmp(e->classes[m].name, name) < 0)
+			l = m + 1;
+		else
+			h = m;
+	}
+	size_t k = l;
+	while (k < e->nclasses && !strcmp(e->classes[k].name, name))
+		k++;
+	*lo = l;
+	return k - l;
+}
+
+/* One pass over the tree for every schema class with a defaulted field:
+ * its constructions (calls resolving to it outside tests, not on an
+ * unreachable path, keyword arguments only), or opaque when anything could
+ * construct it or read its defaults unseen: `Class.attr` (a default read,
+ * `Class.from_dict(...)`), `cls.x` or `cls(...)` inside it, the class handed
+ * to a helper (fields(Class), get_kwargs(Class)), a construction with
+ * positional or ** arguments. Returns -1 when memory runs out. */
+static int constructions_of(argctx *e)
 {
 	muh_surface *s = e->s;
-	const char *rel, *mod;
-	int is_test;
-	const pyfile *dp = scan_host_file(s, d->fi, &rel, &mod, &is_test);
-	int cls = d->scope;
-	if (cls < 0 || !(dp->scopes[cls].flags & PF_CLASS) || dp->scopes[cls].parent >= 0)
-		return 0;
-	const char *cname = dp->scopes[cls].name;
-	int n = 0, nf = scan_host_nfiles(s);
-	steps tmp = *st;
-	for (int fi = 0; fi < nf; fi++) {
-		const char *r2, *m2;
-		int t2;
-		const pyfile *pf = scan_host_file(s, fi, &r2, &m2, &t2);
-		if (t2)
+	for (size_t i = 0; i < e->ndefs; i++) {
+		const arg_def *d = &e->defs[i];
+		const char *rel, *mod;
+		int t;
+		const pyfile *pf = scan_host_file(s, d->fi, &rel, &mod, &t);
+		if (d->how <= ARG_CLICK || d->implicit || d->scope < 0 ||
+		    !(pf->scopes[d->scope].flags & PF_CLASS) || pf->scopes[d->scope].parent >= 0)
 			continue;
-		/* Class.field reads the default; Class.from_dict(...) or
-		 * Class.model_validate(...) construct it unseen */
+		int seen = 0;
+		for (size_t k = 0; k < e->nclasses && !seen; k++)
+			seen = e->classes[k].fi == d->fi && e->classes[k].sc == d->scope;
+		if (seen)
+			continue;
+		cinfo *nc = realloc(e->classes, sizeof(cinfo) * (e->nclasses + 1));
+		if (!nc)
+			return -1;
+		e->classes = nc;
+		nc[e->nclasses++] = (cinfo){pf->scopes[d->scope].name, d->fi, d->scope, 0, 0, 0, NULL, NULL};
+	}
+	if (!e->nclasses)
+		return 0;
+	qsort(e->classes, e->nclasses, sizeof(cinfo), cmp_cinfo);
+	int nf = scan_host_nfiles(s);
+	for (int fi = 0; fi < nf; fi++) {
+		const char *rel, *mod;
+		int is_test;
+		const pyfile *pf = scan_host_file(s, fi, &rel, &mod, &is_test);
+		if (is_test)
+			continue;
+		size_t lo, n;
 		for (int i = 0; i < pf->nrefs; i++) {
 			const pf_ref *r = &pf->refs[i];
-			if ((r->flags & PF_R_ATTR) && r->obj &&
-			    (!strcmp(r->obj, cname) || (!strcmp(r->obj, "cls") &&
-			                                !strcmp(r->name, d->name))))
-				return 0;
+			if (!(r->flags & PF_R_ATTR) || !r->obj)
+				continue;
+			if (!strcmp(r->obj, "cls")) { /* cls.x inside the class */
+				for (size_t k = 0; k < e->nclasses; k++) {
+					cinfo *c = &e->classes[k];
+					if (c->fi == fi && r->byte >= pf->scopes[c->sc].start &&
+					    r->byte < pf->scopes[c->sc].end)
+						c->opaque = 1;
+				}
+				continue;
+			}
+			n = classes_named(e, r->obj, &lo);
+			for (size_t k = lo; k < lo + n; k++)
+				e->classes[k].opaque = 1;
 		}
 		for (int i = 0; i < pf->ncalls; i++) {
 			const pf_call *c = &pf->calls[i];
 			if (!c->fname)
 				continue;
 			for (int a = 0; a < c->nargs; a++) /* the class handed to a helper */
-				if (c->args[a].ident && !strcmp(c->args[a].ident, cname))
-					return 0;
-			if (fi == d->fi && !strcmp(c->fname, "cls") && c->scope >= 0) {
-				int sc = c->scope;
-				while (sc >= 0 && sc != cls)
-					sc = pf->scopes[sc].parent;
-				if (sc == cls)
-					return 0;
+				if (c->args[a].ident && (n = classes_named(e, c->args[a].ident, &lo)))
+					for (size_t k = lo; k < lo + n; k++)
+						e->classes[k].opaque = 1;
+			if (!strcmp(c->fname, "cls") && !c->obj) {
+				for (size_t k = 0; k < e->nclasses; k++) {
+					cinfo *ci = &e->classes[k];
+					if (ci->fi == fi && c->byte >= pf->scopes[ci->sc].start &&
+					    c->byte < pf->scopes[ci->sc].end)
+						ci->opaque = 1;
+				}
+				continue;
 			}
-			if (strcmp(c->fname, cname))
+			if (!(n = classes_named(e, c->fname, &lo)))
 				continue;
 			int tf, ts;
-			if (!scan_host_call_def(s, fi, c, &tf, &ts) || tf != d->fi || ts != cls)
+			if (!scan_host_call_def(s, fi, c, &tf, &ts))
 				continue;
-			if (scan_host_read_class(s, fi, c->scope, c->byte, c->line,
-			                         c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0) ==
-			    SCAN_ENV_R_UNREACH)
-				continue; /* a construction that never runs */
-			int kw = 0;
-			for (int a = 0; a < c->nargs; a++) {
-				if (c->args[a].splat || c->args[a].pos >= 0)
-					return 0;
-				kw |= c->args[a].kw && !strcmp(c->args[a].kw, d->name);
+			for (size_t k = lo; k < lo + n; k++) {
+				cinfo *ci = &e->classes[k];
+				if (ci->fi != tf || ci->sc != ts)
+					continue;
+				if (scan_host_read_class(s, fi, c->scope, c->byte, c->line,
+				                         c->flags & PF_C_UNREACH ? PF_R_UNREACH : 0) ==
+				    SCAN_ENV_R_UNREACH)
+					continue; /* a construction that never runs */
+				for (int a = 0; a < c->nargs; a++)
+					if (c->args[a].splat || c->args[a].pos >= 0)
+						ci->opaque = 1;
+				if (ci->n == ci->cap) {
+					int cap = ci->cap ? 2 * ci->cap : 4;
+					int *x = realloc(ci->cfi, sizeof(int) * (size_t)cap);
+					if (!x)
+						return -1;
+					ci->cfi = x;
+					int *y = realloc(ci->cci, sizeof(int) * (size_t)cap);
+					if (!y)
+						return -1;
+					ci->cci = y;
+					ci->cap = cap;
+				}
+				ci->cfi[ci->n] = fi;
+				ci->cci[ci->n++] = i;
 			}
-			if (!kw)
-				return 0;
-			if (!n) {
-				*first_fi = fi;
-				*first_line = c->line;
-			}
-			if (n++ < 3)
-				add_step(e, &tmp, fi, c->line,
-				         afmt(s, "%s(..., %s=...) here passes it", cname, d->name));
 		}
 	}
-	if (!n)
+	return 0;
+}
+
+/* A schema field whose default no construction uses: its class is not
+ * opaque (constructions_of), has at least one construction and every one
+ * passes the field by keyword. 1 with a step per construction (at most 3)
+ * and the first one's place. Not with --library (callers outside the tree
+ * may construct it). Heuristic: subclasses are not seen. */
+static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first_fi,
+                              int *first_line)
+{
+	muh_surface *s = e->s;
+	const cinfo *ci = NULL;
+	for (size_t k = 0; k < e->nclasses && !ci; k++)
+		if (e->classes[k].fi == d->fi && e->classes[k].sc == d->scope)
+			ci = &e->classes[k];
+	if (!ci || ci->opaque || !ci->n)
 		return 0;
-	*st = tmp;
+	for (int j = 0; j < ci->n; j++) {
+		const char *rel, *mod;
+		int t;
+		const pf_call *c = &scan_host_file(s, ci->cfi[j], &rel, &mod, &t)->calls[ci->cci[j]];
+		int kw = 0;
+		for (int a = 0; a < c->nargs && !kw; a++)
+			kw = c->args[a].kw && !strcmp(c->args[a].kw, d->name);
+		if (!kw)
+			return 0;
+	}
+	for (int j = 0; j < ci->n; j++) {
+		const char *rel, *mod;
+		int t;
+		const pf_call *c = &scan_host_file(s, ci->cfi[j], &rel, &mod, &t)->calls[ci->cci[j]];
+		if (!j) {
+			*first_fi = ci->cfi[j];
+			*first_line = c->line;
+		}
+		if (j < 3)
+			add_step(e, st, ci->cfi[j], c->line,
+			         afmt(s, "%s(..., %s=...) here passes it", ci->name, d->name));
+	}
 	return 1;
 }
 
@@ -1624,6 +1726,8 @@ int scan_args_resolve(muh_surface *s)
 	for (size_t i = 0; i < e.ndefs; i++)
 		if (e.defs[i].how == ARG_CLICK)
 			click_reads(&e, &e.defs[i]);
+	if (!scan_host_library(s) && constructions_of(&e))
+		e.oom = 1;
 	size_t nold = 0;
 	while (scan_host_knob(s, nold))
 		nold++;
@@ -1639,6 +1743,11 @@ int scan_args_resolve(muh_surface *s)
 	free(idx);
 	free(e.dyn_line);
 	free(e.dyn_what);
+	for (size_t k = 0; k < e.nclasses; k++) {
+		free(e.classes[k].cfi);
+		free(e.classes[k].cci);
+	}
+	free(e.classes);
 	free(e.defs);
 	return e.oom ? -1 : 0;
 }
