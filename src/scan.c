@@ -657,12 +657,21 @@ static int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi
 		char buf[600];
 		snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
 		int sub = mod_lookup(s, buf);
+		int m = mod_lookup(s, im->module);
 		if (sub >= 0) {
+			/* a package whose __init__ binds the name itself (`from .rms_norm
+			 * import rms_norm`) gives that binding, not the submodule */
+			if (m >= 0 && m != fi && m != sub &&
+			    (def_key_get((muh_surface *)s, m, im->attr) != -1 ||
+			     import_of(s, m, im->attr))) {
+				int r = resolve_name(s, m, im->attr, ofi, oname, depth + 1);
+				if (r != RES_NONE)
+					return r;
+			}
 			*ofi = sub;
 			*oname = NULL;
 			return RES_MODULE;
 		}
-		int m = mod_lookup(s, im->module);
 		if (m < 0 || m == fi)
 			return RES_NONE;
 		return resolve_name(s, m, im->attr, ofi, oname, depth + 1);
@@ -1058,6 +1067,31 @@ static const char *cres_because(muh_surface *s, const cres *r)
 	return sa_str(s, buf);
 }
 
+/* Does the body of `if __name__ == '__main__':` guard g read a command line
+ * (`.parse_args()`, `.parse_known_args()`, `fire.Fire(...)`, `sys.argv`, or
+ * a call of `main()` / `cli()`)? Such a block is an entry point of the
+ * engine (`python -m vllm.entrypoints.openai.api_server`) even when other
+ * modules import the file; one that does not (a kernel's benchmark or
+ * self-test) is a script's. */
+static int main_block_reads_argv(const pyfile *pf, const pf_guard *g)
+{
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->byte < g->cons_start || c->byte >= g->cons_end || !c->fname)
+			continue;
+		if (!strcmp(c->fname, "parse_args") || !strcmp(c->fname, "parse_known_args") ||
+		    !strcmp(c->fname, "Fire") || (!c->obj && (!strcmp(c->fname, "main") ||
+		                                              !strcmp(c->fname, "cli"))))
+			return 1;
+	}
+	for (int i = 0; i < pf->nrefs; i++) {
+		const pf_ref *r = &pf->refs[i];
+		if (r->byte >= g->cons_start && r->byte < g->cons_end && !strcmp(r->name, "argv"))
+			return 1;
+	}
+	return 0;
+}
+
 /* Dead byte ranges (constant-false branches) and platform-only ranges of
  * every file, with the reason. Two rounds: an import under a dead guard can
  * stop resolving a name. */
@@ -1073,6 +1107,9 @@ static int compute_dead(muh_surface *s)
 				const pf_guard *g = &pf->guards[i];
 				cres r = {0};
 				r.v = -1;
+				if (g->cexpr >= 0 && pf->exprs[g->cexpr].op == PF_X_MAIN &&
+				    main_block_reads_argv(pf, g))
+					continue; /* `python -m pkg.server`: an entry point, undecided */
 				if (g->constval >= 0)
 					r.v = g->constval;
 				else if (g->cexpr >= 0)

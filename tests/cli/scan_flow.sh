@@ -82,6 +82,9 @@ tinyllm/tiers/p2p.py | 2 | P2P_CHUNK | constant | live | tinyllm/tiers/p2p.py:8:
 # 10. reached only from the `__main__` block of a module the engine imports: a script
 tinyllm/kernels/norm.py | 4 | NORM_SCALE | constant | live | tinyllm/extras.py:9: rms_norm is called here, in run_extras
 tinyllm/kernels/norm.py | 12 | BENCH_ROWS | constant | dead | tinyllm/kernels/norm.py:17: `if __name__ == "__main__":` is always false | tinyllm/extras.py:3: tinyllm/kernels/norm.py is imported here: the engine imports it, so its `__main__` block runs only when it is run as a script
+tinyllm/api.py | 4 | API_WORKERS | constant | live | tinyllm/api.py:19: API_WORKERS read here (reachable code)
+# a package re-exporting a function under its submodule's name
+tinyllm/ops/rope.py | 2 | ROPE_BLOCK | constant | live | tinyllm/extras.py:33: rope is called here (module-level code)
 # 11. classes that declare their device; a capability-family check
 tinyllm/devices.py | 27 | CPU_THREADS | constant | platform | tinyllm/devices.py:11: CPU_THREADS read here: class CpuDevice declares `_enum = PlatformEnum.CPU` (line 11): CPU only
 tinyllm/devices.py | 28 | ROCM_EXPERT_TILE | constant | platform | tinyllm/devices.py:20: ROCM_EXPERT_TILE read here: class RocmExperts supports only devices where `current_platform.is_rocm()` (line 20): ROCm only
