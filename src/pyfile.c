@@ -107,6 +107,12 @@ typedef struct walker {
 	 * file compares them (a mode string in an if/elif chain) */
 	pf_knob strs[64];
 	int nstrs;
+	/* the last plain string that is a dotted path, for an identifier string
+	 * that follows it in the same block (worker_module_name = "pkg.mod";
+	 * worker_class_name = "create_worker") */
+	const char *modpath;
+	uint32_t modpath_blk;
+	int modpath_line;
 } walker;
 
 typedef struct ctx {
@@ -2204,8 +2210,20 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		}
 	}
 	buf[o] = '\0';
-	if (!fstr && !interp && o < sizeof(buf) - 2)
+	if (!fstr && !interp && o < sizeof(buf) - 2) {
 		add_str_ref(w, c, buf, n);
+		int line = line_of(n);
+		if (dotted_path(buf)) {
+			w->modpath = ar_str(w->f, buf);
+			w->modpath_blk = c->blk_start;
+			w->modpath_line = line;
+		} else if (w->modpath && w->modpath_blk == c->blk_start && o &&
+		           line - w->modpath_line <= 2 && line >= w->modpath_line &&
+		           !(buf[0] >= '0' && buf[0] <= '9') &&
+		           strspn(buf, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == o) {
+			add_ref(w, c, ar_str(w->f, buf), w->modpath, n, PF_R_STR);
+		}
+	}
 	if (fstr && interp && o > 5 && !strcmp(buf + o - 5, ".json") && !strchr(buf, '/')) {
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);

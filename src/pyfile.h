@@ -149,7 +149,9 @@ enum pf_ref_flag {
 	                     module part ('vllm.core.scheduler.Scheduler': obj
 	                     vllm.core.scheduler, name Scheduler), or a sibling string
 	                     argument of a call that also passes a module path
-	                     (register('p2p', 'pkg.p2p.manager', 'P2PManager')) */
+	                     (register('p2p', 'pkg.p2p.manager', 'P2PManager')), or
+	                     an identifier string at most two lines after a module
+	                     path in the same block (mod = 'pkg.w'; cls = 'Worker') */
 };
 
 typedef struct pf_ref {

@@ -79,6 +79,7 @@ tinyllm/gemm/cfg.py | 6 | gemm_M=*.json | config_lookup | live | tinyllm/engine.
 # 9. a class named only by its dotted path in a string; a module path and a class name side by side
 tinyllm/sched/fcfs.py | 2 | PREEMPT_EVERY | constant | live | tinyllm/sched/fcfs.py:8: PREEMPT_EVERY read here | tinyllm/loader.py:4: FcfsScheduler is named by its path in a string (tinyllm.sched.fcfs.FcfsScheduler)
 tinyllm/tiers/p2p.py | 2 | P2P_CHUNK | constant | live | tinyllm/tiers/p2p.py:8: P2P_CHUNK read here | tinyllm/tiers/factory.py:16: P2PTier is named by its path in a string (tinyllm.tiers.p2p.P2PTier)
+tinyllm/workers/multi.py | 2 | MULTI_STEPS | constant | live | tinyllm/loader.py:19: create_multi_worker is named by its path in a string (tinyllm.workers.multi.create_multi_worker) here, in worker_module_and_class
 # 10. reached only from the `__main__` block of a module the engine imports: a script
 tinyllm/kernels/norm.py | 4 | NORM_SCALE | constant | live | tinyllm/extras.py:9: rms_norm is called here, in run_extras
 tinyllm/kernels/norm.py | 12 | BENCH_ROWS | constant | dead | tinyllm/kernels/norm.py:17: `if __name__ == "__main__":` is always false | tinyllm/extras.py:3: tinyllm/kernels/norm.py is imported here: the engine imports it, so its `__main__` block runs only when it is run as a script
