@@ -40,17 +40,17 @@ static void open_once(void)
 		const char *sym;
 		void **slot;
 	} e[] = {
-		ENTRY(global_init),	 ENTRY(global_cleanup),	     ENTRY(easy_init),
-		ENTRY(easy_setopt),	 ENTRY(easy_perform),	     ENTRY(easy_getinfo),
-		ENTRY(easy_duphandle),	 ENTRY(easy_cleanup),	     ENTRY(easy_strerror),
-		ENTRY(multi_init),	 ENTRY(multi_setopt),	     ENTRY(multi_add_handle),
-		ENTRY(multi_remove_handle), ENTRY(multi_info_read),  ENTRY(multi_socket_action),
-		ENTRY(multi_cleanup),	 ENTRY(slist_append),	     ENTRY(slist_free_all),
+		ENTRY(global_init), ENTRY(global_cleanup), ENTRY(easy_init),
+		ENTRY(easy_setopt), ENTRY(easy_perform), ENTRY(easy_getinfo),
+		ENTRY(easy_duphandle), ENTRY(easy_cleanup), ENTRY(easy_strerror),
+		ENTRY(multi_init), ENTRY(multi_setopt), ENTRY(multi_add_handle),
+		ENTRY(multi_remove_handle), ENTRY(multi_info_read), ENTRY(multi_socket_action),
+		ENTRY(multi_cleanup), ENTRY(slist_append), ENTRY(slist_free_all),
 	};
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
 		if (!(*e[i].slot = dlsym(h, e[i].sym))) {
 			snprintf(why, sizeof(why), "%s has no %s: muh load and the engine backend need "
-				 "libcurl 7.x or later (apt-get install libcurl4)", so, e[i].sym);
+				 "libcurl 7.16 or later (apt-get install libcurl4)", so, e[i].sym);
 			break;
 		}
 	}

@@ -1,9 +1,10 @@
 /*
  * curl_dl.h — libcurl, opened with dlopen on first use (internal).
  *
- * muh links no libcurl: loading it and the ~30 libraries it needs (ssl,
- * krb5, ldap, ...) cost every muh process about 5 ms, and only `muh load`
- * and the engine backend talk HTTP. They call curl_dl_open first; after it
+ * muh links no libcurl: loading it and the libraries it needs (ssl, krb5,
+ * ldap, ...) at start was most of the 8 ms that libcurl and Open MPI cost
+ * every muh process (docs/results/space.md), and only `muh load` and the
+ * engine backend talk HTTP. They call curl_dl_open first; after it
  * returned MUH_OK, curl_dl holds libcurl's functions. <curl/curl.h> still
  * gives the types and constants at compile time.
  */
