@@ -39,7 +39,7 @@ if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   target_compile_definitions(muh_fuzzlib PUBLIC _GNU_SOURCE MUH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   target_compile_options(muh_fuzzlib PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1)
   target_link_libraries(muh_fuzzlib PUBLIC PkgConfig::FYAML PkgConfig::CJSON PkgConfig::SQLITE
-    PkgConfig::CURL PkgConfig::TREESITTER Threads::Threads ${CMAKE_DL_LIBS} m)
+    PkgConfig::TREESITTER Threads::Threads ${CMAKE_DL_LIBS} m)
   foreach(h ${MUH_FUZZ_LIB_HARNESSES})
     add_executable(fuzz_${h} ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_${h}.c)
     target_compile_options(fuzz_${h} PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -g -O1)

@@ -30,7 +30,7 @@
  * it are reaped here too; the server's leader dies with the runner
  * (PR_SET_PDEATHSIG) should the evaluator kill the runner on a timeout.
  */
-#include <curl/curl.h>
+#include "curl_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -226,7 +226,9 @@ static void rm_tree_shallow(const char *dir, const char *file_a, const char *fil
 
 static int engine_open(eval_ctx *c, muh_diag *d)
 {
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (curl_dl_open(d))
+		return MUH_EENV;
+	if (curl_dl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return diag_errorf(d, "libcurl cannot start"), MUH_EENV;
 	/* a server's children that outlive it are reparented here and reaped */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -235,7 +237,8 @@ static int engine_open(eval_ctx *c, muh_diag *d)
 
 static void engine_close(eval_ctx *c)
 {
-	curl_global_cleanup();
+	if (curl_dl.global_cleanup) /* NULL: engine_open found no libcurl */
+		curl_dl.global_cleanup();
 }
 
 /* 1 when argument name of f is a boolean flag (in the file, or in its

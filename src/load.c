@@ -11,7 +11,8 @@
  * It must never: print, exit, or treat anything the server does (refuse,
  * reset, HTTP errors, time-outs, malformed SSE) as fatal: those are counted
  * in the result. It starts no threads and touches no global state besides
- * curl_global_init (once).
+ * curl_global_init (once). libcurl is opened on first use (curl_dl.h), so
+ * that a muh process that sends no request never loads it.
  *
  * One request's life: a slot (an easy handle, reused so the connection is
  * too) gets a body, joins the multi handle and streams; the write callback
@@ -34,7 +35,7 @@
 #include <sys/epoll.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
+#include "curl_dl.h"
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
@@ -739,7 +740,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	struct req *q = ud;
 	size_t n = size * nmemb;
 	if (!q->http_checked) {
-		curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &q->http);
+		curl_dl.easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &q->http);
 		q->http_checked = 1;
 	}
 	if (q->http < 200 || q->http >= 300) {
@@ -790,20 +791,20 @@ static char *make_body(struct run *R, size_t i)
  * stream) over a handle's whole life and gives up after five. */
 static CURL *make_template(struct run *R)
 {
-	CURL *h = curl_easy_init();
+	CURL *h = curl_dl.easy_init();
 	if (!h)
 		return NULL;
-	curl_easy_setopt(h, CURLOPT_URL, R->url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, R->hdrs);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	curl_dl.easy_setopt(h, CURLOPT_URL, R->url);
+	curl_dl.easy_setopt(h, CURLOPT_HTTPHEADER, R->hdrs);
+	curl_dl.easy_setopt(h, CURLOPT_POST, 1L);
+	curl_dl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_dl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_dl.easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
 	long tmo = (long)(R->o->request_timeout_s * 1000 + 0.5);
 	if (tmo < 1)
 		tmo = 1;
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo < 10000 ? tmo : 10000L);
+	curl_dl.easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+	curl_dl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo < 10000 ? tmo : 10000L);
 	return h;
 }
 
@@ -851,16 +852,16 @@ static int req_start(struct run *R, int measured, size_t index)
 	q->gaps.n = 0;
 	q->sse.len = q->sse.dlen = 0;
 	q->sse.has_data = q->sse.oom = 0;
-	if (!(q->h = curl_easy_duphandle(R->tmpl)))
+	if (!(q->h = curl_dl.easy_duphandle(R->tmpl)))
 		return -1;
-	curl_easy_setopt(q->h, CURLOPT_WRITEDATA, q);
-	curl_easy_setopt(q->h, CURLOPT_PRIVATE, q);
-	curl_easy_setopt(q->h, CURLOPT_ERRORBUFFER, q->curlerr);
-	curl_easy_setopt(q->h, CURLOPT_POSTFIELDS, q->body);
-	curl_easy_setopt(q->h, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
+	curl_dl.easy_setopt(q->h, CURLOPT_WRITEDATA, q);
+	curl_dl.easy_setopt(q->h, CURLOPT_PRIVATE, q);
+	curl_dl.easy_setopt(q->h, CURLOPT_ERRORBUFFER, q->curlerr);
+	curl_dl.easy_setopt(q->h, CURLOPT_POSTFIELDS, q->body);
+	curl_dl.easy_setopt(q->h, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body));
 	q->t_send = now_s();
-	if (curl_multi_add_handle(R->m, q->h) != CURLM_OK) {
-		curl_easy_cleanup(q->h);
+	if (curl_dl.multi_add_handle(R->m, q->h) != CURLM_OK) {
+		curl_dl.easy_cleanup(q->h);
 		q->h = NULL;
 		return -1;
 	}
@@ -891,9 +892,9 @@ static void req_finish(struct run *R, struct req *q, int cc)
 	double t_end = now_s();
 	long http = q->http;
 	if (!q->http_checked)
-		curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &http);
-	curl_multi_remove_handle(R->m, q->h);
-	curl_easy_cleanup(q->h);
+		curl_dl.easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &http);
+	curl_dl.multi_remove_handle(R->m, q->h);
+	curl_dl.easy_cleanup(q->h);
 	q->h = NULL;
 	q->active = 0;
 	R->inflight--;
@@ -910,7 +911,7 @@ static void req_finish(struct run *R, struct req *q, int cc)
 		return;
 	}
 	if (cc != CURLE_OK) {
-		const char *what = q->curlerr[0] ? q->curlerr : curl_easy_strerror((CURLcode)cc);
+		const char *what = q->curlerr[0] ? q->curlerr : curl_dl.easy_strerror((CURLcode)cc);
 		if (cc == CURLE_OPERATION_TIMEDOUT) {
 			snprintf(msg, sizeof(msg), "timed out after %g s (%s)", R->o->request_timeout_s, what);
 			what = msg;
@@ -977,11 +978,11 @@ static int drain(struct run *R)
 {
 	int left, n = 0;
 	CURLMsg *msg;
-	while ((msg = curl_multi_info_read(R->m, &left))) {
+	while ((msg = curl_dl.multi_info_read(R->m, &left))) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		struct req *q = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+		curl_dl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
 		int cc = (int)msg->data.result;
 		req_finish(R, q, cc);
 		n++;
@@ -1046,11 +1047,11 @@ static int phase(struct run *R, size_t count, double duration, int measured)
 			int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
 				   (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
 				   (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-			curl_multi_socket_action(R->m, ev[i].data.fd, mask, &running);
+			curl_dl.multi_socket_action(R->m, ev[i].data.fd, mask, &running);
 		}
 		if (R->timer_due >= 0 && now_s() >= R->timer_due) {
 			R->timer_due = -1;
-			curl_multi_socket_action(R->m, CURL_SOCKET_TIMEOUT, 0, &running);
+			curl_dl.multi_socket_action(R->m, CURL_SOCKET_TIMEOUT, 0, &running);
 		}
 	}
 }
@@ -1088,8 +1089,8 @@ static void run_free(struct run *R)
 	for (size_t i = 0; i < R->nslots; i++) {
 		struct req *q = R->slots[i];
 		if (q->h) {
-			curl_multi_remove_handle(R->m, q->h);
-			curl_easy_cleanup(q->h);
+			curl_dl.multi_remove_handle(R->m, q->h);
+			curl_dl.easy_cleanup(q->h);
 		}
 		free(q->body);
 		free(q->gaps.v);
@@ -1098,12 +1099,12 @@ static void run_free(struct run *R)
 	}
 	free(R->slots);
 	if (R->tmpl)
-		curl_easy_cleanup(R->tmpl);
+		curl_dl.easy_cleanup(R->tmpl);
 	if (R->m)
-		curl_multi_cleanup(R->m);
+		curl_dl.multi_cleanup(R->m);
 	if (R->ep >= 0)
 		close(R->ep);
-	curl_slist_free_all(R->hdrs);
+	curl_dl.slist_free_all(R->hdrs);
 	load_prompts_free(&R->prompts);
 	free(R->ttft.v);
 	free(R->tpot.v);
@@ -1136,20 +1137,24 @@ static size_t on_get_body(char *data, size_t size, size_t nmemb, void *ud)
 
 long load_http_get(const char *url, double timeout_s, char **body)
 {
-	CURL *h = curl_easy_init();
+	if (body)
+		*body = NULL;
+	if (curl_dl_open(NULL))
+		return 0;
+	CURL *h = curl_dl.easy_init();
 	if (!h)
 		return 0;
 	struct get_body b = {0};
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_get_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	curl_dl.easy_setopt(h, CURLOPT_URL, url);
+	curl_dl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+	curl_dl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_dl.easy_setopt(h, CURLOPT_NOPROXY, "*");
+	curl_dl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_get_body);
+	curl_dl.easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	long code = 0;
-	if (curl_easy_perform(h) == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(h);
+	if (curl_dl.easy_perform(h) == CURLE_OK)
+		curl_dl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+	curl_dl.easy_cleanup(h);
 	if (body)
 		*body = b.p;
 	else
@@ -1161,6 +1166,8 @@ int load_wait_ready(const char *url, const char *path, double timeout_s, muh_dia
 {
 	char probe[1200];
 	snprintf(probe, sizeof(probe), "%s%s", url, path && *path ? path : "/health");
+	if (curl_dl_open(d))
+		return MUH_EENV;
 	double t0 = now_s();
 	long code = 0;
 	for (;;) {
@@ -1189,10 +1196,12 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	int rc = load_opts_check(o, d);
 	if (rc)
 		return rc;
+	if ((rc = curl_dl_open(d)))
+		return rc;
 	static int curl_ready;
 	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT))
-			return MUH_EENV;
+		if (curl_dl.global_init(CURL_GLOBAL_DEFAULT))
+			return diag_errorf(d, "libcurl cannot start"), MUH_EENV;
 		curl_ready = 1;
 	}
 	struct run R;
@@ -1214,20 +1223,20 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		ul--;
 	snprintf(R.url, sizeof(R.url), "%.*s%s", (int)ul, o->url, o->endpoint);
 	R.chat = strstr(o->endpoint, "chat") != NULL;
-	struct curl_slist *h1 = curl_slist_append(NULL, "Content-Type: application/json");
-	struct curl_slist *h2 = h1 ? curl_slist_append(h1, "Accept: text/event-stream") : NULL;
-	struct curl_slist *h3 = h2 ? curl_slist_append(h2, "Expect:") : NULL; /* no 100-continue */
+	struct curl_slist *h1 = curl_dl.slist_append(NULL, "Content-Type: application/json");
+	struct curl_slist *h2 = h1 ? curl_dl.slist_append(h1, "Accept: text/event-stream") : NULL;
+	struct curl_slist *h3 = h2 ? curl_dl.slist_append(h2, "Expect:") : NULL; /* no 100-continue */
 	R.hdrs = h3 ? h3 : h2 ? h2 : h1;
-	if (!h3 || !(R.m = curl_multi_init()) || !(R.tmpl = make_template(&R))) {
+	if (!h3 || !(R.m = curl_dl.multi_init()) || !(R.tmpl = make_template(&R))) {
 		run_free(&R);
 		diag_errorf(d, "libcurl cannot start a transfer");
 		return MUH_EENV;
 	}
-	curl_multi_setopt(R.m, CURLMOPT_MAXCONNECTS, 4096L);
-	curl_multi_setopt(R.m, CURLMOPT_SOCKETFUNCTION, on_socket);
-	curl_multi_setopt(R.m, CURLMOPT_SOCKETDATA, &R);
-	curl_multi_setopt(R.m, CURLMOPT_TIMERFUNCTION, on_timer);
-	curl_multi_setopt(R.m, CURLMOPT_TIMERDATA, &R);
+	curl_dl.multi_setopt(R.m, CURLMOPT_MAXCONNECTS, 4096L);
+	curl_dl.multi_setopt(R.m, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_dl.multi_setopt(R.m, CURLMOPT_SOCKETDATA, &R);
+	curl_dl.multi_setopt(R.m, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_dl.multi_setopt(R.m, CURLMOPT_TIMERDATA, &R);
 	double t0 = now_s();
 	if (o->deadline_s > 0)
 		R.deadline = t0 + o->deadline_s;

@@ -225,6 +225,8 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 		return diag_errorf(d, "pool: a spec, its params and at least one worker are needed");
 	if (o->mpi && !pool_mpi_available())
 		return diag_errorf(d, "pool: this muh was built without MPI (install libopenmpi-dev and rebuild)");
+	if (o->mpi && pool_mpi_check(d))
+		return MUH_EENV;
 	muh_pool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return MUH_ENOMEM;

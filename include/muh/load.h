@@ -81,7 +81,7 @@ MUH_API int load_opts_check(const load_opts *o, muh_diag *d);
 MUH_API int load_run(const load_opts *o, load_result *r, muh_diag *d);
 
 /* GET url within timeout_s; returns the HTTP status (0 when nothing
- * answered) and, when body is not NULL, the body (malloc'd, NUL-terminated,
+ * answered, or libcurl.so.4 is missing) and, when body is not NULL, the body (malloc'd, NUL-terminated,
  * NULL when empty; at most 1 MiB) through *body. Proxies are never used. */
 MUH_API long load_http_get(const char *url, double timeout_s, char **body);
 
