@@ -18,7 +18,11 @@ expect_in out "^sustained +the SM clock fell under 5 s of load \(700 MHz, 1980 M
 	fail "3 rows, each with both regimes and the SM clock of each: $(grep -A4 '^sustained' "$TMP/out")"
 want=$(grep -E '^ +[0-9]+ +[0-9.]+ us +1980 ' "$TMP/out" | awk '{print $5, $8}' | sort -g | head -1 | cut -d' ' -f2)
 expect_in out "^winner +at sustained clocks: [0-9.]+ us  $want \(rank [0-9] at burst clocks\)" "the winner is the fastest re-timed ($want)"
-grep -q "BLOCK=256" <<<"$want" && fail "the simulated slowdown of BLOCK=256 at sustained clocks ranks it last: $want"
+# the slowdown ranks BLOCK=256 behind any BLOCK=64 variant re-timed beside it
+# (the top 3 at burst clocks can all be BLOCK=256: then there is none)
+if grep -A4 '^sustained' "$TMP/out" | grep -q "BLOCK=64"; then
+	grep -q "BLOCK=256" <<<"$want" && fail "the simulated slowdown of BLOCK=256 at sustained clocks ranks it last: $want"
+fi
 expect_in out "^device +busy [0-9.]+% of the search's [0-9.]+ s: [0-9.]+ s inside timed launches" "the device-busy line"
 
 # --json: the result carries both regimes and the busy fraction
