@@ -736,24 +736,9 @@ static void worker_prepare_close(void *state)
 	free(state);
 }
 
-/* The batch prepare at once (eval_prepare_all without a kept worker): a
- * prepare worker for this batch only, ended when it replied. */
-static int worker_prepare_all(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
-			      const volatile sig_atomic_t *stop, size_t *done, muh_diag *d)
-{
-	void *state = NULL;
-	*done = 0;
-	int rc = worker_prepare_send(t, &state, vs, n, jobs, stop, d);
-	if (!rc)
-		worker_prepare_poll(state, INFINITY, stop, done, &rc, d);
-	worker_prepare_close(state);
-	return rc;
-}
-
 const eval_backend backend_worker = {
 	.name = "worker",
 	.open = worker_open,
-	.prepare_all = worker_prepare_all,
 	.prepare_send = worker_prepare_send,
 	.prepare_poll = worker_prepare_poll,
 	.prepare_close = worker_prepare_close,

@@ -946,32 +946,25 @@ static int pool_slot(muh_evaluator *ev, int block)
 
 int eval_batch_prepares(const muh_evaluator *ev)
 {
-	return ev->jobs > 0 && ev->b->prepare_all != NULL;
+	return ev->jobs > 0 && ev->b->prepare_send != NULL;
 }
 
 int eval_prepare_all(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
 		     size_t *done, muh_diag *d)
 {
 	*done = 0;
-	if (ev->jobs <= 0 || !ev->b->prepare_all || n == 0)
+	if (!eval_batch_prepares(ev) || n == 0)
 		return MUH_OK;
-	if (!ev->b->prepare_send)
-		return ev->b->prepare_all(&ev->t, vs, n, ev->jobs, stop, done, d);
 	int rc = eval_prepare_start(ev, vs, n, stop, d);
 	if (!rc)
 		eval_prepare_poll(ev, INFINITY, stop, done, &rc, d);
 	return rc;
 }
 
-int eval_prepares_kept(const muh_evaluator *ev)
-{
-	return ev->jobs > 0 && ev->b->prepare_send != NULL;
-}
-
 int eval_prepare_start(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
 		       muh_diag *d)
 {
-	if (ev->jobs <= 0 || !ev->b->prepare_send || n == 0)
+	if (!eval_batch_prepares(ev) || n == 0)
 		return diag_errorf(d, "backend %s prepares no batch in the background", ev->b->name);
 	return ev->b->prepare_send(&ev->t, &ev->prep, vs, n, ev->jobs, stop, d);
 }

@@ -57,22 +57,19 @@ typedef struct eval_backend {
 	 * without the device, so that build() later only loads it. Runs in
 	 * the prefetch pool (eval_prefetch). */
 	int (*prepare)(const muh_target *t, const muh_variant *v);
-	/* Optional: compiles all n variants of vs into the build cache at
-	 * once, with `jobs` processes, before any is measured (the worker's
-	 * batch "prepare"). Runs in the calling process, not in the runner.
-	 * MUH_OK with *done = the count the backend says it prepared; MUH_EENV
-	 * with d->msg when the batch did not run or was cut short (measuring
-	 * still works: each build compiles what is missing), also as soon as
-	 * *stop (may be NULL) is set: Ctrl-C. */
-	int (*prepare_all)(const muh_target *t, const muh_variant *vs, size_t n, int jobs,
-			   const volatile sig_atomic_t *stop, size_t *done, muh_diag *d);
-	/* Optional, beside prepare_all: the same batch without waiting, by a
-	 * prepare worker kept in *state from one batch to the next (its
-	 * compile processes stay loaded). prepare_send starts it when *state
-	 * has none and sends the batch (MUH_OK: a reply is pending);
+	/* Optional, all three or none: the batch step (the worker's "prepare").
+	 * Compiles all n variants of vs into the build cache with `jobs`
+	 * processes, by a prepare worker kept in *state from one batch to the
+	 * next (its compile processes stay loaded); runs in the calling
+	 * process, not in the runner. prepare_send starts the worker when
+	 * *state has none and sends the batch (MUH_OK: a reply is pending);
 	 * prepare_poll waits until `until` (eval_now_s() clock) and returns 1
-	 * when the batch ended (*rc, *done, d as prepare_all's; also 1 when
-	 * none is pending), 0 while it runs; prepare_close ends the worker. */
+	 * when the batch ended, also when none is pending: *rc MUH_OK with
+	 * *done = the count the backend says it prepared, or MUH_EENV with
+	 * d->msg when the batch did not run or was cut short (measuring still
+	 * works: each build compiles what is missing), also as soon as *stop
+	 * (may be NULL) is set: Ctrl-C; 0 while it runs. prepare_close ends
+	 * the worker. */
 	int (*prepare_send)(const muh_target *t, void **state, const muh_variant *vs, size_t n, int jobs,
 			    const volatile sig_atomic_t *stop, muh_diag *d);
 	int (*prepare_poll)(void *state, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
@@ -165,7 +162,6 @@ int eval_hash_file(const char *path, uint64_t *h);
  * any more (*rc, *done and d of the one that ended), 0 while one runs;
  * eval_prepare_end stops the worker and its compile processes (eval_close
  * does too). */
-int eval_prepares_kept(const muh_evaluator *ev); /* 1: eval_prepare_start can run */
 int eval_prepare_start(muh_evaluator *ev, const muh_variant *vs, size_t n, const volatile sig_atomic_t *stop,
 		       muh_diag *d);
 int eval_prepare_poll(muh_evaluator *ev, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,

@@ -34,8 +34,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "muh/best.h"
 #include "muh/deploy.h"
@@ -1130,6 +1128,45 @@ static int bg_reap(muh_session *s, int wait)
 	return 1;
 }
 
+/* Compiles the m variants vs: sent to the evaluator's kept prepare worker
+ * when async (the session goes on measuring; bg_reap collects it), else
+ * at once. A batch that fails is a note in info. */
+static void prepare_batch(muh_session *s, const muh_variant *vs, size_t m, session_prepare_info *info, int async)
+{
+	static volatile sig_atomic_t never = 0;
+	const volatile sig_atomic_t *stop = s->o.stop ? s->o.stop : &never;
+	muh_diag d;
+	diag_clear(&d);
+	double t0 = eval_now_s();
+	if (async) {
+		/* the kept worker's compile processes stay loaded: no fork */
+		if (eval_prepare_start(s->ev, vs, m, stop, &d) == MUH_OK) {
+			s->bg_kept = 1;
+			s->bg_t0 = t0;
+			s->bg_asked = m;
+			if (info) {
+				info->ran++;
+				info->asked += m;
+				info->background++;
+			}
+		} else if (info) {
+			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+		}
+		return;
+	}
+	size_t done = 0;
+	int rc = eval_prepare_all(s->ev, vs, m, stop, &done, &d);
+	if (info) {
+		info->ran++;
+		info->asked += m;
+		info->done += done;
+		info->seconds += eval_now_s() - t0;
+		info->blocking_s += eval_now_s() - t0;
+		if (rc)
+			snprintf(info->note, sizeof(info->note), "%s", d.msg);
+	}
+}
+
 /* Hands the n configurations of cfgs that are neither prepared nor in the
  * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
  * async: the batch prepare runs in the background while the session
@@ -1179,52 +1216,14 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t 
 	}
 	u64map_free(&seen);
 	/* the speculative ones (past nlook) only beside a lookahead that goes
-	 * somewhere new: a resume answered from the store compiles nothing */
-	if (m < min_new || !m || from[0] >= nlook) { /* or too few new ones to be worth a batch's start-up */
-		for (size_t i = 0; i < m; i++)
-			eval_variant_free(&vs[i]);
-		free(vs);
-		free(from);
-		return;
-	}
-	for (size_t j = 0; j < m; j++)
+	 * somewhere new (a resume answered from the store compiles nothing),
+	 * and not for too few new ones to be worth a batch's start-up */
+	int go = m > 0 && m >= min_new && from[0] < nlook;
+	for (size_t j = 0; go && j < m; j++)
 		mark_prepared(s, cfgs + from[j] * s->np);
 	free(from);
-	static volatile sig_atomic_t never = 0;
-	muh_diag d;
-	diag_clear(&d);
-	size_t done = 0;
-	double t0 = eval_now_s();
-	if (async && m && eval_prepares_kept(s->ev)) {
-		/* the evaluator's kept prepare worker compiles them while the
-		 * session measures (no fork: its compile processes stay loaded) */
-		if (eval_prepare_start(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &d) == MUH_OK) {
-			s->bg_kept = 1;
-			s->bg_t0 = t0;
-			s->bg_asked = m;
-			if (info) {
-				info->ran++;
-				info->asked += m;
-				info->background++;
-			}
-		} else if (info) {
-			snprintf(info->note, sizeof(info->note), "%s", d.msg);
-		}
-		goto out;
-	}
-	{
-		int rc = m ? eval_prepare_all(s->ev, vs, m, s->o.stop ? s->o.stop : &never, &done, &d) : MUH_OK;
-		if (info) {
-			info->ran += m > 0;
-			info->asked += m;
-			info->done += done;
-			info->seconds += eval_now_s() - t0;
-			info->blocking_s += eval_now_s() - t0;
-			if (rc)
-				snprintf(info->note, sizeof(info->note), "%s", d.msg);
-		}
-	}
-out:
+	if (go)
+		prepare_batch(s, vs, m, info, async);
 	for (size_t i = 0; i < m; i++)
 		eval_variant_free(&vs[i]);
 	free(vs);
