@@ -122,7 +122,8 @@ def _compile_only():
 
 def _pool_init():
     os.dup2(2, 1)  # stdout is muh's protocol pipe: nothing of ours goes there
-    _POOL.update(mod=None, inputs=None, problem=None, broken=None, compile_only=_compile_only())
+    _POOL.update(mod=None, inputs=None, problem=None, broken=None)
+    _compile_only()  # where it cannot, the prepare launches each variant once
 
 
 def _prepare_one(var, target):
