@@ -283,6 +283,11 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 	cJSON_AddStringToObject(req, "op", op);
 	cJSON_AddItemToObject(req, "variant", variant_json(v));
 	cJSON_AddItemToObject(req, "target", target_json(c->target, overlay));
+	if (!strcmp(op, "build") && c->nkeep) { /* an interleaved set: keep every one of its builds */
+		cJSON *keep = cJSON_AddArrayToObject(req, "keep");
+		for (size_t i = 0; i < c->nkeep; i++)
+			cJSON_AddItemToArray(keep, cJSON_CreateString(c->keep[i]));
+	}
 	if (!strcmp(op, "run") && warm && c->target->gpu_warm_s > 0)
 		cJSON_AddNumberToObject(req, "warm_s", c->target->gpu_warm_s);
 	if (!strcmp(op, "time")) {

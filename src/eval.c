@@ -542,13 +542,15 @@ const eval_backend *eval_backend_find(const char *name)
 
 enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
 
-/* Sends a phase line to the parent (no-op in process). */
-static void phase(int fd, const char *name)
+/* Sends a phase line to the parent (no-op in process); idx >= 0 names the
+ * variant of an interleaved set the step is for. */
+static void phase(int fd, const char *name, int idx)
 {
 	if (fd < 0)
 		return;
-	char line[64];
-	int n = snprintf(line, sizeof(line), "{\"phase\":\"%s\"}\n", name);
+	char line[96];
+	int n = idx >= 0 ? snprintf(line, sizeof(line), "{\"phase\":\"%s\",\"variant\":%d}\n", name, idx)
+			 : snprintf(line, sizeof(line), "{\"phase\":\"%s\"}\n", name);
 	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) < 0) {
 		/* the parent is gone; the next read fails and the runner exits */
 	}
@@ -588,6 +590,114 @@ static int samples_check(const eval_backend *b, const muh_target *t, const doubl
 	return 1;
 }
 
+/* The most samples one variant keeps (measure.max_samples). */
+static size_t sample_cap(const muh_target *t)
+{
+	return (size_t)(t->max_samples > 0 ? t->max_samples : 200);
+}
+
+/* The steps before timing: m init'ed, v built into c->built, verified and
+ * warmed up (phases named for variant idx, -1: not in a set); *t0 is when
+ * the timing step began (the warm-ups count into it). Returns 1 when v is
+ * ready to time, 0 when m failed or op is a fingerprint only. */
+static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
+			  muh_measurement *m, int fd, int idx, double *t0)
+{
+	const muh_target *t = c->target;
+	measurement_init(m);
+	m->status = EVAL_OK;
+	m->started_ms = epoch_ms();
+	double s0 = eval_now_s();
+	phase(fd, "build", idx);
+	int rc = b->build(c, v, m);
+	m->t_build = eval_now_s() - s0;
+	if (rc != MUH_OK && m->status == EVAL_OK)
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to build", b->name);
+	if (m->status != EVAL_OK || op == OP_FINGERPRINT)
+		return 0;
+
+	phase(fd, "verify", idx);
+	s0 = eval_now_s();
+	for (int k = 0; k < t->checks && b->verify && m->status == EVAL_OK; k++) {
+		rc = b->verify(c, v, m);
+		if (rc != MUH_OK && m->status == EVAL_OK)
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to verify", b->name);
+	}
+	m->t_verify = eval_now_s() - s0;
+	if (m->status != EVAL_OK)
+		return 0;
+
+	phase(fd, "time", idx);
+	*t0 = eval_now_s();
+	m->samples = malloc((sample_cap(t) + 64) * sizeof(double));
+	if (!m->samples) {
+		measurement_fail(m, EVAL_CRASH, "out of memory for samples");
+		return 0;
+	}
+	double scratch[64];
+	for (int w = 0; w < t->warmups && m->status == EVAL_OK; w++) {
+		size_t n = 0;
+		phase(fd, "warm-up", idx); /* each warm-up gets its own limit */
+		rc = b->time(c, v, 1, scratch, 64, &n, m);
+		if (rc != MUH_OK && m->status == EVAL_OK)
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed in warm-up", b->name);
+		m->warmups++;
+	}
+	return m->status == EVAL_OK;
+}
+
+/* One time step of v: appends at most max (>= 1) samples to m, within
+ * measure.max_samples. Returns 1 when it did, 0 with m failed. Every
+ * sample passes samples_check. */
+static int time_step(const eval_backend *b, eval_ctx *c, const muh_variant *v, muh_measurement *m, size_t max)
+{
+	size_t cap = sample_cap(c->target), n = 0;
+	if (max > cap - m->nsamples)
+		max = cap - m->nsamples;
+	double c0 = eval_now_s();
+	int rc = b->time(c, v, 0, m->samples + m->nsamples, max, &n, m);
+	double wall = eval_now_s() - c0;
+	if (rc != MUH_OK && m->status == EVAL_OK)
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to time", b->name);
+	if (m->status != EVAL_OK)
+		return 0;
+	if (n == 0) {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s returned no samples", b->name);
+		return 0;
+	}
+	if (n > max)
+		n = max; /* a backend that overran max: its extra samples are not ours */
+	if (!samples_check(b, c->target, m->samples + m->nsamples, n, m->nsamples, wall, m))
+		return 0; /* the bad sample is named in the error, not kept */
+	m->nsamples += n;
+	return 1;
+}
+
+/* The statistics of m's samples; noisy when still short of measure.ci. */
+static void pipeline_summary(const muh_target *t, muh_measurement *m, int converged)
+{
+	stats_summary s = {0};
+	stats_summarize(m->samples, m->nsamples, &s);
+	m->median = s.median;
+	m->min = s.min;
+	m->mad = s.mad;
+	m->ci_lo = s.ci_lo;
+	m->ci_hi = s.ci_hi;
+	m->ci_target = t->ci_frac;
+	m->noisy = !converged && !stats_converged(&s, t->ci_frac);
+}
+
+/* Drops c->built and closes m. */
+static void pipeline_end(const eval_backend *b, eval_ctx *c, muh_measurement *m)
+{
+	if (b->release && c->built)
+		b->release(c);
+	c->built = NULL;
+	if (m->status == EVAL_OK)
+		m->error[0] = '\0';
+	m->finished_ms = epoch_ms();
+}
+
 /* Runs build -> verify -> time for v with backend b; fills m. Never fails
  * the run: every failure is a status on m. Every sample passes
  * samples_check; a variant still short of measure.ci at a cap is noisy. */
@@ -595,95 +705,153 @@ static void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, e
 		     muh_measurement *m, int fd)
 {
 	const muh_target *t = c->target;
-	measurement_init(m);
-	m->status = EVAL_OK;
-	m->started_ms = epoch_ms();
-	double t0 = eval_now_s();
-	phase(fd, "build");
-	int rc = b->build(c, v, m);
-	m->t_build = eval_now_s() - t0;
-	if (rc != MUH_OK && m->status == EVAL_OK)
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to build", b->name);
-	if (m->status != EVAL_OK || op == OP_FINGERPRINT)
-		goto done;
-
-	phase(fd, "verify");
-	t0 = eval_now_s();
-	for (int k = 0; k < t->checks && b->verify && m->status == EVAL_OK; k++) {
-		rc = b->verify(c, v, m);
-		if (rc != MUH_OK && m->status == EVAL_OK)
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to verify", b->name);
-	}
-	m->t_verify = eval_now_s() - t0;
-	if (m->status != EVAL_OK)
-		goto done;
-
-	phase(fd, "time");
-	t0 = eval_now_s();
-	size_t cap = (size_t)(t->max_samples > 0 ? t->max_samples : 200);
-	m->samples = malloc((cap + 64) * sizeof(double));
-	if (!m->samples) {
-		measurement_fail(m, EVAL_CRASH, "out of memory for samples");
-		goto done;
-	}
-	double scratch[64];
-	for (int w = 0; w < t->warmups && m->status == EVAL_OK; w++) {
-		size_t n = 0;
-		phase(fd, "warm-up"); /* each warm-up gets its own limit */
-		rc = b->time(c, v, 1, scratch, 64, &n, m);
-		if (rc != MUH_OK && m->status == EVAL_OK)
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed in warm-up", b->name);
-		m->warmups++;
-	}
-	phase(fd, "time");
-	stats_summary s = {0};
-	int converged = 0;
-	while (m->status == EVAL_OK && m->nsamples < cap) {
-		size_t n = 0;
-		double c0 = eval_now_s();
-		rc = b->time(c, v, 0, m->samples + m->nsamples, cap - m->nsamples, &n, m);
-		double wall = eval_now_s() - c0;
-		if (rc != MUH_OK && m->status == EVAL_OK)
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed to time", b->name);
-		if (m->status != EVAL_OK)
-			break;
-		if (n == 0) {
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s returned no samples", b->name);
-			break;
+	double t0 = 0;
+	if (pipeline_ready(b, c, v, op, m, fd, -1, &t0)) {
+		phase(fd, "time", -1);
+		size_t cap = sample_cap(t);
+		int converged = 0;
+		while (m->nsamples < cap && time_step(b, c, v, m, cap)) {
+			stats_summary s = {0};
+			if ((int)m->nsamples < t->min_samples)
+				continue;
+			if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac)) {
+				converged = 1;
+				break;
+			}
+			if (eval_now_s() - t0 >= t->max_time_s)
+				break;
 		}
-		if (n > cap - m->nsamples)
-			n = cap - m->nsamples; /* a backend that overran max: its extra samples are not ours */
-		if (!samples_check(b, t, m->samples + m->nsamples, n, m->nsamples, wall, m))
-			break; /* the bad sample is named in the error, not kept */
-		m->nsamples += n;
-		if ((int)m->nsamples < t->min_samples)
+		m->t_time = eval_now_s() - t0;
+		if (m->status == EVAL_OK) {
+			pipeline_summary(t, m, converged);
+			if (b->sensors)
+				b->sensors(c, m);
+		}
+	}
+	pipeline_end(b, c, m);
+}
+
+void eval_interleave_order(size_t n, size_t round, size_t *order)
+{
+	size_t p = (round / 2) % (n ? n : 1);
+	for (size_t k = 0; k < n; k++)
+		order[round % 2 ? n - 1 - k : k] = (p + k) % n;
+}
+
+/* 1 when every variant ready to time has min_samples and a CI within
+ * measure.ci, or is at max_samples. */
+static int all_done(const muh_target *t, const muh_measurement *ms, const unsigned char *ready, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ready[i] || ms[i].nsamples >= sample_cap(t))
 			continue;
-		if (stats_summarize(m->samples, m->nsamples, &s) == 0 && stats_converged(&s, t->ci_frac)) {
-			converged = 1;
-			break;
+		stats_summary s = {0};
+		if ((int)ms[i].nsamples < t->min_samples || stats_summarize(ms[i].samples, ms[i].nsamples, &s) ||
+		    !stats_converged(&s, t->ci_frac))
+			return 0;
+	}
+	return 1;
+}
+
+/* The sensors' readings after each sample of one variant of a set. */
+struct sensed {
+	double clock, power, temp;
+	int nclock, npower, ntemp;
+};
+
+static void sensed_add(struct sensed *z, const muh_measurement *m)
+{
+	if (isfinite(m->sm_clock_mhz) && m->sm_clock_mhz > 0)
+		z->clock += m->sm_clock_mhz, z->nclock++;
+	if (isfinite(m->power_w))
+		z->power += m->power_w, z->npower++;
+	if (isfinite(m->temp_c))
+		z->temp += m->temp_c, z->ntemp++;
+}
+
+/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
+ * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
+ * engine-tree overlay), then rounds of one time step each in
+ * eval_interleave_order, then each summarized over all its samples. */
+static void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
+				 const char *const *overlays, muh_measurement *ms, int fd)
+{
+	const muh_target *t = c->target;
+	void *built[EVAL_INTERLEAVE_MAX] = {0};
+	unsigned char ready[EVAL_INTERLEAVE_MAX] = {0};
+	const char *keys[EVAL_INTERLEAVE_MAX];
+	struct sensed z[EVAL_INTERLEAVE_MAX];
+	size_t order[EVAL_INTERLEAVE_MAX];
+	memset(z, 0, sizeof(z));
+	for (size_t i = 0; i < n; i++)
+		keys[i] = vs[i].key;
+	c->keep = keys;
+	c->nkeep = n;
+	for (size_t i = 0; i < n; i++) {
+		double t0;
+		c->overlay = overlays ? overlays[i] : NULL;
+		c->built = NULL;
+		ready[i] = (unsigned char)pipeline_ready(b, c, &vs[i], OP_MEASURE, &ms[i], fd, (int)i, &t0);
+		if (ready[i])
+			built[i] = c->built;
+		else
+			pipeline_end(b, c, &ms[i]);
+		c->built = NULL;
+	}
+	double t0 = eval_now_s();
+	size_t cap = sample_cap(t);
+	for (size_t r = 0; !c->restart; r++) {
+		size_t alive = 0, room = 0;
+		for (size_t i = 0; i < n; i++) {
+			alive += ready[i];
+			room += ready[i] && ms[i].nsamples < cap;
 		}
-		if (eval_now_s() - t0 >= t->max_time_s)
+		if (!room || (rounds > 0 && r >= (size_t)rounds))
 			break;
+		/* the stopping rule at the end of a pair of rounds: positions balanced */
+		if (rounds <= 0 && r > 0 && r % 2 == 0 &&
+		    (all_done(t, ms, ready, n) || eval_now_s() - t0 >= t->max_time_s * (double)alive))
+			break;
+		eval_interleave_order(n, r, order);
+		for (size_t k = 0; k < n && !c->restart; k++) {
+			size_t i = order[k];
+			if (!ready[i] || ms[i].nsamples >= cap)
+				continue;
+			muh_measurement *m = &ms[i];
+			phase(fd, "time", (int)i);
+			c->overlay = overlays ? overlays[i] : NULL;
+			c->built = built[i];
+			m->sm_clock_mhz = m->power_w = m->temp_c = NAN;
+			double s0 = eval_now_s();
+			int ok = time_step(b, c, &vs[i], m, 1);
+			m->t_time += eval_now_s() - s0;
+			if (ok && b->sensors)
+				b->sensors(c, m);
+			if (ok)
+				sensed_add(&z[i], m);
+			if (!ok) {
+				ready[i] = 0;
+				pipeline_end(b, c, m);
+				built[i] = NULL;
+			}
+			c->built = NULL;
+		}
 	}
-	m->t_time = eval_now_s() - t0;
-	if (m->status == EVAL_OK) {
-		stats_summarize(m->samples, m->nsamples, &s);
-		m->median = s.median;
-		m->min = s.min;
-		m->mad = s.mad;
-		m->ci_lo = s.ci_lo;
-		m->ci_hi = s.ci_hi;
-		m->ci_target = t->ci_frac;
-		m->noisy = !converged && !stats_converged(&s, t->ci_frac);
-		if (b->sensors)
-			b->sensors(c, m);
+	for (size_t i = 0; i < n; i++) {
+		if (!ready[i])
+			continue;
+		muh_measurement *m = &ms[i];
+		c->overlay = overlays ? overlays[i] : NULL;
+		c->built = built[i];
+		pipeline_summary(t, m, 0);
+		m->sm_clock_mhz = z[i].nclock ? z[i].clock / z[i].nclock : NAN;
+		m->power_w = z[i].npower ? z[i].power / z[i].npower : NAN;
+		m->temp_c = z[i].ntemp ? z[i].temp / z[i].ntemp : NAN;
+		pipeline_end(b, c, m);
 	}
-done:
-	if (b->release)
-		b->release(c);
-	if (m->status == EVAL_OK)
-		m->error[0] = '\0';
-	m->finished_ms = epoch_ms();
+	c->overlay = NULL;
+	c->keep = NULL;
+	c->nkeep = 0;
 }
 
 /* ---- the runner child ----------------------------------------------------- */
@@ -773,6 +941,56 @@ static int send_line_json(int fd, cJSON *o)
 	return rc;
 }
 
+/* An "interleave" request in the runner: {"variants": [...], "rounds": R,
+ * "overlays": [...] (optional, one per variant)}; replies {"results":
+ * [measurement, ...]} in the variants' order (with "restart" when the
+ * device context was lost). Returns 0, or -1 when the reply cannot be sent. */
+static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *req, int fd)
+{
+	const cJSON *vars = cJSON_GetObjectItemCaseSensitive(req, "variants");
+	const cJSON *ovs = cJSON_GetObjectItemCaseSensitive(req, "overlays");
+	const cJSON *x;
+	muh_variant vs[EVAL_INTERLEAVE_MAX];
+	muh_measurement ms[EVAL_INTERLEAVE_MAX];
+	const char *overlays[EVAL_INTERLEAVE_MAX];
+	size_t n = 0;
+	int bad = !cJSON_IsArray(vars);
+	cJSON_ArrayForEach(x, vars)
+	{
+		if (n == EVAL_INTERLEAVE_MAX || variant_from_cjson(x, &vs[n]) != MUH_OK) {
+			bad = 1;
+			break;
+		}
+		const cJSON *o = cJSON_IsArray(ovs) ? cJSON_GetArrayItem(ovs, (int)n) : NULL;
+		overlays[n] = cJSON_IsString(o) && o->valuestring[0] ? o->valuestring : NULL;
+		n++;
+	}
+	if (bad || !n) {
+		for (size_t i = 0; i < n; i++)
+			eval_variant_free(&vs[i]);
+		n = 0;
+	} else {
+		double r = json_get_num(req, "rounds");
+		int rounds = isfinite(r) && r > 0 && r < 1e6 ? (int)r : 0;
+		pipeline_interleaved(b, c, vs, n, rounds, cJSON_IsArray(ovs) ? overlays : NULL, ms, fd);
+	}
+	fflush(stdout); /* into the log pipe before the result: the parent reads it after */
+	fflush(stderr);
+	int rc = send_all(fd, "{\"results\":[", 12);
+	for (size_t i = 0; i < n; i++) {
+		char *mj = measurement_to_json(&ms[i]);
+		measurement_free(&ms[i]);
+		eval_variant_free(&vs[i]);
+		if (!mj || (i && send_all(fd, ",", 1)) || send_all(fd, mj, strlen(mj)))
+			rc = -1;
+		free(mj);
+	}
+	const char *end = c->restart ? "],\"restart\":1}\n" : "]}\n";
+	if (send_all(fd, end, strlen(end)))
+		rc = -1;
+	return rc ? -1 : 0;
+}
+
 /* The runner's main loop; never returns. */
 static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 {
@@ -819,6 +1037,18 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 		cJSON *req = cJSON_Parse(line);
 		free(line);
 		const cJSON *op = req ? cJSON_GetObjectItemCaseSensitive(req, "op") : NULL;
+		if (cJSON_IsString(op) && !strcmp(op->valuestring, "interleave")) {
+			int rc = runner_interleave(b, &c, req, fd);
+			cJSON_Delete(req);
+			if (rc)
+				_exit(1);
+			if (c.restart) {
+				if (b->close)
+					b->close(&c);
+				_exit(0);
+			}
+			continue;
+		}
 		muh_variant v;
 		muh_measurement m;
 		measurement_init(&m);
@@ -1210,6 +1440,46 @@ static const char *signame(int sig)
 	}
 }
 
+/* The runner died (eof) in step `step` of the variant m is for: reaps it
+ * and fails m with why (a fault report, out of memory, a signal, an exit). */
+static void runner_died(muh_evaluator *ev, const char *step, int fault, double vm, muh_measurement *m)
+{
+	int st = 0;
+	pid_t pid = ev->pid;
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->fd = -1;
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	log_drain(ev); /* its last words: a fault report, a traceback */
+	if (ev->logfd >= 0)
+		close(ev->logfd);
+	ev->logfd = -1;
+	ev->pid = 0;
+	ev->restarts++;
+	measurement_free(m); /* what a result that did not parse left */
+	measurement_init(m);
+#if defined(__SANITIZE_ADDRESS__)
+	double limit = 0; /* the runner set no RLIMIT_AS (ASan's shadow needs the space) */
+#else
+	double limit = ev->t.mem_limit_mb * 1048576.0;
+#endif
+	if (fault && limit > 0 && vm >= 0.75 * limit)
+		measurement_fail(m, EVAL_CRASH,
+				 "out of memory in step %s: address space %.0f MiB reached the limit %.0f MiB "
+				 "(RLIMIT_AS), then %s",
+				 step, vm / 1048576.0, ev->t.mem_limit_mb, signame(fault));
+	else if (fault)
+		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(fault), step);
+	else if (WIFSIGNALED(st))
+		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(WTERMSIG(st)), step);
+	else
+		measurement_fail(m, EVAL_CRASH, "runner exited with status %d in step %s",
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, step);
+}
+
 static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
 			  muh_diag *d)
 {
@@ -1290,41 +1560,7 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 			cJSON_Delete(o);
 		}
 	}
-	/* the runner died mid-variant */
-	int st = 0;
-	pid_t pid = ev->pid;
-	if (ev->fd >= 0)
-		close(ev->fd);
-	ev->fd = -1;
-	if (pid > 0) {
-		kill(-pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	log_drain(ev); /* its last words: a fault report, a traceback */
-	if (ev->logfd >= 0)
-		close(ev->logfd);
-	ev->logfd = -1;
-	ev->pid = 0;
-	ev->restarts++;
-	measurement_free(m); /* what a result that did not parse left */
-	measurement_init(m);
-#if defined(__SANITIZE_ADDRESS__)
-	double limit = 0; /* the runner set no RLIMIT_AS (ASan's shadow needs the space) */
-#else
-	double limit = ev->t.mem_limit_mb * 1048576.0;
-#endif
-	if (fault && limit > 0 && vm >= 0.75 * limit)
-		measurement_fail(m, EVAL_CRASH,
-				 "out of memory in step %s: address space %.0f MiB reached the limit %.0f MiB "
-				 "(RLIMIT_AS), then %s",
-				 step, vm / 1048576.0, ev->t.mem_limit_mb, signame(fault));
-	else if (fault)
-		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(fault), step);
-	else if (WIFSIGNALED(st))
-		measurement_fail(m, EVAL_CRASH, "%s in step %s", signame(WTERMSIG(st)), step);
-	else
-		measurement_fail(m, EVAL_CRASH, "runner exited with status %d in step %s",
-				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, step);
+	runner_died(ev, step, fault, vm, m);
 stamp:
 	log_attach(ev, m);
 	m->started_ms = started;
@@ -1364,6 +1600,204 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d)
 {
 	return run_request(ev, v, OP_MEASURE, m, d);
+}
+
+/* One interleaved request for vs[set[0..n)] (overlays[k]: set[k]'s overlay
+ * directory, "" none) into ms[set[k]]. Returns MUH_OK with *culprit =
+ * SIZE_MAX when the results came; MUH_OK with *culprit = k when set[k]
+ * crashed or timed out (ms[set[k]] says so; the runner is gone and the
+ * others hold nothing); another error when the runner cannot start. */
+static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const size_t *set, size_t n, int rounds,
+			      char (*overlays)[PATH_MAX], muh_measurement *ms, size_t *culprit, muh_diag *d)
+{
+	*culprit = SIZE_MAX;
+	muh_variant sub[EVAL_INTERLEAVE_MAX];
+	muh_measurement got[EVAL_INTERLEAVE_MAX];
+	const char *ovp[EVAL_INTERLEAVE_MAX];
+	for (size_t k = 0; k < n; k++) {
+		measurement_init(&got[k]);
+		sub[k] = vs[set[k]];
+		ovp[k] = overlays[k][0] ? overlays[k] : NULL;
+	}
+	if (!ev->t.isolate) {
+		int rc = eval_probe(ev, d);
+		if (rc)
+			return rc;
+		pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, -1);
+		for (size_t k = 0; k < n; k++)
+			ms[set[k]] = got[k];
+		return MUH_OK;
+	}
+	if (ev->pid <= 0) {
+		int rc = runner_start(ev, d);
+		if (rc)
+			return rc;
+	}
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "interleave");
+	cJSON_AddNumberToObject(req, "rounds", rounds);
+	cJSON *arr = cJSON_AddArrayToObject(req, "variants");
+	cJSON *oarr = ev->t.engine_tree[0] ? cJSON_AddArrayToObject(req, "overlays") : NULL;
+	for (size_t k = 0; k < n; k++) {
+		cJSON_AddItemToArray(arr, variant_to_cjson(&sub[k]));
+		if (oarr)
+			cJSON_AddItemToArray(oarr, cJSON_CreateString(overlays[k]));
+	}
+	int64_t started = epoch_ms();
+	log_drain(ev);
+	tb_reset(&ev->log);
+	int src = send_line_json(ev->fd, req);
+	cJSON_Delete(req);
+	char step[16] = "build";
+	double step_limit = ev->t.timeout_s;
+	double deadline = eval_now_s() + step_limit;
+	size_t at = 0; /* the variant in flight */
+	int fault = 0;
+	double vm = 0;
+	muh_measurement *m = NULL;
+	for (; src == 0;) {
+		int eof, late;
+		cJSON *o = runner_read(ev, deadline, &eof, &late);
+		if (!o) {
+			m = &ms[set[at]];
+			if (late) {
+				log_drain(ev);
+				runner_kill(ev);
+				ev->restarts++;
+				measurement_init(m);
+				measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s (interleaved); runner killed",
+						 step_limit, step);
+				goto stamp;
+			}
+			break;
+		}
+		const cJSON *x;
+		if ((x = cJSON_GetObjectItemCaseSensitive(o, "results"))) {
+			size_t k = 0;
+			int bad = !cJSON_IsArray(x) || (size_t)cJSON_GetArraySize(x) != n;
+			const cJSON *e;
+			cJSON_ArrayForEach(e, x)
+			{
+				if (bad || measurement_from_cjson(e, &got[k]) != MUH_OK) {
+					for (size_t j = 0; j <= k && j < n; j++)
+						measurement_free(&got[j]);
+					bad = 1;
+					break;
+				}
+				k++;
+			}
+			log_drain(ev);
+			char *log = tb_text(&ev->log);
+			tb_reset(&ev->log);
+			for (size_t j = 0; !bad && j < n; j++) {
+				ms[set[j]] = got[j];
+				free(ms[set[j]].log);
+				ms[set[j]].log = log ? strdup(log) : NULL; /* one log for the set: each gets it */
+			}
+			free(log);
+			if (cJSON_GetObjectItemCaseSensitive(o, "restart")) {
+				runner_kill(ev);
+				ev->restarts++;
+			}
+			cJSON_Delete(o);
+			if (!bad)
+				return MUH_OK;
+			m = &ms[set[at]];
+			break;
+		}
+		if ((x = cJSON_GetObjectItemCaseSensitive(o, "phase")) && cJSON_IsString(x)) {
+			snprintf(step, sizeof(step), "%s", x->valuestring);
+			double vi = json_get_num(o, "variant");
+			if (isfinite(vi) && vi >= 0 && vi < (double)n)
+				at = (size_t)vi;
+			double warm = !strcmp(step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
+			step_limit = ev->t.timeout_s + warm;
+			deadline = eval_now_s() + step_limit;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
+			fault = (int)json_get_num(o, "fault");
+			vm = json_get_num(o, "vm");
+		}
+		cJSON_Delete(o);
+	}
+	if (!m)
+		m = &ms[set[at]];
+	runner_died(ev, step, fault, vm, m);
+stamp:
+	*culprit = at;
+	log_attach(ev, m);
+	m->started_ms = started;
+	m->finished_ms = epoch_ms();
+	return MUH_OK;
+}
+
+int eval_measure_interleaved(muh_evaluator *ev, const muh_variant *vs, size_t n, int rounds,
+			     muh_measurement *ms, muh_diag *d)
+{
+	muh_diag dd;
+	if (!d) {
+		diag_clear(&dd);
+		d = &dd;
+	}
+	for (size_t i = 0; i < n; i++)
+		measurement_init(&ms[i]);
+	if (n > EVAL_INTERLEAVE_MAX)
+		return diag_errorf(d, "%zu variants to interleave: at most %d", n, EVAL_INTERLEAVE_MAX);
+	if (!strcmp(ev->b->name, "engine"))
+		return diag_errorf(d, "the engine backend runs one server at a time: it cannot keep %zu variants "
+				      "ready to interleave (measure them one by one)", n);
+	size_t set[EVAL_INTERLEAVE_MAX], nset = n;
+	char(*overlays)[PATH_MAX] = calloc(EVAL_INTERLEAVE_MAX, PATH_MAX);
+	if (!overlays)
+		return MUH_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		set[i] = i;
+	while (nset) {
+		/* every variant's overlay, made before and removed after the set */
+		size_t k = 0;
+		for (size_t j = 0; j < nset; j++) {
+			overlays[k][0] = '\0';
+			if (ev->t.engine_tree[0]) {
+				muh_diag od;
+				diag_clear(&od);
+				int64_t t0 = epoch_ms();
+				int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, &vs[set[j]], overlays[k], PATH_MAX, &od)
+						: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is "
+								   "opened through a session (session_open)");
+				if (rc) {
+					measurement_fail(&ms[set[j]], EVAL_INVALID, "overlay: %s", od.msg);
+					ms[set[j]].started_ms = t0;
+					ms[set[j]].finished_ms = epoch_ms();
+					continue;
+				}
+			}
+			set[k++] = set[j];
+		}
+		nset = k;
+		if (!nset)
+			break;
+		size_t culprit;
+		int rc = interleave_request(ev, vs, set, nset, rounds, overlays, ms, &culprit, d);
+		for (size_t j = 0; ev->t.engine_tree[0] && j < nset; j++)
+			if (overlays[j][0])
+				ev->ov->remove(ev->ov_ctx, overlays[j]);
+		if (rc) {
+			free(overlays);
+			return rc;
+		}
+		if (culprit == SIZE_MAX)
+			break;
+		/* the others again from the start, without the one that died */
+		for (size_t j = culprit; j + 1 < nset; j++)
+			set[j] = set[j + 1];
+		nset--;
+		for (size_t j = 0; j < nset; j++) {
+			measurement_free(&ms[set[j]]);
+			measurement_init(&ms[set[j]]);
+		}
+	}
+	free(overlays);
+	return MUH_OK;
 }
 
 int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d)

@@ -24,6 +24,12 @@ typedef struct eval_ctx {
 			  is restarted after this variant */
 	const char *overlay; /* the current variant's engine-tree overlay (a directory the
 				evaluator's caller built, see eval_overlay_ops); NULL when none */
+	/* While an interleaved set is measured (eval_measure_interleaved): the
+	 * keys of its variants, every one of them built and kept until the set
+	 * is done; a backend that keeps one build at a time keeps these (the
+	 * worker sends them with each build as "keep"). NULL / 0 otherwise. */
+	const char *const *keep;
+	size_t nkeep;
 } eval_ctx;
 
 /* Engine-tree overlays (target.engine_tree): the evaluator never builds one
@@ -140,6 +146,14 @@ typedef struct eval_buffer {
  * what was expected. Spec loading checks every buffer with it (file:line:col);
  * the cuda backend uses it again to build. */
 int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
+
+/* The order of round `round` (0-based) of an interleaved set of n
+ * variants: order[0..n) is a permutation of 0..n-1. Round 2p is the
+ * rotation starting at p mod n, round 2p+1 the same reversed (n = 2: AB BA
+ * BA AB, ...; n = 3: ABC CBA BCA ACB CAB BAC): over every 2n rounds each
+ * variant takes each position twice, and a pair of rounds cancels a drift
+ * that is linear in time. */
+void eval_interleave_order(size_t n, size_t round, size_t *order);
 
 /* Seconds on the monotonic clock: what the evaluator, its backends and
  * their deadlines measure wall time with. */

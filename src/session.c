@@ -1620,6 +1620,80 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 	return rc;
 }
 
+int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg),
+			     void *ctx, int rounds, int (*on_row)(void *ctx, const session_result *r),
+			     session_prepare_info *prepared, muh_diag *d)
+{
+	diag_clear(d);
+	if (prepared)
+		memset(prepared, 0, sizeof(*prepared));
+	if (!s->ev)
+		return diag_errorf(d, "the session measures nothing: open it with measure");
+	if (!n || n > EVAL_INTERLEAVE_MAX)
+		return diag_errorf(d, "%zu configurations to interleave: 1 to %d", n, EVAL_INTERLEAVE_MAX);
+	size_t np = s->np, nv = 0;
+	uint32_t *cfgs = calloc(n * np + 1, sizeof(uint32_t));
+	unsigned char valid[EVAL_INTERLEAVE_MAX] = {0};
+	muh_variant vs[EVAL_INTERLEAVE_MAX];
+	muh_measurement ms[EVAL_INTERLEAVE_MAX], got[EVAL_INTERLEAVE_MAX];
+	size_t at[EVAL_INTERLEAVE_MAX]; /* vs[k] is configuration at[k] */
+	int rc = cfgs ? MUH_OK : MUH_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		measurement_init(&ms[i]);
+	for (size_t i = 0; !rc && i < n; i++) {
+		uint32_t *c = cfgs + i * np;
+		if (cfg_at(ctx, i, c) || !space_is_valid(s->space, c)) {
+			measurement_fail(&ms[i], EVAL_INVALID, "violates the constraints");
+			continue;
+		}
+		if (eval_variant_from_space(s->space, c, s->o.instance, &vs[nv])) {
+			rc = MUH_ENOMEM;
+			break;
+		}
+		valid[i] = 1;
+		at[nv++] = i;
+	}
+	uint32_t *todo = rc ? NULL : calloc(nv * np + 1, sizeof(uint32_t));
+	for (size_t k = 0; todo && k < nv; k++)
+		memcpy(todo + k * np, cfgs + at[k] * np, np * sizeof(uint32_t));
+	if (todo && !(s->o.stop && *s->o.stop))
+		prepare_cfgs(s, todo, nv, nv, prepared, 0, 1);
+	free(todo);
+	int took = 0, called = 0; /* got[] holds the set's measurements */
+	if (!rc && nv) {
+		rc = eval_measure_interleaved(s->ev, vs, nv, rounds, got, d);
+		took = !rc;
+		called = 1;
+	}
+	for (size_t k = 0; k < nv; k++) {
+		if (took) { /* the rows, stored; the first store error is the result */
+			ms[at[k]] = got[k];
+			account(s, &got[k]);
+			int put = s->st ? store_replace(s->st, s->run, &vs[k], &got[k], d) : MUH_OK;
+			if (put && !rc)
+				rc = put;
+			if (!s->measured)
+				store_noise_once(s);
+			s->measured++;
+		} else if (called) {
+			measurement_free(&got[k]);
+		}
+		eval_variant_free(&vs[k]);
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
+		memcpy(s->cfg, cfgs + i * np, np * sizeof(uint32_t));
+		space_key(s->space, s->cfg, s->key, sizeof(s->key));
+		session_result res = {.cfg = s->cfg, .key = s->key, .m = &ms[i], .source = valid[i] ? "measured" : "invalid"};
+		score_measurement(&s->objective, &ms[i], &res.score);
+		if (on_row && on_row(ctx, &res))
+			break;
+	}
+	for (size_t i = 0; i < n && cfgs; i++)
+		measurement_free(&ms[i]);
+	free(cfgs);
+	return rc;
+}
+
 /* ---- muh verify: the dead-knob proof -------------------------------------- */
 
 /* find_base looks at this many valid configurations at most (all of them

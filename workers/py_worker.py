@@ -32,6 +32,19 @@ BURST/SUSTAINED times slower (the samples are scaled), so that the ranking
 at sustained clocks differs. It is a stand-in, said to be one: nothing here
 measures a clock.
 
+A simulated order effect, for the tests of interleaved measurement (muh
+eval --interleave, muh tune's sustained re-timing):
+MUH_PY_WORKER_ORDER_BIAS=FRAC[,FASTER[,RAMP]] makes "time" report simulated
+samples instead of the real ones: 100 us, FASTER (a fraction, default 0)
+less for variants with BLOCK=256, times 1 + FRAC x min(1, k / RAMP) for the
+k-th sample this worker process reports (RAMP default 40), with a 0.2%
+jitter. The device slows down as it works, as a clock falling under load
+does: of two variants timed one after the other, the first gets the faster
+samples; timed interleaved, both get the same. A stand-in, said to be one.
+
+"build" may carry "keep" (the keys of an interleaved set): this worker
+keeps every build anyway.
+
 "time" takes "sample_s" as the GPU worker does (measure.min_sample_time): a
 sample is then the mean of calls lasting that long, and the reply says
 "timed_s" and "launches". MUH_PY_WORKER_DEVICE=NAME puts a device in the
@@ -146,6 +159,8 @@ def main():
     clock = os.environ.get("MUH_PY_WORKER_SM_CLOCK", "")
     burst, sustained = (float(c) for c in clock.split(",")) if clock else (None, None)
     warmed = set()
+    bias = [float(x) for x in os.environ.get("MUH_PY_WORKER_ORDER_BIAS", "").split(",") if x]
+    served = [0]  # samples reported so far (the simulated order effect)
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -222,6 +237,15 @@ def main():
                     if hot and params.get("BLOCK") == 256:
                         samples = [t * burst / sustained for t in samples]
                     rep.update(sm_clock_mhz=sustained if hot else burst)
+                if bias:  # the simulated order effect: see the top of this file
+                    frac, faster = bias[0], bias[1] if len(bias) > 1 else 0.0
+                    ramp = bias[2] if len(bias) > 2 else 40.0
+                    base = 100e-6 * (1 - (faster if params.get("BLOCK") == 256 else 0.0))
+                    sim = []
+                    for _ in samples:
+                        sim.append(base * (1 + frac * min(1.0, served[0] / ramp)) * (1 + rng.uniform(-0.002, 0.002)))
+                        served[0] += 1
+                    samples = sim
                 rep.update(samples=samples)
             else:
                 rep.update(status="invalid", error=f"unknown op {op!r}")

@@ -188,6 +188,36 @@ MUH_API void eval_close(muh_evaluator *ev);
  * caller frees). Returns MUH_OK whenever *m holds a measurement, whatever
  * its status; MUH_EENV when the evaluator itself cannot go on (d says why). */
 MUH_API int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
+/* Interleaved measurement of a few variants, for comparing them without
+ * the bias of the order they are timed in (a clock that falls, a device
+ * that warms: the first or the second of two variants timed one after the
+ * other gets a few % for free). Each of vs[0..n) is built, fingerprinted,
+ * verified and warmed up in turn (measure.warmups; measure.gpu_warm), all
+ * of them kept built; then rounds in which each variant still ok takes one
+ * time step (one sample, or one batch sample with measure.min_sample_time),
+ * the order alternated every round (eval_interleave_order: AB BA BA AB,
+ * ABC CBA BCA ACB CAB BAC, ...). Every statistic of ms[i] (median, CI, min,
+ * MAD, noisy) is over all of variant i's samples; its sm_clock_mhz, power_w
+ * and temp_c are the means of the readings after each of its samples;
+ * t_time is the wall time of its own time steps.
+ *
+ * rounds > 0: exactly that many rounds (a variant stops at
+ * measure.max_samples). rounds <= 0: the stopping rule per pair of rounds:
+ * at least measure.min_samples rounds, then stop when every variant's CI
+ * of the median is within measure.ci, or at measure.max_samples, or when
+ * the rounds have lasted measure.max_time x the variants being timed (each
+ * variant's budget, shared).
+ *
+ * A variant that fails (any status) leaves the rounds with its status;
+ * one that crashes or times out is dropped and the others are measured
+ * again from the start without it (the runner is restarted). Fills ms[0..n)
+ * (init'ed here; caller frees each). Returns MUH_OK whenever every ms[i]
+ * holds a measurement; MUH_EINPUT with d->msg when n > EVAL_INTERLEAVE_MAX
+ * or the backend cannot keep several variants (engine: one server at a
+ * time); MUH_EENV when the evaluator cannot go on. */
+#define EVAL_INTERLEAVE_MAX 16
+MUH_API int eval_measure_interleaved(muh_evaluator *ev, const muh_variant *vs, size_t n, int rounds,
+				     muh_measurement *ms, muh_diag *d);
 /* Builds v only (fingerprint; no verify, no timing); m->nsamples == 0. */
 MUH_API int eval_fingerprint(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
 

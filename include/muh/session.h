@@ -299,6 +299,22 @@ MUH_API int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, ui
 		 long long limit, int (*on_row)(void *ctx, const session_result *r), session_prepare_info *prepared,
 		 muh_diag *d);
 
+/* muh eval --interleave: the n configurations cfg_at writes (n <=
+ * EVAL_INTERLEAVE_MAX) measured in one interleaved set
+ * (eval_measure_interleaved, `rounds` as there), so that the order they
+ * are given in does not bias their comparison. All of them are measured
+ * in this call: the store answers none of them (one set is compared with
+ * itself), and each measurement replaces what the run held for its
+ * variant. With opts.jobs, a batch prepare compiles them first (prepared,
+ * may be NULL). A configuration not valid in the space is reported as
+ * invalid, not measured. on_row is called with each, in cfg_at's order,
+ * after the set. MUH_OK; MUH_EINPUT with d->msg when n is 0 or over
+ * EVAL_INTERLEAVE_MAX, or the backend cannot interleave (engine); the
+ * evaluator's or the store's error. */
+MUH_API int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, uint64_t i, uint32_t *cfg),
+				     void *ctx, int rounds, int (*on_row)(void *ctx, const session_result *r),
+				     session_prepare_info *prepared, muh_diag *d);
+
 /* The dead-knob proof (muh verify): the base timed `SESSION_VERIFY_TIMINGS`
  * times (their spread is the noise), then every other value of every param
  * with the others at the base. */

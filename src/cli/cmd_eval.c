@@ -2,7 +2,9 @@
  * cmd_eval.c — `muh eval SPEC`: measure chosen configurations (the defaults,
  * --config KEY..., or --all), isolated, and record them in the store, which
  * resumes. The way to measure one variant by hand. Parse and print over
- * session_eval (session.h), which owns the store-first loop and compile-first.
+ * session_eval (session.h), which owns the store-first loop and compile-first,
+ * and session_eval_interleaved (--interleave: the --config variants timed in
+ * alternating rounds, so that their order does not bias the comparison).
  */
 #include <getopt.h>
 #include <math.h>
@@ -15,8 +17,9 @@
 #include "muh/store.h"
 
 static const char help[] =
-	"usage: muh eval SPEC [--config KEY]... [--all] [--limit N] [--db FILE] [--fresh]\n"
-	"                [--noise] [--hw PROFILE] [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
+	"usage: muh eval SPEC [--config KEY]... [--interleave[=ROUNDS]] [--all] [--limit N]\n"
+	"                [--db FILE] [--fresh] [--noise] [--hw PROFILE]\n"
+	"                [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
 	"\n"
 	"Measures configurations of SPEC: each is built, fingerprinted, checked\n"
 	"against the reference and timed (warm-ups, then samples until the 95%\n"
@@ -27,6 +30,17 @@ static const char help[] =
 	"options:\n"
 	"  --config KEY   measure this configuration (canonical key NAME=V,...;\n"
 	"                 names not given take their defaults); repeatable\n"
+	"  --interleave[=ROUNDS]  compare the --config variants (2 to 16) without the\n"
+	"                 bias of their order: all are built, checked and warmed up,\n"
+	"                 then timed in rounds of one sample each, the order alternated\n"
+	"                 every round (AB BA BA AB ...); each median and CI is over all\n"
+	"                 of its samples. ROUNDS: that many rounds; without it, rounds\n"
+	"                 until every CI is within measure.ci (at least min_samples,\n"
+	"                 at most max_samples, or max_time x the variants). Timed one\n"
+	"                 after the other (the default), the first or the second of\n"
+	"                 two variants can gain a few % from a clock that falls under\n"
+	"                 load, more than the difference being decided. The store\n"
+	"                 answers none of them; each result replaces its stored one\n"
 	"  --all          measure every valid configuration, in index order\n"
 	"  --limit N      stop after N new measurements\n"
 	"  --db FILE      record every finished measurement in FILE (SQLite); a\n"
@@ -50,7 +64,8 @@ static const char help[] =
 	"examples:\n"
 	"  muh eval specs/matmul_cpu.yaml\n"
 	"  muh eval specs/matmul_cpu.yaml --all --db muh.db\n"
-	"  muh eval specs/matmul_cpu.yaml --config BLOCK=32,UNROLL=8\n";
+	"  muh eval specs/matmul_cpu.yaml --config BLOCK=32,UNROLL=8\n"
+	"  muh eval specs/matmul_cpu.yaml --config BLOCK=32 --config BLOCK=64 --interleave\n";
 
 static volatile sig_atomic_t stop;
 
@@ -174,6 +189,10 @@ struct eval_list {
 	long long measured, counts[EVAL_NSTATUS];
 	const session_prepare_info *pi; /* filled before the first row */
 	int jobs, told_prepare;
+	/* --interleave: every row, for the comparison under the table */
+	size_t nrows;
+	char row_key[EVAL_INTERLEAVE_MAX][1024];
+	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* no samples kept */
 };
 
 /* What the batch prepare did, once, before the first row. */
@@ -224,6 +243,14 @@ static int list_row(void *ctx, const session_result *r)
 		if (!strcmp(r->key, E->def_key))
 			E->defm = lite;
 	}
+	if (E->nrows < EVAL_INTERLEAVE_MAX) {
+		muh_measurement lite = *m;
+		lite.samples = NULL;
+		lite.nsamples = m->nsamples;
+		lite.fp_detail = lite.metrics = lite.log = NULL;
+		E->row[E->nrows] = lite;
+		snprintf(E->row_key[E->nrows++], sizeof(E->row_key[0]), "%s", r->key);
+	}
 	if (E->json) {
 		cJSON *o = evalcli_json(r->key, m);
 		char *t = cJSON_PrintUnformatted(o);
@@ -237,11 +264,41 @@ static int list_row(void *ctx, const session_result *r)
 	return 0;
 }
 
+/* Under the table of --interleave: how the set was timed, and each
+ * variant against the fastest (a tie when within the noise or when the
+ * CIs overlap: eval_compare). */
+static void print_interleaved(const struct eval_list *E, double noise)
+{
+	size_t lo = SIZE_MAX, hi = 0;
+	for (size_t i = 0; i < E->nrows; i++)
+		if (E->row[i].status == EVAL_OK) {
+			lo = E->row[i].nsamples < lo ? E->row[i].nsamples : lo;
+			hi = E->row[i].nsamples > hi ? E->row[i].nsamples : hi;
+		}
+	if (lo == SIZE_MAX)
+		return;
+	printf("\ninterleaved %zu variants, %zu", E->nrows, lo);
+	if (hi != lo)
+		printf("-%zu", hi);
+	printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
+	for (size_t i = 0; i < E->nrows; i++) {
+		const muh_measurement *m = &E->row[i];
+		char a[32];
+		if (m->status != EVAL_OK || !strcmp(E->row_key[i], E->best_key))
+			continue;
+		evalcli_fmt_median(a, sizeof(a), m);
+		int cmp = eval_compare(&E->best, m, isfinite(noise) ? noise : 0);
+		printf("  %.4fx the fastest's time (%s): %s  %s\n", m->median / E->best.median,
+		       cmp ? "slower" : "a tie: within the noise or the CIs overlap", a, E->row_key[i]);
+	}
+}
+
 /* What muh eval measures, from its options. */
 struct eval_args {
 	const char *keys[256];
 	int nkeys, all, want_noise;
 	long long limit;
+	int interleave, rounds; /* --interleave[=ROUNDS]; rounds 0: the stopping rule */
 };
 
 static int eval_one(const char *path, const struct evalcli_opts *eo, const void *ctx);
@@ -254,6 +311,7 @@ static int run(int argc, char **argv)
 		{"all", no_argument, NULL, 'a'},       {"limit", required_argument, NULL, 'l'},
 		{"db", required_argument, NULL, 'd'},  {"fresh", no_argument, NULL, 'f'},
 		{"noise", no_argument, NULL, 'n'},     {"no-noise", no_argument, NULL, 'N'},
+		{"interleave", optional_argument, NULL, 'i'},
 		{NULL, 0, NULL, 0},
 	};
 	struct evalcli_opts eo = {.so = {.measure = 1, .stop = &stop}};
@@ -270,6 +328,12 @@ static int run(int argc, char **argv)
 			break;
 		case 'a':
 			A.all = 1;
+			break;
+		case 'i':
+			A.interleave = 1;
+			if (optarg && (cli_parse_u64(optarg, &v) || v < 1 || v > 100000))
+				return cli_usage_error("eval", "--interleave=ROUNDS needs a count of rounds (1 to 100000)");
+			A.rounds = optarg ? (int)v : 0;
 			break;
 		case 'l':
 			if (cli_parse_u64(optarg, &v) || v > INT64_MAX)
@@ -295,6 +359,10 @@ static int run(int argc, char **argv)
 		return cli_usage_error("eval", "--fresh needs --db");
 	if (A.all && A.nkeys)
 		return cli_usage_error("eval", "--all and --config exclude each other");
+	if (A.interleave && (A.all || A.limit >= 0))
+		return cli_usage_error("eval", "--interleave compares the --config variants: not with --all or --limit");
+	if (A.interleave && (A.nkeys < 2 || A.nkeys > EVAL_INTERLEAVE_MAX))
+		return cli_usage_error("eval", "--interleave needs 2 to 16 --config");
 	return evalcli_each_problem("eval", argc, argv, &eo, eval_one, &A);
 }
 
@@ -386,13 +454,18 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	session_prepare_info pi;
 	E.pi = &pi;
 	E.jobs = so->jobs;
-	rc = session_eval(ss, total, list_at, &E, limit, list_row, &pi, &d);
+	if (A->interleave)
+		rc = session_eval_interleaved(ss, (size_t)nkeys, list_at, &E, A->rounds, list_row, &pi, &d);
+	else
+		rc = session_eval(ss, total, list_at, &E, limit, list_row, &pi, &d);
 	print_prepare(&E);
 	if (rc && !stop) {
 		fprintf(stderr, "muh eval: %s\n", d.msg);
 		ex = cli_exit(rc);
 	}
 	sigaction(SIGINT, &old, NULL);
+	if (!json && A->interleave && E.best_key[0])
+		print_interleaved(&E, noise);
 	if (!json && E.best_key[0] && E.measured > 1) {
 		char a[32], b[32];
 		evalcli_fmt_median(a, sizeof(a), &E.best);
