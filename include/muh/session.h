@@ -261,9 +261,11 @@ MUH_API void session_busy(const muh_session *s, session_busy_info *out);
 /* Ranking at the clocks that ship: after the search, on a GPU whose SM
  * clock falls under sustained load, the best measure.retime_top variants
  * are timed again after measure.retime_warm seconds of load each (the
- * measure.gpu_warm mechanism), and the winner is the fastest there. The
- * first (the search's best) is re-timed first: when its clock held
- * (within 1% of the burst clock) the burst ranking stands. */
+ * measure.gpu_warm mechanism), and the winner is the fastest there. They
+ * are timed interleaved (eval_measure_interleaved: rounds of one sample
+ * each, the order alternated every round), so that none gains from its
+ * place; when the search's best held its clock (its mean SM clock within
+ * 1% of the burst clock) the burst ranking stands. */
 typedef struct session_sustained_row {
 	char key[1024];
 	double burst_s, burst_mhz;         /* as the search measured it */
@@ -277,6 +279,7 @@ typedef struct session_sustained_info {
 	const session_sustained_row *rows;
 	size_t winner;   /* with fell: the row of the winner */
 	double warm_s;
+	size_t samples;  /* of the search's best in the interleaved re-timing (each variant's are as many, or near) */
 	char why[256];   /* why it did not run, or what it found */
 } session_sustained_info;
 MUH_API void session_sustained(const muh_session *s, session_sustained_info *out);

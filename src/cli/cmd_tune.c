@@ -430,6 +430,8 @@ static void add_busy_json(muh_session *s, cJSON *o)
 	cJSON_AddBoolToObject(u, "clock_fell", I.fell);
 	cJSON_AddNumberToObject(u, "warm_s", I.warm_s);
 	cJSON_AddStringToObject(u, "why", I.why);
+	cJSON_AddBoolToObject(u, "interleaved", I.n > 1);
+	cJSON_AddNumberToObject(u, "samples", (double)I.samples);
 	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
 	for (size_t i = 0; i < I.n; i++) {
 		const session_sustained_row *r = &I.rows[i];
@@ -470,6 +472,9 @@ static void print_busy_sustained(muh_session *s)
 		return;
 	}
 	printf("sustained   %s%s\n", I.why, I.fell ? ": the best re-timed at sustained clocks" : "");
+	if (I.n > 1 && I.samples)
+		printf("            the %zu timed interleaved: %zu samples each, the order alternated every round\n",
+		       I.n, I.samples);
 	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
 	for (size_t i = 0; i < I.n; i++) {
 		const session_sustained_row *r = &I.rows[i];

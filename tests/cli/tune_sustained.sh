@@ -4,8 +4,10 @@
 # there. No GPU here: the stdlib worker's simulated clock
 # (MUH_PY_WORKER_SM_CLOCK=BURST,SUSTAINED, workers/py_worker.py) stands in
 # for NVML, and slows BLOCK=256 at the sustained clock (by 1980/700, 2.8x:
-# more than a loaded machine's noise between two variants). Also the device-busy
-# line every live run prints.
+# more than a loaded machine's noise between two variants). The re-timed are
+# timed interleaved (rounds of one sample each, the order alternated: see
+# tests/cli/interleave.sh for why). Also the device-busy line every live run
+# prints.
 source "$(dirname "$0")/lib.bash"
 SPEC=specs/dot_worker.yaml
 export MUH_CACHE_DIR="$TMP/cache"
@@ -16,6 +18,7 @@ expect_rc 0 "tune with a falling clock"
 expect_in out "^sustained +the SM clock fell under 5 s of load \(700 MHz, 1980 MHz when ranked\)" "the fall is said"
 [ "$(grep -cE '^ +[0-9]+ +[0-9.]+ (us|ms) +1980 +[0-9.]+ (us|ms) +700 ' "$TMP/out")" = 3 ] ||
 	fail "3 rows, each with both regimes and the SM clock of each: $(grep -A4 '^sustained' "$TMP/out")"
+expect_in out "^ +the 3 timed interleaved: [0-9]+ samples each, the order alternated every round" "interleaved, said so"
 # the sustained time in us whatever unit it is printed in (a loaded machine
 # can print 1.02 ms beside 680 us)
 want=$(grep -E '^ +[0-9]+ +[0-9.]+ (us|ms) +1980 ' "$TMP/out" |
@@ -36,17 +39,20 @@ import json, sys
 res = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]
 u, d = res["sustained"], res["device"]
 assert u["ran"] and u["clock_fell"] and len(u["rows"]) == 3, u
+assert u["interleaved"] and u["samples"] >= 10, u  # measure.min_samples rounds at least
 best = min(u["rows"], key=lambda r: r["sustained_s"])
 assert u["winner_key"] == best["key"], (u["winner_key"], best)
 assert all(r["burst_sm_mhz"] == 1980 and r["sustained_sm_mhz"] == 700 for r in u["rows"]), u["rows"]
 assert 0 < d["launches_s"] <= d["steps_s"] <= d["wall_s"] and 0 < d["busy"] <= 1, d
 PY
 
-# the clock holds: one variant re-timed, the ranking stands
+# the clock holds: the 3 re-timed interleaved, the ranking stands
 MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held.db"
 expect_rc 0 "tune with a steady clock"
 expect_in out "^sustained +the SM clock held under 5 s of load \(1980 MHz, 1980 MHz when ranked\): the ranking stands" "the clock held"
 grep -q "^winner +at sustained" "$TMP/out" && fail "no sustained winner when the clock holds"
+[ "$(grep -cE '^ +[0-9]+ +[0-9.]+ (us|ms) +1980 +[0-9.]+ (us|ms) +1980 ' "$TMP/out")" = 3 ] ||
+	fail "3 rows re-timed at the held clock: $(grep -A5 '^sustained' "$TMP/out")"
 
 # no clock reported (no NVML): said, nothing re-timed
 run "$MUH" tune "$SPEC" --strategy brute --budget 4 --db "$TMP/none.db"
