@@ -26,6 +26,8 @@ it reads JSON requests on stdin and answers on stdout, one line each.
           launches it back to back for warm_s seconds and on until the SM
           clock (NVML) is stable within 1% for three 50 ms windows (at most
           4 x warm_s): the variant is then timed at its sustained clock.
+          A build with "keep" (the keys of an interleaved set) keeps
+          those variants built, warmed and calibrated beside it.
   prepare "variants" (a list) and "jobs": compiles every variant into
           Triton's cache with `jobs` spawned processes, kept from one prepare
           to the next (torch and the inputs are loaded once). They compile
@@ -427,17 +429,23 @@ def main():
         why = f"relative L2 error {l2:.3g} > {tol:g} (max-abs {mabs:.3g})" if l2 > tol else ""
         return mabs, l2, why
 
-    def build(var, target):
+    def build(var, target, keep=()):
         # muh measures one variant at a time: drop every other variant's
         # inputs, buffers and CUDA graph first. Keeping them ran the H200
-        # out of memory after ~115 fused-MoE variants (1.5 GiB each).
-        for k in [k for k in state if k != var.get("key")]:
+        # out of memory after ~115 fused-MoE variants (1.5 GiB each). An
+        # interleaved set (muh eval --interleave, muh tune's sustained
+        # re-timing: at most 16) sends its keys as "keep": those stay built,
+        # warmed and calibrated, so that switching between them costs nothing.
+        kept = set(keep) | {var.get("key")}
+        for k in [k for k in state if k not in kept]:
             del state[k]
         mod = module(target["source"])
-        if not is_run_module(mod):
+        if not is_run_module(mod) and len(kept) == 1:
             torch.cuda.empty_cache()
-        warmed.clear()
-        plans.clear()
+        for k in [k for k in warmed if k not in kept or k == var.get("key")]:
+            warmed.discard(k)
+        for k in [k for k in plans if k not in kept or k == var.get("key")]:
+            del plans[k]
         if is_run_module(mod):
             return build_run_module(var, target, mod)
         params, problem = var.get("params", {}), var.get("problem", {})
@@ -482,7 +490,7 @@ def main():
             continue
         try:
             if op == "build" or key not in state:
-                fp, meta = build(var, target)
+                fp, meta = build(var, target, req.get("keep") or ())
                 if op == "build":
                     rep.update(fingerprint=fp, metadata=meta)
             st = state[key]
