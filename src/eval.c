@@ -769,37 +769,78 @@ static void sensed_add(struct sensed *z, const muh_measurement *m)
 		z->temp += m->temp_c, z->ntemp++;
 }
 
+/* Makes the variants of vs not yet out ready in turn (built[i] kept,
+ * ready[i] set); one that fails is out with its status. Returns 1 when
+ * one crashed (a worker that died takes the builds it kept with it). */
+static int ready_all(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n,
+		     const char *const *overlays, muh_measurement *ms, void **built, unsigned char *ready,
+		     unsigned char *out, int fd)
+{
+	int crashed = 0;
+	for (size_t i = 0; i < n; i++) {
+		double t0;
+		if (out[i])
+			continue;
+		c->overlay = overlays ? overlays[i] : NULL;
+		c->built = NULL;
+		ready[i] = (unsigned char)pipeline_ready(b, c, &vs[i], OP_MEASURE, &ms[i], fd, (int)i, &t0);
+		if (ready[i]) {
+			built[i] = c->built;
+		} else {
+			pipeline_end(b, c, &ms[i]);
+			out[i] = 1;
+			crashed |= ms[i].status == EVAL_CRASH;
+		}
+		c->built = NULL;
+	}
+	return crashed;
+}
+
+/* Drops every ready variant's build and measurement: they start over. */
+static void unready_all(const eval_backend *b, eval_ctx *c, size_t n, const char *const *overlays,
+			muh_measurement *ms, void **built, unsigned char *ready)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!ready[i])
+			continue;
+		c->overlay = overlays ? overlays[i] : NULL;
+		c->built = built[i];
+		pipeline_end(b, c, &ms[i]);
+		measurement_free(&ms[i]);
+		measurement_init(&ms[i]);
+		built[i] = NULL;
+		ready[i] = 0;
+	}
+	c->built = NULL;
+}
+
 /* The interleaved pipeline (eval_measure_interleaved, in the runner): every
  * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
  * engine-tree overlay), then rounds of one time step each in
- * eval_interleave_order, then each summarized over all its samples. */
+ * eval_interleave_order, then each summarized over all its samples. A
+ * variant that crashes (its worker died, and with it the builds of the
+ * others) is out, and the others start over without it. */
 static void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
 				 const char *const *overlays, muh_measurement *ms, int fd)
 {
 	const muh_target *t = c->target;
 	void *built[EVAL_INTERLEAVE_MAX] = {0};
-	unsigned char ready[EVAL_INTERLEAVE_MAX] = {0};
+	unsigned char ready[EVAL_INTERLEAVE_MAX] = {0}, out[EVAL_INTERLEAVE_MAX] = {0};
 	const char *keys[EVAL_INTERLEAVE_MAX];
 	struct sensed z[EVAL_INTERLEAVE_MAX];
 	size_t order[EVAL_INTERLEAVE_MAX];
-	memset(z, 0, sizeof(z));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		keys[i] = vs[i].key;
+		measurement_init(&ms[i]);
+	}
 	c->keep = keys;
 	c->nkeep = n;
-	for (size_t i = 0; i < n; i++) {
-		double t0;
-		c->overlay = overlays ? overlays[i] : NULL;
-		c->built = NULL;
-		ready[i] = (unsigned char)pipeline_ready(b, c, &vs[i], OP_MEASURE, &ms[i], fd, (int)i, &t0);
-		if (ready[i])
-			built[i] = c->built;
-		else
-			pipeline_end(b, c, &ms[i]);
-		c->built = NULL;
-	}
-	double t0 = eval_now_s();
 	size_t cap = sample_cap(t);
+again:
+	while (ready_all(b, c, vs, n, overlays, ms, built, ready, out, fd))
+		unready_all(b, c, n, overlays, ms, built, ready);
+	memset(z, 0, sizeof(z));
+	double t0 = eval_now_s();
 	for (size_t r = 0; !c->restart; r++) {
 		size_t alive = 0, room = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -827,14 +868,19 @@ static void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_v
 			m->t_time += eval_now_s() - s0;
 			if (ok && b->sensors)
 				b->sensors(c, m);
-			if (ok)
+			if (ok) {
 				sensed_add(&z[i], m);
-			if (!ok) {
-				ready[i] = 0;
-				pipeline_end(b, c, m);
-				built[i] = NULL;
+				c->built = NULL;
+				continue;
 			}
-			c->built = NULL;
+			pipeline_end(b, c, m);
+			ready[i] = 0;
+			out[i] = 1;
+			built[i] = NULL;
+			if (m->status == EVAL_CRASH) {
+				unready_all(b, c, n, overlays, ms, built, ready);
+				goto again;
+			}
 		}
 	}
 	for (size_t i = 0; i < n; i++) {

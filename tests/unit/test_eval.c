@@ -508,6 +508,98 @@ static void test_worker_backend(void **st)
 	eval_close(ev);
 }
 
+/* The order of interleaved rounds: each a permutation; over 2n rounds every
+ * variant takes every position twice; in each pair of rounds the positions
+ * of a variant add up to n - 1 (a drift linear in time cancels). */
+static void test_interleave_order(void **st)
+{
+	(void)st;
+	size_t o[8];
+	const char *want2 = "01101001", *want3 = "012210120021201102";
+	char got[32] = "";
+	for (size_t r = 0; r < 4; r++) {
+		eval_interleave_order(2, r, o);
+		for (size_t k = 0; k < 2; k++)
+			got[2 * r + k] = (char)('0' + o[k]);
+	}
+	assert_string_equal(got, want2); /* AB BA BA AB */
+	for (size_t r = 0; r < 6; r++) {
+		eval_interleave_order(3, r, o);
+		for (size_t k = 0; k < 3; k++)
+			got[3 * r + k] = (char)('0' + o[k]);
+	}
+	got[18] = '\0';
+	assert_string_equal(got, want3); /* ABC CBA BCA ACB CAB BAC */
+	for (size_t n = 1; n <= 8; n++) {
+		int at[8][8] = {{0}};
+		for (size_t r = 0; r < 2 * n; r += 2) {
+			size_t pos[8] = {0};
+			for (size_t h = 0; h < 2; h++) {
+				eval_interleave_order(n, r + h, o);
+				int seen[8] = {0};
+				for (size_t k = 0; k < n; k++) {
+					assert_true(o[k] < n);
+					assert_int_equal(seen[o[k]]++, 0);
+					at[o[k]][k]++;
+					pos[o[k]] += k;
+				}
+			}
+			for (size_t i = 0; i < n; i++)
+				assert_int_equal(pos[i], n - 1);
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < n; k++)
+				assert_int_equal(at[i][k], 2);
+	}
+}
+
+/* Interleaved through the worker: a variant that hangs times out and is
+ * dropped (the runner killed), the others are timed again without it, each
+ * kept built, `rounds` samples each; a set over EVAL_INTERLEAVE_MAX and the
+ * engine backend are refused. */
+static void test_worker_interleaved(void **st)
+{
+	(void)st;
+	muh_target t;
+	target_for(&t, "");
+	snprintf(t.backend, sizeof(t.backend), "worker");
+	snprintf(t.worker, sizeof(t.worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
+	t.timeout_s = 3;
+	muh_evaluator *ev;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	const char *names[5] = {"UNROLL", "BLOCK", "IGNORED", "FAULT", "N"};
+	int cases[3][2] = {{1, 0}, {1, 2}, {4, 0}}; /* UNROLL, FAULT (2: hangs) */
+	muh_variant vs[3];
+	muh_measurement ms[EVAL_INTERLEAVE_MAX + 1];
+	for (size_t i = 0; i < 3; i++) {
+		muh_value vals[5] = {value_int(cases[i][0]), value_int(64), value_int(0), value_int(cases[i][1]),
+				     value_int(2000)};
+		char key[96];
+		snprintf(key, sizeof(key), "UNROLL=%d,BLOCK=64,IGNORED=0,FAULT=%d", cases[i][0], cases[i][1]);
+		assert_int_equal(eval_variant_make(&vs[i], key, 4, 1, names, vals), MUH_OK);
+	}
+	assert_int_equal(eval_measure_interleaved(ev, vs, 3, 6, ms, &d), MUH_OK);
+	assert_int_equal(ms[0].status, EVAL_OK);
+	assert_int_equal(ms[1].status, EVAL_TIMEOUT);
+	assert_non_null(strstr(ms[1].error, "interleaved"));
+	assert_int_equal(ms[2].status, EVAL_OK);
+	assert_int_equal(ms[0].nsamples, 6);
+	assert_int_equal(ms[2].nsamples, 6);
+	assert_true(ms[0].median > 0 && ms[0].ci_lo <= ms[0].median && ms[0].median <= ms[0].ci_hi);
+	assert_string_not_equal(ms[0].fingerprint, ms[2].fingerprint);
+	assert_int_equal(eval_restarts(ev), 1);
+	for (size_t i = 0; i < 3; i++)
+		measurement_free(&ms[i]);
+	diag_clear(&d);
+	assert_int_equal(eval_measure_interleaved(ev, vs, EVAL_INTERLEAVE_MAX + 1, 0, ms, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "at most"));
+	for (size_t i = 0; i < 3; i++)
+		eval_variant_free(&vs[i]);
+	eval_close(ev);
+}
+
 /* The bundled specs read into targets, and their launch geometry compiles
  * over params and problem symbols (the cuda backend evaluates it on the GPU). */
 static void test_bundled_specs(void **st)
@@ -764,6 +856,8 @@ int main(void)
 		cmocka_unit_test(test_parse_range),
 		cmocka_unit_test(test_overlay_maker),
 		cmocka_unit_test(test_parse_buffer),
+		cmocka_unit_test(test_interleave_order),
+		cmocka_unit_test(test_worker_interleaved),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+# Interleaved measurement (muh eval --interleave; muh tune's sustained
+# re-timing uses the same eval_measure_interleaved): of two variants timed
+# one after the other, the order decides which one wins when the device
+# slows down as it works (a clock falling under load: on the H200 the first
+# or second of a pair gained 1.0-3.6% from its place alone). Timed in rounds
+# of one sample each, the order alternated every round, both get the same
+# conditions. No GPU here: the stdlib worker's simulated order effect
+# (MUH_PY_WORKER_ORDER_BIAS=FRAC[,FASTER], workers/py_worker.py) stands in
+# for it: the k-th sample the worker reports is 1 + FRAC x min(1, k/40)
+# times a simulated 100 us (FASTER less for BLOCK=256), 0.2% jitter.
+source "$(dirname "$0")/lib.bash"
+export MUH_CACHE_DIR="$TMP/cache"
+# 20 samples a variant, whatever the CI (and however loaded the machine:
+# max_time 30 s is never reached): the sequential timings are the same length
+F="specs/.interleave-$$-dot_worker.yaml"
+sed 's/^  max_time: 0.3$/  max_time: 30\n  min_samples: 20\n  max_samples: 20/' specs/dot_worker.yaml >"$F"
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"; rm -f "$F" "${G:-}"' EXIT
+
+# ratio BIAS A B [ARGS...]: muh eval of A then B (--json); prints median(B) / median(A)
+ratio() {
+	local bias=$1 a=$2 b=$3
+	shift 3
+	MUH_PY_WORKER_ORDER_BIAS=$bias run "$MUH" eval "$F" --config "$a" --config "$b" --no-noise --json "$@"
+	expect_rc 0 "eval $a, $b $*"
+	python3 - "$TMP/out" "$a" "$b" <<'PY' || echo "nan"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    assert e["status"] == "ok", e
+    rows[e["key"]] = e
+a, b = (next(r for k, r in rows.items() if k.startswith(x + ",") or ("," + x) in k) for x in sys.argv[2:4])
+assert len(a["samples"]) == 20 and len(b["samples"]) == 20, (a, b)  # each variant's samples, all of them
+print(f"{b['median'] / a['median']:.5f}")
+PY
+}
+# say SAYING R: the ratio in the test's output (what it measured)
+say() { echo "$1: $2"; }
+# above X R: R > X; below X R: R < X
+above() { python3 -c "import sys; sys.exit(0 if float('$2') > $1 else 1)"; }
+below() { python3 -c "import sys; sys.exit(0 if float('$2') < $1 else 1)"; }
+
+# two equally fast variants, 5% order effect
+A=UNROLL=1 B=UNROLL=2
+r=$(ratio 0.05 $A $B)
+say "bias 0.05, one after the other: $B / $A" "$r"
+above 1.015 "$r" || fail "one after the other, the second is slower by the order alone: $B / $A = $r"
+r=$(ratio 0.05 $B $A)
+say "bias 0.05, one after the other: $A / $B" "$r"
+above 1.015 "$r" || fail "... and in the other order too: $A / $B = $r (the order decides the winner)"
+r=$(ratio 0.05 $A $B --interleave)
+say "bias 0.05, interleaved: $B / $A" "$r"
+above 0.994 "$r" && below 1.006 "$r" || fail "interleaved, the two are equal: $B / $A = $r"
+r=$(ratio 0.05 $B $A --interleave)
+say "bias 0.05, interleaved: $A / $B" "$r"
+above 0.994 "$r" && below 1.006 "$r" || fail "interleaved, in the other order too: $A / $B = $r"
+
+# B 1% faster for real: timed second it loses, interleaved it wins in both orders
+A=BLOCK=64 B=BLOCK=256
+r=$(ratio 0.05,0.01 $A $B)
+say "bias 0.05,0.01, one after the other: $B / $A" "$r"
+above 1.0 "$r" || fail "one after the other, the faster one timed second is ranked slower: $B / $A = $r"
+r=$(ratio 0.05,0.01 $A $B --interleave)
+say "bias 0.05,0.01, interleaved: $B / $A" "$r"
+above 0.983 "$r" && below 0.995 "$r" || fail "interleaved, B is ranked 1% faster: $B / $A = $r"
+r=$(ratio 0.05,0.01 $B $A --interleave)
+say "bias 0.05,0.01, interleaved: $A / $B" "$r"
+above 1.005 "$r" && below 1.017 "$r" || fail "interleaved, in the other order too: $A / $B = $r"
+
+# the table says how it was timed, and calls a tie a tie
+MUH_PY_WORKER_ORDER_BIAS=0.05 run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --interleave
+expect_rc 0 "eval --interleave, the table"
+expect_in out "^interleaved 2 variants, 20 samples each, the order alternated every round" "how it was timed"
+expect_in out "^  1\.00[0-9]+x the fastest's time \(a tie: within the noise or the CIs overlap\)" "a tie, said so"
+
+# --interleave=ROUNDS: that many rounds, one sample each; three variants
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --config UNROLL=4 --no-noise --interleave=6 --json
+expect_rc 0 "eval --interleave=6"
+python3 -c 'import json, sys; r = [len(json.loads(l)["samples"]) for l in open(sys.argv[1])]; sys.exit(r != [6, 6, 6])' "$TMP/out" ||
+	fail "6 rounds: 6 samples each: $(cat "$TMP/out")"
+
+# with --db: the store answers none of them (one set is compared with
+# itself); each result replaces the stored one
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --db "$TMP/il.db"
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --interleave --db "$TMP/il.db"
+expect_rc 0 "eval --interleave --db, resumed"
+[ "$(grep -cE '^UNROLL=[12],.* ok .* 20  ' "$TMP/out")" = 2 ] || fail "both measured again: $(cat "$TMP/out")"
+n=$(sqlite3 "$TMP/il.db" "select count(*) from measurements")
+[ "$n" = 2 ] || fail "replaced, not added: $n rows"
+
+# a variant whose worker dies is out with its status; the other is timed
+# again without it, whichever order (its builds died with the worker)
+G="specs/.interleave-fault-$$-dot_worker.yaml"
+sed 's/^  IGNORED: \[0, 1\]$/  IGNORED: [0, 1]\n  FAULT: [0, 1]/; s/IGNORED: 0}/IGNORED: 0, FAULT: 0}/' "$F" >"$G"
+for order in "FAULT=1 UNROLL=2" "UNROLL=2 FAULT=1"; do
+	set -- $order
+	run "$MUH" eval "$G" --config "$1" --config "$2" --no-noise --interleave --json
+	expect_rc 0 "a crash in an interleaved set ($order)"
+	python3 - "$TMP/out" <<'PY' || fail "($order) the crash is FAULT=1's, the other is ok with 20 samples: $(cat "$TMP/out")"
+import json, sys
+rows = {json.loads(l)["key"]: json.loads(l) for l in open(sys.argv[1])}
+bad = next(r for k, r in rows.items() if "FAULT=1" in k)
+good = next(r for k, r in rows.items() if "FAULT=0" in k)
+assert bad["status"] == "crash", bad
+assert good["status"] == "ok" and len(good["samples"]) == 20, good
+PY
+done
+
+# usage: at least two --config, at most 16; not with --all or --limit; ROUNDS a count
+for args in "--config UNROLL=1 --interleave" "--all --interleave" "--config UNROLL=1 --config UNROLL=2 --limit 1 --interleave" \
+	"--config UNROLL=1 --config UNROLL=2 --interleave=0" "--config UNROLL=1 --config UNROLL=2 --interleave=x"; do
+	run "$MUH" eval "$F" $args
+	expect_rc 2 "muh eval $args"
+	expect_in err "interleave" "the error names --interleave ($args)"
+done
+done_tests
