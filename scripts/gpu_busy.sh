@@ -20,7 +20,12 @@
 #   size, no re-timing: that is done next), vLLM's config file emitted from
 #   the store (muh patch --emit moe-json), and then, per size, the emitted
 #   config and vLLM's shipped one timed at sustained clocks (measure.gpu_warm
-#   5 s) in one muh eval: the ratio of the two, and its geomean.
+#   5 s) in one muh eval --interleave (both warmed up, then rounds of one
+#   sample each, the order alternated every round: timed one after the
+#   other, the first or second of a pair gained 1.0-3.6% from its place
+#   alone in session 5): the ratio of the two, and its geomean.
+# repeat: the same pairs in 3 fresh processes, the order given alternated:
+#   whether the order still moves the ratio once the pair is interleaved.
 # Everything lands in $OUT: summary-STAGE.md (the tables) and STAGE.tgz (stores,
 # JSON events, logs).
 set -uo pipefail
@@ -202,7 +207,7 @@ stage_all() {
 		env_lines
 		echo "- tune: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem all --budget 5% --seed 1 --time 55s --jobs $JOBS --db all.db --json\`"
 		echo "- emit: \`muh patch --emit moe-json --from all.db --device NVIDIA_H200 --out OUT\`"
-		echo "- sustained: per size \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --no-noise --json\` (measure.gpu_warm 5 s)"
+		echo "- sustained: per size \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
 		echo
 	} >"$sum"
 	local tspec wspec
@@ -245,8 +250,9 @@ for m in sorted(shipped):
         continue
     kt, ks = key(t), key(shipped[m])
     args = ["muh", "eval", wspec, "--problem", f"M={m}", "--config", kt, "--no-noise", "--json"]
-    if ks != kt:
+    if ks != kt:  # the pair interleaved: neither gains from its place in the order
         args[5:5] = ["--config", ks]
+        args.insert(-2, "--interleave")
     try:
         p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
     except subprocess.TimeoutExpired:
@@ -293,16 +299,18 @@ PY
 
 # repeat: the sizes where the emitted config lost to the shipped one (M=1,
 # M=4096 in the run of 17:57 UTC), each pair timed at sustained clocks in 3
-# fresh processes, the order alternated: how far apart two runs of the same
-# pair are (inputs and routing are drawn anew in each process).
+# fresh processes, the order given alternated, each pair interleaved (muh
+# eval --interleave): how far apart two runs of the same pair are (inputs
+# and routing are drawn anew in each process). Session 5 ran it without
+# --interleave: the config timed first was 1.0-3.6% faster, whichever.
 stage_repeat() {
 	local sum="$OUT/summary-repeat.md" wspec
 	wspec=$(spec_with gpu_warm 5)
 	export MUH_CACHE_DIR="$W/cache-repeat" TRITON_CACHE_DIR="$W/triton-repeat"
 	{
-		echo "# sustained re-timing of tuned and shipped pairs, 3 fresh processes each"
+		echo "# sustained re-timing of tuned and shipped pairs, interleaved, 3 fresh processes each"
 		env_lines
-		echo "- command: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config A --config B --no-noise --json\` (measure.gpu_warm 5 s), A/B alternated"
+		echo "- command: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config A --config B --interleave --no-noise --json\` (measure.gpu_warm 5 s), A/B given in alternated order"
 	} >"$sum"
 	local m1t=BLOCK_SIZE_M=16,BLOCK_SIZE_N=32,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
 	local m1s=BLOCK_SIZE_M=16,BLOCK_SIZE_N=64,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
@@ -313,7 +321,7 @@ stage_repeat() {
 			set -- $pair
 			local a=$2 b=$3
 			[ $((i % 2)) = 0 ] && { a=$3; b=$2; }
-			timeout 60 muh eval "$wspec" --problem "M=$1" --config "$a" --config "$b" --no-noise --json \
+			timeout 60 muh eval "$wspec" --problem "M=$1" --config "$a" --config "$b" --interleave --no-noise --json \
 				2>>"$W/repeat.err" | sed "s/^/$1 $i /" >>"$W/repeat.txt"
 		done
 	done
@@ -328,14 +336,16 @@ for line in open(f"{W}/repeat.txt"):
     except ValueError:
         continue
     if e.get("status") == "ok":
-        rows.setdefault((int(m), int(i)), {})["tuned" if e["key"] in tuned else "shipped"] = (e["median"], e.get("sm_clock_mhz") or 0)
+        rows.setdefault((int(m), int(i)), {})["tuned" if e["key"] in tuned else "shipped"] = (
+            e["median"], e.get("sm_clock_mhz") or 0, len(e.get("samples") or []))
 print()
-print("| M | process | shipped | SM MHz | tuned | SM MHz | shipped / tuned |")
-print("|---:|---:|---:|---:|---:|---:|---:|")
+print("| M | process | given first | shipped | SM MHz | samples | tuned | SM MHz | samples | shipped / tuned |")
+print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 for (m, i), r in sorted(rows.items()):
     if "tuned" in r and "shipped" in r:
-        (s, sc), (t, tc) = r["shipped"], r["tuned"]
-        print(f"| {m} | {i} | {s * 1e6:.1f} us | {sc:.0f} | {t * 1e6:.1f} us | {tc:.0f} | {s / t:.3f}x |")
+        (s, sc, sn), (t, tc, tn) = r["shipped"], r["tuned"]
+        first = "tuned" if i % 2 else "shipped"
+        print(f"| {m} | {i} | {first} | {s * 1e6:.1f} us | {sc:.0f} | {sn} | {t * 1e6:.1f} us | {tc:.0f} | {tn} | {s / t:.3f}x |")
 PY
 	rm -f "$wspec"
 	cat "$sum"
