@@ -190,6 +190,7 @@ struct eval_list {
 	const session_prepare_info *pi; /* filled before the first row */
 	int jobs, told_prepare;
 	/* --interleave: every row, for the comparison under the table */
+	int interleave;
 	size_t nrows;
 	char row_key[EVAL_INTERLEAVE_MAX][1024];
 	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* no samples kept */
@@ -253,6 +254,8 @@ static int list_row(void *ctx, const session_result *r)
 	}
 	if (E->json) {
 		cJSON *o = evalcli_json(r->key, m);
+		if (E->interleave)
+			cJSON_AddBoolToObject(o, "interleaved", 1);
 		char *t = cJSON_PrintUnformatted(o);
 		puts(t ? t : "{}");
 		free(t);
@@ -454,6 +457,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	session_prepare_info pi;
 	E.pi = &pi;
 	E.jobs = so->jobs;
+	E.interleave = A->interleave;
 	if (A->interleave)
 		rc = session_eval_interleaved(ss, (size_t)nkeys, list_at, &E, A->rounds, list_row, &pi, &d);
 	else

@@ -22,12 +22,13 @@ ratio() {
 	shift 3
 	MUH_PY_WORKER_ORDER_BIAS=$bias run "$MUH" eval "$F" --config "$a" --config "$b" --no-noise --json "$@"
 	expect_rc 0 "eval $a, $b $*"
-	python3 - "$TMP/out" "$a" "$b" <<'PY' || echo "nan"
+	python3 - "$TMP/out" "$a" "$b" "$@" <<'PY' || echo "nan"
 import json, sys
 rows = {}
 for line in open(sys.argv[1]):
     e = json.loads(line)
     assert e["status"] == "ok", e
+    assert e.get("interleaved", False) == ("--interleave" in sys.argv[4:]), e  # said in each row
     rows[e["key"]] = e
 a, b = (next(r for k, r in rows.items() if k.startswith(x + ",") or ("," + x) in k) for x in sys.argv[2:4])
 assert len(a["samples"]) == 20 and len(b["samples"]) == 20, (a, b)  # each variant's samples, all of them
