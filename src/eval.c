@@ -3,17 +3,22 @@
  * time) over backend vtables, run in an isolated child process.
  *
  * Owns: the runner child and its protocol, the timing loop and its stopping
- * rule, measurement records and their JSON form, variants.
+ * rule, interleaved sets (a few variants kept built and timed in rounds of
+ * one sample each, the order alternated every round), measurement records
+ * and their JSON form, variants.
  *
  * The runner: a child forked on the first variant, in its own process
  * group, with RLIMIT_AS set and fault handlers that report the signal (and
  * the address-space size, to tell OOM from a plain segfault) before dying.
  * Parent and runner talk JSON lines over a socketpair:
  *   parent -> runner  {"op":"measure"|"fingerprint","variant":{...}}
+ *                     {"op":"interleave","variants":[...],"rounds":R}  (a set, see
+ *                     eval_measure_interleaved; "overlays":[...] with an engine tree)
  *   runner -> parent  {"phase":"build"|"verify"|"warm-up"|"time"}   (resets the timeout;
- *                     a warm-up's is measure.timeout + 4 x measure.gpu_warm)
+ *                     a warm-up's is measure.timeout + 4 x measure.gpu_warm; in a set
+ *                     with "variant":I, the one in flight)
  *                     {"fault":SIG,"vm":BYTES}            (from the signal handler)
- *                     {"result":{measurement}}
+ *                     {"result":{measurement}}  {"results":[measurement, ...]} (a set)
  * The runner's stdout and stderr (and so a kernel's printf, a worker's
  * stderr, what a command printed) go to a pipe that only the parent reads,
  * into a per-variant tail (measurement.log); none of it reaches muh's stdout.
@@ -1486,6 +1491,86 @@ static const char *signame(int sig)
 	}
 }
 
+/* Where the runner is in a request: its step, the step's limit and
+ * deadline, and the fault it reported before dying. */
+struct runner_step {
+	char step[16];
+	double limit, deadline;
+	int fault;
+	double vm;
+};
+
+static void step_start(const muh_evaluator *ev, struct runner_step *rs)
+{
+	snprintf(rs->step, sizeof(rs->step), "build");
+	rs->limit = ev->t.timeout_s;
+	rs->deadline = eval_now_s() + rs->limit;
+	rs->fault = 0;
+	rs->vm = 0;
+}
+
+/* Takes a phase line (the next step: its limit starts; a warm-up may run up
+ * to 4 x measure.gpu_warm on top) or a fault report of the runner. Returns
+ * the line's "variant" (in a set, the one in flight), or -1. */
+static int step_note(const muh_evaluator *ev, const cJSON *o, struct runner_step *rs)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "phase");
+	int at = -1;
+	if (cJSON_IsString(x)) {
+		snprintf(rs->step, sizeof(rs->step), "%s", x->valuestring);
+		double warm = !strcmp(rs->step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
+		rs->limit = ev->t.timeout_s + warm;
+		rs->deadline = eval_now_s() + rs->limit;
+		double vi = json_get_num(o, "variant");
+		if (isfinite(vi) && vi >= 0 && vi < EVAL_INTERLEAVE_MAX)
+			at = (int)vi;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
+		rs->fault = (int)json_get_num(o, "fault");
+		rs->vm = json_get_num(o, "vm");
+	}
+	return at;
+}
+
+/* The runner ran past the step's limit: killed, and m says so. */
+static void runner_late(muh_evaluator *ev, const struct runner_step *rs, const char *where, muh_measurement *m)
+{
+	log_drain(ev);
+	runner_kill(ev);
+	ev->restarts++;
+	measurement_free(m);
+	measurement_init(m);
+	measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s%s; runner killed", rs->limit, rs->step,
+			 where);
+}
+
+/* Closes m, the result of a runner that is gone: its log, its times. */
+static void stamp_dead(muh_evaluator *ev, muh_measurement *m, int64_t started)
+{
+	log_attach(ev, m);
+	m->started_ms = started;
+	m->finished_ms = epoch_ms();
+}
+
+/* Makes v's engine-tree overlay into dir (n bytes) with the caller's maker.
+ * Returns 1, or 0 with m (init'ed here) invalid, saying why. */
+static int overlay_make(muh_evaluator *ev, const muh_variant *v, char *dir, size_t n, muh_measurement *m)
+{
+	muh_diag od;
+	diag_clear(&od);
+	int64_t started = epoch_ms();
+	int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, v, dir, n, &od)
+			: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is opened "
+					   "through a session (session_open), which builds the overlays");
+	if (!rc)
+		return 1;
+	measurement_init(m);
+	measurement_fail(m, EVAL_INVALID, "overlay: %s", od.msg);
+	m->started_ms = started;
+	m->finished_ms = epoch_ms();
+	return 0;
+}
+
 /* The runner died (eof) in step `step` of the variant m is for: reaps it
  * and fails m with why (a fault report, out of memory, a signal, an exit). */
 static void runner_died(muh_evaluator *ev, const char *step, int fault, double vm, muh_measurement *m)
@@ -1535,19 +1620,14 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		d = &dd;
 	}
 	measurement_init(m);
+	int prc = eval_probe(ev, d); /* the runner (or the backend in process) started */
+	if (prc)
+		return prc;
 	if (!ev->t.isolate) {
-		int rc = eval_probe(ev, d);
-		if (rc)
-			return rc;
 		ev->inproc.overlay = ev->overlay[0] ? ev->overlay : NULL;
 		pipeline(ev->b, &ev->inproc, v, op, m, -1);
 		ev->inproc.overlay = NULL;
 		return MUH_OK;
-	}
-	if (ev->pid <= 0) {
-		int rc = runner_start(ev, d);
-		if (rc)
-			return rc;
 	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op == OP_MEASURE ? "measure" : "fingerprint");
@@ -1559,22 +1639,15 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 	tb_reset(&ev->log); /* between variants only a late writer wrote; it is not this one's */
 	int src = send_line_json(ev->fd, req);
 	cJSON_Delete(req);
-	char step[16] = "build";
-	double step_limit = ev->t.timeout_s; /* of the current step */
-	double deadline = eval_now_s() + ev->t.timeout_s;
-	int fault = 0;
-	double vm = 0;
+	struct runner_step rs;
+	step_start(ev, &rs);
 	if (src == 0) {
 		for (;;) {
 			int eof, late;
-			cJSON *o = runner_read(ev, deadline, &eof, &late);
+			cJSON *o = runner_read(ev, rs.deadline, &eof, &late);
 			if (!o) {
 				if (late) {
-					log_drain(ev);
-					runner_kill(ev);
-					ev->restarts++;
-					measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s; runner killed",
-							 step_limit, step);
+					runner_late(ev, &rs, "", m);
 					goto stamp;
 				}
 				break; /* eof: the runner died */
@@ -1592,25 +1665,13 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 					return MUH_OK;
 				break;
 			}
-			if ((x = cJSON_GetObjectItemCaseSensitive(o, "phase")) && cJSON_IsString(x)) {
-				snprintf(step, sizeof(step), "%s", x->valuestring);
-				/* a warm-up may run up to 4 x measure.gpu_warm on top */
-				double warm = !strcmp(step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
-				step_limit = ev->t.timeout_s + warm;
-				deadline = eval_now_s() + step_limit;
-			}
-			if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
-				fault = (int)json_get_num(o, "fault");
-				vm = json_get_num(o, "vm");
-			}
+			step_note(ev, o, &rs);
 			cJSON_Delete(o);
 		}
 	}
-	runner_died(ev, step, fault, vm, m);
+	runner_died(ev, rs.step, rs.fault, rs.vm, m);
 stamp:
-	log_attach(ev, m);
-	m->started_ms = started;
-	m->finished_ms = epoch_ms();
+	stamp_dead(ev, m, started);
 	return MUH_OK;
 }
 
@@ -1623,21 +1684,10 @@ static int run_request(muh_evaluator *ev, const muh_variant *v, enum req_op op, 
 	if (!ev->t.engine_tree[0])
 		return run_request_in(ev, v, op, m, d);
 	char dir[PATH_MAX] = "";
-	muh_diag od;
-	diag_clear(&od);
-	int64_t started = epoch_ms();
-	int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, v, dir, sizeof(dir), &od)
-			: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is opened "
-					   "through a session (session_open), which builds the overlays");
-	if (rc) {
-		measurement_init(m);
-		measurement_fail(m, EVAL_INVALID, "overlay: %s", od.msg);
-		m->started_ms = started;
-		m->finished_ms = epoch_ms();
+	if (!overlay_make(ev, v, dir, sizeof(dir), m))
 		return MUH_OK;
-	}
 	ev->overlay = dir;
-	rc = run_request_in(ev, v, op, m, d);
+	int rc = run_request_in(ev, v, op, m, d);
 	ev->overlay = "";
 	ev->ov->remove(ev->ov_ctx, dir);
 	return rc;
@@ -1665,19 +1715,14 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 		sub[k] = vs[set[k]];
 		ovp[k] = overlays[k][0] ? overlays[k] : NULL;
 	}
+	int prc = eval_probe(ev, d);
+	if (prc)
+		return prc;
 	if (!ev->t.isolate) {
-		int rc = eval_probe(ev, d);
-		if (rc)
-			return rc;
 		pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, -1);
 		for (size_t k = 0; k < n; k++)
 			ms[set[k]] = got[k];
 		return MUH_OK;
-	}
-	if (ev->pid <= 0) {
-		int rc = runner_start(ev, d);
-		if (rc)
-			return rc;
 	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "interleave");
@@ -1694,25 +1739,17 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 	tb_reset(&ev->log);
 	int src = send_line_json(ev->fd, req);
 	cJSON_Delete(req);
-	char step[16] = "build";
-	double step_limit = ev->t.timeout_s;
-	double deadline = eval_now_s() + step_limit;
+	struct runner_step rs;
+	step_start(ev, &rs);
 	size_t at = 0; /* the variant in flight */
-	int fault = 0;
-	double vm = 0;
 	muh_measurement *m = NULL;
 	for (; src == 0;) {
 		int eof, late;
-		cJSON *o = runner_read(ev, deadline, &eof, &late);
+		cJSON *o = runner_read(ev, rs.deadline, &eof, &late);
 		if (!o) {
 			m = &ms[set[at]];
 			if (late) {
-				log_drain(ev);
-				runner_kill(ev);
-				ev->restarts++;
-				measurement_init(m);
-				measurement_fail(m, EVAL_TIMEOUT, "timed out after %g s in step %s (interleaved); runner killed",
-						 step_limit, step);
+				runner_late(ev, &rs, " (interleaved)", m);
 				goto stamp;
 			}
 			break;
@@ -1751,29 +1788,17 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 			m = &ms[set[at]];
 			break;
 		}
-		if ((x = cJSON_GetObjectItemCaseSensitive(o, "phase")) && cJSON_IsString(x)) {
-			snprintf(step, sizeof(step), "%s", x->valuestring);
-			double vi = json_get_num(o, "variant");
-			if (isfinite(vi) && vi >= 0 && vi < (double)n)
-				at = (size_t)vi;
-			double warm = !strcmp(step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
-			step_limit = ev->t.timeout_s + warm;
-			deadline = eval_now_s() + step_limit;
-		}
-		if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
-			fault = (int)json_get_num(o, "fault");
-			vm = json_get_num(o, "vm");
-		}
+		int vi = step_note(ev, o, &rs);
+		if (vi >= 0 && (size_t)vi < n)
+			at = (size_t)vi;
 		cJSON_Delete(o);
 	}
 	if (!m)
 		m = &ms[set[at]];
-	runner_died(ev, step, fault, vm, m);
+	runner_died(ev, rs.step, rs.fault, rs.vm, m);
 stamp:
 	*culprit = at;
-	log_attach(ev, m);
-	m->started_ms = started;
-	m->finished_ms = epoch_ms();
+	stamp_dead(ev, m, started);
 	return MUH_OK;
 }
 
@@ -1803,20 +1828,8 @@ int eval_measure_interleaved(muh_evaluator *ev, const muh_variant *vs, size_t n,
 		size_t k = 0;
 		for (size_t j = 0; j < nset; j++) {
 			overlays[k][0] = '\0';
-			if (ev->t.engine_tree[0]) {
-				muh_diag od;
-				diag_clear(&od);
-				int64_t t0 = epoch_ms();
-				int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, &vs[set[j]], overlays[k], PATH_MAX, &od)
-						: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is "
-								   "opened through a session (session_open)");
-				if (rc) {
-					measurement_fail(&ms[set[j]], EVAL_INVALID, "overlay: %s", od.msg);
-					ms[set[j]].started_ms = t0;
-					ms[set[j]].finished_ms = epoch_ms();
-					continue;
-				}
-			}
+			if (ev->t.engine_tree[0] && !overlay_make(ev, &vs[set[j]], overlays[k], PATH_MAX, &ms[set[j]]))
+				continue; /* invalid, out of the set */
 			set[k++] = set[j];
 		}
 		nset = k;

@@ -460,18 +460,24 @@ static void test_command_backend(void **st)
 	eval_close(ev);
 }
 
+/* An evaluator of the stdlib worker (workers/py_worker.py), 3 s a step. */
+static void worker_open(muh_target *t, muh_evaluator **ev, muh_diag *d)
+{
+	target_for(t, "");
+	snprintf(t->backend, sizeof(t->backend), "worker");
+	snprintf(t->worker, sizeof(t->worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
+	t->timeout_s = 3;
+	diag_clear(d);
+	assert_int_equal(eval_open(t, ev, d), MUH_OK);
+}
+
 static void test_worker_backend(void **st)
 {
 	(void)st;
 	muh_target t;
-	target_for(&t, "");
-	snprintf(t.backend, sizeof(t.backend), "worker");
-	snprintf(t.worker, sizeof(t.worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
-	t.timeout_s = 3;
 	muh_evaluator *ev;
 	muh_diag d;
-	diag_clear(&d);
-	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	worker_open(&t, &ev, &d);
 	assert_int_equal(eval_probe(ev, &d), MUH_OK);
 	const char *names[5] = {"UNROLL", "BLOCK", "IGNORED", "FAULT", "N"};
 	struct {
@@ -561,14 +567,9 @@ static void test_worker_interleaved(void **st)
 {
 	(void)st;
 	muh_target t;
-	target_for(&t, "");
-	snprintf(t.backend, sizeof(t.backend), "worker");
-	snprintf(t.worker, sizeof(t.worker), "python3 %s/workers/py_worker.py", MUH_SOURCE_DIR);
-	t.timeout_s = 3;
 	muh_evaluator *ev;
 	muh_diag d;
-	diag_clear(&d);
-	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
+	worker_open(&t, &ev, &d);
 	const char *names[5] = {"UNROLL", "BLOCK", "IGNORED", "FAULT", "N"};
 	int cases[3][2] = {{1, 0}, {1, 2}, {4, 0}}; /* UNROLL, FAULT (2: hangs) */
 	muh_variant vs[3];
