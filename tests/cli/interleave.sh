@@ -80,6 +80,13 @@ expect_rc 0 "eval --interleave=6"
 python3 -c 'import json, sys; r = [len(json.loads(l)["samples"]) for l in open(sys.argv[1])]; sys.exit(r != [6, 6, 6])' "$TMP/out" ||
 	fail "6 rounds: 6 samples each: $(cat "$TMP/out")"
 
+# compile first (--jobs): the set is prepared, then every build loads its program
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --interleave=4 --jobs 2 --json
+expect_rc 0 "eval --interleave --jobs 2"
+expect_in err "^prepare: 2 of 2 variants compiled" "the batch prepare ran"
+python3 -c 'import json, sys; sys.exit(not all(json.loads(json.loads(l)["fp_detail"])["from_cache"] for l in open(sys.argv[1])))' "$TMP/out" ||
+	fail "each build of the set loaded its prepared program: $(cat "$TMP/out")"
+
 # with --db: the store answers none of them (one set is compared with
 # itself); each result replaces the stored one
 run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --db "$TMP/il.db"
