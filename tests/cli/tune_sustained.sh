@@ -46,6 +46,26 @@ assert all(r["burst_sm_mhz"] == 1980 and r["sustained_sm_mhz"] == 700 for r in u
 assert 0 < d["launches_s"] <= d["steps_s"] <= d["wall_s"] and 0 < d["busy"] <= 1, d
 PY
 
+# the re-timing has no order bias: with the stdlib worker's simulated order
+# effect (MUH_PY_WORKER_ORDER_BIAS: each sample 5% x k/40 slower than the
+# first, tests/cli/interleave.sh) and variants equally fast, the 3 re-timed
+# are within 0.6% of each other (timed one after the other in burst-rank
+# order, the first would be 2.5% and the third 3.7% ahead of the last)
+G="specs/.sustained-bias-$$-dot_worker.yaml"
+sed 's/^  BLOCK: \[64, 256\]$/  BLOCK: [64]/; s/^  max_time: 0.3$/  max_time: 30\n  min_samples: 20\n  max_samples: 20/' "$SPEC" >"$G"
+MUH_PY_WORKER_SM_CLOCK=1980,1000 MUH_PY_WORKER_ORDER_BIAS=0.05 run "$MUH" tune "$G" --strategy brute --budget 6 \
+	--db "$TMP/bias.db" --json
+rm -f "$G"
+expect_rc 0 "tune with a simulated order effect"
+python3 - "$TMP/out" <<'PY' || fail "the re-timed equal variants are equal: $(grep '"result"' "$TMP/out" | head -c 900)"
+import json, sys
+u = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]["sustained"]
+t = [r["sustained_s"] for r in u["rows"]]
+assert u["clock_fell"] and u["interleaved"] and len(t) == 3 and u["samples"] == 20, u
+print(f"re-timed under a 5% order effect: {', '.join(f'{x * 1e6:.2f} us' for x in t)}; spread {max(t) / min(t):.4f}")
+assert max(t) / min(t) < 1.006, t
+PY
+
 # the clock holds: the 3 re-timed interleaved, the ranking stands
 MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held.db"
 expect_rc 0 "tune with a steady clock"
