@@ -1412,7 +1412,8 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &vs[nv]))
 			break;
 	}
-	int rc = nv && !(s->o.stop && *s->o.stop) ? eval_measure_interleaved(ev2, vs, nv, 0, ms, &d) : MUH_EENV;
+	int called = nv && !(s->o.stop && *s->o.stop);
+	int rc = called ? eval_measure_interleaved(ev2, vs, nv, 0, ms, &d) : MUH_EENV;
 	if (rc && s->o.stop && *s->o.stop)
 		snprintf(I->why, sizeof(I->why), "re-timing interrupted (Ctrl-C)");
 	else if (rc && nv)
@@ -1427,8 +1428,9 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 				if (i == 0)
 					I->samples = ms[i].nsamples;
 			}
-			measurement_free(&ms[i]);
 		}
+		if (called)
+			measurement_free(&ms[i]);
 		eval_variant_free(&vs[i]);
 	}
 	if (I->n && isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz) &&
@@ -1694,7 +1696,8 @@ int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, 
 	for (size_t i = 0; !rc && i < n; i++) {
 		memcpy(s->cfg, cfgs + i * np, np * sizeof(uint32_t));
 		space_key(s->space, s->cfg, s->key, sizeof(s->key));
-		session_result res = {.cfg = s->cfg, .key = s->key, .m = &ms[i], .source = valid[i] ? "measured" : "invalid"};
+		session_result res = {.cfg = s->cfg, .key = s->key, .m = &ms[i]};
+		res.source = valid[i] ? "measured" : "invalid";
 		score_measurement(&s->objective, &ms[i], &res.score);
 		if (on_row && on_row(ctx, &res))
 			break;
