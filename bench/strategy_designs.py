@@ -29,6 +29,28 @@ proposal is taken when its predicted log time is more than D below the best
 time's log, else ILS's; with MUH_GATE_REL=1, below the model's prediction
 for the best).
 
+bench/strategy_hybrids.diff (applied instead, the same way) holds the
+second round, designs in which the model and ILS share one sequence: two
+extra strategy names, `hybrid` (a trust region: the model's pick within
+Hamming radius HY_R0 of the best, +1 after HY_F picks without a new best;
+HY_START=1 its first picks the best's neighbours, HY_LB the bonus factor
+inside the region) and `hybrid2` (ILS from the defaults, restarted by the
+model's pick; HY_ORD=1/2 tries its neighbours in the model's predicted /
+optimistic order, HY_ADJ=1 adjacent ones first, HY_NOKICK=1 keeps ILS's
+random kicks, HY_PRE=N random first picks, HY_FROMDEF=1 those only inform
+the model, HY_JIT=X jitters the order, HY_EVERY=N the model's global pick
+every N-th), and for auto: AU_ORDER=1 (ils proposes first), AU_EXH=F (the
+last fraction F exhausts the best's adjacent neighbours; AU_EXH_H=1 then
+all Hamming ones), AU_POLISH=1 (every new best's adjacent neighbours
+first), AU_IF=F (ils alone for the first F; AU_IFLO=1 or until its first
+local optimum), AU_ILSORD=1 (auto's ils arm in the model's order, with the
+HY_ switches), and for model: HY_LOC / HY_LOC2 / HY_LADJ (a locality prior:
+the score lowered by that x the spread for the best's Hamming-1 / -2 /
+adjacent neighbours; HY_MIN, HY_RSUCC, HY_CYCLE and HY_PREOWN are in the
+diff but were not measured). Run with the design first, e.g.
+
+    HY_ORD=2 HY_NOKICK=1 bench/strategy_designs.py build-designs/muh hybrid2,model,ils all 31
+
 For every full sweep of bench/strategies.py, budgets 2/5/10%, 30 seeds, no
 spec seeds: median / p10 of auto, model and ils per cell, flagged BEHIND when
 auto is more than 0.002 below the better arm in median or p10, and SIG when
