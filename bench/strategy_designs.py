@@ -46,8 +46,11 @@ first), AU_IF=F (ils alone for the first F; AU_IFLO=1 or until its first
 local optimum), AU_ILSORD=1 (auto's ils arm in the model's order, with the
 HY_ switches), and for model: HY_LOC / HY_LOC2 / HY_LADJ (a locality prior:
 the score lowered by that x the spread for the best's Hamming-1 / -2 /
-adjacent neighbours; HY_MIN, HY_RSUCC, HY_CYCLE and HY_PREOWN are in the
-diff but were not measured). Run with the design first, e.g.
+adjacent neighbours), HY_INTERP=1 (the model: an unseen value's effect
+interpolated between its nearest seen values; 2: and the nearest at the
+ends), AU_IFN=N (ils alone for the first N picks after the defaults).
+HY_MIN, HY_RSUCC, HY_CYCLE and HY_PREOWN are in the diff but were not
+measured. Run with the design first, e.g.
 
     HY_ORD=2 HY_NOKICK=1 bench/strategy_designs.py build-designs/muh hybrid2,model,ils all 31
 
