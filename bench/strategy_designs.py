@@ -48,7 +48,10 @@ HY_ switches), and for model: HY_LOC / HY_LOC2 / HY_LADJ (a locality prior:
 the score lowered by that x the spread for the best's Hamming-1 / -2 /
 adjacent neighbours), HY_INTERP=1 (the model: an unseen value's effect
 interpolated between its nearest seen values; 2: and the nearest at the
-ends), AU_IFN=N (ils alone for the first N picks after the defaults).
+ends), AU_IFN=N (ils alone for the first N picks after the defaults),
+AU_FOLLOWD=D (auto's ils arm, until its first local optimum, follows
+another arm's find only within Hamming distance D of its own point;
+AU_FOLLOWDA=D: for the whole run).
 HY_MIN, HY_RSUCC, HY_CYCLE and HY_PREOWN are in the diff but were not
 measured. Run with the design first, e.g.
 
