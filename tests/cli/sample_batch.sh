@@ -17,6 +17,7 @@ mode = sys.argv[2]
 m = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
 m = m.get("measurement", m)
 n, timed = len(m["samples"]), m.get("timed_s", 0)
+assert n and sum(m["samples"]) > 0, ("no positive samples", m)
 batch = timed / sum(m["samples"])  # calls per sample: a sample is their mean
 if mode == "batched":
     assert m["status"] == "ok" and n <= 40, (n, "samples: each is a batch")
@@ -39,14 +40,14 @@ check single || fail "a worker without a device times one call per sample"
 
 # the spec decides: min_sample_time 0 turns batching off on a device,
 # and a value turns it on without one
-sed 's/^  max_time: 0.3$/  max_time: 0.3\n  min_sample_time: 0/' "$SPEC" >specs/.sample_off.yaml
-sed 's/^  max_time: 0.3$/  max_time: 0.3\n  min_sample_time: 0.05/' "$SPEC" >specs/.sample_on.yaml
-trap 'rm -f specs/.sample_off.yaml specs/.sample_on.yaml; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
-grep -q "min_sample_time: 0$" specs/.sample_off.yaml || fail "the test's spec copy"
-MUH_PY_WORKER_DEVICE=sim run "$MUH" eval specs/.sample_off.yaml --config "$KEY" --no-noise --json
+sed 's/^  max_time: 0.3$/  max_time: 0.3\n  min_sample_time: 0/' "$SPEC" >specs/.sample_off-$$.yaml
+sed 's/^  max_time: 0.3$/  max_time: 0.3\n  min_sample_time: 0.05/' "$SPEC" >specs/.sample_on-$$.yaml
+trap 'rm -f specs/.sample_off-$$.yaml specs/.sample_on-$$.yaml; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+grep -q "min_sample_time: 0$" specs/.sample_off-$$.yaml || fail "the test's spec copy"
+MUH_PY_WORKER_DEVICE=sim run "$MUH" eval specs/.sample_off-$$.yaml --config "$KEY" --no-noise --json
 expect_rc 0 "eval with min_sample_time 0"
 check single || fail "measure.min_sample_time: 0 times one call per sample on a device"
-run "$MUH" eval specs/.sample_on.yaml --config "$KEY" --no-noise --json
+run "$MUH" eval specs/.sample_on-$$.yaml --config "$KEY" --no-noise --json
 expect_rc 0 "eval with min_sample_time 0.05"
 check batched || fail "measure.min_sample_time: 0.05 batches calls without a device"
 
