@@ -287,7 +287,7 @@ def svg_plot(tables, path):
         out.append(f'<g transform="translate({x0},0)">')
         out.append(f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="13">'
                    f'{escape(name)}: median fraction of the optimum</text>')
-        px = lambda j: pad + j * (W - 2 * pad) / (len(KS) - 1)
+        px = lambda j: pad + j * (W - 2 * pad) / max(1, len(KS) - 1)
         py = lambda v: 30 + (1 - (max(v, lo) - lo) / (1 - lo)) * (H - 60)
         out.append(f'<rect x="{pad}" y="30" width="{W - 2 * pad}" height="{H - 60}" fill="none" '
                    f'stroke="#999"/>')
@@ -313,6 +313,9 @@ def svg_plot(tables, path):
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
+
+
+HAND_MARK = "## Reading it"
 
 
 def main():
@@ -531,8 +534,17 @@ def main():
                  "that)."]
     if kt_note:
         head += ["", "Kernel Tuner notes:", ""] + [f"- {x}" for x in kt_note]
-    with open(os.path.join(a.out, "strategies.md"), "w") as f:
-        f.write("\n".join(head + md) + "\n")
+    # the hand-written reading of a run (from HAND_MARK on) is kept across
+    # regenerations: the numbers above it change, the designs tried do not
+    out = os.path.join(a.out, "strategies.md")
+    hand = ""
+    if os.path.exists(out):
+        old = open(out).read()
+        if HAND_MARK in old:
+            hand = "\n" + old[old.index(HAND_MARK):]
+    with open(out + ".tmp", "w") as f:
+        f.write("\n".join(head + md) + "\n" + hand)
+    os.replace(out + ".tmp", out)
     print(f"wrote {os.path.join(a.out, 'strategies.md')}", file=sys.stderr)
 
 
