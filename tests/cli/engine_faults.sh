@@ -26,7 +26,7 @@ grep -F '"key":"MUH_FAULT=exit"' "$TMP/out" | grep -q 'exited with status 3 befo
 grep -F '"key":"MUH_FAULT=exit"' "$TMP/out" | grep -q 'fault-server: exiting at once' ||
 	fail "exit at once: the error quotes the server's log"
 [ "$(st noready)" = launch_error ] || fail "never ready: $(st noready), expected launch_error"
-grep -F '"key":"MUH_FAULT=noready"' "$TMP/out" | grep -q 'not ready after 4 s' || fail "never ready: the timeout is named"
+grep -F '"key":"MUH_FAULT=noready"' "$TMP/out" | grep -q 'not ready after 15 s' || fail "never ready: the timeout is named"
 [ "$(st kill9)" = crash ] || fail "killed mid-load: $(st kill9), expected crash"
 grep -F '"key":"MUH_FAULT=kill9"' "$TMP/out" | grep -q 'killed by signal 9 (SIGKILL) during the load' ||
 	fail "killed mid-load: the signal is named"

@@ -50,9 +50,7 @@ expect_rc 0 "the C example"
 [ "$(grep '^BLOCK=' "$TMP/out" | sort -u | wc -l)" = 12 ] || fail "no configuration proposed twice"
 grep -q "^BLOCK=2048 UNROLL=8 " "$TMP/out" && fail "a proposal broke BLOCK * UNROLL <= 8192"
 expect_in out "^best BLOCK=[0-9]+ UNROLL=[0-9]+ [0-9.]+ us \(12 measured, problem N=1048576\)" "the C example names its best"
-best=$(sed -n 's/^best \(BLOCK=[0-9]* UNROLL=[0-9]*\) \([0-9.]*\) us.*/\1 \2/p' "$TMP/out")
-fastest=$(grep '^BLOCK=' "$TMP/out" | sort -t' ' -k3 -g | head -1 | awk '{print $1, $2, $3}')
-[ "$best" = "$fastest" ] || fail "the session's best ($best) is the fastest the program timed ($fastest)"
+expect_best_is_fastest "the C example"
 run ./online_tune_cpp online.yaml 9
 expect_rc 0 "the C++ example"
 [ "$(grep -c '^BLOCK=' "$TMP/out")" = 9 ] || fail "9 configurations timed by the lambda"

@@ -54,3 +54,17 @@ engine_setup() {
 	mkdir -p "$1"
 	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
 }
+
+# expect_best_is_fastest WHAT: $TMP/out holds an online example's output, one
+# "BLOCK=B UNROLL=U T us" line per configuration it timed and a final
+# "best BLOCK=B UNROLL=U T us (...)" line from the session's best. The best
+# must be a configuration the program timed, at the least time it printed
+# (configurations tied at the printed 0.1 us: any one of them).
+expect_best_is_fastest() {
+	local best least
+	best=$(sed -n 's/^best \(BLOCK=[0-9]* UNROLL=[0-9]*\) \([0-9.]*\) us.*/\1 \2/p' "$TMP/out")
+	least=$(awk '/^BLOCK=/ && NF == 4 && $4 == "us" && (m == "" || $3 + 0 < m + 0) {m = $3} END {print m}' "$TMP/out")
+	grep -qxF "$best us" "$TMP/out" || fail "$1: the session's best ($best) is not a configuration the program timed"
+	[ -n "$least" ] && [ "${best##* }" = "$least" ] ||
+		fail "$1: the session's best ($best) is not the least time the program printed ($least us)"
+}

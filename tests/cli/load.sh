@@ -124,7 +124,9 @@ else
 fi
 
 # 512 context tokens per slot: asking for 600 more is cut at the context end
-run "$MUH" load "$URL" --requests 1 --output-tokens 600 --json
+# (some 500 tokens streamed by one request: a loaded 2-core machine took more
+# than the default 60 s for them, so this one request gets 600 s)
+run "$MUH" load "$URL" --requests 1 --output-tokens 600 --request-timeout 600s --json
 expect_rc 1 "truncated by the context"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["truncated"]==1 and r["ok"]==0, r' \
 	"$TMP/out" || fail "truncated count"

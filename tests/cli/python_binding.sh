@@ -23,9 +23,7 @@ expect_rc 0 "the Python example"
 [ "$(grep '^BLOCK=' "$TMP/out" | awk '{print $1, $2}' | sort -u | wc -l)" = 10 ] || fail "no configuration proposed twice"
 grep -q "^BLOCK=2048 UNROLL=8 " "$TMP/out" && fail "a proposal broke BLOCK * UNROLL <= 8192"
 expect_in out "^best BLOCK=[0-9]+ UNROLL=[0-9]+ [0-9.]+ us \(10 measured, problem N=1048576\)" "the Python example names its best"
-best=$(sed -n 's/^best \(BLOCK=[0-9]* UNROLL=[0-9]*\) \([0-9.]*\) us.*/\1 \2/p' "$TMP/out")
-fastest=$(grep '^BLOCK=' "$TMP/out" | sort -t' ' -k3 -g | head -1 | awk '{print $1, $2, $3}')
-[ "$best" = "$fastest" ] || fail "the session's best ($best) is the fastest the program timed ($fastest)"
+expect_best_is_fastest "the Python example"
 grep -q "$PREFIX" <<<"$(python3 -c 'import muh; print(muh.library()._name, muh.__file__)')" ||
 	fail "the binding and the library it loads are the installed ones"
 
