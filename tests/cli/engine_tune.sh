@@ -17,6 +17,10 @@ cp tests/fixtures/llama/deploy.yaml tests/fixtures/llama/tune.yaml "$M/"
 run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
 expect_rc 0 "muh tune on the llama.cpp server"
 cp "$TMP/out" "$TMP/tune.out"
+# the file's -c 3072 is in no variant (so that the write-back below has a diff
+# whichever variant wins, the defaults too: on a loaded machine they can)
+expect_in err "note: the default ctx_size=4096 is not what .*deploy.yaml holds \(-c 3072\); the run's \"default\" is the spec's" \
+	"the spec's default beside the file's value is said"
 expect_in out '^best +[0-9.]+ tok/s' "the best is shown in tokens/s"
 expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner"
 expect_in out 'parallel=8,threads=1,batch_size=256,ubatch_size=64,ctx_size=2048 +wrong_result .*truncated' \
