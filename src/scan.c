@@ -3121,6 +3121,18 @@ static int is_upper_like(const char *s)
 	return 1;
 }
 
+/* The file name of JSON config file jr (tree-relative) when a lookup of
+ * glob in folder dir (dl bytes, a prefix of the path) loads it: at or below
+ * dir, not a test's, its name matching glob; NULL when the lookup does not. */
+static const char *json_glob_match(const char *jr, const char *dir, size_t dl, const char *glob)
+{
+	if (strncmp(jr, dir, dl) || path_is_test(jr))
+		return NULL;
+	const char *base = strrchr(jr, '/');
+	base = base ? base + 1 : jr;
+	return fnmatch(glob, base, 0) ? NULL : base;
+}
+
 /* The device a config file's name is for: "device_name=NVIDIA_H200" or a
  * vendor-prefixed tail ("..._NVIDIA_H200.json"); NULL when none. */
 static const char *json_device(muh_surface *s, const char *base)
@@ -3245,11 +3257,8 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			const char *match_dir = NULL;
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
-				if (strncmp(jr, dir, dl) || path_is_test(jr))
-					continue;
-				const char *base = strrchr(jr, '/');
-				base = base ? base + 1 : jr;
-				if (fnmatch(pj->glob, base, 0))
+				const char *base = json_glob_match(jr, dir, dl, pj->glob);
+				if (!base)
 					continue;
 				nmatch++;
 				if (!match_dir)
@@ -3293,11 +3302,8 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			}
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
-				if (strncmp(jr, dir, dl) || path_is_test(jr))
-					continue;
-				const char *base = strrchr(jr, '/');
-				base = base ? base + 1 : jr;
-				if (fnmatch(pj->glob, base, 0))
+				const char *base = json_glob_match(jr, dir, dl, pj->glob);
+				if (!base)
 					continue;
 				pf_knob k = {0};
 				k.kind = PF_K_JSON_CONFIG;
