@@ -51,13 +51,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tree_sitter/api.h>
 
 #include "muh/fileio.h"
 #include "pyfile.h"
 #include "scan_env.h"
-
-const TSLanguage *tree_sitter_python(void);
 
 enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
 
@@ -614,13 +611,9 @@ static void walk_file(argctx *e, int fi)
 		return;
 	}
 	srcv v = {src, n, pf, fi, imports_click(pf)};
-	TSParser *p = ts_parser_new();
-	TSTree *tree = NULL;
-	if (p && ts_parser_set_language(p, tree_sitter_python()))
-		tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	TSTree *tree = scan_ts_parse(src, n);
 	if (!tree) {
 		e->oom = 1;
-		ts_parser_delete(p);
 		free(src);
 		return;
 	}
@@ -649,20 +642,11 @@ static void walk_file(argctx *e, int fi)
 		}
 		if (e->oom)
 			break;
-		if (ts_tree_cursor_goto_first_child(&cur))
-			continue;
-		int done = 0;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
-			if (!ts_tree_cursor_goto_parent(&cur)) {
-				done = 1;
-				break;
-			}
-		if (done)
+		if (!scan_ts_next(&cur))
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
 	ts_tree_delete(tree);
-	ts_parser_delete(p);
 	free(src);
 }
 

@@ -43,11 +43,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tree_sitter/api.h>
 
 #include "muh/fileio.h"
 
 const TSLanguage *tree_sitter_python(void);
+
+TSTree *scan_ts_parse(const char *src, size_t n)
+{
+	TSParser *p = ts_parser_new();
+	TSTree *tree = NULL;
+	if (p && ts_parser_set_language(p, tree_sitter_python()))
+		tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	ts_parser_delete(p);
+	return tree;
+}
+
+int scan_ts_next(TSTreeCursor *cur)
+{
+	if (ts_tree_cursor_goto_first_child(cur))
+		return 1;
+	do
+		if (ts_tree_cursor_goto_next_sibling(cur))
+			return 1;
+	while (ts_tree_cursor_goto_parent(cur));
+	return 0;
+}
 
 /* ---- what is collected ---------------------------------------------------- */
 
@@ -891,15 +911,7 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 					var->fallback = scan_host_str(e->s, rn);
 			}
 		}
-		if (ts_tree_cursor_goto_first_child(&cur))
-			continue;
-		int up = 0;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
-			if (!ts_tree_cursor_goto_parent(&cur)) {
-				up = 1;
-				break;
-			}
-		if (up)
+		if (!scan_ts_next(&cur))
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
@@ -986,13 +998,9 @@ static void scan_file(envctx *e, int fi, const char *root)
 			    !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
 		}
 	}
-	TSParser *p = ts_parser_new();
-	TSTree *tree = NULL;
-	if (p && ts_parser_set_language(p, tree_sitter_python()))
-		tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
+	TSTree *tree = scan_ts_parse(src, n);
 	if (!tree) {
 		e->oom = 1;
-		ts_parser_delete(p);
 		free(src);
 		return;
 	}
@@ -1017,20 +1025,11 @@ static void scan_file(envctx *e, int fi, const char *root)
 			r->cls = scan_host_read_class(e->s, fi, innermost_scope(pf, a), a, r->line,
 			                              unreach_flag(pf, a, b));
 		}
-		if (ts_tree_cursor_goto_first_child(&cur))
-			continue;
-		int done = 0;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
-			if (!ts_tree_cursor_goto_parent(&cur)) {
-				done = 1;
-				break;
-			}
-		if (done)
+		if (!scan_ts_next(&cur))
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
 	ts_tree_delete(tree);
-	ts_parser_delete(p);
 	free(src);
 }
 

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tree_sitter/api.h>
+
 #include "muh/scan.h"
 #include "pyfile.h"
 
@@ -32,6 +34,17 @@
  * registry and the reads. Call once, after every other knob exists. Returns
  * 0, or -1 when memory ran out (the surface is then still consistent). */
 int scan_env_resolve(muh_surface *s);
+
+/* ---- syntax-tree walks, shared with scan_args.c (defined in scan_env.c) -- */
+
+/* The syntax tree of n bytes of Python source (n <= UINT32_MAX / 2), or NULL
+ * when memory ran out. The caller frees it with ts_tree_delete(). */
+TSTree *scan_ts_parse(const char *src, size_t n);
+
+/* Moves cur one node on in a pre-order walk of the subtree it was made on
+ * (its first child, else its next sibling, else the next sibling of its
+ * nearest ancestor that has one): 1, or 0 when the walk is over. */
+int scan_ts_next(TSTreeCursor *cur);
 
 /* ---- defined by scan.c --------------------------------------------------- */
 
