@@ -20,6 +20,7 @@
 #include "muh/best.h"
 #include "muh/muh.h"
 #include "muh/store.h"
+#include "unit_store.h"
 
 static char dbpath[512];
 
@@ -64,12 +65,7 @@ static void put(muh_store *s, int64_t run, int i, double ms)
 static muh_store *make_store(const char *name, int64_t *run)
 {
 	snprintf(dbpath, sizeof(dbpath), "%s/%s", MUH_BINARY_DIR, name);
-	char p[600];
-	unlink(dbpath);
-	snprintf(p, sizeof(p), "%s-wal", dbpath);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", dbpath);
-	unlink(p);
+	unit_rm_store(dbpath);
 	muh_store *s;
 	muh_diag d;
 	diag_clear(&d);

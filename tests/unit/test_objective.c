@@ -19,6 +19,7 @@
 #include "muh/muh.h"
 #include "muh/objective.h"
 #include "muh/store.h"
+#include "unit_store.h"
 
 static const char *const metrics[] = {"output_tokens_per_s", "ttft_p99", "errors", NULL};
 
@@ -104,23 +105,13 @@ static void test_score(void **state)
 	assert_string_equal(buf, "812.5 tok/s");
 }
 
-static void rm_db(const char *p)
-{
-	char q[600];
-	unlink(p);
-	snprintf(q, sizeof(q), "%s-wal", p);
-	unlink(q);
-	snprintf(q, sizeof(q), "%s-shm", p);
-	unlink(q);
-}
-
 /* Metrics survive the store and the runner's JSON; a store made before the
  * metrics column is read unchanged and gains the column on the first write. */
 static void test_store_metrics(void **state)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/objective_old.db", MUH_BINARY_DIR);
-	rm_db(path);
+	unit_rm_store(path);
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	/* a store as muh wrote it before this column: meta, runs, variants, measurements */
@@ -176,7 +167,7 @@ static void test_store_metrics(void **state)
 	measurement_free(&m);
 	eval_variant_free(&v);
 	store_close(st);
-	rm_db(path);
+	unit_rm_store(path);
 }
 
 int main(void)

@@ -24,18 +24,14 @@
 #include "muh/eval.h"
 #include "muh/muh.h"
 #include "muh/store.h"
+#include "unit_store.h"
 
 static char dbpath[512];
 
 static void fresh_db(const char *name)
 {
 	snprintf(dbpath, sizeof(dbpath), "%s/%s", MUH_BINARY_DIR, name);
-	char p[600];
-	unlink(dbpath);
-	snprintf(p, sizeof(p), "%s-wal", dbpath);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", dbpath);
-	unlink(p);
+	unit_rm_store(dbpath);
 }
 
 static void make_variant(muh_variant *v, int i)
