@@ -4,12 +4,7 @@
 # muh`, then run: a C program and a C++ one that tune their own CPU
 # function online (they time it and report each time to the session).
 source "$(dirname "$0")/lib.bash"
-BUILD=$(cd "$(dirname "$MUH")" && pwd)
-PREFIX="$TMP/prefix"
-cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$TMP/install.log")"
-PC=$(dirname "$(find "$PREFIX" -name muh.pc | head -1)")
-[ -n "$PC" ] || fail "no muh.pc installed"
-export PKG_CONFIG_PATH="$PC"
+install_muh
 LIBDIR=$(pkg-config --variable=libdir muh)
 [ -e "$LIBDIR/libmuh.so" ] || fail "pkg-config's libdir ($LIBDIR) holds no libmuh.so"
 [ -e "$PREFIX/include/muh/muh_kernel.h" ] || fail "muh_kernel.h is installed"
@@ -35,8 +30,7 @@ if [ -z "${MUH_SANITIZED:-}" ]; then
 	grep -q "$PWD" "$TMP/strings" && fail "the library holds the source path $PWD: $(grep "$PWD" "$TMP/strings" | head -3)"
 fi
 
-mkdir -p "$TMP/ex" && cp examples/online_tune.c examples/online_tune.cpp examples/online.yaml "$TMP/ex/"
-cd "$TMP/ex" || exit 1
+examples_copy online_tune.c online_tune.cpp online.yaml
 cc -Wall -Wextra -Werror -o online_tune online_tune.c $(pkg-config --cflags --libs muh) -lm 2>"$TMP/cc.err" ||
 	fail "the C example builds against the installed library: $(head -5 "$TMP/cc.err")"
 c++ -std=c++17 -Wall -Wextra -Werror -o online_tune_cpp online_tune.cpp $(pkg-config --cflags --libs muh) 2>"$TMP/cxx.err" ||

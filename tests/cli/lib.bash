@@ -55,6 +55,32 @@ engine_setup() {
 	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
 }
 
+# install_muh: libmuh, its headers, muh.pc and muh.py installed from the build
+# that holds $MUH into $TMP/prefix with cmake --install, as a user installs
+# them; sets PREFIX and exports PKG_CONFIG_PATH to the installed muh.pc. A
+# failed install or no muh.pc is a failure.
+install_muh() {
+	local build pc
+	build=$(cd "$(dirname "$MUH")" && pwd)
+	PREFIX="$TMP/prefix"
+	cmake --install "$build" --prefix "$PREFIX" >"$TMP/install.log" 2>&1 ||
+		fail "cmake --install: $(tail -3 "$TMP/install.log")"
+	pc=$(find "$PREFIX" -name muh.pc | head -1)
+	[ -n "$pc" ] || fail "no muh.pc installed"
+	export PKG_CONFIG_PATH="$(dirname "$pc")"
+}
+
+# examples_copy FILE...: the named files of examples/ copied out of the tree
+# into $TMP/ex, which becomes the working directory (nothing of the tree is
+# then found by a relative path).
+examples_copy() {
+	mkdir -p "$TMP/ex" || exit 1
+	for f in "$@"; do
+		cp "examples/$f" "$TMP/ex/" || fail "copy examples/$f"
+	done
+	cd "$TMP/ex" || exit 1
+}
+
 # expect_best_is_fastest WHAT: $TMP/out holds an online example's output, one
 # "BLOCK=B UNROLL=U T us" line per configuration it timed and a final
 # "best BLOCK=B UNROLL=U T us (...)" line from the session's best. The best

@@ -4,19 +4,15 @@
 # pkg-config, and examples/online_tune.py tunes a Python function online
 # (session_next, the program's own timing, session_record, session_best).
 source "$(dirname "$0")/lib.bash"
-BUILD=$(cd "$(dirname "$MUH")" && pwd)
 # a sanitized libmuh cannot be loaded into an uninstrumented python3 (the
 # ASan runtime must come first): said, and skipped, never passed
 case "$(ldd "$MUH")" in *libasan*) skip_test "a sanitized libmuh is not loaded into python3" ;; esac
-PREFIX="$TMP/prefix"
-cmake --install "$BUILD" --prefix "$PREFIX" >"$TMP/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$TMP/install.log")"
+install_muh
 PY=$(find "$PREFIX" -name muh.py | head -1)
 [ -n "$PY" ] || fail "muh.py is installed"
-export PKG_CONFIG_PATH="$(dirname "$(find "$PREFIX" -name muh.pc | head -1)")"
 export PYTHONPATH="$(dirname "$PY")"
 unset LD_LIBRARY_PATH MUH_LIBRARY
-mkdir -p "$TMP/ex" && cp examples/online_tune.py examples/online.yaml "$TMP/ex/"
-cd "$TMP/ex" || exit 1
+examples_copy online_tune.py online.yaml
 run python3 online_tune.py online.yaml 10
 expect_rc 0 "the Python example"
 [ "$(grep -c '^BLOCK=' "$TMP/out")" = 10 ] || fail "10 configurations timed by the Python function: $(cat "$TMP/out")"
