@@ -1135,6 +1135,11 @@ static size_t on_get_body(char *data, size_t size, size_t nmemb, void *ud)
 	return k;
 }
 
+int load_http_open(muh_diag *d)
+{
+	return curl_dl_open(d) ? MUH_EENV : MUH_OK;
+}
+
 long load_http_get(const char *url, double timeout_s, char **body)
 {
 	if (body)

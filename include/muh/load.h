@@ -80,6 +80,12 @@ MUH_API int load_opts_check(const load_opts *o, muh_diag *d);
  * unreadable dataset (d says why), MUH_ENOMEM when memory runs out. */
 MUH_API int load_run(const load_opts *o, load_result *r, muh_diag *d);
 
+/* Opens libcurl, the HTTP client of load_run and the engine backend, if it
+ * is not open yet: MUH_OK, or MUH_EENV with d naming the library that is
+ * missing and the package that has it. A caller checks this before it
+ * prints anything of a load (load_run itself also does). */
+MUH_API int load_http_open(muh_diag *d);
+
 /* GET url within timeout_s; returns the HTTP status (0 when nothing
  * answered, or libcurl.so.4 is missing) and, when body is not NULL, the body (malloc'd, NUL-terminated,
  * NULL when empty; at most 1 MiB) through *body. Proxies are never used. */

@@ -274,6 +274,10 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	if (load_opts_check(&o, &d))
 		return cli_usage_error("load", "%s", d.msg);
+	/* libcurl missing: the error alone, before any header of the load */
+	int rc = load_http_open(&d);
+	if (rc)
+		return cli_fail(rc, &d);
 	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d)) {
 		fprintf(stderr, "muh load: %s\n", d.msg);
 		return EXIT_ENV;

@@ -29,6 +29,15 @@ export MUH_LIBCURL="$TMP/none/libcurl.so.4"
 run "$MUH" load http://127.0.0.1:1 --requests 1
 expect_rc 3 "muh load without libcurl"
 expect_in err "libcurl.so.4 not found: muh load and the engine backend need it \(apt-get install libcurl4\)" "load names what is missing"
+# the error alone: no header of a load that never starts, no row
+[ -s "$TMP/out" ] && fail "muh load without libcurl printed on stdout: $(head -c 300 "$TMP/out")"
+[ "$(wc -l <"$TMP/err")" = 1 ] || fail "muh load without libcurl: one line of error expected: $(cat "$TMP/err")"
+for extra in --json --sweep; do
+	run "$MUH" load http://127.0.0.1:1 --requests 1 $extra
+	expect_rc 3 "muh load $extra without libcurl"
+	[ -s "$TMP/out" ] && fail "muh load $extra without libcurl printed on stdout: $(head -c 300 "$TMP/out")"
+	expect_in err "libcurl.so.4 not found" "load $extra names what is missing"
+done
 run "$MUH" load http://127.0.0.1:1 --wait 1
 expect_rc 3 "muh load --wait without libcurl"
 expect_in err "libcurl.so.4 not found" "--wait names what is missing"
