@@ -276,16 +276,24 @@ static const char *sa_str(muh_surface *s, const char *str)
 	return p;
 }
 
+/* The formatted text (at most 1023 bytes) in the arena: sa_fmt here,
+ * scan_host_fmt for scan_env.c and scan_args.c. */
+static const char *sa_vfmt(muh_surface *s, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	return sa_str(s, buf);
+}
+
 static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	const char *r = sa_vfmt(s, fmt, ap);
 	va_end(ap);
-	return sa_str(s, buf);
+	return r;
 }
 
 const char *scan_verdict_name(enum scan_verdict v)
@@ -3554,6 +3562,15 @@ enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uin
 const char *scan_host_str(muh_surface *s, const char *str)
 {
 	return sa_str(s, str);
+}
+
+const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	const char *r = sa_vfmt(s, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 void *scan_host_alloc(muh_surface *s, size_t n)

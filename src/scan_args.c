@@ -47,7 +47,6 @@
  */
 #include "scan_args.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,17 +110,6 @@ typedef struct srcv {
 	const pyfile *pf;
 	int fi, click;
 } srcv;
-
-static const char *afmt(muh_surface *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *afmt(muh_surface *s, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return scan_host_str(s, buf);
-}
 
 static int is(TSNode n, const char *type)
 {
@@ -229,7 +217,7 @@ static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **typ
 		return "None";
 	if (str_lit(v, n, buf, sizeof(buf)) && !strchr(buf, '\'') && !strchr(buf, '\\')) {
 		*type = "str";
-		return afmt(e->s, "'%s'", buf);
+		return scan_host_fmt(e->s, "'%s'", buf);
 	}
 	return NULL;
 }
@@ -1326,8 +1314,8 @@ static int merge_into_field(argctx *e, const arg_def *d, size_t nfields, const c
 		memcpy(ev, k->evidence, sizeof(scan_step) * (size_t)k->nevidence);
 	ev[k->nevidence].file = rel;
 	ev[k->nevidence].line = d->dline;
-	ev[k->nevidence].note = afmt(e->s, "the command line sets it: argparse %s (default %s)",
-	                             d->flag, d->value);
+	ev[k->nevidence].note = scan_host_fmt(
+	    e->s, "the command line sets it: argparse %s (default %s)", d->flag, d->value);
 	k->evidence = ev;
 	k->nevidence++;
 	return 1;
@@ -1511,8 +1499,9 @@ static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first
 			*first_line = c->line;
 		}
 		if (j < 3)
-			add_step(e, st, ci->cfi[j], c->line,
-			         afmt(s, "%s(..., %s=...) here passes it", ci->name, d->name));
+			add_step(
+			    e, st, ci->cfi[j], c->line,
+			    scan_host_fmt(s, "%s(..., %s=...) here passes it", ci->name, d->name));
 	}
 	return 1;
 }
@@ -1555,26 +1544,30 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 				d->lscript[j - 1] = w;
 			}
 		if (d->via_line)
-			add_step(e, &st, d->via_fi, d->via_line,
-			         afmt(s, "the parsed namespace is passed whole here, as keyword "
-			                 "arguments: its %s is the parameter %s",
-			              d->name, d->name));
+			add_step(
+			    e, &st, d->via_fi, d->via_line,
+			    scan_host_fmt(s,
+			                  "the parsed namespace is passed whole here, as keyword "
+			                  "arguments: its %s is the parameter %s",
+			                  d->name, d->name));
 		for (int i = 0; i < d->nlive; i++) {
 			const char *r, *m;
 			int t;
 			scan_host_file(s, d->lfi[i], &r, &m, &t);
 			(void)r;
-			add_step(e, &st, d->lfi[i], d->lline[i], afmt(s, "%s read here", d->name));
+			add_step(e, &st, d->lfi[i], d->lline[i],
+			         scan_host_fmt(s, "%s read here", d->name));
 		}
 		const char *rr, *mm;
 		int tt;
 		scan_host_file(s, d->lfi[0], &rr, &mm, &tt);
-		why = afmt(s, "engine argument read at %s:%d", rr, d->lline[0]);
+		why = scan_host_fmt(s, "engine argument read at %s:%d", rr, d->lline[0]);
 		if (d->how == ARG_ARGPARSE &&
 		    (place == SCAN_ENV_R_UNKNOWN || place == SCAN_ENV_R_NONE)) {
 			v = SCAN_UNKNOWN;
-			why = afmt(s, "read at %s:%d, but defined in a function nothing names", rr,
-			           d->lline[0]);
+			why = scan_host_fmt(
+			    s, "read at %s:%d, but defined in a function nothing names", rr,
+			    d->lline[0]);
 		}
 	} else {
 		const muh_knob *fk = d->how <= ARG_CLICK ? field_named(s, nfields, d->name) : NULL;
@@ -1582,23 +1575,27 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 		const char *dwhat = NULL;
 		if (fk) {
 			v = SCAN_LIVE;
-			why = afmt(s, "copied by name into the engine-argument field %s (%s:%d)", fk->scope,
-			           fk->file, fk->line);
+			why = scan_host_fmt(
+			    s, "copied by name into the engine-argument field %s (%s:%d)",
+			    fk->scope, fk->file, fk->line);
 			if (st.n < 8) {
 				st.st[st.n].file = fk->file;
 				st.st[st.n].line = fk->line;
 				st.st[st.n].note =
-				    afmt(s, "field %s.%s of the same name: %s", fk->scope, fk->name, fk->why);
+				    scan_host_fmt(s, "field %s.%s of the same name: %s", fk->scope,
+				                  fk->name, fk->why);
 				st.n++;
 			}
 		} else if (d->cls == SCAN_ENV_R_UNKNOWN) {
 			v = SCAN_UNKNOWN;
 			why = "read only in functions nothing names statically";
-			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here", d->name));
+			add_step(e, &st, d->rfi, d->rline,
+			         scan_host_fmt(s, "%s read here", d->name));
 		} else if (d->cls == SCAN_ENV_R_PLATFORM) {
 			v = SCAN_PLATFORM;
 			why = "read only in another platform's modules";
-			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here", d->name));
+			add_step(e, &st, d->rfi, d->rline,
+			         scan_host_fmt(s, "%s read here", d->name));
 		} else if ((d->how > ARG_CLICK && (dl = self_dyn(pf, d->scope, &dwhat)) > 0 &&
 		            (dfi = d->fi) >= 0) ||
 		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
@@ -1606,25 +1603,33 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			const char *r, *m;
 			int t;
 			scan_host_file(s, dfi, &r, &m, &t);
-			why = afmt(s, "not read by name; %s:%d reads a namespace or instance as a whole (%s)",
-			           r, dl, dwhat);
-			add_step(e, &st, dfi, dl,
-			         afmt(s, "%s: every field could be read from here", dwhat));
+			why = scan_host_fmt(
+			    s,
+			    "not read by name; %s:%d reads a namespace or instance as a whole (%s)",
+			    r, dl, dwhat);
+			add_step(
+			    e, &st, dfi, dl,
+			    scan_host_fmt(s, "%s: every field could be read from here", dwhat));
 		} else if (d->cls == SCAN_ENV_R_TEST) {
 			v = SCAN_DEAD;
 			why = "read only from tests";
-			add_step(e, &st, d->rfi, d->rline, afmt(s, "%s read here (a test)", d->name));
+			add_step(e, &st, d->rfi, d->rline,
+			         scan_host_fmt(s, "%s read here (a test)", d->name));
 		} else if (d->cls == SCAN_ENV_R_UNREACH) {
 			v = SCAN_DEAD;
 			why = "read only on unreachable paths";
 			add_step(e, &st, d->rfi, d->rline,
-			         afmt(s, "%s read here, after a return or under a false `if`", d->name));
+			         scan_host_fmt(s,
+			                       "%s read here, after a return or under a false `if`",
+			                       d->name));
 		} else {
 			v = SCAN_DEAD;
-			why = afmt(s, "defined at %s:%d, read nowhere in the tree", rel, dline);
+			why = scan_host_fmt(s, "defined at %s:%d, read nowhere in the tree", rel,
+			                    dline);
 			add_step(e, &st, d->fi, dline,
-			         afmt(s, "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module", d->name,
-			              d->name, d->name));
+			         scan_host_fmt(
+			             s, "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module",
+			             d->name, d->name, d->name));
 		}
 	}
 	int cfi = -1, cline = 0;
@@ -1634,9 +1639,11 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 		int t2;
 		scan_host_file(s, cfi, &r2, &m2, &t2);
 		v = SCAN_DEAD;
-		why = afmt(s, "every construction of %s passes %s (first at %s:%d): the default is "
-		              "never used",
-		           pf->scopes[d->scope].name, d->name, r2, cline);
+		why = scan_host_fmt(
+		    s,
+		    "every construction of %s passes %s (first at %s:%d): the default is "
+		    "never used",
+		    pf->scopes[d->scope].name, d->name, r2, cline);
 	}
 	muh_knob *o = scan_host_push_knob(s);
 	if (!o) {

@@ -39,7 +39,6 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,17 +138,6 @@ static env_var *push_var(envctx *e)
 	env_var *v = &e->vars[e->nvars++];
 	memset(v, 0, sizeof(*v));
 	return v;
-}
-
-static const char *efmt(muh_surface *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *efmt(muh_surface *s, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return scan_host_str(s, buf);
 }
 
 /* ---- one file's source ------------------------------------------------------ */
@@ -1245,20 +1233,20 @@ static void read_steps(envctx *e, steps *st, size_t r0, size_t nr, int max)
 	for (size_t i = 0; i < nr && i < (size_t)max; i++) {
 		const env_read *r = &e->reads[r0 + i];
 		const char *note =
-		    r->how == H_ATTR
-		        ? efmt(e->s, "read as %s.%s (%s)", r->alias, r->name, class_note(r->cls))
-		        : efmt(e->s, "read by %s(\"%s\") (%s)", how_text[r->how], r->name,
-		               class_note(r->cls));
+		    r->how == H_ATTR ? scan_host_fmt(e->s, "read as %s.%s (%s)", r->alias, r->name,
+		                                     class_note(r->cls))
+		                     : scan_host_fmt(e->s, "read by %s(\"%s\") (%s)",
+		                                     how_text[r->how], r->name, class_note(r->cls));
 		if (r->how == H_ENVIRON_SUB || r->how == H_ENVIRON_IN || r->how == H_FROM)
-			note = efmt(e->s, "read by %s %s (%s)", how_text[r->how], r->name,
-			            class_note(r->cls));
+			note = scan_host_fmt(e->s, "read by %s %s (%s)", how_text[r->how], r->name,
+			                     class_note(r->cls));
 		add_step(e, st, file_rel(e->s, r->fi), r->line, note);
 	}
 	if (nr > (size_t)max) {
 		const env_read *r = &e->reads[r0 + nr - 1];
-		add_step(
-		    e, st, file_rel(e->s, r->fi), r->line,
-		    efmt(e->s, "... and %zu more reads (the last one here)", nr - (size_t)max));
+		add_step(e, st, file_rel(e->s, r->fi), r->line,
+		         scan_host_fmt(e->s, "... and %zu more reads (the last one here)",
+		                       nr - (size_t)max));
 	}
 }
 
@@ -1312,27 +1300,29 @@ static const char *var_why(envctx *e, const env_var *var)
 	read_sites(e, var->r0, var->nr, sites, sizeof(sites));
 	switch (var->best) {
 	case SCAN_ENV_R_LIVE:
-		return efmt(e->s, "read at %s", sites);
+		return scan_host_fmt(e->s, "read at %s", sites);
 	case SCAN_ENV_R_UNKNOWN:
-		return efmt(e->s, "read only in code nothing names statically (%s)", sites);
+		return scan_host_fmt(e->s, "read only in code nothing names statically (%s)",
+		                     sites);
 	case SCAN_ENV_R_PLATFORM:
-		return efmt(e->s, "read only by another platform's code (%s)", sites);
+		return scan_host_fmt(e->s, "read only by another platform's code (%s)", sites);
 	case SCAN_ENV_R_TEST:
-		return efmt(e->s, "read only from tests (%s)", sites);
+		return scan_host_fmt(e->s, "read only from tests (%s)", sites);
 	case SCAN_ENV_R_UNREACH:
-		return efmt(e->s, "read only on unreachable paths (%s)", sites);
+		return scan_host_fmt(e->s, "read only on unreachable paths (%s)", sites);
 	default:
-		return efmt(e->s, "defined in %s:%d, read nowhere in the tree", def, var->line);
+		return scan_host_fmt(e->s, "defined in %s:%d, read nowhere in the tree", def,
+		                     var->line);
 	}
 }
 
 static const char *def_note(envctx *e, const env_var *var)
 {
-	return efmt(e->s, "environment variable %s in the registry %s: %s, default %s%s%s%s",
-	            var->name, var->registry, var->type,
-	            var->eval ? var->eval : "(not decided statically)",
-	            var->eval ? " when unset" : "", var->fallback ? "; falls back to " : "",
-	            var->fallback ? var->fallback : "");
+	return scan_host_fmt(
+	    e->s, "environment variable %s in the registry %s: %s, default %s%s%s%s", var->name,
+	    var->registry, var->type, var->eval ? var->eval : "(not decided statically)",
+	    var->eval ? " when unset" : "", var->fallback ? "; falls back to " : "",
+	    var->fallback ? var->fallback : "");
 }
 
 /* Deployment env entries: the verdict of the variable they set. */
@@ -1356,30 +1346,31 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 			add_step(e, &st, file_rel(e->s, var->fi), var->line, def_note(e, var));
 			read_steps(e, &st, r0, nr, 8);
 			k->verdict = class_verdict(var->best);
-			k->why = nr ? efmt(e->s, "sets %s (%s:%d, read at %s)", k->name,
-			                   file_rel(e->s, var->fi), var->line, sites)
-			            : efmt(e->s, "sets %s (%s:%d, read nowhere in the tree)",
-			                   k->name, file_rel(e->s, var->fi), var->line);
+			k->why =
+			    nr ? scan_host_fmt(e->s, "sets %s (%s:%d, read at %s)", k->name,
+			                       file_rel(e->s, var->fi), var->line, sites)
+			       : scan_host_fmt(e->s, "sets %s (%s:%d, read nowhere in the tree)",
+			                       k->name, file_rel(e->s, var->fi), var->line);
 		} else if (nr) {
 			read_steps(e, &st, r0, nr, 8);
 			k->verdict = class_verdict(best_class(e, r0, nr));
-			k->why =
-			    efmt(e->s, "sets %s (no environment registry defines it; read at %s)",
-			         k->name, sites);
+			k->why = scan_host_fmt(
+			    e->s, "sets %s (no environment registry defines it; read at %s)",
+			    k->name, sites);
 		} else {
 			const char *note =
-			    efmt(e->s,
-			         "no environment registry in this tree defines %s and "
-			         "nothing in the tree reads it (the engine's libraries "
-			         "may)",
-			         k->name);
+			    scan_host_fmt(e->s,
+			                  "no environment registry in this tree defines %s and "
+			                  "nothing in the tree reads it (the engine's libraries "
+			                  "may)",
+			                  k->name);
 			add_step(e, &st, k->file, k->line, note);
 			k->verdict = SCAN_UNKNOWN;
-			k->why =
-			    efmt(e->s,
-			         "sets %s: no environment registry defines it and nothing in the "
-			         "tree reads it",
-			         k->name);
+			k->why = scan_host_fmt(
+			    e->s,
+			    "sets %s: no environment registry defines it and nothing in the "
+			    "tree reads it",
+			    k->name);
 		}
 		k->evidence = steps_done(e, &st, &k->nevidence);
 	}

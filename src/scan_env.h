@@ -77,6 +77,10 @@ enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uin
 int scan_host_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
 /* A copy of str in the surface's arena ("" when memory ran out). */
 const char *scan_host_str(muh_surface *s, const char *str);
+/* The printf-formatted text (at most 1023 bytes) in the surface's arena, as
+ * scan_host_str keeps it. */
+const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* n zeroed bytes in the surface's arena, or NULL. */
 void *scan_host_alloc(muh_surface *s, size_t n);
 /* The knob list: a new zeroed knob at the end (NULL when out of memory;
