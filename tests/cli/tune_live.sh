@@ -27,8 +27,9 @@ expect_in out "speedup .*(95% CI|noisy machine: no CI)" "speedup with a confiden
 rm -f "$DB"
 "$MUH" tune "$SPEC" --strategy brute --db "$DB" >"$TMP/int.out" 2>&1 &
 pid=$!
-# interrupt once a few variants are stored (not at a fixed time: machines differ)
-for _ in $(seq 400); do
+# interrupt once a few variants are stored (not at a fixed time: machines
+# differ; the poll gives up after 2 minutes, a loaded machine's worst)
+for _ in $(seq 2400); do
 	[ -s "$DB" ] && [ "$(count_rows 2>/dev/null || echo 0)" -ge 3 ] && break
 	sleep 0.05
 done
@@ -105,7 +106,8 @@ rm -f "$TMP/timed"
 "$MUH" tune "$TMP/slow.yaml" --db "$TMP/slow.db" >"$TMP/slow.out" 2>&1 &
 pid=$!
 # the noise pair, then the defaults' own timing: interrupt during the third
-for _ in $(seq 400); do
+# (polled for up to a minute: never a fixed time)
+for _ in $(seq 3000); do
 	[ "$( (wc -l <"$TMP/timed") 2>/dev/null || echo 0)" -ge 3 ] && break
 	sleep 0.02
 done
