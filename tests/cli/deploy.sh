@@ -11,7 +11,7 @@ T="$TMP/tree"
 mkdir -p "$T"
 cp tests/fixtures/deploy/argv_crlf.yaml tests/fixtures/deploy/k8s.yaml \
 	tests/fixtures/deploy/compose.yaml tests/fixtures/deploy/argv.json "$T"/
-(cd "$T" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm base)
+git_base "$T"
 run "$MUH" scan "$T" --json
 expect_rc 0 "scan the deployment files"
 cp "$TMP/out" "$TMP/scan.json"

@@ -55,6 +55,14 @@ engine_setup() {
 	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
 }
 
+# git_base DIR: DIR made a git repository holding its files as one commit,
+# so that a diff of muh patch can be checked against it (git apply --check)
+# and what muh writes there shows in git status. A failure fails the test.
+git_base() {
+	(cd "$1" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm base) ||
+		fail "git_base $1: git init/commit failed"
+}
+
 # install_muh: libmuh, its headers, muh.pc and muh.py installed from the build
 # that holds $MUH into $TMP/prefix with cmake --install, as a user installs
 # them; sets PREFIX and exports PKG_CONFIG_PATH to the installed muh.pc. A

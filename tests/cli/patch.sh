@@ -26,7 +26,7 @@ for f in sys.argv[1:]: ast.parse(open(f, "rb").read(), f)' "$@"
 
 T="$TMP/fork"
 cp -r "$FIX" "$T"
-(cd "$T" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm base)
+git_base "$T"
 run "$MUH" scan "$T" --json
 expect_rc 0 "scan the fork"
 cp "$TMP/out" "$TMP/scan.json"
@@ -197,7 +197,7 @@ if [ -d "$V/vllm" ]; then
 	R="$TMP/vllm"
 	mkdir -p "$R"
 	cp -r "$V/vllm" "$R/vllm"
-	(cd "$R" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm base)
+	git_base "$R"
 	run "$MUH" scan "$R" --json
 	expect_rc 0 "scan vLLM 0.6.3"
 	cp "$TMP/out" "$TMP/scan.json"
@@ -247,7 +247,8 @@ expect_rc 0 "patch --from DB"
 cp "$TMP/out" "$TMP/from.diff"
 grep -q "^+    BLOCK = $bb if current_platform" "$TMP/from.diff" || fail "--from DB writes the best BLOCK ($bb) into its first alternative"
 grep -q "^+    NUM_WARPS = $bw" "$TMP/from.diff" || fail "--from DB writes the best NUM_WARPS ($bw)"
-(cd "$T2" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm b && git apply --check "$TMP/from.diff") || fail "--from DB diff applies"
+git_base "$T2"
+(cd "$T2" && git apply --check "$TMP/from.diff") || fail "--from DB diff applies"
 
 # emitters from a store: vLLM's MoE config file and a C header
 run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP"

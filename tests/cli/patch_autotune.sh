@@ -13,7 +13,7 @@ F=vllm/attention/ops/triton_flash_attention.py
 R="$TMP/vllm"
 mkdir -p "$R"
 cp -r "$V/vllm" "$R/vllm"
-(cd "$R" && git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm base)
+git_base "$R"
 cp "$R/$F" "$TMP/orig.py"
 run "$MUH" scan "$R" --json
 expect_rc 0 "scan vLLM 0.6.3"
