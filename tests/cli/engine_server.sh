@@ -30,7 +30,7 @@ setsid "$SRV" -m "$TMP/tiny.gguf" -c 1024 -np 2 -t 2 -b 512 -ub 128 --host 127.0
 spid=$!
 
 ready=""
-for _ in $(seq 300); do # 15 s
+for _ in $(seq 1200); do # up to 60 s (ready in about 1 s; a loaded start takes longer)
 	kill -0 "$spid" 2>/dev/null || break
 	if [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")" = 200 ]; then
 		ready=1

@@ -102,7 +102,7 @@ export MUH_POOL_KILL_ONCE="$TMP/never" MUH_POOL_SLOW=0.4
 timeout 120 mpirun -np 3 --oversubscribe "$MUH" tune $KILLER --strategy brute --db "$TMP/lost.db" --mpi \
 	>"$TMP/lost.out" 2>&1 &
 job=$!
-for _ in $(seq 300); do
+for _ in $(seq 1000); do # up to 100 s (a loaded machine's mpirun start), never a fixed wait
 	n=$(sqlite3 "$TMP/lost.db" "select count(*) from measurements" 2>/dev/null || echo 0)
 	[ "${n:-0}" -ge 3 ] && break
 	sleep 0.1
