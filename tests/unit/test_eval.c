@@ -44,6 +44,20 @@ static void variant1(muh_variant *v, const char *name, int64_t val, const char *
 	assert_int_equal(eval_variant_make(v, key, 1, sym ? 1 : 0, names, vals), MUH_OK);
 }
 
+/* Measures the variant name=val once on an evaluator of t opened for it
+ * alone, into *m (the caller frees it); opening and measuring must succeed. */
+static void measure_once(const muh_target *t, const char *name, int64_t val, muh_measurement *m)
+{
+	muh_evaluator *ev;
+	muh_diag d;
+	assert_int_equal(eval_open(t, &ev, &d), MUH_OK);
+	muh_variant v;
+	variant1(&v, name, val, NULL, 0);
+	assert_int_equal(eval_measure(ev, &v, m, &d), MUH_OK);
+	eval_variant_free(&v);
+	eval_close(ev);
+}
+
 static void test_stats(void **st)
 {
 	(void)st;
@@ -134,13 +148,8 @@ static void test_bad_times(void **st)
 			t.warmups = 0;
 			t.min_samples = t.max_samples = 2;
 			t.isolate = isolate;
-			muh_evaluator *ev;
-			muh_diag d;
-			assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
-			muh_variant v;
 			muh_measurement m;
-			variant1(&v, "A", 1, NULL, 0);
-			assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+			measure_once(&t, "A", 1, &m);
 			fprintf(stderr, "%s (isolate %d): %s: %s\n", cases[i].print, isolate, eval_status_name(m.status),
 				m.error);
 			assert_int_equal(m.status, cases[i].want);
@@ -150,8 +159,6 @@ static void test_bad_times(void **st)
 			else
 				assert_true(isnan(m.median));
 			measurement_free(&m);
-			eval_variant_free(&v);
-			eval_close(ev);
 		}
 }
 
@@ -248,13 +255,8 @@ static void test_command_output(void **st)
 		snprintf(t.command, sizeof(t.command), "[ \"$MUH_STEP\" = time ] || exit 0; %s", progs[i]);
 		t.warmups = 0;
 		t.min_samples = t.max_samples = 2;
-		muh_evaluator *ev;
-		muh_diag d;
-		assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
-		muh_variant v;
 		muh_measurement m;
-		variant1(&v, "A", 1, NULL, 0);
-		assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+		measure_once(&t, "A", 1, &m);
 		fprintf(stderr, "output %zu: %s: %s\n", i, eval_status_name(m.status), m.error);
 		assert_int_equal(m.status, EVAL_OK);
 		assert_true(m.median == 5e-4);
@@ -266,8 +268,6 @@ static void test_command_output(void **st)
 		if (i == 1)
 			assert_non_null(strstr(m.log, "a?b\n?muh-time")); /* a NUL is shown, not a terminator */
 		measurement_free(&m);
-		eval_variant_free(&v);
-		eval_close(ev);
 	}
 }
 
@@ -349,17 +349,10 @@ static void test_cpu_reference_variant(void **st)
 	muh_target t;
 	target_for(&t, "kernels/cpu/matmul_wrong.c");
 	snprintf(t.reference, sizeof(t.reference), "BLOCK=16");
-	muh_evaluator *ev;
-	muh_diag d;
-	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
-	muh_variant v;
 	muh_measurement m;
-	variant1(&v, "BLOCK", 32, NULL, 0);
-	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	measure_once(&t, "BLOCK", 32, &m);
 	assert_int_equal(m.status, EVAL_WRONG_RESULT);
 	measurement_free(&m);
-	eval_variant_free(&v);
-	eval_close(ev);
 }
 
 /* One evaluator of kernels/cpu/faults/fault.c with the given timeout over
@@ -428,18 +421,11 @@ static void test_compile_error(void **st)
 	muh_target t;
 	target_for(&t, "");
 	snprintf(t.source, sizeof(t.source), "%s", path);
-	muh_evaluator *ev;
-	muh_diag d;
-	assert_int_equal(eval_open(&t, &ev, &d), MUH_OK);
-	muh_variant v;
 	muh_measurement m;
-	variant1(&v, "X", 1, NULL, 0);
-	assert_int_equal(eval_measure(ev, &v, &m, &d), MUH_OK);
+	measure_once(&t, "X", 1, &m);
 	assert_int_equal(m.status, EVAL_COMPILE_ERROR);
 	assert_non_null(strstr(m.error, "BROKEN"));
 	measurement_free(&m);
-	eval_variant_free(&v);
-	eval_close(ev);
 }
 
 static void test_command_backend(void **st)
