@@ -50,7 +50,7 @@ void load_defaults(load_opts *o)
 	snprintf(o->model, sizeof(o->model), "muh");
 	o->concurrency = 1;
 	o->burstiness = 1;
-	o->requests = 32;
+	o->requests = -1; /* not given: 32, or none when a duration is */
 	o->prompt_tokens = 64;
 	o->output_tokens = 32;
 	o->seed = 1;
@@ -203,6 +203,11 @@ int load_opts_set(load_opts *o, const char *key, const char *value, char *why, s
 	return -1;
 }
 
+int load_requests(const load_opts *o)
+{
+	return o->requests >= 0 ? o->requests : o->duration_s > 0 ? 0 : 32;
+}
+
 int load_opts_check(const load_opts *o, muh_diag *d)
 {
 	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))
@@ -211,6 +216,9 @@ int load_opts_check(const load_opts *o, muh_diag *d)
 		return diag_errorf(d, "endpoint must start with '/' (got '%s')", o->endpoint);
 	if (o->concurrency < 1)
 		return diag_errorf(d, "concurrency must be at least 1");
+	if (o->requests > 0 && o->duration_s > 0)
+		return diag_errorf(d, "requests (%d) and duration (%g s) are both given: a run sends a number of "
+				   "requests or sends for a duration, not both", o->requests, o->duration_s);
 	if (o->requests == 0 && !(o->duration_s > 0))
 		return diag_errorf(d, "requests is 0 and no duration is given: nothing to send");
 	if (o->rate > 0 && !(o->burstiness > 0))
@@ -672,6 +680,7 @@ struct run {
 	size_t next_index; /* requests sent so far, warm-up included (prompt choice) */
 	double deadline;   /* absolute; 0 = none */
 	int stopped;       /* the deadline was reached */
+	size_t refused_row; /* connections refused in a row, nothing answered between */
 	dvec ttft, tpot, e2e, itl;
 	double t_first_send, t_last_end;
 	int oom;
@@ -900,6 +909,10 @@ static void req_finish(struct run *R, struct req *q, int cc)
 	R->inflight--;
 	if (cc == CURLE_OK)
 		load_sse_finish(&q->sse, on_event, q);
+	if (cc == CURLE_COULDNT_CONNECT)
+		R->refused_row++;
+	else if (cc >= 0)
+		R->refused_row = 0;
 	if (!q->measured)
 		return;
 	load_result *r = R->r;
@@ -990,8 +1003,22 @@ static int drain(struct run *R)
 	return n;
 }
 
+/* 1 while the phase has requests left to send: count of them (0: until
+ * duration seconds from t0), and the server not gone (LOAD_GONE_AFTER in
+ * load.h: a duration run would otherwise fire thousands a second at a port
+ * nobody listens on). */
+static int more_to_send(struct run *R, size_t count, size_t sent, double t0, double duration)
+{
+	if (R->refused_row >= LOAD_GONE_AFTER) {
+		R->r->server_gone = 1;
+		return 0;
+	}
+	return count ? sent < count : now_s() - t0 < duration;
+}
+
 /* One phase: count requests (0: for duration seconds) at the options'
- * concurrency or rate, to completion. Returns MUH_OK, or MUH_ENOMEM. */
+ * concurrency or rate, to completion, or until the server is gone
+ * (LOAD_GONE_AFTER). Returns MUH_OK, or MUH_ENOMEM. */
 static int phase(struct run *R, size_t count, double duration, int measured)
 {
 	const load_opts *o = R->o;
@@ -1007,21 +1034,21 @@ static int phase(struct run *R, size_t count, double duration, int measured)
 			R->stopped = 1;
 			return MUH_OK;
 		}
-		int more = count ? sent < count : now - t0 < duration;
+		int more = more_to_send(R, count, sent, t0, duration);
 		if (o->rate > 0) {
 			while (more && now >= next) {
 				if (req_start(R, measured, sent))
 					return MUH_ENOMEM;
 				sent++;
 				next += rng_gamma(&rs, o->burstiness) / (o->rate * o->burstiness);
-				more = count ? sent < count : now - t0 < duration;
+				more = more_to_send(R, count, sent, t0, duration);
 			}
 		} else {
 			while (more && R->inflight < (size_t)o->concurrency) {
 				if (req_start(R, measured, sent))
 					return MUH_ENOMEM;
 				sent++;
-				more = count ? sent < count : now - t0 < duration;
+				more = more_to_send(R, count, sent, t0, duration);
 			}
 		}
 		if (!more && R->inflight == 0)
@@ -1247,8 +1274,8 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		R.deadline = t0 + o->deadline_s;
 	if (o->warmup > 0)
 		rc = phase(&R, (size_t)o->warmup, 0, 0);
-	if (!rc && !R.stopped)
-		rc = phase(&R, (size_t)o->requests, o->duration_s, 1);
+	if (!rc && !R.stopped && !r->server_gone)
+		rc = phase(&R, (size_t)load_requests(o), o->duration_s, 1);
 	if (!rc && (R.oom || R.ttft.oom || R.tpot.oom || R.e2e.oom || R.itl.oom))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_ENOMEM)
@@ -1331,6 +1358,7 @@ char *load_result_to_json(const load_result *r)
 	add_num(o, "errors", (double)r->errors);
 	add_num(o, "truncated", (double)r->truncated);
 	add_num(o, "unreachable", (double)r->unreachable);
+	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
 	add_num(o, "good", (double)r->good);
 	add_num(o, "wall_s", r->wall_s);
 	add_num(o, "output_tokens_per_s", r->output_tokens_per_s);

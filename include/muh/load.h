@@ -32,7 +32,7 @@ typedef struct load_opts {
 	int concurrency;          /* closed loop: this many requests in flight (default 1) */
 	double rate;              /* open loop when > 0: mean arrivals per second */
 	double burstiness;        /* gamma shape of inter-arrival times; 1 = Poisson (default) */
-	int requests;             /* measured requests (default 32); 0 with duration_s > 0: for that long */
+	int requests;             /* measured requests; -1 (default): 32, or none when duration_s > 0 */
 	double duration_s;
 	int warmup;               /* requests sent first and kept out of the statistics (default 0) */
 	int prompt_tokens, output_tokens, prefix_tokens; /* synthetic prompts (defaults 64, 32, 0) */
@@ -48,6 +48,11 @@ typedef struct load_dist {
 	double mean, p50, p90, p99, max; /* seconds; NAN when none */
 } load_dist;
 
+/* Connections refused in a row, with nothing answered between, after which
+ * a run takes the server as gone and sends no more: nobody listens on the
+ * port (an overloaded server drops connections; it does not refuse them). */
+#define LOAD_GONE_AFTER 32
+
 typedef struct load_result {
 	size_t sent, ok, errors, truncated; /* measured requests only; truncated: completion shorter than asked (ignore_eos) */
 	size_t unreachable;                 /* of errors: could not connect at all (refused, no route, DNS) */
@@ -57,6 +62,7 @@ typedef struct load_result {
 	long long prompt_tokens, completion_tokens; /* from each response's usage block; if absent, counted chunks */
 	load_dist ttft, itl, tpot, e2e;
 	char first_error[256]; /* e.g. "request 3: HTTP 500: ...", "request 0: connection refused" */
+	int server_gone;       /* sending stopped early: LOAD_GONE_AFTER connections in a row were refused */
 } load_result;
 
 /* Fills o with the defaults written above (url empty). */
@@ -69,6 +75,10 @@ MUH_API void load_defaults(load_opts *o);
  * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
  * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
 MUH_API int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
+
+/* The measured requests o sends: its requests when given, else 32, or 0
+ * (send for duration_s) when a duration is given. */
+MUH_API int load_requests(const load_opts *o);
 
 /* Checks o as a whole (url set, counts in range, prefix_tokens <=
  * prompt_tokens, ...). Returns MUH_OK or MUH_EINPUT with d saying why. */

@@ -39,7 +39,8 @@ static const char help[] =
 	"  --burstiness K     gamma shape of the gaps between arrivals: 1 is Poisson\n"
 	"                     (default), below 1 burstier, above 1 more regular\n"
 	"  --requests N       measured requests (default 32)\n"
-	"  --duration T       with --requests 0: send for T (2s, 500ms, 1.5m)\n"
+	"  --duration T       send for T instead (2s, 500ms, 1.5m), then wait for\n"
+	"                     those in flight; not with --requests N\n"
 	"  --warmup N         N requests first, to completion, not measured\n"
 	"\n"
 	"what each request asks:\n"
@@ -177,6 +178,9 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 		print_json(label, o, r);
 	else
 		print_row(label, r);
+	if (r->server_gone && r->unreachable < r->sent)
+		fprintf(stderr, "muh load: %s: the server stopped accepting connections (%d refused in a row): "
+			"sending stopped after %zu requests\n", label, LOAD_GONE_AFTER, r->sent);
 	if (r->sent && r->unreachable == r->sent) {
 		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
 		*ex = EXIT_ENV;
@@ -289,8 +293,8 @@ static int run(int argc, char **argv)
 		else
 			printf("%d-word prompts%s, ", o.prompt_tokens, o.prefix_tokens ? " (shared prefix)" : "");
 		printf("%d output tokens%s, ", o.output_tokens, o.ignore_eos ? " (ignore_eos)" : "");
-		if (o.requests)
-			printf("%d requests", o.requests);
+		if (load_requests(&o))
+			printf("%d requests", load_requests(&o));
 		else
 			printf("for %g s", o.duration_s);
 		printf("%s\n\n", o.warmup ? " after a warm-up" : "");
@@ -318,7 +322,7 @@ static int run(int argc, char **argv)
 	load_result lo, hi;
 	if (step("conc 1", &s, json, &lo, &ex) || ex == EXIT_ENV)
 		return ex;
-	s.concurrency = maxc ? (int)maxc : o.requests > 0 ? o.requests : 64;
+	s.concurrency = maxc ? (int)maxc : load_requests(&o) > 0 ? load_requests(&o) : 64;
 	snprintf(label, sizeof(label), "conc %d", s.concurrency);
 	if (step(label, &s, json, &hi, &ex) || ex == EXIT_ENV)
 		return ex;

@@ -40,6 +40,19 @@ expect_rc 3 "nobody listens"
 expect_in err "cannot be reached" "unreachable message"
 expect_in out "conc 1 +3 +0 +3 " "unreachable row: 3 sent, 0 ok, 3 errors"
 
+# a duration run at a port nobody listens on stops after LOAD_GONE_AFTER (32)
+# refused connections in a row, instead of firing for the whole duration
+run "$MUH" load "127.0.0.1:$port" --duration 5s --json
+expect_rc 3 "--duration, nobody listens"
+python3 - "$TMP/out" <<'PY' || fail "a duration run at a dead port stops after 32 refused: $(head -c 300 "$TMP/out")"
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["server_gone"] is True and r["sent"] == 32 and r["unreachable"] == 32, r
+PY
+run "$MUH" load "127.0.0.1:$port" --duration 5s --requests 4
+expect_rc 2 "--duration with --requests N"
+expect_in err "requests \(4\) and duration \(5 s\) are both given" "both: said"
+
 run "$MUH" load "127.0.0.1:$port" --wait-ready 1s
 expect_rc 3 "--wait-ready, nobody listens"
 expect_in err "^muh load: the server at http://127.0.0.1:$port was not ready after 1 s: GET /health: nothing answered" "--wait-ready says what it waited for"

@@ -37,7 +37,8 @@ static void test_opts_set(void **state)
 	char why[512];
 	load_defaults(&o);
 	assert_int_equal(o.concurrency, 1);
-	assert_int_equal(o.requests, 32);
+	assert_int_equal(o.requests, -1); /* not given */
+	assert_int_equal(load_requests(&o), 32);
 	assert_int_equal(o.prompt_tokens, 64);
 	assert_int_equal(o.output_tokens, 32);
 	assert_int_equal(o.ignore_eos, 1);
@@ -51,6 +52,7 @@ static void test_opts_set(void **state)
 	assert_true(o.duration_s == 2);
 	assert_int_equal(load_opts_set(&o, "duration", "500ms", why, sizeof(why)), 0);
 	assert_true(fabs(o.duration_s - 0.5) < 1e-12);
+	assert_int_equal(load_requests(&o), 0); /* a duration and no count: send for it */
 	assert_int_equal(load_opts_set(&o, "request_timeout", "2", why, sizeof(why)), 0);
 	assert_true(o.request_timeout_s == 2);
 	assert_int_equal(load_opts_set(&o, "slo_ttft", "1.5m", why, sizeof(why)), 0);
@@ -109,6 +111,11 @@ static void test_opts_check(void **state)
 	o.requests = 0;
 	assert_int_equal(load_opts_check(&o, &d), MUH_EINPUT);
 	o.duration_s = 1;
+	assert_int_equal(load_opts_check(&o, &d), MUH_OK);
+	o.requests = 8; /* a count and a duration: one or the other */
+	assert_int_equal(load_opts_check(&o, &d), MUH_EINPUT);
+	assert_non_null(strstr(d.msg, "requests (8) and duration (1 s) are both given"));
+	o.requests = -1; /* not given: the duration decides */
 	assert_int_equal(load_opts_check(&o, &d), MUH_OK);
 	o.concurrency = 0;
 	assert_int_equal(load_opts_check(&o, &d), MUH_EINPUT);
