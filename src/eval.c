@@ -776,10 +776,11 @@ static void sensed_add(struct sensed *z, const muh_measurement *m)
 
 /* Makes the variants of vs not yet out ready in turn (built[i] kept,
  * ready[i] set); one that fails is out with its status. Returns 1 when
- * one crashed (a worker that died takes the builds it kept with it). */
+ * one crashed (a worker that died takes the builds it kept with it), at
+ * once when its failure lost the device context (c->restart). */
 static int ready_all(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n,
 		     const char *const *overlays, muh_measurement *ms, void **built, unsigned char *ready,
-		     unsigned char *out, int fd)
+		     unsigned char *out, size_t *lost, int fd)
 {
 	int crashed = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -795,6 +796,10 @@ static int ready_all(const eval_backend *b, eval_ctx *c, const muh_variant *vs, 
 			pipeline_end(b, c, &ms[i]);
 			out[i] = 1;
 			crashed |= ms[i].status == EVAL_CRASH;
+			if (c->restart) {
+				*lost = i;
+				return 1;
+			}
 		}
 		c->built = NULL;
 	}
@@ -824,9 +829,12 @@ static void unready_all(const eval_backend *b, eval_ctx *c, size_t n, const char
  * engine-tree overlay), then rounds of one time step each in
  * eval_interleave_order, then each summarized over all its samples. A
  * variant that crashes (its worker died, and with it the builds of the
- * others) is out, and the others start over without it. */
+ * others) is out, and the others start over without it. A failure that
+ * lost the device context (c->restart: the others' builds live in it)
+ * ends the set: *lost is that variant, the others hold nothing and are
+ * for a fresh runner; otherwise *lost is SIZE_MAX. */
 static void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
-				 const char *const *overlays, muh_measurement *ms, int fd)
+				 const char *const *overlays, muh_measurement *ms, size_t *lost, int fd)
 {
 	const muh_target *t = c->target;
 	void *built[EVAL_INTERLEAVE_MAX] = {0};
@@ -841,8 +849,9 @@ static void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_v
 	c->keep = keys;
 	c->nkeep = n;
 	size_t cap = sample_cap(t);
+	*lost = SIZE_MAX;
 again:
-	while (ready_all(b, c, vs, n, overlays, ms, built, ready, out, fd))
+	while (ready_all(b, c, vs, n, overlays, ms, built, ready, out, lost, fd) && *lost == SIZE_MAX)
 		unready_all(b, c, n, overlays, ms, built, ready);
 	memset(z, 0, sizeof(z));
 	double t0 = eval_now_s();
@@ -856,7 +865,8 @@ again:
 			break;
 		/* the stopping rule at the end of a pair of rounds: positions balanced */
 		if (rounds <= 0 && r > 0 && r % 2 == 0 &&
-		    (all_done(t, ms, ready, n) || eval_now_s() - t0 >= t->max_time_s * (double)alive))
+		    (all_done(t, ms, ready, n) ||
+		     (r >= (size_t)t->min_samples && eval_now_s() - t0 >= t->max_time_s * (double)alive)))
 			break;
 		eval_interleave_order(n, r, order);
 		for (size_t k = 0; k < n && !c->restart; k++) {
@@ -882,12 +892,16 @@ again:
 			ready[i] = 0;
 			out[i] = 1;
 			built[i] = NULL;
-			if (m->status == EVAL_CRASH) {
+			if (c->restart)
+				*lost = i;
+			if (m->status == EVAL_CRASH && !c->restart) {
 				unready_all(b, c, n, overlays, ms, built, ready);
 				goto again;
 			}
 		}
 	}
+	if (*lost != SIZE_MAX) /* the others' builds died with the context */
+		unready_all(b, c, n, overlays, ms, built, ready);
 	for (size_t i = 0; i < n; i++) {
 		if (!ready[i])
 			continue;
@@ -994,8 +1008,9 @@ static int send_line_json(int fd, cJSON *o)
 
 /* An "interleave" request in the runner: {"variants": [...], "rounds": R,
  * "overlays": [...] (optional, one per variant)}; replies {"results":
- * [measurement, ...]} in the variants' order (with "restart" when the
- * device context was lost). Returns 0, or -1 when the reply cannot be sent. */
+ * [measurement, ...]} in the variants' order (with "restart" and "lost":
+ * the variant whose failure lost the device context, when one did).
+ * Returns 0, or -1 when the reply cannot be sent. */
 static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *req, int fd)
 {
 	const cJSON *vars = cJSON_GetObjectItemCaseSensitive(req, "variants");
@@ -1004,7 +1019,7 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 	muh_variant vs[EVAL_INTERLEAVE_MAX];
 	muh_measurement ms[EVAL_INTERLEAVE_MAX];
 	const char *overlays[EVAL_INTERLEAVE_MAX];
-	size_t n = 0;
+	size_t n = 0, lost = SIZE_MAX;
 	int bad = !cJSON_IsArray(vars);
 	cJSON_ArrayForEach(x, vars)
 	{
@@ -1023,7 +1038,7 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 	} else {
 		double r = json_get_num(req, "rounds");
 		int rounds = isfinite(r) && r > 0 && r < 1e6 ? (int)r : 0;
-		pipeline_interleaved(b, c, vs, n, rounds, cJSON_IsArray(ovs) ? overlays : NULL, ms, fd);
+		pipeline_interleaved(b, c, vs, n, rounds, cJSON_IsArray(ovs) ? overlays : NULL, ms, &lost, fd);
 	}
 	fflush(stdout); /* into the log pipe before the result: the parent reads it after */
 	fflush(stderr);
@@ -1036,7 +1051,11 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 			rc = -1;
 		free(mj);
 	}
-	const char *end = c->restart ? "],\"restart\":1}\n" : "]}\n";
+	char end[64];
+	if (lost != SIZE_MAX)
+		snprintf(end, sizeof(end), "],\"restart\":1,\"lost\":%zu}\n", lost);
+	else
+		snprintf(end, sizeof(end), c->restart ? "],\"restart\":1}\n" : "]}\n");
 	if (send_all(fd, end, strlen(end)))
 		rc = -1;
 	return rc ? -1 : 0;
@@ -1701,8 +1720,9 @@ int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, mu
 /* One interleaved request for vs[set[0..n)] (overlays[k]: set[k]'s overlay
  * directory, "" none) into ms[set[k]]. Returns MUH_OK with *culprit =
  * SIZE_MAX when the results came; MUH_OK with *culprit = k when set[k]
- * crashed or timed out (ms[set[k]] says so; the runner is gone and the
- * others hold nothing); another error when the runner cannot start. */
+ * crashed, timed out or lost the device context (ms[set[k]] says so; the
+ * runner is gone and the others hold nothing); another error when the
+ * runner cannot start. */
 static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const size_t *set, size_t n, int rounds,
 			      char (*overlays)[PATH_MAX], muh_measurement *ms, size_t *culprit, muh_diag *d)
 {
@@ -1719,9 +1739,12 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 	if (prc)
 		return prc;
 	if (!ev->t.isolate) {
-		pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, -1);
+		size_t lost;
+		pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, &lost,
+				     -1);
 		for (size_t k = 0; k < n; k++)
 			ms[set[k]] = got[k];
+		*culprit = lost; /* the others hold nothing: measured again */
 		return MUH_OK;
 	}
 	cJSON *req = cJSON_CreateObject();
@@ -1782,7 +1805,12 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 				runner_kill(ev);
 				ev->restarts++;
 			}
+			/* the variant whose failure lost the device context: the
+			 * others hold nothing and go to a fresh runner */
+			double lost = json_get_num(o, "lost");
 			cJSON_Delete(o);
+			if (!bad && isfinite(lost) && lost >= 0 && lost < (double)n)
+				*culprit = (size_t)lost;
 			if (!bad)
 				return MUH_OK;
 			m = &ms[set[at]];
