@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "muh/expr.h"
+#include "expr_int.h"
 #include "muh/muh.h"
 
 #define MAX_DEPTH    256       /* value stack slots; deeper expressions are refused */
@@ -1950,9 +1951,8 @@ static int add_const(emitter *em, muh_value v)
 	return p->nk++;
 }
 
-/* Case-insensitive edit distance, capped: names longer than 63 bytes are
- * "far". */
-static int edit_distance(const char *a, size_t la, const char *b, size_t lb)
+/* See expr_int.h. */
+int expr_edit_distance(const char *a, size_t la, const char *b, size_t lb)
 {
 	if (la > 63 || lb > 63)
 		return 99;
@@ -2026,7 +2026,7 @@ static int resolve(emitter *em, int ni)
 	for (int i = 0; i < em->nnames; i++) {
 		if (!em->names[i])
 			continue;
-		int dd = edit_distance(s, len, em->names[i], strlen(em->names[i]));
+		int dd = expr_edit_distance(s, len, em->names[i], strlen(em->names[i]));
 		if (dd < bestd) {
 			bestd = dd;
 			best = i;

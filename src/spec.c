@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "expr_int.h"
 #include "yamlcheck.h"
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -775,6 +776,11 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 
 static const char *const muh_sections[] = {"params", "constraints", "problem", "hw",
 					   "defaults", "seeds", NULL};
+/* The other sections: kept as dotted keys for their readers (target.c:
+ * target, verify, measure, load, knobs; objective.c; kb.c). Anything else
+ * is a misspelling, an error: 'constraint:' dropped every constraint. */
+static const char *const muh_readers[] = {"name", "target", "measure", "verify", "load",
+					  "objective", "knobs", "kb", NULL};
 
 static int in_list(const char *k, size_t len, const char *const *list)
 {
@@ -821,6 +827,20 @@ static int read_muh(struct parser *P, struct fy_node *root)
 		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		if (!kn || in_list(kn, klen, muh_sections))
 			continue;
+		if (!in_list(kn, klen, muh_readers)) {
+			const char *near = NULL;
+			int bestd = 3;
+			for (const char *const *l = muh_sections; *l; l++)
+				if (expr_edit_distance(kn, klen, *l, strlen(*l)) < bestd)
+					bestd = expr_edit_distance(kn, klen, *l, strlen(*l)), near = *l;
+			for (const char *const *l = muh_readers; *l; l++)
+				if (expr_edit_distance(kn, klen, *l, strlen(*l)) < bestd)
+					bestd = expr_edit_distance(kn, klen, *l, strlen(*l)), near = *l;
+			return err_at(P, k,
+				      "unknown section '%.*s'%s%s%s; the known ones: params, constraints, problem, hw, defaults, "
+				      "seeds, name, target, measure, verify, load, objective, knobs, kb (see docs/spec.md)",
+				      (int)klen, kn, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		}
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);
 		rc = flatten(P, key, fy_node_pair_value(pr), &cap, 0);

@@ -134,4 +134,25 @@ run "$MUH" scan third_party/vllm-0.0.0-not-fetched
 expect_rc 2 "scan of a missing third_party tree"
 expect_in err "No such file or directory \(./scripts/deps.sh fetches the pinned engine trees into third_party/\)" "the missing tree names deps.sh"
 
+# a misspelled section is an error at its line, never dropped: 'constraint:'
+# dropped every constraint, 'mesure:' the whole measure block
+printf 'name: x\nparams:\n  A: [1, 2]\nconstraint: ["A > 1"]\n' >"$TMP/sect.yaml"
+run "$MUH" space "$TMP/sect.yaml"
+expect_rc 2 "a misspelled section"
+expect_in err "sect.yaml:4:1: error: unknown section 'constraint' \(did you mean 'constraints'\?\)" "the section: file:line:col, did you mean"
+sed 's/^  max_time: 0.3$/  max_time: 0.3/; s/^measure:/mesure:/' specs/dot_worker.yaml >"$TMP/mesure.yaml"
+run "$MUH" eval "$TMP/mesure.yaml" --no-noise
+expect_rc 2 "mesure: in a spec"
+expect_in err "unknown section 'mesure' \(did you mean 'measure'\?\)" "mesure: did you mean measure"
+
+# an engine spec's load with a count and a duration: refused when the spec is
+# read, at the duration's line, not in every variant after a server started
+mkdir -p "$TMP/both"
+cp tests/fixtures/llama/faults-deploy.yaml "$TMP/both/"
+sed 's/^  requests: 0 .*/  requests: 16/' tests/fixtures/llama/faults.yaml >"$TMP/both/faults.yaml"
+grep -q '^  requests: 16$' "$TMP/both/faults.yaml" || fail "the test's spec copy"
+run "$MUH" eval "$TMP/both/faults.yaml" --no-noise
+expect_rc 2 "load: requests and duration both"
+expect_in err "faults.yaml:$(grep -n '^  duration:' "$TMP/both/faults.yaml" | cut -d: -f1):[0-9]+: error: load: requests \(16\) and duration are both given" "both: at the duration's line"
+
 done_tests
