@@ -1274,7 +1274,11 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		R.deadline = t0 + o->deadline_s;
 	if (o->warmup > 0)
 		rc = phase(&R, (size_t)o->warmup, 0, 0);
-	if (!rc && !R.stopped && !r->server_gone)
+	/* a server gone in the warm-up is measured gone: the measured phase
+	 * meets the same refusals and counts them (unreachable) */
+	R.refused_row = 0;
+	r->server_gone = 0;
+	if (!rc && !R.stopped)
 		rc = phase(&R, (size_t)load_requests(o), o->duration_s, 1);
 	if (!rc && (R.oom || R.ttft.oom || R.tpot.oom || R.e2e.oom || R.itl.oom))
 		rc = MUH_ENOMEM;

@@ -90,7 +90,7 @@ static const struct key_desc keys[] = {
 	N("measure.max_time", max_time_s, 0, 86400),
 	I("measure.warmups", warmups, 0, 100000),
 	I("measure.drift_every", drift_every, 0, 1000000),
-	I("measure.retime_top", retime_top, 0, 1000),
+	I("measure.retime_top", retime_top, 0, 16), /* an interleaved set: EVAL_INTERLEAVE_MAX */
 	N("measure.retime_warm", retime_warm_s, 0, 600),
 	I("measure.hidden_constraints", hidden, 0, 1),
 	N("measure.min_sample_time", min_sample_s, 0, 10),
@@ -225,12 +225,17 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 		else
 			snprintf(t->spec_dir, sizeof(t->spec_dir), ".");
 	}
+	load_opts lo; /* the load: block's keys together, for the checks across them */
+	const muh_kv *lo_requests = NULL, *lo_duration = NULL;
+	load_defaults(&lo);
 	for (size_t i = 0; i < s->nkv; i++) {
 		const muh_kv *kv = &s->kv[i];
 		if (!strncmp(kv->key, "load.", 5)) { /* the engine's load, checked by its reader */
-			load_opts lo;
 			char why[512];
-			load_defaults(&lo);
+			if (!strcmp(kv->key, "load.requests"))
+				lo_requests = kv;
+			if (!strcmp(kv->key, "load.duration"))
+				lo_duration = kv;
 			if (t->nload == 32)
 				return diag_kv(s, kv, d, "more than 32 keys under load:%s%s", "", "");
 			if (strlen(kv->key + 5) >= sizeof(t->load_key[0]) || strlen(kv->value) >= sizeof(t->load_val[0]))
@@ -346,6 +351,11 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 		if (rc)
 			return rc;
 	}
+	if (lo_duration && lo.duration_s > 0 && lo.requests > 0)
+		return diag_kv(s, lo_duration, d,
+			       "load: requests (%s) and duration are both given: a load sends a number of requests "
+			       "or sends for a duration, not both%s",
+			       lo_requests ? lo_requests->value : "?", "");
 	if (t->max_samples < t->min_samples)
 		t->max_samples = t->min_samples;
 	if (t->retime_top < 0) /* a GPU's clock may fall under load: re-time the best there */
