@@ -28,6 +28,7 @@ static const char help[] =
 	"\n"
 	"options:\n"
 	"  --format F  csv (default), json or t4\n"
+	"  --json      the same as --format json (as every command that prints results)\n"
 	"  --run ID    only run ID (see the runs in --format json)\n"
 	"  -o FILE     write to FILE instead of stdout\n";
 
@@ -42,9 +43,10 @@ static int run(int argc, char **argv)
 	enum store_format fmt = STORE_CSV;
 	const char *format = "csv", *outpath = NULL;
 	uint64_t runid = 0;
-	int first;
+	int first, json = 0;
 	const struct cli_opt opts[] = {
 		CLI_OPT("format", CLI_STR, &format),
+		CLI_OPT("json", CLI_FLAG, &json),
 		CLI_OPT("run", CLI_UINT, &runid, .lo = 1, .hi = INT64_MAX, .expected = "a run id"),
 		CLI_OPT("output", CLI_STR, &outpath, .short_name = 'o'),
 		CLI_END,
@@ -52,6 +54,10 @@ static int run(int argc, char **argv)
 	int ex = cli_parse_opts("export", argc, argv, opts, NULL, NULL, &first);
 	if (ex)
 		return ex;
+	if (json && strcmp(format, "csv") && strcmp(format, "json"))
+		return cli_usage_error("export", "--json is --format json; not with --format %s", format);
+	if (json)
+		format = "json";
 	if (!strcmp(format, "csv"))
 		fmt = STORE_CSV;
 	else if (!strcmp(format, "json"))

@@ -214,7 +214,7 @@ static int run(int argc, char **argv)
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	load_opts o;
 	load_defaults(&o);
-	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0;
+	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0, burst_given = 0, rates_given = 0;
 	uint64_t maxc = 0, nrates = 3;
 	double wait_s = 0;
 	char why[512];
@@ -230,6 +230,7 @@ static int run(int argc, char **argv)
 				return cli_usage_error("load", "--%s: %s", passthrough[c - OPT_PASS], why);
 			conc_given |= !strcmp(key, "concurrency");
 			rate_given |= !strcmp(key, "rate");
+			burst_given |= !strcmp(key, "burstiness");
 			continue;
 		}
 		switch (c) {
@@ -246,6 +247,7 @@ static int run(int argc, char **argv)
 		case OPT_RATES:
 			if (cli_parse_u64(optarg, &nrates) || nrates > 100)
 				return cli_usage_error("load", "--rates needs a count from 0 to 100");
+			rates_given = 1;
 			break;
 		case OPT_NOEOS:
 			o.ignore_eos = 0;
@@ -274,6 +276,14 @@ static int run(int argc, char **argv)
 		return cli_usage_error("load", "--rate (open loop) and --concurrency (closed loop) exclude each other");
 	if (sweep && (conc_given || rate_given))
 		return cli_usage_error("load", "--sweep chooses the concurrency and rates itself");
+	/* an option that would change nothing is an error, never ignored */
+	if (rate_given && !(o.rate > 0))
+		return cli_usage_error("load", "--rate needs a rate above 0 (requests per second); the closed loop "
+					       "is --concurrency");
+	if (burst_given && !(o.rate > 0) && !sweep)
+		return cli_usage_error("load", "--burstiness shapes an open loop's arrivals: it needs --rate (or --sweep)");
+	if ((maxc || rates_given) && !sweep)
+		return cli_usage_error("load", "--%s belongs to --sweep", maxc ? "max-concurrency" : "rates");
 	muh_diag d;
 	diag_clear(&d);
 	if (load_opts_check(&o, &d))

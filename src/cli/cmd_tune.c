@@ -143,7 +143,7 @@ static const char help[] =
     "\n"
     "examples:\n"
     "  muh tune specs/matmul_cpu.yaml --budget 20          live, cpu backend, muh.db\n"
-    "  muh tune specs/fused_moe.yaml --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
+    "  muh tune specs/fused_moe.yaml --problem M=256 --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
 /* What measures a variant, and how to let it go. */
@@ -755,6 +755,7 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 			list[n++] = strdup(buf);
 		}
 	} else if (A->devices) {
+		uint64_t ids[64];
 		snprintf(buf, sizeof(buf), "%s", A->devices);
 		for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
 			uint64_t id;
@@ -765,6 +766,15 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 							      "or all; not '%s'", A->devices);
 				return NULL;
 			}
+			for (size_t i = 0; i < n; i++)
+				if (ids[i] == id) {
+					for (size_t j = 0; j < n; j++)
+						free(list[j]);
+					*ex = cli_usage_error("tune", "--devices names device %s twice ('%s'): one worker "
+								      "per device", tok, A->devices);
+					return NULL;
+				}
+			ids[n] = id;
 			list[n++] = strdup(tok);
 		}
 	}

@@ -35,8 +35,15 @@ expect_rc 0 "final resumed run"
 python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     print(json.loads(l)["key"])' "$TMP/out" >>"$TMP/printed"
+run "$MUH" export "$DB" --json
+expect_rc 0 "export --json (the same as --format json)"
+cp "$TMP/out" "$TMP/export-json"
 run "$MUH" export "$DB" --format json
 expect_rc 0 "export json"
+cmp -s "$TMP/out" "$TMP/export-json" || fail "export --json differs from --format json"
+run "$MUH" export "$DB" --json --format t4
+expect_rc 2 "export --json with --format t4"
+run "$MUH" export "$DB" --format json
 python3 - "$TMP/out" "$TMP/printed" <<'PY' || fail "kill -9: rows lost or duplicated"
 import collections, json, sys
 d = json.load(open(sys.argv[1]))

@@ -27,6 +27,15 @@ run "$MUH" load http://127.0.0.1:1 --duration 3x
 expect_rc 2 "bad --duration"
 expect_in err "expected a duration" "duration message"
 
+# an option that would change nothing is an error, never ignored
+for bad in "--rate 0:--rate needs a rate above 0" "--burstiness 3 --concurrency 2:--burstiness shapes an open loop" \
+	"--max-concurrency 4:--max-concurrency belongs to --sweep" "--rates 2:--rates belongs to --sweep"; do
+	# shellcheck disable=SC2086
+	run "$MUH" load http://127.0.0.1:1 ${bad%%:*}
+	expect_rc 2 "${bad%%:*}"
+	expect_in err "${bad#*:}" "${bad%%:*}: said"
+done
+
 run "$MUH" load http://127.0.0.1:1 --rate 5 --concurrency 4
 expect_rc 2 "--rate with --concurrency"
 

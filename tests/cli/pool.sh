@@ -24,6 +24,9 @@ PY
 # ---- a full sweep: the pool's rows are the serial run's
 run "$MUH" tune $SPEC --strategy brute --db "$TMP/serial.db"
 expect_rc 0 "serial sweep"
+run "$MUH" tune $SPEC --strategy brute --db "$TMP/dup.db" --devices 0,00
+expect_rc 2 "--devices naming one device twice"
+expect_in err "--devices names device 00 twice" "a device twice: said"
 run "$MUH" tune $SPEC --strategy brute --db "$TMP/pool.db" --devices 0,1
 expect_rc 0 "sweep over a pool of 2"
 expect_in out "^pool +2 worker\(s\) on cpu \(0,1\)" "the pool is said"
