@@ -175,6 +175,8 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		wv = l > wv ? (l > 24 ? 24 : l) : wv;
 		l = (int)strlen(k->kind);
 		wk = l > wk ? l : wk;
+		l = (int)strlen(scan_verdict_name(k->verdict)); /* platform: 8 */
+		wd = l > wd ? l : wd;
 	}
 	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, "knob", wl, "file:line", wv,
 	       "value", wk, "kind", wd, "verdict", "prio", "id", "why");

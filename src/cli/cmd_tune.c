@@ -454,7 +454,9 @@ static void print_busy_sustained(muh_session *s)
 {
 	session_busy_info b;
 	session_busy(s, &b);
-	if (b.measured && b.wall_s > 0) {
+	/* a server's load is no timed launch: the engine backend has no busy line */
+	int engine = !strcmp(eval_target_backend(session_target(s)), "engine");
+	if (b.measured && b.wall_s > 0 && !engine) {
 		printf("\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
 		       "builds %.1f s)",
 		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);

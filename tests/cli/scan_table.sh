@@ -10,6 +10,22 @@ export MUH_CACHE_DIR=$TMP/cache
 
 run "$MUH" scan "$T"
 expect_rc 0 "scan"
+
+# the columns line up whatever the verdict: 'platform' is wider than the
+# header's 'verdict' (the bi-v100 fixture has both)
+run "$MUH" scan tests/fixtures/scan/bi-v100
+grep -q " platform " "$TMP/out" || fail "the fixture has a platform knob"
+python3 - "$TMP/out" <<'PY' || fail "the prio and id columns start at the header's offsets"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.startswith("knob "))
+at_prio, at_id = head.index(" prio ") + 1, head.index(" id ") + 1
+for l in lines:
+    m = re.search(r" (P[0-9]) +(k[0-9a-f]{16}) ", l)
+    if m:
+        assert m.start(1) == at_prio and m.start(2) == at_id, (l, at_prio, at_id)
+PY
+run "$MUH" scan "$T"
 expect_in out '^knob +file:line +value +kind +verdict +prio +id +why$' "header with prio and id"
 # the ids in the table are the ids of --json, row by row
 "$MUH" scan --json "$T" >"$TMP/s.json"
