@@ -1762,6 +1762,8 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 	tb_reset(&ev->log);
 	int src = send_line_json(ev->fd, req);
 	cJSON_Delete(req);
+	/* the results line holds n measurements: n single replies' room */
+	ev->lb.max = RUNNER_LINE_MAX * (n ? n : 1);
 	struct runner_step rs;
 	step_start(ev, &rs);
 	size_t at = 0; /* the variant in flight */
@@ -1811,6 +1813,7 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 			cJSON_Delete(o);
 			if (!bad && isfinite(lost) && lost >= 0 && lost < (double)n)
 				*culprit = (size_t)lost;
+			ev->lb.max = RUNNER_LINE_MAX;
 			if (!bad)
 				return MUH_OK;
 			m = &ms[set[at]];
@@ -1825,6 +1828,7 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 		m = &ms[set[at]];
 	runner_died(ev, rs.step, rs.fault, rs.vm, m);
 stamp:
+	ev->lb.max = RUNNER_LINE_MAX;
 	*culprit = at;
 	stamp_dead(ev, m, started);
 	return MUH_OK;
