@@ -733,10 +733,6 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			const char *dev = device ? device : device_of(b->hw, devbufs[nb], sizeof(devbufs[nb]));
 			if (!b->best.nranked)
 				continue;
-			if (!dev[0]) /* TARGET_ alone would name nothing to define */
-				return diag_errorf(d, "run %lld names no device (its hardware profile is empty): give "
-						      "--device NAME for the header's TARGET_<NAME> block",
-						   (long long)b->run);
 			size_t k;
 			for (k = 0; k < nb && strcmp(best[k].device, dev); k++)
 				;
