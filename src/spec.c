@@ -828,18 +828,22 @@ static int read_muh(struct parser *P, struct fy_node *root)
 		if (!kn || in_list(kn, klen, muh_sections))
 			continue;
 		if (!in_list(kn, klen, muh_readers)) {
+			/* the nearest known section, and all of them, from the two lists */
 			const char *near = NULL;
 			int bestd = 3;
-			for (const char *const *l = muh_sections; *l; l++)
-				if (expr_edit_distance(kn, klen, *l, strlen(*l)) < bestd)
-					bestd = expr_edit_distance(kn, klen, *l, strlen(*l)), near = *l;
-			for (const char *const *l = muh_readers; *l; l++)
-				if (expr_edit_distance(kn, klen, *l, strlen(*l)) < bestd)
-					bestd = expr_edit_distance(kn, klen, *l, strlen(*l)), near = *l;
-			return err_at(P, k,
-				      "unknown section '%.*s'%s%s%s; the known ones: params, constraints, problem, hw, defaults, "
-				      "seeds, name, target, measure, verify, load, objective, knobs, kb (see docs/spec.md)",
-				      (int)klen, kn, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+			char known[256];
+			size_t kl = 0;
+			known[0] = '\0';
+			for (int pass = 0; pass < 2; pass++)
+				for (const char *const *l = pass ? muh_readers : muh_sections; *l; l++) {
+					int dd = expr_edit_distance(kn, klen, *l, strlen(*l));
+					if (dd < bestd)
+						bestd = dd, near = *l;
+					if (kl < sizeof(known))
+						kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
+				}
+			return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen,
+				      kn, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", known);
 		}
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);
