@@ -41,14 +41,20 @@ it reads JSON requests on stdin and answers on stdout, one line each.
           long (calibrated once per variant), else one launch. All launches
           of a request are queued back to back and synchronised once, so the
           device does not idle between them and a variant is timed at the
-          clock it holds under load. The L2 is flushed before each launch
-          (CUDA events then bracket each launch alone) unless the module's
-          flops_bytes() says one launch streams at least twice the L2 (what
-          a launch left in the L2 cannot be read again by the next one: a
-          flush could not change its time). Returns the samples in seconds
-          (muh takes the median and CI), "timed_s" (the device time inside
-          timed launches), "launches", "l2_flush", plus SM clock, power and
-          temperature when pynvml is importable.
+          clock it holds under load. No launch reads what an earlier one
+          left in the L2: when the module's flops_bytes() says one launch
+          streams less than twice the L2, the launches cycle through
+          "input_sets" sets of inputs (made once per problem, or per
+          variant for setup modules), enough that those between two uses
+          of a set stream twice the L2; when that would take more than
+          ROTATE_MAX sets, or flops_bytes is missing, the L2 is flushed
+          before each launch instead and CUDA events bracket each launch
+          alone ("l2_flush"; the flush is device time outside the timed
+          launches, so a small kernel's device-busy fraction halves).
+          Returns the samples in seconds (muh takes the median and CI),
+          "timed_s" (the device time inside timed launches), "launches",
+          "l2_flush", "input_sets", plus SM clock, power and temperature
+          when pynvml is importable.
 
 A failure of one variant (compile error, out of resources, wrong result) is a
 status in the reply, never the end of the worker. A crash of the process (an
@@ -67,6 +73,9 @@ LAUNCH_OPTS = ("num_warps", "num_stages", "num_ctas")
 # what a fingerprint is made of: the compiled binary and its resources
 PROOF_KEYS = ("binary_sha256", "num_warps", "num_stages", "shared", "n_regs", "n_spills")
 TOL = {"fp16": 2e-3, "bf16": 1.6e-2, "fp32": 1e-4, "fp64": 1e-10}
+# at most this many input sets for the timed launches to cycle through in
+# place of an L2 flush before each launch (time_launches)
+ROTATE_MAX = 8
 
 
 def reply(obj):
@@ -271,26 +280,67 @@ def main():
                 break
         warmed.add(key)
 
-    plans = {}  # variant key -> (launches per sample, flush before each launch)
+    plans = {}  # variant key -> (launches per sample, flush before each launch, launchers)
 
-    def flush_needed(var, target, mod):
-        """False when one launch streams at least twice the L2 (the module's
-        flops_bytes): what it left there cannot be read again by the next."""
+    def rotation(var, target, mod):
+        """How many input sets the timed launches cycle through so that none
+        reads what an earlier one left in the L2: 1 when one launch streams
+        at least twice the L2 (the module's flops_bytes), else enough sets
+        that the launches between two uses of one set stream twice the L2;
+        0 (flush the L2 before each launch instead) when that takes more
+        than ROTATE_MAX sets, or flops_bytes is missing or failed."""
         try:
             _, nbytes = mod.flops_bytes(problem_of(var, target))
-            return not (l2_bytes and nbytes >= 2 * l2_bytes)
-        except Exception:  # no flops_bytes, or it failed: flush
-            return True
+        except Exception:
+            return 0
+        if not l2_bytes or nbytes <= 0:
+            return 0
+        if nbytes >= 2 * l2_bytes:
+            return 1
+        r = int(math.ceil(2 * l2_bytes / nbytes)) + 1
+        return r if r <= ROTATE_MAX else 0
+
+    def rotation_inputs(var, target, mod, j):
+        """A run module's j-th input set of the problem (0: the timed one),
+        made once per problem instance like it."""
+        problem_inputs(var, target, mod)
+        sets = per_problem.setdefault("rotation", {})
+        if j not in sets:
+            seed[0] += 1
+            sets[j] = mod.make_inputs(problem_of(var, target), seed[0])
+        return sets[j]
+
+    def launchers(st, var, target, mod, r):
+        """r callables, each one launch of the variant on its own input set
+        (the first on the timed one): run modules replay a graph captured on
+        each set, setup modules launch on a setup of their own."""
+        out = [lambda: launch(st)]
+        for j in range(1, r):
+            if isinstance(st, dict):
+                inputs = rotation_inputs(var, target, mod, j)
+                mod.run(inputs, st["config"])  # its alignment and buffers, outside the graph
+                g = capture(mod, inputs, st["config"])
+                out.append(g.replay if g is not None else (lambda i=inputs: mod.run(i, st["config"])))
+            else:
+                seed[0] += 1
+                sj = [mod.setup(var.get("params", {}), var.get("problem", {}), device, seed[0])] + list(st[1:])
+                out.append(lambda sj=sj: launch(sj))
+        torch.cuda.synchronize()
+        return out
 
     def time_launches(st, var, target, count, sample_s):
         """count samples of st, each the mean of a batch of launches lasting
         sample_s (one launch when 0), all queued back to back with one
-        synchronisation at the end. Returns (samples s, device time inside
-        the timed launches s, launches per sample, flushed)."""
+        synchronisation at the end; they cycle through the variant's input
+        sets (rotation), or each is preceded by an L2 flush. Returns (samples
+        s, device time inside the timed launches s, launches per sample,
+        flushed)."""
         key = var.get("key", "")
         mod = st["mod"] if isinstance(st, dict) else st[4]
         if key not in plans:
-            flushed = flush_needed(var, target, mod)
+            r = rotation(var, target, mod)
+            flushed = r == 0
+            fns = launchers(st, var, target, mod, r) if r > 1 else [lambda: launch(st)]
             batch = 1
             if sample_s > 0:  # calibrate: three launches back to back
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -301,8 +351,8 @@ def main():
                 e1.synchronize()
                 one = max(e0.elapsed_time(e1) * 1e-3 / 3, 1e-7)
                 batch = max(1, min(100000, int(math.ceil(sample_s / one))))
-            plans[key] = (batch, flushed)
-        batch, flushed = plans[key]
+            plans[key] = (batch, flushed, fns)
+        batch, flushed, fns = plans[key]
         count = max(1, count)
         if flushed:  # events around each launch alone, the flush outside them
             ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -317,10 +367,12 @@ def main():
             samples = [sum(times[i * batch:(i + 1) * batch]) / batch for i in range(count)]
             return samples, sum(times), batch, True
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(count + 1)]
+        r, j = len(fns), 0
         ev[0].record()
         for i in range(count):
             for _ in range(batch):
-                launch(st)
+                fns[j]()
+                j = j + 1 if j + 1 < r else 0
             ev[i + 1].record()
         torch.cuda.synchronize()
         samples = [ev[i].elapsed_time(ev[i + 1]) * 1e-3 / batch for i in range(count)]
@@ -382,13 +434,11 @@ def main():
             per_problem.update(vinputs=vin, ref=mod.reference(vin))
         return per_problem["vinputs"], per_problem["ref"]
 
-    def build_run_module(var, target, mod):
-        config = config_of(var.get("params", {}))
-        inputs = problem_inputs(var, target, mod)
-        _, handles = mod.run(inputs, config)
-        torch.cuda.synchronize()
-        graph = None
-        try:  # warm up on a side stream, then capture one call
+    def capture(mod, inputs, config):
+        """One call of run(inputs, config) captured in a CUDA graph, after a
+        warm-up on a side stream; None when it cannot be captured (run is
+        then called itself)."""
+        try:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -398,10 +448,17 @@ def main():
             with torch.cuda.graph(g):
                 mod.run(inputs, config)
             torch.cuda.synchronize()
-            graph = g
+            return g
         except Exception:
-            graph = None
             torch.cuda.synchronize()
+            return None
+
+    def build_run_module(var, target, mod):
+        config = config_of(var.get("params", {}))
+        inputs = problem_inputs(var, target, mod)
+        _, handles = mod.run(inputs, config)
+        torch.cuda.synchronize()
+        graph = capture(mod, inputs, config)
         kernels = [handle_meta(h) for h in handles if h is not None]
         meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
                 "triton": triton.__version__}
@@ -533,7 +590,8 @@ def main():
             elif op == "time":
                 samples, timed_s, batch, flushed = time_launches(st, var, target, int(req.get("count", 1)),
                                                                  float(req.get("sample_s") or 0))
-                rep.update(samples=samples, timed_s=timed_s, launches=batch * len(samples), l2_flush=flushed)
+                rep.update(samples=samples, timed_s=timed_s, launches=batch * len(samples), l2_flush=flushed,
+                           input_sets=len(plans[key][2]) if key in plans else 1)
                 if nvml:
                     p, h = nvml
                     try:  # the sensors are optional: NVML failing is no failure of the variant
