@@ -18,12 +18,15 @@
 #   time).
 # all: every batch size (--problem all) with --jobs 14 at 5% (a time cap per
 #   size, no re-timing: that is done next), vLLM's config file emitted from
-#   the store (muh patch --emit moe-json), and then, per size, the emitted
-#   config and vLLM's shipped one timed at sustained clocks (measure.gpu_warm
-#   5 s) in one muh eval --interleave (both warmed up, then rounds of one
-#   sample each, the order alternated every round: timed one after the
-#   other, the first or second of a pair gained 1.0-3.6% from its place
-#   alone in session 5): the ratio of the two, and its geomean.
+#   the store (muh patch --emit moe-json) into $OUT.
+# check: per size, the emitted config (all's, or the file MUH_EMITTED) and
+#   vLLM's shipped one timed at sustained clocks (measure.gpu_warm 5 s) in
+#   one muh eval --interleave (both warmed up, then rounds of one sample
+#   each, the order alternated every round: timed one after the other, the
+#   first or second of a pair gained 1.0-3.6% from its place alone in
+#   session 5): the ratio of the two, and its geomean. No size is started
+#   once MUH_BUSY_DEADLINE seconds (default 540) have passed since the
+#   script began: the table says which were left.
 # repeat: the same pairs in 3 fresh processes, the order given alternated:
 #   whether the order still moves the ratio once the pair is interleaved.
 # Everything lands in $OUT: summary-STAGE.md (the tables) and STAGE.tgz (stores,
@@ -37,6 +40,7 @@ export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
 SPEC=specs/triton_fused_moe.yaml
 JOBS=${MUH_BUSY_JOBS:-14}
+T_START=$(date +%s)
 
 env_lines() {
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -78,6 +82,9 @@ stage_smoke() {
 		--json >"$W/smoke.jsonl" 2>"$W/smoke.err"
 	echo "rc $?" >>"$W/smoke.err"
 	timeout 120 muh eval "$SPEC" --problem M=1 --config "$c2" --no-noise --json >>"$W/smoke.jsonl" 2>>"$W/smoke.err"
+	# the interleaved pair (kept builds, rounds of one sample each)
+	timeout 120 muh eval "$SPEC" --problem M=256 --config "$c1" --config "$c3" --interleave --no-noise --json \
+		>"$W/smoke-il.jsonl" 2>>"$W/smoke.err"
 	t1=$(date +%s.%N)
 	unset MUH_WORKER_DEBUG
 	{
@@ -88,21 +95,30 @@ stage_smoke() {
 import json, sys
 W = sys.argv[1]
 bad = 0
-print("| key | status | median | samples | timed_s | t_build | t_verify | t_time | SM MHz | error |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-for line in open(f"{W}/smoke.jsonl"):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if "key" not in e:
-        continue
-    ok = e.get("status") == "ok" and (e.get("timed_s") or 0) > 0.2
-    bad += not ok
-    f = lambda k: f"{e.get(k) or 0:.3f}"
-    print(f"| {e['key']} | {e.get('status')} | {(e.get('median') or 0) * 1e6:.1f} us | {len(e.get('samples') or [])} | "
-          f"{f('timed_s')} | {f('t_build')} | {f('t_verify')} | {f('t_time')} | {e.get('sm_clock_mhz') or 0:.0f} | "
-          f"{(e.get('error') or '')[:200]} |")
+print("| run | key | status | median | samples | timed_s | t_build | t_verify | t_time | SM MHz | error |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+for name in ("smoke", "smoke-il"):
+    for line in open(f"{W}/{name}.jsonl"):
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if "key" not in e:
+            continue
+        ok = e.get("status") == "ok" and (name == "smoke-il" or (e.get("timed_s") or 0) > 0.2)
+        bad += not ok
+        f = lambda k: f"{e.get(k) or 0:.3f}"
+        print(f"| {name} | {e['key']} | {e.get('status')} | {(e.get('median') or 0) * 1e6:.1f} us | {len(e.get('samples') or [])} | "
+              f"{f('timed_s')} | {f('t_build')} | {f('t_verify')} | {f('t_time')} | {e.get('sm_clock_mhz') or 0:.0f} | "
+              f"{(e.get('error') or '')[:200]} |")
+il = sum(1 for l in open(f"{W}/smoke-il.jsonl") if '"key"' in l)
+if il != 2:
+    print(f"interleaved pair: {il} results, not 2")
+    bad += 1
+print()
+for line in open(f"{W}/smoke.err"):
+    if line.startswith("triton_worker: "):
+        print("- " + line.strip())
 print()
 print("smoke: " + ("FAILED" if bad else "ok"))
 sys.exit(1 if bad else 0)
@@ -140,8 +156,8 @@ stage_compare() {
 	python3 - "$W" >>"$sum" <<'PY'
 import json, sys
 W = sys.argv[1]
-print("| run | command wall | search wall | evaluated | stop | best | default | device busy | busy after the first prepare | timed launches |")
-print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+print("| run | command wall | search wall | evaluated | stop | best | default | device busy | busy after the first prepare | timed launches | prepared when reached |")
+print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 res = {}
 for name in ("serial", "jobs"):
     r = None
@@ -161,7 +177,7 @@ for name in ("serial", "jobs"):
     us = lambda x: f"{x * 1e6:.1f} us" if x else "-"
     print(f"| {name} | {wall:.1f} s | {d.get('wall_s', 0):.1f} s | {r['evaluated']} | {r['stop']} | {us(r.get('best_s'))} | "
           f"{us(r.get('default_s'))} | {100 * d.get('busy', 0):.1f}% | {100 * d.get('busy_after_prepare', 0):.1f}% | "
-          f"{d.get('launches_s', 0):.2f} s |")
+          f"{d.get('launches_s', 0):.2f} s | {d.get('reached_prepared', '-')} of {d.get('reached', '-')} |")
 if len(res) == 2:
     (rs, ws), (rj, wj) = res["serial"], res["jobs"]
     print()
@@ -210,21 +226,52 @@ stage_all() {
 		echo "- sustained: per size \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
 		echo
 	} >"$sum"
-	local tspec wspec
+	local tspec
 	tspec=$(spec_with retime_top 0)
-	wspec=$(spec_with gpu_warm 5)
-	tune all "$tspec" 470 --problem all --budget 5% --seed 1 --time 55s --jobs "$JOBS"
+	tune all "$tspec" 470 --problem all --budget 5% --seed 1 --time "${MUH_BUSY_TIME:-45}s" --jobs "$JOBS"
 	mkdir -p "$W/emit"
 	muh patch --emit moe-json --from "$W/all.db" --device NVIDIA_H200 --out "$W/emit" >"$W/emit.log" 2>&1
 	cp "$W"/emit/*.json "$OUT/" 2>/dev/null
-	python3 - "$W" "$wspec" >>"$sum" <<'PY'
-import glob, json, math, os, subprocess, sys
-W, wspec = sys.argv[1], sys.argv[2]
-files = glob.glob(f"{W}/emit/*.json")
-if not files:
-    print("no config file was emitted: " + open(f"{W}/emit.log").read()[-400:])
+	python3 - "$W" >>"$sum" <<'PY'
+import json, sys
+W = sys.argv[1]
+print("| instance | evaluated | stop | search wall | device busy | busy after the first prepare | prepared when reached |")
+print("|---|---:|---|---:|---:|---:|---:|")
+for line in open(f"{W}/all.jsonl"):
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    if e.get("event") == "result":
+        d = e.get("device", {})
+        print(f"| {e.get('problem')} | {e['evaluated']} | {e['stop']} | {d.get('wall_s', 0):.1f} s | {100 * d.get('busy', 0):.1f}% | "
+              f"{100 * d.get('busy_after_prepare', 0):.1f}% | {d.get('reached_prepared', 0):.0f} of {d.get('reached', 0):.0f} |")
+PY
+	grep -h '^prepare' "$W/all.err" >>"$sum"
+	rm -f "$tspec"
+	tar czf "$OUT/all.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
+	cat "$sum"
+}
+
+stage_check() {
+	local sum="$OUT/summary-check.md" wspec emitted=${MUH_EMITTED:-}
+	[ -n "$emitted" ] || emitted=$(ls "$W"/emit/*.json 2>/dev/null | head -1)
+	{
+		echo "# the emitted configs against vLLM's shipped ones at sustained clocks, interleaved"
+		echo
+		env_lines
+		echo "- emitted: ${emitted:-none}"
+		echo "- per size: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
+		echo
+	} >"$sum"
+	wspec=$(spec_with gpu_warm 5)
+	python3 - "$W" "$wspec" "$emitted" "$T_START" "${MUH_BUSY_DEADLINE:-540}" >>"$sum" <<'PY'
+import glob, json, math, os, subprocess, sys, time
+W, wspec, emitted, t_start, deadline = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+if not emitted or not os.path.exists(emitted):
+    print("no config file was emitted: " + (open(f"{W}/emit.log").read()[-400:] if os.path.exists(f"{W}/emit.log") else "no all stage ran"))
     sys.exit(0)
-tuned = json.load(open(files[0]))
+tuned = json.load(open(emitted))
 print(f"emitted: {os.path.basename(files[0])} with batch sizes {sorted(int(k) for k in tuned)}")
 print()
 # vLLM's shipped configs for E=128,N=768 on the H200: the spec's seeds, by M (see its comments)
@@ -248,16 +295,21 @@ for m in sorted(shipped):
     if not t:
         print(f"| {m} | - | - | not emitted | - | - | - |")
         continue
+    if time.time() - t_start > deadline:
+        print(f"| {m} | not checked: {deadline} s had passed | - | - | - | - | - |")
+        continue
     kt, ks = key(t), key(shipped[m])
     args = ["muh", "eval", wspec, "--problem", f"M={m}", "--config", kt, "--no-noise", "--json"]
     if ks != kt:  # the pair interleaved: neither gains from its place in the order
         args[5:5] = ["--config", ks]
         args.insert(-2, "--interleave")
     try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
+        p = subprocess.run(args, capture_output=True, text=True, timeout=90, env=env)
     except subprocess.TimeoutExpired:
-        print(f"| {m} | timed out (60 s) | - | - | - | - | {kt} |")
+        print(f"| {m} | timed out (90 s) | - | - | - | - | {kt} |")
         continue
+    open(f"{W}/check-M{m}.jsonl", "w").write(p.stdout)
+    open(f"{W}/check-M{m}.err", "w").write(p.stderr)
     got = {}
     for line in p.stdout.splitlines():
         try:
@@ -278,22 +330,8 @@ if ratios:
     print(f"\ngeomean shipped / tuned at sustained clocks over {len(ratios)} sizes: {g:.4f}x; "
           f"worst {min(ratios):.3f}x")
 PY
-	python3 - "$W" >>"$sum" <<'PY'
-import json, sys
-W = sys.argv[1]
-print("\n| instance | evaluated | stop | search wall | device busy |")
-print("|---|---:|---|---:|---:|")
-for line in open(f"{W}/all.jsonl"):
-    try:
-        e = json.loads(line)
-    except ValueError:
-        continue
-    if e.get("event") == "result":
-        d = e.get("device", {})
-        print(f"| {e.get('problem')} | {e['evaluated']} | {e['stop']} | {d.get('wall_s', 0):.1f} s | {100 * d.get('busy', 0):.1f}% |")
-PY
-	rm -f "$tspec" "$wspec"
-	tar czf "$OUT/all.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
+	rm -f "$wspec"
+	tar czf "$OUT/check.tgz" -C "$W" check-M*.jsonl check-M*.err 2>/dev/null
 	cat "$sum"
 }
 

@@ -352,6 +352,9 @@ def main():
                 one = max(e0.elapsed_time(e1) * 1e-3 / 3, 1e-7)
                 batch = max(1, min(100000, int(math.ceil(sample_s / one))))
             plans[key] = (batch, flushed, fns)
+            if os.environ.get("MUH_WORKER_DEBUG"):
+                print(f"triton_worker: {key}: {batch} launch(es) per sample, {len(fns)} input set(s), "
+                      f"L2 flush {flushed}", file=sys.stderr, flush=True)
         batch, flushed, fns = plans[key]
         count = max(1, count)
         if flushed:  # events around each launch alone, the flush outside them
