@@ -796,6 +796,28 @@ static double best_told(const muh_session *s)
 	return best;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median ok score told so far (NAN when none is, or out of memory). */
+static double median_told(const muh_session *s)
+{
+	double *v = malloc((s->nhist + 1) * sizeof(double)), med = NAN;
+	size_t n = 0;
+	for (size_t i = 0; v && i < s->nhist; i++)
+		if (s->hist[i].status == 0 && isfinite(s->hist[i].time_s))
+			v[n++] = s->hist[i].time_s;
+	if (n) {
+		qsort(v, n, sizeof(double), cmp_double);
+		med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	}
+	free(v);
+	return med;
+}
+
 /* Runs the strategy over the history, each pending variant answered with
  * lie, and writes up to k proposals into cfgs. Returns how many, or
  * -status. *finished: the strategy ended before it reached k (budget,
@@ -1191,10 +1213,11 @@ static void prepare_batch(muh_session *s, const muh_variant *vs, size_t m, sessi
 /* Hands the n configurations of cfgs that are neither prepared nor in the
  * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
  * async: the batch prepare runs in the background while the session
- * measures (one at a time; none starts while one runs). A batch that fails
- * is a note in info: each build compiles what is missing. */
+ * measures (one at a time; none starts while one runs). At most max_new
+ * go into one batch (0: all). A batch that fails is a note in info: each
+ * build compiles what is missing. */
 static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
-			 int async, size_t min_new)
+			 int async, size_t min_new, size_t max_new)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
 		return;
@@ -1219,7 +1242,7 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t 
 	size_t *from = calloc(n, sizeof(*from)); /* vs[j] is cfgs' from[j]-th */
 	size_t m = 0;
 	u64map seen = {0}; /* a config listed twice is compiled once */
-	for (size_t i = 0; vs && from && i < n; i++) {
+	for (size_t i = 0; vs && from && i < n && (!max_new || m < max_new); i++) {
 		const uint32_t *c = cfgs + i * s->np;
 		uint64_t idx;
 		int indexed = !space_index_of(s->space, c, &idx); /* else no index: no dedup */
@@ -1289,13 +1312,17 @@ static size_t speculate(muh_session *s, uint32_t *out, size_t max)
  *
  * The lookahead assumes every pending variant turns out the worst so far
  * (the constant liar). A model's next pick depends on that result: when it
- * is good, the model goes near it instead. So a batch prepare also
- * compiles the optimist's lookahead (each pending variant a new best, by
- * SESSION_OPTIMIST: a local search moves to it, a model goes near it),
- * then the best two's neighbours (speculate). On the H200 the 21 of 65
- * variants that the pessimist's lookahead alone missed were all the
- * model's picks; on the CPU (py_worker, 4 params, 6 seeds of 40) the
- * variants prepared when reached went from 142 to 190 of 240. */
+ * is good, the model goes near it instead. So a batch prepare compiles
+ * three lookaheads, taken in turns so that each one's next picks come
+ * first: the pessimist's, the optimist's (each pending variant a new best,
+ * by SESSION_OPTIMIST: a local search moves to it, a model goes near it)
+ * and the median's (each pending variant a middling one), then the best
+ * two's neighbours (speculate). A batch holds at most
+ * SESSION_AHEAD_PER_JOB x jobs of them, so that the next one, proposed
+ * from newer results, starts soon. On the H200 the 21 of 65 variants that
+ * the pessimist's lookahead alone missed were all the model's picks; on
+ * the CPU (py_worker, 4 params, 6 seeds of 40) the variants prepared when
+ * reached went from 142 to 190 of 240 with the optimist's. */
 static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 {
 	if (!s->ev || s->o.jobs <= 0)
@@ -1311,16 +1338,32 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	size_t k = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB * 2 : (size_t)s->o.jobs + 1;
 	if (k < 2)
 		k = 2;
-	size_t kopt = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB : 0;
 	size_t room = batch ? SESSION_SPECULATE : 0;
-	uint32_t *cfgs = calloc((k + kopt + room) * s->np + 1, sizeof(uint32_t));
-	if (!cfgs)
+	size_t per = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB : 0; /* each other lookahead's */
+	uint32_t *cfgs = calloc((k + 2 * per + room) * s->np + 1, sizeof(uint32_t));
+	uint32_t *alt = calloc((k + 2 * per + room) * s->np + 1, sizeof(uint32_t));
+	if (!cfgs || !alt) {
+		free(cfgs);
+		free(alt);
 		return;
+	}
 	long n = propose(s, cfgs, k, NULL, NULL), nlook = n;
-	double best = best_told(s);
-	if (n >= 0 && kopt && isfinite(best)) {
-		long o = propose_lie(s, cfgs + (size_t)n * s->np, kopt, best > 0 ? best * SESSION_OPTIMIST : best, NULL, NULL);
-		n += o > 0 ? o : 0;
+	double best = best_told(s), med = median_told(s);
+	if (n > 0 && per && isfinite(best)) {
+		/* the three lookaheads in turns: alt holds pessimist, optimist, median */
+		double lies[2] = {best > 0 ? best * SESSION_OPTIMIST : best, med};
+		long got[3] = {n, 0, 0};
+		memcpy(alt, cfgs, (size_t)n * s->np * sizeof(uint32_t));
+		for (int l = 0; l < 2; l++) {
+			long o = propose_lie(s, alt + (k + (size_t)l * per) * s->np, per, lies[l], NULL, NULL);
+			got[l + 1] = o > 0 ? o : 0;
+		}
+		size_t base[3] = {0, k, k + per}, m = 0;
+		for (long d = 0; d < (long)k; d++)
+			for (int l = 0; l < 3; l++)
+				if (d < got[l])
+					memcpy(cfgs + m++ * s->np, alt + (base[l] + (size_t)d) * s->np, s->np * sizeof(uint32_t));
+		n = nlook = (long)m;
 	}
 	if (n >= 0 && room)
 		n += (long)speculate(s, cfgs + (size_t)n * s->np, room);
@@ -1328,7 +1371,8 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	 * next ones in the background while the search measures */
 	if (n > 0)
 		prepare_cfgs(s, cfgs, (size_t)n, (size_t)nlook, &s->prep, s->prep.ran > 0,
-			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1);
+			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1, per);
+	free(alt);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */
 	free(cfgs);
@@ -1586,7 +1630,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			m += !in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, m, prepared, 0, 1);
+		prepare_cfgs(s, cfgs, m, m, prepared, 0, 1, 0);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -1711,7 +1755,7 @@ int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, 
 	for (size_t k = 0; todo && k < nv; k++)
 		memcpy(todo + k * np, cfgs + at[k] * np, np * sizeof(uint32_t));
 	if (todo && !(s->o.stop && *s->o.stop))
-		prepare_cfgs(s, todo, nv, nv, prepared, 0, 1);
+		prepare_cfgs(s, todo, nv, nv, prepared, 0, 1, 0);
 	free(todo);
 	int took = 0, called = 0; /* got[] holds the set's measurements */
 	if (!rc && nv) {
@@ -1899,7 +1943,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, n, &r->prepared, 0, 1);
+			prepare_cfgs(s, all, n, n, &r->prepared, 0, 1, 0);
 		}
 		free(all);
 	}
