@@ -218,12 +218,11 @@ PY
 stage_all() {
 	local sum="$OUT/summary-all.md"
 	{
-		echo "# muh tune, fused MoE, all 7 batch sizes at 5% with compile-first; sustained-clock check against vLLM's shipped configs"
+		echo "# muh tune, fused MoE, all 7 batch sizes at 5% with compile-first"
 		echo
 		env_lines
-		echo "- tune: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem all --budget 5% --seed 1 --time 55s --jobs $JOBS --db all.db --json\`"
+		echo "- tune: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem all --budget 5% --seed 1 --time ${MUH_BUSY_TIME:-45}s --jobs $JOBS --db all.db --json\`"
 		echo "- emit: \`muh patch --emit moe-json --from all.db --device NVIDIA_H200 --out OUT\`"
-		echo "- sustained: per size \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
 		echo
 	} >"$sum"
 	local tspec
@@ -272,7 +271,7 @@ if not emitted or not os.path.exists(emitted):
     print("no config file was emitted: " + (open(f"{W}/emit.log").read()[-400:] if os.path.exists(f"{W}/emit.log") else "no all stage ran"))
     sys.exit(0)
 tuned = json.load(open(emitted))
-print(f"emitted: {os.path.basename(files[0])} with batch sizes {sorted(int(k) for k in tuned)}")
+print(f"emitted: {os.path.basename(emitted)} with batch sizes {sorted(int(k) for k in tuned)}")
 print()
 # vLLM's shipped configs for E=128,N=768 on the H200: the spec's seeds, by M (see its comments)
 shipped = {
