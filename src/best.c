@@ -5,7 +5,11 @@
  * do the others rank", for report, patch and the emitters; and the verdict
  * on a re-timing at sustained clocks, which the session uses when it names
  * a winner and this module uses when it reads the rows back, so that what
- * the tune printed and what the store ranks are the same.
+ * the tune printed and what the store ranks are the same. Also which params
+ * of a variant did not change its compiled artifact (best_inert_params:
+ * another variant, differing in that param alone, built the same
+ * fingerprint), so that no emitter writes a value that does nothing as if
+ * it were tuned.
  *
  * Reads the store through its API only (store_foreach, store_foreach_retime)
  * and the spec the run kept (store_run_spec). Must never: write, print, or
@@ -49,7 +53,7 @@ static char *default_key(const muh_spec *s)
 struct collect {
 	muh_best *b;
 	best_entry *all; /* every ok feasible row, in measurement order */
-	size_t nall, capall, cap;
+	size_t nall, capall, cap, capfps;
 	double best;     /* best feasible score so far */
 	int rc;
 };
@@ -105,7 +109,101 @@ static int on_row(void *ud, const store_row *row)
 		}
 	}
 	b->so_far[b->nmeasured++] = c->best;
+	if (m->fingerprint[0]) {
+		size_t cap = c->capfps;
+		if (grow((void **)&b->fps, &cap, b->nfps, sizeof(*b->fps)))
+			return c->rc = MUH_ENOMEM;
+		c->capfps = cap;
+		char *key = strdup(row->key), *fp = strdup(m->fingerprint);
+		if (!key || !fp) {
+			free(key);
+			free(fp);
+			return c->rc = MUH_ENOMEM;
+		}
+		b->fps[b->nfps++] = (best_fp){key, fp};
+	}
 	return 0;
+}
+
+/* The next NAME=VALUE of a canonical key from *p: name [n, nl), value
+ * [v, vl); *p moves past it. 0 at the end or at a part without '='. */
+static int key_part(const char **p, const char **n, size_t *nl, const char **v, size_t *vl)
+{
+	if (!**p)
+		return 0;
+	const char *eq = strchr(*p, '='), *end = strchr(*p, ',');
+	if (!end)
+		end = *p + strlen(*p);
+	if (!eq || eq > end)
+		return 0;
+	*n = *p;
+	*nl = (size_t)(eq - *p);
+	*v = eq + 1;
+	*vl = (size_t)(end - eq - 1);
+	*p = *end ? end + 1 : end;
+	return 1;
+}
+
+/* The one param in which keys a and b differ, its index in a; -1 when they
+ * differ in none, in several, or do not name the same params in order. */
+static int differ_in_one(const char *a, const char *b, const char **bv, size_t *bvl)
+{
+	const char *pa = a, *pb = b;
+	int i = 0, at = -1;
+	for (;; i++) {
+		const char *na, *va, *nb, *vb;
+		size_t nal, val, nbl, vbl;
+		int ha = key_part(&pa, &na, &nal, &va, &val), hb = key_part(&pb, &nb, &nbl, &vb, &vbl);
+		if (!ha || !hb) {
+			if (ha || hb || *pa || *pb)
+				return -1; /* different lengths, or a part without '=' */
+			return at;
+		}
+		if (nal != nbl || memcmp(na, nb, nal))
+			return -1;
+		if (val == vbl && !memcmp(va, vb, val))
+			continue;
+		if (at >= 0)
+			return -1;
+		at = i;
+		*bv = vb;
+		*bvl = vbl;
+	}
+}
+
+void best_inert_note(const best_inert *e, char *buf, size_t n)
+{
+	snprintf(buf, n, "did not change the compiled artifact: %s=%.*s built the same (fingerprint %s)", e->name,
+		 (int)e->value_len, e->value, e->fingerprint);
+}
+
+size_t best_inert_params(const muh_best *b, const char *key, best_inert *out, size_t max)
+{
+	const char *fp = NULL;
+	for (size_t i = 0; i < b->nfps && !fp; i++)
+		if (!strcmp(b->fps[i].key, key))
+			fp = b->fps[i].fingerprint;
+	if (!fp)
+		return 0;
+	size_t n = 0;
+	const char *p = key, *nm, *v;
+	size_t nl, vl;
+	for (int idx = 0; n < max && key_part(&p, &nm, &nl, &v, &vl); idx++) {
+		for (size_t i = 0; i < b->nfps; i++) {
+			const char *wv = NULL;
+			size_t wvl = 0;
+			if (strcmp(b->fps[i].fingerprint, fp) || differ_in_one(key, b->fps[i].key, &wv, &wvl) != idx)
+				continue;
+			best_inert *e = &out[n++];
+			snprintf(e->name, sizeof(e->name), "%.*s", (int)nl, nm);
+			e->witness = b->fps[i].key;
+			e->value = wv;
+			e->value_len = wvl;
+			e->fingerprint = b->fps[i].fingerprint;
+			break;
+		}
+	}
+	return n;
 }
 
 static int on_retime(void *ud, const store_retime *r)
@@ -254,5 +352,10 @@ void best_free(muh_best *b)
 	free((char *)b->default_key);
 	free(b->so_far);
 	free(b->ok_scores);
+	for (size_t i = 0; i < b->nfps; i++) {
+		free((char *)b->fps[i].key);
+		free((char *)b->fps[i].fingerprint);
+	}
+	free(b->fps);
 	memset(b, 0, sizeof(*b));
 }

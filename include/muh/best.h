@@ -42,6 +42,23 @@ typedef struct best_entry {
 	int sustained;       /* 1: ranked by its re-timing at sustained clocks */
 } best_entry;
 
+/* A measured variant's fingerprint (the compiled artifact it built). */
+typedef struct best_fp {
+	const char *key;         /* canonical key; owned by the muh_best */
+	const char *fingerprint; /* never "": variants without one are not kept */
+} best_fp;
+
+/* A param that did not change the compiled artifact at some variant: the
+ * variant `witness`, which differs from it in this param alone, built the
+ * same fingerprint. Pointers are owned by the muh_best it came from. */
+typedef struct best_inert {
+	char name[64];           /* the param's name */
+	const char *witness;     /* the other variant's key */
+	const char *value;       /* the witness's value of the param, in witness */
+	size_t value_len;
+	const char *fingerprint; /* the one artifact both built */
+} best_inert;
+
 /* What one run holds, ranked. Every pointer is owned by it (best_free). */
 typedef struct muh_best {
 	int64_t run;
@@ -60,6 +77,8 @@ typedef struct muh_best {
 	size_t retime_winner; /* with BEST_SUSTAINED: the row of retimes that won */
 	double *so_far;       /* [nmeasured]: the best feasible score after each measurement */
 	double *ok_scores;    /* [nok]: the score of every ok measurement, in order */
+	best_fp *fps;         /* every measured variant that reported a fingerprint */
+	size_t nfps;
 } muh_best;
 
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run
@@ -67,6 +86,19 @@ typedef struct muh_best {
  * read, MUH_ENOMEM. */
 MUH_API int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d);
 MUH_API void best_free(muh_best *b);
+
+/* The params of variant key (a canonical key, NAME=VALUE,...) that did not
+ * change its compiled artifact, in key order, at most max into out: a param
+ * is such when a measured variant of the run that differs from key in that
+ * param alone (any status) built the same fingerprint, so the value written
+ * for it does nothing there. One rule for every emitter that writes params.
+ * Changes of several params at once that left the fingerprint as it was
+ * prove nothing about each one and are not counted. Returns the count (0
+ * when key was not measured or reported no fingerprint). */
+MUH_API size_t best_inert_params(const muh_best *b, const char *key, best_inert *out, size_t max);
+/* The words every emitter writes beside such a param's value: "did not
+ * change the compiled artifact: NAME=V built the same (fingerprint F)". */
+MUH_API void best_inert_note(const best_inert *e, char *buf, size_t n);
 
 /* The verdict on a re-timing (rows in burst_rank order, as the session
  * times them and the store keeps them): 1 and *winner (the fastest row at

@@ -166,6 +166,10 @@ typedef struct patch_best {
 	int nparams;
 	const char *const *names; /* param names */
 	const long long *values;
+	const char *const *notes; /* per param: why its value does nothing (best_inert_params:
+				     "did not change the compiled artifact: ..."), or NULL; the
+				     array may be NULL. Emitters that can hold a comment say it
+				     beside the value, which stays the measured one */
 } patch_best;
 
 /* vLLM's fused-MoE config file name:
@@ -180,14 +184,19 @@ MUH_API int patch_moe_filename(char *buf, size_t n, long long E, long long N, co
 MUH_API int patch_moe_json(const patch_best *best, size_t n, char **out, muh_diag *d);
 
 /* A C header: one `#if defined(TARGET_<DEVICE>)` block of #defines per
- * device (device names upper-cased, non-alphanumerics as _), then `#else`
- * the portable defaults, `#endif`. guard names the include guard. */
+ * device (device names upper-cased, non-alphanumerics as _; a NULL or ""
+ * device, a run without a hardware profile, is TARGET_HOST, and the
+ * header's comment says so), then `#else` the portable defaults, `#endif`.
+ * guard names the include guard. A param's note (patch_best.notes) goes
+ * beside its #define as a C comment, and the header's comment says what
+ * the mark means. MUH_EINPUT when two devices become the same macro. */
 MUH_API int patch_c_header(const patch_best *best, size_t n, const patch_best *defaults,
 		   const char *guard, char **out, muh_diag *d);
 
 /* A Python list of triton.Config(...) entries (kwargs of every param except
  * num_warps/num_stages, which become keyword arguments of triton.Config),
- * formatted for the indentation indent. */
+ * formatted for the indentation indent. The notes of an entry's params
+ * follow it as a Python comment on its line. */
 MUH_API int patch_triton_configs(const patch_best *best, size_t n, const char *indent, char **out,
 			 muh_diag *d);
 

@@ -81,7 +81,8 @@ static const char help[] =
 	"                  in --out DIR (default .): the best config of each run (batch\n"
 	"                  size M) with BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, num_stages\n"
 	"  header          a C header: #if defined(TARGET_<device>) per device with the\n"
-	"                  best values, #else the spec's defaults (--out FILE or stdout)\n"
+	"                  best values (TARGET_HOST for runs that name no device: cpu,\n"
+	"                  worker), #else the spec's defaults (--out FILE or stdout)\n"
 	"  triton-configs  the top K (default 8) variants of a run as a triton.Config list\n"
 	"                  for @triton.autotune (--out FILE or stdout); with --into TREE\n"
 	"                  --knob ID, written in place into the engine's autotune list\n"
@@ -292,6 +293,8 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 		muh_diag sd;
 		if (runbest_spec(b, &s, &sd))
 			continue; /* no text kept and the spec moved: nothing to map */
+		best_inert in[64];
+		size_t nin = best_inert_params(&b->best, nth_key(b, 0), in, 64);
 		for (size_t p = 0; p < s->nparams; p++) {
 			char kk[300];
 			snprintf(kk, sizeof(kk), "knobs.%s", s->params[p].name);
@@ -303,6 +306,14 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 			if (space_key_value(nth_key(b, 0), s->params[p].name, v, sizeof(v)))
 				continue;
 			snprintf(arg, sizeof(arg), "%s=%s", kv->value, v);
+			for (size_t k = 0; k < nin; k++) {
+				char note[240];
+				if (strcmp(in[k].name, s->params[p].name))
+					continue;
+				best_inert_note(&in[k], note, sizeof(note));
+				fprintf(stderr, "muh patch: note: %s (knob %s) of run %lld's best, written as measured, %s\n",
+					in[k].name, kv->value, (long long)b->run, note);
+			}
 			if (parse_set(arg, &a)) {
 				spec_diag_at(s, d, kv->line, kv->col);
 				spec_free(s);
@@ -479,6 +490,39 @@ static int key_split(const char *key, char nbuf[][64], const char **names, long 
 		p = end ? end + 1 : NULL;
 	}
 	return np;
+}
+
+/* The notes of key's params (best_inert_params): notes[i] for names[i],
+ * NULL where no variant differing in that param alone built the same
+ * artifact. key NULL: none. */
+static void inert_notes(const muh_best *b, const char *key, const char *const *names, int np, char (*buf)[240],
+			const char **notes)
+{
+	best_inert in[64];
+	size_t n = key ? best_inert_params(b, key, in, 64) : 0;
+	for (int i = 0; i < np; i++) {
+		notes[i] = NULL;
+		for (size_t k = 0; k < n && !notes[i]; k++)
+			if (!strcmp(in[k].name, names[i])) {
+				best_inert_note(&in[k], buf[i], sizeof(buf[i]));
+				notes[i] = buf[i];
+			}
+	}
+}
+
+/* Says on stderr which params of run b's variant key did not change the
+ * compiled artifact, for a write that cannot carry a comment (what: where
+ * the values go). */
+static void say_inert(const struct runbest *b, const char *key, const char *what)
+{
+	best_inert in[64];
+	size_t n = best_inert_params(&b->best, key, in, 64);
+	for (size_t k = 0; k < n; k++) {
+		char note[240];
+		best_inert_note(&in[k], note, sizeof(note));
+		fprintf(stderr, "muh patch: note: %s of run %lld's best (%s) %s\n", in[k].name, (long long)b->run,
+			what, note);
+	}
 }
 
 static const char *const moe_names[] = {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
@@ -669,7 +713,8 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 					ok = !field_ll(nth_key(c, 0), moe_names[k], &vals[nb][k]);
 				if (!ok)
 					continue;
-				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb]};
+				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb], NULL};
+				say_inert(c, nth_key(c, 0), "written as measured: JSON holds no comment");
 				nb++;
 			}
 			if (!nb)
@@ -722,11 +767,12 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 	if (!strcmp(kind, "header")) {
 		/* one block per device: the fastest result among its runs */
 		patch_best best[64], def;
-		static const char *names[64][64];
+		static const char *names[64][64], *notes[65][64];
 		static long long vals[64][64], dvals[64];
-		static char nbuf[64][64][64];
+		static char nbuf[64][64][64], notebuf[65][64][240];
 		size_t nb = 0;
 		muh_spec *spec = NULL;
+		const struct runbest *specrun = NULL;
 		for (size_t i = 0; i < sr->n && nb < 64; i++) {
 			const struct runbest *b = &sr->r[i];
 			static char devbufs[64][HW_NAME];
@@ -739,11 +785,14 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			if (k < nb)
 				continue; /* first run per device wins; use --run to choose */
 			int np = key_split(nth_key(b, 0), nbuf[nb], names[nb], vals[nb], 64);
-			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb]};
+			inert_notes(&b->best, nth_key(b, 0), names[nb], np, notebuf[nb], notes[nb]);
+			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb], notes[nb]};
 			if (!spec) {
 				muh_diag sd;
 				if (runbest_spec(b, &spec, &sd))
 					spec = NULL;
+				else
+					specrun = b;
 			}
 			nb++;
 		}
@@ -756,7 +805,9 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				muh_value v = par->values[par->has_default ? par->default_idx : 0];
 				dvals[p] = v.t == MUH_INT ? v.u.i : (long long)v.u.f;
 			}
-			def = (patch_best){"default", 0, best[0].nparams, best[0].names, dvals};
+			inert_notes(&specrun->best, specrun->best.default_key, best[0].names, best[0].nparams,
+				    notebuf[64], notes[64]);
+			def = (patch_best){"default", 0, best[0].nparams, best[0].names, dvals, notes[64]};
 			have_def = 1;
 		}
 		char *text;
@@ -790,12 +841,13 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			return MUH_EINPUT;
 		size_t n = (size_t)topk < b->best.nranked ? (size_t)topk : b->best.nranked;
 		static patch_best best[256];
-		static const char *names[256][32];
+		static const char *names[256][32], *notes[256][32];
 		static long long vals[256][32];
-		static char nbuf[256][32][64];
+		static char nbuf[256][32][64], notebuf[256][32][240];
 		for (size_t i = 0; i < n && i < 256; i++) {
 			int np = key_split(nth_key(b, i), nbuf[i], names[i], vals[i], 32);
-			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
+			inert_notes(&b->best, nth_key(b, i), names[i], np, notebuf[i], notes[i]);
+			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i], notes[i]};
 		}
 		char *text;
 		int rc = patch_triton_configs(best, n, "", &text, d);
@@ -892,7 +944,8 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 		rc = MUH_ENOMEM;
 	for (size_t i = 0; !rc && i < n; i++) {
 		int np = key_split(keys[i], nbuf[i], names[i], vals[i], 32);
-		best[i] = (patch_best){b->hw, 0, np, names[i], vals[i]};
+		best[i] = (patch_best){b->hw, 0, np, names[i], vals[i], NULL};
+		say_inert(b, keys[i], "written as measured into the list");
 	}
 	if (!rc) {
 		char comment[900];

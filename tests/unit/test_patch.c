@@ -511,9 +511,9 @@ static void test_emitters(void **state)
 			       "GROUP_SIZE_M", "num_warps",    "num_stages"};
 	const long long v1[] = {16, 64, 128, 1, 4, 3}, v2[] = {64, 128, 64, 16, 8, 4},
 			v3[] = {32, 256, 128, 16, 4, 2};
-	patch_best b[3] = {{"NVIDIA H200", 256, 6, names, v3},
-			   {"NVIDIA H200", 1, 6, names, v1},
-			   {"NVIDIA H200", 4096, 6, names, v2}};
+	patch_best b[3] = {{"NVIDIA H200", 256, 6, names, v3, NULL},
+			   {"NVIDIA H200", 1, 6, names, v1, NULL},
+			   {"NVIDIA H200", 4096, 6, names, v2, NULL}};
 	char fname[200];
 	patch_moe_filename(fname, sizeof(fname), 128, 768, "NVIDIA H200", NULL);
 	assert_string_equal(fname, "E=128,N=768,device_name=NVIDIA_H200.json");
@@ -540,15 +540,15 @@ static void test_emitters(void **state)
 	assert_string_equal(chosen, "1 -> 1\n2 -> 1\n200 -> 256\n300 -> 256\n5000 -> 4096\n");
 	free(chosen);
 	/* a result without num_stages cannot become a vLLM config */
-	patch_best bad = {"NVIDIA H200", 8, 5, names, v1};
+	patch_best bad = {"NVIDIA H200", 8, 5, names, v1, NULL};
 	assert_int_equal(patch_moe_json(&bad, 1, &json, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "num_stages"));
 
 	/* C header: compiles for each target and for the default */
 	const char *hn[] = {"BLOCK", "UNROLL"};
 	const long long h1[] = {128, 4}, h2[] = {64, 2}, hd[] = {32, 1};
-	patch_best hb[2] = {{"NVIDIA H200", 0, 2, hn, h1}, {"bi-v100", 0, 2, hn, h2}};
-	patch_best def = {"default", 0, 2, hn, hd};
+	patch_best hb[2] = {{"NVIDIA H200", 0, 2, hn, h1, NULL}, {"bi-v100", 0, 2, hn, h2, NULL}};
+	patch_best def = {"default", 0, 2, hn, hd, NULL};
 	char *hdr;
 	assert_int_equal(patch_c_header(hb, 2, &def, "tuned.h", &hdr, &d), MUH_OK);
 	assert_non_null(strstr(hdr, "#if defined(TARGET_NVIDIA_H200)"));
@@ -577,6 +577,26 @@ static void test_emitters(void **state)
 		 "cc -std=c11 -DWANT_BLOCK=128 -DWANT_UNROLL=4 -fsyntax-only '%s/use.c' 2>/dev/null",
 		 dir);
 	assert_int_not_equal(system(cmd), 0);
+
+	/* a result without a device (cpu, worker runs) is TARGET_HOST, said in
+	 * the comment; never an empty TARGET_ */
+	patch_best hh[2] = {{"", 0, 2, hn, h1, NULL}, {"bi-v100", 0, 2, hn, h2, NULL}};
+	assert_int_equal(patch_c_header(hh, 2, &def, "tuned.h", &hdr, &d), MUH_OK);
+	assert_non_null(strstr(hdr, "#if defined(TARGET_HOST)\n#define BLOCK 128\n"));
+	assert_non_null(strstr(hdr, "TARGET_HOST: runs that name no device"));
+	assert_null(strstr(hdr, "TARGET_)"));
+	free(hdr);
+	hh[0].device = NULL;
+	assert_int_equal(patch_c_header(hh, 1, NULL, "tuned.h", &hdr, &d), MUH_OK);
+	assert_non_null(strstr(hdr, "#if defined(TARGET_HOST)"));
+	free(hdr);
+	/* two devices that become one macro would make the second block dead */
+	patch_best same[2] = {{"NVIDIA H200", 0, 2, hn, h1, NULL}, {"nvidia-h200", 0, 2, hn, h2, NULL}};
+	assert_int_equal(patch_c_header(same, 2, &def, "tuned.h", &hdr, &d), MUH_EINPUT);
+	assert_null(hdr);
+	assert_non_null(strstr(d.msg, "both become TARGET_NVIDIA_H200"));
+	patch_best hosts[2] = {{"", 0, 2, hn, h1, NULL}, {"host", 0, 2, hn, h2, NULL}};
+	assert_int_equal(patch_c_header(hosts, 2, &def, "tuned.h", &hdr, &d), MUH_EINPUT);
 
 	/* triton.Config list: valid Python with the measured values */
 	char *cfgs;
@@ -651,7 +671,7 @@ static void test_autotune_list(void **state)
 		      .nalts = 1};
 	const char *names[] = {"BM", "PRE", "num_warps", "num_stages"};
 	long long v1[] = {32, 1, 8, 2};
-	patch_best b[1] = {{"h200", 0, 4, names, v1}};
+	patch_best b[1] = {{"h200", 0, 4, names, v1, NULL}};
 	char *out = NULL;
 	muh_diag d;
 	diag_clear(&d);
