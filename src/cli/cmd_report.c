@@ -25,7 +25,8 @@ static const char help[] =
 	"profile) with the number of variants measured, how many were ok and how many\n"
 	"failed, the best time and its variant, the defaults' time and the speedup,\n"
 	"and the machine noise the run measured (a speedup inside the noise is a tie);\n"
-	"then the status counts.\n"
+	"then the status counts. Each column is as wide as its widest value, two spaces\n"
+	"apart, numbers aligned on the right (engine runs' tok/s too).\n"
 	"\n"
 	"A run whose spec has an objective other than time (objective: {maximize:\n"
 	"output_tokens_per_s, subject_to: [...]}, engine specs) is ranked by it: best\n"
@@ -321,42 +322,66 @@ static void print_retimes(const struct runstat *rs)
 	}
 }
 
+/* The run table's columns: header, alignment (1: right, for numbers). */
+enum { RC_RUN, RC_SPEC, RC_PROBLEM, RC_BACKEND, RC_VARIANTS, RC_OK, RC_FAILED, RC_BEST, RC_DEFAULT, RC_SPEEDUP,
+       RC_NOISE, RC_KEY, RC_N };
+static const char *const rc_head[RC_N] = {"run",    "spec", "problem", "backend", "variants", "ok",
+					  "failed", "best", "default", "speedup", "noise",    "best variant"};
+static const int rc_right[RC_N] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
+
+/* Run rs's cells of the table, each at most 4095 bytes. */
+static void table_cells(const struct runstat *rs, char cell[RC_N][4096])
+{
+	const muh_best *b = &rs->b;
+	/* best and default as the search timed them, so that the speedup
+	 * compares like with like; a sustained-clock best is marked '*' */
+	double bs = b->nranked ? b->ranked[0].burst_score : NAN;
+	snprintf(cell[RC_RUN], 4096, "%lld", (long long)rs->r.id);
+	snprintf(cell[RC_SPEC], 4096, "%s", rs->spec_name);
+	snprintf(cell[RC_PROBLEM], 4096, "%s", rs->problem[0] ? rs->problem : "-");
+	snprintf(cell[RC_BACKEND], 4096, "%s", rs->backend);
+	snprintf(cell[RC_VARIANTS], 4096, "%zu", b->nmeasured);
+	snprintf(cell[RC_OK], 4096, "%zu", b->nok);
+	snprintf(cell[RC_FAILED], 4096, "%zu", b->nmeasured - b->nok);
+	if (objective_is_time(&b->objective)) {
+		cli_fmt_time(cell[RC_BEST], 4096, bs);
+		cli_fmt_time(cell[RC_DEFAULT], 4096, b->default_score);
+	} else {
+		objective_format(b->objective.metric, objective_value(&b->objective, bs), cell[RC_BEST], 4096);
+		objective_format(b->objective.metric, objective_value(&b->objective, b->default_score),
+				 cell[RC_DEFAULT], 4096);
+	}
+	fmt_speedup(cell[RC_SPEEDUP], 4096, rs);
+	if (isfinite(rs->r.noise))
+		snprintf(cell[RC_NOISE], 4096, "%.2f%%", rs->r.noise * 100);
+	else
+		snprintf(cell[RC_NOISE], 4096, "-");
+	snprintf(cell[RC_KEY], 4096, "%.4000s%s", best_key(rs) ? best_key(rs) : "-",
+		 b->regime == BEST_SUSTAINED ? " *" : "");
+}
+
 static void print_table(const struct ctx *cx, const size_t *total)
 {
-	/* the columns that tell runs apart are as wide as their widest value: never cut */
-	int ws = 16, wp = 18, wb = 8;
+	/* every column as wide as its widest cell, two spaces between: a value
+	 * never runs into the next one (engine runs' "4611.8 tok/s", long spec
+	 * names), and numbers line up on the right, text on the left */
+	int w[RC_N];
+	for (int c = 0; c < RC_N; c++)
+		w[c] = (int)strlen(rc_head[c]);
+	static char cell[RC_N][4096];
 	for (size_t i = 0; i < cx->n; i++) {
-		const struct runstat *rs = &cx->runs[i];
-		ws = (int)strlen(rs->spec_name) > ws ? (int)strlen(rs->spec_name) : ws;
-		wp = (int)strlen(rs->problem) > wp ? (int)strlen(rs->problem) : wp;
-		wb = (int)strlen(rs->backend) > wb ? (int)strlen(rs->backend) : wb;
+		table_cells(&cx->runs[i], cell);
+		for (int c = 0; c < RC_N; c++)
+			w[c] = (int)strlen(cell[c]) > w[c] ? (int)strlen(cell[c]) : w[c];
 	}
-	printf("%-4s %-*s %-*s %-*s %8s %6s %7s %12s %12s %8s %7s  %s\n", "run", ws, "spec", wp, "problem", wb,
-	       "backend", "variants", "ok", "failed", "best", "default", "speedup", "noise", "best variant");
+	for (int c = 0; c < RC_N - 1; c++)
+		printf(rc_right[c] ? "%*s  " : "%-*s  ", w[c], rc_head[c]);
+	printf("%s\n", rc_head[RC_N - 1]);
 	for (size_t i = 0; i < cx->n; i++) {
-		const struct runstat *rs = &cx->runs[i];
-		const muh_best *b = &rs->b;
-		/* best and default as the search timed them, so that the speedup
-		 * compares like with like; a sustained-clock best is marked '*' */
-		double bs = b->nranked ? b->ranked[0].burst_score : NAN;
-		char bt[32], df[32], sp[32], nz[32];
-		if (objective_is_time(&b->objective)) {
-			cli_fmt_time(bt, sizeof(bt), bs);
-			cli_fmt_time(df, sizeof(df), b->default_score);
-		} else {
-			objective_format(b->objective.metric, objective_value(&b->objective, bs), bt, sizeof(bt));
-			objective_format(b->objective.metric, objective_value(&b->objective, b->default_score), df,
-					 sizeof(df));
-		}
-		fmt_speedup(sp, sizeof(sp), rs);
-		if (isfinite(rs->r.noise))
-			snprintf(nz, sizeof(nz), "%.2f%%", rs->r.noise * 100);
-		else
-			snprintf(nz, sizeof(nz), "-");
-		printf("%-4lld %-*s %-*s %-*s %8zu %6zu %7zu %12s %12s %8s %7s  %s%s\n", (long long)rs->r.id, ws,
-		       rs->spec_name, wp, rs->problem[0] ? rs->problem : "-", wb, rs->backend, b->nmeasured, b->nok,
-		       b->nmeasured - b->nok, bt, df, sp, nz, best_key(rs) ? best_key(rs) : "-",
-		       b->regime == BEST_SUSTAINED ? " *" : "");
+		table_cells(&cx->runs[i], cell);
+		for (int c = 0; c < RC_N - 1; c++)
+			printf(rc_right[c] ? "%*s  " : "%-*s  ", w[c], cell[c]);
+		printf("%s\n", cell[RC_N - 1]);
 	}
 	for (size_t i = 0; i < cx->n; i++) {
 		const struct runstat *rs = &cx->runs[i];

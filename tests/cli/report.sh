@@ -138,6 +138,6 @@ expect_rc 2 "missing store"
 # same spec read differently (the H200 store of the fused-MoE tune)
 run "$MUH" report docs/results/h200/tune-moe.db
 expect_rc 0 "report of the H200 fused-MoE store"
-expect_in out "^1 +triton_fused_moe E=128,topk=8,K=2048,N=768,M=256 " "the problem in full (M=256)"
-expect_in out "^2 +triton_fused_moe E=128,topk=8,K=2048,N=768,M=2048 " "the problem in full (M=2048)"
+expect_in out "^1 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=256 " "the problem in full (M=256)"
+expect_in out "^2 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=2048 " "the problem in full (M=2048)"
 done_tests
