@@ -11,7 +11,8 @@
  * newer schema is refused, and left byte-identical (no tables added, no
  * switch to WAL). Only store_open (the writers) creates a store, and only
  * in a missing or empty file; store_open_ro (the readers) opens with
- * mode=ro, and immutable=1 when the directory is not writable.
+ * mode=ro, and immutable=1 when no -wal lies beside the store or the
+ * directory is not writable: a read leaves no -wal/-shm behind.
  *
  * Two writers on one run: store_claim marks a variant as being measured by
  * this process (claims table, one transaction with the check for a stored
@@ -382,9 +383,16 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 								 : "%.800s is not a muh store (an empty file)", path);
 		return MUH_EENV;
 	}
-	/* WAL readers need the -shm file: without a writable directory to make
-	 * it in, read the file as it is (immutable; a -wal left by a killed
-	 * writer is then not seen) */
+	/* A store without a -wal beside it holds every commit in the file
+	 * itself (the last writer to close folds its WAL in and removes it; a
+	 * live writer always has one), so it is read as it is: immutable, no
+	 * -wal or -shm made beside it, the file untouched. With a -wal (a writer
+	 * at work, or killed), its commits are read through it, which needs the
+	 * -shm file: without a writable directory to make that in, the file is
+	 * read as it is too (the -wal's commits are then not seen). */
+	char wal[PATH_MAX + 8];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	int nowal = access(wal, F_OK) != 0 && errno == ENOENT;
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -394,7 +402,7 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 		dir[1] = '\0';
 	else
 		*slash = '\0';
-	int immutable = access(dir, W_OK) != 0;
+	int immutable = nowal || access(dir, W_OK) != 0;
 	char *uri = file_uri(path, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
 	muh_store *st = calloc(1, sizeof(*st));
 	if (!uri || !st) {

@@ -87,10 +87,13 @@ enum store_format { STORE_CSV = 0, STORE_JSON = 1, STORE_T4 = 2 };
  * be opened or written, is not a muh store, fails PRAGMA quick_check or has a
  * schema_version newer than this muh's. */
 MUH_API int store_open(const char *path, muh_store **out, muh_diag *d);
-/* Opens the store at path read-only (URI mode=ro; immutable=1 when its
+/* Opens the store at path read-only (URI mode=ro; immutable=1 when no
+ * -wal file lies beside it, so every commit is in the file, or when its
  * directory is not writable, as WAL readers need a -shm file there): the
- * file, and its directory, are never written. Refuses what store_open
- * refuses, and also a missing or empty file. Writes through it fail. */
+ * file is never written, and nothing is made beside it except the -shm
+ * that reading a -wal left by a writer needs (a writer at work, or killed).
+ * Refuses what store_open refuses, and also a missing or empty file.
+ * Writes through it fail. */
 MUH_API int store_open_ro(const char *path, muh_store **out, muh_diag *d);
 MUH_API void store_close(muh_store *st);
 
