@@ -4,7 +4,8 @@
  * clocks when the run's re-timing says the SM clock fell; the ranking
  * standing when the clock held; a later re-timing replacing an earlier one;
  * the defaults, the statuses and the best-so-far series; a fresh run
- * dropping its re-timing.
+ * dropping its re-timing; the params that did not change the compiled
+ * artifact (best_inert_params).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -192,11 +193,85 @@ static void test_sustained_winner(void **st)
 	store_close(s);
 }
 
+/* A,B,C=a,b,c measured ok in ms milliseconds with fingerprint fp ("" none). */
+static void put3(muh_store *s, int64_t run, int a, int b, int c, double ms, const char *fp)
+{
+	const char *names[3] = {"A", "B", "C"};
+	muh_value vals[3] = {value_int(a), value_int(b), value_int(c)};
+	char key[64];
+	snprintf(key, sizeof(key), "A=%d,B=%d,C=%d", a, b, c);
+	muh_variant v;
+	assert_int_equal(eval_variant_make(&v, key, 3, 0, names, vals), MUH_OK);
+	muh_measurement m;
+	measurement_init(&m);
+	m.status = EVAL_OK;
+	m.median = m.min = ms * 1e-3;
+	snprintf(m.fingerprint, sizeof(m.fingerprint), "%s", fp);
+	muh_diag d;
+	assert_int_equal(store_put(s, run, &v, &m, &d), MUH_OK);
+	measurement_free(&m);
+	eval_variant_free(&v);
+}
+
+/* Params that did not change the compiled artifact: a variant differing in
+ * one param alone with the same fingerprint marks that param; one differing
+ * in two at once marks neither; another fingerprint, no fingerprint or an
+ * unmeasured key mark nothing. */
+static void test_inert(void **st)
+{
+	(void)st;
+	snprintf(dbpath, sizeof(dbpath), "%s/%s", MUH_BINARY_DIR, "test_best_inert.db");
+	unit_rm_store(dbpath);
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	store_run_info ri = info;
+	ri.spec_hash = "00000000c0c0c0c0";
+	assert_int_equal(store_begin_run(s, &ri, 0, &run, NULL, &d), MUH_OK);
+	put3(s, run, 1, 1, 1, 1.0, "f1");  /* the best */
+	put3(s, run, 1, 1, 2, 1.1, "f1");  /* C alone: same artifact -> C did nothing */
+	put3(s, run, 1, 2, 1, 1.2, "f2");  /* B alone: another artifact */
+	put3(s, run, 2, 2, 1, 1.3, "f1");  /* A and B at once: proves nothing */
+	put3(s, run, 3, 3, 3, 1.4, "");    /* no fingerprint */
+	put3(s, run, 3, 3, 4, 1.5, "");
+	muh_best b;
+	store_run r = {.id = run, .backend = "worker"};
+	assert_int_equal(best_of_run(s, &r, &b, &d), MUH_OK);
+	assert_string_equal(b.ranked[0].key, "A=1,B=1,C=1");
+	assert_int_equal(b.nfps, 4);
+	best_inert in[8];
+	assert_int_equal(best_inert_params(&b, "A=1,B=1,C=1", in, 8), 1);
+	assert_string_equal(in[0].name, "C");
+	assert_string_equal(in[0].witness, "A=1,B=1,C=2");
+	assert_int_equal(in[0].value_len, 1);
+	assert_memory_equal(in[0].value, "2", 1);
+	assert_string_equal(in[0].fingerprint, "f1");
+	char note[240];
+	best_inert_note(&in[0], note, sizeof(note));
+	assert_string_equal(note, "did not change the compiled artifact: C=2 built the same (fingerprint f1)");
+	/* and the other way round */
+	assert_int_equal(best_inert_params(&b, "A=1,B=1,C=2", in, 8), 1);
+	assert_string_equal(in[0].name, "C");
+	assert_string_equal(in[0].witness, "A=1,B=1,C=1");
+	/* B changed the artifact; A=2,B=2 differs in two */
+	assert_int_equal(best_inert_params(&b, "A=1,B=2,C=1", in, 8), 0);
+	assert_int_equal(best_inert_params(&b, "A=2,B=2,C=1", in, 8), 0);
+	/* no fingerprint, not measured, max 0 */
+	assert_int_equal(best_inert_params(&b, "A=3,B=3,C=3", in, 8), 0);
+	assert_int_equal(best_inert_params(&b, "A=9,B=9,C=9", in, 8), 0);
+	assert_int_equal(best_inert_params(&b, "A=1,B=1,C=1", in, 0), 0);
+	best_free(&b);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_sustained_winner),
+		cmocka_unit_test(test_inert),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }
