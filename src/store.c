@@ -389,10 +389,13 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 	 * -wal or -shm made beside it, the file untouched. With a -wal (a writer
 	 * at work, or killed), its commits are read through it, which needs the
 	 * -shm file: without a writable directory to make that in, the file is
-	 * read as it is too (the -wal's commits are then not seen). */
-	char wal[PATH_MAX + 8];
+	 * read as it is too (the -wal's commits are then not seen). A
+	 * -journal beside it (another program's rollback-mode writer died) is
+	 * left to SQLite's normal read-only open, which refuses to read past it. */
+	char wal[PATH_MAX + 16], jr[PATH_MAX + 16];
 	snprintf(wal, sizeof(wal), "%s-wal", path);
-	int nowal = access(wal, F_OK) != 0 && errno == ENOENT;
+	snprintf(jr, sizeof(jr), "%s-journal", path); /* a hot rollback journal: not as it is either */
+	int nowal = access(wal, F_OK) != 0 && errno == ENOENT && access(jr, F_OK) != 0 && errno == ENOENT;
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
