@@ -1175,7 +1175,13 @@ struct muh_evaluator {
 	const eval_overlay_ops *ov; /* engine-tree overlays' maker (eval_set_overlay); NULL: none */
 	void *ov_ctx;
 	const char *overlay; /* the variant in flight's overlay; "" when none */
+	const volatile sig_atomic_t *stop; /* eval_set_stop; NULL: none */
 };
+
+void eval_set_stop(muh_evaluator *ev, const volatile sig_atomic_t *stop)
+{
+	ev->stop = stop;
+}
 
 int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
 {
@@ -1770,7 +1776,18 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 	muh_measurement *m = NULL;
 	for (; src == 0;) {
 		int eof, late;
-		cJSON *o = runner_read(ev, rs.deadline, &eof, &late);
+		/* Ctrl-C: a set takes up to n x max_time, so it is given up (its
+		 * runner killed: the next request starts a fresh one), not waited
+		 * for; nothing of it is a result */
+		cJSON *o = runner_read(ev, ev->stop ? fmin(eval_now_s() + 0.2, rs.deadline) : rs.deadline, &eof, &late);
+		if ((o || late) && ev->stop && *ev->stop) {
+			cJSON_Delete(o);
+			runner_kill(ev);
+			ev->lb.max = RUNNER_LINE_MAX;
+			return diag_errorf(d, "interrupted (Ctrl-C): the interleaved set of %zu was given up", n);
+		}
+		if (!o && late && ev->stop && eval_now_s() < rs.deadline)
+			continue; /* a short read to look at the stop flag, not the step's deadline */
 		if (!o) {
 			m = &ms[set[at]];
 			if (late) {

@@ -49,6 +49,12 @@ typedef struct eval_overlay_ops {
 /* Hands ev an overlay maker; ev owns ctx from here (ops->free at eval_close). */
 void eval_set_overlay(muh_evaluator *ev, const eval_overlay_ops *ops, void *ctx);
 
+/* Hands ev the caller's stop flag (Ctrl-C; NULL: none). An interleaved set
+ * in flight when *stop turns 1 is given up (eval_measure_interleaved
+ * returns an error, its runner killed); a single variant in flight
+ * finishes, as before. */
+void eval_set_stop(muh_evaluator *ev, const volatile sig_atomic_t *stop);
+
 /* A backend. All steps run inside the runner child (unless isolate == 0).
  * A step returns MUH_OK and sets nothing on success; on a variant failure it
  * calls measurement_fail(m, status, ...) and returns MUH_OK too; it returns

@@ -303,6 +303,7 @@ int session_start(muh_session *s, muh_diag *d)
 			return rc;
 		}
 		eval_set_jobs(s->ev, s->o.jobs);
+		eval_set_stop(s->ev, s->o.stop);
 		if (s->target.drift_every > 0 &&
 		    !(s->since = calloc((size_t)s->target.drift_every * (s->np + 1), sizeof(uint32_t))))
 			return MUH_ENOMEM;
@@ -1483,6 +1484,7 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
 		goto out;
 	}
+	eval_set_stop(ev2, s->o.stop);
 	I->ran = 1;
 	/* the top n timed interleaved (eval_measure_interleaved): of variants
 	 * timed one after the other at sustained clocks, the first or the

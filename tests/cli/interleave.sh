@@ -114,6 +114,26 @@ assert good["status"] == "ok" and len(good["samples"]) == 20, good
 PY
 done
 
+# Ctrl-C reaches a set in flight: one that would take minutes (100,000
+# rounds) is given up at once, its runner killed; nothing of it is a result
+H="specs/.interleave-long-$$-dot_worker.yaml"
+sed 's/^  max_time: 0.3$/  max_time: 600\n  min_samples: 100000\n  max_samples: 100000/' specs/dot_worker.yaml >"$H"
+"$MUH" eval "$H" --config UNROLL=1 --config UNROLL=2 --interleave --no-noise --db "$TMP/int.db" >"$TMP/int.out" 2>"$TMP/int.err" &
+pid=$!
+sleep 3
+kill -INT "$pid"
+t0=$SECONDS
+for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; rm -f "$H"; fail "Ctrl-C: muh eval --interleave still running 20 s later"; }
+wait "$pid"
+rc=$?
+rm -f "$H"
+[ "$rc" = 130 ] || fail "Ctrl-C during a set: exit 130, not $rc: $(cat "$TMP/int.err")"
+grep -q "(interrupted)" "$TMP/int.err" || fail "Ctrl-C: the summary says interrupted: $(cat "$TMP/int.err")"
+say "Ctrl-C to exit" "$((SECONDS - t0)) s"
+[ "$(sqlite3 "$TMP/int.db" "select count(*) from measurements where status = 'ok'")" = 0 ] ||
+	fail "an interrupted set stores no result"
+
 # usage: at least two --config, at most 16; not with --all or --limit; ROUNDS a count
 for args in "--config UNROLL=1 --interleave" "--all --interleave" "--config UNROLL=1 --config UNROLL=2 --limit 1 --interleave" \
 	"--config UNROLL=1 --config UNROLL=2 --interleave=0" "--config UNROLL=1 --config UNROLL=2 --interleave=x"; do
