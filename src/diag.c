@@ -14,6 +14,7 @@
 
 #include "muh/diag.h"
 #include "muh/muh.h"
+#include "expr_int.h"
 
 void diag_clear(muh_diag *d)
 {
@@ -144,4 +145,9 @@ void diag_linecol(const char *text, size_t pos, int *line, int *col)
 		}
 	*line = l;
 	*col = (int)(pos - start) + 1;
+}
+
+int diag_name_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	return expr_edit_distance(a, la, b, lb);
 }

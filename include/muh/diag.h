@@ -58,6 +58,11 @@ MUH_API void diag_linecol(const char *text, size_t pos, int *line, int *col);
 /* Prints "file:line:col: error: msg", then the source line and a caret. */
 MUH_API void diag_print(FILE *f, const muh_diag *d);
 
+/* The "did you mean" behind muh's errors for unknown names: the
+ * case-insensitive edit distance of a[0..la) and b[0..lb). muh suggests a
+ * known name at distance 2 or less. */
+MUH_API int diag_name_distance(const char *a, size_t la, const char *b, size_t lb);
+
 MUH_END_DECLS
 
 #endif

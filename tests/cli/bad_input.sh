@@ -64,7 +64,14 @@ expect_rc 2 "scan -j"
 expect_in err "^muh scan: -j needs a value" "-j needs a value"
 run "$MUH" eval "$S" --frob
 expect_rc 2 "eval --frob"
-expect_in err "^muh eval: '--frob' is not an option" "an unknown option is named"
+expect_in err "^muh eval: '--frob' is not an option$" "an unknown option is named (nothing near it)"
+# a misspelt option: the nearest one, as for unknown names in a spec
+run "$MUH" tune "$S" --budgte 3
+expect_rc 2 "tune --budgte"
+expect_in err "^muh tune: '--budgte' is not an option; did you mean '--budget'\?" "did you mean --budget"
+run "$MUH" scan --exlude x .
+expect_rc 2 "scan --exlude"
+expect_in err "did you mean '--exclude'\?" "did you mean --exclude"
 run "$MUH" eval "$S" --json=yes
 expect_rc 2 "eval --json=yes"
 expect_in err "^muh eval: --json takes no value" "--json takes no value"
