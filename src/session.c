@@ -1243,9 +1243,14 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t 
 	size_t *from = calloc(n, sizeof(*from)); /* vs[j] is cfgs' from[j]-th */
 	size_t m = 0;
 	u64map seen = {0}; /* a config listed twice is compiled once */
+	/* with a cap and speculative ones behind the lookahead: a quarter of
+	 * the batch is kept for them */
+	size_t look_cap = max_new && nlook < n ? max_new - max_new / 4 : max_new, mlook = 0;
 	for (size_t i = 0; vs && from && i < n && (!max_new || m < max_new); i++) {
 		const uint32_t *c = cfgs + i * s->np;
 		uint64_t idx;
+		if (i < nlook && look_cap && mlook >= look_cap)
+			continue;
 		int indexed = !space_index_of(s->space, c, &idx); /* else no index: no dedup */
 		if ((indexed && u64map_get(&seen, idx, NULL)) || was_prepared(s, c) || !space_is_valid(s->space, c) ||
 		    eval_variant_from_space(s->space, c, s->o.instance, &vs[m]))
@@ -1256,6 +1261,7 @@ static void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t 
 			eval_variant_free(&vs[m]);
 			mark_prepared(s, c);
 		} else {
+			mlook += i < nlook;
 			from[m++] = i;
 		}
 	}
@@ -1315,12 +1321,13 @@ static size_t speculate(muh_session *s, uint32_t *out, size_t max)
  * (the constant liar). A model's next pick depends on that result: when it
  * is good, the model goes near it instead. So a batch prepare compiles
  * three lookaheads, taken in turns so that each one's next picks come
- * first: the pessimist's, the optimist's (each pending variant a new best,
- * by SESSION_OPTIMIST: a local search moves to it, a model goes near it)
- * and the median's (each pending variant a middling one), then the best
- * two's neighbours (speculate). A batch holds at most
- * SESSION_AHEAD_PER_JOB x jobs of them, so that the next one, proposed
- * from newer results, starts soon. On the H200 the 21 of 65 variants that
+ * first: the pessimist's, the optimist's (the pending variant a new best,
+ * by SESSION_OPTIMIST: a local search moves to it, a model goes near it;
+ * later pending ones tie with it) and the median's (each pending variant a
+ * middling one), then the best two's neighbours (speculate). A batch holds
+ * at most SESSION_AHEAD_PER_JOB x jobs of them, a quarter of it kept for
+ * the neighbours, so that the next batch, proposed from newer results,
+ * starts soon. On the H200 the 21 of 65 variants that
  * the pessimist's lookahead alone missed were all the model's picks; on
  * the CPU (py_worker, 4 params, 6 seeds of 40) the variants prepared when
  * reached went from 142 to 190 of 240 with the optimist's. */
@@ -1330,12 +1337,14 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 		return;
 	int batch = eval_batch_prepares(s->ev);
 	int ready = batch && was_prepared(s, cfg);
-	if (batch) {
-		s->prep.reached++;
-		s->prep.reached_ready += ready;
-	}
 	if (ready && (s->prep.ran == 0 || !bg_reap(s, 0)))
 		return;
+	if (batch && s->prep.ran > 0 && !bg_reap(s, 0)) {
+		/* a batch still runs: no new one can start, so propose nothing;
+		 * cfg is compiled by its own build */
+		mark_prepared(s, cfg);
+		return;
+	}
 	size_t k = batch ? (size_t)s->o.jobs * SESSION_AHEAD_PER_JOB * 2 : (size_t)s->o.jobs + 1;
 	if (k < 2)
 		k = 2;
@@ -1369,7 +1378,10 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	if (n >= 0 && room)
 		n += (long)speculate(s, cfgs + (size_t)n * s->np, room);
 	/* the first batch before anything is measured (compile first), the
-	 * next ones in the background while the search measures */
+	 * next ones in the background while the search measures; a cfg that
+	 * missed is compiled by its own build now, not by the batch too */
+	if (batch && !ready && s->prep.ran > 0)
+		mark_prepared(s, cfg);
 	if (n > 0)
 		prepare_cfgs(s, cfgs, (size_t)n, (size_t)nlook, &s->prep, s->prep.ran > 0,
 			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1, per);
@@ -1386,11 +1398,16 @@ static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 	muh_session *s = ctx;
 	session_result r;
 	muh_diag d;
+	int ready = s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev) && was_prepared(s, cfg);
 	prepare_ahead(s, cfg);
 	int rc = session_measure(s, cfg, &r, &d);
 	if (rc) {
 		note(s, 0, "%s", d.msg);
 		return rc;
+	}
+	if (s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev) && r.source && !strcmp(r.source, "measured")) {
+		s->prep.reached++; /* a variant the store answered was never to be compiled */
+		s->prep.reached_prepared += ready;
 	}
 	*out = r.score;
 	return MUH_OK;

@@ -241,9 +241,11 @@ typedef struct session_prepare_info {
 	int background;     /* batches that ran while the session measured */
 	int capped;     /* only the first asked of the list were handed over */
 	char note[MUH_DIAG_MSG]; /* set when a batch did not run or was cut short */
-	/* with a batch prepare: variants the search reached, and of them those
-	 * already handed to a batch then (the first one waits for the first) */
-	size_t reached, reached_ready;
+	/* with a batch prepare: variants the search reached and measured (not
+	 * the store's answers), and of them those already handed to a batch
+	 * when reached (sent, perhaps still compiling; the first one waits
+	 * for the first batch) */
+	size_t reached, reached_prepared;
 } session_prepare_info;
 /* What session_tune's compile-first prepared. */
 MUH_API void session_prepare_stats(const muh_session *s, session_prepare_info *out);

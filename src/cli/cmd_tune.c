@@ -426,7 +426,7 @@ static void add_busy_json(muh_session *s, cJSON *o)
 	session_prepare_info pi;
 	session_prepare_stats(s, &pi);
 	cJSON_AddNumberToObject(j, "reached", (double)pi.reached);
-	cJSON_AddNumberToObject(j, "reached_prepared", (double)pi.reached_ready);
+	cJSON_AddNumberToObject(j, "reached_prepared", (double)pi.reached_prepared);
 	session_sustained_info I;
 	session_sustained(s, &I);
 	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
@@ -940,9 +940,10 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (pi.ran)
 			fprintf(json ? stderr : stdout,
 				"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
-				"(%.1f s waited for), with %d jobs; %zu of the %zu measured were prepared when reached\n",
+				"(%.1f s waited for), with %d jobs; %zu of the %zu measured were sent to a batch before the "
+				"search reached them\n",
 				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs,
-				pi.reached_ready, pi.reached);
+				pi.reached_prepared, pi.reached);
 		print_result(s, &o, &r, topk, json);
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))

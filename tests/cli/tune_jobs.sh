@@ -20,10 +20,10 @@ expect_in out "^problem +N=4000 \(instance 0 of 1\)" "the output names the probl
 export MUH_CACHE_DIR="$TMP/cache1"
 run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"
 expect_rc 0 "tune --jobs 2"
-expect_in out "^prepare +[0-9]+ of [0-9]+ variants compiled ahead in [0-9]+ batch\(es\) \([0-9]+ while measuring\), [0-9.]+ s \([0-9.]+ s waited for\), with 2 jobs; [0-9]+ of the 8 measured were prepared when reached" "the prepare line"
+expect_in out "^prepare +[0-9]+ of [0-9]+ variants compiled ahead in [0-9]+ batch\(es\) \([0-9]+ while measuring\), [0-9.]+ s \([0-9.]+ s waited for\), with 2 jobs; [0-9]+ of the 8 measured were sent to a batch before the search reached them" "the prepare line"
 # random search does not depend on results: every variant after the first
 # was handed to a batch before the search reached it
-ready=$(sed -n 's/.* \([0-9]*\) of the 8 measured were prepared when reached/\1/p' "$TMP/out")
+ready=$(sed -n 's/.* \([0-9]*\) of the 8 measured were sent to a batch.*/\1/p' "$TMP/out")
 [ "$ready" = 7 ] || fail "random: 7 of the 8 prepared when reached, not $ready"
 [ "$(sqlite3 "$TMP/jobs.db" "select count(*) from measurements")" = 8 ] || fail "8 measured with --jobs"
 # the first batch (2 x jobs) is compiled before anything is measured; later
@@ -44,6 +44,16 @@ expect_in out '"event":"result".*"reached":6,"reached_prepared":[1-6][,}]' "--js
 # (a lookahead answers pending variants with a lie, so not all of an
 # adaptive strategy's batch is on its path; the defaults always are)
 [ "$(cached "$TMP/auto.db")" -ge 1 ] || fail "auto: builds from the cache: $(cached "$TMP/auto.db") of 6"
+
+# a resume that measures 4 more: only those 4 count as reached, not the
+# store's answers
+export MUH_CACHE_DIR="$TMP/cache4"
+run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 4 --jobs 2 --db "$TMP/res.db"
+expect_rc 0 "tune --budget 4"
+run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/res.db"
+expect_rc 0 "resume to --budget 8"
+expect_in out "measured +4 variant\(s\) now; 4 answered from the store" "the resume measured 4"
+expect_in out "[0-9]+ of the 4 measured were sent to a batch" "the resume counts the 4 it measured"
 
 # resume with --jobs: nothing left to prepare or measure
 run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --jobs 2 --db "$TMP/jobs.db"
