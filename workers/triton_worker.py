@@ -291,9 +291,10 @@ def main():
         than ROTATE_MAX sets, or flops_bytes is missing or failed."""
         try:
             _, nbytes = mod.flops_bytes(problem_of(var, target))
+            nbytes = float(nbytes)
         except Exception:
             return 0
-        if not l2_bytes or nbytes <= 0:
+        if not l2_bytes or not math.isfinite(nbytes) or nbytes <= 0:
             return 0
         if nbytes >= 2 * l2_bytes:
             return 1
@@ -313,19 +314,31 @@ def main():
     def launchers(st, var, target, mod, r):
         """r callables, each one launch of the variant on its own input set
         (the first on the timed one): run modules replay a graph captured on
-        each set, setup modules launch on a setup of their own."""
+        each set (or call run on each, when the timed set's graph could not
+        be captured: one way for all), setup modules launch on a setup of
+        their own. None when the sets do not fit on the device: the caller
+        flushes the L2 instead (what was made is dropped)."""
         out = [lambda: launch(st)]
-        for j in range(1, r):
-            if isinstance(st, dict):
-                inputs = rotation_inputs(var, target, mod, j)
-                mod.run(inputs, st["config"])  # its alignment and buffers, outside the graph
-                g = capture(mod, inputs, st["config"])
-                out.append(g.replay if g is not None else (lambda i=inputs: mod.run(i, st["config"])))
-            else:
-                seed[0] += 1
-                sj = [mod.setup(var.get("params", {}), var.get("problem", {}), device, seed[0])] + list(st[1:])
-                out.append(lambda sj=sj: launch(sj))
-        torch.cuda.synchronize()
+        try:
+            for j in range(1, r):
+                if isinstance(st, dict):
+                    inputs = rotation_inputs(var, target, mod, j)
+                    mod.run(inputs, st["config"])  # its alignment and buffers, outside the graph
+                    g = capture(mod, inputs, st["config"]) if st["graph"] is not None else None
+                    if st["graph"] is not None and g is None:
+                        raise RuntimeError("a set's graph could not be captured")
+                    out.append(g.replay if g is not None else (lambda i=inputs: mod.run(i, st["config"])))
+                else:
+                    seed[0] += 1
+                    sj = [mod.setup(var.get("params", {}), var.get("problem", {}), device, seed[0])] + list(st[1:])
+                    out.append(lambda sj=sj: launch(sj))
+            torch.cuda.synchronize()
+        except Exception:  # out of memory, or a set that would not launch alike
+            del out[1:]
+            per_problem.pop("rotation", None)
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+            return None
         return out
 
     def time_launches(st, var, target, count, sample_s):
@@ -339,23 +352,25 @@ def main():
         mod = st["mod"] if isinstance(st, dict) else st[4]
         if key not in plans:
             r = rotation(var, target, mod)
-            flushed = r == 0
             fns = launchers(st, var, target, mod, r) if r > 1 else [lambda: launch(st)]
+            if fns is None:  # the sets did not fit: flush instead
+                r, fns = 0, [lambda: launch(st)]
+            flushed = r == 0
             batch = 1
-            if sample_s > 0:  # calibrate: three launches back to back
+            if sample_s > 0:  # calibrate: three launches back to back, as they will be timed
                 e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 e0.record()
-                for _ in range(3):
-                    launch(st)
+                for i in range(3):
+                    fns[(i + 1) % len(fns)]()
                 e1.record()
                 e1.synchronize()
                 one = max(e0.elapsed_time(e1) * 1e-3 / 3, 1e-7)
                 batch = max(1, min(100000, int(math.ceil(sample_s / one))))
-            plans[key] = (batch, flushed, fns)
+            plans[key] = [batch, flushed, fns, 1 % len(fns)]
             if os.environ.get("MUH_WORKER_DEBUG"):
                 print(f"triton_worker: {key}: {batch} launch(es) per sample, {len(fns)} input set(s), "
                       f"L2 flush {flushed}", file=sys.stderr, flush=True)
-        batch, flushed, fns = plans[key]
+        batch, flushed, fns, j = plans[key]
         count = max(1, count)
         if flushed:  # events around each launch alone, the flush outside them
             ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -370,13 +385,14 @@ def main():
             samples = [sum(times[i * batch:(i + 1) * batch]) / batch for i in range(count)]
             return samples, sum(times), batch, True
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(count + 1)]
-        r, j = len(fns), 0
+        r = len(fns)  # the rotation goes on where the last request left it
         ev[0].record()
         for i in range(count):
             for _ in range(batch):
                 fns[j]()
                 j = j + 1 if j + 1 < r else 0
             ev[i + 1].record()
+        plans[key][3] = j
         torch.cuda.synchronize()
         samples = [ev[i].elapsed_time(ev[i + 1]) * 1e-3 / batch for i in range(count)]
         return samples, sum(samples) * batch, batch, False
@@ -594,7 +610,7 @@ def main():
                 samples, timed_s, batch, flushed = time_launches(st, var, target, int(req.get("count", 1)),
                                                                  float(req.get("sample_s") or 0))
                 rep.update(samples=samples, timed_s=timed_s, launches=batch * len(samples), l2_flush=flushed,
-                           input_sets=len(plans[key][2]) if key in plans else 1)
+                           input_sets=0 if flushed else len(plans[key][2]) if key in plans else 1)
                 if nvml:
                     p, h = nvml
                     try:  # the sensors are optional: NVML failing is no failure of the variant
