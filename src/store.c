@@ -392,12 +392,15 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 	 * read as it is too (the -wal's commits are then not seen). A
 	 * -journal beside it (another program's rollback-mode writer died) is
 	 * left to SQLite's normal read-only open, which refuses to read past it. */
-	char wal[PATH_MAX + 16], jr[PATH_MAX + 16];
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	snprintf(jr, sizeof(jr), "%s-journal", path); /* a hot rollback journal: not as it is either */
-	int nowal = access(wal, F_OK) != 0 && errno == ENOENT && access(jr, F_OK) != 0 && errno == ENOENT;
+	/* SQLite follows a symbolic link: its -wal lies beside the target */
+	char real[PATH_MAX], wal[PATH_MAX + 16], jr[PATH_MAX + 16];
+	const char *at = realpath(path, real) ? real : path;
+	int wl = snprintf(wal, sizeof(wal), "%s-wal", at);
+	int jl = snprintf(jr, sizeof(jr), "%s-journal", at); /* a hot rollback journal: not as it is either */
+	int nowal = wl > 0 && (size_t)wl < sizeof(wal) && jl > 0 && (size_t)jl < sizeof(jr) &&
+		    access(wal, F_OK) != 0 && errno == ENOENT && access(jr, F_OK) != 0 && errno == ENOENT;
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", at);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");

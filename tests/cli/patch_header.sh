@@ -123,4 +123,20 @@ printf '#include "w.h"\nint main(void) { return UNROLL * BLOCK + IGNORED; }\n' >
 for def in -DTARGET_HOST ""; do
 	cc -std=c11 -Wall -Werror $def -I"$TMP" -fsyntax-only "$TMP/usew.c" || fail "worker header compiles with '$def'"
 done
+
+# the command backend's fingerprint without a muh-fingerprint line is the
+# hash of the command line ("proof":false): the same for every BLOCK, whose
+# value reaches the program through the environment. It proves nothing, so
+# nothing is marked.
+mkdir -p "$TMP/cmd"
+sed "s/print(f\"muh-fingerprint: .*/pass/" kernels/command/chunked_sum.py >"$TMP/cmd/nofp.py"
+sed "s|python3 ../kernels/command/chunked_sum.py|python3 $TMP/cmd/nofp.py|" specs/chunked_sum_command.yaml >"$TMP/cmd/nofp.yaml"
+run "$MUH" tune "$TMP/cmd/nofp.yaml" --budget 3 --db "$TMP/cmd.db"
+expect_rc 0 "tune the command spec without fingerprint lines"
+[ "$(sqlite3 "$TMP/cmd.db" "select count(distinct fingerprint) from measurements")" = 1 ] ||
+	fail "the case tests nothing: the command-line hash should be one fingerprint"
+run "$MUH" patch --emit header --from "$TMP/cmd.db" --out "$TMP/cmd.h"
+expect_rc 0 "emit header from the command store"
+grep -q "did not change" "$TMP/cmd.h" && fail "a command-line hash marks a param: $(grep 'did not change' "$TMP/cmd.h")"
+grep -q "#define BLOCK " "$TMP/cmd.h" || fail "the header defines BLOCK: $(cat "$TMP/cmd.h")"
 done_tests

@@ -69,6 +69,13 @@ PY
 run "$MUH" report "$TMP/m.db"
 expect_rc 0 "report while a writer holds the store"
 expect_in out "^1 +held_by_a_writer " "the reader sees the writer's commit in the -wal"
+# through a symbolic link: the -wal lies beside the link's target (SQLite
+# follows the link), and the reader sees the commit there too
+mkdir -p "$TMP/link"
+ln -s "$TMP/m.db" "$TMP/link/m.db"
+run "$MUH" report "$TMP/link/m.db"
+expect_rc 0 "report through a link while a writer holds the store"
+expect_in out "^1 +held_by_a_writer " "through a link, the reader sees the writer's commit in the -wal"
 touch "$TMP/release"
 wait $writer || fail "the python writer failed"
 done_tests
