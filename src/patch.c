@@ -2319,7 +2319,16 @@ int patch_moe_json(const patch_best *best, size_t n, char **out, muh_diag *d)
 						      "num_warps, num_stages",
 						   b->batch, moe_keys[k]);
 			}
-			cJSON_AddNumberToObject(e, moe_keys[k], (double)b->values[idx]);
+			char *end;
+			double v = strtod(b->values[idx], &end);
+			if (end == b->values[idx] || *end) {
+				cJSON_Delete(e);
+				cJSON_Delete(root);
+				free(order);
+				return diag_errorf(d, "the result for batch %lld has %s=%s; vLLM's loader needs a number",
+						   b->batch, moe_keys[k], b->values[idx]);
+			}
+			cJSON_AddNumberToObject(e, moe_keys[k], v);
 		}
 		char key[32];
 		snprintf(key, sizeof(key), "%lld", b->batch);
@@ -2360,7 +2369,7 @@ static int header_block(strbuf *s, const patch_best *b, muh_diag *d)
 		if (!valid_ident(b->names[i]))
 			return diag_errorf(d, "'%s' is not a C identifier; it cannot be a #define",
 					   b->names[i]);
-		strbuf_printf(s, "#define %s %lld", b->names[i], b->values[i]);
+		strbuf_printf(s, "#define %s %s", b->names[i], b->values[i]);
 		const char *note = b->notes ? b->notes[i] : NULL;
 		if (note) { /* a comment: no "*" "/" inside it */
 			strbuf_put(s, " /* ", 4);
@@ -2447,6 +2456,25 @@ int patch_c_header(const patch_best *best, size_t n, const patch_best *defaults,
 	return MUH_OK;
 }
 
+/* A value as a Python literal: a number as measured ("64", "1.5"), anything
+ * else quoted with q ('cg' for a string param's value). */
+static void py_literal(strbuf *s, const char *v, char q)
+{
+	char *end;
+	(void)strtod(v, &end);
+	if (*v && !*end && !strchr(v, 'n') && !strchr(v, 'N') && !strchr(v, 'x') && !strchr(v, 'X')) {
+		strbuf_printf(s, "%s", v); /* no nan, inf or hex: Python reads those otherwise */
+		return;
+	}
+	strbuf_put(s, &q, 1);
+	for (const char *p = v; *p; p++) {
+		if (*p == q || *p == '\\')
+			strbuf_put(s, "\\", 1);
+		strbuf_put(s, p, 1);
+	}
+	strbuf_put(s, &q, 1);
+}
+
 int patch_triton_configs(const patch_best *best, size_t n, const char *indent, char **out,
 			 muh_diag *d)
 {
@@ -2460,15 +2488,16 @@ int patch_triton_configs(const patch_best *best, size_t n, const char *indent, c
 		for (int k = 0; k < b->nparams; k++) {
 			if (!strcmp(b->names[k], "num_warps") || !strcmp(b->names[k], "num_stages"))
 				continue;
-			strbuf_printf(&s, "%s'%s': %lld", first ? "" : ", ", b->names[k], b->values[k]);
+			strbuf_printf(&s, "%s'%s': ", first ? "" : ", ", b->names[k]);
+			py_literal(&s, b->values[k], '\'');
 			first = 0;
 		}
 		strbuf_put(&s, "}", 1);
 		int w = find_param(b, "num_warps"), st = find_param(b, "num_stages");
 		if (w >= 0)
-			strbuf_printf(&s, ", num_warps=%lld", b->values[w]);
+			strbuf_printf(&s, ", num_warps=%s", b->values[w]);
 		if (st >= 0)
-			strbuf_printf(&s, ", num_stages=%lld", b->values[st]);
+			strbuf_printf(&s, ", num_stages=%s", b->values[st]);
 		strbuf_put(&s, "),", 2);
 		for (int k = 0, first = 1; b->notes && k < b->nparams; k++) {
 			if (!b->notes[k])
@@ -2613,10 +2642,10 @@ static void autotune_entry(strbuf *s, const muh_knob *k, const patch_best *b, ch
 		if (!strcmp(b->names[p], "num_warps") || !strcmp(b->names[p], "num_stages"))
 			continue;
 		strbuf_printf(s, "%s%c%s%c: ", first ? "" : ", ", q, b->names[p], q);
-		if (list_bool(k, b->names[p]) && (b->values[p] == 0 || b->values[p] == 1))
-			strbuf_printf(s, "%s", b->values[p] ? "True" : "False");
+		if (list_bool(k, b->names[p]) && (!strcmp(b->values[p], "0") || !strcmp(b->values[p], "1")))
+			strbuf_printf(s, "%s", strcmp(b->values[p], "0") ? "True" : "False");
 		else
-			strbuf_printf(s, "%lld", b->values[p]);
+			py_literal(s, b->values[p], q);
 		first = 0;
 	}
 	strbuf_put(s, "}", 1);
@@ -2624,9 +2653,9 @@ static void autotune_entry(strbuf *s, const muh_knob *k, const patch_best *b, ch
 	for (int pass = 0; pass < 2; pass++) {
 		int stages = pass == 0 ? stages_first : !stages_first;
 		if (stages && st >= 0)
-			strbuf_printf(s, ", num_stages=%lld", b->values[st]);
+			strbuf_printf(s, ", num_stages=%s", b->values[st]);
 		if (!stages && w >= 0)
-			strbuf_printf(s, ", num_warps=%lld", b->values[w]);
+			strbuf_printf(s, ", num_warps=%s", b->values[w]);
 	}
 	strbuf_put(s, ")", 1);
 }

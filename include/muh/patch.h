@@ -165,7 +165,8 @@ typedef struct patch_best {
 	long long batch;          /* the problem size that keys vLLM's file (M) */
 	int nparams;
 	const char *const *names; /* param names */
-	const long long *values;
+	const char *const *values; /* as the variant's key writes them ("64", "1.5", "cg"): what was
+				      measured, and what the backends' -D defines passed */
 	const char *const *notes; /* per param: why its value does nothing (best_inert_params:
 				     "did not change the compiled artifact: ..."), or NULL; the
 				     array may be NULL. Emitters that can hold a comment say it

@@ -476,7 +476,8 @@ static int engine_run_cb(void *ud, const store_run *run)
 
 /* Splits a canonical key "A=1,B=2" into at most max names (copied into
  * nbuf, pointed at by names) and integer values. Returns the count. */
-static int key_split(const char *key, char nbuf[][64], const char **names, long long *vals, int max)
+static int key_split(const char *key, char nbuf[][64], const char **names, char vbuf[][64], const char **vals,
+		     int max)
 {
 	int np = 0;
 	for (const char *p = key; p && *p && np < max; np++) {
@@ -486,7 +487,8 @@ static int key_split(const char *key, char nbuf[][64], const char **names, long 
 			break;
 		snprintf(nbuf[np], 64, "%.*s", (int)(eq - p), p);
 		names[np] = nbuf[np];
-		vals[np] = strtoll(eq + 1, NULL, 10);
+		snprintf(vbuf[np], 64, "%.*s", end ? (int)(end - eq - 1) : (int)strlen(eq + 1), eq + 1);
+		vals[np] = vbuf[np]; /* the value as measured: "64", "1.5", "cg" */
 		p = end ? end + 1 : NULL;
 	}
 	return np;
@@ -699,7 +701,9 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			if (!first)
 				continue; /* its group was written with an earlier run */
 			patch_best best[64];
-			long long vals[64][6];
+			long long v6[6];
+			char vtxt[64][6][24];
+			const char *vals[64][6];
 			size_t nb = 0;
 			for (size_t j = i; j < sr->n && nb < 64; j++) {
 				long long E2, N2, M2;
@@ -709,8 +713,11 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				    E2 != E || N2 != N || !hw_same_device(device ? device : c->hw, dev))
 					continue;
 				int ok = 1;
-				for (int k = 0; k < 6 && ok; k++)
-					ok = !field_ll(nth_key(c, 0), moe_names[k], &vals[nb][k]);
+				for (int k = 0; k < 6 && ok; k++) {
+					ok = !field_ll(nth_key(c, 0), moe_names[k], &v6[k]);
+					snprintf(vtxt[nb][k], sizeof(vtxt[nb][k]), "%lld", v6[k]);
+					vals[nb][k] = vtxt[nb][k];
+				}
 				if (!ok)
 					continue;
 				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb], NULL};
@@ -767,9 +774,8 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 	if (!strcmp(kind, "header")) {
 		/* one block per device: the fastest result among its runs */
 		patch_best best[64], def;
-		static const char *names[64][64], *notes[65][64];
-		static long long vals[64][64], dvals[64];
-		static char nbuf[64][64][64], notebuf[65][64][240];
+		static const char *names[64][64], *notes[65][64], *vals[64][64], *dvals[64];
+		static char nbuf[64][64][64], vbuf[64][64][64], dbuf[64][64], notebuf[65][64][240];
 		size_t nb = 0;
 		muh_spec *spec = NULL;
 		const struct runbest *specrun = NULL;
@@ -784,7 +790,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				;
 			if (k < nb)
 				continue; /* first run per device wins; use --run to choose */
-			int np = key_split(nth_key(b, 0), nbuf[nb], names[nb], vals[nb], 64);
+			int np = key_split(nth_key(b, 0), nbuf[nb], names[nb], vbuf[nb], vals[nb], 64);
 			inert_notes(&b->best, nth_key(b, 0), names[nb], np, notebuf[nb], notes[nb]);
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb], notes[nb]};
 			if (!spec) {
@@ -802,8 +808,8 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 		if (spec && (int)spec->nparams == best[0].nparams) {
 			for (size_t p = 0; p < spec->nparams; p++) {
 				const muh_param *par = &spec->params[p];
-				muh_value v = par->values[par->has_default ? par->default_idx : 0];
-				dvals[p] = v.t == MUH_INT ? v.u.i : (long long)v.u.f;
+				value_fmt(dbuf[p], sizeof(dbuf[p]), par->values[par->has_default ? par->default_idx : 0]);
+				dvals[p] = dbuf[p]; /* as the key and the -D define write it */
 			}
 			inert_notes(&specrun->best, specrun->best.default_key, best[0].names, best[0].nparams,
 				    notebuf[64], notes[64]);
@@ -841,11 +847,10 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			return MUH_EINPUT;
 		size_t n = (size_t)topk < b->best.nranked ? (size_t)topk : b->best.nranked;
 		static patch_best best[256];
-		static const char *names[256][32], *notes[256][32];
-		static long long vals[256][32];
-		static char nbuf[256][32][64], notebuf[256][32][240];
+		static const char *names[256][32], *notes[256][32], *vals[256][32];
+		static char nbuf[256][32][64], vbuf[256][32][64], notebuf[256][32][240];
 		for (size_t i = 0; i < n && i < 256; i++) {
-			int np = key_split(nth_key(b, i), nbuf[i], names[i], vals[i], 32);
+			int np = key_split(nth_key(b, i), nbuf[i], names[i], vbuf[i], vals[i], 32);
 			inert_notes(&b->best, nth_key(b, i), names[i], np, notebuf[i], notes[i]);
 			best[i] = (patch_best){b->hw, 0, np, names[i], vals[i], notes[i]};
 		}
@@ -938,12 +943,13 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 	}
 	patch_best *best = calloc(n ? n : 1, sizeof(*best));
 	const char *(*names)[32] = calloc(n ? n : 1, sizeof(*names));
-	long long (*vals)[32] = calloc(n ? n : 1, sizeof(*vals));
+	const char *(*vals)[32] = calloc(n ? n : 1, sizeof(*vals));
 	char (*nbuf)[32][64] = calloc(n ? n : 1, sizeof(*nbuf));
-	if (!rc && (!best || !names || !vals || !nbuf))
+	char (*vbuf)[32][64] = calloc(n ? n : 1, sizeof(*vbuf));
+	if (!rc && (!best || !names || !vals || !nbuf || !vbuf))
 		rc = MUH_ENOMEM;
 	for (size_t i = 0; !rc && i < n; i++) {
-		int np = key_split(keys[i], nbuf[i], names[i], vals[i], 32);
+		int np = key_split(keys[i], nbuf[i], names[i], vbuf[i], vals[i], 32);
 		best[i] = (patch_best){b->hw, 0, np, names[i], vals[i], NULL};
 		say_inert(b, keys[i], "written as measured into the list");
 	}
@@ -968,6 +974,7 @@ static int autotune_into(const struct storeread *sr, const struct emitopt *eo, m
 	free(names);
 	free(vals);
 	free(nbuf);
+	free(vbuf);
 	free(text);
 	free(keys);
 	free(hw);

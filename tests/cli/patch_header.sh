@@ -139,4 +139,33 @@ run "$MUH" patch --emit header --from "$TMP/cmd.db" --out "$TMP/cmd.h"
 expect_rc 0 "emit header from the command store"
 grep -q "did not change" "$TMP/cmd.h" && fail "a command-line hash marks a param: $(grep 'did not change' "$TMP/cmd.h")"
 grep -q "#define BLOCK " "$TMP/cmd.h" || fail "the header defines BLOCK: $(cat "$TMP/cmd.h")"
+
+# float and string values are written as measured (they were cut to
+# integers: 1.5 became 1, a string 0)
+F="specs/.patch-float-$$.yaml"
+sed 's/^  IGNORED: \[0, 1\]$/  IGNORED: [0.25, 1.5]\n  MOD: [ld, cg]/; s/IGNORED: 0}/IGNORED: 0.25, MOD: ld}/' specs/dot_worker.yaml >"$F"
+run "$MUH" tune "$F" --budget 6 --db "$TMP/fl.db"
+expect_rc 0 "tune a spec with float and string params"
+run "$MUH" patch --emit header --from "$TMP/fl.db" --out "$TMP/fl.h"
+expect_rc 0 "emit header with float and string params"
+run "$MUH" patch --emit triton-configs --from "$TMP/fl.db" --out "$TMP/fl.py"
+expect_rc 0 "emit triton-configs with float and string params"
+rm -f "$F"
+python3 - "$TMP/fl.db" "$TMP/fl.h" "$TMP/fl.py" <<'PY' || fail "float/string values as measured: $(cat "$TMP/fl.h" "$TMP/fl.py")"
+import re, sqlite3, sys
+db, h, py = sys.argv[1:]
+keys = {k for (k,) in sqlite3.connect(db).execute("select key from variants")}
+hdr = open(h).read()
+for name, vals in (("IGNORED", {"0.25", "1.5"}), ("MOD", {"ld", "cg"})):
+    got = re.findall(r"#define %s (\S+)" % name, hdr)
+    assert got and set(got) <= vals, (name, got)
+best = dict(re.findall(r"#define (\w+) (\S+)", hdr.split("#else")[0].split("#if defined(")[1]))
+assert ",".join(f"{k}={best[k]}" for k in ("UNROLL", "BLOCK", "IGNORED", "MOD")) in keys, best
+class triton:
+    Config = staticmethod(lambda kw, **o: kw)
+cfgs = eval(open(py).read())
+for c in cfgs:
+    assert ",".join(f"{k}={c[k]}" for k in ("UNROLL", "BLOCK", "IGNORED", "MOD")) in keys, c
+assert all(isinstance(c["MOD"], str) and isinstance(c["IGNORED"], float) for c in cfgs), cfgs
+PY
 done_tests

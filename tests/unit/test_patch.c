@@ -509,8 +509,8 @@ static void test_emitters(void **state)
 {
 	const char *names[] = {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
 			       "GROUP_SIZE_M", "num_warps",    "num_stages"};
-	const long long v1[] = {16, 64, 128, 1, 4, 3}, v2[] = {64, 128, 64, 16, 8, 4},
-			v3[] = {32, 256, 128, 16, 4, 2};
+	const char *v1[] = {"16", "64", "128", "1", "4", "3"}, *v2[] = {"64", "128", "64", "16", "8", "4"},
+		   *v3[] = {"32", "256", "128", "16", "4", "2"};
 	patch_best b[3] = {{"NVIDIA H200", 256, 6, names, v3, NULL},
 			   {"NVIDIA H200", 1, 6, names, v1, NULL},
 			   {"NVIDIA H200", 4096, 6, names, v2, NULL}};
@@ -546,7 +546,7 @@ static void test_emitters(void **state)
 
 	/* C header: compiles for each target and for the default */
 	const char *hn[] = {"BLOCK", "UNROLL"};
-	const long long h1[] = {128, 4}, h2[] = {64, 2}, hd[] = {32, 1};
+	const char *h1[] = {"128", "4"}, *h2[] = {"64", "2"}, *hd[] = {"32", "1"};
 	patch_best hb[2] = {{"NVIDIA H200", 0, 2, hn, h1, NULL}, {"bi-v100", 0, 2, hn, h2, NULL}};
 	patch_best def = {"default", 0, 2, hn, hd, NULL};
 	char *hdr;
@@ -613,6 +613,20 @@ static void test_emitters(void **state)
 	free(cfgs);
 	snprintf(cmd, sizeof(cmd), "python3 '%s/cfg.py'", dir);
 	assert_int_equal(system(cmd), 0);
+
+	/* float and string params: written as measured (they were cut to
+	 * integers: 1.5 became 1, 'cg' became 0) */
+	const char *fn[] = {"RATIO", "MOD"}, *fv[] = {"1.5", "cg"}, *fd[] = {"0.25", "ld"};
+	patch_best fb = {"NVIDIA H200", 0, 2, fn, fv, NULL}, fdef = {"default", 0, 2, fn, fd, NULL};
+	char *fh;
+	assert_int_equal(patch_c_header(&fb, 1, &fdef, "tuned.h", &fh, &d), MUH_OK);
+	assert_non_null(strstr(fh, "#define RATIO 1.5"));
+	assert_non_null(strstr(fh, "#define MOD cg"));
+	assert_non_null(strstr(fh, "#define RATIO 0.25"));
+	free(fh);
+	assert_int_equal(patch_triton_configs(&fb, 1, "", &fh, &d), MUH_OK);
+	assert_non_null(strstr(fh, "triton.Config({'RATIO': 1.5, 'MOD': 'cg'})"));
+	free(fh);
 }
 
 /* A whole-file rewrite (an engine winner's deployment file) diffs as lines:
@@ -670,7 +684,7 @@ static void test_autotune_list(void **state)
 		      .start = (uint32_t)(list - text), .end = (uint32_t)(close - text + 1), .alts = &a,
 		      .nalts = 1};
 	const char *names[] = {"BM", "PRE", "num_warps", "num_stages"};
-	long long v1[] = {32, 1, 8, 2};
+	const char *v1[] = {"32", "1", "8", "2"};
 	patch_best b[1] = {{"h200", 0, 4, names, v1, NULL}};
 	char *out = NULL;
 	muh_diag d;
