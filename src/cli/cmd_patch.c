@@ -779,6 +779,28 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 		size_t nb = 0;
 		muh_spec *spec = NULL;
 		const struct runbest *specrun = NULL;
+		/* one configuration per device: runs of other specs or problem
+		 * instances cannot share a header (a C header has no problem
+		 * guard); the store's runs on different devices can */
+		const struct runbest *r0 = NULL;
+		int64_t brun[64]; /* best[k]'s run */
+		for (size_t i = 0; i < sr->n; i++) {
+			const struct runbest *b = &sr->r[i];
+			if (!b->best.nranked)
+				continue;
+			if (!r0) {
+				r0 = b;
+				continue;
+			}
+			int other_spec = strcmp(r0->spec_path ? r0->spec_path : "", b->spec_path ? b->spec_path : "");
+			if (other_spec || strcmp(r0->problem ? r0->problem : "", b->problem ? b->problem : ""))
+				return diag_errorf(d, "run %lld (%s, %s) and run %lld (%s, %s) tuned a different %s: a "
+						      "header holds one configuration per device; pick a run with --run "
+						      "N (muh report %s lists them)",
+						   (long long)r0->run, r0->spec_path, r0->problem, (long long)b->run,
+						   b->spec_path, b->problem, other_spec ? "spec" : "problem instance",
+						   eo->db);
+		}
 		for (size_t i = 0; i < sr->n && nb < 64; i++) {
 			const struct runbest *b = &sr->r[i];
 			static char devbufs[64][HW_NAME];
@@ -788,11 +810,16 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			size_t k;
 			for (k = 0; k < nb && strcmp(best[k].device, dev); k++)
 				;
-			if (k < nb)
-				continue; /* first run per device wins; use --run to choose */
+			if (k < nb) { /* first run per device wins; --run chooses */
+				fprintf(stderr, "muh patch: note: run %lld is on %s too; the header takes run %lld's "
+						"best (--run picks)\n",
+					(long long)b->run, dev[0] ? dev : "the host", (long long)brun[k]);
+				continue;
+			}
 			int np = key_split(nth_key(b, 0), nbuf[nb], names[nb], vbuf[nb], vals[nb], 64);
 			inert_notes(&b->best, nth_key(b, 0), names[nb], np, notebuf[nb], notes[nb]);
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb], notes[nb]};
+			brun[nb] = b->run;
 			if (!spec) {
 				muh_diag sd;
 				if (runbest_spec(b, &spec, &sd))

@@ -140,6 +140,18 @@ expect_rc 0 "emit header from the command store"
 grep -q "did not change" "$TMP/cmd.h" && fail "a command-line hash marks a param: $(grep 'did not change' "$TMP/cmd.h")"
 grep -q "#define BLOCK " "$TMP/cmd.h" || fail "the header defines BLOCK: $(cat "$TMP/cmd.h")"
 
+# a header holds one configuration per device: a store with runs of
+# several problem instances is refused (it took the first run silently),
+# and --run picks one
+cp docs/results/h200/tune-moe.db "$TMP/moe.db"
+run "$MUH" patch --emit header --from "$TMP/moe.db" --out "$TMP/moe.h"
+expect_rc 2 "a header from runs of several problem instances"
+expect_in err "run 1 .*M=256.* and run 2 .*M=2048.* tuned a different problem instance: .*--run N" "the refusal names the runs"
+[ -e "$TMP/moe.h" ] && fail "a refused header wrote a file"
+run "$MUH" patch --emit header --from "$TMP/moe.db" --run 2 --out "$TMP/moe.h"
+expect_rc 0 "--run 2 picks one"
+grep -q "#define BLOCK_SIZE_M " "$TMP/moe.h" || fail "run 2's header: $(cat "$TMP/moe.h")"
+
 # float and string values are written as measured (they were cut to
 # integers: 1.5 became 1, a string 0)
 F="specs/.patch-float-$$.yaml"
