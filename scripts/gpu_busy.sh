@@ -103,7 +103,7 @@ for name in ("smoke", "smoke-il"):
             e = json.loads(line)
         except ValueError:
             continue
-        if "key" not in e:
+        if "key" not in e or "status" not in e:
             continue
         ok = e.get("status") == "ok" and (name == "smoke-il" or (e.get("timed_s") or 0) > 0.2)
         bad += not ok
@@ -111,7 +111,7 @@ for name in ("smoke", "smoke-il"):
         print(f"| {name} | {e['key']} | {e.get('status')} | {(e.get('median') or 0) * 1e6:.1f} us | {len(e.get('samples') or [])} | "
               f"{f('timed_s')} | {f('t_build')} | {f('t_verify')} | {f('t_time')} | {e.get('sm_clock_mhz') or 0:.0f} | "
               f"{(e.get('error') or '')[:200]} |")
-il = sum(1 for l in open(f"{W}/smoke-il.jsonl") if '"key"' in l)
+il = sum(1 for l in open(f"{W}/smoke-il.jsonl") if '"status"' in l)
 if il != 2:
     print(f"interleaved pair: {il} results, not 2")
     bad += 1
@@ -285,10 +285,20 @@ shipped = {
 }
 order = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
 key = lambda c: ",".join(f"{k}={c[k]}" for k in order)
-print("| M | shipped (sustained) | SM MHz | emitted tuned (sustained) | SM MHz | shipped / tuned | tuned config |")
-print("|---:|---:|---:|---:|---:|---:|---|")
+print("| M | shipped (sustained) | SM MHz | emitted tuned (sustained) | SM MHz | shipped / tuned | paired, per round | tuned config |")
+print("|---:|---:|---:|---:|---:|---:|---|---|")
 ratios = []
 env = dict(os.environ, MUH_CACHE_DIR=f"{W}/cache-all", TRITON_CACHE_DIR=f"{W}/triton-all")
+
+
+def pv(v, kt):
+    """muh eval's paired verdict as shipped / tuned: its ratio is the slower's time over the fastest's."""
+    if not v or not v.get("paired"):
+        return "-"
+    inv = v["key"] == kt  # the tuned one is the slower: shipped / tuned < 1
+    f = (lambda x: 1 / x) if inv else (lambda x: x)
+    lo, hi = sorted((f(v["ratio_ci_lo"]), f(v["ratio_ci_hi"])))
+    return f"{f(v['ratio']):.3f}x ({lo:.3f}-{hi:.3f}), {v['verdict']}"
 for m in sorted(shipped):
     t = tuned.get(str(m))
     if not t:
@@ -309,13 +319,16 @@ for m in sorted(shipped):
         continue
     open(f"{W}/check-M{m}.jsonl", "w").write(p.stdout)
     open(f"{W}/check-M{m}.err", "w").write(p.stderr)
-    got = {}
+    got, verdict = {}, None
     for line in p.stdout.splitlines():
         try:
             e = json.loads(line)
         except ValueError:
             continue
-        got[e["key"]] = e
+        if e.get("event") == "interleaved":  # the paired verdict (per-round ratios)
+            verdict = e["rows"][0] if e.get("rows") else None
+        elif "key" in e:
+            got[e["key"]] = e
     a, b = got.get(ks), got.get(kt)
     if not a or not b or a.get("status") != "ok" or b.get("status") != "ok":
         print(f"| {m} | {a and a.get('status')} | - | {b and b.get('status')} | - | - | {kt} |")
@@ -323,7 +336,7 @@ for m in sorted(shipped):
     r = a["median"] / b["median"]
     ratios.append(r)
     print(f"| {m} | {a['median'] * 1e6:.1f} us | {a.get('sm_clock_mhz') or 0:.0f} | {b['median'] * 1e6:.1f} us | "
-          f"{b.get('sm_clock_mhz') or 0:.0f} | {r:.3f}x | {kt}{' (the shipped one)' if ks == kt else ''} |")
+          f"{b.get('sm_clock_mhz') or 0:.0f} | {r:.3f}x | {pv(verdict, kt)} | {kt}{' (the shipped one)' if ks == kt else ''} |")
 if ratios:
     g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     print(f"\ngeomean shipped / tuned at sustained clocks over {len(ratios)} sizes: {g:.4f}x; "

@@ -70,6 +70,20 @@ int stats_summarize(const double *x, size_t n, stats_summary *s)
 	return 0;
 }
 
+int stats_paired_ratio(const double *a, const double *b, size_t n, stats_summary *s)
+{
+	double *r = malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (a[i] > 0 && isfinite(b[i]))
+			r[k++] = b[i] / a[i];
+	int rc = stats_summarize(r, k, s);
+	free(r);
+	return rc;
+}
+
 int stats_converged(const stats_summary *s, double frac)
 {
 	if (s->n == 0 || !(s->median > 0))

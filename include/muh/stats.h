@@ -29,6 +29,13 @@ MUH_API int stats_summarize(const double *x, size_t n, stats_summary *s);
 /* True when the CI half-width is within frac of the median (the stopping rule). */
 MUH_API int stats_converged(const stats_summary *s, double frac);
 
+/* The paired ratios b[i] / a[i] (i < n) summarized: the samples of two
+ * variants timed in the same rounds (interleaved), each pair under the same
+ * conditions, so the ratio's CI is free of what the rounds shared (a clock
+ * that drifts). A pair with a non-positive a[i] is left out (s->n says how
+ * many counted). 0, or -1 when out of memory. */
+MUH_API int stats_paired_ratio(const double *a, const double *b, size_t n, stats_summary *s);
+
 /* Median of x[0..n); sorts x in place. */
 MUH_API double stats_median_inplace(double *x, size_t n);
 

@@ -14,6 +14,7 @@
 
 #include "evalcli.h"
 #include "muh/expr.h"
+#include "muh/stats.h"
 #include "muh/store.h"
 
 static const char help[] =
@@ -193,7 +194,7 @@ struct eval_list {
 	int interleave;
 	size_t nrows;
 	char row_key[EVAL_INTERLEAVE_MAX][1024];
-	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* no samples kept */
+	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* samples kept (round order): paired under the table */
 };
 
 /* What the batch prepare did, once, before the first row. */
@@ -247,7 +248,9 @@ static int list_row(void *ctx, const session_result *r)
 	if (E->nrows < EVAL_INTERLEAVE_MAX) {
 		muh_measurement lite = *m;
 		lite.samples = NULL;
-		lite.nsamples = m->nsamples;
+		if (E->interleave && m->nsamples && (lite.samples = malloc(m->nsamples * sizeof(double))))
+			memcpy(lite.samples, m->samples, m->nsamples * sizeof(double));
+		lite.nsamples = lite.samples ? m->nsamples : 0;
 		lite.fp_detail = lite.metrics = lite.log = NULL;
 		E->row[E->nrows] = lite;
 		snprintf(E->row_key[E->nrows++], sizeof(E->row_key[0]), "%s", r->key);
@@ -268,31 +271,77 @@ static int list_row(void *ctx, const session_result *r)
 }
 
 /* Under the table of --interleave: how the set was timed, and each
- * variant against the fastest (a tie when within the noise or when the
- * CIs overlap: eval_compare). */
+ * variant against the fastest. Samples of one round were taken side by
+ * side, so the comparison is paired: the median of the per-round ratios
+ * and its CI (stats_paired_ratio), a tie when the CI holds 1. Variants with
+ * different sample counts (a set measured again without a failed one) fall
+ * back to the two medians (eval_compare: within the noise, or CIs that
+ * overlap). --json: one closing "interleaved" line with the same verdicts. */
 static void print_interleaved(const struct eval_list *E, double noise)
 {
-	size_t lo = SIZE_MAX, hi = 0;
+	size_t lo = SIZE_MAX, hi = 0, ok = 0, fastest = SIZE_MAX;
 	for (size_t i = 0; i < E->nrows; i++)
 		if (E->row[i].status == EVAL_OK) {
+			ok++;
 			lo = E->row[i].nsamples < lo ? E->row[i].nsamples : lo;
 			hi = E->row[i].nsamples > hi ? E->row[i].nsamples : hi;
+			if (!strcmp(E->row_key[i], E->best_key))
+				fastest = i;
 		}
-	if (lo == SIZE_MAX)
+	if (lo == SIZE_MAX || fastest == SIZE_MAX)
 		return;
-	printf("\ninterleaved %zu variants, %zu", E->nrows, lo);
-	if (hi != lo)
-		printf("-%zu", hi);
-	printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
+	const muh_measurement *f = &E->row[fastest];
+	cJSON *js = E->json ? cJSON_CreateObject() : NULL, *jrows = NULL;
+	if (js) {
+		cJSON_AddStringToObject(js, "event", "interleaved");
+		cJSON_AddStringToObject(js, "fastest", E->best_key);
+		jrows = cJSON_AddArrayToObject(js, "rows");
+	} else {
+		printf("\ninterleaved %zu variant(s)", ok);
+		if (ok < E->nrows)
+			printf(" (%zu failed)", E->nrows - ok);
+		printf(", %zu", lo);
+		if (hi != lo)
+			printf("-%zu", hi);
+		printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
+	}
 	for (size_t i = 0; i < E->nrows; i++) {
 		const muh_measurement *m = &E->row[i];
-		char a[32];
-		if (m->status != EVAL_OK || !strcmp(E->row_key[i], E->best_key))
+		if (m->status != EVAL_OK || i == fastest)
 			continue;
+		stats_summary ps;
+		int paired = m->nsamples == f->nsamples && m->nsamples >= 3 && f->samples && m->samples &&
+			     stats_paired_ratio(f->samples, m->samples, m->nsamples, &ps) == 0 && ps.n >= 3;
+		double ratio = paired ? ps.median : m->median / f->median;
+		int slower = paired ? ps.ci_lo > 1.0 : eval_compare(f, m, isfinite(noise) ? noise : 0) != 0;
+		if (jrows) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "key", E->row_key[i]);
+			cJSON_AddNumberToObject(e, "ratio", ratio);
+			cJSON_AddBoolToObject(e, "paired", paired);
+			if (paired) {
+				cJSON_AddNumberToObject(e, "ratio_ci_lo", ps.ci_lo);
+				cJSON_AddNumberToObject(e, "ratio_ci_hi", ps.ci_hi);
+			}
+			cJSON_AddStringToObject(e, "verdict", slower ? "slower" : "tie");
+			cJSON_AddItemToArray(jrows, e);
+			continue;
+		}
+		char a[32];
 		evalcli_fmt_median(a, sizeof(a), m);
-		int cmp = eval_compare(&E->best, m, isfinite(noise) ? noise : 0);
-		printf("  %.4fx the fastest's time (%s): %s  %s\n", m->median / E->best.median,
-		       cmp ? "slower" : "a tie: within the noise or the CIs overlap", a, E->row_key[i]);
+		if (paired)
+			printf("  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
+			       ratio, ps.n, ps.ci_lo, ps.ci_hi, slower ? "slower" : "a tie: the CI holds 1", a,
+			       E->row_key[i]);
+		else
+			printf("  %.4fx the fastest's time, from the medians (%s): %s  %s\n", ratio,
+			       slower ? "slower" : "a tie: within the noise or the CIs overlap", a, E->row_key[i]);
+	}
+	if (js) {
+		char *t = cJSON_PrintUnformatted(js);
+		puts(t ? t : "{}");
+		free(t);
+		cJSON_Delete(js);
 	}
 }
 
@@ -366,6 +415,10 @@ static int run(int argc, char **argv)
 		return cli_usage_error("eval", "--interleave compares the --config variants: not with --all or --limit");
 	if (A.interleave && (A.nkeys < 2 || A.nkeys > EVAL_INTERLEAVE_MAX))
 		return cli_usage_error("eval", "--interleave needs 2 to 16 --config");
+	/* `--interleave 5`: the rounds are an optional value, so they need '=' */
+	if (A.interleave && optind == argc - 2 && strspn(argv[optind + 1], "0123456789") == strlen(argv[optind + 1]))
+		return cli_usage_error("eval", "'%s' after the spec: --interleave takes its rounds as --interleave=%s",
+				       argv[optind + 1], argv[optind + 1]);
 	return evalcli_each_problem("eval", argc, argv, &eo, eval_one, &A);
 }
 
@@ -407,6 +460,14 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 			ex = EXIT_USAGE;
 			goto out;
 		}
+		/* the same variant twice: an interleaved set of one, or a row twice */
+		for (int j = 0; j < k; j++)
+			if (!memcmp(cfgs + (size_t)j * (np + 1), cfgs + (size_t)k * (np + 1), np * sizeof(uint32_t))) {
+				fprintf(stderr, "muh eval: --config %s and --config %s are the same variant\n", keys[j],
+					keys[k]);
+				ex = EXIT_USAGE;
+				goto out;
+			}
 	}
 	if (!all && !nkeys && !space_default(sp, cfgs))
 		fprintf(stderr, "muh eval: note: the defaults violate the constraints\n");
@@ -468,8 +529,10 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 		ex = cli_exit(rc);
 	}
 	sigaction(SIGINT, &old, NULL);
-	if (!json && A->interleave && E.best_key[0])
+	if (A->interleave && E.best_key[0])
 		print_interleaved(&E, noise);
+	for (size_t i = 0; i < E.nrows; i++)
+		free(E.row[i].samples);
 	if (!json && E.best_key[0] && E.measured > 1) {
 		char a[32], b[32];
 		evalcli_fmt_median(a, sizeof(a), &E.best);

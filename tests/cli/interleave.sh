@@ -27,6 +27,8 @@ import json, sys
 rows = {}
 for line in open(sys.argv[1]):
     e = json.loads(line)
+    if e.get("event") == "interleaved":  # the closing verdicts
+        continue
     assert e["status"] == "ok", e
     assert e.get("interleaved", False) == ("--interleave" in sys.argv[4:]), e  # said in each row
     rows[e["key"]] = e
@@ -71,20 +73,32 @@ above 1.005 "$r" && below 1.017 "$r" || fail "interleaved, in the other order to
 # the table says how it was timed, and calls a tie a tie
 MUH_PY_WORKER_ORDER_BIAS=0.05 run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --interleave
 expect_rc 0 "eval --interleave, the table"
-expect_in out "^interleaved 2 variants, 20 samples each, the order alternated every round" "how it was timed"
-expect_in out "^  1\.00[0-9]+x the fastest's time \(a tie: within the noise or the CIs overlap\)" "a tie, said so"
+expect_in out "^interleaved 2 variant\(s\), 20 samples each, the order alternated every round" "how it was timed"
+expect_in out "^  (1\.00|0\.99)[0-9]+x the fastest's time, paired over 20 rounds \(95% CI [0-9.]+-[0-9.]+x\): a tie: the CI holds 1" "a tie, said so"
+# paired: a variant 1% faster for real is called faster, in rounds that
+# share the simulated drift (per-round ratios, not two medians' CIs)
+MUH_PY_WORKER_ORDER_BIAS=0.05,0.01 run "$MUH" eval "$F" --config BLOCK=64 --config BLOCK=256 --no-noise --interleave --json
+expect_rc 0 "eval --interleave --json, 1% apart"
+python3 - "$TMP/out" <<'PY' || fail "the closing interleaved line: BLOCK=256 fastest, BLOCK=64 slower, paired: $(tail -1 "$TMP/out")"
+import json, sys
+last = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert last["event"] == "interleaved" and "BLOCK=256" in last["fastest"], last
+(r,) = last["rows"]
+assert "BLOCK=64" in r["key"] and r["paired"] and r["verdict"] == "slower", r
+assert 1.0 < r["ratio_ci_lo"] <= r["ratio"] <= r["ratio_ci_hi"] < 1.03, r
+PY
 
 # --interleave=ROUNDS: that many rounds, one sample each; three variants
 run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --config UNROLL=4 --no-noise --interleave=6 --json
 expect_rc 0 "eval --interleave=6"
-python3 -c 'import json, sys; r = [len(json.loads(l)["samples"]) for l in open(sys.argv[1])]; sys.exit(r != [6, 6, 6])' "$TMP/out" ||
+python3 -c 'import json, sys; r = [len(e["samples"]) for e in map(json.loads, open(sys.argv[1])) if "key" in e]; sys.exit(r != [6, 6, 6])' "$TMP/out" ||
 	fail "6 rounds: 6 samples each: $(cat "$TMP/out")"
 
 # compile first (--jobs): the set is prepared, then every build loads its program
 run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --no-noise --interleave=4 --jobs 2 --json
 expect_rc 0 "eval --interleave --jobs 2"
 expect_in err "^prepare: 2 of 2 variants compiled" "the batch prepare ran"
-python3 -c 'import json, sys; sys.exit(not all(json.loads(json.loads(l)["fp_detail"])["from_cache"] for l in open(sys.argv[1])))' "$TMP/out" ||
+python3 -c 'import json, sys; sys.exit(not all(json.loads(e["fp_detail"])["from_cache"] for e in map(json.loads, open(sys.argv[1])) if "key" in e))' "$TMP/out" ||
 	fail "each build of the set loaded its prepared program: $(cat "$TMP/out")"
 
 # with --db: the store answers none of them (one set is compared with
@@ -106,7 +120,7 @@ for order in "FAULT=1 UNROLL=2" "UNROLL=2 FAULT=1"; do
 	expect_rc 0 "a crash in an interleaved set ($order)"
 	python3 - "$TMP/out" <<'PY' || fail "($order) the crash is FAULT=1's, the other is ok with 20 samples: $(cat "$TMP/out")"
 import json, sys
-rows = {json.loads(l)["key"]: json.loads(l) for l in open(sys.argv[1])}
+rows = {e["key"]: e for e in map(json.loads, open(sys.argv[1])) if "key" in e}
 bad = next(r for k, r in rows.items() if "FAULT=1" in k)
 good = next(r for k, r in rows.items() if "FAULT=0" in k)
 assert bad["status"] == "crash", bad
@@ -141,4 +155,10 @@ for args in "--config UNROLL=1 --interleave" "--all --interleave" "--config UNRO
 	expect_rc 2 "muh eval $args"
 	expect_in err "interleave" "the error names --interleave ($args)"
 done
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=2 --interleave 5
+expect_rc 2 "--interleave 5 (a space, not =)"
+expect_in err "--interleave takes its rounds as --interleave=5" "the error says how to give the rounds"
+run "$MUH" eval "$F" --config UNROLL=1 --config UNROLL=1,BLOCK=64 --interleave
+expect_rc 2 "the same variant twice"
+expect_in err "--config UNROLL=1 and --config UNROLL=1,BLOCK=64 are the same variant" "the error names both"
 done_tests
