@@ -74,6 +74,21 @@ static void test_stats(void **st)
 	double same[12] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
 	stats_summarize(same, 12, &s);
 	assert_true(stats_converged(&s, 0.01));
+	/* paired ratios: a drift shared by each round's pair cancels, where
+	 * the two medians' CIs (each spread by the drift) overlap */
+	double a[20], b[20];
+	for (int i = 0; i < 20; i++) {
+		a[i] = 1.0 + 0.02 * i;    /* a clock that falls over the rounds */
+		b[i] = 1.01 * a[i];       /* b 1% slower in every round */
+	}
+	a[3] = 0; /* a pair without a time: left out */
+	assert_int_equal(stats_paired_ratio(a, b, 20, &s), 0);
+	assert_int_equal(s.n, 19);
+	assert_true(fabs(s.median - 1.01) < 1e-9 && s.ci_lo > 1.0);
+	stats_summary sa, sb;
+	stats_summarize(a + 4, 16, &sa);
+	stats_summarize(b + 4, 16, &sb);
+	assert_true(sb.ci_lo < sa.ci_hi); /* unpaired: the CIs overlap */
 }
 
 static void test_json_roundtrip(void **st)
