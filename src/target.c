@@ -17,6 +17,7 @@
 
 #include "muh/eval.h"
 #include "eval_int.h"
+#include "expr_int.h"
 #include "muh/deploy.h"
 #include "muh/load.h"
 #include "muh/muh.h"
@@ -272,8 +273,23 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 				skip |= !strcmp(foreign[j], kv->key) || !strncmp(kv->key, "target.name.", 12);
 			if (skip)
 				continue;
+			/* the nearest known key of the same section, as for names elsewhere */
+			const char *near = NULL;
+			int bestd = 3;
+			size_t sec = (size_t)(strchr(kv->key, '.') - kv->key) + 1;
+			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+				if (strncmp(keys[j].key, kv->key, sec))
+					continue;
+				int dd = expr_edit_distance(kv->key + sec, strlen(kv->key + sec), keys[j].key + sec,
+							    strlen(keys[j].key + sec));
+				if (dd < bestd)
+					bestd = dd, near = keys[j].key;
+			}
+			char hint[160] = "";
+			if (near)
+				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
 			return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"",
-				       kv->key, "");
+				       kv->key, hint);
 		}
 		char *base = (char *)t + k->off;
 		if (k->kind == K_STR || k->kind == K_PATH) {

@@ -671,7 +671,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		       "that did (measure.hidden_constraints)\n",
 		       (unsigned long long)r->predicted);
 	if (!r->have_best) {
-		printf("best        none: every evaluated variant failed\n");
+		printf("best        none: %s\n", r->nrecords > r->predicted ? "every evaluated variant failed"
+							      : "nothing was evaluated");
 		free(cfg);
 		free(top);
 		return;
@@ -909,9 +910,14 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	}
 	if (!json) {
 		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
-		printf("strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
-		       o.strategy ? o.strategy : "auto", (unsigned long long)o.seed, (unsigned long long)b,
-		       100.0 * (double)b / (double)space_valid(sp), o.time_budget_s > 0 ? " or the time limit" : "");
+		if (!space_valid(sp))
+			printf("strategy    %s: nothing to evaluate, the constraints leave no valid configuration\n",
+			       o.strategy ? o.strategy : "auto");
+		else
+			printf("strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
+			       o.strategy ? o.strategy : "auto", (unsigned long long)o.seed, (unsigned long long)b,
+			       100.0 * (double)b / (double)space_valid(sp),
+			       o.time_budget_s > 0 ? " or the time limit" : "");
 		fflush(stdout);
 	}
 	strategy_result r;

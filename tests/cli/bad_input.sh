@@ -151,6 +151,21 @@ sed 's/^  max_time: 0.3$/  max_time: 0.3/; s/^measure:/mesure:/' specs/dot_worke
 run "$MUH" eval "$TMP/mesure.yaml" --no-noise
 expect_rc 2 "mesure: in a spec"
 expect_in err "unknown section 'mesure' \(did you mean 'measure'\?\)" "mesure: did you mean measure"
+# constraints that leave nothing: said so, no "-nan% of the space", and no
+# "every evaluated variant failed" when nothing was evaluated
+E="specs/.empty-$$-dot_worker.yaml" # beside the spec it copies: its worker path is relative
+sed 's/^defaults:.*/constraints: ["UNROLL > 5"]/' specs/dot_worker.yaml >"$E"
+run "$MUH" tune "$E" --db "$TMP/empty.db"
+rm -f "$E"
+expect_in out "^strategy +auto: nothing to evaluate, the constraints leave no valid configuration" "an empty space, said so"
+expect_in out "^best +none: nothing was evaluated" "nothing evaluated, not every one failed"
+grep -qi "nan" "$TMP/out" && fail "an empty space printed a nan: $(cat "$TMP/out")"
+
+# a misspelled key inside a section: the nearest key of that section
+sed 's/^  max_time: 0.3$/  max_tme: 0.3/' specs/dot_worker.yaml >"$TMP/maxtme.yaml"
+run "$MUH" eval "$TMP/maxtme.yaml" --no-noise
+expect_rc 2 "measure.max_tme"
+expect_in err "maxtme.yaml:10:[0-9]+: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "a key: did you mean"
 
 # an engine spec's load with a count and a duration: refused when the spec is
 # read, at the duration's line, not in every variant after a server started
