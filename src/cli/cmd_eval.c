@@ -189,7 +189,7 @@ struct eval_list {
 	muh_measurement best, defm; /* no samples kept */
 	long long measured, counts[EVAL_NSTATUS];
 	const session_prepare_info *pi; /* filled before the first row */
-	int jobs, told_prepare;
+	int jobs, told_prepare, header_done;
 	/* --interleave: every row, for the comparison under the table */
 	int interleave;
 	size_t nrows;
@@ -229,6 +229,10 @@ static int list_row(void *ctx, const session_result *r)
 	struct eval_list *E = ctx;
 	const muh_measurement *m = r->m;
 	print_prepare(E);
+	if (!E->json && !E->header_done) { /* after the prepare's line; none for no row */
+		evalcli_print_header(stdout, E->keyw);
+		E->header_done = 1;
+	}
 	E->measured++;
 	E->counts[m->status]++;
 	if (m->status == EVAL_OK) {
@@ -513,8 +517,6 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 			fprintf(stderr, "muh eval: noise: %s\n", d.msg);
 		}
 	}
-	if (!json)
-		evalcli_print_header(stdout, E.keyw);
 	session_prepare_info pi;
 	E.pi = &pi;
 	E.jobs = so->jobs;
