@@ -506,7 +506,34 @@ struct summary {
 	int keyw;
 	objective_winners w;
 	size_t rows, ok, missed;
+	/* the table's metric columns: the objective's, each SLO's, then
+	 * ttft_p99 and tpot_p50 for context; each as wide as its name */
+	const char *col[OBJECTIVE_MAX_SLO + 3];
+	int colw[OBJECTIVE_MAX_SLO + 3], ncol;
 };
+
+/* The metric columns of S's table (summary_cols: no name twice). */
+static void summary_cols(struct summary *S)
+{
+	const char *want[OBJECTIVE_MAX_SLO + 3];
+	int n = 0;
+	want[n++] = S->o->metric;
+	for (int i = 0; i < S->o->nslo && i < OBJECTIVE_MAX_SLO; i++)
+		want[n++] = S->o->slo[i].metric;
+	want[n++] = "ttft_p99";
+	want[n++] = "tpot_p50";
+	S->ncol = 0;
+	for (int i = 0; i < n; i++) {
+		int dup = 0;
+		for (int j = 0; j < S->ncol; j++)
+			dup |= !strcmp(S->col[j], want[i]);
+		if (dup)
+			continue;
+		int w = (int)strlen(want[i]);
+		S->colw[S->ncol] = w > 10 ? w : 10;
+		S->col[S->ncol++] = want[i];
+	}
+}
 
 static int summary_row(void *ud, const store_row *row)
 {
@@ -519,14 +546,14 @@ static int summary_row(void *ud, const store_row *row)
 	S->missed += m->status == EVAL_OK && !feas;
 	if (S->json)
 		return 0;
-	char v[32], a[32], b[32];
-	objective_format(S->o->metric, measurement_metric(m, S->o->metric), v, sizeof(v));
-	objective_format("ttft_p99", measurement_metric(m, "ttft_p99"), a, sizeof(a));
-	objective_format("tpot_p50", measurement_metric(m, "tpot_p50"), b, sizeof(b));
 	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
-	printf("  %-*s  %-12s  %14s  %10s  %10s%s%.*s\n", S->keyw, row->key,
-	       m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status), v, a, b, *note ? "  " : "",
-	       120, note);
+	printf("  %-*s  %-12s", S->keyw, row->key, m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
+	for (int c = 0; c < S->ncol; c++) {
+		char v[32];
+		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
+		printf("  %*s", S->colw[c], v);
+	}
+	printf("%s%.*s\n", *note ? "  " : "", 120, note);
 	return 0;
 }
 
@@ -544,10 +571,13 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 	store_foreach(st, run, summary_keyw, &S.keyw);
 	char desc[1024];
 	objective_describe(objective, desc, sizeof(desc));
+	summary_cols(&S);
 	if (!json) {
 		printf("\nobjective   %s\n", desc);
-		printf("  %-*s  %-12s  %14s  %10s  %10s  %s\n", S.keyw, "configuration", "status", objective->metric,
-		       "ttft_p99", "tpot_p50", "why");
+		printf("  %-*s  %-12s", S.keyw, "configuration", "status");
+		for (int c = 0; c < S.ncol; c++)
+			printf("  %*s", S.colw[c], S.col[c]);
+		printf("  why\n");
 	}
 	store_foreach(st, run, summary_row, &S);
 	char a[32], b[32];

@@ -96,6 +96,24 @@ expect_rc 0 "replay of the live store under a tighter SLO"
 expect_in out "^winner +ignoring the SLOs: [0-9.]+ tok/s +$(cat "$M/slo.yaml.winner") \(misses: $(cat "$M/slo.yaml.metric") = " \
 	"the unconstrained winner, apart, with the SLO it misses"
 expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
+# the objective's table: a column for the objective and for each SLO's
+# metric, each value ending where its header ends (the header's %14s put a
+# 19-letter metric's values 5 columns left of it; itl_p50 had no column)
+python3 - "$TMP/out" "$(cat "$M/slo.yaml.metric")" <<'PY' || fail "the objective table's columns: $(sed -n '/^objective /,/^winner/p' "$TMP/out")"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("objective "))
+head = lines[i + 1]
+names = ["output_tokens_per_s", sys.argv[2]]
+for n in names:
+    assert re.search(r"\s%s(\s|$)" % re.escape(n), head), (n, head)
+ends = {n: head.index(" " + n + " ") + 1 + len(n) if " " + n + " " in head else len(head) for n in names}
+rows = [l for l in lines[i + 2:] if l.startswith("  ") and (" ok " in l or "slo_miss" in l)]
+assert rows, lines[i:i + 5]
+for r in rows:
+    for n, e in ends.items():
+        assert r[e - 1] != " " and (e >= len(r) or r[e] == " "), (n, e, head, r)
+PY
 grep -E '^winner +under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
 	fail "the SLO winner is the variant that misses the SLO"
 
