@@ -1980,3 +1980,14 @@ int eval_compare(const muh_measurement *a, const muh_measurement *b, double nois
 		return 0;
 	return a->median < b->median ? -1 : 1;
 }
+
+int eval_compare_interleaved(const muh_measurement *a, const muh_measurement *b, double noise,
+			     stats_summary *ratio)
+{
+	ratio->n = 0;
+	if (a->nsamples == b->nsamples && a->nsamples >= 3 && a->samples && b->samples &&
+	    stats_paired_ratio(a->samples, b->samples, a->nsamples, ratio) == 0 && ratio->n >= 3)
+		return ratio->ci_lo > 1.0 ? -1 : ratio->ci_hi < 1.0 ? 1 : 0;
+	ratio->n = 0;
+	return eval_compare(a, b, noise);
+}

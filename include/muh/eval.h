@@ -41,6 +41,7 @@
 #include "muh/value.h"
 
 #include "muh/api.h"
+#include "muh/stats.h"
 
 MUH_BEGIN_DECLS
 
@@ -263,6 +264,15 @@ MUH_API int eval_noise_rounds(muh_evaluator *ev, const muh_variant *v, int times
  * when their medians differ by no more than noise (a fraction) or their
  * confidence intervals overlap. */
 MUH_API int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise);
+
+/* The same for two measurements timed interleaved (eval_measure_interleaved:
+ * sample i of each from round i, side by side): when both have the same
+ * count of at least 3 samples, paired by the per-round ratios b[i] / a[i]
+ * (stats_paired_ratio into *ratio): -1 when the ratio's CI lies above 1,
+ * 1 when below, else 0. Otherwise eval_compare(a, b, noise), and
+ * ratio->n is 0. */
+MUH_API int eval_compare_interleaved(const muh_measurement *a, const muh_measurement *b, double noise,
+				     stats_summary *ratio);
 
 MUH_END_DECLS
 

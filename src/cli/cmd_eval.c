@@ -14,7 +14,6 @@
 
 #include "evalcli.h"
 #include "muh/expr.h"
-#include "muh/stats.h"
 #include "muh/store.h"
 
 static const char help[] =
@@ -314,10 +313,9 @@ static void print_interleaved(const struct eval_list *E, double noise)
 		if (m->status != EVAL_OK || i == fastest)
 			continue;
 		stats_summary ps;
-		int paired = m->nsamples == f->nsamples && m->nsamples >= 3 && f->samples && m->samples &&
-			     stats_paired_ratio(f->samples, m->samples, m->nsamples, &ps) == 0 && ps.n >= 3;
+		int slower = eval_compare_interleaved(f, m, isfinite(noise) ? noise : 0, &ps) < 0;
+		int paired = ps.n > 0;
 		double ratio = paired ? ps.median : m->median / f->median;
-		int slower = paired ? ps.ci_lo > 1.0 : eval_compare(f, m, isfinite(noise) ? noise : 0) != 0;
 		if (jrows) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "key", E->row_key[i]);
