@@ -147,7 +147,11 @@ void diag_linecol(const char *text, size_t pos, int *line, int *col)
 	*col = (int)(pos - start) + 1;
 }
 
-int diag_name_distance(const char *a, size_t la, const char *b, size_t lb)
+void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name)
 {
-	return expr_edit_distance(a, la, b, lb);
+	int d = expr_edit_distance(word, len, name, strlen(name));
+	if (d < n->dist) {
+		n->dist = d;
+		n->name = name;
+	}
 }

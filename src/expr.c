@@ -2022,22 +2022,16 @@ static int resolve(emitter *em, int ni)
 			m += (size_t)snprintf(msg + m, sizeof(msg) - m, __VA_ARGS__);              \
 	} while (0)
 	APPEND("unknown name '%.*s'", (int)len, s);
-	int best = -1, bestd = 3;
-	for (int i = 0; i < em->nnames; i++) {
-		if (!em->names[i])
-			continue;
-		int dd = expr_edit_distance(s, len, em->names[i], strlen(em->names[i]));
-		if (dd < bestd) {
-			bestd = dd;
-			best = i;
-		}
-	}
-	if (best >= 0)
-		APPEND("; did you mean '%s'?", em->names[best]);
+	diag_near near = DIAG_NEAR_INIT;
+	for (int i = 0; i < em->nnames; i++)
+		if (em->names[i])
+			diag_near_offer(&near, s, len, em->names[i]);
+	if (near.name)
+		APPEND("; did you mean '%s'?", near.name);
 	if (em->nnames == 0) {
 		APPEND("; no names are defined");
 	} else {
-		APPEND("%sknown names: ", best >= 0 ? " " : "; ");
+		APPEND("%sknown names: ", near.name ? " " : "; ");
 		int shown = em->nnames < NAMES_LISTED ? em->nnames : NAMES_LISTED;
 		for (int i = 0; i < shown; i++)
 			APPEND("%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");

@@ -1,7 +1,7 @@
 /*
  * expr_int.h — what the expression engine shares inside libmuh: the name
- * distance behind its "did you mean" (also used by the spec reader for
- * section names). Not installed.
+ * distance behind its "did you mean" (diag_near_offer, which every unknown
+ * name's error uses). Not installed.
  */
 #ifndef MUH_EXPR_INT_H
 #define MUH_EXPR_INT_H

@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "expr_int.h"
 #include "yamlcheck.h"
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -829,21 +828,19 @@ static int read_muh(struct parser *P, struct fy_node *root)
 			continue;
 		if (!in_list(kn, klen, muh_readers)) {
 			/* the nearest known section, and all of them, from the two lists */
-			const char *near = NULL;
-			int bestd = 3;
+			diag_near near = DIAG_NEAR_INIT;
 			char known[256];
 			size_t kl = 0;
 			known[0] = '\0';
 			for (int pass = 0; pass < 2; pass++)
 				for (const char *const *l = pass ? muh_readers : muh_sections; *l; l++) {
-					int dd = expr_edit_distance(kn, klen, *l, strlen(*l));
-					if (dd < bestd)
-						bestd = dd, near = *l;
+					diag_near_offer(&near, kn, klen, *l);
 					if (kl < sizeof(known))
 						kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
 				}
 			return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen,
-				      kn, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", known);
+				      kn, near.name ? " (did you mean '" : "", near.name ? near.name : "", near.name ? "'?)" : "",
+				      known);
 		}
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);

@@ -17,7 +17,6 @@
 
 #include "muh/eval.h"
 #include "eval_int.h"
-#include "expr_int.h"
 #include "muh/deploy.h"
 #include "muh/load.h"
 #include "muh/muh.h"
@@ -274,20 +273,14 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 			if (skip)
 				continue;
 			/* the nearest known key of the same section, as for names elsewhere */
-			const char *near = NULL;
-			int bestd = 3;
+			diag_near near = DIAG_NEAR_INIT;
 			size_t sec = (size_t)(strchr(kv->key, '.') - kv->key) + 1;
-			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
-				if (strncmp(keys[j].key, kv->key, sec))
-					continue;
-				int dd = expr_edit_distance(kv->key + sec, strlen(kv->key + sec), keys[j].key + sec,
-							    strlen(keys[j].key + sec));
-				if (dd < bestd)
-					bestd = dd, near = keys[j].key;
-			}
+			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+				if (!strncmp(keys[j].key, kv->key, sec)) /* the same section: the prefix costs nothing */
+					diag_near_offer(&near, kv->key, strlen(kv->key), keys[j].key);
 			char hint[160] = "";
-			if (near)
-				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near);
+			if (near.name)
+				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near.name);
 			return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"",
 				       kv->key, hint);
 		}

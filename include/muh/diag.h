@@ -58,10 +58,16 @@ MUH_API void diag_linecol(const char *text, size_t pos, int *line, int *col);
 /* Prints "file:line:col: error: msg", then the source line and a caret. */
 MUH_API void diag_print(FILE *f, const muh_diag *d);
 
-/* The "did you mean" behind muh's errors for unknown names: the
- * case-insensitive edit distance of a[0..la) and b[0..lb). muh suggests a
- * known name at distance 2 or less. */
-MUH_API int diag_name_distance(const char *a, size_t la, const char *b, size_t lb);
+/* The "did you mean" behind muh's errors for unknown names: offer each
+ * known name in turn; name ends as the nearest one at a case-insensitive
+ * edit distance of 2 or less (the first of equals), or NULL. Start from
+ * DIAG_NEAR_INIT. */
+typedef struct diag_near {
+	const char *name;
+	int dist;
+} diag_near;
+#define DIAG_NEAR_INIT {NULL, 3}
+MUH_API void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name);
 
 MUH_END_DECLS
 

@@ -126,16 +126,12 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
 				return cli_usage_error(cmd, "'%.*s' is ambiguous: give more of the option's name",
 						       len, arg);
 			/* the nearest option's name, as for unknown names elsewhere */
-			const char *near = NULL;
-			int bestd = 3;
-			for (const struct option *q = opts; q && q->name; q++) {
-				int dd = diag_name_distance(arg + 2, (size_t)len - 2, q->name, strlen(q->name));
-				if (dd < bestd)
-					bestd = dd, near = q->name;
-			}
-			if (near)
+			diag_near near = DIAG_NEAR_INIT;
+			for (const struct option *q = opts; q && q->name; q++)
+				diag_near_offer(&near, arg + 2, (size_t)len - 2, q->name);
+			if (near.name)
 				return cli_usage_error(cmd, "'%.*s' is not an option; did you mean '--%s'?", len, arg,
-						       near);
+						       near.name);
 			return cli_usage_error(cmd, "'%.*s' is not an option", len, arg);
 		}
 	}
