@@ -42,6 +42,7 @@
 #include "muh/replay.h"
 #include "muh/replay_store.h"
 #include "muh/session.h"
+#include "muh/stats.h"
 #include "muh/transfer_seeds.h"
 #include "muh/store.h"
 #include "u64map.h"
@@ -733,13 +734,20 @@ size_t session_pending(const muh_session *s)
 	return n;
 }
 
+/* The worst (worst: 1) or best ok score told so far; NAN when none is. */
+static double told_bound(const muh_session *s, int worst)
+{
+	double b = NAN;
+	for (size_t i = 0; i < s->nhist; i++)
+		if (s->hist[i].status == 0 && !(worst ? s->hist[i].time_s <= b : s->hist[i].time_s >= b))
+			b = s->hist[i].time_s;
+	return b;
+}
+
 /* The constant liar: the worst ok score told so far (1 when none is). */
 static double liar(const muh_session *s)
 {
-	double worst = NAN;
-	for (size_t i = 0; i < s->nhist; i++)
-		if (s->hist[i].status == 0 && !(s->hist[i].time_s <= worst))
-			worst = s->hist[i].time_s;
+	double worst = told_bound(s, 1);
 	return isfinite(worst) ? worst : 1.0;
 }
 
@@ -787,34 +795,15 @@ static int ask_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
 	return model_predicts_fail(A->s, cfg, why, n);
 }
 
-/* The best ok score told so far (NAN when none is). */
-static double best_told(const muh_session *s)
-{
-	double best = NAN;
-	for (size_t i = 0; i < s->nhist; i++)
-		if (s->hist[i].status == 0 && !(s->hist[i].time_s >= best))
-			best = s->hist[i].time_s;
-	return best;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The median ok score told so far (NAN when none is, or out of memory). */
 static double median_told(const muh_session *s)
 {
-	double *v = malloc((s->nhist + 1) * sizeof(double)), med = NAN;
+	double *v = malloc((s->nhist + 1) * sizeof(double));
 	size_t n = 0;
 	for (size_t i = 0; v && i < s->nhist; i++)
 		if (s->hist[i].status == 0 && isfinite(s->hist[i].time_s))
 			v[n++] = s->hist[i].time_s;
-	if (n) {
-		qsort(v, n, sizeof(double), cmp_double);
-		med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-	}
+	double med = v ? stats_median_inplace(v, n) : NAN;
 	free(v);
 	return med;
 }
@@ -1358,7 +1347,7 @@ static void prepare_ahead(muh_session *s, const uint32_t *cfg)
 		return;
 	}
 	long n = propose(s, cfgs, k, NULL, NULL), nlook = n;
-	double best = best_told(s), med = median_told(s);
+	double best = told_bound(s, 0), med = median_told(s);
 	if (n > 0 && per && isfinite(best)) {
 		/* the three lookaheads in turns: alt holds pessimist, optimist, median */
 		double lies[2] = {best > 0 ? best * SESSION_OPTIMIST : best, med};
@@ -1398,14 +1387,15 @@ static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 	muh_session *s = ctx;
 	session_result r;
 	muh_diag d;
-	int ready = s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev) && was_prepared(s, cfg);
+	int batch = s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev);
+	int ready = batch && was_prepared(s, cfg);
 	prepare_ahead(s, cfg);
 	int rc = session_measure(s, cfg, &r, &d);
 	if (rc) {
 		note(s, 0, "%s", d.msg);
 		return rc;
 	}
-	if (s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev) && r.source && !strcmp(r.source, "measured")) {
+	if (batch && r.source && !strcmp(r.source, "measured")) {
 		s->prep.reached++; /* a variant the store answered was never to be compiled */
 		s->prep.reached_prepared += ready;
 	}
