@@ -475,7 +475,8 @@ static int engine_run_cb(void *ud, const store_run *run)
 }
 
 /* Splits a canonical key "A=1,B=2" into at most max names (copied into
- * nbuf, pointed at by names) and integer values. Returns the count. */
+ * nbuf, pointed at by names) and values as the key writes them (copied
+ * into vbuf, pointed at by vals). Returns the count. */
 static int key_split(const char *key, char nbuf[][64], const char **names, char vbuf[][64], const char **vals,
 		     int max)
 {
