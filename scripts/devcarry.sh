@@ -20,6 +20,16 @@ done
 # the commit the binary was built from (the device's copy of the tree keeps
 # its own, older git HEAD)
 echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include workers kernels || echo ' + uncommitted changes')" >.devcarry/COMMIT
+# vLLM's fused-MoE kernel file and its E=128,N=768 configs, from the pinned
+# tree (scripts/deps.sh): kernels/triton/vllm_fused_moe.py compiles the
+# kernel from them there (scripts/gpu_busy.sh sets MUH_VLLM_TREE)
+v=third_party/vllm-0.33.0/vllm/model_executor/layers/fused_moe
+if [ -f "$v/fused_moe.py" ]; then
+	d=.devcarry/vllm-0.33.0/vllm/model_executor/layers/fused_moe
+	mkdir -p "$d/configs"
+	cp "$v/fused_moe.py" "$d/"
+	cp "$v"/configs/E=128,N=768,device_name=NVIDIA_H*.json "$d/configs/"
+fi
 # MUH_OLD_TREE=DIR: a worktree of an older commit, built (DIR/build/muh): its
 # binary, workers, kernels and specs go to .devcarry/old/, for a before/after
 # run in one call (scripts/gpu_busy.sh compare)

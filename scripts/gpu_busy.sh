@@ -6,7 +6,7 @@
 #
 # smoke: three variants through the Triton worker with --jobs (prepare,
 #   build, verify, batched timing); the script stops here when one fails.
-# compare: muh tune of specs/triton_fused_moe.yaml at M=256 with a 5% budget,
+# compare: muh tune of $SPEC at M=256 with a 5% budget,
 #   twice in the same run on the same device, each with empty build caches
 #   (muh's and Triton's): "serial" is today's tune before this session's
 #   change, the muh binary, worker, kernels and specs of the commit in
@@ -38,7 +38,11 @@ W=$(mktemp -d /tmp/gpu-busy.XXXXXX)
 export PATH="$PWD/.devcarry/bin:$PATH"
 export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
-SPEC=specs/triton_fused_moe.yaml
+# the fused-MoE spec: vLLM's own fused_moe_kernel (its tree carried in
+# .devcarry/vllm-0.33.0 by scripts/devcarry.sh); MUH_BUSY_SPEC names another
+SPEC=${MUH_BUSY_SPEC:-specs/vllm_fused_moe.yaml}
+SPEC_NAME=$(basename "$SPEC" .yaml)
+[ -d .devcarry/vllm-0.33.0 ] && export MUH_VLLM_TREE="$PWD/.devcarry/vllm-0.33.0"
 JOBS=${MUH_BUSY_JOBS:-14}
 T_START=$(date +%s)
 
@@ -51,7 +55,7 @@ env_lines() {
 
 # spec_with KEY VALUE: a copy of the spec with measure.KEY set (specs/.x.yaml is ignored)
 spec_with() {
-	local f="specs/.busy-$1-triton_fused_moe.yaml"
+	local f="specs/.busy-$1-$SPEC_NAME.yaml"
 	{ cat "$SPEC"; printf 'measure:\n  %s: %s\n' "$1" "$2"; } >"$f"
 	echo "$f"
 }
@@ -139,7 +143,7 @@ stage_compare() {
 		echo
 		env_lines
 		echo "- commands (each with empty MUH_CACHE_DIR and TRITON_CACHE_DIR):"
-		echo "  - serial: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0), with muh, worker, kernels and specs of $(cat .devcarry/old/COMMIT 2>/dev/null || echo 'this tree (no .devcarry/old)')"
+		echo "  - serial: \`muh tune specs/.busy-retime_top-$SPEC_NAME.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0), with muh, worker, kernels and specs of $(cat .devcarry/old/COMMIT 2>/dev/null || echo 'this tree (no .devcarry/old), without --jobs')"
 		echo "  - jobs: \`muh tune $SPEC --problem M=256 --budget 5% --seed 1 --time 150s --jobs $JOBS --db jobs.db --json\`"
 		echo
 	} >"$sum"
@@ -221,13 +225,18 @@ stage_all() {
 		echo "# muh tune, fused MoE, all 7 batch sizes at 5% with compile-first"
 		echo
 		env_lines
-		echo "- tune: \`muh tune specs/.busy-retime_top-triton_fused_moe.yaml --problem all --budget 5% --seed 1 --time ${MUH_BUSY_TIME:-45}s --jobs $JOBS --db all.db --json\`"
+		if [ "${MUH_BUSY_RETIME:-1}" = 0 ]; then
+			echo "- tune: \`muh tune specs/.busy-retime_top-$SPEC_NAME.yaml --problem all --budget 5% --seed 1 --time ${MUH_BUSY_TIME:-45}s --jobs $JOBS --db all.db --json\` (measure.retime_top 0: no sustained re-timing)"
+		else
+			echo "- tune: \`muh tune $SPEC --problem all --budget 5% --seed 1 --time ${MUH_BUSY_TIME:-45}s --jobs $JOBS --db all.db --json\` (the default sustained re-timing of each size's top 3)"
+		fi
 		echo "- emit: \`muh patch --emit moe-json --from all.db --device NVIDIA_H200 --out OUT\`"
 		echo
 	} >"$sum"
 	local tspec
-	tspec=$(spec_with retime_top 0)
-	tune all "$tspec" 470 --problem all --budget 5% --seed 1 --time "${MUH_BUSY_TIME:-45}s" --jobs "$JOBS"
+	tspec=$SPEC
+	[ "${MUH_BUSY_RETIME:-1}" = 0 ] && tspec=$(spec_with retime_top 0)
+	tune all "$tspec" "${MUH_BUSY_ALL_TIMEOUT:-470}" --problem all --budget 5% --seed 1 --time "${MUH_BUSY_TIME:-45}s" --jobs "$JOBS"
 	mkdir -p "$W/emit"
 	muh patch --emit moe-json --from "$W/all.db" --device NVIDIA_H200 --out "$W/emit" >"$W/emit.log" 2>&1
 	cp "$W"/emit/*.json "$OUT/" 2>/dev/null
@@ -236,6 +245,7 @@ import json, sys
 W = sys.argv[1]
 print("| instance | evaluated | stop | search wall | device busy | busy after the first prepare | prepared when reached |")
 print("|---|---:|---|---:|---:|---:|---:|")
+sus = []
 for line in open(f"{W}/all.jsonl"):
     try:
         e = json.loads(line)
@@ -245,9 +255,23 @@ for line in open(f"{W}/all.jsonl"):
         d = e.get("device", {})
         print(f"| {e.get('problem')} | {e['evaluated']} | {e['stop']} | {d.get('wall_s', 0):.1f} s | {100 * d.get('busy', 0):.1f}% | "
               f"{100 * d.get('busy_after_prepare', 0):.1f}% | {d.get('reached_prepared', 0):.0f} of {d.get('reached', 0):.0f} |")
+        sus.append((e.get("problem"), e.get("sustained") or {}))
+for prob, u in sus:
+    print()
+    print(f"{prob}: sustained re-timing ran {u.get('ran')}, clock fell {u.get('clock_fell')}: {u.get('why')}")
+    if u.get("rows"):
+        print()
+        print("| burst rank | burst | SM MHz | sustained | SM MHz | configuration |")
+        print("|---:|---:|---:|---:|---:|---|")
+        for row in u["rows"]:
+            f = lambda x: f"{x * 1e6:.1f} us" if x else "-"
+            print(f"| {row['burst_rank']} | {f(row.get('burst_s'))} | {row.get('burst_sm_mhz') or 0:.0f} | "
+                  f"{f(row.get('sustained_s'))} | {row.get('sustained_sm_mhz') or 0:.0f} | {row['key']} |")
+    if u.get("winner_key"):
+        print(f"\nwinner at sustained clocks: {u['winner_key']}")
 PY
 	grep -h '^prepare' "$W/all.err" >>"$sum"
-	rm -f "$tspec"
+	[ "$tspec" = "$SPEC" ] || rm -f "$tspec"
 	tar czf "$OUT/all.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
 	cat "$sum"
 }
@@ -260,7 +284,7 @@ stage_check() {
 		echo
 		env_lines
 		echo "- emitted: ${emitted:-none}"
-		echo "- per size: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
+		echo "- per size: \`muh eval specs/.busy-gpu_warm-$SPEC_NAME.yaml --problem M=.. --config TUNED --config SHIPPED --interleave --no-noise --json\` (measure.gpu_warm 5 s; interleaved: rounds of one sample each, the order alternated every round)"
 		echo
 	} >"$sum"
 	wspec=$(spec_with gpu_warm 5)
@@ -273,16 +297,15 @@ if not emitted or not os.path.exists(emitted):
 tuned = json.load(open(emitted))
 print(f"emitted: {os.path.basename(emitted)} with batch sizes {sorted(int(k) for k in tuned)}")
 print()
-# vLLM's shipped configs for E=128,N=768 on the H200: the spec's seeds, by M (see its comments)
-shipped = {
-    1: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=64, GROUP_SIZE_M=1, num_warps=4, num_stages=5),
-    16: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=64, BLOCK_SIZE_K=256, GROUP_SIZE_M=1, num_warps=4, num_stages=2),
-    64: dict(BLOCK_SIZE_M=16, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=1, num_warps=8, num_stages=2),
-    256: dict(BLOCK_SIZE_M=32, BLOCK_SIZE_N=256, BLOCK_SIZE_K=128, GROUP_SIZE_M=16, num_warps=4, num_stages=2),
-    1024: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=16, num_warps=8, num_stages=4),
-    2048: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=1, num_warps=8, num_stages=4),
-    4096: dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=16, num_warps=8, num_stages=4),
-}
+# vLLM's shipped configs for E=128,N=768 on the H200, read from vLLM's own
+# config file in the pinned tree (kernels/triton/vllm_source.py: the key
+# nearest to M, as vLLM picks it)
+sys.path.insert(0, "kernels/triton")
+import vllm_source
+root = vllm_source.tree()
+print(f"shipped: {vllm_source.config_file(root, 128, 768, 'NVIDIA H200')}")
+print()
+shipped = {m: vllm_source.shipped(root, 128, 768, "NVIDIA H200", m) for m in (1, 16, 64, 256, 1024, 2048, 4096)}
 order = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
 key = lambda c: ",".join(f"{k}={c[k]}" for k in order)
 print("| M | shipped (sustained) | SM MHz | emitted tuned (sustained) | SM MHz | shipped / tuned | paired, per round | tuned config |")
@@ -360,7 +383,7 @@ stage_repeat() {
 	{
 		echo "# sustained re-timing of tuned and shipped pairs, interleaved, 3 fresh processes each"
 		env_lines
-		echo "- command: \`muh eval specs/.busy-gpu_warm-triton_fused_moe.yaml --problem M=.. --config A --config B --interleave --no-noise --json\` (measure.gpu_warm 5 s), A/B given in alternated order"
+		echo "- command: \`muh eval specs/.busy-gpu_warm-$SPEC_NAME.yaml --problem M=.. --config A --config B --interleave --no-noise --json\` (measure.gpu_warm 5 s), A/B given in alternated order"
 	} >"$sum"
 	local m1t=BLOCK_SIZE_M=16,BLOCK_SIZE_N=32,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
 	local m1s=BLOCK_SIZE_M=16,BLOCK_SIZE_N=64,BLOCK_SIZE_K=64,GROUP_SIZE_M=1,num_warps=4,num_stages=5
