@@ -1527,13 +1527,10 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 			measurement_free(&ms[i]);
 		eval_variant_free(&vs[i]);
 	}
-	if (I->n && isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz) &&
-	    s->sus[0].sustained_mhz >= 0.99 * s->sus[0].burst_mhz)
-		snprintf(I->why, sizeof(I->why),
-			 "the SM clock held under %g s of load (%.0f MHz, %.0f MHz when ranked): the ranking stands",
-			 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
-	else if (I->n)
-		I->fell = 1;
+	/* the clock's verdict is for the reader; the winner is the re-timing's
+	 * either way (best_retime_verdict) */
+	I->fell = I->n && isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz) &&
+		  s->sus[0].sustained_mhz < 0.99 * s->sus[0].burst_mhz;
 	eval_close(ev2);
 	/* the rows as the store keeps them; one verdict (best.h) for the tune's
 	 * output and every later reader of the store */
@@ -1544,12 +1541,12 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 					 q->sustained_s, q->sustained_mhz, I->warm_s};
 	}
 	size_t w;
-	if (I->fell && rows && best_retime_verdict(rows, I->n, &w)) {
+	if (I->n && rows && best_retime_verdict(rows, I->n, &w)) {
 		I->winner = w;
-		snprintf(I->why, sizeof(I->why), "the SM clock fell under %g s of load (%.0f MHz, %.0f MHz when ranked)",
-			 I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
-	} else if (I->fell) {
-		I->fell = 0;
+		I->ranked = 1;
+		snprintf(I->why, sizeof(I->why), "the SM clock %s under %g s of load (%.0f MHz, %.0f MHz when ranked)",
+			 I->fell ? "fell" : "held", I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+	} else if (I->n) {
 		snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
 	}
 	if (rows && s->st && store_set_retimes(s->st, s->run, rows, I->n, &d))

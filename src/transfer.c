@@ -135,7 +135,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Orders run w's ok rows as the library ranks the run (best.h: its
- * objective, and the winner at sustained clocks when the clock fell), the
+ * objective, and the winner at sustained clocks when the run was re-timed), the
  * rows it does not rank (SLO misses) after them in measurement order. */
 static int rank_rows(muh_store *st, struct rawrun *w, muh_diag *d)
 {

@@ -7,10 +7,12 @@
  *
  * The ranking is the run's objective (objective.h): ok variants that meet
  * its SLOs, lowest score first, ties in measurement order. When the run was
- * re-timed at sustained clocks (store_retime rows, measure.retime_top) and
- * the SM clock fell, the ranking is the one at the clocks that ship: the
- * re-timed variants first, by their sustained times, then the others as the
- * search ranked them. When the clock held, the search's ranking stands.
+ * re-timed at sustained clocks (store_retime rows, measure.retime_top), the
+ * ranking is the one at the clocks that ship: the re-timed variants that
+ * passed first, by their sustained times (timed interleaved, so none gains
+ * from its place), then the others as the search ranked them. This holds
+ * whether or not the SM clock fell: the search timed its variants one after
+ * the other, at whatever clock the device held then.
  */
 #ifndef MUH_BEST_H
 #define MUH_BEST_H
@@ -29,8 +31,8 @@ MUH_BEGIN_DECLS
 
 /* The regime that named a run's best. */
 enum best_regime {
-	BEST_BURST = 0,     /* as the search measured (no re-timing, or the clock held) */
-	BEST_SUSTAINED = 1, /* re-timed after a sustained load: the SM clock fell */
+	BEST_BURST = 0,     /* as the search measured (no re-timing, or none passed it) */
+	BEST_SUSTAINED = 1, /* re-timed interleaved after a sustained load */
 };
 
 /* One ranked variant. */
@@ -102,9 +104,8 @@ MUH_API void best_inert_note(const best_inert *e, char *buf, size_t n);
 
 /* The verdict on a re-timing (rows in burst_rank order, as the session
  * times them and the store keeps them): 1 and *winner (the fastest row at
- * sustained clocks) when the SM clock fell, i.e. the search's best (row 0)
- * did not hold within 1% of its burst clock, and some row passed; 0 when
- * the burst ranking stands (no rows, the clock held, or none passed). */
+ * sustained clocks) when some row passed, whether the SM clock fell or
+ * held; 0 when the burst ranking stands (no rows, or none passed). */
 MUH_API int best_retime_verdict(const store_retime *rows, size_t n, size_t *winner);
 
 MUH_END_DECLS

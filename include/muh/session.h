@@ -269,8 +269,10 @@ MUH_API void session_busy(const muh_session *s, session_busy_info *out);
  * measure.gpu_warm mechanism), and the winner is the fastest there. They
  * are timed interleaved (eval_measure_interleaved: rounds of one sample
  * each, the order alternated every round), so that none gains from its
- * place; when the search's best held its clock (its mean SM clock within
- * 1% of the burst clock) the burst ranking stands. */
+ * place. The winner is the fastest there whether the clock fell or held:
+ * the search timed its variants one after the other, at whatever clock the
+ * device held then (at M=4096 on the H200 it ranked under 1665 MHz, its best
+ * "held" that clock, and the second was 1.9% faster re-timed). */
 typedef struct session_sustained_row {
 	char key[1024];
 	double burst_s, burst_mhz;         /* as the search measured it */
@@ -279,10 +281,11 @@ typedef struct session_sustained_row {
 } session_sustained_row;
 typedef struct session_sustained_info {
 	int ran;         /* the re-timing ran */
-	int fell;        /* the SM clock fell: the rows' sustained ranking names the winner */
+	int fell;        /* the search's best ran under 99% of its burst SM clock when re-timed */
+	int ranked;      /* some row passed: the rows' sustained ranking names the winner */
 	size_t n;
 	const session_sustained_row *rows;
-	size_t winner;   /* with fell: the row of the winner */
+	size_t winner;   /* with ranked: the row of the winner */
 	double warm_s;
 	size_t samples;  /* of the search's best in the interleaved re-timing (each variant's are as many, or near) */
 	char why[256];   /* why it did not run, or what it found */

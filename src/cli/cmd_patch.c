@@ -174,8 +174,8 @@ static int write_out(const char *path, const char *text, muh_diag *d)
 /* ---- results from a store ----------------------------------------------- */
 
 /* One run of the store, ranked by the library (best.h): best.ranked[0] is
- * the best (at sustained clocks when the run was re-timed and the clock
- * fell), the others behind it. */
+ * the best (at sustained clocks when the run was re-timed and a re-timed
+ * variant passed), the others behind it. */
 struct runbest {
 	int64_t run;
 	char *spec_path, *problem, *hw, *backend;

@@ -35,9 +35,10 @@ static const char help[] =
 	"\n"
 	"A run that muh tune re-timed at sustained clocks (measure.retime_top) gets a\n"
 	"table of both regimes: each re-timed variant's burst and sustained time and\n"
-	"the SM clock of each. When the clock fell, the best is the winner at\n"
-	"sustained clocks (marked '*' in the table; its best and default columns stay\n"
-	"the search's times, so that the speedup compares like with like). muh patch\n"
+	"the SM clock of each. The best is the fastest re-timed variant, timed\n"
+	"interleaved, whether the clock fell or held (marked '*' in the table; its\n"
+	"best and default columns stay the search's times, so that the speedup\n"
+	"compares like with like). muh patch\n"
 	"--from and --emit write the same best (src/best.c ranks for both).\n"
 	"\n"
 	"options:\n"
@@ -305,10 +306,12 @@ static void print_retimes(const struct runstat *rs)
 	const muh_best *b = &rs->b;
 	if (!b->nretimes)
 		return;
-	printf("\nrun %lld at sustained clocks (after %.3g s of load each): %s\n", (long long)rs->r.id,
-	       b->retimes[0].warm_s,
-	       b->regime == BEST_SUSTAINED ? "the SM clock fell; the best is the winner there"
-					   : "the burst ranking stands");
+	const store_retime *r0 = &b->retimes[0];
+	int fell = isfinite(r0->sustained_mhz) && isfinite(r0->burst_mhz) && r0->sustained_mhz < 0.99 * r0->burst_mhz;
+	printf("\nrun %lld at sustained clocks (after %.3g s of load each): %s\n", (long long)rs->r.id, r0->warm_s,
+	       b->regime != BEST_SUSTAINED ? "none passed; the burst ranking stands"
+	       : fell                      ? "the SM clock fell; the fastest re-timed is the best"
+					   : "the SM clock held; the fastest re-timed is the best");
 	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
 	for (size_t i = 0; i < b->nretimes; i++) {
 		const store_retime *r = &b->retimes[i];

@@ -448,7 +448,7 @@ static void add_busy_json(muh_session *s, cJSON *o)
 		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
 		cJSON_AddItemToArray(rows, e);
 	}
-	if (I.fell)
+	if (I.ranked)
 		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
 }
 
@@ -477,7 +477,7 @@ static void print_busy_sustained(muh_session *s)
 		printf("sustained   not re-timed: %s\n", I.why);
 		return;
 	}
-	printf("sustained   %s%s\n", I.why, I.fell ? ": the best re-timed at sustained clocks" : "");
+	printf("sustained   %s%s\n", I.why, I.ranked ? ": the fastest re-timed is the winner" : "");
 	if (I.n > 1 && I.samples)
 		printf("            the %zu timed interleaved: %zu samples each, the order alternated every round\n",
 		       I.n, I.samples);
@@ -490,7 +490,7 @@ static void print_busy_sustained(muh_session *s)
 		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
 		       r->key);
 	}
-	if (I.fell) {
+	if (I.ranked) {
 		char a[32];
 		const session_sustained_row *w = &I.rows[I.winner];
 		cli_fmt_time(a, sizeof(a), w->sustained_s);

@@ -1,6 +1,6 @@
 # The best of a run is one answer (src/best.c) for muh report, muh patch
-# --from, the emitters and muh transfer; when the run was re-timed at sustained clocks and
-# the SM clock fell, it is the winner there, not the burst-ranked best.
+# --from, the emitters and muh transfer; when the run was re-timed at sustained clocks
+# (the SM clock fell or held), it is the winner there, not the burst-ranked best.
 # No GPU here: the stdlib worker's simulated clock
 # (MUH_PY_WORKER_SM_CLOCK=BURST,SUSTAINED, workers/py_worker.py) stands in
 # for NVML and slows BLOCK=256 2x once warmed (a worker restarted under load
@@ -94,7 +94,7 @@ PY
 }
 readers_name "$winner" "$DB" "as tuned"
 run "$MUH" report "$DB"
-expect_in out "^run 1 at sustained clocks \(after 0.2 s of load each\): the SM clock fell; the best is the winner there" "report shows the re-timing"
+expect_in out "^run 1 at sustained clocks \(after 0.2 s of load each\): the SM clock fell; the fastest re-timed is the best" "report shows the re-timing"
 # every stored row in the table, both regimes with the SM clock of each as
 # stored (the simulated clock says 990 MHz once a variant is warm)
 python3 - "$DB" "$TMP/out" <<'PY' || fail "report: the re-timed rows, both regimes and the SM clock of each: $(cat "$TMP/out")"
@@ -120,15 +120,24 @@ c = sqlite3.connect(sys.argv[1])
 c.execute("UPDATE retimes SET sustained_s = 1e-6 WHERE burst_rank = 3"); c.commit()' "$TMP/third.db"
 readers_name "$third" "$TMP/third.db" "the 3rd wins at sustained clocks"
 
-# the clock held (the best's sustained clock within 1%): the search's best stands
-first=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=1").fetchone()[0])' "$DB")
-cp "$DB" "$TMP/held.db"
+# the clock held (the best's sustained clock within 1%): the re-timing,
+# interleaved, still names the best: the 3rd again
+cp "$TMP/third.db" "$TMP/held.db"
 python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("UPDATE retimes SET sustained_mhz = burst_mhz"); c.commit()' "$TMP/held.db"
-readers_name "$first" "$TMP/held.db" "the clock held"
+readers_name "$third" "$TMP/held.db" "the clock held"
 run "$MUH" report "$TMP/held.db"
-expect_in out "^run 1 at sustained clocks .*: the burst ranking stands" "report: the ranking stands"
+expect_in out "^run 1 at sustained clocks .*: the SM clock held; the fastest re-timed is the best" "report: held, re-timed best"
+# nothing passed the re-timing: the search's best stands
+first=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=1").fetchone()[0])' "$DB")
+cp "$DB" "$TMP/none.db"
+python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE retimes SET sustained_s = NULL, sustained_mhz = NULL"); c.commit()' "$TMP/none.db"
+readers_name "$first" "$TMP/none.db" "nothing passed the re-timing"
+run "$MUH" report "$TMP/none.db"
+expect_in out "^run 1 at sustained clocks .*: none passed; the burst ranking stands" "report: the ranking stands"
 # a run whose hardware profile is empty names no device: moe-json asks for
 # --device instead of saying that no run has the fused-MoE symbols
 sed 's/^hw: h200$//' "$S" >"$TMP/nohw.yaml"
