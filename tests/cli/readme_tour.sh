@@ -76,6 +76,8 @@ if grep -q '^+++ ' "$TMP/winner.diff"; then
 	git -C "$W/specs" apply --check "$TMP/winner.diff" 2>"$TMP/apply.err" ||
 		fail "the engine winner's diff does not apply: $(cat "$TMP/apply.err")"
 fi
+[ "$(log "report docs/results/h200/tune-vllm-moe.db" | grep -cE '^[0-9]+ +vllm_fused_moe +E=128,topk=8,K=2048,N=768,M=[0-9]+ ')" = 7 ] ||
+	fail "the report of vLLM's kernel's H200 tune shows its 7 sizes"
 log "--wait-ready" | grep -Eq '^conc 1 ' || fail "muh load printed no sweep row: $(log "--wait-ready" | tail -3)"
 echo "tour: $n commands run"
 done_tests
