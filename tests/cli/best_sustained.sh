@@ -112,30 +112,33 @@ for rank, key, bm, sm in rows:
 PY
 grep -E "<- best$" "$TMP/out" | grep -q " $winner  <- best" || fail "report marks the winner among the rows"
 
-# the rows say the search's 3rd is fastest at sustained clocks: it is the best
-third=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=3").fetchone()[0])' "$DB")
-cp "$DB" "$TMP/third.db"
-python3 -c 'import sqlite3,sys
+# key_at DB RANK: the re-timed variant of burst rank RANK
+key_at() {
+	python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=?", (int(sys.argv[2]),)).fetchone()[0])' "$1" "$2"
+}
+# rewritten FROM TO SQL: a copy of store FROM with its re-timing rows
+# rewritten by SQL, as another re-timing would have left them
+rewritten() {
+	cp "$1" "$2"
+	python3 -c 'import sqlite3,sys
 c = sqlite3.connect(sys.argv[1])
-c.execute("UPDATE retimes SET sustained_s = 1e-6 WHERE burst_rank = 3"); c.commit()' "$TMP/third.db"
+c.execute(sys.argv[2]); c.commit()' "$2" "$3"
+}
+
+# the rows say the search's 3rd is fastest at sustained clocks: it is the best
+third=$(key_at "$DB" 3)
+rewritten "$DB" "$TMP/third.db" "UPDATE retimes SET sustained_s = 1e-6 WHERE burst_rank = 3"
 readers_name "$third" "$TMP/third.db" "the 3rd wins at sustained clocks"
 
 # the clock held (the best's sustained clock within 1%): the re-timing,
 # interleaved, still names the best: the 3rd again
-cp "$TMP/third.db" "$TMP/held.db"
-python3 -c 'import sqlite3,sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("UPDATE retimes SET sustained_mhz = burst_mhz"); c.commit()' "$TMP/held.db"
+rewritten "$TMP/third.db" "$TMP/held.db" "UPDATE retimes SET sustained_mhz = burst_mhz"
 readers_name "$third" "$TMP/held.db" "the clock held"
 run "$MUH" report "$TMP/held.db"
 expect_in out "^run 1 at sustained clocks .*: the SM clock held; the fastest re-timed is the best" "report: held, re-timed best"
 # nothing passed the re-timing: the search's best stands
-first=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT key FROM retimes WHERE burst_rank=1").fetchone()[0])' "$DB")
-cp "$DB" "$TMP/none.db"
-python3 -c 'import sqlite3,sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("UPDATE retimes SET sustained_s = NULL, sustained_mhz = NULL"); c.commit()' "$TMP/none.db"
-readers_name "$first" "$TMP/none.db" "nothing passed the re-timing"
+rewritten "$DB" "$TMP/none.db" "UPDATE retimes SET sustained_s = NULL, sustained_mhz = NULL"
+readers_name "$(key_at "$DB" 1)" "$TMP/none.db" "nothing passed the re-timing"
 run "$MUH" report "$TMP/none.db"
 expect_in out "^run 1 at sustained clocks .*: none passed; the burst ranking stands" "report: the ranking stands"
 # a run whose hardware profile is empty names no device: moe-json asks for
