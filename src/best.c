@@ -23,16 +23,17 @@
 #include "muh/best.h"
 #include "muh/muh.h"
 
-/* The defaults' canonical key of spec s, as space_key formats it (params in
- * spec order, NAME=VALUE); NULL when out of memory. */
-static char *default_key(const muh_spec *s)
+/* The defaults' canonical key of spec s in problem instance `instance`
+ * (spec_default_index), as space_key formats it (params in spec order,
+ * NAME=VALUE); NULL when out of memory. */
+static char *default_key(const muh_spec *s, size_t instance)
 {
 	size_t cap = 64, o = 0;
 	char *k = malloc(cap);
 	for (size_t p = 0; k && p < s->nparams; p++) {
 		char v[64];
 		const muh_param *par = &s->params[p];
-		value_fmt(v, sizeof(v), par->values[par->has_default ? par->default_idx : 0]);
+		value_fmt(v, sizeof(v), par->values[spec_default_index(s, instance, p)]);
 		size_t need = o + strlen(par->name) + strlen(v) + 3;
 		if (need > cap) {
 			char *nk = realloc(k, cap = need * 2);
@@ -313,7 +314,7 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 	muh_diag sd;
 	/* the spec as the store kept it (any directory, the file moved), else its file */
 	if (!store_run_spec(r, &sp, &sd)) {
-		out->default_key = default_key(sp);
+		out->default_key = default_key(sp, r->instance >= 0 ? (size_t)r->instance : 0);
 		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &out->objective, &sd))
 			objective_default(&out->objective);
 		spec_free(sp);

@@ -263,7 +263,7 @@ static void check_engine_defaults(muh_session *s)
 		const deploy_arg *a = deploy_find(f, name);
 		char want[256];
 		/* the default as the engine backend would write it (0/1 on a flag: False/True) */
-		engine_value_text(f, name, par->values[par->has_default ? par->default_idx : 0], want, sizeof(want));
+		engine_value_text(f, name, par->values[spec_default_index(sp, s->o.instance, p)], want, sizeof(want));
 		if (!a || !strcasecmp(a->value, want))
 			continue;
 		note(s, 1,

@@ -86,6 +86,7 @@ struct group {
 
 struct muh_space {
 	const muh_spec *spec;
+	size_t instance; /* the problem instance it was built for */
 	size_t np;       /* params */
 	size_t nslots;   /* params + problem + hw */
 	muh_value *base; /* slot template: problem and hw values filled */
@@ -1106,6 +1107,7 @@ int space_build(const muh_spec *s, const muh_hw *hw, size_t instance, muh_space 
 	if (!sp)
 		return MUH_ENOMEM;
 	sp->spec = s;
+	sp->instance = instance;
 	sp->np = s->nparams;
 	int rc = build_names(sp, hw, instance);
 	if (!rc)
@@ -1337,10 +1339,8 @@ size_t space_neighbours(const muh_space *sp, const uint32_t *cfg, enum space_nei
 
 int space_default(const muh_space *sp, uint32_t *cfg)
 {
-	for (size_t p = 0; p < sp->np; p++) {
-		const muh_param *par = &sp->spec->params[p];
-		cfg[p] = par->has_default ? (uint32_t)par->default_idx : 0;
-	}
+	for (size_t p = 0; p < sp->np; p++)
+		cfg[p] = (uint32_t)spec_default_index(sp->spec, sp->instance, p);
 	return space_is_valid(sp, cfg);
 }
 

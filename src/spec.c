@@ -16,6 +16,7 @@
  * Must never: print, exit, or keep libfyaml objects past spec_parse (the
  * spec owns plain C data only, so callers need not know libfyaml).
  */
+#include <assert.h>
 #include <errno.h>
 #include <libfyaml.h>
 #include <math.h>
@@ -721,6 +722,83 @@ static int read_seeds(struct parser *P, struct fy_node *n)
 	return MUH_OK;
 }
 
+static muh_symbol *find_symbol(muh_spec *s, const char *name, size_t len)
+{
+	for (size_t i = 0; i < s->nproblem; i++)
+		if (strlen(s->problem[i].name) == len && !strncmp(s->problem[i].name, name, len))
+			return &s->problem[i];
+	return NULL;
+}
+
+/* problem_defaults: [{M: 1, BLOCK_SIZE_M: 16, ...}, ...]. Each entry's
+ * problem symbols say which instances it holds for (all must match), its
+ * params what the default is there. Read after params, problem and
+ * defaults. */
+static int read_problem_defaults(struct parser *P, struct fy_node *n)
+{
+	muh_spec *s = P->s;
+	if (!is_seq(n))
+		return err_at(P, n, "expected 'problem_defaults' to be a list of {problem symbol: value, param: value} "
+				    "mappings");
+	size_t cap = 0;
+	void *it = NULL;
+	struct fy_node *item;
+	while ((item = fy_node_sequence_iterate(n, &it))) {
+		if (!is_map(item))
+			return err_at(P, item, "expected {problem symbol: value, ..., param: value, ...}");
+		GROW(s->pdefaults, s->npdefaults, cap);
+		muh_problem_default *pd = &s->pdefaults[s->npdefaults];
+		pd->idx = malloc((s->nparams ? s->nparams : 1) * sizeof(size_t));
+		pd->when = malloc((s->nproblem ? s->nproblem : 1) * sizeof(size_t));
+		s->npdefaults++; /* spec_free frees what was allocated */
+		if (!pd->idx || !pd->when)
+			return MUH_ENOMEM;
+		for (size_t i = 0; i < s->nparams; i++)
+			pd->idx[i] = SIZE_MAX;
+		for (size_t i = 0; i < s->nproblem; i++)
+			pd->when[i] = SIZE_MAX;
+		node_pos(P, item, &pd->line, &pd->col);
+		size_t nwhen = 0, nset = 0;
+		void *it2 = NULL;
+		struct fy_node_pair *pr;
+		while ((pr = fy_node_mapping_iterate(item, &it2))) {
+			struct fy_node *k = fy_node_pair_key(pr);
+			size_t klen = 0;
+			const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+			muh_param *p = kn ? find_param(s, kn, klen) : NULL;
+			muh_symbol *sym = p || !kn ? NULL : find_symbol(s, kn, klen);
+			int rc;
+			if (p) {
+				rc = value_index(P, p, fy_node_pair_value(pr), &pd->idx[p - s->params]);
+				nset++;
+			} else if (sym) {
+				/* the symbol's values, matched as a param's are */
+				muh_param as = {.name = sym->name, .values = sym->values, .nvalues = sym->nvalues};
+				rc = value_index(P, &as, fy_node_pair_value(pr), &pd->when[sym - s->problem]);
+				nwhen++;
+			} else {
+				diag_near near = DIAG_NEAR_INIT;
+				for (size_t i = 0; kn && i < s->nparams; i++)
+					diag_near_offer(&near, kn, klen, s->params[i].name);
+				for (size_t i = 0; kn && i < s->nproblem; i++)
+					diag_near_offer(&near, kn, klen, s->problem[i].name);
+				return err_at(P, k, "problem default names '%.*s', which is neither a param nor a problem "
+						    "symbol%s%s%s",
+					      (int)klen, kn ? kn : "", near.name ? " (did you mean '" : "",
+					      near.name ? near.name : "", near.name ? "'?)" : "");
+			}
+			if (rc)
+				return rc;
+		}
+		if (!nwhen)
+			return err_at(P, item, "a problem default names no problem symbol: which instances does it hold "
+					       "for? (defaults: holds for all)");
+		if (!nset)
+			return err_at(P, item, "a problem default names no param");
+	}
+	return MUH_OK;
+}
+
 static int add_kv(struct parser *P, const char *key, struct fy_node *n, size_t *cap)
 {
 	muh_spec *s = P->s;
@@ -774,7 +852,7 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 /* ---- the document ------------------------------------------------------------ */
 
 static const char *const muh_sections[] = {"params", "constraints", "problem", "hw",
-					   "defaults", "seeds", NULL};
+					   "defaults", "problem_defaults", "seeds", NULL};
 /* The other sections: kept as dotted keys for their readers (target.c:
  * target, verify, measure, load, knobs; objective.c; kb.c). Anything else
  * is a misspelling, an error: 'constraint:' dropped every constraint. */
@@ -803,6 +881,8 @@ static int read_muh(struct parser *P, struct fy_node *root)
 		rc = read_problem(P, n);
 	if (!rc && (n = lookup1(root, "defaults")))
 		rc = read_defaults(P, n);
+	if (!rc && (n = lookup1(root, "problem_defaults")))
+		rc = read_problem_defaults(P, n);
 	if (!rc && (n = lookup1(root, "seeds")))
 		rc = read_seeds(P, n);
 	if (!rc && (n = lookup1(root, "hw"))) {
@@ -1053,6 +1133,11 @@ void spec_free(muh_spec *s)
 	}
 	for (size_t i = 0; i < s->nseeds; i++)
 		free(s->seeds[i].idx);
+	for (size_t i = 0; i < s->npdefaults; i++) {
+		free(s->pdefaults[i].idx);
+		free(s->pdefaults[i].when);
+	}
+	free(s->pdefaults);
 	free(s->params);
 	free(s->constraints);
 	free(s->problem);
@@ -1082,12 +1167,33 @@ size_t spec_ninstances(const muh_spec *s)
 	return n;
 }
 
-muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance)
+/* The value index of symbol k in instance i: mixed radix, last symbol fastest. */
+static size_t problem_index(const muh_spec *s, size_t k, size_t instance)
 {
-	/* mixed radix, last symbol fastest */
 	for (size_t i = s->nproblem; i-- > k + 1;)
 		instance /= s->problem[i].nvalues;
-	return s->problem[k].values[instance % s->problem[k].nvalues];
+	return instance % s->problem[k].nvalues;
+}
+
+muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance)
+{
+	return s->problem[k].values[problem_index(s, k, instance)];
+}
+
+size_t spec_default_index(const muh_spec *s, size_t instance, size_t p)
+{
+	assert(p < s->nparams);
+	const muh_param *par = &s->params[p];
+	size_t idx = par->has_default ? par->default_idx : 0;
+	for (size_t i = 0; i < s->npdefaults; i++) {
+		const muh_problem_default *pd = &s->pdefaults[i];
+		int match = pd->idx[p] != SIZE_MAX;
+		for (size_t k = 0; match && k < s->nproblem; k++)
+			match = pd->when[k] == SIZE_MAX || pd->when[k] == problem_index(s, k, instance);
+		if (match)
+			idx = pd->idx[p];
+	}
+	return idx;
 }
 
 void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n)

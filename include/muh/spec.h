@@ -63,6 +63,15 @@ typedef struct muh_seed {
 	int line, col;
 } muh_seed;
 
+/* A default that holds for some problem instances only (the spec's
+ * problem_defaults:): vLLM's fused-MoE fallback config, say, changes with
+ * the batch size M. */
+typedef struct muh_problem_default {
+	size_t *when; /* value index per problem symbol; SIZE_MAX where any value matches */
+	size_t *idx;  /* value index per param; SIZE_MAX where defaults: stands */
+	int line, col;
+} muh_problem_default;
+
 typedef struct muh_spec {
 	char *path;
 	char *text; /* the whole file, for diagnostics */
@@ -80,6 +89,8 @@ typedef struct muh_spec {
 	size_t nkv;
 	muh_seed *seeds; /* known-good configurations listed by the spec */
 	size_t nseeds;
+	muh_problem_default *pdefaults; /* problem_defaults:, in the order written */
+	size_t npdefaults;
 	char *pool; /* string storage for MUH_STR values */
 } muh_spec;
 
@@ -99,6 +110,12 @@ MUH_API const muh_kv *spec_kv(const muh_spec *s, const char *key);
  * least 1) and the value of symbol k in instance i. */
 MUH_API size_t spec_ninstances(const muh_spec *s);
 MUH_API muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance);
+/* The default value index of param p in problem instance `instance`: the
+ * last problem_defaults: entry that matches the instance and sets p, else
+ * defaults:, else the param's first value. Every reader of "the default"
+ * (the space's default configuration, the store's default key, the
+ * emitters) asks this, so that they agree per instance. */
+MUH_API size_t spec_default_index(const muh_spec *s, size_t instance, size_t p);
 /* Instance i's problem values as runs record them: "M=2048,N=14336" (empty
  * with no problem symbols). Writes at most n bytes. */
 MUH_API void spec_problem_text(const muh_spec *s, size_t instance, char *buf, size_t n);

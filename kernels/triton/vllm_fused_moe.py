@@ -19,7 +19,9 @@ for bf16 without quantization:
   USE_TD off (vLLM turns them on only for fp8 and under an opt-in variable),
   C written as (M, top_k, N) views of one shared cache, as vLLM does.
 
-What is timed is this layer. The kernel's line numbers are the tree's, so
+What is timed is this layer, SiLU-and-mul and the top-k sum included; those
+two are plain torch ops here where vLLM calls its own fused CUDA ops, so a
+layer here has two launches more than vLLM's. The kernel's line numbers are the tree's, so
 Triton's errors and compile metadata point into vLLM's file.
 
 Module interface: kernels/README.md. Shipped configs: shipped(problem, device).
@@ -73,11 +75,7 @@ def engine_default(problem):
     CUDA (what it runs when it ships no config file for the shape)."""
     p = dict(PROBLEM)
     p.update(problem or {})
-    M, E = int(p["M"]), int(p["E"])
-    block_m = 16 if M <= 32 else 32 if M <= 96 else 64 if M <= 512 else 128
-    return {"BLOCK_SIZE_M": block_m, "BLOCK_SIZE_N": 64 if M <= 64 else 128,
-            "BLOCK_SIZE_K": 128 if M <= 64 else 64, "GROUP_SIZE_M": 16 if M // max(E, 1) > 128 else 1,
-            "num_warps": 4 if M <= 128 else 8, "num_stages": 4 if M <= 32 else 3}
+    return _vs.engine_default(p["M"], p["E"])
 
 
 def shipped(problem, device="NVIDIA H200"):

@@ -18,7 +18,11 @@ vLLM is copied into muh:
   its first line in the file, found with Python's own parser (ast).
 - `shipped(tree, E, N, device, M)`: the config vLLM would load for M from its
   `E=..,N=..,device_name=...json` (the nearest key, as vLLM's
-  try_get_optimal_moe_config picks it), or None without such a file.
+  try_get_optimal_moe_config picks it), or None without such a file. Not
+  followed: vLLM's fallbacks to another file (H200 family names, a generic
+  dtype); the device must be named as the file names it.
+- `engine_default(M, E)`: vLLM's get_default_config for bf16 (what it runs
+  without a file).
 
 What it must never do: write into the tree, or run any of vLLM's code; the
 kernel module (vllm_fused_moe.py) compiles the extracted functions itself.
@@ -26,6 +30,7 @@ kernel module (vllm_fused_moe.py) compiles the extracted functions itself.
 import ast
 import json
 import os
+import re
 
 VLLM_VERSION = "0.33.0"
 KERNEL_FILE = "vllm/model_executor/layers/fused_moe/fused_moe.py"
@@ -67,12 +72,30 @@ def kernel_sources(path, names=KERNEL_FUNCS):
     return {n: found[n] for n in names}
 
 
+def engine_default(M, E):
+    """vLLM 0.33.0's get_default_config for bf16 without quantization on
+    CUDA: the config it runs for batch size M when it ships no file for the
+    device and shape (written out here from that function; the spec's
+    problem_defaults: must agree, tests/cli/vllm_kernel.sh checks)."""
+    M, E = int(M), int(E)
+    block_m = 16 if M <= 32 else 32 if M <= 96 else 64 if M <= 512 else 128
+    return {"BLOCK_SIZE_M": block_m, "BLOCK_SIZE_N": 64 if M <= 64 else 128,
+            "BLOCK_SIZE_K": 128 if M <= 64 else 64, "GROUP_SIZE_M": 16 if M // max(E, 1) > 128 else 1,
+            "num_warps": 4 if M <= 128 else 8, "num_stages": 4 if M <= 32 else 3}
+
+
+def device_file_name(device):
+    """A device name as vLLM writes it into config file names
+    (get_device_name_as_file_name: runs of spaces and slashes become one
+    underscore)."""
+    return re.sub(r"[\s/]+", "_", device)
+
+
 def config_file(root, E, N, device):
     """The path of vLLM's config file for E experts, intermediate N and a
     device name as torch reports it (spaces become underscores, as in
     vLLM's get_config_file_name)."""
-    dev = device.replace(" ", "_")
-    return os.path.join(root, CONFIG_DIR, f"E={E},N={N},device_name={dev}.json")
+    return os.path.join(root, CONFIG_DIR, f"E={E},N={N},device_name={device_file_name(device)}.json")
 
 
 def shipped(root, E, N, device, M):
@@ -82,7 +105,10 @@ def shipped(root, E, N, device, M):
     path = config_file(root, E, N, device)
     if not os.path.isfile(path):
         return None
-    table = {int(k): v for k, v in json.load(open(path, encoding="utf-8")).items()}
+    # keys are batch sizes; vLLM drops the others ("triton_version")
+    table = {int(k): v for k, v in json.load(open(path, encoding="utf-8")).items() if k.isdigit()}
+    if not table:
+        return None
     best = min(table, key=lambda k: abs(k - int(M)))
     return {k: int(v) for k, v in table[best].items()}
 

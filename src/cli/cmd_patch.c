@@ -833,12 +833,12 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 		if (!nb)
 			return diag_errorf(d, "the store has no ok result");
 		int have_def = 0;
-		if (spec && (int)spec->nparams == best[0].nparams) {
-			for (size_t p = 0; p < spec->nparams; p++) {
-				const muh_param *par = &spec->params[p];
-				value_fmt(dbuf[p], sizeof(dbuf[p]), par->values[par->has_default ? par->default_idx : 0]);
-				dvals[p] = dbuf[p]; /* as the key and the -D define write it */
-			}
+		/* the run's default key (its problem instance's, best.c), split as
+		 * the key and the -D define write it */
+		static char dnbuf[64][64];
+		static const char *dnames[64];
+		if (spec && specrun->best.default_key && (int)spec->nparams == best[0].nparams &&
+		    key_split(specrun->best.default_key, dnbuf, dnames, dbuf, dvals, 64) == best[0].nparams) {
 			inert_notes(&specrun->best, specrun->best.default_key, best[0].names, best[0].nparams,
 				    notebuf[64], notes[64]);
 			def = (patch_best){"default", 0, best[0].nparams, best[0].names, dvals, notes[64]};

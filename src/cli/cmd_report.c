@@ -277,6 +277,8 @@ static void print_json(const struct ctx *cx, const size_t *total)
 			cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&b->objective, b->any_score));
 			cJSON_AddStringToObject(e, "unconstrained_best", b->any_key);
 		}
+		if (b->default_key)
+			cJSON_AddStringToObject(e, "default_key", b->default_key);
 		if (isfinite(b->default_score))
 			cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
 						objective_value(&b->objective, b->default_score));

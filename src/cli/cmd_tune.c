@@ -663,6 +663,11 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			cJSON_AddNumberToObject(o2, "best_s", best);
 			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
 		}
+		if (r->have_default) { /* the instance's (problem_defaults:) */
+			space_config_at(sp, r->records[0].index, cfg);
+			space_key(sp, cfg, key, sizeof(key));
+			cJSON_AddStringToObject(o2, "default_key", key);
+		}
 		if (isfinite(dflt) && !is_slo_miss(dflt)) {
 			cJSON_AddNumberToObject(o2, "default_s", dflt);
 			if (r->have_best && !is_slo_miss(best))

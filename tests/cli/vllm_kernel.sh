@@ -92,4 +92,25 @@ d = re.search(r"^defaults: \{(.*?)\}", text, re.M).group(1)
 assert key(dict(x.split(": ") for x in d.split(", "))) in muh
 print(f"{len(muh)} valid; {len(ship)} shipped configs = the seeds, all inside")
 PY
+
+# the spec's default at each M (defaults: and problem_defaults:, as muh
+# reads them: the store's default key of a one-evaluation replay per size)
+# is vLLM's get_default_config there
+for m in 1 16 64 256 1024 2048 4096; do
+	"$MUH" tune specs/vllm_fused_moe.yaml --problem "M=$m" --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv \
+		--budget 1 --db "$TMP/def.db" >/dev/null 2>"$TMP/err" || fail "replay at M=$m: $(head -c 300 "$TMP/err")"
+done
+run "$MUH" report "$TMP/def.db" --json
+python3 - "$TMP/out" <<'PY' || fail "the spec's per-M defaults are vLLM's get_default_config"
+import json, sys
+sys.path.insert(0, "kernels/triton")
+import vllm_source
+names = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
+runs = json.load(open(sys.argv[1]))["runs"]
+got = {int(r["problem"].split("M=")[1]): r["default_key"] for r in runs}
+assert sorted(got) == [1, 16, 64, 256, 1024, 2048, 4096], got
+for m, k in got.items():
+    d = vllm_source.engine_default(m, 128)
+    assert k == ",".join(f"{n}={d[n]}" for n in names), (m, k, d)
+PY
 done_tests
