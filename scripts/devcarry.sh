@@ -28,7 +28,7 @@ if [ -f "$v/fused_moe.py" ]; then
 	d=.devcarry/vllm-0.33.0/vllm/model_executor/layers/fused_moe
 	mkdir -p "$d/configs"
 	cp "$v/fused_moe.py" "$d/"
-	cp "$v"/configs/E=128,N=768,device_name=NVIDIA_H*.json "$d/configs/"
+	cp "$v/configs/E=128,N=768,device_name=NVIDIA_H200.json" "$d/configs/"
 fi
 # MUH_OLD_TREE=DIR: a worktree of an older commit, built (DIR/build/muh): its
 # binary, workers, kernels and specs go to .devcarry/old/, for a before/after

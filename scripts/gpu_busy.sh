@@ -17,8 +17,10 @@
 #   fraction muh prints (time inside timed launches over the search's wall
 #   time).
 # all: every batch size (--problem all) with --jobs 14 at 5% (a time cap per
-#   size, no re-timing: that is done next), vLLM's config file emitted from
-#   the store (muh patch --emit moe-json) into $OUT.
+#   size, MUH_BUSY_TIME, 45 s), each size's top 3 re-timed at sustained
+#   clocks (the spec's default; MUH_BUSY_RETIME=0 turns it off), vLLM's
+#   config file emitted from the store (muh patch --emit moe-json) into $OUT.
+#   MUH_BUSY_ALL_TIMEOUT (570 s) bounds the whole tune.
 # check: per size, the emitted config (all's, or the file MUH_EMITTED) and
 #   vLLM's shipped one timed at sustained clocks (measure.gpu_warm 5 s) in
 #   one muh eval --interleave (both warmed up, then rounds of one sample
@@ -149,8 +151,12 @@ stage_compare() {
 	} >"$sum"
 	local serial_spec
 	if [ -x .devcarry/old/bin/muh ]; then # today's tune: the old commit's muh, worker and kernel
-		serial_spec=.devcarry/old/specs/.busy-retime_top-triton_fused_moe.yaml
-		{ cat .devcarry/old/specs/triton_fused_moe.yaml; printf 'measure:\n  retime_top: 0\n'; } >"$serial_spec"
+		if [ ! -f ".devcarry/old/specs/$SPEC_NAME.yaml" ]; then
+			echo "compare: the old tree ($(cat .devcarry/old/COMMIT)) has no specs/$SPEC_NAME.yaml: no serial run of the same kernel" | tee -a "$sum"
+			return 1
+		fi
+		serial_spec=.devcarry/old/specs/.busy-retime_top-$SPEC_NAME.yaml
+		{ cat ".devcarry/old/specs/$SPEC_NAME.yaml"; printf 'measure:\n  retime_top: 0\n'; } >"$serial_spec"
 		MUH_BIN=$PWD/.devcarry/old/bin/muh tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
 	else
 		serial_spec=$(spec_with retime_top 0)
@@ -236,7 +242,7 @@ stage_all() {
 	local tspec
 	tspec=$SPEC
 	[ "${MUH_BUSY_RETIME:-1}" = 0 ] && tspec=$(spec_with retime_top 0)
-	tune all "$tspec" "${MUH_BUSY_ALL_TIMEOUT:-470}" --problem all --budget 5% --seed 1 --time "${MUH_BUSY_TIME:-45}s" --jobs "$JOBS"
+	tune all "$tspec" "${MUH_BUSY_ALL_TIMEOUT:-570}" --problem all --budget 5% --seed 1 --time "${MUH_BUSY_TIME:-45}s" --jobs "$JOBS"
 	mkdir -p "$W/emit"
 	muh patch --emit moe-json --from "$W/all.db" --device NVIDIA_H200 --out "$W/emit" >"$W/emit.log" 2>&1
 	cp "$W"/emit/*.json "$OUT/" 2>/dev/null

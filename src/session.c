@@ -1544,8 +1544,13 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 	if (I->n && rows && best_retime_verdict(rows, I->n, &w)) {
 		I->winner = w;
 		I->ranked = 1;
-		snprintf(I->why, sizeof(I->why), "the SM clock %s under %g s of load (%.0f MHz, %.0f MHz when ranked)",
-			 I->fell ? "fell" : "held", I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+		if (isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz))
+			snprintf(I->why, sizeof(I->why),
+				 "the SM clock %s under %g s of load (%.0f MHz, %.0f MHz when ranked)",
+				 I->fell ? "fell" : "held", I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+		else /* the search's best failed the re-timing, or its clock was not read */
+			snprintf(I->why, sizeof(I->why), "the SM clock of the search's best under %g s of load is unknown",
+				 I->warm_s);
 	} else if (I->n) {
 		snprintf(I->why, sizeof(I->why), "no variant passed at sustained clocks: the ranking stands");
 	}

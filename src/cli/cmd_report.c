@@ -309,11 +309,17 @@ static void print_retimes(const struct runstat *rs)
 	if (!b->nretimes)
 		return;
 	const store_retime *r0 = &b->retimes[0];
-	int fell = isfinite(r0->sustained_mhz) && isfinite(r0->burst_mhz) && r0->sustained_mhz < 0.99 * r0->burst_mhz;
-	printf("\nrun %lld at sustained clocks (after %.3g s of load each): %s\n", (long long)rs->r.id, r0->warm_s,
-	       b->regime != BEST_SUSTAINED ? "none passed; the burst ranking stands"
-	       : fell                      ? "the SM clock fell; the fastest re-timed is the best"
-					   : "the SM clock held; the fastest re-timed is the best");
+	const char *clock = !isfinite(r0->sustained_mhz) || !isfinite(r0->burst_mhz) ? "unknown"
+			    : r0->sustained_mhz < 0.99 * r0->burst_mhz               ? "fell"
+										     : "held";
+	if (b->regime != BEST_SUSTAINED)
+		printf("\nrun %lld at sustained clocks (after %.3g s of load each): none passed; the burst ranking "
+		       "stands\n",
+		       (long long)rs->r.id, r0->warm_s);
+	else
+		printf("\nrun %lld at sustained clocks (after %.3g s of load each): the SM clock %s; the fastest "
+		       "re-timed is the best\n",
+		       (long long)rs->r.id, r0->warm_s, clock);
 	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
 	for (size_t i = 0; i < b->nretimes; i++) {
 		const store_retime *r = &b->retimes[i];

@@ -495,6 +495,9 @@ static void print_busy_sustained(muh_session *s)
 		const session_sustained_row *w = &I.rows[I.winner];
 		cli_fmt_time(a, sizeof(a), w->sustained_s);
 		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
+		if (w->burst_rank != 1)
+			printf("            the store's best: muh report and muh patch name this one, not the search's "
+			       "best above\n");
 	}
 }
 

@@ -136,6 +136,12 @@ rewritten "$TMP/third.db" "$TMP/held.db" "UPDATE retimes SET sustained_mhz = bur
 readers_name "$third" "$TMP/held.db" "the clock held"
 run "$MUH" report "$TMP/held.db"
 expect_in out "^run 1 at sustained clocks .*: the SM clock held; the fastest re-timed is the best" "report: held, re-timed best"
+# the search's best failed the re-timing (no clock there): the 3rd still
+# wins, and the clock is said to be unknown, not held
+rewritten "$TMP/third.db" "$TMP/unknown.db" "UPDATE retimes SET sustained_s = NULL, sustained_mhz = NULL WHERE burst_rank = 1"
+readers_name "$third" "$TMP/unknown.db" "the best failed the re-timing"
+run "$MUH" report "$TMP/unknown.db"
+expect_in out "^run 1 at sustained clocks .*: the SM clock unknown; the fastest re-timed is the best" "report: clock unknown"
 # nothing passed the re-timing: the search's best stands
 rewritten "$DB" "$TMP/none.db" "UPDATE retimes SET sustained_s = NULL, sustained_mhz = NULL"
 readers_name "$(key_at "$DB" 1)" "$TMP/none.db" "nothing passed the re-timing"
