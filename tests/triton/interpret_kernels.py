@@ -18,6 +18,7 @@ import torch  # noqa: E402
 import fused_moe  # noqa: E402
 import flash_attention  # noqa: E402
 import prefix_prefill  # noqa: E402
+import vllm_fused_moe  # noqa: E402  (vLLM's own kernel, from third_party/vllm-0.33.0)
 
 DT = os.environ.get("MUH_INTERPRET_DTYPE", "fp32")
 CASES = [
@@ -25,6 +26,14 @@ CASES = [
      [{"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 1, "num_warps": 4, "num_stages": 2},
       {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 4, "num_warps": 4, "num_stages": 3}]),
     (fused_moe, {"E": 4, "topk": 2, "K": 96, "N": 48, "M": 33, "dtype": DT},
+     [{"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 2, "num_warps": 4, "num_stages": 2}]),
+    # vLLM's kernel as vLLM launches it: no alignment (M * topk * 4 <= E),
+    # the grid cut for M < BLOCK_SIZE_M, and the aligned path
+    (vllm_fused_moe, {"E": 16, "topk": 2, "K": 64, "N": 32, "M": 2, "dtype": DT},
+     [{"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 1, "num_warps": 4, "num_stages": 2}]),
+    (vllm_fused_moe, {"E": 8, "topk": 2, "K": 64, "N": 32, "M": 5, "dtype": DT},
+     [{"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 1, "num_warps": 4, "num_stages": 2}]),
+    (vllm_fused_moe, {"E": 4, "topk": 2, "K": 96, "N": 48, "M": 33, "dtype": DT},
      [{"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 2, "num_warps": 4, "num_stages": 2}]),
     (prefix_prefill, {"num_seqs": 2, "M": 20, "ctx_len": 37, "num_heads": 4, "num_kv_heads": 2, "head_dim": 16,
                       "block_size": 8, "dtype": DT},
