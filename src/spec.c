@@ -683,43 +683,13 @@ static int read_defaults(struct parser *P, struct fy_node *n)
 	return MUH_OK;
 }
 
-static int read_seeds(struct parser *P, struct fy_node *n)
+/* n value indices, each SIZE_MAX ("not given"); NULL when out of memory. */
+static size_t *unset_indices(size_t n)
 {
-	muh_spec *s = P->s;
-	if (!is_seq(n))
-		return err_at(P, n, "expected 'seeds' to be a list of {param: value} mappings");
-	size_t cap = 0;
-	void *it = NULL;
-	struct fy_node *item;
-	while ((item = fy_node_sequence_iterate(n, &it))) {
-		if (!is_map(item))
-			return err_at(P, item, "expected a seed {param: value, ...}");
-		GROW(s->seeds, s->nseeds, cap);
-		muh_seed *sd = &s->seeds[s->nseeds];
-		sd->idx = malloc((s->nparams ? s->nparams : 1) * sizeof(size_t));
-		if (!sd->idx)
-			return MUH_ENOMEM;
-		s->nseeds++;
-		for (size_t i = 0; i < s->nparams; i++)
-			sd->idx[i] = SIZE_MAX;
-		node_pos(P, item, &sd->line, &sd->col);
-		void *it2 = NULL;
-		struct fy_node_pair *pr;
-		while ((pr = fy_node_mapping_iterate(item, &it2))) {
-			struct fy_node *k = fy_node_pair_key(pr);
-			size_t klen = 0;
-			const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
-			muh_param *p = kn ? find_param(s, kn, klen) : NULL;
-			if (!p)
-				return err_at(P, k, "seed names '%.*s', which is not a param",
-					      (int)klen, kn ? kn : "");
-			int rc = value_index(P, p, fy_node_pair_value(pr),
-					     &sd->idx[p - s->params]);
-			if (rc)
-				return rc;
-		}
-	}
-	return MUH_OK;
+	size_t *v = malloc((n ? n : 1) * sizeof(size_t));
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = SIZE_MAX;
+	return v;
 }
 
 static muh_symbol *find_symbol(muh_spec *s, const char *name, size_t len)
@@ -728,6 +698,73 @@ static muh_symbol *find_symbol(muh_spec *s, const char *name, size_t len)
 		if (strlen(s->problem[i].name) == len && !strncmp(s->problem[i].name, name, len))
 			return &s->problem[i];
 	return NULL;
+}
+
+/* One {name: value, ...} entry of a seeds: or problem_defaults: list: each
+ * param's value index into idx, each problem symbol's into when (NULL: the
+ * list takes params only; `what` names the entry in the error). Counts the
+ * params set and the symbols named. Unknown names are errors, with the
+ * nearest param or symbol offered. */
+static int read_entry(struct parser *P, struct fy_node *item, const char *what, size_t *idx, size_t *when,
+		      size_t *nset, size_t *nwhen)
+{
+	muh_spec *s = P->s;
+	void *it = NULL;
+	struct fy_node_pair *pr;
+	while ((pr = fy_node_mapping_iterate(item, &it))) {
+		struct fy_node *k = fy_node_pair_key(pr);
+		size_t klen = 0;
+		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		muh_param *p = kn ? find_param(s, kn, klen) : NULL;
+		muh_symbol *sym = p || !kn || !when ? NULL : find_symbol(s, kn, klen);
+		int rc;
+		if (p) {
+			rc = value_index(P, p, fy_node_pair_value(pr), &idx[p - s->params]);
+			(*nset)++;
+		} else if (sym) {
+			/* the symbol's values, matched as a param's are */
+			muh_param as = {.name = sym->name, .values = sym->values, .nvalues = sym->nvalues};
+			rc = value_index(P, &as, fy_node_pair_value(pr), &when[sym - s->problem]);
+			(*nwhen)++;
+		} else {
+			diag_near near = DIAG_NEAR_INIT;
+			for (size_t i = 0; kn && i < s->nparams; i++)
+				diag_near_offer(&near, kn, klen, s->params[i].name);
+			for (size_t i = 0; kn && when && i < s->nproblem; i++)
+				diag_near_offer(&near, kn, klen, s->problem[i].name);
+			return err_at(P, k, "%s names '%.*s', which is %s%s%s%s", what, (int)klen, kn ? kn : "",
+				      when ? "neither a param nor a problem symbol" : "not a param",
+				      near.name ? " (did you mean '" : "", near.name ? near.name : "",
+				      near.name ? "'?)" : "");
+		}
+		if (rc)
+			return rc;
+	}
+	return MUH_OK;
+}
+
+static int read_seeds(struct parser *P, struct fy_node *n)
+{
+	muh_spec *s = P->s;
+	if (!is_seq(n))
+		return err_at(P, n, "expected 'seeds' to be a list of {param: value} mappings");
+	size_t cap = 0, nset = 0, nwhen = 0;
+	void *it = NULL;
+	struct fy_node *item;
+	while ((item = fy_node_sequence_iterate(n, &it))) {
+		if (!is_map(item))
+			return err_at(P, item, "expected a seed {param: value, ...}");
+		GROW(s->seeds, s->nseeds, cap);
+		muh_seed *sd = &s->seeds[s->nseeds];
+		if (!(sd->idx = unset_indices(s->nparams)))
+			return MUH_ENOMEM;
+		s->nseeds++;
+		node_pos(P, item, &sd->line, &sd->col);
+		int rc = read_entry(P, item, "seed", sd->idx, NULL, &nset, &nwhen);
+		if (rc)
+			return rc;
+	}
+	return MUH_OK;
 }
 
 /* problem_defaults: [{M: 1, BLOCK_SIZE_M: 16, ...}, ...]. Each entry's
@@ -748,48 +785,16 @@ static int read_problem_defaults(struct parser *P, struct fy_node *n)
 			return err_at(P, item, "expected {problem symbol: value, ..., param: value, ...}");
 		GROW(s->pdefaults, s->npdefaults, cap);
 		muh_problem_default *pd = &s->pdefaults[s->npdefaults];
-		pd->idx = malloc((s->nparams ? s->nparams : 1) * sizeof(size_t));
-		pd->when = malloc((s->nproblem ? s->nproblem : 1) * sizeof(size_t));
+		pd->idx = unset_indices(s->nparams);
+		pd->when = unset_indices(s->nproblem);
 		s->npdefaults++; /* spec_free frees what was allocated */
 		if (!pd->idx || !pd->when)
 			return MUH_ENOMEM;
-		for (size_t i = 0; i < s->nparams; i++)
-			pd->idx[i] = SIZE_MAX;
-		for (size_t i = 0; i < s->nproblem; i++)
-			pd->when[i] = SIZE_MAX;
 		node_pos(P, item, &pd->line, &pd->col);
 		size_t nwhen = 0, nset = 0;
-		void *it2 = NULL;
-		struct fy_node_pair *pr;
-		while ((pr = fy_node_mapping_iterate(item, &it2))) {
-			struct fy_node *k = fy_node_pair_key(pr);
-			size_t klen = 0;
-			const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
-			muh_param *p = kn ? find_param(s, kn, klen) : NULL;
-			muh_symbol *sym = p || !kn ? NULL : find_symbol(s, kn, klen);
-			int rc;
-			if (p) {
-				rc = value_index(P, p, fy_node_pair_value(pr), &pd->idx[p - s->params]);
-				nset++;
-			} else if (sym) {
-				/* the symbol's values, matched as a param's are */
-				muh_param as = {.name = sym->name, .values = sym->values, .nvalues = sym->nvalues};
-				rc = value_index(P, &as, fy_node_pair_value(pr), &pd->when[sym - s->problem]);
-				nwhen++;
-			} else {
-				diag_near near = DIAG_NEAR_INIT;
-				for (size_t i = 0; kn && i < s->nparams; i++)
-					diag_near_offer(&near, kn, klen, s->params[i].name);
-				for (size_t i = 0; kn && i < s->nproblem; i++)
-					diag_near_offer(&near, kn, klen, s->problem[i].name);
-				return err_at(P, k, "problem default names '%.*s', which is neither a param nor a problem "
-						    "symbol%s%s%s",
-					      (int)klen, kn ? kn : "", near.name ? " (did you mean '" : "",
-					      near.name ? near.name : "", near.name ? "'?)" : "");
-			}
-			if (rc)
-				return rc;
-		}
+		int rc = read_entry(P, item, "problem default", pd->idx, pd->when, &nset, &nwhen);
+		if (rc)
+			return rc;
 		if (!nwhen)
 			return err_at(P, item, "a problem default names no problem symbol: which instances does it hold "
 					       "for? (defaults: holds for all)");
