@@ -43,6 +43,7 @@ assert u["ran"] and u["clock_fell"] and len(u["rows"]) == 3, u
 assert u["interleaved"] and u["samples"] >= 10, u  # measure.min_samples rounds at least
 best = min(u["rows"], key=lambda r: r["sustained_s"])
 assert u["winner_key"] == best["key"], (u["winner_key"], best)
+assert res["winner_key"] == u["winner_key"], (res["winner_key"], u["winner_key"])  # the store's best, top level
 assert all(r["burst_sm_mhz"] == 1980 and r["sustained_sm_mhz"] == 700 for r in u["rows"]), u["rows"]
 assert 0 < d["launches_s"] <= d["steps_s"] <= d["wall_s"] and 0 < d["busy"] <= 1, d
 PY
