@@ -262,6 +262,18 @@ int best_retime_verdict(const store_retime *rows, size_t n, size_t *winner)
 	return 1;
 }
 
+enum best_clock best_retime_clock(const store_retime *rows, size_t n)
+{
+	if (!n || !isfinite(rows[0].sustained_mhz) || !isfinite(rows[0].burst_mhz))
+		return BEST_CLOCK_UNKNOWN;
+	return rows[0].sustained_mhz < 0.99 * rows[0].burst_mhz ? BEST_CLOCK_FELL : BEST_CLOCK_HELD;
+}
+
+const char *best_clock_name(enum best_clock c)
+{
+	return c == BEST_CLOCK_FELL ? "fell" : c == BEST_CLOCK_HELD ? "held" : "unknown";
+}
+
 /* Fills b->ranked from the feasible rows c->all (consumed): the re-timed
  * ones first by their sustained score when one passed, then the rest
  * by score, ties in measurement order. */

@@ -1527,27 +1527,26 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 			measurement_free(&ms[i]);
 		eval_variant_free(&vs[i]);
 	}
-	/* the clock's verdict is for the reader; the winner is the re-timing's
-	 * either way (best_retime_verdict) */
-	I->fell = I->n && isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz) &&
-		  s->sus[0].sustained_mhz < 0.99 * s->sus[0].burst_mhz;
 	eval_close(ev2);
 	/* the rows as the store keeps them; one verdict (best.h) for the tune's
-	 * output and every later reader of the store */
+	 * output and every later reader of the store: the winner, and, for the
+	 * reader only, what the clock did */
 	store_retime *rows = calloc(I->n + 1, sizeof(*rows));
 	for (size_t i = 0; rows && i < I->n; i++) {
 		const session_sustained_row *q = &s->sus[i];
 		rows[i] = (store_retime){q->key, q->burst_rank, q->burst_s, q->burst_mhz,
 					 q->sustained_s, q->sustained_mhz, I->warm_s};
 	}
+	enum best_clock clock = rows ? best_retime_clock(rows, I->n) : BEST_CLOCK_UNKNOWN;
+	I->fell = clock == BEST_CLOCK_FELL;
 	size_t w;
 	if (I->n && rows && best_retime_verdict(rows, I->n, &w)) {
 		I->winner = w;
 		I->ranked = 1;
-		if (isfinite(s->sus[0].sustained_mhz) && isfinite(s->sus[0].burst_mhz))
+		if (clock != BEST_CLOCK_UNKNOWN)
 			snprintf(I->why, sizeof(I->why),
 				 "the SM clock %s under %g s of load (%.0f MHz, %.0f MHz when ranked)",
-				 I->fell ? "fell" : "held", I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
+				 best_clock_name(clock), I->warm_s, s->sus[0].sustained_mhz, s->sus[0].burst_mhz);
 		else /* the search's best failed the re-timing, or its clock was not read */
 			snprintf(I->why, sizeof(I->why), "the SM clock of the search's best under %g s of load is unknown",
 				 I->warm_s);

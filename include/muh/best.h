@@ -108,6 +108,14 @@ MUH_API void best_inert_note(const best_inert *e, char *buf, size_t n);
  * held; 0 when the burst ranking stands (no rows, or none passed). */
 MUH_API int best_retime_verdict(const store_retime *rows, size_t n, size_t *winner);
 
+/* What the SM clock of the search's best (row 0) did in the re-timing:
+ * fell (under 99% of its burst clock), held, or unknown (no rows, no clock
+ * read, or it failed there). For the reader only: the winner
+ * (best_retime_verdict) does not depend on it. */
+enum best_clock { BEST_CLOCK_UNKNOWN = 0, BEST_CLOCK_HELD, BEST_CLOCK_FELL };
+MUH_API enum best_clock best_retime_clock(const store_retime *rows, size_t n);
+MUH_API const char *best_clock_name(enum best_clock c); /* "unknown", "held", "fell" */
+
 MUH_END_DECLS
 
 #endif

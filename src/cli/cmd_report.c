@@ -309,9 +309,7 @@ static void print_retimes(const struct runstat *rs)
 	if (!b->nretimes)
 		return;
 	const store_retime *r0 = &b->retimes[0];
-	const char *clock = !isfinite(r0->sustained_mhz) || !isfinite(r0->burst_mhz) ? "unknown"
-			    : r0->sustained_mhz < 0.99 * r0->burst_mhz               ? "fell"
-										     : "held";
+	const char *clock = best_clock_name(best_retime_clock(b->retimes, b->nretimes));
 	if (b->regime != BEST_SUSTAINED)
 		printf("\nrun %lld at sustained clocks (after %.3g s of load each): none passed; the burst ranking "
 		       "stands\n",

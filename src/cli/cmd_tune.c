@@ -448,11 +448,8 @@ static void add_busy_json(muh_session *s, cJSON *o)
 		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
 		cJSON_AddItemToArray(rows, e);
 	}
-	if (I.ranked) {
+	if (I.ranked)
 		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
-		if (cJSON_GetObjectItem(o, "winner_key"))
-			cJSON_ReplaceItemInObject(o, "winner_key", cJSON_CreateString(I.rows[I.winner].key));
-	}
 }
 
 /* The same for a person: one line of device busy, then the sustained
@@ -666,9 +663,10 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			space_config_at(sp, r->records[r->best].index, cfg);
 			space_key(sp, cfg, key, sizeof(key));
 			cJSON_AddStringToObject(o2, "best_key", key);
-			/* the store's best: the search's, unless the re-timing named
-			 * another (add_busy_json replaces it) */
-			cJSON_AddStringToObject(o2, "winner_key", key);
+			/* the store's best: the search's, unless the re-timing named another */
+			session_sustained_info I;
+			session_sustained(s, &I);
+			cJSON_AddStringToObject(o2, "winner_key", I.ranked ? I.rows[I.winner].key : key);
 			cJSON_AddNumberToObject(o2, "best_s", best);
 			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
 		}
