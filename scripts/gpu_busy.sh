@@ -15,7 +15,9 @@
 #   the default sustained re-timing. For each: the wall time of the command,
 #   the search's wall time, the evaluations, the best, and the device-busy
 #   fraction muh prints (time inside timed launches over the search's wall
-#   time).
+#   time). MUH_COMPARE_SERIAL_TIME and MUH_COMPARE_JOBS_TIME (200s, 150s)
+#   cap each search; MUH_BUSY_RETIME=0 turns the jobs run's re-timing off,
+#   so that the two runs differ in --jobs alone.
 # all: every batch size (--problem all) with --jobs 14 at 5% (a time cap per
 #   size, MUH_BUSY_TIME, 45 s), each size's top 3 re-timed at sustained
 #   clocks (the spec's default; MUH_BUSY_RETIME=0 turns it off), vLLM's
@@ -140,13 +142,15 @@ PY
 
 stage_compare() {
 	local sum="$OUT/summary-compare.md"
+	local st=${MUH_COMPARE_SERIAL_TIME:-200s} jt=${MUH_COMPARE_JOBS_TIME:-150s} jspec=$SPEC
+	[ "${MUH_BUSY_RETIME:-1}" = 0 ] && jspec=$(spec_with retime_top 0)
 	{
 		echo "# muh tune, fused MoE M=256 at 5%: serial against compile-first, same run"
 		echo
 		env_lines
 		echo "- commands (each with empty MUH_CACHE_DIR and TRITON_CACHE_DIR):"
-		echo "  - serial: \`muh tune specs/.busy-retime_top-$SPEC_NAME.yaml --problem M=256 --budget 5% --seed 1 --time 200s --db serial.db --json\` (the spec with measure.retime_top: 0), with muh, worker, kernels and specs of $(cat .devcarry/old/COMMIT 2>/dev/null || echo 'this tree (no .devcarry/old), without --jobs')"
-		echo "  - jobs: \`muh tune $SPEC --problem M=256 --budget 5% --seed 1 --time 150s --jobs $JOBS --db jobs.db --json\`"
+		echo "  - serial: \`muh tune specs/.busy-retime_top-$SPEC_NAME.yaml --problem M=256 --budget 5% --seed 1 --time $st --db serial.db --json\` (the spec with measure.retime_top: 0), with muh, worker, kernels and specs of $(cat .devcarry/old/COMMIT 2>/dev/null || echo 'this tree (no .devcarry/old), without --jobs')"
+		echo "  - jobs: \`muh tune $jspec --problem M=256 --budget 5% --seed 1 --time $jt --jobs $JOBS --db jobs.db --json\`$([ "${MUH_BUSY_RETIME:-1}" = 0 ] && echo ' (measure.retime_top: 0 as well: the two differ in --jobs alone)')"
 		echo
 	} >"$sum"
 	local serial_spec
@@ -157,12 +161,12 @@ stage_compare() {
 		fi
 		serial_spec=.devcarry/old/specs/.busy-retime_top-$SPEC_NAME.yaml
 		{ cat ".devcarry/old/specs/$SPEC_NAME.yaml"; printf 'measure:\n  retime_top: 0\n'; } >"$serial_spec"
-		MUH_BIN=$PWD/.devcarry/old/bin/muh tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+		MUH_BIN=$PWD/.devcarry/old/bin/muh tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time "$st"
 	else
 		serial_spec=$(spec_with retime_top 0)
-		tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time 200s
+		tune serial "$serial_spec" 260 --problem M=256 --budget 5% --seed 1 --time "$st"
 	fi
-	tune jobs "$SPEC" 260 --problem M=256 --budget 5% --seed 1 --time 150s --jobs "$JOBS"
+	tune jobs "$jspec" 260 --problem M=256 --budget 5% --seed 1 --time "$jt" --jobs "$JOBS"
 	python3 - "$W" >>"$sum" <<'PY'
 import json, sys
 W = sys.argv[1]
@@ -220,7 +224,7 @@ if "jobs" in res:
     if u.get("winner_key"):
         print(f"\nwinner at sustained clocks: {u['winner_key']}")
 PY
-	rm -f "$serial_spec"
+	rm -f "$serial_spec" "specs/.busy-retime_top-$SPEC_NAME.yaml"
 	tar czf "$OUT/compare.tgz" -C "$W" --exclude='cache-*' --exclude='triton-*' . 2>/dev/null
 	cat "$sum"
 }
