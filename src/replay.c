@@ -310,6 +310,51 @@ static long match_value(const muh_param *par, const char *cell)
 	return -1;
 }
 
+/* Every NAME of colmap's NAME=COLUMN is a param, a problem symbol, time or
+ * status: an unknown name is an error (with the nearest known one), never
+ * a mapping nothing reads. */
+static int check_colmap(const muh_spec *spec, const char *const *colmap, muh_diag *d)
+{
+	for (size_t i = 0; colmap && colmap[i]; i++) {
+		const char *eq = strchr(colmap[i], '=');
+		size_t n = eq ? (size_t)(eq - colmap[i]) : strlen(colmap[i]);
+		int known = (n == 4 && !strncmp(colmap[i], "time", 4)) || (n == 6 && !strncmp(colmap[i], "status", 6));
+		diag_near near = DIAG_NEAR_INIT;
+		for (size_t p = 0; !known && p < spec->nparams; p++) {
+			known = strlen(spec->params[p].name) == n && !strncmp(spec->params[p].name, colmap[i], n);
+			diag_near_offer(&near, colmap[i], n, spec->params[p].name);
+		}
+		for (size_t k = 0; !known && k < spec->nproblem; k++) {
+			known = strlen(spec->problem[k].name) == n && !strncmp(spec->problem[k].name, colmap[i], n);
+			diag_near_offer(&near, colmap[i], n, spec->problem[k].name);
+		}
+		if (!known)
+			return diag_errorf(d,
+					   "--replay-column %s: '%.*s' is not a param or problem symbol of %s, nor time or "
+					   "status%s%s%s",
+					   colmap[i], (int)n, colmap[i], spec->path ? spec->path : "the spec",
+					   near.name ? " (did you mean '" : "", near.name ? near.name : "",
+					   near.name ? "'?)" : "");
+	}
+	return MUH_OK;
+}
+
+/* Whether the row's problem columns (kcol[k] >= 0) all hold the values of
+ * the space's instance: 1 == 1.0, as a param's cell matches. */
+static int same_problem(const muh_space *sp, const long *kcol, const struct csv *c)
+{
+	const muh_spec *spec = space_spec(sp);
+	for (size_t k = 0; k < spec->nproblem; k++) {
+		if (kcol[k] < 0)
+			continue;
+		muh_value want = spec_problem_value(spec, k, space_instance(sp));
+		muh_param one = {.nvalues = 1, .values = &want};
+		if (match_value(&one, c->f[kcol[k]]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static const char *mapped(const char *const *colmap, const char *name)
 {
 	size_t n = strlen(name);
@@ -377,6 +422,8 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	const muh_spec *spec = space_spec(sp);
 	size_t np = space_nparams(sp);
 	diag_clear(d);
+	if (check_colmap(spec, colmap, d))
+		return MUH_EINPUT;
 	size_t len = 0;
 	char *text = read_file(path, &len);
 	if (!text) {
@@ -386,9 +433,10 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	struct csv c = {.p = text, .end = text + len, .line = 1};
 	muh_replay *rp = NULL;
 	long *pcol = calloc(np + 1, sizeof(long));
+	long *kcol = calloc(spec->nproblem + 1, sizeof(long)); /* a problem symbol's column, or -1 */
 	uint32_t *cfg = calloc(np + 1, sizeof(uint32_t));
 	int rc = MUH_OK;
-	if (!pcol || !cfg || replay_new(sp, &rp)) {
+	if (!pcol || !kcol || !cfg || replay_new(sp, &rp)) {
 		rc = MUH_ENOMEM;
 		goto out;
 	}
@@ -411,6 +459,11 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 			    spec->params[p].name);
 			goto out;
 		}
+	}
+	for (size_t k = 0; k < spec->nproblem; k++) {
+		kcol[k] = find_col(&c, mapped(colmap, spec->problem[k].name));
+		if (kcol[k] < 0 && spec->problem[k].nvalues > 1 && !rp->st.unnamed_symbol)
+			rp->st.unnamed_symbol = spec->problem[k].name;
 	}
 	const char *tname = mapped(colmap, "time");
 	long tcol = -1;
@@ -440,6 +493,11 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 			diag_at(d, path, line, 1, text);
 			rc = diag_errorf(d, "%zu fields, the header has %zu", c.nf, ncols);
 			goto out;
+		}
+		if (!same_problem(sp, kcol, &c)) {
+			rp->st.rows++;
+			rp->st.other_problem++;
+			continue;
 		}
 		int outside = 0;
 		for (size_t p = 0; p < np && !outside; p++) {
@@ -492,6 +550,7 @@ out:
 	free(c.f);
 	free(c.buf);
 	free(pcol);
+	free(kcol);
 	free(cfg);
 	free(text);
 	return rc;

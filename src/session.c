@@ -508,16 +508,23 @@ static int open_replay(muh_session *s, muh_diag *d)
 		diag_clear(d);
 		return diag_errorf(d,
 				   "%s has no measurement of any valid configuration of this space (%llu rows: %llu "
-				   "outside its values, %llu invalid here)",
+				   "outside its values, %llu invalid here, %llu of another problem instance than %s)",
 				   path, (unsigned long long)st.rows, (unsigned long long)st.outside,
-				   (unsigned long long)st.invalid);
+				   (unsigned long long)st.invalid, (unsigned long long)st.other_problem,
+				   s->problem[0] ? s->problem : "this one");
 	}
+	if (st.unnamed_symbol)
+		note(s, 0,
+		     "note: %s has no column %s, so its rows cannot be told apart by problem instance: they are "
+		     "taken as %s's (a column %s, or --replay-column %s=COLUMN, keeps only this instance's rows)",
+		     path, st.unnamed_symbol, s->problem, st.unnamed_symbol, st.unnamed_symbol);
 	s->ri.open = 1;
 	s->ri.rows = st.rows;
 	s->ri.used = st.used;
 	s->ri.failed = st.failed;
 	s->ri.invalid = st.invalid;
 	s->ri.outside = st.outside;
+	s->ri.other_problem = st.other_problem;
 	s->ri.covered = st.covered;
 	s->ri.exhaustive = st.covered == space_valid(s->space);
 	if (s->ri.exhaustive && !replay_best(s->rp, &s->ri.best_index, &s->ri.best_s))

@@ -1181,6 +1181,11 @@ const muh_spec *space_spec(const muh_space *sp)
 	return sp->spec;
 }
 
+size_t space_instance(const muh_space *sp)
+{
+	return sp->instance;
+}
+
 size_t space_nparams(const muh_space *sp)
 {
 	return sp->np;

@@ -48,6 +48,14 @@ typedef struct replay_stats {
 	uint64_t outside;   /* rows with a value that is not one of the param's */
 	uint64_t duplicate; /* rows for a configuration already read (the first wins) */
 	uint64_t covered;   /* distinct valid configurations with an entry */
+	/* CSV only: rows of another problem instance (a column named as a
+	 * problem symbol holds another value than the space's instance), not
+	 * counted in any of the above but rows */
+	uint64_t other_problem;
+	/* CSV only: the first problem symbol with several values that the CSV
+	 * has no column for (owned by the spec), else NULL: its rows cannot be
+	 * told apart by problem instance, and are taken as this space's */
+	const char *unnamed_symbol;
 } replay_stats;
 
 /* An empty table for sp (which must outlive it). */
@@ -69,8 +77,12 @@ MUH_API int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, i
 
 /* Loads a CSV file into a new table. colmap maps params to columns whose
  * names differ: NULL-terminated "PARAM=COLUMN" strings, and "time=COLUMN"
- * for the time column (may be NULL). Returns MUH_OK, MUH_EINPUT (d says
- * where: a missing column, a malformed number), MUH_EENV (cannot read). */
+ * for the time column (may be NULL); a problem symbol maps the same way.
+ * A column named as a problem symbol tells the rows' problem instance: a
+ * row whose value there is not the space's instance's is counted as
+ * other_problem and left out, so one CSV can hold a sweep of several
+ * sizes. Returns MUH_OK, MUH_EINPUT (d says where: a missing column, a
+ * malformed number), MUH_EENV (cannot read). */
 MUH_API int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
                     muh_replay **out, muh_diag *d);
 

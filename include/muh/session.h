@@ -155,6 +155,7 @@ typedef struct session_replay_info {
 	int from_store;       /* ... read from a store (else a CSV) */
 	int64_t store_run;    /* the run replayed */
 	uint64_t rows, used, failed, invalid, outside, covered;
+	uint64_t other_problem; /* CSV rows of another problem instance (left out) */
 	int exhaustive;       /* it covers every valid configuration */
 	uint64_t best_index;  /* then: the exhaustive best */
 	double best_s;

@@ -51,6 +51,7 @@ typedef int (*space_progress_fn)(void *ctx, double fraction, double seconds);
 MUH_API void space_set_progress(space_progress_fn fn, void *ctx);
 
 MUH_API const muh_spec *space_spec(const muh_space *sp);
+MUH_API size_t space_instance(const muh_space *sp); /* the problem instance it was built for */
 MUH_API size_t space_nparams(const muh_space *sp);
 MUH_API double space_cartesian(const muh_space *sp);     /* may exceed 2^64 */
 MUH_API uint64_t space_valid(const muh_space *sp);       /* exact */

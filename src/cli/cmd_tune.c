@@ -924,12 +924,15 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		printf("store       %s: run %lld\n", so->db, (long long)si.run);
 	transfer_seeds_print(session_transfer_seeds(s), stdout, json); /* issue 13 */
 	if (!json && ri.open) {
-		char r[32], a[32], b[32], c[32], f[32], i[32], w[32];
+		char r[32], a[32], b[32], c[32], f[32], i[32], w[32], o[64] = "";
+		if (ri.other_problem)
+			snprintf(o, sizeof(o), ", %s of another problem instance",
+			         cli_count(r, sizeof(r), (double)ri.other_problem));
 		printf("replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
-		       "outside the values; covers %s of %s valid\n",
+		       "outside the values%s; covers %s of %s valid\n",
 		       so->replay, cli_count(r, sizeof(r), (double)ri.rows), cli_count(a, sizeof(a), (double)ri.used),
 		       cli_count(f, sizeof(f), (double)ri.failed), cli_count(i, sizeof(i), (double)ri.invalid),
-		       cli_count(w, sizeof(w), (double)ri.outside), cli_count(b, sizeof(b), (double)ri.covered),
+		       cli_count(w, sizeof(w), (double)ri.outside), o, cli_count(b, sizeof(b), (double)ri.covered),
 		       cli_count(c, sizeof(c), (double)space_valid(sp)));
 	}
 	if (so->pool && !(pool = open_pool(path, s, so, A, json, &ex)))

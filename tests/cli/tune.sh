@@ -106,6 +106,38 @@ run "$MUH" tune "$SPEC" --replay "$TMP/map.csv" --replay-column UNROLL=U --budge
 expect_rc 1 "mapped column, partial table: nothing ok found"
 expect_in out "covers 1 of 477" "partial coverage"
 expect_in out "not_measured|every evaluated variant failed" "not measured variants fail"
+# a CSV names its problem instance in a column named as a problem symbol:
+# one file can hold a sweep of several sizes, and each instance replays
+# its own rows. Without such a column muh cannot tell, and says so.
+[ -r "$SWEEP" ] || fail "the H200 sweep $SWEEP is missing (../shared/corpora beside the checkout)"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$SWEEP" --budget 2%
+expect_rc 0 "a CSV without a column M"
+expect_in err "note: .*sweep_M256.csv has no column M, so its rows cannot be told apart by problem instance: they are taken as E=128,topk=8,K=2048,N=768,M=1's" \
+	"the CSV that names no instance: said"
+# two sizes in one file: the sweep's rows at M=256, and again at M=1 with every time doubled
+awk -F, -v OFS=, 'NR == 1 {print $0, "M"; next} {print $0, 256}' "$SWEEP" >"$TMP/two.csv"
+awk -F, -v OFS=, 'NR > 1 {if ($11 != "") $11 = 2 * $11; print $0, 1}' "$SWEEP" >>"$TMP/two.csv"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/two.csv" --budget 2%
+expect_rc 0 "two sizes in one CSV, M=1"
+expect_in out "1,921 of another problem instance; covers 1,304 of 1,304 valid" "M=256's rows left out at M=1"
+expect_in out "optimum +581.3 us" "M=1's own optimum (the sweep's 290.649 us doubled)"
+grep -q "has no column" "$TMP/err" && fail "a CSV with a column M gets no note: $(cat "$TMP/err")"
+run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$TMP/two.csv" --budget 2%
+expect_in out "optimum +290.6 us" "M=256's own optimum"
+# the column mapped under another name
+sed '1s/,M$/,batch/' "$TMP/two.csv" >"$TMP/batch.csv"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/batch.csv" --replay-column M=batch --budget 2%
+expect_in out "optimum +581.3 us" "--replay-column M=batch"
+# an instance the file does not hold: an error that counts the rows of the others
+run "$MUH" tune specs/fused_moe.yaml --problem M=64 --replay "$TMP/two.csv" --budget 2%
+expect_rc 2 "no row of this instance"
+expect_in err "two.csv has no measurement of any valid configuration of this space \(3842 rows: 0 outside its values, 0 invalid here, 3842 of another problem instance than E=128,topk=8,K=2048,N=768,M=64\)" \
+	"the other instances' rows counted"
+# --replay-column's name is a param, a problem symbol, time or status
+run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column UNROL=U --budget 3
+expect_rc 2 "an unknown --replay-column name"
+expect_in err "--replay-column UNROL=U: 'UNROL' is not a param or problem symbol of .*cpu_matmul.yaml, nor time or status \(did you mean 'UNROLL'\?\)" \
+	"the unknown name, with the nearest"
 run "$MUH" help tune
 expect_rc 0 "help"
 expect_in out "--replay FILE" "help text"
