@@ -1595,7 +1595,13 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 		o.predict_fail = tune_predict;
 		o.predict_ctx = s;
 	}
+	/* this search's figures only: a second session_tune of one session
+	 * starts from zero (the first's re-timing rows are freed) */
 	memset(&s->prep, 0, sizeof(s->prep));
+	memset(&s->busy, 0, sizeof(s->busy));
+	free(s->sus);
+	s->sus = NULL;
+	memset(&s->susi, 0, sizeof(s->susi));
 	if (!s->rp && !s->ev) {
 		memset(r, 0, sizeof(*r));
 		return diag_errorf(d, "the session measures nothing: open it with measure or replay");

@@ -251,9 +251,10 @@ typedef struct session_prepare_info {
 /* What session_tune's compile-first prepared. */
 MUH_API void session_prepare_stats(const muh_session *s, session_prepare_info *out);
 
-/* How busy the device was during session_tune: the time inside timed
- * launches (every sample of every variant measured, drift checks
- * included) over the search's wall time. */
+/* How busy the device was during the last session_tune: the time inside
+ * timed launches (every sample of every variant measured, drift checks
+ * included) over the search's wall time. Each session_tune starts these
+ * figures, and session_sustained's, from zero. */
 typedef struct session_busy_info {
 	double wall_s;     /* the search, start to end */
 	double launches_s; /* the sum of every sample: time inside timed launches */

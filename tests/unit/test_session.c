@@ -9,7 +9,10 @@
  *   - the budget holds exactly, session_done says so, and the best is the
  *     best told;
  *   - session_record (the caller's own timing) drives the same search;
- *   - --problem values, lists and all (session_parse_problem).
+ *   - --problem values, lists and all (session_parse_problem);
+ *   - a second session_tune of one session reports its own device-busy
+ *     figures and re-timing, not the first's added to them (stdlib worker,
+ *     simulated SM clock).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -213,6 +217,53 @@ static void test_parse_problem(void **state)
 	spec_free(s);
 }
 
+/* Two session_tune calls on one live session (specs/dot_worker.yaml, the
+ * stdlib worker, its simulated SM clock falling 1980 -> 700 MHz): the
+ * second finds every variant in the store, so it measures none and its
+ * device-busy count is 0 (it was 4 when the first's figures carried
+ * over); each re-times its own top 3. */
+static void test_tune_twice(void **state)
+{
+	(void)state;
+	char db[] = "/tmp/muh-test-session-XXXXXX";
+	int fd = mkstemp(db);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(db);
+	setenv("MUH_PY_WORKER_SM_CLOCK", "1980,700", 1);
+	muh_session_opts o = {.measure = 1, .db = db};
+	o.search.strategy = "brute";
+	o.search.budget = 4;
+	muh_session *s;
+	muh_diag d;
+	if (session_open("specs/dot_worker.yaml", &o, &s, &d) || session_start(s, &d))
+		fail_msg("session: %s", d.msg);
+	for (int k = 0; k < 2; k++) {
+		strategy_result r;
+		assert_int_equal(session_tune(s, NULL, NULL, &r, &d), MUH_OK);
+		assert_int_equal(r.nrecords, 4);
+		session_busy_info b;
+		session_busy(s, &b);
+		if (b.measured != (k ? 0 : 4))
+			fail_msg("tune %d: %lld variants measured, want %d", k + 1, b.measured, k ? 0 : 4);
+		session_sustained_info u;
+		session_sustained(s, &u);
+		assert_true(u.ran);
+		assert_int_equal(u.n, 3);
+		assert_true(u.fell);
+		assert_true(u.rows[0].burst_rank == 1 && u.rows[2].burst_rank == 3);
+		strategy_result_free(&r);
+	}
+	session_close(s);
+	unsetenv("MUH_PY_WORKER_SM_CLOCK");
+	char side[sizeof(db) + 8];
+	unlink(db);
+	snprintf(side, sizeof(side), "%s-wal", db);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", db);
+	unlink(side);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_batches_out_of_order),
 		cmocka_unit_test(test_record_external),
 		cmocka_unit_test(test_parse_problem),
+		cmocka_unit_test(test_tune_twice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
