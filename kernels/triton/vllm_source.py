@@ -87,8 +87,10 @@ def engine_default(M, E):
 def device_file_name(device):
     """A device name as vLLM writes it into config file names
     (get_device_name_as_file_name: runs of spaces and slashes become one
-    underscore)."""
-    return re.sub(r"[\s/]+", "_", device)
+    underscore), and, as vLLM 0.33.0's get_config_file_name does, any
+    device of the H200 family ("NVIDIA H200 NVL") as NVIDIA_H200."""
+    name = re.sub(r"[\s/]+", "_", device)
+    return "NVIDIA_H200" if "H200" in name.split("_") else name
 
 
 def config_file(root, E, N, device):

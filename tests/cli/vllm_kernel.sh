@@ -44,7 +44,8 @@ assert text.rstrip().endswith("tl.store(c_ptrs, accumulator, mask=c_mask)"), tex
 PY
 
 # vLLM's nearest-key rule: M=3 lies between 2 and 4 and takes 2 (the first of
-# equals); M=5000 takes 4096; a device vLLM ships nothing for gives null
+# equals); M=5000 takes 4096; a device vLLM ships nothing for gives null;
+# an H200 of another form factor reads the H200 file, as vLLM 0.33.0 does
 python3 - "$CFG" <<'PY' || fail "nearest shipped key"
 import json, sys
 sys.path.insert(0, "kernels/triton")
@@ -55,6 +56,10 @@ as_int = lambda d: {k: int(v) for k, v in d.items()}
 assert vllm_source.shipped(root, 128, 768, "NVIDIA H200", 3) == as_int(t["2"])
 assert vllm_source.shipped(root, 128, 768, "NVIDIA H200", 5000) == as_int(t["4096"])
 assert vllm_source.shipped(root, 128, 768, "Iluvatar BI-V100", 256) is None
+assert vllm_source.shipped(root, 128, 768, "NVIDIA H200 NVL", 256) == as_int(t["256"])
+assert vllm_source.device_file_name("NVIDIA H200 NVL") == "NVIDIA_H200"
+assert vllm_source.device_file_name("NVIDIA H100 80GB HBM3") == "NVIDIA_H100_80GB_HBM3"
+assert vllm_source.device_file_name("NVIDIA GH200 480GB") == "NVIDIA_GH200_480GB"  # not of the family by vLLM's rule
 PY
 
 # errors name the path and the fix
