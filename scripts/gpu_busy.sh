@@ -211,8 +211,8 @@ for name in ("serial", "jobs"):
     prep = [l for l in err if l.startswith("prepare") or "note: prepare" in l]
     if prep:
         print(f"- {name}: " + "; ".join(prep))
-if "jobs" in res:
-    u = res["jobs"][0].get("sustained", {})
+if "jobs" in res and res["jobs"][0].get("sustained", {}).get("ran"):
+    u = res["jobs"][0]["sustained"]
     print()
     print(f"sustained re-timing (jobs run): ran {u.get('ran')}, clock fell {u.get('clock_fell')}: {u.get('why')}")
     print()

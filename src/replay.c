@@ -320,6 +320,8 @@ static int check_colmap(const muh_spec *spec, const char *const *colmap, muh_dia
 		size_t n = eq ? (size_t)(eq - colmap[i]) : strlen(colmap[i]);
 		int known = (n == 4 && !strncmp(colmap[i], "time", 4)) || (n == 6 && !strncmp(colmap[i], "status", 6));
 		diag_near near = DIAG_NEAR_INIT;
+		diag_near_offer(&near, colmap[i], n, "time");
+		diag_near_offer(&near, colmap[i], n, "status");
 		for (size_t p = 0; !known && p < spec->nparams; p++) {
 			known = strlen(spec->params[p].name) == n && !strncmp(spec->params[p].name, colmap[i], n);
 			diag_near_offer(&near, colmap[i], n, spec->params[p].name);
@@ -340,19 +342,36 @@ static int check_colmap(const muh_spec *spec, const char *const *colmap, muh_dia
 }
 
 /* Whether the row's problem columns (kcol[k] >= 0) all hold the values of
- * the space's instance: 1 == 1.0, as a param's cell matches. */
-static int same_problem(const muh_space *sp, const long *kcol, const struct csv *c)
+ * the space's instance (1 == 1.0, as a param's cell matches): 1 when they
+ * do, 0 when one holds another value, -1 when the cell of symbol *bad names
+ * no value at all (empty, or not a number where the symbol's are). */
+static int same_problem(const muh_space *sp, const long *kcol, const struct csv *c, size_t *bad)
 {
 	const muh_spec *spec = space_spec(sp);
+	int same = 1;
 	for (size_t k = 0; k < spec->nproblem; k++) {
 		if (kcol[k] < 0)
 			continue;
+		const char *cell = c->f[kcol[k]];
 		muh_value want = spec_problem_value(spec, k, space_instance(sp));
+		char *end;
+		while (isspace((unsigned char)*cell))
+			cell++;
+		errno = 0;
+		if (want.t != MUH_STR) {
+			(void)strtod(cell, &end);
+			while (isspace((unsigned char)*end))
+				end++;
+		}
+		if (!*cell || (want.t != MUH_STR && (end == cell || *end || errno))) {
+			*bad = k;
+			return -1;
+		}
 		muh_param one = {.nvalues = 1, .values = &want};
-		if (match_value(&one, c->f[kcol[k]]) != 0)
-			return 0;
+		if (match_value(&one, cell) != 0)
+			same = 0;
 	}
-	return 1;
+	return same;
 }
 
 static const char *mapped(const char *const *colmap, const char *name)
@@ -461,7 +480,14 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 		}
 	}
 	for (size_t k = 0; k < spec->nproblem; k++) {
-		kcol[k] = find_col(&c, mapped(colmap, spec->problem[k].name));
+		const char *col = mapped(colmap, spec->problem[k].name);
+		kcol[k] = find_col(&c, col);
+		if (kcol[k] < 0 && col != spec->problem[k].name) { /* mapped, so meant: as a param's */
+			diag_at(d, path, hline, 1, text);
+			rc = diag_errorf(d, "no column '%s' for problem symbol '%s' (--replay-column %s=%s)", col,
+					 spec->problem[k].name, spec->problem[k].name, col);
+			goto out;
+		}
 		if (kcol[k] < 0 && spec->problem[k].nvalues > 1 && !rp->st.unnamed_symbol)
 			rp->st.unnamed_symbol = spec->problem[k].name;
 	}
@@ -494,7 +520,16 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 			rc = diag_errorf(d, "%zu fields, the header has %zu", c.nf, ncols);
 			goto out;
 		}
-		if (!same_problem(sp, kcol, &c)) {
+		size_t bad = 0;
+		int same = same_problem(sp, kcol, &c, &bad);
+		if (same < 0) {
+			diag_at(d, path, line, 1, text);
+			rc = diag_errorf(d, "column '%s': '%s' is not a value of problem symbol '%s'",
+			                 mapped(colmap, spec->problem[bad].name), c.f[kcol[bad]],
+			                 spec->problem[bad].name);
+			goto out;
+		}
+		if (!same) {
 			rp->st.rows++;
 			rp->st.other_problem++;
 			continue;

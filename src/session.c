@@ -493,6 +493,9 @@ static int open_replay(muh_session *s, muh_diag *d)
 		is_store = got == 16 && !memcmp(magic, "SQLite format 3", 16);
 		fclose(f);
 	}
+	if (is_store && s->o.replay_columns && s->o.replay_columns[0])
+		return diag_errorf(d, "--replay-column %s: %s is a store, whose measurements name their params; "
+				   "columns are a CSV's", s->o.replay_columns[0], path);
 	if (is_store)
 		rc = load_store_replay(s, path, d);
 	else if (!objective_is_time(&s->objective))

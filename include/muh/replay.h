@@ -10,12 +10,13 @@
  * Sources:
  *   - a CSV file with one column per param (named as the param, or mapped),
  *     a time column (time_s, time_ms, time_us or time_ns; the suffix gives
- *     the unit) and optionally a status column ("ok" or a failure kind);
- *     lines starting with '#' are comments. /work/shared/corpora/
+ *     the unit), optionally a status column ("ok" or a failure kind) and
+ *     a column per problem symbol (the rows of other problem instances are
+ *     left out); lines starting with '#' are comments. ../shared/corpora/
  *     h200-fused-moe/sweep_M256.csv and tests/fixtures/spaces/ are examples;
- *   - the SQLite store (issue 3): the store module fills a table with
- *     replay_add() for every finished measurement of a spec; see the hook
- *     note in src/replay.c. Not written yet.
+ *   - the SQLite store: the session fills a table with replay_add_row()
+ *     for every measurement of the spec's run at the instance
+ *     (src/session.c, load_store_replay).
  */
 #ifndef MUH_REPLAY_H
 #define MUH_REPLAY_H
@@ -81,8 +82,10 @@ MUH_API int replay_add_row(muh_replay *rp, const uint32_t *cfg, double time_s, i
  * A column named as a problem symbol tells the rows' problem instance: a
  * row whose value there is not the space's instance's is counted as
  * other_problem and left out, so one CSV can hold a sweep of several
- * sizes. Returns MUH_OK, MUH_EINPUT (d says where: a missing column, a
- * malformed number), MUH_EENV (cannot read). */
+ * sizes. Returns MUH_OK, MUH_EINPUT (d says where: a colmap name that is
+ * no param, problem symbol, time or status; a missing column, a mapped
+ * problem column included; a malformed time or problem value), MUH_EENV
+ * (cannot read). */
 MUH_API int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
                     muh_replay **out, muh_diag *d);
 

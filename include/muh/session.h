@@ -286,7 +286,7 @@ typedef struct session_sustained_info {
 	int fell;        /* the search's best ran under 99% of its burst SM clock when re-timed */
 	int ranked;      /* some row passed: the rows' sustained ranking names the winner */
 	size_t n;
-	const session_sustained_row *rows;
+	const session_sustained_row *rows; /* valid until the next session_tune or session_close */
 	size_t winner;   /* with ranked: the row of the winner */
 	double warm_s;
 	size_t samples;  /* of the search's best in the interleaved re-timing (each variant's are as many, or near) */

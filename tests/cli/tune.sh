@@ -48,13 +48,12 @@ sed 's/"elapsed_s":[^}]*//' "$TMP/a" >"$TMP/a2"; sed 's/"elapsed_s":[^}]*//' "$T
 cmp -s "$TMP/a2" "$TMP/b2" || fail "same seed, different runs"
 
 # the H200 sweep: 1,304 valid configs, all of its ok rows
-if [ -r "$SWEEP" ]; then
-	run "$MUH" tune specs/fused_moe.yaml --replay "$SWEEP" --budget 5%
-	expect_rc 0 "tune h200 replay"
-	expect_in out "covers 1,304 of 1,304 valid" "sweep covers the space"
-	expect_in out "616 invalid here" "out_of_resources rows are invalid in the space"
-	expect_in out "optimum +290.6 us" "the known optimum"
-fi
+[ -r "$SWEEP" ] || fail "the H200 sweep $SWEEP is missing (../shared/corpora beside the checkout)"
+run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --budget 5%
+expect_rc 0 "tune h200 replay"
+expect_in out "covers 1,304 of 1,304 valid" "sweep covers the space"
+expect_in out "616 invalid here" "out_of_resources rows are invalid in the space"
+expect_in out "optimum +290.6 us" "the known optimum"
 
 # seeds: reported and skipped when invalid
 cat >"$TMP/seeded.yaml" <<'Y'
@@ -109,7 +108,6 @@ expect_in out "not_measured|every evaluated variant failed" "not measured varian
 # a CSV names its problem instance in a column named as a problem symbol:
 # one file can hold a sweep of several sizes, and each instance replays
 # its own rows. Without such a column muh cannot tell, and says so.
-[ -r "$SWEEP" ] || fail "the H200 sweep $SWEEP is missing (../shared/corpora beside the checkout)"
 run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$SWEEP" --budget 2%
 expect_rc 0 "a CSV without a column M"
 expect_in err "note: .*sweep_M256.csv has no column M, so its rows cannot be told apart by problem instance: they are taken as E=128,topk=8,K=2048,N=768,M=1's" \
@@ -123,11 +121,33 @@ expect_in out "1,921 of another problem instance; covers 1,304 of 1,304 valid" "
 expect_in out "optimum +581.3 us" "M=1's own optimum (the sweep's 290.649 us doubled)"
 grep -q "has no column" "$TMP/err" && fail "a CSV with a column M gets no note: $(cat "$TMP/err")"
 run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$TMP/two.csv" --budget 2%
+expect_in out "1,921 of another problem instance; covers 1,304 of 1,304 valid" "M=1's rows left out at M=256"
 expect_in out "optimum +290.6 us" "M=256's own optimum"
 # the column mapped under another name
 sed '1s/,M$/,batch/' "$TMP/two.csv" >"$TMP/batch.csv"
 run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/batch.csv" --replay-column M=batch --budget 2%
 expect_in out "optimum +581.3 us" "--replay-column M=batch"
+# a mapped problem column the file lacks is an error, as a param's is
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/batch.csv" --replay-column M=bacth --budget 2%
+expect_rc 2 "a mapped problem column that is not there"
+expect_in err "batch.csv:1:1: error: no column 'bacth' for problem symbol 'M' \(--replay-column M=bacth\)" "the column named"
+# a problem cell that names no value is an error at its line, not another instance
+awk -F, -v OFS=, 'NR == 3 {$NF = "M256"} {print}' "$TMP/two.csv" >"$TMP/bad.csv"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/bad.csv" --budget 2%
+expect_rc 2 "a problem cell that is no number"
+expect_in err "bad.csv:3:1: error: column 'M': 'M256' is not a value of problem symbol 'M'" "the cell and its line"
+awk -F, -v OFS=, 'NR == 4 {$NF = ""} {print}' "$TMP/two.csv" >"$TMP/empty.csv"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/empty.csv" --budget 2%
+expect_in err "empty.csv:4:1: error: column 'M': '' is not a value of problem symbol 'M'" "an empty problem cell"
+# ... while 256.0 and a quoted " 1 " are the values 256 and 1
+awk -F, -v OFS=, 'NR > 1 {$NF = ($NF == 256 ? "256.0" : "\" 1 \"")} {print}' "$TMP/two.csv" >"$TMP/float.csv"
+run "$MUH" tune specs/fused_moe.yaml --problem M=1 --replay "$TMP/float.csv" --budget 2%
+expect_in out "1,921 of another problem instance; covers 1,304 of 1,304 valid" "256.0 is M=256, \" 1 \" is M=1"
+expect_in out "optimum +581.3 us" "M=1's rows read from quoted cells"
+# columns are a CSV's: --replay-column with a store replay is an error
+run "$MUH" tune specs/triton_fused_moe.yaml --problem 3 --replay docs/results/h200/sweep/moe-sweep.db --replay-column M=batch --budget 5%
+expect_rc 2 "--replay-column with a store"
+expect_in err "--replay-column M=batch: .*moe-sweep.db is a store, whose measurements name their params; columns are a CSV's" "said"
 # an instance the file does not hold: an error that counts the rows of the others
 run "$MUH" tune specs/fused_moe.yaml --problem M=64 --replay "$TMP/two.csv" --budget 2%
 expect_rc 2 "no row of this instance"
@@ -138,6 +158,8 @@ run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column UNROL=U --budget 3
 expect_rc 2 "an unknown --replay-column name"
 expect_in err "--replay-column UNROL=U: 'UNROL' is not a param or problem symbol of .*cpu_matmul.yaml, nor time or status \(did you mean 'UNROLL'\?\)" \
 	"the unknown name, with the nearest"
+run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column tme=t --budget 3
+expect_in err "'tme' is not a param or problem symbol .*\(did you mean 'time'\?\)" "time offered"
 run "$MUH" help tune
 expect_rc 0 "help"
 expect_in out "--replay FILE" "help text"
