@@ -4,9 +4,11 @@
  * replay_load_csv reads a path, so each input is written to a memfd and read
  * back through /proc/self/fd/N (no disk). The space is built once from a
  * fixed small spec shaped like the fused-MoE sweep (ints, a float, a string
- * param, one constraint). Each input is loaded with no column map and with
- * one that renames a param and the time column; what loaded is looked up for
- * every configuration and its stats checked for consistency. Built only with
+ * param, one constraint, two problem symbols: a number and a string), at its
+ * instance M=1, dtype fp8. Each input is loaded with no column map and with
+ * one that renames a param, the time column and the problem column M; what
+ * loaded is looked up for every configuration and its stats checked for
+ * consistency (every row counted exactly once). Built only with
  * clang (-DMUH_FUZZ=ON, see cmake/fuzz.cmake).
  */
 #ifndef _GNU_SOURCE
@@ -35,7 +37,10 @@ static const char spec_text[] =
 	"  scale: [0.5, 1.0]\n"
 	"  layout: [row, col]\n"
 	"constraints:\n"
-	"  - BLOCK_SIZE_M * num_stages <= 192\n";
+	"  - BLOCK_SIZE_M * num_stages <= 192\n"
+	"problem:\n"
+	"  M: [1, 256]\n"
+	"  dtype: [bf16, fp8]\n";
 
 static muh_spec *spec;
 static muh_space *space;
@@ -47,7 +52,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	muh_diag d;
 	memset(&d, 0, sizeof d);
 	if (spec_parse("fuzz_replay.yaml", spec_text, sizeof spec_text - 1, &spec, &d) ||
-	    space_build(spec, NULL, 0, &space, &d)) {
+	    space_build(spec, NULL, 1, &space, &d)) { /* instance 1: M=1, dtype fp8 */
 		fprintf(stderr, "fuzz_replay: fixed spec: %s\n", d.msg);
 		abort();
 	}
@@ -65,7 +70,7 @@ static void check(const muh_replay *rp)
 	replay_stats st;
 	replay_get_stats(rp, &st);
 	if (st.used > st.rows || st.failed > st.used || st.covered > st.used ||
-	    st.used + st.invalid + st.outside + st.duplicate > st.rows)
+	    st.used + st.invalid + st.outside + st.duplicate + st.other_problem != st.rows)
 		__builtin_trap();
 	uint32_t cfg[8];
 	uint64_t nvalid = space_valid(space);
@@ -90,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 65536 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return 0;
-	static const char *const colmap[] = {"BLOCK_SIZE_M=bm", "time=t_ms", NULL};
+	static const char *const colmap[] = {"BLOCK_SIZE_M=bm", "time=t_ms", "M=batch", NULL};
 	for (int k = 0; k < 2; k++) {
 		muh_replay *rp = NULL;
 		muh_diag d;
