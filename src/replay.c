@@ -391,6 +391,15 @@ static long find_col(const struct csv *c, const char *name)
 	return -1;
 }
 
+/* The header's column nearest to name (diag_near_offer), or NULL. */
+static const char *nearest_col(const struct csv *c, const char *name)
+{
+	diag_near near = DIAG_NEAR_INIT;
+	for (size_t i = 0; i < c->nf; i++)
+		diag_near_offer(&near, name, strlen(name), c->f[i]);
+	return near.name;
+}
+
 static double unit_of(const char *col)
 {
 	size_t n = strlen(col);
@@ -473,9 +482,14 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 		const char *col = mapped(colmap, spec->params[p].name);
 		if ((pcol[p] = find_col(&c, col)) < 0) {
 			diag_at(d, path, hline, 1, text);
-			rc = diag_errorf(
-			    d, "no column '%s' for param '%s' (map one with PARAM=COLUMN)", col,
-			    spec->params[p].name);
+			const char *near = nearest_col(&c, col), *P = spec->params[p].name;
+			if (col != P) /* mapped: name the mapping */
+				rc = diag_errorf(d, "no column '%s' for param '%s' (--replay-column %s=%s)%s%s%s", col, P,
+						 P, col, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			else
+				rc = diag_errorf(d, "no column '%s' for param '%s'%s%s%s (name another with --replay-column "
+						 "%s=COLUMN)", col, P, near ? "; did you mean '" : "", near ? near : "",
+						 near ? "'?" : "", P);
 			goto out;
 		}
 	}
@@ -504,8 +518,13 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	}
 	if (tcol < 0) {
 		diag_at(d, path, hline, 1, text);
-		rc = diag_errorf(
-		    d, "no time column (time_s, time_ms, time_us, time_ns or time=COLUMN)");
+		if (strcmp(tname, "time")) { /* mapped: name the column looked for */
+			const char *near = nearest_col(&c, tname);
+			rc = diag_errorf(d, "no column '%s' for the time (--replay-column time=%s)%s%s%s", tname, tname,
+					 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+		} else
+			rc = diag_errorf(d, "no time column (time_s, time_ms, time_us, time_ns, or another named with "
+					    "--replay-column time=COLUMN)");
 		goto out;
 	}
 	char tcolname[128];

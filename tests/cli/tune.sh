@@ -158,6 +158,12 @@ run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column UNROL=U --budget 3
 expect_rc 2 "an unknown --replay-column name"
 expect_in err "--replay-column UNROL=U: 'UNROL' is not a param or problem symbol of .*cpu_matmul.yaml, nor time or status \(did you mean 'UNROLL'\?\)" \
 	"the unknown name, with the nearest"
+# a mapped column the file lacks: named, with the header's nearest
+run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --replay-column time=tme_us --budget 2%
+expect_rc 2 "a mapped time column that is not there"
+expect_in err "sweep_M256.csv:1:1: error: no column 'tme_us' for the time \(--replay-column time=tme_us\); did you mean 'time_us'\?" "the time column named"
+run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --replay-column BLOCK_SIZE_M=BLOCK_SZ_M --budget 2%
+expect_in err "error: no column 'BLOCK_SZ_M' for param 'BLOCK_SIZE_M' \(--replay-column BLOCK_SIZE_M=BLOCK_SZ_M\); did you mean 'BLOCK_SIZE_M'\?" "the param column named"
 run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column tme=t --budget 3
 expect_in err "'tme' is not a param or problem symbol .*\(did you mean 'time'\?\)" "time offered"
 run "$MUH" help tune
