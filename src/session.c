@@ -907,6 +907,50 @@ int session_best(const muh_session *s, uint32_t *cfg, double *score)
 	return 1;
 }
 
+struct find_run {
+	muh_store *st;
+	int64_t id;
+	char *key;
+	size_t n;
+	double score;
+	size_t nmeasured;
+	int found;
+	muh_diag *d;
+};
+
+/* store_foreach_run callback: ranks the run with the id sought (best_of_run). */
+static int store_best_cb(void *ud, const store_run *run)
+{
+	struct find_run *f = ud;
+	if (run->id != f->id)
+		return 0;
+	muh_best b;
+	if (best_of_run(f->st, run, &b, f->d) == MUH_OK && b.nranked) {
+		snprintf(f->key, f->n, "%s", b.ranked[0].key);
+		f->score = b.ranked[0].score;
+		f->nmeasured = b.nmeasured;
+		f->found = 1;
+	}
+	best_free(&b);
+	return 1;
+}
+
+int session_store_best(muh_session *s, char *key, size_t n, double *score, size_t *nmeasured, muh_diag *d)
+{
+	diag_clear(d);
+	if (!s->st || s->run <= 0)
+		return 0;
+	struct find_run f = {.st = s->st, .id = s->run, .key = key, .n = n, .d = d};
+	store_foreach_run(s->st, store_best_cb, &f);
+	if (!f.found)
+		return 0;
+	if (score)
+		*score = f.score;
+	if (nmeasured)
+		*nmeasured = f.nmeasured;
+	return 1;
+}
+
 /* ---- measuring ------------------------------------------------------------ */
 
 /* Measures configuration cfg and records it (replace: over its row). */

@@ -226,6 +226,13 @@ MUH_API int session_done(const muh_session *s);
  * configuration in cfg (may be NULL) and its score in *score (may be NULL),
  * or 0 when none is ok. */
 MUH_API int session_best(const muh_session *s, uint32_t *cfg, double *score);
+/* The best of the session's run in the store, as `muh report` and `muh
+ * patch --from` name it (best_of_run: the re-timing's winner when one
+ * passed, and variants an earlier search of the run measured too): 1 with
+ * its key (n bytes at most), score and *nmeasured (the run's measurements;
+ * score and nmeasured may be NULL), else 0: no store, no ok variant meeting
+ * the SLOs, or a store that could not be read (d says why). */
+MUH_API int session_store_best(muh_session *s, char *key, size_t n, double *score, size_t *nmeasured, muh_diag *d);
 
 /* Runs the search: the strategy proposes, the session measures (store
  * first), with compile-first when opts.jobs > 0, and on_event is called for

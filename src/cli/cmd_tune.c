@@ -502,6 +502,33 @@ static void print_busy_sustained(muh_session *s)
 	}
 }
 
+/* When the store's best of the run (what report and patch name) is neither
+ * the search's best nor the re-timing's winner printed above: a variant
+ * measured by an earlier search of the run, outside this one's budget. */
+static void print_store_best(muh_session *s, const strategy_result *r)
+{
+	char key[1024], skey[1024], a[32];
+	double score;
+	size_t nmeasured;
+	muh_diag d;
+	if (!r->have_best || session_store_best(s, key, sizeof(key), &score, &nmeasured, &d) != 1)
+		return;
+	uint32_t *cfg = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
+	if (!cfg)
+		return;
+	space_config_at(session_space(s), r->records[r->best].index, cfg);
+	space_key(session_space(s), cfg, skey, sizeof(skey));
+	free(cfg);
+	session_sustained_info I;
+	session_sustained(s, &I);
+	if (!strcmp(key, skey) || (I.ranked && !strcmp(key, I.rows[I.winner].key)))
+		return;
+	fmt_score(session_objective(s), a, sizeof(a), score);
+	printf("store       the run's best is %s  %s, of the %zu variants the run has measured (an earlier\n"
+	       "            search of it measured more than this one reached): muh report and muh patch name it\n",
+	       a, key, nmeasured);
+}
+
 /* Every variant of a live run with a measured-metric objective, and the
  * two winners: under the SLOs (the strategy's best) and ignoring them. */
 struct summary {
@@ -664,10 +691,13 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			space_config_at(sp, r->records[r->best].index, cfg);
 			space_key(sp, cfg, key, sizeof(key));
 			cJSON_AddStringToObject(o2, "best_key", key);
-			/* the store's best: the search's, unless the re-timing named another */
-			session_sustained_info I;
-			session_sustained(s, &I);
-			cJSON_AddStringToObject(o2, "winner_key", I.ranked ? I.rows[I.winner].key : key);
+			/* the store's best (best_of_run, as report and patch name it): the
+			 * re-timing's winner, or a variant an earlier search of the run
+			 * measured; without a store, the search's best */
+			char wkey[1024];
+			muh_diag wd;
+			cJSON_AddStringToObject(o2, "winner_key",
+						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) == 1 ? wkey : key);
 			cJSON_AddNumberToObject(o2, "best_s", best);
 			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
 		}
@@ -772,6 +802,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	}
 	if (live)
 		print_busy_sustained(s);
+	print_store_best(s, r);
 	free(cfg);
 	free(top);
 }
