@@ -171,6 +171,10 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "(use `muh hw --profile NAME` for a declared profile; `muh hw --list`)\n");
 		return EXIT_ENV;
 	}
+	if (rc && !d.file[0] && d.msg[0]) { /* a name on the command line: said as the command's */
+		fprintf(stderr, "muh hw: %s\n", d.msg);
+		return cli_exit(rc);
+	}
 	if (rc)
 		return cli_fail(rc, &d);
 	return print_profile(&hw, json);

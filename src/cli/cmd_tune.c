@@ -32,10 +32,10 @@
 #include "muh/transfer_seeds.h"
 
 static const char help[] =
-    "usage: muh tune SPEC [--strategy NAME] [--budget N] [--time DURATION] [--seed N]\n"
-    "                [--db FILE] [--fresh] [--replay FILE] [--top K] [--hw PROFILE]\n"
-    "                [--no-transfer] [--seeds-from FILE]\n"
-    "                [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
+    "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
+    "                [--db FILE] [--fresh] [--replay FILE [--replay-column NAME=COLUMN]...]\n"
+    "                [--top K] [--hw PROFILE] [--no-seeds] [--no-transfer] [--seeds-from FILE]\n"
+    "                [--problem K|NAME=V,...|all] [--jobs N] [--devices LIST | --mpi] [--json]\n"
     "\n"
     "Searches the space of SPEC with a strategy and prints the best variant, its\n"
     "time, its speedup over the defaults, and a table of the top variants.\n"

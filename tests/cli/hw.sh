@@ -77,7 +77,7 @@ assert all(x["origin"] == "declared" for x in d["fields"])
 
 run "$MUH" hw --profile nosuch
 expect_rc 2 "unknown profile"
-expect_in err "no built-in hardware profile 'nosuch'; built-in: h200, h100, a100, bi-v100" "unknown profile lists names"
+expect_in err "^muh hw: no built-in hardware profile 'nosuch'; built-in: h200, h100, a100, bi-v100" "unknown profile lists names, said as muh hw's"
 
 cat >"$TMP/card.yaml" <<'Y'
 name: mycard
