@@ -226,7 +226,8 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 	const muh_kv *bk = spec_kv(s->spec, "target.backend");
 	if ((rc = objective_from_spec(s->spec, eval_backend_metrics(bk ? bk->value : NULL), &s->objective, d)))
 		goto fail;
-	if (o->measure && (rc = eval_target_from_spec(s->spec, &s->target, d)))
+	if (o->measure ? (rc = eval_target_from_spec(s->spec, &s->target, d))
+		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space too */
 		goto fail;
 	s->have_target = o->measure;
 	if (!(s->cfg = calloc(s->np + 1, sizeof(uint32_t)))) {

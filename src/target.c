@@ -214,6 +214,48 @@ double eval_target_max_noise(const muh_target *t)
 	return t->max_noise;
 }
 
+/* The description of kv's key when it is one of the target:, verify: or
+ * measure: keys this reader takes (*k), NULL when it is another section's
+ * or a foreign key read elsewhere; MUH_EINPUT at kv for an unknown key of
+ * these sections, with the nearest known key of the same section. */
+static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k, muh_diag *d)
+{
+	*k = NULL;
+	int ours = !strncmp(kv->key, "target.", 7) || !strncmp(kv->key, "verify.", 7) ||
+		   !strncmp(kv->key, "measure.", 8);
+	if (!ours)
+		return MUH_OK;
+	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+		if (!strcmp(keys[j].key, kv->key))
+			*k = &keys[j];
+	if (*k)
+		return MUH_OK;
+	for (size_t j = 0; foreign[j]; j++)
+		if (!strcmp(foreign[j], kv->key) || !strncmp(kv->key, "target.name.", 12))
+			return MUH_OK;
+	/* the nearest known key of the same section, as for names elsewhere */
+	diag_near near = DIAG_NEAR_INIT;
+	size_t sec = (size_t)(strchr(kv->key, '.') - kv->key) + 1;
+	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+		if (!strncmp(keys[j].key, kv->key, sec)) /* the same section: the prefix costs nothing */
+			diag_near_offer(&near, kv->key, strlen(kv->key), keys[j].key);
+	char hint[160] = "";
+	if (near.name)
+		snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near.name);
+	return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"", kv->key, hint);
+}
+
+int eval_target_check_keys(const muh_spec *s, muh_diag *d)
+{
+	const struct key_desc *k;
+	for (size_t i = 0; i < s->nkv; i++) {
+		int rc = key_of(s, &s->kv[i], &k, d);
+		if (rc)
+			return rc;
+	}
+	return MUH_OK;
+}
+
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 {
 	eval_target_defaults(t);
@@ -258,32 +300,12 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 			t->nknobs++;
 			continue;
 		}
-		int ours = !strncmp(kv->key, "target.", 7) || !strncmp(kv->key, "verify.", 7) ||
-			   !strncmp(kv->key, "measure.", 8);
-		if (!ours)
-			continue;
 		const struct key_desc *k = NULL;
-		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
-			if (!strcmp(keys[j].key, kv->key))
-				k = &keys[j];
-		if (!k) {
-			int skip = 0;
-			for (size_t j = 0; foreign[j]; j++)
-				skip |= !strcmp(foreign[j], kv->key) || !strncmp(kv->key, "target.name.", 12);
-			if (skip)
-				continue;
-			/* the nearest known key of the same section, as for names elsewhere */
-			diag_near near = DIAG_NEAR_INIT;
-			size_t sec = (size_t)(strchr(kv->key, '.') - kv->key) + 1;
-			for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
-				if (!strncmp(keys[j].key, kv->key, sec)) /* the same section: the prefix costs nothing */
-					diag_near_offer(&near, kv->key, strlen(kv->key), keys[j].key);
-			char hint[160] = "";
-			if (near.name)
-				snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near.name);
-			return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"",
-				       kv->key, hint);
-		}
+		int rc = key_of(s, kv, &k, d);
+		if (rc)
+			return rc;
+		if (!k)
+			continue;
 		char *base = (char *)t + k->off;
 		if (k->kind == K_STR || k->kind == K_PATH) {
 			if (strlen(kv->value) >= k->size)

@@ -91,5 +91,10 @@ void eval_target_defaults(muh_target *t);
 /* Reads target.*, verify.*, measure.* of spec s into *t. Unknown keys under
  * those sections and bad values are input errors at their file:line:col. */
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);
+/* Only the names: MUH_EINPUT at the first unknown key of the target:,
+ * verify: and measure: sections (with the nearest known one), else MUH_OK.
+ * For readers that measure nothing (muh space), so that a misspelt key is
+ * an error there too. */
+int eval_target_check_keys(const muh_spec *s, muh_diag *d);
 
 #endif

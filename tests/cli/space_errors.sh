@@ -62,4 +62,14 @@ want = sum(1 for a in [0, 1, 2, 3] for b in [1, 2, 4] if a != 0 and b // a >= 1)
 assert d["valid"] == want, (d["valid"], want)
 assert d["constraints"][0]["rejected"] == 12 - want
 PY
+# a misspelt measure: key is an error for muh space too (it measures
+# nothing, but the next muh tune of the same spec would refuse it), while a
+# spec whose backend lacks what it needs to measure is fine here
+printf 'params:\n  A: [1, 2]\nmeasure:\n  max_tme: 3\n' >"$TMP/badkey.yaml"
+run "$MUH" space "$TMP/badkey.yaml"
+expect_rc 2 "a misspelt measure key"
+expect_in err "badkey.yaml:4:12: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "the key, its place and the nearest"
+printf 'params:\n  A: [1, 2]\ntarget:\n  backend: worker\n' >"$TMP/noworker.yaml"
+run "$MUH" space "$TMP/noworker.yaml"
+expect_rc 0 "a worker spec without a worker: nothing is measured here"
 done_tests
