@@ -354,6 +354,17 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 	return MUH_OK;
 }
 
+double best_speedup(const muh_best *b)
+{
+	double best = b->nranked ? b->ranked[0].burst_score : NAN;
+	return isfinite(b->default_score) && isfinite(best) ? b->default_score / best : NAN;
+}
+
+int best_is_tie(double speedup, double noise)
+{
+	return isfinite(speedup) && isfinite(noise) && fabs(speedup - 1) <= noise;
+}
+
 void best_free(muh_best *b)
 {
 	if (!b)

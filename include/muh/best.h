@@ -89,6 +89,15 @@ typedef struct muh_best {
 MUH_API int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d);
 MUH_API void best_free(muh_best *b);
 
+/* The best's speedup over the defaults, both as the search measured them
+ * (the defaults are not re-timed at sustained clocks): default score over
+ * the best's burst score, NAN when either was not measured ok. */
+MUH_API double best_speedup(const muh_best *b);
+/* 1 when a speedup lies inside the run's noise (|speedup - 1| <= noise): a
+ * tie on the machine that measured it, as tune, report and patch call it.
+ * 0 when either is NAN. */
+MUH_API int best_is_tie(double speedup, double noise);
+
 /* The params of variant key (a canonical key, NAME=VALUE,...) that did not
  * change its compiled artifact, in key order, at most max into out: a param
  * is such when a measured variant of the run that differs from key in that

@@ -359,6 +359,8 @@ struct engine_win {
 	size_t len;
 	char key[4096];
 	char value[64]; /* the objective's value, for the note */
+	double gain;    /* the defaults' score over the winner's (>1: better); NAN when unknown */
+	double noise;   /* the run's noise; NAN when not measured */
 };
 
 /* The winner of engine run `run` (its spec's objective, SLOs met) made into
@@ -427,6 +429,8 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 				rc = MUH_ENOMEM;
 			}
 			snprintf(w->key, sizeof(w->key), "%s", b.ranked[0].key);
+			w->gain = best_speedup(&b);
+			w->noise = run->noise;
 			objective_format(o.metric, objective_value(&o, b.ranked[0].score), w->value, sizeof(w->value));
 			deploy_free(f);
 		}
@@ -1311,6 +1315,13 @@ static int run(int argc, char **argv)
 		if (!json)
 			fprintf(stderr, "muh patch: run %lld: the winner %s (%s) into %s\n", (long long)E->w[k].run,
 				E->w[k].key, E->w[k].value, E->w[k].rel);
+		/* a gain inside the run's noise is a tie (as muh tune and muh report
+		 * call it): the diff then shows what would change, not a proven gain */
+		if (!json && best_is_tie(E->w[k].gain, E->w[k].noise))
+			fprintf(stderr,
+				"muh patch: run %lld: note: the winner is %.3fx the defaults, inside the run's noise "
+				"(%.1f%%): a tie on the machine that measured it, not a proven gain\n",
+				(long long)E->w[k].run, E->w[k].gain, 100 * E->w[k].noise);
 	}
 	for (int k = 0; k < E->n; k++)
 		free(E->w[k].text);

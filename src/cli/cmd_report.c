@@ -117,13 +117,10 @@ static const char *best_key(const struct runstat *rs)
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
 {
 	/* the defaults were timed as the search timed: compare at those clocks */
-	double best = rs->b.nranked ? rs->b.ranked[0].burst_score : NAN;
-	if (!isfinite(rs->b.default_score) || !isfinite(best)) {
+	double sp = best_speedup(&rs->b);
+	if (!isfinite(sp))
 		snprintf(buf, n, "-");
-		return;
-	}
-	double sp = rs->b.default_score / best;
-	if (isfinite(rs->r.noise) && fabs(sp - 1) <= rs->r.noise)
+	else if (best_is_tie(sp, rs->r.noise))
 		snprintf(buf, n, "tie");
 	else
 		snprintf(buf, n, "%.3fx", sp);

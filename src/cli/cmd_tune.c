@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "evalcli.h"
+#include "muh/best.h"
 #include "muh/hw.h"
 #include "muh/objective.h"
 #include "muh/pool.h"
@@ -378,7 +379,7 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 			       g, lo, hi, b.nsamples, d.nsamples, tie ? "; a tie: inside the noise" : "");
 	} else if (found && strcmp(o->metric, "time")) {
 		double bs = objective_score(o, &b), ds = objective_score(o, &d);
-		int tie = isfinite(L.noise) && fabs(ds / bs - 1) <= L.noise;
+		int tie = best_is_tie(ds / bs, L.noise);
 		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", ds / bs, o->metric,
 		       o->maximize ? "higher is better" : "lower is better",
 		       L.noisy ? "; noisy machine: no CI" : "", tie ? "; a tie: inside the noise" : "");

@@ -128,6 +128,7 @@ expect_in out '^winner +under the SLOs: none' "no SLO winner"
 # muh report ranks the run by its objective, in tokens/s
 run "$MUH" report "$TMP/t.db"
 expect_rc 0 "muh report"
+cp "$TMP/out" "$TMP/report.out"
 expect_in out '^1 +llama-tiny +- +engine +8 +[0-9]+ +[0-9]+ +[0-9.]+ tok/s +[0-9.]+ tok/s' "report: best and default in tok/s"
 expect_in out '^run 1: maximize output_tokens_per_s subject to errors == 0, ttft_p99 <= 10s' "report: the objective"
 
@@ -137,6 +138,13 @@ cp "$M/deploy.yaml" "$TMP/deploy.before"
 run "$MUH" patch "$M" --from "$TMP/t.db"
 expect_rc 0 "muh patch --from on the engine run"
 expect_in err "the winner $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the winner and the file"
+# a winner inside the run's noise is a tie: report says "tie", and patch
+# says so beside the diff it writes (one rule, best_is_tie)
+if grep -qE '^1 +llama-tiny .* tie ' "$TMP/report.out"; then
+	expect_in err "run 1: note: the winner is [0-9.]+x the defaults, inside the run's noise \\([0-9.]+%\\): a tie" "patch says the tie report shows"
+else
+	grep -q "inside the run's noise" "$TMP/err" && fail "patch calls a tie what report does not: $(cat "$TMP/report.out")"
+fi
 cp "$TMP/out" "$TMP/win.diff"
 (cd "$M" && git apply --check "$TMP/win.diff") || fail "git apply --check of the winner's diff"
 # a line diff: only the changed value lines are - and +

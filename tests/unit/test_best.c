@@ -115,6 +115,14 @@ static void test_burst(void **st)
 	const double so_far[] = {2e-3, 2e-3, 1e-3, 1e-3, 1e-3};
 	for (size_t i = 0; i < 5; i++)
 		assert_true(fabs(b.so_far[i] - so_far[i]) < 1e-12);
+	/* the speedup over the defaults (3 ms over 1 ms), and the tie rule */
+	assert_true(fabs(best_speedup(&b) - 3.0) < 1e-9);
+	assert_int_equal(best_is_tie(best_speedup(&b), 0.05), 0);
+	assert_int_equal(best_is_tie(1.04, 0.05), 1);
+	assert_int_equal(best_is_tie(0.96, 0.05), 1);
+	assert_int_equal(best_is_tie(1.06, 0.05), 0);
+	assert_int_equal(best_is_tie(1.0, NAN), 0);
+	assert_int_equal(best_is_tie(NAN, 0.05), 0);
 	best_free(&b);
 	store_close(s);
 }
