@@ -131,8 +131,13 @@ static int list(const kb_cccl *kb, const char *alg, int cc, int json)
 	}
 	if (json)
 		print_json(o);
-	else
-		printf("%zu policies from %d headers in %s\n", shown, kb->nfiles, kb->dir[0] ? kb->dir : "(one file)");
+	else {
+		printf("%zu polic%s from %d headers in %s\n", shown, shown == 1 ? "y" : "ies", kb->nfiles,
+		       kb->dir[0] ? kb->dir : "(one file)");
+		if (cc && shown)
+			printf("(the policies CUB dispatches on sm_%d: a policy of an older arch applies where no newer "
+			       "one is written, CUB's ChainedPolicy rule)\n", cc);
+	}
 	if (shown == 0) {
 		fprintf(stderr, "muh kb cccl: no policy%s%s%s\n", alg ? " of algorithm " : "", alg ? alg : "",
 			cc ? " for that architecture" : "");

@@ -453,9 +453,11 @@ static int run(int argc, char **argv)
 		print_table(&cx, total);
 	for (size_t i = 0; i < cx.n && !rc && svgdir; i++) {
 		rc = write_svgs(svgdir, &cx.runs[i], &d);
+		size_t dl = strlen(svgdir);
+		const char *sep = dl && svgdir[dl - 1] == '/' ? "" : "/"; /* plots/ as given: no plots//run1 */
 		if (!rc)
-			fprintf(json ? stderr : stdout, "wrote %s/run%lld-best-so-far.svg and %s/run%lld-times.svg\n",
-				svgdir, (long long)cx.runs[i].r.id, svgdir, (long long)cx.runs[i].r.id);
+			fprintf(json ? stderr : stdout, "wrote %s%srun%lld-best-so-far.svg and %s%srun%lld-times.svg\n",
+				svgdir, sep, (long long)cx.runs[i].r.id, svgdir, sep, (long long)cx.runs[i].r.id);
 	}
 	for (size_t i = 0; i < cx.n; i++) {
 		struct runstat *rs = &cx.runs[i];

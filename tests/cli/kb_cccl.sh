@@ -29,6 +29,9 @@ expect_in out "^reduce +sm_60 +Policy600 +ReducePolicy +256 +16 +4 +- +LOAD_LDG 
 run "$MUH" kb cccl --algorithm reduce --arch 90
 expect_rc 0 "kb cccl --arch 90"
 [ "$(grep -c '^reduce ' "$TMP/out")" = 1 ] || fail "sm_90 reduce: exactly one policy applies: $(cat "$TMP/out")"
+expect_in out "^1 policy from [0-9]+ headers" "one policy, said in the singular"
+expect_in out "^\(the policies CUB dispatches on sm_90: a policy of an older arch applies where no newer one is written" \
+	"why an sm_60 row answers for sm_90"
 
 run "$MUH" kb cccl --json
 expect_rc 0 "kb cccl --json"
