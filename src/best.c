@@ -365,6 +365,74 @@ int best_is_tie(double speedup, double noise)
 	return isfinite(speedup) && isfinite(noise) && fabs(speedup - 1) <= noise;
 }
 
+struct twin {
+	const char *fp;
+	double score;
+	size_t i;
+};
+
+static int twin_cmp(const void *a, const void *b)
+{
+	const struct twin *x = a, *y = b;
+	int c = strcmp(x->fp, y->fp);
+	return c ? c : (x->score > y->score) - (x->score < y->score);
+}
+
+double best_twin_spread(const char *const *fps, const double *scores, size_t n, size_t *twins, size_t *slow,
+			size_t *fast)
+{
+	struct twin *t = malloc((n + 1) * sizeof(*t));
+	size_t m = 0;
+	double worst = NAN;
+	*twins = 0;
+	if (!t)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		if (fps[i] && fps[i][0] && isfinite(scores[i]) && scores[i] > 0)
+			t[m++] = (struct twin){fps[i], scores[i], i};
+	qsort(t, m, sizeof(*t), twin_cmp); /* by artifact, then fastest first */
+	for (size_t a = 0, b; a < m; a = b) {
+		for (b = a + 1; b < m && !strcmp(t[a].fp, t[b].fp); b++)
+			;
+		if (b - a < 2)
+			continue;
+		*twins += b - a;
+		double r = t[b - 1].score / t[a].score;
+		if (!(r <= worst)) {
+			worst = r;
+			*slow = t[b - 1].i;
+			*fast = t[a].i;
+		}
+	}
+	free(t);
+	return worst;
+}
+
+double best_twins(const muh_best *b, size_t *twins, const char **slow, const char **fast)
+{
+	const char **fps = calloc(b->nranked + 1, sizeof(*fps));
+	double *scores = calloc(b->nranked + 1, sizeof(*scores));
+	double r = NAN;
+	size_t s = 0, f = 0;
+	*twins = 0;
+	if (fps && scores) {
+		for (size_t i = 0; i < b->nranked; i++) {
+			scores[i] = b->ranked[i].burst_score;
+			for (size_t j = 0; j < b->nfps && !fps[i]; j++)
+				if (!strcmp(b->fps[j].key, b->ranked[i].key))
+					fps[i] = b->fps[j].fingerprint;
+		}
+		r = best_twin_spread(fps, scores, b->nranked, twins, &s, &f);
+		if (isfinite(r)) {
+			*slow = b->ranked[s].key;
+			*fast = b->ranked[f].key;
+		}
+	}
+	free(fps);
+	free(scores);
+	return r;
+}
+
 void best_free(muh_best *b)
 {
 	if (!b)

@@ -98,6 +98,20 @@ MUH_API double best_speedup(const muh_best *b);
  * 0 when either is NAN. */
 MUH_API int best_is_tie(double speedup, double noise);
 
+/* Twins: variants that built the same artifact (the same fingerprint) and
+ * so ran the same code, timed apart all the same: the noise the machine
+ * showed on identical code, which no speedup smaller than it can beat.
+ * Over n variants (fps[i] their fingerprints, "" or NULL for none; scores[i]
+ * lower is better, non-finite when not ok): the number of variants that
+ * share an artifact with another (*twins) and the largest ratio of two
+ * scores of one artifact, slower over faster, with those two (*slow,
+ * *fast: indexes); NAN when no two ok variants share one. */
+MUH_API double best_twin_spread(const char *const *fps, const double *scores, size_t n, size_t *twins,
+				size_t *slow, size_t *fast);
+/* The same over run b's ranked variants (their scores as the search
+ * measured them) with a fingerprint: *slow and *fast are keys owned by b. */
+MUH_API double best_twins(const muh_best *b, size_t *twins, const char **slow, const char **fast);
+
 /* The params of variant key (a canonical key, NAME=VALUE,...) that did not
  * change its compiled artifact, in key order, at most max into out: a param
  * is such when a measured variant of the run that differs from key in that

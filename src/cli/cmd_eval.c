@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "evalcli.h"
+#include "muh/best.h"
 #include "muh/expr.h"
 #include "muh/store.h"
 
@@ -194,7 +195,56 @@ struct eval_list {
 	size_t nrows;
 	char row_key[EVAL_INTERLEAVE_MAX][1024];
 	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* samples kept (round order): paired under the table */
+	/* every ok variant with a fingerprint, for the twins line (best_twin_spread) */
+	char **tkey, **tfp;
+	double *tscore;
+	size_t tn, tcap;
 };
+
+/* Keeps an ok variant's key, fingerprint and median for the twins line. */
+static void keep_twin(struct eval_list *E, const char *key, const muh_measurement *m)
+{
+	if (!m->fingerprint[0])
+		return;
+	if (E->tn == E->tcap) {
+		size_t cap = E->tcap ? 2 * E->tcap : 64;
+		char **k = realloc(E->tkey, cap * sizeof(*k));
+		if (k)
+			E->tkey = k;
+		char **f = realloc(E->tfp, cap * sizeof(*f));
+		if (f)
+			E->tfp = f;
+		double *s = realloc(E->tscore, cap * sizeof(*s));
+		if (s)
+			E->tscore = s;
+		if (!k || !f || !s)
+			return; /* the line is a note: without memory it counts fewer */
+		E->tcap = cap;
+	}
+	if (!(E->tkey[E->tn] = strdup(key)) || !(E->tfp[E->tn] = strdup(m->fingerprint))) {
+		free(E->tkey[E->tn]);
+		return;
+	}
+	E->tscore[E->tn++] = m->median;
+}
+
+/* Variants that built one artifact yet were timed apart: what this
+ * machine's noise did to identical code, beside the best's speedup. */
+static void print_twins(struct eval_list *E)
+{
+	size_t twins, slow = 0, fast = 0;
+	double r = best_twin_spread((const char *const *)E->tfp, E->tscore, E->tn, &twins, &slow, &fast);
+	if (!isfinite(r))
+		return;
+	if (E->json) {
+		printf("{\"event\":\"twins\",\"variants\":%zu,\"spread\":%.6g,\"slow\":\"%s\",\"fast\":\"%s\"}\n", twins,
+		       r, E->tkey[slow], E->tkey[fast]);
+		return;
+	}
+	printf("twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
+	       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
+	       twins, r, E->tkey[slow], E->tkey[fast]);
+}
 
 /* What the batch prepare did, once, before the first row. */
 static void print_prepare(struct eval_list *E)
@@ -247,6 +297,7 @@ static int list_row(void *ctx, const session_result *r)
 		}
 		if (!strcmp(r->key, E->def_key))
 			E->defm = lite;
+		keep_twin(E, r->key, m);
 	}
 	if (E->nrows < EVAL_INTERLEAVE_MAX) {
 		muh_measurement lite = *m;
@@ -549,6 +600,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 			printf("%s\n", strcmp(E.best_key, E.def_key) ? "" : " (the defaults)");
 		}
 	}
+	print_twins(&E);
 	if (!json) {
 		fprintf(stderr, "muh eval: %lld measured", E.measured);
 		for (int k = 0; k < EVAL_NSTATUS; k++)
@@ -559,6 +611,13 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 							     : "");
 	}
 out:
+	for (size_t i = 0; i < E.tn; i++) {
+		free(E.tkey[i]);
+		free(E.tfp[i]);
+	}
+	free(E.tkey);
+	free(E.tfp);
+	free(E.tscore);
 	session_close(ss);
 	free(cfgs);
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */

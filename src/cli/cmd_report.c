@@ -405,6 +405,15 @@ static void print_table(const struct ctx *cx, const size_t *total)
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(&cx->runs[i]);
+	for (size_t i = 0; i < cx->n; i++) { /* identical code timed apart: the noise beside the speedups */
+		size_t twins;
+		const char *slow, *fast;
+		double r = best_twins(&cx->runs[i].b, &twins, &slow, &fast);
+		if (isfinite(r) && objective_is_time(&cx->runs[i].b.objective))
+			printf("\nrun %lld: twins: %zu variants built the same artifact as another; the same code timed "
+			       "up to %.3fx apart (%s against %s): a speedup under that is this machine's noise\n",
+			       (long long)cx->runs[i].r.id, twins, r, slow, fast);
+	}
 	printf("\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)
 		if (total[k])

@@ -22,6 +22,23 @@ expect_in out "^prepare: 12 of 12 variants compiled in [0-9.]+ s with 2 jobs" "a
 [ "$(sqlite3 "$TMP/jobs.db" "select count(*) from measurements where status = 'ok' and fp_detail like '%\"from_cache\":true%'")" = 12 ] ||
 	fail "every build loaded its prepared program: $(sqlite3 "$TMP/jobs.db" "select count(*), group_concat(fp_detail) from measurements")"
 [ "$(fps "$TMP/plain.db")" = "$(fps "$TMP/jobs.db")" ] || fail "the fingerprints do not depend on where the build came from"
+# twins: IGNORED reaches nothing, so every variant built the artifact of its
+# IGNORED twin, and their spread is said (by eval and by report), with the
+# largest ratio the store's times give
+expect_in out "^twins: 12 variants built the same artifact as another \(fingerprint\); the same code timed up to [0-9.]+x apart \(UNROLL=[124],BLOCK=(64|256),IGNORED=[01] against UNROLL=[124],BLOCK=(64|256),IGNORED=[01]\)" "eval's twins line"
+run "$MUH" report "$TMP/jobs.db"
+expect_in out "^run 1: twins: 12 variants built the same artifact as another; the same code timed up to [0-9.]+x apart" "report's twins line"
+python3 - "$TMP/jobs.db" "$TMP/out" <<'PY' || fail "the twins' spread is the store's largest ratio of one artifact"
+import re, sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute(
+    "select m.fingerprint, m.median from measurements m where m.status = 'ok'").fetchall()
+by = {}
+for fp, t in rows:
+    by.setdefault(fp, []).append(t)
+want = max(max(v) / min(v) for v in by.values() if len(v) > 1)
+got = float(re.search(r"timed up to ([0-9.]+)x apart", open(sys.argv[2]).read()).group(1))
+assert abs(got - want) < 0.0006, (got, want)
+PY
 
 # resume: only the variants not yet in the store are prepared
 export MUH_CACHE_DIR="$TMP/cache2"

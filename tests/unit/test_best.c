@@ -123,6 +123,18 @@ static void test_burst(void **st)
 	assert_int_equal(best_is_tie(1.06, 0.05), 0);
 	assert_int_equal(best_is_tie(1.0, NAN), 0);
 	assert_int_equal(best_is_tie(NAN, 0.05), 0);
+	/* twins: a and c built one artifact (2 vs 1.5: 1.333x), b and e another
+	 * (1 vs 1.1), d none; a failed twin (NAN) counts for nothing */
+	const char *fps[] = {"a1", "b2", "a1", "d4", "b2", "a1", ""};
+	const double sc[] = {2.0, 1.0, 1.5, 9.0, 1.1, NAN, 5.0};
+	size_t twins, slow, fast;
+	double r = best_twin_spread(fps, sc, 7, &twins, &slow, &fast);
+	assert_true(fabs(r - 2.0 / 1.5) < 1e-12);
+	assert_int_equal(twins, 4);
+	assert_int_equal(slow, 0);
+	assert_int_equal(fast, 2);
+	assert_true(isnan(best_twin_spread(fps + 3, sc + 3, 1, &twins, &slow, &fast)));
+	assert_int_equal(twins, 0);
 	best_free(&b);
 	store_close(s);
 }
