@@ -96,6 +96,8 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 			w = strlen(s->constraints[c].src);
 	if (w > 56)
 		w = 56;
+	if (w < strlen("constraint (check order)")) /* the header is the widest cell */
+		w = strlen("constraint (check order)");
 	if (!prune_only) {
 		printf("spec        %s (%s)\n", s->path, spec_format_name(s->format));
 		if (hw)

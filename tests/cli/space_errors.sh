@@ -72,4 +72,15 @@ expect_in err "badkey.yaml:4:12: error: unknown key 'measure.max_tme' \(did you 
 printf 'params:\n  A: [1, 2]\ntarget:\n  backend: worker\n' >"$TMP/noworker.yaml"
 run "$MUH" space "$TMP/noworker.yaml"
 expect_rc 0 "a worker spec without a worker: nothing is measured here"
+# the constraint table lines up when every constraint is shorter than the
+# header: the count ends where "rejected" ends
+run "$MUH" space specs/matmul_cpu.yaml
+python3 - "$TMP/out" <<'PY' || fail "the constraint table's columns line up: $(grep -A1 '^constraint' "$TMP/out")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+h = next(i for i, l in enumerate(lines) if l.startswith("constraint (spec order)"))
+head, row = lines[h], lines[h + 1]
+end = head.index("rejected") + len("rejected")
+assert row[:end].rstrip().endswith(" 1") and row[end] == " ", (head, row)
+PY
 done_tests
