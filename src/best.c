@@ -408,19 +408,27 @@ double best_twin_spread(const char *const *fps, const double *scores, size_t n, 
 	return worst;
 }
 
+static int fp_key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const best_fp *)a)->key, ((const best_fp *)b)->key);
+}
+
 double best_twins(const muh_best *b, size_t *twins, const char **slow, const char **fast)
 {
 	const char **fps = calloc(b->nranked + 1, sizeof(*fps));
 	double *scores = calloc(b->nranked + 1, sizeof(*scores));
+	best_fp *byk = malloc((b->nfps + 1) * sizeof(*byk)); /* by key: one lookup per ranked variant */
 	double r = NAN;
 	size_t s = 0, f = 0;
 	*twins = 0;
-	if (fps && scores) {
+	if (fps && scores && byk) {
+		memcpy(byk, b->fps, b->nfps * sizeof(*byk));
+		qsort(byk, b->nfps, sizeof(*byk), fp_key_cmp);
 		for (size_t i = 0; i < b->nranked; i++) {
+			best_fp want = {b->ranked[i].key, NULL};
+			const best_fp *hit = bsearch(&want, byk, b->nfps, sizeof(*byk), fp_key_cmp);
 			scores[i] = b->ranked[i].burst_score;
-			for (size_t j = 0; j < b->nfps && !fps[i]; j++)
-				if (!strcmp(b->fps[j].key, b->ranked[i].key))
-					fps[i] = b->fps[j].fingerprint;
+			fps[i] = hit ? hit->fingerprint : NULL;
 		}
 		r = best_twin_spread(fps, scores, b->nranked, twins, &s, &f);
 		if (isfinite(r)) {
@@ -430,6 +438,7 @@ double best_twins(const muh_best *b, size_t *twins, const char **slow, const cha
 	}
 	free(fps);
 	free(scores);
+	free(byk);
 	return r;
 }
 

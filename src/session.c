@@ -227,7 +227,7 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 	if ((rc = objective_from_spec(s->spec, eval_backend_metrics(bk ? bk->value : NULL), &s->objective, d)))
 		goto fail;
 	if (o->measure ? (rc = eval_target_from_spec(s->spec, &s->target, d))
-		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space too */
+		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space and a replay too */
 		goto fail;
 	s->have_target = o->measure;
 	if (!(s->cfg = calloc(s->np + 1, sizeof(uint32_t)))) {
@@ -912,7 +912,7 @@ struct find_run {
 	muh_store *st;
 	int64_t id;
 	char *key;
-	size_t n;
+	size_t n, len; /* the buffer, and the key's whole length */
 	double score;
 	size_t nmeasured;
 	int found;
@@ -928,6 +928,7 @@ static int store_best_cb(void *ud, const store_run *run)
 	muh_best b;
 	if (best_of_run(f->st, run, &b, f->d) == MUH_OK && b.nranked) {
 		snprintf(f->key, f->n, "%s", b.ranked[0].key);
+		f->len = strlen(b.ranked[0].key);
 		f->score = b.ranked[0].score;
 		f->nmeasured = b.nmeasured;
 		f->found = 1;
@@ -939,11 +940,15 @@ static int store_best_cb(void *ud, const store_run *run)
 int session_store_best(muh_session *s, char *key, size_t n, double *score, size_t *nmeasured, muh_diag *d)
 {
 	diag_clear(d);
-	if (!s->st || s->run <= 0)
+	/* a live run's store, or the store a replay is written to (--db) */
+	muh_store *st = s->rs ? replay_store_store(s->rs) : s->st;
+	int64_t run = s->rs ? replay_store_run(s->rs) : s->run;
+	if (!st || run <= 0)
 		return 0;
-	struct find_run f = {.st = s->st, .id = s->run, .key = key, .n = n, .d = d};
-	store_foreach_run(s->st, store_best_cb, &f);
-	if (!f.found)
+	struct find_run f = {.st = st, .id = run, .key = key, .n = n, .d = d};
+	if (store_foreach_run(st, store_best_cb, &f) < 0 && !diag_is_set(d))
+		diag_errorf(d, "the store's runs could not be read");
+	if (!f.found || f.len >= n) /* not found, or its key did not fit */
 		return 0;
 	if (score)
 		*score = f.score;

@@ -94,15 +94,18 @@ MUH_API void best_free(muh_best *b);
  * the best's burst score, NAN when either was not measured ok. */
 MUH_API double best_speedup(const muh_best *b);
 /* 1 when a speedup lies inside the run's noise (|speedup - 1| <= noise): a
- * tie on the machine that measured it, as tune, report and patch call it.
- * 0 when either is NAN. */
+ * tie on the machine that measured it, as report's speedup column, patch's
+ * note and tune's gain of a non-time metric call it (tune's time speedup,
+ * from two measurements of this run, asks eval_compare, which also calls
+ * overlapping confidence intervals a tie). 0 when either is NAN. */
 MUH_API int best_is_tie(double speedup, double noise);
 
 /* Twins: variants that built the same artifact (the same fingerprint) and
  * so ran the same code, timed apart all the same: the noise the machine
  * showed on identical code, which no speedup smaller than it can beat.
  * Over n variants (fps[i] their fingerprints, "" or NULL for none; scores[i]
- * lower is better, non-finite when not ok): the number of variants that
+ * lower is better, positive; one not finite or not above 0 is left out, as
+ * a failed one): the number of variants that
  * share an artifact with another (*twins) and the largest ratio of two
  * scores of one artifact, slower over faster, with those two (*slow,
  * *fast: indexes); NAN when no two ok variants share one. */

@@ -199,12 +199,15 @@ struct eval_list {
 	char **tkey, **tfp;
 	double *tscore;
 	size_t tn, tcap;
+	int time; /* the objective is time (the twins line is about times) */
 };
 
-/* Keeps an ok variant's key, fingerprint and median for the twins line. */
+/* Keeps an ok variant's key, fingerprint and median for the twins line
+ * (time objectives: an engine's fingerprint is its launch, whose time says
+ * less than its metrics; muh report keeps to time runs as well). */
 static void keep_twin(struct eval_list *E, const char *key, const muh_measurement *m)
 {
-	if (!m->fingerprint[0])
+	if (!m->fingerprint[0] || !E->time)
 		return;
 	if (E->tn == E->tcap) {
 		size_t cap = E->tcap ? 2 * E->tcap : 64;
@@ -237,8 +240,16 @@ static void print_twins(struct eval_list *E)
 	if (!isfinite(r))
 		return;
 	if (E->json) {
-		printf("{\"event\":\"twins\",\"variants\":%zu,\"spread\":%.6g,\"slow\":\"%s\",\"fast\":\"%s\"}\n", twins,
-		       r, E->tkey[slow], E->tkey[fast]);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "event", "twins");
+		cJSON_AddNumberToObject(o, "variants", (double)twins);
+		cJSON_AddNumberToObject(o, "spread", r);
+		cJSON_AddStringToObject(o, "slow", E->tkey[slow]);
+		cJSON_AddStringToObject(o, "fast", E->tkey[fast]);
+		char *t = cJSON_PrintUnformatted(o);
+		puts(t ? t : "{}");
+		free(t);
+		cJSON_Delete(o);
 		return;
 	}
 	printf("twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
@@ -492,7 +503,8 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	size_t np = space_nparams(sp);
 	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
 	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
-	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss))};
+	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss)),
+			      .time = objective_is_time(session_objective(ss))};
 	int ex = EXIT_OK;
 	measurement_init(&E.best);
 	measurement_init(&E.defm);

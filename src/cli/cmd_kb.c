@@ -132,8 +132,8 @@ static int list(const kb_cccl *kb, const char *alg, int cc, int json)
 	if (json)
 		print_json(o);
 	else {
-		printf("%zu polic%s from %d headers in %s\n", shown, shown == 1 ? "y" : "ies", kb->nfiles,
-		       kb->dir[0] ? kb->dir : "(one file)");
+		printf("%zu polic%s from %d header%s in %s\n", shown, shown == 1 ? "y" : "ies", kb->nfiles,
+		       kb->nfiles == 1 ? "" : "s", kb->dir[0] ? kb->dir : "(one file)");
 		if (cc && shown)
 			printf("(the policies CUB dispatches on sm_%d: a policy of an older arch applies where no newer "
 			       "one is written, CUB's ChainedPolicy rule)\n", cc);

@@ -508,7 +508,7 @@ static void print_busy_sustained(muh_session *s)
  * measured by an earlier search of the run, outside this one's budget. */
 static void print_store_best(muh_session *s, const strategy_result *r)
 {
-	char key[1024], skey[1024], a[32];
+	char key[4096], skey[4096], a[32];
 	double score;
 	size_t nmeasured;
 	muh_diag d;
@@ -695,7 +695,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			/* the store's best (best_of_run, as report and patch name it): the
 			 * re-timing's winner, or a variant an earlier search of the run
 			 * measured; without a store, the search's best */
-			char wkey[1024];
+			char wkey[4096];
 			muh_diag wd;
 			cJSON_AddStringToObject(o2, "winner_key",
 						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) == 1 ? wkey : key);

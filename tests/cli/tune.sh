@@ -166,6 +166,24 @@ run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --replay-
 expect_in err "error: no column 'BLOCK_SZ_M' for param 'BLOCK_SIZE_M' \(--replay-column BLOCK_SIZE_M=BLOCK_SZ_M\); did you mean 'BLOCK_SIZE_M'\?" "the param column named"
 run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column tme=t --budget 3
 expect_in err "'tme' is not a param or problem symbol .*\(did you mean 'time'\?\)" "time offered"
+# a replay written to a store (--db): tune's winner_key and store line are
+# the store's best, as report names it, also when this search reached fewer
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 60 --seed 2 --db "$TMP/rs.db"
+expect_rc 0 "a stored replay of 60"
+rbest=$("$MUH" report "$TMP/rs.db" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["runs"][0]["best"])')
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 3 --seed 2 --db "$TMP/rs.db" --json
+python3 - "$TMP/out" "$rbest" <<'PY' || fail "a stored replay's winner_key is report's best"
+import json, sys
+res = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]
+assert res["winner_key"] == sys.argv[2] != res["best_key"], (res["winner_key"], res["best_key"], sys.argv[2])
+PY
+run "$MUH" tune "$SPEC" --replay "$CSV" --budget 3 --seed 2 --db "$TMP/rs.db"
+expect_in out "^store +the run's best is [0-9.]+ (us|ms)  $rbest, of the [0-9]+ variants the run has measured" "the stored replay's best named"
+# a misspelt measure: key is an error for a replay too (it measures nothing)
+{ cat "$SPEC"; printf 'measure:\n  max_tme: 3\n'; } >"$TMP/typo.yaml"
+run "$MUH" tune "$TMP/typo.yaml" --replay "$CSV" --budget 3
+expect_rc 2 "a replay of a spec with a misspelt key"
+expect_in err "typo.yaml:[0-9]+:[0-9]+: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "the key named"
 run "$MUH" help tune
 expect_rc 0 "help"
 expect_in out "--replay FILE" "help text"
