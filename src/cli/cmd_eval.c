@@ -239,20 +239,9 @@ static void print_twins(struct eval_list *E)
 	double r = best_twin_spread((const char *const *)E->tfp, E->tscore, E->tn, &twins, &slow, &fast);
 	if (!isfinite(r))
 		return;
-	if (E->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "twins");
-		cJSON_AddNumberToObject(o, "variants", (double)twins);
-		cJSON_AddNumberToObject(o, "spread", r);
-		cJSON_AddStringToObject(o, "slow", E->tkey[slow]);
-		cJSON_AddStringToObject(o, "fast", E->tkey[fast]);
-		char *t = cJSON_PrintUnformatted(o);
-		puts(t ? t : "{}");
-		free(t);
-		cJSON_Delete(o);
-		return;
-	}
-	printf("twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
+	/* with --json stdout holds the variants' rows only: the line goes to
+	 * stderr, as the noise line does */
+	fprintf(E->json ? stderr : stdout, "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
 	       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
 	       twins, r, E->tkey[slow], E->tkey[fast]);
 }
