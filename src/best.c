@@ -422,11 +422,13 @@ double best_twins(const muh_best *b, size_t *twins, const char **slow, const cha
 	size_t s = 0, f = 0;
 	*twins = 0;
 	if (fps && scores && byk) {
-		memcpy(byk, b->fps, b->nfps * sizeof(*byk));
-		qsort(byk, b->nfps, sizeof(*byk), fp_key_cmp);
+		if (b->nfps) { /* fps is NULL without any (memcpy and qsort want a pointer) */
+			memcpy(byk, b->fps, b->nfps * sizeof(*byk));
+			qsort(byk, b->nfps, sizeof(*byk), fp_key_cmp);
+		}
 		for (size_t i = 0; i < b->nranked; i++) {
 			best_fp want = {b->ranked[i].key, NULL};
-			const best_fp *hit = bsearch(&want, byk, b->nfps, sizeof(*byk), fp_key_cmp);
+			const best_fp *hit = b->nfps ? bsearch(&want, byk, b->nfps, sizeof(*byk), fp_key_cmp) : NULL;
 			scores[i] = b->ranked[i].burst_score;
 			fps[i] = hit ? hit->fingerprint : NULL;
 		}
