@@ -110,10 +110,7 @@ static int on_row(void *ud, const store_row *row)
 		}
 	}
 	b->so_far[b->nmeasured++] = c->best;
-	/* only a fingerprint that proves something: the command backend's hash
-	 * of the expanded command line ("proof":false) is the same when its
-	 * params reach the program through the environment */
-	if (m->fingerprint[0] && !(m->fp_detail && strstr(m->fp_detail, "\"proof\":false"))) {
+	if (best_fp_proves(m)) {
 		size_t cap = c->capfps;
 		if (grow((void **)&b->fps, &cap, b->nfps, sizeof(*b->fps)))
 			return c->rc = MUH_ENOMEM;
@@ -352,6 +349,11 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 		return MUH_EENV;
 	}
 	return MUH_OK;
+}
+
+int best_fp_proves(const muh_measurement *m)
+{
+	return m->fingerprint[0] && !(m->fp_detail && strstr(m->fp_detail, "\"proof\":false"));
 }
 
 double best_speedup(const muh_best *b)

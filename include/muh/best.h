@@ -100,6 +100,12 @@ MUH_API double best_speedup(const muh_best *b);
  * overlapping confidence intervals a tie). 0 when either is NAN. */
 MUH_API int best_is_tie(double speedup, double noise);
 
+/* 1 when m's fingerprint proves what was built: set, and not the command
+ * backend's hash of the expanded command line ("proof":false in
+ * fp_detail), which is the same when params reach the program through the
+ * environment. Only such fingerprints make twins or inert params. */
+MUH_API int best_fp_proves(const muh_measurement *m);
+
 /* Twins: variants that built the same artifact (the same fingerprint) and
  * so ran the same code, timed apart all the same: the noise the machine
  * showed on identical code, which no speedup smaller than it can beat.

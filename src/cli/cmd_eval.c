@@ -202,12 +202,13 @@ struct eval_list {
 	int time; /* the objective is time (the twins line is about times) */
 };
 
-/* Keeps an ok variant's key, fingerprint and median for the twins line
- * (time objectives: an engine's fingerprint is its launch, whose time says
- * less than its metrics; muh report keeps to time runs as well). */
+/* Keeps an ok variant's key, fingerprint and median for the twins line:
+ * a fingerprint that proves the artifact (best_fp_proves, as muh report's
+ * twins), and time objectives (an engine's fingerprint is its launch, whose
+ * time says less than its metrics; muh report keeps to time runs as well). */
 static void keep_twin(struct eval_list *E, const char *key, const muh_measurement *m)
 {
-	if (!m->fingerprint[0] || !E->time)
+	if (!best_fp_proves(m) || !E->time)
 		return;
 	if (E->tn == E->tcap) {
 		size_t cap = E->tcap ? 2 * E->tcap : 64;
