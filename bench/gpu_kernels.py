@@ -45,7 +45,7 @@ SHIPPED_H200 = {
     256: (32, 256, 128, 16, 4, 2), 1024: (128, 256, 64, 16, 8, 4), 2048: (128, 256, 64, 1, 8, 4),
     4096: (128, 256, 64, 16, 8, 4),
 }
-SWEEP_OPT_M256 = (32, 128, 128, 1, 4, 2)  # ../shared/corpora/h200-fused-moe, measured optimum at M=256
+SWEEP_OPT_M256 = (32, 128, 128, 1, 4, 2)  # corpora/h200-fused-moe, measured optimum at M=256
 SHIPPED_JSON = os.path.join(ROOT, "third_party", "vllm-0.33.0", "vllm", "model_executor", "layers", "fused_moe",
                             "configs", "E=128,N=768,device_name=NVIDIA_H200.json")
 MOE_KEYS = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]

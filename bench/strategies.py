@@ -52,7 +52,7 @@ SPACES = [
      "tiled fp32 transpose N=2048 on this repo's CPU (bench/cpu_space/measure.sh); "
      "only 2 configurations lie within 5% of the optimum"),
     ("h200_fused_moe_M256", "specs/fused_moe.yaml", "h200",
-     "../shared/corpora/h200-fused-moe/sweep_M256.csv",
+     "corpora/h200-fused-moe/sweep_M256.csv",
      "vLLM fused-MoE Triton GEMM, M=256, measured on an H200"),
 ]
 # Full sweeps of muh's own kernel suite on the H200 (docs/results/h200-sweeps.md):

@@ -12,8 +12,8 @@
  *     a time column (time_s, time_ms, time_us or time_ns; the suffix gives
  *     the unit), optionally a status column ("ok" or a failure kind) and
  *     a column per problem symbol (the rows of other problem instances are
- *     left out); lines starting with '#' are comments. ../shared/corpora/
- *     h200-fused-moe/sweep_M256.csv and tests/fixtures/spaces/ are examples;
+ *     left out); lines starting with '#' are comments. corpora/h200-fused-moe/
+ *     sweep_M256.csv and tests/fixtures/spaces/ are examples;
  *   - the SQLite store: the session fills a table with replay_add_row()
  *     for every measurement of the spec's run at the instance
  *     (src/session.c, load_store_replay).

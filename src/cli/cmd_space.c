@@ -40,7 +40,7 @@ static const char help[] =
 	"\n"
 	"examples:\n"
 	"  muh space specs/example.yaml\n"
-	"  muh space ../shared/corpora/bat/GEMM-CAFF.json --json\n"
+	"  muh space corpora/bat/GEMM-CAFF.json --json\n"
 	"  muh space specs/fused_moe.yaml --hw bi-v100 --prune-only\n";
 
 static void print_json(const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst)

@@ -145,7 +145,7 @@ static const char help[] =
     "\n"
     "examples:\n"
     "  muh tune specs/matmul_cpu.yaml --budget 20          live, cpu backend, muh.db\n"
-    "  muh tune specs/fused_moe.yaml --problem M=256 --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv\n"
+    "  muh tune specs/fused_moe.yaml --problem M=256 --replay corpora/h200-fused-moe/sweep_M256.csv\n"
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
 /* What measures a variant, and how to let it go. */

@@ -2,7 +2,7 @@
 # is exactly the H200 sweep's compiled configs plus the engine default
 # (64/64/32/8, w4 s3), and its defaults and every seed lie in the space.
 source "$(dirname "$0")/lib.bash"
-SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 
 for s in specs/triton_fused_moe.yaml specs/triton_prefix_prefill.yaml specs/triton_flash_attention.yaml \
 	specs/cuda_reduce.yaml specs/cuda_paged_attention.yaml; do

@@ -2,7 +2,7 @@
 # run from the repository root; it exits non-zero on the first failure.
 set -uo pipefail
 MUH=${1:?usage: $0 path/to/muh}
-BAT=../shared/corpora/bat
+BAT=corpora/bat
 TMP=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 fails=0

@@ -76,7 +76,7 @@ sqlite3 "$TMP/always.db" "select error from measurements m join variants v on v.
 run "$MUH" tune $SPEC --devices 0,x
 expect_rc 2 "--devices 0,x"
 expect_in err "--devices needs device numbers such as 0,1,3" "--devices message"
-run "$MUH" tune $SPEC --devices 0,1 --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv
+run "$MUH" tune $SPEC --devices 0,1 --replay corpora/h200-fused-moe/sweep_M256.csv
 expect_rc 2 "--devices with --replay"
 run "$MUH" tune $SPEC --mpi --db "$TMP/x.db"
 expect_rc 2 "--mpi without mpirun"

@@ -16,14 +16,13 @@ awk '/^## A short tour/{f=1} f&&/^```sh/{g=1;next} g&&/^```/{exit} g' README.md 
 n=$(grep -c . "$TMP/tour.txt")
 [ "$n" -ge 20 ] || fail "the README's tour has $n commands; the block was not found"
 
-# a copy of the repository: tracked and new files, third_party and the
-# shared corpora linked, build/muh the binary under test
+# a copy of the repository: tracked and new files (the corpora too: nothing
+# beside the copy is read), third_party linked, build/muh the binary under test
 W="$TMP/w/repo"
 mkdir -p "$W/build"
 (git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build\* -prune -o -type f -print) |
 	while read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done | (cd "$REPO" && xargs -0 cp --parents -t "$W")
 ln -s "$REPO/third_party" "$W/third_party"
-ln -s "$(realpath "$REPO/../shared")" "$TMP/w/shared"
 ln -s "$MUH" "$W/build/muh"
 export MUH_CACHE_DIR="$TMP/cache"
 

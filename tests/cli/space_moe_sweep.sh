@@ -1,9 +1,9 @@
 # The fused-MoE spec's shared-memory constraint against the full H200 sweep
-# in ../shared/corpora/h200-fused-moe: the valid configurations must be
+# in corpora/h200-fused-moe: the valid configurations must be
 # exactly the ones that compiled (status ok), so muh never compiles a config
 # that exceeds the device's shared memory, and never drops one that fits.
 source "$(dirname "$0")/lib.bash"
-SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 
 run "$MUH" space specs/fused_moe.yaml --list --hw h200
 expect_rc 0 "list fused_moe on h200"

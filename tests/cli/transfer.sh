@@ -1,10 +1,10 @@
 # muh transfer: a store measured on the H200, read for the BI-V100. The store
-# is made from the shared full H200 sweep (../shared/corpora/h200-fused-moe)
+# is made from the full H200 sweep (corpora/h200-fused-moe)
 # the way a user would carry results over: the command backend answers each
 # variant with the time the sweep measured for it (`muh eval --all --db`), so
 # the store holds the H200's 1,304 ok configs with their H200 times.
 source "$(dirname "$0")/lib.bash"
-SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 [ -r "$SWEEP" ] || { echo "FAIL: $SWEEP missing" >&2; exit 1; }
 
 mkdir -p "$TMP/rows"

@@ -2,7 +2,7 @@
 source "$(dirname "$0")/lib.bash"
 SPEC=tests/fixtures/spaces/cpu_matmul.yaml
 CSV=tests/fixtures/spaces/cpu_matmul.csv
-SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 
 run "$MUH" tune "$SPEC" --replay "$CSV" --budget 25% --seed 3
 expect_rc 0 "tune replay"
@@ -48,7 +48,7 @@ sed 's/"elapsed_s":[^}]*//' "$TMP/a" >"$TMP/a2"; sed 's/"elapsed_s":[^}]*//' "$T
 cmp -s "$TMP/a2" "$TMP/b2" || fail "same seed, different runs"
 
 # the H200 sweep: 1,304 valid configs, all of its ok rows
-[ -r "$SWEEP" ] || fail "the H200 sweep $SWEEP is missing (../shared/corpora beside the checkout)"
+[ -r "$SWEEP" ] || fail "the H200 sweep $SWEEP is missing (corpora/ in the repository)"
 run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --budget 5%
 expect_rc 0 "tune h200 replay"
 expect_in out "covers 1,304 of 1,304 valid" "sweep covers the space"

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.bash"
 TREE=third_party/vllm-0.33.0
 KFILE=$TREE/vllm/model_executor/layers/fused_moe/fused_moe.py
 CFG="$TREE/vllm/model_executor/layers/fused_moe/configs/E=128,N=768,device_name=NVIDIA_H200.json"
-SWEEP=../shared/corpora/h200-fused-moe/sweep_M256.csv
+SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 [ -f "$KFILE" ] || fail "$KFILE missing: scripts/deps.sh fetches vLLM 0.33.0 (the test needs the real tree)"
 
 # the functions, at the lines of the real file, decorators included
@@ -102,7 +102,7 @@ PY
 # reads them: the store's default key of a one-evaluation replay per size)
 # is vLLM's get_default_config there
 for m in 1 16 64 256 1024 2048 4096; do
-	"$MUH" tune specs/vllm_fused_moe.yaml --problem "M=$m" --replay ../shared/corpora/h200-fused-moe/sweep_M256.csv \
+	"$MUH" tune specs/vllm_fused_moe.yaml --problem "M=$m" --replay corpora/h200-fused-moe/sweep_M256.csv \
 		--budget 1 --db "$TMP/def.db" >/dev/null 2>"$TMP/err" || fail "replay at M=$m: $(head -c 300 "$TMP/err")"
 done
 run "$MUH" report "$TMP/def.db" --json

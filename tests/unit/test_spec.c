@@ -183,7 +183,7 @@ static void test_bat_corpus_loads(void **state)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		muh_spec *s;
 		muh_diag d;
-		snprintf(path, sizeof(path), "../shared/corpora/bat/%s-CAFF.json", ok[i]);
+		snprintf(path, sizeof(path), "corpora/bat/%s-CAFF.json", ok[i]);
 		int rc = spec_load(path, &s, &d);
 		if (rc)
 			fail_msg("%s: %s (%d:%d)", path, d.msg, d.line, d.col);
@@ -194,7 +194,7 @@ static void test_bat_corpus_loads(void **state)
 	for (size_t i = 0; i < 2; i++) {
 		muh_spec *s;
 		muh_diag d;
-		snprintf(path, sizeof(path), "../shared/corpora/bat/%s-CAFF.json", bad[i]);
+		snprintf(path, sizeof(path), "corpora/bat/%s-CAFF.json", bad[i]);
 		assert_int_equal(spec_load(path, &s, &d), MUH_EINPUT);
 		assert_true(d.line > 1 && d.col >= 1);
 		assert_true(d.src[0] != '\0');

@@ -4,7 +4,7 @@
  *   - tests/fixtures/spaces/cpu_matmul.csv: a tiled CPU matmul, every valid
  *     configuration of tests/fixtures/spaces/cpu_matmul.yaml measured once
  *     (bench/cpu_space/measure.sh);
- *   - ../shared/corpora/h200-fused-moe/sweep_M256.csv with specs/fused_moe.yaml:
+ *   - corpora/h200-fused-moe/sweep_M256.csv with specs/fused_moe.yaml:
  *     all 1,920 fused-MoE configs measured on an H200 (skipped if absent).
  * Acceptance (issue 7): every strategy finds a variant within 5% of the
  * exhaustive best within 25% of the space, for each of 5 seeds; budgets are
@@ -28,7 +28,7 @@
 #include "muh/replay.h"
 #include "muh/strategy.h"
 
-#define H200_SWEEP "../shared/corpora/h200-fused-moe/sweep_M256.csv"
+#define H200_SWEEP "corpora/h200-fused-moe/sweep_M256.csv"
 
 /* An objective that checks the rules on every call, around another one. */
 struct checked {
