@@ -18,11 +18,11 @@ names = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_wa
 muh = set(open(sys.argv[2]).read().split())
 default = "BLOCK_SIZE_M=64,BLOCK_SIZE_N=64,BLOCK_SIZE_K=32,GROUP_SIZE_M=8,num_warps=4,num_stages=3"
 assert default in muh, "the engine default is not in the space"
-if os.path.exists(sys.argv[1]):
-    rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tag"] in ("space", "shipped")]
-    key = lambda r: ",".join(f"{n}={r[n]}" for n in names)
-    ok = {key(r) for r in rows if r["status"] == "ok"}
-    assert muh == ok | {default}, (len(muh), len(ok))
+assert os.path.exists(sys.argv[1]), "the H200 sweep is missing: " + sys.argv[1]
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tag"] in ("space", "shipped")]
+key = lambda r: ",".join(f"{n}={r[n]}" for n in names)
+ok = {key(r) for r in rows if r["status"] == "ok"}
+assert muh == ok | {default}, (len(muh), len(ok))
 text = open(sys.argv[3]).read()
 seeds = re.findall(r"^  - \{(.*?)\}", text.split("\nseeds:")[1], re.M)
 assert len(seeds) == 6, seeds

@@ -83,10 +83,10 @@ import vllm_source
 names = ["BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages"]
 key = lambda d: ",".join(f"{n}={d[n]}" for n in names)
 muh = set(open(sys.argv[2]).read().split())
-if os.path.exists(sys.argv[1]):
-    rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tag"] in ("space", "shipped")]
-    ok = {key(r) for r in rows if r["status"] == "ok"}
-    assert muh == ok, (len(muh), len(ok))
+assert os.path.exists(sys.argv[1]), "the H200 sweep is missing: " + sys.argv[1]
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tag"] in ("space", "shipped")]
+ok = {key(r) for r in rows if r["status"] == "ok"}
+assert muh == ok, (len(muh), len(ok))
 text = open(sys.argv[3]).read()
 seeds = [dict(x.split(": ") for x in s.split(", ")) for s in re.findall(r"^  - \{(.*?)\}", text.split("\nseeds:")[1], re.M)]
 root = vllm_source.tree()
