@@ -79,30 +79,69 @@ for cmd in "report $TMP/future.db" "tune $SPEC --db $TMP/future.db --budget 9" "
 done
 [ "$(md5sum <"$TMP/future.db")" = "$sum" ] || fail "future schema: store written into"
 
-# ---- a read-only store (0444) in a read-only directory (0555), read by a
-# user who cannot write either (root writes anywhere: run as nobody)
-as_reader() {
-	if [ "$(id -u)" = 0 ]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi
-}
+# ---- a read-only store (0444) in a read-only directory (0555), read by
+# someone who cannot write either. Mode bits stop a plain user; root writes
+# through them, so as root the directory is bound read-only (a private mount
+# namespace), or where that is not permitted the reads run as nobody, from a
+# copy of muh in a folder nobody can reach (the checkout may lie under a
+# folder of mode 0700). Whichever way, a probe checks first that the reader
+# really cannot write into the directory. MUH_TEST_NO_BIND=1 takes the
+# fallback (to test it where the bind is permitted).
 mkdir -p "$TMP/ro" "$TMP/nobody"
 cp "$TMP/m.db" "$TMP/ro/m.db"
 chmod 0444 "$TMP/ro/m.db"
 chmod 0555 "$TMP/ro"
 chmod 0777 "$TMP/nobody"
-chmod 0755 "$TMP"
 sum=$(md5sum <"$TMP/ro/m.db")
+READER_MUH=$MUH
+as_reader() { "$@"; }
+if [ "$(id -u)" = 0 ]; then
+	ro_bind() {
+		unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" || exit 125
+			shift; exec "$@"' sh "$TMP/ro" "$@"
+	}
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	if [ -z "${MUH_TEST_NO_BIND:-}" ] && ro_bind true 2>/dev/null; then
+		as_reader() { ro_bind "$@"; }
+		reader="root in a read-only bind of the directory"
+	else
+		chmod 0755 "$TMP"
+		mkdir -p "$TMP/nobody/bin"
+		cp "$MUH" "$TMP/nobody/bin/muh"
+		chmod 0755 "$TMP/nobody/bin" "$TMP/nobody/bin/muh"
+		READER_MUH="$TMP/nobody/bin/muh"
+		as_reader() { as_nobody "$@"; }
+		reader="nobody, running a copy of muh"
+		as_reader "$READER_MUH" --version >/dev/null 2>&1 ||
+			fail "read-only store: nobody cannot run $READER_MUH (is $TMP under a folder of mode 0700?)"
+	fi
+else
+	reader="$(id -un), by mode bits"
+fi
+echo "read-only store: the reader is $reader"
+# the probe: the reader cannot make a file beside the store, nor write into it
+as_reader sh -c 'touch "$1/probe" 2>/dev/null && exit 1; exit 0' sh "$TMP/ro" ||
+	fail "read-only store: $reader can still make files in $TMP/ro"
+as_reader sh -c 'dd if=/dev/null of="$1" oflag=append conv=notrunc status=none 2>/dev/null && exit 1; exit 0' sh "$TMP/ro/m.db" ||
+	fail "read-only store: $reader can still write into $TMP/ro/m.db"
+# the reads run from a folder the reader can reach, with a copy of the spec
+mkdir -p "$TMP/nobody/specs" "$TMP/nobody/kernels/cpu"
+cp $SPEC "$TMP/nobody/specs/"
+cp kernels/cpu/matmul.c "$TMP/nobody/kernels/cpu/"
 run "$MUH" report "$TMP/m.db" --json
 cp "$TMP/out" "$TMP/report-rw.json"
 for cmd in "report $TMP/ro/m.db --json" "export $TMP/ro/m.db --format json" \
 	"tune $SPEC --replay $TMP/ro/m.db --budget 4" "patch --emit header --from $TMP/ro/m.db"; do
-	run as_reader env MUH_CACHE_DIR="$TMP/nobody/cache" HOME="$TMP/nobody" "$MUH" $cmd
-	expect_rc 0 "read-only store: muh $cmd"
+	run as_reader env -C "$TMP/nobody" MUH_CACHE_DIR="$TMP/nobody/cache" HOME="$TMP/nobody" "$READER_MUH" $cmd
+	expect_rc 0 "read-only store ($reader): muh $cmd"
 done
-as_reader env MUH_CACHE_DIR="$TMP/nobody/cache" "$MUH" report "$TMP/ro/m.db" --json >"$TMP/report-ro.json" 2>/dev/null
-cmp -s "$TMP/report-rw.json" "$TMP/report-ro.json" || fail "read-only store: report differs"
-[ "$(md5sum <"$TMP/ro/m.db")" = "$sum" ] || fail "read-only store: changed"
-run "$MUH" tune $SPEC --db "$TMP/ro/m.db" --budget 9
-[ "$(id -u)" = 0 ] || expect_rc 3 "read-only store: a writer is refused"
+as_reader env MUH_CACHE_DIR="$TMP/nobody/cache" "$READER_MUH" report "$TMP/ro/m.db" --json >"$TMP/report-ro.json" 2>/dev/null
+cmp -s "$TMP/report-rw.json" "$TMP/report-ro.json" || fail "read-only store ($reader): report differs"
+[ "$(md5sum <"$TMP/ro/m.db")" = "$sum" ] || fail "read-only store ($reader): changed"
+run as_reader env -C "$TMP/nobody" MUH_CACHE_DIR="$TMP/nobody/cache" HOME="$TMP/nobody" \
+	"$READER_MUH" tune $SPEC --db "$TMP/ro/m.db" --budget 9
+expect_rc 3 "read-only store ($reader): a writer is refused"
+[ "$(md5sum <"$TMP/ro/m.db")" = "$sum" ] || fail "read-only store ($reader): changed by a writer"
 chmod 0755 "$TMP/ro"
 
 # ---- report and patch --emit header from another directory, and after the
