@@ -44,6 +44,7 @@
 #include "scan_args.h"
 #include "scan_cache.h"
 #include "scan_env.h"
+#include "scan_launch.h"
 #include "scan_vendor.h"
 
 /* ---- small containers ------------------------------------------------------ */
@@ -298,8 +299,9 @@ static const char *sa_fmt(muh_surface *s, const char *fmt, ...)
 
 const char *scan_verdict_name(enum scan_verdict v)
 {
-	static const char *const names[] = {"live", "dead", "unsafe", "platform", "unknown"};
-	return v <= SCAN_UNKNOWN ? names[v] : "?";
+	static const char *const names[] = {"live",     "dead",    "unsafe",
+	                                    "platform", "unknown", "blocker"};
+	return v <= SCAN_BLOCKER ? names[v] : "?";
 }
 
 /* ---- 1. walk ---------------------------------------------------------------- */
@@ -3393,6 +3395,8 @@ static const char deploy_env_why[] = "environment variable of the engine's proce
  * knob no_X. Files that are not launch files are skipped. */
 static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 {
+	scan_launch *L = NULL; /* the tree's own parser, read at the first launch file */
+	int Lread = 0;
 	for (int yi = 0; yi < s->nyamls + s->njsons; yi++) {
 		int json = yi >= s->nyamls;
 		const char *rel = json ? s->jsons[yi - s->nyamls] : s->yamls[yi];
@@ -3418,6 +3422,10 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			continue;
 		}
 		uint64_t hash = pyfile_hash(text, n); /* what patch checks for drift */
+		if (!Lread) {
+			L = scan_launch_new(s);
+			Lread = 1;
+		}
 		for (size_t ai = 0; ai < df->nargs; ai++) {
 			const deploy_arg *a = &df->args[ai];
 			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
@@ -3467,6 +3475,20 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
 					             o->name);
 				}
+				/* the tree's own parser: a launch blocker, a value no
+				 * registry accepts (src/scan_launch.c) */
+				enum scan_verdict lv;
+				const char *lwhy, *lunsafe;
+				scan_step lst[SCAN_LAUNCH_STEPS];
+				int nl = 0;
+				if (scan_launch_judge(L, df, a, &lv, &lwhy, &lunsafe, lst, &nl)) {
+					v = lv;
+					why = lwhy;
+					for (int q = 0; q < nl; q++)
+						step_file(b, lst[q].file, lst[q].line, lst[q].note);
+					if (lunsafe)
+						add_unsafe(b, lunsafe);
+				}
 			}
 			muh_knob *o = emit(s, b, -1, &k, rel, v, why);
 			if (!o)
@@ -3483,6 +3505,23 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		deploy_free(df);
 		free(text);
 	}
+	scan_launch_free(L);
+}
+
+size_t scan_launch_blockers(const muh_surface *s, const char *rel, const muh_knob **out,
+                            size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; s && i < s->knobs.n; i++) {
+		const muh_knob *k = (const muh_knob *)s->knobs.p + i;
+		if (k->verdict != SCAN_BLOCKER || strcmp(k->scope, "<deployment>") ||
+		    (rel && strcmp(k->file, rel)))
+			continue;
+		if (n < cap)
+			out[n] = k;
+		n++;
+	}
+	return n;
 }
 
 /* Launch bindings name the knob that feeds them (BLOCK_M=BLOCK -> BLOCK). */

@@ -96,7 +96,9 @@ int *scan_rank(const muh_surface *s)
 		const muh_knob *k = scan_knob(s, i);
 		const char *id = k->id;
 		int p;
-		if (k->verdict == SCAN_DEAD || (k->verdict != SCAN_UNSAFE && is_sentinel(k)))
+		if (k->verdict == SCAN_BLOCKER) /* the server would not start */
+			p = SCAN_P0;
+		else if (k->verdict == SCAN_DEAD || (k->verdict != SCAN_UNSAFE && is_sentinel(k)))
 			p = SCAN_PLOW;
 		else if (k->verdict == SCAN_UNSAFE)
 			p = SCAN_P0;

@@ -19,6 +19,9 @@
  *             under a platform or device-capability check, or a JSON config
  *             named for another device
  *   unknown   the analysis cannot tell; `why` says why
+ *   blocker   (deployment-file arguments only) a launch blocker: the tree's
+ *             own parser defines no such argument, so the server would not
+ *             start (evidence: the parser's parse_args() file:line)
  * docs/scan.md has the rules, the id scheme and the JSON schema.
  *
  * Knob ids are stable across runs and across edits elsewhere in the file:
@@ -45,7 +48,7 @@ MUH_BEGIN_DECLS
 
 typedef struct muh_surface muh_surface;
 
-enum scan_verdict { SCAN_LIVE = 0, SCAN_DEAD, SCAN_UNSAFE, SCAN_PLATFORM, SCAN_UNKNOWN };
+enum scan_verdict { SCAN_LIVE = 0, SCAN_DEAD, SCAN_UNSAFE, SCAN_PLATFORM, SCAN_UNKNOWN, SCAN_BLOCKER };
 
 /* One step of evidence: a place in the tree and what is there. */
 typedef struct scan_step {
@@ -161,7 +164,13 @@ MUH_API size_t scan_nexcluded(const muh_surface *s);
 MUH_API const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i);
 MUH_API const muh_diag *scan_diag(const muh_surface *s, size_t i);
 
-MUH_API const char *scan_verdict_name(enum scan_verdict v);
+MUH_API const char *scan_verdict_name(enum scan_verdict v); /* ..., "blocker" */
+
+/* The launch blockers of the deployment file rel (relative to the root) in
+ * s: up to cap knobs of verdict SCAN_BLOCKER, in file order; returns how
+ * many there are (may exceed cap). */
+MUH_API size_t scan_launch_blockers(const muh_surface *s, const char *rel, const muh_knob **out,
+                                    size_t cap);
 
 /* Priority of a knob for the person tuning (src/scan_rank.c, docs/scan.md):
  * P0 reaches a kernel launch or the scheduler (or is unsafe), P1 other live

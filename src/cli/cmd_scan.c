@@ -78,6 +78,9 @@ static const char help[] =
     "            a platform or device-capability check, or a JSON named for another\n"
     "            device\n"
     "  unknown   the static analysis cannot tell; the `why` column says why\n"
+    "  blocker   a deployment file's argument that the tree's own parser does not\n"
+    "            define: a launch blocker (the server exits at parse_args); listed\n"
+    "            first, and muh tune refuses the file\n"
     "\n"
     "The table is sorted by priority (prio): P0 reaches a kernel launch or the\n"
     "scheduler (or is unsafe), P1 other live knobs, P2 unknown or platform, low\n"
@@ -133,10 +136,15 @@ static int shown_knob(const muh_knob *k, const char *const *verdicts, int nv,
 }
 
 static const int *rank_of; /* for qsort: the priorities of the knobs */
+static const muh_surface *rank_surface; /* for qsort: their verdicts */
 
 static int cmp_rank(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int bx = scan_knob(rank_surface, x)->verdict == SCAN_BLOCKER;
+	int by = scan_knob(rank_surface, y)->verdict == SCAN_BLOCKER;
+	if (bx != by) /* launch blockers first: nothing else matters until they go */
+		return by - bx;
 	if (rank_of[x] != rank_of[y])
 		return rank_of[x] - rank_of[y];
 	return x < y ? -1 : x > y;
@@ -160,6 +168,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		if (shown_knob(scan_knob(s, i), verdicts, nv, kinds, nk))
 			order[nshow++] = i;
 	rank_of = prio;
+	rank_surface = s;
 	qsort(order, nshow, sizeof(size_t), cmp_rank);
 	if (top && nshow > top)
 		nshow = top;
@@ -204,10 +213,14 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", k->evidence[j].file, k->evidence[j].line,
 				       k->evidence[j].note);
 	}
-	int counts[5] = {0};
+	int counts[SCAN_BLOCKER + 1] = {0};
 	for (size_t i = 0; i < n; i++)
 		counts[scan_knob(s, i)->verdict]++;
 	char cb[32];
+	if (counts[SCAN_BLOCKER])
+		printf("\n%d launch blocker%s: the server would not start from %s deployment "
+		       "file as written", counts[SCAN_BLOCKER], counts[SCAN_BLOCKER] == 1 ? "" : "s",
+		       counts[SCAN_BLOCKER] == 1 ? "its" : "their");
 	printf("\n%zu of %zu knobs shown; %d live, %d dead, %d unsafe, %d platform, %d unknown; "
 	       "%zu files (%s bytes) in %.3f s%s%s%s\n",
 	       nshow, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE],
@@ -285,8 +298,9 @@ static int run(int argc, char **argv)
 		return prc;
 	for (int i = 0; i < lv.n; i++)
 		if (strcmp(verdicts[i], "live") && strcmp(verdicts[i], "dead") && strcmp(verdicts[i], "unsafe") &&
-		    strcmp(verdicts[i], "platform") && strcmp(verdicts[i], "unknown"))
-			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform or unknown",
+		    strcmp(verdicts[i], "platform") && strcmp(verdicts[i], "unknown") &&
+		    strcmp(verdicts[i], "blocker"))
+			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform, unknown or blocker",
 					       verdicts[i]);
 	for (int i = 0; i < lk.n; i++)
 		if (!known_kind(kinds[i]))
