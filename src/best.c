@@ -11,6 +11,9 @@
  * fingerprint), so that no emitter writes a value that does nothing as if
  * it were tuned.
  *
+ * Also the decision stage's verdict (decide.h): its proven winner ranks
+ * first, and best_decided is the one answer to "may this be written back".
+ *
  * Reads the store through its API only (store_foreach, store_foreach_retime)
  * and the spec the run kept (store_run_spec). Must never: write, print, or
  * rank by anything but the run's objective.
@@ -312,6 +315,39 @@ static int rank(struct collect *c)
 	return MUH_OK;
 }
 
+/* The run's decision stage into b->decision (none: NULL); its proven
+ * winner moved to ranked[0], the others keeping their order. */
+static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
+{
+	decide_summary *sm = malloc(sizeof(*sm));
+	if (!sm)
+		return MUH_ENOMEM;
+	int rc = decide_of_run(st, b->run, &b->objective, sm, d);
+	if (rc || !sm->present) {
+		free(sm);
+		return rc;
+	}
+	b->decision = sm;
+	if (sm->winner < 0)
+		return MUH_OK;
+	for (size_t i = 0; i < b->nranked; i++)
+		if (!strcmp(b->ranked[i].key, sm->f[sm->winner].key)) {
+			best_entry w = b->ranked[i];
+			memmove(b->ranked + 1, b->ranked, i * sizeof(*b->ranked));
+			b->ranked[0] = w;
+			break;
+		}
+	return MUH_OK;
+}
+
+int best_decided(const muh_best *b)
+{
+	if (!b->decision)
+		return -1;
+	return b->decision->winner >= 0 && b->nranked &&
+	       !strcmp(b->ranked[0].key, b->decision->f[b->decision->winner].key);
+}
+
 int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 {
 	memset(out, 0, sizeof(*out));
@@ -334,6 +370,8 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 		rc = store_foreach_retime(st, r->id, on_retime, &c);
 	if (!rc)
 		rc = rank(&c);
+	if (!rc)
+		rc = take_decision(st, out, d);
 	if (!isfinite(out->any_score))
 		out->any_score = NAN;
 	for (size_t i = 0; i < c.nall; i++)
@@ -358,6 +396,8 @@ int best_fp_proves(const muh_measurement *m)
 
 double best_speedup(const muh_best *b)
 {
+	if (best_decided(b) == 1) /* the paired rounds' ratio, not one search measurement's */
+		return b->decision->f[b->decision->winner].gain.ratio;
 	double best = b->nranked ? b->ranked[0].burst_score : NAN;
 	return isfinite(b->default_score) && isfinite(best) ? b->default_score / best : NAN;
 }
@@ -465,5 +505,6 @@ void best_free(muh_best *b)
 		free((char *)b->fps[i].fingerprint);
 	}
 	free(b->fps);
+	free(b->decision);
 	memset(b, 0, sizeof(*b));
 }

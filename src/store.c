@@ -53,6 +53,7 @@ struct muh_store {
 	int has_spec;     /* runs.spec_text and runs.spec_abs exist (likewise) */
 	int has_claims;   /* the claims table exists (likewise) */
 	int has_retimes;  /* the retimes table exists (likewise) */
+	int has_decisions; /* the decisions table exists (likewise) */
 	int readonly;     /* opened by store_open_ro */
 };
 
@@ -85,6 +86,12 @@ static const char retimes_schema[] =
 	"CREATE TABLE IF NOT EXISTS retimes(run_id INTEGER NOT NULL, key TEXT NOT NULL,"
 	" burst_rank INTEGER, burst_s REAL, burst_mhz REAL, sustained_s REAL, sustained_mhz REAL,"
 	" warm_s REAL, finished_ms INTEGER, PRIMARY KEY(run_id, key));";
+
+static const char decisions_schema[] =
+	"CREATE TABLE IF NOT EXISTS decisions(run_id INTEGER NOT NULL, round INTEGER NOT NULL,"
+	" pos INTEGER NOT NULL, key TEXT NOT NULL, role INTEGER NOT NULL, status TEXT NOT NULL,"
+	" score REAL, slo_met INTEGER, why TEXT, metrics TEXT, level REAL, finished_ms INTEGER,"
+	" PRIMARY KEY(run_id, round, pos));";
 
 static int64_t now_ms(void)
 {
@@ -148,6 +155,8 @@ static int store_upgrade(muh_store *st, muh_diag *d)
 		st->has_claims = 1;
 	if (!rc && !st->has_retimes && !(rc = exec(st, retimes_schema, d)))
 		st->has_retimes = 1;
+	if (!rc && !st->has_decisions && !(rc = exec(st, decisions_schema, d)))
+		st->has_decisions = 1;
 	return rc;
 }
 
@@ -258,11 +267,15 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	st->has_spec = column_exists(st, "runs", "spec_text") && column_exists(st, "runs", "spec_abs");
 	st->has_claims = table_exists(st, "claims");
 	st->has_retimes = table_exists(st, "retimes");
+	st->has_decisions = table_exists(st, "decisions");
 	return MUH_OK;
 }
 
 /* "missing" (1), "empty" (0-byte regular file: 2), else 0; -1 with d->msg
- * when path is there but is not a regular file. */
+ * when path is there but is not a regular file, or its first bytes are not
+ * SQLite's header (SQLite itself takes a file shorter than a header, such
+ * as a 1-byte text file, for an empty database, and a writer would make a
+ * store in it). */
 static int file_state(const char *path, muh_diag *d)
 {
 	struct stat sb;
@@ -531,9 +544,13 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 		static const char del_retimes[] =
 			"DELETE FROM retimes WHERE run_id IN (SELECT id FROM runs WHERE"
 			" spec_hash=?1 AND instance=?2 AND backend=?3 AND hw_profile=?4)";
-		for (int pass = 0; pass < 3 && !rc; pass++) {
+		static const char del_decisions[] =
+			"DELETE FROM decisions WHERE run_id IN (SELECT id FROM runs WHERE"
+			" spec_hash=?1 AND instance=?2 AND backend=?3 AND hw_profile=?4)";
+		for (int pass = 0; pass < 4 && !rc; pass++) {
 			const char *sql = pass == 0 ? del
 					  : pass == 1 ? del_retimes
+					  : pass == 2 ? del_decisions
 						      : "DELETE FROM runs WHERE spec_hash=?1 AND instance=?2"
 							" AND backend=?3 AND hw_profile=?4";
 			if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
@@ -967,6 +984,84 @@ int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const s
 			.sustained_s = col_num(s, 4),
 			.sustained_mhz = col_num(s, 5),
 			.warm_s = col_num(s, 6),
+		};
+		rc = cb(ud, &r);
+	}
+	if (!rc && sr != SQLITE_DONE)
+		rc = MUH_EENV;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* ---- the decision's paired re-deployments ------------------------------ */
+
+int store_add_decision(muh_store *st, int64_t run, const store_decision *row, muh_diag *d)
+{
+	if (store_upgrade(st, d) || exec(st, "BEGIN IMMEDIATE", d))
+		return MUH_EENV;
+	sqlite3_stmt *s = NULL;
+	int rc = MUH_OK;
+	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO decisions(run_id, round, pos, key, role, status,"
+				      " score, slo_met, why, metrics, level, finished_ms) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+			       -1, &s, NULL) != SQLITE_OK)
+		rc = sql_fail(st, d, "decisions");
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int(s, 2, row->round);
+		sqlite3_bind_int(s, 3, row->pos);
+		bind_text(s, 4, row->key);
+		sqlite3_bind_int(s, 5, row->role);
+		bind_text(s, 6, row->status ? row->status : "ok");
+		bind_num(s, 7, row->score);
+		sqlite3_bind_int(s, 8, row->slo_met);
+		bind_text(s, 9, row->why);
+		bind_text(s, 10, row->metrics);
+		bind_num(s, 11, row->level);
+		sqlite3_bind_int64(s, 12, now_ms());
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = sql_fail(st, d, "decisions");
+	}
+	sqlite3_finalize(s);
+	return rc ? (exec(st, "ROLLBACK", NULL), rc) : exec(st, "COMMIT", d);
+}
+
+int store_clear_decisions(muh_store *st, int64_t run, muh_diag *d)
+{
+	if (!st->has_decisions)
+		return MUH_OK;
+	sqlite3_stmt *s = NULL;
+	int rc = MUH_OK;
+	if (sqlite3_prepare_v2(st->db, "DELETE FROM decisions WHERE run_id=?1", -1, &s, NULL) != SQLITE_OK)
+		return sql_fail(st, d, "decisions");
+	sqlite3_bind_int64(s, 1, run);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = sql_fail(st, d, "decisions");
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_foreach_decision(muh_store *st, int64_t run, int (*cb)(void *ud, const store_decision *row), void *ud)
+{
+	if (!st->has_decisions)
+		return 0;
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(st->db, "SELECT round, pos, key, role, status, score, slo_met, why, metrics, level"
+			       " FROM decisions WHERE run_id=?1 ORDER BY round, pos", -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	sqlite3_bind_int64(s, 1, run);
+	int rc = 0, sr = SQLITE_DONE;
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
+		store_decision r = {
+			.round = sqlite3_column_int(s, 0),
+			.pos = sqlite3_column_int(s, 1),
+			.key = col_text(s, 2),
+			.role = sqlite3_column_int(s, 3),
+			.status = col_text(s, 4),
+			.score = col_num(s, 5),
+			.slo_met = sqlite3_column_int(s, 6),
+			.why = col_text(s, 7),
+			.metrics = col_text(s, 8),
+			.level = col_num(s, 9),
 		};
 		rc = cb(ud, &r);
 	}

@@ -13,6 +13,11 @@
  * from its place), then the others as the search ranked them. This holds
  * whether or not the SM clock fell: the search timed its variants one after
  * the other, at whatever clock the device held then.
+ *
+ * When the run had a decision stage (decide.h: the defaults and the top k
+ * re-measured in paired, alternating rounds), its proven winner ranks
+ * first, and best_decided says whether a gain was proven at all: a search's
+ * best that the stage did not prove is no winner to write back.
  */
 #ifndef MUH_BEST_H
 #define MUH_BEST_H
@@ -20,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "muh/decide.h"
 #include "muh/diag.h"
 #include "muh/eval.h"
 #include "muh/objective.h"
@@ -81,6 +87,8 @@ typedef struct muh_best {
 	double *ok_scores;    /* [nok]: the score of every ok measurement, in order */
 	best_fp *fps;         /* every measured variant that reported a fingerprint */
 	size_t nfps;
+	decide_summary *decision; /* the run's decision stage (decide.h); NULL when it had none.
+				   * A proven winner is ranked[0]. */
 } muh_best;
 
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run
@@ -99,6 +107,12 @@ MUH_API double best_speedup(const muh_best *b);
  * from two measurements of this run, asks eval_compare, which also calls
  * overlapping confidence intervals a tie). 0 when either is NAN. */
 MUH_API int best_is_tie(double speedup, double noise);
+
+/* The one answer to "may this run's best be written back as a gain": 1 when
+ * its decision stage proved a winner (ranked[0]), 0 when it ran and proved
+ * none (b->decision->why says why), -1 when the run had no decision stage
+ * (a kernel run, or a store of an earlier muh). */
+MUH_API int best_decided(const muh_best *b);
 
 /* 1 when m's fingerprint proves what was built: set, and not the command
  * backend's hash of the expanded command line ("proof":false in

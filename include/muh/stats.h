@@ -36,6 +36,25 @@ MUH_API int stats_converged(const stats_summary *s, double frac);
  * many counted). 0, or -1 when out of memory. */
 MUH_API int stats_paired_ratio(const double *a, const double *b, size_t n, stats_summary *s);
 
+/* The p-quantile (0 < p < 1) of Student's t distribution with df > 0
+ * degrees of freedom (the inverse of its CDF, through the regularized
+ * incomplete beta function; accurate to 1e-9). NAN outside the domain. */
+MUH_API double stats_t_quantile(double p, double df);
+
+/* A ratio of two variants from paired rounds: the geometric mean of the
+ * per-round ratios a[i] / b[i] and its confidence interval, from Student's
+ * t on the log-ratios (the rounds interleave the two, so a drift that both
+ * share cancels in each ratio). level is two-sided (0.95). Pairs with a
+ * non-positive or non-finite side are left out (n says how many counted);
+ * with n < 2 there is no interval (lo, hi NAN). */
+typedef struct stats_ratio {
+	size_t n;
+	double ratio, lo, hi; /* geometric mean of a/b, and the interval */
+	double sd_log;        /* the log-ratios' standard deviation (NAN for n < 2) */
+	double level;
+} stats_ratio;
+MUH_API void stats_paired_log_ratio(const double *a, const double *b, size_t n, double level, stats_ratio *out);
+
 /* Median of x[0..n); sorts x in place. */
 MUH_API double stats_median_inplace(double *x, size_t n);
 

@@ -16,6 +16,9 @@
  *        t_verify, t_time, started_ms, finished_ms)  UNIQUE(run_id, variant_id)
  *   retimes(run_id, key, burst_rank, burst_s, burst_mhz, sustained_s,
  *        sustained_mhz, warm_s, finished_ms)        the top k at sustained clocks
+ *   decisions(run_id, round, pos, key, role, status, score, slo_met, why,
+ *        metrics, level, finished_ms)   the finalists and the baseline, re-deployed
+ *                                in paired rounds (decide.h)
  *
  * A run is identified by (spec hash, problem instance, backend, hardware
  * profile). Opening the same run again resumes it: store_has() says which
@@ -168,6 +171,34 @@ MUH_API int store_set_retimes(muh_store *st, int64_t run, const store_retime *ro
  * when cb returns nonzero (and returns that value). A store without the
  * table (an earlier muh's) has none. */
 MUH_API int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const store_retime *row), void *ud);
+
+/* One fresh measurement of the decision stage (decide.h): variant key,
+ * the baseline (role 0) or a finalist (role 1), measured as the pos-th of
+ * round `round` (0-based). score is the objective's (lower is better; NAN
+ * when not ok); slo_met 1 when it met every SLO; why the failure or the
+ * first SLO missed; metrics the measurement's JSON metrics; level the
+ * confidence level the stage judges each look at (decide_level). */
+typedef struct store_decision {
+	int round, pos;
+	const char *key;
+	int role;
+	const char *status; /* eval_status_name */
+	double score;
+	int slo_met;
+	const char *why;
+	const char *metrics;
+	double level;
+} store_decision;
+
+/* Adds one row (one transaction: a kill keeps every row added before it). */
+MUH_API int store_add_decision(muh_store *st, int64_t run, const store_decision *row, muh_diag *d);
+/* Forgets the decision rows of run (a decision over other finalists). */
+MUH_API int store_clear_decisions(muh_store *st, int64_t run, muh_diag *d);
+/* Calls cb for every decision row of run, by round then pos; stops when cb
+ * returns nonzero (and returns that value). A store without the table (an
+ * earlier muh's) has none. */
+MUH_API int store_foreach_decision(muh_store *st, int64_t run, int (*cb)(void *ud, const store_decision *row),
+				   void *ud);
 
 /* Calls cb for every measurement of run (0 = all runs) in order of
  * measurement; stops when cb returns nonzero (and returns that value). */

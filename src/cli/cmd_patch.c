@@ -361,12 +361,18 @@ struct engine_win {
 	char value[64]; /* the objective's value, for the note */
 	double gain;    /* the defaults' score over the winner's (>1: better); NAN when unknown */
 	double noise;   /* the run's noise; NAN when not measured */
+	int unproven;   /* written with --force although its decision proved no gain */
+	char why[1100]; /* then: the decision's word */
 };
 
 /* The winner of engine run `run` (its spec's objective, SLOs met) made into
  * the deployment file's new text by engine_launch_text, the code that made
- * the measured variant. The file must lie inside tree. */
-static int engine_winner(muh_store *st, const store_run *run, const char *tree, struct engine_win *w, muh_diag *d)
+ * the measured variant. The file must lie inside tree. The winner is the
+ * decision stage's proven one (best_decided); without one, 2 with w->why
+ * saying why, unless force (then w->unproven: written marked). 1 when no
+ * variant met the SLOs. */
+static int engine_winner(muh_store *st, const store_run *run, const char *tree, int force, struct engine_win *w,
+			 muh_diag *d)
 {
 	muh_spec *s;
 	memset(w, 0, sizeof(*w));
@@ -396,6 +402,21 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		best_free(&b);
 		eval_target_free(t);
 		return 1; /* no ok variant met the SLOs: nothing to write */
+	}
+	int decided = rc ? 1 : best_decided(&b);
+	if (decided != 1) {
+		if (decided == 0)
+			snprintf(w->why, sizeof(w->why), "%.1000s", b.decision->why);
+		else
+			snprintf(w->why, sizeof(w->why), "the run has no decision stage (the defaults and the finalists "
+							 "re-measured in paired rounds): rerun muh tune on it");
+		if (!force) {
+			spec_free(s);
+			best_free(&b);
+			eval_target_free(t);
+			return 2;
+		}
+		w->unproven = 1;
 	}
 	char rt[4096], rl[4096];
 	if (!rc && (!realpath(tree, rt) || !realpath(launch, rl))) {
@@ -444,6 +465,8 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 
 struct engine_runs {
 	const char *tree;
+	int force;    /* --force: write an unproven winner, marked */
+	int unproven; /* runs whose decision proved no gain (not written) */
 	int64_t only;
 	muh_store *st;
 	struct engine_win w[MAX_SETS];
@@ -459,7 +482,14 @@ static int engine_run_cb(void *ud, const store_run *run)
 		return 0;
 	if (E->n == MAX_SETS)
 		return E->rc = diag_errorf(E->d, "more than %d engine runs: pick one with --run", MAX_SETS);
-	int rc = engine_winner(E->st, run, E->tree, &E->w[E->n], E->d);
+	int rc = engine_winner(E->st, run, E->tree, E->force, &E->w[E->n], E->d);
+	if (rc == 2) {
+		fprintf(stderr, "muh patch: run %lld: no proven gain: %s; nothing written (--force writes the search's "
+				"best anyway, marked as unproven)\n",
+			(long long)run->id, E->w[E->n].why);
+		E->unproven++;
+		return 0;
+	}
 	if (rc == 1) {
 		fprintf(stderr, "muh patch: run %lld: no variant met its objective's SLOs; nothing to write\n",
 			(long long)run->id);
@@ -1247,6 +1277,7 @@ static int run(int argc, char **argv)
 			rc = store_open_ro(from, &st, &d);
 		if (!rc) {
 			E->tree = argv[optind];
+			E->force = force;
 			E->only = only;
 			E->st = st;
 			E->d = &d;
@@ -1254,7 +1285,7 @@ static int run(int argc, char **argv)
 			rc = E->rc ? E->rc : frc;
 			store_close(st);
 		}
-		if (!rc && (!E->n && !E->skipped))
+		if (!rc && (!E->n && !E->skipped && !E->unproven))
 			rc = sets_from_store(&sr, sets, &nsets, fromvals, &d);
 		else if (!rc) { /* knob-mapped runs beside engine runs: both, when there are */
 			muh_diag dd;
@@ -1269,6 +1300,11 @@ static int run(int argc, char **argv)
 			free(E);
 			return cli_fail(rc, &d);
 		}
+	}
+	if (!nsets && !E->n && E->unproven) {
+		fprintf(stderr, "muh patch: nothing to write: no proven gain in %d engine run(s)\n", E->unproven);
+		free(E);
+		return EXIT_FINDING;
 	}
 	if (!nsets && !E->n && E->skipped) {
 		free(E);
@@ -1310,14 +1346,23 @@ static int run(int argc, char **argv)
 		rc = MUH_ENOMEM;
 	else
 		patch_plan_follow_symlinks(p, follow);
+	char unproven[4096] = ""; /* the diff's preamble for forced winners (git apply skips it) */
 	for (int k = 0; k < E->n && !rc; k++) {
 		rc = patch_plan_set_file(p, E->w[k].rel, E->w[k].text, E->w[k].len, &d);
 		if (!json)
 			fprintf(stderr, "muh patch: run %lld: the winner %s (%s) into %s\n", (long long)E->w[k].run,
 				E->w[k].key, E->w[k].value, E->w[k].rel);
+		if (E->w[k].unproven) {
+			snprintf(unproven + strlen(unproven), sizeof(unproven) - strlen(unproven),
+				 "# muh patch: run %lld: UNPROVEN, written with --force: %.900s\n", (long long)E->w[k].run,
+				 E->w[k].why);
+			if (!json)
+				fprintf(stderr, "muh patch: run %lld: written with --force, NOT a proven gain: %s\n",
+					(long long)E->w[k].run, E->w[k].why);
+		}
 		/* a gain inside the run's noise is a tie (as muh tune and muh report
 		 * call it): the diff then shows what would change, not a proven gain */
-		if (!json && best_is_tie(E->w[k].gain, E->w[k].noise))
+		else if (!json && best_is_tie(E->w[k].gain, E->w[k].noise))
 			fprintf(stderr,
 				"muh patch: run %lld: note: the winner is %.3fx the defaults, inside the run's noise "
 				"(%.1f%%): a tie on the machine that measured it, not a proven gain\n",
@@ -1345,6 +1390,17 @@ static int run(int argc, char **argv)
 		if (!diff)
 			rc = MUH_ENOMEM;
 	}
+	if (!rc && unproven[0] && diff[0]) { /* the mark travels with the diff */
+		char *marked = malloc(strlen(unproven) + strlen(diff) + 1);
+		if (!marked) {
+			rc = MUH_ENOMEM;
+		} else {
+			strcpy(marked, unproven);
+			strcat(marked, diff);
+			free(diff);
+			diff = marked;
+		}
+	}
 	if (!rc && apply && patch_nchanged(p)) {
 		if (backup)
 			snprintf(bdir, sizeof(bdir), "%s", backup);
@@ -1369,6 +1425,8 @@ static int run(int argc, char **argv)
 			if (written)
 				cJSON_AddStringToObject(o, "backup", bdir);
 			cJSON_AddStringToObject(o, "diff", diff);
+			if (unproven[0])
+				cJSON_AddStringToObject(o, "unproven", unproven);
 			char *t = cJSON_Print(o);
 			if (t)
 				puts(t);

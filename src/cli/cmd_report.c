@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "evalcli.h"
 #include "muh/best.h"
 #include "muh/eval.h"
 #include "muh/objective.h"
@@ -113,13 +114,19 @@ static const char *best_key(const struct runstat *rs)
 	return rs->b.nranked ? rs->b.ranked[0].key : NULL;
 }
 
-/* "1.23x", "tie" inside the noise, or "-" */
+/* "1.23x", "tie" inside the noise, "unproven" (the decision stage proved
+ * no gain), or "-" */
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
 {
 	/* the defaults were timed as the search timed: compare at those clocks */
 	double sp = best_speedup(&rs->b);
-	if (!isfinite(sp))
+	int decided = best_decided(&rs->b);
+	if (decided == 0) /* the decision stage proved no gain: the defaults stay */
+		snprintf(buf, n, "unproven");
+	else if (!isfinite(sp))
 		snprintf(buf, n, "-");
+	else if (decided == 1) /* the paired rounds' ratio */
+		snprintf(buf, n, "%.3fx", sp);
 	else if (best_is_tie(sp, rs->r.noise))
 		snprintf(buf, n, "tie");
 	else
@@ -282,6 +289,13 @@ static void print_json(const struct ctx *cx, const size_t *total)
 		if (isfinite(rs->r.noise))
 			cJSON_AddNumberToObject(e, "noise", rs->r.noise);
 		json_retimes(e, b);
+		if (b->decision) {
+			char *dj = decide_summary_json(b->decision, &b->objective);
+			cJSON *dd = dj ? cJSON_Parse(dj) : NULL;
+			free(dj);
+			if (dd)
+				cJSON_AddItemToObject(e, "decision", dd);
+		}
 		cJSON *stc = cJSON_AddObjectToObject(e, "status");
 		for (int k = 0; k < NSTATUS; k++)
 			if (b->status[k])
@@ -402,6 +416,8 @@ static void print_table(const struct ctx *cx, const size_t *total)
 			printf("; ignoring the SLOs the best is %s  %s", t, b->any_key);
 		}
 		printf("\n");
+		if (b->decision)
+			evalcli_print_decision(stdout, b->decision, &b->objective, "  ");
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(&cx->runs[i]);

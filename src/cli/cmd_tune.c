@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "evalcli.h"
 #include "muh/best.h"
+#include "muh/decide.h"
 #include "muh/hw.h"
 #include "muh/objective.h"
 #include "muh/pool.h"
@@ -36,7 +37,8 @@ static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
     "                [--db FILE] [--fresh] [--replay FILE [--replay-column NAME=COLUMN]...]\n"
     "                [--top K] [--hw PROFILE] [--no-seeds] [--no-transfer] [--seeds-from FILE]\n"
-    "                [--problem K|NAME=V,...|all] [--jobs N] [--devices LIST | --mpi] [--json]\n"
+    "                [--problem K|NAME=V,...|all] [--jobs N] [--devices LIST | --mpi]\n"
+    "                [--finalists K] [--rounds N] [--json]\n"
     "\n"
     "Searches the space of SPEC with a strategy and prints the best variant, its\n"
     "time, its speedup over the defaults, and a table of the top variants.\n"
@@ -131,13 +133,28 @@ static const char help[] =
     "  --mpi               under mpirun/srun: this rank (0) tunes and stores, the other\n"
     "                      ranks measure (mpirun -np 3 muh tune SPEC --mpi); a lost\n"
     "                      rank ends the job, and a rerun resumes from the store\n"
+    "  --finalists K       re-measure the top K against the defaults before naming a\n"
+    "                      winner (0: off); default 2 for an engine spec, else 0\n"
+    "  --rounds N          the decision stage's most rounds (4 to 64, default 8)\n"
     "  --json              one JSON object per line: an event per finished variant\n"
     "                      {event: variant, problem, n, budget, key, config, status, time_s,\n"
     "                      improved, best_s, source, elapsed_s, and for a measured-\n"
     "                      metric objective value and metrics}, transfer_seed\n"
     "                      {seed, key, from}, seed_skipped,\n"
-    "                      predicted_fail and drift events, a winners event,\n"
+    "                      predicted_fail and drift events, a winners event, a decision event,\n"
     "                      and a final {event: result, ...}; nothing else on stdout\n"
+    "\n"
+    "Decisions that hold: after a live search, the defaults and the top K\n"
+    "variants (--finalists, default 2 for an engine spec, 0 otherwise) are\n"
+    "measured again, each afresh (an engine: a new server each time), in rounds\n"
+    "whose order alternates (A B C, C B A, B C A, ...), and each finalist is\n"
+    "judged by Student's t interval on its per-round ratios to the defaults:\n"
+    "gain (the interval above 1 and every repeat within the SLOs), loss, slo_miss,\n"
+    "failed, or undecided (a tie). The rounds are looked at after 4 and every 2\n"
+    "after, up to --rounds (default 8), at a level strict enough that over every\n"
+    "look and finalist a tie is called a gain at most 5% of the time. Only a\n"
+    "proven gain is a winner: muh report shows the decision, muh patch --from\n"
+    "writes nothing else (exit 1, \"no proven gain\").\n"
     "\n"
     "A one-line progress bar (evaluated/budget, best so far, ETA, failures) is\n"
     "drawn on stderr when stderr is a terminal. Ctrl-C stops after the variant in\n"
@@ -810,6 +827,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 struct tune_args {
 	const char *budget;
 	uint64_t topk;
+	long finalists;      /* --finalists K; -1: not given (2 for an engine spec, else 0) */
+	int rounds;          /* --rounds N: the decision stage's most rounds */
 	const char *devices; /* --devices LIST: a pool of one worker per device */
 	int mpi;             /* --mpi: the pool's workers are the other MPI ranks */
 };
@@ -888,6 +907,67 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 	return p;
 }
 
+/* One measurement of the decision stage: a progress line on a terminal. */
+static void on_decide(void *ctx, const decide_event *e)
+{
+	const struct tune *t = ctx;
+	if (t->json || !t->bar)
+		return;
+	char v[64];
+	objective_format(t->objective->metric, e->value, v, sizeof(v));
+	fprintf(stderr, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s", e->round + 1, e->pos + 1, e->nround,
+		e->baseline ? "(defaults) " : "", e->key, isfinite(e->value) ? v : e->status);
+	if (e->pos + 1 == e->nround)
+		fputc('\n', stderr);
+}
+
+/* The decision stage after a live search (decide.h): the defaults and the
+ * top --finalists re-measured in alternating rounds; prints its table (or
+ * a JSON "decision" event). Returns an exit code: 0 also when nothing was
+ * proven (the defaults stay; muh patch --from then refuses). */
+static int decide_stage(muh_session *s, const struct tune_args *A, int json)
+{
+	const muh_target *tg = session_target(s);
+	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
+	long k = A->finalists >= 0 ? A->finalists : engine ? 2 : 0;
+	if (k <= 0)
+		return EXIT_OK;
+	decide_opts o;
+	decide_defaults(&o);
+	o.finalists = (size_t)k;
+	if (A->rounds)
+		o.max_rounds = A->rounds;
+	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
+	if (!json) {
+		printf("\ndecide      the defaults and the top %ld, re-measured afresh in alternating rounds (%d to %d), "
+		       "before any winner is named\n",
+		       k, DECIDE_MIN_ROUNDS, o.max_rounds);
+		fflush(stdout);
+	}
+	decide_summary sm;
+	muh_diag d;
+	diag_clear(&d);
+	int rc = session_decide(s, &o, on_decide, &t, &interrupted, &sm, &d);
+	if (rc) {
+		fprintf(stderr, "muh tune: the decision stage stopped: %s\n", d.msg);
+		return cli_exit(rc);
+	}
+	if (json) {
+		char *j = decide_summary_json(&sm, session_objective(s));
+		if (j) {
+			cJSON *o2 = cJSON_Parse(j);
+			cJSON_AddStringToObject(o2, "event", "decision");
+			print_line(o2);
+			free(j);
+		}
+	} else {
+		evalcli_print_decision(stdout, &sm, session_objective(s), "");
+		if (interrupted)
+			printf("            (interrupted: the rounds so far are stored; a rerun goes on from them)\n");
+	}
+	return EXIT_OK;
+}
+
 /* Tunes one problem instance: opens its session, prints what was loaded,
  * runs the search, prints the result. Returns an exit code. */
 static int tune_one(const char *path, muh_session_opts *so, const struct tune_args *A, int json, size_t nth)
@@ -926,6 +1006,11 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 				o.budget = 1;
 		} else if (cli_parse_u64(budget, &o.budget) || !o.budget) {
 			ex = cli_usage_error("tune", "--budget needs a positive number or a percentage");
+			goto out;
+		} else if (o.budget > 1000000000) {
+			/* no search runs a billion evaluations: a typo, or a space size */
+			ex = cli_usage_error("tune", "--budget %s is more than 1000000000 evaluations; leave it out to "
+			                     "evaluate the whole space", budget);
 			goto out;
 		}
 	}
@@ -1043,6 +1128,8 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		ex = cli_exit(rc);
 		if (!ex && (!r.have_best || is_slo_miss(r.records[r.best].time_s)))
 			ex = EXIT_FINDING;
+		if (!ex && !interrupted && session_evaluator(s))
+			ex = decide_stage(s, A, json);
 	}
 	strategy_result_free(&r);
 out:
@@ -1071,13 +1158,15 @@ static int run(int argc, char **argv)
 	    {"mpi", no_argument, NULL, 'M'},
 	    {"no-transfer", no_argument, NULL, 'T'},
 	    {"seeds-from", required_argument, NULL, 'f'},
+	    {"finalists", required_argument, NULL, 'Z'},
+	    {"rounds", required_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const char *seeds_from[8]; /* issue 13: --seeds-from files */
 	struct evalcli_opts eo = {.so = {.stop = &interrupted}};
 	muh_session_opts *so = &eo.so;
 	strategy_opts *o = &so->search;
-	struct tune_args A = {.topk = 10};
+	struct tune_args A = {.topk = 10, .finalists = -1};
 	const char *colmap[33] = {0};
 	size_t ncol = 0;
 	int c, ex;
@@ -1133,6 +1222,22 @@ static int run(int argc, char **argv)
 		case 'M':
 			A.mpi = 1;
 			break;
+		case 'Z': {
+			uint64_t k;
+			if (cli_parse_u64(optarg, &k) || k > DECIDE_MAX_FINALISTS)
+				return cli_usage_error("tune", "--finalists needs 0 to %d, not '%s'", DECIDE_MAX_FINALISTS,
+						       optarg);
+			A.finalists = (long)k;
+			break;
+		}
+		case 'R': {
+			uint64_t n;
+			if (cli_parse_u64(optarg, &n) || n < DECIDE_MIN_ROUNDS || n > 64)
+				return cli_usage_error("tune", "--rounds needs %d to 64, not '%s'", DECIDE_MIN_ROUNDS,
+						       optarg);
+			A.rounds = (int)n;
+			break;
+		}
 		case 'T': /* issue 13: transfer */
 			so->no_transfer = 1;
 			break;

@@ -5,12 +5,14 @@
  * (session.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "evalcli.h"
 #include "muh/objective.h"
+#include "muh/stats.h"
 
 int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const struct option *opts,
 		   struct evalcli_opts *o)
@@ -192,4 +194,86 @@ void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop)
 	prog.last = 0;
 	prog.drawn = 0;
 	space_set_progress(cmd ? on_space_progress : NULL, NULL);
+}
+
+/* "1.291x" or "-". */
+static void fmt_ratio(char *buf, size_t n, double r)
+{
+	if (isfinite(r))
+		snprintf(buf, n, "%.3fx", r);
+	else
+		snprintf(buf, n, "-");
+}
+
+/* "1.102-1.513x" or "-". */
+static void fmt_interval(char *buf, size_t n, const stats_ratio *r)
+{
+	if (isfinite(r->lo) && isfinite(r->hi))
+		snprintf(buf, n, "%.3f-%.3fx", r->lo, r->hi);
+	else
+		snprintf(buf, n, "-");
+}
+
+void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *lead)
+{
+	char pct[32], v[64], g[32], ci[64], slo[32];
+	double level = isfinite(sm->level) ? sm->level : NAN;
+	if (isfinite(level))
+		snprintf(pct, sizeof(pct), "%.1f%%", 100 * level);
+	else
+		snprintf(pct, sizeof(pct), "-");
+	if (!sm->nf) {
+		fprintf(f, "%sdecision    %s; the defaults stay\n", lead, sm->why[0] ? sm->why : "no finalist");
+		return;
+	}
+	fprintf(f,
+		"%sdecision    the defaults and the top %zu re-measured afresh in %zu round(s), the order alternated "
+		"each round; %s intervals on the paired per-round ratios (each look's level, so that over every "
+		"look and finalist a tie is called a gain at most 5%% of the time)\n",
+		lead, sm->nf, sm->rounds, pct);
+	int kw = (int)strlen(sm->baseline) + 11;
+	for (size_t i = 0; i < sm->nf; i++)
+		if ((int)strlen(sm->f[i].key) > kw)
+			kw = (int)strlen(sm->f[i].key);
+	if (kw < 8)
+		kw = 8;
+	int mw = (int)strlen(o->metric) > 14 ? (int)strlen(o->metric) : 14;
+	char ch[48];
+	snprintf(ch, sizeof(ch), "%s CI", pct);
+	fprintf(f, "%s  %-*s  %7s  %3s  %5s  %*s  %11s  %13s  %s\n", lead, kw, "variant", "repeats", "ok", "SLOs", mw,
+		o->metric, "vs defaults", ch, "verdict");
+	char bk[4200];
+	snprintf(bk, sizeof(bk), "%s (defaults)", sm->baseline);
+	objective_format(o->metric, sm->base_value, v, sizeof(v));
+	fprintf(f, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw, bk, sm->base_repeats, sm->base_ok,
+		"-", mw, isfinite(sm->base_value) ? v : "-", "-", "-", "baseline",
+		sm->base_why[0] ? ": " : "", sm->base_why);
+	for (size_t i = 0; i < sm->nf; i++) {
+		const decide_finalist *F = &sm->f[i];
+		objective_format(o->metric, F->value, v, sizeof(v));
+		fmt_ratio(g, sizeof(g), F->gain.ratio);
+		fmt_interval(ci, sizeof(ci), &F->gain);
+		snprintf(slo, sizeof(slo), "%zu/%zu", F->slo_met, F->ok);
+		fprintf(f, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw, F->key, F->repeats, F->ok, slo,
+			mw, isfinite(F->value) ? v : "-", g, ci, decide_verdict_name(F->verdict),
+			F->why[0] && F->verdict >= DECIDE_SLO_MISS ? ": " : "",
+			F->verdict >= DECIDE_SLO_MISS ? F->why : "");
+	}
+	if (sm->winner >= 0) {
+		const decide_finalist *W = &sm->f[sm->winner];
+		fmt_interval(ci, sizeof(ci), &W->gain);
+		fprintf(f, "%swinner      %s: %.3fx the defaults (%s CI %s over %zu paired rounds), every repeat within "
+			   "the SLOs",
+			lead, W->key, W->gain.ratio, pct, ci, W->gain.n);
+		if (sm->runner_up >= 0 && isfinite(sm->vs_runner_up.ratio)) {
+			fmt_interval(ci, sizeof(ci), &sm->vs_runner_up);
+			int tie = !(sm->vs_runner_up.lo > 1);
+			fprintf(f, "; %.3fx the runner-up (%s)%s", sm->vs_runner_up.ratio, ci,
+				tie ? ", a tie between the two" : "");
+		}
+		fputc('\n', f);
+	} else {
+		fprintf(f, "%swinner      no proven gain: %s; the defaults stay (muh patch --from writes nothing)\n", lead,
+			sm->why);
+	}
 }
