@@ -872,13 +872,47 @@ static int in_list(const char *k, size_t len, const char *const *list)
 	return 0;
 }
 
+/* Every top-level key of a muh spec is a known section, or an error at it
+ * naming the nearest one. Checked before anything is read, so that a
+ * misspelt 'parms:' is called unknown, not a missing 'params'. */
+static int check_sections(struct parser *P, struct fy_node *root)
+{
+	void *it = NULL;
+	struct fy_node_pair *pr;
+	while ((pr = fy_node_mapping_iterate(root, &it))) {
+		struct fy_node *k = fy_node_pair_key(pr);
+		size_t klen = 0;
+		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		if (!kn || in_list(kn, klen, muh_sections) || in_list(kn, klen, muh_readers))
+			continue;
+		/* the nearest known section, and all of them, from the two lists */
+		diag_near near = DIAG_NEAR_INIT;
+		char known[256];
+		size_t kl = 0;
+		known[0] = '\0';
+		for (int pass = 0; pass < 2; pass++)
+			for (const char *const *l = pass ? muh_readers : muh_sections; *l; l++) {
+				diag_near_offer(&near, kn, klen, *l);
+				if (kl < sizeof(known))
+					kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
+			}
+		return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen, kn,
+			      near.name ? " (did you mean '" : "", near.name ? near.name : "", near.name ? "'?)" : "",
+			      known);
+	}
+	return 0;
+}
+
 static int read_muh(struct parser *P, struct fy_node *root)
 {
 	muh_spec *s = P->s;
+	int rc = check_sections(P, root);
+	if (rc)
+		return rc;
 	struct fy_node *params = lookup1(root, "params");
 	if (!params)
 		return err_at(P, root, "a spec needs 'params' (see docs/spec.md)");
-	int rc = read_params_muh(P, params);
+	rc = read_params_muh(P, params);
 	struct fy_node *n;
 	if (!rc && (n = lookup1(root, "constraints")))
 		rc = read_constraints(P, n);
@@ -910,23 +944,7 @@ static int read_muh(struct parser *P, struct fy_node *root)
 		size_t klen = 0;
 		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		if (!kn || in_list(kn, klen, muh_sections))
-			continue;
-		if (!in_list(kn, klen, muh_readers)) {
-			/* the nearest known section, and all of them, from the two lists */
-			diag_near near = DIAG_NEAR_INIT;
-			char known[256];
-			size_t kl = 0;
-			known[0] = '\0';
-			for (int pass = 0; pass < 2; pass++)
-				for (const char *const *l = pass ? muh_readers : muh_sections; *l; l++) {
-					diag_near_offer(&near, kn, klen, *l);
-					if (kl < sizeof(known))
-						kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
-				}
-			return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen,
-				      kn, near.name ? " (did you mean '" : "", near.name ? near.name : "", near.name ? "'?)" : "",
-				      known);
-		}
+			continue; /* a reader's section: check_sections let only those by */
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);
 		rc = flatten(P, key, fy_node_pair_value(pr), &cap, 0);

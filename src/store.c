@@ -287,7 +287,21 @@ static int file_state(const char *path, muh_diag *d)
 				 S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
 		return -1;
 	}
-	return sb.st_size == 0 ? 2 : 0;
+	if (sb.st_size == 0)
+		return 2;
+	static const char magic[16] = "SQLite format 3"; /* and its '\0' */
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0; /* unreadable: sqlite says what */
+	size_t got = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	if (got < sizeof(head) || memcmp(head, magic, sizeof(magic))) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
+		return -1;
+	}
+	return 0;
 }
 
 static void store_free(muh_store *st)

@@ -489,6 +489,15 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	int rc = session_open(path, so, &ss, &d);
 	if (rc)
 		return evalcli_fail("eval", rc, &d);
+	/* before any work (the noise alone starts two servers): the engine
+	 * backend runs one server at a time and cannot interleave */
+	const muh_target *tg = session_target(ss);
+	if (A->interleave && tg && !strcmp(eval_target_backend(tg), "engine")) {
+		session_close(ss);
+		return cli_usage_error("eval", "--interleave on %s: the engine backend runs one server at a time and "
+				       "cannot keep variants ready to interleave (measure them one by one)",
+				       path);
+	}
 	const muh_space *sp = session_space(ss);
 	size_t np = space_nparams(sp);
 	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
