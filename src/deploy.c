@@ -26,13 +26,17 @@
  * would be lost); print; return a text that does not read back.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <libfyaml.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "muh/deploy.h"
 #include "muh/fileio.h"
@@ -1376,6 +1380,9 @@ const deploy_schema *deploy_schema_detect(const deploy_file *f)
 	return NULL;
 }
 
+static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+				       const deploy_schema *base);
+
 /* argparse over the tokens from first. */
 static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct priv *pv)
 {
@@ -1620,8 +1627,12 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->crlf = memmem(text, len, "\r\n", 2) != NULL;
 		int args_only = P.form == DEPLOY_K8S && f->argc && looks_flag(f->argv[0]);
 		f->first_arg = first_arg_of(f->argv, f->argc, args_only);
-		if (!sc)
+		if (!sc) {
 			sc = deploy_schema_detect(f);
+			const deploy_schema *ts = tree_schema(path, f, sc);
+			if (ts)
+				sc = ts;
+		}
 		if (!sc && P.image)
 			sc = &builtin[P.image == 1 ? 0 : 1];
 		f->schema = sc;
@@ -1900,7 +1911,8 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 			return MUH_ENOMEM;
 		for (int k = 0; k < 2 && words[k]; k++) {
 			strbuf_put(s, f->text + ls, ref->raw_s - ls);
-			put_yaml_scalar(s, words[k], ref->quote, strings_only);
+			put_yaml_scalar(s, words[k], ref->quote,
+					strings_only || is_true(words[k]) || is_false(words[k]));
 			strbuf_str(s, eol(f));
 		}
 		free(joined);
@@ -2285,14 +2297,28 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 			long_flag(o, canon, lf, sizeof(lf));
 			const char *w1 = NULL, *w2 = NULL;
 			char negf[270];
-			if (a) {
+			/* a bool whose default is unknown or None (vLLM's "auto"): removing
+			 * the flag does not make it False, so it is written out */
+			int tri = o && !strcmp(o->type, "bool") && !o->deflt;
+			if (a && tri && o->takes_value == 2 && a->kind == DEPLOY_FLAG) {
+				/* StoreBoolean: `--x` stays, an explicit value follows it */
+				rc = new_tokens(f, &f->toks[pv->argtok[idx][0]], "False", NULL, 0, &s, &es);
+				ee = es;
+			} else if (a) {
 				/* remove the flag (or --no-X); put the other one only where
 				 * the default is known to differ */
 				es = a->tok_start;
 				ee = a->tok_end;
 				int want = is_true(value);
 				absent = o ? o->deflt : NULL;
-				if (!absent || norm_eq("bool", absent, want ? "True" : "False"))
+				if (tri && want)
+					w1 = lf; /* --no-x set True: --x in its place */
+				else if (tri && !(o->neg || (f->schema && f->schema->negatable)))
+					return refuse(f, a, d,
+						      "refusing %s=%s: %s defaults to None (auto) and the "
+						      "tree's parser takes no explicit false for it",
+						      name, value, lf);
+				else if (!tri && (!absent || norm_eq("bool", absent, want ? "True" : "False")))
 					w1 = NULL;
 				else if (want)
 					w1 = lf;
@@ -2324,10 +2350,14 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 							put_yaml_in(&s, w1, t0->yq);
 					}
 				}
-			} else if (is_bool) {
+			} else if (is_bool || (tri && o->takes_value == 2)) {
 				int want = is_true(value);
-				if (absent && norm_eq("bool", absent, want ? "True" : "False"))
+				if (tri && o->takes_value == 2 && !want)
+					w2 = "False"; /* StoreBoolean: `--x False` */
+				if (!tri && absent && norm_eq("bool", absent, want ? "True" : "False"))
 					w1 = NULL; /* already so */
+				else if (w2 || want)
+					w1 = lf;
 				else if (want)
 					w1 = lf;
 				else if (o && o->neg) {
@@ -2344,7 +2374,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 						      value, lf);
 				}
 				if (w1)
-					rc = new_tokens(f, &f->toks[reft], w1, NULL, 0, &s, &es);
+					rc = new_tokens(f, &f->toks[reft], w1, w2, eqform, &s, &es);
 				ee = es;
 			} else {
 				w1 = lf;
@@ -2480,7 +2510,8 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 		strbuf flags = {0};
 		char longest[256] = "";
 		const char *type = NULL, *deflt = NULL, *choices = NULL;
-		int takes = 1, is_bool = 0, neg = 0;
+		int takes = 1, is_bool = 0, neg = 0, sbool = 0;
+		const char *implied = NULL; /* store_true's default */
 		const char *q = p;
 		/* positional string arguments: the flags */
 		while (q < ce) {
@@ -2512,17 +2543,26 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 					type = "bool";
 			} else if (!strncmp(k, "action=", 7)) {
 				const char *v = k + 7;
-				if (memmem(v, (size_t)(ce - v), "store_true", 10) && v - k < 20) {
+				if (!strncmp(v + 1, "store_true", 10)) {
 					takes = 0;
 					is_bool = 1;
+					implied = "False";
 				} else if (!strncmp(v + 1, "store_false", 11)) {
 					takes = 0;
 					is_bool = 1;
+					implied = "True";
 				} else if (!strncmp(v, "argparse.BooleanOptionalAction", 30) ||
 					   !strncmp(v, "BooleanOptionalAction", 21)) {
 					takes = 0;
 					is_bool = 1;
 					neg = 1;
+				} else if (strcspn(v, ",)") >= 12 &&
+					   memmem(v, strcspn(v, ",)"), "StoreBoolean", 12)) {
+					/* vLLM's StoreBoolean (nargs="?", const="True"): a bare
+					 * flag is True, `--x false` / `--x=false` is False */
+					takes = 2;
+					is_bool = 1;
+					sbool = 1;
 				}
 			} else if (!strncmp(k, "default=", 8) && !deflt) {
 				const char *v = k + 8;
@@ -2568,8 +2608,13 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 			op.flags = own_str(o, flags.b, flags.n);
 			op.type = is_bool ? "bool" : choices ? "choice" : type ? type : "str";
 			op.takes_value = takes;
-			op.choices = choices;
-			op.deflt = deflt;
+			op.choices = sbool ? "True|False|true|false" : choices;
+			/* a bool's default is known only as a literal: a name
+			 * (EngineArgs.x, often None = auto) is unknown, and an unknown
+			 * default is never reached by removing the flag */
+			if (is_bool && deflt && strcmp(deflt, "True") && strcmp(deflt, "False"))
+				deflt = NULL;
+			op.deflt = deflt ? deflt : is_bool && !sbool && !neg ? implied : NULL;
 			if (neg) {
 				char nf[270];
 				snprintf(nf, sizeof(nf), "--no-%s", longest);
@@ -2640,4 +2685,203 @@ int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema 
 	}
 	*out = &o->sc;
 	return MUH_OK;
+}
+
+/* ---- the engine tree's own parser ------------------------------------------
+ *
+ * A deployment file that sits in (or below) the engine tree it launches is
+ * read with that tree's argparse definitions, so that deploy_set writes what
+ * this tree's parser takes (vLLM 0.6.3's StoreBoolean: `--x False`; later
+ * vLLM's BooleanOptionalAction: `--no-x`). The tree is found from the file's
+ * directory upwards (at most 6 levels): the directory where the program's
+ * module is (`-m a.b.c` -> a/b/c.py or a/b/c/__main__.py; a program `vllm`
+ * -> vllm/__init__.py). Its package's .py files that call add_argument are
+ * read once per process (the schema is kept, keyed by the tree and package,
+ * for the process's life); the built-in schema's options that the tree does
+ * not define follow the tree's. */
+
+struct tree_cache {
+	char key[PATH_MAX + 256];
+	deploy_schema *sc;
+};
+static struct tree_cache tcache[8];
+static int ntcache;
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static char hints[4][PATH_MAX];
+static int nhint;
+
+void deploy_tree_hint(const char *root)
+{
+	char r[PATH_MAX];
+	if (!root || !realpath(root, r))
+		return;
+	pthread_mutex_lock(&tlock);
+	int seen = 0;
+	for (int i = 0; i < nhint && !seen; i++)
+		seen = !strcmp(hints[i], r);
+	if (!seen) {
+		if (nhint == 4) {
+			memmove(hints[0], hints[1], sizeof(hints[0]) * 3);
+			nhint = 3;
+		}
+		snprintf(hints[nhint++], sizeof(hints[0]), "%s", r);
+	}
+	pthread_mutex_unlock(&tlock);
+}
+
+/* Appends the add_argument-calling .py files under dir (not tests, hidden
+ * or vendored directories) to b; at most 64 MiB. */
+static void tree_texts(const char *dir, int depth, strbuf *b)
+{
+	if (depth > 12 || b->n > (64u << 20))
+		return;
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name;
+		if (n[0] == '.' || !strcmp(n, "__pycache__") || !strcmp(n, "tests") ||
+		    !strcmp(n, "third_party") || !strcmp(n, "vendor"))
+			continue;
+		char p[PATH_MAX];
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, n) >= sizeof(p))
+			continue;
+		struct stat st;
+		if (lstat(p, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			tree_texts(p, depth + 1, b);
+		} else if (S_ISREG(st.st_mode) && strlen(n) > 3 && !strcmp(n + strlen(n) - 3, ".py") &&
+			   strncmp(n, "test_", 5)) {
+			size_t len;
+			char *s = file_read(p, &len);
+			if (s && memmem(s, len, "add_argument(", 13)) {
+				strbuf_put(b, s, len);
+				strbuf_ch(b, '\n');
+			}
+			free(s);
+		}
+	}
+	closedir(d);
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+				       const deploy_schema *base)
+{
+	if (!path || !f || !f->argc)
+		return NULL;
+	char mod[512] = "";
+	int pkg = 0;
+	for (size_t i = 0; i + 1 < f->first_arg && i + 1 < f->argc; i++)
+		if (!strcmp(f->argv[i], "-m")) {
+			snprintf(mod, sizeof(mod), "%s", f->argv[i + 1]);
+			break;
+		}
+	if (!mod[0]) {
+		snprintf(mod, sizeof(mod), "%s", base_name(f->argv[0]));
+		pkg = 1;
+	}
+	for (char *c = mod; *c; c++) {
+		if (*c == '.')
+			*c = '/';
+		else if (!isalnum((unsigned char)*c) && *c != '_')
+			return NULL;
+	}
+	if (!mod[0])
+		return NULL;
+	char dir[PATH_MAX];
+	if (path[0] != '/') {
+		/* relative to a tree this process scanned (muh patch reads root/rel
+		 * and names it rel), else to the working directory */
+		pthread_mutex_lock(&tlock);
+		int got = 0;
+		for (int i = nhint - 1; i >= 0 && !got; i--) {
+			char p[PATH_MAX * 2];
+			snprintf(p, sizeof(p), "%s/%s", hints[i], path);
+			got = is_file(p) && realpath(p, dir);
+		}
+		pthread_mutex_unlock(&tlock);
+		if (!got && !realpath(path, dir))
+			return NULL;
+	} else if (!realpath(path, dir)) {
+		return NULL;
+	}
+	char *sl = strrchr(dir, '/');
+	if (!sl)
+		return NULL;
+	*sl = '\0';
+	char root[PATH_MAX] = "";
+	for (int up = 0; up < 6 && dir[0]; up++) {
+		char p[PATH_MAX + 600];
+		int hit;
+		if (pkg) {
+			snprintf(p, sizeof(p), "%s/%s/__init__.py", dir, mod);
+			hit = is_file(p);
+		} else {
+			snprintf(p, sizeof(p), "%s/%s.py", dir, mod);
+			hit = is_file(p);
+			snprintf(p, sizeof(p), "%s/%s/__main__.py", dir, mod);
+			hit = hit || is_file(p);
+		}
+		if (hit) {
+			snprintf(root, sizeof(root), "%s", dir);
+			break;
+		}
+		sl = strrchr(dir, '/');
+		if (!sl || sl == dir)
+			break;
+		*sl = '\0';
+	}
+	if (!root[0])
+		return NULL;
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)strcspn(mod, "/"), mod);
+	char key[sizeof(tcache[0].key)];
+	snprintf(key, sizeof(key), "%s/%s", root, top);
+	pthread_mutex_lock(&tlock);
+	for (int i = 0; i < ntcache; i++)
+		if (!strcmp(tcache[i].key, key)) {
+			const deploy_schema *sc = tcache[i].sc;
+			pthread_mutex_unlock(&tlock);
+			return sc;
+		}
+	strbuf b = {0};
+	tree_texts(key, 0, &b);
+	deploy_schema *ts = NULL;
+	if (b.b && !b.oom && deploy_schema_from_argparse(base ? base->engine : "tree", b.b, b.n, &ts))
+		ts = NULL;
+	free(b.b);
+	if (ts && !ts->n) {
+		deploy_schema_free(ts);
+		ts = NULL;
+	}
+	if (ts && base) {
+		/* the built-in options the tree does not define, after the tree's */
+		struct own_schema *o = (struct own_schema *)ts;
+		size_t cap = ts->n, n0 = ts->n;
+		for (size_t i = 0; i < base->n; i++) {
+			int dup = 0;
+			for (size_t j = 0; j < n0 && !dup; j++)
+				dup = !strcmp(o->opts[j].name, base->opts[i].name);
+			if (!dup && own_add(o, &cap, &base->opts[i]))
+				break;
+		}
+	}
+	if (ts && ntcache < (int)(sizeof(tcache) / sizeof(tcache[0]))) {
+		snprintf(tcache[ntcache].key, sizeof(tcache[ntcache].key), "%s", key);
+		tcache[ntcache].sc = ts;
+		ntcache++;
+	} else if (ts) {
+		deploy_schema_free(ts); /* the cache is full: read as the built-in */
+		ts = NULL;
+	}
+	pthread_mutex_unlock(&tlock);
+	return ts;
 }

@@ -3768,6 +3768,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		}
 		single = 1;
 	}
+	if (!single) /* its deployment files are read with its own parser (deploy.h) */
+		deploy_tree_hint(root);
 	muh_surface *s = calloc(1, sizeof(*s));
 	if (!s)
 		return MUH_ENOMEM;

@@ -141,6 +141,11 @@ MUH_API const deploy_arg *deploy_find(const deploy_file *f, const char *name);
  *   - a bool flag set to False/false/0 removes that flag's token(s) and
  *     nothing else (a --no-X is added only where the default is True);
  *     set True where absent adds it; a --no-X set True is removed;
+ *   - a bool whose default is unknown or None (vLLM's auto: an
+ *     Optional[bool], StoreBoolean) is never dropped: False is written
+ *     out in the form the schema's parser takes (StoreBoolean: `--x
+ *     False` after the flag; else `--no-x` in its place), a --no-X set True
+ *     becomes --X; refused when the parser has no explicit false;
  *   - an absent argument is added after the last server argument in the
  *     file's own style (YAML item with the same indent and quoting, JSON
  *     element, shell token);
@@ -167,6 +172,17 @@ MUH_API int deploy_schema_from_surface(const struct muh_surface *s, const deploy
 			       deploy_schema **out);
 
 MUH_API void deploy_schema_free(deploy_schema *sc);
+
+/* deploy_parse/deploy_load with sc NULL read a deployment file that sits in
+ * the engine tree it launches (the program's module found from the file's
+ * directory upwards: `-m a.b.c` -> a/b/c.py, `vllm` -> vllm/__init__.py)
+ * with that tree's own add_argument definitions, the built-in schema's
+ * other options after them: a StoreBoolean (vLLM 0.6.3) is a bool that
+ * takes an optional true/false, a BooleanOptionalAction takes --no-X, a
+ * bool's non-literal default is unknown. A relative path is looked up under
+ * the trees named here first (scan_tree names the tree it scans; at most 4
+ * are kept, the process's lifetime), then the working directory. */
+MUH_API void deploy_tree_hint(const char *root);
 
 /* The names of enum values: "yaml_list" ..., "opt" "flag" "neg" "env". */
 MUH_API const char *deploy_form_name(enum deploy_form f);

@@ -1,7 +1,8 @@
 # Deployment files end to end: muh scan reads each argument as the server
 # does (the CRLF argv list whose -tp 4 and env: block the byte heuristic
 # misread), muh patch writes one argument through deploy_set: False removes
-# a flag, True adds one, an absent argument is added, the diff passes
+# a flag (one with a None default is written out: --no-X), True adds one,
+# an absent argument is added, the diff passes
 # `git apply --check`, the file still parses (PyYAML when present) and keeps
 # its CRLF, exactly one argument changes; values that would break the file
 # are refused with exit 2.
@@ -89,12 +90,19 @@ check_patch() {
 check_patch argv_crlf.yaml trust_remote_code False trust_remote_code
 grep -q -- '^-  - --trust-remote-code' "$TMP/p.diff" || fail "the flag's item line is removed"
 [ "$(grep -c '^[-+][^-+]' "$TMP/p.diff")" = 1 ] || fail "only the flag's line changes: $(cat "$TMP/p.diff")"
-check_patch argv_crlf.yaml enable_prefix_caching False enable_prefix_caching
+# a bool whose default is None (auto) is never dropped: False becomes an
+# explicit --no-X (the built-in schema: vLLM's BooleanOptionalAction), and
+# --no-X set True becomes --X (issue 25)
+both='enable_prefix_caching
+no_enable_prefix_caching'
+check_patch argv_crlf.yaml enable_prefix_caching False "$both"
 grep -q '^ env:' "$TMP/p.diff" || fail "env: kept as context"
+grep -q -- '^+  - --no-enable-prefix-caching' "$TMP/p.diff" || fail "explicit --no-enable-prefix-caching: $(cat "$TMP/p.diff")"
 check_patch argv_crlf.yaml tensor_parallel_size 8 tensor_parallel_size
 check_patch argv_crlf.yaml VLLM_USE_V1 1 VLLM_USE_V1
 check_patch k8s.yaml max_num_seqs 256 max_num_seqs
-check_patch k8s.yaml no_enable_prefix_caching False no_enable_prefix_caching
+check_patch k8s.yaml no_enable_prefix_caching False "$both"
+grep -q -- '^+ *- "\{0,1\}--enable-prefix-caching' "$TMP/p.diff" || fail "--no-X set False writes --X: $(cat "$TMP/p.diff")"
 check_patch compose.yaml enforce_eager False enforce_eager
 check_patch compose.yaml dtype float16 dtype
 check_patch argv.json block_size 16 block_size

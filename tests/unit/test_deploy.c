@@ -205,8 +205,13 @@ static void test_argv_crlf_write(void **state)
 	assert_string_equal(deploy_find(g, "-tp")->value, "4");
 	assert_int_equal(g->len, f->len - strlen("  - --trust-remote-code\r\n"));
 	deploy_free(g);
+	/* enable_prefix_caching defaults to None (auto): removing the flag would
+	 * not make it False, so the built-in (BooleanOptionalAction) schema
+	 * writes --no-X in its place, CRLF kept (issue 25) */
 	g = set_ok(f, "enable_prefix_caching", "false");
-	assert_null(deploy_find(g, "enable_prefix_caching"));
+	assert_int_equal(deploy_find(g, "enable_prefix_caching")->kind, DEPLOY_NEG);
+	assert_non_null(strstr(g->text, "  - --no-enable-prefix-caching\r\n"));
+	assert_null(strstr(g->text, "  - --enable-prefix-caching\r\n"));
 	assert_non_null(strstr(g->text, "\r\nenv:\r\n  VLLM_USE_V1: \"0\"\r\n"));
 	deploy_free(g);
 	/* an OPT changes only its value, inside the quotes */
