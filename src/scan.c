@@ -4220,6 +4220,60 @@ static int engine_param_name(const char *n)
 	return 1;
 }
 
+/* The server arguments that move a vLLM-like engine's performance, in the
+ * order the starter spec offers them; flags such as enable_auto_tool_choice
+ * or disable_frontend_multiprocessing do not. */
+static const char *const perf_args[] = {
+    "max_num_seqs",       "max_num_batched_tokens", "enable_chunked_prefill",
+    "gpu_memory_utilization", "max_model_len",      "block_size",
+    "enable_prefix_caching", "num_scheduler_steps", NULL};
+
+/* The type of a tree default as deploy_arg.type names it. */
+static void infer_type_of(const char *v, char type[8])
+{
+	char *end;
+	if (!strcmp(v, "True") || !strcmp(v, "False"))
+		snprintf(type, 8, "bool");
+	else if ((strtoll(v, &end, 10), *end == '\0') && *v)
+		snprintf(type, 8, "int");
+	else if ((strtod(v, &end), *end == '\0') && *v)
+		snprintf(type, 8, "float");
+	else
+		snprintf(type, 8, "str");
+}
+
+static int perf_arg(const char *n)
+{
+	for (int i = 0; perf_args[i]; i++)
+		if (!strcmp(perf_args[i], n))
+			return 1;
+	return 0;
+}
+
+/* path relative to the directory dir (both made absolute), into out. */
+static void rel_path(const char *dir, const char *path, char *out, size_t cap)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	if (!realpath(dir, a) || !realpath(path, b)) {
+		snprintf(out, cap, "%.4000s", path);
+		return;
+	}
+	size_t i = 0, last = 0;
+	while (a[i] && a[i] == b[i]) {
+		if (a[i] == '/')
+			last = i;
+		i++;
+	}
+	if (!a[i] && (b[i] == '/' || !b[i]))
+		last = i;
+	size_t o = 0;
+	out[0] = '\0';
+	for (const char *p = a + last; *p && o + 4 < cap; p++)
+		if (*p == '/')
+			o += (size_t)snprintf(out + o, cap - o, "../");
+	snprintf(out + o, cap - o, "%s", b[last] == '/' ? b + last + 1 : b + last);
+}
+
 /* One runnable engine spec for the deployment file rel (see docs/engine.md):
  * every live-or-unknown numeric or boolean server argument is a param
  * (powers of two around the file's value, both states of a flag, a choice's
@@ -4244,9 +4298,8 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 	base = base ? base + 1 : rel;
 	char stem[256];
 	snprintf(stem, sizeof(stem), "%.*s", (int)strcspn(base, "."), base);
-	char abs[PATH_MAX];
-	if (!realpath(path, abs))
-		snprintf(abs, sizeof(abs), "%.4000s", path);
+	char launch[PATH_MAX];
+	rel_path(dir, path, launch, sizeof(launch)); /* relative to the spec */
 	char out[4096];
 	snprintf(out, sizeof(out), "%.2000s/%.1000s.yaml", dir, fname);
 	int llama = df->schema && !strcmp(df->schema->engine, "llama.cpp");
@@ -4259,9 +4312,56 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 		return -MUH_ENOMEM;
 	}
 	int np = 0, has_seqs = 0, has_btok = 0, has_ctx = 0, has_par = 0, has_b = 0, has_ub = 0;
-	for (size_t i = 0; i < df->nargs; i++) {
-		const deploy_arg *a = &df->args[i];
-		if (a->kind == DEPLOY_ENV || !engine_param_name(a->name))
+	/* the request's model, and where the file serves */
+	const deploy_arg *smn = deploy_find(df, "served_model_name");
+	const deploy_arg *mdl = deploy_find(df, "model");
+	const deploy_arg *hst = deploy_find(df, "host"), *prt = deploy_find(df, "port");
+	char model[512] = "", host[256] = "", port[64] = "";
+	if (smn && smn->kind == DEPLOY_OPT && smn->value[0])
+		snprintf(model, sizeof(model), "%.*s", (int)strcspn(smn->value, " "), smn->value);
+	else if (mdl && mdl->kind == DEPLOY_OPT && !llama)
+		snprintf(model, sizeof(model), "%s", mdl->value);
+	if (hst && hst->kind == DEPLOY_OPT)
+		snprintf(host, sizeof(host), "%s", hst->value);
+	if (prt && prt->kind == DEPLOY_OPT)
+		snprintf(port, sizeof(port), "%s", prt->value);
+	/* vLLM-like engines: the arguments that move performance, from the file
+	 * or (absent there) from the tree's own default when it has one */
+	size_t norder = 0, order[64];
+	const muh_knob *fromtree[64] = {0};
+	if (!llama) {
+		for (int q = 0; perf_args[q] && norder < 64; q++) {
+			const deploy_arg *a = deploy_find(df, perf_args[q]);
+			if (a && a->kind != DEPLOY_ENV && !strcmp(a->name, perf_args[q])) {
+				order[norder++] = (size_t)(a - df->args);
+				continue;
+			}
+			const muh_knob *fk = engine_field(s, perf_args[q]);
+			if (fk && fk->eval && fk->verdict == SCAN_LIVE) {
+				fromtree[norder] = fk;
+				order[norder++] = (size_t)-1;
+			}
+		}
+	} else {
+		for (size_t i = 0; i < df->nargs && norder < 64; i++)
+			order[norder++] = i;
+	}
+	for (size_t oi = 0; oi < norder; oi++) {
+		deploy_arg tmp;
+		const deploy_arg *a;
+		if (order[oi] == (size_t)-1) {
+			const muh_knob *fk = fromtree[oi];
+			memset(&tmp, 0, sizeof(tmp));
+			tmp.name = (char *)fk->name;
+			tmp.value = (char *)fk->eval;
+			tmp.kind = DEPLOY_OPT;
+			infer_type_of(fk->eval, tmp.type);
+			a = &tmp;
+		} else {
+			a = &df->args[order[oi]];
+		}
+		if (a->kind == DEPLOY_ENV || (llama && !engine_param_name(a->name)) ||
+		    (!llama && !perf_arg(a->name)))
 			continue;
 		int bad = 0;
 		for (size_t q = 0; q < s->knobs.n && !bad; q++) {
@@ -4282,6 +4382,20 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 				continue; /* an optional-value flag such as -fa */
 			fprintf(mb, "  %s: {values: [0, 1], default: %d}\n", a->name,
 			        a->kind == DEPLOY_NEG ? 0 : strcmp(a->value, "False") != 0);
+		} else if (!strcmp(a->type, "float") && !llama) {
+			char *end;
+			double x = strtod(a->value, &end);
+			if (*end || end == a->value || x <= 0 || x > 1)
+				continue; /* gpu_memory_utilization is a fraction */
+			double vals[5] = {x - 0.1, x - 0.05, x, x + 0.05, x + 0.1};
+			fprintf(mb, "  %s: {values: [", a->name);
+			int first = 1;
+			for (int q = 0; q < 5; q++)
+				if (vals[q] > 0.05 && vals[q] < 0.995) {
+					fprintf(mb, "%s%.2f", first ? "" : ", ", vals[q]);
+					first = 0;
+				}
+			fprintf(mb, "], default: %.2f}\n", x);
 		} else if (!strcmp(a->type, "int") || !strcmp(a->type, "choice")) {
 			char *end;
 			long long v = strtoll(a->value, &end, 10);
@@ -4306,6 +4420,20 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 				}
 				if (!ok)
 					continue;
+			} else if (!strcmp(a->name, "block_size") && !llama) {
+				/* the KV block sizes every vLLM's CUDA paged attention takes */
+				vals[nv++] = 8;
+				vals[nv++] = 16;
+				vals[nv++] = 32;
+				if (v != 8 && v != 16 && v != 32)
+					vals[nv++] = v;
+			} else if (!strcmp(a->name, "max_model_len")) {
+				/* a longer context than the file's may exceed the model's */
+				if (v >= 4096)
+					vals[nv++] = v / 4;
+				if (v >= 2048)
+					vals[nv++] = v / 2;
+				vals[nv++] = v;
 			} else {
 				nv = ladder(v, vals);
 			}
@@ -4348,8 +4476,10 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 	        "  backend: engine\n"
 	        "  launch: \"%s\"\n"
 	        "  ready: {http: /health, timeout: 600s}\n"
+	        "%s%s%s%s%s"
 	        "load:            # fill in: requests, concurrency, prompt/output tokens\n"
 	        "  endpoint: /v1/completions\n"
+	        "%s%s%s"
 	        "  concurrency: 8\n"
 	        "  requests: 64\n"
 	        "  prompt_tokens: 256\n"
@@ -4358,7 +4488,12 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 	        "  maximize: output_tokens_per_s\n"
 	        "  subject_to: [\"errors == 0\"]\n"
 	        "params:          # default = the file's value\n%s",
-	        rel, stem, abs, body);
+	        rel, stem, launch,
+	        port[0] || host[0] ? "  # the file serves on " : "", host[0] ? host : "",
+	        port[0] ? ":" : "", port,
+	        port[0] || host[0] ? "; muh starts each variant on a free port of 127.0.0.1 (target.port: N to keep one)\n" : "",
+	        model[0] ? "  model: \"" : "", model, model[0] ? "\"     # the file's served model name\n" : "",
+	        body);
 	free(body);
 	int nc = 0;
 	const char *cs[3];

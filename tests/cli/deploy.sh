@@ -133,7 +133,11 @@ expect_rc 0 "scan --specs"
 S="$TMP/specs/k8s_yaml.yaml"
 [ -f "$S" ] || fail "engine spec for k8s.yaml written"
 grep -q '^  backend: engine$' "$S" || fail "engine backend"
-grep -q "^  launch: \"$(cd "$T" && pwd -P)/k8s.yaml\"$" "$S" || fail "launch names the deployment file: $(grep launch "$S")"
+# the launch path is relative to the spec (issue 25), and names the file
+L=$(sed -n 's/^  launch: "\(.*\)"$/\1/p' "$S")
+case "$L" in /*) fail "launch is absolute: $L" ;; esac
+[ "$(cd "$TMP/specs" && cd "$(dirname "$L")" && pwd -P)/$(basename "$L")" = "$(cd "$T" && pwd -P)/k8s.yaml" ] ||
+	fail "launch names the deployment file: $(grep launch "$S")"
 grep -q '^  max_num_seqs: {values: \[16, 32, 64, 128, 256\], default: 64}$' "$S" || fail "max_num_seqs param: $(grep max_num_seqs "$S")"
 grep -q '^  enable_chunked_prefill: {values: \[0, 1\], default: 1}$' "$S" || fail "flag param"
 grep -q '^  - "max_num_batched_tokens >= max_num_seqs"$' "$S" || fail "vLLM coupling"
