@@ -2772,31 +2772,39 @@ static int is_file(const char *p)
 	return !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
-static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
-				       const deploy_schema *base)
+/* The module f's program runs, '/'-separated (`-m a.b.c` -> a/b/c, pkg 0;
+ * a program `vllm` -> vllm, pkg 1): 0, or -1 when it names none. */
+static int entry_mod(const deploy_file *f, char *mod, size_t cap, int *pkg)
 {
-	if (!path || !f || !f->argc)
-		return NULL;
-	char mod[512] = "";
-	int pkg = 0;
+	if (!f || !f->argc)
+		return -1;
+	mod[0] = '\0';
+	*pkg = 0;
 	for (size_t i = 0; i + 1 < f->first_arg && i + 1 < f->argc; i++)
 		if (!strcmp(f->argv[i], "-m")) {
-			snprintf(mod, sizeof(mod), "%s", f->argv[i + 1]);
+			snprintf(mod, cap, "%s", f->argv[i + 1]);
 			break;
 		}
 	if (!mod[0]) {
-		snprintf(mod, sizeof(mod), "%s", base_name(f->argv[0]));
-		pkg = 1;
+		snprintf(mod, cap, "%s", base_name(f->argv[0]));
+		*pkg = 1;
 	}
 	for (char *c = mod; *c; c++) {
 		if (*c == '.')
 			*c = '/';
 		else if (!isalnum((unsigned char)*c) && *c != '_')
-			return NULL;
+			return -1;
 	}
-	if (!mod[0])
-		return NULL;
+	return mod[0] ? 0 : -1;
+}
+
+/* The directory, from path's upwards (at most 6 levels), where the module
+ * mod ('/'-separated; pkg: a package's __init__.py) is: into root. 0 if
+ * found, -1 if not. */
+static int tree_root_of(const char *path, const char *mod, int pkg, char *root, size_t cap)
+{
 	char dir[PATH_MAX];
+	root[0] = '\0';
 	if (path[0] != '/') {
 		/* relative to a tree this process scanned (muh patch reads root/rel
 		 * and names it rel), else to the working directory */
@@ -2809,15 +2817,14 @@ static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
 		}
 		pthread_mutex_unlock(&tlock);
 		if (!got && !realpath(path, dir))
-			return NULL;
+			return -1;
 	} else if (!realpath(path, dir)) {
-		return NULL;
+		return -1;
 	}
 	char *sl = strrchr(dir, '/');
 	if (!sl)
-		return NULL;
+		return -1;
 	*sl = '\0';
-	char root[PATH_MAX] = "";
 	for (int up = 0; up < 6 && dir[0]; up++) {
 		char p[PATH_MAX + 600];
 		int hit;
@@ -2831,7 +2838,7 @@ static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
 			hit = hit || is_file(p);
 		}
 		if (hit) {
-			snprintf(root, sizeof(root), "%s", dir);
+			snprintf(root, cap, "%s", dir);
 			break;
 		}
 		sl = strrchr(dir, '/');
@@ -2839,7 +2846,18 @@ static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
 			break;
 		*sl = '\0';
 	}
-	if (!root[0])
+	return root[0] ? 0 : -1;
+}
+
+static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+				       const deploy_schema *base)
+{
+	char mod[512];
+	int pkg;
+	if (!path || entry_mod(f, mod, sizeof(mod), &pkg))
+		return NULL;
+	char root[PATH_MAX] = "";
+	if (tree_root_of(path, mod, pkg, root, sizeof(root)))
 		return NULL;
 	char top[256];
 	snprintf(top, sizeof(top), "%.*s", (int)strcspn(mod, "/"), mod);
@@ -2884,4 +2902,13 @@ static const deploy_schema *tree_schema(const char *path, const deploy_file *f,
 	}
 	pthread_mutex_unlock(&tlock);
 	return ts;
+}
+
+int deploy_tree_root(const deploy_file *f, char *root, size_t cap)
+{
+	char mod[512];
+	int pkg;
+	if (!f || !f->path || !cap || entry_mod(f, mod, sizeof(mod), &pkg))
+		return -1;
+	return tree_root_of(f->path, mod, pkg, root, cap);
 }

@@ -184,6 +184,10 @@ MUH_API void deploy_schema_free(deploy_schema *sc);
  * are kept, the process's lifetime), then the working directory. */
 MUH_API void deploy_tree_hint(const char *root);
 
+/* The engine tree f launches, found as above (its root directory, absolute,
+ * into root): 0, or -1 when f's program is not a module found there. */
+MUH_API int deploy_tree_root(const deploy_file *f, char *root, size_t cap);
+
 /* The names of enum values: "yaml_list" ..., "opt" "flag" "neg" "env". */
 MUH_API const char *deploy_form_name(enum deploy_form f);
 MUH_API const char *deploy_kind_name(enum deploy_kind k);
