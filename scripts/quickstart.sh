@@ -4,8 +4,10 @@
 # there is a CUDA device, the cpu backend when there is none — then tunes a
 # real inference server end to end: llama.cpp's HTTP server (the pinned
 # xllamacpp wheel) serving a tiny model written here, over its launch
-# arguments under load, and shows the winner written back into its
-# deployment file. Every measurement goes to muh.db.
+# arguments under load, re-deploys the defaults and the best two in paired,
+# alternating rounds, and shows the winner written back into its deployment
+# file only when its gain is proven (else says so). Every measurement goes
+# to muh.db.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MUH_DEPS_CORPUS=0 ./scripts/deps.sh
@@ -26,9 +28,17 @@ mkdir -p build/engine
 echo "quickstart: tuning llama.cpp's server (specs/llama_server.yaml): each variant is a real server"
 ./build/muh tune specs/llama_server.yaml --db muh.db --budget 12
 echo
-echo "quickstart: the winner as a diff of specs/llama_server.deploy.yaml (paths relative to specs/:"
-echo "            git -C specs apply takes it; muh patch specs --from muh.db --apply writes it):"
-./build/muh patch specs --from muh.db --run "$(./build/muh report muh.db --json |
-	python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin)["runs"] if r["spec"] == "llama_server"][-1])')"
+echo "quickstart: the proven winner as a diff of specs/llama_server.deploy.yaml (paths relative to specs/:"
+echo "            git -C specs apply takes it; muh patch specs --from muh.db --apply writes it),"
+echo "            or, when the decision stage proved no gain over the defaults, nothing (exit 1):"
+run=$(./build/muh report muh.db --json |
+	python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin)["runs"] if r["spec"] == "llama_server"][-1])')
+rc=0
+./build/muh patch specs --from muh.db --run "$run" || rc=$?
+if [ "$rc" = 1 ]; then
+	echo "quickstart: no proven gain: the defaults stay, and nothing was written"
+elif [ "$rc" != 0 ]; then
+	exit "$rc"
+fi
 echo
 echo "quickstart: every measurement is in muh.db; see it with: build/muh report muh.db"

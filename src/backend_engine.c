@@ -29,6 +29,16 @@
  * The runner is a child subreaper, so a server's own children that outlive
  * it are reaped here too; the server's leader dies with the runner
  * (PR_SET_PDEATHSIG) should the evaluator kill the runner on a timeout.
+ * Every process below the runner is the server's (the runner starts
+ * nothing else), so release signals the whole tree as /proc shows it, a
+ * child that left the group with setsid included, and checks that none
+ * is left.
+ *
+ * No number is believed because a port answered: once ready, the listener
+ * on the variant's port must be a socket of a process in the server's tree
+ * (/proc/net/tcp{,6} inode against /proc/PID/fd); someone else's listener
+ * (a process that took a fixed port between the check and the server's
+ * bind) is launch_error, and nothing is measured.
  */
 #include "curl_dl.h"
 #include <errno.h>
@@ -43,6 +53,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,6 +177,229 @@ static int leader_exited(engine_server *sv)
 	return 0;
 }
 
+/* ---- the server's process tree, from /proc ------------------------------ */
+
+/* Every process below root (its children, theirs, ...), into out[0..max);
+ * returns how many (at most max). */
+static size_t descendants(pid_t root, pid_t *out, size_t max)
+{
+	size_t cap = 1024, n = 0, found = 0;
+	pid_t *pid = malloc(cap * sizeof(pid_t)), *ppid = malloc(cap * sizeof(pid_t));
+	DIR *dir = opendir("/proc");
+	if (!pid || !ppid || !dir) {
+		free(pid);
+		free(ppid);
+		if (dir)
+			closedir(dir);
+		return 0;
+	}
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+		if (*end || p <= 0)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", p);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[k] = '\0';
+		char *rp = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+		char state;
+		int pp;
+		if (!rp || sscanf(rp + 1, " %c %d", &state, &pp) != 2 || state == 'Z')
+			continue;
+		if (n == cap) {
+			pid_t *a = realloc(pid, 2 * cap * sizeof(pid_t)), *b = a ? realloc(ppid, 2 * cap * sizeof(pid_t)) : NULL;
+			if (a)
+				pid = a;
+			if (!a || !b)
+				break;
+			ppid = b;
+			cap *= 2;
+		}
+		pid[n] = (pid_t)p;
+		ppid[n++] = (pid_t)pp;
+	}
+	closedir(dir);
+	/* breadth first: out[] is the frontier and the answer */
+	size_t head = 0;
+	pid_t cur = root;
+	for (;;) {
+		for (size_t i = 0; i < n && found < max; i++)
+			if (ppid[i] == cur)
+				out[found++] = pid[i];
+		if (head == found)
+			break;
+		cur = out[head++];
+	}
+	free(pid);
+	free(ppid);
+	return found;
+}
+
+/* Sends sig to every process below the runner (all of them the server's). */
+static size_t signal_tree(int sig)
+{
+	pid_t tree[4096];
+	size_t n = descendants(getpid(), tree, 4096);
+	for (size_t i = 0; i < n; i++)
+		kill(tree[i], sig);
+	return n;
+}
+
+/* The socket inodes listening on TCP port `port` (IPv4 and IPv6), into
+ * out[0..max); returns how many. */
+static size_t listeners(int port, unsigned long *out, size_t max)
+{
+	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	size_t n = 0;
+	for (size_t k = 0; k < 2; k++) {
+		FILE *f = fopen(files[k], "r");
+		char line[512];
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f)) { /* the header */
+			fclose(f);
+			continue;
+		}
+		while (n < max && fgets(line, sizeof(line), f)) {
+			char local[128];
+			unsigned st;
+			unsigned long inode;
+			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+			if (sscanf(line, " %*s %127s %*s %x %*s %*s %*s %*s %*s %lu", local, &st, &inode) != 3)
+				continue;
+			char *colon = strrchr(local, ':');
+			if (st == 0x0A && colon && strtol(colon + 1, NULL, 16) == port)
+				out[n++] = inode;
+		}
+		fclose(f);
+	}
+	return n;
+}
+
+/* 1 when process pid holds socket inode. */
+static int holds_socket(pid_t pid, unsigned long inode)
+{
+	char path[64], want[64], link[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return 0;
+	struct dirent *e;
+	int hit = 0;
+	while (!hit && (e = readdir(dir))) {
+		char fd[320];
+		snprintf(fd, sizeof(fd), "%s/%s", path, e->d_name);
+		ssize_t k = readlink(fd, link, sizeof(link) - 1);
+		if (k > 0) {
+			link[k] = '\0';
+			hit = !strcmp(link, want);
+		}
+	}
+	closedir(dir);
+	return hit;
+}
+
+/* The process (pid and name) that holds inode, among all of /proc; 0 when
+ * none can be seen (another user's processes hide their fds). */
+static pid_t socket_owner(unsigned long inode, char *comm, size_t n)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+	pid_t who = 0;
+	comm[0] = '\0';
+	while (dir && !who && (e = readdir(dir))) {
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+		if (!*end && p > 0 && holds_socket((pid_t)p, inode))
+			who = (pid_t)p;
+	}
+	if (dir)
+		closedir(dir);
+	if (who) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)who);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, (int)n, f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return who;
+}
+
+/* 0 when every listener on sv's port belongs to the server's tree (the
+ * runner's descendants); 1 when nothing listens there (yet); -1 with m
+ * failed (launch_error) when someone else does. */
+static int check_port_owner(const engine_server *sv, muh_measurement *m)
+{
+	unsigned long inodes[16];
+	size_t ni = listeners(sv->port, inodes, 16);
+	if (!ni)
+		return 1;
+	pid_t tree[4096];
+	size_t nt = descendants(getpid(), tree, 4096);
+	for (size_t i = 0; i < ni; i++) {
+		int ours = 0;
+		for (size_t k = 0; k < nt && !ours; k++)
+			ours = holds_socket(tree[k], inodes[i]);
+		if (ours)
+			continue;
+		char comm[64];
+		pid_t who = socket_owner(inodes[i], comm, sizeof(comm));
+		if (who)
+			measurement_fail(m, EVAL_LAUNCH_ERROR,
+					 "port %d is held by process %d (%s), which muh did not start: the server's "
+					 "readiness answer came from someone else, and nothing was measured",
+					 sv->port, (int)who, comm);
+		else
+			measurement_fail(m, EVAL_LAUNCH_ERROR,
+					 "port %d is held by a process outside the server's tree (its owner cannot be "
+					 "seen from here): the readiness answer came from someone else, and nothing was "
+					 "measured",
+					 sv->port);
+		return -1;
+	}
+	return 0;
+}
+
+/* The first line of the log that names an error: a Python exception line
+ * ("ModuleNotFoundError: No module named 'x'"), else the first line that
+ * says error or fatal; "" when none. The cause goes first in a failure's
+ * text, so that a table cut at its width still shows it. */
+static void log_cause(const char *path, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	char line[1024], any[1024] = "";
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		const char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t w = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+		if (w > 5 && (p[w] == ':' || p[w] == '\0') &&
+		    ((w >= 5 && !memcmp(p + w - 5, "Error", 5)) || (w >= 9 && !memcmp(p + w - 9, "Exception", 9)))) {
+			snprintf(buf, n, "%.300s", p);
+			fclose(f);
+			return;
+		}
+		if (!any[0] && (strcasestr(p, "error") || strcasestr(p, "fatal")))
+			snprintf(any, sizeof(any), "%.300s", p);
+	}
+	fclose(f);
+	snprintf(buf, n, "%s", any);
+}
+
 /* "exited with status 1", "killed by signal 9 (SIGKILL)". */
 static void describe_exit(int st, char *buf, size_t n)
 {
@@ -179,35 +413,39 @@ static void describe_exit(int st, char *buf, size_t n)
 	}
 }
 
-/* Stops the server: SIGTERM to its group, SIGKILL after grace; reaps
- * every process of the group. Returns how many were still there after
- * the SIGKILL (0 when all are gone). */
+/* Stops the server: SIGTERM to its group and to every process below the
+ * runner (a child that left the group with setsid too), SIGKILL to all of
+ * them after grace; reaps every one. Returns how many were still there
+ * after the SIGKILL (0 when all are gone). */
 static int stop_server(engine_server *sv, double grace_s, pid_t pgid)
 {
-	if (pgid <= 0)
-		return 0;
-	kill(-pgid, SIGTERM);
+	pid_t left[16];
+	if (pgid > 0)
+		kill(-pgid, SIGTERM);
+	signal_tree(SIGTERM);
 	double t0 = eval_now_s();
 	while (eval_now_s() - t0 < grace_s) {
-		while (waitpid(-pgid, NULL, WNOHANG) > 0) {
+		while (waitpid(-1, NULL, WNOHANG) > 0) { /* the runner's children are all the server's */
 		}
 		leader_exited(sv);
-		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+		if ((pgid <= 0 || (kill(-pgid, 0) < 0 && errno == ESRCH)) && !descendants(getpid(), left, 16))
 			return 0;
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	kill(-pgid, SIGKILL);
 	for (int k = 0; k < 200; k++) { /* up to 2 s for the kernel to take them */
-		while (waitpid(-pgid, NULL, WNOHANG) > 0) {
+		if (pgid > 0)
+			kill(-pgid, SIGKILL);
+		signal_tree(SIGKILL);
+		while (waitpid(-1, NULL, WNOHANG) > 0) {
 		}
 		leader_exited(sv);
-		if (kill(-pgid, 0) < 0 && errno == ESRCH)
+		if ((pgid <= 0 || (kill(-pgid, 0) < 0 && errno == ESRCH)) && !descendants(getpid(), left, 16))
 			return 0;
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	return 1;
+	return (int)descendants(getpid(), left, 16) + (pgid > 0 && kill(-pgid, 0) == 0);
 }
 
 static void rm_tree_shallow(const char *dir, const char *file_a, const char *file_b)
@@ -475,21 +713,35 @@ static int wait_ready(const muh_target *t, engine_server *sv, muh_measurement *m
 	snprintf(probe, sizeof(probe), "%s%s", sv->url, t->ready_http);
 	for (;;) {
 		if (leader_exited(sv)) {
-			char how[96], tail[1024];
+			char how[96], tail[1024], cause[320];
 			describe_exit(sv->status, how, sizeof(how));
 			log_tail(sv->log, 6, tail, sizeof(tail));
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "the server %s before it was ready (after %.1f s); its log: %s",
-					 how, eval_now_s() - t0, tail);
+			log_cause(sv->log, cause, sizeof(cause));
+			measurement_fail(m, EVAL_LAUNCH_ERROR,
+					 "the server %s before it was ready%s%s (after %.1f s); its log: %s", how,
+					 cause[0] ? ": " : "", cause, eval_now_s() - t0, tail);
 			return -1;
 		}
-		if (t->ready_log[0] ? log_has(sv->log, t->ready_log) : load_http_get(probe, 1.0, NULL) == 200)
-			return 0;
+		if (t->ready_log[0] ? log_has(sv->log, t->ready_log) : load_http_get(probe, 1.0, NULL) == 200) {
+			int own = check_port_owner(sv, m);
+			if (own <= 0)
+				return own;
+			if (!t->ready_log[0]) { /* an answer, and nobody here listens: not the server's */
+				measurement_fail(m, EVAL_LAUNCH_ERROR,
+						 "port %d answered, but no process listens on it in this network namespace "
+						 "(/proc/net/tcp): the answer is not the server's, and nothing was measured",
+						 sv->port);
+				return -1;
+			}
+			/* the log said ready before the server listens: wait for it */
+		}
 		if (eval_now_s() - t0 > t->ready_timeout_s) {
-			char tail[1024];
+			char tail[1024], cause[320];
 			log_tail(sv->log, 6, tail, sizeof(tail));
-			measurement_fail(m, EVAL_LAUNCH_ERROR, "the server was not ready after %g s (%s %s); its log: %s",
+			log_cause(sv->log, cause, sizeof(cause));
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "the server was not ready after %g s (%s %s)%s%s; its log: %s",
 					 t->ready_timeout_s, t->ready_log[0] ? "log pattern" : "GET",
-					 t->ready_log[0] ? t->ready_log : t->ready_http, tail);
+					 t->ready_log[0] ? t->ready_log : t->ready_http, cause[0] ? ": " : "", cause, tail);
 			return -1;
 		}
 		struct timespec ts = {0, 100 * 1000 * 1000};
@@ -646,11 +898,12 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		nanosleep(&ts, NULL);
 	}
 	if (leader_exited(sv)) {
-		char how[96], tail[1024];
+		char how[96], tail[1024], cause[320];
 		describe_exit(sv->status, how, sizeof(how));
 		log_tail(sv->log, 4, tail, sizeof(tail));
-		measurement_fail(m, EVAL_CRASH, "the server %s during the load (%zu of %zu requests failed: %s); its log: %s",
-				 how, r.errors, r.sent, r.first_error, tail);
+		log_cause(sv->log, cause, sizeof(cause));
+		measurement_fail(m, EVAL_CRASH, "the server %s during the load%s%s (%zu of %zu requests failed: %s); its log: %s",
+				 how, cause[0] ? ": " : "", cause, r.errors, r.sent, r.first_error, tail);
 		return MUH_OK;
 	}
 	if (r.errors || r.truncated) {
@@ -685,7 +938,8 @@ static void engine_release(eval_ctx *c)
 	pid_t pgid = sv->pgid;
 	int left = stop_server(sv, c->target->stop_grace_s, pgid);
 	if (left)
-		fprintf(stderr, "muh: engine: processes of the server's group %d survived SIGKILL\n", (int)pgid);
+		fprintf(stderr, "muh: engine: %d process(es) of the server (group %d and its descendants) survived "
+				"SIGKILL\n", left, (int)pgid);
 	rm_tree_shallow(sv->dir, "launch", "server.log");
 	free(sv);
 	c->built = NULL;

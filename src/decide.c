@@ -500,12 +500,19 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	memset(active, 1, sizeof(active));
 	decide_summary cur;
 	if (!rc && start) { /* a resumed stage: what its rounds decided already */
+		int open = 0;
 		if ((rc = decide_of_run(st, L.run, obj, &cur, d)) == MUH_OK)
 			for (size_t f = 0; f < cur.nf; f++)
-				for (size_t j = 1; j <= nf; j++)
-					if (!strcmp(cur.f[f].key, keys[j]) && cur.f[f].verdict != DECIDE_PENDING &&
-					    cur.f[f].verdict != DECIDE_UNDECIDED && cur.f[f].verdict != DECIDE_GAIN)
+				for (size_t j = 1; j <= nf; j++) {
+					if (strcmp(cur.f[f].key, keys[j]))
+						continue;
+					enum decide_verdict v = cur.f[f].verdict;
+					open |= v == DECIDE_PENDING || v == DECIDE_UNDECIDED;
+					if (v != DECIDE_PENDING && v != DECIDE_UNDECIDED && v != DECIDE_GAIN)
 						active[j] = 0;
+				}
+		if (!rc && !open) /* decided at its last look: nothing to add */
+			start = max_rounds;
 	}
 	for (int round = start; !rc && round < max_rounds && !(stop && *stop); round++) {
 		size_t idx[DECIDE_MAX_FINALISTS + 1], order[DECIDE_MAX_FINALISTS + 1], m = 0;

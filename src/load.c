@@ -56,6 +56,7 @@ void load_defaults(load_opts *o)
 	o->seed = 1;
 	o->ignore_eos = 1;
 	o->request_timeout_s = 60;
+	o->chunk_tolerance = 0.25;
 }
 
 /* Parses a count from 0 to INT_MAX into *v; -1 when s is not one. */
@@ -142,6 +143,7 @@ static const struct {
 	F("slo_ttft", K_DUR, slo_ttft_s),
 	F("slo_tpot", K_DUR, slo_tpot_s),
 	F("deadline", K_DUR, deadline_s),
+	F("chunk_tolerance", K_NUM, chunk_tolerance),
 	F("endpoint", K_TEXT, endpoint),
 	F("model", K_TEXT, model),
 	F("url", K_TEXT, url),
@@ -956,6 +958,27 @@ static void req_finish(struct run *R, struct req *q, int cc)
 		note_error(R, q, "the stream ended before [DONE] or a finish_reason");
 		return;
 	}
+	/* what the server says it sent, checked against what was asked and
+	 * what was streamed: a usage block is the server's word, not a count */
+	int asked = R->o->output_tokens;
+	if (q->ntok > asked || q->u_completion > asked) {
+		snprintf(msg, sizeof(msg), "the server claims %lld completion tokens and streamed %ld chunks with text "
+					   "for max_tokens %d: more than asked",
+			 q->u_completion, q->ntok, asked);
+		r->miscounted++;
+		note_error(R, q, msg);
+		return;
+	}
+	if (q->u_completion >= 0 &&
+	    (q->ntok > q->u_completion ||
+	     (double)q->u_completion > (1 + R->o->chunk_tolerance) * (double)q->ntok + 1)) {
+		snprintf(msg, sizeof(msg), "the usage block claims %lld completion tokens where %ld chunks with text "
+					   "were streamed (load.chunk_tolerance %.0f%%)",
+			 q->u_completion, q->ntok, 100 * R->o->chunk_tolerance);
+		r->miscounted++;
+		note_error(R, q, msg);
+		return;
+	}
 	long long ctok = q->u_completion >= 0 ? q->u_completion : q->ntok;
 	r->completion_tokens += ctok;
 	if (q->u_prompt > 0)
@@ -1362,6 +1385,7 @@ char *load_result_to_json(const load_result *r)
 	add_num(o, "errors", (double)r->errors);
 	add_num(o, "truncated", (double)r->truncated);
 	add_num(o, "unreachable", (double)r->unreachable);
+	add_num(o, "miscounted", (double)r->miscounted);
 	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
 	add_num(o, "good", (double)r->good);
 	add_num(o, "wall_s", r->wall_s);

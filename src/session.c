@@ -2036,6 +2036,13 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 			goto out;
 		}
 		r->nbase++;
+		/* a base that did not even run (did not build, start or finish) says
+		 * nothing a variant measured against it could: stop here, as a
+		 * server that fails to start would fail again for every variant */
+		if (r->m[0].status != EVAL_OK && r->m[0].status != EVAL_WRONG_RESULT) {
+			r->base_stopped = 1;
+			break;
+		}
 	}
 	eval_variant_free(&v);
 	const muh_measurement *mdef = r->m, *ref = &mdef[0];
@@ -2062,7 +2069,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 	size_t iref = (size_t)(ref - r->m), ifail = r->base_fail ? (size_t)(r->base_fail - r->m) : 0;
 	char fp0[EVAL_FP_HEX];
 	snprintf(fp0, sizeof(fp0), "%s", mdef[0].fingerprint);
-	for (size_t p = 0; p < np; p++) {
+	for (size_t p = 0; p < np && !r->base_stopped; p++) {
 		session_verify_param *ps = &r->params[p];
 		for (size_t j = 0; j < sp->params[p].nvalues; j++) {
 			if (j == def[p])
@@ -2098,7 +2105,11 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 		session_verify_param *ps = &r->params[p];
 		if (sp->params[p].nvalues < 2)
 			ps->verdict = "single value";
-		else if (ps->tested == 0) {
+		else if (r->base_stopped) {
+			ps->verdict = "UNTESTED: the base itself failed; nothing was measured against it";
+			ps->untested = 1;
+			r->untested++;
+		} else if (ps->tested == 0) {
 			ps->verdict = from_key ? "UNTESTED: no one-at-a-time change from the base is valid"
 					       : "UNTESTED: no one-at-a-time change from the defaults is valid";
 			untested[p] = 1;
@@ -2119,7 +2130,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 			r->base_fail = &r->m[0];
 		r->dead++;
 	}
-	if (r->untested)
+	if (r->untested && !r->base_stopped)
 		suggest_base(s, def, untested, r);
 out:
 	free(def);

@@ -42,6 +42,10 @@ typedef struct load_opts {
 	double request_timeout_s; /* default 60; a request past it is an error */
 	double slo_ttft_s, slo_tpot_s; /* goodput counts requests within both; 0 = no limit */
 	double deadline_s;        /* whole run gives up after this (default 0: none) */
+	double chunk_tolerance;   /* a usage block may claim at most (1 + this) x the chunks streamed
+				   * with text, + 1 (default 0.25: a detokenizer holds a token back now
+				   * and then; multi-step scheduling or speculative decoding that streams
+				   * several tokens a chunk needs more) */
 } load_opts;
 
 typedef struct load_dist {
@@ -56,6 +60,8 @@ typedef struct load_dist {
 typedef struct load_result {
 	size_t sent, ok, errors, truncated; /* measured requests only; truncated: completion shorter than asked (ignore_eos) */
 	size_t unreachable;                 /* of errors: could not connect at all (refused, no route, DNS) */
+	size_t miscounted;                  /* of errors: the server's token count cannot be true (more
+					     * than max_tokens, or its usage block against the chunks) */
 	size_t good;                        /* ok requests within both SLOs (goodput_rps = good / wall_s) */
 	double wall_s;                      /* first measured send to last measured finish */
 	double output_tokens_per_s, requests_per_s, goodput_rps;
@@ -72,6 +78,7 @@ MUH_API void load_defaults(load_opts *o);
  * it: key is the field name (concurrency, rate, burstiness, requests,
  * duration, warmup, prompt_tokens, output_tokens, prefix_tokens, seed,
  * dataset, ignore_eos, request_timeout, slo_ttft, slo_tpot, deadline,
+ * chunk_tolerance,
  * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
  * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
 MUH_API int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);

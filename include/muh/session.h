@@ -338,7 +338,9 @@ MUH_API int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(voi
 
 /* The dead-knob proof (muh verify): the base timed `SESSION_VERIFY_TIMINGS`
  * times (their spread is the noise), then every other value of every param
- * with the others at the base. */
+ * with the others at the base. A base that does not run at all (it fails to
+ * build or start, crashes, times out) stops the proof after its first
+ * measurement: every param is then untested and base_stopped says why. */
 #define SESSION_VERIFY_TIMINGS 5
 typedef struct session_verify_param {
 	int tested, fp_changed, time_changed, failed, skipped;
@@ -355,6 +357,8 @@ typedef struct session_verify_result {
 	double noise;            /* NAN when the base did not time */
 	session_verify_param *params; /* one per param */
 	int base_failed;         /* the base did not pass (dead counts it) */
+	int base_stopped;        /* the base did not even run (not ok, not wrong_result): it was
+				  * measured once and nothing else was (every param untested) */
 	const muh_measurement *base_fail; /* the failing one */
 	int dead, untested;
 	char suggest[4096];      /* with untested: the nearest base they can be tested from ("" none) */

@@ -1350,8 +1350,9 @@ static int run(int argc, char **argv)
 	for (int k = 0; k < E->n && !rc; k++) {
 		rc = patch_plan_set_file(p, E->w[k].rel, E->w[k].text, E->w[k].len, &d);
 		if (!json)
-			fprintf(stderr, "muh patch: run %lld: the winner %s (%s) into %s\n", (long long)E->w[k].run,
-				E->w[k].key, E->w[k].value, E->w[k].rel);
+			fprintf(stderr, "muh patch: run %lld: %s %s (%s) into %s\n", (long long)E->w[k].run,
+				E->w[k].unproven ? "the search's best" : "the proven winner", E->w[k].key, E->w[k].value,
+				E->w[k].rel);
 		if (E->w[k].unproven) {
 			snprintf(unproven + strlen(unproven), sizeof(unproven) - strlen(unproven),
 				 "# muh patch: run %lld: UNPROVEN, written with --force: %.900s\n", (long long)E->w[k].run,

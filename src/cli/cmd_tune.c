@@ -650,12 +650,14 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 		print_line(o);
 		return;
 	}
-	printf("winner      under the SLOs: %s  %s\n", isfinite(S.w.best) ? a : "none",
+	/* the search's bests, each from one measurement: a winner is what the
+	 * decision stage proves (decide_stage), never these */
+	printf("search      best under the SLOs: %s  %s\n", isfinite(S.w.best) ? a : "none",
 	       isfinite(S.w.best) ? S.w.key : "(no variant met them)");
 	if (differ)
-		printf("winner      ignoring the SLOs: %s  %s (misses: %s)\n", b, S.w.key_any, S.w.why_any);
+		printf("search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, S.w.key_any, S.w.why_any);
 	else if (isfinite(S.w.best_any))
-		printf("winner      ignoring the SLOs: the same variant\n");
+		printf("search      best ignoring the SLOs: the same variant\n");
 }
 
 static const char *stop_name(enum strategy_stop s)

@@ -147,7 +147,10 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	if (r.base_failed && !json)
 		printf("\n%s: %s %s\n", base, eval_status_name(r.base_fail->status), r.base_fail->error);
 	if (!json) {
-		if (r.base_failed && r.base_fail->status != EVAL_OK)
+		if (r.base_stopped)
+			printf("\nmuh verify: FAILED: %s do%s not run (%s); stopped: nothing was measured against %s\n",
+			       base, from ? "es" : "", eval_status_name(r.base_fail->status), from ? "it" : "them");
+		else if (r.base_failed && r.base_fail->status != EVAL_OK)
 			printf("\nmuh verify: FAILED: %s do%s not pass\n", base, from ? "es" : "");
 		else if (r.dead)
 			printf("\nmuh verify: FAILED: a param does not reach the kernel\n");
@@ -170,6 +173,7 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 		cJSON_AddStringToObject(root, "problem", session_problem(ss));
 		cJSON_AddStringToObject(root, "backend", eval_target_backend(session_target(ss)));
 		cJSON_AddStringToObject(root, "base", r.base);
+		cJSON_AddBoolToObject(root, "base_stopped", r.base_stopped);
 		if (isfinite(r.noise))
 			cJSON_AddNumberToObject(root, "noise", r.noise);
 		else

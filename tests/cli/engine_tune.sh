@@ -14,7 +14,9 @@ M=$TMP/m
 engine_setup "$M"
 cp tests/fixtures/llama/deploy.yaml tests/fixtures/llama/tune.yaml "$M/"
 
-run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
+# --finalists 0: no decision stage here (tests/cli/engine_decide.sh has it);
+# patch --from then writes the search's best only with --force, marked
+run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1 --finalists 0
 expect_rc 0 "muh tune on the llama.cpp server"
 cp "$TMP/out" "$TMP/tune.out"
 # the file's -c 3072 is in no variant (so that the write-back below has a diff
@@ -22,7 +24,7 @@ cp "$TMP/out" "$TMP/tune.out"
 expect_in err "note: the default ctx_size=4096 is not what .*deploy.yaml holds \(-c 3072\); the run's \"default\" is the spec's" \
 	"the spec's default beside the file's value is said"
 expect_in out '^best +[0-9.]+ tok/s' "the best is shown in tokens/s"
-expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner"
+expect_in out '^search +best under the SLOs: [0-9.]+ tok/s' "the SLO winner"
 expect_in out 'parallel=8,threads=1,batch_size=256,ubatch_size=64,ctx_size=2048 +wrong_result .*truncated' \
 	"the truncating seed is wrong_result, with the count"
 
@@ -93,9 +95,9 @@ open(sys.argv[3] + ".metric", "w").write(metric)
 PY
 run "$MUH" tune "$M/slo.yaml" --replay "$TMP/t.db" --strategy brute
 expect_rc 0 "replay of the live store under a tighter SLO"
-expect_in out "^winner +ignoring the SLOs: [0-9.]+ tok/s +$(cat "$M/slo.yaml.winner") \(misses: $(cat "$M/slo.yaml.metric") = " \
+expect_in out "^search +best ignoring the SLOs: [0-9.]+ tok/s +$(cat "$M/slo.yaml.winner") \(misses: $(cat "$M/slo.yaml.metric") = " \
 	"the unconstrained winner, apart, with the SLO it misses"
-expect_in out '^winner +under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
+expect_in out '^search +best under the SLOs: [0-9.]+ tok/s' "the SLO winner line"
 # the objective's table: a column for the objective and for each SLO's
 # metric, each value ending where its header ends (the header's %14s put a
 # 19-letter metric's values 5 columns left of it; itl_p50 had no column)
@@ -114,7 +116,7 @@ for r in rows:
     for n, e in ends.items():
         assert r[e - 1] != " " and (e >= len(r) or r[e] == " "), (n, e, head, r)
 PY
-grep -E '^winner +under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
+grep -E '^search +best under the SLOs: ' "$TMP/out" | grep -qF "$(cat "$M/slo.yaml.winner")" &&
 	fail "the SLO winner is the variant that misses the SLO"
 
 # an SLO nothing meets: no winner, the nearest miss named, exit 1; the search
@@ -123,7 +125,7 @@ sed 's/"ttft_p99 <= 10s"/"ttft_p99 <= 1us"/' "$M/tune.yaml" >"$M/never.yaml"
 run "$MUH" tune "$M/never.yaml" --replay "$TMP/t.db" --strategy brute
 expect_rc 1 "an SLO no variant meets is a shortfall"
 expect_in out '^best +none met the SLOs; the nearest miss: parallel=' "the nearest miss is named"
-expect_in out '^winner +under the SLOs: none' "no SLO winner"
+expect_in out '^search +best under the SLOs: none' "no SLO winner"
 
 # muh report ranks the run by its objective, in tokens/s
 run "$MUH" report "$TMP/t.db"
@@ -135,22 +137,24 @@ expect_in out '^run 1: maximize output_tokens_per_s subject to errors == 0, ttft
 # the winner back into the deployment file: a diff git applies, then --apply
 W=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["runs"][0]["best"])' <("$MUH" report "$TMP/t.db" --json))
 cp "$M/deploy.yaml" "$TMP/deploy.before"
+# no decision stage: nothing is proven, so nothing is written (exit 1)
 run "$MUH" patch "$M" --from "$TMP/t.db"
-expect_rc 0 "muh patch --from on the engine run"
-expect_in err "the winner $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the winner and the file"
-# a winner inside the run's noise is a tie: report says "tie", and patch
-# says so beside the diff it writes (one rule, best_is_tie)
-if grep -qE '^1 +llama-tiny .* tie ' "$TMP/report.out"; then
-	expect_in err "run 1: note: the winner is [0-9.]+x the defaults, inside the run's noise \\([0-9.]+%\\): a tie" "patch says the tie report shows"
-else
-	grep -q "inside the run's noise" "$TMP/err" && fail "patch calls a tie what report does not: $(cat "$TMP/report.out")"
-fi
+expect_rc 1 "muh patch --from on an engine run without a decision stage"
+expect_in err "run 1: no proven gain: the run has no decision stage" "patch says why it writes nothing"
+[ -s "$TMP/out" ] && fail "patch printed a diff without a proven gain: $(head -3 "$TMP/out")"
+cmp -s "$M/deploy.yaml" "$TMP/deploy.before" || fail "patch without a proven gain changed the deployment file"
+run "$MUH" patch "$M" --from "$TMP/t.db" --force
+expect_rc 0 "muh patch --from --force on the engine run"
+expect_in err "the search's best $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the search's best and the file"
+expect_in err "run 1: written with --force, NOT a proven gain" "the forced write says it is unproven"
+head -1 "$TMP/out" | grep -q '^# muh patch: run 1: UNPROVEN, written with --force' ||
+	fail "the forced diff is not marked unproven: $(head -1 "$TMP/out")"
 cp "$TMP/out" "$TMP/win.diff"
 (cd "$M" && git apply --check "$TMP/win.diff") || fail "git apply --check of the winner's diff"
 # a line diff: only the changed value lines are - and +
 grep -E '^[-+] ' "$TMP/win.diff" | grep -vE '^[-+]  - "[0-9]+"$' && fail "the diff removes or adds more than value lines"
-run "$MUH" patch "$M" --from "$TMP/t.db" --apply --backup "$TMP/bak"
-expect_rc 0 "muh patch --from --apply"
+run "$MUH" patch "$M" --from "$TMP/t.db" --apply --backup "$TMP/bak" --force
+expect_rc 0 "muh patch --from --apply --force"
 cmp -s "$TMP/bak/deploy.yaml" "$TMP/deploy.before" || fail "the backup is the original"
 "$PY" - "$TMP/deploy.before" "$M/deploy.yaml" "$W" <<'PY' || fail "the patched deployment file"
 import sys, yaml
@@ -184,7 +188,7 @@ expect_rc 0 "muh eval from the patched deployment file"
 grep -q '"status":"ok"' "$TMP/out" || fail "the patched file does not start a server that answers: $(head -c 600 "$TMP/out")"
 
 # resume: the same command again measures nothing
-run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1
+run "$MUH" tune "$M/tune.yaml" --db "$TMP/t.db" --budget 8 --seed 1 --finalists 0
 expect_rc 0 "resumed tune"
 expect_in out 'measured +0 variant\(s\) now; 8 answered from the store' "a rerun resumes from the store"
 done_tests

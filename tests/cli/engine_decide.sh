@@ -1,0 +1,100 @@
+# Decisions that hold (issue 25): after the search, muh tune re-deploys the
+# defaults and the top 2 afresh in alternating rounds and names a winner only
+# when Student's t interval on the paired per-round ratios lies above 1 with
+# every repeat within the SLOs. Against tests/engine/fake-server, whose time
+# per token is the param: delay_ms=2 and 6 are proven gains over the
+# defaults' 20, and 2 wins. Then: report shows the decision and its ratio,
+# patch --from writes the proven winner; a decision whose rows say nothing is
+# proven (the same store, its finalist's rows made the baseline's) makes
+# report say "unproven" and patch exit 1 "no proven gain", writing nothing;
+# a rerun resumes the decided stage without measuring; --json has the event.
+. "$(dirname "$0")/lib.bash"
+PY=python3
+export PATH="$PWD/tests/engine:$PATH"
+export MUH_CACHE_DIR="$TMP/cache"
+M=$TMP/m
+mkdir -p "$M"
+cp tests/fixtures/fake/deploy.yaml tests/fixtures/fake/decide.yaml "$M/"
+git_base "$M"
+
+run "$MUH" tune "$M/decide.yaml" --db "$TMP/d.db" --strategy brute
+expect_rc 0 "tune with the decision stage"
+cp "$TMP/out" "$TMP/tune.out"
+expect_in out '^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round\(s\)' "the decision table"
+expect_in out '^  delay_ms=20 \(defaults\) +[0-9]+ +[0-9]+ .* baseline' "the baseline's row"
+expect_in out '^  delay_ms=2 +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +[0-9.]+ tok/s +[0-9.]+x +[0-9.]+-[0-9.]+x +gain' "delay_ms=2 is a proven gain"
+expect_in out '^  delay_ms=6 +.* gain' "delay_ms=6 is a proven gain"
+expect_in out '^winner +delay_ms=2: [0-9.]+x the defaults \([0-9.]+% CI [0-9.]+-[0-9.]+x over [0-9]+ paired rounds\)' \
+	"the winner with its interval"
+# the store: every re-deployment a row, each round alternating the order
+"$PY" - "$TMP/d.db" <<'PY' || fail "the decision rows"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT round, pos, key, role, status, score, slo_met, level FROM decisions ORDER BY round, pos").fetchall()
+rounds = sorted({r[0] for r in rows})
+assert len(rounds) >= 4 and rounds == list(range(len(rounds))), rounds
+for k in rounds:
+    rr = [r for r in rows if r[0] == k]
+    assert len(rr) == 3 and {r[2] for r in rr} == {"delay_ms=20", "delay_ms=2", "delay_ms=6"}, rr
+    assert [r[3] for r in rr if r[2] == "delay_ms=20"] == [0], rr
+    assert all(r[4] == "ok" and r[5] > 0 and r[6] == 1 for r in rr), rr
+first = [r[2] for r in rows if r[0] == 0]
+second = [r[2] for r in rows if r[0] == 1]
+assert second == first[::-1], ("the order does not alternate", first, second)
+assert all(0.95 < r[7] < 1 for r in rows), "the level"
+PY
+
+run "$MUH" report "$TMP/d.db"
+expect_rc 0 "report"
+expect_in out '^1 +fake-decide .* [0-9.]+x +[0-9.]+% +delay_ms=2$' "report's best is the proven winner, with the decision's ratio"
+expect_in out '^  winner +delay_ms=2: ' "report shows the decision"
+run "$MUH" report "$TMP/d.db" --json
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["runs"][0]["decision"]; assert d["winner"]=="delay_ms=2" and d["winner_gain"]["lo"]>1, d' "$TMP/out" ||
+	fail "report --json's decision"
+
+run "$MUH" patch "$M" --from "$TMP/d.db"
+expect_rc 0 "patch --from a proven winner"
+expect_in err 'run 1: the proven winner delay_ms=2 \(' "patch names the proven winner"
+grep -q UNPROVEN "$TMP/out" && fail "a proven winner's diff is marked unproven"
+grep -qx '+  - "2"' "$TMP/out" || fail "the diff writes --delay-ms 2: $(cat "$TMP/out")"
+(cd "$M" && git apply --check "$TMP/out") || fail "git apply --check of the winner's diff"
+
+# a rerun resumes: the search from the store, the decided stage as it is
+n0=$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM decisions").fetchone()[0])' "$TMP/d.db")
+run "$MUH" tune "$M/decide.yaml" --db "$TMP/d.db" --strategy brute --json
+expect_rc 0 "the rerun"
+n1=$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM decisions").fetchone()[0])' "$TMP/d.db")
+[ "$n0" = "$n1" ] || fail "the rerun re-deployed a decided stage: $n0 rows, then $n1"
+grep '"event":"decision"' "$TMP/out" | "$PY" -c 'import json,sys; d=json.loads(sys.stdin.readline()); assert d["winner"]=="delay_ms=2" and [f["verdict"] for f in d["finalists"]]==["gain","gain"], d' ||
+	fail "tune --json's decision event: $(grep decision "$TMP/out" | head -c 400)"
+
+# the same rows judged as a tie: delay_ms=2's scores made the baseline's
+# times a factor that swings either way round by round
+cp "$TMP/d.db" "$TMP/tie.db"
+"$PY" - "$TMP/tie.db" <<'PY' || fail "making the tie store"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+base = dict(db.execute("SELECT round, score FROM decisions WHERE role = 0").fetchall())
+for r, s in base.items():
+    f = 1.3 if r % 2 else 1 / 1.25
+    db.execute("UPDATE decisions SET score = ? WHERE round = ? AND key != 'delay_ms=20'", (s * f, r))
+db.commit()
+PY
+run "$MUH" report "$TMP/tie.db"
+expect_in out '^1 +fake-decide .* unproven ' "report calls it unproven"
+expect_in out '^  winner +no proven gain: ' "report says no proven gain"
+cp "$M/deploy.yaml" "$TMP/before.yaml"
+run "$MUH" patch "$M" --from "$TMP/tie.db"
+expect_rc 1 "patch --from without a proven gain"
+expect_in err "run 1: no proven gain: no finalist's interval lies above 1" "patch says why"
+[ -s "$TMP/out" ] && fail "patch printed a diff without a proven gain"
+run "$MUH" patch "$M" --from "$TMP/tie.db" --apply
+expect_rc 1 "patch --from --apply without a proven gain"
+cmp -s "$M/deploy.yaml" "$TMP/before.yaml" || fail "patch --apply wrote an unproven winner"
+[ -d "$M/.muh-backup" ] && fail "patch --apply left a backup folder for nothing"
+run "$MUH" patch "$M" --from "$TMP/tie.db" --force
+expect_rc 0 "patch --from --force"
+head -1 "$TMP/out" | grep -q "^# muh patch: run 1: UNPROVEN, written with --force: no finalist's interval" ||
+	fail "the forced diff is not marked: $(head -2 "$TMP/out")"
+(cd "$M" && git apply --check "$TMP/out") || fail "the marked diff still applies"
+done_tests

@@ -1,0 +1,113 @@
+# No server number is believed as sent (issue 25, "trust no server number"),
+# against tests/engine/fake-server: a usage block that claims 1e9 completion
+# tokens for 16 asked, and one that claims twice the chunks it streamed, are
+# wrong_result with the evidence, and no ok number is stored for them; a
+# child the server started in a session of its own (setsid) is gone after
+# teardown; a process that takes a fixed target.port while the server is
+# still starting is never measured as the variant (launch_error naming it);
+# a server that dies of a Python exception shows that exception first;
+# verify stops after one launch when the defaults do not start.
+. "$(dirname "$0")/lib.bash"
+PY=python3
+export PATH="$PWD/tests/engine:$PATH"
+export MUH_CACHE_DIR="$TMP/cache"
+M=$TMP/m
+mkdir -p "$M"
+cp tests/fixtures/fake/deploy.yaml tests/fixtures/fake/lies.yaml "$M/"
+
+run "$MUH" eval "$M/lies.yaml" --all --db "$TMP/l.db" --json
+expect_rc 0 "eval of the lying servers (a wrong result is information, not an error)"
+st() { grep -F "\"key\":\"MUH_FAKE=$1\"" "$TMP/out" | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4; }
+[ "$(st lie)" = wrong_result ] || fail "a usage block of 1e9 tokens for 16 asked: $(st lie), expected wrong_result"
+grep -F '"key":"MUH_FAKE=lie"' "$TMP/out" | grep -q 'claims 1000000000 completion tokens .* for max_tokens 16: more than asked' ||
+	fail "the 1e9 claim's evidence: $(grep -F '"key":"MUH_FAKE=lie"' "$TMP/out" | head -c 400)"
+[ "$(st short)" = wrong_result ] || fail "half the chunks its usage claims: $(st short), expected wrong_result"
+grep -F '"key":"MUH_FAKE=short"' "$TMP/out" | grep -q 'usage block claims 16 completion tokens where 8 chunks with text were streamed' ||
+	fail "the short stream's evidence: $(grep -F '"key":"MUH_FAKE=short"' "$TMP/out" | head -c 400)"
+[ "$(st ok)" = ok ] || fail "the honest server: $(st ok), expected ok"
+[ "$(st setsid)" = ok ] || fail "the server with a setsid child: $(st setsid), expected ok"
+# the store holds no ok number for the liars
+"$PY" - "$TMP/l.db" <<'PY' || fail "the store keeps an ok number from a lying server"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT v.key, m.status, m.median FROM measurements m JOIN variants v ON v.id = m.variant_id").fetchall()
+by = {k: (s, med) for k, s, med in rows}
+for k in ("MUH_FAKE=lie", "MUH_FAKE=short"):
+    assert by[k][0] == "wrong_result" and by[k][1] is None, (k, by[k])
+assert by["MUH_FAKE=ok"][0] == "ok" and by["MUH_FAKE=ok"][1] > 0, by
+PY
+# the setsid child left the server's group; teardown killed it all the same
+[ -s "$M/fake-child.pid" ] || fail "the setsid server wrote no fake-child.pid"
+child=$(cat "$M/fake-child.pid" 2>/dev/null)
+[ -n "$child" ] && kill -0 "$child" 2>/dev/null && { fail "the setsid child $child survived teardown"; kill -9 "$child"; }
+
+# a squatter on a fixed port: it binds while the server (MUH_FAKE=late)
+# waits 3 s before its own bind, and answers /health as a server would
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e "s/MUH_FAKE: ok/MUH_FAKE: late/" tests/fixtures/fake/deploy.yaml >"$M/late.yaml"
+cat >"$M/squat.yaml" <<YAML
+name: fake-squat
+target: {backend: engine, launch: late.yaml, port: $port, ready: {http: /health, timeout: 20s}, stop_grace: 2s}
+load: {concurrency: 1, requests: 2, prompt_tokens: 8, output_tokens: 4}
+objective: {maximize: output_tokens_per_s}
+measure: {min_samples: 1, max_samples: 1, max_noise: 10}
+params:
+  pad: [a]
+YAML
+rm -f "$M/fake-started"
+"$PY" - "$M/fake-started" "$port" <<'PY' &
+import os, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+for _ in range(3000):
+    if os.path.exists(sys.argv[1]):
+        break
+    time.sleep(0.01)
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+srv = HTTPServer(("127.0.0.1", int(sys.argv[2])), H)
+srv.timeout = 0.2
+t0 = time.time()
+while time.time() - t0 < 15:
+    srv.handle_request()
+PY
+squatter=$!
+run "$MUH" eval "$M/squat.yaml" --all --db "$TMP/s.db" --json
+kill "$squatter" 2>/dev/null
+wait "$squatter" 2>/dev/null
+expect_rc 0 "eval with a squatter on the fixed port"
+grep -q '"status":"launch_error"' "$TMP/out" || fail "the squatter was measured as the variant: $(head -c 500 "$TMP/out")"
+grep -Eq "port $port is held by process [0-9]+ \\(python3?\\), which muh did not start" "$TMP/out" ||
+	fail "the launch_error does not name the squatter: $(head -c 500 "$TMP/out")"
+
+# a server that dies of a Python exception: the exception comes first
+cat >"$M/broken" <<'SH'
+#!/bin/sh
+echo "INFO starting up" >&2
+python3 -c 'import no_such_module_muh' 2>&1
+exit 1
+SH
+chmod +x "$M/broken"
+sed -e 's/- fake-server/- .\/broken/' tests/fixtures/fake/deploy.yaml >"$M/broken.yaml"
+sed -e 's/launch: deploy.yaml/launch: broken.yaml/' -e 's/name: fake-lies/name: fake-broken/' \
+	-e 's/MUH_FAKE: {values: \[lie, short, setsid, ok\], default: ok}/MUH_FAKE: [ok]/' "$M/lies.yaml" >"$M/broken-spec.yaml"
+run "$MUH" eval "$M/broken-spec.yaml" --all --db "$TMP/b.db" --json
+expect_rc 0 "eval of a server that cannot start"
+grep -q "exited with status 1 before it was ready: ModuleNotFoundError: No module named 'no_such_module_muh'" "$TMP/out" ||
+	fail "the cause is not first: $(grep -o '"error":"[^"]*"' "$TMP/out" | head -c 500)"
+
+# verify stops when the defaults themselves fail: one launch, not one per variant
+sed -e 's/name: fake-lies/name: fake-verify/' \
+	-e 's/MUH_FAKE: {values: \[lie, short, setsid, ok\], default: ok}/MUH_FAKE: {values: [nope, ok, lie, short], default: nope}/' \
+	"$M/lies.yaml" >"$M/verify.yaml"
+run "$MUH" verify "$M/verify.yaml" --json
+expect_rc 1 "verify from defaults that do not start"
+"$PY" - "$TMP/out" <<'PY' || fail "verify went on after the defaults failed: $(head -c 600 "$TMP/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["base_stopped"] is True, d.get("base_stopped")
+assert len(d["variants"]) == 1 and d["variants"][0]["status"] == "launch_error", d["variants"]
+assert "unknown MUH_FAKE" in d["variants"][0]["error"], d["variants"][0]["error"]
+PY
+done_tests

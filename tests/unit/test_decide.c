@@ -1,0 +1,173 @@
+/*
+ * test_decide.c — the decision's statistics and verdicts (decide.h,
+ * stats.h): Student's t quantiles against published tables; the paired
+ * log-ratio's interval against a hand computation; the look level (Pocock
+ * over the looks, Bonferroni over the finalists); and decide_summarize's
+ * verdicts on constructed rows: gain, loss, undecided, slo_miss, failed,
+ * pending below the first look, a verdict judged at the last look only
+ * (5 pairs judge as 4), the winner with the highest proven ratio, the
+ * runner-up paired with it, and a baseline that never measured ok.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "muh/decide.h"
+#include "muh/objective.h"
+#include "muh/stats.h"
+
+static void test_t_quantile(void **st)
+{
+	(void)st;
+	/* two-sided 95% (p = 0.975) and 99% (0.995) from the t table */
+	const struct { double p, df, t; } tab[] = {
+		{0.975, 1, 12.7062}, {0.975, 2, 4.3027}, {0.975, 3, 3.1824}, {0.975, 7, 2.3646},
+		{0.975, 10, 2.2281}, {0.975, 30, 2.0423}, {0.995, 3, 5.8409}, {0.995, 7, 3.4995},
+		{0.9, 5, 1.4759},    {0.975, 1000, 1.9623},
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		double t = stats_t_quantile(tab[i].p, tab[i].df);
+		assert_true(fabs(t - tab[i].t) < 2e-4 * tab[i].t);
+		assert_true(fabs(stats_t_quantile(1 - tab[i].p, tab[i].df) + t) < 1e-9);
+	}
+	assert_true(stats_t_quantile(0.5, 4) == 0);
+	assert_true(isnan(stats_t_quantile(1.0, 4)));
+	assert_true(isnan(stats_t_quantile(0.9, 0)));
+}
+
+static void test_paired_ratio(void **st)
+{
+	(void)st;
+	double a[] = {2.0, 2.2, 1.8, 2.1, -1};
+	double b[] = {1.0, 1.0, 1.0, 1.0, 1.0};
+	stats_ratio r;
+	stats_paired_log_ratio(a, b, 5, 0.95, &r);
+	assert_int_equal(r.n, 4); /* the non-positive pair is left out */
+	double l[4] = {log(2.0), log(2.2), log(1.8), log(2.1)}, m = 0, v = 0;
+	for (int i = 0; i < 4; i++)
+		m += l[i] / 4;
+	for (int i = 0; i < 4; i++)
+		v += (l[i] - m) * (l[i] - m) / 3;
+	double h = 3.1824 * sqrt(v) / 2;
+	assert_true(fabs(r.ratio - exp(m)) < 1e-12);
+	assert_true(fabs(r.lo - exp(m - h)) < 1e-4 && fabs(r.hi - exp(m + h)) < 1e-4);
+	stats_paired_log_ratio(a, b, 1, 0.95, &r); /* one pair: a ratio, no interval */
+	assert_int_equal(r.n, 1);
+	assert_true(r.ratio == 2.0 && isnan(r.lo) && isnan(r.hi));
+}
+
+static void test_level(void **st)
+{
+	(void)st;
+	decide_opts o;
+	decide_defaults(&o);
+	assert_int_equal(o.finalists, 2);
+	assert_int_equal(o.max_rounds, 8);
+	/* 8 rounds: looks at 4, 6, 8 -> Pocock's 0.0221, over 2 finalists */
+	assert_true(fabs(decide_level(&o, 2) - (1 - 0.0221 / 2)) < 1e-12);
+	o.max_rounds = 4; /* one look: the plain 5% */
+	assert_true(fabs(decide_level(&o, 1) - 0.95) < 1e-12);
+}
+
+/* rows: round r of every variant in keys, the baseline first, scores[v][r]
+ * (lower is better; NAN: failed), slo[v][r]. */
+static size_t make_rows(store_decision *rows, const char *const *keys, size_t nv, size_t nr, const double *scores,
+			const int *slo, double level)
+{
+	size_t n = 0;
+	for (size_t r = 0; r < nr; r++)
+		for (size_t v = 0; v < nv; v++) {
+			double s = scores[v * nr + r];
+			rows[n++] = (store_decision){.round = (int)r, .pos = (int)v, .key = keys[v], .role = v > 0,
+						     .status = isfinite(s) ? "ok" : "crash", .score = s,
+						     .slo_met = isfinite(s) && slo[v * nr + r], .why = isfinite(s) ? "" : "died",
+						     .level = level};
+		}
+	return n;
+}
+
+static void test_verdicts(void **st)
+{
+	(void)st;
+	muh_objective o;
+	objective_default(&o);
+	const char *keys[] = {"X=base", "X=fast", "X=slow", "X=same", "X=miss", "X=dies"};
+	enum { NR = 6 };
+	double sc[6 * NR] = {
+		1.00, 1.10, 0.90, 1.05, 0.95, 1.00, /* base */
+		0.50, 0.56, 0.44, 0.52, 0.47, 0.50, /* fast: 2x */
+		2.00, 2.10, 1.90, 2.05, 1.95, 2.00, /* slow: 0.5x */
+		1.20, 0.95, 0.85, 1.10, 1.00, 1.02, /* same: a tie */
+		0.40, 0.40, 0.40, 0.40, 0.40, 0.40, /* miss: fast, one SLO miss */
+		0.30, 0.30, NAN,  0.30, 0.30, 0.30, /* dies once */
+	};
+	int slo[6 * NR];
+	for (int i = 0; i < 6 * NR; i++)
+		slo[i] = 1;
+	slo[4 * NR + 2] = 0;
+	store_decision rows[6 * NR];
+	size_t n = make_rows(rows, keys, 6, NR, sc, slo, 0.95);
+	decide_summary s;
+	decide_summarize(&o, rows, n, &s);
+	assert_true(s.present);
+	assert_string_equal(s.baseline, "X=base");
+	assert_int_equal(s.nf, 5);
+	assert_int_equal(s.rounds, NR);
+	assert_int_equal(s.base_repeats, NR);
+	assert_int_equal(s.f[0].verdict, DECIDE_GAIN);
+	assert_true(s.f[0].gain.lo > 1 && fabs(s.f[0].gain.ratio - 2) < 0.05);
+	assert_int_equal(s.f[0].gain.n, 6);
+	assert_int_equal(s.f[1].verdict, DECIDE_LOSS);
+	assert_int_equal(s.f[2].verdict, DECIDE_UNDECIDED);
+	assert_int_equal(s.f[3].verdict, DECIDE_SLO_MISS);
+	assert_int_equal(s.f[3].slo_met, 5);
+	assert_int_equal(s.f[4].verdict, DECIDE_FAILED);
+	assert_non_null(strstr(s.f[4].why, "crash: died"));
+	/* the fastest repeats (miss, dies) are no winners: fast is */
+	assert_int_equal(s.winner, 0);
+	assert_int_equal(s.runner_up, 4); /* by ratio among the rest: dies (3.3x, failed once) */
+	assert_true(s.vs_runner_up.ratio < 1); /* the runner-up was faster where it ran */
+
+	/* 5 rounds judge as 4 (the last look), 3 are below the first look */
+	store_decision few[6 * NR];
+	const char *two[] = {"X=base", "X=fast"};
+	double sc2[2 * 5] = {1.0, 1.1, 0.9, 1.05, 5.0, 0.5, 0.56, 0.44, 0.52, 0.5};
+	int slo2[2 * 5] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	n = make_rows(few, two, 2, 5, sc2, slo2, 0.95);
+	decide_summarize(&o, few, n, &s);
+	assert_int_equal(s.f[0].gain.n, 4);
+	assert_int_equal(s.f[0].verdict, DECIDE_GAIN);
+	n = make_rows(few, two, 2, 3, (double[]){1.0, 1.1, 0.9, 0.5, 0.56, 0.44}, slo2, 0.95);
+	decide_summarize(&o, few, n, &s);
+	assert_int_equal(s.f[0].verdict, DECIDE_PENDING);
+	assert_int_equal(s.winner, -1);
+
+	/* a baseline that never measured ok: no pair, no winner, and why says so */
+	double sc3[2 * 4] = {NAN, NAN, NAN, NAN, 0.5, 0.5, 0.5, 0.5};
+	n = make_rows(few, two, 2, 4, sc3, slo2, 0.95);
+	decide_summarize(&o, few, n, &s);
+	assert_int_equal(s.base_ok, 0);
+	assert_int_equal(s.winner, -1);
+	assert_non_null(strstr(s.why, "the baseline never measured ok"));
+	/* no rows: nothing present */
+	decide_summarize(&o, NULL, 0, &s);
+	assert_false(s.present);
+	assert_int_equal(s.winner, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_t_quantile),
+		cmocka_unit_test(test_paired_ratio),
+		cmocka_unit_test(test_level),
+		cmocka_unit_test(test_verdicts),
+	};
+	return cmocka_run_group_tests(tests, 0, 0);
+}
