@@ -550,6 +550,11 @@ const char *pool_device(const muh_pool *p)
 	return p->device;
 }
 
+int pool_is_mpi(const muh_pool *p)
+{
+	return p->o.mpi;
+}
+
 void pool_close(muh_pool *p)
 {
 	if (!p)

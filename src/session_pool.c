@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "muh/hw.h"
 #include "muh/muh.h"
 #include "muh/pool.h"
 #include "muh/session.h"
@@ -121,6 +123,24 @@ int session_tune_pool(muh_session *s, muh_pool *p, strategy_event_fn on_event, v
 		free(cfgs);
 		free(L.best_cfg);
 		return MUH_ENOMEM;
+	}
+	/* engine variants never share a host's cores by accident: servers side
+	 * by side each measure the others' load (two on 2 cores once made a
+	 * 58x "gain"); apart only when each worker has a CUDA device of its own */
+	const muh_target *t = session_target(s);
+	if (t && !strcmp(eval_target_backend(t), "engine") && nw > 1 && !pool_is_mpi(p)) {
+		int count = 0;
+		muh_diag hd;
+		diag_clear(&hd);
+		if (hw_device_count(&count, &hd) || count < (int)nw) {
+			free(cfgs);
+			free(L.best_cfg);
+			diag_errorf(d, "%zu engine servers would run side by side on this host's %ld CPU cores with %d CUDA "
+				       "device(s) to keep them apart: each would measure the others' load. Tune an engine "
+				       "without --devices, or give each worker a CUDA device of its own",
+				    nw, sysconf(_SC_NPROCESSORS_ONLN), count);
+			return MUH_EINPUT;
+		}
 	}
 	int rc = pool_noise(s, p, stop, d);
 	strategy_result probe;

@@ -92,6 +92,7 @@ MUH_API size_t pool_idle(const muh_pool *p);      /* alive and without a variant
 MUH_API size_t pool_pending(const muh_pool *p);   /* queued + in flight */
 MUH_API size_t pool_restarts(const muh_pool *p);  /* workers started again after dying */
 MUH_API const char *pool_device(const muh_pool *p); /* the device model every worker has */
+MUH_API int pool_is_mpi(const muh_pool *p);         /* 1: the workers are MPI ranks */
 
 /* The search of session s measured by pool p (src/session_pool.c): batches
  * from session_next to every idle worker, the store answering first,

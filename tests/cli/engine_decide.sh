@@ -7,7 +7,8 @@
 # patch --from writes the proven winner; a decision whose rows say nothing is
 # proven (the same store, its finalist's rows made the baseline's) makes
 # report say "unproven" and patch exit 1 "no proven gain", writing nothing;
-# a rerun resumes the decided stage without measuring; --json has the event.
+# a rerun resumes the decided stage without measuring; --json has the event;
+# --devices with engine servers on one host's shared cores is refused.
 . "$(dirname "$0")/lib.bash"
 PY=python3
 export PATH="$PWD/tests/engine:$PATH"
@@ -97,4 +98,11 @@ expect_rc 0 "patch --from --force"
 head -1 "$TMP/out" | grep -q "^# muh patch: run 1: UNPROVEN, written with --force: no finalist's interval" ||
 	fail "the forced diff is not marked: $(head -2 "$TMP/out")"
 (cd "$M" && git apply --check "$TMP/out") || fail "the marked diff still applies"
+
+# two engine servers side by side on this host's cores: refused, no number
+run "$MUH" tune "$M/decide.yaml" --db "$TMP/pool.db" --devices 0,1 --budget 2
+expect_rc 2 "an engine pool on shared cores"
+expect_in err "2 engine servers would run side by side on this host's [0-9]+ CPU cores" "the pool says why"
+"$PY" -c 'import sqlite3,sys; n=sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM measurements").fetchone()[0]; assert n==0, n' "$TMP/pool.db" ||
+	fail "the refused pool measured something"
 done_tests
