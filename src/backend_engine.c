@@ -877,7 +877,32 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 	load_result r;
 	muh_diag d;
 	diag_clear(&d);
-	int rc = load_run(&sv->load, &r, &d);
+	load_rate_result *fr = NULL;
+	int rc;
+	if (sv->load.find_rate && !warm) {
+		/* the sample is the highest Poisson rate within the load's SLOs
+		 * (slo_ttft, slo_tpot as p99s, no error): seconds per request there */
+		load_rate_opts ro;
+		load_rate_defaults(&ro);
+		ro.slo_ttft_p99_s = sv->load.slo_ttft_s;
+		ro.slo_tpot_p99_s = sv->load.slo_tpot_s;
+		ro.steps = sv->load.find_rate_steps;
+		fr = malloc(sizeof(*fr));
+		rc = fr ? load_find_rate(&sv->load, &ro, fr, &d) : MUH_ENOMEM;
+		if (!rc && fr->rate > 0) {
+			r = fr->at;
+		} else if (!rc) {
+			load_rate_step *last = &fr->steps[fr->nsteps - 1];
+			measurement_fail(m, EVAL_WRONG_RESULT,
+					 "no arrival rate met the SLOs (%zu load runs, the last at %.3g req/s: %s)", fr->nsteps,
+					 last->rate, last->why);
+			free(fr);
+			return MUH_OK;
+		}
+	} else {
+		rc = load_run(&sv->load, &r, &d);
+	}
+	free(fr);
 	if (rc) {
 		measurement_fail(m, rc == MUH_EINPUT ? EVAL_INVALID : EVAL_LAUNCH_ERROR, "load: %s", d.msg);
 		return MUH_OK;
@@ -925,7 +950,7 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		measurement_fail(m, EVAL_WRONG_RESULT, "the load produced no output tokens");
 		return MUH_OK;
 	}
-	out[0] = 1.0 / r.output_tokens_per_s;
+	out[0] = sv->load.find_rate ? 1.0 / r.max_rate : 1.0 / r.output_tokens_per_s;
 	*n = 1;
 	return MUH_OK;
 }

@@ -56,7 +56,8 @@ void load_defaults(load_opts *o)
 	o->seed = 1;
 	o->ignore_eos = 1;
 	o->request_timeout_s = 60;
-	o->chunk_tolerance = 0.25;
+	o->chunk_tolerance = 0.75;
+	o->find_rate_steps = 10;
 }
 
 /* Parses a count from 0 to INT_MAX into *v; -1 when s is not one. */
@@ -144,6 +145,8 @@ static const struct {
 	F("slo_tpot", K_DUR, slo_tpot_s),
 	F("deadline", K_DUR, deadline_s),
 	F("chunk_tolerance", K_NUM, chunk_tolerance),
+	F("find_rate", K_BOOL, find_rate),
+	F("find_rate_steps", K_INT, find_rate_steps),
 	F("endpoint", K_TEXT, endpoint),
 	F("model", K_TEXT, model),
 	F("url", K_TEXT, url),
@@ -686,6 +689,8 @@ struct run {
 	dvec ttft, tpot, e2e, itl;
 	double t_first_send, t_last_end;
 	int oom;
+	long long usage_tokens, usage_chunks; /* over measured requests with a usage block */
+	size_t usage_requests;
 };
 
 /* Reads one SSE event's JSON into q. */
@@ -969,15 +974,21 @@ static void req_finish(struct run *R, struct req *q, int cc)
 		note_error(R, q, msg);
 		return;
 	}
-	if (q->u_completion >= 0 &&
-	    (q->ntok > q->u_completion ||
-	     (double)q->u_completion > (1 + R->o->chunk_tolerance) * (double)q->ntok + 1)) {
+	if (q->u_completion >= 0 && q->ntok > q->u_completion) {
 		snprintf(msg, sizeof(msg), "the usage block claims %lld completion tokens where %ld chunks with text "
-					   "were streamed (load.chunk_tolerance %.0f%%)",
-			 q->u_completion, q->ntok, 100 * R->o->chunk_tolerance);
+					   "were streamed: a chunk carries at least one token",
+			 q->u_completion, q->ntok);
 		r->miscounted++;
 		note_error(R, q, msg);
 		return;
+	}
+	/* a chunk may carry several tokens (a detokenizer holds back a byte
+	 * token until its character is whole), so usage and chunks are held
+	 * against each other over the whole run, at load.chunk_tolerance */
+	if (q->u_completion >= 0) {
+		R->usage_tokens += q->u_completion;
+		R->usage_chunks += q->ntok;
+		R->usage_requests++;
 	}
 	long long ctok = q->u_completion >= 0 ? q->u_completion : q->ntok;
 	r->completion_tokens += ctok;
@@ -1248,6 +1259,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
 	r->ttft = r->itl = r->tpot = r->e2e = load_dist_of(NULL, 0);
+	r->max_rate = NAN;
 	int rc = load_opts_check(o, d);
 	if (rc)
 		return rc;
@@ -1307,6 +1319,19 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		rc = MUH_ENOMEM;
 	if (rc == MUH_ENOMEM)
 		diag_errorf(d, "out of memory during the load run");
+	if (!rc && R.usage_requests &&
+	    (double)R.usage_tokens > (1 + o->chunk_tolerance) * (double)R.usage_chunks + (double)R.usage_requests) {
+		/* the usage blocks claim more than the streams carried: no request's
+		 * count is believed, and none is ok */
+		snprintf(r->first_error, sizeof(r->first_error),
+			 "the usage blocks claim %lld completion tokens where %lld chunks with text were streamed over "
+			 "%zu requests (more than %.2fx, load.chunk_tolerance)",
+			 R.usage_tokens, R.usage_chunks, R.usage_requests, 1 + o->chunk_tolerance);
+		r->miscounted += r->ok + r->truncated;
+		r->errors += r->ok + r->truncated;
+		r->ok = r->truncated = r->good = 0;
+		r->completion_tokens = 0;
+	}
 	if (r->sent && R.t_last_end > R.t_first_send)
 		r->wall_s = R.t_last_end - R.t_first_send;
 	if (r->wall_s > 0) {
@@ -1332,8 +1357,8 @@ size_t load_metrics(const load_result *r, const char **names, double *values, si
 		{"tpot_p50", "tpot_p90", "tpot_p99", "tpot_mean", "tpot_max"},
 		{"e2e_p50", "e2e_p90", "e2e_p99", "e2e_mean", "e2e_max"},
 	};
-	const char *nm[8 + 20];
-	double v[8 + 20];
+	const char *nm[9 + 20];
+	double v[9 + 20];
 	size_t k = 0;
 	nm[k] = "output_tokens_per_s", v[k++] = r->output_tokens_per_s;
 	nm[k] = "requests_per_s", v[k++] = r->requests_per_s;
@@ -1343,6 +1368,7 @@ size_t load_metrics(const load_result *r, const char **names, double *values, si
 	nm[k] = "ok", v[k++] = (double)r->ok;
 	nm[k] = "prompt_tokens", v[k++] = (double)r->prompt_tokens;
 	nm[k] = "completion_tokens", v[k++] = (double)r->completion_tokens;
+	nm[k] = "max_rate", v[k++] = r->max_rate;
 	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
 	for (int i = 0; i < 4; i++) {
 		double s[5] = {ds[i]->p50, ds[i]->p90, ds[i]->p99, ds[i]->mean, ds[i]->max};
@@ -1386,6 +1412,7 @@ char *load_result_to_json(const load_result *r)
 	add_num(o, "truncated", (double)r->truncated);
 	add_num(o, "unreachable", (double)r->unreachable);
 	add_num(o, "miscounted", (double)r->miscounted);
+	add_num(o, "max_rate", r->max_rate);
 	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
 	add_num(o, "good", (double)r->good);
 	add_num(o, "wall_s", r->wall_s);

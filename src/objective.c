@@ -233,7 +233,7 @@ const char *objective_metric_unit(const char *name)
 	size_t n = strlen(name);
 	if (n > 6 && !strcmp(name + n - 6, "_per_s"))
 		return !strncmp(name, "output_tokens", 13) || strstr(name, "tokens") ? "tok/s" : "req/s";
-	if (!strcmp(name, "goodput_rps"))
+	if (!strcmp(name, "goodput_rps") || !strcmp(name, "max_rate"))
 		return "req/s";
 	return "";
 }

@@ -42,10 +42,12 @@ typedef struct load_opts {
 	double request_timeout_s; /* default 60; a request past it is an error */
 	double slo_ttft_s, slo_tpot_s; /* goodput counts requests within both; 0 = no limit */
 	double deadline_s;        /* whole run gives up after this (default 0: none) */
-	double chunk_tolerance;   /* a usage block may claim at most (1 + this) x the chunks streamed
-				   * with text, + 1 (default 0.25: a detokenizer holds a token back now
-				   * and then; multi-step scheduling or speculative decoding that streams
-				   * several tokens a chunk needs more) */
+	double chunk_tolerance;   /* over a run, the usage blocks may claim at most (1 + this) x the
+				   * chunks streamed with text, + 1 a request (default 0.75): a chunk
+				   * may carry several tokens (llama.cpp bundles byte tokens: 1.26-1.4x
+				   * on the tests' tiny model); more, and no request of the run is ok */
+	int find_rate;            /* engine backend: each sample is load_find_rate's (default 0) */
+	int find_rate_steps;      /* its load runs at most (default 10) */
 } load_opts;
 
 typedef struct load_dist {
@@ -69,6 +71,7 @@ typedef struct load_result {
 	load_dist ttft, itl, tpot, e2e;
 	char first_error[256]; /* e.g. "request 3: HTTP 500: ...", "request 0: connection refused" */
 	int server_gone;       /* sending stopped early: LOAD_GONE_AFTER connections in a row were refused */
+	double max_rate;       /* load_find_rate's answer (req/s); NAN for a plain run */
 } load_result;
 
 /* Fills o with the defaults written above (url empty). */
@@ -78,7 +81,7 @@ MUH_API void load_defaults(load_opts *o);
  * it: key is the field name (concurrency, rate, burstiness, requests,
  * duration, warmup, prompt_tokens, output_tokens, prefix_tokens, seed,
  * dataset, ignore_eos, request_timeout, slo_ttft, slo_tpot, deadline,
- * chunk_tolerance,
+ * chunk_tolerance, find_rate, find_rate_steps,
  * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
  * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
 MUH_API int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
@@ -115,10 +118,48 @@ MUH_API int load_wait_ready(const char *url, const char *path, double timeout_s,
 
 /* The result as named metrics (names: output_tokens_per_s, requests_per_s,
  * goodput_rps, errors, truncated, ok, prompt_tokens, completion_tokens,
+ * max_rate,
  * ttft_p50, ttft_p90, ttft_p99, ttft_mean, itl_p50.., tpot_p50..,
  * e2e_p50..). Fills at most max; returns the count. names point to static
  * strings. */
 MUH_API size_t load_metrics(const load_result *r, const char **names, double *values, size_t max);
+
+/* The highest arrival rate a server sustains within latency SLOs, found as
+ * MLPerf LoadGen's server scenario finds it: open-loop Poisson arrivals
+ * (o's burstiness, requests and prompts; its rate replaced) at a rate, the
+ * run judged by its errors and percentiles, the rate bisected. The bracket
+ * starts from a closed-loop run at o->concurrency (its requests_per_s is
+ * the first rate tried), doubles while the SLOs hold and halves while they
+ * do not, then bisects until hi/lo - 1 <= rel_tol or steps are spent. */
+typedef struct load_rate_opts {
+	double slo_ttft_p99_s; /* ttft_p99 <= this; 0: no limit */
+	double slo_tpot_p99_s; /* tpot_p99 <= this; 0: no limit */
+	int steps;             /* load runs at most, the first closed-loop one included (default 10) */
+	double rel_tol;        /* stop when the bracket is this narrow (default 0.05) */
+} load_rate_opts;
+
+#define LOAD_RATE_MAX_STEPS 32
+typedef struct load_rate_step {
+	double rate;      /* req/s offered; 0 for the closed-loop start */
+	int met;          /* 1: errors == 0, nothing truncated, and every SLO held */
+	double ttft_p99, tpot_p99, requests_per_s;
+	size_t errors;
+	char why[160];    /* what did not hold */
+} load_rate_step;
+
+typedef struct load_rate_result {
+	double rate;      /* the highest rate that met the SLOs; 0 when none did */
+	double lo, hi;    /* the last bracket: lo met, hi did not (hi INFINITY: none failed) */
+	load_result at;   /* the run at `rate` (at.max_rate = rate); zeroed when none met */
+	size_t nsteps;
+	load_rate_step steps[LOAD_RATE_MAX_STEPS];
+} load_rate_result;
+
+/* Sets steps 10, rel_tol 0.05, no SLO. */
+MUH_API void load_rate_defaults(load_rate_opts *ro);
+/* Runs the search against o->url. MUH_OK (also when no rate met the SLOs:
+ * rate 0); load_run's errors otherwise. */
+MUH_API int load_find_rate(const load_opts *o, const load_rate_opts *ro, load_rate_result *out, muh_diag *d);
 
 /* The result as a JSON object (seconds; NAN as null). malloc'd; NULL when
  * out of memory. */

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "muh/load.h"
+#include "muh/objective.h"
 #include "muh/strategy.h"
 
 static const char help[] =
@@ -68,6 +69,12 @@ static const char help[] =
 	"                     (a server just started: vLLM, llama-server, SGLang)\n"
 	"  --slo-ttft T, --slo-tpot T\n"
 	"                     goodput counts the requests within both (per second)\n"
+	"  --find-rate        the highest Poisson arrival rate whose run keeps\n"
+	"                     ttft_p99 <= --slo-ttft and tpot_p99 <= --slo-tpot with\n"
+	"                     no error (MLPerf LoadGen's server scenario): a closed\n"
+	"                     loop at --concurrency first, then the rate doubled,\n"
+	"                     halved and bisected (--find-rate-steps N runs at most,\n"
+	"                     default 10); exit 1 when no rate met them\n"
 	"\n"
 	"sweep (--sweep): like GuideLLM's, one row per step:\n"
 	"  1. --concurrency 1 (one request at a time: the latency floor)\n"
@@ -94,7 +101,7 @@ static const char *const passthrough[] = {
 };
 #define NPASS (sizeof(passthrough) / sizeof(passthrough[0]))
 
-enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_WAIT, OPT_PASS = 100 };
+enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_WAIT, OPT_FIND, OPT_FINDN, OPT_PASS = 100 };
 
 /* A duration in ms for the table: "-" when none. */
 static const char *ms(char *b, size_t n, double s)
@@ -244,9 +251,83 @@ static int check_url(const char *url, char *why, size_t n)
 	return 0;
 }
 
+/* muh load --find-rate: load_find_rate's steps as a table (or one JSON
+ * object), then the answer. Exit 0 with a rate, 1 when none met the SLOs. */
+static int find_rate(const load_opts *o, int steps, int json)
+{
+	load_rate_opts ro;
+	load_rate_defaults(&ro);
+	ro.slo_ttft_p99_s = o->slo_ttft_s;
+	ro.slo_tpot_p99_s = o->slo_tpot_s;
+	ro.steps = steps;
+	load_rate_result *fr = malloc(sizeof(*fr));
+	muh_diag d;
+	diag_clear(&d);
+	if (!fr)
+		return cli_fail(MUH_ENOMEM, NULL);
+	int rc = load_find_rate(o, &ro, fr, &d);
+	if (rc) {
+		free(fr);
+		return cli_fail(rc, &d);
+	}
+	if (json) {
+		cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "steps");
+		for (size_t i = 0; i < fr->nsteps; i++) {
+			const load_rate_step *st = &fr->steps[i];
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "rate", st->rate);
+			cJSON_AddBoolToObject(e, "met", st->met);
+			cJSON_AddNumberToObject(e, "requests_per_s", st->requests_per_s);
+			if (isfinite(st->ttft_p99))
+				cJSON_AddNumberToObject(e, "ttft_p99", st->ttft_p99);
+			if (isfinite(st->tpot_p99))
+				cJSON_AddNumberToObject(e, "tpot_p99", st->tpot_p99);
+			cJSON_AddNumberToObject(e, "errors", (double)st->errors);
+			if (st->why[0])
+				cJSON_AddStringToObject(e, "why", st->why);
+			cJSON_AddItemToArray(arr, e);
+		}
+		cJSON_AddNumberToObject(j, "max_rate", fr->rate);
+		cJSON_AddNumberToObject(j, "lo", fr->lo);
+		if (isfinite(fr->hi))
+			cJSON_AddNumberToObject(j, "hi", fr->hi);
+		char *t = cJSON_PrintUnformatted(j);
+		if (t)
+			puts(t);
+		free(t);
+		cJSON_Delete(j);
+	} else {
+		printf("find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",
+		       o->slo_ttft_s > 0 ? ", ttft_p99 within " : "", o->slo_ttft_s > 0 ? "--slo-ttft" : "",
+		       o->slo_tpot_s > 0 ? ", tpot_p99 within " : "", o->slo_tpot_s > 0 ? "--slo-tpot" : "");
+		printf("%4s  %12s  %4s  %10s  %10s  %10s  %s\n", "step", "offered", "met", "req/s", "ttft_p99", "tpot_p99",
+		       "why not");
+		for (size_t i = 0; i < fr->nsteps; i++) {
+			const load_rate_step *st = &fr->steps[i];
+			char off[32], a[32], b[32];
+			if (st->rate > 0)
+				snprintf(off, sizeof(off), "%.3g/s", st->rate);
+			else
+				snprintf(off, sizeof(off), "conc %d", o->concurrency);
+			objective_format("ttft_p99", st->ttft_p99, a, sizeof(a));
+			objective_format("tpot_p99", st->tpot_p99, b, sizeof(b));
+			printf("%4zu  %12s  %4s  %10.3g  %10s  %10s  %s\n", i + 1, off, st->met ? "yes" : "no",
+			       st->requests_per_s, a, b, st->why);
+		}
+		if (fr->rate > 0)
+			printf("\nmax rate    %.3g req/s (the bracket: %.3g met, %s)\n", fr->rate, fr->lo,
+			       isfinite(fr->hi) ? "the next tried did not" : "nothing tried failed: the server may go higher");
+		else
+			printf("\nmax rate    none: no rate tried met the SLOs\n");
+	}
+	int ex = fr->rate > 0 ? EXIT_OK : EXIT_FINDING;
+	free(fr);
+	return ex;
+}
+
 static int run(int argc, char **argv)
 {
-	struct option opts[NPASS + 9];
+	struct option opts[NPASS + 11];
 	size_t k = 0;
 	for (size_t i = 0; i < NPASS; i++)
 		opts[k++] = (struct option){passthrough[i], required_argument, NULL, OPT_PASS + (int)i};
@@ -258,10 +339,13 @@ static int run(int argc, char **argv)
 	opts[k++] = (struct option){"ignore-eos", no_argument, NULL, OPT_EOS};
 	opts[k++] = (struct option){"chat", no_argument, NULL, OPT_CHAT};
 	opts[k++] = (struct option){"wait-ready", required_argument, NULL, OPT_WAIT};
+	opts[k++] = (struct option){"find-rate", no_argument, NULL, OPT_FIND};
+	opts[k++] = (struct option){"find-rate-steps", required_argument, NULL, OPT_FINDN};
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	load_opts o;
 	load_defaults(&o);
-	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0, burst_given = 0, rates_given = 0;
+	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0, burst_given = 0, rates_given = 0, find = 0;
+	uint64_t find_steps = 10;
 	uint64_t maxc = 0, nrates = 3;
 	double wait_s = 0;
 	char why[512];
@@ -305,6 +389,13 @@ static int run(int argc, char **argv)
 		case OPT_CHAT:
 			snprintf(o.endpoint, sizeof(o.endpoint), "/v1/chat/completions");
 			break;
+		case OPT_FIND:
+			find = 1;
+			break;
+		case OPT_FINDN:
+			if (cli_parse_u64(optarg, &find_steps) || find_steps < 2 || find_steps > LOAD_RATE_MAX_STEPS)
+				return cli_usage_error("load", "--find-rate-steps needs 2 to %d", LOAD_RATE_MAX_STEPS);
+			break;
 		case OPT_WAIT:
 			if (strategy_parse_duration(optarg, &wait_s) || !(wait_s > 0 && wait_s <= 86400))
 				return cli_usage_error("load", "--wait-ready needs a duration (such as 30s, 2m) up to 24h");
@@ -329,6 +420,8 @@ static int run(int argc, char **argv)
 					       "is --concurrency");
 	if (burst_given && !(o.rate > 0) && !sweep)
 		return cli_usage_error("load", "--burstiness shapes an open loop's arrivals: it needs --rate (or --sweep)");
+	if (find && (sweep || rate_given))
+		return cli_usage_error("load", "--find-rate chooses the rates itself: no --sweep or --rate with it");
 	if ((maxc || rates_given) && !sweep)
 		return cli_usage_error("load", "--%s belongs to --sweep", maxc ? "max-concurrency" : "rates");
 	muh_diag d;
@@ -363,6 +456,8 @@ static int run(int argc, char **argv)
 	int ex = EXIT_OK;
 	load_result r;
 	char label[64];
+	if (find)
+		return find_rate(&o, (int)find_steps, json);
 	if (!sweep) {
 		if (o.rate > 0)
 			snprintf(label, sizeof(label), "rate %g/s", o.rate);
