@@ -13,11 +13,14 @@
 #      with byte fallback: 1.10 B parameters, 2.2 GB) with llama.cpp's gguf-py;
 #   3. muh tune specs/h200_llama_server.yaml (engine backend: one server per
 #      variant, closed-loop streaming load, every metric stored) for the time
-#      left, then muh load --sweep at the SLO winner and at the defaults;
+#      left, then its decision stage (the defaults and the top 2 re-deployed
+#      in paired, alternating rounds: a winner only when proven), then
+#      muh load --find-rate (the highest Poisson rate within ttft_p99 <= 2s)
+#      at the decision's winner and at the defaults;
 #   4. prints a short table; the store, logs and muh's outputs go to $OUT.
 #
 # The tune gets what is left of DEADLINE_S (default 560 s, under the device
-# tool's 600 s a command) after the build and the model, less the sweeps; with
+# tool's 600 s a command) after the build and the model, less SWEEP_RESERVE_S (the decision and the rate searches); with
 # less than MIN_TUNE_S (150 s) left it only checks that one server answers
 # (the smoke test) and the tune is for the next call. TUNE_S fixes the time.
 #
@@ -38,7 +41,9 @@ export PYTHONUNBUFFERED=1
 export MUH_CACHE_DIR=$W/cache
 DEADLINE_S=${DEADLINE_S:-560}
 MIN_TUNE_S=${MIN_TUNE_S:-150}
-SWEEP_RESERVE_S=${SWEEP_RESERVE_S:-120}
+SWEEP_RESERVE_S=${SWEEP_RESERVE_S:-300} # the decision stage and the two rate searches
+ROUNDS=${ROUNDS:-6}                        # the decision stage's most rounds
+RATE_STEPS=${RATE_STEPS:-6}                # load runs of each rate search
 LOCAL=${MUH_ENGINE_LOCAL:-0}
 PY=python3
 LOG=$W/summary.md
@@ -211,8 +216,8 @@ cp specs/h200_llama_server.yaml specs/h200_llama_server.deploy.yaml "$M/"
 SPEC=$M/h200_llama_server.yaml
 if [ "$LOCAL" = 1 ]; then
 	# a load the CPU server answers quickly
-	sed -i -e 's/^  concurrency: 64/  concurrency: 8/' -e 's/^  requests: 128/  requests: 16/' \
-		-e 's/^  warmup: 16/  warmup: 2/' -e 's/^  prompt_tokens: 256/  prompt_tokens: 32/' \
+	sed -i -e 's/^  concurrency: 64/  concurrency: 8/' -e 's/^  requests: 64/  requests: 16/' \
+		-e 's/^  warmup: 8/  warmup: 2/' -e 's/^  prompt_tokens: 256/  prompt_tokens: 32/' \
 		-e 's/^  output_tokens: 128/  output_tokens: 16/' -e 's/-ngl/-t/' "$SPEC" "$M/h200_llama_server.deploy.yaml"
 	sed -i -e 's/"99"/"1"/' "$M/h200_llama_server.deploy.yaml"
 fi
@@ -272,60 +277,59 @@ if [ "$TUNE_S" -lt "$MIN_TUNE_S" ]; then
 	stop_server
 	grep -m8 -iE 'flash_attn|CUDA0|offloaded|n_ctx|model size|graph' "$W/smoke-server.log" | tee -a "$LOG"
 else
-	# ---- 3. muh tune ------------------------------------------------------
-	say "## muh tune $SPEC --time ${TUNE_S}s --seed 1"
+	# ---- 3. muh tune, with the decision stage -----------------------------
+	say "## muh tune $SPEC --time ${TUNE_S}s --seed 1 --rounds $ROUNDS (the search, then the defaults and the top 2 re-deployed in paired rounds)"
 	tt=$SECONDS
-	muh tune "$SPEC" --db "$W/tune.db" --time "${TUNE_S}s" --seed 1 --top 12 >"$W/tune.txt" 2>&1
+	muh tune "$SPEC" --db "$W/tune.db" --time "${TUNE_S}s" --seed 1 --top 12 --rounds "$ROUNDS" >"$W/tune.txt" 2>&1
 	say "muh tune: rc $?, $((SECONDS - tt)) s wall"
 	cat "$W/tune.txt" | tee -a "$LOG"
 	muh report "$W/tune.db" >"$W/report.txt" 2>&1
+	muh report "$W/tune.db" --json >"$W/report.json" 2>&1
 	muh export "$W/tune.db" --format json >"$W/export.json" 2>"$W/export.err"
-	# the table and the SLO winner's argv, from the store
-	"$PY" - "$W/export.json" "$W" >"$W/table.md" 2>&1 <<'PY'
+	# the search's table and the argv of the decision's winner, from the store
+	"$PY" - "$W/export.json" "$W/report.json" "$W" >"$W/table.md" 2>&1 <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1])); W = sys.argv[2]
+d = json.load(open(sys.argv[1])); rep = json.load(open(sys.argv[2])); W = sys.argv[3]
 rows = d["measurements"]
 def ms(x): return f"{x*1e3:.0f}" if isinstance(x, (int, float)) else "-"
-print("| # | parallel | batch | ubatch | ctx | fa | status | out tok/s | req/s | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | ITL p50 ms |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-ok = []
+print("| # | parallel | batch | ubatch | ctx | status | out tok/s | TTFT p99 ms | TPOT p50 ms |")
+print("|---|---|---|---|---|---|---|---|---|")
+argv_of = {}
 for i, r in enumerate(rows):
     c, m = r["configuration"], r["measurement"]; x = m.get("metrics") or {}
     tps = x.get("output_tokens_per_s")
-    print(f"| {i+1} | {c.get('parallel')} | {c.get('batch_size')} | {c.get('ubatch_size')} | {c.get('ctx_size')} | {c.get('flash_attn')} "
-          f"| {m['status']} | {tps:.0f} | {x.get('requests_per_s', 0):.2f} | {ms(x.get('ttft_p50'))} | {ms(x.get('ttft_p99'))} "
-          f"| {ms(x.get('tpot_p50'))} | {ms(x.get('itl_p50'))} |" if tps else
-          f"| {i+1} | {c.get('parallel')} | {c.get('batch_size')} | {c.get('ubatch_size')} | {c.get('ctx_size')} | {c.get('flash_attn')} | {m['status']} | {(m.get('error') or '')[:60]} |")
-    if m["status"] == "ok" and tps:
-        ok.append(r)
-slo = [r for r in ok if r["measurement"]["metrics"]["errors"] == 0 and r["measurement"]["metrics"]["ttft_p99"] <= 2.0]
-key = lambda r: r["measurement"]["metrics"]["output_tokens_per_s"]
-for name, pool in (("slo", slo), ("any", ok)):
-    if pool:
-        b = max(pool, key=key)
-        argv = json.loads(b["measurement"]["fp_detail"])["argv"]
-        argv[argv.index("--port") + 1] = "8092"
-        open(f"{W}/{name}.argv", "w").write("\n".join(argv) + "\n")
-        print(f"\n{name} winner: {b['key']} {key(b):.0f} tok/s, ttft_p99 {b['measurement']['metrics']['ttft_p99']*1e3:.0f} ms")
+    cells = f"| {i+1} | {c.get('parallel')} | {c.get('batch_size')} | {c.get('ubatch_size')} | {c.get('ctx_size')} | {m['status']} "
+    print(cells + (f"| {tps:.0f} | {ms(x.get('ttft_p99'))} | {ms(x.get('tpot_p50'))} |" if tps else f"| {(m.get('error') or '')[:60]} | | |"))
+    try:
+        argv_of[r["key"]] = json.loads(m["fp_detail"])["argv"]
+    except Exception:
+        pass
+dec = rep["runs"][0].get("decision") or {}
+win = dec.get("winner")
+print(f"\ndecision: winner {win}" if win else f"\ndecision: no proven gain ({dec.get('why', 'no decision stage')})")
+if win and win in argv_of:
+    argv = argv_of[win]
+    argv[argv.index("--port") + 1] = "8092"
+    open(f"{W}/winner.argv", "w").write("\n".join(argv) + "\n")
 PY
 	cat "$W/table.md" | tee -a "$LOG"
 
-	# ---- muh load --sweep at the SLO winner and the defaults --------------
+	# ---- the highest Poisson rate within the SLOs, winner and defaults ------
 	default_argv 8092 >"$W/default.argv"
-	for which in slo default; do
-		[ -s "$W/$which.argv" ] || { say "no $which config to sweep"; continue; }
+	for which in winner default; do
+		[ -s "$W/$which.argv" ] || { say "find-rate $which: no such config"; continue; }
 		left=$((DEADLINE_S + 30 - $(el)))
-		[ $left -lt 50 ] && { say "sweep $which: skipped, $left s left"; continue; }
-		say "## muh load --sweep at the $which config: $(tr '\n' ' ' <"$W/$which.argv")"
-		start_server "$W/$which.argv" 8092 "$W/sweep-$which-server.log" >"$W/start.txt"
+		[ $left -lt 40 ] && { say "find-rate $which: skipped, $left s left"; continue; }
+		say "## muh load --find-rate at the $which: $(tr '\n' ' ' <"$W/$which.argv")"
+		start_server "$W/$which.argv" 8092 "$W/rate-$which-server.log" >"$W/start.txt"
 		ok=$?
 		cat "$W/start.txt" | tee -a "$LOG"
 		if [ $ok = 0 ]; then
-			timeout $((left - 10)) muh load http://127.0.0.1:8092 --sweep --requests 48 --max-concurrency "$CONC" \
-				--rates 3 --warmup 4 --prompt-tokens "$PROMPT" --output-tokens "$OUTT" \
-				>"$W/sweep-$which.txt" 2>&1
-			echo "exit $?" >>"$W/sweep-$which.txt"
-			cat "$W/sweep-$which.txt" | tee -a "$LOG"
+			timeout $((left - 10)) muh load http://127.0.0.1:8092 --find-rate --slo-ttft 2s --find-rate-steps "$RATE_STEPS" \
+				--requests 64 --concurrency "$CONC" --warmup 4 --prompt-tokens "$PROMPT" --output-tokens "$OUTT" \
+				>"$W/rate-$which.txt" 2>&1
+			echo "exit $?" >>"$W/rate-$which.txt"
+			cat "$W/rate-$which.txt" | tee -a "$LOG"
 		fi
 		stop_server
 	done

@@ -4,6 +4,11 @@
  * auto_tune search it: open-loop Poisson arrivals at a rate, the run judged
  * by errors, truncations and p99 latencies, the rate bracketed and bisected.
  *
+ * A rate is met when its run has no error and nothing truncated, its p99s
+ * are within the SLOs, and it kept up with the arrivals (LOAD_RATE_KEEP_UP):
+ * a run of a few dozen requests ends before an overloaded server's queue
+ * shows in its percentiles.
+ *
  * Owns the search only: every run is load_run's, with o's requests,
  * prompts and burstiness and the rate replaced. Must never print, and never
  * call a rate met when a request failed or came back short.
@@ -14,6 +19,10 @@
 
 #include "muh/load.h"
 #include "muh/muh.h"
+
+/* a run keeps up when it finishes at least this share of the requests per
+ * second a server that keeps up would (n / (n / rate + e2e_p50)) */
+#define LOAD_RATE_KEEP_UP 0.75
 
 void load_rate_defaults(load_rate_opts *ro)
 {
@@ -34,6 +43,12 @@ static void judge(const load_rate_opts *ro, const load_result *r, double rate, l
 	if (r->errors || r->truncated || !r->ok)
 		snprintf(st->why, sizeof(st->why), "%zu error(s), %zu truncated of %zu sent", r->errors, r->truncated,
 			 r->sent);
+	else if (rate > 0 && r->sent && isfinite(r->e2e.p50) &&
+		 r->requests_per_s < LOAD_RATE_KEEP_UP * (double)r->sent / ((double)r->sent / rate + r->e2e.p50))
+		/* a short run ends before a queue that grows shows in its p99: a
+		 * server that keeps up finishes n requests offered at rate in about
+		 * n / rate plus one request's time */
+		snprintf(st->why, sizeof(st->why), "fell behind: %.3g req/s done of %.3g offered", r->requests_per_s, rate);
 	else if (ro->slo_ttft_p99_s > 0 && !(r->ttft.p99 <= ro->slo_ttft_p99_s))
 		snprintf(st->why, sizeof(st->why), "ttft_p99 %.3f s > %.3f s", r->ttft.p99, ro->slo_ttft_p99_s);
 	else if (ro->slo_tpot_p99_s > 0 && !(r->tpot.p99 <= ro->slo_tpot_p99_s))

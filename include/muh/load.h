@@ -127,7 +127,9 @@ MUH_API size_t load_metrics(const load_result *r, const char **names, double *va
 /* The highest arrival rate a server sustains within latency SLOs, found as
  * MLPerf LoadGen's server scenario finds it: open-loop Poisson arrivals
  * (o's burstiness, requests and prompts; its rate replaced) at a rate, the
- * run judged by its errors and percentiles, the rate bisected. The bracket
+ * run judged by its errors, its percentiles, and whether it kept up (it
+ * finished at least 75% of the requests per second a server that keeps up
+ * would: n / (n / rate + e2e_p50)), the rate bisected. The bracket
  * starts from a closed-loop run at o->concurrency (its requests_per_s is
  * the first rate tried), doubles while the SLOs hold and halves while they
  * do not, then bisects until hi/lo - 1 <= rel_tol or steps are spent. */

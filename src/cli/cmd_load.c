@@ -451,7 +451,8 @@ static int run(int argc, char **argv)
 		else
 			printf("for %g s", o.duration_s);
 		printf("%s\n\n", o.warmup ? " after a warm-up" : "");
-		print_header();
+		if (!find)
+			print_header();
 	}
 	int ex = EXIT_OK;
 	load_result r;

@@ -57,6 +57,8 @@ while IFS= read -r line; do
 	[ "$got" = "$want" ] && ok=1
 	[[ "$line" == *"build/muh hw "* && "$line" == *"no CUDA device"* && "$got" = 0 ]] && ok=1
 	[[ "$line" == "build/muh kb cccl"* && $cccl = 0 && "$got" = 3 ]] && ok=1
+	# "exit 0 or 1": a decision either way (patch --from: a proven winner, or none)
+	[[ "$line" =~ \#.*exit\ 0\ or\ 1 && ( "$got" = 0 || "$got" = 1 ) ]] && ok=1
 	[ $ok = 1 ] || fail "tour line $i exited ${got:-<not run>}, expected $want: $line
 $(tail -5 "$TMP/logs/$i.log" 2>/dev/null)"
 done <"$TMP/tour.txt"
@@ -71,6 +73,11 @@ log "--set NUM_WARPS=4" | grep -q '^+    NUM_WARPS = 4' || fail "the patch line'
 [ -s "$W/scan.json" ] && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["knobs"]' "$W/scan.json" ||
 	fail "scan of vLLM 0.6.3 wrote scan.json"
 log "patch specs --from e.db" >"$TMP/winner.diff"
+# nothing is written without a proven gain, and the decision is in e.db
+if ! grep -q '^+++ ' "$TMP/winner.diff"; then
+	grep -q "no proven gain" "$TMP/winner.diff" || fail "patch --from e.db wrote no diff and said no reason: $(tail -3 "$TMP/winner.diff")"
+	log "report e.db" | grep -q '^  winner +no proven gain' || fail "report e.db does not show the decision patch acted on"
+fi
 if grep -q '^+++ ' "$TMP/winner.diff"; then
 	git -C "$W/specs" apply --check "$TMP/winner.diff" 2>"$TMP/apply.err" ||
 		fail "the engine winner's diff does not apply: $(cat "$TMP/apply.err")"
