@@ -269,7 +269,7 @@ if [ "$TUNE_S" -lt "$MIN_TUNE_S" ]; then
 	if start_server "$W/smoke.argv" 8091 "$W/smoke-server.log" >"$W/start.txt"; then
 		cat "$W/start.txt" | tee -a "$LOG"
 		"$PY" -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8091/props').read().decode())" >"$W/smoke-props.json" 2>&1
-		muh load http://127.0.0.1:8091 --concurrency "$CONC" --requests 64 --warmup 8 \
+		muh load http://127.0.0.1:8091 --concurrency "$CONC" --requests 64 --warmup 8 --chunk-tolerance 1000 \
 			--prompt-tokens "$PROMPT" --output-tokens "$OUTT" 2>&1 | tee -a "$LOG"
 	else
 		cat "$W/start.txt" | tee -a "$LOG"
@@ -325,7 +325,7 @@ PY
 		ok=$?
 		cat "$W/start.txt" | tee -a "$LOG"
 		if [ $ok = 0 ]; then
-			timeout $((left - 10)) muh load http://127.0.0.1:8092 --find-rate --slo-ttft 2s --find-rate-steps "$RATE_STEPS" \
+			timeout $((left - 10)) muh load http://127.0.0.1:8092 --find-rate --slo-ttft 2s --find-rate-steps "$RATE_STEPS" --chunk-tolerance 1000 \
 				--requests 64 --concurrency "$CONC" --warmup 4 --prompt-tokens "$PROMPT" --output-tokens "$OUTT" \
 				>"$W/rate-$which.txt" 2>&1
 			echo "exit $?" >>"$W/rate-$which.txt"

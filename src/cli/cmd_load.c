@@ -64,6 +64,10 @@ static const char help[] =
 	"\n"
 	"limits and goals:\n"
 	"  --request-timeout T  a request past T is an error (default 60s)\n"
+	"  --chunk-tolerance X  the usage blocks may claim (1 + X) x the chunks\n"
+	"                     streamed with text, + 1 a request (default 0.75); more,\n"
+	"                     and no request is ok (a model whose tokens decode to no\n"
+	"                     text, such as a random one, needs it far higher)\n"
 	"  --deadline T         the whole run gives up after T\n"
 	"  --wait-ready T       first wait up to T for GET /health to answer 200\n"
 	"                     (a server just started: vLLM, llama-server, SGLang)\n"
@@ -97,7 +101,7 @@ static const char help[] =
 static const char *const passthrough[] = {
 	"concurrency", "rate", "burstiness", "requests", "duration", "warmup", "prompt-tokens",
 	"output-tokens", "prefix-tokens", "seed", "dataset", "request-timeout", "slo-ttft", "slo-tpot",
-	"deadline", "endpoint", "model",
+	"deadline", "endpoint", "model", "chunk-tolerance",
 };
 #define NPASS (sizeof(passthrough) / sizeof(passthrough[0]))
 
