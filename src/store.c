@@ -177,7 +177,10 @@ static int table_exists(muh_store *st, const char *name)
  * can read (meta.schema_version at most ours) and PRAGMA quick_check finds
  * nothing wrong; *empty = 1 (and MUH_OK) when it is an SQLite database
  * without a single table (a store another writer is creating right now).
- * Otherwise MUH_EENV and d->msg naming path. Writes nothing. */
+ * Otherwise d->msg naming path and MUH_EINPUT when the file is not a muh
+ * store at all (not SQLite, or another program's database: the user named
+ * the wrong file), MUH_EENV when it is one muh cannot use (corrupt, of a
+ * newer schema, unreadable). Writes nothing. */
 static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 {
 	sqlite3_stmt *s;
@@ -193,9 +196,13 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	}
 	if (rc != SQLITE_OK) {
 		rc = sqlite3_extended_errcode(st->db);
-		if (d && (rc & 0xff) == SQLITE_NOTADB)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
-		else if (d && (rc & 0xff) == SQLITE_CORRUPT)
+		if ((rc & 0xff) == SQLITE_NOTADB) {
+			if (d)
+				snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)",
+					 path);
+			return MUH_EINPUT;
+		}
+		if (d && (rc & 0xff) == SQLITE_CORRUPT)
 			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s; the store is refused (restore it "
 				 "from a copy, or start another with --db)", path, sqlite3_errmsg(st->db));
 		else if (d)
@@ -224,7 +231,7 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 			snprintf(d->msg, sizeof(d->msg),
 				 "%.800s is not a muh store (an SQLite database without muh's meta.schema_version); "
 				 "it is left untouched", path);
-		return MUH_EENV;
+		return MUH_EINPUT;
 	}
 	if (version == 0 || version > STORE_SCHEMA_VERSION_N) {
 		if (d && version == 0)
@@ -317,7 +324,7 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	*out = NULL;
 	int fs = file_state(path, d);
 	if (fs < 0)
-		return MUH_EENV;
+		return MUH_EINPUT; /* a folder, not SQLite: the file named is at fault */
 	muh_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return MUH_ENOMEM;
@@ -375,7 +382,7 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	}
 	if (rc) {
 		store_free(st);
-		return MUH_EENV;
+		return rc == MUH_EINPUT ? MUH_EINPUT : MUH_EENV;
 	}
 	*out = st;
 	return MUH_OK;
@@ -404,11 +411,11 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 {
 	*out = NULL;
 	int fs = file_state(path, d);
-	if (fs) {
+	if (fs) { /* missing, empty, a folder, not SQLite: the file named is at fault */
 		if (fs > 0 && d)
 			snprintf(d->msg, sizeof(d->msg), fs == 1 ? "%.800s: no such store"
 								 : "%.800s is not a muh store (an empty file)", path);
-		return MUH_EENV;
+		return MUH_EINPUT;
 	}
 	/* A store without a -wal beside it holds every commit in the file
 	 * itself (the last writer to close folds its WAL in and removes it; a
@@ -460,11 +467,11 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (an SQLite database without "
 				 "tables)", path);
-		rc = MUH_EENV;
+		rc = MUH_EINPUT;
 	}
 	if (rc) {
 		store_free(st);
-		return MUH_EENV;
+		return rc == MUH_EINPUT ? MUH_EINPUT : MUH_EENV;
 	}
 	*out = st;
 	return MUH_OK;

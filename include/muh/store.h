@@ -32,7 +32,10 @@
  *
  * A file is a muh store when its meta table has a schema_version; any other
  * file (another program's SQLite database, text, a corrupt store, a newer
- * schema) is refused with MUH_EENV and left byte-identical.
+ * schema) is refused and left byte-identical: MUH_EINPUT when the file is
+ * not a muh store at all (text, empty or missing for a reader, a folder,
+ * another program's database), MUH_EENV when muh cannot use the store
+ * (corrupt, a newer schema, unreadable).
  */
 #ifndef MUH_STORE_H
 #define MUH_STORE_H

@@ -245,15 +245,21 @@ expect_rc 2 "load with no host"
 first_line "^muh load: 'http://:8000' names no host" "load: no host"
 nothing_new "$C" "$before" "load with a bad port"
 
-# a text file too short for SQLite's header as --db: refused, left as it was
-# (a writer made a store in it). Exit 3 for now: the store reports a file
-# that is not a store as muh's environment; exit 2 needs the store's status
-# changed with unit/test_store (issue 30, item 1)
-for cmd in "tune m.yaml --db x.db --budget 2" "eval m.yaml --db x.db" "report x.db" "export x.db"; do
-	in_c "$MUHA" $cmd
-	[ "$rc" = 2 ] || [ "$rc" = 3 ] || fail "a 1-byte text file: muh $cmd: exit $rc"
-	expect_in err "x\.db is not a muh store \(not an SQLite database\)" "a 1-byte text file: muh ${cmd%% *} says so"
+# a file that is not a store is the input's fault (exit 2; it was 3): a text
+# file, one too short for SQLite's header (a writer made a store in it), an
+# empty file (for a reader) and a folder; each is left as it was
+for f in text.txt x.db empty.db folder; do
+	why="not an SQLite database"
+	[ $f = empty.db ] && why="an empty file"
+	[ $f = folder ] && why="a directory"
+	for cmd in "report $f" "export $f" "tune m.yaml --db $f --budget 2" "eval m.yaml --db $f"; do
+		[ $f = empty.db ] && [ "${cmd%% *}" != report ] && [ "${cmd%% *}" != export ] && continue
+		in_c "$MUHA" $cmd
+		expect_rc 2 "muh $cmd"
+		expect_in err "^(error: |muh [a-z]+: )?$f is not a muh store \($why\)" "muh $cmd: says what the file is"
+		grep -m1 . "$TMP/err" | grep -q "is not a muh store" || fail "muh $cmd: the first stderr line: $(head -n 1 "$TMP/err")"
+	done
 done
-nothing_new "$C" "$before" "a 1-byte text file as the store"
+nothing_new "$C" "$before" "files that are not stores"
 
 done_tests

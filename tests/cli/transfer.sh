@@ -118,7 +118,7 @@ PY
 
 # Errors: a missing store, no --hw, an unknown profile, a run that is not there.
 run "$MUH" transfer "$TMP/nosuch.db" --hw bi-v100
-expect_rc 3 "missing store"
+expect_rc 2 "missing store"
 run "$MUH" transfer "$TMP/h200.db"
 expect_rc 2 "no --hw"
 expect_in err "--hw PROFILE" "says --hw is needed"

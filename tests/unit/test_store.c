@@ -269,7 +269,7 @@ static void test_not_a_store(void **st)
 	muh_store *s;
 	muh_diag d;
 	diag_clear(&d);
-	assert_int_equal(store_open(p, &s, &d), MUH_EENV);
+	assert_int_equal(store_open(p, &s, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "not a muh store"));
 }
 
@@ -326,11 +326,11 @@ static void test_foreign_untouched(void **st)
 	muh_store *s = NULL;
 	muh_diag d;
 	diag_clear(&d);
-	assert_int_equal(store_open(dbpath, &s, &d), MUH_EENV);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_EINPUT);
 	assert_null(s);
 	assert_non_null(strstr(d.msg, "not a muh store"));
 	assert_non_null(strstr(d.msg, dbpath));
-	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
 	char *after = slurp(dbpath, &n1);
 	assert_int_equal(n0, n1);
 	assert_memory_equal(before, after, n0); /* no tables, no WAL header */
@@ -346,11 +346,11 @@ static void test_empty_and_missing(void **st)
 	muh_diag d;
 	diag_clear(&d);
 	/* readers refuse a missing and an empty file, and make neither */
-	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "no such store"));
 	assert_int_equal(access(dbpath, F_OK), -1);
 	close(open(dbpath, O_CREAT | O_WRONLY, 0644));
-	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
+	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "empty file"));
 	struct stat sb;
 	assert_int_equal(stat(dbpath, &sb), 0);
