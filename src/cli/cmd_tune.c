@@ -390,6 +390,10 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		if (L.noisy)
 			printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g,
 			       tie ? "; a tie: inside the noise" : "");
+		else if (b.nsamples < 2 || d.nsamples < 2) /* one run has no interval */
+			printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI; the "
+			       "decision stage measures it again)\n",
+			       g);
 		else
 			printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
 			       "%zu load runs)%s\n",
