@@ -2089,11 +2089,12 @@ static double jnum(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* A verdict from its name in a saved scan (scan_verdict_name's words, one
+ * list for both); an unknown name is unknown. */
 static enum scan_verdict verdict_of(const char *s)
 {
-	static const char *names[] = {"live", "dead", "unsafe", "platform", "unknown"};
-	for (int i = 0; i < 5; i++)
-		if (s && !strcmp(s, names[i]))
+	for (int i = SCAN_LIVE; i <= SCAN_BLOCKER; i++)
+		if (s && !strcmp(s, scan_verdict_name((enum scan_verdict)i)))
 			return (enum scan_verdict)i;
 	return SCAN_UNKNOWN;
 }
