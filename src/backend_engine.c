@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -274,8 +275,22 @@ static size_t listeners(int port, unsigned long *out, size_t max)
 			if (sscanf(line, " %*s %127s %*s %x %*s %*s %*s %*s %*s %lu", local, &st, &inode) != 3)
 				continue;
 			char *colon = strrchr(local, ':');
-			if (st == 0x0A && colon && strtol(colon + 1, NULL, 16) == port)
-				out[n++] = inode;
+			if (st != 0x0A || !colon || strtol(colon + 1, NULL, 16) != port)
+				continue;
+			*colon = '\0';
+			/* what a probe of 127.0.0.1 reaches: loopback or the wildcard,
+			 * in IPv4 or IPv6 (a v4-mapped or dual-stack socket); a listener
+			 * on another address of this host is someone else's business */
+			static const char *const reach[] = {"00000000", "0100007F",
+							    "00000000000000000000000000000000",
+							    "00000000000000000000000001000000",
+							    "0000000000000000FFFF00000100007F",
+							    "0000000000000000FFFF000000000000"};
+			for (size_t r = 0; r < sizeof(reach) / sizeof(reach[0]); r++)
+				if (!strcasecmp(local, reach[r])) {
+					out[n++] = inode;
+					break;
+				}
 		}
 		fclose(f);
 	}

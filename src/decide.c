@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include "json_int.h"
 
 #include "muh/best.h"
 #include "muh/decide.h"
@@ -113,7 +114,16 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 	int rounds = 0;
 	if (!rows)
 		return;
-	memcpy(rows, rows_in, n * sizeof(*rows));
+	/* a store is input: rows outside the rounds a stage can have are not judged */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows_in[i].round >= 0 && rows_in[i].round < DECIDE_MAX_ROUNDS && rows_in[i].pos >= 0)
+			rows[kept++] = rows_in[i];
+	n = kept;
+	if (!n) {
+		free(rows);
+		return;
+	}
 	qsort(rows, n, sizeof(*rows), by_round);
 	out->present = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -122,6 +132,11 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			rounds = r->round + 1;
 		if (isfinite(r->level))
 			out->level = r->level;
+		if (r->role == DECIDE_ROLE_NONE) { /* the stage ran and had no finalist */
+			if (!out->baseline[0])
+				snprintf(out->baseline, sizeof(out->baseline), "%s", r->key ? r->key : "");
+			continue;
+		}
 		if (r->role == 0) {
 			if (!out->baseline[0])
 				snprintf(out->baseline, sizeof(out->baseline), "%s", r->key ? r->key : "");
@@ -148,6 +163,8 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 		const store_decision *r = &rows[i];
 		int ok = r->status && !strcmp(r->status, "ok") && isfinite(r->score) && r->score > 0;
 		size_t c = 0;
+		if (r->role == DECIDE_ROLE_NONE)
+			continue;
 		if (r->role) {
 			for (c = 0; c < out->nf && strcmp(out->f[c].key, r->key ? r->key : ""); c++)
 				;
@@ -181,7 +198,9 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 		if (isfinite(sc[r * cols]))
 			tmp[k++] = sc[r * cols];
 	out->base_value = median_value(o, tmp, k);
-	double level = isfinite(out->level) ? out->level : 0.95;
+	/* rows without their level (not written by a stage) prove nothing */
+	int leveled = isfinite(out->level) && out->level > 0 && out->level < 1;
+	double level = leveled ? out->level : 0.95;
 	for (size_t f = 0; f < out->nf; f++) {
 		decide_finalist *F = &out->f[f];
 		size_t np = 0, nv = 0;
@@ -203,7 +222,7 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			F->verdict = DECIDE_SLO_MISS;
 		else if (!use)
 			F->verdict = DECIDE_PENDING;
-		else if (F->gain.lo > 1)
+		else if (F->gain.lo > 1 && leveled)
 			F->verdict = DECIDE_GAIN;
 		else if (F->gain.hi < 1)
 			F->verdict = DECIDE_LOSS;
@@ -250,20 +269,12 @@ out:
 	free(rows);
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
 static void add_ratio(cJSON *o, const char *k, const stats_ratio *r)
 {
 	cJSON *g = cJSON_AddObjectToObject(o, k);
-	add_num(g, "ratio", r->ratio);
-	add_num(g, "lo", r->lo);
-	add_num(g, "hi", r->hi);
+	json_add_num(g, "ratio", r->ratio);
+	json_add_num(g, "lo", r->lo);
+	json_add_num(g, "hi", r->hi);
 	cJSON_AddNumberToObject(g, "pairs", (double)r->n);
 }
 
@@ -276,9 +287,9 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 	cJSON_AddStringToObject(j, "baseline", sm->baseline);
 	cJSON_AddNumberToObject(j, "baseline_repeats", (double)sm->base_repeats);
 	cJSON_AddNumberToObject(j, "baseline_ok", (double)sm->base_ok);
-	add_num(j, "baseline_value", sm->base_value);
+	json_add_num(j, "baseline_value", sm->base_value);
 	cJSON_AddNumberToObject(j, "rounds", (double)sm->rounds);
-	add_num(j, "level", sm->level);
+	json_add_num(j, "level", sm->level);
 	cJSON *fs = cJSON_AddArrayToObject(j, "finalists");
 	for (size_t i = 0; i < sm->nf; i++) {
 		const decide_finalist *F = &sm->f[i];
@@ -287,7 +298,7 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 		cJSON_AddNumberToObject(e, "repeats", (double)F->repeats);
 		cJSON_AddNumberToObject(e, "ok", (double)F->ok);
 		cJSON_AddNumberToObject(e, "slo_met", (double)F->slo_met);
-		add_num(e, "value", F->value);
+		json_add_num(e, "value", F->value);
 		add_ratio(e, "gain", &F->gain);
 		cJSON_AddStringToObject(e, "verdict", decide_verdict_name(F->verdict));
 		if (F->why[0])
@@ -395,6 +406,18 @@ struct pick {
 	muh_diag *d;
 };
 
+/* best_of_run's order before a decision reorders it: the re-timed at
+ * sustained clocks first, then by score (ties by key, so it is total). */
+static int by_search_rank(const void *x, const void *y)
+{
+	const best_entry *a = x, *b = y;
+	if (a->sustained != b->sustained)
+		return a->sustained ? -1 : 1;
+	if (a->score != b->score)
+		return a->score < b->score ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
 static int pick_cb(void *ud, const store_run *run)
 {
 	struct pick *P = ud;
@@ -405,6 +428,10 @@ static int pick_cb(void *ud, const store_run *run)
 	if ((P->rc = best_of_run(P->st, run, &b, P->d)))
 		return 1;
 	snprintf(P->keys[0], 4096, "%s", b.default_key ? b.default_key : "");
+	/* the search's ranking, not the one an earlier stage's winner leads:
+	 * a rerun that found better variants re-deploys those */
+	if (b.decision && b.decision->winner >= 0 && b.nranked > 1)
+		qsort(b.ranked, b.nranked, sizeof(*b.ranked), by_search_rank);
 	for (size_t i = 0; i < b.nranked && P->n < P->k; i++)
 		if (!b.default_key || strcmp(b.ranked[i].key, b.default_key))
 			snprintf(P->keys[1 + P->n++], 4096, "%s", b.ranked[i].key);
@@ -428,6 +455,8 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	if (k < 1 || k > DECIDE_MAX_FINALISTS)
 		return diag_errorf(d, "finalists must be 1 to %d, not %zu", DECIDE_MAX_FINALISTS, k);
 	int max_rounds = o->max_rounds < DECIDE_MIN_ROUNDS ? DECIDE_MIN_ROUNDS : o->max_rounds;
+	if (max_rounds > DECIDE_MAX_ROUNDS)
+		max_rounds = DECIDE_MAX_ROUNDS;
 	char(*keys)[4096] = calloc(DECIDE_MAX_FINALISTS + 1, sizeof(*keys));
 	if (!keys)
 		return MUH_ENOMEM;
@@ -443,8 +472,13 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 		return rc;
 	}
 	if (!nf) {
-		/* nothing to re-deploy: the rows of an earlier stage no longer hold */
+		/* nothing to re-deploy: the rows of an earlier stage no longer hold,
+		 * and one row says the stage ran (report and patch then say why) */
 		rc = store_clear_decisions(st, L.run, d);
+		store_decision none = {.round = 0, .pos = 0, .key = keys[0], .role = DECIDE_ROLE_NONE, .status = "none",
+				       .score = NAN, .why = "no finalist", .level = decide_level(o, 1)};
+		if (!rc)
+			rc = store_add_decision(st, L.run, &none, d);
 		decide_summarize(obj, NULL, 0, out);
 		out->present = 1;
 		snprintf(out->baseline, sizeof(out->baseline), "%s", keys[0]);

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include "json_int.h"
 
 #include "linebuf.h"
 #include "muh/eval.h"
@@ -240,14 +241,6 @@ void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, .
 	va_end(ap);
 }
 
-static void json_num(cJSON *o, const char *k, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
 static double json_get_num(const cJSON *o, const char *k)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -263,27 +256,27 @@ char *measurement_to_json(const muh_measurement *m)
 	cJSON *arr = cJSON_AddArrayToObject(o, "samples");
 	for (size_t i = 0; arr && i < m->nsamples; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateNumber(m->samples[i]));
-	json_num(o, "median", m->median);
-	json_num(o, "min", m->min);
-	json_num(o, "mad", m->mad);
-	json_num(o, "ci_lo", m->ci_lo);
-	json_num(o, "ci_hi", m->ci_hi);
+	json_add_num(o, "median", m->median);
+	json_add_num(o, "min", m->min);
+	json_add_num(o, "mad", m->mad);
+	json_add_num(o, "ci_lo", m->ci_lo);
+	json_add_num(o, "ci_hi", m->ci_hi);
 	cJSON_AddBoolToObject(o, "noisy", m->noisy);
-	json_num(o, "ci_target", m->ci_target);
+	json_add_num(o, "ci_target", m->ci_target);
 	cJSON_AddNumberToObject(o, "warmups", m->warmups);
 	cJSON_AddStringToObject(o, "fingerprint", m->fingerprint);
 	if (m->fp_detail)
 		cJSON_AddStringToObject(o, "fp_detail", m->fp_detail);
 	cJSON_AddStringToObject(o, "error", m->error);
-	json_num(o, "max_abs_err", m->max_abs_err);
-	json_num(o, "rel_l2_err", m->rel_l2_err);
-	json_num(o, "sm_clock_mhz", m->sm_clock_mhz);
-	json_num(o, "power_w", m->power_w);
-	json_num(o, "temp_c", m->temp_c);
-	json_num(o, "t_build", m->t_build);
-	json_num(o, "t_verify", m->t_verify);
-	json_num(o, "t_time", m->t_time);
-	json_num(o, "timed_s", m->timed_s);
+	json_add_num(o, "max_abs_err", m->max_abs_err);
+	json_add_num(o, "rel_l2_err", m->rel_l2_err);
+	json_add_num(o, "sm_clock_mhz", m->sm_clock_mhz);
+	json_add_num(o, "power_w", m->power_w);
+	json_add_num(o, "temp_c", m->temp_c);
+	json_add_num(o, "t_build", m->t_build);
+	json_add_num(o, "t_verify", m->t_verify);
+	json_add_num(o, "t_time", m->t_time);
+	json_add_num(o, "timed_s", m->timed_s);
 	cJSON_AddNumberToObject(o, "started_ms", (double)m->started_ms);
 	cJSON_AddNumberToObject(o, "finished_ms", (double)m->finished_ms);
 	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;

@@ -35,6 +35,7 @@
 #include <sys/epoll.h>
 
 #include <cjson/cJSON.h>
+#include "json_int.h"
 #include "curl_dl.h"
 
 #include "muh/fileio.h"
@@ -215,6 +216,8 @@ int load_requests(const load_opts *o)
 
 int load_opts_check(const load_opts *o, muh_diag *d)
 {
+	if (!(o->chunk_tolerance >= 0 && o->chunk_tolerance <= 1000))
+		return diag_errorf(d, "chunk_tolerance must be from 0 to 1000, not %g", o->chunk_tolerance);
 	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))
 		return diag_errorf(d, "the server URL must start with http:// or https:// (got '%s')", o->url);
 	if (o->endpoint[0] != '/')
@@ -687,7 +690,7 @@ struct run {
 	int stopped;       /* the deadline was reached */
 	size_t refused_row; /* connections refused in a row, nothing answered between */
 	dvec ttft, tpot, e2e, itl;
-	double t_first_send, t_last_end;
+	double t_first_send, t_last_send, t_last_end;
 	int oom;
 	long long usage_tokens, usage_chunks; /* over measured requests with a usage block */
 	size_t usage_requests;
@@ -888,6 +891,7 @@ static int req_start(struct run *R, int measured, size_t index)
 		R->r->sent++;
 		if (R->r->sent == 1)
 			R->t_first_send = q->t_send;
+		R->t_last_send = q->t_send;
 	}
 	return 0;
 }
@@ -1334,6 +1338,8 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	}
 	if (r->sent && R.t_last_end > R.t_first_send)
 		r->wall_s = R.t_last_end - R.t_first_send;
+	if (r->sent)
+		r->send_span_s = R.t_last_send - R.t_first_send;
 	if (r->wall_s > 0) {
 		r->output_tokens_per_s = (double)r->completion_tokens / r->wall_s;
 		r->requests_per_s = (double)(r->ok + r->truncated) / r->wall_s;
@@ -1383,22 +1389,14 @@ size_t load_metrics(const load_result *r, const char **names, double *values, si
 	return n;
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
 static void add_dist(cJSON *o, const char *k, const load_dist *d)
 {
 	cJSON *x = cJSON_AddObjectToObject(o, k);
-	add_num(x, "mean", d->mean);
-	add_num(x, "p50", d->p50);
-	add_num(x, "p90", d->p90);
-	add_num(x, "p99", d->p99);
-	add_num(x, "max", d->max);
+	json_add_num(x, "mean", d->mean);
+	json_add_num(x, "p50", d->p50);
+	json_add_num(x, "p90", d->p90);
+	json_add_num(x, "p99", d->p99);
+	json_add_num(x, "max", d->max);
 }
 
 char *load_result_to_json(const load_result *r)
@@ -1406,21 +1404,21 @@ char *load_result_to_json(const load_result *r)
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	add_num(o, "sent", (double)r->sent);
-	add_num(o, "ok", (double)r->ok);
-	add_num(o, "errors", (double)r->errors);
-	add_num(o, "truncated", (double)r->truncated);
-	add_num(o, "unreachable", (double)r->unreachable);
-	add_num(o, "miscounted", (double)r->miscounted);
-	add_num(o, "max_rate", r->max_rate);
+	json_add_num(o, "sent", (double)r->sent);
+	json_add_num(o, "ok", (double)r->ok);
+	json_add_num(o, "errors", (double)r->errors);
+	json_add_num(o, "truncated", (double)r->truncated);
+	json_add_num(o, "unreachable", (double)r->unreachable);
+	json_add_num(o, "miscounted", (double)r->miscounted);
+	json_add_num(o, "max_rate", r->max_rate);
 	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
-	add_num(o, "good", (double)r->good);
-	add_num(o, "wall_s", r->wall_s);
-	add_num(o, "output_tokens_per_s", r->output_tokens_per_s);
-	add_num(o, "requests_per_s", r->requests_per_s);
-	add_num(o, "goodput_rps", r->goodput_rps);
-	add_num(o, "prompt_tokens", (double)r->prompt_tokens);
-	add_num(o, "completion_tokens", (double)r->completion_tokens);
+	json_add_num(o, "good", (double)r->good);
+	json_add_num(o, "wall_s", r->wall_s);
+	json_add_num(o, "output_tokens_per_s", r->output_tokens_per_s);
+	json_add_num(o, "requests_per_s", r->requests_per_s);
+	json_add_num(o, "goodput_rps", r->goodput_rps);
+	json_add_num(o, "prompt_tokens", (double)r->prompt_tokens);
+	json_add_num(o, "completion_tokens", (double)r->completion_tokens);
 	add_dist(o, "ttft", &r->ttft);
 	add_dist(o, "itl", &r->itl);
 	add_dist(o, "tpot", &r->tpot);

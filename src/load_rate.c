@@ -21,7 +21,7 @@
 #include "muh/muh.h"
 
 /* a run keeps up when it finishes at least this share of the requests per
- * second a server that keeps up would (n / (n / rate + e2e_p50)) */
+ * second a server that keeps up would (n / (send span + e2e_p50)) */
 #define LOAD_RATE_KEEP_UP 0.75
 
 void load_rate_defaults(load_rate_opts *ro)
@@ -44,10 +44,11 @@ static void judge(const load_rate_opts *ro, const load_result *r, double rate, l
 		snprintf(st->why, sizeof(st->why), "%zu error(s), %zu truncated of %zu sent", r->errors, r->truncated,
 			 r->sent);
 	else if (rate > 0 && r->sent && isfinite(r->e2e.p50) &&
-		 r->requests_per_s < LOAD_RATE_KEEP_UP * (double)r->sent / ((double)r->sent / rate + r->e2e.p50))
+		 r->requests_per_s < LOAD_RATE_KEEP_UP * (double)r->sent / (r->send_span_s + r->e2e.p50))
 		/* a short run ends before a queue that grows shows in its p99: a
-		 * server that keeps up finishes n requests offered at rate in about
-		 * n / rate plus one request's time */
+		 * server that keeps up finishes the last request about one request's
+		 * time after it was sent (the sends' span is the arrivals' own, which
+		 * a seeded Poisson draw of a few requests puts well off n / rate) */
 		snprintf(st->why, sizeof(st->why), "fell behind: %.3g req/s done of %.3g offered", r->requests_per_s, rate);
 	else if (ro->slo_ttft_p99_s > 0 && !(r->ttft.p99 <= ro->slo_ttft_p99_s))
 		snprintf(st->why, sizeof(st->why), "ttft_p99 %.3f s > %.3f s", r->ttft.p99, ro->slo_ttft_p99_s);

@@ -5,7 +5,8 @@
  *
  * What it owns:
  *   - loading (spec, profile, space of one problem instance, objective,
- *     target) in session_open, and the resources (evaluator, store run,
+ *     target; an engine launch file with launch blockers in the tree it
+ *     launches is refused there) in session_open, and the resources (evaluator, store run,
  *     replay table) in session_start;
  *   - measuring one variant: the store first (a resume), a claim so that a
  *     second process on the run never measures it too, the evaluator, the
@@ -41,6 +42,7 @@
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/replay_store.h"
+#include "muh/scan.h"
 #include "muh/session.h"
 #include "muh/stats.h"
 #include "muh/transfer_seeds.h"
@@ -185,6 +187,77 @@ size_t session_opts_size(void)
 	return sizeof(muh_session_opts);
 }
 
+/* A deployment file that sits in the engine tree it launches is read by
+ * that tree's own parser (muh scan's launch blockers, src/scan_launch.c):
+ * an argument the parser does not define would stop the server at start,
+ * so every variant would fail. MUH_EINPUT at the first blocker's
+ * file:line:col, naming each (at most 8); MUH_OK when there is none or the
+ * tree is not found. */
+static int launch_blockers(const deploy_file *f, muh_diag *d)
+{
+	char root[4096];
+	if (deploy_tree_root(f, root, sizeof(root)))
+		return MUH_OK;
+	char lp[4096];
+	if (!realpath(f->path, lp))
+		return MUH_OK;
+	size_t rl = strlen(root);
+	if (strncmp(lp, root, rl) || lp[rl] != '/')
+		return MUH_OK; /* the file is outside the tree: the scan does not read it */
+	muh_surface *sf = NULL;
+	muh_diag sd;
+	diag_clear(&sd);
+	int rc = scan_tree(root, NULL, &sf, &sd);
+	if (rc == MUH_ENOMEM)
+		return rc;
+	if (rc)
+		return MUH_OK; /* a tree muh cannot scan: the launch itself will tell */
+	const muh_knob *b[8];
+	size_t n = scan_launch_blockers(sf, lp + rl + 1, b, 8);
+	if (!n) {
+		scan_free(sf);
+		return MUH_OK;
+	}
+	char names[1024] = "";
+	size_t o = 0;
+	for (size_t i = 0; i < n && i < 8 && o < sizeof(names); i++) {
+		const char *flag = b[i]->why && strstr(b[i]->why, "defines no ") ? strstr(b[i]->why, "defines no ") + 11 : b[i]->name;
+		int w = snprintf(names + o, sizeof(names) - o, "%s%.*s", i ? ", " : "", (int)strcspn(flag, " "), flag);
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+	diag_clear(d);
+	diag_at(d, f->path, b[0]->line, b[0]->col, NULL);
+	diag_errorf(d, "%zu launch blocker%s in the deployment file: %s (%s); the server would not start, so muh will not tune from it: remove %s or use a tree that defines %s",
+		    n, n == 1 ? "" : "s", names, b[0]->why, n == 1 ? "it" : "them", n == 1 ? "it" : "them");
+	scan_free(sf);
+	return MUH_EINPUT;
+}
+
+/* The engine target's launch file checked against the tree it launches
+ * (launch_blockers); MUH_OK for other backends and target.command. */
+static int check_launch(const muh_target *t, muh_diag *d)
+{
+	if (strcmp(t->backend, "engine"))
+		return MUH_OK;
+	/* teardown signals every process below the runner: in muh's own process
+	 * that would be every child of muh */
+	if (!t->isolate)
+		return diag_errorf(d, "measure.isolate: 0 is not for the engine backend: a server's teardown kills "
+				      "every process below the one that started it, so it must be the evaluator's runner");
+	if (!t->launch[0])
+		return MUH_OK;
+	deploy_file *f = NULL;
+	muh_diag dd;
+	diag_clear(&dd);
+	if (deploy_load(t->launch, NULL, &f, &dd))
+		return MUH_OK; /* read and refused by the target already */
+	int rc = launch_blockers(f, d);
+	deploy_free(f);
+	return rc;
+}
+
 int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d)
 {
 	*out = NULL;
@@ -230,6 +303,8 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space and a replay too */
 		goto fail;
 	s->have_target = o->measure;
+	if (o->measure && (rc = check_launch(&s->target, d)))
+		goto fail;
 	if (!(s->cfg = calloc(s->np + 1, sizeof(uint32_t)))) {
 		rc = MUH_ENOMEM;
 		goto fail;

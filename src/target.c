@@ -4,10 +4,10 @@
  * variants.
  *
  * Owns: the spec keys of docs/spec.md section "target", their defaults and
- * their errors (file:line:col of the offending scalar), and the refusal of
- * an engine launch file with launch blockers (read by the scan of the tree
- * it launches). Never touches a device or writes a file; it reads the spec's
- * paths and, for an engine launch file inside its tree, that tree.
+ * their errors (file:line:col of the offending scalar). Never touches a
+ * device or the file system beyond checking that paths exist. (A launch
+ * file's blockers are the session's check, session_open: reading the tree
+ * it launches is the scanner's job, upstream of the evaluator.)
  */
 #include <math.h>
 #include <stddef.h>
@@ -22,7 +22,6 @@
 #include "muh/deploy.h"
 #include "muh/load.h"
 #include "muh/muh.h"
-#include "muh/scan.h"
 #include "muh/strategy.h"
 
 enum kind { K_STR, K_PATH, K_NUM, K_INT, K_DUR };
@@ -134,54 +133,6 @@ static void resolve_path(const muh_target *t, const char *p, char *out, size_t n
 	snprintf(out, n, "%s", p);
 }
 
-/* A deployment file that sits in the engine tree it launches is read by
- * that tree's own parser (muh scan's launch blockers, src/scan_launch.c):
- * an argument the parser does not define would stop the server at start,
- * so every variant would fail. MUH_EINPUT at the first blocker's
- * file:line:col, naming each (at most 8); MUH_OK when there is none or the
- * tree is not found. */
-static int launch_blockers(const deploy_file *f, muh_diag *d)
-{
-	char root[4096];
-	if (deploy_tree_root(f, root, sizeof(root)))
-		return MUH_OK;
-	char lp[4096];
-	if (!realpath(f->path, lp))
-		return MUH_OK;
-	size_t rl = strlen(root);
-	if (strncmp(lp, root, rl) || lp[rl] != '/')
-		return MUH_OK; /* the file is outside the tree: the scan does not read it */
-	muh_surface *sf = NULL;
-	muh_diag sd;
-	diag_clear(&sd);
-	int rc = scan_tree(root, NULL, &sf, &sd);
-	if (rc == MUH_ENOMEM)
-		return rc;
-	if (rc)
-		return MUH_OK; /* a tree muh cannot scan: the launch itself will tell */
-	const muh_knob *b[8];
-	size_t n = scan_launch_blockers(sf, lp + rl + 1, b, 8);
-	if (!n) {
-		scan_free(sf);
-		return MUH_OK;
-	}
-	char names[1024] = "";
-	size_t o = 0;
-	for (size_t i = 0; i < n && i < 8 && o < sizeof(names); i++) {
-		const char *flag = b[i]->why && strstr(b[i]->why, "defines no ") ? strstr(b[i]->why, "defines no ") + 11 : b[i]->name;
-		int w = snprintf(names + o, sizeof(names) - o, "%s%.*s", i ? ", " : "", (int)strcspn(flag, " "), flag);
-		if (w < 0)
-			break;
-		o += (size_t)w;
-	}
-	diag_clear(d);
-	diag_at(d, f->path, b[0]->line, b[0]->col, NULL);
-	diag_errorf(d, "%zu launch blocker%s in the deployment file: %s (%s); the server would not start, so muh will not tune from it: remove %s or use a tree that defines %s",
-		    n, n == 1 ? "" : "s", names, b[0]->why, n == 1 ? "it" : "them", n == 1 ? "it" : "them");
-	scan_free(sf);
-	return MUH_EINPUT;
-}
-
 /* The engine backend's own checks and defaults: a launch file that parses
  * as a deployment file (or target.command), and measure.* defaults for
  * loads that take seconds, not microseconds, each unless the spec sets it. */
@@ -202,10 +153,7 @@ static int engine_target_check(const muh_spec *s, muh_target *t, const muh_kv *b
 				return diag_kv(s, kv, d, "cannot read the deployment file '%s': %s", t->launch, dd.msg);
 			return MUH_EINPUT;
 		}
-		int rc = launch_blockers(f, d);
 		deploy_free(f);
-		if (rc)
-			return rc;
 	}
 	if (!spec_kv(s, "measure.min_samples"))
 		t->min_samples = 3;

@@ -56,6 +56,8 @@ struct muh_session;
 #define DECIDE_MIN_ROUNDS 4
 #define DECIDE_STEP 2
 #define DECIDE_MAX_FINALISTS 8
+#define DECIDE_MAX_ROUNDS 64 /* --rounds' cap; rows beyond it are not judged */
+#define DECIDE_ROLE_NONE 2   /* a decision row's role: the stage ran and had no finalist */
 
 enum decide_verdict {
 	DECIDE_PENDING = 0,

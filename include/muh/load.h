@@ -66,6 +66,7 @@ typedef struct load_result {
 					     * than max_tokens, or its usage block against the chunks) */
 	size_t good;                        /* ok requests within both SLOs (goodput_rps = good / wall_s) */
 	double wall_s;                      /* first measured send to last measured finish */
+	double send_span_s;                 /* first measured send to last measured send */
 	double output_tokens_per_s, requests_per_s, goodput_rps;
 	long long prompt_tokens, completion_tokens; /* from each response's usage block; if absent, counted chunks */
 	load_dist ttft, itl, tpot, e2e;
@@ -129,7 +130,7 @@ MUH_API size_t load_metrics(const load_result *r, const char **names, double *va
  * (o's burstiness, requests and prompts; its rate replaced) at a rate, the
  * run judged by its errors, its percentiles, and whether it kept up (it
  * finished at least 75% of the requests per second a server that keeps up
- * would: n / (n / rate + e2e_p50)), the rate bisected. The bracket
+ * would: n / (the span of its sends + e2e_p50)), the rate bisected. The bracket
  * starts from a closed-loop run at o->concurrency (its requests_per_s is
  * the first rate tried), doubles while the SLOs hold and halves while they
  * do not, then bisects until hi/lo - 1 <= rel_tol or steps are spent. */

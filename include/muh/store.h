@@ -177,7 +177,8 @@ MUH_API int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud,
 
 /* One fresh measurement of the decision stage (decide.h): variant key,
  * the baseline (role 0) or a finalist (role 1), measured as the pos-th of
- * round `round` (0-based). score is the objective's (lower is better; NAN
+ * round `round` (0-based); role 2 is one marker row of a stage that had no
+ * finalist (decide.h, DECIDE_ROLE_NONE). score is the objective's (lower is better; NAN
  * when not ok); slo_met 1 when it met every SLO; why the failure or the
  * first SLO missed; metrics the measurement's JSON metrics; level the
  * confidence level the stage judges each look at (decide_level). */

@@ -408,8 +408,9 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		if (decided == 0)
 			snprintf(w->why, sizeof(w->why), "%.1000s", b.decision->why);
 		else
-			snprintf(w->why, sizeof(w->why), "the run has no decision stage (the defaults and the finalists "
-							 "re-measured in paired rounds): rerun muh tune on it");
+			snprintf(w->why, sizeof(w->why), "the run has no decision (the defaults and the finalists re-measured "
+							 "in paired rounds): none ran, or no finalist met the SLOs; rerun muh tune "
+							 "on it (--finalists 2)");
 		if (!force) {
 			spec_free(s);
 			best_free(&b);

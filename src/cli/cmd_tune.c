@@ -178,6 +178,9 @@ struct tune {
 };
 
 static volatile sig_atomic_t interrupted;
+/* what this instance's decision stage said, for --json's result event: -1
+ * none ran, 0 no proven gain, 1 a proven winner */
+static int last_decision = -1;
 
 static void on_sigint(int sig)
 {
@@ -722,6 +725,9 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			muh_diag wd;
 			cJSON_AddStringToObject(o2, "winner_key",
 						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) == 1 ? wkey : key);
+			/* an engine run's winner is a winner only when its decision proved it */
+			if (last_decision >= 0)
+				cJSON_AddStringToObject(o2, "decision", last_decision ? "proven" : "no proven gain");
 			cJSON_AddNumberToObject(o2, "best_s", best);
 			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
 		}
@@ -958,13 +964,14 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 		fprintf(stderr, "muh tune: the decision stage stopped: %s\n", d.msg);
 		return cli_exit(rc);
 	}
+	last_decision = sm.winner >= 0;
 	if (json) {
 		char *j = decide_summary_json(&sm, session_objective(s));
-		if (j) {
-			cJSON *o2 = cJSON_Parse(j);
+		cJSON *o2 = j ? cJSON_Parse(j) : NULL;
+		free(j);
+		if (o2) {
 			cJSON_AddStringToObject(o2, "event", "decision");
 			print_line(o2);
-			free(j);
 		}
 	} else {
 		evalcli_print_decision(stdout, &sm, session_objective(s), "");
@@ -1119,6 +1126,13 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 				"search reached them\n",
 				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs,
 				pi.reached_prepared, pi.reached);
+		/* --json: the decision first, so that the final result event's
+		 * winner_key is the decision's (what report and patch name) */
+		int dex = -1;
+		last_decision = -1;
+		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
+		    rc == MUH_OK)
+			dex = decide_stage(s, A, json);
 		print_result(s, &o, &r, topk, json);
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
@@ -1134,7 +1148,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		ex = cli_exit(rc);
 		if (!ex && (!r.have_best || is_slo_miss(r.records[r.best].time_s)))
 			ex = EXIT_FINDING;
-		if (!ex && !interrupted && session_evaluator(s))
+		if (!ex && dex >= 0)
+			ex = dex;
+		else if (!ex && !interrupted && session_evaluator(s) && !json)
 			ex = decide_stage(s, A, json);
 	}
 	strategy_result_free(&r);

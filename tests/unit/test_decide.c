@@ -6,7 +6,8 @@
  * verdicts on constructed rows: gain, loss, undecided, slo_miss, failed,
  * pending below the first look, a verdict judged at the last look only
  * (5 pairs judge as 4), the winner with the highest proven ratio, the
- * runner-up paired with it, and a baseline that never measured ok.
+ * runner-up paired with it, a baseline that never measured ok, rows out of
+ * any stage's rounds, and rows without a level.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -155,6 +156,29 @@ static void test_verdicts(void **st)
 	assert_int_equal(s.base_ok, 0);
 	assert_int_equal(s.winner, -1);
 	assert_non_null(strstr(s.why, "the baseline never measured ok"));
+	/* rows a stage cannot write (a store is input): a negative or huge round
+	 * is not judged (it indexed before the table; ASan found it) */
+	n = make_rows(few, two, 2, 4, (double[]){1.0, 1.1, 0.9, 1.05, 0.5, 0.56, 0.44, 0.52}, slo2, 0.95);
+	few[0].round = -1;
+	few[1].round = 2147483647;
+	decide_summarize(&o, few, n, &s);
+	assert_int_equal(s.rounds, 4);
+	assert_int_equal(s.base_repeats, 3);
+	/* rows without their level prove nothing: never a gain */
+	n = make_rows(few, two, 2, 4, (double[]){1.0, 1.1, 0.9, 1.05, 0.5, 0.56, 0.44, 0.52}, slo2, NAN);
+	decide_summarize(&o, few, n, &s);
+	assert_int_equal(s.f[0].verdict, DECIDE_UNDECIDED);
+	assert_int_equal(s.winner, -1);
+	/* a stage with no finalist leaves one marker row: present, no winner, why */
+	store_decision none = {.round = 0, .key = "X=base", .role = DECIDE_ROLE_NONE, .status = "none", .score = NAN,
+			       .level = 0.95};
+	decide_summarize(&o, &none, 1, &s);
+	assert_true(s.present);
+	assert_int_equal(s.nf, 0);
+	assert_int_equal(s.base_repeats, 0);
+	assert_int_equal(s.winner, -1);
+	assert_string_equal(s.baseline, "X=base");
+	assert_non_null(strstr(s.why, "no finalist"));
 	/* no rows: nothing present */
 	decide_summarize(&o, NULL, 0, &s);
 	assert_false(s.present);
