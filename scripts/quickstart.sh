@@ -30,7 +30,8 @@ echo "quickstart: tuning llama.cpp's server (specs/llama_server.yaml): each vari
 echo
 echo "quickstart: the proven winner as a diff of specs/llama_server.deploy.yaml (paths relative to specs/:"
 echo "            git -C specs apply takes it; muh patch specs --from muh.db --apply writes it),"
-echo "            or, when the decision stage proved no gain over the defaults, nothing (exit 1):"
+echo "            or, when the decision stage proved no gain over the defaults, nothing (patch then exits 1;"
+echo "            the quick start goes on):"
 run=$(./build/muh report muh.db --json |
 	python3 -c 'import json,sys; print([r["run"] for r in json.load(sys.stdin)["runs"] if r["spec"] == "llama_server"][-1])')
 rc=0

@@ -82,14 +82,17 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The objective's metric from the median of scores[0..n) (sorted here). */
+/* The median of the objective's metric over scores[0..n) (made values and
+ * sorted here): the median of what a person reads (tok/s), not the inverse
+ * of the scores' median, which differs when n is even. */
 static double median_value(const muh_objective *o, double *scores, size_t n)
 {
 	if (!n)
 		return NAN;
+	for (size_t i = 0; i < n; i++)
+		scores[i] = objective_value(o, scores[i]);
 	qsort(scores, n, sizeof(double), cmp_double);
-	double med = n % 2 ? scores[n / 2] : 0.5 * (scores[n / 2 - 1] + scores[n / 2]);
-	return objective_value(o, med);
+	return n % 2 ? scores[n / 2] : 0.5 * (scores[n / 2 - 1] + scores[n / 2]);
 }
 
 /* The pairs a verdict may use: the largest look at or below n (0 when n is

@@ -76,6 +76,9 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_re
 	int rc = load_run(&run, &r, d);
 	if (rc)
 		return rc;
+	if (r.sent && r.unreachable == r.sent)
+		/* nobody there: halving the rate would only wait longer for nothing */
+		return diag_errorf(d, "%s cannot be reached: %s", o->url, r.first_error), MUH_EENV;
 	load_rate_step *st = &out->steps[out->nsteps++];
 	judge(&ro, &r, 0, st);
 	double rate = r.requests_per_s > 0 ? r.requests_per_s : 1;
@@ -85,6 +88,9 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_re
 		run.rate = rate;
 		if ((rc = load_run(&run, &r, d)))
 			return rc;
+		if (r.sent && r.unreachable == r.sent)
+			return diag_errorf(d, "%s stopped answering during the search: %s", o->url, r.first_error),
+			       MUH_EENV;
 		st = &out->steps[out->nsteps++];
 		judge(&ro, &r, rate, st);
 		if (st->met) {

@@ -161,7 +161,8 @@ typedef struct load_rate_result {
 /* Sets steps 10, rel_tol 0.05, no SLO. */
 MUH_API void load_rate_defaults(load_rate_opts *ro);
 /* Runs the search against o->url. MUH_OK (also when no rate met the SLOs:
- * rate 0); load_run's errors otherwise. */
+ * rate 0); MUH_EENV when no request of a run could connect (nobody listens
+ * there); load_run's errors otherwise. */
 MUH_API int load_find_rate(const load_opts *o, const load_rate_opts *ro, load_rate_result *out, muh_diag *d);
 
 /* The result as a JSON object (seconds; NAN as null). malloc'd; NULL when

@@ -322,7 +322,8 @@ static int find_rate(const load_opts *o, int steps, int json)
 			printf("\nmax rate    %.3g req/s (the bracket: %.3g met, %s)\n", fr->rate, fr->lo,
 			       isfinite(fr->hi) ? "the next tried did not" : "nothing tried failed: the server may go higher");
 		else
-			printf("\nmax rate    none: no rate tried met the SLOs\n");
+			printf("\nmax rate    none: no rate tried %s\n",
+			       o->slo_ttft_s > 0 || o->slo_tpot_s > 0 ? "met the SLOs" : "ran without an error");
 	}
 	int ex = fr->rate > 0 ? EXIT_OK : EXIT_FINDING;
 	free(fr);

@@ -1303,7 +1303,8 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (!nsets && !E->n && E->unproven) {
-		fprintf(stderr, "muh patch: nothing to write: no proven gain in %d engine run(s)\n", E->unproven);
+		if (E->unproven > 1) /* one run's line said it already */
+			fprintf(stderr, "muh patch: nothing to write: no proven gain in %d engine runs\n", E->unproven);
 		free(E);
 		return EXIT_FINDING;
 	}

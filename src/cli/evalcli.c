@@ -228,8 +228,9 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 	}
 	fprintf(f,
 		"%sdecision    the defaults and the top %zu re-measured afresh in %zu round(s), the order alternated "
-		"each round; %s intervals on the paired per-round ratios (each look's level, so that over every "
-		"look and finalist a tie is called a gain at most 5%% of the time)\n",
+		"each round; 'paired gain' is the geometric mean of the per-round ratios to the defaults, with its "
+		"%s interval (each look's level, so that over every look and finalist a tie is called a gain at "
+		"most 5%% of the time); the metric is the median of the repeats\n",
 		lead, sm->nf, sm->rounds, pct);
 	int kw = (int)strlen(sm->baseline) + 11;
 	for (size_t i = 0; i < sm->nf; i++)
@@ -241,7 +242,7 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 	char ch[48];
 	snprintf(ch, sizeof(ch), "%s CI", pct);
 	fprintf(f, "%s  %-*s  %7s  %3s  %5s  %*s  %11s  %13s  %s\n", lead, kw, "variant", "repeats", "ok", "SLOs", mw,
-		o->metric, "vs defaults", ch, "verdict");
+		o->metric, "paired gain", ch, "verdict");
 	char bk[4200];
 	snprintf(bk, sizeof(bk), "%s (defaults)", sm->baseline);
 	objective_format(o->metric, sm->base_value, v, sizeof(v));

@@ -34,6 +34,13 @@ PY
 run "$MUH" load "http://127.0.0.1:$port" --find-rate --slo-ttft 1ms --requests 4 --output-tokens 4 --find-rate-steps 3
 expect_rc 1 "find-rate within an SLO nothing meets"
 expect_in out '^max rate +none: no rate tried met the SLOs' "none is said"
+# nobody there: an environment error at once, not halving rates for half an hour
+dead=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+t0=$SECONDS
+run "$MUH" load "http://127.0.0.1:$dead" --find-rate --requests 4
+expect_rc 3 "find-rate against a port nobody listens on"
+expect_in err "cannot be reached" "it says why"
+[ $((SECONDS - t0)) -lt 20 ] || fail "find-rate against nobody took $((SECONDS - t0)) s"
 run "$MUH" load "http://127.0.0.1:$port" --find-rate --sweep
 expect_rc 2 "--find-rate with --sweep"
 
