@@ -406,6 +406,11 @@ static int worker_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 			m->max_abs_err = a->valuedouble;
 		if (cJSON_IsNumber(l))
 			m->rel_l2_err = l->valuedouble;
+		/* an error bound is a distance: never negative, never NaN */
+		if ((cJSON_IsNumber(a) && !(a->valuedouble >= 0)) || (cJSON_IsNumber(l) && !(l->valuedouble >= 0)))
+			measurement_fail(m, EVAL_WRONG_RESULT,
+					 "the worker reported max_abs_err %g, rel_l2_err %g: an error is never negative or NaN",
+					 m->max_abs_err, m->rel_l2_err);
 	}
 	cJSON_Delete(rep);
 	return MUH_OK;

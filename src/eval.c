@@ -574,6 +574,8 @@ static int samples_check(const eval_backend *b, const muh_target *t, const doubl
 			snprintf(why, sizeof(why), "%.6g s: a time must be positive%s", v,
 				 !strcmp(b->name, "cpu") ? " (set measure.min_sample_time for a kernel too fast for the clock)"
 							: "");
+		else if (v < EVAL_TIME_FLOOR_S)
+			snprintf(why, sizeof(why), "%.3g s: below 1 ns, which no timer here resolves", v);
 		else if (v > t->timeout_s)
 			snprintf(why, sizeof(why), "%.6g s: longer than measure.timeout (%g s), which no step outlives", v,
 				 t->timeout_s);

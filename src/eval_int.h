@@ -161,6 +161,10 @@ int eval_parse_buffer(const char *text, eval_buffer *b, char *why, size_t n);
  * that is linear in time. */
 void eval_interleave_order(size_t n, size_t round, size_t *order);
 
+/* The shortest sample a backend may report: below it a time is a bad time
+ * (invalid), whatever the backend says; no clock muh reads resolves less. */
+#define EVAL_TIME_FLOOR_S 1e-9
+
 /* Seconds on the monotonic clock: what the evaluator, its backends and
  * their deadlines measure wall time with. */
 double eval_now_s(void);

@@ -11,7 +11,8 @@ fingerprint unchanged (exactly like a -D define a C kernel never reads).
 
 Params: UNROLL, BLOCK (and IGNORED, which it reads into nothing, for tests).
 Problem: N. Faults for tests: FAULT=1 exits hard, FAULT=2 hangs, FAULT=3
-returns a wrong result.
+returns a wrong result, FAULT=4 reports an impossible error bound
+(max_abs_err -1) and says ok.
 
 "prepare" (muh eval --jobs N): the variants are compiled by N spawned
 processes into target.cache_dir/py_worker/<tag>-<sha256 of the source>.code
@@ -216,7 +217,9 @@ def main():
                 scale = math.sqrt(math.fsum(a * a for a in x) * math.fsum(b * b for b in y))
                 rel = err / scale if scale > 0 else err
                 rep.update(max_abs_err=err, rel_l2_err=rel)
-                if math.isnan(got) or rel > 1e-9:
+                if fault == 4:  # a worker that lies about its own check
+                    rep.update(max_abs_err=-1.0, rel_l2_err=0.0)
+                elif math.isnan(got) or rel > 1e-9:
                     rep.update(status="wrong_result", error=f"dot product off by {err:.3g} (relative {rel:.3g})")
             elif op == "time":
                 x, y = inputs(n, rng)

@@ -1,6 +1,7 @@
 # Measurements that cannot lie (issue 17, "Measurements"): every backend's
 # times pass one check (negative, zero, inf, nan, absurd: invalid, with the
-# reason); numbers are decimal only; the command backend finds its muh-time
+# reason); a time below 1 ns and a negative error bound are never ok;
+# numbers are decimal only; the command backend finds its muh-time
 # line anywhere in its output (after 300 KB, after a NUL byte); what kernels,
 # commands and workers print never reaches muh's stdout (a forged JSON
 # event, 5 MB of junk: --json prints exactly muh's lines, the output goes to
@@ -39,6 +40,7 @@ case $CASE in
 8) printf 'noise\0more noise\n'; printf 'x\0muh-time: 0.0042\n' ;;  # NUL before the line and in it
 9) echo "muh-time: 0.0042" ;;
 10) echo "muh-time: 4.2e-3 s" ;;
+11) echo "muh-time: 1e-300" ;;                                  # below any timer
 esac
 SH
 cat >"$TMP/times.yaml" <<YAML
@@ -46,7 +48,7 @@ name: times
 target: {backend: command, command: "sh $TMP/times.sh"}
 measure: {warmups: 0, min_samples: 2, max_samples: 3}
 params:
-  CASE: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+  CASE: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 defaults: {CASE: 9}
 YAML
 run "$MUH" eval "$TMP/times.yaml" --all --db "$TMP/t.db" --json
@@ -65,7 +67,8 @@ want = {0: ("invalid", "'muh-time: 0x10', which is not a decimal"),
         4: ("invalid", "sample 1 is nan, not a number"),
         5: ("invalid", "longer than measure.timeout"),
         6: ("invalid", "longer than measure.timeout"),
-        7: ("ok", ""), 8: ("ok", ""), 9: ("ok", ""), 10: ("ok", "")}
+        7: ("ok", ""), 8: ("ok", ""), 9: ("ok", ""), 10: ("ok", ""),
+        11: ("invalid", "sample 1 is 1e-300 s: below 1 ns")}
 for k, (st, text) in want.items():
     s, err = got[f"CASE={k}"] + [""] * (2 - len(got[f"CASE={k}"]))
     assert s == st and text in err, (k, s, err)
@@ -226,6 +229,23 @@ grep '"key":"CASE=6"' "$TMP/out" | grep -q 'MemoryError' || fail "worker: the me
 # the endless line: within the 5 s timeout (7 variants, 2 restarts), muh and its runner stay small
 [ "$rss" -lt 100 ] || fail "worker's endless line: the largest process reached $rss MiB (limit 100)"
 python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 60)" "$wall" || fail "worker run took $wall s"
+
+# ---- a worker that reports an impossible error bound and says ok --------
+cat >"$TMP/bound.yaml" <<YAML
+name: bound
+target: {backend: worker, worker: python3 $PWD/workers/py_worker.py}
+measure: {max_time: 0.2}
+params:
+  FAULT: [0, 4]
+problem:
+  N: 400
+YAML
+run "$MUH" eval "$TMP/bound.yaml" --all --db "$TMP/b.db" --json
+expect_rc 0 "eval of a worker that lies about its check"
+grep '"key":"FAULT=4"' "$TMP/out" | grep -q '"status":"wrong_result"' ||
+	fail "max_abs_err -1 passed a check: $(grep '"key":"FAULT=4"' "$TMP/out" | head -c 300)"
+grep '"key":"FAULT=4"' "$TMP/out" | grep -q 'an error is never negative or NaN' || fail "the negative bound is named"
+grep '"key":"FAULT=0"' "$TMP/out" | grep -q '"status":"ok"' || fail "the honest worker: $(grep '"key":"FAULT=0"' "$TMP/out" | head -c 300)"
 
 # ---- noisy: the CI still wider than measure.ci at the sample cap ---------
 cat >"$TMP/noisy.sh" <<'SH'
