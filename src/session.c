@@ -28,6 +28,7 @@
  * muh_diag. It never changes the process's signal handling.
  */
 #include <errno.h>
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -118,6 +119,8 @@ struct muh_session {
 	double bg_t0;
 	size_t bg_asked;
 	session_busy_info busy;
+	muh_evaluator *probe_ev;   /* measure.probe: the short probe's evaluator, opened on first use */
+	long long probed;          /* variants a probe stopped */
 	session_sustained_row *sus;
 	session_sustained_info susi;
 	/* the last result handed out */
@@ -415,6 +418,7 @@ void session_close(muh_session *s)
 	if (!s)
 		return;
 	bg_reap(s, 1);
+	eval_close(s->probe_ev);
 	eval_close(s->ev);
 	store_close(s->st);
 	replay_free(s->rp);
@@ -462,6 +466,8 @@ void session_store_stats(const muh_session *s, session_store_info *out)
 	out->remeasured = s->remeasured;
 	out->noise = s->noise;
 	out->noisy = s->noisy;
+	out->probed = s->probed;
+	out->probe_requests = s->have_target ? s->target.probe : 0;
 	if (s->rs) { /* a stored replay */
 		out->open = 1;
 		out->run = replay_store_run(s->rs);
@@ -1110,6 +1116,69 @@ static int drift_check(muh_session *s, muh_diag *d)
 
 /* Measures v with the store answering first; fills *m. Returns a status;
  * *answered: 1 from the store, 0 measured. */
+/* Multi-fidelity (measure.probe, engine specs): a variant first gets one
+ * load run of measure.probe requests on a fresh server. When that probe
+ * failed, or its score is worse than SESSION_PROBE_WORSE x the best told so
+ * far, it is the variant's measurement (its metrics say probe_requests: N)
+ * and the full measurement is never made: a clearly bad configuration costs
+ * a short run. Returns 1 with *m the probe's then, 0 when the variant is to
+ * be measured in full (m untouched), or minus an error. */
+static int probe_stops(muh_session *s, const muh_variant *v, muh_measurement *m, muh_diag *d)
+{
+	const muh_target *t = &s->target;
+	if (t->probe <= 0 || strcmp(t->backend, "engine"))
+		return 0;
+	double best = told_bound(s, 0);
+	if (!isfinite(best) || session_is_slo_miss(best))
+		return 0; /* nothing to compare with yet: measure in full */
+	if (!s->probe_ev) {
+		muh_target t2 = *t;
+		t2.min_samples = t2.max_samples = 1;
+		t2.drift_every = 0;
+		int have = 0;
+		for (int i = 0; i < t2.nload; i++)
+			if (!strcmp(t2.load_key[i], "requests")) {
+				snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "%d", t->probe);
+				have = 1;
+			} else if (!strcmp(t2.load_key[i], "duration")) {
+				snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "0");
+			}
+		if (!have && t2.nload < 32) {
+			snprintf(t2.load_key[t2.nload], sizeof(t2.load_key[0]), "requests");
+			snprintf(t2.load_val[t2.nload++], sizeof(t2.load_val[0]), "%d", t->probe);
+		}
+		muh_diag od;
+		diag_clear(&od);
+		if (eval_open(&t2, &s->probe_ev, &od))
+			return -diag_errorf(d, "cannot open the probe's evaluator: %s", od.msg);
+		eval_set_stop(s->probe_ev, s->o.stop);
+	}
+	muh_measurement pm;
+	measurement_init(&pm);
+	int rc = eval_measure(s->probe_ev, v, &pm, d);
+	if (rc) {
+		measurement_free(&pm);
+		return -rc;
+	}
+	int feasible;
+	double score = pm.status == EVAL_OK ? objective_search_score(&s->objective, &pm, &feasible) : NAN;
+	if (pm.status == EVAL_OK && isfinite(score) && score <= SESSION_PROBE_WORSE * best) {
+		measurement_free(&pm);
+		return 0;
+	}
+	cJSON *mx = pm.metrics ? cJSON_Parse(pm.metrics) : cJSON_CreateObject();
+	if (mx) {
+		cJSON_AddNumberToObject(mx, "probe_requests", t->probe);
+		free(pm.metrics);
+		pm.metrics = cJSON_PrintUnformatted(mx);
+		cJSON_Delete(mx);
+	}
+	measurement_free(m);
+	*m = pm;
+	s->probed++;
+	return 1;
+}
+
 static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *v, muh_measurement *m,
 			int *from_store, muh_diag *d)
 {
@@ -1127,7 +1196,8 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	}
 	measurement_free(m);
 	measurement_init(m);
-	rc = eval_measure(s->ev, v, m, d);
+	int probed = probe_stops(s, v, m, d);
+	rc = probed < 0 ? -probed : probed ? MUH_OK : eval_measure(s->ev, v, m, d);
 	if (!rc)
 		account(s, m);
 	if (!rc && s->st)

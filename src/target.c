@@ -97,6 +97,7 @@ static const struct key_desc keys[] = {
 	I("measure.hidden_constraints", hidden, 0, 1),
 	N("measure.min_sample_time", min_sample_s, 0, 10),
 	I("measure.isolate", isolate, 0, 1),
+	I("measure.probe", probe, 0, 1000000), /* engine: requests of a short probe first (0: none) */
 	P("measure.cache_dir", cache_dir),
 	P("target.launch", launch),
 	S("target.ready.http", ready_http),

@@ -69,6 +69,8 @@ typedef struct muh_target {
 	char knob_id[16][48];    /* knob id, or id[alt] for a conditional knob */
 	char spec_dir[EVAL_PATH];  /* directory of the spec, for relative paths */
 	int isolate;               /* 1 (default): run in a child; 0: in process (debugging only) */
+	int probe;                 /* engine: each variant first gets one load run of this many requests,
+				    * and one clearly worse than the best so far stops there (0: off) */
 	int device;                /* cuda device ordinal */
 	/* The engine backend (docs/engine.md): a real server per variant,
 	 * launched from its deployment file (or target.command, a command

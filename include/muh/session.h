@@ -137,6 +137,10 @@ MUH_API const struct transfer_seeds *session_transfer_seeds(const muh_session *s
 MUH_API const char *session_problem(const muh_session *s);
 MUH_API size_t session_instance(const muh_session *s);
 
+/* measure.probe: a probe whose score is worse than this times the best so
+ * far is the variant's measurement (multi-fidelity: no full measurement) */
+#define SESSION_PROBE_WORSE 2.0
+
 typedef struct session_store_info {
 	int open;            /* a store is open */
 	int64_t run;         /* its run */
@@ -147,6 +151,8 @@ typedef struct session_store_info {
 	long long drifts, remeasured;
 	double noise;        /* NAN until session_noise */
 	int noisy;
+	long long probed;    /* variants a short probe stopped (measure.probe) */
+	int probe_requests;  /* measure.probe's requests (0: no probes) */
 } session_store_info;
 MUH_API void session_store_stats(const muh_session *s, session_store_info *out);
 

@@ -422,6 +422,10 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 	measurement_free(&d);
 	printf("measured    %lld variant(s) now; %lld answered from the store\n", L.measured,
 	       L.from_store);
+	if (L.probe_requests > 0)
+		printf("probes      %lld variant(s) stopped after a probe of %d requests: failed, or more than %gx "
+		       "worse than the best so far (measure.probe)\n",
+		       L.probed, L.probe_requests, SESSION_PROBE_WORSE);
 	if (L.drifts)
 		printf("drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
 		       "(the store and the summary hold the new values)\n",
