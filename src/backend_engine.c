@@ -387,7 +387,8 @@ static int check_port_owner(const engine_server *sv, muh_measurement *m)
 
 /* The first line of the log that names an error: a Python exception line
  * ("ModuleNotFoundError: No module named 'x'"), else the first line that
- * says error or fatal; "" when none. The cause goes first in a failure's
+ * starts with error or fatal, holds "error:", or shouts ERROR or FATAL; ""
+ * when none. The cause goes first in a failure's
  * text, so that a table cut at its width still shows it. */
 static void log_cause(const char *path, char *buf, size_t n)
 {
@@ -408,7 +409,10 @@ static void log_cause(const char *path, char *buf, size_t n)
 			fclose(f);
 			return;
 		}
-		if (!any[0] && (strcasestr(p, "error") || strcasestr(p, "fatal")))
+		/* else a line that says it is an error, not one that mentions the
+		 * word (an argument dump: "...error_log=None...") */
+		if (!any[0] && (!strncasecmp(p, "error", 5) || !strncasecmp(p, "fatal", 5) || strstr(p, "error:") ||
+				strstr(p, "ERROR") || strstr(p, "FATAL")))
 			snprintf(any, sizeof(any), "%.300s", p);
 	}
 	fclose(f);
