@@ -160,19 +160,28 @@ static int ident_ch(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* Room for one more element in *arr (n used of *cap, size bytes each,
+ * first growth to first): 0, or -1 with L->oom set (the array unchanged). */
+static int room(scan_launch *L, void **arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : first;
+	void *p = realloc(*arr, c * size);
+	if (!p) {
+		L->oom = 1;
+		return -1;
+	}
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
 static void add_opt(scan_launch *L, int fi, int line, const char *flag, size_t n,
                     const char *choices, size_t nch, const char *call, size_t ncall, int boolopt)
 {
-	if (L->nopts == L->capo) {
-		size_t c = L->capo ? 2 * L->capo : 256;
-		lopt *p = realloc(L->opts, c * sizeof(*p));
-		if (!p) {
-			L->oom = 1;
-			return;
-		}
-		L->opts = p;
-		L->capo = c;
-	}
+	if (room(L, (void **)&L->opts, &L->capo, L->nopts, sizeof(*L->opts), 256))
+		return;
 	char cn[256];
 	canon_of(flag, n, cn, sizeof(cn));
 	lopt *o = &L->opts[L->nopts];
@@ -278,16 +287,8 @@ static void name_before(const char *src, const char *p, char *out, size_t cap)
 static void add_reg(scan_launch *L, const char *cls, const char *name, size_t n, int fi,
                     int line)
 {
-	if (L->nregs == L->capr) {
-		size_t c = L->capr ? 2 * L->capr : 64;
-		lreg *p = realloc(L->regs, c * sizeof(*p));
-		if (!p) {
-			L->oom = 1;
-			return;
-		}
-		L->regs = p;
-		L->capr = c;
-	}
+	if (room(L, (void **)&L->regs, &L->capr, L->nregs, sizeof(*L->regs), 64))
+		return;
 	lreg *r = &L->regs[L->nregs];
 	r->cls = dupn(cls, strlen(cls));
 	r->name = dupn(name, n);
@@ -410,16 +411,8 @@ static void read_checks(scan_launch *L, int fi, const char *src, size_t len)
 			rs = as;
 			rn = an;
 		}
-		if (L->nchecks == L->capc) {
-			size_t c = L->capc ? 2 * L->capc : 64;
-			lcheck *np = realloc(L->checks, c * sizeof(*np));
-			if (!np) {
-				L->oom = 1;
-				return;
-			}
-			L->checks = np;
-			L->capc = c;
-		}
+		if (room(L, (void **)&L->checks, &L->capc, L->nchecks, sizeof(*L->checks), 64))
+			return;
 		lcheck *ck = &L->checks[L->nchecks];
 		ck->dest = dupn(dest, strlen(dest));
 		ck->rhs = dupn(rs, rn);

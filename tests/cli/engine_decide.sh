@@ -11,12 +11,9 @@
 # a rerun resumes the decided stage without measuring; --json has the event;
 # --devices with engine servers on one host's shared cores is refused.
 . "$(dirname "$0")/lib.bash"
-PY=python3
-export PATH="$PWD/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
 M=$TMP/m
-mkdir -p "$M"
-cp tests/fixtures/fake/deploy.yaml tests/fixtures/fake/decide.yaml "$M/"
+fake_setup "$M"
+cp tests/fixtures/fake/decide.yaml "$M/"
 git_base "$M"
 
 run "$MUH" tune "$M/decide.yaml" --db "$TMP/d.db" --strategy brute

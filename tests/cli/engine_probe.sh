@@ -6,12 +6,8 @@
 # (1 ms a token) and 1.2 ms are measured in full; 40 and 200 ms stop after
 # their probe.
 . "$(dirname "$0")/lib.bash"
-PY=python3
-export PATH="$PWD/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
 M=$TMP/m
-mkdir -p "$M"
-cp tests/fixtures/fake/deploy.yaml "$M/"
+fake_setup "$M"
 cat >"$M/probe.yaml" <<'YAML'
 name: fake-probe
 target: {backend: engine, launch: deploy.yaml, ready: {http: /health, timeout: 30s}, stop_grace: 2s}

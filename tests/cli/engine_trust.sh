@@ -8,12 +8,9 @@
 # a server that dies of a Python exception shows that exception first;
 # verify stops after one launch when the defaults do not start.
 . "$(dirname "$0")/lib.bash"
-PY=python3
-export PATH="$PWD/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
 M=$TMP/m
-mkdir -p "$M"
-cp tests/fixtures/fake/deploy.yaml tests/fixtures/fake/lies.yaml "$M/"
+fake_setup "$M"
+cp tests/fixtures/fake/lies.yaml "$M/"
 
 run "$MUH" eval "$M/lies.yaml" --all --db "$TMP/l.db" --json
 expect_rc 0 "eval of the lying servers (a wrong result is information, not an error)"

@@ -55,6 +55,17 @@ engine_setup() {
 	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
 }
 
+# fake_setup DIR: the engine tests' fake OpenAI-style server
+# (tests/engine/fake-server, Python's standard library only) on PATH, muh's
+# cache under $TMP, and DIR holding its deployment file (deploy.yaml). Sets
+# PY to python3.
+fake_setup() {
+	PY=python3
+	export PATH="$PWD/tests/engine:$PATH"
+	export MUH_CACHE_DIR="$TMP/cache"
+	mkdir -p "$1" && cp tests/fixtures/fake/deploy.yaml "$1/" || fail "fake_setup $1"
+}
+
 # git_base DIR: DIR made a git repository holding its files as one commit,
 # so that a diff of muh patch can be checked against it (git apply --check)
 # and what muh writes there shows in git status. A failure fails the test.

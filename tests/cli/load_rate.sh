@@ -6,9 +6,8 @@
 # `maximize: max_rate` and load.find_rate ranks variants by that rate: the
 # faster server sustains the higher rate.
 . "$(dirname "$0")/lib.bash"
-PY=python3
-export PATH="$PWD/tests/engine:$PATH"
-export MUH_CACHE_DIR="$TMP/cache"
+M=$TMP/m
+fake_setup "$M"
 port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 fake-server --port "$port" --delay-ms 10 2>"$TMP/server.log" &
 server=$!
@@ -45,9 +44,6 @@ run "$MUH" load "http://127.0.0.1:$port" --find-rate --sweep
 expect_rc 2 "--find-rate with --sweep"
 
 # max_rate as a tune objective: each variant's sample is its highest rate
-M=$TMP/m
-mkdir -p "$M"
-cp tests/fixtures/fake/deploy.yaml "$M/"
 cat >"$M/rate.yaml" <<'YAML'
 name: fake-rate
 target: {backend: engine, launch: deploy.yaml, ready: {http: /health, timeout: 30s}, stop_grace: 2s}
