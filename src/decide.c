@@ -442,6 +442,26 @@ static int pick_cb(void *ud, const store_run *run)
 	return 1;
 }
 
+/* After a look: finalists keys[1..nf] whose verdict in cur is a loss, an
+ * SLO miss or a failure are measured no more (active[j] = 0); a gain stays
+ * in the rounds beside the undecided, for the runner-up's pairing. Returns
+ * 1 while some finalist is still pending or undecided. */
+static int still_open(const decide_summary *cur, char (*keys)[4096], size_t nf, unsigned char *active)
+{
+	int open = 0;
+	for (size_t f = 0; f < cur->nf; f++)
+		for (size_t j = 1; j <= nf; j++) {
+			if (strcmp(cur->f[f].key, keys[j]))
+				continue;
+			enum decide_verdict v = cur->f[f].verdict;
+			if (v == DECIDE_PENDING || v == DECIDE_UNDECIDED)
+				open = 1;
+			else if (v != DECIDE_GAIN)
+				active[j] = 0;
+		}
+	return open;
+}
+
 int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
 		   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
 {
@@ -537,19 +557,8 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	memset(active, 1, sizeof(active));
 	decide_summary cur;
 	if (!rc && start) { /* a resumed stage: what its rounds decided already */
-		int open = 0;
-		if ((rc = decide_of_run(st, L.run, obj, &cur, d)) == MUH_OK)
-			for (size_t f = 0; f < cur.nf; f++)
-				for (size_t j = 1; j <= nf; j++) {
-					if (strcmp(cur.f[f].key, keys[j]))
-						continue;
-					enum decide_verdict v = cur.f[f].verdict;
-					open |= v == DECIDE_PENDING || v == DECIDE_UNDECIDED;
-					if (v != DECIDE_PENDING && v != DECIDE_UNDECIDED && v != DECIDE_GAIN)
-						active[j] = 0;
-				}
-		if (!rc && !open) /* decided at its last look: nothing to add */
-			start = max_rounds;
+		if ((rc = decide_of_run(st, L.run, obj, &cur, d)) == MUH_OK && !still_open(&cur, keys, nf, active))
+			start = max_rounds; /* decided at its last look: nothing to add */
 	}
 	for (int round = start; !rc && round < max_rounds && !(stop && *stop); round++) {
 		size_t idx[DECIDE_MAX_FINALISTS + 1], order[DECIDE_MAX_FINALISTS + 1], m = 0;
@@ -608,18 +617,7 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 			break;
 		if (round + 1 < DECIDE_MIN_ROUNDS || (round + 1 - DECIDE_MIN_ROUNDS) % DECIDE_STEP)
 			continue;
-		int open = 0;
-		for (size_t f = 0; f < cur.nf; f++)
-			for (size_t j = 1; j <= nf; j++) {
-				if (strcmp(cur.f[f].key, keys[j]))
-					continue;
-				enum decide_verdict v = cur.f[f].verdict;
-				if (v == DECIDE_PENDING || v == DECIDE_UNDECIDED)
-					open = 1;
-				else if (v != DECIDE_GAIN)
-					active[j] = 0; /* a loss, a miss, a failure: not measured again */
-			}
-		if (!open)
+		if (!still_open(&cur, keys, nf, active))
 			break;
 	}
 	for (size_t j = 0; j < nv; j++)
