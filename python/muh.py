@@ -35,6 +35,7 @@ class _StrategyOpts(ctypes.Structure):  # strategy.h: strategy_opts
     _fields_ = [("strategy", ctypes.c_char_p), ("budget", ctypes.c_uint64), ("time_budget_s", ctypes.c_double),
                 ("seed", ctypes.c_uint64), ("skip_spec_seeds", ctypes.c_int),
                 ("transfer_seeds", ctypes.c_void_p), ("ntransfer_seeds", ctypes.c_size_t),
+                ("baseline_cfg", ctypes.c_void_p),
                 ("objective", ctypes.c_void_p), ("objective_ctx", ctypes.c_void_p),
                 ("on_event", ctypes.c_void_p), ("event_ctx", ctypes.c_void_p),
                 ("clock", ctypes.c_void_p), ("clock_ctx", ctypes.c_void_p),
@@ -47,7 +48,7 @@ class _SessionOpts(ctypes.Structure):  # session.h: muh_session_opts
                 ("replay_columns", ctypes.c_void_p), ("jobs", ctypes.c_int), ("search", _StrategyOpts),
                 ("no_transfer", ctypes.c_int), ("seeds_from", ctypes.c_void_p), ("nseeds_from", ctypes.c_size_t),
                 ("on_note", ctypes.c_void_p), ("note_ctx", ctypes.c_void_p), ("stop", ctypes.c_void_p),
-                ("pool", ctypes.c_int)]
+                ("pool", ctypes.c_int), ("baseline", ctypes.c_char_p), ("no_baseline", ctypes.c_int)]
 
 
 class Error(Exception):

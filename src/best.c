@@ -315,8 +315,24 @@ static int rank(struct collect *c)
 	return MUH_OK;
 }
 
+/* Moves the ranked entry with key to ranked[0], the others keeping their
+ * order; 1 when it was there. */
+static int to_front(muh_best *b, const char *key)
+{
+	for (size_t i = 0; i < b->nranked; i++)
+		if (!strcmp(b->ranked[i].key, key)) {
+			best_entry w = b->ranked[i];
+			memmove(b->ranked + 1, b->ranked, i * sizeof(*b->ranked));
+			b->ranked[0] = w;
+			return 1;
+		}
+	return 0;
+}
+
 /* The run's decision stage into b->decision (none: NULL); its proven
- * winner moved to ranked[0], the others keeping their order. */
+ * winner moved to ranked[0], the others keeping their order. Without a
+ * winner, a baseline that is not the defaults (what an engine ships) is
+ * ranked[0]: it is what stays (b->keeps_baseline). */
 static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 {
 	decide_summary *sm = malloc(sizeof(*sm));
@@ -328,15 +344,10 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 		return rc;
 	}
 	b->decision = sm;
-	if (sm->winner < 0)
-		return MUH_OK;
-	for (size_t i = 0; i < b->nranked; i++)
-		if (!strcmp(b->ranked[i].key, sm->f[sm->winner].key)) {
-			best_entry w = b->ranked[i];
-			memmove(b->ranked + 1, b->ranked, i * sizeof(*b->ranked));
-			b->ranked[0] = w;
-			break;
-		}
+	if (sm->winner >= 0)
+		to_front(b, sm->f[sm->winner].key);
+	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok)
+		b->keeps_baseline = to_front(b, sm->baseline);
 	return MUH_OK;
 }
 
@@ -396,8 +407,8 @@ int best_fp_proves(const muh_measurement *m)
 
 double best_speedup(const muh_best *b)
 {
-	if (best_decided(b) == 1) /* the paired rounds' ratio, not one search measurement's */
-		return b->decision->f[b->decision->winner].gain.ratio;
+	if (b->decision && isfinite(b->decision->vs_defaults.ratio) && (best_decided(b) == 1 || b->keeps_baseline))
+		return b->decision->vs_defaults.ratio; /* the paired rounds' ratio, not one search measurement's */
 	double best = b->nranked ? b->ranked[0].burst_score : NAN;
 	return isfinite(b->default_score) && isfinite(best) ? b->default_score / best : NAN;
 }

@@ -36,6 +36,8 @@ void decide_defaults(decide_opts *o)
 	o->finalists = 2;
 	o->max_rounds = 8;
 	o->alpha = 0.05;
+	o->baseline_key = NULL;
+	o->single_look = 0;
 }
 
 /* The number of looks a stage of max_rounds rounds takes. */
@@ -51,7 +53,7 @@ double decide_level(const decide_opts *o, size_t k)
 	/* Pocock (1977): the nominal two-sided level per look that keeps the
 	 * overall level at 0.05 over 1..10 equally spaced looks */
 	static const double pocock[] = {0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106};
-	int L = looks_of(o->max_rounds);
+	int L = o->single_look ? 1 : looks_of(o->max_rounds);
 	double a = L <= 10 ? pocock[L - 1] : 0.0106 * 10.0 / L;
 	double alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.05;
 	a *= alpha / 0.05;
@@ -111,6 +113,8 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 	out->base_value = NAN;
 	out->level = NAN;
 	out->vs_runner_up.ratio = out->vs_runner_up.lo = out->vs_runner_up.hi = NAN;
+	out->vs_defaults.ratio = out->vs_defaults.lo = out->vs_defaults.hi = NAN;
+	out->defaults_f = -1;
 	if (!n)
 		return;
 	store_decision *rows = malloc(n * sizeof(*rows));
@@ -150,6 +154,8 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			f++;
 		if (f == out->nf && out->nf < DECIDE_MAX_FINALISTS)
 			snprintf(out->f[out->nf++].key, sizeof(out->f[0].key), "%s", r->key ? r->key : "");
+		if (f < out->nf && r->role == DECIDE_ROLE_DEFAULTS)
+			out->defaults_f = (int)f;
 	}
 	out->rounds = (size_t)rounds;
 	/* per round: the baseline's score and each finalist's (NAN: not ok or
@@ -251,6 +257,29 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 		}
 		stats_paired_log_ratio(a, b, np, level, &out->vs_runner_up);
 	}
+	/* the speedup over the defaults of what the stage keeps: the winner,
+	 * else the baseline (column 0) */
+	if (out->defaults_f < 0 && out->base_ok) {
+		if (out->winner >= 0)
+			out->vs_defaults = out->f[out->winner].gain;
+		else
+			out->vs_defaults = (stats_ratio){.ratio = 1, .lo = 1, .hi = 1, .n = (size_t)out->base_ok};
+	} else if (out->defaults_f >= 0) {
+		size_t dc = (size_t)out->defaults_f + 1, cc = out->winner >= 0 ? (size_t)out->winner + 1 : 0;
+		if (dc == cc) {
+			out->vs_defaults = (stats_ratio){.ratio = 1, .lo = 1, .hi = 1, .n = out->f[out->defaults_f].ok};
+		} else {
+			size_t np = 0;
+			for (size_t r = 0; r < R; r++) {
+				double x = sc[r * cols + dc], y = sc[r * cols + cc];
+				if (isfinite(x) && isfinite(y)) {
+					a[np] = x;
+					b[np++] = y;
+				}
+			}
+			stats_paired_log_ratio(a, b, judged(np) ? judged(np) : np, level, &out->vs_defaults);
+		}
+	}
 	if (out->winner < 0) {
 		if (!out->nf)
 			snprintf(out->why, sizeof(out->why), "no finalist: nothing the search measured beat the defaults "
@@ -318,6 +347,8 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 		cJSON_AddStringToObject(j, "runner_up", sm->f[sm->runner_up].key);
 		add_ratio(j, "vs_runner_up", &sm->vs_runner_up);
 	}
+	if (isfinite(sm->vs_defaults.ratio))
+		add_ratio(j, "vs_defaults", &sm->vs_defaults);
 	if (sm->why[0])
 		cJSON_AddStringToObject(j, "why", sm->why);
 	char *t = cJSON_PrintUnformatted(j);
@@ -404,7 +435,9 @@ struct pick {
 	int64_t id;
 	muh_store *st;
 	size_t k, n;
-	char (*keys)[4096]; /* keys[0]: the defaults; keys[1..n]: the finalists */
+	char (*keys)[4096]; /* keys[0]: the baseline; keys[1..n]: the finalists */
+	const char *baseline; /* NULL or "": the defaults */
+	int with_defaults;    /* keys[n] is the defaults, added beside a baseline that is not */
 	int rc, found;
 	muh_diag *d;
 };
@@ -430,14 +463,35 @@ static int pick_cb(void *ud, const store_run *run)
 	P->found = 1;
 	if ((P->rc = best_of_run(P->st, run, &b, P->d)))
 		return 1;
-	snprintf(P->keys[0], 4096, "%s", b.default_key ? b.default_key : "");
+	const char *base = P->baseline && P->baseline[0] ? P->baseline : b.default_key;
+	snprintf(P->keys[0], 4096, "%s", base ? base : "");
 	/* the search's ranking, not the one an earlier stage's winner leads:
 	 * a rerun that found better variants re-deploys those */
 	if (b.decision && b.decision->winner >= 0 && b.nranked > 1)
 		qsort(b.ranked, b.nranked, sizeof(*b.ranked), by_search_rank);
+	int other = base && b.default_key && strcmp(base, b.default_key);
 	for (size_t i = 0; i < b.nranked && P->n < P->k; i++)
-		if (!b.default_key || strcmp(b.ranked[i].key, b.default_key))
+		if (!base || strcmp(b.ranked[i].key, base))
 			snprintf(P->keys[1 + P->n++], 4096, "%s", b.ranked[i].key);
+	/* beside a baseline that is not the defaults, the defaults are in the
+	 * rounds too when they measured ok: the speedup over them is paired */
+	int have_default = 0;
+	for (size_t i = 1; i <= P->n && other; i++)
+		have_default |= !strcmp(P->keys[i], b.default_key);
+	if (other && !have_default && isfinite(b.default_score) && P->n < DECIDE_MAX_FINALISTS) {
+		snprintf(P->keys[1 + P->n++], 4096, "%s", b.default_key);
+		have_default = 1;
+	}
+	P->with_defaults = other && have_default;
+	if (P->with_defaults)
+		for (size_t i = 1; i <= P->n; i++)
+			if (!strcmp(P->keys[i], b.default_key) && i != P->n) { /* keep it last */
+				char t[4096];
+				memcpy(t, P->keys[i], sizeof(t));
+				memmove(P->keys[i], P->keys[i + 1], (P->n - i) * sizeof(t));
+				memcpy(P->keys[P->n], t, sizeof(t));
+				break;
+			}
 	best_free(&b);
 	return 1;
 }
@@ -462,6 +516,107 @@ static int still_open(const decide_summary *cur, char (*keys)[4096], size_t nf, 
 	return open;
 }
 
+/* The role of keys[j] of a stage of nf finalists: 0 the baseline, the
+ * defaults (last) beside a baseline that is not them, or a finalist. */
+static int role_of(size_t j, size_t nf, int with_defaults)
+{
+	if (!j)
+		return 0;
+	return with_defaults && j == nf ? DECIDE_ROLE_DEFAULTS : 1;
+}
+
+/* The stage for a kernel timed in one interleaved call: keys[0..nf]
+ * built, warmed to the sustained clock and timed side by side for
+ * o->max_rounds rounds; sample r of each is its row of round r, at its
+ * place in that round's order. A variant that failed is one row with its
+ * status. The run's earlier rows are replaced. */
+static int decide_interleaved(muh_session *s, const decide_opts *o, char (*keys)[4096], size_t nf,
+			      int with_defaults, decide_event_fn on_event, void *ctx, muh_diag *d)
+{
+	muh_store *st = session_store(s);
+	const muh_space *sp = session_space(s);
+	session_store_info L;
+	session_store_stats(s, &L);
+	size_t nv = nf + 1;
+	if (nv > EVAL_INTERLEAVE_MAX)
+		nv = EVAL_INTERLEAVE_MAX, nf = nv - 1;
+	double level = decide_level(o, nf);
+	int rounds = o->max_rounds < DECIDE_MIN_ROUNDS ? DECIDE_MIN_ROUNDS : o->max_rounds;
+	if (rounds > DECIDE_MAX_ROUNDS)
+		rounds = DECIDE_MAX_ROUNDS;
+	muh_variant vs[EVAL_INTERLEAVE_MAX];
+	muh_measurement ms[EVAL_INTERLEAVE_MAX];
+	size_t built = 0;
+	int rc = MUH_OK;
+	uint32_t *cfg = calloc(space_nparams(sp) + 1, sizeof(uint32_t));
+	if (!cfg)
+		return MUH_ENOMEM;
+	for (; built < nv; built++) {
+		muh_diag kd;
+		diag_clear(&kd);
+		if (space_parse_key(sp, keys[built], cfg, &kd) ||
+		    eval_variant_from_space(sp, cfg, session_instance(s), &vs[built])) {
+			rc = diag_errorf(d, "%s is not a variant of this space any more: %s", keys[built], kd.msg);
+			break;
+		}
+	}
+	free(cfg);
+	muh_evaluator *ev2 = NULL;
+	if (!rc)
+		rc = session_sustained_evaluator(s, rounds, &ev2, d);
+	if (!rc)
+		rc = eval_measure_interleaved(ev2, vs, nv, rounds, ms, d);
+	eval_close(ev2);
+	for (size_t j = 0; j < built; j++)
+		eval_variant_free(&vs[j]);
+	if (rc)
+		return rc;
+	if (!(rc = store_clear_decisions(st, L.run, d))) {
+		size_t R = 0;
+		for (size_t j = 0; j < nv; j++)
+			if (ms[j].status == EVAL_OK && ms[j].nsamples > R)
+				R = ms[j].nsamples;
+		for (size_t r = 0; r < (R ? R : 1) && !rc; r++) {
+			size_t order[EVAL_INTERLEAVE_MAX];
+			eval_interleave_order(nv, r, order);
+			for (size_t p = 0; p < nv && !rc; p++) {
+				size_t j = order[p];
+				const muh_measurement *m = &ms[j];
+				int ok = m->status == EVAL_OK;
+				if (ok ? r >= m->nsamples : r > 0)
+					continue;
+				double score = ok ? m->samples[r] : NAN;
+				store_decision row = {.round = (int)r,
+						      .pos = (int)p,
+						      .key = keys[j],
+						      .role = role_of(j, nf, with_defaults),
+						      .status = eval_status_name(m->status),
+						      .score = score,
+						      .slo_met = ok,
+						      .why = ok ? "" : m->error,
+						      .metrics = r ? NULL : m->metrics,
+						      .level = level};
+				rc = store_add_decision(st, L.run, &row, d);
+				if (on_event && !rc) {
+					decide_event e = {.round = (int)r,
+							  .pos = (int)p,
+							  .nround = (int)nv,
+							  .key = keys[j],
+							  .baseline = j == 0,
+							  .status = row.status,
+							  .value = score,
+							  .slo_met = ok,
+							  .why = row.why};
+					on_event(ctx, &e);
+				}
+			}
+		}
+	}
+	for (size_t j = 0; j < nv; j++)
+		measurement_free(&ms[j]);
+	return rc;
+}
+
 int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
 		   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
 {
@@ -483,12 +638,18 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	char(*keys)[4096] = calloc(DECIDE_MAX_FINALISTS + 1, sizeof(*keys));
 	if (!keys)
 		return MUH_ENOMEM;
-	struct pick P = {.id = L.run, .st = st, .k = k, .keys = keys, .d = d};
+	struct pick P = {.id = L.run, .st = st, .k = k, .keys = keys, .baseline = o->baseline_key, .d = d};
 	int rc = store_foreach_run(st, pick_cb, &P) < 0 ? MUH_EENV : P.rc;
 	if (!rc && !P.found)
 		rc = (diag_errorf(d, "run %lld is not in the store", (long long)L.run), MUH_EENV);
 	if (!rc && !keys[0][0])
 		rc = diag_errorf(d, "the defaults' key cannot be read from the run's spec");
+	const muh_target *tg = session_target(s);
+	decide_opts oo = *o;
+	int interleave = tg && strcmp(tg->backend, "engine") && objective_is_time(obj);
+	if (interleave)
+		oo.single_look = 1;
+	o = &oo;
 	size_t nf = P.n;
 	if (rc) {
 		free(keys);
@@ -509,6 +670,11 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 						     "the SLOs");
 		free(keys);
 		return rc;
+	}
+	if (interleave) {
+		rc = decide_interleaved(s, o, keys, nf, P.with_defaults, on_event, ctx, d);
+		free(keys);
+		return rc ? rc : decide_of_run(st, L.run, obj, out, d);
 	}
 	double level = decide_level(o, nf);
 	/* resume: the same baseline and finalists at the same level keep their rounds */
@@ -586,7 +752,7 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 			store_decision row = {.round = round,
 					      .pos = (int)p,
 					      .key = keys[j],
-					      .role = j ? 1 : 0,
+					      .role = role_of(j, nf, P.with_defaults),
 					      .status = eval_status_name(me.status),
 					      .score = score,
 					      .slo_met = slo,

@@ -47,6 +47,7 @@
 #include "muh/session.h"
 #include "muh/stats.h"
 #include "muh/transfer_seeds.h"
+#include "muh/baseline.h"
 #include "muh/store.h"
 #include "u64map.h"
 #include "eval_int.h"
@@ -93,6 +94,8 @@ struct muh_session {
 	session_replay_info ri;
 	replay_store *rs;   /* replay with db: the replay is stored */
 	transfer_seeds ts;  /* gathered by session_start */
+	baseline_pick base; /* read by session_start; base_cfg NULL: the defaults are the baseline */
+	uint32_t *base_cfg;
 	long long measured, from_store, slo_missed, drifts, remeasured;
 	double noise;
 	int noisy, noise_stored;
@@ -356,6 +359,58 @@ static void check_engine_defaults(muh_session *s)
 static int open_replay(muh_session *s, muh_diag *d);
 static int bg_reap(muh_session *s, int wait);
 
+/* The baseline of the instance (baseline.h) into s->base and s->base_cfg,
+ * with a note saying which entry it is, or why the defaults stay the
+ * baseline. */
+static int read_baseline(muh_session *s, muh_diag *d)
+{
+	free(s->base_cfg);
+	s->base_cfg = NULL;
+	memset(&s->base, 0, sizeof(s->base));
+	if (s->o.no_baseline)
+		return MUH_OK;
+	char path[4096];
+	int found = 0, rc = baseline_path(s->spec, s->o.instance, s->hwp, s->o.baseline, path, sizeof(path), &found, d);
+	if (rc || !found) {
+		const muh_kv *kv = spec_kv(s->spec, "target.baseline");
+		if (!rc && kv && kv->value[0])
+			note(s, 0, "baseline: the engine ships no config file here (%s): the defaults are the baseline",
+			     path);
+		return rc;
+	}
+	if (!(s->base_cfg = calloc(s->np + 1, sizeof(uint32_t))))
+		return MUH_ENOMEM;
+	if ((rc = baseline_entry(s->space, path, s->base_cfg, &s->base, d)))
+		goto none;
+	uint32_t *def = calloc(s->np + 1, sizeof(uint32_t));
+	if (!def) {
+		rc = MUH_ENOMEM;
+		goto none;
+	}
+	space_default(s->space, def);
+	int same = !memcmp(def, s->base_cfg, s->np * sizeof(uint32_t));
+	free(def);
+	if (!s->base.valid) {
+		note(s, 0, "baseline: %s (%s) %s: the defaults are the baseline", s->base.from, s->base.key, s->base.why);
+		goto none;
+	}
+	if (same) {
+		note(s, 0, "baseline: %s is the defaults", s->base.from);
+		goto none;
+	}
+	note(s, 0, "baseline: %s (%s)", s->base.from, s->base.key);
+	return MUH_OK;
+none:
+	free(s->base_cfg);
+	s->base_cfg = NULL;
+	return rc;
+}
+
+const baseline_pick *session_baseline(const muh_session *s)
+{
+	return s->base_cfg ? &s->base : NULL;
+}
+
 int session_start(muh_session *s, muh_diag *d)
 {
 	diag_clear(d);
@@ -365,6 +420,8 @@ int session_start(muh_session *s, muh_diag *d)
 	transfer_seeds_init(&s->ts, s->space);
 	if ((rc = transfer_seeds_gather(&s->ts, s->o.db, !s->o.no_transfer, s->o.seeds_from, s->o.nseeds_from,
 					s->o.instance, &s->objective, d)))
+		return rc;
+	if ((rc = read_baseline(s, d)))
 		return rc;
 	if (s->o.replay) {
 		if ((rc = open_replay(s, d)) || !s->o.db)
@@ -424,6 +481,7 @@ void session_close(muh_session *s)
 	replay_free(s->rp);
 	replay_store_close(s->rs);
 	transfer_seeds_free(&s->ts);
+	free(s->base_cfg);
 	space_free(s->space);
 	spec_free(s->spec);
 	free(s->since);
@@ -910,6 +968,7 @@ static long propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, in
 	strategy_opts o = s->search;
 	o.transfer_seeds = s->ts.cfgs;
 	o.ntransfer_seeds = s->ts.n;
+	o.baseline_cfg = s->base_cfg;
 	o.objective = ask_objective;
 	o.objective_ctx = &A;
 	o.on_event = NULL;
@@ -1653,6 +1712,25 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 	free(cfg);
 }
 
+int session_sustained_evaluator(muh_session *s, int max_samples, muh_evaluator **out, muh_diag *d)
+{
+	*out = NULL;
+	if (!s->have_target)
+		return diag_errorf(d, "the session measures nothing");
+	muh_target t2 = s->target;
+	t2.gpu_warm_s = s->target.retime_warm_s > s->target.gpu_warm_s ? s->target.retime_warm_s : s->target.gpu_warm_s;
+	if (max_samples > t2.max_samples)
+		t2.max_samples = max_samples;
+	int rc = eval_open(&t2, out, d);
+	if (!rc && (rc = overlay_attach(*out, &t2))) {
+		eval_close(*out);
+		*out = NULL;
+	}
+	if (!rc)
+		eval_set_stop(*out, s->o.stop);
+	return rc;
+}
+
 /* The search's best variants timed again at sustained clocks (see
  * session_sustained in session.h). */
 static void retime_sustained(muh_session *s, const strategy_result *r)
@@ -1687,16 +1765,13 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 		snprintf(I->why, sizeof(I->why), "no SM clock was reported for the best variants (no NVML, or not a GPU)");
 		goto out;
 	}
-	muh_target t2 = s->target;
-	t2.gpu_warm_s = I->warm_s;
 	muh_evaluator *ev2;
 	muh_diag d;
 	diag_clear(&d);
-	if (eval_open(&t2, &ev2, &d) || (overlay_attach(ev2, &t2) && (eval_close(ev2), 1))) {
+	if (session_sustained_evaluator(s, 0, &ev2, &d)) {
 		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
 		goto out;
 	}
-	eval_set_stop(ev2, s->o.stop);
 	I->ran = 1;
 	/* the top n timed interleaved (eval_measure_interleaved): of variants
 	 * timed one after the other at sustained clocks, the first or the
@@ -1785,6 +1860,7 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 	strategy_opts o = s->search;
 	o.transfer_seeds = s->ts.cfgs;
 	o.ntransfer_seeds = s->ts.n;
+	o.baseline_cfg = s->base_cfg;
 	o.objective = tune_objective;
 	o.objective_ctx = s;
 	o.on_event = on_event;

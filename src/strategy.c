@@ -382,6 +382,25 @@ static int start(search *s, uint32_t *cfg, int *stop)
 		if (emit(s, &ev))
 			return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
 	}
+	if (s->o->baseline_cfg) {
+		memcpy(cfg, s->o->baseline_cfg, s->np * sizeof(uint32_t));
+		int seen = search_seen(s, cfg, NULL);
+		if (seen) {
+			strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
+			                     .cfg = cfg,
+			                     .index = UINT64_MAX,
+			                     .source = "baseline",
+			                     .reason = seen < 0 ? "breaks a constraint in this space"
+			                                        : "already evaluated (it is the defaults)"};
+			if (emit(s, &ev))
+				return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
+		} else {
+			if (out_of_budget(s))
+				return *stop = 1, MUH_OK;
+			if ((rc = evaluate(s, cfg, "baseline", -1, stop)) || *stop)
+				return rc;
+		}
+	}
 	for (size_t k = 0; k < spec->nseeds && !s->o->skip_spec_seeds; k++) {
 		const muh_seed *sd = &spec->seeds[k];
 		const char *reason = NULL;

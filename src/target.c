@@ -46,6 +46,7 @@ static const struct key_desc keys[] = {
 	S("target.cflags", cflags),
 	S("target.command", command),
 	S("target.worker", worker),
+	S("target.baseline", baseline),
 	S("target.grid", grid[0]),
 	S("target.grid.0", grid[0]),
 	S("target.grid.1", grid[1]),

@@ -19,6 +19,8 @@ typedef struct muh_target {
 	char cflags[EVAL_STR];     /* extra compiler flags (cpu: "-O2"; cuda: nvrtc options) */
 	char command[EVAL_PATH];   /* command backend: the program line with {NAME} */
 	char worker[EVAL_PATH];    /* worker backend: the worker program line */
+	char baseline[EVAL_PATH];  /* target.baseline: the engine's shipped config file, a template
+				    * (baseline.h); "" none */
 	char grid[3][EVAL_STR];    /* cuda launch geometry, expressions */
 	char block[3][EVAL_STR];
 	char smem[EVAL_STR];       /* cuda dynamic shared memory bytes, expression */

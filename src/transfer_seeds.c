@@ -307,7 +307,7 @@ int transfer_seeds_from_store(transfer_seeds *ts, muh_store *st, const char *sto
 /* ---- from files ------------------------------------------------------------- */
 
 /* The index of JSON value v among par's values; -1 when it is none of them. */
-static long match_value(const muh_param *par, const cJSON *v)
+long transfer_seeds_match_value(const muh_param *par, const cJSON *v)
 {
 	for (size_t i = 0; i < par->nvalues; i++) {
 		muh_value pv = par->values[i];
@@ -338,7 +338,7 @@ static int cfg_from_json(const muh_space *sp, const cJSON *obj, uint32_t *cfg)
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, s->params[p].name);
 		if (!v)
 			continue;
-		long i = match_value(&s->params[p], v);
+		long i = transfer_seeds_match_value(&s->params[p], v);
 		if (i < 0)
 			return 0;
 		cfg[p] = (uint32_t)i;
@@ -375,9 +375,7 @@ static double t4_time(const cJSON *r)
 	return n ? sum / n : NAN;
 }
 
-/* The batch size this instance tunes for: problem symbol M, else the only
- * symbol with several values. 0 when there is none. */
-static int batch_size(const muh_spec *s, size_t instance, double *m)
+int transfer_seeds_batch_size(const muh_spec *s, size_t instance, double *m)
 {
 	long pick = -1, varying = 0;
 	for (size_t k = 0; k < s->nproblem; k++) {
@@ -469,7 +467,7 @@ static int from_vllm(transfer_seeds *ts, const char *path, const cJSON *obj, siz
 {
 	const muh_spec *s = space_spec(ts->sp);
 	double want = 0;
-	int have = batch_size(s, instance, &want);
+	int have = transfer_seeds_batch_size(s, instance, &want);
 	size_t n = (size_t)cJSON_GetArraySize(obj), m = 0;
 	struct keyed *rows = calloc(n ? n : 1, sizeof(*rows));
 	uint32_t *cfg = malloc((ts->np ? ts->np : 1) * sizeof(uint32_t));

@@ -89,6 +89,9 @@ typedef struct muh_best {
 	size_t nfps;
 	decide_summary *decision; /* the run's decision stage (decide.h); NULL when it had none.
 				   * A proven winner is ranked[0]. */
+	int keeps_baseline;       /* 1: the stage proved no gain over a baseline that is not the
+				   * defaults (an engine's shipped config), which is ranked[0]:
+				   * what an emitter writes is what already ships */
 } muh_best;
 
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run
@@ -97,7 +100,9 @@ typedef struct muh_best {
 MUH_API int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d);
 MUH_API void best_free(muh_best *b);
 
-/* The best's speedup over the defaults, both as the search measured them
+/* The best's speedup over the defaults: with a decision that proved a
+ * winner or kept a baseline, its paired ratio over the defaults
+ * (decide_summary.vs_defaults); otherwise both as the search measured them
  * (the defaults are not re-timed at sustained clocks): default score over
  * the best's burst score, NAN when either was not measured ok. */
 MUH_API double best_speedup(const muh_best *b);

@@ -58,6 +58,8 @@ struct muh_session;
 #define DECIDE_MAX_FINALISTS 8
 #define DECIDE_MAX_ROUNDS 64 /* --rounds' cap; rows beyond it are not judged */
 #define DECIDE_ROLE_NONE 2   /* a decision row's role: the stage ran and had no finalist */
+#define DECIDE_ROLE_DEFAULTS 3 /* a finalist that is the defaults, beside a baseline that is not */
+#define DECIDE_KERNEL_ROUNDS 24 /* a kernel's default rounds: samples of one interleaved call */
 
 enum decide_verdict {
 	DECIDE_PENDING = 0,
@@ -75,9 +77,20 @@ typedef struct decide_opts {
 	size_t finalists; /* the search's top k besides the baseline (1..DECIDE_MAX_FINALISTS) */
 	int max_rounds;   /* at most this many rounds (>= DECIDE_MIN_ROUNDS) */
 	double alpha;     /* the chance, over all looks and finalists, that a tie is called a gain */
+	/* The baseline: a canonical key of the run's space (the entry an
+	 * engine's shipped config file holds for this problem, baseline.h);
+	 * NULL or "": the defaults. When it is not the defaults, the defaults
+	 * join the rounds as one more finalist (role DECIDE_ROLE_DEFAULTS), so
+	 * that the speedup over them is paired too, and may win. */
+	const char *baseline_key;
+	/* 1: one look after max_rounds rounds (a kernel timed interleaved:
+	 * every round is one sample of each variant, all in one call), so the
+	 * level is split over the finalists only. */
+	int single_look;
 } decide_opts;
 
-/* finalists 2, max_rounds 8, alpha 0.05. */
+/* finalists 2, max_rounds 8, alpha 0.05, the defaults as the baseline,
+ * looks after 4 rounds and every 2 after. */
 MUH_API void decide_defaults(decide_opts *o);
 
 /* The two-sided confidence level one look uses, for k finalists and up to
@@ -107,6 +120,11 @@ typedef struct decide_summary {
 	int winner;            /* index into f: the proven gain with the highest ratio; -1 none */
 	int runner_up;         /* the finalist with the next-highest ratio; -1 none */
 	stats_ratio vs_runner_up; /* runner-up's score / winner's, paired in the rounds both ran */
+	int defaults_f;        /* index into f of the defaults (role DECIDE_ROLE_DEFAULTS); -1: the
+				* baseline is the defaults, or they were not in the rounds */
+	stats_ratio vs_defaults; /* the defaults' score / the chosen one's (the winner, else the
+				  * baseline), paired; ratio 1 when the chosen one is the defaults;
+				  * NAN when the defaults were not in the rounds */
 	char why[1024];        /* with no winner: why, in a sentence */
 } decide_summary;
 
@@ -149,7 +167,14 @@ typedef void (*decide_event_fn)(void *ctx, const decide_event *e);
  * judged against it), or when *stop is set (the rows so far kept). Fills
  * *out as decide_of_run would. MUH_OK (also when there is no finalist:
  * out->nf 0); MUH_EINPUT when the session measures nothing; the store's or
- * the evaluator's error. */
+ * the evaluator's error.
+ *
+ * A kernel whose objective is time (any backend but engine) is measured
+ * in one interleaved call instead (eval_measure_interleaved, at the
+ * sustained clock the session's re-timing uses: session_sustained_evaluator):
+ * round r is sample r of every variant, in that round's alternated order,
+ * max_rounds rounds, one look (o->single_look is forced). A rerun measures
+ * the stage again. */
 MUH_API int session_decide(struct muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
 			   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d);
 

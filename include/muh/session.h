@@ -99,6 +99,13 @@ typedef struct muh_session_opts {
 	int pool;             /* 1: a pool of workers measures (session_tune_pool): the target is
 			       * read and the store's run is the backend's, but no evaluator is
 			       * opened in this process */
+	/* The baseline (baseline.h): this engine config file (NULL: the spec's
+	 * target.baseline for this device, when the engine ships one); its
+	 * entry for the instance is evaluated right after the defaults and is
+	 * what the decision stage judges against. no_baseline 1: none, the
+	 * defaults are the baseline. */
+	const char *baseline;
+	int no_baseline;
 } muh_session_opts;
 
 /* Opens a session on the spec at path: loads it, resolves its profile,
@@ -133,6 +140,11 @@ MUH_API muh_evaluator *session_evaluator(muh_session *s);
 MUH_API muh_store *session_store(muh_session *s); /* NULL without opts.db */
 /* The transfer seeds session_start gathered (none before it). */
 MUH_API const struct transfer_seeds *session_transfer_seeds(const muh_session *s);
+/* The baseline session_start read (baseline.h); NULL when the defaults are
+ * the baseline (none asked, none shipped, or its entry is the defaults or
+ * breaks a constraint: a note said so). */
+struct baseline_pick;
+MUH_API const struct baseline_pick *session_baseline(const muh_session *s);
 /* The problem instance: "NAME=VALUE,..." in spec order ("" without symbols). */
 MUH_API const char *session_problem(const muh_session *s);
 MUH_API size_t session_instance(const muh_session *s);
@@ -307,6 +319,13 @@ typedef struct session_sustained_info {
 	char why[256];   /* why it did not run, or what it found */
 } session_sustained_info;
 MUH_API void session_sustained(const muh_session *s, session_sustained_info *out);
+/* A second evaluator of the session's target that warms each variant to
+ * its sustained clock first (the larger of measure.retime_warm and
+ * measure.gpu_warm), with the session's source overlays and stop flag,
+ * keeping at least max_samples samples a variant (0: measure.max_samples):
+ * what the re-timing and a kernel's decision stage time with. MUH_OK and
+ * *out (eval_close); eval_open's error with d. */
+MUH_API int session_sustained_evaluator(muh_session *s, int max_samples, muh_evaluator **out, muh_diag *d);
 
 /* The metrics JSON of the variant just answered by session_tune's
  * objective (for --json events), or NULL. */

@@ -96,6 +96,11 @@ typedef struct strategy_opts {
 	 * each. skip_spec_seeds does not affect them. */
 	const uint32_t *transfer_seeds;
 	size_t ntransfer_seeds;
+	/* The baseline (baseline.h: the entry an engine ships): evaluated right
+	 * after the defaults, source "baseline", whatever skip_spec_seeds says;
+	 * NULL: none. Skipped (STRATEGY_EV_SEED_SKIPPED, source "baseline")
+	 * when it is the defaults or breaks a constraint. */
+	const uint32_t *baseline_cfg;
 	strategy_objective objective;
 	void *objective_ctx;
 	strategy_event_fn on_event; /* may be NULL */

@@ -76,6 +76,13 @@ MUH_API int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, in
 
 /* Writes the seeds, one line each ("transfer  T1  KEY  from ..."), or as
  * JSON lines ({"event": "transfer_seed", ...}) when json. */
+/* The batch size instance tunes for (*m): problem symbol M, else the
+ * only symbol with several values. 1 when there is one, else 0. */
+MUH_API int transfer_seeds_batch_size(const muh_spec *s, size_t instance, double *m);
+/* The index of the value of par that JSON v holds (a number, a bool as
+ * 0/1, or a value's text); -1 when none. */
+struct cJSON;
+MUH_API long transfer_seeds_match_value(const muh_param *par, const struct cJSON *v);
 MUH_API void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json);
 
 MUH_END_DECLS

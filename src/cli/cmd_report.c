@@ -406,8 +406,13 @@ static void print_table(const struct ctx *cx, const size_t *total)
 	for (size_t i = 0; i < cx->n; i++) {
 		const struct runstat *rs = &cx->runs[i];
 		const muh_best *b = &rs->b;
-		if (objective_is_time(&b->objective))
+		if (objective_is_time(&b->objective)) {
+			if (b->decision) { /* a kernel's decision: against what ships, or the defaults */
+				printf("\nrun %lld:\n", (long long)rs->r.id);
+				evalcli_print_decision(stdout, b->decision, &b->objective, b->default_key, "  ");
+			}
 			continue;
+		}
 		char desc[1024], t[32];
 		objective_describe(&b->objective, desc, sizeof(desc));
 		printf("\nrun %lld: %s", (long long)rs->r.id, desc);
@@ -417,7 +422,7 @@ static void print_table(const struct ctx *cx, const size_t *total)
 		}
 		printf("\n");
 		if (b->decision)
-			evalcli_print_decision(stdout, b->decision, &b->objective, "  ");
+			evalcli_print_decision(stdout, b->decision, &b->objective, b->default_key, "  ");
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(&cx->runs[i]);

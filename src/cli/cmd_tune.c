@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "evalcli.h"
+#include "muh/baseline.h"
 #include "muh/best.h"
 #include "muh/decide.h"
 #include "muh/hw.h"
@@ -699,6 +700,13 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	size_t ntop = strategy_top(r, topk, top);
 	double dflt = r->have_default && r->records[0].status == 0 ? r->records[0].time_s : NAN;
 	double best = r->have_best ? r->records[r->best].time_s : NAN;
+	/* the baseline (what ships), measured in this run right after the defaults */
+	const baseline_pick *bp = session_baseline(s);
+	long bi = -1;
+	for (size_t k = 0; bp && k < r->nrecords && bi < 0; k++)
+		if (r->records[k].source && !strcmp(r->records[k].source, "baseline"))
+			bi = (long)k;
+	double base_s = bi >= 0 && r->records[bi].status == 0 ? r->records[bi].time_s : NAN;
 	if (json) {
 		cJSON *o2 = cJSON_CreateObject();
 		cJSON_AddStringToObject(o2, "event", "result");
@@ -744,6 +752,15 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			cJSON_AddNumberToObject(o2, "default_s", dflt);
 			if (r->have_best && !is_slo_miss(best))
 				cJSON_AddNumberToObject(o2, "speedup", dflt / best);
+		}
+		if (bp) {
+			cJSON_AddStringToObject(o2, "baseline_key", bp->key);
+			cJSON_AddStringToObject(o2, "baseline_from", bp->from);
+			if (isfinite(base_s) && !is_slo_miss(base_s)) {
+				cJSON_AddNumberToObject(o2, "baseline_s", base_s);
+				if (r->have_best && !is_slo_miss(best))
+					cJSON_AddNumberToObject(o2, "speedup_over_baseline", base_s / best);
+			}
 		}
 		if (ri.exhaustive) {
 			cJSON_AddNumberToObject(o2, "optimum_s", ri.best_s);
@@ -810,6 +827,15 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			    dflt / best);
 	} else {
 		printf("default     not measured: the defaults are not valid in this space\n");
+	}
+	if (bp) {
+		fmt_score(objective, b, sizeof(b), base_s);
+		if (isfinite(base_s) && !is_slo_miss(base_s))
+			printf("baseline    %s  %s  (what ships: %s); the search's best is %.3fx it%s\n", b, bp->key,
+			       bp->from, base_s / best, live ? ", one measurement each (the decision below pairs them)" : "");
+		else
+			printf("baseline    %s  (what ships: %s): %s\n", bp->key, bp->from,
+			       bi < 0 ? "not measured (out of budget, or stopped)" : "it did not measure ok");
 	}
 	if (ri.exhaustive) {
 		fmt_score(objective, a, sizeof(a), ri.best_s);
@@ -945,19 +971,31 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 {
 	const muh_target *tg = session_target(s);
 	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
-	long k = A->finalists >= 0 ? A->finalists : engine ? 2 : 0;
+	const baseline_pick *bp = session_baseline(s);
+	long k = A->finalists >= 0 ? A->finalists : engine || bp ? 2 : 0;
 	if (k <= 0)
 		return EXIT_OK;
 	decide_opts o;
 	decide_defaults(&o);
 	o.finalists = (size_t)k;
+	o.baseline_key = bp ? bp->key : NULL;
+	/* a kernel's rounds are samples of one interleaved call: cheap, so more */
+	int interleaved = !engine && objective_is_time(session_objective(s));
+	if (interleaved)
+		o.max_rounds = DECIDE_KERNEL_ROUNDS;
 	if (A->rounds)
 		o.max_rounds = A->rounds;
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
 	if (!json) {
-		printf("\ndecide      the defaults and the top %ld, re-measured afresh in alternating rounds (%d to %d), "
-		       "before any winner is named\n",
-		       k, DECIDE_MIN_ROUNDS, o.max_rounds);
+		if (interleaved)
+			printf("\ndecide      %s and the top %ld%s, timed again side by side at sustained clocks, %d "
+			       "interleaved rounds, before any winner is named\n",
+			       bp ? "the baseline (what ships)" : "the defaults", k, bp ? " (and the defaults)" : "",
+			       o.max_rounds);
+		else
+			printf("\ndecide      %s and the top %ld, re-measured afresh in alternating rounds (%d to %d), "
+			       "before any winner is named\n",
+			       bp ? "the baseline (what ships)" : "the defaults", k, DECIDE_MIN_ROUNDS, o.max_rounds);
 		fflush(stdout);
 	}
 	decide_summary sm;
@@ -978,7 +1016,14 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 			print_line(o2);
 		}
 	} else {
-		evalcli_print_decision(stdout, &sm, session_objective(s), "");
+		char dk[4096] = "";
+		uint32_t *def = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
+		if (def) {
+			space_default(session_space(s), def);
+			space_key(session_space(s), def, dk, sizeof(dk));
+			free(def);
+		}
+		evalcli_print_decision(stdout, &sm, session_objective(s), dk[0] ? dk : NULL, "");
 		if (interrupted)
 			printf("            (interrupted: the rounds so far are stored; a rerun goes on from them)\n");
 	}
@@ -1186,6 +1231,8 @@ static int run(int argc, char **argv)
 	    {"seeds-from", required_argument, NULL, 'f'},
 	    {"finalists", required_argument, NULL, 'Z'},
 	    {"rounds", required_argument, NULL, 'R'},
+	    {"baseline", required_argument, NULL, 1001},
+	    {"no-baseline", no_argument, NULL, 1002},
 	    {NULL, 0, NULL, 0},
 	};
 	static const char *seeds_from[8]; /* issue 13: --seeds-from files */
@@ -1233,8 +1280,15 @@ static int run(int argc, char **argv)
 			if (cli_parse_u64(optarg, &A.topk) || A.topk > 1000)
 				return cli_usage_error("tune", "--top needs a number up to 1000");
 			break;
-		case 'n':
+		case 'n': /* no seeds at all: the spec's, transferred ones and files' */
 			o->skip_spec_seeds = 1;
+			so->no_transfer = 1;
+			break;
+		case 1001:
+			so->baseline = optarg;
+			break;
+		case 1002:
+			so->no_baseline = 1;
 			break;
 		case 'D':
 			so->db = optarg;
@@ -1278,6 +1332,10 @@ static int run(int argc, char **argv)
 				return ex;
 		}
 	}
+	if (o->skip_spec_seeds && so->nseeds_from)
+		return cli_usage_error("tune", "--no-seeds means no seeds at all: drop --seeds-from, or --no-seeds");
+	if (so->baseline && so->no_baseline)
+		return cli_usage_error("tune", "--baseline names a file; --no-baseline says there is none: pick one");
 	if (so->replay && so->fresh && !so->db) /* --replay --db: the replay is stored there */
 		return cli_usage_error("tune", "--fresh starts a stored run over: with --replay it needs --db");
 	if (so->replay && so->db && !strcmp(so->replay, so->db))

@@ -214,24 +214,29 @@ static void fmt_interval(char *buf, size_t n, const stats_ratio *r)
 		snprintf(buf, n, "-");
 }
 
-void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *lead)
+void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
+			    const char *lead)
 {
 	char pct[32], v[64], g[32], ci[64], slo[32];
+	/* the baseline is what ships when it is not the defaults */
+	int ships = default_key && sm->baseline[0] && strcmp(sm->baseline, default_key);
+	const char *base = ships ? "the baseline" : "the defaults";
 	double level = isfinite(sm->level) ? sm->level : NAN;
 	if (isfinite(level))
 		snprintf(pct, sizeof(pct), "%.1f%%", 100 * level);
 	else
 		snprintf(pct, sizeof(pct), "-");
 	if (!sm->nf) {
-		fprintf(f, "%sdecision    %s; the defaults stay\n", lead, sm->why[0] ? sm->why : "no finalist");
+		fprintf(f, "%sdecision    %s; %s stay%s\n", lead, sm->why[0] ? sm->why : "no finalist",
+			ships ? "the baseline's values" : "the defaults", ships ? "" : "");
 		return;
 	}
 	fprintf(f,
-		"%sdecision    the defaults and the top %zu re-measured afresh in %zu round(s), the order alternated "
-		"each round; 'paired gain' is the geometric mean of the per-round ratios to the defaults, with its "
+		"%sdecision    %s and %zu finalist(s) measured again in %zu round(s), the order alternated "
+		"each round; 'paired gain' is the geometric mean of the per-round ratios to %s, with its "
 		"%s interval (each look's level, so that over every look and finalist a tie is called a gain at "
 		"most 5%% of the time); the metric is the median of the repeats\n",
-		lead, sm->nf, sm->rounds, pct);
+		lead, base, sm->nf, sm->rounds, base, pct);
 	int kw = (int)strlen(sm->baseline) + 11;
 	for (size_t i = 0; i < sm->nf; i++)
 		if ((int)strlen(sm->f[i].key) > kw)
@@ -244,7 +249,7 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 	fprintf(f, "%s  %-*s  %7s  %3s  %5s  %*s  %11s  %13s  %s\n", lead, kw, "variant", "repeats", "ok", "SLOs", mw,
 		o->metric, "paired gain", ch, "verdict");
 	char bk[4200];
-	snprintf(bk, sizeof(bk), "%s (defaults)", sm->baseline);
+	snprintf(bk, sizeof(bk), "%s (%s)", sm->baseline, ships ? "baseline" : "defaults");
 	objective_format(o->metric, sm->base_value, v, sizeof(v));
 	fprintf(f, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw, bk, sm->base_repeats, sm->base_ok,
 		"-", mw, isfinite(sm->base_value) ? v : "-", "-", "-", "baseline",
@@ -263,9 +268,13 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 	if (sm->winner >= 0) {
 		const decide_finalist *W = &sm->f[sm->winner];
 		fmt_interval(ci, sizeof(ci), &W->gain);
-		fprintf(f, "%swinner      %s: %.3fx the defaults (%s CI %s over %zu paired rounds), every repeat within "
+		fprintf(f, "%swinner      %s: %.3fx %s (%s CI %s over %zu paired rounds), every repeat within "
 			   "the SLOs",
-			lead, W->key, W->gain.ratio, pct, ci, W->gain.n);
+			lead, W->key, W->gain.ratio, base, pct, ci, W->gain.n);
+		if (ships && isfinite(sm->vs_defaults.ratio)) {
+			fmt_interval(ci, sizeof(ci), &sm->vs_defaults);
+			fprintf(f, "; %.3fx the defaults (%s)", sm->vs_defaults.ratio, ci);
+		}
 		if (sm->runner_up >= 0 && isfinite(sm->vs_runner_up.ratio)) {
 			fmt_interval(ci, sizeof(ci), &sm->vs_runner_up);
 			int tie = !(sm->vs_runner_up.lo > 1);
@@ -274,7 +283,18 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 		}
 		fputc('\n', f);
 	} else {
-		fprintf(f, "%swinner      no proven gain: %s; the defaults stay (muh patch --from writes nothing)\n", lead,
-			sm->why);
+		if (ships) {
+			fprintf(f, "%swinner      no proven gain over the baseline: %s; the baseline stays (what an emitter "
+				   "writes is what ships)",
+				lead, sm->why);
+			if (isfinite(sm->vs_defaults.ratio)) {
+				fmt_interval(ci, sizeof(ci), &sm->vs_defaults);
+				fprintf(f, "; it is %.3fx the defaults (%s)", sm->vs_defaults.ratio, ci);
+			}
+			fputc('\n', f);
+		} else {
+			fprintf(f, "%swinner      no proven gain: %s; the defaults stay (muh patch --from writes nothing)\n",
+				lead, sm->why);
+		}
 	}
 }

@@ -66,7 +66,8 @@ cJSON *evalcli_json(const char *key, const muh_measurement *m);
  * baseline with its interval, and verdict; then the winner line, or "no
  * proven gain" with why. Lines start with `lead` (tune: "", report: "  "). */
 #include "muh/decide.h"
-void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *lead);
+void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
+			    const char *lead);
 
 /* While a space is built (space_build, inside session_open): after 2 s a
  * progress line on stderr when it is a terminal, and *stop (set by the
