@@ -8,6 +8,8 @@ kernel_tuner. Input (JSON on stdin):
    "strategies": [...], "budgets": [...], "seeds": [...], "workdir": path}
 Output (JSON on stdout): {"version": kt version,
    "results": {strategy: {str(budget): [fraction_of_optimum per seed]}},
+   "traces": {strategy: {str(budget): [[time_s or null per unique
+              evaluation, in order] per seed]}},   # with "traces": true
    "errors": {strategy: message}}
 
 The cache file written here is Kernel Tuner's own format: a header (device,
@@ -66,14 +68,16 @@ def main():
         return tuple(p) in valid
 
     out = {"version": getattr(kernel_tuner, "__version__", "?"), "results": {}, "errors": {},
-           "seconds": {}, "evaluated": {}}
+           "seconds": {}, "evaluated": {}, "traces": {}}
+    want_traces = job.get("traces", False)
     for strat in job["strategies"]:
         out["results"][strat] = {}
         out["evaluated"][strat] = {}
+        out["traces"][strat] = {}
         t0 = time.time()
         try:
             for budget in job["budgets"]:
-                fr, ne = [], []
+                fr, ne, tr = [], [], []
                 for seed in job["seeds"]:
                     random.seed(seed)
                     np.random.seed(seed)
@@ -83,7 +87,7 @@ def main():
                                             strategy_options={"max_fevals": budget},
                                             verbose=False, quiet=True, objective="time",
                                             objective_higher_is_better=False)
-                    seen, found = set(), float("inf")
+                    seen, found, trace = set(), float("inf"), []
                     for r in res:
                         k = tuple(r[p] for p in params)
                         if k in seen:
@@ -91,12 +95,18 @@ def main():
                         seen.add(k)
                         if len(seen) > budget:
                             break
-                        if isinstance(r.get("time"), (int, float)):
+                        ok = isinstance(r.get("time"), (int, float))
+                        trace.append(r["time"] / 1e3 if ok else None)
+                        if ok:
                             found = min(found, r["time"])
                     fr.append(best / found if found < float("inf") else 0.0)
                     ne.append(min(len(seen), budget))
+                    if want_traces:
+                        tr.append(trace)
                 out["results"][strat][str(budget)] = fr
                 out["evaluated"][strat][str(budget)] = ne
+                if want_traces:
+                    out["traces"][strat][str(budget)] = tr
         except Exception as e:  # report, never invent numbers
             out["errors"][strat] = f"{type(e).__name__}: {e}"
         out["seconds"][strat] = time.time() - t0

@@ -362,7 +362,15 @@ static int start(search *s, uint32_t *cfg, int *stop)
 {
 	const muh_spec *spec = space_spec(s->sp);
 	int rc;
-	if (space_default(s->sp, cfg)) {
+	if (s->o->skip_defaults) {
+		/* the search alone: a random start stands where the defaults would */
+		if (out_of_budget(s))
+			return *stop = 1, MUH_OK;
+		if (!search_random_unseen(s, cfg))
+			return MUH_OK;
+		if ((rc = evaluate(s, cfg, "random", -1, stop)) || *stop)
+			return rc;
+	} else if (space_default(s->sp, cfg)) {
 		if (out_of_budget(s))
 			return *stop = 1, MUH_OK;
 		uint64_t before = s->r->nrecords;

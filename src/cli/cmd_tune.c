@@ -37,7 +37,7 @@
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
     "                [--db FILE] [--fresh] [--replay FILE [--replay-column NAME=COLUMN]...]\n"
-    "                [--top K] [--hw PROFILE] [--no-seeds] [--no-transfer] [--seeds-from FILE]\n"
+    "                [--top K] [--hw PROFILE] [--no-seeds] [--no-defaults] [--no-transfer] [--seeds-from FILE]\n"
     "                [--problem K|NAME=V,...|all] [--jobs N] [--devices LIST | --mpi]\n"
     "                [--finalists K] [--rounds N] [--json]\n"
     "\n"
@@ -111,6 +111,8 @@ static const char help[] =
     "                      status=COLUMN name those columns, and M=COLUMN the\n"
     "                      column of a problem symbol (a CSV of several sizes)\n"
     "  --no-seeds          do not evaluate the spec's seeds\n"
+    "  --no-defaults       with --replay: start from a random valid configuration,\n"
+    "                      not the defaults (the search alone, for benchmarks)\n"
     "  --no-transfer       no seeds from the store's other problem instances\n"
     "  --seeds-from FILE   seeds from a T4 results or vLLM config JSON (repeatable)\n"
     "  --top K             rows in the top table (default 10)\n"
@@ -825,6 +827,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
 			    "confidence interval)\n",
 			    dflt / best);
+	} else if (o->skip_defaults) {
+		printf("default     not measured: --no-defaults (a random start instead)\n");
 	} else {
 		printf("default     not measured: the defaults are not valid in this space\n");
 	}
@@ -1223,6 +1227,7 @@ static int run(int argc, char **argv)
 	    {"replay-column", required_argument, NULL, 'c'},
 	    {"top", required_argument, NULL, 'k'},
 	    {"no-seeds", no_argument, NULL, 'n'},
+	    {"no-defaults", no_argument, NULL, 'N'},
 	    {"db", required_argument, NULL, 'D'},
 	    {"fresh", no_argument, NULL, 'F'},
 	    {"devices", required_argument, NULL, 'V'},
@@ -1290,6 +1295,9 @@ static int run(int argc, char **argv)
 		case 1002:
 			so->no_baseline = 1;
 			break;
+		case 'N':
+			o->skip_defaults = 1;
+			break;
 		case 'D':
 			so->db = optarg;
 			break;
@@ -1342,6 +1350,9 @@ static int run(int argc, char **argv)
 		return cli_usage_error("tune", "--db must not be the --replay store itself");
 	if (so->replay && so->jobs)
 		return cli_usage_error("tune", "--replay builds nothing: --jobs does not apply");
+	if (o->skip_defaults && !so->replay)
+		return cli_usage_error("tune", "--no-defaults is for replays: a live run measures the defaults "
+					       "(the noise, the decision)");
 	if (so->replay && (A.devices || A.mpi))
 		return cli_usage_error("tune", "--replay measures nothing: --devices and --mpi do not apply");
 	if (A.devices && A.mpi)

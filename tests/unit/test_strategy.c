@@ -296,6 +296,45 @@ static void test_defaults_then_seeds(void **state)
 	spec_free(s);
 }
 
+/* skip_defaults: the first evaluation is a random valid configuration, not
+ * the defaults (none in the result); over seeds it lands on different ones,
+ * and the spec's seeds still follow. */
+static void test_skip_defaults(void **state)
+{
+	muh_spec *s = parse(small);
+	muh_space *sp;
+	muh_diag d;
+	assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
+	uint64_t firsts[8];
+	size_t distinct = 0;
+	for (uint64_t seed = 0; seed < 8; seed++) {
+		struct checked c;
+		checked_init(&c, sp, bowl, NULL);
+		strategy_opts o = {.budget = 4,
+		                   .seed = seed,
+		                   .skip_defaults = 1,
+		                   .objective = checked_objective,
+		                   .objective_ctx = &c};
+		strategy_result r;
+		assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
+		assert_int_equal(r.nrecords, 4);
+		assert_int_equal(c.calls, 4);
+		assert_false(r.have_default);
+		assert_string_equal(r.records[0].source, "random");
+		assert_string_equal(r.records[1].source, "seed"); /* the spec's seeds still come next */
+		int dup = 0;
+		for (size_t k = 0; k < distinct; k++)
+			dup |= firsts[k] == r.records[0].index;
+		if (!dup)
+			firsts[distinct++] = r.records[0].index;
+		strategy_result_free(&r);
+		free(c.seen);
+	}
+	assert_true(distinct >= 3); /* random, not one fixed start */
+	space_free(sp);
+	spec_free(s);
+}
+
 static void test_exhaust_with_failures(void **state)
 {
 	muh_spec *s = parse(small);
@@ -735,6 +774,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_then_seeds),
+	    cmocka_unit_test(test_skip_defaults),
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),

@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""The search score of Willemsen et al. (2024), muh beside Kernel Tuner (issue 27).
+
+For a brute-forced space with n valid times (the configurations whose
+measurement is ok), a budget B, and one search run whose best time after k
+evaluations is best(k) (the worst valid time before its first valid result):
+
+    E_rand(k) = the exact expectation of the best of k uniform draws without
+                replacement from the n valid times
+              = sum_i t_(i) C(n - i, k - 1) / C(n, k)   (t_(1) <= ... <= t_(n))
+    score(B)  = mean over k = 1..B of (best(k) - E_rand(k)) / (opt - E_rand(k))
+
+0 is random search, 1 finds the optimum at once. Budgets B(p) = max(20, p% of
+n) for p = 1, 2, 5, 10. Per space, budget and strategy: the mean score over
+the seeds, and the median and p10 of best/optimum at the budget.
+
+In one run:
+  - muh's strategies, replayed (`muh tune SPEC --replay CSV --strategy S
+    --budget B --seed I --no-seeds --json`), each twice: as users run it (the
+    defaults are evaluation 1) and without the defaults' head start
+    (`--no-defaults`: a random valid configuration instead), so the search's
+    own merit is reported apart;
+  - Kernel Tuner's strategies in its simulation mode on the same table
+    (bench/kt_replay.py in the venv of scripts/kt_venv.sh: Kernel Tuner 1.5.0,
+    pinned, hash-checked wheels), each budget run on its own.
+Spaces come in two halves: `tuned` (the spaces bench/strategies.py replays,
+the ones muh's default strategy was designed on) and `held-out` (never used
+to design it). Every number is computed from the replay tables; nothing is
+sampled except the strategies' own seeds.
+
+Writes docs/results/strategies-score.md (machine, date, command) and prints
+the summary table.
+
+usage: bench/search_score.py [--muh build/muh] [--seeds 30] [--ps 1,2,5,10]
+                             [--muh-strategies auto,random,...] [--kt-strategies a,b,...]
+                             [--no-kt] [--spaces a,b] [--out docs/results]
+Python standard library only (Kernel Tuner lives in its own venv).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import strategies as S  # noqa: E402  (the spaces, space_of, replay_rows, Kernel Tuner's venv)
+
+PS = [1, 2, 5, 10]
+MUH_STRATEGIES = ["auto", "model", "ils", "genetic", "annealing", "random"]
+BUDGET_FREE = {"auto", "model", "ils", "genetic", "random"}  # first k evaluations do not depend on B
+KT_STRATEGIES = ["random_sample", "genetic_algorithm", "pso", "bayes_opt", "dual_annealing",
+                 "firefly_algorithm", "simulated_annealing", "greedy_ils", "mls", "diff_evo",
+                 "basinhopping"]
+
+# Spaces never used to design muh's default strategy: the other problem
+# instances of the repo's H200 sweeps, the llama.cpp server's grid, and CPU
+# sweeps made on this machine. name, spec, store or CSV, problem, run, description
+HELD_OUT_STORE = [
+    ("h200_ours_moe_M1024", "specs/triton_fused_moe.yaml", "docs/results/h200/sweep/moe-sweep-M1024.db", 4, 1,
+     "muh's fused-MoE Triton layer, M=1024, full sweep on an H200"),
+    ("h200_flash_inst1", "specs/triton_flash_attention.yaml", "docs/results/h200/sweep/flash-sweep.db", 1, 4,
+     "Triton flash attention, problem instance 1, full sweep on an H200"),
+    ("h200_flash_inst3", "specs/triton_flash_attention.yaml", "docs/results/h200/sweep/flash-sweep.db", 3, 1,
+     "Triton flash attention, problem instance 3, full sweep on an H200"),
+    ("h200_prefill_inst0", "specs/triton_prefix_prefill.yaml", "docs/results/h200/sweep/prefill-sweep.db", 0, 3,
+     "Triton prefix-prefill attention, problem instance 0, full sweep on an H200"),
+    ("h200_prefill_inst3", "specs/triton_prefix_prefill.yaml", "docs/results/h200/sweep/prefill-sweep.db", 3, 1,
+     "Triton prefix-prefill attention, problem instance 3, full sweep on an H200"),
+    ("h200_reduce_inst0", "specs/cuda_reduce.yaml", "docs/results/h200/sweep/reduce-sweep.db", 0, 1,
+     "CUDA C reduction, problem instance 0, full sweep on an H200"),
+]
+# name, spec, CSV, description (CSV spaces measured on this machine)
+HELD_OUT_CSV = [
+    ("cpu_matmul_O2", "tests/fixtures/spaces/cpu_matmul.yaml", "corpora/cpu-sweeps/cpu_matmul_O2.csv",
+     "tiled fp32 matmul N=256 built with -O2 (not -O3), this machine"),
+    ("cpu_transpose_O2", "tests/fixtures/spaces/cpu_transpose.yaml", "corpora/cpu-sweeps/cpu_transpose_O2.csv",
+     "tiled fp32 transpose N=2048 built with -O2 (not -O3), this machine"),
+]
+# the engine grid: a store of a maximized objective; its "time" is the search
+# score (1 / tokens/s) and an SLO miss or a failure is not a valid time
+HELD_OUT_ENGINE = [
+    ("llama_server_grid", "specs/llama_server.yaml", "corpora/llama-server/grid.db",
+     "llama.cpp's HTTP server on the tiny model, every valid launch configuration, this machine "
+     "(maximize tokens/s under the SLOs; time = 1 / tokens/s)"),
+]
+
+
+def sh(cmd, ok=(0,)):
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode not in ok:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr[-1500:]}")
+    return p.stdout
+
+
+def e_rand(times, kmax):
+    """E_rand(k) for k = 1..kmax: the exact expected best of k distinct
+    uniform draws from the valid times."""
+    t = sorted(times)
+    n = len(t)
+    out = []
+    for k in range(1, kmax + 1):
+        if k > n:
+            out.append(t[0])
+            continue
+        tot = math.comb(n, k)
+        out.append(sum(t[i] * math.comb(n - 1 - i, k - 1) for i in range(n - k + 1)) / tot)
+    return out
+
+
+def curve(trace, worst, kmax):
+    """best(k) for k = 1..kmax from the times of one run's evaluations in
+    order (None: not a valid time); the worst valid time before the first."""
+    best, out = worst, []
+    for k in range(kmax):
+        t = trace[k] if k < len(trace) else None
+        if t is not None and t < best:
+            best = t
+        out.append(best)
+    return out
+
+
+def score(trace, er, opt, worst, b):
+    c = curve(trace, worst, b)
+    xs = [(c[k] - er[k]) / (opt - er[k]) for k in range(b) if opt < er[k]]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def muh_trace(muh, spec, replay, strategy, budget, seed, problem, nodef, engine):
+    args = [muh, "tune", spec, "--replay", replay, "--strategy", strategy, "--budget", str(budget),
+            "--seed", str(seed), "--no-seeds", "--json"]
+    if nodef:
+        args.append("--no-defaults")
+    if problem is not None:
+        args += ["--problem", str(problem), "--replay-column", "time=median_s"]
+    out = sh(args, ok=(0, 1))
+    tr = []
+    for line in out.splitlines():
+        if not line.startswith("{"):
+            continue
+        e = json.loads(line)
+        if e["event"] != "variant":
+            continue
+        t = e.get("time_s")
+        ok = e["status"] == "ok" and t is not None and math.isfinite(t) and (not engine or t < 1e12)
+        tr.append(t if ok else None)
+    assert len(tr) == budget, (strategy, budget, len(tr))
+    return tr
+
+
+def engine_table(muh, spec, grid):
+    """The engine grid as a replay table: {key: ("ok", score) | (status, None)},
+    from one brute-force replay (the store's measurements, scored by the
+    objective as the live search scores them)."""
+    out = sh([muh, "tune", spec, "--replay", grid, "--strategy", "brute", "--json"], ok=(0, 1))
+    rows = {}
+    for line in out.splitlines():
+        e = json.loads(line) if line.startswith("{") else {}
+        if e.get("event") != "variant":
+            continue
+        key = ",".join(json.dumps(v) for v in e["config"].values())
+        t = e.get("time_s")
+        if e["status"] == "ok" and t is not None and t < 1e12:
+            rows[key] = ["ok", t]
+        else:
+            rows[key] = [e["status"] if e["status"] != "ok" else "slo_miss", None]
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--muh", default=os.path.join(ROOT, "build", "muh"))
+    ap.add_argument("--seeds", type=int, default=30)
+    ap.add_argument("--ps", default=",".join(str(p) for p in PS))
+    ap.add_argument("--muh-strategies", default=",".join(MUH_STRATEGIES))
+    ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
+    ap.add_argument("--kt-seeds", type=int, default=0, help="seeds for Kernel Tuner (default: --seeds)")
+    ap.add_argument("--no-kt", action="store_true")
+    ap.add_argument("--spaces", default="")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results"))
+    a = ap.parse_args()
+    ps = [int(p) for p in a.ps.split(",")]
+    muh = os.path.abspath(a.muh)
+    seeds = list(range(1, a.seeds + 1))
+    kt_seeds = list(range(1, (a.kt_seeds or a.seeds) + 1))
+    mstrats = a.muh_strategies.split(",")
+    t_start = time.time()
+    py, kt_note = None, []
+    if not a.no_kt:
+        try:
+            py = S.kt_venv()
+        except Exception as e:
+            kt_note.append(f"Kernel Tuner could not be installed: {e}")
+    tmp = tempfile.TemporaryDirectory()
+    spaces = []  # (half, name, spec, hw, replay, problem, desc, engine)
+    for name, spec, hw, replay, desc in S.SPACES:
+        spaces.append(("tuned", name, spec, hw, replay, None, desc, False))
+
+    def export(name, store, run):
+        path = os.path.join(tmp.name, f"{name}.csv")
+        sh([muh, "export", store, "--run", str(run), "-o", path])
+        return path
+    for name, spec, store, problem, run, desc in S.STORE_SPACES:
+        spaces.append(("tuned", name, spec, None, export(name, store, run), problem,
+                       desc + f" (`{store}` run {run})", False))
+    for name, spec, store, problem, run, desc in HELD_OUT_STORE:
+        spaces.append(("held-out", name, spec, None, export(name, store, run), problem,
+                       desc + f" (`{store}` run {run})", False))
+    for name, spec, csvp, desc in HELD_OUT_CSV:
+        spaces.append(("held-out", name, spec, None, csvp, None, desc, False))
+    for name, spec, grid, desc in HELD_OUT_ENGINE:
+        spaces.append(("held-out", name, spec, None, grid, None, desc, True))
+    only = set(a.spaces.split(",")) - {""}
+    results = []  # (half, name, n, budgets, {label: {p: (mean score, median frac, p10 frac)}})
+    notes = []
+    for half, name, spec, hw, replay, problem, desc, engine in spaces:
+        if only and name not in only:
+            continue
+        if not os.path.isabs(replay) and not os.path.exists(os.path.join(ROOT, replay)):
+            notes.append(f"{name}: skipped, {replay} is not present")
+            continue
+        params, values, valid = S.space_of(muh, spec, hw, problem)
+        rows = engine_table(muh, spec, replay) if engine else S.replay_rows(replay, params)
+        vkeys = [",".join(json.dumps(v) for v in row) for row in valid]
+        times = [rows[k][1] for k in vkeys if k in rows and rows[k][0] == "ok"]
+        n = len(times)
+        opt, worst = min(times), max(times)
+        budgets = {p: max(20, (p * n) // 100) for p in ps}
+        bmax = max(budgets.values())
+        if bmax > len(valid):
+            notes.append(f"{name}: skipped, {len(valid)} valid configurations, fewer than a budget of {bmax}")
+            continue
+        er = e_rand(times, bmax)
+        cells = {}
+
+        def add(label, p, traces):
+            b = budgets[p]
+            sc = [score(tr, er, opt, worst, b) for tr in traces]
+            fr = [opt / min([t for t in tr[:b] if t is not None] or [float("inf")]) for tr in traces]
+            cells.setdefault(label, {})[p] = (statistics.mean(sc), statistics.median(fr),
+                                              S.pct(fr, 0.1))
+        for s in mstrats:
+            for nodef in (False, True):
+                label = f"muh {s}" + (" (no defaults)" if nodef else "")
+                if s in BUDGET_FREE:
+                    trs = [muh_trace(muh, spec, replay, s, bmax, i, problem, nodef, engine) for i in seeds]
+                    for p in ps:
+                        add(label, p, trs)
+                else:
+                    for p in ps:
+                        add(label, p, [muh_trace(muh, spec, replay, s, budgets[p], i, problem, nodef, engine)
+                                       for i in seeds])
+            print(f"{name}: muh {s} done ({time.time() - t_start:.0f} s)", file=sys.stderr)
+        # exact uniform random: its score is 0 by construction; its fractions in closed form
+        for p in ps:
+            med, p10 = S.exact_random(rows, vkeys, budgets[p])
+            cells.setdefault("exact uniform random", {})[p] = (0.0, med, p10)
+        if py:
+            with tempfile.TemporaryDirectory() as wd:
+                vset = {tuple(v) for v in valid}
+                job = {"name": name, "params": params, "values": values, "valid": valid,
+                       "rows": {k: v for k, v in rows.items() if tuple(json.loads("[" + k + "]")) in vset},
+                       "strategies": a.kt_strategies.split(","), "budgets": [budgets[p] for p in ps],
+                       "seeds": kt_seeds, "workdir": wd, "traces": True}
+                t0 = time.time()
+                pr = subprocess.run([py, os.path.join(ROOT, "bench", "kt_replay.py")], input=json.dumps(job),
+                                    capture_output=True, text=True, cwd=wd)
+                if pr.returncode:
+                    kt_note.append(f"{name}: Kernel Tuner run failed: {pr.stderr[-500:]}")
+                else:
+                    r = json.loads(pr.stdout)
+                    for s, per in r["traces"].items():
+                        if s in r["errors"]:
+                            kt_note.append(f"{name}: Kernel Tuner {s} failed: {r['errors'][s]}")
+                            continue
+                        for p in ps:
+                            trs = per[str(budgets[p])]
+                            short = [len(t) for t in trs if len(t) < budgets[p]]
+                            if short:
+                                kt_note.append(f"{name}: KT {s} at {p}% stopped early in {len(short)} of "
+                                               f"{len(trs)} runs (mean {statistics.mean(short):.1f} of "
+                                               f"{budgets[p]}): the rest of its curve holds its best")
+                            add(f"KT {s}", p, trs)
+                    print(f"{name}: Kernel Tuner {r['version']} done ({time.time() - t0:.0f} s)",
+                          file=sys.stderr)
+        results.append((half, name, n, budgets, cells, desc))
+    tmp.cleanup()
+    write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, py is not None)
+
+
+def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, have_kt):
+    def mean_over(half, label, p=None):
+        xs = [c[label][q][0] for h, _, _, _, c, _ in results if (half is None or h == half) and label in c
+              for q in ps if (p is None or q == p) and q in c[label]]
+        return statistics.mean(xs) if xs else float("nan")
+    labels = []
+    for _, _, _, _, c, _ in results:
+        for l in c:
+            if l not in labels:
+                labels.append(l)
+    kt_labels = [l for l in labels if l.startswith("KT ")]
+    lines = []
+    # summary: mean score per label, by half and budget
+    lines.append("| strategy | half | " + " | ".join(f"{p}%" for p in ps) + " | all |")
+    lines.append("|---|---|" + "---:|" * (len(ps) + 1))
+    for half in ("tuned", "held-out", None):
+        if half and not any(h == half for h, *_ in results):
+            continue
+        for l in labels:
+            if l == "exact uniform random":
+                continue
+            lines.append(f"| {l} | {half or 'both'} | " + " | ".join(f"{mean_over(half, l, p):+.3f}" for p in ps)
+                         + f" | {mean_over(half, l):+.3f} |")
+    # cell by cell: muh auto against KT's best strategy in hindsight
+    cellrows = ["| half | space | n | budget | muh auto | muh auto (no defaults) | best KT (in hindsight) | "
+                "auto >= best KT | auto median / p10 of opt |",
+                "|---|---|---:|---|---:|---:|---|---|---|"]
+    wins = tot = wins_nd = 0
+    for half, name, n, budgets, c, _ in results:
+        for p in ps:
+            au = c.get("muh auto", {}).get(p)
+            nd = c.get("muh auto (no defaults)", {}).get(p)
+            kts = [(l, c[l][p][0]) for l in kt_labels if p in c.get(l, {})]
+            bk = max(kts, key=lambda x: x[1]) if kts else (None, float("nan"))
+            ok = au and kts and au[0] >= bk[1]
+            tot += 1 if kts else 0
+            wins += 1 if ok else 0
+            wins_nd += 1 if nd and kts and nd[0] >= bk[1] else 0
+            cellrows.append(f"| {half} | {name} | {n} | {p}% = {budgets[p]} | {au[0]:+.3f} | {nd[0]:+.3f} | "
+                            + (f"{bk[0][3:]} {bk[1]:+.3f}" if bk[0] else "-") + " | "
+                            + ("yes" if ok else ("NO" if kts else "-")) + f" | {au[1]:.3f} / {au[2]:.3f} |")
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except Exception:
+        pass
+    commit = sh(["git", "rev-parse", "--short", "HEAD"]).strip()
+    head = [
+        "# Search score (Willemsen et al. 2024): muh beside Kernel Tuner, by replay",
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"- machine: `{' '.join(platform.uname())}`; CPU: {cpu}; {os.cpu_count()} cores",
+        f"- command: `{' '.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])}` "
+        f"({time.time() - t_start:.0f} s), muh at commit {commit}",
+        f"- seeds: muh {len(seeds)}, Kernel Tuner {len(kt_seeds) if have_kt else 0}; budgets B(p) = max(20, p% of "
+        "the valid times); muh without spec seeds (`--no-seeds`)",
+        "- score(B) = mean over k = 1..B of (best(k) - E_rand(k)) / (opt - E_rand(k)), E_rand exact",
+        "  (closed form over the valid times); 0 is uniform random search, 1 the optimum at once;",
+        "  before the first valid result best(k) is the worst valid time.",
+        "- 'muh S' evaluates the defaults first, as users run it; 'muh S (no defaults)' starts from",
+        "  a random valid configuration instead (`muh tune --no-defaults`): the search's own merit.",
+        "  Kernel Tuner starts from its own choices. Each KT budget is its own run.",
+        "- halves: `tuned` = the spaces bench/strategies.py replays (muh's default strategy was",
+        "  designed on them); `held-out` = spaces never used to design it.",
+        "- the medians / p10 are of best/optimum at the budget (times), over the seeds.",
+        "",
+        f"muh auto at or above Kernel Tuner's best strategy (in hindsight, per cell): {wins} of {tot} cells; "
+        f"without the defaults' head start: {wins_nd} of {tot}.",
+        "",
+        "## Mean score by half and budget",
+        "",
+    ] + lines + ["", "## Cell by cell", ""] + cellrows + [""]
+    per = ["## Per space", ""]
+    for half, name, n, budgets, c, desc in results:
+        per.append(f"### {name} ({half}): {desc}")
+        per.append("")
+        per.append(f"{n} valid times; budgets " + ", ".join(f"{p}% = {budgets[p]}" for p in ps) + ".")
+        per.append("")
+        per.append("| strategy | " + " | ".join(f"{p}%: score, median / p10 of opt" for p in ps) + " |")
+        per.append("|---|" + "---|" * len(ps))
+        for l, by in c.items():
+            per.append(f"| {l} | " + " | ".join(f"{by[p][0]:+.3f}, {by[p][1]:.3f} / {by[p][2]:.3f}"
+                                             for p in ps if p in by) + " |")
+        per.append("")
+    tail = []
+    if notes or kt_note:
+        tail = ["## Notes", ""] + [f"- {x}" for x in notes + kt_note] + [""]
+    print("\n".join(lines))
+    print(f"muh auto >= Kernel Tuner's best strategy per cell: {wins} of {tot}; without the defaults: "
+          f"{wins_nd} of {tot}")
+    os.makedirs(a.out, exist_ok=True)
+    out = os.path.join(a.out, "strategies-score.md")
+    mark = "## Reading it"
+    hand = ""
+    if os.path.exists(out):
+        old = open(out).read()
+        if mark in old:
+            hand = old[old.index(mark):]
+    with open(out + ".tmp", "w") as f:
+        f.write("\n".join(head + per + tail) + "\n" + hand)
+    os.replace(out + ".tmp", out)
+    print(f"wrote {os.path.relpath(out, ROOT)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
