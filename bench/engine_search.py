@@ -66,15 +66,17 @@ def events(out):
 
 
 def tune(muh, spec, grid, strategy, budget, seed):
-    """One replayed run: (fraction is computed later) the run's best value
-    under the SLOs (0 when none met them), the evaluations and the events."""
+    """One replayed run: its best value under the SLOs (tok/s; 0 when none
+    met them), its result event and all its events."""
     args = [muh, "tune", spec, "--replay", grid, "--strategy", strategy, "--seed", str(seed), "--json"]
     if budget:
         args += ["--budget", str(budget)]
     ev = events(sh(args))
     res = next(e for e in ev if e["event"] == "result")
-    win = next((e for e in ev if e["event"] == "winners"), {})
-    return win.get("slo_best") or 0.0, res, ev
+    # the run's best score (1 / tok/s); a miss (>= 1e12, OBJECTIVE_PENALTY) met no SLO.
+    # (The winners event is the replay table's, not the run's.)
+    b = res.get("best_s")
+    return (1.0 / b if b and b < 1e12 else 0.0), res, ev
 
 
 def grid_values(muh, spec, grid):
@@ -87,11 +89,11 @@ def grid_values(muh, spec, grid):
         if e["event"] != "variant":
             continue
         t = e.get("time_s")
-        if e["status"] != "ok" or t is None or not math.isfinite(t):
-            failed += 1
+        if e["status"] == "slo_miss" or (e["status"] == "ok" and t is not None and t >= 1e12):
+            miss += 1  # OBJECTIVE_PENALTY: a miss, ranked by how far
             vals[e["key"]] = 0.0
-        elif t >= 1e12:  # OBJECTIVE_PENALTY: a miss, ranked by how far
-            miss += 1
+        elif e["status"] != "ok" or t is None or not math.isfinite(t):
+            failed += 1
             vals[e["key"]] = 0.0
         else:
             vals[e["key"]] = 1.0 / t  # a maximized metric's score is its reciprocal
@@ -199,6 +201,7 @@ def main():
         if "auto" in res else "",
         "",
     ]
+    os.makedirs(a.out, exist_ok=True)
     out = os.path.join(a.out, "engine-search.md")
     hand_mark = "## Reading it"
     hand = ""

@@ -411,8 +411,9 @@ static void ils_destroy(technique *t)
 
 /* ---- model: an additive surrogate over the params ----------------------- */
 
-/* Every finished variant is a point (cfg, y = log time; a failure counts as
- * the slowest ok time seen plus MODEL_FAIL_PENALTY). The model is additive
+/* Every finished variant is a point (cfg, y = log time; a failure, or an ok
+ * point more than MODEL_OUTLIER above the fastest, counts as the slowest
+ * other ok time seen plus MODEL_FAIL_PENALTY). The model is additive
  * in the params and their pairs, y ~ mu + sum_p e[p][value] + sum_{p<q}
  * e[p,q][value, value] (pairs for up to MODEL_PAIR_PARAMS params), fitted by
  * a few rounds of backfitting with a ridge towards 0 (MODEL_RIDGE points'
@@ -426,6 +427,13 @@ static void ils_destroy(technique *t)
  * configurations, else MODEL_SAMPLES uniform ones plus the best's fresh
  * neighbours. Until MODEL_MIN_POINTS points are in, it proposes at random. */
 #define MODEL_FAIL_PENALTY 0.7
+/* log of 1000: an ok point that much slower than the fastest seen is taken
+ * as a failure. An objective with SLOs scores a miss 1e12 x (1 + how far it
+ * misses) (objective_search_score), and fitting those as they are made the
+ * spread, and so the exploration bonus, 35 log units wide, which turned the
+ * proposals into a walk over the least-seen values; when every point is a
+ * miss, they all lie within it of each other and are fitted as they are. */
+#define MODEL_OUTLIER      6.907755
 #define MODEL_RIDGE        1.0
 #define MODEL_EXPLORE      0.15
 #define MODEL_SCAN         20000
@@ -471,23 +479,32 @@ static double model_pred(const struct model *m, const uint32_t *x, double mu)
 /* Backfitting over the residuals r (n): each term in turn takes its
  * contribution back into r, is refitted as the ridge mean of r per level,
  * and is taken out again. O(points x terms) per round. */
+/* 1 when y is an ok point the fit takes as it is: not a failure, and within
+ * MODEL_OUTLIER of the lowest (lo). */
+static int model_inlier(double y, double lo)
+{
+	return isfinite(y) && y <= lo + MODEL_OUTLIER;
+}
+
 static void model_fit(struct model *m, double *mu, double *spread)
 {
 	double lo = INFINITY, hi = -INFINITY, tot = 0;
 	size_t nok = 0;
 	for (size_t i = 0; i < m->n; i++)
-		if (isfinite(m->y[i])) {
+		if (isfinite(m->y[i]))
 			lo = fmin(lo, m->y[i]);
+	for (size_t i = 0; i < m->n; i++)
+		if (model_inlier(m->y[i], lo)) {
 			hi = fmax(hi, m->y[i]);
 			tot += m->y[i];
 			nok++;
 		}
-	double fail = hi + MODEL_FAIL_PENALTY;
+	double fail = nok ? hi + MODEL_FAIL_PENALTY : 0;
 	*mu = (tot + (double)(m->n - nok) * fail) / (double)m->n;
-	*spread = nok > 1 ? hi - lo : 1.0;
+	*spread = nok > 1 && hi > lo ? hi - lo : 1.0;
 	double *r = m->res;
 	for (size_t i = 0; i < m->n; i++)
-		r[i] = (isfinite(m->y[i]) ? m->y[i] : fail) - *mu;
+		r[i] = (model_inlier(m->y[i], lo) ? m->y[i] : fail) - *mu;
 	memset(m->e, 0, m->nvtot * sizeof(double));
 	memset(m->cnt, 0, m->nvtot * sizeof(uint32_t));
 	for (size_t i = 0; i < m->n; i++)
