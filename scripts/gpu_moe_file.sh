@@ -65,7 +65,7 @@ part_tune() {
 			continue
 		fi
 		local t0=$(date +%s)
-		timeout 200 muh tune "$SPEC" --problem "M=$m" --budget 5% --time "${MUH_MOE_TIME:-25}s" --jobs 14 \
+		timeout 200 muh tune "$SPEC" --problem "M=$m" --budget "${MUH_MOE_BUDGET:-5%}" --time "${MUH_MOE_TIME:-25}s" --jobs 14 \
 			--baseline "$SHIPPED" --db "$DB" >"$W/tune-M$m.txt" 2>"$W/tune-M$m.err"
 		local rc=$?
 		[ $rc = 0 ] && grep -q '^winner' "$W/tune-M$m.txt" && echo "$m" >>"$DONE"
@@ -88,7 +88,7 @@ part_check() {
 	fi
 	local start
 	start=$(cut -c1-8 /proc/sys/kernel/random/boot_id)
-	python3 bench/moe_file_check.py --ours "$f" --theirs "$SHIPPED" --repeats "${MUH_MOE_REPEATS:-5}" \
+	python3 bench/moe_file_check.py --ours "$f" --theirs "$SHIPPED" --repeats "${MUH_MOE_REPEATS:-5}" ${MUH_MOE_SIZES:+--sizes "$MUH_MOE_SIZES"} \
 		--deadline "$DEADLINE" --out "$OUT/check-$start.csv" 2>"$W/check-$start.err"
 	echo "- check ($start): exit $?" >>"$SUM"
 	column -s, -t "$OUT/check-$start.csv" >>"$SUM" 2>/dev/null

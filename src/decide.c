@@ -37,7 +37,6 @@ void decide_defaults(decide_opts *o)
 	o->max_rounds = 8;
 	o->alpha = 0.05;
 	o->baseline_key = NULL;
-	o->single_look = 0;
 }
 
 /* The number of looks a stage of max_rounds rounds takes. */
@@ -53,7 +52,7 @@ double decide_level(const decide_opts *o, size_t k)
 	/* Pocock (1977): the nominal two-sided level per look that keeps the
 	 * overall level at 0.05 over 1..10 equally spaced looks */
 	static const double pocock[] = {0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106};
-	int L = o->single_look ? 1 : looks_of(o->max_rounds);
+	int L = looks_of(o->max_rounds);
 	double a = L <= 10 ? pocock[L - 1] : 0.0106 * 10.0 / L;
 	double alpha = o->alpha > 0 && o->alpha < 1 ? o->alpha : 0.05;
 	a *= alpha / 0.05;
@@ -231,7 +230,7 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			F->verdict = DECIDE_SLO_MISS;
 		else if (!use)
 			F->verdict = DECIDE_PENDING;
-		else if (F->gain.lo > 1 && leveled)
+		else if (F->gain.lo > 1 + o->min_gain && leveled)
 			F->verdict = DECIDE_GAIN;
 		else if (F->gain.hi < 1)
 			F->verdict = DECIDE_LOSS;
@@ -288,6 +287,11 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			char w[1200];
 			snprintf(w, sizeof(w), "the baseline never measured ok (%.1000s)", out->base_why);
 			copy_text(out->why, sizeof(out->why), w);
+		} else if (o->min_gain > 0) {
+			snprintf(out->why, sizeof(out->why),
+				 "no finalist's interval lies above %.4g (the objective's min_gain) with every repeat "
+				 "within the SLOs",
+				 1 + o->min_gain);
 		} else {
 			snprintf(out->why, sizeof(out->why), "no finalist's interval lies above 1 with every repeat "
 							     "within the SLOs");
@@ -525,103 +529,11 @@ static int role_of(size_t j, size_t nf, int with_defaults)
 	return with_defaults && j == nf ? DECIDE_ROLE_DEFAULTS : 1;
 }
 
-/* The stage for a kernel timed in one interleaved call: keys[0..nf]
- * built, warmed to the sustained clock and timed side by side for
- * o->max_rounds rounds; sample r of each is its row of round r, at its
- * place in that round's order. A variant that failed is one row with its
- * status. The run's earlier rows are replaced. */
-static int decide_interleaved(muh_session *s, const decide_opts *o, char (*keys)[4096], size_t nf,
-			      int with_defaults, decide_event_fn on_event, void *ctx, muh_diag *d)
-{
-	muh_store *st = session_store(s);
-	const muh_space *sp = session_space(s);
-	session_store_info L;
-	session_store_stats(s, &L);
-	size_t nv = nf + 1;
-	if (nv > EVAL_INTERLEAVE_MAX)
-		nv = EVAL_INTERLEAVE_MAX, nf = nv - 1;
-	double level = decide_level(o, nf);
-	int rounds = o->max_rounds < DECIDE_MIN_ROUNDS ? DECIDE_MIN_ROUNDS : o->max_rounds;
-	if (rounds > DECIDE_MAX_ROUNDS)
-		rounds = DECIDE_MAX_ROUNDS;
-	muh_variant vs[EVAL_INTERLEAVE_MAX];
-	muh_measurement ms[EVAL_INTERLEAVE_MAX];
-	size_t built = 0;
-	int rc = MUH_OK;
-	uint32_t *cfg = calloc(space_nparams(sp) + 1, sizeof(uint32_t));
-	if (!cfg)
-		return MUH_ENOMEM;
-	for (; built < nv; built++) {
-		muh_diag kd;
-		diag_clear(&kd);
-		if (space_parse_key(sp, keys[built], cfg, &kd) ||
-		    eval_variant_from_space(sp, cfg, session_instance(s), &vs[built])) {
-			rc = diag_errorf(d, "%s is not a variant of this space any more: %s", keys[built], kd.msg);
-			break;
-		}
-	}
-	free(cfg);
-	muh_evaluator *ev2 = NULL;
-	if (!rc)
-		rc = session_sustained_evaluator(s, rounds, &ev2, d);
-	if (!rc)
-		rc = eval_measure_interleaved(ev2, vs, nv, rounds, ms, d);
-	eval_close(ev2);
-	for (size_t j = 0; j < built; j++)
-		eval_variant_free(&vs[j]);
-	if (rc)
-		return rc;
-	if (!(rc = store_clear_decisions(st, L.run, d))) {
-		size_t R = 0;
-		for (size_t j = 0; j < nv; j++)
-			if (ms[j].status == EVAL_OK && ms[j].nsamples > R)
-				R = ms[j].nsamples;
-		for (size_t r = 0; r < (R ? R : 1) && !rc; r++) {
-			size_t order[EVAL_INTERLEAVE_MAX];
-			eval_interleave_order(nv, r, order);
-			for (size_t p = 0; p < nv && !rc; p++) {
-				size_t j = order[p];
-				const muh_measurement *m = &ms[j];
-				int ok = m->status == EVAL_OK;
-				if (ok ? r >= m->nsamples : r > 0)
-					continue;
-				double score = ok ? m->samples[r] : NAN;
-				store_decision row = {.round = (int)r,
-						      .pos = (int)p,
-						      .key = keys[j],
-						      .role = role_of(j, nf, with_defaults),
-						      .status = eval_status_name(m->status),
-						      .score = score,
-						      .slo_met = ok,
-						      .why = ok ? "" : m->error,
-						      .metrics = r ? NULL : m->metrics,
-						      .level = level};
-				rc = store_add_decision(st, L.run, &row, d);
-				if (on_event && !rc) {
-					decide_event e = {.round = (int)r,
-							  .pos = (int)p,
-							  .nround = (int)nv,
-							  .key = keys[j],
-							  .baseline = j == 0,
-							  .status = row.status,
-							  .value = score,
-							  .slo_met = ok,
-							  .why = row.why};
-					on_event(ctx, &e);
-				}
-			}
-		}
-	}
-	for (size_t j = 0; j < nv; j++)
-		measurement_free(&ms[j]);
-	return rc;
-}
-
-int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
-		   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
+/* session_decide's stage, measuring through ev. */
+static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide_event_fn on_event, void *ctx,
+		 volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
 {
 	decide_summarize(session_objective(s), NULL, 0, out);
-	muh_evaluator *ev = session_evaluator(s);
 	muh_store *st = session_store(s);
 	const muh_space *sp = session_space(s);
 	const muh_objective *obj = session_objective(s);
@@ -644,12 +556,6 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 		rc = (diag_errorf(d, "run %lld is not in the store", (long long)L.run), MUH_EENV);
 	if (!rc && !keys[0][0])
 		rc = diag_errorf(d, "the defaults' key cannot be read from the run's spec");
-	const muh_target *tg = session_target(s);
-	decide_opts oo = *o;
-	int interleave = tg && strcmp(tg->backend, "engine") && objective_is_time(obj);
-	if (interleave)
-		oo.single_look = 1;
-	o = &oo;
 	size_t nf = P.n;
 	if (rc) {
 		free(keys);
@@ -670,11 +576,6 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 						     "the SLOs");
 		free(keys);
 		return rc;
-	}
-	if (interleave) {
-		rc = decide_interleaved(s, o, keys, nf, P.with_defaults, on_event, ctx, d);
-		free(keys);
-		return rc ? rc : decide_of_run(st, L.run, obj, out, d);
 	}
 	double level = decide_level(o, nf);
 	/* resume: the same baseline and finalists at the same level keep their rounds */
@@ -792,4 +693,23 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	if (rc)
 		return rc;
 	return decide_of_run(st, L.run, obj, out, d);
+}
+
+int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
+		   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
+{
+	/* a kernel is timed where it ships: each repeat a fresh build (fresh
+	 * inputs and buffers) warmed to its sustained clock first */
+	const muh_target *tg = session_target(s);
+	muh_evaluator *own = NULL;
+	if (tg && strcmp(tg->backend, "engine") && session_evaluator(s)) {
+		int rc = session_sustained_evaluator(s, 0, &own, d);
+		if (rc) {
+			decide_summarize(session_objective(s), NULL, 0, out);
+			return rc;
+		}
+	}
+	int rc = stage(s, own ? own : session_evaluator(s), o, on_event, ctx, stop, out, d);
+	eval_close(own);
+	return rc;
 }

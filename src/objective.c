@@ -144,7 +144,20 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			o->nslo++;
 			continue;
 		}
-		return fail_at(s, kv, d, "unknown key '%s' under objective:; expected maximize, minimize or subject_to%s",
+		if (!strcmp(k, "min_gain")) {
+			char *end;
+			double g = strtod(kv->value, &end);
+			if (end != kv->value && *end == '%' && !end[1])
+				g /= 100, end++;
+			if (end == kv->value || *end || !(g >= 0 && g < 1))
+				return fail_at(s, kv, d, "objective.min_gain: expected a fraction from 0 to 1 (0.005) or a "
+							 "percentage (0.5%%), not '%s'%s",
+					       kv->value, "");
+			o->min_gain = g;
+			continue;
+		}
+		return fail_at(s, kv, d,
+			       "unknown key '%s' under objective:; expected maximize, minimize, subject_to or min_gain%s",
 			       kv->key, "");
 	}
 	return MUH_OK;

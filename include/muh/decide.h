@@ -59,7 +59,6 @@ struct muh_session;
 #define DECIDE_MAX_ROUNDS 64 /* --rounds' cap; rows beyond it are not judged */
 #define DECIDE_ROLE_NONE 2   /* a decision row's role: the stage ran and had no finalist */
 #define DECIDE_ROLE_DEFAULTS 3 /* a finalist that is the defaults, beside a baseline that is not */
-#define DECIDE_KERNEL_ROUNDS 24 /* a kernel's default rounds: samples of one interleaved call */
 
 enum decide_verdict {
 	DECIDE_PENDING = 0,
@@ -83,14 +82,9 @@ typedef struct decide_opts {
 	 * join the rounds as one more finalist (role DECIDE_ROLE_DEFAULTS), so
 	 * that the speedup over them is paired too, and may win. */
 	const char *baseline_key;
-	/* 1: one look after max_rounds rounds (a kernel timed interleaved:
-	 * every round is one sample of each variant, all in one call), so the
-	 * level is split over the finalists only. */
-	int single_look;
 } decide_opts;
 
-/* finalists 2, max_rounds 8, alpha 0.05, the defaults as the baseline,
- * looks after 4 rounds and every 2 after. */
+/* finalists 2, max_rounds 8, alpha 0.05, the defaults as the baseline. */
 MUH_API void decide_defaults(decide_opts *o);
 
 /* The two-sided confidence level one look uses, for k finalists and up to
@@ -169,12 +163,10 @@ typedef void (*decide_event_fn)(void *ctx, const decide_event *e);
  * out->nf 0); MUH_EINPUT when the session measures nothing; the store's or
  * the evaluator's error.
  *
- * A kernel whose objective is time (any backend but engine) is measured
- * in one interleaved call instead (eval_measure_interleaved, at the
- * sustained clock the session's re-timing uses: session_sustained_evaluator):
- * round r is sample r of every variant, in that round's alternated order,
- * max_rounds rounds, one look (o->single_look is forced). A rerun measures
- * the stage again. */
+ * A kernel (any backend but engine) is measured through
+ * session_sustained_evaluator: each repeat is a fresh build, with fresh
+ * inputs and buffers, warmed to its sustained clock first. A finalist's
+ * gain must lie above 1 + the objective's min_gain. */
 MUH_API int session_decide(struct muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
 			   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d);
 

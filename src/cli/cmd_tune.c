@@ -983,23 +983,14 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 	decide_defaults(&o);
 	o.finalists = (size_t)k;
 	o.baseline_key = bp ? bp->key : NULL;
-	/* a kernel's rounds are samples of one interleaved call: cheap, so more */
-	int interleaved = !engine && objective_is_time(session_objective(s));
-	if (interleaved)
-		o.max_rounds = DECIDE_KERNEL_ROUNDS;
 	if (A->rounds)
 		o.max_rounds = A->rounds;
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
 	if (!json) {
-		if (interleaved)
-			printf("\ndecide      %s and the top %ld%s, timed again side by side at sustained clocks, %d "
-			       "interleaved rounds, before any winner is named\n",
-			       bp ? "the baseline (what ships)" : "the defaults", k, bp ? " (and the defaults)" : "",
-			       o.max_rounds);
-		else
-			printf("\ndecide      %s and the top %ld, re-measured afresh in alternating rounds (%d to %d), "
-			       "before any winner is named\n",
-			       bp ? "the baseline (what ships)" : "the defaults", k, DECIDE_MIN_ROUNDS, o.max_rounds);
+		printf("\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
+		       "before any winner is named\n",
+		       bp ? "the baseline (what ships)" : "the defaults", k, bp ? " (and the defaults)" : "",
+		       DECIDE_MIN_ROUNDS, o.max_rounds, engine ? "" : ", each a fresh build warmed to its sustained clock");
 		fflush(stdout);
 	}
 	decide_summary sm;
