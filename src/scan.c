@@ -4187,6 +4187,89 @@ static int ladder(long long v, long long *out)
 	return n;
 }
 
+/* Generated specs hold strings taken from a tree (file names, a served
+ * model's name, a root path): any byte may be there, so none is ever
+ * written raw into YAML. Length of the valid UTF-8 sequence at s (lead
+ * byte >= 0x80), or 0. */
+static size_t spec_utf8_len(const unsigned char *s)
+{
+	size_t k = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < k; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (k && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	          (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f)))
+		return 0;
+	return k;
+}
+
+/* True when t is valid UTF-8: YAML is Unicode, so a string that is not
+ * cannot be a YAML value naming the same bytes. */
+static int spec_utf8(const char *t)
+{
+	for (const unsigned char *u = (const unsigned char *)t; *u;) {
+		size_t k = *u < 0x80 ? 1 : spec_utf8_len(u);
+		if (!k)
+			return 0;
+		u += k;
+	}
+	return 1;
+}
+
+/* Writes t (valid UTF-8, see spec_utf8) as one YAML double-quoted scalar:
+ * quote, backslash and every control character escaped, so that it can never
+ * end the string, the line or the document. */
+static void spec_quoted(FILE *f, const char *t)
+{
+	fputc('"', f);
+	for (const unsigned char *u = (const unsigned char *)t; *u; u++) {
+		if (*u == '"' || *u == '\\')
+			fprintf(f, "\\%c", *u);
+		else if (*u == '\n')
+			fputs("\\n", f);
+		else if (*u == '\t')
+			fputs("\\t", f);
+		else if (*u < 0x20 || *u == 0x7f)
+			fprintf(f, "\\x%02x", *u);
+		else
+			fputc(*u, f);
+	}
+	fputc('"', f);
+}
+
+/* Writes t inside a YAML comment: printable text as is, a control character
+ * or a byte that is not UTF-8 as \xHH (each byte of a line break other
+ * than '\n' too), so that the comment stays one line. */
+static void spec_comment(FILE *f, const char *t)
+{
+	for (const unsigned char *u = (const unsigned char *)t; *u;) {
+		size_t k = *u < 0x80 ? (*u < 0x20 || *u == 0x7f ? 0 : 1) : spec_utf8_len(u);
+		/* YAML 1.1's other line breaks: NEL, LS, PS */
+		if ((k == 2 && u[1] == 0x85) || (k == 3 && u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)))
+			k = 0;
+		if (!k) {
+			fprintf(f, "\\x%02x", *u++);
+			continue;
+		}
+		fwrite(u, 1, k, f);
+		u += k;
+	}
+}
+
+/* True when n can be a param's name: a YAML plain key and an expression's
+ * name ([A-Za-z_][A-Za-z0-9_]*). */
+static int spec_ident(const char *n)
+{
+	if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') || *n == '_'))
+		return 0;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
+		      (*n >= '0' && *n <= '9') || *n == '_'))
+			return 0;
+	return 1;
+}
+
 static int spec_eligible(const muh_knob *k)
 {
 	if (k->verdict != SCAN_LIVE || !strcmp(k->scope, "<deployment>"))
@@ -4279,8 +4362,10 @@ static void rel_path(const char *dir, const char *path, char *out, size_t cap)
  * (powers of two around the file's value, both states of a flag, a choice's
  * integer choices), default the file's value, with the engine's couplings
  * as constraints. Returns 1 when written, 0 when the file has no params,
- * or MUH_* < 0 negated on error. */
-static int write_engine_spec(const muh_surface *s, const char *dir, const char *rel, muh_diag *d)
+ * or MUH_* < 0 negated on error. A file whose path is not UTF-8 gets none
+ * (YAML cannot name it): 0, and *skipped counts it. */
+static int write_engine_spec(const muh_surface *s, const char *dir, const char *rel, int *skipped,
+                             muh_diag *d)
 {
 	char path[8192];
 	snprintf(path, sizeof(path), "%s/%s", s->root, rel);
@@ -4300,6 +4385,11 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 	snprintf(stem, sizeof(stem), "%.*s", (int)strcspn(base, "."), base);
 	char launch[PATH_MAX];
 	rel_path(dir, path, launch, sizeof(launch)); /* relative to the spec */
+	if (!spec_utf8(rel) || !spec_utf8(launch)) {
+		deploy_free(df);
+		(*skipped)++;
+		return 0;
+	}
 	char out[4096];
 	snprintf(out, sizeof(out), "%.2000s/%.1000s.yaml", dir, fname);
 	int llama = df->schema && !strcmp(df->schema->engine, "llama.cpp");
@@ -4361,7 +4451,7 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 			a = &df->args[order[oi]];
 		}
 		if (a->kind == DEPLOY_ENV || (llama && !engine_param_name(a->name)) ||
-		    (!llama && !perf_arg(a->name)))
+		    (!llama && !perf_arg(a->name)) || !spec_ident(a->name))
 			continue;
 		int bad = 0;
 		for (size_t q = 0; q < s->knobs.n && !bad; q++) {
@@ -4469,17 +4559,32 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 		diag_errorf(d, "cannot write '%s': %s", out, strerror(errno));
 		return -MUH_EENV;
 	}
+	fputs("# engine spec written by `muh scan` from the deployment file ", fp);
+	spec_comment(fp, rel);
+	fputs("\nname: ", fp);
+	spec_quoted(fp, stem);
+	fputs("\ntarget:\n  backend: engine\n  launch: ", fp);
+	spec_quoted(fp, launch);
+	fputs("\n  ready: {http: /health, timeout: 600s}\n", fp);
+	if (port[0] || host[0]) {
+		fputs("  # the file serves on ", fp);
+		spec_comment(fp, host);
+		if (port[0]) {
+			fputc(':', fp);
+			spec_comment(fp, port);
+		}
+		fputs("; muh starts each variant on a free port of 127.0.0.1 (target.port: N to keep one)\n", fp);
+	}
+	fputs("load:            # fill in: requests, concurrency, prompt/output tokens\n"
+	      "  endpoint: /v1/completions\n", fp);
+	if (model[0] && spec_utf8(model)) {
+		fputs("  model: ", fp);
+		spec_quoted(fp, model);
+		fputs("     # the file's served model name\n", fp);
+	} else if (model[0]) {
+		fputs("  # the file's served model name is not UTF-8: set load.model\n", fp);
+	}
 	fprintf(fp,
-	        "# engine spec written by `muh scan` from the deployment file %s\n"
-	        "name: %s\n"
-	        "target:\n"
-	        "  backend: engine\n"
-	        "  launch: \"%s\"\n"
-	        "  ready: {http: /health, timeout: 600s}\n"
-	        "%s%s%s%s%s"
-	        "load:            # fill in: requests, concurrency, prompt/output tokens\n"
-	        "  endpoint: /v1/completions\n"
-	        "%s%s%s"
 	        "  concurrency: 8\n"
 	        "  requests: 64\n"
 	        "  prompt_tokens: 256\n"
@@ -4488,11 +4593,6 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 	        "  maximize: output_tokens_per_s\n"
 	        "  subject_to: [\"errors == 0\"]\n"
 	        "params:          # default = the file's value\n%s",
-	        rel, stem, launch,
-	        port[0] || host[0] ? "  # the file serves on " : "", host[0] ? host : "",
-	        port[0] ? ":" : "", port,
-	        port[0] || host[0] ? "; muh starts each variant on a free port of 127.0.0.1 (target.port: N to keep one)\n" : "",
-	        model[0] ? "  model: \"" : "", model, model[0] ? "\"     # the file's served model name\n" : "",
 	        body);
 	free(body);
 	int nc = 0;
@@ -4519,6 +4619,7 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d)
 {
 	*nwritten = 0;
+	diag_clear(d);
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		diag_clear(d);
 		diag_errorf(d, "cannot create '%s': %s", dir, strerror(errno));
@@ -4529,9 +4630,19 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 	if (!done)
 		return MUH_ENOMEM;
 	const muh_knob *ks = s->knobs.p;
+	int skipped = 0;
+	const char *skip1 = NULL; /* the first file skipped */
 	for (size_t i = 0; i < n; i++) {
 		if (done[i] || !spec_eligible(&ks[i]))
 			continue;
+		if (!spec_utf8(s->root) || !spec_utf8(ks[i].file) || !spec_utf8(ks[i].scope)) {
+			for (size_t j = i; j < n; j++)
+				if (!strcmp(ks[j].file, ks[i].file) && !strcmp(ks[j].scope, ks[i].scope))
+					done[j] = 1;
+			if (!skipped++)
+				skip1 = ks[i].file;
+			continue;
+		}
 		char fname[1024];
 		snprintf(fname, sizeof(fname), "%s.%s", ks[i].file, ks[i].scope);
 		for (char *p = fname; *p; p++)
@@ -4547,12 +4658,19 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			diag_errorf(d, "cannot write '%s': %s", path, strerror(errno));
 			return MUH_EENV;
 		}
-		fprintf(
-		    fp,
-		    "# starter spec written by `muh scan` from %s\n"
-		    "# live knobs of %s in %s; widen or narrow the value lists before tuning.\n"
-		    "target:\n  engine_tree: \"%s\"\n  file: \"%s\"\n  scope: \"%s\"\nparams:\n",
-		    s->root, ks[i].scope, ks[i].file, s->root, ks[i].file, ks[i].scope);
+		fputs("# starter spec written by `muh scan` from ", fp);
+		spec_comment(fp, s->root);
+		fputs("\n# live knobs of ", fp);
+		spec_comment(fp, ks[i].scope);
+		fputs(" in ", fp);
+		spec_comment(fp, ks[i].file);
+		fputs("; widen or narrow the value lists before tuning.\ntarget:\n  engine_tree: ", fp);
+		spec_quoted(fp, s->root);
+		fputs("\n  file: ", fp);
+		spec_quoted(fp, ks[i].file);
+		fputs("\n  scope: ", fp);
+		spec_quoted(fp, ks[i].scope);
+		fputs("\nparams:\n", fp);
 		char names[64][128];
 		char defs[64][64], ids[64][40];
 		int np = 0;
@@ -4595,8 +4713,9 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 				fprintf(fp, "]");
 				snprintf(defs[np], sizeof(defs[np]), "%s", e);
 			}
-			fprintf(fp, "  # %s %s:%d id %s\n", ks[j].kind, ks[j].file, ks[j].line,
-			        ks[j].id);
+			fprintf(fp, "  # %s ", ks[j].kind);
+			spec_comment(fp, ks[j].file);
+			fprintf(fp, ":%d id %s\n", ks[j].line, ks[j].id);
 			snprintf(names[np], sizeof(names[np]), "%s", nm);
 			/* a conditional knob is tuned through its first alternative, the
 			 * one the default value comes from */
@@ -4628,10 +4747,23 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			seen = !strcmp(ks[j].scope, "<deployment>") && !strcmp(ks[j].file, ks[i].file);
 		if (seen)
 			continue;
-		int rc = write_engine_spec(s, dir, ks[i].file, d);
+		int was = skipped;
+		int rc = write_engine_spec(s, dir, ks[i].file, &skipped, d);
 		if (rc < 0)
 			return -rc;
 		*nwritten += rc;
+		if (skipped > was && !skip1)
+			skip1 = ks[i].file;
+	}
+	if (skipped) {
+		/* not an error: a note the caller prints (diag_is_set) */
+		char shown[256];
+		size_t o = 0;
+		for (const unsigned char *u = (const unsigned char *)skip1; *u && o + 5 < sizeof(shown); u++)
+			o += (size_t)snprintf(shown + o, sizeof(shown) - o, *u < 0x20 || *u >= 0x7f ? "\\x%02x" : "%c", *u);
+		diag_clear(d);
+		diag_errorf(d, "no spec for %d file%s whose path is not UTF-8 (YAML cannot name it), such as '%s'",
+		            skipped, skipped == 1 ? "" : "s", shown);
 	}
 	return MUH_OK;
 }

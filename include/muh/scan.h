@@ -190,7 +190,11 @@ MUH_API char *scan_to_json(const muh_surface *s);
 
 /* Writes one starter spec (muh's YAML: target, params, defaults) per group of
  * live knobs with constant values into dir (created if missing). A group is
- * the knobs of one function (or module) of one file. *nwritten gets the count. */
+ * the knobs of one function (or module) of one file, and one engine spec per
+ * deployment file. *nwritten gets the count. Every string taken from the tree
+ * is written escaped (a quoted scalar, or a comment kept to one line), so a
+ * file name can never become YAML structure; a file whose path is not UTF-8
+ * gets no spec, and d then holds a note (MUH_OK with diag_is_set(d)). */
 MUH_API int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_diag *d);
 
 MUH_END_DECLS

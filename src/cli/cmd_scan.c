@@ -384,6 +384,8 @@ static int run(int argc, char **argv)
 			scan_free(s);
 			return cli_exit(rc);
 		}
+		if (diag_is_set(&d))
+			fprintf(stderr, "muh scan: note: %s\n", d.msg);
 		fprintf(stderr, "muh scan: wrote %d starter spec%s to %s\n", nw, nw == 1 ? "" : "s",
 		        specs);
 	}
