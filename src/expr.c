@@ -982,6 +982,8 @@ typedef struct parser {
 	int nest;
 	int err; /* 0, MUH_EINPUT or MUH_ENOMEM */
 	int list_mode;
+	int *spine; /* left spines walked without recursion (spine_push) */
+	int nspine, capspine;
 } parser;
 
 /* Records an error at byte offset pos of src (only the first one counts). */
@@ -1434,8 +1436,11 @@ static int parse_call(parser *ps, int npos, int nlen)
 		if (f->min == f->max)
 			perr(ps, npos, "%s() takes %d argument%s, got %d", f->name, f->min,
 			     f->min == 1 ? "" : "s", argc);
-		else if (f->max == MAX_DEPTH)
+		else if (f->max == MAX_DEPTH && argc < f->min)
 			perr(ps, npos, "%s() takes at least %d arguments, got %d", f->name, f->min,
+			     argc);
+		else if (f->max == MAX_DEPTH) /* its arguments are on the stack at once */
+			perr(ps, npos, "%s() takes at most %d arguments, got %d", f->name, f->max,
 			     argc);
 		else
 			perr(ps, npos, "%s() takes %d to %d arguments, got %d", f->name, f->min,
@@ -1621,8 +1626,13 @@ static int parse_power(parser *ps)
 	if (x < 0 || ps->t.kind != T_POW)
 		return x;
 	int pos = ps->t.pos;
+	if (++ps->nest > MAX_NEST) { /* a ** b ** c ... nests to the right */
+		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		return -1;
+	}
 	next(ps);
 	int y = parse_factor(ps);
+	ps->nest--;
 	return node2(ps, N_BIN, B_POW, pos, x, y);
 }
 
@@ -1634,7 +1644,7 @@ static int parse_factor(parser *ps)
 		return parse_power(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, pos, "expression nested too deeply");
+		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
@@ -1755,7 +1765,7 @@ static int parse_not(parser *ps)
 		return parse_cmp(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, pos, "expression nested too deeply");
+		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
@@ -1799,7 +1809,7 @@ static int parse_or(parser *ps)
 static int parse_expr(parser *ps)
 {
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, ps->t.pos, "expression nested too deeply");
+		perr(ps, ps->t.pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	int x = parse_or(ps);
@@ -1885,6 +1895,8 @@ typedef struct emitter {
 	int nnames;
 	int depth;
 	int list_var; /* names are the comprehension variable only */
+	int *kix;     /* a hash index of p's constants (add_const) */
+	int kixcap;
 } emitter;
 
 /* Appends an instruction (source offset pos); returns its index or -1. */
@@ -1927,16 +1939,49 @@ static int depth(emitter *em, int delta, int pos)
 	return 0;
 }
 
+/* The slot of constant v in em's hash index of the pool (a power-of-two
+ * table of index + 1, 0 empty): where v is, or the empty slot it would take. */
+static int const_slot(const emitter *em, muh_value v)
+{
+	uint64_t h;
+	memcpy(&h, &v.u, sizeof(h));
+	h ^= (uint64_t)v.t * 0x9e3779b97f4a7c15u;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	int mask = em->kixcap - 1, j = (int)(h & (uint64_t)mask);
+	for (; em->kix[j]; j = (j + 1) & mask) {
+		const muh_value *w = &em->p->k[em->kix[j] - 1];
+		if (w->t == v.t && memcmp(&w->u, &v.u, sizeof(v.u)) == 0)
+			break;
+	}
+	return j;
+}
+
 /* The index of constant v in the pool (shared by equal constants), or -1.
- * A non-integer constant turns the integer interpreter off. */
+ * A non-integer constant turns the integer interpreter off. The lookup is a
+ * hash: a constraint with 10,000 distinct constants compiles in linear time. */
 static int add_const(emitter *em, muh_value v)
 {
 	prog *p = em->p;
 	if (v.t != MUH_INT)
 		p->int_ok = 0;
-	for (int i = 0; i < p->nk; i++)
-		if (p->k[i].t == v.t && memcmp(&p->k[i].u, &v.u, sizeof(v.u)) == 0)
-			return i;
+	if (2 * (p->nk + 1) > em->kixcap) {
+		int nc = em->kixcap ? em->kixcap * 2 : 32;
+		int *nx = calloc((size_t)nc, sizeof(int));
+		if (!nx) {
+			perr_nomem(em->ps);
+			return -1;
+		}
+		free(em->kix);
+		em->kix = nx;
+		em->kixcap = nc;
+		for (int i = 0; i < p->nk; i++)
+			em->kix[const_slot(em, p->k[i])] = i + 1;
+	}
+	int j = const_slot(em, v);
+	if (em->kix[j])
+		return em->kix[j] - 1;
 	if (p->nk == p->capk) {
 		int cap = p->capk ? p->capk * 2 : 8;
 		muh_value *nk = realloc(p->k, (size_t)cap * sizeof(muh_value));
@@ -1948,6 +1993,7 @@ static int add_const(emitter *em, muh_value v)
 		p->capk = cap;
 	}
 	p->k[p->nk] = v;
+	em->kix[j] = p->nk + 1;
 	return p->nk++;
 }
 
@@ -2043,6 +2089,29 @@ static int resolve(emitter *em, int ni)
 	return -1;
 }
 
+/* Node kinds whose left operand is walked iteratively (a left spine). */
+static int is_spine(int kind)
+{
+	return kind == N_BIN || kind == N_AND || kind == N_OR;
+}
+
+/* Pushes node ni onto ps's spine stack; -1 when out of memory. */
+static int spine_push(parser *ps, int ni)
+{
+	if (ps->nspine == ps->capspine) {
+		int cap = ps->capspine ? ps->capspine * 2 : 64;
+		int *ns = realloc(ps->spine, (size_t)cap * sizeof(int));
+		if (!ns) {
+			perr_nomem(ps);
+			return -1;
+		}
+		ps->spine = ns;
+		ps->capspine = cap;
+	}
+	ps->spine[ps->nspine++] = ni;
+	return 0;
+}
+
 static int emit_node(emitter *em, int ni);
 
 /* Emits binary operator b whose left operand is on the stack and whose right
@@ -2083,29 +2152,44 @@ static int emit_node(emitter *em, int ni)
 		if (s < 0 || depth(em, 1, n.pos) < 0)
 			return -1;
 		return emit(em, OP_PUSH_S, s, n.pos) < 0 ? -1 : 0;
-	case N_BIN: {
-		if (n.op == B_TDIV)
-			em->p->int_ok = 0;
-		if (emit_node(em, n.a) < 0)
-			return -1;
-		return emit_rhs(em, n.op, n.b, n.pos);
+	case N_BIN:
+	case N_AND:
+	case N_OR: {
+		/* a + b + c ... is ((a + b) + c) ...: the left spine is walked
+		 * with a stack, so that a 10,000-term sum does not recurse 10,000
+		 * deep; only right operands recurse, and the parser bounds their
+		 * nesting (MAX_NEST) */
+		int base = ps->nspine, leaf = ni;
+		while (is_spine(ps->nodes[leaf].kind)) {
+			if (spine_push(ps, leaf) < 0)
+				return -1;
+			leaf = ps->nodes[leaf].a;
+		}
+		int rc = emit_node(em, leaf);
+		while (rc == 0 && ps->nspine > base) {
+			const node m = ps->nodes[ps->spine[--ps->nspine]];
+			if (m.kind == N_BIN) {
+				if (m.op == B_TDIV)
+					em->p->int_ok = 0;
+				rc = emit_rhs(em, m.op, m.b, m.pos);
+				continue;
+			}
+			at = emit(em, m.kind == N_AND ? OP_JF_OR_POP : OP_JT_OR_POP, 0, m.pos);
+			if (at < 0)
+				rc = -1;
+			em->depth--;
+			if (rc == 0 && emit_node(em, m.b) < 0)
+				rc = -1;
+			if (rc == 0)
+				em->p->code[at].a = em->p->ncode;
+		}
+		ps->nspine = base;
+		return rc;
 	}
 	case N_UN:
 		if (emit_node(em, n.a) < 0)
 			return -1;
 		return emit(em, n.op, 0, n.pos) < 0 ? -1 : 0;
-	case N_AND:
-	case N_OR:
-		if (emit_node(em, n.a) < 0)
-			return -1;
-		at = emit(em, n.kind == N_AND ? OP_JF_OR_POP : OP_JT_OR_POP, 0, n.pos);
-		if (at < 0)
-			return -1;
-		em->depth--;
-		if (emit_node(em, n.b) < 0)
-			return -1;
-		em->p->code[at].a = em->p->ncode;
-		return 0;
 	case N_COND:
 		/* x if cond else y: cond; JF_POP else; x; JMP end; else: y; end: */
 		if (emit_node(em, n.b) < 0)
@@ -2127,7 +2211,7 @@ static int emit_node(emitter *em, int ni)
 		return 0;
 	case N_CMP: {
 		/* x0 x1 CHAIN end x2 CHAIN end ... xn CMP; end: */
-		int k = n.kids, patch[MAX_NEST], np = 0;
+		int k = n.kids, patch = -1; /* the CHAINs to patch, linked through .a */
 		if (emit_node(em, k) < 0)
 			return -1;
 		for (k = ps->nodes[k].next; k >= 0; k = ps->nodes[k].next) {
@@ -2143,14 +2227,14 @@ static int emit_node(emitter *em, int ni)
 			at = emit(em, OP_CHAIN_EQ + (op - B_EQ), 0, ps->nodes[k].pos);
 			if (at < 0)
 				return -1;
-			if (np == MAX_NEST) {
-				perr(ps, n.pos, "comparison chain too long");
-				return -1;
-			}
-			patch[np++] = at;
+			em->p->code[at].a = patch;
+			patch = at;
 		}
-		for (int i = 0; i < np; i++)
-			em->p->code[patch[i]].a = em->p->ncode;
+		while (patch >= 0) {
+			int prev = em->p->code[patch].a;
+			em->p->code[patch].a = em->p->ncode;
+			patch = prev;
+		}
 		return 0;
 	}
 	case N_CALL:
@@ -2197,8 +2281,10 @@ static int compile_node(parser *ps, int root, const char *const *names, int nnam
 {
 	memset(p, 0, sizeof(*p));
 	p->int_ok = 1;
-	emitter em = {ps, p, names, nnames, 0, list_var};
-	if (emit_node(&em, root) < 0 || emit(&em, OP_END, 0, ps->nodes[root].pos) < 0) {
+	emitter em = {ps, p, names, nnames, 0, list_var, NULL, 0};
+	int rc = emit_node(&em, root) < 0 || emit(&em, OP_END, 0, ps->nodes[root].pos) < 0;
+	free(em.kix);
+	if (rc) {
 		prog_free(p);
 		return -1;
 	}
@@ -2222,6 +2308,7 @@ static void parser_free(parser *ps)
 {
 	free(ps->nodes);
 	free(ps->pool);
+	free(ps->spine);
 }
 
 /* ------------------------------------------------------------- public API */
@@ -2396,11 +2483,75 @@ static mono mono_cmp(int op, mono x, mono y)
 }
 
 static mono mono_node(const muh_expr *e, int ni, int p, const double *lo, const double *hi,
+		      int *ok);
+
+/* One step up a left spine: node n (N_BIN, N_AND or N_OR) whose left
+ * operand's interval is a. */
+static mono mono_step(const muh_expr *e, const node *n, mono a, int p, const double *lo,
+                      const double *hi, int *ok)
+{
+	mono r = {0, 0, 2, 0};
+	mono b;
+	switch (n->kind) {
+	case N_BIN:
+		b = mono_node(e, n->b, p, lo, hi, ok);
+		if (n->op >= B_EQ && n->op <= B_GE) { /* one comparison */
+			if (a.bool_ || b.bool_)
+				*ok = 0;
+			r = mono_cmp(n->op, a, b);
+		} else if (n->op == B_ADD || n->op == B_SUB) {
+			if (n->op == B_SUB) {
+				double t = b.lo;
+				b.lo = -b.hi;
+				b.hi = -t;
+				b.dir = b.dir == 2 ? 2 : -b.dir;
+			}
+			r.lo = a.lo + b.lo;
+			r.hi = a.hi + b.hi;
+			r.dir = dir_add(a.dir, b.dir);
+		} else if (n->op == B_MUL) {
+			double c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+			r.lo = r.hi = c[0];
+			for (int i = 1; i < 4; i++) {
+				r.lo = fmin(r.lo, c[i]);
+				r.hi = fmax(r.hi, c[i]);
+			}
+			if (a.dir == 0 && b.dir == 0)
+				r.dir = 0;
+			else if (b.dir == 0 && a.dir != 2)
+				r.dir = b.lo >= 0 ? a.dir : b.hi <= 0 ? -a.dir : 2;
+			else if (a.dir == 0 && b.dir != 2)
+				r.dir = a.lo >= 0 ? b.dir : a.hi <= 0 ? -b.dir : 2;
+			else if (a.dir == b.dir && a.dir != 2 && a.lo >= 0 && b.lo >= 0)
+				r.dir = a.dir; /* both nonnegative, moving the same way */
+		} else {
+			*ok = 0;
+		}
+		break;
+	case N_AND:
+	case N_OR:
+		b = mono_node(e, n->b, p, lo, hi, ok);
+		if (!a.bool_ || !b.bool_) {
+			*ok = 0;
+			break;
+		}
+		r.lo = 0;
+		r.hi = 1;
+		r.bool_ = 1;
+		r.dir = dir_add(a.dir, b.dir);
+		break;
+	}
+	if (fabs(r.lo) > MONO_BOUND || fabs(r.hi) > MONO_BOUND)
+		*ok = 0;
+	return r;
+}
+
+static mono mono_node(const muh_expr *e, int ni, int p, const double *lo, const double *hi,
 		      int *ok)
 {
 	mono r = {0, 0, 2, 0};
 	const node *n = &e->nodes[ni];
-	mono a, b;
+	mono a;
 	if (!*ok)
 		return r;
 	switch (n->kind) {
@@ -2439,54 +2590,27 @@ static mono mono_node(const muh_expr *e, int ni, int p, const double *lo, const 
 		}
 		break;
 	case N_BIN:
-		a = mono_node(e, n->a, p, lo, hi, ok);
-		b = mono_node(e, n->b, p, lo, hi, ok);
-		if (n->op >= B_EQ && n->op <= B_GE) { /* one comparison */
-			if (a.bool_ || b.bool_)
-				*ok = 0;
-			r = mono_cmp(n->op, a, b);
-		} else if (n->op == B_ADD || n->op == B_SUB) {
-			if (n->op == B_SUB) {
-				double t = b.lo;
-				b.lo = -b.hi;
-				b.hi = -t;
-				b.dir = b.dir == 2 ? 2 : -b.dir;
-			}
-			r.lo = a.lo + b.lo;
-			r.hi = a.hi + b.hi;
-			r.dir = dir_add(a.dir, b.dir);
-		} else if (n->op == B_MUL) {
-			double c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-			r.lo = r.hi = c[0];
-			for (int i = 1; i < 4; i++) {
-				r.lo = fmin(r.lo, c[i]);
-				r.hi = fmax(r.hi, c[i]);
-			}
-			if (a.dir == 0 && b.dir == 0)
-				r.dir = 0;
-			else if (b.dir == 0 && a.dir != 2)
-				r.dir = b.lo >= 0 ? a.dir : b.hi <= 0 ? -a.dir : 2;
-			else if (a.dir == 0 && b.dir != 2)
-				r.dir = a.lo >= 0 ? b.dir : a.hi <= 0 ? -b.dir : 2;
-			else if (a.dir == b.dir && a.dir != 2 && a.lo >= 0 && b.lo >= 0)
-				r.dir = a.dir; /* both nonnegative, moving the same way */
-		} else {
-			*ok = 0;
-		}
-		break;
 	case N_AND:
-	case N_OR:
-		a = mono_node(e, n->a, p, lo, hi, ok);
-		b = mono_node(e, n->b, p, lo, hi, ok);
-		if (!a.bool_ || !b.bool_) {
+	case N_OR: {
+		/* the left spine without recursion (see emit_node); a spine
+		 * that cannot be held is "cannot prove" */
+		int len = 0, leaf = ni;
+		while (is_spine(e->nodes[leaf].kind))
+			leaf = e->nodes[leaf].a, len++;
+		int *sp = malloc((size_t)len * sizeof(int));
+		if (!sp) {
 			*ok = 0;
-			break;
+			return r;
 		}
-		r.lo = 0;
-		r.hi = 1;
-		r.bool_ = 1;
-		r.dir = dir_add(a.dir, b.dir);
-		break;
+		int i = len;
+		for (int k = ni; k != leaf; k = e->nodes[k].a)
+			sp[--i] = k;
+		r = mono_node(e, leaf, p, lo, hi, ok);
+		for (i = 0; i < len && *ok; i++)
+			r = mono_step(e, &e->nodes[sp[i]], r, p, lo, hi, ok);
+		free(sp);
+		return r;
+	}
 	case N_CMP: {
 		/* a chain x0 op1 x1 op2 x2 ... is the and of its links */
 		int k = n->kids;
@@ -2610,9 +2734,10 @@ static int eval_scalar(parser *ps, int ni, const char *const *var, const muh_val
 static int is_list_node(parser *ps, int ni)
 {
 	const node *n = &ps->nodes[ni];
+	while (n->kind == N_BIN && n->op == B_ADD) /* a loop: a + b + c ... may be long */
+		n = &ps->nodes[n->a];
 	return n->kind == N_LIST || n->kind == N_COMP ||
-	       (n->kind == N_CALL && (n->op == FN_RANGE || n->op == FN_LIST)) ||
-	       (n->kind == N_BIN && n->op == B_ADD && is_list_node(ps, n->a));
+	       (n->kind == N_CALL && (n->op == FN_RANGE || n->op == FN_LIST));
 }
 
 /* Appends range(start, stop, step) as Python: integer arguments, step not
@@ -2737,14 +2862,25 @@ static int eval_list_node(parser *ps, int ni, vlist *out)
 		break;
 	case N_BIN:
 		if (n->op == B_ADD && is_list_node(ps, n->a)) {
-			if (!is_list_node(ps, n->b)) {
-				perr(ps, ps->nodes[n->b].pos,
-				     "can only concatenate a list to a list");
-				return -1;
+			/* l1 + l2 + ... + ln: the left spine without recursion */
+			int base = ps->nspine, leaf = ni, rc = 0;
+			while (ps->nodes[leaf].kind == N_BIN && ps->nodes[leaf].op == B_ADD) {
+				if (spine_push(ps, leaf) < 0)
+					return -1;
+				leaf = ps->nodes[leaf].a;
 			}
-			if (eval_list_node(ps, n->a, out) < 0)
-				return -1;
-			return eval_list_node(ps, n->b, out);
+			rc = eval_list_node(ps, leaf, out);
+			while (rc == 0 && ps->nspine > base) {
+				int r = ps->nodes[ps->spine[--ps->nspine]].b;
+				if (!is_list_node(ps, r)) {
+					perr(ps, ps->nodes[r].pos, "can only concatenate a list to a list");
+					rc = -1;
+				} else {
+					rc = eval_list_node(ps, r, out);
+				}
+			}
+			ps->nspine = base;
+			return rc;
 		}
 		break;
 	}
