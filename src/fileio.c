@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,7 @@ char *file_read_fd(int fd, size_t *len)
 /* ---- the fault layer ------------------------------------------------------ */
 
 static long fault_at = -1; /* -1: MUH_FAULT_IO not read yet; 0: disarmed */
+static long kill_at;       /* MUH_FAULT_KILL: the call before which muh is killed */
 static long ncalls;
 static long sleep_ms = -1;
 
@@ -102,7 +104,10 @@ static void report_calls(void)
 		fault_at && ncalls >= fault_at ? "fired" : "not reached");
 }
 
-/* Counts one call; true when this one is to fail (errno set to err). */
+/* Counts one call; true when this one is to fail (errno set to err). With
+ * MUH_FAULT_KILL=N the process is killed (SIGKILL, as kill -9) just before
+ * its Nth call, so that a test can stop an operation at every point
+ * between two I/O calls, in turn, without timing. */
 static int fault(int err)
 {
 	if (fault_at < 0) {
@@ -110,11 +115,15 @@ static int fault(int err)
 		fault_at = e ? atol(e) : 0;
 		if (fault_at < 0)
 			fault_at = 0;
+		const char *k = getenv("MUH_FAULT_KILL");
+		kill_at = k ? atol(k) : 0;
 		const char *st = getenv("MUH_FAULT_IO_STATS");
 		if (st && !strcmp(st, "1"))
 			atexit(report_calls);
 	}
 	ncalls++;
+	if (kill_at > 0 && ncalls == kill_at)
+		raise(SIGKILL);
 	if (fault_at && ncalls == fault_at) {
 		errno = err;
 		return 1;

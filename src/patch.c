@@ -15,6 +15,7 @@
  * touch a file the plan does not change; print.
  */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -1828,9 +1829,42 @@ static int journal_open(const char *backup_dir, char *rootreal, size_t rn, struc
 	return rc;
 }
 
+/* An apply killed after writing its journal's temporary file and before
+ * the rename that makes it backup_dir/journal.json has changed no file of
+ * the tree (nothing is written there before the journal is in place). True
+ * when that is so: the journal's temporary files are removed (counted in
+ * r->tmp_removed) and there is nothing else to do. */
+static int journal_unfinished(const char *backup_dir, patch_recovery *r)
+{
+	char jpath[PATH_MAX];
+	struct stat sb;
+	snprintf(jpath, sizeof(jpath), "%s/journal.json", backup_dir);
+	if (lstat(jpath, &sb) == 0 || errno != ENOENT)
+		return 0;
+	DIR *dir = opendir(backup_dir);
+	if (!dir)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while ((e = readdir(dir))) {
+		if (strncmp(e->d_name, "journal.json.muh-tmp.", 21))
+			continue;
+		found = 1;
+		snprintf(jpath, sizeof(jpath), "%s/%s", backup_dir, e->d_name);
+		if (fio_unlink(jpath) == 0)
+			r->tmp_removed++;
+	}
+	closedir(dir);
+	if (found)
+		r->incomplete = 1;
+	return found;
+}
+
 int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
+	if (journal_unfinished(backup_dir, r))
+		return MUH_OK;
 	char rootreal[PATH_MAX];
 	struct target *t;
 	size_t n;
@@ -1887,6 +1921,8 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
+	if (journal_unfinished(backup_dir, r))
+		return MUH_OK;
 	char rootreal[PATH_MAX];
 	struct target *t;
 	size_t n;

@@ -7,8 +7,9 @@
  * power cut may lose the last commits but never corrupts the file.
  *
  * Opening checks before it writes anything: a file that is not a muh store
- * (no meta.schema_version), a corrupt one (PRAGMA quick_check) or one of a
- * newer schema is refused, and left byte-identical (no tables added, no
+ * (no meta.schema_version), one holding a trigger or a view (muh makes
+ * neither), a corrupt one (PRAGMA quick_check) or one of a newer schema is
+ * refused, and left byte-identical (no tables added, no
  * switch to WAL). Only store_open (the writers) creates a store, and only
  * in a missing or empty file; store_open_ro (the readers) opens with
  * mode=ro, and immutable=1 when no -wal lies beside the store or the
@@ -244,6 +245,36 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 				 " reads up to " STORE_SCHEMA_VERSION "): use the muh that wrote it", path, version);
 		return MUH_EENV;
 	}
+	/* muh makes tables and indexes only: a trigger runs SQL on muh's writes
+	 * (one could delete or rewrite measurements as they are stored) and a
+	 * view can stand where muh expects a table; either is someone else's
+	 * change to the store, refused before anything is read or written */
+	if (sqlite3_prepare_v2(st->db, "SELECT type, name, count(*) OVER () FROM sqlite_master "
+				       "WHERE type IN ('trigger', 'view') ORDER BY type, name LIMIT 1",
+			       -1, &s, NULL) != SQLITE_OK) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
+				 sqlite3_errmsg(st->db));
+		return MUH_EENV;
+	}
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(s, 0);
+		const char *name = (const char *)sqlite3_column_text(s, 1);
+		int more = sqlite3_column_int(s, 2) - 1;
+		char also[48] = "";
+		if (more > 0)
+			snprintf(also, sizeof(also), ", and %d more trigger%s or view%s", more,
+				 more == 1 ? "" : "s", more == 1 ? "" : "s");
+		if (d)
+			snprintf(d->msg, sizeof(d->msg),
+				 "%.600s holds a %s that muh did not create ('%.100s'%s); muh's stores have "
+				 "no triggers or views (one could change rows as muh writes them): the store "
+				 "is refused, untouched (drop it with sqlite3, or use another --db)",
+				 path, type ? type : "?", name ? name : "?", also);
+		sqlite3_finalize(s);
+		return MUH_EINPUT;
+	}
+	sqlite3_finalize(s);
 	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK) {
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s", path, sqlite3_errmsg(st->db));

@@ -12,8 +12,9 @@
  * Arming: fio_fault_arm(N) (unit tests), or the environment variable
  * MUH_FAULT_IO=N read at the first fio_* call (the CLI). MUH_FAULT_SLEEP_MS=M
  * sleeps M milliseconds before each fio_rename, so that a test can kill -9
- * the process between two renames. MUH_FAULT_IO_STATS=1 prints the number of
- * calls at exit. None of these is meant for users.
+ * the process between two renames; MUH_FAULT_KILL=N kills the process
+ * (SIGKILL) just before its Nth counted call, so that a test can stop it at
+ * every point in turn. MUH_FAULT_IO_STATS=1 prints the number of calls at exit. None of these is meant for users.
  */
 #ifndef MUH_FILEIO_H
 #define MUH_FILEIO_H

@@ -112,7 +112,9 @@ typedef struct patch_recovery {
  * file that holds the patched content gets its original back from the
  * backup (checked against the journal's hash first), every temporary file
  * is removed. Refuses (MUH_EINPUT, nothing changed) when a file holds
- * neither the original nor the patched content. */
+ * neither the original nor the patched content. An apply killed while
+ * writing its journal changed nothing: the journal's temporary file is
+ * removed (tmp_removed, incomplete set) and MUH_OK; so for patch_resume. */
 MUH_API int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d);
 
 /* Finishes a killed apply from its journal: renames every complete
