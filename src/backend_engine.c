@@ -487,6 +487,11 @@ static int engine_open(eval_ctx *c, muh_diag *d)
 		return MUH_EENV;
 	if (curl_dl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return diag_errorf(d, "libcurl cannot start"), MUH_EENV;
+	/* a fixed target.port that something already listens on fails every
+	 * variant alike: the environment's fault, said once before any work */
+	if (c->target->port && port_taken(c->target->port))
+		return diag_errorf(d, "port %d on 127.0.0.1 (target.port) is already taken by another "
+				      "process; no server was started", c->target->port), MUH_EENV;
 	/* a server's children that outlive it are reparented here and reaped */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	return MUH_OK;

@@ -388,7 +388,8 @@ static void tl_free(struct tl *l)
 }
 
 /* Where env entries live and how a new one is written. */
-enum { ENV_NONE, ENV_MAP, ENV_K8S, ENV_LIST, ENV_SHELL, ENV_EXPORT };
+enum { ENV_NONE, ENV_MAP, ENV_K8S, ENV_LIST, ENV_SHELL, ENV_EXPORT, ENV_FLOWMAP, ENV_FLOWLIST,
+       ENV_FLOWK8S };
 
 struct envloc {
 	int style;
@@ -850,9 +851,56 @@ static void value_span(struct P *P, struct fy_node *v, size_t *vs, size_t *ve, c
 	scalar_region(P, v, vs, ve, q, &lit, &blk);
 }
 
+static int read_env_entries(struct P *P, struct fy_node *env);
+
+/* Where the flow collection n ({...} or [...]) closes: the offset of its
+ * close character (after its last entry, past spaces, line ends, a comma
+ * and comments), or NOSPAN. */
+static size_t flow_close(const struct P *P, struct fy_node *n, char close)
+{
+	size_t i = last_end(n);
+	while (i && i < P->len) {
+		char c = P->text[i];
+		if (c == close)
+			return i;
+		if (c == '#')
+			while (i < P->len && P->text[i] != '\n')
+				i++;
+		else if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == '"' || c == '\'')
+			i++; /* a closing quote: last_end is inside it */
+		else
+			return NOSPAN;
+	}
+	return NOSPAN;
+}
+
+/* A flow-style env ({A: 1} or ["A=1"]) with entries gets a new entry just
+ * before its close, as ", KEY: value": a new line would be a second env
+ * key (the write failed with "duplicate key"). */
+static void flow_env(struct P *P, struct fy_node *env)
+{
+	if (P->env.style == ENV_NONE || fy_node_get_style(env) != FYNS_FLOW)
+		return;
+	int map = P->env.style == ENV_MAP;
+	size_t at = flow_close(P, env, map ? '}' : ']');
+	P->env.style = at == NOSPAN ? ENV_NONE
+		       : map        ? ENV_FLOWMAP
+		       : P->env.style == ENV_LIST ? ENV_FLOWLIST : ENV_FLOWK8S;
+	P->env.ins = at == NOSPAN ? 0 : at;
+}
+
 /* env: a mapping (KEY: value), a k8s list of {name, value}, or a compose
- * list of "KEY=VALUE". */
+ * list of "KEY=VALUE"; block or flow style. */
 static int read_env(struct P *P, struct fy_node *env)
+{
+	int rc = read_env_entries(P, env);
+	if (!rc)
+		flow_env(P, env);
+	return rc;
+}
+
+/* read_env's entries. */
+static int read_env_entries(struct P *P, struct fy_node *env)
 {
 	const char *t = P->text;
 	if (is_map(env)) {
@@ -2107,6 +2155,32 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		return MUH_OK;
 	}
 	switch (E->style) {
+	case ENV_FLOWMAP:
+		*es = *ee = E->ins;
+		strbuf_str(s, ", ");
+		put_yaml_scalar(s, name, name[strcspn(name, ",[]{}:#'\" ")] ? '"' : 0, 1);
+		strbuf_str(s, ": ");
+		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
+		return MUH_OK;
+	case ENV_FLOWLIST: {
+		*es = *ee = E->ins;
+		strbuf_str(s, ", ");
+		strbuf kv = {0};
+		strbuf_str(&kv, name);
+		strbuf_ch(&kv, '=');
+		strbuf_str(&kv, value);
+		put_yaml_scalar(s, kv.b ? kv.b : "", E->quote ? E->quote : '"', 1);
+		free(kv.b);
+		return MUH_OK;
+	}
+	case ENV_FLOWK8S:
+		*es = *ee = E->ins;
+		strbuf_str(s, ", {name: ");
+		put_yaml_scalar(s, name, '"', 1);
+		strbuf_str(s, ", value: ");
+		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
+		strbuf_ch(s, '}');
+		return MUH_OK;
 	case ENV_MAP:
 		*es = *ee = E->ins;
 		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')

@@ -1564,6 +1564,43 @@ static void remove_temps(struct target *t, size_t from, size_t nt)
 			unlink(t[i].tmp); /* the injected fault is spent: this one works */
 }
 
+/* Removes what an apply that changed no file wrote into backup_dir: the
+ * journal (jpath, "" when not begun), the backups, the folders made for
+ * them when empty, and TREE/.muh-backup when that is left empty too (the
+ * CLI's default place), so that a refused apply leaves nothing behind. */
+static void undo_backups(const struct target *t, size_t nt, const char *backup_dir, const char *jpath)
+{
+	if (!backup_dir)
+		return;
+	if (jpath[0])
+		unlink(jpath);
+	size_t bl = strlen(backup_dir);
+	for (size_t i = 0; i < nt; i++) {
+		if (!t[i].bak[0])
+			continue;
+		unlink(t[i].bak);
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", t[i].bak);
+		for (char *sl = strrchr(dir, '/'); sl && (size_t)(sl - dir) > bl; sl = strrchr(dir, '/')) {
+			*sl = '\0';
+			if (rmdir(dir))
+				break;
+		}
+	}
+	if (rmdir(backup_dir) == 0) {
+		char up[PATH_MAX];
+		snprintf(up, sizeof(up), "%s", backup_dir);
+		char *sl = strrchr(up, '/');
+		if (sl) {
+			*sl = '\0';
+			const char *base = strrchr(up, '/');
+			base = base ? base + 1 : up;
+			if (!strcmp(base, ".muh-backup"))
+				rmdir(up);
+		}
+	}
+}
+
 int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_diag *d)
 {
 	*nwritten = 0;
@@ -1635,7 +1672,8 @@ int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_d
 		free(t);
 		return rc;
 	}
-	/* 2. backups, 3. the journal */
+	/* 2. backups, 3. the journal (both removed again when the apply fails
+	 * with no file changed: undo_backups) */
 	char jpath[PATH_MAX] = "";
 	for (size_t i = 0; i < nt && backup_dir && !rc; i++) {
 		unlink(t[i].bak); /* a backup folder given twice: the newest originals */
@@ -1673,6 +1711,7 @@ int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_d
 	}
 	if (rc) {
 		remove_temps(t, 0, ntmp);
+		undo_backups(t, nt, backup_dir, jpath);
 		free(t);
 		return rc;
 	}
@@ -1692,6 +1731,8 @@ int patch_apply(const muh_patch *p, const char *backup_dir, int *nwritten, muh_d
 				list_add(restored, sizeof(restored), t[k].rel);
 		}
 		diag_at(d, t[done].path, 0, 0, NULL);
+		if (!changed[0])
+			undo_backups(t, nt, backup_dir, jpath);
 		if (!changed[0])
 			diag_errorf(d, "cannot rename %s into place: %s; no file changed%s%s%s",
 				    t[done].tmp, strerror(e), restored[0] ? " (put back: " : "",

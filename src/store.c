@@ -25,6 +25,7 @@
  * recognised as a muh store.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -356,6 +357,20 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	int fs = file_state(path, d);
 	if (fs < 0)
 		return MUH_EINPUT; /* a folder, not SQLite: the file named is at fault */
+	if (!fs) {
+		/* a store this process cannot write is refused before SQLite opens
+		 * it: reading a WAL store read-write-less makes its -wal and -shm
+		 * beside it, and they were left behind */
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
+			if (d)
+				snprintf(d->msg, sizeof(d->msg), "cannot write store %.800s: %s (reading "
+					 "commands open it read-only)", path, strerror(errno));
+			return MUH_EENV;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	muh_store *st = calloc(1, sizeof(*st));
 	if (!st)
 		return MUH_ENOMEM;

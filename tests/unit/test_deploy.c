@@ -466,6 +466,50 @@ static void test_json_and_strings(void **state)
 	deploy_free(f);
 }
 
+/* Flow-style env (issue 30): a new entry goes inside the braces or
+ * brackets ({A: 1} took a second line "env: {B: ..." and failed with
+ * "duplicate key"); an existing one is changed in place. */
+static void test_flow_env(void **state)
+{
+	const char *t = "command: [vllm, serve, /m, --max-num-seqs, \"4\"]\nenv: {A: 1, VLLM_USE_V1: \"1\"}\n";
+	deploy_file *f = NULL, *g;
+	muh_diag d;
+	if (deploy_parse("x.yaml", t, strlen(t), NULL, &f, &d))
+		fail_msg("%s", d.msg);
+	g = set_ok(f, "NEW_VAR", "a, b}");
+	assert_string_equal(g->text, "command: [vllm, serve, /m, --max-num-seqs, \"4\"]\n"
+				     "env: {A: 1, VLLM_USE_V1: \"1\", NEW_VAR: \"a, b}\"}\n");
+	assert_string_equal(deploy_find(g, "NEW_VAR")->value, "a, b}");
+	deploy_free(g);
+	g = set_ok(f, "A", "2");
+	assert_non_null(strstr(g->text, "env: {A: 2, VLLM_USE_V1: \"1\"}\n"));
+	deploy_free(g);
+	deploy_free(f);
+	/* over several lines, with a comment before the close */
+	t = "command: [vllm, serve, /m]\nenv: {\n  A: 1,\n  B: x  # the last\n  }\n";
+	if (deploy_parse("x.yaml", t, strlen(t), NULL, &f, &d))
+		fail_msg("%s", d.msg);
+	g = set_ok(f, "C", "3");
+	assert_string_equal(deploy_find(g, "C")->value, "3");
+	deploy_free(g);
+	deploy_free(f);
+	/* compose's flow list of KEY=VALUE */
+	t = "services:\n  vllm:\n    image: vllm/vllm-openai\n    command: [--model, /m, --max-num-seqs, \"8\"]\n"
+	    "    environment: [\"A=1\"]\n";
+	if (deploy_parse("docker-compose.yaml", t, strlen(t), NULL, &f, &d))
+		fail_msg("%s", d.msg);
+	g = set_ok(f, "B", "2");
+	assert_non_null(strstr(g->text, "environment: [\"A=1\", \"B=2\"]\n"));
+	deploy_free(g);
+	deploy_free(f);
+	/* an empty flow map has no entry to write after: refused, not broken */
+	t = "command: [vllm, serve, /m]\nenv: {}\n";
+	if (deploy_parse("x.yaml", t, strlen(t), NULL, &f, &d))
+		fail_msg("%s", d.msg);
+	set_refused(f, "A", "1");
+	deploy_free(f);
+}
+
 /* Not a launch file, broken YAML: MUH_EINPUT with file:line:col. */
 static void test_errors(void **state)
 {
@@ -532,6 +576,7 @@ int main(void)
 	    cmocka_unit_test(test_shell),          cmocka_unit_test(test_k8s),
 	    cmocka_unit_test(test_compose),        cmocka_unit_test(test_json_and_strings),
 	    cmocka_unit_test(test_errors),         cmocka_unit_test(test_schemas),
+	    cmocka_unit_test(test_flow_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
