@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 #include "json_int.h"
@@ -692,6 +694,7 @@ struct run {
 	dvec ttft, tpot, e2e, itl;
 	double t_first_send, t_last_send, t_last_end;
 	int oom;
+	int env_errno; /* EMFILE, ENOMEM, ... met by muh itself opening a connection */
 	long long usage_tokens, usage_chunks; /* over measured requests with a usage block */
 	size_t usage_requests;
 };
@@ -808,6 +811,19 @@ static char *make_body(struct run *R, size_t i)
  * copy per request, not one handle reused: libcurl counts the retries of a
  * connection that died on reuse (llama.cpp's server closes after each
  * stream) over a handle's whole life and gives up after five. */
+/* curl's socket opener: a socket() that fails for want of descriptors,
+ * memory or buffers is recorded (curl says only "Couldn't connect"). */
+static curl_socket_t open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct run *R = ud;
+	(void)purpose;
+	int fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	if (fd < 0 && !R->env_errno &&
+	    (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS))
+		R->env_errno = errno;
+	return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
 static CURL *make_template(struct run *R)
 {
 	CURL *h = curl_dl.easy_init();
@@ -819,6 +835,8 @@ static CURL *make_template(struct run *R)
 	curl_dl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
 	curl_dl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_dl.easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+	curl_dl.easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_dl.easy_setopt(h, CURLOPT_OPENSOCKETDATA, R);
 	long tmo = (long)(R->o->request_timeout_s * 1000 + 0.5);
 	if (tmo < 1)
 		tmo = 1;
@@ -913,6 +931,15 @@ static void req_finish(struct run *R, struct req *q, int cc)
 	long http = q->http;
 	if (!q->http_checked)
 		curl_dl.easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &http);
+	/* out of descriptors, memory or disk in muh itself: muh's environment,
+	 * not the server's failure (it was blamed: "Couldn't connect") */
+	long oe = 0;
+	if (cc > 0 && cc != CURLE_OK)
+		curl_dl.easy_getinfo(q->h, CURLINFO_OS_ERRNO, &oe);
+	if (cc == CURLE_OUT_OF_MEMORY)
+		oe = ENOMEM;
+	if (!R->env_errno && (oe == EMFILE || oe == ENFILE || oe == ENOMEM || oe == ENOBUFS || oe == ENOSPC))
+		R->env_errno = (int)oe;
 	curl_dl.multi_remove_handle(R->m, q->h);
 	curl_dl.easy_cleanup(q->h);
 	q->h = NULL;
@@ -1047,6 +1074,8 @@ static int drain(struct run *R)
  * nobody listens on). */
 static int more_to_send(struct run *R, size_t count, size_t sent, double t0, double duration)
 {
+	if (R->env_errno)
+		return 0; /* muh cannot open more: the run stops, see load_run */
 	if (R->refused_row >= LOAD_GONE_AFTER) {
 		R->r->server_gone = 1;
 		return 0;
@@ -1323,6 +1352,18 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		rc = MUH_ENOMEM;
 	if (rc == MUH_ENOMEM)
 		diag_errorf(d, "out of memory during the load run");
+	if (!rc && R.env_errno) {
+		struct rlimit nf = {0, 0};
+		getrlimit(RLIMIT_NOFILE, &nf);
+		if (R.env_errno == EMFILE)
+			diag_errorf(d, "muh ran out of file descriptors opening a connection (EMFILE: this process "
+				       "may open %llu, ulimit -n); muh's environment, not the server's fault: raise the "
+				       "limit or lower load.concurrency", (unsigned long long)nf.rlim_cur);
+		else
+			diag_errorf(d, "muh's environment, not the server's fault: opening a connection failed "
+				       "with %s", strerror(R.env_errno));
+		rc = MUH_EENV;
+	}
 	if (!rc && R.usage_requests &&
 	    (double)R.usage_tokens > (1 + o->chunk_tolerance) * (double)R.usage_chunks + (double)R.usage_requests) {
 		/* the usage blocks claim more than the streams carried: no request's

@@ -99,4 +99,47 @@ done
 cd "$REPO" || exit 1
 kill $lpid 2>/dev/null
 wait $lpid 2>/dev/null
+
+# ---- muh out of file descriptors (issue 30, item 5): muh's environment,
+# not the server's fault (it was "Couldn't connect to server", 7 of 8
+# requests failed, a wrong_result of the server)
+fake-server --port 0 --delay-ms 5 >"$TMP/fake.log" 2>&1 &
+fpid=$!
+FP=""
+for _ in $(seq 100); do
+	FP=$(python3 - "$fpid" <<'PY'
+import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        t = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if t.startswith("socket:["):
+        inodes.add(t[8:-1])
+for line in open("/proc/net/tcp").readlines()[1:]:
+    f = line.split()
+    if f[3] == "0A" and f[9] in inodes:
+        print(int(f[1].split(":")[1], 16))
+        break
+PY
+)
+	[ -n "$FP" ] && break
+	sleep 0.1
+done
+[ -n "$FP" ] || fail "test setup: the fake server listens: $(cat "$TMP/fake.log")"
+run bash -c "ulimit -n 8; exec \"\$0\" load http://127.0.0.1:$FP --concurrency 8 --requests 16 --prompt-tokens 4 --output-tokens 4" "$MUH"
+expect_rc 3 "load with 8 file descriptors"
+head -1 "$TMP/err" | grep -q "muh ran out of file descriptors opening a connection (EMFILE: this process may open 8, ulimit -n); muh's environment, not the server's fault" ||
+	fail "load: the first stderr line names muh's limit: $(head -1 "$TMP/err")"
+kill $fpid 2>/dev/null
+wait $fpid 2>/dev/null
+cp tests/fixtures/fake/decide.yaml "$TMP/eng/decide2.yaml"
+cd "$TMP/eng" || exit 1
+run bash -c 'ulimit -n 8; exec "$0" eval decide2.yaml --no-noise' "$MUH"
+grep -q "muh ran out of file descriptors opening a connection (EMFILE" "$TMP/out" ||
+	fail "eval with 8 file descriptors: the variant's error names muh's limit: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
+grep -q "Couldn't connect" "$TMP/out" && fail "eval with 8 file descriptors blames the server"
+cd "$REPO" || exit 1
 done_tests
