@@ -346,8 +346,26 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 	b->decision = sm;
 	if (sm->winner >= 0)
 		to_front(b, sm->f[sm->winner].key);
-	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok)
-		b->keeps_baseline = to_front(b, sm->baseline);
+	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok &&
+		 !(b->keeps_baseline = to_front(b, sm->baseline))) {
+		/* measured in the stage's rounds only (the search stopped before
+		 * it): it stays all the same, at its rounds' median */
+		best_entry *nr = realloc(b->ranked, (b->nranked + 1) * sizeof(*nr));
+		char *key = strdup(sm->baseline);
+		if (!nr || !key) {
+			free(key);
+			if (nr)
+				b->ranked = nr;
+			return MUH_ENOMEM;
+		}
+		b->ranked = nr;
+		memmove(b->ranked + 1, b->ranked, b->nranked * sizeof(*b->ranked));
+		double score = objective_is_time(&b->objective) || !b->objective.maximize ? sm->base_value
+											   : 1.0 / sm->base_value;
+		b->ranked[0] = (best_entry){.key = key, .score = score, .burst_score = score, .sm_clock_mhz = NAN};
+		b->nranked++;
+		b->keeps_baseline = 1;
+	}
 	return MUH_OK;
 }
 

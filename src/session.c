@@ -96,6 +96,7 @@ struct muh_session {
 	transfer_seeds ts;  /* gathered by session_start */
 	baseline_pick base; /* read by session_start; base_cfg NULL: the defaults are the baseline */
 	uint32_t *base_cfg;
+	int base_found;     /* a baseline file was read (its entry may be the defaults, or invalid) */
 	long long measured, from_store, slo_missed, drifts, remeasured;
 	double noise;
 	int noisy, noise_stored;
@@ -366,6 +367,7 @@ static int read_baseline(muh_session *s, muh_diag *d)
 {
 	free(s->base_cfg);
 	s->base_cfg = NULL;
+	s->base_found = 0;
 	memset(&s->base, 0, sizeof(s->base));
 	if (s->o.no_baseline)
 		return MUH_OK;
@@ -390,11 +392,13 @@ static int read_baseline(muh_session *s, muh_diag *d)
 	space_default(s->space, def);
 	int same = !memcmp(def, s->base_cfg, s->np * sizeof(uint32_t));
 	free(def);
+	s->base_found = 1;
 	if (!s->base.valid) {
 		note(s, 0, "baseline: %s (%s) %s: the defaults are the baseline", s->base.from, s->base.key, s->base.why);
 		goto none;
 	}
 	if (same) {
+		s->base.is_defaults = 1;
 		note(s, 0, "baseline: %s is the defaults", s->base.from);
 		goto none;
 	}
@@ -408,7 +412,7 @@ none:
 
 const baseline_pick *session_baseline(const muh_session *s)
 {
-	return s->base_cfg ? &s->base : NULL;
+	return s->base_found ? &s->base : NULL;
 }
 
 int session_start(muh_session *s, muh_diag *d)

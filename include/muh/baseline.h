@@ -47,6 +47,7 @@ typedef struct baseline_pick {
 	double file_key;  /* the batch size of the entry taken */
 	int exact;        /* 1: the file's entry for this instance's own batch size */
 	int valid;        /* 0: the entry breaks a constraint of this space (why says which) */
+	int is_defaults;  /* 1: the entry is the instance's defaults (set by the session) */
 	char key[4096];   /* its canonical variant key */
 	char from[1024];  /* a sentence: which file, which entry */
 	char why[512];    /* valid 0: why */

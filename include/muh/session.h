@@ -140,9 +140,10 @@ MUH_API muh_evaluator *session_evaluator(muh_session *s);
 MUH_API muh_store *session_store(muh_session *s); /* NULL without opts.db */
 /* The transfer seeds session_start gathered (none before it). */
 MUH_API const struct transfer_seeds *session_transfer_seeds(const muh_session *s);
-/* The baseline session_start read (baseline.h); NULL when the defaults are
- * the baseline (none asked, none shipped, or its entry is the defaults or
- * breaks a constraint: a note said so). */
+/* The baseline session_start read (baseline.h); NULL when no file was read
+ * (none asked, none shipped). Its entry may be the defaults (is_defaults)
+ * or break a constraint (valid 0): the defaults are then the baseline, and
+ * only an entry that is neither is evaluated as one. */
 struct baseline_pick;
 MUH_API const struct baseline_pick *session_baseline(const muh_session *s);
 /* The problem instance: "NAME=VALUE,..." in spec order ("" without symbols). */

@@ -103,7 +103,8 @@ typedef struct strategy_opts {
 	const uint32_t *transfer_seeds;
 	size_t ntransfer_seeds;
 	/* The baseline (baseline.h: the entry an engine ships): evaluated right
-	 * after the defaults, source "baseline", whatever skip_spec_seeds says;
+	 * after the defaults, source "baseline", whatever skip_spec_seeds says,
+	 * the time budget or the evaluation budget (it counts in the latter);
 	 * NULL: none. Skipped (STRATEGY_EV_SEED_SKIPPED, source "baseline")
 	 * when it is the defaults or breaks a constraint. */
 	const uint32_t *baseline_cfg;

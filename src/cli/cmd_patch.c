@@ -696,6 +696,37 @@ static const struct runbest *first_ranked(const struct storeread *sr, muh_diag *
 	return NULL;
 }
 
+/* One line of an emitted file's summary: what batch size M holds and why
+ * (the run's decision: a proven gain over what ships, or what ships kept),
+ * with the paired intervals over the baseline and the defaults. */
+static void say_decision(const struct runbest *b, long long M)
+{
+	const decide_summary *sm = b->best.decision;
+	char key[4096];
+	snprintf(key, sizeof(key), "%s", nth_key(b, 0));
+	if (!sm) {
+		printf("  M=%-5lld %s: the search's best, not decided (no decision stage: --finalists 0, or a "
+		       "replay)\n",
+		       M, key);
+		return;
+	}
+	int ships = b->best.default_key && sm->baseline[0] && strcmp(sm->baseline, b->best.default_key);
+	const char *base = ships ? "what ships" : "the defaults";
+	if (sm->winner >= 0) {
+		const stats_ratio *g = &sm->f[sm->winner].gain;
+		printf("  M=%-5lld %s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key, g->ratio, base, g->lo,
+		       g->hi, g->n);
+	} else if (b->best.keeps_baseline) {
+		printf("  M=%-5lld %s: what ships, kept (no proven gain: %s)", M, key, sm->why);
+	} else {
+		printf("  M=%-5lld %s: no proven gain over %s (%s)", M, key, base, sm->why);
+	}
+	if (ships && isfinite(sm->vs_defaults.ratio))
+		printf("; %.3fx the defaults (%.3f-%.3fx)", sm->vs_defaults.ratio, sm->vs_defaults.lo,
+		       sm->vs_defaults.hi);
+	putchar('\n');
+}
+
 /* --emit: the config files an engine reads, from the best results. */
 static int emit(const char *kind, const struct storeread *sr, const struct emitopt *eo, muh_diag *d)
 {
@@ -740,6 +771,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			long long v6[6];
 			char vtxt[64][6][24];
 			const char *vals[64][6];
+			const struct runbest *from[64];
 			size_t nb = 0;
 			for (size_t j = i; j < sr->n && nb < 64; j++) {
 				long long E2, N2, M2;
@@ -756,12 +788,31 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				}
 				if (!ok)
 					continue;
-				best[nb] = (patch_best){dev, M2, 6, moe_names, vals[nb], NULL};
-				say_inert(c, nth_key(c, 0), "written as measured: JSON holds no comment");
-				nb++;
+				/* a batch size tuned again (an edited spec is a new run): the
+				 * latest run is the one written */
+				size_t at = nb;
+				for (size_t q = 0; q < nb; q++)
+					if (best[q].batch == M2)
+						at = q;
+				if (at < nb) {
+					fprintf(stderr, "muh patch: note: M=%lld: run %lld is written, not the earlier run %lld "
+							"(--run picks one)\n",
+						M2, (long long)c->run, (long long)from[at]->run);
+					for (int k = 0; k < 6; k++) {
+						memcpy(vtxt[at][k], vtxt[nb][k], sizeof(vtxt[at][k]));
+						vals[at][k] = vtxt[at][k];
+					}
+				}
+				best[at] = (patch_best){dev, M2, 6, moe_names, vals[at], NULL};
+				from[at] = c;
+				if (at == nb)
+					nb++;
 			}
 			if (!nb)
 				continue;
+			for (size_t q = 0; q < nb; q++) {
+				say_inert(from[q], nth_key(from[q], 0), "written as measured: JSON holds no comment");
+			}
 			char *json, name[512], path[4096];
 			int rc = patch_moe_json(best, nb, &json, d);
 			if (rc)
@@ -774,6 +825,8 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				return rc;
 			printf("wrote %s (%zu batch sizes)\n", path, nb);
 			printf("  %s\n", prov);
+			for (size_t q = 0; q < nb; q++)
+				say_decision(from[q], best[q].batch);
 			if (elsewhere) { /* vLLM reads every key as a batch size: the note goes beside */
 				char ppath[4200];
 				snprintf(ppath, sizeof(ppath), "%s.provenance.json", path);

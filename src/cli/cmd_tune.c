@@ -704,6 +704,8 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	double best = r->have_best ? r->records[r->best].time_s : NAN;
 	/* the baseline (what ships), measured in this run right after the defaults */
 	const baseline_pick *bp = session_baseline(s);
+	if (bp && (!bp->valid || bp->is_defaults))
+		bp = NULL; /* the defaults are the baseline: their line says it */
 	long bi = -1;
 	for (size_t k = 0; bp && k < r->nrecords && bi < 0; k++)
 		if (r->records[k].source && !strcmp(r->records[k].source, "baseline"))
@@ -982,14 +984,15 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 	decide_opts o;
 	decide_defaults(&o);
 	o.finalists = (size_t)k;
-	o.baseline_key = bp ? bp->key : NULL;
+	o.baseline_key = bp && bp->valid && !bp->is_defaults ? bp->key : NULL;
 	if (A->rounds)
 		o.max_rounds = A->rounds;
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
 	if (!json) {
 		printf("\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
 		       "before any winner is named\n",
-		       bp ? "the baseline (what ships)" : "the defaults", k, bp ? " (and the defaults)" : "",
+		       o.baseline_key ? "the baseline (what ships)" : bp ? "the defaults (what ships)" : "the defaults", k,
+		       o.baseline_key ? " (and the defaults)" : "",
 		       DECIDE_MIN_ROUNDS, o.max_rounds, engine ? "" : ", each a fresh build warmed to its sustained clock");
 		fflush(stdout);
 	}
