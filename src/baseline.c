@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_int.h"
 #include "muh/baseline.h"
 #include "muh/fileio.h"
 #include "muh/muh.h"
@@ -171,13 +172,8 @@ int baseline_entry(const muh_space *sp, const char *path, uint32_t *cfg, baselin
 		return MUH_EENV;
 	}
 	int rc = MUH_OK;
-	cJSON *root = cJSON_ParseWithLength(text, len);
+	cJSON *root = json_parse_at(text, len, path, d);
 	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		int line = 1, col = 1;
-		if (at && at >= text && at <= text + len)
-			diag_linecol(text, (size_t)(at - text), &line, &col);
-		diag_at(d, path, line, col, text);
 		rc = diag_errorf(d, "not JSON; expected an engine config file keyed by batch size");
 		goto out;
 	}

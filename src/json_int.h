@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "muh/diag.h"
+
 /* Adds k: v to object o, null when v is not finite. */
 static inline void json_add_num(cJSON *o, const char *k, double v)
 {
@@ -17,6 +19,21 @@ static inline void json_add_num(cJSON *o, const char *k, double v)
 		cJSON_AddNumberToObject(o, k, v);
 	else
 		cJSON_AddNullToObject(o, k);
+}
+
+/* Parses text[0..len) of the file path; NULL with d at path:line:col of
+ * where cJSON stopped (the message is the caller's to set). */
+static inline cJSON *json_parse_at(const char *text, size_t len, const char *path, muh_diag *d)
+{
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	if (!root) {
+		const char *at = cJSON_GetErrorPtr();
+		int line = 1, col = 1;
+		if (at && at >= text && at <= text + len)
+			diag_linecol(text, (size_t)(at - text), &line, &col);
+		diag_at(d, path, line, col, text);
+	}
+	return root;
 }
 
 #endif

@@ -16,6 +16,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_int.h"
+
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/transfer_seeds.h"
@@ -515,13 +517,8 @@ int transfer_seeds_from_file(transfer_seeds *ts, const char *path, size_t instan
 		diag_errorf(d, "cannot read the result file: %s", strerror(errno));
 		return MUH_EENV;
 	}
-	cJSON *root = cJSON_ParseWithLength(text, len);
+	cJSON *root = json_parse_at(text, len, path, d);
 	if (!root) {
-		const char *at = cJSON_GetErrorPtr();
-		int line = 1, col = 1;
-		if (at && at >= text && at <= text + len)
-			diag_linecol(text, (size_t)(at - text), &line, &col);
-		diag_at(d, path, line, col, text);
 		diag_errorf(d, "not JSON; expected T4 results or a vLLM config");
 		free(text);
 		return MUH_EINPUT;

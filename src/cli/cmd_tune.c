@@ -37,7 +37,7 @@
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
     "                [--db FILE] [--fresh] [--replay FILE [--replay-column NAME=COLUMN]...]\n"
-    "                [--top K] [--hw PROFILE] [--no-seeds] [--no-defaults] [--no-transfer] [--seeds-from FILE]\n"
+    "                [--top K] [--hw PROFILE] [--no-seeds] [--no-spec-seeds] [--no-defaults] [--no-transfer] [--seeds-from FILE]\n"
     "                [--problem K|NAME=V,...|all] [--jobs N] [--devices LIST | --mpi]\n"
     "                [--finalists K] [--rounds N] [--baseline FILE | --no-baseline] [--json]\n"
     "\n"
@@ -112,6 +112,7 @@ static const char help[] =
     "                      column of a problem symbol (a CSV of several sizes)\n"
     "  --no-seeds          no seeds at all: not the spec's, none transferred, no\n"
     "                      --seeds-from (the defaults and the baseline stay)\n"
+    "  --no-spec-seeds     do not evaluate the spec's seeds (transfer stays)\n"
     "  --no-defaults       with --replay: start from a random valid configuration,\n"
     "                      not the defaults (the search alone, for benchmarks)\n"
     "  --no-transfer       no seeds from the store's other problem instances\n"
@@ -1244,6 +1245,7 @@ static int run(int argc, char **argv)
 	    {"rounds", required_argument, NULL, 'R'},
 	    {"baseline", required_argument, NULL, 1001},
 	    {"no-baseline", no_argument, NULL, 1002},
+	    {"no-spec-seeds", no_argument, NULL, 1003},
 	    {NULL, 0, NULL, 0},
 	};
 	static const char *seeds_from[8]; /* issue 13: --seeds-from files */
@@ -1253,7 +1255,7 @@ static int run(int argc, char **argv)
 	struct tune_args A = {.topk = 10, .finalists = -1};
 	const char *colmap[33] = {0};
 	size_t ncol = 0;
-	int c, ex;
+	int c, ex, no_seeds = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -1294,12 +1296,16 @@ static int run(int argc, char **argv)
 		case 'n': /* no seeds at all: the spec's, transferred ones and files' */
 			o->skip_spec_seeds = 1;
 			so->no_transfer = 1;
+			no_seeds = 1;
 			break;
 		case 1001:
 			so->baseline = optarg;
 			break;
 		case 1002:
 			so->no_baseline = 1;
+			break;
+		case 1003: /* the spec's seeds only: transfer and --seeds-from stay */
+			o->skip_spec_seeds = 1;
 			break;
 		case 'N':
 			o->skip_defaults = 1;
@@ -1346,7 +1352,7 @@ static int run(int argc, char **argv)
 				return ex;
 		}
 	}
-	if (o->skip_spec_seeds && so->nseeds_from)
+	if (no_seeds && so->nseeds_from)
 		return cli_usage_error("tune", "--no-seeds means no seeds at all: drop --seeds-from, or --no-seeds");
 	if (so->baseline && so->no_baseline)
 		return cli_usage_error("tune", "--baseline names a file; --no-baseline says there is none: pick one");

@@ -232,11 +232,12 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 		return;
 	}
 	fprintf(f,
-		"%sdecision    %s and %zu finalist(s) measured again in %zu round(s), the order alternated "
+		"%sdecision    %s and the top %zu%s re-measured afresh in %zu round(s), the order alternated "
 		"each round; 'paired gain' is the geometric mean of the per-round ratios to %s, with its "
 		"%s interval (each look's level, so that over every look and finalist a tie is called a gain at "
 		"most 5%% of the time); the metric is the median of the repeats\n",
-		lead, base, sm->nf, sm->rounds, base, pct);
+		lead, base, sm->nf - (sm->defaults_f >= 0), sm->defaults_f >= 0 ? " (and the defaults)" : "", sm->rounds, base,
+		pct);
 	int kw = (int)strlen(sm->baseline) + 11;
 	for (size_t i = 0; i < sm->nf; i++)
 		if ((int)strlen(sm->f[i].key) > kw)
