@@ -110,6 +110,9 @@ struct muh_session {
 	uint32_t *fails, *started;
 	size_t nfails, nstarted, capfails, capstarted;
 	unsigned char *confirmed;
+	/* ... and those that failed to compile (the pattern model) */
+	uint32_t *cfails;
+	size_t ncfails, capcfails;
 	/* the history */
 	struct told *hist;
 	size_t nhist, caphist;
@@ -491,6 +494,7 @@ void session_close(muh_session *s)
 	free(s->since);
 	free(s->fails);
 	free(s->started);
+	free(s->cfails);
 	free(s->confirmed);
 	free(s->hist);
 	u64map_free(&s->told);
@@ -795,8 +799,47 @@ static int refuted(const muh_session *s, size_t f)
  * anyway, as a probe; when it fails to start as well the region is
  * confirmed and the rest of it is never measured; when it starts, or any
  * configuration at least as large does, the region is refuted. */
+/* The pattern model, for compile failures (a Triton config that the
+ * compiler rejects for a structural reason: BLOCK_SIZE_M=256 with 4 warps
+ * on the H200, whatever the other params): cfg is predicted to fail when
+ * it shares a pair of param values with at least two configurations that
+ * failed to compile, and with none that built. 1 and why when it does. */
+static int pattern_predicts_fail(const muh_session *s, const uint32_t *cfg, char *why, size_t n)
+{
+	size_t np = s->np;
+	const muh_spec *sp = space_spec(s->space);
+	for (size_t p = 0; p < np; p++)
+		for (size_t q = p + 1; q < np; q++) {
+			size_t failed = 0, built = 0;
+			for (size_t f = 0; f < s->ncfails && failed < 2; f++) {
+				const uint32_t *F = s->cfails + f * np;
+				failed += F[p] == cfg[p] && F[q] == cfg[q];
+			}
+			if (failed < 2)
+				continue;
+			for (size_t k = 0; k < s->nstarted && !built; k++) {
+				const uint32_t *S = s->started + k * np;
+				built = S[p] == cfg[p] && S[q] == cfg[q];
+			}
+			if (built)
+				continue;
+			char a[64], b[64];
+			value_fmt(a, sizeof(a), sp->params[p].values[cfg[p]]);
+			value_fmt(b, sizeof(b), sp->params[q].values[cfg[q]]);
+			snprintf(why, n,
+				 "%s=%s with %s=%s: configurations with both failed to compile (at least 2), none built",
+				 sp->params[p].name, a, sp->params[q].name, b);
+			return 1;
+		}
+	return 0;
+}
+
 static int model_predicts_fail(const muh_session *s, const uint32_t *cfg, char *why, size_t n)
 {
+	if (pattern_predicts_fail(s, cfg, why, n))
+		return 1;
+	if (s->target.hidden == 2) /* a kernel's default: the pattern model only */
+		return 0;
 	for (size_t f = 0; f < s->nfails; f++) {
 		const uint32_t *F = s->fails + f * s->np;
 		if (!s->confirmed[f] || !at_least(s->space, cfg, F) || refuted(s, f))
@@ -816,6 +859,8 @@ static int learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measureme
 	size_t np = s->np;
 	if (!failed_to_start(m))
 		return remember(&s->started, &s->nstarted, &s->capstarted, cfg, np);
+	if (m->status == EVAL_COMPILE_ERROR && remember(&s->cfails, &s->ncfails, &s->capcfails, cfg, np))
+		return MUH_ENOMEM;
 	for (size_t f = 0; f < s->nfails; f++) /* a probe that failed confirms its region */
 		if (at_least(s->space, cfg, s->fails + f * np))
 			s->confirmed[f] = 1;

@@ -393,6 +393,10 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 			       lo_requests ? lo_requests->value : "?", "");
 	if (t->max_samples < t->min_samples)
 		t->max_samples = t->min_samples;
+	/* a GPU compiler rejects some configs for structural reasons: learn the
+	 * pattern (session.c's pattern model) rather than compile its neighbours */
+	if ((!strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker")) && !spec_kv(s, "measure.hidden_constraints"))
+		t->hidden = 2; /* the pattern model only: a kernel's failure is no matter of size */
 	if (t->retime_top < 0) /* a GPU's clock may fall under load: re-time the best there */
 		t->retime_top = !strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker") ? 3 : 0;
 	return MUH_OK;

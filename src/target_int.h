@@ -44,9 +44,9 @@ typedef struct muh_target {
 	int min_samples, max_samples; /* defaults 10, 200 */
 	double max_time_s;         /* cap on timing wall time per variant; default 2 */
 	int warmups;               /* default 3 */
-	int hidden;                /* muh tune learns hidden constraints: a configuration at least
-				      as large as one that failed to start is not tried (engine
-				      default 1, else 0) */
+	int hidden;                /* muh tune learns hidden constraints (session.c): 1 both models,
+				      size and pattern (engine default); 2 the pattern model of
+				      compile failures only (worker and cuda default); 0 none */
 	int drift_every;           /* muh tune re-measures the defaults after every this many
 				      variants measured (0: never; engine default 8) */
 	int retime_top;            /* muh tune re-times this many of its best at sustained clocks

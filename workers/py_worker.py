@@ -12,7 +12,8 @@ fingerprint unchanged (exactly like a -D define a C kernel never reads).
 Params: UNROLL, BLOCK (and IGNORED, which it reads into nothing, for tests).
 Problem: N. Faults for tests: FAULT=1 exits hard, FAULT=2 hangs, FAULT=3
 returns a wrong result, FAULT=4 reports an impossible error bound
-(max_abs_err -1) and says ok.
+(max_abs_err -1) and says ok; MUH_PY_WORKER_COMPILE_FAIL=P=V,Q=W makes every
+variant with those values fail to compile (a SyntaxError: compile_error).
 
 "prepare" (muh eval --jobs N): the variants are compiled by N spawned
 processes into target.cache_dir/py_worker/<tag>-<sha256 of the source>.code
@@ -69,6 +70,11 @@ def source_of(params, problem):
     block = int(params.get("BLOCK", 64))
     fault = int(params.get("FAULT", 0))
     n = int(problem.get("N", 4096))
+    # a compiler that rejects a pattern, for the tests of the pattern model
+    # (MUH_PY_WORKER_COMPILE_FAIL=UNROLL=4,BLOCK=256: both values, any others)
+    bad = [kv.split("=") for kv in os.environ.get("MUH_PY_WORKER_COMPILE_FAIL", "").split(",") if "=" in kv]
+    if bad and all(str(params.get(k)) == v for k, v in bad):
+        return "def kernel(x, y):\n    return (\n", unroll, block, n, fault
     terms = " + ".join(f"x[j+{k}]*y[j+{k}]" for k in range(unroll))
     src = [
         "def kernel(x, y):",

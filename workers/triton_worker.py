@@ -131,8 +131,40 @@ def _compile_only():
         return False
 
 
+class _Fd2Log:
+    """Native stderr (fd 2) into a file while compiling: Triton's MLIR pass
+    dumps and reproducers are the failed variant's log, not a flood on
+    muh's terminal. text() is what was written, first error line first."""
+
+    def __enter__(self):
+        import tempfile
+        sys.stderr.flush()
+        self.f = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.f.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        return False
+
+    def text(self, limit=600):
+        self.f.seek(0)
+        lines = self.f.read().decode("utf-8", "replace").splitlines()
+        self.f.close()
+        first = [ln for ln in lines if "error:" in ln][:1]
+        return " | ".join(first + [ln for ln in lines[-3:] if ln not in first])[-limit:]
+
+
 def _pool_init():
     os.dup2(2, 1)  # stdout is muh's protocol pipe: nothing of ours goes there
+    # a compile's native stderr (MLIR dumps of a failing config) goes nowhere here:
+    # the variant's own build reports the failure, with its log
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
     _POOL.update(mod=None, inputs=None, problem=None, broken=None)
     _compile_only()  # where it cannot, the prepare launches each variant once
 
@@ -564,9 +596,13 @@ def main():
                 rep = {"id": rid, "status": "launch_error", "error": f"{type(e).__name__}: {e}"[-900:]}
             reply(rep)
             continue
+        log = None
         try:
             if op == "build" or key not in state:
-                fp, meta = build(var, target, req.get("keep") or ())
+                with _Fd2Log() as log:
+                    fp, meta = build(var, target, req.get("keep") or ())
+                log.text()
+                log = None
                 if op == "build":
                     rep.update(fingerprint=fp, metadata=meta)
             st = state[key]
@@ -623,6 +659,10 @@ def main():
                 rep.update(status="invalid", error=f"unknown op {op!r}")
         except Exception as e:
             text = f"{type(e).__name__}: {e}"
+            if log is not None:  # the compiler's own words, from its stderr
+                native = log.text()
+                if native:
+                    text = f"{text} [compiler stderr: {native}]"
             status = "launch_error"
             if "OutOfResources" in type(e).__name__ or "out of resource" in str(e):
                 status = "invalid"
