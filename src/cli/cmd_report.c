@@ -173,8 +173,8 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 		if (!at_best && isfinite(best) && rs->b.so_far[i] == best)
 			at_best = i + 1;
 	}
-	svg_mark marks[2];
-	char dlabel[128], blabel[128];
+	svg_mark marks[3];
+	char dlabel[128], blabel[128], wlabel[160];
 	size_t nm = 0;
 	if (isfinite(rs->b.default_score)) {
 		double v = is_time ? rs->b.default_score * 1e6 : objective_value(&rs->b.objective, rs->b.default_score);
@@ -187,6 +187,17 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 		snprintf(blabel + strlen(blabel), sizeof(blabel) - strlen(blabel), " (evaluation %zu)",
 			 at_best);
 		marks[nm++] = (svg_mark){"best", blabel, (double)at_best, v};
+	}
+	/* the one best (best.h): where the decision named another than the
+	 * curve's (what ships, kept; or a finalist proven on re-measurement),
+	 * the plot says so, at the value its search measurement (or, measured in
+	 * the rounds only, their median) gave it */
+	if (rs->b.decision && rs->b.nranked && (best_decided(&rs->b) == 1 || rs->b.keeps_baseline)) {
+		double sc = rs->b.ranked[0].score;
+		double v = is_time ? sc * 1e6 : objective_value(&rs->b.objective, sc);
+		fmt_value(wlabel, sizeof(wlabel), rs->b.keeps_baseline ? "what ships, kept" : "decided", v, unit);
+		if (isfinite(v))
+			marks[nm++] = (svg_mark){"decided", wlabel, NAN, v};
 	}
 	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
 	svg_series s = {"best so far", x, y, x && y ? n : 0};
