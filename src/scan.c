@@ -47,6 +47,10 @@
 #include "scan_launch.h"
 #include "scan_vendor.h"
 
+/* The longest path the walk opens, its NUL included (Linux's PATH_MAX): a
+ * longer root/rel cannot be opened, so the walk warns instead. */
+#define SCAN_PATH_MAX 4096
+
 /* ---- small containers ------------------------------------------------------ */
 
 typedef struct sblock {
@@ -226,6 +230,7 @@ struct muh_surface {
 	vec knobs; /* muh_knob */
 	vec diags; /* muh_diag */
 	vec excluded; /* scan_excluded_path: .py files the walk left out */
+	vec warnings; /* const char * (arena): folders the walk could not scan */
 	size_t nfiles_cached; /* scan_nfiles of a surface read from the cache */
 	const char *cache_status;
 	sblock *arena;
@@ -335,32 +340,85 @@ static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const 
 	return why;
 }
 
-static int walk_dir(const char *root, const char *rel, walkres *w, int depth, const char *why)
+/* A warning of the walk (an arena string, "REL: what"), kept in
+ * s->warnings; the order is fixed later (sorted), since readdir's is not. */
+static void walk_warn(walkres *w, const char *rel, const char *what)
 {
-	if (depth > 64)
-		return 0;
-	char path[4096];
-	snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+	const char **slot = vec_push(&w->s->warnings);
+	const char *r = *rel ? rel : ".";
+	size_t n = strlen(r) + strlen(what) + 3;
+	char *t = sa_alloc(w->s, n);
+	if (slot && t) {
+		snprintf(t, n, "%s: %s", r, what);
+		*slot = t;
+	} else if (slot)
+		w->s->warnings.n--;
+}
+
+/* Walks the folder rel (relative to root; "" is root itself) into w. Depth
+ * has no limit of its own: the names of a folder are read and the folder is
+ * closed before its subfolders are walked, and a frame holds one path, so
+ * only a path root/rel longer than SCAN_PATH_MAX - 1 bytes (which the OS
+ * would not open) stops the walk, with a warning naming the folder (as does
+ * a folder or file that cannot be read).
+ * Returns 0, -1 when root itself cannot be read, -2 when out of memory. */
+static int walk_dir(const char *root, const char *rel, walkres *w, const char *why)
+{
+	size_t lr = strlen(root), lrel = strlen(rel);
+	char *path = malloc(lr + lrel + 2);
+	if (!path)
+		return -2;
+	snprintf(path, lr + lrel + 2, "%s%s%s", root, *rel ? "/" : "", rel);
 	DIR *d = opendir(path);
-	if (!d)
-		return depth == 0 ? -1 : 0;
+	if (!d) {
+		int e = errno;
+		free(path);
+		if (!*rel)
+			return -1;
+		if (w->s)
+			walk_warn(w, rel, sa_fmt(w->s, "folder not scanned: %s", strerror(e)));
+		return 0;
+	}
+	vec names = {0};
+	names.esz = sizeof(char *);
 	struct dirent *e;
+	int rc = 0;
 	while ((e = readdir(d))) {
 		const char *n = e->d_name;
 		if (n[0] == '.' || !strcmp(n, "__pycache__") || !strcmp(n, "node_modules"))
 			continue;
-		char r[4096];
-		int len = snprintf(r, sizeof(r), "%s%s%s", rel, *rel ? "/" : "", n);
-		if (len <= 0 || (size_t)len >= sizeof(r))
+		char **slot = vec_push(&names);
+		if (!slot || !(*slot = strdup(n))) {
+			if (slot)
+				names.n--;
+			rc = -2;
+			break;
+		}
+	}
+	closedir(d);
+	char *r = malloc(SCAN_PATH_MAX), *full = malloc(SCAN_PATH_MAX);
+	if (!r || !full)
+		rc = -2;
+	for (size_t i = 0; rc == 0 && i < names.n; i++) {
+		const char *n = ((char **)names.p)[i];
+		int len = snprintf(r, SCAN_PATH_MAX, "%s%s%s", rel, *rel ? "/" : "", n);
+		if (len <= 0 || (size_t)len + lr + 1 >= SCAN_PATH_MAX) {
+			walk_warn(w, rel,
+			          sa_fmt(w->s,
+			                 "not scanned past here: the path of '%.24s...' would be longer "
+			                 "than %d bytes",
+			                 n, SCAN_PATH_MAX - 1));
 			continue;
-		char full[8400];
-		snprintf(full, sizeof(full), "%s/%s", root, r);
+		}
+		snprintf(full, SCAN_PATH_MAX, "%s/%s", root, r);
 		struct stat st;
-		if (lstat(full, &st))
+		if (lstat(full, &st)) {
+			walk_warn(w, r, sa_fmt(w->s, "not scanned: %s", strerror(errno)));
 			continue;
+		}
 		const char *ew = walk_excluded(w, r, S_ISDIR(st.st_mode), why);
 		if (S_ISDIR(st.st_mode)) {
-			walk_dir(root, r, w, depth + 1, ew);
+			rc = walk_dir(root, r, w, ew);
 			continue;
 		}
 		if (!S_ISREG(st.st_mode))
@@ -381,12 +439,18 @@ static int walk_dir(const char *root, const char *rel, walkres *w, int depth, co
 			continue;
 		char **slot = vec_push(v);
 		if (!slot || !(*slot = strdup(r))) {
-			closedir(d);
-			return -2;
+			if (slot)
+				v->n--;
+			rc = -2;
 		}
 	}
-	closedir(d);
-	return 0;
+	for (size_t i = 0; i < names.n; i++)
+		free(((char **)names.p)[i]);
+	free(names.p);
+	free(r);
+	free(full);
+	free(path);
+	return rc;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -3803,7 +3867,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		s->root = strdup(root);
 		w.s = s;
 		s->excluded.esz = sizeof(scan_excluded_path);
-		int wr = walk_dir(root, "", &w, 0, NULL);
+		s->warnings.esz = sizeof(const char *);
+		int wr = walk_dir(root, "", &w, NULL);
 		if (wr == -1) {
 			free_walk(&w);
 			scan_free(s);
@@ -3822,6 +3887,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		qsort(w.py.p, w.py.n, sizeof(char *), cmp_str);
 	if (s->excluded.n)
 		qsort(s->excluded.p, s->excluded.n, sizeof(scan_excluded_path), cmp_str);
+	if (s->warnings.n)
+		qsort(s->warnings.p, s->warnings.n, sizeof(char *), cmp_str);
 	if (w.json.n)
 		qsort(w.json.p, w.json.n, sizeof(char *), cmp_str);
 	if (w.yaml.n)
@@ -3993,6 +4060,7 @@ void scan_free(muh_surface *s)
 	free(s->knobs.p);
 	free(s->diags.p);
 	free(s->excluded.p);
+	free(s->warnings.p);
 	free(s->sinks.p);
 	smap_free(&s->cmp_names);
 	sblock *b = s->arena;
@@ -4160,9 +4228,74 @@ char *scan_to_json(const muh_surface *s)
 		snprintf(buf, sizeof(buf), "%s:%d:%d: %s", dg->file, dg->line, dg->col, dg->msg);
 		cJSON_AddItemToArray(errs, cJSON_CreateString(buf));
 	}
+	cJSON *warn = cJSON_AddArrayToObject(root, "warnings");
+	for (size_t i = 0; i < s->warnings.n; i++)
+		cJSON_AddItemToArray(warn, cJSON_CreateString(((const char **)s->warnings.p)[i]));
 	char *txt = cJSON_Print(root);
 	cJSON_Delete(root);
-	return txt;
+	/* cJSON copies bytes >= 0x80 as they are, and only strings hold them:
+	 * a file name or source text that is not UTF-8 is escaped here */
+	char *esc = txt ? scan_escape_bytes(txt, 1) : NULL;
+	free(txt);
+	return esc;
+}
+
+/* The length (1-4) of the valid UTF-8 sequence at p (n bytes left), or 0
+ * when the byte at p starts none (overlong forms, surrogates and code points
+ * past U+10FFFF are invalid). */
+static int utf8_len(const unsigned char *p, size_t n)
+{
+	if (p[0] < 0x80)
+		return 1;
+	int len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+	                                        : p[0] >= 0xf0 && p[0] <= 0xf4   ? 4
+	                                                                          : 0;
+	if (!len || (size_t)len > n)
+		return 0;
+	for (int i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] > 0x9f) ||
+	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return len;
+}
+
+char *scan_escape_bytes(const char *text, int json)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t n = strlen(text), bad = 0;
+	for (size_t i = 0; i < n;) {
+		int l = utf8_len(p + i, n - i);
+		bad += !l;
+		i += l ? (size_t)l : 1;
+	}
+	char *out = malloc(n + bad * 5 + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		int l = utf8_len(p + i, n - i);
+		if (l) {
+			memcpy(o, p + i, (size_t)l);
+			o += l;
+			i += (size_t)l;
+			continue;
+		}
+		o += sprintf(o, json ? "\\udc%02x" : "\\x%02x", p[i]);
+		i++;
+	}
+	*o = '\0';
+	return out;
+}
+
+size_t scan_nwarnings(const muh_surface *s)
+{
+	return s->warnings.n;
+}
+
+const char *scan_warning(const muh_surface *s, size_t i)
+{
+	return i < s->warnings.n ? ((const char **)s->warnings.p)[i] : NULL;
 }
 
 /* Candidate values around an integer default: powers of two from v/4 to 4v

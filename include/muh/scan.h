@@ -164,6 +164,20 @@ MUH_API size_t scan_nexcluded(const muh_surface *s);
 MUH_API const scan_excluded_path *scan_excluded(const muh_surface *s, size_t i);
 MUH_API const muh_diag *scan_diag(const muh_surface *s, size_t i);
 
+/* What the walk could not scan, one line per place, in path order:
+ * "REL: not scanned past here: ..." for a folder whose entries' paths would
+ * be longer than the OS opens, "REL: folder not scanned: ..." for one that
+ * cannot be read. Depth itself has no limit. */
+MUH_API size_t scan_nwarnings(const muh_surface *s);
+MUH_API const char *scan_warning(const muh_surface *s, size_t i);
+
+/* text with every byte that is not part of valid UTF-8 escaped (a malloc'd
+ * string; NULL when out of memory): as "\xNN" for people (the table), or,
+ * with json set, as the JSON escape of the lone surrogate U+DCNN (Python's
+ * surrogateescape: os.fsencode gives the bytes back), for text that is
+ * already inside a JSON string. Valid UTF-8 is copied as is. */
+MUH_API char *scan_escape_bytes(const char *text, int json);
+
 MUH_API const char *scan_verdict_name(enum scan_verdict v); /* ..., "blocker" */
 
 /* The launch blockers of the deployment file rel (relative to the root) in

@@ -118,6 +118,16 @@ static void clip(char *dst, size_t cap, const char *src)
 	memcpy(dst + cap - 4, "...", 4);
 }
 
+/* src as a person reads it, into dst (cap bytes, cut when longer): bytes
+ * that are not UTF-8 (a Latin-1 file name) as \\xNN (scan_escape_bytes). */
+static const char *shown(char *dst, size_t cap, const char *src)
+{
+	char *e = scan_escape_bytes(src ? src : "", 0);
+	snprintf(dst, cap, "%s", e ? e : "?");
+	free(e);
+	return dst;
+}
+
 /* True when k names a knob kind the scan reports (the list in the help, and
  * "env" for environment variables). */
 static int known_kind(const char *k)
@@ -173,14 +183,14 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	if (top && nshow > top)
 		nshow = top;
 	int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
-	char buf[128];
+	char buf[4200], sf[4096], sv[4096], sn[4096];
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
-		int l = (int)strlen(k->name);
+		int l = (int)strlen(shown(sn, sizeof(sn), k->name));
 		wn = l > wn ? (l > 40 ? 40 : l) : wn;
-		l = snprintf(buf, sizeof(buf), "%s:%d", k->file, k->line);
+		l = snprintf(buf, sizeof(buf), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
 		wl = l > wl ? (l > 60 ? 60 : l) : wl;
-		l = (int)strlen(k->value ? k->value : "");
+		l = (int)strlen(shown(sv, sizeof(sv), k->value));
 		wv = l > wv ? (l > 24 ? 24 : l) : wv;
 		l = (int)strlen(k->kind);
 		wk = l > wk ? l : wk;
@@ -191,27 +201,29 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	       "value", wk, "kind", wd, "verdict", "prio", "id", "why");
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
-		char name[48], loc[128], loc2[136], val[32];
-		clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name), k->name);
-		snprintf(loc, sizeof(loc), "%s:%d", k->file, k->line);
+		char name[48], loc[4200], loc2[136], val[32];
+		clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name),
+		     shown(sn, sizeof(sn), k->name));
+		snprintf(loc, sizeof(loc), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
 		if ((int)strlen(loc) > wl) /* keep the tail: file name and line */
 			snprintf(loc2, sizeof(loc2), "...%s", loc + strlen(loc) - (size_t)wl + 3);
 		else
-			snprintf(loc2, sizeof(loc2), "%s", loc);
+			snprintf(loc2, sizeof(loc2), "%.*s", (int)sizeof(loc2) - 1, loc);
 		clip(val, (size_t)wv + 1 < sizeof(val) ? (size_t)wv + 1 : sizeof(val),
-		     k->value ? k->value : "");
-		char why[256];
+		     shown(sv, sizeof(sv), k->value));
+		char why[256], why2[256];
 		if (k->nunsafe)
-			snprintf(why, sizeof(why), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
+			snprintf(why2, sizeof(why2), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
 		else
-			snprintf(why, sizeof(why), "%s", k->why ? k->why : "");
+			snprintf(why2, sizeof(why2), "%s", k->why ? k->why : "");
+		shown(why, sizeof(why), why2);
 		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, name, wl, loc2, wv, val, wk,
 		       k->kind, wd, scan_verdict_name(k->verdict), scan_priority_name(prio[order[r]]),
 		       k->id, why);
 		if (evidence)
 			for (int j = 0; j < k->nevidence; j++)
-				printf("    %s:%d: %s\n", k->evidence[j].file, k->evidence[j].line,
-				       k->evidence[j].note);
+				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
+				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
 	int counts[SCAN_BLOCKER + 1] = {0};
 	for (size_t i = 0; i < n; i++)
@@ -244,7 +256,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 			for (size_t j = i; j < nx; j++)
 				c += !strcmp(scan_excluded(s, j)->why, x->why);
 			if (groups++ < 8)
-				printf("%s %zu %s", groups > 1 ? ";" : "", c, x->why);
+				printf("%s %zu %s", groups > 1 ? ";" : "", c, shown(sf, sizeof(sf), x->why));
 		}
 		if (groups > 8)
 			printf("; %d more reasons (see --json excluded)", groups - 8);
@@ -362,6 +374,11 @@ static int run(int argc, char **argv)
 		fprintf(stderr,
 		        "muh scan: %zu more files with syntax errors (see --json syntax_errors)\n",
 		        nd - 10);
+	for (size_t i = 0; i < scan_nwarnings(s); i++) { /* the walk's: never silent */
+		char *w = scan_escape_bytes(scan_warning(s, i), 0);
+		fprintf(stderr, "muh scan: warning: %s\n", w ? w : scan_warning(s, i));
+		free(w);
+	}
 	if (json) {
 		char *txt = scan_to_json(s);
 		if (!txt) {
