@@ -637,11 +637,26 @@ static void do_import(walker *w, ctx *c, TSNode n)
 
 static void visit(walker *w, ctx *c, TSNode n);
 
+/* Visits n's named children in order. ts_node_named_child(n, i) walks the
+ * children from the first each time, so a node with many (a module's
+ * statements, a big dict) is walked with a cursor instead: linear, for one
+ * allocation. */
 static void visit_children(walker *w, ctx *c, TSNode n)
 {
 	uint32_t cnt = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < cnt; i++)
-		visit(w, c, ts_node_named_child(n, i));
+	if (cnt <= 16) {
+		for (uint32_t i = 0; i < cnt; i++)
+			visit(w, c, ts_node_named_child(n, i));
+		return;
+	}
+	TSTreeCursor cur = ts_tree_cursor_new(n);
+	if (ts_tree_cursor_goto_first_child(&cur))
+		do {
+			TSNode k = ts_tree_cursor_current_node(&cur);
+			if (ts_node_is_named(k))
+				visit(w, c, k);
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	ts_tree_cursor_delete(&cur);
 }
 
 /* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
@@ -984,7 +999,35 @@ static int block_raises(walker *w, TSNode blk, const char **exc)
 	return 0;
 }
 
-/* `NAME == 'a'`, `obj.NAME != 'a'`, `NAME in ('a', 'b')`: fills the guard's
+/* The list, tuple or set literal that the identifier id names at module
+ * level of this file (bound there once: `CHOICES = ["a", "b"]`), else a
+ * null node. A name bound twice, or to anything else, is no fixed set. */
+static TSNode module_collection(walker *w, TSNode id)
+{
+	TSNode none = {0}, found = {0};
+	TSNode root = ts_tree_root_node(id.tree);
+	uint32_t cnt = ts_node_named_child_count(root);
+	uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
+	int nbind = 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = ts_node_named_child(root, i);
+		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
+			continue;
+		TSNode as = ts_node_named_child(st, 0);
+		if (!is(as, "assignment"))
+			continue;
+		TSNode l = field(as, "left");
+		if (!is(l, "identifier") || ts_node_end_byte(l) - ts_node_start_byte(l) != b - a ||
+		    memcmp(w->src + ts_node_start_byte(l), w->src + a, b - a))
+			continue;
+		nbind++;
+		found = field(as, "right");
+	}
+	return nbind == 1 ? found : none;
+}
+
+/* `NAME == 'a'`, `obj.NAME != 'a'`, `NAME in ('a', 'b')`, `NAME not in
+ * CHOICES` (a module-level list of this file): fills the guard's
  * comparison. */
 static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 {
@@ -996,7 +1039,7 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 	if (code != '=' && code != '!') {
 		if (text_eq(w, op, "in"))
 			code = ts_node_child_count(cn) == 4 ? 'n' : 'i';
-		else if (text_eq(w, op, "not"))
+		else if (text_eq(w, op, "not") || is(op, "not in")) /* the grammar's one token */
 			code = 'n';
 		else
 			return;
@@ -1016,6 +1059,8 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 			return;
 		vals[nv++] = text_of(w, r, 96, 1);
 	} else {
+		if (is(r, "identifier"))
+			r = module_collection(w, r); /* `x not in CHOICES`, CHOICES = [...] */
 		if (!is(r, "tuple") && !is(r, "list") && !is(r, "set"))
 			return;
 		uint32_t cnt = ts_node_named_child_count(r);
@@ -2516,6 +2561,14 @@ static void count_errors(pyfile *f, TSNode n, int depth)
 
 pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_package)
 {
+	return pyfile_analyze_tree(src, n, module, is_package, NULL);
+}
+
+pyfile *pyfile_analyze_tree(const char *src, size_t n, const char *module, int is_package,
+                            TSTree **keep)
+{
+	if (keep)
+		*keep = NULL;
 	pyfile *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -2545,10 +2598,17 @@ pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_pac
 		count_errors(f, root, 0);
 		visit(&w, &c, root);
 		add_mode_strings(&w);
-		ts_tree_delete(tree);
+		if (keep && !w.oom)
+			*keep = tree;
+		else
+			ts_tree_delete(tree);
 		if (!w.oom && pyflow_run(f))
 			w.oom = 1;
 		if (w.oom) {
+			if (keep && *keep) {
+				ts_tree_delete(*keep);
+				*keep = NULL;
+			}
 			ts_parser_delete(p);
 			pyfile_free(f);
 			return NULL;

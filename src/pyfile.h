@@ -332,6 +332,14 @@ struct pyfile {
  * of everything it needs; src may be freed right after. */
 pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_package);
 
+/* pyfile_analyze, and the syntax tree it walked given to *tree (the caller
+ * frees it with ts_tree_delete; NULL when there is none) when tree is not
+ * NULL: muh scan's later passes over the same file (environment registries,
+ * engine arguments) walk it instead of parsing the file again. */
+struct TSTree;
+pyfile *pyfile_analyze_tree(const char *src, size_t n, const char *module, int is_package,
+                            struct TSTree **tree);
+
 void pyfile_free(pyfile *f);
 
 /* The def-use layer over one file's facts (src/pyflow.c): marks refs inside

@@ -199,6 +199,9 @@ typedef struct why_at {
 typedef struct sfile {
 	char *rel, *module;
 	pyfile *pf;
+	char *src;    /* the source and syntax tree kept for scan_env/scan_args */
+	size_t srcn;  /* (scan_host_tree), until they have run; else NULL */
+	TSTree *tree;
 	int is_test;
 	int imported_by, imported_line; /* a non-test module importing this one, -1 */
 	int platform;             /* 0, or 1 + reason index */
@@ -451,6 +454,18 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 	free(full);
 	free(path);
 	return rc;
+}
+
+/* Frees the sources and syntax trees the parse kept (scan_host_tree). */
+static void free_trees(muh_surface *s)
+{
+	for (int i = 0; s->files && i < s->nfiles; i++) {
+		if (s->files[i].tree)
+			ts_tree_delete(s->files[i].tree);
+		free(s->files[i].src);
+		s->files[i].tree = NULL;
+		s->files[i].src = NULL;
+	}
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -2229,17 +2244,29 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			            (k->kind == PF_K_ENGINE_ARG
 			                 ? engine_arg_read(s, gf, a->scope, a->robj, fi, k)
 			                 : (!a->robj && gf == fi));
-			if ((!left && !right) || in_dead(g, a->byte) || plat_range_at(g, a->byte) ||
-			    !k->eval)
+			if ((!left && !right) || in_dead(g, a->byte) || plat_range_at(g, a->byte))
 				continue;
 			int of, ol;
 			const char *other =
 			    left ? assert_other(s, fi, a->rname, a->robj, a->rval, &of, &ol)
 			         : assert_other(s, fi, a->lname, a->lobj, a->lval, &of, &ol);
-			char *end;
+			const char *oname = left ? a->rname : a->lname;
+			char *end = NULL;
 			double ov = other ? strtod(other, &end) : 0;
-			if (!other || *end)
+			int numeric = other && end != other && !*end;
+			char *kend = NULL;
+			if (k->eval)
+				strtod(k->eval, &kend);
+			int knum = k->eval && kend != k->eval && !*kend;
+			/* a relation between two arguments: when either default is not
+			 * a number (None: set at run time), the relation itself */
+			int relation = oname && (!numeric || !knum) && (left ? !a->rval : !a->lval);
+			if (!relation && (!numeric || !k->eval))
 				continue;
+			if (relation) {
+				other = oname;
+				of = -1;
+			}
 			/* the values of the knob that fail `K op O` (or `O op K`) */
 			int op = a->op;
 			if (right) /* mirror O op K into K op' O */
@@ -3437,6 +3464,90 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 
 /* The engine-argument field (a class default, not a deployment flag) named
  * name, or NULL. */
+/* s without one pair of surrounding quotes, into buf. */
+static const char *unquote(const char *s, char *buf, size_t cap)
+{
+	while (*s == ' ')
+		s++;
+	size_t n = strlen(s);
+	while (n && s[n - 1] == ' ')
+		n--;
+	if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) {
+		s++;
+		n -= 2;
+	}
+	snprintf(buf, cap, "%.*s", (int)n, s);
+	return buf;
+}
+
+/* Is value (a deployment file's text) one of the unsafe values u (a scan
+ * unsafe value: "not in ('a', 8)", "< 4096", ">= N", "!= N", "== N", or a
+ * plain value)? 1 / 0, or -1 when u does not decide (a relation with
+ * another argument, "< max_loras_per_batch"). */
+static int value_unsafe(const char *value, const char *u)
+{
+	char vb[512], eb[512];
+	unquote(value, vb, sizeof(vb));
+	if (!strncmp(u, "not in (", 8)) {
+		size_t n = strlen(u);
+		if (n < 9 || u[n - 1] != ')')
+			return -1;
+		char list[1024];
+		snprintf(list, sizeof(list), "%.*s", (int)(n - 9), u + 8);
+		char *p = list, *start = list, q = 0;
+		for (;; p++) {
+			if (q) {
+				if (*p == q)
+					q = 0;
+				if (*p)
+					continue;
+			}
+			if (*p == '\'' || *p == '"') {
+				q = *p;
+				continue;
+			}
+			if (*p == ',' || !*p) {
+				char end = *p;
+				*p = '\0';
+				if (!strcmp(unquote(start, eb, sizeof(eb)), vb))
+					return 0;
+				if (!end)
+					break;
+				start = p + 1;
+			}
+		}
+		return 1;
+	}
+	static const char *const ops[] = {"<=", ">=", "!=", "==", "<", ">"};
+	for (int i = 0; i < 6; i++) {
+		size_t l = strlen(ops[i]);
+		if (strncmp(u, ops[i], l) || u[l] != ' ')
+			continue;
+		char *e1, *e2;
+		double x = strtod(vb, &e1), y = strtod(u + l + 1, &e2);
+		if (e1 == vb || *e1 || e2 == u + l + 1 || *e2)
+			return -1;
+		switch (i) {
+		case 0: return x <= y;
+		case 1: return x >= y;
+		case 2: return x != y;
+		case 3: return x == y;
+		case 4: return x < y;
+		default: return x > y;
+		}
+	}
+	return !strcmp(unquote(u, eb, sizeof(eb)), vb);
+}
+
+/* Is value one of knob k's unsafe values (value_unsafe says so for one)? */
+static int value_unsafe_any(const muh_knob *k, const char *value)
+{
+	for (int q = 0; q < k->nunsafe; q++)
+		if (value_unsafe(value, k->unsafe_values[q]) == 1)
+			return 1;
+	return 0;
+}
+
 static const muh_knob *engine_field(const muh_surface *s, const char *name)
 {
 	for (size_t q = 0; q < s->knobs.n; q++) {
@@ -3538,6 +3649,21 @@ static void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					v = o->verdict;
 					why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
 					             o->name);
+					/* a field with unsafe values: this file's value decides */
+					int un = 0, known = 1;
+					for (int q = 0; v == SCAN_UNSAFE && q < o->nunsafe && !un; q++) {
+						int r = value_unsafe(a->value ? a->value : "", o->unsafe_values[q]);
+						un = r == 1;
+						known &= r >= 0;
+					}
+					if (v == SCAN_UNSAFE && !un && known && !neg && a->value) {
+						v = SCAN_LIVE;
+						step_file(b, rel, a->line,
+						          sa_fmt(s, "%s is outside the unsafe values (%s)",
+						                 a->value, o->unsafe_values[0]));
+					} else if (v == SCAN_UNSAFE && un)
+						why = sa_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
+						             o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no
 				 * registry accepts (src/scan_launch.c) */
@@ -3613,6 +3739,15 @@ static void link_feeds(muh_surface *s)
 int scan_host_nfiles(const muh_surface *s)
 {
 	return s->nfiles;
+}
+
+const TSTree *scan_host_tree(const muh_surface *s, int fi, const char **src, size_t *n)
+{
+	if (fi < 0 || fi >= s->nfiles || !s->files[fi].tree)
+		return NULL;
+	*src = s->files[fi].src;
+	*n = s->files[fi].srcn;
+	return s->files[fi].tree;
 }
 
 int scan_host_library(const muh_surface *s)
@@ -3755,6 +3890,8 @@ static void free_walk(walkres *w)
 typedef struct parsed {
 	pyfile *pf;
 	char *rel, *mod;
+	char *src;    /* kept with its tree for scan_env/scan_args, else NULL */
+	TSTree *tree;
 	size_t n;
 	muh_diag *diag; /* first syntax error, or NULL */
 	int skipped;    /* unreadable */
@@ -3766,6 +3903,7 @@ typedef struct parse_job {
 	parsed *out;
 	size_t n, next;
 	pthread_mutex_t mu;
+	int with_tests;
 } parse_job;
 
 /* Parses files off the shared queue until it is empty. pyfile_analyze is
@@ -3791,7 +3929,8 @@ static void *parse_worker(void *arg)
 		int is_pkg = 0;
 		p->mod = module_of(rel, &is_pkg);
 		p->rel = strdup(rel);
-		p->pf = p->mod && p->rel ? pyfile_analyze(text, p->n, p->mod, is_pkg) : NULL;
+		p->pf = p->mod && p->rel ? pyfile_analyze_tree(text, p->n, p->mod, is_pkg, &p->tree)
+		                         : NULL;
 		if (p->pf && p->pf->nerrors && (p->diag = malloc(sizeof(muh_diag)))) {
 			muh_diag *dg = p->diag;
 			diag_clear(dg);
@@ -3804,7 +3943,18 @@ static void *parse_worker(void *arg)
 			         p->pf->nerrors);
 			copy_line(dg->src, sizeof(dg->src), text, p->n, p->pf->err_line);
 		}
-		free(text);
+		/* the later passes that walk the syntax tree again (environment
+		 * registries, engine arguments) take this one: a file is parsed once */
+		if (p->tree && p->pf &&
+		    (scan_env_wants(text, p->n) ||
+		     ((j->with_tests || !path_is_test(rel)) && scan_args_wants(p->pf, text, p->n))))
+			p->src = text;
+		else {
+			if (p->tree)
+				ts_tree_delete(p->tree);
+			p->tree = NULL;
+			free(text);
+		}
 	}
 }
 
@@ -3929,8 +4079,8 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	if (!ps)
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK) {
-		parse_job job = {s->root, (char **)w.py.p,          ps, w.py.n,
-		                 0,       PTHREAD_MUTEX_INITIALIZER};
+		parse_job job = {s->root, (char **)w.py.p, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER,
+		                 s->opt.with_tests};
 		int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 		if (nt < 1)
 			nt = 1;
@@ -3959,8 +4109,12 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		f->rel = p->rel;
 		f->module = p->mod;
 		f->pf = p->pf;
-		p->rel = p->mod = NULL;
+		f->src = p->src;
+		f->srcn = p->n;
+		f->tree = p->tree;
+		p->rel = p->mod = p->src = NULL;
 		p->pf = NULL;
+		p->tree = NULL;
 		f->is_test = path_is_test(f->rel);
 		f->plat_file = -1;
 		s->nbytes += p->n;
@@ -3983,6 +4137,9 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		free(ps[i].rel);
 		free(ps[i].mod);
 		free(ps[i].diag);
+		free(ps[i].src);
+		if (ps[i].tree)
+			ts_tree_delete(ps[i].tree);
 	}
 	free(ps);
 	free_walk(&w);
@@ -4006,6 +4163,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		yaml_knobs(s, &b, &occ);
 		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
 			s->oom = 1;
+		free_trees(s); /* the last pass that walks them */
 		link_feeds(s);
 		free(b.steps.p);
 		free(b.unsafe.p);
@@ -4028,6 +4186,7 @@ void scan_free(muh_surface *s)
 {
 	if (!s)
 		return;
+	free_trees(s);
 	for (int i = 0; i < s->nfiles; i++) {
 		sfile *f = &s->files[i];
 		free(f->rel);
@@ -4560,7 +4719,9 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 				continue;
 			}
 			const muh_knob *fk = engine_field(s, perf_args[q]);
-			if (fk && fk->eval && fk->verdict == SCAN_LIVE) {
+			if (fk && fk->eval &&
+			    (fk->verdict == SCAN_LIVE ||
+			     (fk->verdict == SCAN_UNSAFE && !value_unsafe_any(fk, fk->eval)))) {
 				fromtree[norder] = fk;
 				order[norder++] = (size_t)-1;
 			}
@@ -4660,6 +4821,18 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 			} else {
 				nv = ladder(v, vals);
 			}
+			/* only values the engine accepts (the field's unsafe values) */
+			const muh_knob *fk = engine_field(s, a->name);
+			int kept = 0;
+			for (int q = 0; q < nv; q++) {
+				char t[32];
+				snprintf(t, sizeof(t), "%lld", vals[q]);
+				if (!fk || !value_unsafe_any(fk, t))
+					vals[kept++] = vals[q];
+			}
+			nv = kept;
+			if (!nv)
+				continue;
 			fprintf(mb, "  %s: {values: [", a->name);
 			for (int q = 0; q < nv; q++)
 				fprintf(mb, "%s%lld", q ? ", " : "", vals[q]);

@@ -69,6 +69,11 @@ typedef struct arg_def {
 	int fnscope; /* click: the command function's scope, whose parameter it is */
 	uint32_t start, end, at; /* value span; at: the definition's byte */
 	const char *value, *eval, *type, *choices;
+	/* the accepted set: choices= of literals, or a module-level list, tuple,
+	 * set or dict (its keys) that choices= names; "'a', 'b'" and where */
+	const char *accepted;
+	int acc_line;
+	const char *acc_name; /* the named collection, or NULL for a literal */
 	int implicit; /* no default in the source */
 	int factory;  /* the value is a default_factory (a lambda's: its body) */
 	int splat;    /* add_argument(..., **kwargs): type and default from elsewhere */
@@ -297,6 +302,80 @@ static void dest_of(const char *flag, char *out, size_t cap)
 	out[o] = '\0';
 }
 
+/* "'a', 'b'" from a list, tuple or set of literals (or a dict's literal
+ * keys), into buf; 0 when some element is not a literal or there is none. */
+static int literal_set(const srcv *v, TSNode n, char *buf, size_t cap)
+{
+	int dict = is(n, "dictionary");
+	if (!dict && !is(n, "list") && !is(n, "tuple") && !is(n, "set"))
+		return 0;
+	size_t o = 0;
+	int k = 0;
+	buf[0] = '\0';
+	uint32_t cnt = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode x = ts_node_named_child(n, i);
+		if (is(x, "comment"))
+			continue;
+		if (dict) {
+			if (!is(x, "pair"))
+				return 0;
+			x = field(x, "key");
+		}
+		if (!is(x, "string") && !is(x, "integer") && !is(x, "float") && !is(x, "none") &&
+		    !is(x, "true") && !is(x, "false"))
+			return 0;
+		if (is(x, "string") && ts_node_named_child_count(x) > 0) {
+			for (uint32_t j = 0; j < ts_node_named_child_count(x); j++)
+				if (is(ts_node_named_child(x, j), "interpolation"))
+					return 0;
+		}
+		char t[128];
+		squash(v, x, t, sizeof(t));
+		int w = snprintf(buf + o, cap - o, "%s%s", k++ ? ", " : "", t);
+		if (w < 0 || (size_t)w >= cap - o)
+			return 0;
+		o += (size_t)w;
+	}
+	return k > 0;
+}
+
+/* The accepted set of an argument from its choices= node: literals, or a
+ * name bound at module level of the same file to a collection of literals
+ * (sglang's LORA_BACKEND_CHOICES). Fills d->accepted / acc_line / acc_name. */
+static void accepted_of(argctx *e, const srcv *v, arg_def *d, TSNode choices)
+{
+	char buf[600];
+	if (literal_set(v, choices, buf, sizeof(buf))) {
+		d->accepted = scan_host_str(e->s, buf);
+		d->acc_line = (int)ts_node_start_point(choices).row + 1;
+		return;
+	}
+	if (!is(choices, "identifier"))
+		return;
+	TSNode root = ts_tree_root_node(choices.tree);
+	uint32_t cnt = ts_node_named_child_count(root);
+	char name[128];
+	squash(v, choices, name, sizeof(name));
+	TSNode found = {0};
+	int nbind = 0;
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = ts_node_named_child(root, i);
+		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
+			continue;
+		TSNode a = ts_node_named_child(st, 0);
+		if (!is(a, "assignment") || !text_is(v, field(a, "left"), name))
+			continue;
+		nbind++;
+		found = field(a, "right");
+	}
+	if (nbind != 1 || ts_node_is_null(found) || !literal_set(v, found, buf, sizeof(buf)))
+		return; /* bound twice, or built: not a fixed set this file shows */
+	d->accepted = scan_host_str(e->s, buf);
+	d->acc_line = (int)ts_node_start_point(found).row + 1;
+	d->acc_name = scan_host_str(e->s, name);
+}
+
 /* parser.add_argument(...) or @click.option(...) / @click.argument(...). */
 static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int positional_kind)
 {
@@ -390,6 +469,7 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	if (!ts_node_is_null(choices)) {
 		squash(v, choices, buf, sizeof(buf));
 		d->choices = scan_host_str(e->s, buf);
+		accepted_of(e, v, d, choices);
 	}
 	if (!ts_node_is_null(dflt)) {
 		set_value(e, v, d, dflt);
@@ -572,6 +652,23 @@ static int candidate(const pyfile *pf)
 	return 0;
 }
 
+/* Any of the words an argument definition needs (a *Config class of
+ * another kind has nothing to walk again for)? */
+static int has_trigger(const char *src, size_t n)
+{
+	static const char *const triggers[] = {"add_argument", "click",     "dataclass",
+	                                       "BaseModel",    "TypedDict", "BaseSettings"};
+	for (size_t i = 0; i < sizeof(triggers) / sizeof(*triggers); i++)
+		if (memmem(src, n, triggers[i], strlen(triggers[i])))
+			return 1;
+	return 0;
+}
+
+int scan_args_wants(const pyfile *pf, const char *src, size_t n)
+{
+	return candidate(pf) && has_trigger(src, n);
+}
+
 static void walk_file(argctx *e, int fi)
 {
 	const char *rel, *mod;
@@ -579,33 +676,31 @@ static void walk_file(argctx *e, int fi)
 	const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
 	if (!candidate(pf))
 		return;
-	char path[8192];
-	snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
+	const char *ksrc;
 	size_t n;
-	char *src = file_read(path, &n);
-	if (!src)
-		return;
-	if (n > UINT32_MAX / 2 || pyfile_hash(src, n) != pf->hash) {
-		free(src); /* changed since it was parsed: its facts no longer match */
-		return;
-	}
-	static const char *const triggers[] = {"add_argument", "click",     "dataclass",
-	                                       "BaseModel",    "TypedDict", "BaseSettings"};
-	int any = 0;
-	for (size_t i = 0; i < sizeof(triggers) / sizeof(*triggers) && !any; i++)
-		any = memmem(src, n, triggers[i], strlen(triggers[i])) != NULL;
-	if (!any) { /* a *Config class of another kind: nothing to parse again for */
-		free(src);
-		return;
+	const TSTree *kept = scan_host_tree(e->s, fi, &ksrc, &n);
+	char *src = NULL;
+	if (kept && has_trigger(ksrc, n))
+		src = (char *)ksrc; /* the parse's own source and tree */
+	else {
+		kept = NULL;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
+		if (!(src = file_read(path, &n)))
+			return;
+		if (n > UINT32_MAX / 2 || pyfile_hash(src, n) != pf->hash || !has_trigger(src, n)) {
+			free(src); /* changed since it was parsed, or nothing to walk */
+			return;
+		}
 	}
 	srcv v = {src, n, pf, fi, imports_click(pf)};
-	TSTree *tree = scan_ts_parse(src, n);
-	if (!tree) {
+	TSTree *tree = kept ? NULL : scan_ts_parse(src, n);
+	if (!kept && !tree) {
 		e->oom = 1;
 		free(src);
 		return;
 	}
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(kept ? kept : tree));
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&cur);
 		if (is(node, "call")) {
@@ -634,8 +729,10 @@ static void walk_file(argctx *e, int fi)
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
-	ts_tree_delete(tree);
-	free(src);
+	if (!kept) {
+		ts_tree_delete(tree);
+		free(src);
+	}
 }
 
 /* ---- reads ------------------------------------------------------------------ */
@@ -1292,6 +1389,49 @@ static muh_knob *field_any(muh_surface *s, size_t n, const char *name, const cha
 	return best;
 }
 
+/* The accepted set of CLI argument d (file rel) on knob k, which it sets: a
+ * live (or already unsafe) knob becomes unsafe with `not in (...)`, a step
+ * naming the set and where it is, and (when it was live) the why. The
+ * parser exits on any other value ("invalid choice"), so those values never
+ * reach the engine. */
+static void apply_accepted(argctx *e, muh_knob *k, const arg_def *d, const char *rel)
+{
+	if (!d->accepted || (k->verdict != SCAN_LIVE && k->verdict != SCAN_UNSAFE))
+		return;
+	muh_surface *s = e->s;
+	const char *u = scan_host_fmt(s, "not in (%s)", d->accepted);
+	for (int i = 0; i < k->nunsafe; i++)
+		if (!strcmp(k->unsafe_values[i], u))
+			return; /* the same set, found by another rule */
+	const char **uv = scan_host_alloc(s, sizeof(char *) * (size_t)(k->nunsafe + 1));
+	scan_step *ev = scan_host_alloc(s, sizeof(scan_step) * (size_t)(k->nevidence + 1));
+	if (!uv || !ev) {
+		e->oom = 1;
+		return;
+	}
+	for (int i = 0; i < k->nunsafe; i++)
+		uv[i] = k->unsafe_values[i];
+	uv[k->nunsafe] = u;
+	if (k->nevidence)
+		memcpy(ev, k->evidence, sizeof(scan_step) * (size_t)k->nevidence);
+	ev[k->nevidence].file = rel;
+	ev[k->nevidence].line = d->acc_line;
+	ev[k->nevidence].note =
+	    d->acc_name
+	        ? scan_host_fmt(s, "%s %s accepts only %s (%s): any other value exits the parser",
+	                        how_name[d->how], d->flag, d->acc_name, d->accepted)
+	        : scan_host_fmt(s, "%s %s accepts only choices (%s): any other value exits the parser",
+	                        how_name[d->how], d->flag, d->accepted);
+	k->unsafe_values = uv;
+	k->nunsafe++;
+	k->evidence = ev;
+	k->nevidence++;
+	if (k->verdict == SCAN_LIVE)
+		k->why = scan_host_fmt(s, "%s outside (%s) is refused by %s %s (%s:%d)", k->name,
+		                       d->accepted, how_name[d->how], d->flag, rel, d->acc_line);
+	k->verdict = SCAN_UNSAFE;
+}
+
 /* A command-line argument defined next to a class field of its name (vLLM's
  * EngineArgs.add_cli_args), or whose default is the field itself
  * (default=EngineArgs.max_num_seqs) or comes from **kwargs made from the
@@ -1318,6 +1458,7 @@ static int merge_into_field(argctx *e, const arg_def *d, size_t nfields, const c
 	    e->s, "the command line sets it: argparse %s (default %s)", d->flag, d->value);
 	k->evidence = ev;
 	k->nevidence++;
+	apply_accepted(e, k, d, rel);
 	return 1;
 }
 
@@ -1671,6 +1812,8 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 		o->evidence = ev;
 		o->nevidence = st.n;
 	}
+	if (d->how <= ARG_CLICK)
+		apply_accepted(e, o, d, rel);
 	int occ = 0;
 	for (size_t i = 0;; i++) {
 		const muh_knob *k = scan_host_knob(s, i);

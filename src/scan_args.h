@@ -8,6 +8,7 @@
 #define MUH_SCAN_ARGS_H
 
 #include "muh/scan.h"
+#include "pyfile.h"
 
 /* Adds one `engine_arg` knob per argument definition found in s's parsed
  * files (not already reported as an engine-argument class field), each with
@@ -18,5 +19,9 @@
  * the verdict of the argument of their name). Returns 0, or -1 when memory
  * ran out (the surface is then still consistent). */
 int scan_args_resolve(muh_surface *s);
+
+/* Does scan_args_resolve walk the syntax tree of this file (facts pf,
+ * source src[0..n))? scan.c keeps the parse's tree for such a file. */
+int scan_args_wants(const pyfile *pf, const char *src, size_t n);
 
 #endif

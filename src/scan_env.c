@@ -966,15 +966,22 @@ static void scan_file(envctx *e, int fi, const char *root)
 	const char *rel, *mod;
 	int is_test;
 	const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
-	char path[8192];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	const char *ksrc;
 	size_t n;
-	char *src = file_read(path, &n);
-	if (!src)
-		return;
-	if (n > UINT32_MAX / 2 || (!memmem(src, n, "getenv", 6) && !memmem(src, n, "environ", 7))) {
-		free(src);
-		return;
+	const TSTree *kept = scan_host_tree(e->s, fi, &ksrc, &n);
+	char *src = NULL;
+	if (kept && scan_env_wants(ksrc, n))
+		src = (char *)ksrc; /* the parse's own source and tree */
+	else {
+		kept = NULL;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", root, rel);
+		if (!(src = file_read(path, &n)))
+			return;
+		if (n > UINT32_MAX / 2 || !scan_env_wants(src, n)) {
+			free(src);
+			return;
+		}
 	}
 	srcv v = {src, n, pf, 0, 0};
 	for (int i = 0; i < pf->nimports; i++) {
@@ -986,13 +993,13 @@ static void scan_file(envctx *e, int fi, const char *root)
 			    !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
 		}
 	}
-	TSTree *tree = scan_ts_parse(src, n);
-	if (!tree) {
+	TSTree *tree = kept ? NULL : scan_ts_parse(src, n);
+	if (!kept && !tree) {
 		e->oom = 1;
 		free(src);
 		return;
 	}
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(kept ? kept : tree));
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&cur), nn, dflt;
 		int how;
@@ -1017,8 +1024,15 @@ static void scan_file(envctx *e, int fi, const char *root)
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
-	ts_tree_delete(tree);
-	free(src);
+	if (!kept) {
+		ts_tree_delete(tree);
+		free(src);
+	}
+}
+
+int scan_env_wants(const char *src, size_t n)
+{
+	return memmem(src, n, "getenv", 6) || memmem(src, n, "environ", 7);
 }
 
 /* ---- 2. reads through the registry module ------------------------------------- */

@@ -35,6 +35,10 @@
  * 0, or -1 when memory ran out (the surface is then still consistent). */
 int scan_env_resolve(muh_surface *s);
 
+/* Does scan_env_resolve walk the syntax tree of this source (it mentions
+ * getenv or environ)? scan.c keeps the parse's tree for such a file. */
+int scan_env_wants(const char *src, size_t n);
+
 /* ---- syntax-tree walks, shared with scan_args.c (defined in scan_env.c) -- */
 
 /* The syntax tree of n bytes of Python source (n <= UINT32_MAX / 2), or NULL
@@ -60,6 +64,10 @@ enum scan_env_reader {
 };
 
 int scan_host_nfiles(const muh_surface *s);
+/* The source and syntax tree of file fi kept from the parse (for a file that
+ * scan_env_wants or scan_args_wants), or NULL: the caller then reads and
+ * parses the file itself. Owned by s, valid until scan_tree returns. */
+const TSTree *scan_host_tree(const muh_surface *s, int fi, const char **src, size_t *n);
 /* Is the tree a library called from outside (scan_options.library)? */
 int scan_host_library(const muh_surface *s);
 /* Does the scan report knobs defined in test files (scan_options.with_tests)? */

@@ -21,7 +21,8 @@ want = {
     ("server.py", "port"): (10, "8000", "live", "type int, default 8000", "server.py:35"),
     ("server.py", "max_batch_tokens"): (12, "None", "live", "argparse --max_batch_tokens: dest max_batch_tokens, type int, default None", "server.py:27"),
     ("server.py", "max_num_seqs"): (13, "256", "live", "--max-num-seqs: dest max_num_seqs", "server.py:28"),
-    ("server.py", "policy"): (15, '"fcfs"', "live", 'choices ["fcfs", "priority"]', "server.py:29"),
+    # choices= is the accepted set (issue 28): any other value exits the parser
+    ("server.py", "policy"): (15, '"fcfs"', "unsafe", 'choices ["fcfs", "priority"]', 'server.py:15: argparse --policy accepts only choices ("fcfs", "priority")'),
     ("server.py", "chunk_size"): (16, "512", "live", "--chunk: dest chunk_size", "server.py:30"),  # dest=, read by getattr
     ("server.py", "enable_prefix_cache"): (17, "False", "live", "type bool, default False (implicit)", "server.py:31"),
     ("server.py", "cuda_graph"): (18, "True", "live", "--no-cuda-graph: dest cuda_graph, type bool, default True (implicit)", "server.py:32"),
@@ -29,7 +30,7 @@ want = {
     ("server.py", "debug_dump"): (20, "None", "live", "type str, default None (implicit)", "server.py:34"),
     ("server.py", "trace"): (21, "False", "dead", "type bool", "after a return"),
     ("cli.py", "tensor_parallel_size"): (7, "1", "live", "click --tp: dest tensor_parallel_size, type int, default 1", "cli.py:13"),
-    ("cli.py", "quant"): (8, "None", "live", 'choices ["awq", "fp8"]', "cli.py:14"),
+    ("cli.py", "quant"): (8, "None", "unsafe", 'choices ["awq", "fp8"]', 'cli.py:8: click --quant accepts only choices ("awq", "fp8")'),
     ("cli.py", "eager"): (9, "False", "live", "click --eager/--no-eager: dest eager, type bool", "cli.py:15"),
     ("cli.py", "verbose"): (10, "False", "dead", "type bool, default False (implicit)", "no .verbose"),
     ("cli.py", "model"): (11, "None", "live", "click model: dest model", "cli.py:13"),

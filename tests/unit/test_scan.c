@@ -542,20 +542,34 @@ static void test_vllm_063(void **state)
 	assert_non_null(strstr(g1->why, "only from tests"));
 	expect_verdict(must(s, "vllm/utils.py", "get_max_shared_memory_bytes", "capability", 0),
 	               SCAN_DEAD);
-	/* unsafe in upstream: exactly the two values checked by reading the
-	 * source (issue 12's unsafe values): `assert self.cpu_offload_gb >= 0`
+	/* unsafe in upstream: the two values checked by reading the source
+	 * (issue 12's unsafe values): `assert self.cpu_offload_gb >= 0`
 	 * (engine/arg_utils.py:895) and PromptAdapterConfig's
-	 * `if self.max_prompt_adapter_token == 0: raise ValueError` (config.py:1590) */
-	int nunsafe = 0;
+	 * `if self.max_prompt_adapter_token == 0: raise ValueError` (config.py:1590);
+	 * every other unsafe knob is an argument whose parser accepts a fixed
+	 * set (choices=, issue 28): `not in (...)`, the set as evidence */
+	int nunsafe = 0, nchoices = 0;
 	for (size_t i = 0; i < scan_nknobs(s); i++) {
 		const muh_knob *k = scan_knob(s, i);
 		if (k->verdict != SCAN_UNSAFE)
 			continue;
-		nunsafe++;
-		if (strcmp(k->name, "cpu_offload_gb") && strcmp(k->name, "max_prompt_adapter_token"))
+		if (!strcmp(k->name, "cpu_offload_gb") || !strcmp(k->name, "max_prompt_adapter_token")) {
+			nunsafe++;
+			continue;
+		}
+		int set = k->nunsafe >= 1 && !strncmp(k->unsafe_values[0], "not in (", 8);
+		int ev = 0;
+		for (int j = 0; j < k->nevidence; j++)
+			ev |= strstr(k->evidence[j].note, " accepts only ") != NULL;
+		if (!set || !ev || strcmp(k->kind, "engine_arg"))
 			fail_msg("unexpected unsafe knob %s (%s)", k->name, k->why);
+		nchoices++;
 	}
 	assert_int_equal(nunsafe, 2);
+	assert_true(nchoices >= 10);
+	const muh_knob *bs = must(s, "vllm/engine/arg_utils.py", "block_size", "engine_arg", 0);
+	expect_verdict(bs, SCAN_UNSAFE);
+	assert_string_equal(bs->unsafe_values[0], "not in (8, 16, 32)");
 	const muh_knob *cg = must(s, "vllm/engine/arg_utils.py", "cpu_offload_gb", "engine_arg", 0);
 	assert_string_equal(cg->unsafe_values[0], "< 0");
 	assert_true(evidence_has(cg, "vllm/engine/arg_utils.py", "assert self.cpu_offload_gb >= 0"));
