@@ -2195,7 +2195,8 @@ static void do_call(walker *w, ctx *c, TSNode n)
 			add_ref(w, c, ar_str(w->f, an), text_of(w, o, 96, 1), ts_node_named_child(args, 1),
 			        PF_R_ATTR);
 	}
-	/* c.get('KEY') reads a key */
+	
+/* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
 		const char *ks = string_value(w, ts_node_named_child(args, 0));
 		if (ks && *ks)
@@ -2227,6 +2228,18 @@ static void do_call(walker *w, ctx *c, TSNode n)
 			visit(w, &ac, a);
 		}
 	}
+}
+
+/* Is the f-string's pattern (interpolations as '*') the name of a tuned
+ * config file: .json / .yaml / .yml, built from device or shape names (a
+ * `KEY=` before an interpolation, as vLLM's E=*,N=*,device_name=*.json, or
+ * the word device)? Benchmark outputs (*.pytorch.json), caches keyed by
+ * other things and messages are not. */
+static int tuned_config_name(const char *p, size_t n)
+{
+	int ext = (n > 5 && !strcmp(p + n - 5, ".json")) || (n > 5 && !strcmp(p + n - 5, ".yaml")) ||
+	          (n > 4 && !strcmp(p + n - 4, ".yml"));
+	return ext && (strstr(p, "=*") || strstr(p, "device"));
 }
 
 static void do_fstring(walker *w, ctx *c, TSNode n)
@@ -2269,7 +2282,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			add_ref(w, c, ar_str(w->f, buf), w->modpath, n, PF_R_STR);
 		}
 	}
-	if (fstr && interp && o > 5 && !strcmp(buf + o - 5, ".json") && !strchr(buf, '/')) {
+	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o)) {
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {

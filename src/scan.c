@@ -3280,8 +3280,29 @@ static int device_matches(const char *file_dev, const char *want)
 	return 0;
 }
 
-/* Tuned config files and where they are looked up. Each f-string ending in
- * .json that a module builds (vLLM's get_config_file_name) is a lookup site:
+/* Does function sc write files and read none: a call of dump/safe_dump (json,
+ * yaml) in it and none of load, safe_load, exists, isfile, listdir? */
+static int writes_only(const pyfile *pf, int sc)
+{
+	if (sc < 0)
+		return 0;
+	int dump = 0;
+	for (int i = 0; i < pf->ncalls; i++) {
+		const pf_call *c = &pf->calls[i];
+		if (c->scope != sc || !c->fname)
+			continue;
+		if (!strcmp(c->fname, "load") || !strcmp(c->fname, "safe_load") ||
+		    !strcmp(c->fname, "exists") || !strcmp(c->fname, "isfile") ||
+		    !strcmp(c->fname, "listdir") || !strcmp(c->fname, "loads"))
+			return 0;
+		dump |= !strcmp(c->fname, "dump") || !strcmp(c->fname, "safe_dump");
+	}
+	return dump;
+}
+
+/* Tuned config files and where they are looked up. Each f-string naming a
+ * .json/.yaml file from device or shape names that a module builds (vLLM's
+ * get_config_file_name; not a function that only writes such files) is a lookup site:
  * a config_lookup knob of its own, live when the building function is
  * reached (through the call chain, not from dead stores), dead when nothing
  * calls it or its result is overwritten before use, reported even when no
@@ -3297,6 +3318,8 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 		const pyfile *pf = f->pf;
 		for (int j = 0; j < pf->njsons; j++) {
 			const pf_json *pj = &pf->jsons[j];
+			if (writes_only(pf, pj->scope))
+				continue; /* a file it writes (a tuning script's save_configs) */
 			char dir[4096];
 			snprintf(dir, sizeof(dir), "%s", f->rel);
 			char *slash = strrchr(dir, '/');

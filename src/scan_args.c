@@ -1608,8 +1608,8 @@ static int constructions_of(argctx *e)
 
 /* A schema field whose default no construction uses: its class is not
  * opaque (constructions_of), has at least one construction and every one
- * passes the field by keyword. 1 with a step per construction (at most 3)
- * and the first one's place. Not with --library (callers outside the tree
+ * passes the field by keyword. 1 with a step per construction (at most 5,
+ * then one that counts the rest) and the first one's place. Not with --library (callers outside the tree
  * may construct it). Heuristic: subclasses are not seen. */
 static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first_fi,
                               int *first_line)
@@ -1639,10 +1639,14 @@ static int default_never_used(argctx *e, const arg_def *d, steps *st, int *first
 			*first_fi = ci->cfi[j];
 			*first_line = c->line;
 		}
-		if (j < 3)
+		if (j < 5)
 			add_step(
 			    e, st, ci->cfi[j], c->line,
 			    scan_host_fmt(s, "%s(..., %s=...) here passes it", ci->name, d->name));
+		else if (j == 5)
+			add_step(e, st, ci->cfi[j], c->line,
+			         scan_host_fmt(s, "and %d more constructions pass it, from here on",
+			                       ci->n - 5));
 	}
 	return 1;
 }

@@ -51,10 +51,16 @@ want = {
     # every construction passes max_adapters: its default is never used
     ("lora.py", "max_adapters"): (7, "4", "dead", "dataclass AdapterConfig.max_adapters", "lora.py:12: AdapterConfig(..., max_adapters=...) here passes it"),
     ("lora.py", "adapter_rank"): (8, "8", "live", "dataclass AdapterConfig.adapter_rank", "lora.py:13"),
+    # seven constructions all pass it: five sites, then a count (issue 28 item 3)
+    ("spec.py", "num_lookahead"): (8, "4", "dead", "dataclass LookaheadConfig.num_lookahead", "spec.py:23: and 2 more constructions pass it"),
     # an engine-argument class field read nowhere is dead, not unknown
     ("engine_args.py", "max_model_len"): (7, "2048", "live", "engine_args.py:12: .max_model_len read here", "engine_args.py:12"),
     ("engine_args.py", "use_legacy_block_manager"): (8, "True", "dead", "field TinyEngineArgs.use_legacy_block_manager, default True", "no .use_legacy_block_manager"),
 }
+sites = [e for e in ks[("spec.py", "num_lookahead")]["evidence"] if " pass" in e]
+if [e.split(":")[1] for e in sites] != ["13", "15", "17", "19", "21", "23"]:
+    print(f"construction sites: {sites}")
+    sys.exit(1)
 # the splat is a step of its own
 sv = ks[("proxy.py", "cache_status_interval")]["evidence"]
 if not any("argengine/proxy.py:25: the parsed namespace is passed whole here" in e for e in sv):
