@@ -1543,6 +1543,29 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			w->f->scopes[si].nparams = npn;
 		}
 	}
+	/* a knob-named parameter's literal default of a plain top-level
+	 * function is a constant knob of the function (def f(BLKQ=64)): its
+	 * callers may all pass it (scan.c: overridden defaults) */
+	if (w->f->scopes[si].parent < 0 && !(w->f->scopes[si].flags & PF_JIT) && ts_node_is_null(decorated)) {
+		int idx = 0;
+		for (uint32_t i = 0; i < pc; i++) {
+			TSNode p = ts_node_named_child(params, i);
+			TSNode pnm = param_name(p), v = field(p, "value");
+			if (ts_node_is_null(pnm))
+				continue;
+			idx++;
+			if (ts_node_is_null(v) || (!is(p, "default_parameter") && !is(p, "typed_default_parameter")))
+				continue;
+			const char *nm = text_of(w, pnm, 128, 0);
+			if (!is_knob_name(nm) || !fold(w, v, 0).ok)
+				continue;
+			ctx pcx = *c;
+			pcx.scope = si;
+			pf_knob *k = add_knob(w, &pcx, PF_K_CONSTANT, nm, v);
+			if (k)
+				k->param = idx;
+		}
+	}
 	w->f->scopes[si].ret_expr = -1;
 	w->f->scopes[si].plat_expr = -1;
 	if (ncx) {

@@ -277,6 +277,7 @@ typedef struct pf_knob {
 	int call;         /* constexpr: index of the launch call */
 	unsigned unreach;
 	int dead; /* overwritten before any read: the pf_dead (PF_D_OVERWRITE), -1 */
+	int param; /* a parameter's default (def f(BLKQ=64)): 1 + its index, else 0 */
 } pf_knob;
 
 typedef struct pf_json {

@@ -1950,6 +1950,81 @@ static int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc
 	return 1;
 }
 
+/* Overridden defaults of parameters (issue 28 item 3): the why when every
+ * call in the tree of k's function (a top-level function of file fi;
+ * outside tests, not on unreachable paths) passes k's parameter, by
+ * keyword or by position, and nothing uses the function other than by
+ * calling it (no alias, partial or function passed as a value, whose calls
+ * are unseen); a step per call (up to 5, then one counting the rest).
+ * NULL otherwise (no call, a call without it, a splat of *args or of **kwargs). */
+static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	const pf_scope *sc = &pf->scopes[k->scope];
+	int pos = k->param - 1, n = 0, nuse = 0, first_f = -1, first_l = 0;
+	size_t more_at = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int g = 0; g < s->nfiles; g++) {
+			sfile *gf = &s->files[g];
+			const pyfile *gp = gf->pf;
+			if (gf->is_test)
+				continue;
+			if (!pass) { /* every use of the name that resolves to it */
+				for (int i = 0; i < gp->nrefs; i++) {
+					const pf_ref *r = &gp->refs[i];
+					int of;
+					const char *on;
+					if (strcmp(r->name, sc->name) || r->obj || (r->flags & PF_R_STR))
+						continue;
+					if (g == fi ? !local_binding(gp, r->scope, r->name)
+					            : (resolve_name(s, g, r->name, &of, &on, 0) == RES_SYMBOL &&
+					               of == fi && !strcmp(on, sc->name)))
+						nuse++;
+				}
+				continue;
+			}
+			for (int i = 0; i < gp->ncalls; i++) {
+				const pf_call *c = &gp->calls[i];
+				int of, osc;
+				if (!c->fname || strcmp(c->fname, sc->name) ||
+				    !call_def(s, g, c, &of, &osc, 0) || of != fi || osc != k->scope)
+					continue;
+				if (in_dead(gf, c->byte))
+					continue; /* a call that never runs passes nothing */
+				int passes = 0;
+				for (int a = 0; a < c->nargs; a++) {
+					if (c->args[a].splat)
+						return NULL; /* *args / **kwargs: unseen */
+					passes |= (c->args[a].kw && !strcmp(c->args[a].kw, k->name)) ||
+					          (!c->args[a].kw && c->args[a].pos == pos);
+				}
+				if (!passes)
+					return NULL;
+				if (!n) {
+					first_f = g;
+					first_l = c->line;
+				}
+				if (n < 5)
+					step(b, g, c->line, "%s(..., %s=...) here passes it", sc->qual, k->name);
+				else if (n == 5) {
+					more_at = b->steps.n;
+					step(b, g, c->line, "and more calls pass it, from here on");
+				}
+				n++;
+			}
+		}
+	if (!n || nuse > n)
+		return NULL;
+	if (n > 5 && more_at < b->steps.n)
+		((scan_step *)b->steps.p)[more_at].note =
+		    sa_fmt(s, "and %d more calls pass it, from here on", n - 5);
+	return sa_fmt(s, "every call of %s passes %s (%d call%s, first at %s:%d): the default %s "
+	                 "is never used",
+	              sc->qual, k->name, n, n == 1 ? "" : "s", s->files[first_f].rel, first_l,
+	              k->text);
+}
+
 static int raises_nie(kb *b, int fi, int sc, int depth)
 {
 	muh_surface *s = b->s;
@@ -3189,6 +3264,16 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = had ? why : uw;
 				}
 			}
+		}
+		if (k->param && (v == SCAN_LIVE || v == SCAN_UNSAFE) && !s->opt.library) {
+			size_t mark = b->steps.n;
+			const char *pw = param_always_passed(b, fi, k);
+			if (pw) {
+				v = SCAN_DEAD;
+				why = pw;
+				b->unsafe.n = 0;
+			} else
+				b->steps.n = mark;
 		}
 		muh_knob *o = emit(s, b, fi, k, f->rel, v, why);
 		if (!o)
