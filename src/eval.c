@@ -1151,6 +1151,7 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 /* The longest line the parent takes from its runner: a result carries at
  * most max_samples numbers and a worker's metadata (itself under a worker's
  * 16 MiB line cap). */
+#define EVAL_STOP_GRACE_S 1.0 /* Ctrl-C: how long the variant in flight may still finish */
 #define RUNNER_LINE_MAX (64u << 20)
 
 struct muh_evaluator {
@@ -1662,9 +1663,23 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 	struct runner_step rs;
 	step_start(ev, &rs);
 	if (src == 0) {
+		double give_up = 0; /* Ctrl-C seen: when the variant in flight is given up */
 		for (;;) {
 			int eof, late;
-			cJSON *o = runner_read(ev, rs.deadline, &eof, &late);
+			/* Ctrl-C: the variant in flight may finish within
+			 * EVAL_STOP_GRACE_S (and is kept); then it is given up (its
+			 * runner killed, and the server with it: PR_SET_PDEATHSIG, as
+			 * on a timeout), not waited for: an engine's load run took 34 s */
+			cJSON *o = runner_read(ev, ev->stop ? fmin(eval_now_s() + 0.2, rs.deadline) : rs.deadline,
+					       &eof, &late);
+			if (ev->stop && *ev->stop && !give_up)
+				give_up = eval_now_s() + EVAL_STOP_GRACE_S;
+			if (!o && late && give_up && eval_now_s() >= give_up) {
+				runner_kill(ev);
+				return diag_errorf(d, "interrupted (Ctrl-C): the variant in flight was given up");
+			}
+			if (!o && late && ev->stop && eval_now_s() < rs.deadline)
+				continue; /* a short read to look at the stop flag */
 			if (!o) {
 				if (late) {
 					runner_late(ev, &rs, "", m);

@@ -1931,6 +1931,13 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 	}
 	double t0 = eval_now_s();
 	int rc = strategy_run(s->space, &o, r, d);
+	if (rc && r->stop == STRATEGY_STOP_ERROR && s->o.stop && *s->o.stop) {
+		/* Ctrl-C gave up the variant in flight (eval_measure): a stop asked
+		 * for, not an error; what was measured stands */
+		rc = MUH_OK;
+		r->stop = STRATEGY_STOP_CALLER;
+		diag_clear(d);
+	}
 	bg_reap(s, 1); /* a background prepare still running has nothing left to do */
 	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,8 +73,16 @@ static volatile sig_atomic_t stop;
 
 static void on_sigint(int sig)
 {
+	static const char msg[] = "muh eval: stopping (Ctrl-C): the variant in flight is given up and its "
+				  "server stopped; what was measured is kept (Ctrl-C again kills muh)\n";
 	(void)sig;
+	if (stop) { /* a second Ctrl-C kills */
+		signal(SIGINT, SIG_DFL);
+		raise(SIGINT);
+	}
 	stop = 1;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		stop = 1;
 }
 
 /* Checks every NAME=VALUE of a --config key against the spec: an unknown

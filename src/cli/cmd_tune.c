@@ -200,8 +200,12 @@ static int last_decision = -1;
 
 static void on_sigint(int sig)
 {
+	static const char msg[] = "muh tune: stopping (Ctrl-C): the variant in flight is given up and its "
+				  "server stopped; what was measured is kept (Ctrl-C again kills muh)\n";
 	interrupted = 1;
 	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		interrupted = 1;
 }
 
 
