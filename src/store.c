@@ -1146,6 +1146,8 @@ typedef struct export_ctx {
 	cJSON *results; /* json, t4 */
 	char **params;  /* csv: param columns */
 	size_t nparams;
+	char **metrics; /* csv: a column per metric any row holds (TTFT, TPOT, goodput, ...) */
+	size_t nmetrics;
 	int header_done;
 } export_ctx;
 
@@ -1248,6 +1250,32 @@ static int collect_params(void *ud, const store_row *row)
 		}
 	}
 	cJSON_Delete(c);
+	/* the metrics a row holds (measurements.metrics): each a column, in
+	 * the order first seen */
+	cJSON *mx = row->m->metrics ? cJSON_Parse(row->m->metrics) : NULL;
+	cJSON_ArrayForEach(it, mx)
+	{
+		if (!cJSON_IsNumber(it) || !it->string)
+			continue;
+		size_t i;
+		for (i = 0; i < x->nmetrics; i++)
+			if (!strcmp(x->metrics[i], it->string))
+				break;
+		if (i == x->nmetrics) {
+			char **nm = realloc(x->metrics, (x->nmetrics + 1) * sizeof(char *));
+			char *name = strdup(it->string);
+			if (!nm || !name) {
+				free(name);
+				if (nm)
+					x->metrics = nm;
+				cJSON_Delete(mx);
+				return -1;
+			}
+			x->metrics = nm;
+			x->metrics[x->nmetrics++] = name;
+		}
+	}
+	cJSON_Delete(mx);
 	return 0;
 }
 
@@ -1273,8 +1301,13 @@ static int export_row(void *ud, const store_row *row)
 				csv_field(f, x->params[i]);
 			}
 			fputs(",status,median_s,min_s,mad_s,ci_lo_s,ci_hi_s,nsamples,fingerprint,max_abs_err,"
-			      "rel_l2_err,sm_clock_mhz,power_w,temp_c,t_build_s,finished_ms,error\n",
+			      "rel_l2_err,sm_clock_mhz,power_w,temp_c,t_build_s,finished_ms",
 			      f);
+			for (size_t i = 0; i < x->nmetrics; i++) {
+				fputc(',', f);
+				csv_field(f, x->metrics[i]);
+			}
+			fputs(",error\n", f);
 			x->header_done = 1;
 		}
 		fprintf(f, "%lld,", (long long)row->run_id);
@@ -1304,6 +1337,14 @@ static int export_row(void *ud, const store_row *row)
 			fputc(',', f);
 		}
 		fprintf(f, "%lld,", (long long)m->finished_ms);
+		cJSON *mx = x->nmetrics && m->metrics ? cJSON_Parse(m->metrics) : NULL;
+		for (size_t i = 0; i < x->nmetrics; i++) {
+			const cJSON *it = cJSON_GetObjectItemCaseSensitive(mx, x->metrics[i]);
+			if (cJSON_IsNumber(it))
+				csv_num(f, it->valuedouble);
+			fputc(',', f);
+		}
+		cJSON_Delete(mx);
 		csv_field(f, m->error);
 		fputc('\n', f);
 		return ferror(f) ? -1 : 0;
@@ -1396,6 +1437,9 @@ int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh
 		for (size_t i = 0; i < x.nparams; i++)
 			free(x.params[i]);
 		free(x.params);
+		for (size_t i = 0; i < x.nmetrics; i++)
+			free(x.metrics[i]);
+		free(x.metrics);
 	} else {
 		cJSON *root = cJSON_CreateObject();
 		if (fmt == STORE_T4) {
