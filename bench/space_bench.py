@@ -6,7 +6,7 @@ usage: space_bench.py MUH OUT.md [--kt-timeout SECONDS] [--runs N] [--only TEXT]
 --only TEXT measures only the spaces whose file name contains TEXT (e.g.
 hotspot), for a re-run of one row when the machine is quiet.
 
-For every BAT CAFF file that is valid JSON (the shared corpus, plus BAT's
+For every BAT CAFF file that is valid JSON (corpora/bat, plus BAT's
 hotspot space in bench/specs/hotspot-CAFF.json), and synthetic spaces of
 1.3e7 and 1e8 cartesian configurations (bench/specs/synthetic_*.yaml), it
 measures:
@@ -30,7 +30,7 @@ import statistics
 
 import yaml_free_reader as reader  # bench/yaml_free_reader.py
 
-BAT = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "bat")
+BAT = os.path.join(os.path.dirname(__file__), "..", "corpora", "bat")
 
 
 def muh_time(muh, spec, runs):
