@@ -360,8 +360,7 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 		}
 		b->ranked = nr;
 		memmove(b->ranked + 1, b->ranked, b->nranked * sizeof(*b->ranked));
-		double score = objective_is_time(&b->objective) || !b->objective.maximize ? sm->base_value
-											   : 1.0 / sm->base_value;
+		double score = b->objective.maximize ? 1.0 / sm->base_value : sm->base_value;
 		b->ranked[0] = (best_entry){.key = key, .score = score, .burst_score = score, .sm_clock_mhz = NAN};
 		b->nranked++;
 		b->keeps_baseline = 1;

@@ -703,7 +703,7 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	const muh_target *tg = session_target(s);
 	muh_evaluator *own = NULL;
 	if (tg && strcmp(tg->backend, "engine") && session_evaluator(s)) {
-		int rc = session_sustained_evaluator(s, 0, &own, d);
+		int rc = session_sustained_evaluator(s, &own, d);
 		if (rc) {
 			decide_summarize(session_objective(s), NULL, 0, out);
 			return rc;

@@ -1761,15 +1761,13 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 	free(cfg);
 }
 
-int session_sustained_evaluator(muh_session *s, int max_samples, muh_evaluator **out, muh_diag *d)
+int session_sustained_evaluator(muh_session *s, muh_evaluator **out, muh_diag *d)
 {
 	*out = NULL;
 	if (!s->have_target)
 		return diag_errorf(d, "the session measures nothing");
 	muh_target t2 = s->target;
 	t2.gpu_warm_s = s->target.retime_warm_s > s->target.gpu_warm_s ? s->target.retime_warm_s : s->target.gpu_warm_s;
-	if (max_samples > t2.max_samples)
-		t2.max_samples = max_samples;
 	int rc = eval_open(&t2, out, d);
 	if (!rc && (rc = overlay_attach(*out, &t2))) {
 		eval_close(*out);
@@ -1817,7 +1815,7 @@ static void retime_sustained(muh_session *s, const strategy_result *r)
 	muh_evaluator *ev2;
 	muh_diag d;
 	diag_clear(&d);
-	if (session_sustained_evaluator(s, 0, &ev2, &d)) {
+	if (session_sustained_evaluator(s, &ev2, &d)) {
 		snprintf(I->why, sizeof(I->why), "cannot open the evaluator again: %.200s", d.msg);
 		goto out;
 	}

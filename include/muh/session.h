@@ -322,11 +322,10 @@ typedef struct session_sustained_info {
 MUH_API void session_sustained(const muh_session *s, session_sustained_info *out);
 /* A second evaluator of the session's target that warms each variant to
  * its sustained clock first (the larger of measure.retime_warm and
- * measure.gpu_warm), with the session's source overlays and stop flag,
- * keeping at least max_samples samples a variant (0: measure.max_samples):
+ * measure.gpu_warm), with the session's source overlays and stop flag:
  * what the re-timing and a kernel's decision stage time with. MUH_OK and
  * *out (eval_close); eval_open's error with d. */
-MUH_API int session_sustained_evaluator(muh_session *s, int max_samples, muh_evaluator **out, muh_diag *d);
+MUH_API int session_sustained_evaluator(muh_session *s, muh_evaluator **out, muh_diag *d);
 
 /* The metrics JSON of the variant just answered by session_tune's
  * objective (for --json events), or NULL. */
