@@ -6,6 +6,8 @@
 #     bash scripts/gpu_moe_file.sh tune I J    sizes I..J (0-based) of the spec's 18
 #     bash scripts/gpu_moe_file.sh emit        the file from the store
 #     bash scripts/gpu_moe_file.sh check       the file against shipped, independently
+#     bash scripts/gpu_moe_file.sh sweep M     the full space at batch size M (item 6)
+#     bash scripts/gpu_moe_file.sh cost        benchmark_moe.py's per-config cost (item 5)
 # Parts can be chained in one call: `tune 0 8 emit check`.
 #
 # tune: muh tune specs/vllm_fused_moe.yaml per size: 5% budget (65
@@ -22,6 +24,11 @@
 #   at every size, vLLM's kernel, CUDA graphs, ABBA with the defaults as a
 #   third column, 5 repeats with fresh inputs; $OUT/check-START.csv, where
 #   START tells machine starts apart (the GPU's serial number is not read).
+# sweep M: muh eval --all over every valid config (1,305) at M, --jobs 14,
+#   into $OUT/sweep-M$M.db: a replay file for `muh tune --replay` (the
+#   0.99-of-optimum check runs here, bench/moe_sweep_check.sh).
+# cost: bench/moe_grid_cost.py: benchmark_moe.py's procedure per config on
+#   a sample of its grid at all 18 sizes, a fresh Triton cache; $OUT/cost.csv.
 # No part starts a size once MUH_MOE_DEADLINE seconds (default 560) have
 # passed since the script began.
 set -uo pipefail
@@ -94,11 +101,36 @@ part_check() {
 	column -s, -t "$OUT/check-$start.csv" >>"$SUM" 2>/dev/null
 }
 
+part_sweep() {
+	local m=$1
+	if [ "$(date +%s)" -ge "$DEADLINE" ]; then
+		echo "- sweep M=$m: not started, the deadline passed" >>"$SUM"
+		return
+	fi
+	local t0=$(date +%s) left=$((DEADLINE + 30 - $(date +%s)))
+	timeout "$left" muh eval "$SPEC" --problem "M=$m" --all --jobs 14 --db "$OUT/sweep-M$m.db" \
+		>"$W/sweep-M$m.txt" 2>"$W/sweep-M$m.err"
+	local rc=$?
+	echo "- sweep M=$m: exit $rc in $(($(date +%s) - t0)) s; $(tail -3 "$W/sweep-M$m.txt" | tr '\n' ' ' | cut -c1-300)" >>"$SUM"
+	muh report "$OUT/sweep-M$m.db" 2>&1 | head -4 >>"$SUM"
+}
+
+part_cost() {
+	local t0=$(date +%s)
+	python3 bench/moe_grid_cost.py --sample "${MUH_COST_SAMPLE:-24}" --deadline "$DEADLINE" \
+		--out "$OUT/cost.csv" 2>"$W/cost.err"
+	echo "- cost: exit $? in $(($(date +%s) - t0)) s" >>"$SUM"
+	column -s, -t "$OUT/cost.csv" >>"$SUM" 2>/dev/null
+	tail -3 "$W/cost.err" >>"$SUM"
+}
+
 while [ $# -gt 0 ]; do
 	case $1 in
 	tune) part_tune "$2" "$3"; shift 3 ;;
 	emit) part_emit; shift ;;
 	check) part_check; shift ;;
+	sweep) part_sweep "$2"; shift 2 ;;
+	cost) part_cost; shift ;;
 	*) echo "gpu_moe_file.sh: unknown part '$1'" >&2; exit 2 ;;
 	esac
 done
