@@ -434,7 +434,9 @@ int decide_of_run(muh_store *st, int64_t run, const muh_objective *o, decide_sum
 
 /* ---- the stage ------------------------------------------------------------ */
 
-/* The finalists of a run: its ranking's top k that are not the defaults. */
+/* The finalists of a run: its ranking's top k that are not the defaults,
+ * nor a variant that a probe or a rung of successive halving stopped (its
+ * measurement is a short run's: measure.probe, measure.halving). */
 struct pick {
 	int64_t id;
 	muh_store *st;
@@ -458,6 +460,19 @@ static int by_search_rank(const void *x, const void *y)
 	return strcmp(a->key, b->key);
 }
 
+/* 1 when the stored measurement of key in run was stopped by a probe or a
+ * rung (its metrics say probe_requests or rung_requests). */
+static int stopped_early(muh_store *st, int64_t run, const char *key)
+{
+	muh_measurement m;
+	int stopped = 0;
+	if (store_get(st, run, key, &m) == 1)
+		stopped = isfinite(measurement_metric(&m, "rung_requests")) ||
+			  isfinite(measurement_metric(&m, "probe_requests"));
+	measurement_free(&m);
+	return stopped;
+}
+
 static int pick_cb(void *ud, const store_run *run)
 {
 	struct pick *P = ud;
@@ -475,7 +490,7 @@ static int pick_cb(void *ud, const store_run *run)
 		qsort(b.ranked, b.nranked, sizeof(*b.ranked), by_search_rank);
 	int other = base && b.default_key && strcmp(base, b.default_key);
 	for (size_t i = 0; i < b.nranked && P->n < P->k; i++)
-		if (!base || strcmp(b.ranked[i].key, base))
+		if ((!base || strcmp(b.ranked[i].key, base)) && !stopped_early(P->st, P->id, b.ranked[i].key))
 			snprintf(P->keys[1 + P->n++], 4096, "%s", b.ranked[i].key);
 	/* beside a baseline that is not the defaults, the defaults are in the
 	 * rounds too when they measured ok: the speedup over them is paired */

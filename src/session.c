@@ -40,6 +40,7 @@
 #include "muh/best.h"
 #include "muh/deploy.h"
 #include "muh/engine.h"
+#include "muh/load.h"
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/replay_store.h"
@@ -128,6 +129,18 @@ struct muh_session {
 	session_busy_info busy;
 	muh_evaluator *probe_ev;   /* measure.probe: the short probe's evaluator, opened on first use */
 	long long probed;          /* variants a probe stopped */
+	/* measure.halving: the rungs below the full load, and the full load */
+	struct rung {
+		int requests;
+		muh_evaluator *ev;    /* one load run of `requests`, opened on first use */
+		double *scores;       /* every score at this rung so far, in order */
+		size_t n, cap;
+		long long stopped, spent;
+	} rungs[SESSION_MAX_RUNGS];
+	size_t nrungs;
+	int eta, full_requests, warmup;
+	long long full_variants, full_spent;
+	u64map stopped_at;         /* space index -> the requests of the rung or probe that stopped it */
 	session_sustained_row *sus;
 	session_sustained_info susi;
 	/* the last result handed out */
@@ -268,6 +281,50 @@ static int check_launch(const muh_target *t, muh_diag *d)
 	return rc;
 }
 
+/* measure.halving's rungs (session.h, SESSION_MAX_RUNGS) into s->rungs:
+ * min_requests x eta^k while each is at most 1/eta of the load's requests.
+ * MUH_EINPUT at the key for a backend other than engine, beside
+ * measure.probe, for a load of a duration, or when no rung fits below the
+ * full load (the key would change nothing). */
+static int halving_plan(muh_session *s, muh_diag *d)
+{
+	const muh_target *t = &s->target;
+	const muh_kv *kv = spec_kv(s->spec, "measure.halving.eta");
+	if (!kv)
+		kv = spec_kv(s->spec, "measure.halving.min_requests");
+	if (!kv)
+		return MUH_OK;
+	spec_diag_at(s->spec, d, kv->line, kv->col);
+	if (strcmp(t->backend, "engine"))
+		return diag_errorf(d, "measure.halving is for the engine backend (request counts of a load), not %s",
+				   t->backend);
+	if (t->probe > 0)
+		return diag_errorf(d, "measure.halving and measure.probe are two ways to stop a variant early: keep one");
+	load_opts lo;
+	load_defaults(&lo);
+	char why[256];
+	for (int i = 0; i < t->nload; i++)
+		if (load_opts_set(&lo, t->load_key[i], t->load_val[i], why, sizeof(why)))
+			return diag_errorf(d, "load.%s: %s", t->load_key[i], why);
+	int full = load_requests(&lo);
+	if (full <= 0)
+		return diag_errorf(d, "measure.halving needs a load of a number of requests (load.requests), not a "
+				      "duration");
+	s->eta = t->halving_eta > 0 ? t->halving_eta : 3;
+	int r = t->halving_min > 0 ? t->halving_min : 8;
+	s->full_requests = full;
+	s->warmup = lo.warmup;
+	s->nrungs = 0;
+	for (long long q = r; q * s->eta <= full && s->nrungs < SESSION_MAX_RUNGS; q *= s->eta)
+		s->rungs[s->nrungs++].requests = (int)q;
+	if (!s->nrungs)
+		return diag_errorf(d, "measure.halving: min_requests %d times eta %d is more than the load's %d "
+				      "requests: no rung fits below the full load (lower min_requests)",
+				   r, s->eta, full);
+	diag_clear(d);
+	return MUH_OK;
+}
+
 int session_open(const char *path, const muh_session_opts *o, muh_session **out, muh_diag *d)
 {
 	*out = NULL;
@@ -313,7 +370,7 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space and a replay too */
 		goto fail;
 	s->have_target = o->measure;
-	if (o->measure && (rc = check_launch(&s->target, d)))
+	if (o->measure && ((rc = check_launch(&s->target, d)) || (rc = halving_plan(s, d))))
 		goto fail;
 	if (!(s->cfg = calloc(s->np + 1, sizeof(uint32_t)))) {
 		rc = MUH_ENOMEM;
@@ -483,6 +540,11 @@ void session_close(muh_session *s)
 		return;
 	bg_reap(s, 1);
 	eval_close(s->probe_ev);
+	for (size_t k = 0; k < s->nrungs; k++) {
+		eval_close(s->rungs[k].ev);
+		free(s->rungs[k].scores);
+	}
+	u64map_free(&s->stopped_at);
 	eval_close(s->ev);
 	store_close(s->st);
 	replay_free(s->rp);
@@ -534,6 +596,17 @@ void session_store_stats(const muh_session *s, session_store_info *out)
 	out->noisy = s->noisy;
 	out->probed = s->probed;
 	out->probe_requests = s->have_target ? s->target.probe : 0;
+	out->halving_eta = s->nrungs ? s->eta : 0;
+	out->nrungs = s->nrungs;
+	for (size_t k = 0; k < s->nrungs; k++)
+		out->rungs[k] = (session_rung_info){.requests = s->rungs[k].requests,
+						    .variants = (long long)s->rungs[k].n,
+						    .stopped = s->rungs[k].stopped,
+						    .requests_spent = s->rungs[k].spent};
+	if (s->nrungs)
+		out->rungs[s->nrungs] = (session_rung_info){.requests = s->full_requests,
+							   .variants = s->full_variants,
+							   .requests_spent = s->full_spent};
 	if (s->rs) { /* a stored replay */
 		out->open = 1;
 		out->run = replay_store_run(s->rs);
@@ -1222,8 +1295,58 @@ static int drift_check(muh_session *s, muh_diag *d)
 	return rc;
 }
 
-/* Measures v with the store answering first; fills *m. Returns a status;
- * *answered: 1 from the store, 0 measured. */
+/* An evaluator of the target with one load run of `requests` requests per
+ * measurement (a probe's, a rung's), into *ev. */
+static int short_evaluator(muh_session *s, int requests, muh_evaluator **ev, muh_diag *d)
+{
+	muh_target t2 = s->target;
+	t2.min_samples = t2.max_samples = 1;
+	t2.drift_every = 0;
+	int have = 0;
+	for (int i = 0; i < t2.nload; i++)
+		if (!strcmp(t2.load_key[i], "requests")) {
+			snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "%d", requests);
+			have = 1;
+		} else if (!strcmp(t2.load_key[i], "duration")) {
+			snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "0");
+		}
+	if (!have && t2.nload < 32) {
+		snprintf(t2.load_key[t2.nload], sizeof(t2.load_key[0]), "requests");
+		snprintf(t2.load_val[t2.nload++], sizeof(t2.load_val[0]), "%d", requests);
+	}
+	muh_diag od;
+	diag_clear(&od);
+	if (eval_open(&t2, ev, &od))
+		return diag_errorf(d, "cannot open the evaluator of %d-request runs: %s", requests, od.msg);
+	eval_set_stop(*ev, s->o.stop);
+	return MUH_OK;
+}
+
+/* Adds to m's metrics: the requests of the probe or rung that stopped it
+ * (key, unless NULL) and, with n > 0, its scores at the rungs it ran
+ * (rung_scores; a failure is null). */
+static void mark_metrics(muh_measurement *m, const char *key, int requests, const double *sc, size_t n)
+{
+	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
+	if (!mx)
+		mx = cJSON_CreateObject();
+	if (!mx)
+		return;
+	if (key)
+		cJSON_AddNumberToObject(mx, key, requests);
+	if (n) {
+		cJSON *a = cJSON_AddArrayToObject(mx, "rung_scores");
+		for (size_t k = 0; a && k < n; k++)
+			cJSON_AddItemToArray(a, isfinite(sc[k]) ? cJSON_CreateNumber(sc[k]) : cJSON_CreateNull());
+	}
+	char *txt = cJSON_PrintUnformatted(mx);
+	cJSON_Delete(mx);
+	if (txt) {
+		free(m->metrics);
+		m->metrics = txt;
+	}
+}
+
 /* Multi-fidelity (measure.probe, engine specs): a variant first gets one
  * load run of measure.probe requests on a fresh server. When that probe
  * failed, or its score is worse than SESSION_PROBE_WORSE x the best told so
@@ -1239,31 +1362,12 @@ static int probe_stops(muh_session *s, const muh_variant *v, muh_measurement *m,
 	double best = told_bound(s, 0);
 	if (!isfinite(best) || session_is_slo_miss(best))
 		return 0; /* nothing to compare with yet: measure in full */
-	if (!s->probe_ev) {
-		muh_target t2 = *t;
-		t2.min_samples = t2.max_samples = 1;
-		t2.drift_every = 0;
-		int have = 0;
-		for (int i = 0; i < t2.nload; i++)
-			if (!strcmp(t2.load_key[i], "requests")) {
-				snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "%d", t->probe);
-				have = 1;
-			} else if (!strcmp(t2.load_key[i], "duration")) {
-				snprintf(t2.load_val[i], sizeof(t2.load_val[i]), "0");
-			}
-		if (!have && t2.nload < 32) {
-			snprintf(t2.load_key[t2.nload], sizeof(t2.load_key[0]), "requests");
-			snprintf(t2.load_val[t2.nload++], sizeof(t2.load_val[0]), "%d", t->probe);
-		}
-		muh_diag od;
-		diag_clear(&od);
-		if (eval_open(&t2, &s->probe_ev, &od))
-			return -diag_errorf(d, "cannot open the probe's evaluator: %s", od.msg);
-		eval_set_stop(s->probe_ev, s->o.stop);
-	}
+	int rc;
+	if (!s->probe_ev && (rc = short_evaluator(s, t->probe, &s->probe_ev, d)))
+		return -rc;
 	muh_measurement pm;
 	measurement_init(&pm);
-	int rc = eval_measure(s->probe_ev, v, &pm, d);
+	rc = eval_measure(s->probe_ev, v, &pm, d);
 	if (rc) {
 		measurement_free(&pm);
 		return -rc;
@@ -1274,17 +1378,138 @@ static int probe_stops(muh_session *s, const muh_variant *v, muh_measurement *m,
 		measurement_free(&pm);
 		return 0;
 	}
-	cJSON *mx = pm.metrics ? cJSON_Parse(pm.metrics) : cJSON_CreateObject();
-	if (mx) {
-		cJSON_AddNumberToObject(mx, "probe_requests", t->probe);
-		free(pm.metrics);
-		pm.metrics = cJSON_PrintUnformatted(mx);
-		cJSON_Delete(mx);
-	}
+	mark_metrics(&pm, "probe_requests", t->probe, NULL, 0);
 	measurement_free(m);
 	*m = pm;
 	s->probed++;
 	return 1;
+}
+
+/* The requests of the rung or probe that stopped measurement m (its
+ * metrics' rung_requests or probe_requests); 0 when none did. */
+static int stopped_by(const muh_measurement *m)
+{
+	if (!m->metrics || (!strstr(m->metrics, "\"rung_requests\"") && !strstr(m->metrics, "\"probe_requests\"")))
+		return 0;
+	double r = measurement_metric(m, "rung_requests");
+	if (!isfinite(r))
+		r = measurement_metric(m, "probe_requests");
+	return isfinite(r) && r > 0 ? (int)r : 0;
+}
+
+/* 1 when cfg is the defaults or the baseline: the references of the run
+ * and of its decision, measured in full whatever their rungs say. */
+static int always_goes_on(const muh_session *s, const uint32_t *cfg)
+{
+	if (s->base_cfg && !memcmp(cfg, s->base_cfg, s->np * sizeof(uint32_t)))
+		return 1;
+	uint32_t *def = calloc(s->np + 1, sizeof(uint32_t));
+	int same = def && space_default(s->space, def) && !memcmp(cfg, def, s->np * sizeof(uint32_t));
+	free(def);
+	return same;
+}
+
+/* Successive halving's rule at rung k: a score goes on when it is among the
+ * best max(1, floor(n / eta)) of the n scores at that rung (itself the
+ * last; an earlier equal score ranks first). A failure never goes on. */
+static int goes_on(const muh_session *s, size_t k, double score)
+{
+	if (!isfinite(score))
+		return 0;
+	const struct rung *R = &s->rungs[k];
+	size_t rank = 0, n = R->n + 1;
+	for (size_t i = 0; i < R->n; i++)
+		rank += R->scores[i] <= score;
+	size_t slots = n / (size_t)s->eta;
+	return rank < (slots ? slots : 1);
+}
+
+/* measure.halving (session.h): variant v runs the rungs below the full
+ * load in turn, each one load run on a fresh server; sc[0..*nsc) are its
+ * scores there (the search's score: SLO misses by how far they miss; a
+ * failure INFINITY). Returns 1 when a rung stopped it, *m then that rung's
+ * measurement marked rung_requests and rung_scores; 0 when it goes on to
+ * the full load (m untouched); or minus an error. */
+static int halving_stops(muh_session *s, const uint32_t *cfg, const muh_variant *v, muh_measurement *m,
+			 double *sc, size_t *nsc, muh_diag *d)
+{
+	*nsc = 0;
+	int exempt = always_goes_on(s, cfg);
+	for (size_t k = 0; k < s->nrungs; k++) {
+		struct rung *R = &s->rungs[k];
+		int rc;
+		if (!R->ev && (rc = short_evaluator(s, R->requests, &R->ev, d)))
+			return -rc;
+		muh_measurement rm;
+		measurement_init(&rm);
+		if ((rc = eval_measure(R->ev, v, &rm, d))) {
+			measurement_free(&rm);
+			return -rc;
+		}
+		account(s, &rm);
+		int feasible;
+		double score = rm.status == EVAL_OK ? objective_search_score(&s->objective, &rm, &feasible) : NAN;
+		sc[k] = isfinite(score) ? score : INFINITY;
+		*nsc = k + 1;
+		if (exempt || goes_on(s, k, sc[k])) {
+			measurement_free(&rm);
+			continue;
+		}
+		mark_metrics(&rm, "rung_requests", R->requests, sc, *nsc);
+		measurement_free(m);
+		*m = rm;
+		return 1;
+	}
+	return 0;
+}
+
+/* Appends score x to rung R's scores. */
+static int rung_push(struct rung *R, double x)
+{
+	if (R->n == R->cap) {
+		size_t nc = R->cap ? 2 * R->cap : 32;
+		double *ns = realloc(R->scores, nc * sizeof(double));
+		if (!ns)
+			return MUH_ENOMEM;
+		R->scores = ns;
+		R->cap = nc;
+	}
+	R->scores[R->n++] = x;
+	return MUH_OK;
+}
+
+/* What measurement m of cfg (measured now, or answered by the store: a
+ * resume) tells the ladder: its rung scores into the rungs' tables (the
+ * rule's n and ranks), the variants and requests of each rung, and, when
+ * a probe or a rung stopped it, its index into s->stopped_at. */
+static int halving_account(muh_session *s, const uint32_t *cfg, const muh_measurement *m)
+{
+	int stop = stopped_by(m);
+	uint64_t idx;
+	if (stop && !space_index_of(s->space, cfg, &idx) && u64map_put(&s->stopped_at, idx, (uint64_t)stop))
+		return MUH_ENOMEM;
+	if (!s->nrungs)
+		return MUH_OK;
+	cJSON *mx = m->metrics ? cJSON_Parse(m->metrics) : NULL;
+	cJSON *a = mx ? cJSON_GetObjectItemCaseSensitive(mx, "rung_scores") : NULL;
+	double rep = measurement_metric(m, "repeats");
+	long long runs = isfinite(rep) && rep > 0 ? (long long)rep : 0; /* 0: no load ran (it never started) */
+	size_t n = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0;
+	int rc = MUH_OK;
+	for (size_t k = 0; k < n && k < s->nrungs && !rc; k++) {
+		cJSON *x = cJSON_GetArrayItem(a, (int)k);
+		struct rung *R = &s->rungs[k];
+		rc = rung_push(R, cJSON_IsNumber(x) ? x->valuedouble : INFINITY);
+		int last = stop && k + 1 == n;
+		R->spent += (long long)(R->requests + s->warmup) * (last ? runs : 1);
+		R->stopped += last;
+	}
+	cJSON_Delete(mx);
+	if (!stop) {
+		s->full_variants++;
+		s->full_spent += (long long)(s->full_requests + s->warmup) * runs;
+	}
+	return rc;
 }
 
 static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *v, muh_measurement *m,
@@ -1304,8 +1529,12 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	}
 	measurement_free(m);
 	measurement_init(m);
-	int probed = probe_stops(s, v, m, d);
+	double sc[SESSION_MAX_RUNGS];
+	size_t nsc = 0;
+	int probed = s->nrungs ? halving_stops(s, cfg, v, m, sc, &nsc, d) : probe_stops(s, v, m, d);
 	rc = probed < 0 ? -probed : probed ? MUH_OK : eval_measure(s->ev, v, m, d);
+	if (!rc && !probed && nsc)
+		mark_metrics(m, NULL, 0, sc, nsc); /* its rungs, for a resume */
 	if (!rc)
 		account(s, m);
 	if (!rc && s->st)
@@ -1320,7 +1549,7 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 		store_noise_once(s);
 	s->measured++;
 	int every = s->target.drift_every;
-	if (every > 0 && s->since) {
+	if (every > 0 && s->since && !stopped_by(m)) { /* a rung's measurement is not measured again in full */
 		memcpy(s->since + s->nsince * s->np, cfg, s->np * sizeof(uint32_t));
 		if (++s->nsince >= (size_t)every)
 			rc = drift_check(s, d);
@@ -1368,6 +1597,8 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		int from_store = 0;
 		rc = measure_live(s, cfg, &v, &s->last, &from_store, d);
 		eval_variant_free(&v);
+		if (!rc)
+			rc = halving_account(s, cfg, &s->last);
 		s->from_store += from_store;
 		res.source = from_store ? "store" : "measured";
 		if (s->target.hidden) {
@@ -1761,6 +1992,26 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 	free(cfg);
 }
 
+/* The search's best is never a variant that a probe or a rung stopped: its
+ * score is from fewer requests than the full load's, and it may be no
+ * finalist. r->best moves to the best of the others (have_best 0 when
+ * there is none). */
+static void best_of_full(const muh_session *s, strategy_result *r)
+{
+	if (!s->stopped_at.n || !r->have_best || !u64map_get(&s->stopped_at, r->records[r->best].index, NULL))
+		return;
+	r->have_best = 0;
+	for (uint64_t i = 0; i < r->nrecords; i++) {
+		const strategy_record *rec = &r->records[i];
+		if (rec->status || u64map_get(&s->stopped_at, rec->index, NULL))
+			continue;
+		if (!r->have_best || rec->time_s < r->records[r->best].time_s) {
+			r->have_best = 1;
+			r->best = i;
+		}
+	}
+}
+
 int session_sustained_evaluator(muh_session *s, muh_evaluator **out, muh_diag *d)
 {
 	*out = NULL;
@@ -1939,6 +2190,7 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 	bg_reap(s, 1); /* a background prepare still running has nothing left to do */
 	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);
+	best_of_full(s, r);
 	if (!rc && s->ev && s->target.retime_top > 0 && objective_is_time(&s->objective) && r->have_best &&
 	    !(s->o.stop && *s->o.stop))
 		retime_sustained(s, r);

@@ -99,6 +99,8 @@ static const struct key_desc keys[] = {
 	N("measure.min_sample_time", min_sample_s, 0, 10),
 	I("measure.isolate", isolate, 0, 1),
 	I("measure.probe", probe, 0, 1000000), /* engine: requests of a short probe first (0: none) */
+	I("measure.halving.eta", halving_eta, 2, 100), /* engine: successive halving over request counts */
+	I("measure.halving.min_requests", halving_min, 1, 1000000),
 	P("measure.cache_dir", cache_dir),
 	P("target.launch", launch),
 	S("target.ready.http", ready_http),

@@ -73,6 +73,9 @@ typedef struct muh_target {
 	int isolate;               /* 1 (default): run in a child; 0: in process (debugging only) */
 	int probe;                 /* engine: each variant first gets one load run of this many requests,
 				    * and one clearly worse than the best so far stops there (0: off) */
+	int halving_eta;           /* engine, measure.halving.eta: successive halving keeps the best
+				    * 1/eta at each rung (0: off; set, or 3 with min_requests alone) */
+	int halving_min;           /* measure.halving.min_requests: the lowest rung's requests */
 	int device;                /* cuda device ordinal */
 	/* The engine backend (docs/engine.md): a real server per variant,
 	 * launched from its deployment file (or target.command, a command

@@ -154,6 +154,25 @@ MUH_API size_t session_instance(const muh_session *s);
  * far is the variant's measurement (multi-fidelity: no full measurement) */
 #define SESSION_PROBE_WORSE 2.0
 
+/* measure.halving: successive halving over request counts (engine specs).
+ * The rungs are min_requests x eta^k requests, each at most 1/eta of the
+ * load's requests, then the full load on top; a variant runs each rung on a
+ * fresh server, one load run, and goes on only while its score is among the
+ * best max(1, floor(n/eta)) of the n variants that ran that rung so far
+ * (itself included, earlier ones first on a tie); the defaults and the
+ * baseline always go on. A variant stopped at a rung keeps that rung's
+ * measurement, its metrics saying rung_requests (the rung's requests) and
+ * rung_scores (its score at each rung it ran, for a resume); it is never a
+ * finalist of the decision stage. */
+#define SESSION_MAX_RUNGS 8
+
+typedef struct session_rung_info {
+	int requests;             /* requests of one load run at this rung */
+	long long variants;       /* variants that ran it (stored ones of a resumed run included) */
+	long long stopped;        /* ... and stopped there (0 at the full load) */
+	long long requests_spent; /* requests asked at this rung, warm-up requests included */
+} session_rung_info;
+
 typedef struct session_store_info {
 	int open;            /* a store is open */
 	int64_t run;         /* its run */
@@ -166,6 +185,9 @@ typedef struct session_store_info {
 	int noisy;
 	long long probed;    /* variants a short probe stopped (measure.probe) */
 	int probe_requests;  /* measure.probe's requests (0: no probes) */
+	int halving_eta;     /* measure.halving's eta (0: no successive halving) */
+	size_t nrungs;       /* its rungs below the full load */
+	session_rung_info rungs[SESSION_MAX_RUNGS + 1]; /* [nrungs] is the full load */
 } session_store_info;
 MUH_API void session_store_stats(const muh_session *s, session_store_info *out);
 

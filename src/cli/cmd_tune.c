@@ -386,6 +386,49 @@ static void on_note(void *ctx, const session_note *n)
 	fprintf(stderr, "%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : "muh tune: ", n->text);
 }
 
+/* measure.halving's ladder: per rung, the variants that ran it, those it
+ * stopped and the requests it cost (the run's, a resume's stored variants
+ * included). */
+static void print_rungs(const session_store_info *L)
+{
+	if (!L->nrungs)
+		return;
+	long long total = 0;
+	for (size_t k = 0; k <= L->nrungs; k++)
+		total += L->rungs[k].requests_spent;
+	printf("halving     eta %d, rungs of", L->halving_eta);
+	for (size_t k = 0; k <= L->nrungs; k++)
+		printf("%s %d", k ? (k == L->nrungs ? " and" : ",") : "", L->rungs[k].requests);
+	printf(" requests (measure.halving); %lld requests in all, warm-up included\n", total);
+	for (size_t k = 0; k <= L->nrungs; k++) {
+		const session_rung_info *R = &L->rungs[k];
+		if (k < L->nrungs)
+			printf("rung %-6d %lld variant(s), %lld stopped, %lld requests\n", R->requests, R->variants,
+			       R->stopped, R->requests_spent);
+		else
+			printf("full %-6d %lld variant(s), %lld requests\n", R->requests, R->variants, R->requests_spent);
+	}
+}
+
+/* The ladder of print_rungs as "halving" of the result event. */
+static void add_rungs_json(const session_store_info *L, cJSON *o)
+{
+	if (!L->nrungs)
+		return;
+	cJSON *h = cJSON_AddObjectToObject(o, "halving");
+	cJSON_AddNumberToObject(h, "eta", L->halving_eta);
+	cJSON *a = cJSON_AddArrayToObject(h, "rungs");
+	for (size_t k = 0; a && k <= L->nrungs; k++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "requests", L->rungs[k].requests);
+		cJSON_AddBoolToObject(e, "full", k == L->nrungs);
+		cJSON_AddNumberToObject(e, "variants", (double)L->rungs[k].variants);
+		cJSON_AddNumberToObject(e, "stopped", (double)L->rungs[k].stopped);
+		cJSON_AddNumberToObject(e, "requests_spent", (double)L->rungs[k].requests_spent);
+		cJSON_AddItemToArray(a, e);
+	}
+}
+
 /* The speedup of the best over the defaults, with the interval the two
  * medians' 95% confidence intervals give, and a tie inside the noise. On a
  * noisy run (L.noisy) the ratio alone: no interval the data cannot back. */
@@ -446,6 +489,7 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		printf("probes      %lld variant(s) stopped after a probe of %d requests: failed, or more than %gx "
 		       "worse than the best so far (measure.probe)\n",
 		       L.probed, L.probe_requests, SESSION_PROBE_WORSE);
+	print_rungs(&L);
 	if (L.drifts)
 		printf("drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
 		       "(the store and the summary hold the new values)\n",
@@ -801,8 +845,12 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			cJSON_AddStringToObject(e, "source", rec->source);
 			cJSON_AddItemToArray(arr, e);
 		}
-		if (live)
+		if (live) {
 			add_busy_json(s, o2);
+			session_store_info hi;
+			session_store_stats(s, &hi);
+			add_rungs_json(&hi, o2);
+		}
 		print_line(o2);
 		free(cfg);
 		free(top);
@@ -840,7 +888,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			print_live_speedup(s, r, cfg);
 		else if (live && is_slo_miss(best))
 			printf("measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
-			       si.from_store);
+			       si.from_store), print_rungs(&si);
 		else if (isfinite(dflt) && !is_slo_miss(best) && !is_slo_miss(dflt))
 			printf(
 			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
