@@ -19,7 +19,10 @@
  *   time     one run of the load per sample; the sample is seconds per
  *            output token (the reciprocal of output tokens/s), and every
  *            load metric goes into the measurement's metrics (the median
- *            over the samples). Failed requests and truncated completions
+ *            over the samples). With load.find_rate a sample is the highest
+ *            rate within the load's SLOs; when none met them, the run at
+ *            the load run that missed them by least, its rate_slo_miss
+ *            saying how far (a measured miss, not a failure). Failed requests and truncated completions
  *            make the variant wrong_result with their counts; a server that
  *            died during the load is crash (its signal or exit status); one
  *            that stopped answering is timeout.
@@ -902,6 +905,7 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 	muh_diag d;
 	diag_clear(&d);
 	load_rate_result *fr = NULL;
+	double miss_rate = 0;
 	int rc;
 	if (sv->load.find_rate && !warm) {
 		/* the sample is the highest Poisson rate within the load's SLOs
@@ -913,8 +917,11 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		ro.steps = sv->load.find_rate_steps;
 		fr = malloc(sizeof(*fr));
 		rc = fr ? load_find_rate(&sv->load, &ro, fr, &d) : MUH_ENOMEM;
-		if (!rc && fr->rate > 0) {
+		if (!rc && (fr->rate > 0 || fr->miss_rate > 0)) {
+			/* no rate met: the run that missed by least, a measured miss
+			 * (rate_slo_miss says by how much), unless it failed requests */
 			r = fr->at;
+			miss_rate = fr->miss_rate;
 		} else if (!rc) {
 			load_rate_step *last = &fr->steps[fr->nsteps - 1];
 			measurement_fail(m, EVAL_WRONG_RESULT,
@@ -974,7 +981,9 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		measurement_fail(m, EVAL_WRONG_RESULT, "the load produced no output tokens");
 		return MUH_OK;
 	}
-	out[0] = sv->load.find_rate ? 1.0 / r.max_rate : 1.0 / r.output_tokens_per_s;
+	/* find_rate: seconds per request at the highest rate met, or, when none
+	 * was, at the rate of the run that missed by least */
+	out[0] = sv->load.find_rate ? 1.0 / (r.max_rate > 0 ? r.max_rate : miss_rate) : 1.0 / r.output_tokens_per_s;
 	*n = 1;
 	return MUH_OK;
 }

@@ -1293,6 +1293,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	memset(r, 0, sizeof(*r));
 	r->ttft = r->itl = r->tpot = r->e2e = load_dist_of(NULL, 0);
 	r->max_rate = NAN;
+	r->rate_slo_miss = NAN;
 	int rc = load_opts_check(o, d);
 	if (rc)
 		return rc;
@@ -1404,8 +1405,8 @@ size_t load_metrics(const load_result *r, const char **names, double *values, si
 		{"tpot_p50", "tpot_p90", "tpot_p99", "tpot_mean", "tpot_max"},
 		{"e2e_p50", "e2e_p90", "e2e_p99", "e2e_mean", "e2e_max"},
 	};
-	const char *nm[9 + 20];
-	double v[9 + 20];
+	const char *nm[10 + 20];
+	double v[10 + 20];
 	size_t k = 0;
 	nm[k] = "output_tokens_per_s", v[k++] = r->output_tokens_per_s;
 	nm[k] = "requests_per_s", v[k++] = r->requests_per_s;
@@ -1416,6 +1417,7 @@ size_t load_metrics(const load_result *r, const char **names, double *values, si
 	nm[k] = "prompt_tokens", v[k++] = (double)r->prompt_tokens;
 	nm[k] = "completion_tokens", v[k++] = (double)r->completion_tokens;
 	nm[k] = "max_rate", v[k++] = r->max_rate;
+	nm[k] = "rate_slo_miss", v[k++] = r->rate_slo_miss;
 	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
 	for (int i = 0; i < 4; i++) {
 		double s[5] = {ds[i]->p50, ds[i]->p90, ds[i]->p99, ds[i]->mean, ds[i]->max};
@@ -1452,6 +1454,7 @@ char *load_result_to_json(const load_result *r)
 	json_add_num(o, "unreachable", (double)r->unreachable);
 	json_add_num(o, "miscounted", (double)r->miscounted);
 	json_add_num(o, "max_rate", r->max_rate);
+	json_add_num(o, "rate_slo_miss", r->rate_slo_miss);
 	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
 	json_add_num(o, "good", (double)r->good);
 	json_add_num(o, "wall_s", r->wall_s);

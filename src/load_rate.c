@@ -9,6 +9,15 @@
  * a run of a few dozen requests ends before an overloaded server's queue
  * shows in its percentiles.
  *
+ * When no rate meets them, the answer is still a measurement: the run that
+ * missed them by least and how far (rate_slo_miss, the sum of each miss
+ * relative to its limit), so a search can climb towards servers that meet
+ * some rate instead of seeing every one fail alike. Not the run at the
+ * lowest rate tried: the search starts from each server's own closed-loop
+ * rate, so a fast server is only tried at rates that a slow one never
+ * sees (on tests/engine/fake-server, 2 ms a token: ttft_p99 127 ms at its
+ * lowest rate, 40 req/s; 10 ms a token: 14 ms at its lowest, 10 req/s).
+ *
  * Owns the search only: every run is load_run's, with o's requests,
  * prompts and burstiness and the rate replaced. Must never print, and never
  * call a rate met when a request failed or came back short.
@@ -31,7 +40,19 @@ void load_rate_defaults(load_rate_opts *ro)
 	ro->rel_tol = 0.05;
 }
 
-/* Judges run r against the SLOs into step st. */
+/* How far x misses the limit lim (x <= lim holds): (x - lim) / lim, 0 when
+ * it holds or there is no limit, 1 when x is not a number. */
+static double over(double x, double lim)
+{
+	if (!(lim > 0))
+		return 0;
+	if (!isfinite(x))
+		return 1;
+	return x > lim ? (x - lim) / lim : 0;
+}
+
+/* Judges run r against the SLOs into step st: why names the first thing
+ * that did not hold, miss sums how far each missed (load.h). */
 static void judge(const load_rate_opts *ro, const load_result *r, double rate, load_rate_step *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -40,19 +61,25 @@ static void judge(const load_rate_opts *ro, const load_result *r, double rate, l
 	st->tpot_p99 = r->tpot.p99;
 	st->requests_per_s = r->requests_per_s;
 	st->errors = r->errors;
-	if (r->errors || r->truncated || !r->ok)
+	/* a server that keeps up finishes the last request about one request's
+	 * time after it was sent (the sends' span is the arrivals' own, which a
+	 * seeded Poisson draw of a few requests puts well off n / rate): a short
+	 * run ends before a queue that grows shows in its p99 */
+	double keep = rate > 0 && r->sent && isfinite(r->e2e.p50)
+			      ? LOAD_RATE_KEEP_UP * (double)r->sent / (r->send_span_s + r->e2e.p50)
+			      : 0;
+	int failed = r->errors || r->truncated || !r->ok;
+	double behind = keep > 0 && r->requests_per_s < keep ? (keep - r->requests_per_s) / keep : 0;
+	double ttft = over(r->ttft.p99, ro->slo_ttft_p99_s), tpot = over(r->tpot.p99, ro->slo_tpot_p99_s);
+	st->miss = (failed ? 1 : 0) + behind + ttft + tpot;
+	if (failed)
 		snprintf(st->why, sizeof(st->why), "%zu error(s), %zu truncated of %zu sent", r->errors, r->truncated,
 			 r->sent);
-	else if (rate > 0 && r->sent && isfinite(r->e2e.p50) &&
-		 r->requests_per_s < LOAD_RATE_KEEP_UP * (double)r->sent / (r->send_span_s + r->e2e.p50))
-		/* a short run ends before a queue that grows shows in its p99: a
-		 * server that keeps up finishes the last request about one request's
-		 * time after it was sent (the sends' span is the arrivals' own, which
-		 * a seeded Poisson draw of a few requests puts well off n / rate) */
+	else if (behind > 0)
 		snprintf(st->why, sizeof(st->why), "fell behind: %.3g req/s done of %.3g offered", r->requests_per_s, rate);
-	else if (ro->slo_ttft_p99_s > 0 && !(r->ttft.p99 <= ro->slo_ttft_p99_s))
+	else if (ttft > 0)
 		snprintf(st->why, sizeof(st->why), "ttft_p99 %.3f s > %.3f s", r->ttft.p99, ro->slo_ttft_p99_s);
-	else if (ro->slo_tpot_p99_s > 0 && !(r->tpot.p99 <= ro->slo_tpot_p99_s))
+	else if (tpot > 0)
 		snprintf(st->why, sizeof(st->why), "tpot_p99 %.4f s > %.4f s", r->tpot.p99, ro->slo_tpot_p99_s);
 	else
 		st->met = 1;
@@ -83,6 +110,10 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_re
 	judge(&ro, &r, 0, st);
 	double rate = r.requests_per_s > 0 ? r.requests_per_s : 1;
 	double lo = 0, hi = INFINITY;
+	/* the run that missed by least: the answer when none meets (the first
+	 * run, closed loop, until another misses by less) */
+	load_result nearest = r;
+	size_t nearest_step = 0;
 	while ((int)out->nsteps < ro.steps) {
 		run = *o;
 		run.rate = rate;
@@ -100,6 +131,10 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_re
 		} else {
 			hi = rate;
 		}
+		if (st->miss < out->steps[nearest_step].miss) {
+			nearest = r;
+			nearest_step = out->nsteps - 1;
+		}
 		if (isfinite(hi) && lo > 0 && hi / lo - 1 <= ro.rel_tol)
 			break;
 		if (!isfinite(hi))
@@ -113,7 +148,15 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_re
 	}
 	out->lo = lo;
 	out->hi = hi;
-	if (out->rate > 0)
+	if (out->rate > 0) {
 		out->at.max_rate = out->rate;
+		out->at.rate_slo_miss = 0;
+	} else {
+		const load_rate_step *n = &out->steps[nearest_step];
+		out->at = nearest;
+		out->at.max_rate = NAN;
+		out->at.rate_slo_miss = n->miss;
+		out->miss_rate = n->rate > 0 ? n->rate : n->requests_per_s; /* the closed loop: what it did */
+	}
 	return MUH_OK;
 }

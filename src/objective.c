@@ -187,6 +187,10 @@ double objective_search_score(const muh_objective *o, const muh_measurement *m, 
 		v += isfinite(x) && o->slo[i].op != OBJ_EQ && o->slo[i].op != OBJ_NE ? fabs(x - o->slo[i].value) / lim
 										    : 1;
 	}
+	/* load.find_rate met no rate: a miss by how far its lowest rate missed */
+	double rm = measurement_metric(m, "rate_slo_miss");
+	if (m->status == EVAL_OK && isfinite(rm) && rm > 0)
+		v += rm, sc = isfinite(sc) ? sc : OBJECTIVE_PENALTY;
 	if (feasible)
 		*feasible = v == 0;
 	if (!isfinite(sc) || v == 0)
@@ -214,6 +218,12 @@ static int holds(enum objective_op op, double a, double b)
 
 int objective_feasible(const muh_objective *o, const muh_measurement *m, char *why, size_t n)
 {
+	double rm = measurement_metric(m, "rate_slo_miss");
+	if (isfinite(rm) && rm > 0) {
+		if (why)
+			snprintf(why, n, "no arrival rate met the load's SLOs (rate_slo_miss = %.3g, the nearest run)", rm);
+		return 0;
+	}
 	for (int i = 0; i < o->nslo; i++) {
 		double v = measurement_metric(m, o->slo[i].metric);
 		if (isfinite(v) && holds(o->slo[i].op, v, o->slo[i].value))

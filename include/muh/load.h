@@ -73,6 +73,9 @@ typedef struct load_result {
 	char first_error[256]; /* e.g. "request 3: HTTP 500: ...", "request 0: connection refused" */
 	int server_gone;       /* sending stopped early: LOAD_GONE_AFTER connections in a row were refused */
 	double max_rate;       /* load_find_rate's answer (req/s); NAN for a plain run */
+	double rate_slo_miss;  /* load_find_rate when no rate met the SLOs: how far the run that missed
+				* them by least misses them (the sum of each miss relative to its limit,
+				* load_rate_step.miss); 0 when a rate met them; NAN for a plain run */
 } load_result;
 
 /* Fills o with the defaults written above (url empty). */
@@ -119,7 +122,7 @@ MUH_API int load_wait_ready(const char *url, const char *path, double timeout_s,
 
 /* The result as named metrics (names: output_tokens_per_s, requests_per_s,
  * goodput_rps, errors, truncated, ok, prompt_tokens, completion_tokens,
- * max_rate,
+ * max_rate, rate_slo_miss,
  * ttft_p50, ttft_p90, ttft_p99, ttft_mean, itl_p50.., tpot_p50..,
  * e2e_p50..). Fills at most max; returns the count. names point to static
  * strings. */
@@ -147,13 +150,20 @@ typedef struct load_rate_step {
 	int met;          /* 1: errors == 0, nothing truncated, and every SLO held */
 	double ttft_p99, tpot_p99, requests_per_s;
 	size_t errors;
+	double miss;      /* how far it missed: the sum over what did not hold of its miss relative to
+			   * its limit ((p99 - slo) / slo; the share of the kept-up rate it fell
+			   * short; 1 for errors or truncations); 0 when met */
 	char why[160];    /* what did not hold */
 } load_rate_step;
 
 typedef struct load_rate_result {
 	double rate;      /* the highest rate that met the SLOs; 0 when none did */
 	double lo, hi;    /* the last bracket: lo met, hi did not (hi INFINITY: none failed) */
-	load_result at;   /* the run at `rate` (at.max_rate = rate); zeroed when none met */
+	load_result at;   /* the run at `rate` (at.max_rate = rate, at.rate_slo_miss = 0); when none
+			   * met: the run that missed by least (the closed loop counts), at.max_rate
+			   * NAN and at.rate_slo_miss its step's miss, so a search can rank servers
+			   * that meet no rate by how far they miss */
+	double miss_rate; /* when none met: that run's rate (the closed loop's req/s); 0 otherwise */
 	size_t nsteps;
 	load_rate_step steps[LOAD_RATE_MAX_STEPS];
 } load_rate_result;
