@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Search quality on a real engine's space, by replay of a full grid (issue 25 item 6).
 
-The grid is every valid configuration of specs/llama_server.yaml (llama.cpp's
-HTTP server, the tiny model), measured once on this machine with
-
-    muh eval specs/llama_server.yaml --all --db corpora/llama-server/grid.db
-
-and committed. This benchmark replays `muh tune`'s default strategy over it:
+A grid is every valid configuration of specs/llama_server.yaml (llama.cpp's
+HTTP server, the tiny model), measured on this machine and committed:
+  - corpora/llama-server/grid-5x.db: 5 interleaved passes on a quiet machine,
+    the median of 5 fresh deployments each (corpora/llama-server/remeasure.py,
+    PROVENANCE.md); the grid the claim is made on;
+  - corpora/llama-server/grid.db: one deployment each on a busy machine
+    (`muh eval specs/llama_server.yaml --all`), kept for comparison.
+This benchmark replays `muh tune`'s default strategy over each:
 
     muh tune SPEC --replay GRID --budget B --seed S --json
 
@@ -26,7 +28,7 @@ misses by how far they miss), so the search has the same landscape it has live.
 Writes docs/results/engine-search.md (machine, date, command) and prints the
 table.
 
-usage: bench/engine_search.py [--muh build/muh] [--grid corpora/llama-server/grid.db]
+usage: bench/engine_search.py [--muh build/muh] [--grid corpora/llama-server/grid-5x.db]...
                               [--spec specs/llama_server.yaml] [--seeds 30] [--pct 20]
                               [--strategies auto,model,ils,...] [--out docs/results]
 Python standard library only.
@@ -118,33 +120,33 @@ def exact_random(fracs, b):
     return mean, quantile(0.5), quantile(0.1)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--muh", default=os.path.join(ROOT, "build", "muh"))
-    ap.add_argument("--grid", default="corpora/llama-server/grid.db")
-    ap.add_argument("--spec", default="specs/llama_server.yaml")
-    ap.add_argument("--seeds", type=int, default=30)
-    ap.add_argument("--pct", type=float, default=20.0)
-    ap.add_argument("--strategies", default="auto,model,ils,annealing,genetic,random")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results"))
-    a = ap.parse_args()
-    muh = os.path.abspath(a.muh)
-    t0 = time.time()
-    vals, miss, failed, bres = grid_values(muh, a.spec, a.grid)
+GRIDS = ["corpora/llama-server/grid-5x.db", "corpora/llama-server/grid.db"]
+GRID_DOC = {
+    "corpora/llama-server/grid-5x.db": "every valid configuration measured 5 times, one fresh server "
+    "and one load run each, the passes in new random orders, on a quiet machine; the stored value is "
+    "the median of the 5 (corpora/llama-server/PROVENANCE.md)",
+    "corpora/llama-server/grid.db": "every valid configuration measured once (one server, 2-3 load "
+    "runs back to back) on a busy machine, load 4.5-8.1 (corpora/llama-server/README.md)",
+}
+
+
+def one_grid(a, muh, grid, seeds):
+    """Replays every strategy over one grid; returns its markdown lines and
+    the default strategy's median."""
+    vals, miss, failed, bres = grid_values(muh, a.spec, grid)
     n = len(vals)
     assert n == bres["valid"], f"the grid covers {n} of {bres['valid']} valid configurations"
     opt_key, opt = max(vals.items(), key=lambda kv: kv[1])
     fracs = [v / opt for v in vals.values()]
     b = max(1, int(a.pct * n / 100))
-    seeds = list(range(1, a.seeds + 1))
     res = {}
     for s in a.strategies.split(","):
         res[s] = []
         for i in seeds:
-            best, r, _ = tune(muh, a.spec, a.grid, s, b, i)
+            best, r, _ = tune(muh, a.spec, grid, s, b, i)
             assert r["evaluated"] == b, r
             res[s].append(best / opt)
-        print(f"{s}: median {statistics.median(res[s]):.4f}", file=sys.stderr)
+        print(f"{grid}: {s}: median {statistics.median(res[s]):.4f}", file=sys.stderr)
     rmean, rmed, rp10 = exact_random(fracs, b)
     dflt = bres.get("default_key", "")
     dval = vals.get(dflt, 0.0)
@@ -158,33 +160,16 @@ def main():
     for name, mn, md, p10, lo in rows:
         table.append(f"| {name} | {mn:.4f} | {md:.4f} | {p10:.4f} | "
                      + ("" if lo is None else f"{lo:.4f}") + " |")
+    print(f"\n{grid}:")
     print("\n".join(table))
     am = statistics.median(res["auto"]) if "auto" in res else float("nan")
     verdict = "meets" if am >= TARGET else "MISSES"
     print(f"muh auto at {a.pct:g}% ({b} evaluations): median {am:.4f}: {verdict} the target {TARGET}")
-
-    cpu = ""
-    try:
-        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
-    except Exception:
-        pass
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
     md = [
-        "# Search quality on a real engine's space (llama.cpp server), by replay of its full grid",
+        f"## `{grid}`",
         "",
-        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-        f"- machine: `{' '.join(platform.uname())}`; CPU: {cpu}; {os.cpu_count()} cores",
-        f"- command: `{' '.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])}` "
-        f"({time.time() - t0:.0f} s), muh at commit {commit}",
-        f"- grid: `{a.grid}`, every valid configuration of `{a.spec}` ({n}), measured once by "
-        "`muh eval --all` (see corpora/llama-server/README.md for when, and the noise)",
-        f"- budget: {a.pct:g}% of the grid = {b} evaluations (the defaults count), {len(seeds)} seeds;"
-        " the value is the run's best under the SLOs (errors == 0, ttft_p99 <= 2s) over the grid's",
-        "  best under them; a run with none within the SLOs scores 0. SLO misses are scored as the",
-        "  live search scores them (after every variant that meets them, the nearest miss first).",
-        "- 'exact uniform random' is computed from the grid, not sampled: the best of that many",
-        "  distinct valid configurations drawn uniformly, with no head start from the defaults.",
+        f"- {GRID_DOC.get(grid, 'a grid of ' + a.spec)}",
+        f"- budget: {a.pct:g}% of the grid = {b} evaluations (the defaults count), {len(seeds)} seeds",
         "",
         f"The grid: optimum {opt:,.1f} tok/s at `{opt_key}`; the defaults `{dflt}` "
         f"{dval:,.1f} tok/s ({dval / opt:.3f} of it); {failed} failed, {miss} missed an SLO; "
@@ -201,6 +186,49 @@ def main():
         if "auto" in res else "",
         "",
     ]
+    return md
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--muh", default=os.path.join(ROOT, "build", "muh"))
+    ap.add_argument("--grid", action="append", help=f"a grid to replay (repeatable; default {', '.join(GRIDS)})")
+    ap.add_argument("--spec", default="specs/llama_server.yaml")
+    ap.add_argument("--seeds", type=int, default=30)
+    ap.add_argument("--pct", type=float, default=20.0)
+    ap.add_argument("--strategies", default="auto,model,ils,annealing,genetic,random")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results"))
+    a = ap.parse_args()
+    muh = os.path.abspath(a.muh)
+    t0 = time.time()
+    seeds = list(range(1, a.seeds + 1))
+    body = []
+    for grid in a.grid or GRIDS:
+        body += one_grid(a, muh, grid, seeds)
+
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except Exception:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    md = [
+        "# Search quality on a real engine's space (llama.cpp server), by replay of its full grid",
+        "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+        f"- machine: `{' '.join(platform.uname())}`; CPU: {cpu}; {os.cpu_count()} cores",
+        f"- command: `{' '.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])}` "
+        f"({time.time() - t0:.0f} s), muh at commit {commit}",
+        f"- grids: every valid configuration of `{a.spec}`, replayed with `muh tune --replay GRID "
+        "--strategy S --budget B --seed I` for I = 1..seeds",
+        "- the value is the run's best under the SLOs (errors == 0, ttft_p99 <= 2s) over the grid's",
+        "  best under them; a run with none within the SLOs scores 0. SLO misses are scored as the",
+        "  live search scores them (after every variant that meets them, the nearest miss first).",
+        "- 'exact uniform random' is computed from the grid, not sampled: the best of that many",
+        "  distinct valid configurations drawn uniformly, with no head start from the defaults.",
+        "",
+    ] + body
     os.makedirs(a.out, exist_ok=True)
     out = os.path.join(a.out, "engine-search.md")
     hand_mark = "## Reading it"
