@@ -45,6 +45,30 @@ for s in range(30):
 print(f"30 seeds: every result at least as fast as shipped; without the baseline {worse_without} of 30 ended slower")
 PY
 
+# 1b. The same acceptance on the full H200 sweeps of vLLM's own kernel
+# (docs/results/h200/moe-file/sweep-M*.db), with the spec's own baseline:
+# the tree's shipped file, its entry for each M. Every one of 30 seeds
+# ends at least as fast as what ships, and the baseline is measured.
+for m in 16 2048; do
+	for s in $(seq 1 30); do
+		"$MUH" tune specs/vllm_fused_moe.yaml --problem "M=$m" --replay "docs/results/h200/moe-file/sweep-M$m.db" \
+			--budget 5% --no-seeds --seed "$s" --json 2>/dev/null >"$TMP/v$m-$s.jsonl" || fail "vLLM sweep M=$m seed $s"
+	done
+done
+python3 - "$TMP" <<'PY' || fail "replay of vLLM's sweeps: a result slower than what ships"
+import json, sys
+for m in (16, 2048):
+    for s in range(1, 31):
+        ev = [json.loads(l) for l in open(f"{sys.argv[1]}/v{m}-{s}.jsonl")]
+        var = [e for e in ev if e["event"] == "variant"]
+        res = [e for e in ev if e["event"] == "result"][0]
+        base = [e for e in var if e["source"] == "baseline"]
+        assert len(base) == 1 and res["baseline_key"] == base[0]["key"], (m, s)
+        assert "configs/E=128,N=768,device_name=NVIDIA_H200.json" in res["baseline_from"], res["baseline_from"]
+        assert res["best_s"] <= res["baseline_s"] and res["speedup_over_baseline"] >= 1, (m, s, res["best_s"])
+print("vLLM sweeps M=16, 2048: 60 of 60 runs at least as fast as shipped")
+PY
+
 # 2. The entry the engine picks: the batch size's own, else the nearest by
 # absolute difference (vLLM's try_get_optimal_moe_config), the first on a
 # tie; log distance would pick 3500 for 2000 here.
