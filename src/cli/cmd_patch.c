@@ -365,17 +365,50 @@ struct engine_win {
 	char why[1100]; /* then: the decision's word */
 };
 
+/* Re-roots *s at tree when its own folder no longer exists: its path
+ * becomes tree/<the spec's file name>, so that its relative paths (the
+ * deployment file) resolve there. 1 when it did. */
+static int rerooted(muh_spec **s, const char *tree)
+{
+	const char *p = (*s)->path, *sl = p ? strrchr(p, '/') : NULL;
+	struct stat st;
+	if (!sl || !tree)
+		return 0;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - p), p);
+	if (stat(dir, &st) == 0)
+		return 0; /* the folder is there: its error stands */
+	char *np = malloc(strlen(tree) + strlen(sl) + 1);
+	if (!np)
+		return 0;
+	strcpy(np, tree);
+	strcat(np, sl);
+	free((*s)->path);
+	(*s)->path = np;
+	return 1;
+}
+
+/* What engine_winner found for a run (apart from an error). */
+enum engine_outcome {
+	ENGINE_WRITE = 0, /* w holds the text to write */
+	ENGINE_NONE,      /* no ok variant met the SLOs: nothing to write */
+	ENGINE_UNPROVEN,  /* no proven gain (w->why says why), and no --force */
+};
+
 /* The winner of engine run `run` (its spec's objective, SLOs met) made into
  * the deployment file's new text by engine_launch_text, the code that made
  * the measured variant. The file must lie inside tree. The winner is the
- * decision stage's proven one (best_decided); without one, 2 with w->why
- * saying why, unless force (then w->unproven: written marked). 1 when no
- * variant met the SLOs. */
+ * decision stage's proven one (best_decided); without one, *out is
+ * ENGINE_UNPROVEN with w->why saying why, unless force (then w->unproven:
+ * written marked); ENGINE_NONE when no variant met the SLOs. Returns MUH_OK,
+ * or an error with d set (a spec or deployment file that cannot be read is
+ * an error, never "no proven gain"). */
 static int engine_winner(muh_store *st, const store_run *run, const char *tree, int force, struct engine_win *w,
-			 muh_diag *d)
+			 enum engine_outcome *out, muh_diag *d)
 {
 	muh_spec *s;
 	memset(w, 0, sizeof(*w));
+	*out = ENGINE_WRITE;
 	w->run = run->id;
 	if (store_run_spec(run, &s, d)) {
 		diag_at(d, run->spec_path ? run->spec_path : "", 0, 0, NULL);
@@ -385,6 +418,16 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	muh_target *t = NULL;
 	muh_objective o;
 	int rc = eval_target_new(s, &t, d);
+	if (rc == MUH_EINPUT && rerooted(&s, tree)) {
+		/* the run's spec folder is gone (a GPU machine's temporary folder,
+		 * say): its deployment file is the one of the same name in tree */
+		muh_diag d2;
+		if (!eval_target_new(s, &t, &d2)) {
+			fprintf(stderr, "muh patch: run %lld: the spec's folder is gone; its deployment file is read from %s\n",
+				(long long)run->id, tree);
+			rc = MUH_OK;
+		}
+	}
 	if (!rc)
 		rc = objective_from_spec(s, eval_backend_metrics("engine"), &o, d);
 	const char *launch = t ? eval_target_launch(t) : "";
@@ -401,7 +444,8 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		spec_free(s);
 		best_free(&b);
 		eval_target_free(t);
-		return 1; /* no ok variant met the SLOs: nothing to write */
+		*out = ENGINE_NONE; /* no ok variant met the SLOs: nothing to write */
+		return MUH_OK;
 	}
 	int decided = rc ? 1 : best_decided(&b);
 	if (decided != 1) {
@@ -415,7 +459,8 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 			spec_free(s);
 			best_free(&b);
 			eval_target_free(t);
-			return 2;
+			*out = ENGINE_UNPROVEN;
+			return MUH_OK;
 		}
 		w->unproven = 1;
 	}
@@ -483,22 +528,23 @@ static int engine_run_cb(void *ud, const store_run *run)
 		return 0;
 	if (E->n == MAX_SETS)
 		return E->rc = diag_errorf(E->d, "more than %d engine runs: pick one with --run", MAX_SETS);
-	int rc = engine_winner(E->st, run, E->tree, E->force, &E->w[E->n], E->d);
-	if (rc == 2) {
+	enum engine_outcome out;
+	int rc = engine_winner(E->st, run, E->tree, E->force, &E->w[E->n], &out, E->d);
+	if (rc)
+		return E->rc = rc;
+	if (out == ENGINE_UNPROVEN) {
 		fprintf(stderr, "muh patch: run %lld: no proven gain: %s; nothing written (--force writes the search's "
 				"best anyway, marked as unproven)\n",
 			(long long)run->id, E->w[E->n].why);
 		E->unproven++;
 		return 0;
 	}
-	if (rc == 1) {
+	if (out == ENGINE_NONE) {
 		fprintf(stderr, "muh patch: run %lld: no variant met its objective's SLOs; nothing to write\n",
 			(long long)run->id);
 		E->skipped++;
 		return 0;
 	}
-	if (rc)
-		return E->rc = rc;
 	for (int k = 0; k < E->n; k++)
 		if (!strcmp(E->w[k].rel, E->w[E->n].rel)) {
 			free(E->w[E->n].text);

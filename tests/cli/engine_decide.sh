@@ -121,4 +121,20 @@ expect_rc 2 "an engine pool on shared cores"
 expect_in err "2 engine servers would run side by side on this host's [0-9]+ CPU cores" "the pool says why"
 "$PY" -c 'import sqlite3,sys; n=sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM measurements").fetchone()[0]; assert n==0, n' "$TMP/pool.db" ||
 	fail "the refused pool measured something"
+# the store read where the run's spec folder is gone (a GPU machine's
+# temporary folder): patch reads the deployment file of the same name from
+# the folder it is given, and writes the proven winner; a deployment file
+# that cannot be read is an error naming it (exit 2), never "no proven gain"
+mv "$M" "$M.moved"
+run "$MUH" patch "$M.moved" --from "$TMP/d.db"
+expect_rc 0 "patch --from a store whose spec folder is gone"
+expect_in err "run 1: the spec's folder is gone; its deployment file is read from $M.moved" "patch says where it read the file"
+expect_in err 'run 1: the proven winner delay_ms=1 \(' "patch names the proven winner"
+grep -qx '+  - "1"' "$TMP/out" || fail "the diff writes --delay-ms 1: $(cat "$TMP/out")"
+mkdir -p "$M" && cp "$M.moved/decide.yaml" "$M/"
+run "$MUH" patch "$M" --from "$TMP/d.db"
+expect_rc 2 "patch --from when the deployment file is missing"
+expect_in err 'deploy.yaml.*(cannot read|No such file)' "the error names the deployment file"
+grep -q 'no proven gain' "$TMP/err" && fail "a missing deployment file was called no proven gain: $(cat "$TMP/err")"
+
 done_tests
