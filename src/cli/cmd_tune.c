@@ -429,10 +429,24 @@ static void add_rungs_json(const session_store_info *L, cJSON *o)
 	}
 }
 
+/* The words after a search's gain line: the decision stage's deferral
+ * when one follows, else the unpaired tie rule's verdict (inside the noise,
+ * or the two medians' intervals overlap: eval_compare). */
+static const char *tie_note(int tie, int decides)
+{
+	if (decides)
+		return "; the search's estimate: the decision stage below decides";
+	return tie ? "; a tie: inside the noise" : "";
+}
+
 /* The speedup of the best over the defaults, with the interval the two
  * medians' 95% confidence intervals give, and a tie inside the noise. On a
- * noisy run (L.noisy) the ratio alone: no interval the data cannot back. */
-static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_t *cfg)
+ * noisy run (L.noisy) the ratio alone: no interval the data cannot back.
+ * When a decision stage follows (decides), the line is the search's
+ * estimate and says so: the stage's paired verdict is the run's one tie
+ * rule (decide.h), and the search's unpaired numbers get no verdict of
+ * their own that the stage might contradict. */
+static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_t *cfg, int decides)
 {
 	const muh_space *sp = session_space(s);
 	const muh_objective *o = session_objective(s);
@@ -455,31 +469,30 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
 		if (L.noisy)
 			printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g,
-			       tie ? "; a tie: inside the noise" : "");
+			       tie_note(tie, decides));
 		else if (b.nsamples < 2 || d.nsamples < 2) /* one run has no interval */
-			printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI; the "
-			       "decision stage measures it again)\n",
-			       g);
+			printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g,
+			       tie_note(0, decides));
 		else
 			printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
 			       "%zu load runs)%s\n",
-			       g, lo, hi, b.nsamples, d.nsamples, tie ? "; a tie: inside the noise" : "");
+			       g, lo, hi, b.nsamples, d.nsamples, tie_note(tie, decides));
 	} else if (found && strcmp(o->metric, "time")) {
 		double bs = objective_score(o, &b), ds = objective_score(o, &d);
 		int tie = best_is_tie(ds / bs, L.noise);
 		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", ds / bs, o->metric,
 		       o->maximize ? "higher is better" : "lower is better",
-		       L.noisy ? "; noisy machine: no CI" : "", tie ? "; a tie: inside the noise" : "");
+		       L.noisy ? "; noisy machine: no CI" : "", tie_note(tie, decides));
 	} else if (found) {
 		double sp_ = d.median / b.median;
 		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
 		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
 		if (L.noisy)
 			printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", sp_,
-			       tie ? "; a tie: inside the noise" : "");
+			       tie_note(tie, decides));
 		else
 			printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
-			       tie ? "; a tie: inside the noise" : "");
+			       tie_note(tie, decides));
 	}
 	measurement_free(&b);
 	measurement_free(&d);
@@ -742,7 +755,7 @@ static const char *stop_name(enum strategy_stop s)
 }
 
 static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
-                         int json)
+                         int json, int decides)
 {
 	const muh_space *sp = session_space(s);
 	session_replay_info ri;
@@ -885,7 +898,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		fmt_score(objective, b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
 		if (isfinite(dflt) && live && !is_slo_miss(best))
-			print_live_speedup(s, r, cfg);
+			print_live_speedup(s, r, cfg, decides);
 		else if (live && is_slo_miss(best))
 			printf("measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
 			       si.from_store), print_rungs(&si);
@@ -1034,6 +1047,25 @@ static void on_decide(void *ctx, const decide_event *e)
 		fputc('\n', stderr);
 }
 
+/* How many finalists the decision stage re-measures: --finalists, else 2
+ * for an engine spec or a run with a baseline file, else 0 (no stage). */
+static long decision_finalists(muh_session *s, const struct tune_args *A)
+{
+	const muh_target *tg = session_target(s);
+	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
+	return A->finalists >= 0 ? A->finalists : engine || session_baseline(s) ? 2 : 0;
+}
+
+/* 1 when the decision stage runs after this search: a live search (not a
+ * replay) that ended well, was not interrupted, found a best within the
+ * SLOs, and has finalists to re-measure. */
+static int decides_after(muh_session *s, const struct tune_args *A, int interrupted, const strategy_result *r,
+			 int rc)
+{
+	return rc == MUH_OK && !interrupted && session_evaluator(s) && r->have_best &&
+	       !is_slo_miss(r->records[r->best].time_s) && decision_finalists(s, A) > 0;
+}
+
 /* The decision stage after a live search (decide.h): the defaults and the
  * top --finalists re-measured in alternating rounds; prints its table (or
  * a JSON "decision" event). Returns an exit code: 0 also when nothing was
@@ -1043,7 +1075,7 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 	const muh_target *tg = session_target(s);
 	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
 	const baseline_pick *bp = session_baseline(s);
-	long k = A->finalists >= 0 ? A->finalists : engine || bp ? 2 : 0;
+	long k = decision_finalists(s, A);
 	if (k <= 0)
 		return EXIT_OK;
 	decide_opts o;
@@ -1245,7 +1277,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
 		    rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json);
+		print_result(s, &o, &r, topk, json, decides_after(s, A, interrupted, &r, rc));
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
 				print_summary(session_store(s), si.run, t.objective, json);

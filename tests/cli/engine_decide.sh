@@ -19,6 +19,10 @@ git_base "$M"
 run "$MUH" tune "$M/decide.yaml" --db "$TMP/d.db" --strategy brute
 expect_rc 0 "tune with the decision stage"
 cp "$TMP/out" "$TMP/tune.out"
+# one tie rule: the search's unpaired gain line defers to the decision
+expect_in out "^gain +[0-9.]+x the defaults' output_tokens_per_s .*; the search's estimate: the decision stage below decides$" \
+	"the search's gain line defers to the decision"
+grep -E '^gain .*a tie' "$TMP/out" && fail "the search's gain line judged a tie of its own before the decision"
 expect_in out '^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round\(s\)' "the decision table"
 expect_in out '^  delay_ms=40 \(defaults\) +[0-9]+ +[0-9]+ .* baseline' "the baseline's row"
 expect_in out '^  delay_ms=1 +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +[0-9.]+ tok/s +[0-9.]+x +[0-9.]+-[0-9.]+x +gain' "delay_ms=1 is a proven gain"
