@@ -63,7 +63,7 @@ launched, the sha256 of its source, its constexprs and its launch options
 (num_warps, num_stages): what the compiler would be given. The timings are
 host wall time (perf_counter) of one launch each, with no L2 handling, CUDA
 graphs, NVML or prepare; they say nothing about a GPU. The hello carries
-"interpreter": true and no "device". tests/cli/triton_worker_cpu.sh runs it.
+"interpreter": true and no "device". tests/cli/triton_engine_file.sh runs it.
 
 Engine files (source overlays, as engine_worker.py takes them): a run
 module that defines bind_engine(root, module) measures an engine's own
@@ -153,8 +153,25 @@ def kernel_module(target, cache, name):
     return cache[key]
 
 
-# ---- launches under the interpreter (fingerprints without a compiler) ----
-_LAUNCHES = []
+# ---- the launches of one call (fingerprints of what a run module launched) ----
+_REC = {"launches": [], "cls": None, "run": None, "wrapper": None}
+
+
+class recording:
+    """with recording() as launches: every kernel launched inside the block
+    is appended to launches (record_launches says what). The wrapper is in
+    place only inside the block: timed launches never pass through it."""
+
+    def __enter__(self):
+        _REC["launches"] = []
+        if _REC["cls"] is not None:
+            _REC["cls"].run = _REC["wrapper"]
+        return _REC["launches"]
+
+    def __exit__(self, *exc):
+        if _REC["cls"] is not None:
+            _REC["cls"].run = _REC["run"]
+        return False
 
 
 def _jsonable(v):
@@ -162,21 +179,31 @@ def _jsonable(v):
 
 
 def record_launches():
-    """Makes every interpreted launch (TRITON_INTERPRET=1) append what the
-    compiler would be given to _LAUNCHES: the kernel's name, the sha256 of
-    its source, its constexprs (defaults included) and num_warps and
-    num_stages. Returns False where this Triton's interpreter has no
-    InterpretedFunction.run to wrap."""
+    """Makes launches inside a recording() block recorded. On a GPU: the
+    CompiledKernel that JITFunction.run returns (a run module that does not
+    return its handles, such as an engine's wrapper, is fingerprinted by
+    these). Under the interpreter (TRITON_INTERPRET=1), where nothing is
+    compiled: what the compiler would be given, i.e. the kernel's name, the
+    sha256 of its source, its constexprs (defaults included), num_warps and
+    num_stages. Returns False where this Triton has no run to wrap."""
     try:
-        from triton.runtime.interpreter import InterpretedFunction
-        from triton.runtime.jit import _normalize_ty
+        if INTERPRET:
+            from triton.runtime.interpreter import InterpretedFunction as Fn
+            from triton.runtime.jit import _normalize_ty
+        else:
+            from triton.runtime.jit import JITFunction as Fn
     except Exception:
         return False
-    run = InterpretedFunction.run
-    if getattr(run, "_muh_records", False):
+    if _REC["cls"] is not None:
         return True
+    run = Fn.run
 
     def recording_run(self, *args, grid, warmup, **kwargs):
+        if not INTERPRET:
+            k = run(self, *args, grid=grid, warmup=warmup, **kwargs)
+            if k is not None and all(k is not r for r in _REC["launches"]):
+                _REC["launches"].append(k)
+            return k
         fn = self.fn
         sig = inspect.signature(fn)
         ann = {n: _normalize_ty(t) for n, t in fn.__annotations__.items()}
@@ -186,29 +213,19 @@ def record_launches():
             src = inspect.getsource(fn)
         except (OSError, TypeError):
             src = repr(fn.__code__.co_code)
-        _LAUNCHES.append({
+        rec = {
             "kernel": fn.__name__,
             "source_sha256": hashlib.sha256(src.encode()).hexdigest(),
             "constexprs": {n: _jsonable(v) for n, v in bound.arguments.items() if ann.get(n) == "constexpr"},
             "num_warps": int(kwargs.get("num_warps", 4)),
             "num_stages": int(kwargs.get("num_stages", 3)),
             "interpreted": True,
-        })
+        }
+        if rec not in _REC["launches"]:  # a kernel launched alike many times counts once
+            _REC["launches"].append(rec)
         return run(self, *args, grid=grid, warmup=warmup, **kwargs)
-    recording_run._muh_records = True
-    InterpretedFunction.run = recording_run
+    _REC.update(cls=Fn, run=run, wrapper=recording_run)
     return True
-
-
-def launched(start):
-    """The distinct launches recorded since len(_LAUNCHES) was start, in
-    order (a kernel launched alike many times counts once)."""
-    out = []
-    for r in _LAUNCHES[start:]:
-        if r not in out:
-            out.append(r)
-    del _LAUNCHES[start:]
-    return out
 
 
 # ---- the prepare pool (spawned processes; see "prepare" above) ----
@@ -369,7 +386,7 @@ def main():
         reply({"hello": "triton_worker", "protocol": 1, "capabilities": [], "error": f"cannot import triton/torch: {e}"})
         return
     if INTERPRET:  # the CPU, through Triton's interpreter
-        if not record_launches():
+        if not record_launches():  # nothing to fingerprint without it
             reply({"hello": "triton_worker", "protocol": 1, "capabilities": [],
                    "error": f"Triton {triton.__version__}'s interpreter has no InterpretedFunction.run"})
             return
@@ -381,6 +398,7 @@ def main():
         return
     else:
         device = "cuda"
+        record_launches()  # where it cannot, run modules must return their handles
         reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time", "prepare"],
                "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
 
@@ -637,15 +655,16 @@ def main():
     def build_run_module(var, target, mod):
         config = config_of(var.get("params", {}))
         inputs = problem_inputs(var, target, mod)
-        first = len(_LAUNCHES)
-        _, handles = mod.run(inputs, config)
-        sync()
+        with recording() as launches:
+            _, handles = mod.run(inputs, config)
+            sync()
         if INTERPRET:  # nothing compiled: what the compiler would be given
-            graph, kernels = None, launched(first)
+            graph, kernels = None, list(launches)
             keys = INTERP_PROOF_KEYS
         else:
             graph = capture(mod, inputs, config)
-            kernels, keys = [handle_meta(h) for h in handles if h is not None], PROOF_KEYS
+            handles = [h for h in handles if h is not None] or launches  # an engine's wrapper returns none
+            kernels, keys = [handle_meta(h) for h in handles], PROOF_KEYS
         meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
                 "triton": triton.__version__}
         if getattr(mod, "ENGINE_PATH", None):
@@ -699,12 +718,11 @@ def main():
         seed[0] += 1
         s = mod.setup(params, problem, device, seed[0])
         st = [s, None, consts, opts, mod]
-        first = len(_LAUNCHES)
-        compiled = launch(st)
-        sync()
+        with recording() as launches:
+            compiled = launch(st)
+            sync()
         if INTERPRET:  # nothing compiled: what the compiler would be given
-            rec = launched(first)
-            meta = dict(rec[0] if rec else {}, triton=triton.__version__)
+            meta = dict(launches[0] if launches else {}, triton=triton.__version__)
             proof = {k: meta.get(k) for k in INTERP_PROOF_KEYS}
             state[var["key"]] = st
             return json.dumps(proof, sort_keys=True), meta
