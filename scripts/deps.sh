@@ -97,13 +97,20 @@ fi
 # made from the same pin and compat file and still importing, and when
 # MUH_DEPS_TRITON=0 (the quick start needs none of it).
 triton_venv() {
+	# the version tested; Debian's archive keeps only its newest, so another
+	# one is installed if it moved, and said
+	local torch_deb=1.13.1+dfsg-4 have
 	if ! dpkg -s python3-torch >/dev/null 2>&1; then
 		echo "deps: installing python3-torch"
 		SUDO=""
 		[ "$(id -u)" = 0 ] || SUDO=sudo
 		$SUDO apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-torch
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+			"python3-torch=$torch_deb" || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+			--no-install-recommends python3-torch
 	fi
+	have=$(dpkg-query -W -f '${Version}' python3-torch)
+	[ "$have" = "$torch_deb" ] || echo "deps: note: python3-torch $have installed, $torch_deb is the version tested"
 	TRITON_VENV=third_party/venv-triton
 	read -r tname tver tsha _ <<<"$(awk '$4 == "venv-triton" && $5 == "wheel"' scripts/deps.lock)"
 	triton_stamp=$(printf '%s %s %s\n' "$tname" "$tver" "$tsha" | cat - scripts/torch_compat.py | sha256sum | cut -d' ' -f1)
