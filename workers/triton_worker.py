@@ -138,15 +138,16 @@ def kernel_module(target, cache, name):
     the module's own default tree (None); each overlay gets its own copy,
     so that no variant runs another's kernel. At most 16 kept."""
     root = target.get("overlay") or target.get("engine_tree") or None
+    plain = (target["source"], "")  # a module without bind_engine: one copy
+    if plain in cache:
+        return cache[plain]
     key = (target["source"], root)
     if key not in cache:
         mod = load_module(target["source"], "%s_%d" % (name, len(cache)))
         if hasattr(mod, "bind_engine"):
             mod.bind_engine(root, target.get("module") or None)
         else:
-            key = (target["source"], None)
-            if key in cache:
-                return cache[key]
+            key = plain
         while len(cache) >= 16:
             del cache[next(iter(cache))]
         cache[key] = mod
