@@ -668,8 +668,9 @@ def main():
             kernels, keys = [handle_meta(h) for h in handles], PROOF_KEYS
         meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
                 "triton": triton.__version__}
-        if getattr(mod, "ENGINE_PATH", None):
-            meta["engine_file"] = mod.ENGINE_PATH
+        if getattr(mod, "ENGINE_PATH", None):  # the engine's file that ran, and its bytes' hash
+            with open(mod.ENGINE_PATH, "rb") as f:
+                meta.update(engine_file=mod.ENGINE_PATH, engine_file_sha256=hashlib.sha256(f.read()).hexdigest())
         proof = [{k: m[k] for k in keys} for m in kernels]
         state[var["key"]] = {"mod": mod, "inputs": inputs, "config": config, "graph": graph}
         return json.dumps(proof, sort_keys=True), meta

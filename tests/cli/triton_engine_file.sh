@@ -56,6 +56,22 @@ assert len(fps) == 6, fps
 print("6 variants: BLOCK and NUM_WARPS reached _fwd_kernel; 6 fingerprints")
 PY
 
+# the bytes measured are the bytes muh patch writes: the file of
+# BLOCK=64,NUM_WARPS=4 equals the tree's with that diff applied
+"$MUH" patch "$TREE" --set 'k8d8b736509b9e45c[0]=64' --set k82c8dd535653046b=4 >"$TMP/p.diff" 2>"$TMP/err" ||
+	fail "muh patch: $(head -c 300 "$TMP/err")"
+mkdir -p "$TMP/tree/vllm/attention/ops" && cp "$KFILE" "$TMP/tree/vllm/attention/ops/"
+(cd "$TMP/tree" && git init -q && git apply "$TMP/p.diff") || fail "the patch applies"
+python3 - "$TMP/out" "$(sha256sum "$TMP/tree/vllm/attention/ops/prefix_prefill.py" | cut -d' ' -f1)" <<'PY' ||
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+r = [r for r in rows if r.get("key") == "BLOCK=64,NUM_WARPS=4"][0]
+got = json.loads(r["fp_detail"])["engine_file_sha256"]
+assert got == sys.argv[2], (got, sys.argv[2])
+PY
+	fail "the measured file is the patched file"
+grep -q "^+        BLOCK = 64 if current_platform" "$TMP/p.diff" || fail "the diff writes BLOCK: $(head -c 400 "$TMP/p.diff")"
+
 # muh verify: both knobs reach the kernel (the fingerprint moves with each)
 small "16, 32" 32 >"$TMP/pv.yaml"
 run "$MUH" verify "$TMP/pv.yaml"
