@@ -42,7 +42,7 @@ import prefix_prefill  # noqa: E402
 SMEM_OPTIN = 232448
 TARGET = GPUTarget("cuda", 90, 32)
 CUOBJDUMP = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-SWEEP = os.path.join(ROOT, "..", "shared", "corpora", "h200-fused-moe", "sweep_M256.csv")
+SWEEP = os.path.join(ROOT, "corpora", "h200-fused-moe", "sweep_M256.csv")
 
 
 def resources(kernel):

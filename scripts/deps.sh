@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config
       libfyaml-dev libcjson-dev libsqlite3-dev libtree-sitter-dev libcmocka-dev libcurl4-openssl-dev
-      python3 valgrind git curl openmpi-bin libopenmpi-dev)
+      python3 valgrind git curl openmpi-bin libopenmpi-dev python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -22,9 +22,11 @@ if ((${#missing[@]})); then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
-# Each line of scripts/deps.lock: NAME VERSION SHA256 DIR [corpus]
+# Each line of scripts/deps.lock: NAME VERSION SHA256 DIR [corpus|wheel]
+# (wheel: installed into the venv DIR below, not unpacked here)
 while read -r name ver sha dir tag; do
 	case "$name" in ''|'#'*) continue ;; esac
+	[ "$tag" = wheel ] && continue
 	[ "$tag" = corpus ] && [ "${MUH_DEPS_CORPUS:-1}" != 1 ] && continue
 	[ -d "third_party/$dir" ] && continue
 	tgz=$(python3 scripts/fetch_sdist.py "$name" "$ver" "$sha" third_party/.dl)
@@ -83,3 +85,49 @@ PY
 	echo "$engine_stamp" >"$ENGINE_VENV/.requirements.sha256"
 	echo "deps: $ENGINE_REQ -> $ENGINE_VENV (sha256 ok)"
 fi
+
+# The Triton tests' venv (TRITON_INTERPRET=1 runs the Triton kernels and the
+# Triton worker on the CPU): Debian's own python3 with its CPU torch
+# (python3-torch 1.13.1 with numpy 1.24, from apt; PyPI's x86_64 torch is the
+# CUDA build, gigabytes of nvidia-* wheels) seen through
+# --system-site-packages, plus the Triton wheel pinned in scripts/deps.lock
+# (tag wheel), hash-checked by pip, without dependencies (Triton 3.6 has
+# none). scripts/torch_compat.py fills what torch 1.13 lacks of the 2.x API
+# that Triton's interpreter uses; a .pth imports it at start-up. Skipped when
+# made from the same pin and compat file and still importing, and when
+# MUH_DEPS_TRITON=0 (the quick start needs none of it).
+triton_venv() {
+	# the version tested; Debian's archive keeps only its newest, so another
+	# one is installed if it moved, and said
+	local torch_deb=1.13.1+dfsg-4 have
+	if ! dpkg -s python3-torch >/dev/null 2>&1; then
+		echo "deps: installing python3-torch"
+		SUDO=""
+		[ "$(id -u)" = 0 ] || SUDO=sudo
+		$SUDO apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+			"python3-torch=$torch_deb" || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+			--no-install-recommends python3-torch
+	fi
+	have=$(dpkg-query -W -f '${Version}' python3-torch)
+	[ "$have" = "$torch_deb" ] || echo "deps: note: python3-torch $have installed, $torch_deb is the version tested"
+	TRITON_VENV=third_party/venv-triton
+	read -r tname tver tsha _ <<<"$(awk '$4 == "venv-triton" && $5 == "wheel"' scripts/deps.lock)"
+	triton_stamp=$(printf '%s %s %s\n' "$tname" "$tver" "$tsha" | cat - scripts/torch_compat.py | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$TRITON_VENV/.stamp.sha256" 2>/dev/null)" != "$triton_stamp" ] ||
+		! "$TRITON_VENV/bin/python" -c 'import torch, triton' >/dev/null 2>&1; then
+		rm -rf "$TRITON_VENV"
+		mkdir -p third_party
+		/usr/bin/python3 -m venv --system-site-packages "$TRITON_VENV"
+		printf '%s==%s --hash=sha256:%s\n' "$tname" "$tver" "$tsha" >"$TRITON_VENV/requirements.txt"
+		"$TRITON_VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+			--require-hashes --only-binary=:all: -r "$TRITON_VENV/requirements.txt"
+		site=$("$TRITON_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+		cp scripts/torch_compat.py "$site/muh_torch_compat.py"
+		echo "import muh_torch_compat" >"$site/muh_torch_compat.pth"
+		"$TRITON_VENV/bin/python" -c 'import torch, triton; print("deps: torch", torch.__version__, "triton", triton.__version__)'
+		echo "$triton_stamp" >"$TRITON_VENV/.stamp.sha256"
+		echo "deps: $tname $tver -> $TRITON_VENV (sha256 ok)"
+	fi
+}
+[ "${MUH_DEPS_TRITON:-1}" != 1 ] || triton_venv

@@ -10,7 +10,7 @@
 # to muh.db.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MUH_DEPS_CORPUS=0 ./scripts/deps.sh
+MUH_DEPS_CORPUS=0 MUH_DEPS_TRITON=0 ./scripts/deps.sh
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)"
 if ./build/muh hw >/dev/null 2>&1; then

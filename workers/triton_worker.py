@@ -56,12 +56,32 @@ it reads JSON requests on stdin and answers on stdout, one line each.
           "l2_flush", "input_sets", plus SM clock, power and temperature
           when pynvml is importable.
 
+On the CPU (TRITON_INTERPRET=1 in the environment): Triton's interpreter runs
+the kernels with numpy on the host, so the worker needs torch and triton but
+no GPU. Nothing is compiled there: the fingerprint is, for each kernel
+launched, the sha256 of its source, its constexprs and its launch options
+(num_warps, num_stages): what the compiler would be given. The timings are
+host wall time (perf_counter) of one launch each, with no L2 handling, CUDA
+graphs, NVML or prepare; they say nothing about a GPU. The hello carries
+"interpreter": true and no "device". tests/cli/triton_engine_file.sh runs it.
+
+Engine files (source overlays, as engine_worker.py takes them): a run
+module that defines bind_engine(root, module) measures an engine's own
+kernel file. With target.overlay (muh wrote the variant's values into the
+engine tree's knobs there, with muh patch's code: src/overlay.c) the worker
+loads a fresh copy of the module for that overlay and calls
+bind_engine(overlay, target.module) before anything else; the module then
+runs the engine's functions from that file (kernels/triton/
+vllm_prefix_prefill.py: vLLM's prefix_prefill). A knob's value thus reaches
+the kernel only through the engine's own source, as it would once patched.
+
 A failure of one variant (compile error, out of resources, wrong result) is a
 status in the reply, never the end of the worker. A crash of the process (an
 illegal address loses the CUDA context) is handled by muh: it restarts us.
 """
 import hashlib
 import importlib.util
+import inspect
 import json
 import math
 import os
@@ -76,6 +96,10 @@ TOL = {"fp16": 2e-3, "bf16": 1.6e-2, "fp32": 1e-4, "fp64": 1e-10}
 # at most this many input sets for the timed launches to cycle through in
 # place of an L2 flush before each launch (time_launches)
 ROTATE_MAX = 8
+# Triton's interpreter on the CPU instead of a GPU (see above)
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+# what an interpreted launch's fingerprint is made of (record_launches)
+INTERP_PROOF_KEYS = ("kernel", "source_sha256", "constexprs", "num_warps", "num_stages")
 
 
 def reply(obj):
@@ -105,6 +129,104 @@ def load_module(path, name):
 
 def is_run_module(mod):
     return not hasattr(mod, "setup") and hasattr(mod, "run") and hasattr(mod, "make_inputs")
+
+
+def kernel_module(target, cache, name):
+    """The module of target.source, loaded once per (source, overlay) into
+    cache. A module with bind_engine is bound to the variant's engine file:
+    the overlay muh made (target.overlay), else target.engine_tree, else
+    the module's own default tree (None); each overlay gets its own copy,
+    so that no variant runs another's kernel. At most 16 kept."""
+    root = target.get("overlay") or target.get("engine_tree") or None
+    plain = (target["source"], "")  # a module without bind_engine: one copy
+    if plain in cache:
+        return cache[plain]
+    key = (target["source"], root)
+    if key not in cache:
+        mod = load_module(target["source"], "%s_%d" % (name, len(cache)))
+        if hasattr(mod, "bind_engine"):
+            mod.bind_engine(root, target.get("module") or None)
+        else:
+            key = plain
+        while len(cache) >= 16:
+            del cache[next(iter(cache))]
+        cache[key] = mod
+    return cache[key]
+
+
+# ---- the launches of one call (fingerprints of what a run module launched) ----
+_REC = {"launches": [], "cls": None, "run": None, "wrapper": None}
+
+
+class recording:
+    """with recording() as launches: every kernel launched inside the block
+    is appended to launches (record_launches says what). The wrapper is in
+    place only inside the block: timed launches never pass through it."""
+
+    def __enter__(self):
+        _REC["launches"] = []
+        if _REC["cls"] is not None:
+            _REC["cls"].run = _REC["wrapper"]
+        return _REC["launches"]
+
+    def __exit__(self, *exc):
+        if _REC["cls"] is not None:
+            _REC["cls"].run = _REC["run"]
+        return False
+
+
+def _jsonable(v):
+    return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+
+
+def record_launches():
+    """Makes launches inside a recording() block recorded. On a GPU: the
+    CompiledKernel that JITFunction.run returns (a run module that does not
+    return its handles, such as an engine's wrapper, is fingerprinted by
+    these). Under the interpreter (TRITON_INTERPRET=1), where nothing is
+    compiled: what the compiler would be given, i.e. the kernel's name, the
+    sha256 of its source, its constexprs (defaults included), num_warps and
+    num_stages. Returns False where this Triton has no run to wrap."""
+    try:
+        if INTERPRET:
+            from triton.runtime.interpreter import InterpretedFunction as Fn
+            from triton.runtime.jit import _normalize_ty
+        else:
+            from triton.runtime.jit import JITFunction as Fn
+    except Exception:
+        return False
+    if _REC["cls"] is not None:
+        return True
+    run = Fn.run
+
+    def recording_run(self, *args, grid, warmup, **kwargs):
+        if not INTERPRET:
+            k = run(self, *args, grid=grid, warmup=warmup, **kwargs)
+            if k is not None and all(k is not r for r in _REC["launches"]):
+                _REC["launches"].append(k)
+            return k
+        fn = self.fn
+        sig = inspect.signature(fn)
+        ann = {n: _normalize_ty(t) for n, t in fn.__annotations__.items()}
+        bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+        bound.apply_defaults()
+        try:
+            src = inspect.getsource(fn)
+        except (OSError, TypeError):
+            src = repr(fn.__code__.co_code)
+        rec = {
+            "kernel": fn.__name__,
+            "source_sha256": hashlib.sha256(src.encode()).hexdigest(),
+            "constexprs": {n: _jsonable(v) for n, v in bound.arguments.items() if ann.get(n) == "constexpr"},
+            "num_warps": int(kwargs.get("num_warps", 4)),
+            "num_stages": int(kwargs.get("num_stages", 3)),
+            "interpreted": True,
+        }
+        if rec not in _REC["launches"]:  # a kernel launched alike many times counts once
+            _REC["launches"].append(rec)
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+    _REC.update(cls=Fn, run=run, wrapper=recording_run)
+    return True
 
 
 # ---- the prepare pool (spawned processes; see "prepare" above) ----
@@ -264,20 +386,41 @@ def main():
     except Exception as e:  # no Triton here: say so in the hello, muh exits 3
         reply({"hello": "triton_worker", "protocol": 1, "capabilities": [], "error": f"cannot import triton/torch: {e}"})
         return
-    if not torch.cuda.is_available():
+    if INTERPRET:  # the CPU, through Triton's interpreter
+        if not record_launches():  # nothing to fingerprint without it
+            reply({"hello": "triton_worker", "protocol": 1, "capabilities": [],
+                   "error": f"Triton {triton.__version__}'s interpreter has no InterpretedFunction.run"})
+            return
+        device = "cpu"
+        reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time"],
+               "triton": triton.__version__, "torch": torch.__version__, "interpreter": True})
+    elif not torch.cuda.is_available():
         reply({"hello": "triton_worker", "protocol": 1, "capabilities": [], "error": "no CUDA device"})
         return
-    device = "cuda"
-    reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time", "prepare"],
-           "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
+    else:
+        device = "cuda"
+        record_launches()  # where it cannot, run modules must return their handles
+        reply({"hello": "triton_worker", "protocol": 1, "capabilities": ["build", "run", "verify", "time", "prepare"],
+               "triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
+
+    def sync():
+        if not INTERPRET:
+            torch.cuda.synchronize()
+
+    def empty_cache():
+        if not INTERPRET:
+            torch.cuda.empty_cache()
     modules = {}
     state = {}  # key -> (setup dict, compiled, constexprs, launch opts, mod)
-    l2_bytes = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
+    l2_bytes = 0 if INTERPRET else int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 0)
     # twice the L2 (256 MiB where torch does not say) evicts whatever a launch left there
-    flush = torch.empty(max(2 * l2_bytes, 8 << 20) if l2_bytes else 256 << 20, dtype=torch.uint8, device=device)
+    flush = None if INTERPRET else torch.empty(max(2 * l2_bytes, 8 << 20) if l2_bytes else 256 << 20,
+                                               dtype=torch.uint8, device=device)
     per_problem = {}  # run modules: {"key", "inputs", "vinputs", "ref"} of the problem being measured
     nvml = None
     try:
+        if INTERPRET:
+            raise ImportError("no GPU to read")
         import pynvml
         pynvml.nvmlInit()
         nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device()))
@@ -382,6 +525,14 @@ def main():
         flushed)."""
         key = var.get("key", "")
         mod = st["mod"] if isinstance(st, dict) else st[4]
+        if INTERPRET:  # host wall time of one launch per sample
+            samples = []
+            for _ in range(max(1, count)):
+                t0 = time.perf_counter()
+                launch(st)
+                samples.append(time.perf_counter() - t0)
+            plans[key] = [1, False, [None], 0]
+            return samples, sum(samples), 1, False
         if key not in plans:
             r = rotation(var, target, mod)
             fns = launchers(st, var, target, mod, r) if r > 1 else [lambda: launch(st)]
@@ -429,10 +580,8 @@ def main():
         samples = [ev[i].elapsed_time(ev[i + 1]) * 1e-3 / batch for i in range(count)]
         return samples, sum(samples) * batch, batch, False
 
-    def module(path):
-        if path not in modules:
-            modules[path] = load_module(path, "muh_triton_kernel_%d" % len(modules))
-        return modules[path]
+    def module(target):
+        return kernel_module(target, modules, "muh_triton_kernel")
 
     def launch(st):
         if isinstance(st, dict):  # a module with run(): the graph, or run itself
@@ -470,7 +619,7 @@ def main():
         key = json.dumps(problem, sort_keys=True)
         if per_problem.get("key") != key:
             per_problem.clear()
-            torch.cuda.empty_cache()
+            empty_cache()
             seed[0] += 1
             per_problem.update(key=key, inputs=mod.make_inputs(problem, seed[0]))
         return per_problem["inputs"]
@@ -507,13 +656,22 @@ def main():
     def build_run_module(var, target, mod):
         config = config_of(var.get("params", {}))
         inputs = problem_inputs(var, target, mod)
-        _, handles = mod.run(inputs, config)
-        torch.cuda.synchronize()
-        graph = capture(mod, inputs, config)
-        kernels = [handle_meta(h) for h in handles if h is not None]
+        with recording() as launches:
+            _, handles = mod.run(inputs, config)
+            sync()
+        if INTERPRET:  # nothing compiled: what the compiler would be given
+            graph, kernels = None, list(launches)
+            keys = INTERP_PROOF_KEYS
+        else:
+            graph = capture(mod, inputs, config)
+            handles = [h for h in handles if h is not None] or launches  # an engine's wrapper returns none
+            kernels, keys = [handle_meta(h) for h in handles], PROOF_KEYS
         meta = {"kernels": kernels, "constexprs": config, "graph": graph is not None,
                 "triton": triton.__version__}
-        proof = [{k: m[k] for k in PROOF_KEYS} for m in kernels]
+        if getattr(mod, "ENGINE_PATH", None):  # the engine's file that ran, and its bytes' hash
+            with open(mod.ENGINE_PATH, "rb") as f:
+                meta.update(engine_file=mod.ENGINE_PATH, engine_file_sha256=hashlib.sha256(f.read()).hexdigest())
+        proof = [{k: m[k] for k in keys} for m in kernels]
         state[var["key"]] = {"mod": mod, "inputs": inputs, "config": config, "graph": graph}
         return json.dumps(proof, sort_keys=True), meta
 
@@ -525,7 +683,7 @@ def main():
             if torch.is_tensor(t) and t.is_floating_point():
                 t.fill_(float("nan"))
         out, _ = mod.run(inputs, st["config"])
-        torch.cuda.synchronize()
+        sync()
         dtype = inputs.get("problem", {}).get("dtype", target.get("dtype", "fp32"))
         tol = target.get("rtol") or getattr(mod, "TOL", TOL).get(dtype, TOL.get(dtype, 1e-4))
         g, r = out.double(), ref.double()
@@ -547,9 +705,9 @@ def main():
         kept = set(keep) | {var.get("key")}
         for k in [k for k in state if k not in kept]:
             del state[k]
-        mod = module(target["source"])
+        mod = module(target)
         if not is_run_module(mod) and len(kept) == 1:
-            torch.cuda.empty_cache()
+            empty_cache()
         for k in [k for k in warmed if k not in kept or k == var.get("key")]:
             warmed.discard(k)
         for k in [k for k in plans if k not in kept or k == var.get("key")]:
@@ -562,8 +720,14 @@ def main():
         seed[0] += 1
         s = mod.setup(params, problem, device, seed[0])
         st = [s, None, consts, opts, mod]
-        compiled = launch(st)
-        torch.cuda.synchronize()
+        with recording() as launches:
+            compiled = launch(st)
+            sync()
+        if INTERPRET:  # nothing compiled: what the compiler would be given
+            meta = dict(launches[0] if launches else {}, triton=triton.__version__)
+            proof = {k: meta.get(k) for k in INTERP_PROOF_KEYS}
+            state[var["key"]] = st
+            return json.dumps(proof, sort_keys=True), meta
         if compiled is None:  # older Triton: find it in the cache
             compiled = list(mod.kernel.cache[torch.cuda.current_device()].values())[-1]
         st[1] = compiled
@@ -606,11 +770,11 @@ def main():
                 if op == "build":
                     rep.update(fingerprint=fp, metadata=meta)
             st = state[key]
-            if op == "run" and float(req.get("warm_s") or 0) > 0 and key not in warmed:
+            if op == "run" and float(req.get("warm_s") or 0) > 0 and key not in warmed and not INTERPRET:
                 warm(st, key, float(req["warm_s"]))
             elif op == "run":
                 launch(st)
-                torch.cuda.synchronize()
+                sync()
             elif op == "verify" and isinstance(st, dict):
                 mabs, l2, why = verify_run_module(st, var, target)
                 rep.update(max_abs_err=mabs, rel_l2_err=l2)
@@ -624,7 +788,7 @@ def main():
                 for o in s["outputs"]:
                     o.fill_(float("nan"))
                 launch(st)
-                torch.cuda.synchronize()
+                sync()
                 want = s["reference"]()
                 tol = TOL.get(s.get("dtype", "fp32"), 1e-4)
                 worst_abs, worst_l2, why = 0.0, 0.0, ""

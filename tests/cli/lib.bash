@@ -55,6 +55,20 @@ engine_setup() {
 	"$PY" tests/engine/make_tiny_gguf.py "$1/model.gguf" >/dev/null || fail "make_tiny_gguf"
 }
 
+# triton_setup: PY set to the Triton tests' Python ($MUH_TRITON_PYTHON, else
+# third_party/venv-triton, which scripts/deps.sh makes: Debian's CPU torch and
+# the pinned Triton), TRITON_INTERPRET=1 exported (Triton's interpreter runs
+# the kernels on the CPU). Exits 1 (a failure, never a skip) when that Python
+# cannot import torch and triton.
+triton_setup() {
+	PY=${MUH_TRITON_PYTHON:-third_party/venv-triton/bin/python}
+	"$PY" -c 'import torch, triton' >/dev/null 2>"$TMP/triton_setup.err" || {
+		echo "FAIL: $PY cannot import torch and triton (scripts/deps.sh makes third_party/venv-triton): $(tail -1 "$TMP/triton_setup.err")" >&2
+		exit 1
+	}
+	export TRITON_INTERPRET=1
+}
+
 # fake_setup DIR: the engine tests' fake OpenAI-style server
 # (tests/engine/fake-server, Python's standard library only) on PATH, muh's
 # cache under $TMP, and DIR holding its deployment file (deploy.yaml). Sets

@@ -1,13 +1,11 @@
 # The Triton kernels on the CPU, under Triton's interpreter, against their
-# references (tests/triton/interpret_kernels.py). Needs a Python with torch
-# and triton ($MUH_TRITON_PYTHON, else python3; numpy < 2.3, as newer numpy
-# breaks the interpreter's loops); skipped without them. The kernels are
-# checked in bf16 on the H200 by scripts/gpu_kernels.sh.
+# references (tests/triton/interpret_kernels.py), in the Triton tests' venv
+# (triton_setup: Debian's CPU torch 1.13 with numpy 1.24, as numpy >= 2.3
+# breaks the interpreter's loops, and the pinned Triton 3.6); a failure, not
+# a skip, without it. The kernels are checked in bf16 on the H200 by
+# scripts/gpu_kernels.sh.
 source "$(dirname "$0")/lib.bash"
-PY=${MUH_TRITON_PYTHON:-python3}
-if ! "$PY" -c 'import torch, triton' 2>/dev/null; then
-	skip_test "no torch/triton for $PY"
-fi
+triton_setup
 # fp32 and fp16 (the interpreter's bf16 tl.dot is wrong in Triton 3.6: a
 # plain 16x16 bf16 dot is off by 1e10, so bf16 is checked on the GPU only)
 for dt in fp32 fp16; do

@@ -3,7 +3,8 @@
 under Triton's interpreter (TRITON_INTERPRET=1), at small problem sizes and
 several configs each (edge tiles, masks, GQA, padding of the sorted token
 ids), against each module's torch reference, with the output poisoned first.
-Needs torch and triton (tests/cli/triton_interpret.sh skips without them).
+Needs torch and triton: third_party/venv-triton (scripts/deps.sh) in CI, where
+tests/cli/triton_interpret.sh fails, never skips, without them.
 Prints one line per case and "N passed, N failed"; exits 1 on a failure."""
 import os
 import sys
