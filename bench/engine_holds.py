@@ -101,7 +101,8 @@ def one(args, spec, which, path, r):
     row = {"file": which, "round": r, "rc": out.returncode, "wall_s": round(time.time() - t0, 2)}
     try:
         j = json.loads(out.stdout.strip().splitlines()[-1])
-        row.update(tps=j.get("output_tokens_per_s"), ttft_p99=j.get("ttft_p99"), errors=j.get("errors"))
+        row.update(tps=j.get("output_tokens_per_s"), ttft_p99=(j.get("ttft") or {}).get("p99"),
+                   errors=j.get("errors"))
     except (ValueError, IndexError):
         row.update(tps=None, ttft_p99=None, errors=None, stderr=out.stderr.strip()[-300:])
     return row
