@@ -12,7 +12,9 @@
  * it were tuned.
  *
  * Also the decision stage's verdict (decide.h): its proven winner ranks
- * first, and best_decided is the one answer to "may this be written back".
+ * first, and best_decided is the one answer to "may this be written back";
+ * and, for a run that never had a decision stage, what ships (best_shipped),
+ * which an emitter writes instead of a gain nobody proved.
  *
  * Reads the store through its API only (store_foreach, store_foreach_retime)
  * and the spec the run kept (store_run_spec). Must never: write, print, or
@@ -22,8 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "muh/best.h"
+#include "muh/baseline.h"
+#include "muh/hw.h"
+#include "muh/space.h"
 #include "muh/muh.h"
 
 /* The defaults' canonical key of spec s in problem instance `instance`
@@ -535,4 +541,57 @@ void best_free(muh_best *b)
 	free(b->fps);
 	free(b->decision);
 	memset(b, 0, sizeof(*b));
+}
+
+/* 1 when the folder of file path exists (a path without '/': the current one). */
+static int folder_exists(const char *path)
+{
+	const char *sl = path ? strrchr(path, '/') : NULL;
+	if (!sl)
+		return 1;
+	char dir[4096];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
+	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d)
+{
+	*found = 0;
+	memset(out, 0, sizeof(*out));
+	muh_spec *sp = NULL;
+	int rc = store_run_spec(r, &sp, d);
+	if (rc)
+		return rc;
+	if (!folder_exists(sp->path) && r->spec_text && r->spec_path && *r->spec_path) {
+		/* measured on another machine: its paths as given there, from here */
+		muh_spec *here;
+		if (!spec_parse(r->spec_path, r->spec_text, strlen(r->spec_text), &here, NULL)) {
+			spec_free(sp);
+			sp = here;
+		}
+	}
+	muh_hw hw;
+	muh_diag hd;
+	if (!r->hw_profile || !*r->hw_profile || hw_resolve(r->hw_profile, &hw, &hd)) {
+		spec_free(sp);
+		return MUH_OK; /* no device: no file name to fill in */
+	}
+	size_t inst = r->instance > 0 ? (size_t)r->instance : 0;
+	char path[4096];
+	rc = baseline_path(sp, inst, &hw, NULL, path, sizeof(path), found, d);
+	muh_space *space = NULL;
+	if (!rc && *found)
+		rc = space_build(sp, &hw, inst, &space, d);
+	uint32_t *cfg = !rc && *found ? calloc(space_nparams(space) + 1, sizeof(uint32_t)) : NULL;
+	if (!rc && *found && !cfg)
+		rc = MUH_ENOMEM;
+	if (!rc && *found)
+		rc = baseline_entry(space, path, cfg, out, d);
+	if (rc)
+		*found = 0;
+	free(cfg);
+	space_free(space);
+	spec_free(sp);
+	return rc;
 }

@@ -31,6 +31,7 @@
 #include "muh/objective.h"
 #include "muh/store.h"
 
+#include "muh/baseline.h"
 #include "muh/api.h"
 
 MUH_BEGIN_DECLS
@@ -112,6 +113,17 @@ MUH_API double best_speedup(const muh_best *b);
  * from two measurements of this run, asks eval_compare, which also calls
  * overlapping confidence intervals a tie). 0 when either is NAN. */
 MUH_API int best_is_tie(double speedup, double noise);
+
+/* What ships for run r, for a run whose decision stage never ran (a size
+ * tuned before it existed, --finalists 0): the entry of the spec's baseline
+ * file (target.baseline, baseline.h) that the engine picks for the run's
+ * instance on the run's device, so that an emitter writes what ships
+ * rather than a gain nobody proved. The stored spec is read from its own
+ * folder, else (that folder is gone: another machine's) from r->spec_path
+ * as given. MUH_OK with *found 1 and out set; *found 0 when the spec names
+ * no baseline or its file is not here; an error (d set) when the file is
+ * there and is not a config of the spec. */
+MUH_API int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d);
 
 /* The one answer to "may this run's best be written back as a gain": 1 when
  * its decision stage proved a winner (ranked[0]), 0 when it ran and proved

@@ -177,7 +177,7 @@ static int write_out(const char *path, const char *text, muh_diag *d)
  * the best (at sustained clocks when the run was re-timed and a re-timed
  * variant passed), the others behind it. */
 struct runbest {
-	int64_t run;
+	int64_t run, instance;
 	char *spec_path, *problem, *hw, *backend;
 	char *spec_text, *spec_abs; /* as the store kept them (NULL: an older store) */
 	muh_best best;
@@ -199,6 +199,7 @@ static int sr_run(void *ud, const store_run *run)
 	struct runbest *b = &sr->r[sr->n++];
 	memset(b, 0, sizeof(*b));
 	b->run = run->id;
+	b->instance = run->instance;
 	b->spec_path = strdup(run->spec_path ? run->spec_path : "");
 	b->problem = strdup(run->problem ? run->problem : "");
 	b->hw = strdup(run->hw_profile ? run->hw_profile : "");
@@ -211,7 +212,8 @@ static int sr_run(void *ud, const store_run *run)
 /* The store_run that b was read from (its strings are b's). */
 static store_run runbest_run(const struct runbest *b)
 {
-	return (store_run){.id = b->run, .spec_path = b->spec_path, .problem = b->problem, .backend = b->backend,
+	return (store_run){.id = b->run, .instance = b->instance, .spec_path = b->spec_path, .problem = b->problem,
+			   .backend = b->backend,
 			   .hw_profile = b->hw, .spec_text = b->spec_text, .spec_abs = b->spec_abs};
 }
 
@@ -744,12 +746,20 @@ static const struct runbest *first_ranked(const struct storeread *sr, muh_diag *
 
 /* One line of an emitted file's summary: what batch size M holds and why
  * (the run's decision: a proven gain over what ships, or what ships kept),
- * with the paired intervals over the baseline and the defaults. */
-static void say_decision(const struct runbest *b, long long M)
+ * with the paired intervals over the baseline and the defaults. kept: the
+ * key of what ships, written because the run had no decision stage
+ * (best_shipped); NULL otherwise. */
+static void say_decision(const struct runbest *b, long long M, const char *kept)
 {
 	const decide_summary *sm = b->best.decision;
 	char key[4096];
 	snprintf(key, sizeof(key), "%s", nth_key(b, 0));
+	if (kept) {
+		printf("  M=%-5lld %s: what ships, kept (no decision stage in this size's run: its search's best %s is "
+		       "no proven gain)\n",
+		       M, kept, key);
+		return;
+	}
 	if (!sm) {
 		printf("  M=%-5lld %s: the search's best, not decided (no decision stage: --finalists 0, or a "
 		       "replay)\n",
@@ -818,6 +828,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			char vtxt[64][6][24];
 			const char *vals[64][6];
 			const struct runbest *from[64];
+			char kept[64][512]; /* no decision stage: what ships, written ("": not so) */
 			size_t nb = 0;
 			for (size_t j = i; j < sr->n && nb < 64; j++) {
 				long long E2, N2, M2;
@@ -826,9 +837,22 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				    field_ll(c->problem, "N", &N2) || field_ll(c->problem, "M", &M2) ||
 				    E2 != E || N2 != N || !hw_same_device(device ? device : c->hw, dev))
 					continue;
+				/* a size whose decision stage never ran writes what ships,
+				 * when the spec names it: never a gain nobody proved */
+				const char *wkey = nth_key(c, 0);
+				baseline_pick ship;
+				int shipped = 0;
+				if (!c->best.decision) {
+					store_run cr = runbest_run(c);
+					muh_diag sd;
+					if (!best_shipped(&cr, &ship, &shipped, &sd) && shipped && ship.valid)
+						wkey = ship.key;
+					else
+						shipped = 0;
+				}
 				int ok = 1;
 				for (int k = 0; k < 6 && ok; k++) {
-					ok = !field_ll(nth_key(c, 0), moe_names[k], &v6[k]);
+					ok = !field_ll(wkey, moe_names[k], &v6[k]);
 					snprintf(vtxt[nb][k], sizeof(vtxt[nb][k]), "%lld", v6[k]);
 					vals[nb][k] = vtxt[nb][k];
 				}
@@ -851,13 +875,15 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				}
 				best[at] = (patch_best){dev, M2, 6, moe_names, vals[at], NULL};
 				from[at] = c;
+				snprintf(kept[at], sizeof(kept[at]), "%.511s", shipped ? ship.key : "");
 				if (at == nb)
 					nb++;
 			}
 			if (!nb)
 				continue;
 			for (size_t q = 0; q < nb; q++) {
-				say_inert(from[q], nth_key(from[q], 0), "written as measured: JSON holds no comment");
+				if (!kept[q][0])
+					say_inert(from[q], nth_key(from[q], 0), "written as measured: JSON holds no comment");
 			}
 			char *json, name[512], path[4096];
 			int rc = patch_moe_json(best, nb, &json, d);
@@ -872,7 +898,7 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 			printf("wrote %s (%zu batch sizes)\n", path, nb);
 			printf("  %s\n", prov);
 			for (size_t q = 0; q < nb; q++)
-				say_decision(from[q], best[q].batch);
+				say_decision(from[q], best[q].batch, kept[q][0] ? kept[q] : NULL);
 			if (elsewhere) { /* vLLM reads every key as a batch size: the note goes beside */
 				char ppath[4200];
 				snprintf(ppath, sizeof(ppath), "%s.provenance.json", path);

@@ -168,5 +168,24 @@ for m in map(int, ours):
 # the independent check on three machine starts found M=2 and M=8 slower than
 # shipped with the first decision: the store's later runs keep what ships
 assert ours["2"] == ship["2"] and ours["8"] == ship["8"], (ours["2"], ours["8"])
+# never a gain nobody proved: M=24's run had no decision stage, so the file
+# holds what ships there, and every size is proven or what ships
+assert all("what ships, kept" in l or re.match(r"proven ", l) for l in lines.values()), lines
+assert ours["24"] == ship["24"] and "no decision stage" in lines[24], lines[24]
+PY
+
+# 7. A run with no decision stage (a replay) of a spec that names what ships
+# (specs/vllm_fused_moe.yaml's target.baseline): the emitter writes the
+# shipped entry, not the replay's best, and says why
+run "$MUH" tune specs/vllm_fused_moe.yaml --problem M=16 --replay docs/results/h200/moe-file/sweep-M16.db \
+	--budget 5% --no-seeds --seed 3 --db "$TMP/replay16.db"
+expect_rc 0 "a replay of M=16 into a store"
+(cd "$TMP" && mkdir -p r16 && cd r16 && "$MUH" patch --emit moe-json --from "$TMP/replay16.db" --device "NVIDIA H200" >../r16.out 2>../r16.err) ||
+	fail "moe-json from a replay: $(cat "$TMP/r16.err")"
+python3 - "$TMP/r16/E=128,N=768,device_name=NVIDIA_H200.json" "$SHIP" "$TMP/r16.out" <<'PY' || fail "the replay's file"
+import json, re, sys
+ours, ship, out = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+assert list(ours) == ["16"] and ours["16"] == ship["16"], ours
+assert re.search(r"^  M=16 +\S+: what ships, kept \(no decision stage in this size's run: its search's best \S+ is no proven gain\)$", out, re.M), out
 PY
 done_tests
