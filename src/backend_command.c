@@ -363,7 +363,7 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 	} else if (rc != 0) {
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step time: %s", rc, tail(o, last));
 	} else if (o->bad_time[0]) {
-		measurement_fail(m, EVAL_INVALID, "command printed 'muh-time: %s', which is not a decimal number of "
+		measurement_fail(m, EVAL_WRONG_RESULT, "command printed 'muh-time: %s', which is not a decimal number of "
 				 "seconds", o->bad_time);
 	} else if (o->n == 0) {
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "command printed no 'muh-time: <seconds>' line: %s",

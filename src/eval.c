@@ -556,7 +556,8 @@ static void phase(int fd, const char *name, int idx)
 
 /* The one check every backend's samples pass: x[0..n), the samples one
  * time() call returned in `wall` seconds, are times that can be true.
- * Returns 1, or 0 with m invalid, saying which sample (first + i, counted
+ * Returns 1, or 0 with m wrong_result (a time that cannot be true is a
+ * wrong result, issue 30), saying which sample (first + i, counted
  * from 1) is what: not finite, not positive, longer than measure.timeout
  * (no step may last that long), or longer than the call that returned it. */
 static int samples_check(const eval_backend *b, const muh_target *t, const double *x, size_t n,
@@ -583,7 +584,7 @@ static int samples_check(const eval_backend *b, const muh_target *t, const doubl
 			snprintf(why, sizeof(why), "%.6g s: longer than the %.3g s the backend took to return it", v, wall);
 		else
 			continue;
-		measurement_fail(m, EVAL_INVALID, "backend %s gave a bad time: sample %zu is %s", b->name, first + i + 1,
+		measurement_fail(m, EVAL_WRONG_RESULT, "backend %s gave a bad time: sample %zu is %s", b->name, first + i + 1,
 				 why);
 		return 0;
 	}

@@ -1,6 +1,6 @@
 # Measurements that cannot lie (issue 17, "Measurements"): every backend's
-# times pass one check (negative, zero, inf, nan, absurd: invalid, with the
-# reason); a time below 1 ns and a negative error bound are never ok;
+# times pass one check (negative, zero, inf, nan, absurd: wrong_result, with
+# the reason: a time that cannot be true is a wrong result, issue 30); a time below 1 ns and a negative error bound are never ok;
 # numbers are decimal only; the command backend finds its muh-time
 # line anywhere in its output (after 300 KB, after a NUL byte); what kernels,
 # commands and workers print never reaches muh's stdout (a forged JSON
@@ -60,15 +60,15 @@ rows "$TMP/out" >"$TMP/rows" || fail "command: stdout is not muh's JSON lines"
 python3 - "$TMP/rows" <<'PY' || fail "command times: $(cat "$TMP/rows")"
 import sys
 got = {l.split(" ", 2)[0]: l.rstrip("\n").split(" ", 2)[1:] for l in open(sys.argv[1])}
-want = {0: ("invalid", "'muh-time: 0x10', which is not a decimal"),
-        1: ("invalid", "sample 1 is -0.001 s: a time must be positive"),
-        2: ("invalid", "sample 1 is 0 s: a time must be positive"),
-        3: ("invalid", "sample 1 is inf, not a number"),
-        4: ("invalid", "sample 1 is nan, not a number"),
-        5: ("invalid", "longer than measure.timeout"),
-        6: ("invalid", "longer than measure.timeout"),
+want = {0: ("wrong_result", "'muh-time: 0x10', which is not a decimal"),
+        1: ("wrong_result", "sample 1 is -0.001 s: a time must be positive"),
+        2: ("wrong_result", "sample 1 is 0 s: a time must be positive"),
+        3: ("wrong_result", "sample 1 is inf, not a number"),
+        4: ("wrong_result", "sample 1 is nan, not a number"),
+        5: ("wrong_result", "longer than measure.timeout"),
+        6: ("wrong_result", "longer than measure.timeout"),
         7: ("ok", ""), 8: ("ok", ""), 9: ("ok", ""), 10: ("ok", ""),
-        11: ("invalid", "sample 1 is 1e-300 s: below 1 ns")}
+        11: ("wrong_result", "sample 1 is 1e-300 s: below 1 ns")}
 for k, (st, text) in want.items():
     s, err = got[f"CASE={k}"] + [""] * (2 - len(got[f"CASE={k}"]))
     assert s == st and text in err, (k, s, err)
@@ -211,8 +211,8 @@ rows "$TMP/out" >"$TMP/rows" || fail "worker: stdout is not muh's JSON lines: $(
 python3 - "$TMP/rows" <<'PY' || fail "worker statuses: $(cat "$TMP/rows")"
 import sys
 got = {l.split(" ", 2)[0]: l.rstrip("\n").split(" ", 2)[1:] for l in open(sys.argv[1])}
-want = {0: ("invalid", "sample 1 is -1e-09 s: a time must be positive"),
-        1: ("invalid", "longer than measure.timeout"),
+want = {0: ("wrong_result", "sample 1 is -1e-09 s: a time must be positive"),
+        1: ("wrong_result", "longer than measure.timeout"),
         2: ("invalid", "sample 1 is \"0x10\", not a JSON number"),
         3: ("invalid", "is not JSON"),
         4: ("ok", ""),

@@ -132,7 +132,7 @@ static void test_json_roundtrip(void **st)
 }
 
 /* Every backend's samples pass one check in the pipeline: a command that
- * prints a negative, zero, infinite, absurd or hex time gives an invalid
+ * prints a negative, zero, infinite, absurd or hex time gives a wrong_result
  * variant that says why, isolated or in process; a good one is ok. */
 static void test_bad_times(void **st)
 {
@@ -142,14 +142,14 @@ static void test_bad_times(void **st)
 		enum eval_status want;
 		const char *text;
 	} cases[] = {
-		{"muh-time: -0.5", EVAL_INVALID, "must be positive"},
-		{"muh-time: 0", EVAL_INVALID, "must be positive"},
-		{"muh-time: inf", EVAL_INVALID, "is inf"},
-		{"muh-time: -nan", EVAL_INVALID, "is nan"},
-		{"muh-time: 1e308", EVAL_INVALID, "longer than measure.timeout"},
-		{"muh-time: 3", EVAL_INVALID, "longer than the"}, /* printed at once: no 3 s went by */
-		{"muh-time: 0x10", EVAL_INVALID, "not a decimal number"},
-		{"muh-time: 1e", EVAL_INVALID, "not a decimal number"},
+		{"muh-time: -0.5", EVAL_WRONG_RESULT, "must be positive"},
+		{"muh-time: 0", EVAL_WRONG_RESULT, "must be positive"},
+		{"muh-time: inf", EVAL_WRONG_RESULT, "is inf"},
+		{"muh-time: -nan", EVAL_WRONG_RESULT, "is nan"},
+		{"muh-time: 1e308", EVAL_WRONG_RESULT, "longer than measure.timeout"},
+		{"muh-time: 3", EVAL_WRONG_RESULT, "longer than the"}, /* printed at once: no 3 s went by */
+		{"muh-time: 0x10", EVAL_WRONG_RESULT, "not a decimal number"},
+		{"muh-time: 1e", EVAL_WRONG_RESULT, "not a decimal number"},
 		{"muh-time: .5e-3", EVAL_OK, ""},
 		{"muh-time: 0.0005 s", EVAL_OK, ""},
 	};
