@@ -337,10 +337,12 @@ static int to_front(muh_best *b, const char *key)
 
 /* The run's decision stage into b->decision (none: NULL); its proven
  * winner moved to ranked[0], the others keeping their order. Without a
- * winner, a baseline that is not the defaults (what an engine ships) is
- * ranked[0]: it is what stays (b->keeps_baseline). */
+ * winner, what stays is ranked[0] (b->keeps_baseline): a baseline that is
+ * not the defaults (what an engine ships), or, when the stage re-measured
+ * finalists against the defaults and proved none, the defaults. */
 static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 {
+	b->search_key = b->nranked ? b->ranked[0].key : NULL;
 	decide_summary *sm = malloc(sizeof(*sm));
 	if (!sm)
 		return MUH_ENOMEM;
@@ -350,8 +352,11 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 		return rc;
 	}
 	b->decision = sm;
+	int base_is_defaults = !sm->baseline[0] || (b->default_key && !strcmp(sm->baseline, b->default_key));
 	if (sm->winner >= 0)
 		to_front(b, sm->f[sm->winner].key);
+	else if (base_is_defaults && sm->nf > 0 && b->default_key)
+		b->keeps_baseline = to_front(b, b->default_key); /* within the SLOs: ranked */
 	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok &&
 		 !(b->keeps_baseline = to_front(b, sm->baseline))) {
 		/* measured in the stage's rounds only (the search stopped before

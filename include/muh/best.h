@@ -90,9 +90,15 @@ typedef struct muh_best {
 	size_t nfps;
 	decide_summary *decision; /* the run's decision stage (decide.h); NULL when it had none.
 				   * A proven winner is ranked[0]. */
-	int keeps_baseline;       /* 1: the stage proved no gain over a baseline that is not the
-				   * defaults (an engine's shipped config), which is ranked[0]:
-				   * what an emitter writes is what already ships */
+	int keeps_baseline;       /* 1: the stage proved no gain, and what stays is ranked[0]: a
+				   * baseline that is not the defaults (an engine's shipped
+				   * config: what an emitter writes is what already ships), or
+				   * the defaults themselves (an engine run whose deployment
+				   * file stays as it is): report, plots, exports and patch
+				   * name one best */
+	const char *search_key;   /* the search's own best within the SLOs (ranked[0] before a
+				   * decision put another first; what patch --force writes);
+				   * NULL when none. Points into ranked */
 } muh_best;
 
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run

@@ -466,6 +466,12 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		}
 		w->unproven = 1;
 	}
+	/* what is written: the proven winner, or with --force the search's own
+	 * best (ranked[0] is then what stays: the defaults) */
+	size_t wi = 0;
+	for (size_t i = 0; !rc && w->unproven && b.search_key && i < b.nranked; i++)
+		if (b.ranked[i].key == b.search_key)
+			wi = i;
 	char rt[4096], rl[4096];
 	if (!rc && (!realpath(tree, rt) || !realpath(launch, rl))) {
 		diag_at(d, launch, 0, 0, NULL);
@@ -479,7 +485,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	}
 	muh_variant v;
 	char why[1024];
-	if (!rc && (rc = eval_variant_from_key(s, b.ranked[0].key, &v, why, sizeof(why))) == MUH_EINPUT)
+	if (!rc && (rc = eval_variant_from_key(s, b.ranked[wi].key, &v, why, sizeof(why))) == MUH_EINPUT)
 		diag_errorf(d, "%s", why);
 	if (!rc) {
 		deploy_file *f;
@@ -497,10 +503,10 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 			} else {
 				rc = MUH_ENOMEM;
 			}
-			snprintf(w->key, sizeof(w->key), "%s", b.ranked[0].key);
+			snprintf(w->key, sizeof(w->key), "%s", b.ranked[wi].key);
 			w->gain = best_speedup(&b);
 			w->noise = run->noise;
-			objective_format(o.metric, objective_value(&o, b.ranked[0].score), w->value, sizeof(w->value));
+			objective_format(o.metric, objective_value(&o, b.ranked[wi].score), w->value, sizeof(w->value));
 			deploy_free(f);
 		}
 		eval_variant_free(&v);

@@ -89,6 +89,8 @@ db.commit()
 PY
 run "$MUH" report "$TMP/tie.db"
 expect_in out '^1 +fake-decide .* unproven ' "report calls it unproven"
+# one best: what stays (the defaults) is the run's best in report, as in patch
+expect_in out '^1 +fake-decide .* unproven +[0-9.]+% +delay_ms=40$' "report's best is the defaults that stay"
 expect_in out '^  winner +no proven gain: ' "report says no proven gain"
 cp "$M/deploy.yaml" "$TMP/before.yaml"
 run "$MUH" patch "$M" --from "$TMP/tie.db"
@@ -103,6 +105,7 @@ run "$MUH" patch "$M" --from "$TMP/tie.db" --force
 expect_rc 0 "patch --from --force"
 head -1 "$TMP/out" | grep -q "^# muh patch: run 1: UNPROVEN, written with --force: no finalist's interval" ||
 	fail "the forced diff is not marked: $(head -2 "$TMP/out")"
+grep -qx '+  - "1"' "$TMP/out" || fail "--force writes the search's best (delay_ms=1): $(cat "$TMP/out")"
 (cd "$M" && git apply --check "$TMP/out") || fail "the marked diff still applies"
 
 # a stage with no finalist (only the defaults meet an SLO of at least 30 ms
