@@ -573,7 +573,13 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	if (want_noise && !stop) {
 		int noisy = 0; /* beyond measure.max_noise in 3 pairs */
 		double maxn = eval_target_max_noise(session_target(ss));
-		if (session_noise(ss, &noise, &noisy, &d) == MUH_OK) {
+		int nrc = session_noise(ss, &noise, &noisy, &d);
+		if ((nrc == MUH_EENV || nrc == MUH_ENOMEM) && !stop) { /* muh's environment: nothing to measure with */
+			ex = evalcli_fail("eval", nrc, &d);
+			sigaction(SIGINT, &old, NULL);
+			goto out;
+		}
+		if (nrc == MUH_OK) {
 			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				noisy ? ", 3 times over" : "");
 			if (noisy)

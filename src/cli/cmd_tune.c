@@ -735,14 +735,18 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 		printf("search      best ignoring the SLOs: the same variant\n");
 }
 
-static const char *stop_name(enum strategy_stop s)
+/* Why a search stopped, for a person and --json; rc: session_tune's
+ * status (an error that is muh's environment says so). */
+static const char *stop_name(enum strategy_stop s, int rc)
 {
 	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
+	if (s == STRATEGY_STOP_ERROR && (rc == MUH_EENV || rc == MUH_ENOMEM))
+		return "environment";
 	return (unsigned)s < 5 ? names[s] : "?";
 }
 
 static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
-                         int json)
+                         int json, int rc)
 {
 	const muh_space *sp = session_space(s);
 	session_replay_info ri;
@@ -784,7 +788,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		cJSON_AddNumberToObject(o2, "evaluated", (double)(r->nrecords - r->predicted));
 		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
 		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
-		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
+		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop, rc));
 		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
 		cJSON_AddBoolToObject(o2, "noisy", live && si.noisy); /* no speedup CI backed */
 		if (r->have_best && is_slo_miss(best)) {
@@ -858,7 +862,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	}
 	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
 	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop));
+	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop, rc));
 	if (r->predicted)
 		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
 		       "that did (measure.hidden_constraints)\n",
@@ -1184,7 +1188,12 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		/* the machine's noise: the defaults timed twice (once per run) */
 		double noise;
 		int noisy;
-		if (session_noise(s, &noise, &noisy, &d) == MUH_OK) {
+		int nrc = session_noise(s, &noise, &noisy, &d);
+		if (nrc == MUH_EENV || nrc == MUH_ENOMEM) { /* muh's environment: nothing to search with */
+			ex = evalcli_fail("tune", nrc, &d);
+			goto out;
+		}
+		if (nrc == MUH_OK) {
 			if (!json) /* stored with the first variant measured */
 				printf("noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				       noisy ? ", 3 times over" : "");
@@ -1227,6 +1236,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		fprintf(stderr, "muh tune: %s\n", d.msg);
 		ex = EXIT_USAGE;
 	} else {
+		if (rc) /* muh's environment (exit 3): said first, then what was measured */
+			fprintf(stderr, "muh tune: %s; what was measured before is kept\n",
+				d.msg[0] ? d.msg : "the search stopped on an error");
 		session_prepare_info pi;
 		session_prepare_stats(s, &pi);
 		if (pi.note[0])
@@ -1245,7 +1257,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
 		    rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json);
+		print_result(s, &o, &r, topk, json, rc);
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
 				print_summary(session_store(s), si.run, t.objective, json);
