@@ -53,6 +53,7 @@
 #include "json_int.h"
 
 #include "linebuf.h"
+#include "textcut.h"
 #include "muh/eval.h"
 #include "eval_int.h"
 #include "muh/muh.h"
@@ -237,7 +238,7 @@ void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, .
 	m->status = s;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	text_vfmt(m->error, sizeof(m->error), fmt, ap);
 	va_end(ap);
 }
 
@@ -289,7 +290,7 @@ void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...)
 	m->status = EVAL_LAUNCH_ERROR;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	text_vfmt(m->error, sizeof(m->error), fmt, ap);
 	va_end(ap);
 	if (!c->env[0])
 		snprintf(c->env, sizeof(c->env), "%s", m->error);

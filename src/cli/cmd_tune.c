@@ -33,6 +33,7 @@
 #include "muh/store.h"
 #include "muh/strategy.h"
 #include "muh/transfer_seeds.h"
+#include "textcut.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -677,7 +678,9 @@ static int summary_row(void *ud, const store_row *row)
 		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
 		printf("  %*s", S->colw[c], v);
 	}
-	printf("%s%.*s\n", *note ? "  " : "", 120, note);
+	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
+	text_cut(cut, sizeof(cut), note);
+	printf("%s%s\n", *note ? "  " : "", cut);
 	return 0;
 }
 
