@@ -1740,6 +1740,8 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		d = &dd;
 	}
 	measurement_init(m);
+	if (ev->stop && *ev->stop) /* Ctrl-C came before: no new variant starts */
+		return diag_errorf(d, "interrupted (Ctrl-C): %s was not started", v->key);
 	int prc = eval_probe(ev, d); /* the runner (or the backend in process) started */
 	if (prc)
 		return prc;

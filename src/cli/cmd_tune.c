@@ -201,12 +201,9 @@ static int last_decision = -1;
 
 static void on_sigint(int sig)
 {
-	static const char msg[] = "muh tune: stopping (Ctrl-C): the variant in flight is given up and its "
-				  "server stopped; what was measured is kept (Ctrl-C again kills muh)\n";
 	interrupted = 1;
 	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		interrupted = 1;
+	evalcli_ctrl_c_say();
 }
 
 
@@ -1114,6 +1111,8 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	so->on_note = on_note;
 	so->note_ctx = &t;
 	int rc = session_open(path, so, &s, &d);
+	if (!rc && session_target(s)) /* Ctrl-C now says what it stops: a server, or a runner */
+		evalcli_ctrl_c_text("tune", eval_target_backend(session_target(s)), "what was measured is kept");
 	if (rc)
 		return evalcli_fail("tune", rc, &d);
 	const muh_spec *spec = session_spec(s);
@@ -1444,6 +1443,7 @@ static int run(int argc, char **argv)
 	so->measure = !so->replay;
 	so->replay_columns = colmap;
 	interrupted = 0;
+	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
 	void (*old)(int) = signal(SIGINT, on_sigint);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
 	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_each, &A);
