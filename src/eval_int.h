@@ -116,9 +116,11 @@ extern const eval_backend backend_engine;
  * variant failed: file descriptors (EMFILE, ENFILE), memory (ENOMEM,
  * ENOBUFS), disk (ENOSPC, EDQUOT) or processes (EAGAIN, as fork sets it). */
 int eval_env_errno(int e);
-/* The first such errno whose strerror text (or, for EMFILE, ld's "out of
- * file descriptors") a tool's output holds, or 0: what a compiler that
- * failed for want of them printed ("...: No space left on device"). */
+/* The first errno of descriptors or disk (EMFILE, ENFILE, ENOSPC, EDQUOT)
+ * whose strerror text (or, for EMFILE, ld's "out of file descriptors") a
+ * tool's output holds, or 0: what a compiler that failed for want of them
+ * printed ("...: No space left on device"). Not ENOMEM: a build that
+ * outgrows measure.mem_limit, which the tools inherit, is the variant's. */
 int eval_env_errno_in(const char *text);
 /* What errno e (eval_env_errno) ran short of, for a person, into buf (n
  * bytes): "file descriptors (EMFILE: this process may open 8, ulimit -n)",
