@@ -30,6 +30,7 @@ static size_t chars(const char *p, size_t n)
 	return k;
 }
 
+/* 1 for a blank a word ends at: space, tab, a line end. */
 static int blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';

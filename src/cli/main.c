@@ -150,6 +150,7 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
 static char ctrl_c_line[512];
 static size_t ctrl_c_len;
 
+/* cli_ctrl_c_ends' handler: the line, then SIGINT's default (the end). */
 static void ctrl_c_end(int sig)
 {
 	if (ctrl_c_len && write(2, ctrl_c_line, ctrl_c_len) < 0)
