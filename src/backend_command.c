@@ -57,6 +57,7 @@ typedef struct cmd_out {
 	char line[CMD_LINE + 1]; /* the current line, its first CMD_LINE bytes */
 	size_t linelen;
 	tailbuf tail;        /* the last TB_CAP bytes of the output */
+	int start_errno;     /* why the command could not start (run_step -1): pipe's or fork's errno */
 } cmd_out;
 
 /* Expands {NAME} in tmpl with v's values. malloc'd. */
@@ -209,15 +210,19 @@ static int run_step(const muh_target *t, const muh_variant *v, const char *step,
 	o->samples = samples;
 	o->max = max;
 	char *cmd = expand(t->command, v);
-	if (!cmd)
+	if (!cmd) {
+		o->start_errno = ENOMEM;
 		return -1;
+	}
 	int p[2];
 	if (pipe(p) < 0) {
+		o->start_errno = errno;
 		free(cmd);
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
+		o->start_errno = errno;
 		free(cmd);
 		close(p[0]);
 		close(p[1]);
@@ -279,6 +284,20 @@ static const char *tail(const cmd_out *o, char *out)
 	return out;
 }
 
+/* The command of step could not start for want of muh's own descriptors,
+ * memory or processes (o->start_errno): muh's environment, not the
+ * variant's (eval_env_fail). Returns 1 when so, else 0. */
+static int start_env(eval_ctx *c, const cmd_out *o, int rc, const char *step, muh_measurement *m)
+{
+	if (rc >= 0 || !eval_env_errno(o->start_errno))
+		return 0;
+	char w[160];
+	eval_env_what(o->start_errno, w, sizeof(w));
+	eval_env_fail(c, m, "the command could not start in step %s: muh ran out of %s; muh's environment, not the "
+		      "variant's fault", step, w);
+	return 1;
+}
+
 /* Applies a "muh-status:" line if any. Returns 1 when it set a failure. */
 static int apply_status(const cmd_out *o, muh_measurement *m)
 {
@@ -312,7 +331,9 @@ static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		return MUH_ENOMEM;
 	char last[601];
 	int rc = run_step(c->target, v, "build", 0, o);
-	if (rc != 0) {
+	if (start_env(c, o, rc, "build", m)) {
+		/* the run stops */
+	} else if (rc != 0) {
 		measurement_fail(m, EVAL_COMPILE_ERROR, "command failed (%d) in step build: %s", rc, tail(o, last));
 	} else if (!apply_status(o, m)) {
 		char text[1024];
@@ -340,7 +361,7 @@ static int cmd_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		return MUH_ENOMEM;
 	char last[601];
 	int rc = run_step(c->target, v, "verify", 0, o);
-	if (!apply_status(o, m) && rc != 0)
+	if (!start_env(c, o, rc, "verify", m) && !apply_status(o, m) && rc != 0)
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step verify: %s", rc, tail(o, last));
 	tb_free(&o->tail);
 	free(o);
@@ -358,7 +379,9 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 	o->max = max;
 	char last[601];
 	int rc = run_step(c->target, v, "time", warm, o);
-	if (apply_status(o, m)) {
+	if (start_env(c, o, rc, "time", m)) {
+		/* the run stops */
+	} else if (apply_status(o, m)) {
 		/* the program's own verdict */
 	} else if (rc != 0) {
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step time: %s", rc, tail(o, last));

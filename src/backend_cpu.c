@@ -69,8 +69,10 @@ static int run_capture(char *const argv[], char *out, size_t n)
 		return -1;
 	pid_t pid = fork();
 	if (pid < 0) {
+		int e = errno;
 		close(p[0]);
 		close(p[1]);
+		errno = e;
 		return -1;
 	}
 	if (pid == 0) {
@@ -190,8 +192,31 @@ static int split_flags(char *copy, char **argv, int at, int max)
 	return at;
 }
 
+/* Fails m for a compile that failed for want of muh's own environment
+ * (errno e: descriptors, memory, disk; eval_env_errno): not the kernel's
+ * fault. detail: what the compiler said, or NULL. Returns -2. */
+static int compile_env_fail(const char *cc, int e, const char *detail, muh_measurement *m)
+{
+	char w[160], line[EVAL_ERR / 2];
+	eval_env_what(e, w, sizeof(w));
+	const char *at = detail ? strstr(detail, strerror(e)) : NULL;
+	if (detail && !at)
+		at = strstr(detail, "out of file descriptors");
+	if (at) { /* the one line of the compiler's output that says so */
+		while (at > detail && at[-1] != '\n')
+			at--;
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"), at);
+		detail = line;
+	}
+	measurement_fail(m, EVAL_COMPILE_ERROR, "the compiler (%s) %s for want of %s; muh's environment, not the "
+			 "kernel's fault%s%.600s", cc, detail ? "failed" : "could not run", w, detail ? ": " : "",
+			 detail ? detail : "");
+	return -2;
+}
+
 /* Compiles source with the defines of the first nvals values of v (params and
- * symbols) into the cache; sets so_path. Returns 0, or fails m. */
+ * symbols) into the cache; sets so_path. Returns 0, or fails m: -2 when
+ * muh's own environment ran short (compile_env_fail), -1 otherwise. */
 static int cpu_compile_with(const muh_target *t, cpu_state *s, const char *source, const muh_variant *v,
 			    char *so_path, size_t n, muh_measurement *m, uint64_t *flags_hash)
 {
@@ -245,16 +270,24 @@ static int cpu_compile_with(const muh_target *t, cpu_state *s, const char *sourc
 	argv[a++] = (char *)source;
 	argv[a] = NULL;
 	char out[EVAL_ERR];
+	errno = 0;
 	int rc = run_capture(argv, out, sizeof(out));
+	int e = errno;
 	if (rc != 0) {
 		unlink(tmp);
+		if (rc < 0 && eval_env_errno(e))
+			return compile_env_fail(s->cc, e, NULL, m);
+		if (rc > 0 && (e = eval_env_errno_in(out)))
+			return compile_env_fail(s->cc, e, out, m);
 		measurement_fail(m, EVAL_COMPILE_ERROR, "%s failed (%d): %s", s->cc, rc, out);
 		return -1;
 	}
 	if (rename(tmp, so_path) < 0) {
+		e = errno;
 		unlink(tmp);
-		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot move %s into the cache: %s", tmp,
-				 strerror(errno));
+		if (eval_env_errno(e))
+			return compile_env_fail(s->cc, e, strerror(e), m);
+		measurement_fail(m, EVAL_COMPILE_ERROR, "cannot move %s into the cache: %s", tmp, strerror(e));
 		return -1;
 	}
 	return 0;
@@ -263,7 +296,13 @@ static int cpu_compile_with(const muh_target *t, cpu_state *s, const char *sourc
 static int cpu_compile(eval_ctx *c, const char *source, const muh_variant *v, char *so_path, size_t n,
 		       muh_measurement *m, uint64_t *flags_hash)
 {
-	return cpu_compile_with(c->target, c->state, source, v, so_path, n, m, flags_hash);
+	int rc = cpu_compile_with(c->target, c->state, source, v, so_path, n, m, flags_hash);
+	if (rc == -2) { /* muh's environment: the run stops */
+		char why[EVAL_ERR];
+		snprintf(why, sizeof(why), "%s", m->error);
+		eval_env_fail(c, m, "%s", why);
+	}
+	return rc ? -1 : 0;
 }
 
 /* Compiles v into the cache from any process (the prefetch pool). */
@@ -285,12 +324,24 @@ static int cpu_prepare(const muh_target *t, const muh_variant *v)
 	return cpu_compile_with(t, &s, t->source, v, so_path, sizeof(so_path), &m, &fh) ? MUH_EINPUT : MUH_OK;
 }
 
-static int cpu_load(const char *path, const char *entry, cpu_so *so, muh_measurement *m)
+/* Loads the built object at path with its entry points into so. Returns
+ * 0, or -1 with m failed (muh's environment when dlopen ran short of
+ * descriptors or memory: eval_env_fail on c). */
+static int cpu_load(eval_ctx *c, const char *path, const char *entry, cpu_so *so, muh_measurement *m)
 {
 	memset(so, 0, sizeof(*so));
 	so->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!so->handle) {
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "dlopen: %s", dlerror());
+		const char *why = dlerror();
+		int e = eval_env_errno_in(why);
+		char w[160];
+		if (e)
+			eval_env_what(e, w, sizeof(w));
+		if (e)
+			eval_env_fail(c, m, "dlopen: muh ran out of %s; muh's environment, not the kernel's fault: %s", w,
+				      why);
+		else
+			measurement_fail(m, EVAL_LAUNCH_ERROR, "dlopen: %s", why);
 		return -1;
 	}
 	*(void **)&so->setup = dlsym(so->handle, "muh_setup");
@@ -397,7 +448,7 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	if (!b)
 		return MUH_ENOMEM;
 	c->built = b;
-	if (cpu_load(so_path, t->entry[0] ? t->entry : "muh_run", &b->so, m))
+	if (cpu_load(c, so_path, t->entry[0] ? t->entry : "muh_run", &b->so, m))
 		return MUH_OK;
 	b->args.abi = MUH_ABI_VERSION;
 	if (b->so.setup(&b->args) != 0) {
@@ -431,7 +482,7 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		uint64_t rfh;
 		int rc = cpu_compile(c, t->source, &rv, ref_path, sizeof(ref_path), m, &rfh);
 		eval_variant_free(&rv);
-		if (rc || cpu_load(ref_path, t->entry[0] ? t->entry : "muh_run", &b->ref, m)) {
+		if (rc || cpu_load(c, ref_path, t->entry[0] ? t->entry : "muh_run", &b->ref, m)) {
 			char why[EVAL_ERR];
 			snprintf(why, sizeof(why), "%s", m->error);
 			measurement_fail(m, EVAL_COMPILE_ERROR, "reference variant %s: %.900s", r, why);

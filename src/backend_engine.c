@@ -641,9 +641,24 @@ static void launch_dir(const muh_target *t, char *out, size_t n)
 	}
 }
 
-/* Starts the server of f in its own process group, output into sv->log. */
-static int spawn(const muh_target *t, const deploy_file *f, engine_server *sv, muh_measurement *m)
+/* A step of muh's own that failed with errno e (what: what it did, for a
+ * person): muh's environment when e says muh ran short (eval_env_fail: the
+ * run stops there), else the variant's launch_error. */
+static void env_or_fail(eval_ctx *c, muh_measurement *m, int e, const char *what)
 {
+	if (eval_env_errno(e)) {
+		char w[160];
+		eval_env_what(e, w, sizeof(w));
+		eval_env_fail(c, m, "%s: muh ran out of %s; muh's environment, not the server's fault", what, w);
+	} else {
+		measurement_fail(m, EVAL_LAUNCH_ERROR, "%s: %s", what, e ? strerror(e) : "failed");
+	}
+}
+
+/* Starts the server of f in its own process group, output into sv->log. */
+static int spawn(eval_ctx *c, const deploy_file *f, engine_server *sv, muh_measurement *m)
+{
+	const muh_target *t = c->target;
 	if (f->argc == 0 || f->first_arg > f->argc) {
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "the launch file holds no command");
 		return -1;
@@ -652,23 +667,23 @@ static int spawn(const muh_target *t, const deploy_file *f, engine_server *sv, m
 	launch_dir(t, cwd, sizeof(cwd));
 	char **argv = calloc(f->argc + 1, sizeof(char *));
 	if (!argv) {
-		measurement_fail(m, EVAL_CRASH, "out of memory");
+		env_or_fail(c, m, ENOMEM, "muh could not allocate the server's state");
 		return -1;
 	}
 	for (size_t i = 0; i < f->argc; i++)
 		argv[i] = f->argv[i];
 	int err[2];
 	if (pipe2(err, O_CLOEXEC)) {
+		env_or_fail(c, m, errno, "cannot start the server: pipe");
 		free(argv);
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
+		env_or_fail(c, m, errno, "cannot start the server: fork");
 		free(argv);
 		close(err[0]);
 		close(err[1]);
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
@@ -781,7 +796,7 @@ static int engine_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	const muh_target *t = c->target;
 	engine_server *sv = calloc(1, sizeof(*sv));
 	if (!sv) {
-		measurement_fail(m, EVAL_CRASH, "out of memory");
+		env_or_fail(c, m, ENOMEM, "muh could not allocate the server's state");
 		return MUH_OK;
 	}
 	load_defaults(&sv->load);
@@ -821,22 +836,32 @@ static int engine_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	eval_mkdirs(tmpl);
 	snprintf(sv->dir, sizeof(sv->dir), "%s/engine/run-XXXXXX", t->cache_dir);
 	if (!mkdtemp(sv->dir)) {
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "cannot create %s: %s", sv->dir, strerror(errno));
+		char what[EVAL_PATH + 64];
+		int e = errno;
+		snprintf(what, sizeof(what), "cannot create %s", sv->dir);
+		env_or_fail(c, m, e, what);
+		sv->dir[0] = '\0';
 		goto fail;
 	}
 	char copy[EVAL_PATH + 48];
 	snprintf(copy, sizeof(copy), "%s/launch", sv->dir);
+	errno = 0;
 	FILE *cf = fopen(copy, "wb");
-	if (!cf || fwrite(f->text, 1, f->len, cf) != f->len) {
-		if (cf)
-			fclose(cf);
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "cannot write %s", copy);
+	int wrote = cf && fwrite(f->text, 1, f->len, cf) == f->len;
+	int werr = errno;
+	if (cf && fclose(cf) && wrote) {
+		wrote = 0;
+		werr = errno;
+	}
+	if (!wrote) {
+		char what[EVAL_PATH + 128];
+		snprintf(what, sizeof(what), "cannot write %s", copy);
+		env_or_fail(c, m, werr, what);
 		goto fail;
 	}
-	fclose(cf);
 	cJSON_AddStringToObject(detail, "launch", copy);
 	snprintf(sv->log, sizeof(sv->log), "%s/server.log", sv->dir);
-	if (spawn(t, f, sv, m) || wait_ready(t, sv, m))
+	if (spawn(c, f, sv, m) || wait_ready(t, sv, m))
 		goto fail;
 	if (t->props[0]) {
 		char url[EVAL_STR + 160], *body = NULL;
@@ -934,10 +959,14 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		rc = load_run(&sv->load, &r, &d);
 	}
 	free(fr);
-	if (rc) {
-		measurement_fail(m, rc == MUH_EINPUT ? EVAL_INVALID : EVAL_LAUNCH_ERROR, "load: %s", d.msg);
+	if (rc == MUH_ENOMEM)
+		eval_env_fail(c, m, "load: muh ran out of memory (ENOMEM): %s", d.msg);
+	else if (rc == MUH_EENV) /* muh's own descriptors, memory, libcurl: not the server's doing */
+		eval_env_fail(c, m, "load: %s", d.msg);
+	else if (rc)
+		measurement_fail(m, EVAL_INVALID, "load: %s", d.msg);
+	if (rc)
 		return MUH_OK;
-	}
 	if (warm)
 		return MUH_OK;
 	if (sv->nrep < ENG_MAX_REPEATS) {

@@ -1,8 +1,10 @@
 /*
  * diag.c — diagnostics for what the user wrote (see diag.h).
  *
- * Owns: filling and printing struct muh_diag. Never allocates, so it works
- * when memory is short; long messages and lines are truncated, not dropped.
+ * Owns: filling and printing struct muh_diag. Works when memory is short: a
+ * message too long for its buffer is cut at a word with "... (N more
+ * characters)" (textcut.h, which formats it whole on the heap when it can,
+ * and cuts what fitted when it cannot); a long source line is truncated.
  * A diagnostic is built in a fixed buffer and written with one write(2), so a
  * caret far out on a 10 MB line costs one write, not one per byte; the caret
  * stands at most one past the copied source line.
@@ -15,6 +17,7 @@
 #include "muh/diag.h"
 #include "muh/muh.h"
 #include "expr_int.h"
+#include "textcut.h"
 
 void diag_clear(muh_diag *d)
 {
@@ -34,7 +37,7 @@ int diag_errorf(muh_diag *d, const char *fmt, ...)
 		return MUH_EINPUT;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	text_vfmt(d->msg, sizeof(d->msg), fmt, ap);
 	va_end(ap);
 	return MUH_EINPUT;
 }

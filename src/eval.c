@@ -53,6 +53,7 @@
 #include "json_int.h"
 
 #include "linebuf.h"
+#include "textcut.h"
 #include "muh/eval.h"
 #include "eval_int.h"
 #include "muh/muh.h"
@@ -237,8 +238,64 @@ void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, .
 	m->status = s;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(m->error, sizeof(m->error), fmt, ap);
+	text_vfmt(m->error, sizeof(m->error), fmt, ap);
 	va_end(ap);
+}
+
+/* ---- muh's own environment ---------------------------------------------- */
+
+int eval_env_errno(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == ENOSPC || e == EDQUOT || e == EAGAIN;
+}
+
+int eval_env_errno_in(const char *text)
+{
+	/* not ENOMEM: a build that outgrows measure.mem_limit (the runner's
+	 * RLIMIT_AS, which its tools inherit) is the variant's, not muh's */
+	static const int errs[] = {EMFILE, ENFILE, ENOSPC, EDQUOT};
+	if (!text)
+		return 0;
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		if (strstr(text, strerror(errs[i])))
+			return errs[i];
+	return strstr(text, "out of file descriptors") ? EMFILE : 0;
+}
+
+void eval_env_what(int e, char *buf, size_t n)
+{
+	struct rlimit nf = {0, 0};
+	switch (e) {
+	case EMFILE:
+		getrlimit(RLIMIT_NOFILE, &nf);
+		snprintf(buf, n, "file descriptors (EMFILE: this process may open %llu, ulimit -n)",
+			 (unsigned long long)nf.rlim_cur);
+		break;
+	case ENFILE:
+		snprintf(buf, n, "file descriptors (ENFILE: the system's table is full)");
+		break;
+	case ENOSPC:
+	case EDQUOT:
+		snprintf(buf, n, "disk space (%s: %s)", e == ENOSPC ? "ENOSPC" : "EDQUOT", strerror(e));
+		break;
+	case EAGAIN:
+		snprintf(buf, n, "processes (EAGAIN: %s, ulimit -u)", strerror(e));
+		break;
+	default:
+		snprintf(buf, n, "memory (%s: %s)", e == ENOBUFS ? "ENOBUFS" : "ENOMEM", strerror(e));
+		break;
+	}
+}
+
+void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...)
+{
+	m->status = EVAL_LAUNCH_ERROR;
+	va_list ap;
+	va_start(ap, fmt);
+	text_vfmt(m->error, sizeof(m->error), fmt, ap);
+	va_end(ap);
+	if (!c->env[0])
+		snprintf(c->env, sizeof(c->env), "%s", m->error);
 }
 
 static double json_get_num(const cJSON *o, const char *k)
@@ -632,7 +689,7 @@ static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant 
 	*t0 = eval_now_s();
 	m->samples = malloc((sample_cap(t) + 64) * sizeof(double));
 	if (!m->samples) {
-		measurement_fail(m, EVAL_CRASH, "out of memory for samples");
+		eval_env_fail(c, m, "muh ran out of memory for the samples (ENOMEM)");
 		return 0;
 	}
 	double scratch[64];
@@ -1002,6 +1059,22 @@ static int send_line_json(int fd, cJSON *o)
 	return rc;
 }
 
+/* Sends ,"env":TEXT (a JSON string) when a step of the request just
+ * answered ran short of muh's own environment (eval_env_fail), and forgets
+ * it. Returns 0, or -1 when it cannot be sent. */
+static int send_env(int fd, eval_ctx *c)
+{
+	if (!c->env[0])
+		return 0;
+	cJSON *t = cJSON_CreateString(c->env);
+	char *txt = t ? cJSON_PrintUnformatted(t) : NULL;
+	cJSON_Delete(t);
+	c->env[0] = '\0';
+	int rc = !txt || send_all(fd, ",\"env\":", 7) || send_all(fd, txt, strlen(txt)) ? -1 : 0;
+	free(txt);
+	return rc;
+}
+
 /* An "interleave" request in the runner: {"variants": [...], "rounds": R,
  * "overlays": [...] (optional, one per variant)}; replies {"results":
  * [measurement, ...]} in the variants' order (with "restart" and "lost":
@@ -1047,11 +1120,13 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 			rc = -1;
 		free(mj);
 	}
+	if (send_all(fd, "]", 1) || send_env(fd, c))
+		rc = -1;
 	char end[64];
 	if (lost != SIZE_MAX)
-		snprintf(end, sizeof(end), "],\"restart\":1,\"lost\":%zu}\n", lost);
+		snprintf(end, sizeof(end), ",\"restart\":1,\"lost\":%zu}\n", lost);
 	else
-		snprintf(end, sizeof(end), c->restart ? "],\"restart\":1}\n" : "]}\n");
+		snprintf(end, sizeof(end), c->restart ? ",\"restart\":1}\n" : "}\n");
 	if (send_all(fd, end, strlen(end)))
 		rc = -1;
 	return rc ? -1 : 0;
@@ -1135,7 +1210,7 @@ static void runner_main(const eval_backend *b, const muh_target *t, int fd)
 		char *mj = measurement_to_json(&m);
 		measurement_free(&m);
 		const char *end = c.restart ? ",\"restart\":1}\n" : "}\n";
-		if (!mj || send_all(fd, "{\"result\":", 10) || send_all(fd, mj, strlen(mj)) ||
+		if (!mj || send_all(fd, "{\"result\":", 10) || send_all(fd, mj, strlen(mj)) || send_env(fd, &c) ||
 		    send_all(fd, end, strlen(end)))
 			_exit(1);
 		free(mj);
@@ -1413,28 +1488,41 @@ static cJSON *runner_read(muh_evaluator *ev, double deadline, int *eof, int *lat
 	}
 }
 
+/* The runner could not be started: call (socketpair, pipe, fork) failed
+ * with errno e. MUH_EENV with d saying so, naming what muh ran short of. */
+static int runner_fail(const char *call, int e, muh_diag *d)
+{
+	char w[160] = "";
+	if (eval_env_errno(e))
+		eval_env_what(e, w, sizeof(w));
+	if (w[0])
+		snprintf(d->msg, sizeof(d->msg), "cannot start the backend's runner: %s: muh ran out of %s; muh's "
+			 "environment", call, w);
+	else
+		snprintf(d->msg, sizeof(d->msg), "cannot start the backend's runner: %s: %s", call, strerror(e));
+	return MUH_EENV;
+}
+
 static int runner_start(muh_evaluator *ev, muh_diag *d)
 {
 	int sv[2], lp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		snprintf(d->msg, sizeof(d->msg), "socketpair: %s", strerror(errno));
-		return MUH_EENV;
-	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return runner_fail("socketpair", errno, d);
 	if (pipe2(lp, O_CLOEXEC) < 0) {
-		snprintf(d->msg, sizeof(d->msg), "pipe: %s", strerror(errno));
+		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
-		return MUH_EENV;
+		return runner_fail("pipe", e, d);
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
+		int e = errno;
 		close(sv[0]);
 		close(sv[1]);
 		close(lp[0]);
 		close(lp[1]);
-		snprintf(d->msg, sizeof(d->msg), "fork: %s", strerror(errno));
-		return MUH_EENV;
+		return runner_fail("fork", e, d);
 	}
 	if (pid == 0) {
 		close(sv[0]);
@@ -1633,6 +1721,19 @@ static void runner_died(muh_evaluator *ev, const char *step, int fault, double v
 				 WIFEXITED(st) ? WEXITSTATUS(st) : -1, step);
 }
 
+/* Muh's own environment ran short measuring v (env: what a step said,
+ * eval_env_fail; "" when it did not): MUH_EENV with d naming it, and m
+ * emptied (re-init'ed): v is no result. MUH_OK when env is "". */
+static int env_stop(const char *env, const muh_variant *v, muh_measurement *m, muh_diag *d)
+{
+	if (!env[0])
+		return MUH_OK;
+	snprintf(d->msg, sizeof(d->msg), "%.760s (the run stops at %.200s, which is no result)", env, v->key);
+	measurement_free(m);
+	measurement_init(m);
+	return MUH_EENV;
+}
+
 static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op op, muh_measurement *m,
 			  muh_diag *d)
 {
@@ -1642,6 +1743,8 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		d = &dd;
 	}
 	measurement_init(m);
+	if (ev->stop && *ev->stop) /* Ctrl-C came before: no new variant starts */
+		return diag_errorf(d, "interrupted (Ctrl-C): %s was not started", v->key);
 	int prc = eval_probe(ev, d); /* the runner (or the backend in process) started */
 	if (prc)
 		return prc;
@@ -1649,7 +1752,9 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		ev->inproc.overlay = ev->overlay[0] ? ev->overlay : NULL;
 		pipeline(ev->b, &ev->inproc, v, op, m, -1);
 		ev->inproc.overlay = NULL;
-		return MUH_OK;
+		int erc = env_stop(ev->inproc.env, v, m, d);
+		ev->inproc.env[0] = '\0';
+		return erc;
 	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op == OP_MEASURE ? "measure" : "fingerprint");
@@ -1696,9 +1801,12 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 					runner_kill(ev); /* it lost its device context */
 					ev->restarts++;
 				}
+				const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env");
+				if (rc == MUH_OK && cJSON_IsString(env))
+					rc = env_stop(env->valuestring, v, m, d);
 				cJSON_Delete(o);
-				if (rc == MUH_OK)
-					return MUH_OK;
+				if (rc == MUH_OK || rc == MUH_EENV)
+					return rc;
 				break;
 			}
 			step_note(ev, o, &rs);
@@ -1761,6 +1869,15 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 				     -1);
 		for (size_t k = 0; k < n; k++)
 			ms[set[k]] = got[k];
+		if (ev->inproc.env[0]) { /* muh's environment: no result of the set */
+			for (size_t k = 1; k < n; k++) {
+				measurement_free(&ms[set[k]]);
+				measurement_init(&ms[set[k]]);
+			}
+			int erc = env_stop(ev->inproc.env, &vs[set[0]], &ms[set[0]], d);
+			ev->inproc.env[0] = '\0';
+			return erc;
+		}
 		*culprit = lost; /* the others hold nothing: measured again */
 		return MUH_OK;
 	}
@@ -1838,6 +1955,17 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 			/* the variant whose failure lost the device context: the
 			 * others hold nothing and go to a fresh runner */
 			double lost = json_get_num(o, "lost");
+			const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env");
+			if (!bad && cJSON_IsString(env)) { /* muh's environment: no result of the set */
+				for (size_t j = 1; j < n; j++) {
+					measurement_free(&ms[set[j]]);
+					measurement_init(&ms[set[j]]);
+				}
+				env_stop(env->valuestring, &vs[set[0]], &ms[set[0]], d);
+				cJSON_Delete(o);
+				ev->lb.max = RUNNER_LINE_MAX;
+				return MUH_EENV;
+			}
 			cJSON_Delete(o);
 			if (!bad && isfinite(lost) && lost >= 0 && lost < (double)n)
 				*culprit = (size_t)lost;

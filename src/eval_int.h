@@ -30,6 +30,10 @@ typedef struct eval_ctx {
 	 * worker sends them with each build as "keep"). NULL / 0 otherwise. */
 	const char *const *keep;
 	size_t nkeep;
+	/* Set by eval_env_fail: muh's own environment ran short (file
+	 * descriptors, memory, disk) while a step ran; the evaluation stops
+	 * after this variant, which is no result. "" otherwise. */
+	char env[EVAL_ERR];
 } eval_ctx;
 
 /* Engine-tree overlays (target.engine_tree): the evaluator never builds one
@@ -107,6 +111,26 @@ extern const eval_backend backend_cuda;
 extern const eval_backend backend_worker;
 extern const eval_backend backend_command;
 extern const eval_backend backend_engine;
+
+/* 1 when errno e means muh's own environment ran short, not that a
+ * variant failed: file descriptors (EMFILE, ENFILE), memory (ENOMEM,
+ * ENOBUFS), disk (ENOSPC, EDQUOT) or processes (EAGAIN, as fork sets it). */
+int eval_env_errno(int e);
+/* The first errno of descriptors or disk (EMFILE, ENFILE, ENOSPC, EDQUOT)
+ * whose strerror text (or, for EMFILE, ld's "out of file descriptors") a
+ * tool's output holds, or 0: what a compiler that failed for want of them
+ * printed ("...: No space left on device"). Not ENOMEM: a build that
+ * outgrows measure.mem_limit, which the tools inherit, is the variant's. */
+int eval_env_errno_in(const char *text);
+/* What errno e (eval_env_errno) ran short of, for a person, into buf (n
+ * bytes): "file descriptors (EMFILE: this process may open 8, ulimit -n)",
+ * "disk space (ENOSPC)", ... */
+void eval_env_what(int e, char *buf, size_t n);
+/* Fails m (launch_error) with the printf-style text as muh's environment,
+ * not the variant's fault, and marks c: the evaluation stops after this
+ * variant (eval_measure returns MUH_EENV with the text; the variant is no
+ * result and nothing of it is stored). */
+void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The backend called name, or NULL. */
 const eval_backend *eval_backend_find(const char *name);

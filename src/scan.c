@@ -46,6 +46,8 @@
 #include "scan_env.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
+#include "strbuf.h"
+#include "textcut.h"
 
 /* The longest path the walk opens, its NUL included (Linux's PATH_MAX): a
  * longer root/rel cannot be opened, so the walk warns instead. */
@@ -285,12 +287,12 @@ static const char *sa_str(muh_surface *s, const char *str)
 	return p;
 }
 
-/* The formatted text (at most 1023 bytes) in the arena: sa_fmt here,
- * scan_host_fmt for scan_env.c and scan_args.c. */
+/* The formatted text (at most 1023 bytes, cut at a word: textcut.h) in the
+ * arena: sa_fmt here, scan_host_fmt for scan_env.c and scan_args.c. */
 static const char *sa_vfmt(muh_surface *s, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	text_vfmt(buf, sizeof(buf), fmt, ap);
 	return sa_str(s, buf);
 }
 
@@ -2181,17 +2183,12 @@ static void add_unsafe(kb *b, const char *v)
 /* "'a', 'b'" from a guard's compared literals. */
 static const char *vals_text(muh_surface *s, const char *const *v, int n)
 {
-	char buf[600];
-	size_t o = 0;
-	buf[0] = '\0';
-	for (int i = 0; i < n && o + 4 < sizeof(buf); i++) {
-		int w = snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? ", " : "", v[i]);
-		if (w < 0)
-			break;
-		o += (size_t)w;
-		if (o >= sizeof(buf))
-			o = sizeof(buf) - 1;
-	}
+	strbuf all = {0};
+	for (int i = 0; i < n; i++)
+		strbuf_printf(&all, "%s%s", i ? ", " : "", v[i]);
+	char buf[600]; /* at a word, with how much more (textcut.h) */
+	text_cut(buf, sizeof(buf), all.b);
+	free(all.b);
 	return sa_str(s, buf);
 }
 

@@ -41,6 +41,8 @@
 
 #include "muh/fileio.h"
 #include "scan_env.h"
+#include "strbuf.h"
+#include "textcut.h"
 
 typedef struct lopt {
 	char *canon;  /* "tool_call_parser" (from the option string) */
@@ -967,16 +969,12 @@ int scan_launch_judge(scan_launch *L, const deploy_file *df, const deploy_arg *a
 	for (size_t i = 0; A.registry && i < df->nargs && !plugin; i++)
 		if (df->args[i].kind != DEPLOY_ENV && strstr(df->args[i].name, "plugin"))
 			plugin = df->args[i].flag;
-	char list[1024];
-	size_t o = 0;
-	for (int i = 0; i < A.n && o + 4 < sizeof(list); i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s'%s'", i ? ", " : "", A.vals[i]);
-		if (w < 0)
-			break;
-		o += (size_t)w;
-		if (o >= sizeof(list))
-			o = sizeof(list) - 1;
-	}
+	strbuf all = {0};
+	for (int i = 0; i < A.n; i++)
+		strbuf_printf(&all, "%s'%s'", i ? ", " : "", A.vals[i]);
+	char list[900]; /* at a word, with how much more (textcut.h) */
+	text_cut(list, sizeof(list), all.b);
+	free(all.b);
 	const char *cr = A.cline ? rel_of(L, A.cfi) : NULL;
 	const char *dr = rel_of(L, A.fi);
 	if (plugin) {

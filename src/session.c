@@ -128,6 +128,7 @@ struct muh_session {
 	size_t bg_asked;
 	session_busy_info busy;
 	muh_evaluator *probe_ev;   /* measure.probe: the short probe's evaluator, opened on first use */
+	char tune_err[MUH_DIAG_MSG]; /* why the measurement that stopped session_tune's search failed */
 	long long probed;          /* variants a probe stopped */
 	/* measure.halving: the rungs below the full load, and the full load */
 	struct rung {
@@ -1935,8 +1936,8 @@ static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 	int ready = batch && was_prepared(s, cfg);
 	prepare_ahead(s, cfg);
 	int rc = session_measure(s, cfg, &r, &d);
-	if (rc) {
-		note(s, 0, "%s", d.msg);
+	if (rc) { /* session_tune hands it to its caller */
+		snprintf(s->tune_err, sizeof(s->tune_err), "%s", d.msg);
 		return rc;
 	}
 	if (batch && r.source && !strcmp(r.source, "measured")) {
@@ -2179,7 +2180,10 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 		return diag_errorf(d, "the session measures nothing: open it with measure or replay");
 	}
 	double t0 = eval_now_s();
+	s->tune_err[0] = '\0';
 	int rc = strategy_run(s->space, &o, r, d);
+	if (rc && !d->msg[0]) /* why a measurement stopped the search (tune_objective) */
+		snprintf(d->msg, sizeof(d->msg), "%s", s->tune_err);
 	if (rc && r->stop == STRATEGY_STOP_ERROR && s->o.stop && *s->o.stop) {
 		/* Ctrl-C gave up the variant in flight (eval_measure): a stop asked
 		 * for, not an error; what was measured stands */

@@ -351,6 +351,62 @@ static void store_free(muh_store *st)
 	}
 }
 
+/* 1 when the file at path is missing or holds no byte. */
+static int no_bytes(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) != 0 || sb.st_size == 0;
+}
+
+/* 1 when the database at path holds no table: missing, empty, or one page
+ * (page 1, the schema's root, is every page there is; a table's root is
+ * a page of its own). */
+static int no_tables(const char *path)
+{
+	unsigned char h[18];
+	struct stat sb;
+	if (no_bytes(path))
+		return 1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, h, sizeof(h)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n != (ssize_t)sizeof(h) || stat(path, &sb) != 0)
+		return 0;
+	long page = h[16] << 8 | h[17];
+	if (page == 1)
+		page = 65536;
+	return sb.st_size <= page;
+}
+
+/* A writer's open of path failed (rc): closes st, names muh's own
+ * environment in d when SQLite's last OS error says muh ran short (out of
+ * descriptors, memory, disk), and, when the store was new here (fs == 1)
+ * and holds no table (nor a -wal with anything in it: another writer's
+ * commit), removes what the attempt made (the file, its -wal and -shm):
+ * nothing is left behind. Returns rc as
+ * store_open returns it. */
+static int open_failed(muh_store *st, const char *path, int fs, int rc, muh_diag *d)
+{
+	int se = st->db ? sqlite3_system_errno(st->db) : 0;
+	if (d && rc != MUH_EINPUT && eval_env_errno(se)) {
+		char w[160];
+		eval_env_what(se, w, sizeof(w));
+		snprintf(d->msg, sizeof(d->msg), "cannot open store %.700s: muh ran out of %s; muh's environment", path,
+			 w);
+	}
+	store_free(st);
+	char side[PATH_MAX + 8];
+	snprintf(side, sizeof(side), "%s-wal", path);
+	if (fs == 1 && no_tables(path) && no_bytes(side)) {
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
+		unlink(path);
+	}
+	return rc == MUH_EINPUT ? MUH_EINPUT : MUH_EENV;
+}
+
 int store_open(const char *path, muh_store **out, muh_diag *d)
 {
 	*out = NULL;
@@ -380,8 +436,7 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
-		store_free(st);
-		return MUH_EENV;
+		return open_failed(st, path, fs, MUH_EENV, d);
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	int empty = 1, rc = MUH_OK;
@@ -426,10 +481,8 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 		if (!rc)
 			rc = store_check(st, path, &e2, d);
 	}
-	if (rc) {
-		store_free(st);
-		return rc == MUH_EINPUT ? MUH_EINPUT : MUH_EENV;
-	}
+	if (rc)
+		return open_failed(st, path, fs, rc, d);
 	*out = st;
 	return MUH_OK;
 }
@@ -503,8 +556,7 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 		if (d)
 			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
 				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
-		store_free(st);
-		return MUH_EENV;
+		return open_failed(st, path, fs, MUH_EENV, d);
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	int empty = 0;
@@ -515,10 +567,8 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 				 "tables)", path);
 		rc = MUH_EINPUT;
 	}
-	if (rc) {
-		store_free(st);
-		return rc == MUH_EINPUT ? MUH_EINPUT : MUH_EENV;
-	}
+	if (rc)
+		return open_failed(st, path, fs, rc, d);
 	*out = st;
 	return MUH_OK;
 }

@@ -187,7 +187,12 @@ MUH_API void eval_close(muh_evaluator *ev);
 
 /* Measures v: build, fingerprint, verify, time. Fills *m (init'ed here;
  * caller frees). Returns MUH_OK whenever *m holds a measurement, whatever
- * its status; MUH_EENV when the evaluator itself cannot go on (d says why). */
+ * its status; MUH_EENV when the evaluator itself cannot go on (d says why),
+ * also when muh's own environment ran short while v was measured (out of
+ * file descriptors, memory or disk: a compiler that could not write, a
+ * connection the load could not open): that is not v's failure, so *m
+ * then holds nothing and v is no result (a run stops there, keeping what
+ * it measured before). */
 MUH_API int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measurement *m, muh_diag *d);
 /* Interleaved measurement of a few variants, for comparing them without
  * the bias of the order they are timed in (a clock that falls, a device
@@ -215,7 +220,8 @@ MUH_API int eval_measure(muh_evaluator *ev, const muh_variant *v, muh_measuremen
  * (init'ed here; caller frees each). Returns MUH_OK whenever every ms[i]
  * holds a measurement; MUH_EINPUT with d->msg when n > EVAL_INTERLEAVE_MAX
  * or the backend cannot keep several variants (engine: one server at a
- * time); MUH_EENV when the evaluator cannot go on. */
+ * time); MUH_EENV when the evaluator cannot go on, or muh's own environment
+ * ran short (as eval_measure; then no ms[i] holds anything). */
 #define EVAL_INTERLEAVE_MAX 16
 MUH_API int eval_measure_interleaved(muh_evaluator *ev, const muh_variant *vs, size_t n, int rounds,
 				     muh_measurement *ms, muh_diag *d);

@@ -99,6 +99,11 @@ int cli_parse_opts(const char *cmd, int argc, char **argv, const struct cli_opt 
 /* Maps a library status to an exit code. */
 int cli_exit(int status);
 
+/* For a command with nothing to save when Ctrl-C comes (load, scan): a
+ * SIGINT handler that says at once what stops ("muh CMD: stopping (Ctrl-C):
+ * WHAT"), then lets SIGINT end the process (exit 130 to the shell). */
+void cli_ctrl_c_ends(const char *cmd, const char *what);
+
 /* Prints a diagnostic to stderr and returns cli_exit(status). */
 int cli_fail(int status, const muh_diag *d);
 

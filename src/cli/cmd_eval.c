@@ -73,16 +73,13 @@ static volatile sig_atomic_t stop;
 
 static void on_sigint(int sig)
 {
-	static const char msg[] = "muh eval: stopping (Ctrl-C): the variant in flight is given up and its "
-				  "server stopped; what was measured is kept (Ctrl-C again kills muh)\n";
 	(void)sig;
 	if (stop) { /* a second Ctrl-C kills */
 		signal(SIGINT, SIG_DFL);
 		raise(SIGINT);
 	}
 	stop = 1;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		stop = 1;
+	evalcli_ctrl_c_say();
 }
 
 /* Checks every NAME=VALUE of a --config key against the spec: an unknown
@@ -564,6 +561,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
+	evalcli_ctrl_c_text("eval", tg ? eval_target_backend(tg) : NULL, "what was measured is kept");
 	sigaction(SIGINT, &sa, &old);
 	if (want_noise < 0)
 		want_noise = total > 1 && !si.resumed;
@@ -573,7 +571,13 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	if (want_noise && !stop) {
 		int noisy = 0; /* beyond measure.max_noise in 3 pairs */
 		double maxn = eval_target_max_noise(session_target(ss));
-		if (session_noise(ss, &noise, &noisy, &d) == MUH_OK) {
+		int nrc = session_noise(ss, &noise, &noisy, &d);
+		if ((nrc == MUH_EENV || nrc == MUH_ENOMEM) && !stop) { /* muh's environment: nothing to measure with */
+			ex = evalcli_fail("eval", nrc, &d);
+			sigaction(SIGINT, &old, NULL);
+			goto out;
+		}
+		if (nrc == MUH_OK) {
 			fprintf(json ? stderr : stdout, "noise: %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				noisy ? ", 3 times over" : "");
 			if (noisy)

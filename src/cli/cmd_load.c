@@ -332,6 +332,7 @@ static int find_rate(const load_opts *o, int steps, int json)
 
 static int run(int argc, char **argv)
 {
+	cli_ctrl_c_ends("load", "the requests in flight are dropped; what was printed above is what was measured");
 	struct option opts[NPASS + 11];
 	size_t k = 0;
 	for (size_t i = 0; i < NPASS; i++)

@@ -279,6 +279,7 @@ static int print_help(void *ctx, int i, const char *value)
 
 static int run(int argc, char **argv)
 {
+	cli_ctrl_c_ends("scan", "the scan is dropped; nothing of it is cached");
 	int json = 0, with_tests = 0, evidence = 0, with_vendored = 0, no_cache = 0, library = 0, first;
 	uint64_t jobs = 0, top = 0;
 	const char *cache = NULL, *device = NULL, *specs = NULL;

@@ -33,6 +33,7 @@
 #include "muh/store.h"
 #include "muh/strategy.h"
 #include "muh/transfer_seeds.h"
+#include "textcut.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -200,12 +201,9 @@ static int last_decision = -1;
 
 static void on_sigint(int sig)
 {
-	static const char msg[] = "muh tune: stopping (Ctrl-C): the variant in flight is given up and its "
-				  "server stopped; what was measured is kept (Ctrl-C again kills muh)\n";
 	interrupted = 1;
 	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		interrupted = 1;
+	evalcli_ctrl_c_say();
 }
 
 
@@ -690,7 +688,9 @@ static int summary_row(void *ud, const store_row *row)
 		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
 		printf("  %*s", S->colw[c], v);
 	}
-	printf("%s%.*s\n", *note ? "  " : "", 120, note);
+	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
+	text_cut(cut, sizeof(cut), note);
+	printf("%s%s\n", *note ? "  " : "", cut);
 	return 0;
 }
 
@@ -748,14 +748,18 @@ static void print_summary(muh_store *st, int64_t run, const muh_objective *objec
 		printf("search      best ignoring the SLOs: the same variant\n");
 }
 
-static const char *stop_name(enum strategy_stop s)
+/* Why a search stopped, for a person and --json; rc: session_tune's
+ * status (an error that is muh's environment says so). */
+static const char *stop_name(enum strategy_stop s, int rc)
 {
 	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
+	if (s == STRATEGY_STOP_ERROR && (rc == MUH_EENV || rc == MUH_ENOMEM))
+		return "environment";
 	return (unsigned)s < 5 ? names[s] : "?";
 }
 
 static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
-                         int json, int decides)
+                         int json, int rc, int decides)
 {
 	const muh_space *sp = session_space(s);
 	session_replay_info ri;
@@ -797,7 +801,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		cJSON_AddNumberToObject(o2, "evaluated", (double)(r->nrecords - r->predicted));
 		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
 		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
-		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop));
+		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop, rc));
 		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
 		cJSON_AddBoolToObject(o2, "noisy", live && si.noisy); /* no speedup CI backed */
 		if (r->have_best && is_slo_miss(best)) {
@@ -871,7 +875,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 	}
 	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
 	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop));
+	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop, rc));
 	if (r->predicted)
 		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
 		       "that did (measure.hidden_constraints)\n",
@@ -1139,6 +1143,8 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	so->on_note = on_note;
 	so->note_ctx = &t;
 	int rc = session_open(path, so, &s, &d);
+	if (!rc && session_target(s)) /* Ctrl-C now says what it stops: a server, or a runner */
+		evalcli_ctrl_c_text("tune", eval_target_backend(session_target(s)), "what was measured is kept");
 	if (rc)
 		return evalcli_fail("tune", rc, &d);
 	const muh_spec *spec = session_spec(s);
@@ -1216,7 +1222,12 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		/* the machine's noise: the defaults timed twice (once per run) */
 		double noise;
 		int noisy;
-		if (session_noise(s, &noise, &noisy, &d) == MUH_OK) {
+		int nrc = session_noise(s, &noise, &noisy, &d);
+		if (nrc == MUH_EENV || nrc == MUH_ENOMEM) { /* muh's environment: nothing to search with */
+			ex = evalcli_fail("tune", nrc, &d);
+			goto out;
+		}
+		if (nrc == MUH_OK) {
 			if (!json) /* stored with the first variant measured */
 				printf("noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
 				       noisy ? ", 3 times over" : "");
@@ -1259,6 +1270,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		fprintf(stderr, "muh tune: %s\n", d.msg);
 		ex = EXIT_USAGE;
 	} else {
+		if (rc) /* muh's environment (exit 3): said first, then what was measured */
+			fprintf(stderr, "muh tune: %s; what was measured before is kept\n",
+				d.msg[0] ? d.msg : "the search stopped on an error");
 		session_prepare_info pi;
 		session_prepare_stats(s, &pi);
 		if (pi.note[0])
@@ -1277,7 +1291,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
 		    rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json, decides_after(s, A, interrupted, &r, rc));
+		print_result(s, &o, &r, topk, json, rc, decides_after(s, A, interrupted, &r, rc));
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
 				print_summary(session_store(s), si.run, t.objective, json);
@@ -1461,6 +1475,7 @@ static int run(int argc, char **argv)
 	so->measure = !so->replay;
 	so->replay_columns = colmap;
 	interrupted = 0;
+	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
 	void (*old)(int) = signal(SIGINT, on_sigint);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
 	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_each, &A);

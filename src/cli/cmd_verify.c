@@ -76,6 +76,15 @@ static void print_suggest(const session_verify_result *r, const muh_spec *s, int
 }
 
 /* Verifies one problem instance; returns an exit code. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	interrupted = 1;
+	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
+	evalcli_ctrl_c_say();
+}
+
 static int verify_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
 	const muh_session_opts *so = &eo->so;
@@ -85,6 +94,8 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	int ex = evalcli_session("verify", path, so, &ss);
 	if (ex)
 		return ex;
+	if (session_target(ss))
+		evalcli_ctrl_c_text("verify", eval_target_backend(session_target(ss)), "a proof cut short has no verdict");
 	const muh_spec *s = session_spec(ss);
 	size_t np = space_nparams(session_space(ss));
 	int keyw = evalcli_keyw(s);
@@ -92,6 +103,11 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	session_verify_result r;
 	muh_diag d;
 	int rc = session_verify(ss, from, &r, &d);
+	if (rc && interrupted) { /* Ctrl-C: no verdict from a part of the proof */
+		fprintf(stderr, "muh verify: interrupted (Ctrl-C) after %zu variant(s): no verdict\n", r.nvariants);
+		ex = EXIT_INTERRUPTED;
+		goto out;
+	}
 	if (rc) {
 		fprintf(stderr, "muh verify: %s\n", d.msg);
 		if (r.suggest_of)
@@ -216,7 +232,13 @@ static int run(int argc, char **argv)
 		else if ((ex = evalcli_option("verify", c, optarg, argv, opts, &eo)))
 			return ex;
 	}
-	return evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
+	interrupted = 0;
+	eo.so.stop = &interrupted;
+	evalcli_ctrl_c_text("verify", NULL, "a proof cut short has no verdict");
+	void (*old)(int) = signal(SIGINT, on_sigint);
+	ex = evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
+	signal(SIGINT, old);
+	return interrupted ? EXIT_INTERRUPTED : ex;
 }
 
 MUH_COMMAND(verify, 36, "prove that each param reaches the compiled kernel (fingerprints, noise)");

@@ -299,3 +299,23 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 		}
 	}
 }
+
+static char ctrl_c_msg[512];
+static volatile size_t ctrl_c_len;
+
+void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept)
+{
+	const char *what = !backend ? "the work in flight is given up"
+			 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
+						      : "the variant in flight is given up and its runner stopped";
+	ctrl_c_len = 0;
+	int n = snprintf(ctrl_c_msg, sizeof(ctrl_c_msg), "muh %s: stopping (Ctrl-C): %s; %s (Ctrl-C again kills muh)\n",
+			 cmd, what, kept);
+	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_msg) ? (size_t)n : 0;
+}
+
+void evalcli_ctrl_c_say(void)
+{
+	if (ctrl_c_len && write(2, ctrl_c_msg, ctrl_c_len) < 0)
+		ctrl_c_len = 0;
+}

@@ -137,9 +137,12 @@ kill $fpid 2>/dev/null
 wait $fpid 2>/dev/null
 cp tests/fixtures/fake/decide.yaml "$TMP/eng/decide2.yaml"
 cd "$TMP/eng" || exit 1
+# eval stops there as muh's environment (exit 3; it exited 0 with the
+# variant a launch_error that named the cause); tests/cli/env_causes.sh has more
 run bash -c 'ulimit -n 8; exec "$0" eval decide2.yaml --no-noise' "$MUH"
-grep -q "muh ran out of file descriptors opening a connection (EMFILE" "$TMP/out" ||
-	fail "eval with 8 file descriptors: the variant's error names muh's limit: $(cat "$TMP/out" "$TMP/err" | head -c 600)"
-grep -q "Couldn't connect" "$TMP/out" && fail "eval with 8 file descriptors blames the server"
+expect_rc 3 "eval with 8 file descriptors"
+head -1 "$TMP/err" | grep -q "muh eval: load: muh ran out of file descriptors opening a connection (EMFILE" ||
+	fail "eval with 8 file descriptors: the first stderr line names muh's limit: $(head -c 600 "$TMP/err")"
+grep -q "Couldn't connect" "$TMP/out" "$TMP/err" && fail "eval with 8 file descriptors blames the server"
 cd "$REPO" || exit 1
 done_tests
