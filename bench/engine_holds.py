@@ -135,7 +135,7 @@ def main():
                   flush=True)
     A = [x for x in rows if x["file"] == "A"]
     B = [x for x in rows if x["file"] == "B"]
-    ok = all(x["tps"] and x["errors"] == 0 for x in rows)
+    ok = all(x["tps"] and x["errors"] == 0 and x["ttft_p99"] is not None for x in rows)
     res = {"rows": rows, "slo_ttft_s": slo, "rounds": a.rounds}
     if not ok:
         print("a deployment failed or had errors: no verdict")
@@ -144,7 +144,8 @@ def main():
         ma, mb = statistics.median(x["tps"] for x in A), statistics.median(x["tps"] for x in B)
         lr = [math.log(b["tps"] / x["tps"]) for x, b in zip(A, B)]
         m = statistics.mean(lr)
-        h = T975[len(lr) - 2] * statistics.stdev(lr) / math.sqrt(len(lr)) if len(lr) > 1 else math.inf
+        t = T975[min(len(lr) - 2, len(T975) - 1)]  # beyond 31 rounds: 30 degrees of freedom (conservative)
+        h = t * statistics.stdev(lr) / math.sqrt(len(lr)) if len(lr) > 1 else math.inf
         slo_b = slo is None or all(x["ttft_p99"] <= slo for x in B)
         holds = mb >= a.floor * ma and slo_b
         print(f"median out tok/s  A {ma:.1f}  B {mb:.1f}  B/A {mb / ma:.3f}")

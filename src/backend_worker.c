@@ -435,7 +435,7 @@ static int worker_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 			if (!cJSON_IsNumber(x)) {
 				/* "0x10", "1e-3" as a string: not a time muh will guess at */
 				char *t = cJSON_PrintUnformatted(x);
-				measurement_fail(m, EVAL_INVALID, "worker %s: time reply's sample %d is %.200s, not a JSON "
+				measurement_fail(m, EVAL_WRONG_RESULT, "worker %s: time reply's sample %d is %.200s, not a JSON "
 						 "number of seconds", w->name, i, t ? t : "not a number");
 				free(t);
 				*n = 0;

@@ -355,7 +355,7 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 	int base_is_defaults = !sm->baseline[0] || (b->default_key && !strcmp(sm->baseline, b->default_key));
 	if (sm->winner >= 0)
 		to_front(b, sm->f[sm->winner].key);
-	else if (base_is_defaults && sm->nf > 0 && b->default_key)
+	else if (base_is_defaults && b->default_key)
 		b->keeps_baseline = to_front(b, b->default_key); /* within the SLOs: ranked */
 	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok &&
 		 !(b->keeps_baseline = to_front(b, sm->baseline))) {

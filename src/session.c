@@ -1194,7 +1194,7 @@ static int store_best_cb(void *ud, const store_run *run)
 		f->len = strlen(b.ranked[0].key);
 		f->score = b.ranked[0].score;
 		f->nmeasured = b.nmeasured;
-		f->found = 1;
+		f->found = b.decision && (best_decided(&b) == 1 || b.keeps_baseline) ? 2 : 1;
 	}
 	best_free(&b);
 	return 1;
@@ -1217,7 +1217,7 @@ int session_store_best(muh_session *s, char *key, size_t n, double *score, size_
 		*score = f.score;
 	if (nmeasured)
 		*nmeasured = f.nmeasured;
-	return 1;
+	return f.found;
 }
 
 /* ---- measuring ------------------------------------------------------------ */

@@ -17,7 +17,12 @@
  * When the run had a decision stage (decide.h: the defaults and the top k
  * re-measured in paired, alternating rounds), its proven winner ranks
  * first, and best_decided says whether a gain was proven at all: a search's
- * best that the stage did not prove is no winner to write back.
+ * best that the stage did not prove is no winner to write back. Without a
+ * proven winner, what stays ranks first, for every backend: the baseline
+ * (what ships), or the defaults when they were the baseline; the search's
+ * own best stays known as search_key (what patch --force writes). A run
+ * that never had a stage writes what ships where its spec names it
+ * (best_shipped).
  */
 #ifndef MUH_BEST_H
 #define MUH_BEST_H
@@ -127,7 +132,8 @@ MUH_API int best_is_tie(double speedup, double noise);
  * rather than a gain nobody proved. The stored spec is read from its own
  * folder, else (that folder is gone: another machine's) from r->spec_path
  * as given. MUH_OK with *found 1 and out set; *found 0 when the spec names
- * no baseline or its file is not here; an error (d set) when the file is
+ * no baseline, its file is not here, or the run's hardware profile cannot
+ * be resolved (no device name to fill in); an error (d set) when the file is
  * there and is not a config of the spec. */
 MUH_API int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d);
 

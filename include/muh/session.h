@@ -271,7 +271,9 @@ MUH_API int session_best(const muh_session *s, uint32_t *cfg, double *score);
  * patch --from` name it (best_of_run: the re-timing's winner when one
  * passed, and variants an earlier search of the run measured too): 1 with
  * its key (n bytes at most), score and *nmeasured (the run's measurements;
- * score and nmeasured may be NULL), else 0: no store (a live run's, or the
+ * score and nmeasured may be NULL); 2 likewise when the run's decision stage
+ * named it (its proven winner, or what stays after no proven gain: what
+ * ships, or the defaults), else 0: no store (a live run's, or the
  * one a replay is written to with opts.db), no ok variant meeting the SLOs,
  * a key longer than n - 1, or a store that could not be read (d says why). */
 MUH_API int session_store_best(muh_session *s, char *key, size_t n, double *score, size_t *nmeasured, muh_diag *d);

@@ -296,20 +296,52 @@ static int runbest_spec(const struct runbest *b, muh_spec **s, muh_diag *d)
 	return store_run_spec(&r, s, d);
 }
 
-/* --from DB with a tree: the sets that the runs' specs map to knobs. */
+/* --from DB with a tree: the sets that the runs' specs map to knobs (the
+ * best of each run: its decision's proven winner; a run whose decision
+ * proved no gain adds nothing and counts in *unproven, unless force, which
+ * takes its search's own best). An error when no run maps a knob. */
 static int sets_from_store(const struct storeread *sr, struct setarg *sets, int *nsets,
-			   char vals[][128], muh_diag *d)
+			   char vals[][128], int force, int *unproven, muh_diag *d)
 {
 	for (size_t i = 0; i < sr->n; i++) {
 		const struct runbest *b = &sr->r[i];
 		if (!b->best.nranked)
 			continue;
+		if (!strcmp(b->backend, "engine"))
+			continue; /* its deployment file: engine_winner */
 		muh_spec *s;
 		muh_diag sd;
 		if (runbest_spec(b, &s, &sd))
 			continue; /* no text kept and the spec moved: nothing to map */
+		int maps = 0;
+		for (size_t p = 0; p < s->nparams && !maps; p++) {
+			char kk[300];
+			snprintf(kk, sizeof(kk), "knobs.%s", s->params[p].name);
+			maps = spec_kv(s, kk) != NULL;
+		}
+		if (!maps) {
+			spec_free(s);
+			continue;
+		}
+		/* a run whose decision stage proved no gain writes nothing, as
+		 * an engine run does; --force writes the search's own best */
+		const char *wkey = nth_key(b, 0);
+		if (b->best.decision && best_decided(&b->best) != 1) {
+			if (!force) {
+				fprintf(stderr, "muh patch: run %lld: no proven gain: %.1000s; its knobs are not written "
+						"(--force writes the search's best anyway, marked as unproven)\n",
+					(long long)b->run, b->best.decision->why);
+				(*unproven)++;
+				spec_free(s);
+				continue;
+			}
+			if (b->best.search_key)
+				wkey = b->best.search_key;
+			fprintf(stderr, "muh patch: run %lld: written with --force, NOT a proven gain: %.1000s\n",
+				(long long)b->run, b->best.decision->why);
+		}
 		best_inert in[64];
-		size_t nin = best_inert_params(&b->best, nth_key(b, 0), in, 64);
+		size_t nin = best_inert_params(&b->best, wkey, in, 64);
 		for (size_t p = 0; p < s->nparams; p++) {
 			char kk[300];
 			snprintf(kk, sizeof(kk), "knobs.%s", s->params[p].name);
@@ -318,7 +350,7 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 				continue;
 			struct setarg a;
 			char arg[512], v[128];
-			if (space_key_value(nth_key(b, 0), s->params[p].name, v, sizeof(v)))
+			if (space_key_value(wkey, s->params[p].name, v, sizeof(v)))
 				continue;
 			snprintf(arg, sizeof(arg), "%s=%s", kv->value, v);
 			for (size_t k = 0; k < nin; k++) {
@@ -358,7 +390,7 @@ static int sets_from_store(const struct storeread *sr, struct setarg *sets, int 
 		}
 		spec_free(s);
 	}
-	if (!*nsets)
+	if (!*nsets && !*unproven)
 		return diag_errorf(d, "no run's spec maps its params to knobs (a `knobs:` section, "
 				      "as `muh scan --specs` writes it)");
 	return MUH_OK;
@@ -438,6 +470,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		 * say): its deployment file is the one of the same name in tree */
 		muh_diag d2;
 		if (!eval_target_new(s, &t, &d2)) {
+			diag_clear(d); /* the first try's location is no error now */
 			fprintf(stderr, "muh patch: run %lld: the spec's folder is gone; its deployment file is read from %s\n",
 				(long long)run->id, tree);
 			rc = MUH_OK;
@@ -485,7 +518,7 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 	for (size_t i = 0; !rc && w->unproven && b.search_key && i < b.nranked; i++)
 		if (b.ranked[i].key == b.search_key)
 			wi = i;
-	char rt[4096], rl[4096];
+	char rt[4096] = "", rl[4096] = "";
 	if (!rc && (!realpath(tree, rt) || !realpath(launch, rl))) {
 		diag_at(d, launch, 0, 0, NULL);
 		rc = diag_errorf(d, "cannot resolve the deployment file: %s", strerror(errno));
@@ -792,7 +825,7 @@ static void say_decision(const struct runbest *b, long long M, const char *kept)
 		printf("  M=%-5lld %s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key, g->ratio, base, g->lo,
 		       g->hi, g->n);
 	} else if (b->best.keeps_baseline) {
-		printf("  M=%-5lld %s: what ships, kept (no proven gain: %s)", M, key, sm->why);
+		printf("  M=%-5lld %s: %s, kept (no proven gain: %s)", M, key, base, sm->why);
 	} else {
 		printf("  M=%-5lld %s: no proven gain over %s (%s)", M, key, base, sm->why);
 	}
@@ -864,10 +897,16 @@ static int emit(const char *kind, const struct storeread *sr, const struct emito
 				if (!c->best.decision) {
 					store_run cr = runbest_run(c);
 					muh_diag sd;
-					if (!best_shipped(&cr, &ship, &shipped, &sd) && shipped && ship.valid)
+					int src = best_shipped(&cr, &ship, &shipped, &sd);
+					if (!src && shipped && ship.valid) {
 						wkey = ship.key;
-					else
+					} else {
+						if (src || (shipped && !ship.valid))
+							fprintf(stderr, "muh patch: note: M=%lld: what ships cannot be read (%s); "
+									"the search's best is written, undecided\n",
+								M2, src ? sd.msg : ship.why);
 						shipped = 0;
+					}
 				}
 				int ok = 1;
 				for (int k = 0; k < 6 && ok; k++) {
@@ -1431,11 +1470,11 @@ static int run(int argc, char **argv)
 			store_close(st);
 		}
 		if (!rc && (!E->n && !E->skipped && !E->unproven))
-			rc = sets_from_store(&sr, sets, &nsets, fromvals, &d);
+			rc = sets_from_store(&sr, sets, &nsets, fromvals, force, &E->unproven, &d);
 		else if (!rc) { /* knob-mapped runs beside engine runs: both, when there are */
 			muh_diag dd;
 			diag_clear(&dd);
-			if (sets_from_store(&sr, sets, &nsets, fromvals, &dd) && nsets)
+			if (sets_from_store(&sr, sets, &nsets, fromvals, force, &E->unproven, &dd) && nsets)
 				rc = MUH_EINPUT, d = dd;
 		}
 		sr_free(&sr);
@@ -1448,7 +1487,7 @@ static int run(int argc, char **argv)
 	}
 	if (!nsets && !E->n && E->unproven) {
 		if (E->unproven > 1) /* one run's line said it already */
-			fprintf(stderr, "muh patch: nothing to write: no proven gain in %d engine runs\n", E->unproven);
+			fprintf(stderr, "muh patch: nothing to write: no proven gain in %d runs\n", E->unproven);
 		free(E);
 		return EXIT_FINDING;
 	}

@@ -125,6 +125,13 @@ static const char *best_key(const struct runstat *rs)
 	return rs->b.nranked ? rs->b.ranked[0].key : NULL;
 }
 
+/* The search's own best within the SLOs (before a decision put its winner,
+ * or what stays, first): what the best ignoring the SLOs is compared with. */
+static const char *search_best(const struct runstat *rs)
+{
+	return rs->b.search_key ? rs->b.search_key : best_key(rs);
+}
+
 /* "1.23x", "tie" inside the noise, "unproven" (the decision stage proved
  * no gain), or "-" */
 static void fmt_speedup(char *buf, size_t n, const struct runstat *rs)
@@ -206,7 +213,10 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	if (rs->b.decision && rs->b.nranked && (best_decided(&rs->b) == 1 || rs->b.keeps_baseline)) {
 		double sc = rs->b.ranked[0].score;
 		double v = is_time ? sc * 1e6 : objective_value(&rs->b.objective, sc);
-		fmt_value(wlabel, sizeof(wlabel), rs->b.keeps_baseline ? "what ships, kept" : "decided", v, unit);
+		int ships = rs->b.decision->baseline[0] && rs->b.default_key &&
+			    strcmp(rs->b.decision->baseline, rs->b.default_key);
+		fmt_value(wlabel, sizeof(wlabel),
+			  !rs->b.keeps_baseline ? "decided" : ships ? "what ships, kept" : "the defaults, kept", v, unit);
 		if (isfinite(v))
 			marks[nm++] = (svg_mark){"decided", wlabel, NAN, v};
 	}
@@ -299,7 +309,7 @@ static void print_json(const struct ctx *cx, const size_t *total)
 			if (isfinite(b->ranked[0].sm_clock_mhz))
 				cJSON_AddNumberToObject(e, "best_sm_mhz", b->ranked[0].sm_clock_mhz);
 		}
-		if (b->any_key && (!best_key(rs) || strcmp(b->any_key, best_key(rs)))) {
+		if (b->any_key && (!search_best(rs) || strcmp(b->any_key, search_best(rs)))) {
 			cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&b->objective, b->any_score));
 			cJSON_AddStringToObject(e, "unconstrained_best", b->any_key);
 		}
@@ -438,7 +448,7 @@ static void print_table(const struct ctx *cx, const size_t *total)
 		char desc[1024], t[32];
 		objective_describe(&b->objective, desc, sizeof(desc));
 		printf("\nrun %lld: %s", (long long)rs->r.id, desc);
-		if (b->any_key && (!best_key(rs) || strcmp(b->any_key, best_key(rs)))) {
+		if (b->any_key && (!search_best(rs) || strcmp(b->any_key, search_best(rs)))) {
 			objective_format(b->objective.metric, objective_value(&b->objective, b->any_score), t, sizeof(t));
 			printf("; ignoring the SLOs the best is %s  %s", t, b->any_key);
 		}

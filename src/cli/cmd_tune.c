@@ -615,6 +615,7 @@ static void print_store_best(muh_session *s, const strategy_result *r)
 	double score;
 	size_t nmeasured;
 	muh_diag d;
+	/* 2: the decision stage named it, and its table says why */
 	if (!r->have_best || session_store_best(s, key, sizeof(key), &score, &nmeasured, &d) != 1)
 		return;
 	uint32_t *cfg = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
@@ -818,7 +819,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 			char wkey[4096];
 			muh_diag wd;
 			cJSON_AddStringToObject(o2, "winner_key",
-						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) == 1 ? wkey : key);
+						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) >= 1 ? wkey : key);
 			/* an engine run's winner is a winner only when its decision proved it */
 			if (last_decision >= 0)
 				cJSON_AddStringToObject(o2, "decision", last_decision ? "proven" : "no proven gain");

@@ -250,6 +250,30 @@ grep -q "^+    NUM_WARPS = $bw" "$TMP/from.diff" || fail "--from DB writes the b
 git_base "$T2"
 (cd "$T2" && git apply --check "$TMP/from.diff") || fail "--from DB diff applies"
 
+# --from DB, a knob-mapped run with a decision stage that proved nothing
+# (its rows made a tie, as cli/engine_decide does): nothing written, exit
+# 1 "no proven gain", as for an engine run; --force writes the search's best
+run "$MUH" tune "$S" --strategy brute --db "$TMP/pd.db" --finalists 1 --rounds 4
+expect_rc 0 "tune the starter spec with a decision stage"
+python3 - "$TMP/pd.db" <<'PY' || fail "making the tie store"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+base = dict(db.execute("SELECT round, score FROM decisions WHERE role = 0").fetchall())
+assert len(base) >= 4, base
+for r, s in base.items():
+    f = 1.3 if r % 2 else 1 / 1.25
+    db.execute("UPDATE decisions SET score = ? WHERE round = ? AND role != 0", (s * f, r))
+db.commit()
+PY
+run "$MUH" patch "$T2" --from "$TMP/pd.db"
+expect_rc 1 "patch --from a knob run without a proven gain"
+expect_in err "run 1: no proven gain: .*its knobs are not written" "patch says why"
+[ -s "$TMP/out" ] && fail "patch printed a diff without a proven gain: $(head -5 "$TMP/out")"
+run "$MUH" patch "$T2" --from "$TMP/pd.db" --force
+expect_rc 0 "patch --from --force a knob run without a proven gain"
+expect_in err "run 1: written with --force, NOT a proven gain" "the forced write says so"
+grep -q "^+    BLOCK = $bb if current_platform" "$TMP/out" || fail "--force writes the search's best BLOCK ($bb): $(cat "$TMP/out")"
+
 # emitters from a store: vLLM's MoE config file and a C header
 run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP"
 expect_rc 0 "emit moe-json from the H200 store"
