@@ -1443,6 +1443,8 @@ static TSNode param_name(TSNode p)
 	return (TSNode){0};
 }
 
+static void param_kills(walker *w, int si, TSNode body);
+
 /* Function definitions: scope, decorators, constexpr params, body facts. */
 static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 {
@@ -1610,6 +1612,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
 		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual,
 		         ts_node_named_child(only_ret, 0));
+	param_kills(w, si, body);
 	visit(w, &fc, body);
 }
 
@@ -1920,6 +1923,35 @@ static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kr
 			return e;
 	}
 	return KE_NONE;
+}
+
+/* Sets scopes[si].pkill: each parameter that the body binds again on
+ * every path before any read (`BLOCK = triton.next_power_of_2(n)` first
+ * thing in the body), with the line of the first such binding. */
+static void param_kills(walker *w, int si, TSNode body)
+{
+	pf_scope *s = &w->f->scopes[si];
+	uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
+	if (!s->nparams || b > w->n || a >= b)
+		return;
+	for (int i = 0; i < s->nparams; i++) {
+		const char *p = s->params[i];
+		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
+		    (s->kwparam && !strcmp(p, s->kwparam)) ||
+		    !memmem(w->src + a, b - a, p, strlen(p)))
+			continue;
+		ktarget t = {p, NULL, 0};
+		kres r = {0};
+		if (seq_effect(w, body, 0, &t, &r, 0) != KE_KILL || !r.nkill)
+			continue;
+		if (!s->pkill) {
+			s->pkill = ar_alloc(w->f, sizeof(int) * (size_t)s->nparams);
+			if (!s->pkill)
+				return;
+			memset(s->pkill, 0, sizeof(int) * (size_t)s->nparams);
+		}
+		s->pkill[i] = r.kills[0];
+	}
 }
 
 /* Is the target bound again, on every path, before any read, in the rest
