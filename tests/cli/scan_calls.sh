@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Def-use across calls (issue 28 item 1) on tests/fixtures/scan/calls
+# (PROVENANCE.md): a value passed to a helper that binds the parameter again
+# before any read is dead, with the overwrite as evidence; its twin, passed
+# through two helpers to the launch, is live with the hops; a config lookup
+# whose loaded value reaches the launch is live with the chain, one whose
+# value the launch's wrapper overwrites is dead; a parameter default the
+# body rebinds before any read is dead.
+# Usage: bash tests/cli/scan_calls.sh path/to/muh
+source "$(dirname "$0")/lib.bash"
+FIX=tests/fixtures/scan/calls
+
+# knob FILE LINE NAME KIND: prints "verdict|why|evidence..." of the one knob
+knob() {
+	python3 - "$TMP/out" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f, line, name, kind = sys.argv[2:6]
+ks = [k for k in d["knobs"] if k["file"] == f and str(k["line"]) == line and k["name"] == name and k["kind"] == kind]
+if len(ks) != 1:
+    print(f"{len(ks)} knobs"); sys.exit(0)
+k = ks[0]
+s = d["spans"][k["id"]]
+print("|".join([k["verdict"], s.get("why", "")] + k["evidence"]
+               + ["overwritten_at=%s:%s" % (s["overwritten_at"]["file"], s["overwritten_at"]["line"])
+                  if "overwritten_at" in s else ""]))
+PY
+}
+
+Q=sglang/srt/layers/quantization
+run "$MUH" scan --no-cache --json "$FIX/mxfp8"
+expect_rc 0 "scan mxfp8"
+got=$(knob $Q/fp8_utils.py 41 num_stages constant)
+case "$got" in
+live*"$Q/fp8_utils.py:42: num_stages passed to triton_mxfp8_block_scaled_matmul as num_stages"*"$Q/fp8_utils.py:22: num_stages passed to mxfp8_block_scaled_matmul_triton as num_stages"*"$Q/fp8_kernel.py:44: num_stages passed to the launch _mxfp8_block_scaled_matmul_kernel[grid]"*) ;;
+*) fail "mxfp8: num_stages through two helpers: $got" ;;
+esac
+
+run "$MUH" scan --no-cache --json "$FIX/mxfp8_fork"
+expect_rc 0 "scan mxfp8_fork"
+got=$(knob $Q/fp8_utils.py 41 num_stages constant)
+case "$got" in
+dead*"$Q/fp8_utils.py:42: num_stages passed to triton_mxfp8_block_scaled_matmul"*"$Q/fp8_kernel.py:40: mxfp8_block_scaled_matmul_triton binds num_stages again here, before any read"*"overwritten_at=$Q/fp8_kernel.py:40") ;;
+*) fail "mxfp8_fork: num_stages overwritten in the callee: $got" ;;
+esac
+# the callee's own value is what reaches the launch
+got=$(knob $Q/fp8_kernel.py 40 num_stages constant)
+case "$got" in live*) ;; *) fail "mxfp8_fork: the fork's num_stages = 2: $got" ;; esac
+
+M=vllm/model_executor/layers/fused_moe/fused_moe.py
+run "$MUH" scan --no-cache --json "$FIX/moe"
+expect_rc 0 "scan moe"
+got=$(knob $M 42 'E=*,N=*,device_name=*.json' config_lookup)
+case "$got" in
+live*"$M:54: get_moe_configs loads the file here (json.load)"*"$M:82: configs = get_moe_configs(...) in try_get_optimal_moe_config"*"$M:101: get_config_func = functools.partial(try_get_optimal_moe_config, ...)"*"$M:110: config = get_config_func(...) in fused_experts"*"$M:116: config passed to invoke_fused_moe_kernel as config"*"$M:29: **config into fused_moe_kernel[grid]"*) ;;
+*) fail "moe: the lookup reaches the launch: $got" ;;
+esac
+
+run "$MUH" scan --no-cache --json "$FIX/moe_fork"
+expect_rc 0 "scan moe_fork"
+got=$(knob $M 49 'E=*,N=*,device_name=*.json' config_lookup)
+case "$got" in
+dead*"$M:123: config passed to invoke_fused_moe_kernel as config"*"$M:27: invoke_fused_moe_kernel binds config again here, before any read"*) ;;
+*) fail "moe_fork: the lookup overwritten in the launch's wrapper: $got" ;;
+esac
+got=$(knob 'vllm/model_executor/layers/fused_moe/configs/E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' 1 'E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' json_config)
+case "$got" in dead*) ;; *) fail "moe_fork: the tuned file: $got" ;; esac
+
+# a parameter default the body rebinds before any read (and the value a
+# caller passes for it) is dead, each with the rebinding line
+mkdir -p "$TMP/pd/pkg"
+cat >"$TMP/pd/pkg/k.py" <<'PY'
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0)
+
+
+def launch(x, n, BLOCK_SIZE=64):
+    BLOCK_SIZE = triton.next_power_of_2(n)
+    _k[(1,)](x, BLOCK=BLOCK_SIZE)
+
+
+def forward(x, n):
+    BLOCK_SIZE = 256
+    launch(x, n, BLOCK_SIZE=BLOCK_SIZE)
+
+
+forward(None, 3)
+PY
+run "$MUH" scan --no-cache --json "$TMP/pd"
+expect_rc 0 "scan pd"
+got=$(knob pkg/k.py 10 BLOCK_SIZE constant)
+case "$got" in dead*"pkg/k.py:11: launch binds BLOCK_SIZE again here, before any read"*"overwritten_at=pkg/k.py:11") ;;
+*) fail "param default rebound: $got" ;; esac
+got=$(knob pkg/k.py 16 BLOCK_SIZE constant)
+case "$got" in dead*"pkg/k.py:17: BLOCK_SIZE passed to launch as BLOCK_SIZE"*"overwritten_at=pkg/k.py:11") ;;
+*) fail "value passed, rebound in the callee: $got" ;; esac
+done_tests
