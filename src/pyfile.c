@@ -1312,6 +1312,16 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 
 static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right)
 {
+	if (is(left, "attribute") && !ts_node_is_null(right) && c->scope >= 0 &&
+	    is(field(left, "object"), "identifier") && is(field(left, "attribute"), "identifier")) {
+		char buf[300];
+		snprintf(buf, sizeof(buf), "%s.%s", text_of(w, field(left, "object"), 128, 0),
+		         text_of(w, field(left, "attribute"), 128, 0));
+		int had = w->f->nasgs;
+		add_asg(w, c, n, ar_str(w->f, buf), right, 0);
+		if (w->f->nasgs > had)
+			w->f->asgs[had].attr = 1;
+	}
 	if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && !ts_node_is_null(right)) {
 		uint32_t lc = ts_node_named_child_count(left);
 		for (uint32_t i = 0; i < lc; i++)

@@ -2644,7 +2644,7 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		call_chain(b, fi, k->scope, 6);
 		const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 		*v = SCAN_LIVE;
-		*why = sa_fmt(s, "reaches a launch through %d call(s): %s (%s:%d)", fr.nsteps - 1,
+		*why = sa_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
 		              last->note, s->files[last->file].rel, last->line);
 		return 1;
 	}

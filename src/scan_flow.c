@@ -13,14 +13,17 @@
  *     `**kw` passed on carries them into the next callee); a parameter the
  *     callee binds again on every path before any read (pyfile.c's
  *     pf_scope.pkill) discards it, with that line as evidence;
+ *   - an attribute store `self.x = v`: the loads `self.x` in the methods
+ *     of the class carry it on (a load of x anywhere else in the tree is
+ *     open; none at all discards it);
  *   - `return`: into every caller's result (calls through a
  *     functools.partial too): `x = f()` carries it on as x, an `x = f()`
  *     that pyfile.c found overwritten before any read (or read only by dead
  *     code) discards it;
  *   - any use inside a `kernel[grid](...)` launch reaches the launch.
  * A use inside dead code (PF_R_DEAD, after a return) discards it. Any other
- * use (a condition, an attribute store, a call the tree does not define,
- * a closure) is open: a read the analysis cannot follow.
+ * use (a condition, a store to another object's attribute, a call the tree
+ * does not define, a closure) is open: a read the analysis cannot follow.
  * The fate of a value is the best of its uses' fates: REACHES (with the
  * chain of hops as evidence) > OPEN > DISCARDED (every use discarded; the
  * first discard as evidence) > NONE. scan.c decides verdicts from it: a
@@ -35,7 +38,7 @@
  * through scan.c's call resolution (top-level functions and imports; a
  * method call `obj.m()` is not followed: open), reaching definitions are
  * by byte order (a later store of the same name does not end the value's
- * uses), and attribute stores (`self.x = v`) are open.
+ * uses), and only `self.x` attribute stores are followed.
  *
  * Must never: change a verdict by itself (scan.c does), allocate outside
  * its own index and the surface's arena, or depend on hash order (the
@@ -363,6 +366,95 @@ static int tests_itself(const pyfile *pf, int sc, const pf_ref *r, const char *v
 	return 0;
 }
 
+/* Is a load named attr anywhere in the tree (an attribute, a key, a
+ * string naming it, a plain name) other than `self.attr` inside file fi's
+ * bytes [a, b) (the class, whose loads into_attr follows)? */
+static int read_elsewhere(fq *q, int fi, uint32_t a, uint32_t b, const char *attr)
+{
+	int nf = scan_host_nfiles(q->f->s);
+	for (int f = 0; f < nf; f++) {
+		const char *rel;
+		const pyfile *pf = file_of(q, f, &rel);
+		for (int i = 0; pf && i < pf->nrefs; i++) {
+			const pf_ref *r = &pf->refs[i];
+			if (strcmp(r->name, attr))
+				continue;
+			if (f == fi && r->byte >= a && r->byte < b && (r->flags & PF_R_ATTR) && r->obj &&
+			    !strcmp(r->obj, "self"))
+				continue;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The value is stored as an attribute (`self.x = var`, store a of file
+ * fi): its loads `self.x` in the methods of the class carry it on; a
+ * load of x anywhere else (another object, a getattr string) is open;
+ * none at all discards it. */
+static void into_attr(fq *q, int fi, const pyfile *pf, int sc, const pf_asg *a,
+                      const char *var, int depth)
+{
+	muh_surface *s = q->f->s;
+	const char *dot = strchr(a->name, '.');
+	int cls = pf->scopes[sc].parent;
+	if (!dot || strncmp(a->name, "self.", 5) || cls < 0 || !(pf->scopes[cls].flags & PF_CLASS)) {
+		settle(q, SCAN_FLOW_OPEN, fi, a->line, NULL);
+		return;
+	}
+	const char *attr = dot + 1;
+	const pf_scope *c = &pf->scopes[cls];
+	push(q, fi, a->line, scan_host_fmt(s, "%s = ... stores %s", a->name, var));
+	int nread = 0;
+	for (int i = 0; i < pf->nrefs && q->out->fate != SCAN_FLOW_REACHES; i++) {
+		const pf_ref *r = &pf->refs[i];
+		if (!(r->flags & PF_R_ATTR) || !r->obj || strcmp(r->obj, "self") ||
+		    strcmp(r->name, attr) || r->byte < c->start || r->byte >= c->end || r->scope < 0)
+			continue;
+		if (--q->budget < 0)
+			break;
+		nread++;
+		if (r->flags & PF_R_DEAD) {
+			settle_dead(q, fi, pf, r->dead);
+			continue;
+		}
+		if (r->flags & PF_R_UNREACH)
+			continue;
+		int li = call_at(pf, r->scope, r->byte, 1);
+		if (li >= 0) {
+			const pf_call *lc = &pf->calls[li];
+			if (launch_runs(q, fi, lc))
+				settle(q, SCAN_FLOW_REACHES, fi, lc->line,
+				       scan_host_fmt(s, "self.%s reaches the launch %s", attr,
+				                     lc->callee));
+			continue;
+		}
+		int hit = 0;
+		for (int j = 0; j < pf->nasgs && !hit; j++) {
+			const pf_asg *d = &pf->asgs[j];
+			if (d->scope != r->scope || r->byte < d->start || r->byte >= d->end ||
+			    !d->simple)
+				continue;
+			hit = 1;
+			push(q, fi, d->line, scan_host_fmt(s, "%s = ... uses self.%s", d->name, attr));
+			follow(q, fi, d->scope, d->name, NULL, d->end, depth + 1);
+			q->npath--;
+		}
+		if (!hit)
+			settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
+	}
+	if (q->out->fate < SCAN_FLOW_OPEN) {
+		if (read_elsewhere(q, fi, c->start, c->end, attr))
+			settle(q, SCAN_FLOW_OPEN, fi, a->line, NULL);
+		else if (!nread)
+			settle(q, SCAN_FLOW_DISCARDED, fi, a->line,
+			       scan_host_fmt(s, "%s is stored here and read nowhere in the tree (no "
+			                        ".%s, [\"%s\"] or getattr(..., \"%s\"))",
+			                     a->name, attr, attr, attr));
+	}
+	q->npath--;
+}
+
 /* One use of the value: the plain load r of var in scope sc of file fi. */
 static void use(fq *q, int fi, const pyfile *pf, int sc, const pf_ref *r, const char *var,
                 const char *key, int depth)
@@ -438,7 +530,13 @@ static void use(fq *q, int fi, const pyfile *pf, int sc, const pf_ref *r, const 
 	/* a derived assignment: its target carries the value on */
 	for (int i = 0; i < pf->nasgs; i++) {
 		const pf_asg *a = &pf->asgs[i];
-		if (a->scope != sc || r->byte < a->start || r->byte >= a->end || !a->simple || key)
+		if (a->scope != sc || r->byte < a->start || r->byte >= a->end || key)
+			continue;
+		if (a->attr) {
+			into_attr(q, fi, pf, sc, a, var, depth);
+			return;
+		}
+		if (!a->simple)
 			continue;
 		int d = dead_store(pf, sc, a->name, a->start);
 		push(q, fi, a->line, scan_host_fmt(s, "%s = ... uses %s", a->name, var));

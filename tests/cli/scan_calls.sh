@@ -5,7 +5,9 @@
 # through two helpers to the launch, is live with the hops; a config lookup
 # whose loaded value reaches the launch is live with the chain, one whose
 # value the launch's wrapper overwrites is dead; a parameter default the
-# body rebinds before any read is dead.
+# body rebinds before any read is dead; a constant stored on self follows
+# the attribute's loads in the class (live at a launch, dead when nothing
+# in the tree reads it).
 # Usage: bash tests/cli/scan_calls.sh path/to/muh
 source "$(dirname "$0")/lib.bash"
 FIX=tests/fixtures/scan/calls
@@ -99,4 +101,38 @@ case "$got" in dead*"pkg/k.py:11: launch binds BLOCK_SIZE again here, before any
 got=$(knob pkg/k.py 16 BLOCK_SIZE constant)
 case "$got" in dead*"pkg/k.py:17: BLOCK_SIZE passed to launch as BLOCK_SIZE"*"overwritten_at=pkg/k.py:11") ;;
 *) fail "value passed, rebound in the callee: $got" ;; esac
+# attribute stores: a constant stored on self and read at a launch in
+# another method is live with the hop; one stored and read nowhere is dead
+mkdir -p "$TMP/at/pkg"
+cat >"$TMP/at/pkg/r.py" <<'PY'
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0)
+
+
+class Runner:
+    def __init__(self):
+        NUM_STAGES = 3
+        self.num_stages = NUM_STAGES
+        SPLIT_BLOCK = 128
+        self.split_block_unused = SPLIT_BLOCK
+
+    def run(self, x):
+        _k[(1,)](x, BLOCK=64, num_stages=self.num_stages)
+
+
+Runner().run(None)
+PY
+run "$MUH" scan --no-cache --json "$TMP/at"
+expect_rc 0 "scan at"
+got=$(knob pkg/r.py 12 NUM_STAGES constant)
+case "$got" in live*"pkg/r.py:13: self.num_stages = ... stores NUM_STAGES"*"pkg/r.py:18: self.num_stages reaches the launch _k[(1,)]"*) ;;
+*) fail "attribute store read at a launch: $got" ;; esac
+got=$(knob pkg/r.py 14 SPLIT_BLOCK constant)
+case "$got" in dead*"pkg/r.py:15: self.split_block_unused is stored here and read nowhere in the tree"*) ;;
+*) fail "attribute store read nowhere: $got" ;; esac
 done_tests
