@@ -2322,17 +2322,34 @@ static void do_call(walker *w, ctx *c, TSNode n)
  * `KEY=` before an interpolation, as vLLM's E=*,N=*,device_name=*.json, or
  * the word device)? Benchmark outputs (*.pytorch.json), caches keyed by
  * other things and messages are not. */
-static int tuned_config_name(const char *p, size_t n)
+static int tuned_config_name(const char *p, size_t n, int devname)
 {
 	int ext = (n > 5 && !strcmp(p + n - 5, ".json")) || (n > 5 && !strcmp(p + n - 5, ".yaml")) ||
 	          (n > 4 && !strcmp(p + n - 4, ".yml"));
-	return ext && (strstr(p, "=*") || strstr(p, "device"));
+	return ext && (strstr(p, "=*") || strstr(p, "device") || devname);
+}
+
+/* Does an f-string interpolation name the device: its expression (at most
+ * 96 bytes) holds `device` or `gpu` and `name` (`{gpu_name}`,
+ * `{get_current_device_name()}`; not `{cuda_visible_devices}`)? vLLM's
+ * LoRA kernel configs are `f"{gpu_name}_{op_type.upper()}.json"`. */
+static int names_device(walker *w, TSNode k)
+{
+	uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+	if (b > w->n || b <= a || b - a > 96)
+		return 0;
+	char low[100];
+	size_t n = 0;
+	for (uint32_t j = a; j < b; j++)
+		low[n++] = (char)tolower((unsigned char)w->src[j]);
+	low[n] = '\0';
+	return (strstr(low, "device") || strstr(low, "gpu")) && strstr(low, "name");
 }
 
 static void do_fstring(walker *w, ctx *c, TSNode n)
 {
 	uint32_t cnt = ts_node_named_child_count(n);
-	int fstr = 0, interp = 0;
+	int fstr = 0, interp = 0, devname = 0;
 	char buf[512];
 	size_t o = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
@@ -2351,6 +2368,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			interp = 1;
 			if (o + 2 < sizeof(buf) && (o == 0 || buf[o - 1] != '*'))
 				buf[o++] = '*';
+			devname |= names_device(w, k);
 			visit(w, c, k);
 		}
 	}
@@ -2369,7 +2387,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			add_ref(w, c, ar_str(w->f, buf), w->modpath, n, PF_R_STR);
 		}
 	}
-	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o)) {
+	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o, devname)) {
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {

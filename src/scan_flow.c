@@ -785,7 +785,7 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
 	int lf = -1, ls = -1, lc = -1;
-	if ((lc = load_call(pf, sc, 1)) >= 0) {
+	if ((lc = load_call(pf, sc, 0)) >= 0 || (lc = load_call(pf, sc, 1)) >= 0) {
 		lf = fi;
 		ls = sc;
 	}

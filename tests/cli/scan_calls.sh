@@ -68,6 +68,20 @@ esac
 got=$(knob 'vllm/model_executor/layers/fused_moe/configs/E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' 1 'E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' json_config)
 case "$got" in dead*) ;; *) fail "moe_fork: the tuned file: $got" ;; esac
 
+# vLLM 0.33.0's LoRA kernel configs: a file named from the GPU's name in an
+# interpolation (f"{gpu_name}_{op_type.upper()}.json"; no KEY= and no word
+# device in the pattern) is a lookup, and the loaded config reaches the launch
+L=vllm/lora/ops/triton_ops
+run "$MUH" scan --no-cache --json "$FIX/lora"
+expect_rc 0 "scan lora"
+got=$(knob $L/utils.py 26 '*_*.json' config_lookup)
+case "$got" in
+live*"$L/utils.py:33: load_lora_op_config loads the file here (json.load)"*"$L/utils.py:63: config_data = load_lora_op_config(...) in get_lora_op_configs"*"$L/utils.py:87: get_lora_op_configs returns config_data"*"$L/lora_shrink_op.py:24: kernel_config = get_lora_op_configs(...) in _lora_shrink"*"$L/lora_shrink_op.py:40: BLOCK_M passed to the launch _lora_shrink_kernel[grid]"*) ;;
+*) fail "lora: the GPU-named lookup reaches the launch: $got" ;;
+esac
+got=$(knob $L/utils.py 23 '*_*_*.json' config_lookup)
+case "$got" in live*) ;; *) fail "lora: the expand op's lookup: $got" ;; esac
+
 # a parameter default the body rebinds before any read (and the value a
 # caller passes for it) is dead, each with the rebinding line
 mkdir -p "$TMP/pd/pkg"
