@@ -2442,12 +2442,24 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 	enum reach best = R_NONE;
 	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	*el = 0;
+	/* a load before the store reads an earlier value (`if n is None:` then
+	 * `n = 4`), unless the store is in a loop; a parameter default is
+	 * read by the whole body */
+	uint32_t from = scp->start;
+	for (int i = 0; i < pf->nasgs && !k->param; i++) {
+		const pf_asg *a = &pf->asgs[i];
+		if (a->scope == k->scope && k->start >= a->start && k->start < a->end &&
+		    !strcmp(a->name, k->name)) {
+			from = a->in_loop ? scp->start : a->end;
+			break;
+		}
+	}
 	for (size_t i = 0; list && i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
 		if (ra->file != fi)
 			continue;
 		const pf_ref *r = &pf->refs[ra->ref];
-		if ((r->flags & ~(unsigned)(PF_R_UNREACH | PF_R_DEAD)) || r->byte < scp->start ||
+		if ((r->flags & ~(unsigned)(PF_R_UNREACH | PF_R_DEAD)) || r->byte < from ||
 		    r->byte >= scp->end)
 			continue;
 		enum reach c = R_LIVE;
