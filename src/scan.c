@@ -3971,6 +3971,11 @@ static void link_feeds(muh_surface *s)
 
 /* ---- host for scan_env.c (environment registries; see src/scan_env.h) ---- */
 
+int scan_host_is_script(const muh_surface *s, int fi)
+{
+	return path_is_script(s->files[fi].rel);
+}
+
 int scan_host_nfiles(const muh_surface *s)
 {
 	return s->nfiles;

@@ -80,6 +80,7 @@ typedef struct fq {
 	int nseen;
 	int budget;
 	int have_discard;
+	int engine_only; /* callers in scripts beside the engine do not count */
 } fq;
 
 scan_flow *scan_flow_new(muh_surface *s)
@@ -677,12 +678,26 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 		else
 			hi = mid;
 	}
+	int nfollowed = 0, script_file = -1, script_line = 0;
 	for (int e = lo; e < f->nents && !strcmp(f->ents[e].name, g->name); e++) {
 		if (q->out->fate == SCAN_FLOW_REACHES || --q->budget < 0)
 			break;
 		const callee_ent *ce = &f->ents[e];
 		if (is_test_file(q, ce->file))
 			continue;
+		if (q->engine_only && scan_host_is_script(f->s, ce->file)) {
+			const char *srel;
+			const pyfile *sp = file_of(q, ce->file, &srel);
+			int tf, ts;
+			if (script_file < 0 && (ce->partial || (scan_host_call_def(f->s, ce->file,
+			                                                           &sp->calls[ce->call],
+			                                                           &tf, &ts) &&
+			                                        tf == fi && ts == sc))) {
+				script_file = ce->file;
+				script_line = sp->calls[ce->call].line;
+			}
+			continue;
+		}
 		const char *crel;
 		const pyfile *cp = file_of(q, ce->file, &crel);
 		const pf_call *c = &cp->calls[ce->call];
@@ -707,13 +722,21 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 			if (!any)
 				settle(q, SCAN_FLOW_OPEN, ce->file, c->line, NULL);
 			q->npath--;
+			nfollowed++;
 			continue;
 		}
 		int tf, ts;
 		if (!scan_host_call_def(f->s, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
 			continue;
 		from_call(q, ce->file, cp, ce->call, g->name, depth);
+		nfollowed++;
 	}
+	if (!nfollowed && script_file >= 0)
+		settle(q, SCAN_FLOW_DISCARDED, script_file, script_line,
+		       scan_host_fmt(f->s, "%s is called only here, in a script beside the engine "
+		                           "(benchmarks/, examples/, tools/, scripts/), not by the "
+		                           "engine",
+		                     g->qual));
 }
 
 /* A call of pf inside scope sc's bytes that loads a file (json.load,
@@ -782,6 +805,7 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 		return;
 	}
 	start(f, out, q);
+	q->engine_only = 1;
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
 	int lf = -1, ls = -1, lc = -1;
@@ -809,6 +833,7 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 			const pf_call *c = &cp->calls[ce->call];
 			int tf, ts;
 			if (ce->partial || is_test_file(q, ce->file) || c->scope < 0 ||
+			    scan_host_is_script(f->s, ce->file) ||
 			    !scan_host_call_def(f->s, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
 				continue;
 			int top = c->scope;

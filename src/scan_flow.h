@@ -57,12 +57,20 @@ void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t af
  * caller in the tree (outside tests): as scan_flow_value. */
 void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out);
 
-/* The fate of a tuned config file's contents: the f-string naming it sits
- * in function scope `sc` of file fi; the loader is that function when it
- * opens or loads a file (open, json.load, yaml.safe_load ...), else the
- * first caller of it (outside tests) that does; what the loader returns is
- * followed as scan_flow_returns does, the loader's load first among the
- * steps. NONE when no loader is found. */
+/* The fate of a tuned config file's contents for the engine: the f-string
+ * naming it sits in function scope `sc` of file fi; the loader is that
+ * function when it opens or loads a file (open, json.load, yaml.safe_load
+ * ...), else the first caller of it (outside tests and scripts) that does;
+ * what the loader returns is followed as scan_flow_returns does, the
+ * loader's load first among the steps, except that callers in scripts
+ * beside the engine (benchmarks/ ...) are not the engine's: a function
+ * whose every caller is one discards the value (a benchmark that reads the
+ * tuned file does not make the engine read it). NONE when no loader is
+ * found. */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out);
+
+/* Defined by scan.c: is file fi a script beside the engine (benchmarks/,
+ * examples/, tools/, scripts/ at the top of the tree)? */
+int scan_host_is_script(const muh_surface *s, int fi);
 
 #endif

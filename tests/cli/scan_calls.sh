@@ -68,6 +68,25 @@ esac
 got=$(knob 'vllm/model_executor/layers/fused_moe/configs/E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' 1 'E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json' json_config)
 case "$got" in dead*) ;; *) fail "moe_fork: the tuned file: $got" ;; esac
 
+# a fork that drops the lookup's result (configs = None after it), or
+# comments the lookup out, while benchmarks/kernels/benchmark_moe.py still
+# loads the file: the engine never reads it (live before: the benchmark
+# reached get_moe_configs)
+run "$MUH" scan --no-cache --json "$FIX/moe_disabled"
+expect_rc 0 "scan moe_disabled"
+got=$(knob $M 42 'E=*,N=*,device_name=*.json' config_lookup)
+case "$got" in
+dead*"$M:82: configs = get_moe_configs(...) in try_get_optimal_moe_config"*"$M:83: configs (line 82) overwritten here before any read"*) ;;
+*) fail "moe_disabled: configs = None after the lookup: $got" ;;
+esac
+run "$MUH" scan --no-cache --json "$FIX/moe_commented"
+expect_rc 0 "scan moe_commented"
+got=$(knob $M 42 'E=*,N=*,device_name=*.json' config_lookup)
+case "$got" in
+dead*"benchmarks/kernels/benchmark_moe.py:37: get_moe_configs is called only here, in a script beside the engine"*) ;;
+*) fail "moe_commented: the lookup commented out: $got" ;;
+esac
+
 # vLLM 0.33.0's LoRA kernel configs: a file named from the GPU's name in an
 # interpolation (f"{gpu_name}_{op_type.upper()}.json"; no KEY= and no word
 # device in the pattern) is a lookup, and the loaded config reaches the launch
