@@ -1937,9 +1937,10 @@ static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kr
 
 /* Is the first whole-word occurrence of name in src[a..b) followed by what
  * starts a store of it (`name =`, `name,` of a tuple target, `name:` of an
- * annotated one)? A cheap filter before param_kills' walk: a parameter
- * read (or named in a comment) before its first store is not killed. */
-static int first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
+ * annotated one)? Its byte offset (> a), else 0. A cheap filter before
+ * param_kills' walk: a parameter read (or named in a comment) before its
+ * first store is not killed. */
+static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
 {
 	size_t n = strlen(name);
 	const char *src = w->src;
@@ -1953,7 +1954,9 @@ static int first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
 			q++;
 		if (q >= src + b)
 			return 0;
-		return (*q == '=' && (q + 1 >= src + b || q[1] != '=')) || *q == ',' || *q == ':';
+		if ((*q == '=' && (q + 1 >= src + b || q[1] != '=')) || *q == ',' || *q == ':')
+			return (uint32_t)(p - src);
+		return 0;
 	}
 	return 0;
 }
@@ -1969,8 +1972,9 @@ static void param_kills(walker *w, int si, TSNode body)
 		return;
 	for (int i = 0; i < s->nparams; i++) {
 		const char *p = s->params[i];
+		uint32_t at;
 		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
-		    (s->kwparam && !strcmp(p, s->kwparam)) || !first_is_store(w, a, b, p))
+		    (s->kwparam && !strcmp(p, s->kwparam)) || !(at = first_is_store(w, a, b, p)))
 			continue;
 		ktarget t = {p, NULL, 0};
 		kres r = {0};

@@ -52,6 +52,7 @@
 #include "scan_flow.h"
 
 typedef struct callee_ent {
+	uint64_t h;       /* FNV-1a 64 of name: the index sorts by it first */
 	const char *name; /* the callee's last name (or a partial's function) */
 	int file, call;
 	int partial; /* c.partial names the function */
@@ -59,8 +60,10 @@ typedef struct callee_ent {
 
 struct scan_flow {
 	muh_surface *s;
-	callee_ent *ents;
+	callee_ent *ents; /* calls by callee name */
 	int nents;
+	callee_ent *meths; /* methods by name (file, scope in .call) */
+	int nmeths;
 	int built;
 };
 
@@ -96,12 +99,20 @@ void scan_flow_free(scan_flow *f)
 	if (!f)
 		return;
 	free(f->ents);
+	free(f->meths);
 	free(f);
+}
+
+static uint64_t name_hash(const char *n)
+{
+	return pyfile_hash(n, strlen(n));
 }
 
 static int cmp_ent(const void *a, const void *b)
 {
 	const callee_ent *x = a, *y = b;
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
 	int c = strcmp(x->name, y->name);
 	if (c)
 		return c;
@@ -110,7 +121,15 @@ static int cmp_ent(const void *a, const void *b)
 	return x->call < y->call ? -1 : x->call > y->call;
 }
 
-/* Builds the index of calls by callee name (once). 0, or -1 on OOM. */
+/* Is scope i of pf a function defined directly in a class body? */
+static int is_method(const pyfile *pf, int i)
+{
+	const pf_scope *m = &pf->scopes[i];
+	return (m->flags & PF_FUNC) && m->parent >= 0 && (pf->scopes[m->parent].flags & PF_CLASS);
+}
+
+/* Builds the index of calls by callee name and of methods by name (once).
+ * 0, or -1 on OOM. */
 static int build_callees(scan_flow *f)
 {
 	if (f->built)
@@ -124,18 +143,42 @@ static int build_callees(scan_flow *f)
 		for (int i = 0; pf && i < pf->ncalls; i++)
 			n += (pf->calls[i].fname != NULL) + (pf->calls[i].partial != NULL);
 	}
+	int nm = 0;
+	for (int fi = 0; fi < nf; fi++) {
+		const char *rel, *mod;
+		int test;
+		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
+		for (int i = 0; pf && i < pf->nscopes; i++)
+			nm += is_method(pf, i);
+	}
 	f->ents = malloc(sizeof(callee_ent) * (size_t)(n ? n : 1));
-	if (!f->ents)
+	f->meths = malloc(sizeof(callee_ent) * (size_t)(nm ? nm : 1));
+	if (!f->ents || !f->meths) {
+		free(f->ents);
+		f->ents = NULL;
 		return -1;
+	}
+	for (int fi = 0; fi < nf; fi++) {
+		const char *rel, *mod;
+		int test;
+		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
+		for (int i = 0; pf && i < pf->nscopes; i++)
+			if (is_method(pf, i))
+				f->meths[f->nmeths++] = (callee_ent){name_hash(pf->scopes[i].name),
+				                                     pf->scopes[i].name, fi, i, 0};
+	}
+	qsort(f->meths, (size_t)f->nmeths, sizeof(callee_ent), cmp_ent);
 	for (int fi = 0; fi < nf; fi++) {
 		const char *rel, *mod;
 		int test;
 		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
 		for (int i = 0; pf && i < pf->ncalls; i++) {
 			if (pf->calls[i].fname)
-				f->ents[f->nents++] = (callee_ent){pf->calls[i].fname, fi, i, 0};
+				f->ents[f->nents++] = (callee_ent){name_hash(pf->calls[i].fname),
+				                                   pf->calls[i].fname, fi, i, 0};
 			if (pf->calls[i].partial)
-				f->ents[f->nents++] = (callee_ent){pf->calls[i].partial, fi, i, 1};
+				f->ents[f->nents++] = (callee_ent){name_hash(pf->calls[i].partial),
+				                                   pf->calls[i].partial, fi, i, 1};
 		}
 	}
 	qsort(f->ents, (size_t)f->nents, sizeof(callee_ent), cmp_ent);
@@ -270,6 +313,89 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", x->name));
 }
 
+/* The first index of name in a sorted index (its entries are the run
+ * from there while the name matches), or n. */
+static int first_of(const callee_ent *e, int n, const char *name)
+{
+	callee_ent key = {name_hash(name), name, -1, -1, 0};
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (cmp_ent(&e[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The method named m defined directly in class scope cls of pf, -1. */
+static int child_method(const pyfile *pf, int cls, const char *m)
+{
+	for (int i = cls + 1; i < pf->nscopes && pf->scopes[i].start < pf->scopes[cls].end; i++)
+		if (pf->scopes[i].parent == cls && (pf->scopes[i].flags & PF_FUNC) &&
+		    !strcmp(pf->scopes[i].name, m))
+			return i;
+	return -1;
+}
+
+/* The function call c of file fi runs: a top-level function through
+ * scan.c's resolution; else a method: `self.m()` / `cls.m()` in a method
+ * of a class that defines m, `C.m()` with C a class the file can name, or
+ * (self/cls, m defined in a base class) the only method named m in the
+ * tree. 1 with (*ofi, *osc), else 0. Method dispatch on other objects
+ * (`layer.quant_method.apply(...)`) is not followed. */
+static int callee_of(fq *q, int fi, const pf_call *c, int *ofi, int *osc)
+{
+	muh_surface *s = q->f->s;
+	if (scan_host_call_def(s, fi, c, ofi, osc))
+		return 1;
+	if (!c->obj || !c->fname || build_callees(q->f))
+		return 0;
+	const char *rel;
+	const pyfile *pf = file_of(q, fi, &rel);
+	if (!strcmp(c->obj, "self") || !strcmp(c->obj, "cls")) {
+		int cls = c->scope;
+		while (cls >= 0 && !(pf->scopes[cls].flags & PF_CLASS))
+			cls = pf->scopes[cls].parent;
+		if (cls < 0)
+			return 0;
+		int m = child_method(pf, cls, c->fname);
+		if (m >= 0) {
+			*ofi = fi;
+			*osc = m;
+			return 1;
+		}
+		scan_flow *f = q->f;
+		int e = first_of(f->meths, f->nmeths, c->fname);
+		if (e < f->nmeths && !strcmp(f->meths[e].name, c->fname) &&
+		    (e + 1 >= f->nmeths || strcmp(f->meths[e + 1].name, c->fname))) {
+			*ofi = f->meths[e].file;
+			*osc = f->meths[e].call;
+			return 1;
+		}
+		return 0;
+	}
+	if (strchr(c->obj, '.') || strchr(c->obj, '(') || strchr(c->obj, '['))
+		return 0;
+	pf_call k = {0};
+	k.fname = c->obj;
+	k.scope = c->scope;
+	int cf, cs;
+	if (!scan_host_call_def(s, fi, &k, &cf, &cs))
+		return 0;
+	const char *crel;
+	const pyfile *cp = file_of(q, cf, &crel);
+	if (!(cp->scopes[cs].flags & PF_CLASS))
+		return 0;
+	int m = child_method(cp, cs, c->fname);
+	if (m < 0)
+		return 0;
+	*ofi = cf;
+	*osc = m;
+	return 1;
+}
+
 /* The value arrives as argument `a` of call c (file fi): into the callee's
  * parameter. 0 when the tree does not define the callee (nothing done). */
 static int into_call(fq *q, int fi, const pf_call *c, const pf_arg *a, const char *key,
@@ -277,7 +403,7 @@ static int into_call(fq *q, int fi, const pf_call *c, const pf_arg *a, const cha
 {
 	muh_surface *s = q->f->s;
 	int gf, gs;
-	if (!scan_host_call_def(s, fi, c, &gf, &gs))
+	if (!callee_of(q, fi, c, &gf, &gs))
 		return 0;
 	const char *grel;
 	const pyfile *gp = file_of(q, gf, &grel);
@@ -669,15 +795,8 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 	const pyfile *pf = file_of(q, fi, &rel);
 	const pf_scope *g = &pf->scopes[sc];
 	scan_flow *f = q->f;
-	/* the calls named like the function: binary search for the first */
-	int lo = 0, hi = f->nents;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (strcmp(f->ents[mid].name, g->name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* the calls named like the function */
+	int lo = first_of(f->ents, f->nents, g->name);
 	int nfollowed = 0, script_file = -1, script_line = 0;
 	for (int e = lo; e < f->nents && !strcmp(f->ents[e].name, g->name); e++) {
 		if (q->out->fate == SCAN_FLOW_REACHES || --q->budget < 0)
@@ -689,10 +808,9 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 			const char *srel;
 			const pyfile *sp = file_of(q, ce->file, &srel);
 			int tf, ts;
-			if (script_file < 0 && (ce->partial || (scan_host_call_def(f->s, ce->file,
-			                                                           &sp->calls[ce->call],
-			                                                           &tf, &ts) &&
-			                                        tf == fi && ts == sc))) {
+			if (script_file < 0 &&
+			    (ce->partial || (callee_of(q, ce->file, &sp->calls[ce->call], &tf, &ts) &&
+			                     tf == fi && ts == sc))) {
 				script_file = ce->file;
 				script_line = sp->calls[ce->call].line;
 			}
@@ -726,7 +844,7 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 			continue;
 		}
 		int tf, ts;
-		if (!scan_host_call_def(f->s, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
+		if (!callee_of(q, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
 			continue;
 		from_call(q, ce->file, cp, ce->call, g->name, depth);
 		nfollowed++;
@@ -818,14 +936,7 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 	 * script's save_configs opens it to write) */
 	for (int any_open = 0; any_open < 2 && lf < 0 && !build_callees(f); any_open++) {
 		const char *name = pf->scopes[sc].name;
-		int lo = 0, hi = f->nents;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (strcmp(f->ents[mid].name, name) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		int lo = first_of(f->ents, f->nents, name);
 		for (int e = lo; e < f->nents && !strcmp(f->ents[e].name, name) && lf < 0; e++) {
 			const callee_ent *ce = &f->ents[e];
 			const char *crel;
@@ -834,7 +945,7 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 			int tf, ts;
 			if (ce->partial || is_test_file(q, ce->file) || c->scope < 0 ||
 			    scan_host_is_script(f->s, ce->file) ||
-			    !scan_host_call_def(f->s, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
+			    !callee_of(q, ce->file, c, &tf, &ts) || tf != fi || ts != sc)
 				continue;
 			int top = c->scope;
 			if ((lc = load_call(cp, top, any_open)) >= 0) {
