@@ -101,6 +101,76 @@ esac
 got=$(knob $L/utils.py 23 '*_*_*.json' config_lookup)
 case "$got" in live*) ;; *) fail "lora: the expand op's lookup: $got" ;; esac
 
+# method calls, in the shape of LightLLM's KernelConfigs (its GitHub main;
+# PyPI has only 0.0.1, which predates it): a base classmethod builds the
+# name from the device and loads it, a subclass classmethod calls it as
+# cls.get_the_config(...), the launcher as Class.try_to_get_best_config(...)
+mkdir -p "$TMP/kc/ll/common"
+touch "$TMP/kc/ll/__init__.py" "$TMP/kc/ll/common/__init__.py"
+cat >"$TMP/kc/ll/common/kernel_config.py" <<'PY'
+import json
+import os
+
+import torch
+
+
+class KernelConfigs:
+    kernel_name: str = "unknown_kernel"
+
+    @classmethod
+    def get_config_file_name(cls, params: dict) -> str:
+        filename = json.dumps(params, sort_keys=True).replace(" ", "")
+        device_name = torch.cuda.get_device_name().replace(" ", "_")
+        return f"{filename}_{device_name}.json"
+
+    @classmethod
+    def get_the_config(cls, params: dict):
+        file_name = cls.get_config_file_name(params)
+        path = os.path.join(os.path.dirname(__file__), "all_kernel_configs", cls.kernel_name, file_name)
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)
+        return None
+PY
+cat >"$TMP/kc/ll/common/grouped.py" <<'PY'
+import triton
+import triton.language as tl
+
+from ll.common.kernel_config import KernelConfigs
+
+
+class MoeGroupedGemmKernelConfig(KernelConfigs):
+    kernel_name: str = "grouped_moe_gemm_kernel"
+
+    @classmethod
+    def try_to_get_best_config(cls, M, N, K):
+        finded_config = cls.get_the_config({"N": N, "K": K})
+        if finded_config:
+            config = finded_config[min(finded_config.keys(), key=lambda x: abs(int(x) - M))]
+            return config
+        return {"BLOCK_SIZE_M": 64}
+
+
+@triton.jit
+def grouped_matmul_kernel(a, BLOCK_SIZE_M: tl.constexpr):
+    tl.store(a + tl.arange(0, BLOCK_SIZE_M), 0)
+
+
+def grouped_matmul(a, M, N, K):
+    run_config = MoeGroupedGemmKernelConfig.try_to_get_best_config(M, N, K)
+    grouped_matmul_kernel[(1,)](a, **run_config)
+
+
+grouped_matmul(None, 1, 2, 3)
+PY
+run "$MUH" scan --no-cache --json "$TMP/kc"
+expect_rc 0 "scan kc"
+got=$(knob ll/common/kernel_config.py 14 '*_*.json' config_lookup)
+case "$got" in
+live*"ll/common/kernel_config.py:22: KernelConfigs.get_the_config loads the file here (json.load)"*"ll/common/grouped.py:12: finded_config = get_the_config(...) in MoeGroupedGemmKernelConfig.try_to_get_best_config"*"ll/common/grouped.py:25: run_config = try_to_get_best_config(...) in grouped_matmul"*"ll/common/grouped.py:26: **run_config into grouped_matmul_kernel[(1,)]"*) ;;
+*) fail "method calls: the KernelConfigs lookup: $got" ;;
+esac
+
 # a parameter default the body rebinds before any read (and the value a
 # caller passes for it) is dead, each with the rebinding line
 mkdir -p "$TMP/pd/pkg"
