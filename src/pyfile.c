@@ -1972,9 +1972,8 @@ static void param_kills(walker *w, int si, TSNode body)
 		return;
 	for (int i = 0; i < s->nparams; i++) {
 		const char *p = s->params[i];
-		uint32_t at;
 		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
-		    (s->kwparam && !strcmp(p, s->kwparam)) || !(at = first_is_store(w, a, b, p)))
+		    (s->kwparam && !strcmp(p, s->kwparam)) || !first_is_store(w, a, b, p))
 			continue;
 		ktarget t = {p, NULL, 0};
 		kres r = {0};
