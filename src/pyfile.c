@@ -1312,11 +1312,16 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 
 static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right)
 {
-	if (is(left, "attribute") && !ts_node_is_null(right) && c->scope >= 0 &&
-	    is(field(left, "object"), "identifier") && is(field(left, "attribute"), "identifier")) {
+	/* self.x = ...: a value stored on the instance (the def-use walk
+	 * follows self.x in the class) */
+	if (c->scope >= 0 && !ts_node_is_null(right) && is(left, "attribute") &&
+	    ts_node_named_child_count(left) == 2 && text_eq(w, ts_node_named_child(left, 0), "self") &&
+	    is(ts_node_named_child(left, 1), "identifier")) {
+		/* children, not field(): a field lookup by name costs a strncmp
+		 * per field of the grammar */
 		char buf[300];
-		snprintf(buf, sizeof(buf), "%s.%s", text_of(w, field(left, "object"), 128, 0),
-		         text_of(w, field(left, "attribute"), 128, 0));
+		snprintf(buf, sizeof(buf), "self.%s",
+		         text_of(w, ts_node_named_child(left, 1), 128, 0));
 		int had = w->f->nasgs;
 		add_asg(w, c, n, ar_str(w->f, buf), right, 0);
 		if (w->f->nasgs > had)
@@ -1935,9 +1940,9 @@ static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kr
 	return KE_NONE;
 }
 
-/* Is the first whole-word occurrence of name in src[a..b) followed by what
- * starts a store of it (`name =`, `name,` of a tuple target, `name:` of an
- * annotated one)? Its byte offset (> a), else 0. A cheap filter before
+/* Is the first whole-word occurrence of name in src[a..b) at the start of
+ * a line and followed by what starts a store of it (`name =`, `name,` of a
+ * tuple target, `name:` of an annotated one)? Its byte offset (> a), else 0. A cheap filter before
  * param_kills' walk: a parameter read (or named in a comment) before its
  * first store is not killed. */
 static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
@@ -1949,6 +1954,12 @@ static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *na
 		if ((p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')) ||
 		    (p + n < src + b && (isalnum((unsigned char)p[n]) || p[n] == '_')))
 			continue; /* part of a longer name, or an attribute */
+		/* a statement starts the line: `f(name=...)` is a keyword */
+		const char *l = p;
+		while (l > src + a && (l[-1] == ' ' || l[-1] == '\t'))
+			l--;
+		if (l > src + a && l[-1] != '\n')
+			return 0;
 		const char *q = p + n;
 		while (q < src + b && (*q == ' ' || *q == '\t'))
 			q++;
@@ -1959,6 +1970,25 @@ static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *na
 		return 0;
 	}
 	return 0;
+}
+
+/* The statement of blk that holds byte `at` (the first named child ending
+ * after it), or a null node: one walk of the children. */
+static TSNode stmt_holding(TSNode blk, uint32_t at)
+{
+	TSNode hit = {0};
+	TSTreeCursor cur = ts_tree_cursor_new(blk);
+	if (ts_tree_cursor_goto_first_child(&cur)) {
+		do {
+			TSNode k = ts_tree_cursor_current_node(&cur);
+			if (ts_node_is_named(k) && ts_node_end_byte(k) > at) {
+				hit = k;
+				break;
+			}
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	}
+	ts_tree_cursor_delete(&cur);
+	return hit;
 }
 
 /* Sets scopes[si].pkill: each parameter that the body binds again on
@@ -1972,12 +2002,19 @@ static void param_kills(walker *w, int si, TSNode body)
 		return;
 	for (int i = 0; i < s->nparams; i++) {
 		const char *p = s->params[i];
+		uint32_t at;
 		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
-		    (s->kwparam && !strcmp(p, s->kwparam)) || !first_is_store(w, a, b, p))
+		    (s->kwparam && !strcmp(p, s->kwparam)) || !(at = first_is_store(w, a, b, p)))
 			continue;
+		/* only the statement holding the first occurrence: a kill there
+		 * is the parameter's (`P = ...`, or every branch of an if binding
+		 * it); a partial one is left undecided rather than walking on */
 		ktarget t = {p, NULL, 0};
 		kres r = {0};
-		if (seq_effect(w, body, 0, &t, &r, 0) != KE_KILL || !r.nkill)
+		TSNode st = stmt_holding(body, at);
+		if (ts_node_is_null(st) ||
+		    (!is(st, "expression_statement") && !is(st, "if_statement")) ||
+		    stmt_effect(w, st, &t, &r, 0) != KE_KILL || !r.nkill)
 			continue;
 		if (!s->pkill) {
 			s->pkill = ar_alloc(w->f, sizeof(int) * (size_t)s->nparams);

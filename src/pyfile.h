@@ -195,8 +195,8 @@ typedef struct pf_asg {
 	const char *lit_text;
 	int in_loop;
 	int simple; /* one identifier target (not unpacking, augmented, a loop target) */
-	int attr;   /* an attribute store `obj.x = ...` (obj an identifier): name is
-	               "obj.x", simple 0 (def-use across calls, src/scan_flow.c) */
+	int attr;   /* an attribute store `self.x = ...`: name is "self.x",
+	               simple 0 (def-use across calls, src/scan_flow.c) */
 } pf_asg;
 
 /* A function's assignment to a module global it declares `global` (a

@@ -41,8 +41,9 @@
  * uses), and only `self.x` attribute stores are followed.
  *
  * Must never: change a verdict by itself (scan.c does), allocate outside
- * its own index and the surface's arena, or depend on hash order (the
- * callers index is sorted by name, then file, then call: output bytes stay
+ * its own indexes and the surface's arena, or depend on anything but the
+ * files' facts (the indexes bucket by FNV-1a of the name, entries in file
+ * then call order, built after the parse, on one thread: output bytes stay
  * the same at any -j).
  */
 #include <stdlib.h>
@@ -58,12 +59,27 @@ typedef struct callee_ent {
 	int partial; /* c.partial names the function */
 } callee_ent;
 
+/* A file's plain loads chained by name hash, in ref order. */
+typedef struct ref_index {
+	int *head, *next;
+	unsigned mask;
+} ref_index;
+
+/* Entries bucketed by name hash (a counting sort: O(n), stable, so a
+ * bucket holds its entries in file, then call order): bucket b is
+ * e[start[b] .. start[b + 1]); a lookup filters the bucket by name. */
+typedef struct name_index {
+	callee_ent *e;
+	int n;
+	int *start;
+	unsigned mask;
+} name_index;
+
 struct scan_flow {
 	muh_surface *s;
-	callee_ent *ents; /* calls by callee name */
-	int nents;
-	callee_ent *meths; /* methods by name (file, scope in .call) */
-	int nmeths;
+	ref_index *rix;  /* per file, built at its first query (head NULL: not yet) */
+	name_index ents;  /* calls by callee name (and partials by their function) */
+	name_index meths; /* methods by name (file, scope in .call) */
 	int built;
 };
 
@@ -86,6 +102,7 @@ typedef struct fq {
 	int engine_only; /* callers in scripts beside the engine do not count */
 } fq;
 
+/* (scan_flow.h) */
 scan_flow *scan_flow_new(muh_surface *s)
 {
 	scan_flow *f = calloc(1, sizeof(*f));
@@ -94,31 +111,67 @@ scan_flow *scan_flow_new(muh_surface *s)
 	return f;
 }
 
+/* (scan_flow.h) NULL is fine. */
 void scan_flow_free(scan_flow *f)
 {
 	if (!f)
 		return;
-	free(f->ents);
-	free(f->meths);
+	free(f->ents.e);
+	free(f->ents.start);
+	free(f->meths.e);
+	free(f->meths.start);
+	for (int i = 0; f->rix && i < scan_host_nfiles(f->s); i++) {
+		free(f->rix[i].head);
+		free(f->rix[i].next);
+	}
+	free(f->rix);
 	free(f);
 }
 
+/* The index key of a name (FNV-1a 64: deterministic, so is the order). */
 static uint64_t name_hash(const char *n)
 {
 	return pyfile_hash(n, strlen(n));
 }
 
-static int cmp_ent(const void *a, const void *b)
+/* Buckets the n entries of raw (in file, call order) into x, which takes
+ * ownership of nothing: raw is copied. 0, or -1 on OOM. */
+static int index_build(name_index *x, const callee_ent *raw, int n)
 {
-	const callee_ent *x = a, *y = b;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->call < y->call ? -1 : x->call > y->call;
+	unsigned nb = 64;
+	while (nb < (unsigned)n && nb < (1u << 22))
+		nb <<= 1;
+	x->mask = nb - 1;
+	x->n = n;
+	x->e = malloc(sizeof(callee_ent) * (size_t)(n ? n : 1));
+	x->start = calloc((size_t)nb + 1, sizeof(int));
+	if (!x->e || !x->start)
+		return -1;
+	for (int i = 0; i < n; i++)
+		x->start[(raw[i].h & x->mask) + 1]++;
+	for (unsigned b = 0; b < nb; b++)
+		x->start[b + 1] += x->start[b];
+	int *fill = malloc(sizeof(int) * nb);
+	if (!fill)
+		return -1;
+	memcpy(fill, x->start, sizeof(int) * nb);
+	for (int i = 0; i < n; i++)
+		x->e[fill[raw[i].h & x->mask]++] = raw[i];
+	free(fill);
+	return 0;
+}
+
+/* The bucket of name in x: [*a, *b) (entries of other names may be in it). */
+static uint64_t index_bucket(const name_index *x, const char *name, int *a, int *b)
+{
+	uint64_t h = name_hash(name);
+	if (!x->start) {
+		*a = *b = 0;
+		return h;
+	}
+	*a = x->start[h & x->mask];
+	*b = x->start[(h & x->mask) + 1];
+	return h;
 }
 
 /* Is scope i of pf a function defined directly in a class body? */
@@ -133,58 +186,44 @@ static int is_method(const pyfile *pf, int i)
 static int build_callees(scan_flow *f)
 {
 	if (f->built)
-		return f->ents ? 0 : -1;
+		return f->ents.start && f->meths.start ? 0 : -1;
 	f->built = 1;
-	int n = 0, nf = scan_host_nfiles(f->s);
+	int n = 0, nm = 0, nf = scan_host_nfiles(f->s);
 	for (int fi = 0; fi < nf; fi++) {
 		const char *rel, *mod;
 		int test;
 		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
 		for (int i = 0; pf && i < pf->ncalls; i++)
 			n += (pf->calls[i].fname != NULL) + (pf->calls[i].partial != NULL);
-	}
-	int nm = 0;
-	for (int fi = 0; fi < nf; fi++) {
-		const char *rel, *mod;
-		int test;
-		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
 		for (int i = 0; pf && i < pf->nscopes; i++)
 			nm += is_method(pf, i);
 	}
-	f->ents = malloc(sizeof(callee_ent) * (size_t)(n ? n : 1));
-	f->meths = malloc(sizeof(callee_ent) * (size_t)(nm ? nm : 1));
-	if (!f->ents || !f->meths) {
-		free(f->ents);
-		f->ents = NULL;
+	callee_ent *raw = malloc(sizeof(callee_ent) * (size_t)(n + nm + 1));
+	if (!raw)
 		return -1;
-	}
-	for (int fi = 0; fi < nf; fi++) {
-		const char *rel, *mod;
-		int test;
-		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
-		for (int i = 0; pf && i < pf->nscopes; i++)
-			if (is_method(pf, i))
-				f->meths[f->nmeths++] = (callee_ent){name_hash(pf->scopes[i].name),
-				                                     pf->scopes[i].name, fi, i, 0};
-	}
-	qsort(f->meths, (size_t)f->nmeths, sizeof(callee_ent), cmp_ent);
+	int k = 0, km = n;
 	for (int fi = 0; fi < nf; fi++) {
 		const char *rel, *mod;
 		int test;
 		const pyfile *pf = scan_host_file(f->s, fi, &rel, &mod, &test);
 		for (int i = 0; pf && i < pf->ncalls; i++) {
-			if (pf->calls[i].fname)
-				f->ents[f->nents++] = (callee_ent){name_hash(pf->calls[i].fname),
-				                                   pf->calls[i].fname, fi, i, 0};
-			if (pf->calls[i].partial)
-				f->ents[f->nents++] = (callee_ent){name_hash(pf->calls[i].partial),
-				                                   pf->calls[i].partial, fi, i, 1};
+			const pf_call *c = &pf->calls[i];
+			if (c->fname)
+				raw[k++] = (callee_ent){name_hash(c->fname), c->fname, fi, i, 0};
+			if (c->partial)
+				raw[k++] = (callee_ent){name_hash(c->partial), c->partial, fi, i, 1};
 		}
+		for (int i = 0; pf && i < pf->nscopes; i++)
+			if (is_method(pf, i))
+				raw[km++] = (callee_ent){name_hash(pf->scopes[i].name),
+				                         pf->scopes[i].name, fi, i, 0};
 	}
-	qsort(f->ents, (size_t)f->nents, sizeof(callee_ent), cmp_ent);
-	return 0;
+	int rc = index_build(&f->ents, raw, n) || index_build(&f->meths, raw + n, nm) ? -1 : 0;
+	free(raw);
+	return rc;
 }
 
+/* File fi's facts (and its relative path in *rel). */
 static const pyfile *file_of(fq *q, int fi, const char **rel)
 {
 	const char *mod;
@@ -192,6 +231,7 @@ static const pyfile *file_of(fq *q, int fi, const char **rel)
 	return scan_host_file(q->f->s, fi, rel, &mod, &test);
 }
 
+/* Is file fi a test file (its calls are not the engine's)? */
 static int is_test_file(fq *q, int fi)
 {
 	const char *rel, *mod;
@@ -200,6 +240,8 @@ static int is_test_file(fq *q, int fi)
 	return test;
 }
 
+/* Pushes a hop on the query's path (the caller pops it: q->npath--);
+ * past SCAN_FLOW_MAXSTEPS hops are counted but not kept. */
 static void push(fq *q, int fi, int line, const char *note)
 {
 	if (q->npath < SCAN_FLOW_MAXSTEPS)
@@ -207,7 +249,9 @@ static void push(fq *q, int fi, int line, const char *note)
 	q->npath++;
 }
 
-/* Records the current path plus a final step as the result's evidence. */
+/* One use's fate: merges it into the result (REACHES > OPEN > DISCARDED)
+ * and, for the first REACHES and the first DISCARDED, keeps the current
+ * path plus this final step as the evidence. */
 static void settle(fq *q, int fate, int fi, int line, const char *note)
 {
 	scan_flow_res *o = q->out;
@@ -313,22 +357,6 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", x->name));
 }
 
-/* The first index of name in a sorted index (its entries are the run
- * from there while the name matches), or n. */
-static int first_of(const callee_ent *e, int n, const char *name)
-{
-	callee_ent key = {name_hash(name), name, -1, -1, 0};
-	int lo = 0, hi = n;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (cmp_ent(&e[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* The method named m defined directly in class scope cls of pf, -1. */
 static int child_method(const pyfile *pf, int cls, const char *m)
 {
@@ -366,15 +394,19 @@ static int callee_of(fq *q, int fi, const pf_call *c, int *ofi, int *osc)
 			*osc = m;
 			return 1;
 		}
-		scan_flow *f = q->f;
-		int e = first_of(f->meths, f->nmeths, c->fname);
-		if (e < f->nmeths && !strcmp(f->meths[e].name, c->fname) &&
-		    (e + 1 >= f->nmeths || strcmp(f->meths[e + 1].name, c->fname))) {
-			*ofi = f->meths[e].file;
-			*osc = f->meths[e].call;
-			return 1;
-		}
-		return 0;
+		const name_index *mx = &q->f->meths;
+		int a, b, hit = -1, nhit = 0;
+		uint64_t h = index_bucket(mx, c->fname, &a, &b);
+		for (int e = a; e < b; e++)
+			if (mx->e[e].h == h && !strcmp(mx->e[e].name, c->fname)) {
+				hit = e;
+				nhit++;
+			}
+		if (nhit != 1)
+			return 0;
+		*ofi = mx->e[hit].file;
+		*osc = mx->e[hit].call;
+		return 1;
 	}
 	if (strchr(c->obj, '.') || strchr(c->obj, '(') || strchr(c->obj, '['))
 		return 0;
@@ -677,6 +709,46 @@ static void use(fq *q, int fi, const pyfile *pf, int sc, const pf_ref *r, const 
 	settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
 }
 
+/* File fi's loads by name (built once), or NULL when memory runs out. */
+static const ref_index *refs_of(fq *q, int fi)
+{
+	scan_flow *f = q->f;
+	if (!f->rix) {
+		f->rix = calloc((size_t)scan_host_nfiles(f->s) + 1, sizeof(ref_index));
+		if (!f->rix)
+			return NULL;
+	}
+	ref_index *x = &f->rix[fi];
+	if (x->head)
+		return x;
+	const char *rel;
+	const pyfile *pf = file_of(q, fi, &rel);
+	unsigned n = 64;
+	while (n < (unsigned)pf->nrefs * 2 && n < (1u << 24))
+		n <<= 1;
+	x->head = malloc(sizeof(int) * n);
+	x->next = malloc(sizeof(int) * (size_t)(pf->nrefs ? pf->nrefs : 1));
+	if (!x->head || !x->next) {
+		free(x->head);
+		free(x->next);
+		x->head = x->next = NULL;
+		return NULL;
+	}
+	x->mask = n - 1;
+	memset(x->head, -1, sizeof(int) * n);
+	/* from the last ref back, so that each chain runs in ref order */
+	for (int i = pf->nrefs - 1; i >= 0; i--) {
+		unsigned h = (unsigned)name_hash(pf->refs[i].name) & x->mask;
+		x->next[i] = x->head[h];
+		x->head[h] = i;
+	}
+	return x;
+}
+
+/* Every use of the value variable `name` (or its key `key`, a **kw dict's
+ * entry) holds in scope sc of file fi after byte `after`, each settled
+ * (use()); a (file, scope, name, key) already followed from an earlier
+ * byte is not followed again. */
 static void follow(fq *q, int fi, int sc, const char *name, const char *key, uint32_t after,
                    int depth)
 {
@@ -699,9 +771,15 @@ static void follow(fq *q, int fi, int sc, const char *name, const char *key, uin
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
 	const pf_scope *scp = &pf->scopes[sc];
+	const ref_index *rx = refs_of(q, fi);
+	if (!rx) {
+		settle(q, SCAN_FLOW_OPEN, fi, 0, NULL);
+		return;
+	}
+	int first = rx->head[(unsigned)name_hash(name) & rx->mask];
 	/* uses inside a launch first (the shortest evidence), then the rest */
 	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < pf->nrefs && q->out->fate != SCAN_FLOW_REACHES; i++) {
+		for (int i = first; i >= 0 && q->out->fate != SCAN_FLOW_REACHES; i = rx->next[i]) {
 			const pf_ref *r = &pf->refs[i];
 			/* a **x is also a plain load of x at the same byte: that one
 			 * counts */
@@ -780,6 +858,9 @@ static void from_call(fq *q, int cf, const pyfile *cp, int ci, const char *fname
 	settle(q, SCAN_FLOW_OPEN, cf, c->line, NULL);
 }
 
+/* What function scope sc of file fi returns, into each caller outside
+ * tests (and, for a lookup, outside scripts), through partials too; a
+ * function whose every caller is a skipped script discards it. */
 static void follow_returns(fq *q, int fi, int sc, int depth)
 {
 	if (depth > 10 || build_callees(q->f)) {
@@ -796,12 +877,15 @@ static void follow_returns(fq *q, int fi, int sc, int depth)
 	const pf_scope *g = &pf->scopes[sc];
 	scan_flow *f = q->f;
 	/* the calls named like the function */
-	int lo = first_of(f->ents, f->nents, g->name);
+	int lo, hi;
+	uint64_t gh = index_bucket(&f->ents, g->name, &lo, &hi);
 	int nfollowed = 0, script_file = -1, script_line = 0;
-	for (int e = lo; e < f->nents && !strcmp(f->ents[e].name, g->name); e++) {
+	for (int e = lo; e < hi; e++) {
+		const callee_ent *ce = &f->ents.e[e];
+		if (ce->h != gh || strcmp(ce->name, g->name))
+			continue;
 		if (q->out->fate == SCAN_FLOW_REACHES || --q->budget < 0)
 			break;
-		const callee_ent *ce = &f->ents[e];
 		if (is_test_file(q, ce->file))
 			continue;
 		if (q->engine_only && scan_host_is_script(f->s, ce->file)) {
@@ -875,6 +959,7 @@ static int load_call(const pyfile *pf, int sc, int any_open)
 	return -1;
 }
 
+/* A fresh query writing into *out. */
 static void start(scan_flow *f, scan_flow_res *out, fq *q)
 {
 	memset(out, 0, sizeof(*out));
@@ -885,6 +970,7 @@ static void start(scan_flow *f, scan_flow_res *out, fq *q)
 	q->budget = 20000;
 }
 
+/* (scan_flow.h) */
 void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t after,
                      scan_flow_res *out)
 {
@@ -901,6 +987,7 @@ void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t af
 	free(q);
 }
 
+/* (scan_flow.h) */
 void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
 	fq *q = malloc(sizeof(fq));
@@ -914,6 +1001,7 @@ void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
 	free(q);
 }
 
+/* (scan_flow.h) */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
 	fq *q = malloc(sizeof(fq));
@@ -936,9 +1024,12 @@ void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 	 * script's save_configs opens it to write) */
 	for (int any_open = 0; any_open < 2 && lf < 0 && !build_callees(f); any_open++) {
 		const char *name = pf->scopes[sc].name;
-		int lo = first_of(f->ents, f->nents, name);
-		for (int e = lo; e < f->nents && !strcmp(f->ents[e].name, name) && lf < 0; e++) {
-			const callee_ent *ce = &f->ents[e];
+		int lo, hi;
+		uint64_t nh = index_bucket(&f->ents, name, &lo, &hi);
+		for (int e = lo; e < hi && lf < 0; e++) {
+			const callee_ent *ce = &f->ents.e[e];
+			if (ce->h != nh || strcmp(ce->name, name))
+				continue;
 			const char *crel;
 			const pyfile *cp = file_of(q, ce->file, &crel);
 			const pf_call *c = &cp->calls[ce->call];
