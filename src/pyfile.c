@@ -1991,9 +1991,10 @@ static TSNode stmt_holding(TSNode blk, uint32_t at)
 	return hit;
 }
 
-/* Sets scopes[si].pkill: each parameter that the body binds again on
- * every path before any read (`BLOCK = triton.next_power_of_2(n)` first
- * thing in the body), with the line of the first such binding. */
+/* Sets scopes[si].pkill: each parameter whose first mention in the body
+ * is a statement binding it again on every path without reading it
+ * (`BLOCK = triton.next_power_of_2(n)`, or an if/else binding it in every
+ * branch), with that statement's first binding line. */
 static void param_kills(walker *w, int si, TSNode body)
 {
 	pf_scope *s = &w->f->scopes[si];

@@ -49,9 +49,11 @@ typedef struct pf_scope {
 	const char **params; /* parameter names in order (self included) */
 	int nparams;
 	const char *kwparam; /* name of the **kwargs parameter, NULL */
-	int *pkill; /* per parameter (as params): the line of the first statement
-	               that binds it again on every path before any read, else 0
-	               (a value passed for it never reaches the body); NULL: none */
+	int *pkill; /* per parameter (as params): when the first statement that
+	               mentions it (at a line start) is an assignment or an if
+	               binding it on every path without reading it, that line,
+	               else 0 (a value passed for it never reaches the body);
+	               NULL: none */
 	int ret_expr;        /* pf_expr of the body's only `return X`, -1 */
 	/* PF_CLASS: a condition the class declares for the device it runs on,
 	 * -1: `_enum = PlatformEnum.ROCM` (a PF_X_PLAT), or the sole return of a
