@@ -1312,6 +1312,21 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 
 static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right)
 {
+	/* self.x = ...: a value stored on the instance (the def-use walk
+	 * follows self.x in the class) */
+	if (c->scope >= 0 && !ts_node_is_null(right) && is(left, "attribute") &&
+	    ts_node_named_child_count(left) == 2 && text_eq(w, ts_node_named_child(left, 0), "self") &&
+	    is(ts_node_named_child(left, 1), "identifier")) {
+		/* children, not field(): a field lookup by name costs a strncmp
+		 * per field of the grammar */
+		char buf[300];
+		snprintf(buf, sizeof(buf), "self.%s",
+		         text_of(w, ts_node_named_child(left, 1), 128, 0));
+		int had = w->f->nasgs;
+		add_asg(w, c, n, ar_str(w->f, buf), right, 0);
+		if (w->f->nasgs > had)
+			w->f->asgs[had].attr = 1;
+	}
 	if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && !ts_node_is_null(right)) {
 		uint32_t lc = ts_node_named_child_count(left);
 		for (uint32_t i = 0; i < lc; i++)
@@ -1442,6 +1457,8 @@ static TSNode param_name(TSNode p)
 	}
 	return (TSNode){0};
 }
+
+static void param_kills(walker *w, int si, TSNode body);
 
 /* Function definitions: scope, decorators, constexpr params, body facts. */
 static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
@@ -1610,6 +1627,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
 		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual,
 		         ts_node_named_child(only_ret, 0));
+	param_kills(w, si, body);
 	visit(w, &fc, body);
 }
 
@@ -1920,6 +1938,93 @@ static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kr
 			return e;
 	}
 	return KE_NONE;
+}
+
+/* Is the first whole-word occurrence of name in src[a..b) at the start of
+ * a line and followed by what starts a store of it (`name =`, `name,` of a
+ * tuple target, `name:` of an annotated one)? Its byte offset (> a), else 0. A cheap filter before
+ * param_kills' walk: a parameter read (or named in a comment) before its
+ * first store is not killed. */
+static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
+{
+	size_t n = strlen(name);
+	const char *src = w->src;
+	for (const char *p = memmem(src + a, b - a, name, n); p;
+	     p = memmem(p + 1, (size_t)(src + b - (p + 1)), name, n)) {
+		if ((p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')) ||
+		    (p + n < src + b && (isalnum((unsigned char)p[n]) || p[n] == '_')))
+			continue; /* part of a longer name, or an attribute */
+		/* a statement starts the line: `f(name=...)` is a keyword */
+		const char *l = p;
+		while (l > src + a && (l[-1] == ' ' || l[-1] == '\t'))
+			l--;
+		if (l > src + a && l[-1] != '\n')
+			return 0;
+		const char *q = p + n;
+		while (q < src + b && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q >= src + b)
+			return 0;
+		if ((*q == '=' && (q + 1 >= src + b || q[1] != '=')) || *q == ',' || *q == ':')
+			return (uint32_t)(p - src);
+		return 0;
+	}
+	return 0;
+}
+
+/* The statement of blk that holds byte `at` (the first named child ending
+ * after it), or a null node: one walk of the children. */
+static TSNode stmt_holding(TSNode blk, uint32_t at)
+{
+	TSNode hit = {0};
+	TSTreeCursor cur = ts_tree_cursor_new(blk);
+	if (ts_tree_cursor_goto_first_child(&cur)) {
+		do {
+			TSNode k = ts_tree_cursor_current_node(&cur);
+			if (ts_node_is_named(k) && ts_node_end_byte(k) > at) {
+				hit = k;
+				break;
+			}
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	}
+	ts_tree_cursor_delete(&cur);
+	return hit;
+}
+
+/* Sets scopes[si].pkill: each parameter whose first mention in the body
+ * is a statement binding it again on every path without reading it
+ * (`BLOCK = triton.next_power_of_2(n)`, or an if/else binding it in every
+ * branch), with that statement's first binding line. */
+static void param_kills(walker *w, int si, TSNode body)
+{
+	pf_scope *s = &w->f->scopes[si];
+	uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
+	if (!s->nparams || b > w->n || a >= b)
+		return;
+	for (int i = 0; i < s->nparams; i++) {
+		const char *p = s->params[i];
+		uint32_t at;
+		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
+		    (s->kwparam && !strcmp(p, s->kwparam)) || !(at = first_is_store(w, a, b, p)))
+			continue;
+		/* only the statement holding the first occurrence: a kill there
+		 * is the parameter's (`P = ...`, or every branch of an if binding
+		 * it); a partial one is left undecided rather than walking on */
+		ktarget t = {p, NULL, 0};
+		kres r = {0};
+		TSNode st = stmt_holding(body, at);
+		if (ts_node_is_null(st) ||
+		    (!is(st, "expression_statement") && !is(st, "if_statement")) ||
+		    stmt_effect(w, st, &t, &r, 0) != KE_KILL || !r.nkill)
+			continue;
+		if (!s->pkill) {
+			s->pkill = ar_alloc(w->f, sizeof(int) * (size_t)s->nparams);
+			if (!s->pkill)
+				return;
+			memset(s->pkill, 0, sizeof(int) * (size_t)s->nparams);
+		}
+		s->pkill[i] = r.kills[0];
+	}
 }
 
 /* Is the target bound again, on every path, before any read, in the rest
@@ -2258,17 +2363,34 @@ static void do_call(walker *w, ctx *c, TSNode n)
  * `KEY=` before an interpolation, as vLLM's E=*,N=*,device_name=*.json, or
  * the word device)? Benchmark outputs (*.pytorch.json), caches keyed by
  * other things and messages are not. */
-static int tuned_config_name(const char *p, size_t n)
+static int tuned_config_name(const char *p, size_t n, int devname)
 {
 	int ext = (n > 5 && !strcmp(p + n - 5, ".json")) || (n > 5 && !strcmp(p + n - 5, ".yaml")) ||
 	          (n > 4 && !strcmp(p + n - 4, ".yml"));
-	return ext && (strstr(p, "=*") || strstr(p, "device"));
+	return ext && (strstr(p, "=*") || strstr(p, "device") || devname);
+}
+
+/* Does an f-string interpolation name the device: its expression (at most
+ * 96 bytes) holds `device` or `gpu` and `name` (`{gpu_name}`,
+ * `{get_current_device_name()}`; not `{cuda_visible_devices}`)? vLLM's
+ * LoRA kernel configs are `f"{gpu_name}_{op_type.upper()}.json"`. */
+static int names_device(walker *w, TSNode k)
+{
+	uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+	if (b > w->n || b <= a || b - a > 96)
+		return 0;
+	char low[100];
+	size_t n = 0;
+	for (uint32_t j = a; j < b; j++)
+		low[n++] = (char)tolower((unsigned char)w->src[j]);
+	low[n] = '\0';
+	return (strstr(low, "device") || strstr(low, "gpu")) && strstr(low, "name");
 }
 
 static void do_fstring(walker *w, ctx *c, TSNode n)
 {
 	uint32_t cnt = ts_node_named_child_count(n);
-	int fstr = 0, interp = 0;
+	int fstr = 0, interp = 0, devname = 0;
 	char buf[512];
 	size_t o = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
@@ -2287,6 +2409,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			interp = 1;
 			if (o + 2 < sizeof(buf) && (o == 0 || buf[o - 1] != '*'))
 				buf[o++] = '*';
+			devname |= names_device(w, k);
 			visit(w, c, k);
 		}
 	}
@@ -2305,7 +2428,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			add_ref(w, c, ar_str(w->f, buf), w->modpath, n, PF_R_STR);
 		}
 	}
-	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o)) {
+	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o, devname)) {
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {

@@ -49,6 +49,11 @@ typedef struct pf_scope {
 	const char **params; /* parameter names in order (self included) */
 	int nparams;
 	const char *kwparam; /* name of the **kwargs parameter, NULL */
+	int *pkill; /* per parameter (as params): when the first statement that
+	               mentions it (at a line start) is an assignment or an if
+	               binding it on every path without reading it, that line,
+	               else 0 (a value passed for it never reaches the body);
+	               NULL: none */
 	int ret_expr;        /* pf_expr of the body's only `return X`, -1 */
 	/* PF_CLASS: a condition the class declares for the device it runs on,
 	 * -1: `_enum = PlatformEnum.ROCM` (a PF_X_PLAT), or the sole return of a
@@ -192,6 +197,8 @@ typedef struct pf_asg {
 	const char *lit_text;
 	int in_loop;
 	int simple; /* one identifier target (not unpacking, augmented, a loop target) */
+	int attr;   /* an attribute store `self.x = ...`: name is "self.x",
+	               simple 0 (def-use across calls, src/scan_flow.c) */
 } pf_asg;
 
 /* A function's assignment to a module global it declares `global` (a

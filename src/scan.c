@@ -44,6 +44,7 @@
 #include "scan_args.h"
 #include "scan_cache.h"
 #include "scan_env.h"
+#include "scan_flow.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
 #include "strbuf.h"
@@ -252,6 +253,7 @@ struct muh_surface {
 	int sinks_built;
 	smap cmp_names; /* names some guard compares or some assert tests */
 	int cmp_built;
+	scan_flow *flow; /* def-use across calls (src/scan_flow.c), made at first use */
 };
 
 static void *sa_alloc(muh_surface *s, size_t n)
@@ -2437,12 +2439,24 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 	enum reach best = R_NONE;
 	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	*el = 0;
+	/* a load before the store reads an earlier value (`if n is None:` then
+	 * `n = 4`), unless the store is in a loop; a parameter default is
+	 * read by the whole body */
+	uint32_t from = scp->start;
+	for (int i = 0; i < pf->nasgs && !k->param; i++) {
+		const pf_asg *a = &pf->asgs[i];
+		if (a->scope == k->scope && k->start >= a->start && k->start < a->end &&
+		    !strcmp(a->name, k->name)) {
+			from = a->in_loop ? scp->start : a->end;
+			break;
+		}
+	}
 	for (size_t i = 0; list && i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
 		if (ra->file != fi)
 			continue;
 		const pf_ref *r = &pf->refs[ra->ref];
-		if ((r->flags & ~(unsigned)(PF_R_UNREACH | PF_R_DEAD)) || r->byte < scp->start ||
+		if ((r->flags & ~(unsigned)(PF_R_UNREACH | PF_R_DEAD)) || r->byte < from ||
 		    r->byte >= scp->end)
 			continue;
 		enum reach c = R_LIVE;
@@ -2560,6 +2574,92 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 	return 0;
 }
 
+/* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
+ * out. */
+static scan_flow *flow_of(muh_surface *s)
+{
+	if (!s->flow)
+		s->flow = scan_flow_new(s);
+	if (!s->flow)
+		s->oom = 1;
+	return s->flow;
+}
+
+/* Adds the hops of a scan_flow result as evidence steps. */
+static void flow_steps(kb *b, const scan_flow_res *fr)
+{
+	for (int i = 0; i < fr->nsteps && i < SCAN_FLOW_MAXSTEPS; i++)
+		if (fr->steps[i].note && fr->steps[i].line > 0)
+			step(b, fr->steps[i].file, fr->steps[i].line, "%s", fr->steps[i].note);
+}
+
+/* Def-use across calls for a function-level constant k of file fi whose
+ * function is reachable (issue 28 item 1): 1 with *v and *why set when the
+ * value's flow decides (every use overwritten, discarded or unreachable:
+ * dead, with the overwrite as b->over_file/over_line; a use reaching a
+ * launch through at least one call: live, with the hops), else 0 and no
+ * step added. A parameter default the body binds again before any read
+ * is dead too. */
+static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
+                         const char **why)
+{
+	muh_surface *s = b->s;
+	const pyfile *pf = s->files[fi].pf;
+	const pf_scope *scp = &pf->scopes[k->scope];
+	scan_flow *fl = flow_of(s);
+	if (!fl)
+		return 0;
+	uint32_t after = k->end;
+	if (k->param) {
+		if (scp->pkill && k->param - 1 < scp->nparams && scp->pkill[k->param - 1]) {
+			step(b, fi, k->line, "%s=%s is the default of %s's parameter", k->name,
+			     k->text, scp->qual);
+			step(b, fi, scp->pkill[k->param - 1],
+			     "%s binds %s again here, before any read: the default is never used",
+			     scp->qual, k->name);
+			b->over_file = fi;
+			b->over_line = scp->pkill[k->param - 1];
+			*v = SCAN_DEAD;
+			*why = sa_fmt(s, "%s binds %s again at line %d before any read: the default "
+			                 "%s is never used",
+			              scp->qual, k->name, scp->pkill[k->param - 1], k->text);
+			return 1;
+		}
+		after = scp->start;
+	}
+	for (int i = 0; i < pf->nasgs; i++) {
+		const pf_asg *a = &pf->asgs[i];
+		if (a->scope == k->scope && k->start >= a->start && k->start < a->end &&
+		    !strcmp(a->name, k->name)) {
+			after = a->in_loop ? scp->start : a->end;
+			break;
+		}
+	}
+	scan_flow_res fr;
+	scan_flow_value(fl, fi, k->scope, k->name, after, &fr);
+	if (fr.fate == SCAN_FLOW_DISCARDED) {
+		step(b, fi, k->line, "%s = %s is assigned here", k->name, k->text);
+		flow_steps(b, &fr);
+		b->over_file = fr.kill_file;
+		b->over_line = fr.kill_line;
+		*v = SCAN_DEAD;
+		*why = sa_fmt(s, "the value never reaches a use: %s (%s:%d)",
+		              fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+		              s->files[fr.kill_file].rel, fr.kill_line);
+		return 1;
+	}
+	if (fr.fate == SCAN_FLOW_REACHES && fr.nsteps > 1) {
+		flow_steps(b, &fr);
+		call_chain(b, fi, k->scope, 6);
+		const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
+		*v = SCAN_LIVE;
+		*why = sa_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
+		              last->note, s->files[last->file].rel, last->line);
+		return 1;
+	}
+	return 0;
+}
+
 static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
                              const char **why)
 {
@@ -2626,6 +2726,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				*why = "enclosing function is never referenced by name";
 				return;
 			} else {
+				if (flow_constant(b, fi, k, v, why))
+					return;
 				for (int i = 0; i < pf->nknobs; i++) {
 					const pf_knob *o = &pf->knobs[i];
 					if (o->kind == PF_K_CONSTEXPR && o->feed &&
@@ -3413,6 +3515,7 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			const range *pr = plat_range_at(f, pj->start), *dr = dead_range_at(f, pj->start);
 			step(b, fi, pj->line, "%s builds the file name %s", scope_qual(pf, pj->scope),
 			     pj->glob);
+			size_t first = b->steps.n;
 			if (f->platform) {
 				lv = SCAN_PLATFORM;
 				lwhy = f->plat_why;
@@ -3451,6 +3554,30 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			} else {
 				lv = SCAN_LIVE;
 				lwhy = "name pattern built at module level";
+			}
+			/* whether the loaded contents reach a launch (issue 28 items
+			 * 1, 2): a loader whose every caller drops or overwrites the
+			 * result is dead, one whose result reaches a launch live */
+			if ((lv == SCAN_LIVE || lv == SCAN_DEAD || lv == SCAN_UNKNOWN) &&
+			    pj->scope >= 0 && !dr && flow_of(s)) {
+				scan_flow_res fr;
+				scan_flow_lookup(s->flow, fi, pj->scope, &fr);
+				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
+					flow_steps(b, &fr);
+					lv = SCAN_DEAD;
+					lwhy = sa_fmt(s, "the loaded config never reaches a launch: %s "
+					                 "(%s:%d)",
+					              fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+					              s->files[fr.kill_file].rel, fr.kill_line);
+				} else if (fr.fate == SCAN_FLOW_REACHES) {
+					const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
+					if (lv != SCAN_LIVE)
+						b->steps.n = first; /* the reachability rule's steps */
+					flow_steps(b, &fr);
+					lwhy = sa_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
+					              last->note, s->files[last->file].rel, last->line);
+					lv = SCAN_LIVE;
+				}
 			}
 			size_t mark = b->steps.n;
 			scan_step *saved = NULL;
@@ -3840,6 +3967,11 @@ static void link_feeds(muh_surface *s)
 }
 
 /* ---- host for scan_env.c (environment registries; see src/scan_env.h) ---- */
+
+int scan_host_is_script(const muh_surface *s, int fi)
+{
+	return path_is_script(s->files[fi].rel);
+}
 
 int scan_host_nfiles(const muh_surface *s)
 {
@@ -4292,6 +4424,8 @@ void scan_free(muh_surface *s)
 	if (!s)
 		return;
 	free_trees(s);
+	scan_flow_free(s->flow);
+	s->flow = NULL;
 	for (int i = 0; i < s->nfiles; i++) {
 		sfile *f = &s->files[i];
 		free(f->rel);
