@@ -3208,6 +3208,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = v == SCAN_LIVE
 					          ? "triton compile option at a reachable launch"
 					          : "launching function never referenced by name";
+					if (v == SCAN_LIVE && k->scope >= 0)
+						call_chain(b, fi, k->scope, 6); /* how the launch is reached */
 					break;
 				}
 				/* does the kernel read the constexpr? */
@@ -3235,6 +3237,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = v == SCAN_LIVE
 					          ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
 					          : "launching function never referenced by name";
+					if (v == SCAN_LIVE && k->scope >= 0)
+						call_chain(b, fi, k->scope, 6);
 				}
 				break;
 			}
