@@ -2663,6 +2663,59 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 	return 0;
 }
 
+/* Def-use across calls for a module-level constant k of file fi that some
+ * reachable code reads (issue 28 item 1): 1 with *v, *why (dead) and the
+ * steps when every read outside tests is a load inside a function whose
+ * value is discarded (passed to a parameter the callee binds again first,
+ * stored and overwritten, read only by dead code), else 0 and no step. A
+ * read at module level, through an attribute (`m.K`) or an alias the flow
+ * cannot follow keeps the constant to the older rules. */
+static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
+                                const char **why)
+{
+	muh_surface *s = b->s;
+	scan_flow *fl = flow_of(s);
+	const vec *list = refs_named(s, k->name);
+	if (!fl || !list)
+		return 0;
+	int nread = 0, kf = -1, kl = 0;
+	size_t mark = b->steps.n;
+	for (size_t i = 0; i < list->n; i++) {
+		const ref_at *ra = (const ref_at *)list->p + i;
+		const sfile *rfile = &s->files[ra->file];
+		const pf_ref *r = &rfile->pf->refs[ra->ref];
+		if (rfile->is_test || (r->flags & PF_R_STR) || !ref_hits(s, ra->file, r, fi, k->name))
+			continue;
+		if (ra->file == fi && r->byte >= k->start && r->byte < k->end)
+			continue;
+		scan_flow_res fr;
+		scan_flow_load(fl, ra->file, ra->ref, &fr);
+		if (fr.fate != SCAN_FLOW_DISCARDED) {
+			b->steps.n = mark;
+			return 0;
+		}
+		if (!nread++) {
+			step(b, ra->file, r->line, "%s read here", k->name);
+			flow_steps(b, &fr);
+			kf = fr.kill_file;
+			kl = fr.kill_line;
+		}
+	}
+	if (!nread) {
+		b->steps.n = mark;
+		return 0;
+	}
+	if (nread > 1)
+		step(b, fi, k->line, "and %d more read(s) of %s, each discarded the same way", nread - 1,
+		     k->name);
+	b->over_file = kf;
+	b->over_line = kl;
+	*v = SCAN_DEAD;
+	*why = sa_fmt(s, "every read's value is discarded before a use (%d read(s); first: %s:%d)",
+	              nread, s->files[kf].rel, kl);
+	return 1;
+}
+
 static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
                              const char **why)
 {
@@ -2688,6 +2741,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			*why = "never read";
 			return;
 		}
+		if (r == R_LIVE && flow_module_constant(b, fi, k, v, why))
+			return;
 	} else {
 		r = local_readers(s, fi, k, &el);
 		if (r == R_LIVE) {

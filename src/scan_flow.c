@@ -988,6 +988,28 @@ void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t af
 }
 
 /* (scan_flow.h) */
+void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
+{
+	fq *q = malloc(sizeof(fq));
+	if (!q || !f) {
+		memset(out, 0, sizeof(*out));
+		free(q);
+		return;
+	}
+	start(f, out, q);
+	const char *rel;
+	const pyfile *pf = file_of(q, fi, &rel);
+	const pf_ref *r = &pf->refs[ref];
+	if (r->scope < 0 || (r->flags & (PF_R_ATTR | PF_R_KEY | PF_R_STR | PF_R_SPLAT)))
+		settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
+	else
+		use(q, fi, pf, r->scope, r, r->name, NULL, 0);
+	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
+		out->fate = SCAN_FLOW_NONE;
+	free(q);
+}
+
+/* (scan_flow.h) */
 void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
 	fq *q = malloc(sizeof(fq));

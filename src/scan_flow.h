@@ -53,6 +53,11 @@ void scan_flow_free(scan_flow *f);
 void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t after,
                      scan_flow_res *out);
 
+/* The fate of the value that load `ref` (an index into file fi's refs, a
+ * plain load inside a function) reads: as scan_flow_value, for that one
+ * use (a module constant read in a function). */
+void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out);
+
 /* The fate of what function scope `sc` of file fi returns, through every
  * caller in the tree (outside tests): as scan_flow_value. */
 void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out);
