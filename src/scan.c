@@ -2588,6 +2588,29 @@ static scan_flow *flow_of(muh_surface *s)
 	return s->flow;
 }
 
+/* The reachability rules' scratch (ref_class, readers_of, scope_reach
+ * leave their why there for verdict_from): a def-use query asks those
+ * rules about other code, so the caller's answer is saved around it. */
+typedef struct reach_scratch {
+	why_at cls_why, best_why;
+	int dead_import_file, dead_import_line, best_scope;
+} reach_scratch;
+
+static reach_scratch scratch_save(const muh_surface *s)
+{
+	return (reach_scratch){s->cls_why, s->best_why, s->dead_import_file, s->dead_import_line,
+	                       s->best_scope};
+}
+
+static void scratch_restore(muh_surface *s, const reach_scratch *x)
+{
+	s->cls_why = x->cls_why;
+	s->best_why = x->best_why;
+	s->dead_import_file = x->dead_import_file;
+	s->dead_import_line = x->dead_import_line;
+	s->best_scope = x->best_scope;
+}
+
 /* Adds the hops of a scan_flow result as evidence steps. */
 static void flow_steps(kb *b, const scan_flow_res *fr)
 {
@@ -2639,7 +2662,9 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		}
 	}
 	scan_flow_res fr;
+	reach_scratch keep = scratch_save(s);
 	scan_flow_value(fl, fi, k->scope, k->name, after, &fr);
+	scratch_restore(s, &keep);
 	if (fr.fate == SCAN_FLOW_DISCARDED) {
 		step(b, fi, k->line, "%s = %s is assigned here", k->name, k->text);
 		flow_steps(b, &fr);
@@ -2689,7 +2714,9 @@ static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdi
 		if (ra->file == fi && r->byte >= k->start && r->byte < k->end)
 			continue;
 		scan_flow_res fr;
+		reach_scratch keep = scratch_save(s);
 		scan_flow_load(fl, ra->file, ra->ref, &fr);
+		scratch_restore(s, &keep);
 		if (fr.fate != SCAN_FLOW_DISCARDED) {
 			b->steps.n = mark;
 			return 0;
@@ -3623,7 +3650,9 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			if ((lv == SCAN_LIVE || lv == SCAN_DEAD || lv == SCAN_UNKNOWN) &&
 			    pj->scope >= 0 && !dr && flow_of(s)) {
 				scan_flow_res fr;
+				reach_scratch keep = scratch_save(s);
 				scan_flow_lookup(s->flow, fi, pj->scope, &fr);
+				scratch_restore(s, &keep);
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
 					flow_steps(b, &fr);
 					lv = SCAN_DEAD;
