@@ -344,17 +344,18 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 {
 	const pf_dead *x = &pf->deads[d];
 	muh_surface *s = q->f->s;
+	const char *nm = x->name ? x->name : "the value";
 	if (x->kind == PF_D_OVERWRITE)
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->kill_line,
-		       scan_host_fmt(s, "%s (line %d) overwritten here before any read", x->name,
+		       scan_host_fmt(s, "%s (line %d) overwritten here before any read", nm,
 		                     x->line));
 	else if (x->kind == PF_D_UNUSED)
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->line,
 		       scan_host_fmt(s, "%s is assigned here and read only by dead code (line %d)",
-		                     x->name, x->kill_line));
+		                     nm, x->kill_line));
 	else
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->line,
-		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", x->name));
+		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", nm));
 }
 
 /* The method named m defined directly in class scope cls of pf, -1. */
