@@ -1011,20 +1011,6 @@ void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 }
 
 /* (scan_flow.h) */
-void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
-{
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f) {
-		memset(out, 0, sizeof(*out));
-		free(q);
-		return;
-	}
-	start(f, out, q);
-	follow_returns(q, fi, sc, 0);
-	free(q);
-}
-
-/* (scan_flow.h) */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
 	fq *q = malloc(sizeof(fq));
