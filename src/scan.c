@@ -2585,6 +2585,29 @@ static scan_flow *flow_of(muh_surface *s)
 	return s->flow;
 }
 
+/* The reachability rules' scratch (ref_class, readers_of, scope_reach
+ * leave their why there for verdict_from): a def-use query asks those
+ * rules about other code, so the caller's answer is saved around it. */
+typedef struct reach_scratch {
+	why_at cls_why, best_why;
+	int dead_import_file, dead_import_line, best_scope;
+} reach_scratch;
+
+static reach_scratch scratch_save(const muh_surface *s)
+{
+	return (reach_scratch){s->cls_why, s->best_why, s->dead_import_file, s->dead_import_line,
+	                       s->best_scope};
+}
+
+static void scratch_restore(muh_surface *s, const reach_scratch *x)
+{
+	s->cls_why = x->cls_why;
+	s->best_why = x->best_why;
+	s->dead_import_file = x->dead_import_file;
+	s->dead_import_line = x->dead_import_line;
+	s->best_scope = x->best_scope;
+}
+
 /* Adds the hops of a scan_flow result as evidence steps. */
 static void flow_steps(kb *b, const scan_flow_res *fr)
 {
@@ -2636,7 +2659,9 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		}
 	}
 	scan_flow_res fr;
+	reach_scratch keep = scratch_save(s);
 	scan_flow_value(fl, fi, k->scope, k->name, after, &fr);
+	scratch_restore(s, &keep);
 	if (fr.fate == SCAN_FLOW_DISCARDED) {
 		step(b, fi, k->line, "%s = %s is assigned here", k->name, k->text);
 		flow_steps(b, &fr);
@@ -2658,6 +2683,61 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		return 1;
 	}
 	return 0;
+}
+
+/* Def-use across calls for a module-level constant k of file fi that some
+ * reachable code reads (issue 28 item 1): 1 with *v, *why (dead) and the
+ * steps when every read outside tests is a load inside a function whose
+ * value is discarded (passed to a parameter the callee binds again first,
+ * stored and overwritten, read only by dead code), else 0 and no step. A
+ * read at module level, through an attribute (`m.K`) or an alias the flow
+ * cannot follow keeps the constant to the older rules. */
+static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
+                                const char **why)
+{
+	muh_surface *s = b->s;
+	scan_flow *fl = flow_of(s);
+	const vec *list = refs_named(s, k->name);
+	if (!fl || !list)
+		return 0;
+	int nread = 0, kf = -1, kl = 0;
+	size_t mark = b->steps.n;
+	for (size_t i = 0; i < list->n; i++) {
+		const ref_at *ra = (const ref_at *)list->p + i;
+		const sfile *rfile = &s->files[ra->file];
+		const pf_ref *r = &rfile->pf->refs[ra->ref];
+		if (rfile->is_test || (r->flags & PF_R_STR) || !ref_hits(s, ra->file, r, fi, k->name))
+			continue;
+		if (ra->file == fi && r->byte >= k->start && r->byte < k->end)
+			continue;
+		scan_flow_res fr;
+		reach_scratch keep = scratch_save(s);
+		scan_flow_load(fl, ra->file, ra->ref, &fr);
+		scratch_restore(s, &keep);
+		if (fr.fate != SCAN_FLOW_DISCARDED) {
+			b->steps.n = mark;
+			return 0;
+		}
+		if (!nread++) {
+			step(b, ra->file, r->line, "%s read here", k->name);
+			flow_steps(b, &fr);
+			kf = fr.kill_file;
+			kl = fr.kill_line;
+		}
+	}
+	if (!nread) {
+		b->steps.n = mark;
+		return 0;
+	}
+	if (nread > 1)
+		step(b, fi, k->line, "and %d more read(s) of %s, each discarded the same way", nread - 1,
+		     k->name);
+	b->over_file = kf;
+	b->over_line = kl;
+	*v = SCAN_DEAD;
+	*why = sa_fmt(s, "every read's value is discarded before a use (%d read(s); first: %s:%d)",
+	              nread, s->files[kf].rel, kl);
+	return 1;
 }
 
 static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
@@ -2685,6 +2765,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			*why = "never read";
 			return;
 		}
+		if (r == R_LIVE && flow_module_constant(b, fi, k, v, why))
+			return;
 	} else {
 		r = local_readers(s, fi, k, &el);
 		if (r == R_LIVE) {
@@ -3205,6 +3287,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = v == SCAN_LIVE
 					          ? "triton compile option at a reachable launch"
 					          : "launching function never referenced by name";
+					if (v == SCAN_LIVE && k->scope >= 0)
+						call_chain(b, fi, k->scope, 6); /* how the launch is reached */
 					break;
 				}
 				/* does the kernel read the constexpr? */
@@ -3232,6 +3316,8 @@ static void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					why = v == SCAN_LIVE
 					          ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
 					          : "launching function never referenced by name";
+					if (v == SCAN_LIVE && k->scope >= 0)
+						call_chain(b, fi, k->scope, 6);
 				}
 				break;
 			}
@@ -3561,7 +3647,9 @@ static void json_knobs(muh_surface *s, kb *b, smap *occ)
 			if ((lv == SCAN_LIVE || lv == SCAN_DEAD || lv == SCAN_UNKNOWN) &&
 			    pj->scope >= 0 && !dr && flow_of(s)) {
 				scan_flow_res fr;
+				reach_scratch keep = scratch_save(s);
 				scan_flow_lookup(s->flow, fi, pj->scope, &fr);
+				scratch_restore(s, &keep);
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
 					flow_steps(b, &fr);
 					lv = SCAN_DEAD;

@@ -344,17 +344,18 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 {
 	const pf_dead *x = &pf->deads[d];
 	muh_surface *s = q->f->s;
+	const char *nm = x->name ? x->name : "the value";
 	if (x->kind == PF_D_OVERWRITE)
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->kill_line,
-		       scan_host_fmt(s, "%s (line %d) overwritten here before any read", x->name,
+		       scan_host_fmt(s, "%s (line %d) overwritten here before any read", nm,
 		                     x->line));
 	else if (x->kind == PF_D_UNUSED)
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->line,
 		       scan_host_fmt(s, "%s is assigned here and read only by dead code (line %d)",
-		                     x->name, x->kill_line));
+		                     nm, x->kill_line));
 	else
 		settle(q, SCAN_FLOW_DISCARDED, fi, x->line,
-		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", x->name));
+		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", nm));
 }
 
 /* The method named m defined directly in class scope cls of pf, -1. */
@@ -988,7 +989,7 @@ void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t af
 }
 
 /* (scan_flow.h) */
-void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
+void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 {
 	fq *q = malloc(sizeof(fq));
 	if (!q || !f) {
@@ -997,7 +998,15 @@ void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out)
 		return;
 	}
 	start(f, out, q);
-	follow_returns(q, fi, sc, 0);
+	const char *rel;
+	const pyfile *pf = file_of(q, fi, &rel);
+	const pf_ref *r = &pf->refs[ref];
+	if (r->scope < 0 || (r->flags & (PF_R_ATTR | PF_R_KEY | PF_R_STR | PF_R_SPLAT)))
+		settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
+	else
+		use(q, fi, pf, r->scope, r, r->name, NULL, 0);
+	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
+		out->fate = SCAN_FLOW_NONE;
 	free(q);
 }
 

@@ -53,15 +53,16 @@ void scan_flow_free(scan_flow *f);
 void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t after,
                      scan_flow_res *out);
 
-/* The fate of what function scope `sc` of file fi returns, through every
- * caller in the tree (outside tests): as scan_flow_value. */
-void scan_flow_returns(scan_flow *f, int fi, int sc, scan_flow_res *out);
+/* The fate of the value that load `ref` (an index into file fi's refs, a
+ * plain load inside a function) reads: as scan_flow_value, for that one
+ * use (a module constant read in a function). */
+void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out);
 
 /* The fate of a tuned config file's contents for the engine: the f-string
  * naming it sits in function scope `sc` of file fi; the loader is that
  * function when it opens or loads a file (open, json.load, yaml.safe_load
  * ...), else the first caller of it (outside tests and scripts) that does;
- * what the loader returns is followed as scan_flow_returns does, the
+ * what the loader returns is followed into every caller's result, the
  * loader's load first among the steps, except that callers in scripts
  * beside the engine (benchmarks/ ...) are not the engine's: a function
  * whose every caller is one discards the value (a benchmark that reads the

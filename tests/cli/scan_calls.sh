@@ -204,6 +204,46 @@ case "$got" in dead*"pkg/k.py:11: launch binds BLOCK_SIZE again here, before any
 got=$(knob pkg/k.py 16 BLOCK_SIZE constant)
 case "$got" in dead*"pkg/k.py:17: BLOCK_SIZE passed to launch as BLOCK_SIZE"*"overwritten_at=pkg/k.py:11") ;;
 *) fail "value passed, rebound in the callee: $got" ;; esac
+# a module constant whose every read passes it to a parameter its callee
+# rebinds first is dead; one a read carries to a launch stays live
+mkdir -p "$TMP/mc/pkg"
+cat >"$TMP/mc/pkg/k.py" <<'PY'
+import triton
+import triton.language as tl
+
+PREFILL_BLOCK = 128
+DECODE_BLOCK = 64
+
+
+@triton.jit
+def _k(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0)
+
+
+def prefill(x, n, BLOCK=64):
+    BLOCK = triton.next_power_of_2(n)
+    _k[(1,)](x, BLOCK=BLOCK)
+
+
+def decode(x, BLOCK=32):
+    _k[(1,)](x, BLOCK=BLOCK)
+
+
+def forward(x, n):
+    prefill(x, n, BLOCK=PREFILL_BLOCK)
+    decode(x, BLOCK=DECODE_BLOCK)
+
+
+forward(None, 3)
+PY
+run "$MUH" scan --no-cache --json "$TMP/mc"
+expect_rc 0 "scan mc"
+got=$(knob pkg/k.py 4 PREFILL_BLOCK constant)
+case "$got" in dead*"pkg/k.py:23: PREFILL_BLOCK read here"*"pkg/k.py:23: PREFILL_BLOCK passed to prefill as BLOCK"*"pkg/k.py:14: prefill binds BLOCK again here, before any read"*"overwritten_at=pkg/k.py:14") ;;
+*) fail "module constant passed to a rebound parameter: $got" ;; esac
+got=$(knob pkg/k.py 5 DECODE_BLOCK constant)
+case "$got" in live*) ;; *) fail "module constant reaching a launch: $got" ;; esac
+
 # attribute stores: a constant stored on self and read at a launch in
 # another method is live with the hop; one stored and read nowhere is dead
 mkdir -p "$TMP/at/pkg"
