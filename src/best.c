@@ -24,10 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "muh/best.h"
 #include "muh/baseline.h"
+#include "muh/fileio.h"
 #include "muh/hw.h"
 #include "muh/space.h"
 #include "muh/muh.h"
@@ -352,10 +352,9 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 		return rc;
 	}
 	b->decision = sm;
-	int base_is_defaults = !sm->baseline[0] || (b->default_key && !strcmp(sm->baseline, b->default_key));
 	if (sm->winner >= 0)
 		to_front(b, sm->f[sm->winner].key);
-	else if (base_is_defaults && b->default_key)
+	else if (!decide_baseline_ships(sm, b->default_key) && b->default_key)
 		b->keeps_baseline = to_front(b, b->default_key); /* within the SLOs: ranked */
 	else if (sm->baseline[0] && b->default_key && strcmp(sm->baseline, b->default_key) && sm->base_ok &&
 		 !(b->keeps_baseline = to_front(b, sm->baseline))) {
@@ -548,18 +547,6 @@ void best_free(muh_best *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* 1 when the folder of file path exists (a path without '/': the current one). */
-static int folder_exists(const char *path)
-{
-	const char *sl = path ? strrchr(path, '/') : NULL;
-	if (!sl)
-		return 1;
-	char dir[4096];
-	struct stat st;
-	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
-	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d)
 {
 	*found = 0;
@@ -568,7 +555,7 @@ int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d
 	int rc = store_run_spec(r, &sp, d);
 	if (rc)
 		return rc;
-	if (!folder_exists(sp->path) && r->spec_text && r->spec_path && *r->spec_path) {
+	if (!file_dir_exists(sp->path) && r->spec_text && r->spec_path && *r->spec_path) {
 		/* measured on another machine: its paths as given there, from here */
 		muh_spec *here;
 		if (!spec_parse(r->spec_path, r->spec_text, strlen(r->spec_text), &here, NULL)) {

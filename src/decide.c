@@ -31,6 +31,11 @@ const char *decide_verdict_name(enum decide_verdict v)
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
 }
 
+int decide_baseline_ships(const decide_summary *sm, const char *default_key)
+{
+	return default_key && sm->baseline[0] && strcmp(sm->baseline, default_key);
+}
+
 void decide_defaults(decide_opts *o)
 {
 	o->finalists = 2;

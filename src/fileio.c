@@ -48,6 +48,17 @@ static char *read_all(FILE *f, size_t *len)
 	return b;
 }
 
+int file_dir_exists(const char *path)
+{
+	const char *sl = path ? strrchr(path, '/') : NULL;
+	if (!sl)
+		return 1;
+	char dir[4096];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
+	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 char *file_read(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

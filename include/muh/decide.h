@@ -132,6 +132,12 @@ MUH_API void decide_summarize(const muh_objective *o, const store_decision *rows
  * read, MUH_ENOMEM. */
 MUH_API int decide_of_run(muh_store *st, int64_t run, const muh_objective *o, decide_summary *out, muh_diag *d);
 
+/* 1 when the baseline of decision sm is what ships (an engine's own config
+ * file's entry), not the defaults (default_key, the run's defaults; NULL
+ * when unknown: 0). Every reader that says "what ships" or "the defaults"
+ * asks this. */
+MUH_API int decide_baseline_ships(const decide_summary *sm, const char *default_key);
+
 /* The summary as a JSON object (tune --json's "decision" event, report
  * --json): baseline, rounds, level, finalists with their verdicts and
  * intervals, winner (null when none), why. malloc'd text; NULL when out of

@@ -32,6 +32,10 @@ MUH_BEGIN_DECLS
  * size changes while read. */
 MUH_API char *file_read(const char *path, size_t *len);
 
+/* 1 when the folder that holds file path exists (a path without '/': the
+ * current folder, which does). A stored path from another machine fails. */
+MUH_API int file_dir_exists(const char *path);
+
 /* Reads an open descriptor whole, like file_read. Does not close fd. */
 MUH_API char *file_read_fd(int fd, size_t *len);
 

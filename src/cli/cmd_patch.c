@@ -418,12 +418,7 @@ struct engine_win {
 static int rerooted(muh_spec **s, const char *tree)
 {
 	const char *p = (*s)->path, *sl = p ? strrchr(p, '/') : NULL;
-	struct stat st;
-	if (!sl || !tree)
-		return 0;
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%.*s", (int)(sl - p), p);
-	if (stat(dir, &st) == 0)
+	if (!sl || !tree || file_dir_exists(p))
 		return 0; /* the folder is there: its error stands */
 	char *np = malloc(strlen(tree) + strlen(sl) + 1);
 	if (!np)
@@ -818,7 +813,7 @@ static void say_decision(const struct runbest *b, long long M, const char *kept)
 		       M, key);
 		return;
 	}
-	int ships = b->best.default_key && sm->baseline[0] && strcmp(sm->baseline, b->best.default_key);
+	int ships = decide_baseline_ships(sm, b->best.default_key);
 	const char *base = ships ? "what ships" : "the defaults";
 	if (sm->winner >= 0) {
 		const stats_ratio *g = &sm->f[sm->winner].gain;

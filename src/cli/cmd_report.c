@@ -213,8 +213,7 @@ static int write_svgs(const char *dir, const struct runstat *rs, muh_diag *d)
 	if (rs->b.decision && rs->b.nranked && (best_decided(&rs->b) == 1 || rs->b.keeps_baseline)) {
 		double sc = rs->b.ranked[0].score;
 		double v = is_time ? sc * 1e6 : objective_value(&rs->b.objective, sc);
-		int ships = rs->b.decision->baseline[0] && rs->b.default_key &&
-			    strcmp(rs->b.decision->baseline, rs->b.default_key);
+		int ships = decide_baseline_ships(rs->b.decision, rs->b.default_key);
 		fmt_value(wlabel, sizeof(wlabel),
 			  !rs->b.keeps_baseline ? "decided" : ships ? "what ships, kept" : "the defaults, kept", v, unit);
 		if (isfinite(v))

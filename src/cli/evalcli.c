@@ -219,7 +219,7 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 {
 	char pct[32], v[64], g[32], ci[64], slo[32];
 	/* the baseline is what ships when it is not the defaults */
-	int ships = default_key && sm->baseline[0] && strcmp(sm->baseline, default_key);
+	int ships = decide_baseline_ships(sm, default_key);
 	const char *base = ships ? "the baseline" : "the defaults";
 	double level = isfinite(sm->level) ? sm->level : NAN;
 	if (isfinite(level))
