@@ -18,13 +18,14 @@
 # on 2). Trees: the releases pinned in scripts/deps.lock that are unpacked.
 #   usage: [TREES="third_party/A third_party/B"] bash bench/scan_bench.sh [path/to/muh] [repeats]
 # Results go into docs/results/scan.md by hand: never write a number this
-# script did not print. Needs GNU time (/usr/bin/time) and python3.
+# script did not print. Needs python3; GNU time (/usr/bin/time) and
+# tree-sitter where installed (without them, python3 times the runs and the
+# floor column is "-").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MUH=${1:-build/muh}
 REPEATS=${2:-3}
 [ -x "$MUH" ] || { echo "scan_bench: no muh at $MUH (build first)" >&2; exit 2; }
-[ -x /usr/bin/time ] || { echo "scan_bench: needs GNU time (apt-get install time)" >&2; exit 3; }
 echo "# date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# uname: $(uname -a)"
 lscpu | grep -E '^(Model name|CPU\(s\)|L1d|L2|L3)' | sed 's/^/# /'
@@ -33,13 +34,31 @@ echo "# python: $(python3 -VV | head -1)"
 echo "# muh: $("$MUH" --version) ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+# the floor needs tree-sitter's headers and library; a machine without them
+# (the GPU hosts) prints "-" in that column
+floor_ok=1
 cc -O2 -w -o "$W/parse_only" bench/scan_parse_only.c -Isrc/ts_compat -Ithird_party/tree-sitter-python/src \
-	third_party/tree-sitter-python/src/parser.c third_party/tree-sitter-python/src/scanner.c -ltree-sitter
+	third_party/tree-sitter-python/src/parser.c third_party/tree-sitter-python/src/scanner.c -ltree-sitter 2>/dev/null ||
+	{ floor_ok=0; echo "# floor: not built here (no tree-sitter library)"; }
 
 # one_run ARGS...: "cpu wall rss" of one muh scan (table to /dev/null);
 # JOBS (default 1) threads
+# (GNU time where installed; elsewhere python3 reads the same from the
+# child's rusage)
 one_run() {
-	/usr/bin/time -f '%U %S %e %M' -o "$W/time" "$MUH" scan -j "${JOBS:-1}" "$@" >"$W/table" 2>/dev/null
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%U %S %e %M' -o "$W/time" "$MUH" scan -j "${JOBS:-1}" "$@" >"$W/table" 2>/dev/null
+	else
+		python3 -c '
+import resource, subprocess, sys, time
+t = time.perf_counter()
+with open(sys.argv[2], "w") as out:
+    subprocess.run(sys.argv[3:], stdout=out, stderr=subprocess.DEVNULL)
+w = time.perf_counter() - t
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.2f %.2f %.2f %d\n" % (r.ru_utime, r.ru_stime, w, r.ru_maxrss))
+' "$W/time" "$W/table" "$MUH" scan -j "${JOBS:-1}" "$@"
+	fi
 	awk '{printf "%.2f %.2f %.1f\n", $1 + $2, $3, $4 / 1024}' "$W/time"
 }
 NCPU=$(nproc)
@@ -65,11 +84,14 @@ for tree in $TREES; do
 	bytes=$(echo "$base" | awk '{print $4}')
 	ast_min=$(echo "$base" | awk '{print $6}')
 	ast_med=$(echo "$base" | awk '{print $8}')
-	: >"$W/floor"
-	for _ in $(seq "$REPEATS"); do
-		"$W/parse_only" <"$W/list" | sed -E 's/.* ([0-9.]+) s CPU.*/\1/' >>"$W/floor"
-	done
-	floor=$(stats "$W/floor" 1)
+	floor="- -"
+	if [ "$floor_ok" = 1 ]; then
+		: >"$W/floor"
+		for _ in $(seq "$REPEATS"); do
+			"$W/parse_only" <"$W/list" | sed -E 's/.* ([0-9.]+) s CPU.*/\1/' >>"$W/floor"
+		done
+		floor=$(stats "$W/floor" 1)
+	fi
 	: >"$W/cold"
 	for _ in $(seq "$REPEATS"); do one_run --no-cache "$tree" >>"$W/cold"; done
 	: >"$W/par"

@@ -113,6 +113,9 @@ part_sweep() {
 	# `muh tune specs/vllm_fused_moe.yaml --replay` finds the runs
 	local sw=specs/.sweep-vllm_fused_moe.yaml
 	sed 's/^measure:$/measure:\n  min_sample_time: 0.005/' "$SPEC" >"$sw"
+	# a sweep cut short in an earlier call resumes: its store, carried in
+	# .devcarry/, keeps every timing made (eval --all skips them)
+	[ -f ".devcarry/sweep-M$m.db" ] && [ ! -f "$OUT/sweep-M$m.db" ] && cp ".devcarry/sweep-M$m.db" "$OUT/sweep-M$m.db"
 	local t0=$(date +%s) left=$((DEADLINE + 30 - $(date +%s)))
 	timeout "$left" muh eval "$sw" --problem "M=$m" --all --jobs 14 --db "$OUT/sweep-M$m.db" \
 		>"$W/sweep-M$m.txt" 2>"$W/sweep-M$m.err"
