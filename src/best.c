@@ -524,6 +524,61 @@ double best_twins(const muh_best *b, size_t *twins, const char **slow, const cha
 	return r;
 }
 
+/* best_marks's walk over the runs. */
+typedef struct marks_walk {
+	muh_store *st;
+	int64_t run; /* 0: every run */
+	store_mark *m;
+	size_t n;
+	muh_diag *d;
+} marks_walk;
+
+/* store_foreach_run callback: appends run r's best to w->m; nonzero stops. */
+static int mark_run(void *ud, const store_run *r)
+{
+	marks_walk *w = ud;
+	if (w->run && r->id != w->run)
+		return 0;
+	muh_best b;
+	int rc = best_of_run(w->st, r, &b, w->d);
+	if (!rc && b.nranked) {
+		store_mark *nm = realloc(w->m, (w->n + 1) * sizeof(*nm));
+		char *key = strdup(b.ranked[0].key);
+		if (!nm || !key) {
+			free(key);
+			if (nm)
+				w->m = nm;
+			rc = MUH_ENOMEM;
+		} else {
+			w->m = nm;
+			w->m[w->n++] = (store_mark){.run = r->id, .key = key};
+		}
+	}
+	best_free(&b);
+	return rc;
+}
+
+int best_marks(muh_store *st, int64_t run, store_mark **out, size_t *n, muh_diag *d)
+{
+	marks_walk w = {.st = st, .run = run, .d = d};
+	int rc = store_foreach_run(st, mark_run, &w);
+	if (rc) {
+		best_marks_free(w.m, w.n);
+		w.m = NULL;
+		w.n = 0;
+	}
+	*out = w.m;
+	*n = w.n;
+	return rc;
+}
+
+void best_marks_free(store_mark *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)m[i].key);
+	free(m);
+}
+
 void best_free(muh_best *b)
 {
 	if (!b)

@@ -1199,7 +1199,25 @@ typedef struct export_ctx {
 	char **metrics; /* csv: a column per metric any row holds (TTFT, TPOT, goodput, ...) */
 	size_t nmetrics;
 	int header_done;
+	const store_mark *best; /* each run's best (store_export) */
+	size_t nbest;
 } export_ctx;
+
+/* The best key of run id among best[0..n), or NULL. */
+static const char *mark_of(const store_mark *best, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (best[i].run == id)
+			return best[i].key;
+	return NULL;
+}
+
+/* 1 when row is its run's best (export_ctx.best). */
+static int row_is_best(const export_ctx *x, const store_row *row)
+{
+	const char *k = mark_of(x->best, x->nbest, row->run_id);
+	return k && row->key && !strcmp(k, row->key);
+}
 
 static void json_safe_num(cJSON *o, const char *k, double v)
 {
@@ -1207,8 +1225,9 @@ static void json_safe_num(cJSON *o, const char *k, double v)
 		cJSON_AddNumberToObject(o, k, v);
 }
 
-/* The runs table as a JSON array (run == 0: all). */
-static cJSON *runs_json(muh_store *st, int64_t run)
+/* The runs table as a JSON array (run == 0: all), each run with its
+ * "best" key from best[0..nbest) (null when it has none). */
+static cJSON *runs_json(muh_store *st, int64_t run, const store_mark *best, size_t nbest)
 {
 	cJSON *arr = cJSON_CreateArray();
 	sqlite3_stmt *s;
@@ -1233,6 +1252,11 @@ static cJSON *runs_json(muh_store *st, int64_t run)
 			else
 				cJSON_AddStringToObject(o, names[i], col_text(s, i));
 		}
+		const char *bk = mark_of(best, nbest, sqlite3_column_int64(s, 0));
+		if (bk)
+			cJSON_AddStringToObject(o, "best", bk);
+		else
+			cJSON_AddNullToObject(o, "best");
 		cJSON_AddItemToArray(arr, o);
 	}
 	sqlite3_finalize(s);
@@ -1350,7 +1374,7 @@ static int export_row(void *ud, const store_row *row)
 				fputc(',', f);
 				csv_field(f, x->params[i]);
 			}
-			fputs(",status,median_s,min_s,mad_s,ci_lo_s,ci_hi_s,nsamples,fingerprint,max_abs_err,"
+			fputs(",status,best,median_s,min_s,mad_s,ci_lo_s,ci_hi_s,nsamples,fingerprint,max_abs_err,"
 			      "rel_l2_err,sm_clock_mhz,power_w,temp_c,t_build_s,finished_ms",
 			      f);
 			for (size_t i = 0; i < x->nmetrics; i++) {
@@ -1374,7 +1398,7 @@ static int export_row(void *ud, const store_row *row)
 				csv_field(f, it->valuestring);
 		}
 		cJSON_Delete(c);
-		fprintf(f, ",%s,", eval_status_name(m->status));
+		fprintf(f, ",%s,%d,", eval_status_name(m->status), row_is_best(x, row));
 		double nums[] = {m->median, m->min, m->mad, m->ci_lo, m->ci_hi};
 		for (size_t i = 0; i < 5; i++) {
 			csv_num(f, nums[i]);
@@ -1413,6 +1437,7 @@ static int export_row(void *ud, const store_row *row)
 		cJSON_AddStringToObject(o, "key", row->key);
 		cJSON_AddItemToObject(o, "configuration", cfg);
 		cJSON_AddItemToObject(o, "measurement", mo);
+		cJSON_AddBoolToObject(o, "best", row_is_best(x, row));
 	} else {
 		char ts[64];
 		iso_time(m->finished_ms, ts, sizeof(ts));
@@ -1474,16 +1499,17 @@ static int export_row(void *ud, const store_row *row)
 	return 0;
 }
 
-int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d)
+int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, const store_mark *best,
+		 size_t nbest, muh_diag *d)
 {
-	export_ctx x = {.f = f, .fmt = fmt};
+	export_ctx x = {.f = f, .fmt = fmt, .best = best, .nbest = nbest};
 	int rc;
 	if (fmt == STORE_CSV) {
 		rc = store_foreach(st, run, collect_params, &x);
 		if (!rc)
 			rc = store_foreach(st, run, export_row, &x);
 		if (!rc && !x.header_done)
-			fputs("run,spec,instance,key,status,median_s\n", f);
+			fputs("run,spec,instance,key,status,best,median_s\n", f);
 		for (size_t i = 0; i < x.nparams; i++)
 			free(x.params[i]);
 		free(x.params);
@@ -1497,10 +1523,10 @@ int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh
 			cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
 			cJSON_AddStringToObject(meta, "timeunit", "milliseconds");
 			cJSON_AddStringToObject(meta, "tool", "muh " MUH_VERSION);
-			cJSON_AddItemToObject(meta, "runs", runs_json(st, run));
+			cJSON_AddItemToObject(meta, "runs", runs_json(st, run, best, nbest));
 		} else {
 			cJSON_AddStringToObject(root, "tool", "muh " MUH_VERSION);
-			cJSON_AddItemToObject(root, "runs", runs_json(st, run));
+			cJSON_AddItemToObject(root, "runs", runs_json(st, run, best, nbest));
 		}
 		x.results = cJSON_AddArrayToObject(root, fmt == STORE_T4 ? "results" : "measurements");
 		rc = store_foreach(st, run, export_row, &x);

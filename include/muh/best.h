@@ -112,6 +112,14 @@ typedef struct muh_best {
 MUH_API int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d);
 MUH_API void best_free(muh_best *b);
 
+/* Each run's best, as best_of_run ranks it (ranked[0]), for run (0: every
+ * run) of store st: *out gets one mark per run that has one (runs with no
+ * ok variant are left out), *n their count; the exports mark them
+ * (store_export), so that they name the best report and patch name.
+ * MUH_OK, or best_of_run's error (d set); free with best_marks_free. */
+MUH_API int best_marks(muh_store *st, int64_t run, store_mark **out, size_t *n, muh_diag *d);
+MUH_API void best_marks_free(store_mark *m, size_t n);
+
 /* The best's speedup over the defaults: with a decision that proved a
  * winner or kept a baseline, its paired ratio over the defaults
  * (decide_summary.vs_defaults); otherwise both as the search measured them

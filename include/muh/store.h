@@ -230,7 +230,20 @@ MUH_API int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d);
  * returns that value). */
 MUH_API int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
 
-MUH_API int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, muh_diag *d);
+/* One run's best variant, as best_of_run ranks it (best_marks): what the
+ * exports mark, so that report, plots, patch and the exports name one best. */
+typedef struct store_mark {
+	int64_t run;
+	const char *key; /* canonical key; not owned */
+} store_mark;
+
+/* Writes the measurements of run (0: every run) to f as fmt. best[0..nbest)
+ * (may be NULL, 0) names each run's best: the CSV's `best` column is 1 on
+ * its row and 0 on the others; the JSON and T4 runs carry "best" (its key,
+ * null for a run without one) and JSON's measurements "best": true/false.
+ * MUH_OK, MUH_EENV (the store or f failed; d says which), MUH_ENOMEM. */
+MUH_API int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, const store_mark *best,
+			 size_t nbest, muh_diag *d);
 
 MUH_END_DECLS
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "muh/best.h"
 #include "muh/store.h"
 
 static const char help[] =
@@ -16,10 +17,12 @@ static const char help[] =
 	"FILE.\n"
 	"\n"
 	"  csv   one row per measurement: run, spec, instance, key, one column per\n"
-	"        param, status, median/min/MAD/CI in seconds, samples, fingerprint,\n"
-	"        errors, sensors, error text\n"
-	"  json  {tool, runs: [...], measurements: [{run, spec, key, configuration,\n"
-	"        measurement: {status, samples, median, ..., fingerprint}}]}\n"
+	"        param, status, best (1 on the run's best: the variant report names\n"
+	"        and patch writes), median/min/MAD/CI in seconds, samples,\n"
+	"        fingerprint, errors, sensors, metrics, error text\n"
+	"  json  {tool, runs: [{..., best: KEY}], measurements: [{run, spec, key,\n"
+	"        configuration, measurement: {status, samples, median, ...,\n"
+	"        fingerprint}, best}]}\n"
 	"  t4    the T4 results schema 1.0.0 (Kernel Tuner's schema/T4/1.0.0/\n"
 	"        results-schema.json): {schema_version, metadata, results:\n"
 	"        [{timestamp, configuration, times{compilation_time, runtimes, ...},\n"
@@ -92,7 +95,13 @@ static int run(int argc, char **argv)
 		store_close(st);
 		return EXIT_ENV;
 	}
-	rc = store_export(st, f, fmt, (int64_t)runid, &d);
+	/* each run's best as report and patch name it (best_marks) */
+	store_mark *best = NULL;
+	size_t nbest = 0;
+	rc = best_marks(st, (int64_t)runid, &best, &nbest, &d);
+	if (!rc)
+		rc = store_export(st, f, fmt, (int64_t)runid, best, nbest, &d);
+	best_marks_free(best, nbest);
 	if (outpath && fclose(f) != 0 && !rc)
 		rc = MUH_EENV;
 	store_close(st);

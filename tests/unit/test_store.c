@@ -118,20 +118,20 @@ static void test_resume_and_fresh(void **st)
 	char out[600];
 	snprintf(out, sizeof(out), "%s/test_store.csv", MUH_BINARY_DIR);
 	FILE *f = fopen(out, "w");
-	assert_int_equal(store_export(s, f, STORE_CSV, 0, &d), MUH_OK);
+	assert_int_equal(store_export(s, f, STORE_CSV, 0, NULL, 0, &d), MUH_OK);
 	fclose(f);
 	f = fopen(out, "r");
 	char line[2048];
 	int lines = 0;
 	assert_non_null(fgets(line, sizeof(line), f));
-	assert_non_null(strstr(line, "key,BLOCK,status,median_s"));
+	assert_non_null(strstr(line, "key,BLOCK,status,best,median_s"));
 	while (fgets(line, sizeof(line), f))
 		lines++;
 	fclose(f);
 	assert_int_equal(lines, 5);
 	snprintf(out, sizeof(out), "%s/test_store.t4.json", MUH_BINARY_DIR);
 	f = fopen(out, "w");
-	assert_int_equal(store_export(s, f, STORE_T4, run, &d), MUH_OK);
+	assert_int_equal(store_export(s, f, STORE_T4, run, NULL, 0, &d), MUH_OK);
 	fclose(f);
 
 	/* fresh: starts over */
