@@ -101,6 +101,23 @@ size_t muh_spec_ninstances(const muh_spec *spec)
 
 /* ---- space ---------------------------------------------------------------- */
 
+/* 1 when every index of cfg names one of its param's values: the internals
+ * index with cfg unchecked, so the boundary checks what a caller hands in. */
+static int cfg_in_range(const muh_space *sp, const uint32_t *cfg)
+{
+	const muh_spec *s = space_spec(sp);
+	for (size_t p = 0; p < s->nparams; p++)
+		if (cfg[p] >= s->params[p].nvalues)
+			return 0;
+	return 1;
+}
+
+/* MUH_EINPUT, said for function fn, for a cfg out of range. */
+static muh_status out_of_range(const char *fn)
+{
+	return fail(MUH_EINPUT, "%s: the configuration holds a value index out of range", fn);
+}
+
 muh_status muh_space_build(const muh_spec *spec, const char *hw, size_t instance, muh_space **out)
 {
 	if (!out)
@@ -203,6 +220,11 @@ muh_status muh_space_key(const muh_space *sp, const uint32_t *cfg, char *buf, si
 {
 	if (!sp || !cfg || (!buf && n))
 		return fail(MUH_EINPUT, "muh_space_key: a NULL argument");
+	if (!cfg_in_range(sp, cfg)) {
+		if (n)
+			buf[0] = '\0';
+		return out_of_range("muh_space_key");
+	}
 	int len = space_key(sp, cfg, buf, n);
 	if (len < 0 || (size_t)len >= n) {
 		if (n)
@@ -228,6 +250,8 @@ muh_status muh_space_value_int(const muh_space *sp, const uint32_t *cfg, size_t 
 		return fail(MUH_EINPUT, "muh_space_value_int: a NULL argument");
 	if (p >= space_nparams(sp))
 		return fail(MUH_EINPUT, "muh_space_value_int: param %zu, the space has %zu", p, space_nparams(sp));
+	if (!cfg_in_range(sp, cfg))
+		return out_of_range("muh_space_value_int");
 	muh_value v = space_value(sp, cfg, p);
 	if (v.t != MUH_INT)
 		return fail(MUH_EINPUT, "param %s is not an integer", space_spec(sp)->params[p].name);
@@ -309,6 +333,8 @@ muh_status muh_session_lookup(muh_session *s, const uint32_t *cfg, int *answered
 		*answered = 0;
 	if (!s || !cfg || !answered)
 		return fail(MUH_EINPUT, "muh_session_lookup: a NULL argument");
+	if (!cfg_in_range(session_space(s), cfg))
+		return out_of_range("muh_session_lookup");
 	muh_diag d;
 	diag_clear(&d);
 	int rc = session_lookup(s, cfg, NULL, &d);
@@ -322,6 +348,8 @@ muh_status muh_session_record(muh_session *s, const uint32_t *cfg, double second
 {
 	if (!s || !cfg)
 		return fail(MUH_EINPUT, "muh_session_record: a NULL argument");
+	if (!cfg_in_range(session_space(s), cfg))
+		return out_of_range("muh_session_record");
 	muh_diag d;
 	diag_clear(&d);
 	int rc = session_record(s, cfg, seconds, failed != 0, &d);

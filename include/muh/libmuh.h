@@ -15,7 +15,8 @@
  *     the user wrote), and every out-parameter it names is left as
  *     documented (a handle out-parameter is NULL);
  *   - a configuration is an array of value indices, one per param, in the
- *     spec's order (uint32_t cfg[muh_space_nparams(sp)]);
+ *     spec's order (uint32_t cfg[muh_space_nparams(sp)]); one holding an
+ *     index past its param's values is MUH_EINPUT wherever it is read;
  *   - the library never prints and never exits.
  * A handle is used by one thread at a time; different handles may be used
  * from different threads. docs/session.md describes the session.
