@@ -28,8 +28,8 @@
 static _Thread_local char last_error[MUH_DIAG_PATH + MUH_DIAG_MSG + 32];
 
 /* Sets this thread's message from d (file:line:col: msg, as diag_print's
- * first line without "error:") and returns rc as a status; an rc of 0 with
- * a failure meant by the caller is never passed here. */
+ * first line without "error:"; MUH_ENOMEM may come without a message, as
+ * the CLI's "out of memory") and returns rc as a status. */
 static muh_status fail_diag(int rc, const muh_diag *d)
 {
 	if (d->file[0] && d->line > 0)
@@ -38,7 +38,8 @@ static muh_status fail_diag(int rc, const muh_diag *d)
 	else if (d->file[0])
 		snprintf(last_error, sizeof(last_error), "%s: %s", d->file, d->msg);
 	else
-		snprintf(last_error, sizeof(last_error), "%s", d->msg[0] ? d->msg : "unknown error");
+		snprintf(last_error, sizeof(last_error), "%s",
+			 d->msg[0] ? d->msg : rc == MUH_ENOMEM ? "out of memory" : "unknown error");
 	if (rc < MUH_EFINDING || rc > MUH_ENOMEM) /* an internal code (STORE_KEPT, -1): the environment's */
 		rc = MUH_EENV;
 	return (muh_status)rc;
