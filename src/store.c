@@ -330,7 +330,7 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB) {
 		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path, first);
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.700s: %.200s", path, first);
 		return MUH_EENV;
 	}
 	if (!ok) {
