@@ -16,8 +16,9 @@
  *   - lose nothing: a store written before is readable and intact after a
  *     failed write; a tree is byte-identical after a failed patch apply.
  * The operations: space building (spec parse, profile, space, keys), the
- * store (open, resume a run, put a measurement, close) and patch (plan,
- * build, diff, apply with a backup).
+ * store (open, resume a run, put a measurement, close), patch (plan,
+ * build, diff, apply with a backup) and the public API's session (open
+ * with a store, ask and tell, best, close: session, strategy and store).
  *
  * The hook fails one allocation only (the Nth), as a transient failure;
  * libfyaml's allocations inside its own library, realpath's and stdio's are
@@ -40,6 +41,7 @@
 #include <sqlite3.h>
 #include <tree_sitter/api.h>
 
+#include "muh/libmuh.h"
 #include "muh/eval.h"
 #include "muh/fileio.h"
 #include "muh/hw.h"
@@ -654,6 +656,67 @@ static void test_patch_apply(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- the public API: a session asked and told, with a store ------------- */
+
+static char session_dir[256], session_spec[512], session_db[512];
+
+/* Opens a session on the example's spec with a store, asks and tells six
+ * configurations (their time: 1 ms per BLOCK step), names the best and
+ * closes; the store starts empty each run. */
+static int session_op(void *ctx)
+{
+	unit_rm_store(session_db);
+	muh_session_options o = MUH_SESSION_OPTIONS_INIT;
+	o.budget = 6;
+	o.seed = 1;
+	o.db = session_db;
+	muh_session *s = NULL;
+	muh_status rc = muh_session_open(session_spec, &o, &s);
+	uint32_t cfg[4];
+	size_t n = 0;
+	while (!rc && !(rc = muh_session_next(s, cfg, 1, &n)) && n == 1)
+		rc = muh_session_record(s, cfg, 1e-3 * (1 + cfg[0]) + 1e-5 * cfg[1], 0);
+	char *key = ctx;
+	if (!rc && !(rc = muh_session_best(s, cfg, NULL)))
+		rc = muh_space_key(muh_session_space(s), cfg, key, 64);
+	muh_session_close(s);
+	if (rc && !*muh_last_error())
+		fail_msg("session: status %d without muh_last_error (failing allocation %ld)", rc, fault_run);
+	return rc;
+}
+
+static void session_check(void *ctx, int rc, int fired)
+{
+	static char want[64];
+	char *key = ctx;
+	if (!fired) {
+		assert_int_equal(rc, MUH_OK);
+		if (!want[0])
+			snprintf(want, sizeof(want), "%s", key);
+	}
+	if (rc == MUH_OK)
+		assert_string_equal(key, want);
+	else if (rc != MUH_ENOMEM && rc != MUH_EENV)
+		fail_msg("session: failing allocation %ld returned %d (%s), not MUH_ENOMEM or MUH_EENV", fault_run,
+			 rc, muh_last_error());
+	key[0] = '\0';
+}
+
+static void test_session_public(void **state)
+{
+	snprintf(session_dir, sizeof(session_dir), "/tmp/muh-test-alloc-session-XXXXXX");
+	assert_non_null(mkdtemp(session_dir));
+	snprintf(session_spec, sizeof(session_spec), "%s/examples/online.yaml", MUH_SOURCE_DIR);
+	snprintf(session_db, sizeof(session_db), "%s/s.db", session_dir);
+	char key[64] = "";
+	long runs = fault_loop("session", session_op, session_check, key);
+	assert_true(runs > 50);
+	print_message("session: %ld runs, each failing one allocation\n", runs - 1);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", session_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	hook_install();
@@ -662,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_space_build),
 		cmocka_unit_test(test_store_write),
 		cmocka_unit_test(test_patch_apply),
+		cmocka_unit_test(test_session_public),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
