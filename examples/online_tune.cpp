@@ -1,36 +1,34 @@
 // online_tune.cpp — the same online tuning from C++: the kernel is a
-// lambda, timed by the program itself and reported to libmuh's session.
+// lambda, timed by the program itself and reported to libmuh's session
+// through the public API alone (<muh/libmuh.h>).
 //
 //     c++ online_tune.cpp $(pkg-config --cflags --libs muh) -o online_tune_cpp
 //     ./online_tune_cpp online.yaml [BUDGET]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include <muh/session.h>
+#include <muh/libmuh.h>
 
 int main(int argc, char **argv)
 {
 	const char *spec = argc > 1 ? argv[1] : "online.yaml";
-	muh_session_opts o;
-	std::memset(&o, 0, sizeof(o));
-	o.search.budget = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12;
+	muh_session_options o = MUH_SESSION_OPTIONS_INIT;
+	o.budget = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 12;
 	muh_session *s = nullptr;
-	muh_diag d;
-	if (session_open(spec, &o, &s, &d) || session_start(s, &d)) {
-		std::fprintf(stderr, "online_tune_cpp: %s\n", d.msg);
+	if (muh_session_open(spec, &o, &s)) {
+		std::fprintf(stderr, "online_tune_cpp: %s\n", muh_last_error());
 		return 2;
 	}
-	const muh_space *sp = session_space(s);
-	const muh_spec *sx = space_spec(sp);
+	const muh_space *sp = muh_session_space(s);
 	auto value = [&](const std::vector<uint32_t> &cfg, const std::string &name) {
-		for (size_t p = 0; p < sx->nparams; p++)
-			if (name == sx->params[p].name)
-				return (int)space_value(sp, cfg.data(), p).u.i;
-		return -1;
+		long p = muh_space_param_index(sp, name.c_str());
+		long long v = -1;
+		if (p < 0 || muh_space_value_int(sp, cfg.data(), size_t(p), &v))
+			return -1;
+		return int(v);
 	};
 	std::vector<float> x(1 << 20);
 	for (size_t i = 0; i < x.size(); i++)
@@ -52,23 +50,31 @@ int main(int argc, char **argv)
 		}
 		return total;
 	};
-	std::vector<uint32_t> cfg(space_nparams(sp) + 1);
+	std::vector<uint32_t> cfg(muh_space_nparams(sp) + 1);
 	int measured = 0;
-	while (session_next(s, cfg.data(), 1, &d) == 1) {
+	size_t n = 0;
+	while (muh_session_next(s, cfg.data(), 1, &n) == MUH_OK && n == 1) {
 		int block = value(cfg, "BLOCK"), unroll = value(cfg, "UNROLL");
 		auto t0 = std::chrono::steady_clock::now();
 		volatile double sum = kernel(block, unroll);
 		(void)sum;
 		double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-		session_record(s, cfg.data(), t, 0, &d);
+		if (muh_session_record(s, cfg.data(), t, 0) != MUH_OK) {
+			std::fprintf(stderr, "online_tune_cpp: %s\n", muh_last_error());
+			muh_session_close(s);
+			return 3;
+		}
 		std::printf("BLOCK=%d UNROLL=%d %.1f us\n", block, unroll, t * 1e6);
 		measured++;
 	}
 	double best;
-	if (!session_best(s, cfg.data(), &best))
+	if (muh_session_best(s, cfg.data(), &best) != MUH_OK) {
+		std::fprintf(stderr, "online_tune_cpp: %s\n", muh_last_error());
+		muh_session_close(s);
 		return 1;
+	}
 	std::printf("best BLOCK=%d UNROLL=%d %.1f us (%d measured)\n", value(cfg, "BLOCK"), value(cfg, "UNROLL"),
 		    best * 1e6, measured);
-	session_close(s);
+	muh_session_close(s);
 	return 0;
 }

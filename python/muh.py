@@ -1,4 +1,4 @@
-"""muh.py — a thin ctypes binding of libmuh's session (include/muh/session.h).
+"""muh.py — a thin ctypes binding of libmuh's public API (include/muh/libmuh.h).
 
 Online tuning from Python: the program times its own function, libmuh's
 session owns the space, the strategy, the store and the bookkeeping. Every
@@ -6,16 +6,17 @@ decision is the library's; this file only moves arguments across:
 
     import muh
     with muh.Session("examples/online.yaml", budget=12, seed=1) as s:
-        for p in s.proposals():          # session_next (and session_lookup), one at a time
+        for p in s.proposals():          # muh_session_next (and _lookup), one at a time
             t = time_my_function(**p.config)
-            s.record(p, t)               # session_record
-        config, seconds = s.best()       # session_best
+            s.record(p, t)               # muh_session_record
+        config, seconds = s.best()       # muh_session_best
 
 The library is found by $MUH_LIBRARY (a path to libmuh.so), else by the
 dynamic loader ("libmuh.so", LD_LIBRARY_PATH), else through pkg-config's
-libdir for muh. The layout of muh_session_opts is checked against the
-library's own (session_opts_size) when the library is loaded, so a library
-whose struct changed is refused instead of misread.
+libdir for muh. Only muh_ functions are called; errors come back as
+muh.Error with the status and muh_last_error()'s message. The options
+struct carries its version (MUH_SESSION_OPTIONS_VERSION), so a library
+whose struct changed refuses it instead of misreading it.
 """
 import ctypes
 import os
@@ -23,47 +24,28 @@ import subprocess
 
 __all__ = ["Error", "Session", "Proposal", "library"]
 
-MUH_DIAG_PATH, MUH_DIAG_MSG, MUH_DIAG_LINE = 512, 1024, 512
+MUH_SESSION_OPTIONS_VERSION = 1
 
 
-class _Diag(ctypes.Structure):
-    _fields_ = [("file", ctypes.c_char * MUH_DIAG_PATH), ("line", ctypes.c_int), ("col", ctypes.c_int),
-                ("msg", ctypes.c_char * MUH_DIAG_MSG), ("src", ctypes.c_char * MUH_DIAG_LINE)]
-
-
-class _StrategyOpts(ctypes.Structure):  # strategy.h: strategy_opts
-    _fields_ = [("strategy", ctypes.c_char_p), ("budget", ctypes.c_uint64), ("time_budget_s", ctypes.c_double),
-                ("seed", ctypes.c_uint64), ("skip_spec_seeds", ctypes.c_int),
-                ("transfer_seeds", ctypes.c_void_p), ("ntransfer_seeds", ctypes.c_size_t),
-                ("baseline_cfg", ctypes.c_void_p),
-                ("objective", ctypes.c_void_p), ("objective_ctx", ctypes.c_void_p),
-                ("on_event", ctypes.c_void_p), ("event_ctx", ctypes.c_void_p),
-                ("clock", ctypes.c_void_p), ("clock_ctx", ctypes.c_void_p),
-                ("predict_fail", ctypes.c_void_p), ("predict_ctx", ctypes.c_void_p)]
-
-
-class _SessionOpts(ctypes.Structure):  # session.h: muh_session_opts
-    _fields_ = [("hw", ctypes.c_char_p), ("instance", ctypes.c_size_t), ("measure", ctypes.c_int),
-                ("db", ctypes.c_char_p), ("fresh", ctypes.c_int), ("replay", ctypes.c_char_p),
-                ("replay_columns", ctypes.c_void_p), ("jobs", ctypes.c_int), ("search", _StrategyOpts),
-                ("no_transfer", ctypes.c_int), ("seeds_from", ctypes.c_void_p), ("nseeds_from", ctypes.c_size_t),
-                ("on_note", ctypes.c_void_p), ("note_ctx", ctypes.c_void_p), ("stop", ctypes.c_void_p),
-                ("pool", ctypes.c_int), ("baseline", ctypes.c_char_p), ("no_baseline", ctypes.c_int)]
+class _SessionOptions(ctypes.Structure):  # libmuh.h: muh_session_options
+    _fields_ = [("version", ctypes.c_uint), ("hw", ctypes.c_char_p), ("instance", ctypes.c_size_t),
+                ("db", ctypes.c_char_p), ("fresh", ctypes.c_int), ("strategy", ctypes.c_char_p),
+                ("budget", ctypes.c_uint64), ("seed", ctypes.c_uint64)]
 
 
 class Error(Exception):
-    """A libmuh error: .status (muh_status: 2 input, 3 environment, 4 memory)
-    and the message, with file:line:col when it is something the user wrote."""
+    """A libmuh error: .status (muh_status: 1 finding, 2 input, 3 environment,
+    4 memory) and muh_last_error()'s message, with file:line:col when it is
+    something the user wrote."""
 
-    def __init__(self, status, diag):
+    def __init__(self, status):
         self.status = status
-        msg = diag.msg.decode(errors="replace")
-        where = diag.file.decode(errors="replace")
-        if where and diag.line:
-            msg = f"{where}:{diag.line}:{diag.col}: {msg}"
-        elif where:
-            msg = f"{where}: {msg}"
-        super().__init__(msg)
+        super().__init__(library().muh_last_error().decode(errors="replace"))
+
+
+def _check(status):
+    if status:
+        raise Error(status)
 
 
 def _find_library():
@@ -94,31 +76,27 @@ def library():
         return _lib
     lib = _find_library()
     P, S, I = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
-    U32P, D = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(_Diag)
+    U32P = ctypes.POINTER(ctypes.c_uint32)
     sig = {
-        "session_opts_size": (S, []),
-        "session_open": (I, [ctypes.c_char_p, ctypes.POINTER(_SessionOpts), ctypes.POINTER(P), D]),
-        "session_start": (I, [P, D]),
-        "session_close": (None, [P]),
-        "session_space": (P, [P]),
-        "session_problem": (ctypes.c_char_p, [P]),
-        "session_next": (ctypes.c_long, [P, U32P, S, D]),
-        "session_record": (I, [P, U32P, ctypes.c_double, I, D]),
-        "session_lookup": (I, [P, U32P, P, D]),
-        "session_best": (I, [P, U32P, ctypes.POINTER(ctypes.c_double)]),
-        "session_done": (I, [P]),
-        "session_pending": (S, [P]),
-        "space_nparams": (S, [P]),
-        "space_valid": (ctypes.c_uint64, [P]),
-        "space_default": (I, [P, U32P]),
-        "space_key": (I, [P, U32P, ctypes.c_char_p, S]),
+        "muh_last_error": (ctypes.c_char_p, []),
+        "muh_version": (ctypes.c_char_p, []),
+        "muh_session_open": (I, [ctypes.c_char_p, ctypes.POINTER(_SessionOptions), ctypes.POINTER(P)]),
+        "muh_session_close": (None, [P]),
+        "muh_session_space": (P, [P]),
+        "muh_session_problem": (ctypes.c_char_p, [P]),
+        "muh_session_next": (I, [P, U32P, S, ctypes.POINTER(S)]),
+        "muh_session_record": (I, [P, U32P, ctypes.c_double, I]),
+        "muh_session_lookup": (I, [P, U32P, ctypes.POINTER(I)]),
+        "muh_session_best": (I, [P, U32P, ctypes.POINTER(ctypes.c_double)]),
+        "muh_session_done": (I, [P]),
+        "muh_session_pending": (S, [P]),
+        "muh_space_nparams": (S, [P]),
+        "muh_space_valid": (ctypes.c_uint64, [P]),
+        "muh_space_key": (I, [P, U32P, ctypes.c_char_p, S]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
-    if lib.session_opts_size() != ctypes.sizeof(_SessionOpts):
-        raise OSError(f"libmuh's muh_session_opts is {lib.session_opts_size()} bytes, this binding's "
-                      f"{ctypes.sizeof(_SessionOpts)}: python/muh.py does not match the library")
     _lib = lib
     return lib
 
@@ -133,7 +111,7 @@ def _value(text):
 
 
 def _config(key):
-    """{name: value} of a canonical key "A=1,B=2" (space_key's)."""
+    """{name: value} of a canonical key "A=1,B=2" (muh_space_key's)."""
     return {k: _value(v) for k, v in (item.split("=", 1) for item in key.split(",") if item)}
 
 
@@ -148,7 +126,7 @@ class Proposal:
 
 
 class Session:
-    """A libmuh session for online tuning (session_open + session_start).
+    """A libmuh session for online tuning (muh_session_open).
 
     spec: the spec's path; budget: evaluations (0: the whole space); seed;
     strategy: a name (None: the library's default); db: a store (a rerun
@@ -159,60 +137,50 @@ class Session:
         self._s = None
         lib = library()
         self._keep = [x.encode() if isinstance(x, str) else x for x in (spec, strategy, db, hw)]
-        o = _SessionOpts()
+        o = _SessionOptions()
+        o.version = MUH_SESSION_OPTIONS_VERSION
         o.hw = self._keep[3]
         o.instance = instance
         o.db = self._keep[2]
         o.fresh = int(bool(fresh))
-        o.search.strategy = self._keep[1]
-        o.search.budget = budget
-        o.search.seed = seed
-        self._s = ctypes.c_void_p()
-        d = _Diag()
-        rc = lib.session_open(self._keep[0], ctypes.byref(o), ctypes.byref(self._s), ctypes.byref(d))
-        if rc == 0:
-            rc = lib.session_start(self._s, ctypes.byref(d))
-            if rc:
-                self.close()
-        if rc:
-            self._s = None
-            raise Error(rc, d)
-        sp = lib.session_space(self._s)
-        self._np = lib.space_nparams(sp)
-        self.valid = lib.space_valid(sp)
-        self.problem = lib.session_problem(self._s).decode()
+        o.strategy = self._keep[1]
+        o.budget = budget
+        o.seed = seed
+        s = ctypes.c_void_p()
+        _check(lib.muh_session_open(self._keep[0], ctypes.byref(o), ctypes.byref(s)))
+        self._s = s
+        sp = lib.muh_session_space(self._s)
+        self._np = lib.muh_space_nparams(sp)
+        self.valid = lib.muh_space_valid(sp)
+        self.problem = lib.muh_session_problem(self._s).decode()
 
     def _cfg(self):
         return (ctypes.c_uint32 * max(1, self._np))()
 
     def _key(self, cfg):
         buf = ctypes.create_string_buffer(4096)
-        library().space_key(library().session_space(self._s), cfg, buf, len(buf))
+        _check(library().muh_space_key(library().muh_session_space(self._s), cfg, buf, len(buf)))
         return buf.value.decode()
 
     def next(self, k=1):
-        """Up to k proposals (session_next): [] when the strategy has nothing more now."""
+        """Up to k proposals (muh_session_next): [] when the strategy has nothing more now."""
         lib = library()
         cfgs = (ctypes.c_uint32 * (max(1, self._np) * k))()
-        d = _Diag()
-        n = lib.session_next(self._s, cfgs, k, ctypes.byref(d))
-        if n < 0:
-            raise Error(-n, d)
+        n = ctypes.c_size_t()
+        _check(lib.muh_session_next(self._s, cfgs, k, ctypes.byref(n)))
         out = []
-        for i in range(n):
+        for i in range(n.value):
             cfg = self._cfg()
             ctypes.memmove(cfg, ctypes.byref(cfgs, i * self._np * 4), self._np * 4)
             out.append(Proposal(cfg, self._key(cfg)))
         return out
 
     def lookup(self, proposal):
-        """True when the session answers the proposal itself (session_lookup: told
+        """True when the session answers the proposal itself (muh_session_lookup: told
         already, or a row of the store's run, which a rerun resumes from)."""
-        d = _Diag()
-        rc = library().session_lookup(self._s, proposal._cfg, None, ctypes.byref(d))
-        if rc < 0:
-            raise Error(-rc, d)
-        return rc == 1
+        answered = ctypes.c_int()
+        _check(library().muh_session_lookup(self._s, proposal._cfg, ctypes.byref(answered)))
+        return answered.value == 1
 
     def proposals(self):
         """Proposals one at a time until the strategy has none (record each before
@@ -225,31 +193,30 @@ class Session:
                 yield p[0]
 
     def record(self, proposal, seconds, ok=True):
-        """Tells the session the time the caller measured (session_record); ok=False: it failed."""
-        d = _Diag()
-        rc = library().session_record(self._s, proposal._cfg, float(seconds) if ok else 0.0, 0 if ok else 1,
-                                      ctypes.byref(d))
-        if rc:
-            raise Error(rc, d)
+        """Tells the session the time the caller measured (muh_session_record); ok=False: it failed."""
+        _check(library().muh_session_record(self._s, proposal._cfg, float(seconds) if ok else 0.0, 0 if ok else 1))
 
     def best(self):
-        """(config, seconds) of the best recorded so far (session_best), or None."""
+        """(config, seconds) of the best recorded so far (muh_session_best), or None
+        when none was ok (MUH_EFINDING)."""
         cfg, t = self._cfg(), ctypes.c_double()
-        if not library().session_best(self._s, cfg, ctypes.byref(t)):
+        rc = library().muh_session_best(self._s, cfg, ctypes.byref(t))
+        if rc == 1:
             return None
+        _check(rc)
         return _config(self._key(cfg)), t.value
 
     @property
     def done(self):
-        return bool(library().session_done(self._s))
+        return bool(library().muh_session_done(self._s))
 
     @property
     def pending(self):
-        return library().session_pending(self._s)
+        return library().muh_session_pending(self._s)
 
     def close(self):
         if getattr(self, "_s", None):
-            library().session_close(self._s)
+            library().muh_session_close(self._s)
             self._s = None
 
     def __enter__(self):

@@ -207,10 +207,10 @@ static int build_bounds(muh_space *sp)
 static int compile_all(muh_space *sp, muh_diag *d)
 {
 	const muh_spec *s = sp->spec;
-	sp->ncons = s->nconstraints;
-	sp->cons = calloc(sp->ncons ? sp->ncons : 1, sizeof(struct cons));
+	sp->cons = calloc(s->nconstraints ? s->nconstraints : 1, sizeof(struct cons));
 	if (!sp->cons)
-		return MUH_ENOMEM;
+		return MUH_ENOMEM; /* ncons stays 0: space_free walks no cons */
+	sp->ncons = s->nconstraints;
 	int *slots = malloc((sp->nslots + 1) * sizeof(int));
 	if (!slots)
 		return MUH_ENOMEM;
@@ -223,7 +223,9 @@ static int compile_all(muh_space *sp, muh_diag *d)
 				    (int)sp->nslots, &sub);
 		if (!k->e) {
 			free(slots);
-			if (!diag_is_set(&sub))
+			/* what the user wrote is located (line 1 of src); out of
+			 * memory is not, whether or not it was said */
+			if (!diag_is_set(&sub) || sub.line <= 0)
 				return MUH_ENOMEM;
 			if (d) {
 				*d = sub;

@@ -162,17 +162,18 @@ static int store_upgrade(muh_store *st, muh_diag *d)
 	return rc;
 }
 
-/* 1 when the store has a table called name. */
+/* 1 when the store has a table called name, 0 when not, -1 when SQLite
+ * could not tell (out of memory, I/O): never "absent" for "unknown". */
 static int table_exists(muh_store *st, const char *name)
 {
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1", -1, &s,
 			       NULL) != SQLITE_OK)
-		return 0;
+		return -1;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	int found = sqlite3_step(s) == SQLITE_ROW;
+	int rc = sqlite3_step(s);
 	sqlite3_finalize(s);
-	return found;
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
 /* Recognises a muh store, reading only: MUH_OK when path holds one this muh
@@ -215,18 +216,36 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	if (*empty)
 		return MUH_OK;
 	long version = -1;
-	if (table_exists(st, "meta") &&
-	    sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL) ==
-		    SQLITE_OK) {
-		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
+	int meta = table_exists(st, "meta");
+	if (meta > 0 &&
+	    sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL) !=
+		    SQLITE_OK)
+		meta = -1;
+	if (meta < 0) { /* not "not a muh store": SQLite could not read it now */
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
+				 sqlite3_errmsg(st->db));
+		return MUH_EENV;
+	}
+	if (meta) {
+		int step = sqlite3_step(s);
+		if (step == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL) {
 			const char *v = (const char *)sqlite3_column_text(s, 0);
 			char *end;
 			errno = 0;
 			version = v ? strtol(v, &end, 10) : -1;
-			if (!v || end == v || *end || errno || version < 1)
+			if (!v) /* a text value SQLite could not hand out: out of memory */
+				step = SQLITE_NOMEM;
+			else if (end == v || *end || errno || version < 1)
 				version = 0; /* there, but not a number muh writes */
 		}
 		sqlite3_finalize(s);
+		if (step != SQLITE_ROW && step != SQLITE_DONE) { /* unread, not absent */
+			if (d)
+				snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
+					 step == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(st->db));
+			return MUH_EENV;
+		}
 	}
 	if (version < 0) {
 		if (d)
@@ -258,7 +277,15 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 				 sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
-	if (sqlite3_step(s) == SQLITE_ROW) {
+	int step = sqlite3_step(s);
+	if (step != SQLITE_ROW && step != SQLITE_DONE) { /* unread: not "none there" */
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
+				 sqlite3_errmsg(st->db));
+		sqlite3_finalize(s);
+		return MUH_EENV;
+	}
+	if (step == SQLITE_ROW) {
 		const char *type = (const char *)sqlite3_column_text(s, 0);
 		const char *name = (const char *)sqlite3_column_text(s, 1);
 		int more = sqlite3_column_int(s, 2) - 1;
@@ -276,9 +303,15 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 		return MUH_EINPUT;
 	}
 	sqlite3_finalize(s);
+	/* corrupt is what SQLite found corrupt; a check that could not run
+	 * (out of memory, I/O) says so instead, of a store that may be good */
 	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK) {
+		int ec = sqlite3_errcode(st->db);
 		if (d)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s", path, sqlite3_errmsg(st->db));
+			snprintf(d->msg, sizeof(d->msg),
+				 ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB ? "%.800s is corrupt: %s"
+									     : "cannot read store %.800s: %s",
+				 path, sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
 	char first[512] = "";
@@ -295,6 +328,11 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 		snprintf(first, sizeof(first), "%s", sqlite3_errmsg(st->db));
 	}
 	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB) {
+		if (d)
+			snprintf(d->msg, sizeof(d->msg), "cannot read store %.700s: %.200s", path, first);
+		return MUH_EENV;
+	}
 	if (!ok) {
 		if (d)
 			snprintf(d->msg, sizeof(d->msg),
@@ -304,9 +342,9 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	}
 	st->has_metrics = column_exists(st, "measurements", "metrics");
 	st->has_spec = column_exists(st, "runs", "spec_text") && column_exists(st, "runs", "spec_abs");
-	st->has_claims = table_exists(st, "claims");
-	st->has_retimes = table_exists(st, "retimes");
-	st->has_decisions = table_exists(st, "decisions");
+	st->has_claims = table_exists(st, "claims") == 1;
+	st->has_retimes = table_exists(st, "retimes") == 1;
+	st->has_decisions = table_exists(st, "decisions") == 1;
 	return MUH_OK;
 }
 
@@ -583,10 +621,15 @@ void store_spec_hash(const char *text, size_t len, char *buf)
 	snprintf(buf, 17, "%016llx", (unsigned long long)eval_hash(text, len, EVAL_HASH_INIT));
 }
 
+/* Binds t as it is (SQLITE_STATIC): t stays valid until the statement is
+ * finalized, as every caller binds, steps and finalizes in one scope. A
+ * copy (SQLITE_TRANSIENT) could fail for memory and leave the parameter
+ * NULL, unsaid: a lookup of NULL finds nothing, and a resumed run was
+ * begun anew (tests/unit/test_alloc.c). */
 static void bind_text(sqlite3_stmt *s, int i, const char *t)
 {
 	if (t)
-		sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, i, t, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, i);
 }
@@ -613,10 +656,13 @@ int store_find_run(muh_store *st, const char *spec_hash, int64_t instance, const
 	sqlite3_bind_int64(s, 2, instance);
 	bind_text(s, 3, backend);
 	bind_text(s, 4, hw_profile);
-	if (sqlite3_step(s) == SQLITE_ROW)
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
 		*run = sqlite3_column_int64(s, 0);
+	else if (rc != SQLITE_DONE) /* unread is not "none": a caller would begin another run */
+		rc = sql_fail(st, d, "find run");
 	sqlite3_finalize(s);
-	return MUH_OK;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? MUH_OK : MUH_EENV;
 }
 
 int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance, const char *problem,
@@ -633,14 +679,17 @@ int store_find_run_named(muh_store *st, const char *spec_name, int64_t instance,
 	bind_text(s, 1, spec_name);
 	sqlite3_bind_int64(s, 2, instance);
 	bind_text(s, 3, problem);
-	if (sqlite3_step(s) == SQLITE_ROW) {
+	int rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
 		*run = sqlite3_column_int64(s, 0);
 		const unsigned char *p = sqlite3_column_text(s, 1);
 		if (n)
 			snprintf(path, n, "%s", p ? (const char *)p : "");
+	} else if (rc != SQLITE_DONE) { /* unread is not "none" */
+		rc = sql_fail(st, d, "find run");
 	}
 	sqlite3_finalize(s);
-	return MUH_OK;
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? MUH_OK : MUH_EENV;
 }
 
 int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t *run, int *resumed,
@@ -739,18 +788,23 @@ int store_begin_run(muh_store *st, const store_run_info *ri, int fresh, int64_t 
 	return exec(st, "COMMIT", d);
 }
 
-/* JSON object of v's params, with numbers as numbers. malloc'd. */
+/* JSON object of v's params, with numbers as numbers. malloc'd; NULL when
+ * out of memory (never an object that lacks a param). */
 static char *config_json(const muh_variant *v)
 {
 	cJSON *o = cJSON_CreateObject();
-	for (size_t i = 0; i < v->nparams; i++) {
+	for (size_t i = 0; o && i < v->nparams; i++) {
 		const muh_value *x = &v->values[i];
-		cJSON_AddItemToObject(o, v->names[i],
-				      x->t == MUH_STR ? cJSON_CreateString(x->u.s)
-				      : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
-							: cJSON_CreateNumber(x->u.f));
+		cJSON *item = x->t == MUH_STR ? cJSON_CreateString(x->u.s)
+			      : x->t == MUH_INT ? cJSON_CreateNumber((double)x->u.i)
+						: cJSON_CreateNumber(x->u.f);
+		if (!item || !cJSON_AddItemToObject(o, v->names[i], item)) {
+			cJSON_Delete(item);
+			cJSON_Delete(o);
+			return NULL;
+		}
 	}
-	char *s = cJSON_PrintUnformatted(o);
+	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
 	return s;
 }

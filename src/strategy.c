@@ -506,15 +506,19 @@ int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r
 		goto out;
 	}
 	if (!strcmp(name, "auto")) {
+		/* an arm counts as soon as it is made, whole or not: technique_new
+		 * always sets its destroy, which frees a half-made one */
 		for (size_t a = 0; strategy_bandit_arms[a] && a < NARMS; a++) {
-			if ((rc = technique_new(strategy_bandit_arms[a], &s, &s.arms[a])))
-				goto out;
+			rc = technique_new(strategy_bandit_arms[a], &s, &s.arms[a]);
 			s.narms++;
+			if (rc)
+				goto out;
 		}
 	} else {
-		if ((rc = technique_new(name, &s, &s.arms[0])))
-			goto out;
+		rc = technique_new(name, &s, &s.arms[0]);
 		s.narms = 1;
+		if (rc)
+			goto out;
 	}
 	s.t0 = wall(&s);
 	int stop = 0;

@@ -2,7 +2,8 @@
 # reimplemented) drives the INSTALLED library: libmuh and muh.py are
 # installed into a temporary prefix, the library is found through
 # pkg-config, and examples/online_tune.py tunes a Python function online
-# (session_next, the program's own timing, session_record, session_best).
+# (muh_session_next, the program's own timing, muh_session_record,
+# muh_session_best): only muh_ functions, the only ones libmuh.so exports.
 source "$(dirname "$0")/lib.bash"
 # a sanitized libmuh cannot be loaded into an uninstrumented python3 (the
 # ASan runtime must come first): said, and skipped, never passed
@@ -12,6 +13,10 @@ PY=$(find "$PREFIX" -name muh.py | head -1)
 [ -n "$PY" ] || fail "muh.py is installed"
 export PYTHONPATH="$(dirname "$PY")"
 unset LD_LIBRARY_PATH MUH_LIBRARY
+# the binding calls libmuh's public API only
+grep -oE '(library\(\)|lib)\.[a-z_]+\(' "$PY" | grep -v '\.muh_' >"$TMP/calls" &&
+	fail "muh.py calls functions that are not muh_: $(sort -u "$TMP/calls" | tr '\n' ' ')"
+grep -q 'muh_session_open' "$PY" || fail "muh.py opens its session through muh_session_open"
 examples_copy online_tune.py online.yaml
 run python3 online_tune.py online.yaml 10
 expect_rc 0 "the Python example"

@@ -1,0 +1,74 @@
+/*
+ * diag.h — diagnostics: where in what the user wrote something is wrong.
+ *
+ * A muh_diag carries file, line, column (1-based), a message and a copy of the
+ * offending source line, so it can be printed as
+ *
+ *     spec.yaml:7:14: error: unknown name 'BLOCKM'; known: BLOCK_M, BLOCK_N
+ *       - BLOCK_M * BLOCKM <= 4096
+ *                   ^
+ *
+ * Modules that parse text fill one; only the CLI prints it.
+ */
+#ifndef MUH_DIAG_H
+#define MUH_DIAG_H
+
+#include <stdio.h>
+
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
+#define MUH_DIAG_MSG 1024
+#define MUH_DIAG_LINE 512
+#define MUH_DIAG_PATH 512
+
+typedef struct muh_diag {
+	char file[MUH_DIAG_PATH]; /* "" when the input has no file */
+	int line;                 /* 1-based; 0 when unknown */
+	int col;                  /* 1-based; 0 when unknown */
+	char msg[MUH_DIAG_MSG];
+	char src[MUH_DIAG_LINE]; /* the source line, without its newline; "" if unknown */
+} muh_diag;
+
+/* Clears d so that diag_is_set(d) is false. */
+void diag_clear(muh_diag *d);
+
+/* True when d holds an error. */
+int diag_is_set(const muh_diag *d);
+
+/* Sets the message (printf-style); keeps file/line/col. Returns MUH_EINPUT so
+ * callers can `return diag_errorf(d, ...)`. d may be NULL. */
+int diag_errorf(muh_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets the location: file (may be NULL), line, col, and the source line taken
+ * from text (the whole input, NUL-terminated; may be NULL). */
+void diag_at(muh_diag *d, const char *file, int line, int col, const char *text);
+
+/* Shifts a diagnostic produced on a substring (e.g. an expression taken from a
+ * YAML scalar) to its place in the file: line/col become line0 + (line-1) and,
+ * on the first line, col0 + (col-1). text is the whole file for the source line. */
+void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char *text);
+
+/* Line and column (1-based) of byte offset pos in text. Only '\n' ends a
+ * line, so CRLF files count right (libfyaml's own line numbers count '\r'
+ * too). Columns count bytes. */
+void diag_linecol(const char *text, size_t pos, int *line, int *col);
+
+/* Prints "file:line:col: error: msg", then the source line and a caret. */
+void diag_print(FILE *f, const muh_diag *d);
+
+/* The "did you mean" behind muh's errors for unknown names: offer each
+ * known name in turn; name ends as the nearest one at a case-insensitive
+ * edit distance of 2 or less (the first of equals), or NULL. Start from
+ * DIAG_NEAR_INIT. */
+typedef struct diag_near {
+	const char *name;
+	int dist;
+} diag_near;
+#define DIAG_NEAR_INIT {NULL, 3}
+void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name);
+
+MUH_END_DECLS
+
+#endif
