@@ -1210,3 +1210,24 @@ int writeback_tree(const writeback_tree_opts *o, writeback_tree_result *r, muh_d
 	patch_knobs_free(saved);
 	return rc;
 }
+
+int writeback_from_store(const char *db, const char *tree, int64_t only, int force, writeback_engine_wins *E,
+			 writeback_set *sets, int *nsets, char vals[][128], const writeback_observer *ob, muh_diag *d)
+{
+	writeback_runs sr;
+	memset(E, 0, sizeof(*E));
+	int rc = writeback_runs_read(db, only, &sr, d);
+	/* engine runs: the winner goes into the deployment file whole */
+	if (!rc)
+		rc = writeback_engine_winners(db, tree, only, force, E, ob, d);
+	if (!rc && (!E->n && !E->skipped && !E->unproven))
+		rc = writeback_sets_from_store(&sr, sets, nsets, vals, force, &E->unproven, ob, d);
+	else if (!rc) { /* knob-mapped runs beside engine runs: both, when there are */
+		muh_diag dd;
+		diag_clear(&dd);
+		if (writeback_sets_from_store(&sr, sets, nsets, vals, force, &E->unproven, ob, &dd) && *nsets)
+			rc = MUH_EINPUT, *d = dd;
+	}
+	writeback_runs_free(&sr);
+	return rc;
+}

@@ -136,6 +136,15 @@ MUH_API int writeback_engine_winners(const char *db, const char *tree, int64_t o
 				     writeback_engine_wins *E, const writeback_observer *ob, muh_diag *d);
 MUH_API void writeback_engine_wins_free(writeback_engine_wins *E);
 
+/* --from DB with a tree: reads the store's runs, the winners of its engine
+ * runs into *E (writeback_engine_winners) and the knob values of its
+ * knob-mapped runs into sets (writeback_sets_from_store). When engine runs
+ * were found, knob-mapped runs beside them are written too when there are
+ * any; their error counts only then. */
+MUH_API int writeback_from_store(const char *db, const char *tree, int64_t only, int force, writeback_engine_wins *E,
+				 writeback_set *sets, int *nsets, char vals[][128], const writeback_observer *ob,
+				 muh_diag *d);
+
 /* What an emitter is asked for (the --emit options). */
 typedef struct writeback_emit_opts {
 	const char *db, *out, *device, *dtype, *into, *scan, *knob, *hw;

@@ -141,12 +141,10 @@ static const char help[] =
 	"  muh scan ~/vllm --json > scan.json\n"
 	"  muh patch ~/vllm --scan scan.json --set k1a2b3c4d5e6f7a8b=64 > tune.diff\n"
 	"  git -C ~/vllm apply tune.diff\n";
-#define MAX_SETS WRITEBACK_MAX_SETS
 
 /* A note of the write-back, said on stderr. */
 static void on_note(void *ctx, const char *line)
 {
-	(void)ctx;
 	fprintf(stderr, "muh patch: %s\n", line);
 }
 
@@ -192,7 +190,6 @@ static void say_decision(const writeback_moe_size *z)
 /* A file an emitter wrote (or its text, with no --out), for a person. */
 static void on_written(void *ctx, const writeback_file *f)
 {
-	(void)ctx;
 	if (!f->path && f->text) { /* no --out: the file on stdout */
 		fputs(f->text, stdout);
 		if (*f->text && f->text[strlen(f->text) - 1] != '\n')
@@ -281,8 +278,8 @@ static int run(int argc, char **argv)
 	};
 	const char *from = NULL, *emitkind = NULL, *device = NULL, *dtype = NULL;
 	long long only = 0, topk = 8;
-	static char fromvals[MAX_SETS][128];
-	writeback_set sets[MAX_SETS];
+	static char fromvals[WRITEBACK_MAX_SETS][128];
+	writeback_set sets[WRITEBACK_MAX_SETS];
 	int nsets = 0, apply = 0, force = 0, json = 0, follow = 0, c;
 	const char *rollback = NULL, *resume = NULL, *into = NULL, *knob = NULL, *hwref = NULL;
 	int extend = 0;
@@ -293,8 +290,8 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (nsets == MAX_SETS)
-				return cli_usage_error("patch", "more than %d --set", MAX_SETS);
+			if (nsets == WRITEBACK_MAX_SETS)
+				return cli_usage_error("patch", "more than %d --set", WRITEBACK_MAX_SETS);
 			if (writeback_parse_set(optarg, &sets[nsets]))
 				return cli_usage_error("patch", "--set needs ID=VALUE or ID[ALT]=VALUE, "
 								"not '%s'",
@@ -427,19 +424,7 @@ static int run(int argc, char **argv)
 	if (!E)
 		return cli_fail(MUH_ENOMEM, NULL);
 	if (from && !into_tree) {
-		int rc = writeback_runs_read(from, only, &sr, &d);
-		/* engine runs: the winner goes into the deployment file whole */
-		if (!rc)
-			rc = writeback_engine_winners(from, argv[optind], only, force, E, &ob, &d);
-		if (!rc && (!E->n && !E->skipped && !E->unproven))
-			rc = writeback_sets_from_store(&sr, sets, &nsets, fromvals, force, &E->unproven, &ob, &d);
-		else if (!rc) { /* knob-mapped runs beside engine runs: both, when there are */
-			muh_diag dd;
-			diag_clear(&dd);
-			if (writeback_sets_from_store(&sr, sets, &nsets, fromvals, force, &E->unproven, &ob, &dd) && nsets)
-				rc = MUH_EINPUT, d = dd;
-		}
-		writeback_runs_free(&sr);
+		int rc = writeback_from_store(from, argv[optind], only, force, E, sets, &nsets, fromvals, &ob, &d);
 		if (rc) {
 			writeback_engine_wins_free(E);
 			free(E);
