@@ -29,10 +29,12 @@
 #include "muh/hw.h"
 #include "muh/objective.h"
 #include "muh/pool.h"
+#include "muh/runsum.h"
 #include "muh/session.h"
 #include "muh/store.h"
 #include "muh/strategy.h"
 #include "muh/transfer_seeds.h"
+#include "muh/tune_flow.h"
 #include "textcut.h"
 
 static const char help[] =
@@ -248,6 +250,16 @@ static void print_line(cJSON *o)
 	cJSON_Delete(o);
 }
 
+/* One line of JSON text (malloc'd, freed here) on stdout, flushed. */
+static void print_text(char *txt)
+{
+	if (txt) {
+		puts(txt);
+		fflush(stdout);
+	}
+	free(txt);
+}
+
 static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 {
 	if (!final && ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
@@ -408,25 +420,6 @@ static void print_rungs(const session_store_info *L)
 	}
 }
 
-/* The ladder of print_rungs as "halving" of the result event. */
-static void add_rungs_json(const session_store_info *L, cJSON *o)
-{
-	if (!L->nrungs)
-		return;
-	cJSON *h = cJSON_AddObjectToObject(o, "halving");
-	cJSON_AddNumberToObject(h, "eta", L->halving_eta);
-	cJSON *a = cJSON_AddArrayToObject(h, "rungs");
-	for (size_t k = 0; a && k <= L->nrungs; k++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddNumberToObject(e, "requests", L->rungs[k].requests);
-		cJSON_AddBoolToObject(e, "full", k == L->nrungs);
-		cJSON_AddNumberToObject(e, "variants", (double)L->rungs[k].variants);
-		cJSON_AddNumberToObject(e, "stopped", (double)L->rungs[k].stopped);
-		cJSON_AddNumberToObject(e, "requests_spent", (double)L->rungs[k].requests_spent);
-		cJSON_AddItemToArray(a, e);
-	}
-}
-
 /* The words after a search's gain line: the decision stage's deferral
  * when one follows, else the unpaired tie rule's verdict (inside the noise,
  * or the two medians' intervals overlap: eval_compare). */
@@ -444,56 +437,29 @@ static const char *tie_note(int tie, int decides)
  * estimate and says so: the stage's paired verdict is the run's one tie
  * rule (decide.h), and the search's unpaired numbers get no verdict of
  * their own that the stage might contradict. */
-static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_t *cfg, int decides)
+static void print_live_speedup(muh_session *s, const strategy_result *r, int decides)
 {
-	const muh_space *sp = session_space(s);
 	const muh_objective *o = session_objective(s);
 	session_store_info L;
 	session_store_stats(s, &L);
-	muh_store *st = session_store(s);
-	char kb[4096], kd[4096];
-	muh_measurement b, d;
-	measurement_init(&b);
-	measurement_init(&d);
-	space_config_at(sp, r->records[r->best].index, cfg);
-	space_key(sp, cfg, kb, sizeof(kb));
-	space_config_at(sp, r->records[0].index, cfg);
-	space_key(sp, cfg, kd, sizeof(kd));
-	int found = store_get(st, L.run, kb, &b) == 1 && store_get(st, L.run, kd, &d) == 1 &&
-		    b.status == EVAL_OK && d.status == EVAL_OK;
-	int per_token = !strcmp(o->metric, "output_tokens_per_s") && o->maximize;
-	if (found && per_token) { /* the samples are seconds per output token: a time's CI */
-		double g = d.median / b.median, lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
-		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
-		if (L.noisy)
-			printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g,
-			       tie_note(tie, decides));
-		else if (b.nsamples < 2 || d.nsamples < 2) /* one run has no interval */
-			printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g,
-			       tie_note(0, decides));
-		else
-			printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
-			       "%zu load runs)%s\n",
-			       g, lo, hi, b.nsamples, d.nsamples, tie_note(tie, decides));
-	} else if (found && strcmp(o->metric, "time")) {
-		double bs = objective_score(o, &b), ds = objective_score(o, &d);
-		int tie = best_is_tie(ds / bs, L.noise);
-		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", ds / bs, o->metric,
-		       o->maximize ? "higher is better" : "lower is better",
-		       L.noisy ? "; noisy machine: no CI" : "", tie_note(tie, decides));
-	} else if (found) {
-		double sp_ = d.median / b.median;
-		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
-		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
-		if (L.noisy)
-			printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", sp_,
-			       tie_note(tie, decides));
-		else
-			printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
-			       tie_note(tie, decides));
-	}
-	measurement_free(&b);
-	measurement_free(&d);
+	runsum_gain g;
+	runsum_live_gain(s, r, &g);
+	const char *tn = tie_note(g.tie, decides);
+	if (g.kind == RUNSUM_GAIN_PER_TOKEN && L.noisy)
+		printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g.ratio, tn);
+	else if (g.kind == RUNSUM_GAIN_PER_TOKEN && (g.nbest < 2 || g.ndefaults < 2)) /* one run has no interval */
+		printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g.ratio, tn);
+	else if (g.kind == RUNSUM_GAIN_PER_TOKEN)
+		printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
+		       "%zu load runs)%s\n",
+		       g.ratio, g.lo, g.hi, g.nbest, g.ndefaults, tn);
+	else if (g.kind == RUNSUM_GAIN_METRIC)
+		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", g.ratio, o->metric,
+		       o->maximize ? "higher is better" : "lower is better", L.noisy ? "; noisy machine: no CI" : "", tn);
+	else if (g.kind == RUNSUM_GAIN_TIME && L.noisy)
+		printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", g.ratio, tn);
+	else if (g.kind == RUNSUM_GAIN_TIME)
+		printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", g.ratio, g.lo, g.hi, tn);
 	printf("measured    %lld variant(s) now; %lld answered from the store\n", L.measured,
 	       L.from_store);
 	if (L.probe_requests > 0)
@@ -507,55 +473,6 @@ static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_
 		       L.drifts, L.remeasured);
 }
 
-
-/* The device-busy fraction and the sustained-clock ranking, for --json. */
-static void add_busy_json(muh_session *s, cJSON *o)
-{
-	session_busy_info b;
-	session_busy(s, &b);
-	cJSON *j = cJSON_AddObjectToObject(o, "device");
-	const struct {
-		const char *name;
-		double v;
-	} fields[] = {
-	    {"wall_s", b.wall_s},
-	    {"launches_s", b.launches_s},
-	    {"steps_s", b.steps_s},
-	    {"builds_s", b.builds_s},
-	    {"prepare_s", b.prepare_s},
-	    {"busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0},
-	    {"busy_after_prepare", b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0},
-	};
-	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
-		cJSON_AddNumberToObject(j, fields[i].name, fields[i].v);
-	session_prepare_info pi;
-	session_prepare_stats(s, &pi);
-	cJSON_AddNumberToObject(j, "reached", (double)pi.reached);
-	cJSON_AddNumberToObject(j, "reached_prepared", (double)pi.reached_prepared);
-	session_sustained_info I;
-	session_sustained(s, &I);
-	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
-	cJSON_AddBoolToObject(u, "ran", I.ran);
-	cJSON_AddBoolToObject(u, "clock_fell", I.fell);
-	cJSON_AddNumberToObject(u, "warm_s", I.warm_s);
-	cJSON_AddStringToObject(u, "why", I.why);
-	cJSON_AddBoolToObject(u, "interleaved", I.n > 1);
-	cJSON_AddNumberToObject(u, "samples", (double)I.samples);
-	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
-	for (size_t i = 0; i < I.n; i++) {
-		const session_sustained_row *r = &I.rows[i];
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "key", r->key);
-		cJSON_AddNumberToObject(e, "burst_rank", r->burst_rank);
-		cJSON_AddNumberToObject(e, "burst_s", r->burst_s);
-		cJSON_AddNumberToObject(e, "burst_sm_mhz", isfinite(r->burst_mhz) ? r->burst_mhz : 0);
-		cJSON_AddNumberToObject(e, "sustained_s", isfinite(r->sustained_s) ? r->sustained_s : 0);
-		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
-		cJSON_AddItemToArray(rows, e);
-	}
-	if (I.ranked)
-		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
-}
 
 /* The same for a person: one line of device busy, then the sustained
  * ranking when it ran. */
@@ -611,22 +528,10 @@ static void print_busy_sustained(muh_session *s)
  * measured by an earlier search of the run, outside this one's budget. */
 static void print_store_best(muh_session *s, const strategy_result *r)
 {
-	char key[4096], skey[4096], a[32];
+	char key[4096], a[32];
 	double score;
 	size_t nmeasured;
-	muh_diag d;
-	/* 2: the decision stage named it, and its table says why */
-	if (!r->have_best || session_store_best(s, key, sizeof(key), &score, &nmeasured, &d) != 1)
-		return;
-	uint32_t *cfg = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
-	if (!cfg)
-		return;
-	space_config_at(session_space(s), r->records[r->best].index, cfg);
-	space_key(session_space(s), cfg, skey, sizeof(skey));
-	free(cfg);
-	session_sustained_info I;
-	session_sustained(s, &I);
-	if (!strcmp(key, skey) || (I.ranked && !strcmp(key, I.rows[I.winner].key)))
+	if (!runsum_store_best_other(s, r, key, sizeof(key), &score, &nmeasured))
 		return;
 	fmt_score(session_objective(s), a, sizeof(a), score);
 	printf("store       the run's best is %s  %s, of the %zu variants the run has measured (an earlier\n"
@@ -638,10 +543,7 @@ static void print_store_best(muh_session *s, const strategy_result *r)
  * two winners: under the SLOs (the strategy's best) and ignoring them. */
 struct summary {
 	const muh_objective *o;
-	int json;
 	int keyw;
-	objective_winners w;
-	size_t rows, ok, missed;
 	/* the table's metric columns: the objective's, each SLO's, then
 	 * ttft_p99 and tpot_p50 for context; each as wide as its name */
 	const char *col[OBJECTIVE_MAX_SLO + 3];
@@ -671,17 +573,10 @@ static void summary_cols(struct summary *S)
 	}
 }
 
-static int summary_row(void *ud, const store_row *row)
+static void summary_row(void *ud, const store_row *row, int feas, const char *why)
 {
 	struct summary *S = ud;
 	const muh_measurement *m = row->m;
-	char why[256] = "";
-	int feas = objective_winners_offer(&S->w, S->o, row->key, m, why, sizeof(why));
-	S->rows++;
-	S->ok += m->status == EVAL_OK;
-	S->missed += m->status == EVAL_OK && !feas;
-	if (S->json)
-		return 0;
 	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
 	printf("  %-*s  %-12s", S->keyw, row->key, m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
 	for (int c = 0; c < S->ncol; c++) {
@@ -692,7 +587,6 @@ static int summary_row(void *ud, const store_row *row)
 	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
 	text_cut(cut, sizeof(cut), note);
 	printf("%s%s\n", *note ? "  " : "", cut);
-	return 0;
 }
 
 static int summary_keyw(void *ud, const store_row *row)
@@ -704,64 +598,43 @@ static int summary_keyw(void *ud, const store_row *row)
 
 static void print_summary(muh_store *st, int64_t run, const muh_objective *objective, int json)
 {
-	struct summary S = {.o = objective, .json = json, .keyw = 13};
-	objective_winners_init(&S.w);
-	store_foreach(st, run, summary_keyw, &S.keyw);
-	char desc[1024];
-	objective_describe(objective, desc, sizeof(desc));
-	summary_cols(&S);
-	if (!json) {
-		printf("\nobjective   %s\n", desc);
-		printf("  %-*s  %-12s", S.keyw, "configuration", "status");
-		for (int c = 0; c < S.ncol; c++)
-			printf("  %*s", S.colw[c], S.col[c]);
-		printf("  why\n");
-	}
-	store_foreach(st, run, summary_row, &S);
-	char a[32], b[32];
-	objective_format(objective->metric, objective_value(objective, S.w.best), a, sizeof(a));
-	objective_format(objective->metric, objective_value(objective, S.w.best_any), b, sizeof(b));
-	int differ = isfinite(S.w.best_any) && strcmp(S.w.key_any, S.w.key);
+	struct summary S = {.o = objective, .keyw = 13};
+	objective_winners w;
+	size_t rows, ok, missed;
 	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "winners");
-		cJSON_AddStringToObject(o, "objective", desc);
-		cJSON_AddNumberToObject(o, "variants", (double)S.rows);
-		cJSON_AddNumberToObject(o, "slo_missed", (double)S.missed);
-		if (isfinite(S.w.best)) {
-			cJSON_AddStringToObject(o, "slo_best_key", S.w.key);
-			cJSON_AddNumberToObject(o, "slo_best", objective_value(objective, S.w.best));
-		}
-		if (isfinite(S.w.best_any)) {
-			cJSON_AddStringToObject(o, "unconstrained_best_key", S.w.key_any);
-			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(objective, S.w.best_any));
-		}
-		print_line(o);
+		runsum_slo_winners(st, run, objective, NULL, NULL, &w, &rows, &ok, &missed);
+		print_text(runsum_winners_json(objective, &w, rows, missed));
 		return;
 	}
+	store_foreach(st, run, summary_keyw, &S.keyw);
+	char desc[1024], a[32], b[32];
+	objective_describe(objective, desc, sizeof(desc));
+	summary_cols(&S);
+	printf("\nobjective   %s\n", desc);
+	printf("  %-*s  %-12s", S.keyw, "configuration", "status");
+	for (int c = 0; c < S.ncol; c++)
+		printf("  %*s", S.colw[c], S.col[c]);
+	printf("  why\n");
+	runsum_slo_winners(st, run, objective, summary_row, &S, &w, &rows, &ok, &missed);
+	objective_format(objective->metric, objective_value(objective, w.best), a, sizeof(a));
+	objective_format(objective->metric, objective_value(objective, w.best_any), b, sizeof(b));
 	/* the search's bests, each from one measurement: a winner is what the
 	 * decision stage proves (decide_stage), never these */
-	printf("search      best under the SLOs: %s  %s\n", isfinite(S.w.best) ? a : "none",
-	       isfinite(S.w.best) ? S.w.key : "(no variant met them)");
-	if (differ)
-		printf("search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, S.w.key_any, S.w.why_any);
-	else if (isfinite(S.w.best_any))
+	printf("search      best under the SLOs: %s  %s\n", isfinite(w.best) ? a : "none",
+	       isfinite(w.best) ? w.key : "(no variant met them)");
+	if (isfinite(w.best_any) && strcmp(w.key_any, w.key))
+		printf("search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, w.key_any, w.why_any);
+	else if (isfinite(w.best_any))
 		printf("search      best ignoring the SLOs: the same variant\n");
-}
-
-/* Why a search stopped, for a person and --json; rc: session_tune's
- * status (an error that is muh's environment says so). */
-static const char *stop_name(enum strategy_stop s, int rc)
-{
-	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
-	if (s == STRATEGY_STOP_ERROR && (rc == MUH_EENV || rc == MUH_ENOMEM))
-		return "environment";
-	return (unsigned)s < 5 ? names[s] : "?";
 }
 
 static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
                          int json, int rc, int decides)
 {
+	if (json) {
+		print_text(runsum_result_json(s, o, r, topk, rc, last_decision));
+		return;
+	}
 	const muh_space *sp = session_space(s);
 	session_replay_info ri;
 	session_replay_stats(s, &ri);
@@ -779,104 +652,14 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		return;
 	}
 	size_t ntop = strategy_top(r, topk, top);
-	double dflt = r->have_default && r->records[0].status == 0 ? r->records[0].time_s : NAN;
-	double best = r->have_best ? r->records[r->best].time_s : NAN;
-	/* the baseline (what ships), measured in this run right after the defaults */
-	const baseline_pick *bp = session_baseline(s);
-	if (bp && (!bp->valid || bp->is_defaults))
-		bp = NULL; /* the defaults are the baseline: their line says it */
-	long bi = -1;
-	for (size_t k = 0; bp && k < r->nrecords && bi < 0; k++)
-		if (r->records[k].source && !strcmp(r->records[k].source, "baseline"))
-			bi = (long)k;
-	double base_s = bi >= 0 && r->records[bi].status == 0 ? r->records[bi].time_s : NAN;
-	if (json) {
-		cJSON *o2 = cJSON_CreateObject();
-		cJSON_AddStringToObject(o2, "event", "result");
-		cJSON_AddStringToObject(o2, "problem", session_problem(s));
-		cJSON_AddNumberToObject(o2, "instance", (double)session_instance(s));
-		cJSON_AddStringToObject(o2, "strategy", o->strategy ? o->strategy : "auto");
-		cJSON_AddNumberToObject(o2, "seed", (double)o->seed);
-		cJSON_AddNumberToObject(o2, "budget", (double)r->budget);
-		cJSON_AddNumberToObject(o2, "valid", (double)space_valid(sp));
-		cJSON_AddNumberToObject(o2, "evaluated", (double)(r->nrecords - r->predicted));
-		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
-		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
-		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop, rc));
-		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
-		cJSON_AddBoolToObject(o2, "noisy", live && si.noisy); /* no speedup CI backed */
-		if (r->have_best && is_slo_miss(best)) {
-			space_config_at(sp, r->records[r->best].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "nearest_slo_miss_key", key);
-		} else if (r->have_best) {
-			space_config_at(sp, r->records[r->best].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "best_key", key);
-			/* the store's best (best_of_run, as report and patch name it): the
-			 * re-timing's winner, or a variant an earlier search of the run
-			 * measured; without a store, the search's best */
-			char wkey[4096];
-			muh_diag wd;
-			cJSON_AddStringToObject(o2, "winner_key",
-						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) >= 1 ? wkey : key);
-			/* an engine run's winner is a winner only when its decision proved it */
-			if (last_decision >= 0)
-				cJSON_AddStringToObject(o2, "decision", last_decision ? "proven" : "no proven gain");
-			cJSON_AddNumberToObject(o2, "best_s", best);
-			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
-		}
-		if (r->have_default) { /* the instance's (problem_defaults:) */
-			space_config_at(sp, r->records[0].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "default_key", key);
-		}
-		if (isfinite(dflt) && !is_slo_miss(dflt)) {
-			cJSON_AddNumberToObject(o2, "default_s", dflt);
-			if (r->have_best && !is_slo_miss(best))
-				cJSON_AddNumberToObject(o2, "speedup", dflt / best);
-		}
-		if (bp) {
-			cJSON_AddStringToObject(o2, "baseline_key", bp->key);
-			cJSON_AddStringToObject(o2, "baseline_from", bp->from);
-			if (isfinite(base_s) && !is_slo_miss(base_s)) {
-				cJSON_AddNumberToObject(o2, "baseline_s", base_s);
-				if (r->have_best && !is_slo_miss(best))
-					cJSON_AddNumberToObject(o2, "speedup_over_baseline", base_s / best);
-			}
-		}
-		if (ri.exhaustive) {
-			cJSON_AddNumberToObject(o2, "optimum_s", ri.best_s);
-			if (r->have_best)
-				cJSON_AddNumberToObject(o2, "fraction_of_optimum",
-				                        ri.best_s / best);
-		}
-		cJSON *arr = cJSON_AddArrayToObject(o2, "top");
-		for (size_t k = 0; k < ntop; k++) {
-			const strategy_record *rec = &r->records[top[k]];
-			space_config_at(sp, rec->index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", key);
-			cJSON_AddNumberToObject(e, "time_s", rec->time_s);
-			cJSON_AddNumberToObject(e, "n", (double)top[k] + 1);
-			cJSON_AddStringToObject(e, "source", rec->source);
-			cJSON_AddItemToArray(arr, e);
-		}
-		if (live) {
-			add_busy_json(s, o2);
-			session_store_info hi;
-			session_store_stats(s, &hi);
-			add_rungs_json(&hi, o2);
-		}
-		print_line(o2);
-		free(cfg);
-		free(top);
-		return;
-	}
+	runsum_scores sc;
+	runsum_scores_of(s, r, &sc);
+	double dflt = sc.defaults, best = sc.best, base_s = sc.baseline;
+	const baseline_pick *bp = sc.bp;
+	long bi = sc.baseline_record;
 	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
 	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop, rc));
+	       (unsigned long long)r->failed, r->seconds, runsum_stop_name(r->stop, rc));
 	if (r->predicted)
 		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
 		       "that did (measure.hidden_constraints)\n",
@@ -903,7 +686,7 @@ static void print_result(muh_session *s, const strategy_opts *o, const strategy_
 		fmt_score(objective, b, sizeof(b), dflt);
 		printf("default     %s  %s\n", b, key);
 		if (isfinite(dflt) && live && !is_slo_miss(best))
-			print_live_speedup(s, r, cfg, decides);
+			print_live_speedup(s, r, decides);
 		else if (live && is_slo_miss(best))
 			printf("measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
 			       si.from_store), print_rungs(&si);
@@ -969,64 +752,24 @@ struct tune_args {
 static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const struct tune_args *A,
 			   int json, int *ex)
 {
-	char *list[64] = {0};
+	char *list[TUNE_FLOW_MAX_DEVICES] = {0};
 	size_t n = 0;
-	char buf[512];
-	*ex = EXIT_OK;
-	if (A->devices && !strcmp(A->devices, "all")) {
-		int count = 0;
-		muh_diag d;
-		diag_clear(&d);
-		if (hw_device_count(&count, &d) || count < 1) {
-			fprintf(stderr, "muh tune: --devices all: %s\n", d.msg[0] ? d.msg : "no CUDA device");
-			*ex = EXIT_ENV;
-			return NULL;
-		}
-		for (int i = 0; i < count && i < 64; i++) {
-			snprintf(buf, sizeof(buf), "%d", i);
-			list[n++] = strdup(buf);
-		}
-	} else if (A->devices) {
-		uint64_t ids[64];
-		snprintf(buf, sizeof(buf), "%s", A->devices);
-		for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-			uint64_t id;
-			if (n == 64 || cli_parse_u64(tok, &id) || id > 1023) {
-				for (size_t i = 0; i < n; i++)
-					free(list[i]);
-				*ex = cli_usage_error("tune", "--devices needs device numbers such as 0,1,3 (at most 64), "
-							      "or all; not '%s'", A->devices);
-				return NULL;
-			}
-			for (size_t i = 0; i < n; i++)
-				if (ids[i] == id) {
-					for (size_t j = 0; j < n; j++)
-						free(list[j]);
-					*ex = cli_usage_error("tune", "--devices names device %s twice ('%s'): one worker "
-								      "per device", tok, A->devices);
-					return NULL;
-				}
-			ids[n] = id;
-			list[n++] = strdup(tok);
-		}
-	}
-	static const char *const argv_[] = {"/proc/self/exe", "pool-worker", NULL};
-	const muh_target *t = session_target(s);
-	pool_opts po = {.spec_path = path,
-			.hw = so->hw,
-			.instance = so->instance,
-			.nparams = space_nparams(session_space(s)),
-			.nworkers = n,
-			.devices = (const char *const *)list,
-			.worker_argv = argv_,
-			.mpi = A->mpi,
-			.hang_s = t && eval_target_timeout_s(t) > 0 ? 4 * eval_target_timeout_s(t) + 60 : 0};
 	muh_pool *p = NULL;
 	muh_diag d;
 	diag_clear(&d);
-	int rc = pool_open(&po, &p, &d);
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
+	*ex = EXIT_OK;
+	int rc = tune_flow_devices(A->devices, list, &n, &d);
+	if (rc == MUH_EINPUT) {
+		*ex = cli_usage_error("tune", "%s", d.msg);
+		return NULL;
+	}
+	if (rc) {
+		fprintf(stderr, "muh tune: %s\n", d.msg);
+		*ex = EXIT_ENV;
+		return NULL;
+	}
+	rc = tune_flow_pool_open(path, s, so, list, n, A->mpi, &p, &d);
+	tune_flow_devices_free(list, n);
 	if (rc) {
 		fprintf(stderr, "muh tune: %s\n", d.msg);
 		*ex = cli_exit(rc);
@@ -1052,43 +795,19 @@ static void on_decide(void *ctx, const decide_event *e)
 		fputc('\n', stderr);
 }
 
-/* How many finalists the decision stage re-measures: --finalists, else 2
- * for an engine spec or a run with a baseline file, else 0 (no stage). */
-static long decision_finalists(muh_session *s, const struct tune_args *A)
-{
-	const muh_target *tg = session_target(s);
-	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
-	return A->finalists >= 0 ? A->finalists : engine || session_baseline(s) ? 2 : 0;
-}
-
-/* 1 when the decision stage runs after this search: a live search (not a
- * replay) that ended well, was not interrupted, found a best within the
- * SLOs, and has finalists to re-measure. */
-static int decides_after(muh_session *s, const struct tune_args *A, int interrupted, const strategy_result *r,
-			 int rc)
-{
-	return rc == MUH_OK && !interrupted && session_evaluator(s) && r->have_best &&
-	       !is_slo_miss(r->records[r->best].time_s) && decision_finalists(s, A) > 0;
-}
-
 /* The decision stage after a live search (decide.h): the defaults and the
  * top --finalists re-measured in alternating rounds; prints its table (or
  * a JSON "decision" event). Returns an exit code: 0 also when nothing was
  * proven (the defaults stay; muh patch --from then refuses). */
 static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 {
-	const muh_target *tg = session_target(s);
-	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
+	int engine = tune_flow_is_engine(s);
 	const baseline_pick *bp = session_baseline(s);
-	long k = decision_finalists(s, A);
+	long k = tune_flow_finalists(s, A->finalists);
 	if (k <= 0)
 		return EXIT_OK;
 	decide_opts o;
-	decide_defaults(&o);
-	o.finalists = (size_t)k;
-	o.baseline_key = bp && bp->valid && !bp->is_defaults ? bp->key : NULL;
-	if (A->rounds)
-		o.max_rounds = A->rounds;
+	tune_flow_decide_opts(s, k, A->rounds, &o);
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
 	if (!json) {
 		printf("\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
@@ -1156,27 +875,9 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	t.sp = sp;
 	t.objective = session_objective(s);
 	t.problem = session_problem(s);
-	if (budget) {
-		size_t n = strlen(budget);
-		char *end;
-		if (n && budget[n - 1] == '%') {
-			double pct = strtod(budget, &end);
-			if (end != budget + n - 1 || !(pct > 0 && pct <= 100)) {
-				ex = cli_usage_error("tune", "--budget N%% needs 0 < N <= 100");
-				goto out;
-			}
-			o.budget = (uint64_t)floor(pct / 100.0 * (double)space_valid(sp) + 1e-9);
-			if (!o.budget)
-				o.budget = 1;
-		} else if (cli_parse_u64(budget, &o.budget) || !o.budget) {
-			ex = cli_usage_error("tune", "--budget needs a positive number or a percentage");
-			goto out;
-		} else if (o.budget > 1000000000) {
-			/* no search runs a billion evaluations: a typo, or a space size */
-			ex = cli_usage_error("tune", "--budget %s is more than 1000000000 evaluations; leave it out to "
-			                     "evaluate the whole space", budget);
-			goto out;
-		}
+	if (budget && tune_flow_budget(budget, space_valid(sp), &o.budget, &d)) {
+		ex = cli_usage_error("tune", "%s", d.msg);
+		goto out;
 	}
 	session_set_search(s, &o);
 	if (!json) {
@@ -1292,7 +993,7 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
 		    rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json, rc, decides_after(s, A, interrupted, &r, rc));
+		print_result(s, &o, &r, topk, json, rc, tune_flow_decides_after(s, A->finalists, interrupted, &r, rc));
 		if (!objective_is_time(t.objective)) {
 			if (session_evaluator(s))
 				print_summary(session_store(s), si.run, t.objective, json);
