@@ -2,12 +2,13 @@
  * tune_flow.c — a tune's decisions around the search (see tune_flow.h).
  *
  * Owns: the meaning of a budget ("N", "N%"), the device list of a pool and
- * the pool's options, and when the decision stage follows a search (how
- * many finalists, which baseline). The search itself is the session's
+ * the pool's options, when the decision stage follows a search (how many
+ * finalists, which baseline), and the --json events of a search. The search itself is the session's
  * (session.h), the stage's verdict decide.h's.
  *
  * Must never: print, exit, or start a decision stage itself.
  */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "muh/eval.h"
 #include "muh/hw.h"
 #include "muh/space.h"
+#include "muh/spec.h"
 #include "muh/tune_flow.h"
 
 int tune_flow_budget(const char *budget, uint64_t valid, uint64_t *out, muh_diag *d)
@@ -158,4 +160,99 @@ void tune_flow_decide_opts(muh_session *s, long k, int rounds, decide_opts *o)
 	o->baseline_key = bp && bp->valid && !bp->is_defaults ? bp->key : NULL;
 	if (rounds)
 		o->max_rounds = rounds;
+}
+
+/* A configuration's values as a JSON object, by param name. */
+static cJSON *config_json(const muh_space *sp, const uint32_t *cfg)
+{
+	const muh_spec *s = space_spec(sp);
+	cJSON *o = cJSON_CreateObject();
+	for (size_t p = 0; p < space_nparams(sp); p++) {
+		muh_value v = space_value(sp, cfg, p);
+		if (v.t == MUH_INT)
+			cJSON_AddNumberToObject(o, s->params[p].name, (double)v.u.i);
+		else if (v.t == MUH_FLOAT)
+			cJSON_AddNumberToObject(o, s->params[p].name, v.u.f);
+		else
+			cJSON_AddStringToObject(o, s->params[p].name, v.u.s);
+	}
+	return o;
+}
+
+/* o as unformatted text, o deleted. */
+static char *json_text(cJSON *o)
+{
+	char *t = o ? cJSON_PrintUnformatted(o) : NULL;
+	cJSON_Delete(o);
+	return t;
+}
+
+char *tune_flow_event_json(muh_session *s, const strategy_event *ev, const char *problem)
+{
+	const muh_space *sp = session_space(s);
+	const muh_objective *objective = session_objective(s);
+	char key[4096];
+	cJSON *o = cJSON_CreateObject();
+	if (ev->kind == STRATEGY_EV_PREDICTED) {
+		space_key(sp, ev->cfg, key, sizeof(key));
+		cJSON_AddStringToObject(o, "event", "predicted_fail");
+		cJSON_AddStringToObject(o, "key", key);
+		cJSON_AddStringToObject(o, "reason", ev->reason);
+		return json_text(o);
+	}
+	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
+		cJSON_AddStringToObject(o, "event",
+					ev->kind == STRATEGY_EV_SEED_SKIPPED ? "seed_skipped" : "default_invalid");
+		if (ev->kind == STRATEGY_EV_SEED_SKIPPED) {
+			cJSON_AddNumberToObject(o, "seed", (double)ev->seed);
+			cJSON_AddNumberToObject(o, "line", ev->seed_line);
+		}
+		if (ev->cfg) {
+			space_key(sp, ev->cfg, key, sizeof(key));
+			cJSON_AddStringToObject(o, "key", key);
+		}
+		cJSON_AddStringToObject(o, "reason", ev->reason);
+		return json_text(o);
+	}
+	cJSON_AddStringToObject(o, "event", "variant");
+	cJSON_AddStringToObject(o, "problem", problem);
+	cJSON_AddNumberToObject(o, "n", (double)ev->evaluated);
+	cJSON_AddNumberToObject(o, "budget", (double)ev->budget);
+	space_key(sp, ev->cfg, key, sizeof(key));
+	cJSON_AddStringToObject(o, "key", key);
+	cJSON_AddItemToObject(o, "config", config_json(sp, ev->cfg));
+	cJSON_AddStringToObject(o, "status", ev->m->status_text ? ev->m->status_text : ev->m->status ? "failed" : "ok");
+	if (ev->m->status == 0 && isfinite(ev->m->time_s) && !session_is_slo_miss(ev->m->time_s))
+		cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
+	else
+		cJSON_AddNullToObject(o, "time_s");
+	cJSON_AddBoolToObject(o, "improved", ev->improved);
+	if (isfinite(ev->best_s) && !session_is_slo_miss(ev->best_s))
+		cJSON_AddNumberToObject(o, "best_s", ev->best_s);
+	else
+		cJSON_AddNullToObject(o, "best_s");
+	cJSON_AddStringToObject(o, "source", ev->source);
+	cJSON_AddNumberToObject(o, "elapsed_s", ev->elapsed_s);
+	const char *lm = session_last_metrics(s);
+	if (lm && objective && strcmp(objective->metric, "time")) {
+		cJSON *mx = cJSON_Parse(lm);
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(mx, objective->metric);
+		if (cJSON_IsNumber(v))
+			cJSON_AddNumberToObject(o, "value", v->valuedouble);
+		if (mx)
+			cJSON_AddItemToObject(o, "metrics", mx);
+	}
+	return json_text(o);
+}
+
+char *tune_flow_drift_json(const session_note *n, const char *problem)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "event", "drift");
+	cJSON_AddStringToObject(o, "problem", problem ? problem : "");
+	cJSON_AddStringToObject(o, "defaults", n->key);
+	cJSON_AddNumberToObject(o, "moved", n->moved);
+	cJSON_AddNumberToObject(o, "threshold", n->threshold);
+	cJSON_AddNumberToObject(o, "remeasure", (double)n->count);
+	return json_text(o);
 }

@@ -1,12 +1,14 @@
 /*
  * tune_flow.h — the decisions of a tune that are not the search itself:
- * what a budget means in evaluations, which devices a pool runs on, and
- * whether and how the decision stage follows a search.
+ * what a budget means in evaluations, which devices a pool runs on,
+ * whether and how the decision stage follows a search, and the --json
+ * events a search tells.
  *
  * `muh tune` and an engine tuning online ask the same questions before and
- * after session_tune (session.h); the answers live here so that both get
- * one answer. Nothing here prints or exits: errors come back as a status
- * with the words in a muh_diag.
+ * after session_tune (session.h), and tell the same --json events; the
+ * answers live here so that both get one answer. Nothing here prints or
+ * exits: errors come back as a status with the words in a muh_diag, JSON
+ * as malloc'd text.
  */
 #ifndef MUH_TUNE_FLOW_H
 #define MUH_TUNE_FLOW_H
@@ -62,6 +64,17 @@ MUH_API int tune_flow_decides_after(muh_session *s, long asked, int interrupted,
 /* The decision stage's options for s: k finalists, the baseline when it
  * is not the defaults, and rounds (0: the default most rounds). */
 MUH_API void tune_flow_decide_opts(muh_session *s, long k, int rounds, decide_opts *o);
+
+/* The --json event of a search event ev of session s (problem: its
+ * instance's): "predicted_fail", "seed_skipped", "default_invalid", or
+ * "variant" with the configuration, status, times and, for a
+ * measured-metric objective, the metrics. malloc'd text without newline;
+ * NULL when out of memory. */
+MUH_API char *tune_flow_event_json(muh_session *s, const strategy_event *ev, const char *problem);
+
+/* The "drift" event of a session note (the defaults moved beyond the
+ * noise). malloc'd text; NULL when out of memory. */
+MUH_API char *tune_flow_drift_json(const session_note *n, const char *problem);
 
 MUH_END_DECLS
 

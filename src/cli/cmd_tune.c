@@ -223,33 +223,6 @@ static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
 		objective_format(o->metric, objective_value(o, score), buf, n);
 }
 
-static cJSON *config_json(const muh_space *sp, const uint32_t *cfg)
-{
-	const muh_spec *s = space_spec(sp);
-	cJSON *o = cJSON_CreateObject();
-	for (size_t p = 0; p < space_nparams(sp); p++) {
-		muh_value v = space_value(sp, cfg, p);
-		if (v.t == MUH_INT)
-			cJSON_AddNumberToObject(o, s->params[p].name, (double)v.u.i);
-		else if (v.t == MUH_FLOAT)
-			cJSON_AddNumberToObject(o, s->params[p].name, v.u.f);
-		else
-			cJSON_AddStringToObject(o, s->params[p].name, v.u.s);
-	}
-	return o;
-}
-
-static void print_line(cJSON *o)
-{
-	char *txt = cJSON_PrintUnformatted(o);
-	if (txt) {
-		puts(txt);
-		fflush(stdout);
-	}
-	free(txt);
-	cJSON_Delete(o);
-}
-
 /* One line of JSON text (malloc'd, freed here) on stdout, flushed. */
 static void print_text(char *txt)
 {
@@ -290,110 +263,40 @@ static void draw_bar(struct tune *t, const strategy_event *ev, int final)
 static int on_event(void *ctx, const strategy_event *ev)
 {
 	struct tune *t = ctx;
-	if (ev->kind == STRATEGY_EV_PREDICTED) {
-		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-		if (t->json) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "event", "predicted_fail");
-			cJSON_AddStringToObject(o, "key", t->key);
-			cJSON_AddStringToObject(o, "reason", ev->reason);
-			print_line(o);
-		} else {
+	int note = ev->kind == STRATEGY_EV_PREDICTED || ev->kind == STRATEGY_EV_SEED_SKIPPED ||
+		   ev->kind == STRATEGY_EV_DEFAULT_INVALID;
+	if (t->json)
+		print_text(tune_flow_event_json(t->s, ev, t->problem));
+	if (note && !t->json) {
+		const muh_spec *s = space_spec(t->sp);
+		if (ev->cfg)
+			space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
+		if (ev->kind == STRATEGY_EV_PREDICTED)
 			fprintf(stderr, "%smuh tune: not measured: %s is %s\n", t->bar ? "\r\033[K" : "", t->key,
 				ev->reason);
-		}
-		return interrupted;
-	}
-	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
-		if (t->json) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "event",
-			                        ev->kind == STRATEGY_EV_SEED_SKIPPED
-			                            ? "seed_skipped"
-			                            : "default_invalid");
-			if (ev->kind == STRATEGY_EV_SEED_SKIPPED) {
-				cJSON_AddNumberToObject(o, "seed", (double)ev->seed);
-				cJSON_AddNumberToObject(o, "line", ev->seed_line);
-			}
-			if (ev->cfg) {
-				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-				cJSON_AddStringToObject(o, "key", t->key);
-			}
-			cJSON_AddStringToObject(o, "reason", ev->reason);
-			print_line(o);
-		} else {
-			const muh_spec *s = space_spec(t->sp);
-			if (ev->cfg)
-				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-			if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
-				fprintf(stderr, "muh tune: note: transfer seed T%zu (%s) skipped: %s\n", ev->seed + 1,
-					ev->cfg ? t->key : "?", ev->reason);
-			else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
-				fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path,
-				        ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
-				        ev->reason);
-			else
-				fprintf(stderr,
-				        "%s: note: the defaults (%s) are not measured: %s\n",
-				        s->path, t->key, ev->reason);
-		}
-		return interrupted;
-	}
-	if (t->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "variant");
-		cJSON_AddStringToObject(o, "problem", t->problem);
-		cJSON_AddNumberToObject(o, "n", (double)ev->evaluated);
-		cJSON_AddNumberToObject(o, "budget", (double)ev->budget);
-		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-		cJSON_AddStringToObject(o, "key", t->key);
-		cJSON_AddItemToObject(o, "config", config_json(t->sp, ev->cfg));
-		cJSON_AddStringToObject(o, "status",
-		                        ev->m->status_text ? ev->m->status_text
-		                        : ev->m->status    ? "failed"
-		                                           : "ok");
-		if (ev->m->status == 0 && isfinite(ev->m->time_s) && !is_slo_miss(ev->m->time_s))
-			cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
+		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
+			fprintf(stderr, "muh tune: note: transfer seed T%zu (%s) skipped: %s\n", ev->seed + 1,
+				ev->cfg ? t->key : "?", ev->reason);
+		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
+			fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path, ev->seed_line, ev->seed + 1,
+				ev->cfg ? t->key : "?", ev->reason);
 		else
-			cJSON_AddNullToObject(o, "time_s");
-		cJSON_AddBoolToObject(o, "improved", ev->improved);
-		if (isfinite(ev->best_s) && !is_slo_miss(ev->best_s))
-			cJSON_AddNumberToObject(o, "best_s", ev->best_s);
-		else
-			cJSON_AddNullToObject(o, "best_s");
-		cJSON_AddStringToObject(o, "source", ev->source);
-		cJSON_AddNumberToObject(o, "elapsed_s", ev->elapsed_s);
-		const char *lm = session_last_metrics(t->s);
-		if (lm && t->objective && strcmp(t->objective->metric, "time")) {
-			cJSON *mx = cJSON_Parse(lm);
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(mx, t->objective->metric);
-			if (cJSON_IsNumber(v))
-				cJSON_AddNumberToObject(o, "value", v->valuedouble);
-			if (mx)
-				cJSON_AddItemToObject(o, "metrics", mx);
-		}
-		print_line(o);
+			fprintf(stderr, "%s: note: the defaults (%s) are not measured: %s\n", s->path, t->key,
+				ev->reason);
 	}
-	if (t->bar)
+	if (!note && t->bar)
 		draw_bar(t, ev, 0);
 	return interrupted;
 }
+
 /* The session's notes: a drift is a --json event; the rest go to stderr. */
 static void on_note(void *ctx, const session_note *n)
 {
 	struct tune *t = ctx;
-	if (n->kind == SESSION_NOTE_DRIFT && t->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "drift");
-		cJSON_AddStringToObject(o, "problem", t->problem ? t->problem : "");
-		cJSON_AddStringToObject(o, "defaults", n->key);
-		cJSON_AddNumberToObject(o, "moved", n->moved);
-		cJSON_AddNumberToObject(o, "threshold", n->threshold);
-		cJSON_AddNumberToObject(o, "remeasure", (double)n->count);
-		print_line(o);
-		return;
-	}
-	fprintf(stderr, "%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : "muh tune: ", n->text);
+	if (n->kind == SESSION_NOTE_DRIFT && t->json)
+		print_text(tune_flow_drift_json(n, t->problem));
+	else
+		fprintf(stderr, "%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : "muh tune: ", n->text);
 }
 
 /* measure.halving's ladder: per rung, the variants that ran it, those it
@@ -832,8 +735,9 @@ static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 		free(j);
 		if (o2) {
 			cJSON_AddStringToObject(o2, "event", "decision");
-			print_line(o2);
+			print_text(cJSON_PrintUnformatted(o2));
 		}
+		cJSON_Delete(o2);
 	} else {
 		char dk[4096] = "";
 		uint32_t *def = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
