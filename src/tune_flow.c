@@ -148,8 +148,8 @@ long tune_flow_finalists(muh_session *s, long asked)
 
 int tune_flow_decides_after(muh_session *s, long asked, int interrupted, const strategy_result *r, int rc)
 {
-	return rc == MUH_OK && !interrupted && session_evaluator(s) && r->have_best &&
-	       !session_is_slo_miss(r->records[r->best].time_s) && tune_flow_finalists(s, asked) > 0;
+	return rc == MUH_OK && !interrupted && session_evaluator(s) && tune_flow_found(r) &&
+	       tune_flow_finalists(s, asked) > 0;
 }
 
 void tune_flow_decide_opts(muh_session *s, long k, int rounds, decide_opts *o)
@@ -255,4 +255,23 @@ char *tune_flow_drift_json(const session_note *n, const char *problem)
 	cJSON_AddNumberToObject(o, "threshold", n->threshold);
 	cJSON_AddNumberToObject(o, "remeasure", (double)n->count);
 	return json_text(o);
+}
+
+int tune_flow_found(const strategy_result *r)
+{
+	return r->have_best && !session_is_slo_miss(r->records[r->best].time_s);
+}
+
+int tune_flow_open_pool(const char *path, muh_session *s, const muh_session_opts *so, const char *devices, int mpi,
+			muh_pool **out, int *bad_list, muh_diag *d)
+{
+	char *list[TUNE_FLOW_MAX_DEVICES] = {0};
+	size_t n = 0;
+	*out = NULL;
+	int rc = tune_flow_devices(devices, list, &n, d);
+	*bad_list = rc == MUH_EINPUT;
+	if (!rc)
+		rc = tune_flow_pool_open(path, s, so, list, n, mpi, out, d);
+	tune_flow_devices_free(list, n);
+	return rc;
 }

@@ -49,12 +49,21 @@ MUH_API void tune_flow_devices_free(char *list[TUNE_FLOW_MAX_DEVICES], size_t n)
 MUH_API int tune_flow_pool_open(const char *path, muh_session *s, const muh_session_opts *so, char *const *list,
 				size_t n, int mpi, muh_pool **out, muh_diag *d);
 
+/* tune_flow_devices then tune_flow_pool_open: the pool of devices (or
+ * mpi) for s. *bad_list is 1 when the error is the device list's
+ * (MUH_EINPUT: a usage error), else 0. */
+MUH_API int tune_flow_open_pool(const char *path, muh_session *s, const muh_session_opts *so, const char *devices,
+				int mpi, muh_pool **out, int *bad_list, muh_diag *d);
+
 /* 1 when s measures through the engine backend (a server per variant). */
 MUH_API int tune_flow_is_engine(muh_session *s);
 
 /* How many finalists the decision stage re-measures: asked (>= 0), else
  * 2 for an engine spec or a run with a baseline file, else 0 (no stage). */
 MUH_API long tune_flow_finalists(muh_session *s, long asked);
+
+/* 1 when a search found a best within the SLOs (else exit 1: a finding). */
+MUH_API int tune_flow_found(const strategy_result *r);
 
 /* 1 when the decision stage runs after a search: a live search (not a
  * replay) that ended well (rc MUH_OK), was not interrupted, found a best

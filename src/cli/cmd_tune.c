@@ -2,40 +2,24 @@
  * cmd_tune.c — `muh tune`: search a spec's space with a strategy, measure
  * through an objective, print the best against the defaults.
  *
- * Parse and print over the session (session.h): the session measures
- * (the store answering first, which is how a rerun resumes), replays
- * (--replay FILE: a CSV or a store), compiles first (--jobs) and checks
- * drift; this file prints its events, the result and the summary. One
- * session per problem instance (--problem all). Ctrl-C stops cleanly after
- * the variant in flight (the event callback asks the driver to stop); a
- * second Ctrl-C kills.
+ * Parse and drive: the session measures, replays and checks drift
+ * (session.h); tune_flow.h says what a budget means, opens a pool and
+ * when the decision stage follows; runsum.h computes the summary; this
+ * file reads the options and runs one session per problem instance, and
+ * tune_print.c prints. Ctrl-C stops cleanly after the variant in flight (the
+ * event callback asks the driver to stop); a second Ctrl-C kills.
  */
-#include <cjson/cJSON.h>
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "evalcli.h"
-#include "muh/baseline.h"
-#include "muh/best.h"
-#include "muh/decide.h"
-#include "muh/hw.h"
+#include "tune_print.h"
 #include "muh/objective.h"
-#include "muh/pool.h"
-#include "muh/runsum.h"
-#include "muh/session.h"
-#include "muh/store.h"
-#include "muh/strategy.h"
-#include "muh/transfer_seeds.h"
 #include "muh/tune_flow.h"
-#include "textcut.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -184,18 +168,6 @@ static const char help[] =
     "  muh tune specs/fused_moe.yaml --problem M=256 --replay corpora/h200-fused-moe/sweep_M256.csv\n"
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
-/* What measures a variant, and how to let it go. */
-
-struct tune {
-	muh_session *s;
-	const muh_space *sp;
-	const muh_objective *objective;
-	const char *problem;
-	int json, bar;
-	double last_bar;
-	char key[4096];
-};
-
 static volatile sig_atomic_t interrupted;
 /* what this instance's decision stage said, for --json's result event: -1
  * none ran, 0 no proven gain, 1 a proven winner */
@@ -208,439 +180,6 @@ static void on_sigint(int sig)
 	evalcli_ctrl_c_say();
 }
 
-
-
-#define is_slo_miss session_is_slo_miss
-
-/* A score for a person: a time, or the objective's metric ("812.5 tok/s"). */
-static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
-{
-	if (is_slo_miss(score))
-		snprintf(buf, n, "slo miss");
-	else if (!o || !strcmp(o->metric, "time") || !isfinite(score))
-		cli_fmt_time(buf, n, score);
-	else
-		objective_format(o->metric, objective_value(o, score), buf, n);
-}
-
-/* One line of JSON text (malloc'd, freed here) on stdout, flushed. */
-static void print_text(char *txt)
-{
-	if (txt) {
-		puts(txt);
-		fflush(stdout);
-	}
-	free(txt);
-}
-
-static void draw_bar(struct tune *t, const strategy_event *ev, int final)
-{
-	if (!final && ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
-		return;
-	t->last_bar = ev->elapsed_s;
-	char best[32], eta[32] = "-";
-	fmt_score(t->objective, best, sizeof(best), ev->best_s);
-	if (ev->evaluated && ev->budget > ev->evaluated) {
-		double left =
-		    ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
-		snprintf(eta, sizeof(eta), "%d:%02d", (int)(left / 60), (int)fmod(left, 60));
-	} else if (ev->budget <= ev->evaluated) {
-		snprintf(eta, sizeof(eta), "0:00");
-	}
-	int width = 24, fill = ev->budget ? (int)(width * ev->evaluated / ev->budget) : width;
-	char bar[32];
-	for (int i = 0; i < width; i++)
-		bar[i] = i < fill ? '#' : '.';
-	bar[width] = 0;
-	fprintf(stderr, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K", bar,
-	        (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
-	        (unsigned long long)ev->failed);
-	if (final)
-		fputc('\n', stderr);
-	fflush(stderr);
-}
-
-static int on_event(void *ctx, const strategy_event *ev)
-{
-	struct tune *t = ctx;
-	int note = ev->kind == STRATEGY_EV_PREDICTED || ev->kind == STRATEGY_EV_SEED_SKIPPED ||
-		   ev->kind == STRATEGY_EV_DEFAULT_INVALID;
-	if (t->json)
-		print_text(tune_flow_event_json(t->s, ev, t->problem));
-	if (note && !t->json) {
-		const muh_spec *s = space_spec(t->sp);
-		if (ev->cfg)
-			space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-		if (ev->kind == STRATEGY_EV_PREDICTED)
-			fprintf(stderr, "%smuh tune: not measured: %s is %s\n", t->bar ? "\r\033[K" : "", t->key,
-				ev->reason);
-		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
-			fprintf(stderr, "muh tune: note: transfer seed T%zu (%s) skipped: %s\n", ev->seed + 1,
-				ev->cfg ? t->key : "?", ev->reason);
-		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
-			fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path, ev->seed_line, ev->seed + 1,
-				ev->cfg ? t->key : "?", ev->reason);
-		else
-			fprintf(stderr, "%s: note: the defaults (%s) are not measured: %s\n", s->path, t->key,
-				ev->reason);
-	}
-	if (!note && t->bar)
-		draw_bar(t, ev, 0);
-	return interrupted;
-}
-
-/* The session's notes: a drift is a --json event; the rest go to stderr. */
-static void on_note(void *ctx, const session_note *n)
-{
-	struct tune *t = ctx;
-	if (n->kind == SESSION_NOTE_DRIFT && t->json)
-		print_text(tune_flow_drift_json(n, t->problem));
-	else
-		fprintf(stderr, "%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : "muh tune: ", n->text);
-}
-
-/* measure.halving's ladder: per rung, the variants that ran it, those it
- * stopped and the requests it cost (the run's, a resume's stored variants
- * included). */
-static void print_rungs(const session_store_info *L)
-{
-	if (!L->nrungs)
-		return;
-	long long total = 0;
-	for (size_t k = 0; k <= L->nrungs; k++)
-		total += L->rungs[k].requests_spent;
-	printf("halving     eta %d, rungs of", L->halving_eta);
-	for (size_t k = 0; k <= L->nrungs; k++)
-		printf("%s %d", k ? (k == L->nrungs ? " and" : ",") : "", L->rungs[k].requests);
-	printf(" requests (measure.halving); %lld requests in all, warm-up included\n", total);
-	for (size_t k = 0; k <= L->nrungs; k++) {
-		const session_rung_info *R = &L->rungs[k];
-		if (k < L->nrungs)
-			printf("rung %-6d %lld variant(s), %lld stopped, %lld requests\n", R->requests, R->variants,
-			       R->stopped, R->requests_spent);
-		else
-			printf("full %-6d %lld variant(s), %lld requests\n", R->requests, R->variants, R->requests_spent);
-	}
-}
-
-/* The words after a search's gain line: the decision stage's deferral
- * when one follows, else the unpaired tie rule's verdict (inside the noise,
- * or the two medians' intervals overlap: eval_compare). */
-static const char *tie_note(int tie, int decides)
-{
-	if (decides)
-		return "; the search's estimate: the decision stage below decides";
-	return tie ? "; a tie: inside the noise" : "";
-}
-
-/* The speedup of the best over the defaults, with the interval the two
- * medians' 95% confidence intervals give, and a tie inside the noise. On a
- * noisy run (L.noisy) the ratio alone: no interval the data cannot back.
- * When a decision stage follows (decides), the line is the search's
- * estimate and says so: the stage's paired verdict is the run's one tie
- * rule (decide.h), and the search's unpaired numbers get no verdict of
- * their own that the stage might contradict. */
-static void print_live_speedup(muh_session *s, const strategy_result *r, int decides)
-{
-	const muh_objective *o = session_objective(s);
-	session_store_info L;
-	session_store_stats(s, &L);
-	runsum_gain g;
-	runsum_live_gain(s, r, &g);
-	const char *tn = tie_note(g.tie, decides);
-	if (g.kind == RUNSUM_GAIN_PER_TOKEN && L.noisy)
-		printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g.ratio, tn);
-	else if (g.kind == RUNSUM_GAIN_PER_TOKEN && (g.nbest < 2 || g.ndefaults < 2)) /* one run has no interval */
-		printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g.ratio, tn);
-	else if (g.kind == RUNSUM_GAIN_PER_TOKEN)
-		printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
-		       "%zu load runs)%s\n",
-		       g.ratio, g.lo, g.hi, g.nbest, g.ndefaults, tn);
-	else if (g.kind == RUNSUM_GAIN_METRIC)
-		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", g.ratio, o->metric,
-		       o->maximize ? "higher is better" : "lower is better", L.noisy ? "; noisy machine: no CI" : "", tn);
-	else if (g.kind == RUNSUM_GAIN_TIME && L.noisy)
-		printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", g.ratio, tn);
-	else if (g.kind == RUNSUM_GAIN_TIME)
-		printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", g.ratio, g.lo, g.hi, tn);
-	printf("measured    %lld variant(s) now; %lld answered from the store\n", L.measured,
-	       L.from_store);
-	if (L.probe_requests > 0)
-		printf("probes      %lld variant(s) stopped after a probe of %d requests: failed, or more than %gx "
-		       "worse than the best so far (measure.probe)\n",
-		       L.probed, L.probe_requests, SESSION_PROBE_WORSE);
-	print_rungs(&L);
-	if (L.drifts)
-		printf("drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
-		       "(the store and the summary hold the new values)\n",
-		       L.drifts, L.remeasured);
-}
-
-
-/* The same for a person: one line of device busy, then the sustained
- * ranking when it ran. */
-static void print_busy_sustained(muh_session *s)
-{
-	session_busy_info b;
-	session_busy(s, &b);
-	/* a server's load is no timed launch: the engine backend has no busy line */
-	int engine = !strcmp(eval_target_backend(session_target(s)), "engine");
-	if (b.measured && b.wall_s > 0 && !engine) {
-		printf("\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
-		       "builds %.1f s)",
-		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);
-		if (b.prepare_s > 0 && b.wall_s > b.prepare_s)
-			printf("; %.1f%% after the prepare's %.1f s", 100 * b.launches_s / (b.wall_s - b.prepare_s),
-			       b.prepare_s);
-		printf("\n");
-	}
-	session_sustained_info I;
-	session_sustained(s, &I);
-	if (!I.why[0] && !I.ran)
-		return;
-	if (!I.ran) {
-		printf("sustained   not re-timed: %s\n", I.why);
-		return;
-	}
-	printf("sustained   %s%s\n", I.why, I.ranked ? ": the fastest re-timed is the winner" : "");
-	if (I.n > 1 && I.samples)
-		printf("            the %zu timed interleaved: %zu samples each, the order alternated every round\n",
-		       I.n, I.samples);
-	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
-	for (size_t i = 0; i < I.n; i++) {
-		const session_sustained_row *r = &I.rows[i];
-		char a[32], c[32];
-		cli_fmt_time(a, sizeof(a), r->burst_s);
-		cli_fmt_time(c, sizeof(c), r->sustained_s);
-		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
-		       r->key);
-	}
-	if (I.ranked) {
-		char a[32];
-		const session_sustained_row *w = &I.rows[I.winner];
-		cli_fmt_time(a, sizeof(a), w->sustained_s);
-		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
-		if (w->burst_rank != 1)
-			printf("            the store's best: muh report and muh patch name this one, not the search's "
-			       "best above\n");
-	}
-}
-
-/* When the store's best of the run (what report and patch name) is neither
- * the search's best nor the re-timing's winner printed above: a variant
- * measured by an earlier search of the run, outside this one's budget. */
-static void print_store_best(muh_session *s, const strategy_result *r)
-{
-	char key[4096], a[32];
-	double score;
-	size_t nmeasured;
-	if (!runsum_store_best_other(s, r, key, sizeof(key), &score, &nmeasured))
-		return;
-	fmt_score(session_objective(s), a, sizeof(a), score);
-	printf("store       the run's best is %s  %s, of the %zu variants the run has measured (an earlier\n"
-	       "            search of it measured more than this one reached): muh report and muh patch name it\n",
-	       a, key, nmeasured);
-}
-
-/* Every variant of a live run with a measured-metric objective, and the
- * two winners: under the SLOs (the strategy's best) and ignoring them. */
-struct summary {
-	const muh_objective *o;
-	int keyw;
-	/* the table's metric columns: the objective's, each SLO's, then
-	 * ttft_p99 and tpot_p50 for context; each as wide as its name */
-	const char *col[OBJECTIVE_MAX_SLO + 3];
-	int colw[OBJECTIVE_MAX_SLO + 3], ncol;
-};
-
-/* The metric columns of S's table (summary_cols: no name twice). */
-static void summary_cols(struct summary *S)
-{
-	const char *want[OBJECTIVE_MAX_SLO + 3];
-	int n = 0;
-	want[n++] = S->o->metric;
-	for (int i = 0; i < S->o->nslo && i < OBJECTIVE_MAX_SLO; i++)
-		want[n++] = S->o->slo[i].metric;
-	want[n++] = "ttft_p99";
-	want[n++] = "tpot_p50";
-	S->ncol = 0;
-	for (int i = 0; i < n; i++) {
-		int dup = 0;
-		for (int j = 0; j < S->ncol; j++)
-			dup |= !strcmp(S->col[j], want[i]);
-		if (dup)
-			continue;
-		int w = (int)strlen(want[i]);
-		S->colw[S->ncol] = w > 10 ? w : 10;
-		S->col[S->ncol++] = want[i];
-	}
-}
-
-static void summary_row(void *ud, const store_row *row, int feas, const char *why)
-{
-	struct summary *S = ud;
-	const muh_measurement *m = row->m;
-	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
-	printf("  %-*s  %-12s", S->keyw, row->key, m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
-	for (int c = 0; c < S->ncol; c++) {
-		char v[32];
-		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
-		printf("  %*s", S->colw[c], v);
-	}
-	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
-	text_cut(cut, sizeof(cut), note);
-	printf("%s%s\n", *note ? "  " : "", cut);
-}
-
-static int summary_keyw(void *ud, const store_row *row)
-{
-	int *w = ud, n = (int)strlen(row->key);
-	*w = n > *w ? n : *w;
-	return 0;
-}
-
-static void print_summary(muh_store *st, int64_t run, const muh_objective *objective, int json)
-{
-	struct summary S = {.o = objective, .keyw = 13};
-	objective_winners w;
-	size_t rows, ok, missed;
-	if (json) {
-		runsum_slo_winners(st, run, objective, NULL, NULL, &w, &rows, &ok, &missed);
-		print_text(runsum_winners_json(objective, &w, rows, missed));
-		return;
-	}
-	store_foreach(st, run, summary_keyw, &S.keyw);
-	char desc[1024], a[32], b[32];
-	objective_describe(objective, desc, sizeof(desc));
-	summary_cols(&S);
-	printf("\nobjective   %s\n", desc);
-	printf("  %-*s  %-12s", S.keyw, "configuration", "status");
-	for (int c = 0; c < S.ncol; c++)
-		printf("  %*s", S.colw[c], S.col[c]);
-	printf("  why\n");
-	runsum_slo_winners(st, run, objective, summary_row, &S, &w, &rows, &ok, &missed);
-	objective_format(objective->metric, objective_value(objective, w.best), a, sizeof(a));
-	objective_format(objective->metric, objective_value(objective, w.best_any), b, sizeof(b));
-	/* the search's bests, each from one measurement: a winner is what the
-	 * decision stage proves (decide_stage), never these */
-	printf("search      best under the SLOs: %s  %s\n", isfinite(w.best) ? a : "none",
-	       isfinite(w.best) ? w.key : "(no variant met them)");
-	if (isfinite(w.best_any) && strcmp(w.key_any, w.key))
-		printf("search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, w.key_any, w.why_any);
-	else if (isfinite(w.best_any))
-		printf("search      best ignoring the SLOs: the same variant\n");
-}
-
-static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
-                         int json, int rc, int decides)
-{
-	if (json) {
-		print_text(runsum_result_json(s, o, r, topk, rc, last_decision));
-		return;
-	}
-	const muh_space *sp = session_space(s);
-	session_replay_info ri;
-	session_replay_stats(s, &ri);
-	session_store_info si;
-	session_store_stats(s, &si);
-	int live = session_evaluator(s) != NULL || session_store(s) != NULL; /* measured here or by a pool */
-	const muh_objective *objective = session_objective(s);
-	size_t np = space_nparams(sp);
-	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
-	uint64_t *top = malloc((topk + 1) * sizeof(uint64_t));
-	char key[4096], a[32], b[32];
-	if (!cfg || !top) {
-		free(cfg);
-		free(top);
-		return;
-	}
-	size_t ntop = strategy_top(r, topk, top);
-	runsum_scores sc;
-	runsum_scores_of(s, r, &sc);
-	double dflt = sc.defaults, best = sc.best, base_s = sc.baseline;
-	const baseline_pick *bp = sc.bp;
-	long bi = sc.baseline_record;
-	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
-	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, runsum_stop_name(r->stop, rc));
-	if (r->predicted)
-		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
-		       "that did (measure.hidden_constraints)\n",
-		       (unsigned long long)r->predicted);
-	if (!r->have_best) {
-		printf("best        none: %s\n", r->nrecords > r->predicted ? "every evaluated variant failed"
-							      : "nothing was evaluated");
-		free(cfg);
-		free(top);
-		return;
-	}
-	space_config_at(sp, r->records[r->best].index, cfg);
-	space_key(sp, cfg, key, sizeof(key));
-	fmt_score(objective, a, sizeof(a), best);
-	if (is_slo_miss(best))
-		printf("best        none met the SLOs; the nearest miss: %s  (evaluation %llu)\n", key,
-		       (unsigned long long)r->best + 1);
-	else
-		printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
-		       (unsigned long long)r->best + 1);
-	if (r->have_default) {
-		space_config_at(sp, r->records[0].index, cfg);
-		space_key(sp, cfg, key, sizeof(key));
-		fmt_score(objective, b, sizeof(b), dflt);
-		printf("default     %s  %s\n", b, key);
-		if (isfinite(dflt) && live && !is_slo_miss(best))
-			print_live_speedup(s, r, decides);
-		else if (live && is_slo_miss(best))
-			printf("measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
-			       si.from_store), print_rungs(&si);
-		else if (isfinite(dflt) && !is_slo_miss(best) && !is_slo_miss(dflt))
-			printf(
-			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
-			    "confidence interval)\n",
-			    dflt / best);
-	} else if (o->skip_defaults) {
-		printf("default     not measured: --no-defaults (a random start instead)\n");
-	} else {
-		printf("default     not measured: the defaults are not valid in this space\n");
-	}
-	if (bp) {
-		fmt_score(objective, b, sizeof(b), base_s);
-		if (isfinite(base_s) && !is_slo_miss(base_s))
-			printf("baseline    %s  %s  (what ships: %s); the search's best is %.3fx it%s\n", b, bp->key,
-			       bp->from, base_s / best, live ? ", one measurement each (the decision below pairs them)" : "");
-		else
-			printf("baseline    %s  (what ships: %s): %s\n", bp->key, bp->from,
-			       bi < 0 ? "not measured (out of budget, or stopped)" : "it did not measure ok");
-	}
-	if (ri.exhaustive) {
-		fmt_score(objective, a, sizeof(a), ri.best_s);
-		printf(
-		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
-		    "it\n",
-		    a, 100.0 * ri.best_s / best);
-	}
-	const char *mname = objective ? objective->metric : "time";
-	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;
-	printf("\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname, "vs default", "eval", "source",
-	       "configuration");
-	for (size_t k = 0; k < ntop; k++) {
-		const strategy_record *rec = &r->records[top[k]];
-		space_config_at(sp, rec->index, cfg);
-		space_key(sp, cfg, key, sizeof(key));
-		fmt_score(objective, a, sizeof(a), rec->time_s);
-		if (isfinite(dflt) && !is_slo_miss(dflt) && !is_slo_miss(rec->time_s))
-			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
-		else
-			snprintf(b, sizeof(b), "-");
-		printf("%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
-		       (unsigned long long)top[k] + 1, rec->source, key);
-	}
-	if (live)
-		print_busy_sustained(s);
-	print_store_best(s, r);
-	free(cfg);
-	free(top);
-}
 struct tune_args {
 	const char *budget;
 	uint64_t topk;
@@ -650,128 +189,71 @@ struct tune_args {
 	int mpi;             /* --mpi: the pool's workers are the other MPI ranks */
 };
 
-/* The pool of --devices / --mpi for session s, or NULL with the error said
- * (*ex its exit code). devices: "0,1,3", or "all" (every CUDA device). */
+/* The pool of --devices / --mpi for session s (tune_flow.h), or NULL with
+ * the error said (*ex its exit code). */
 static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const struct tune_args *A,
 			   int json, int *ex)
 {
-	char *list[TUNE_FLOW_MAX_DEVICES] = {0};
-	size_t n = 0;
 	muh_pool *p = NULL;
+	int bad_list = 0;
 	muh_diag d;
 	diag_clear(&d);
-	*ex = EXIT_OK;
-	int rc = tune_flow_devices(A->devices, list, &n, &d);
-	if (rc == MUH_EINPUT) {
-		*ex = cli_usage_error("tune", "%s", d.msg);
-		return NULL;
-	}
-	if (rc) {
+	int rc = tune_flow_open_pool(path, s, so, A->devices, A->mpi, &p, &bad_list, &d);
+	*ex = rc && bad_list ? cli_usage_error("tune", "%s", d.msg) : cli_exit(rc);
+	if (rc && !bad_list)
 		fprintf(stderr, "muh tune: %s\n", d.msg);
-		*ex = EXIT_ENV;
-		return NULL;
-	}
-	rc = tune_flow_pool_open(path, s, so, list, n, A->mpi, &p, &d);
-	tune_flow_devices_free(list, n);
-	if (rc) {
-		fprintf(stderr, "muh tune: %s\n", d.msg);
-		*ex = cli_exit(rc);
-		return NULL;
-	}
-	if (!json)
+	else if (!rc && !json)
 		printf("pool        %zu worker(s) on %s (%s)\n", pool_size(p), pool_device(p),
 		       A->mpi ? "MPI ranks 1.." : A->devices);
 	return p;
 }
 
-/* One measurement of the decision stage: a progress line on a terminal. */
-static void on_decide(void *ctx, const decide_event *e)
-{
-	const struct tune *t = ctx;
-	if (t->json || !t->bar)
-		return;
-	char v[64];
-	objective_format(t->objective->metric, e->value, v, sizeof(v));
-	fprintf(stderr, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s", e->round + 1, e->pos + 1, e->nround,
-		e->baseline ? "(defaults) " : "", e->key, isfinite(e->value) ? v : e->status);
-	if (e->pos + 1 == e->nround)
-		fputc('\n', stderr);
-}
-
-/* The decision stage after a live search (decide.h): the defaults and the
- * top --finalists re-measured in alternating rounds; prints its table (or
- * a JSON "decision" event). Returns an exit code: 0 also when nothing was
- * proven (the defaults stay; muh patch --from then refuses). */
+/* The decision stage after a live search (decide.h), its table printed.
+ * An exit code: 0 also when nothing was proven (the defaults stay). */
 static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 {
-	int engine = tune_flow_is_engine(s);
-	const baseline_pick *bp = session_baseline(s);
 	long k = tune_flow_finalists(s, A->finalists);
 	if (k <= 0)
 		return EXIT_OK;
 	decide_opts o;
 	tune_flow_decide_opts(s, k, A->rounds, &o);
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
-	if (!json) {
-		printf("\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
-		       "before any winner is named\n",
-		       o.baseline_key ? "the baseline (what ships)" : bp ? "the defaults (what ships)" : "the defaults", k,
-		       o.baseline_key ? " (and the defaults)" : "",
-		       DECIDE_MIN_ROUNDS, o.max_rounds, engine ? "" : ", each a fresh build warmed to its sustained clock");
-		fflush(stdout);
-	}
+	if (!json)
+		tune_print_decide_head(s, &o, k);
 	decide_summary sm;
 	muh_diag d;
-	diag_clear(&d);
-	int rc = session_decide(s, &o, on_decide, &t, &interrupted, &sm, &d);
+	int rc = session_decide(s, &o, tune_on_decide, &t, &interrupted, &sm, &d);
 	if (rc) {
 		fprintf(stderr, "muh tune: the decision stage stopped: %s\n", d.msg);
 		return cli_exit(rc);
 	}
 	last_decision = sm.winner >= 0;
-	if (json) {
-		char *j = decide_summary_json(&sm, session_objective(s));
-		cJSON *o2 = j ? cJSON_Parse(j) : NULL;
-		free(j);
-		if (o2) {
-			cJSON_AddStringToObject(o2, "event", "decision");
-			print_text(cJSON_PrintUnformatted(o2));
-		}
-		cJSON_Delete(o2);
-	} else {
-		char dk[4096] = "";
-		uint32_t *def = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
-		if (def) {
-			space_default(session_space(s), def);
-			space_key(session_space(s), def, dk, sizeof(dk));
-			free(def);
-		}
-		evalcli_print_decision(stdout, &sm, session_objective(s), dk[0] ? dk : NULL, "");
-		if (interrupted)
-			printf("            (interrupted: the rounds so far are stored; a rerun goes on from them)\n");
-	}
+	tune_print_decision(s, &sm, json, interrupted);
 	return EXIT_OK;
 }
 
-/* Tunes one problem instance: opens its session, prints what was loaded,
- * runs the search, prints the result. Returns an exit code. */
-static int tune_one(const char *path, muh_session_opts *so, const struct tune_args *A, int json, size_t nth)
+/* Tunes one problem instance (evalcli_each_problem's callback; ctx: the
+ * tune_args): opens its session, prints what was loaded, runs the search,
+ * prints the result. Returns an exit code. */
+static int tune_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
+	const struct tune_args *A = ctx;
+	muh_session_opts so_ = eo->so, *so = &so_;
+	int json = eo->json;
 	const char *budget = A->budget;
 	size_t topk = (size_t)A->topk;
 	muh_pool *pool = NULL;
 	so->pool = A->devices || A->mpi;
 	muh_diag d;
 	muh_session *s;
-	struct tune t = {.json = json, .bar = isatty(2)};
-	so->on_note = on_note;
+	struct tune t = {.json = json, .bar = isatty(2), .stop = &interrupted};
+	so->on_note = tune_on_note;
 	so->note_ctx = &t;
 	int rc = session_open(path, so, &s, &d);
 	if (!rc && session_target(s)) /* Ctrl-C now says what it stops: a server, or a runner */
 		evalcli_ctrl_c_text("tune", eval_target_backend(session_target(s)), "what was measured is kept");
 	if (rc)
 		return evalcli_fail("tune", rc, &d);
-	const muh_spec *spec = session_spec(s);
 	const muh_space *sp = session_space(s);
 	strategy_opts o = so->search;
 	int ex = EXIT_OK;
@@ -784,44 +266,13 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		goto out;
 	}
 	session_set_search(s, &o);
-	if (!json) {
-		char a[32];
-		if (nth)
-			printf("\n");
-		printf("spec        %s (%s)\n", spec->path, spec_format_name(spec->format));
-		if (session_hw(s))
-			printf("profile     %s\n", session_hw(s)->name);
-		if (spec->nproblem)
-			printf("problem     %s (instance %zu of %zu)\n", t.problem, session_instance(s),
-			       spec_ninstances(spec));
-		printf("space       %s valid configurations\n", cli_count(a, sizeof(a), (double)space_valid(sp)));
-	}
+	if (!json)
+		tune_print_opening(s, eo->nth);
 	if ((rc = session_start(s, &d))) {
 		ex = evalcli_fail("tune", rc, &d);
 		goto out;
 	}
-	session_store_info si;
-	session_store_stats(s, &si);
-	session_replay_info ri;
-	session_replay_stats(s, &ri);
-	if (!json && si.open && si.resumed)
-		printf("store       %s: resuming run %lld, %lld variant(s) already measured\n", so->db, (long long)si.run,
-		       si.rows);
-	else if (!json && si.open)
-		printf("store       %s: run %lld\n", so->db, (long long)si.run);
-	transfer_seeds_print(session_transfer_seeds(s), stdout, json); /* issue 13 */
-	if (!json && ri.open) {
-		char r[32], a[32], b[32], c[32], f[32], i[32], w[32], o[64] = "";
-		if (ri.other_problem)
-			snprintf(o, sizeof(o), ", %s of another problem instance",
-			         cli_count(r, sizeof(r), (double)ri.other_problem));
-		printf("replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
-		       "outside the values%s; covers %s of %s valid\n",
-		       so->replay, cli_count(r, sizeof(r), (double)ri.rows), cli_count(a, sizeof(a), (double)ri.used),
-		       cli_count(f, sizeof(f), (double)ri.failed), cli_count(i, sizeof(i), (double)ri.invalid),
-		       cli_count(w, sizeof(w), (double)ri.outside), o, cli_count(b, sizeof(b), (double)ri.covered),
-		       cli_count(c, sizeof(c), (double)space_valid(sp)));
-	}
+	tune_print_loaded(s, so, json);
 	if (so->pool && !(pool = open_pool(path, s, so, A, json, &ex)))
 		goto out;
 	if (session_evaluator(s)) {
@@ -833,42 +284,17 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 			ex = evalcli_fail("tune", nrc, &d);
 			goto out;
 		}
-		if (nrc == MUH_OK) {
-			if (!json) /* stored with the first variant measured */
-				printf("noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
-				       noisy ? ", 3 times over" : "");
-			if (noisy)
-				fprintf(stderr,
-					"muh tune: noisy machine: the defaults' two timings differed by more than "
-					"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
-					"noisy and its speedup has no confidence interval\n",
-					100 * eval_target_max_noise(session_target(s)), 100 * noise);
-		}
+		if (nrc == MUH_OK)
+			tune_print_noise(s, noise, noisy, json);
 	}
-	if (!json) {
-		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
-		if (!space_valid(sp))
-			printf("strategy    %s: nothing to evaluate, the constraints leave no valid configuration\n",
-			       o.strategy ? o.strategy : "auto");
-		else
-			printf("strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
-			       o.strategy ? o.strategy : "auto", (unsigned long long)o.seed, (unsigned long long)b,
-			       100.0 * (double)b / (double)space_valid(sp),
-			       o.time_budget_s > 0 ? " or the time limit" : "");
-		fflush(stdout);
-	}
+	if (!json)
+		tune_print_strategy(&o, sp);
 	strategy_result r;
 	if (pool) {
-		rc = session_tune_pool(s, pool, on_event, &t, &r, &interrupted, &d);
-		session_store_info pi;
-		session_store_stats(s, &pi);
-		if (!json && isfinite(pi.noise))
-			printf("noise       %.2f%% (the defaults timed twice through the pool)\n", 100 * pi.noise);
-		if (pool_restarts(pool))
-			fprintf(stderr, "muh tune: %zu pool worker(s) died and were started again; their variants were "
-					"measured again once\n", pool_restarts(pool));
+		rc = session_tune_pool(s, pool, tune_on_event, &t, &r, &interrupted, &d);
+		tune_print_pool_done(s, pool, json);
 	} else {
-		rc = session_tune(s, on_event, &t, &r, &d);
+		rc = session_tune(s, tune_on_event, &t, &r, &d);
 	}
 	if (t.bar && r.nrecords)
 		fputc('\n', stderr);
@@ -879,38 +305,19 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (rc) /* muh's environment (exit 3): said first, then what was measured */
 			fprintf(stderr, "muh tune: %s; what was measured before is kept\n",
 				d.msg[0] ? d.msg : "the search stopped on an error");
-		session_prepare_info pi;
-		session_prepare_stats(s, &pi);
-		if (pi.note[0])
-			fprintf(stderr, "muh tune: note: prepare: %s; each build compiles what is missing\n", pi.note);
-		if (pi.ran)
-			fprintf(json ? stderr : stdout,
-				"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
-				"(%.1f s waited for), with %d jobs; %zu of the %zu measured were sent to a batch before the "
-				"search reached them\n",
-				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs,
-				pi.reached_prepared, pi.reached);
+		tune_print_prepare(s, json, so->jobs);
 		/* --json: the decision first, so that the final result event's
 		 * winner_key is the decision's (what report and patch name) */
 		int dex = -1;
 		last_decision = -1;
-		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
-		    rc == MUH_OK)
+		if (json && !interrupted && session_evaluator(s) && tune_flow_found(&r) && rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json, rc, tune_flow_decides_after(s, A->finalists, interrupted, &r, rc));
-		if (!objective_is_time(t.objective)) {
-			if (session_evaluator(s))
-				print_summary(session_store(s), si.run, t.objective, json);
-			else if (ri.from_store) {
-				muh_store *rs;
-				if (store_open_ro(so->replay, &rs, &d) == MUH_OK) {
-					print_summary(rs, ri.store_run, t.objective, json);
-					store_close(rs);
-				}
-			}
-		}
+		tune_print_result(s, &o, &r, topk, json, rc, tune_flow_decides_after(s, A->finalists, interrupted, &r, rc),
+				  last_decision);
+		if (!objective_is_time(t.objective))
+			tune_print_slo_table(s, so->replay, json);
 		ex = cli_exit(rc);
-		if (!ex && (!r.have_best || is_slo_miss(r.records[r.best].time_s)))
+		if (!ex && !tune_flow_found(&r))
 			ex = EXIT_FINDING;
 		if (!ex && dex >= 0)
 			ex = dex;
@@ -923,8 +330,6 @@ out:
 	session_close(s);
 	return ex;
 }
-
-static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx);
 
 static int run(int argc, char **argv)
 {
@@ -1084,18 +489,11 @@ static int run(int argc, char **argv)
 	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
 	void (*old)(int) = signal(SIGINT, on_sigint);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
-	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_each, &A);
+	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_one, &A);
 	evalcli_space_progress(NULL, NULL);
 	signal(SIGINT, old);
 	/* Ctrl-C: what was measured is saved and printed, then 128 + SIGINT */
 	return interrupted && (ex == EXIT_OK || ex == EXIT_FINDING) ? EXIT_INTERRUPTED : ex;
-}
-
-static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx)
-{
-	const struct tune_args *A = ctx;
-	muh_session_opts so = eo->so;
-	return tune_one(path, &so, A, eo->json, eo->nth);
 }
 
 MUH_COMMAND(tune, 40, "search a spec's space with a strategy; prints best vs default");
