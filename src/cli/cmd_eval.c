@@ -15,7 +15,7 @@
 
 #include "evalcli.h"
 #include "muh/best.h"
-#include "muh/expr.h"
+#include "muh/evalset.h"
 #include "muh/store.h"
 
 static const char help[] =
@@ -82,175 +82,33 @@ static void on_sigint(int sig)
 	evalcli_ctrl_c_say();
 }
 
-/* Checks every NAME=VALUE of a --config key against the spec: an unknown
- * name is an error with the constraint checker's did-you-mean and the names
- * that exist; a value not in the param's list is an error with its values.
- * Returns MUH_OK, or MUH_EINPUT with d placed at the token in key
- * ("--config:1:COL", the key as the source line). */
-static int check_partial(const muh_space *sp, const char *key, muh_diag *d)
-{
-	const muh_spec *s = space_spec(sp);
-	size_t np = space_nparams(sp);
-	const char *q = key;
-	if (!*key) {
-		diag_at(d, "--config", 1, 1, key);
-		return diag_errorf(d, "empty key: expected NAME=VALUE[,NAME=VALUE...]");
-	}
-	while (1) {
-		size_t tlen = strcspn(q, ","), nlen = strcspn(q, "=,");
-		int col = (int)(q - key) + 1;
-		if (nlen == tlen || nlen == 0) {
-			diag_at(d, "--config", 1, col, key);
-			return diag_errorf(d, "expected NAME=VALUE at '%.*s'", (int)tlen, q);
-		}
-		size_t p;
-		for (p = 0; p < np; p++)
-			if (strlen(s->params[p].name) == nlen && !strncmp(s->params[p].name, q, nlen))
-				break;
-		if (p == np) {
-			/* the constraint checker's message: did you mean, known names */
-			const char **names = calloc(np ? np : 1, sizeof(*names));
-			char *nm = strndup(q, nlen);
-			muh_diag ed;
-			diag_clear(&ed);
-			for (size_t i = 0; names && i < np; i++)
-				names[i] = s->params[i].name;
-			muh_expr *e = names && nm ? expr_compile(nm, names, (int)np, &ed) : NULL;
-			expr_free(e);
-			free(names);
-			free(nm);
-			diag_at(d, "--config", 1, col, key);
-			if (!strncmp(ed.msg, "unknown name", 12))
-				return diag_errorf(d, "%s", ed.msg);
-			return diag_errorf(d, "no param '%.*s' in this spec", (int)nlen, q);
-		}
-		const char *val = q + nlen + 1;
-		size_t vlen = tlen - nlen - 1, v;
-		for (v = 0; v < s->params[p].nvalues; v++) {
-			char buf[64];
-			int w = value_fmt(buf, sizeof(buf), s->params[p].values[v]);
-			if ((size_t)w == vlen && !strncmp(buf, val, vlen))
-				break;
-		}
-		if (v == s->params[p].nvalues) {
-			char list[512] = "";
-			size_t n = 0;
-			for (size_t i = 0; i < s->params[p].nvalues && n < sizeof(list); i++) {
-				char buf[64];
-				value_fmt(buf, sizeof(buf), s->params[p].values[i]);
-				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", buf);
-			}
-			diag_at(d, "--config", 1, col + (int)nlen + 1, key);
-			return diag_errorf(d, "'%.*s' is not a value of '%s' (values: %s)", (int)vlen, val,
-					   s->params[p].name, list);
-		}
-		if (!q[tlen])
-			return MUH_OK;
-		q += tlen + 1;
-	}
-}
-
-/* Parses a possibly partial key: names not given keep their defaults. */
-static int parse_partial(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d)
-{
-	const muh_spec *s = space_spec(sp);
-	size_t np = space_nparams(sp);
-	uint32_t *full = calloc(np + 1, sizeof(uint32_t));
-	if (!full)
-		return MUH_ENOMEM;
-	space_default(sp, full);
-	char buf[4096] = "";
-	size_t n = 0;
-	for (size_t p = 0; p < np; p++) {
-		char want[160];
-		snprintf(want, sizeof(want), "%s=", s->params[p].name);
-		const char *hit = NULL;
-		for (const char *q = key; (q = strstr(q, want)); q++)
-			if (q == key || q[-1] == ',') {
-				hit = q;
-				break;
-			}
-		char val[256];
-		if (hit)
-			snprintf(val, sizeof(val), "%.*s", (int)strcspn(hit, ","), hit);
-		else {
-			char v[128];
-			value_fmt(v, sizeof(v), space_value(sp, full, p));
-			snprintf(val, sizeof(val), "%s=%s", s->params[p].name, v);
-		}
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", p ? "," : "", val);
-		if (n >= sizeof(buf))
-			break;
-	}
-	free(full);
-	return space_parse_key(sp, buf, cfg, d);
-}
-
+/* The rows of one eval as they come: printed, and kept (evalset) for the
+ * closing lines. */
 struct eval_list {
 	const muh_space *sp;
 	int all;
 	const uint32_t *cfgs; /* --config: np + 1 values each */
 	int json, keyw;
-	char def_key[1024], best_key[1024];
-	muh_measurement best, defm; /* no samples kept */
-	long long measured, counts[EVAL_NSTATUS];
 	const session_prepare_info *pi; /* filled before the first row */
 	int jobs, told_prepare, header_done;
-	/* --interleave: every row, for the comparison under the table */
 	int interleave;
-	size_t nrows;
-	char row_key[EVAL_INTERLEAVE_MAX][1024];
-	muh_measurement row[EVAL_INTERLEAVE_MAX]; /* samples kept (round order): paired under the table */
-	/* every ok variant with a fingerprint, for the twins line (best_twin_spread) */
-	char **tkey, **tfp;
-	double *tscore;
-	size_t tn, tcap;
-	int time; /* the objective is time (the twins line is about times) */
+	evalset S;
 };
-
-/* Keeps an ok variant's key, fingerprint and median for the twins line:
- * a fingerprint that proves the artifact (best_fp_proves, as muh report's
- * twins), and time objectives (an engine's fingerprint is its launch, whose
- * time says less than its metrics; muh report keeps to time runs as well). */
-static void keep_twin(struct eval_list *E, const char *key, const muh_measurement *m)
-{
-	if (!best_fp_proves(m) || !E->time)
-		return;
-	if (E->tn == E->tcap) {
-		size_t cap = E->tcap ? 2 * E->tcap : 64;
-		char **k = realloc(E->tkey, cap * sizeof(*k));
-		if (k)
-			E->tkey = k;
-		char **f = realloc(E->tfp, cap * sizeof(*f));
-		if (f)
-			E->tfp = f;
-		double *s = realloc(E->tscore, cap * sizeof(*s));
-		if (s)
-			E->tscore = s;
-		if (!k || !f || !s)
-			return; /* the line is a note: without memory it counts fewer */
-		E->tcap = cap;
-	}
-	if (!(E->tkey[E->tn] = strdup(key)) || !(E->tfp[E->tn] = strdup(m->fingerprint))) {
-		free(E->tkey[E->tn]);
-		return;
-	}
-	E->tscore[E->tn++] = m->median;
-}
 
 /* Variants that built one artifact yet were timed apart: what this
  * machine's noise did to identical code, beside the best's speedup. */
 static void print_twins(struct eval_list *E)
 {
-	size_t twins, slow = 0, fast = 0;
-	double r = best_twin_spread((const char *const *)E->tfp, E->tscore, E->tn, &twins, &slow, &fast);
+	size_t twins;
+	const char *slow, *fast;
+	double r = evalset_twins(&E->S, &twins, &slow, &fast);
 	if (!isfinite(r))
 		return;
 	/* with --json stdout holds the variants' rows only: the line goes to
 	 * stderr, as the noise line does */
 	fprintf(E->json ? stderr : stdout, "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
 	       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
-	       twins, r, E->tkey[slow], E->tkey[fast]);
+	       twins, r, slow, fast);
 }
 
 /* What the batch prepare did, once, before the first row. */
@@ -289,33 +147,7 @@ static int list_row(void *ctx, const session_result *r)
 		evalcli_print_header(stdout, E->keyw);
 		E->header_done = 1;
 	}
-	E->measured++;
-	E->counts[m->status]++;
-	if (m->status == EVAL_OK) {
-		muh_measurement lite = *m;
-		lite.samples = NULL;
-		lite.nsamples = 0;
-		lite.fp_detail = NULL;
-		lite.metrics = NULL;
-		lite.log = NULL;
-		if (!(E->best.median <= m->median)) {
-			E->best = lite;
-			snprintf(E->best_key, sizeof(E->best_key), "%s", r->key);
-		}
-		if (!strcmp(r->key, E->def_key))
-			E->defm = lite;
-		keep_twin(E, r->key, m);
-	}
-	if (E->nrows < EVAL_INTERLEAVE_MAX) {
-		muh_measurement lite = *m;
-		lite.samples = NULL;
-		if (E->interleave && m->nsamples && (lite.samples = malloc(m->nsamples * sizeof(double))))
-			memcpy(lite.samples, m->samples, m->nsamples * sizeof(double));
-		lite.nsamples = lite.samples ? m->nsamples : 0;
-		lite.fp_detail = lite.metrics = lite.log = NULL;
-		E->row[E->nrows] = lite;
-		snprintf(E->row_key[E->nrows++], sizeof(E->row_key[0]), "%s", r->key);
-	}
+	evalset_add(&E->S, r->key, m);
 	if (E->json) {
 		cJSON *o = evalcli_json(r->key, m);
 		if (E->interleave)
@@ -340,62 +172,48 @@ static int list_row(void *ctx, const session_result *r)
  * overlap). --json: one closing "interleaved" line with the same verdicts. */
 static void print_interleaved(const struct eval_list *E, double noise)
 {
-	size_t lo = SIZE_MAX, hi = 0, ok = 0, fastest = SIZE_MAX;
-	for (size_t i = 0; i < E->nrows; i++)
-		if (E->row[i].status == EVAL_OK) {
-			ok++;
-			lo = E->row[i].nsamples < lo ? E->row[i].nsamples : lo;
-			hi = E->row[i].nsamples > hi ? E->row[i].nsamples : hi;
-			if (!strcmp(E->row_key[i], E->best_key))
-				fastest = i;
-		}
-	if (lo == SIZE_MAX || fastest == SIZE_MAX)
+	evalset_verdict v[EVAL_INTERLEAVE_MAX];
+	size_t ok, lo, hi;
+	int n = evalset_interleaved(&E->S, noise, v, &ok, &lo, &hi);
+	if (n < 0)
 		return;
-	const muh_measurement *f = &E->row[fastest];
 	cJSON *js = E->json ? cJSON_CreateObject() : NULL, *jrows = NULL;
 	if (js) {
 		cJSON_AddStringToObject(js, "event", "interleaved");
-		cJSON_AddStringToObject(js, "fastest", E->best_key);
+		cJSON_AddStringToObject(js, "fastest", E->S.best_key);
 		jrows = cJSON_AddArrayToObject(js, "rows");
 	} else {
 		printf("\ninterleaved %zu variant(s)", ok);
-		if (ok < E->nrows)
-			printf(" (%zu failed)", E->nrows - ok);
+		if (ok < E->S.nrows)
+			printf(" (%zu failed)", E->S.nrows - ok);
 		printf(", %zu", lo);
 		if (hi != lo)
 			printf("-%zu", hi);
 		printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
 	}
-	for (size_t i = 0; i < E->nrows; i++) {
-		const muh_measurement *m = &E->row[i];
-		if (m->status != EVAL_OK || i == fastest)
-			continue;
-		stats_summary ps;
-		int slower = eval_compare_interleaved(f, m, isfinite(noise) ? noise : 0, &ps) < 0;
-		int paired = ps.n > 0;
-		double ratio = paired ? ps.median : m->median / f->median;
+	for (int i = 0; i < n; i++) {
 		if (jrows) {
 			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", E->row_key[i]);
-			cJSON_AddNumberToObject(e, "ratio", ratio);
-			cJSON_AddBoolToObject(e, "paired", paired);
-			if (paired) {
-				cJSON_AddNumberToObject(e, "ratio_ci_lo", ps.ci_lo);
-				cJSON_AddNumberToObject(e, "ratio_ci_hi", ps.ci_hi);
+			cJSON_AddStringToObject(e, "key", v[i].key);
+			cJSON_AddNumberToObject(e, "ratio", v[i].ratio);
+			cJSON_AddBoolToObject(e, "paired", v[i].paired);
+			if (v[i].paired) {
+				cJSON_AddNumberToObject(e, "ratio_ci_lo", v[i].lo);
+				cJSON_AddNumberToObject(e, "ratio_ci_hi", v[i].hi);
 			}
-			cJSON_AddStringToObject(e, "verdict", slower ? "slower" : "tie");
+			cJSON_AddStringToObject(e, "verdict", v[i].slower ? "slower" : "tie");
 			cJSON_AddItemToArray(jrows, e);
 			continue;
 		}
 		char a[32];
-		evalcli_fmt_median(a, sizeof(a), m);
-		if (paired)
+		evalcli_fmt_median(a, sizeof(a), v[i].m);
+		if (v[i].paired)
 			printf("  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
-			       ratio, ps.n, ps.ci_lo, ps.ci_hi, slower ? "slower" : "a tie: the CI holds 1", a,
-			       E->row_key[i]);
+			       v[i].ratio, v[i].rounds, v[i].lo, v[i].hi, v[i].slower ? "slower" : "a tie: the CI holds 1", a,
+			       v[i].key);
 		else
-			printf("  %.4fx the fastest's time, from the medians (%s): %s  %s\n", ratio,
-			       slower ? "slower" : "a tie: within the noise or the CIs overlap", a, E->row_key[i]);
+			printf("  %.4fx the fastest's time, from the medians (%s): %s  %s\n", v[i].ratio,
+			       v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap", a, v[i].key);
 	}
 	if (js) {
 		char *t = cJSON_PrintUnformatted(js);
@@ -508,24 +326,22 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	size_t np = space_nparams(sp);
 	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
 	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
-	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss)),
-			      .time = objective_is_time(session_objective(ss))};
+	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss))};
 	int ex = EXIT_OK;
-	measurement_init(&E.best);
-	measurement_init(&E.defm);
+	evalset_init(&E.S, sp, objective_is_time(session_objective(ss)), A->interleave);
 	if (!cfgs) {
 		ex = cli_fail(MUH_ENOMEM, NULL);
 		goto out;
 	}
 	for (int k = 0; k < nkeys; k++) {
 		diag_clear(&d);
-		if (check_partial(sp, keys[k], &d)) {
+		if (evalset_check_key(sp, keys[k], &d)) {
 			diag_print(stderr, &d);
 			ex = EXIT_USAGE;
 			goto out;
 		}
 		diag_clear(&d);
-		if (parse_partial(sp, keys[k], cfgs + (size_t)k * (np + 1), &d)) {
+		if (evalset_parse_key(sp, keys[k], cfgs + (size_t)k * (np + 1), &d)) {
 			fprintf(stderr, "muh eval: --config %s: %s\n", keys[k], d.msg);
 			ex = EXIT_USAGE;
 			goto out;
@@ -550,12 +366,6 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	if (si.resumed && !json)
 		fprintf(stderr, "muh eval: resuming run %lld of %s: %lld variant(s) already measured\n",
 			(long long)si.run, so->db, si.rows);
-	{
-		uint32_t *def = calloc(np + 1, sizeof(uint32_t));
-		if (def && space_default(sp, def))
-			space_key(sp, def, E.def_key, sizeof(E.def_key));
-		free(def);
-	}
 	/* Ctrl-C from here on: a prepare in flight is cut short (its group
 	 * killed), the variant in flight finishes, the store keeps all */
 	struct sigaction sa, old;
@@ -604,44 +414,36 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 		ex = cli_exit(rc);
 	}
 	sigaction(SIGINT, &old, NULL);
-	if (A->interleave && E.best_key[0])
+	if (A->interleave && E.S.best_key[0])
 		print_interleaved(&E, noise);
-	for (size_t i = 0; i < E.nrows; i++)
-		free(E.row[i].samples);
-	if (!json && E.best_key[0] && E.measured > 1) {
+	if (!json && E.S.best_key[0] && E.S.measured > 1) {
 		char a[32], b[32];
-		evalcli_fmt_median(a, sizeof(a), &E.best);
-		printf("\nbest: %s  %s", E.best_key, a);
-		if (E.defm.status == EVAL_OK && strcmp(E.best_key, E.def_key)) {
-			evalcli_fmt_median(b, sizeof(b), &E.defm);
-			int cmp = eval_compare(&E.best, &E.defm, isfinite(noise) ? noise : 0);
+		evalcli_fmt_median(a, sizeof(a), &E.S.best);
+		printf("\nbest: %s  %s", E.S.best_key, a);
+		if (E.S.defm.status == EVAL_OK && strcmp(E.S.best_key, E.S.def_key)) {
+			evalcli_fmt_median(b, sizeof(b), &E.S.defm);
+			int cmp = eval_compare(&E.S.best, &E.S.defm, isfinite(noise) ? noise : 0);
 			if (cmp == 0)
-				printf("; a tie with the defaults (%s, %s) within the noise\n", E.def_key, b);
+				printf("; a tie with the defaults (%s, %s) within the noise\n", E.S.def_key, b);
 			else
-				printf("; %.2fx the speed of the defaults (%s, %s)\n", E.defm.median / E.best.median,
-				       E.def_key, b);
+				printf("; %.2fx the speed of the defaults (%s, %s)\n", E.S.defm.median / E.S.best.median,
+				       E.S.def_key, b);
 		} else {
-			printf("%s\n", strcmp(E.best_key, E.def_key) ? "" : " (the defaults)");
+			printf("%s\n", strcmp(E.S.best_key, E.S.def_key) ? "" : " (the defaults)");
 		}
 	}
 	print_twins(&E);
 	if (!json) {
-		fprintf(stderr, "muh eval: %lld measured", E.measured);
+		fprintf(stderr, "muh eval: %lld measured", E.S.measured);
 		for (int k = 0; k < EVAL_NSTATUS; k++)
-			if (E.counts[k])
-				fprintf(stderr, ", %lld %s", E.counts[k], eval_status_name((enum eval_status)k));
+			if (E.S.counts[k])
+				fprintf(stderr, ", %lld %s", E.S.counts[k], eval_status_name((enum eval_status)k));
 		fprintf(stderr, "%s%s\n", stop ? " (interrupted)" : "",
 			eval_restarts(session_evaluator(ss)) ? "; the runner was restarted after each crash or timeout"
 							     : "");
 	}
 out:
-	for (size_t i = 0; i < E.tn; i++) {
-		free(E.tkey[i]);
-		free(E.tfp[i]);
-	}
-	free(E.tkey);
-	free(E.tfp);
-	free(E.tscore);
+	evalset_free(&E.S);
 	session_close(ss);
 	free(cfgs);
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */

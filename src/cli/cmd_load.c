@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "muh/load_url.h"
 #include "muh/load.h"
 #include "muh/objective.h"
 #include "muh/strategy.h"
@@ -208,53 +209,6 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 	return MUH_OK;
 }
 
-/* Whether url's authority names a server: a host, and a port of 1 to 65535
- * when one is written (load_opts_check has checked the scheme). 0: it does;
- * else why not in why. libcurl would only fail the first request ("bad/illegal
- * format"), and the load would count that as the server's error (exit 1). */
-static int check_url(const char *url, char *why, size_t n)
-{
-	const char *p = strstr(url, "://");
-	if (!p)
-		return 0;
-	const char *host = p + 3, *end = host + strcspn(host, "/?#");
-	for (const char *at = host; at < end; at++) /* user:password@ */
-		if (*at == '@')
-			host = at + 1;
-	const char *colon = NULL;
-	if (*host == '[') { /* [IPv6]:port */
-		const char *close = memchr(host, ']', (size_t)(end - host));
-		if (!close) {
-			snprintf(why, n, "'%s': an IPv6 address needs its closing ']'", url);
-			return -1;
-		}
-		if (close + 1 < end && close[1] != ':') {
-			snprintf(why, n, "'%s': expected ':PORT' after the IPv6 address", url);
-			return -1;
-		}
-		colon = close + 1 < end ? close + 1 : NULL;
-	} else {
-		colon = memchr(host, ':', (size_t)(end - host));
-	}
-	if ((colon ? colon : end) == host) {
-		snprintf(why, n, "'%s' names no host", url);
-		return -1;
-	}
-	if (!colon)
-		return 0;
-	const char *port = colon + 1;
-	size_t len = (size_t)(end - port);
-	long v = 0;
-	int digits = len && strspn(port, "0123456789") >= len;
-	for (size_t i = 0; digits && i < len && v <= 65535; i++)
-		v = v * 10 + (port[i] - '0');
-	if (!digits || v < 1 || v > 65535) {
-		snprintf(why, n, "bad port '%.*s' in %s: a port is a number from 1 to 65535", (int)len, port, url);
-		return -1;
-	}
-	return 0;
-}
-
 /* muh load --find-rate: load_find_rate's steps as a table (or one JSON
  * object), then the answer. Exit 0 with a rate, 1 when none met the SLOs. */
 static int find_rate(const load_opts *o, int steps, int json)
@@ -435,7 +389,7 @@ static int run(int argc, char **argv)
 	if (load_opts_check(&o, &d))
 		return cli_usage_error("load", "%s", d.msg);
 	char bad_url[sizeof(o.url) + 128];
-	if (check_url(o.url, bad_url, sizeof(bad_url)))
+	if (load_url_check(o.url, bad_url, sizeof(bad_url)))
 		return cli_usage_error("load", "%s", bad_url);
 	/* libcurl missing: the error alone, before any header of the load */
 	int rc = load_http_open(&d);

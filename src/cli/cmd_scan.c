@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "muh/surface_view.h"
 #include "muh/scan.h"
 
 static const char help[] =
@@ -97,16 +98,6 @@ static const char help[] =
     "  muh scan --json vllm/ | jq '.knobs[] | select(.verdict==\"live\") | .name'\n"
     "  muh scan --specs specs/scan vllm/    # then: muh space specs/scan/<file>.yaml\n";
 
-static int match(const char *const *list, int n, const char *v)
-{
-	if (!n)
-		return 1;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(list[i], v))
-			return 1;
-	return 0;
-}
-
 static void clip(char *dst, size_t cap, const char *src)
 {
 	size_t n = strlen(src);
@@ -128,60 +119,16 @@ static const char *shown(char *dst, size_t cap, const char *src)
 	return dst;
 }
 
-/* True when k names a knob kind the scan reports (the list in the help, and
- * "env" for environment variables). */
-static int known_kind(const char *k)
-{
-	static const char *const kinds[] = {"constant",   "override",    "constexpr",  "autotune",
-	                                    "config_dict", "capability", "json_config", "engine_arg",
-	                                    "env",        "config_lookup"};
-	return match(kinds, (int)(sizeof(kinds) / sizeof(kinds[0])), k);
-}
-
-/* Is knob i shown (the --verdict / --kind filters)? */
-static int shown_knob(const muh_knob *k, const char *const *verdicts, int nv,
-                      const char *const *kinds, int nk)
-{
-	return match(verdicts, nv, scan_verdict_name(k->verdict)) && match(kinds, nk, k->kind);
-}
-
-static const int *rank_of; /* for qsort: the priorities of the knobs */
-static const muh_surface *rank_surface; /* for qsort: their verdicts */
-
-static int cmp_rank(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int bx = scan_knob(rank_surface, x)->verdict == SCAN_BLOCKER;
-	int by = scan_knob(rank_surface, y)->verdict == SCAN_BLOCKER;
-	if (bx != by) /* launch blockers first: nothing else matters until they go */
-		return by - bx;
-	if (rank_of[x] != rank_of[y])
-		return rank_of[x] - rank_of[y];
-	return x < y ? -1 : x > y;
-}
-
 /* The table: the knobs that pass the filters, by priority (then in scan
  * order), at most top of them (0 = all); the summary; what was excluded.
  * Returns -1 when out of memory. */
 static int print_table(const muh_surface *s, const char *const *verdicts, int nv,
                        const char *const *kinds, int nk, size_t top, int evidence)
 {
-	size_t n = scan_nknobs(s), nshow = 0;
-	int *prio = scan_rank(s);
-	size_t *order = malloc(sizeof(size_t) * (n ? n : 1));
-	if (!prio || !order) {
-		free(prio);
-		free(order);
+	size_t n = scan_nknobs(s), nshow = 0, *order;
+	int *prio;
+	if (surface_view_order(s, verdicts, nv, kinds, nk, top, &order, &nshow, &prio))
 		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (shown_knob(scan_knob(s, i), verdicts, nv, kinds, nk))
-			order[nshow++] = i;
-	rank_of = prio;
-	rank_surface = s;
-	qsort(order, nshow, sizeof(size_t), cmp_rank);
-	if (top && nshow > top)
-		nshow = top;
 	int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
 	char buf[4200], sf[4096], sv[4096], sn[4096];
 	for (size_t r = 0; r < nshow; r++) {
@@ -225,9 +172,8 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
 				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
-	int counts[SCAN_BLOCKER + 1] = {0};
-	for (size_t i = 0; i < n; i++)
-		counts[scan_knob(s, i)->verdict]++;
+	int counts[SCAN_BLOCKER + 1];
+	surface_view_counts(s, counts);
 	char cb[32];
 	if (counts[SCAN_BLOCKER])
 		printf("\n%d launch blocker%s: the server would not start from %s deployment "
@@ -316,7 +262,7 @@ static int run(int argc, char **argv)
 			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform, unknown or blocker",
 					       verdicts[i]);
 	for (int i = 0; i < lk.n; i++)
-		if (!known_kind(kinds[i]))
+		if (!surface_view_known_kind(kinds[i]))
 			return cli_usage_error("scan",
 					       "--kind %s: expected constant, override, constexpr, autotune, "
 					       "config_dict, capability, json_config, engine_arg, env or config_lookup",

@@ -2,38 +2,24 @@
  * cmd_tune.c — `muh tune`: search a spec's space with a strategy, measure
  * through an objective, print the best against the defaults.
  *
- * Parse and print over the session (session.h): the session measures
- * (the store answering first, which is how a rerun resumes), replays
- * (--replay FILE: a CSV or a store), compiles first (--jobs) and checks
- * drift; this file prints its events, the result and the summary. One
- * session per problem instance (--problem all). Ctrl-C stops cleanly after
- * the variant in flight (the event callback asks the driver to stop); a
- * second Ctrl-C kills.
+ * Parse and drive: the session measures, replays and checks drift
+ * (session.h); tune_flow.h says what a budget means, opens a pool and
+ * when the decision stage follows; runsum.h computes the summary; this
+ * file reads the options and runs one session per problem instance, and
+ * tune_print.c prints. Ctrl-C stops cleanly after the variant in flight (the
+ * event callback asks the driver to stop); a second Ctrl-C kills.
  */
-#include <cjson/cJSON.h>
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "evalcli.h"
-#include "muh/baseline.h"
-#include "muh/best.h"
-#include "muh/decide.h"
-#include "muh/hw.h"
+#include "tune_print.h"
 #include "muh/objective.h"
-#include "muh/pool.h"
-#include "muh/session.h"
-#include "muh/store.h"
-#include "muh/strategy.h"
-#include "muh/transfer_seeds.h"
-#include "textcut.h"
+#include "muh/tune_flow.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -182,18 +168,6 @@ static const char help[] =
     "  muh tune specs/fused_moe.yaml --problem M=256 --replay corpora/h200-fused-moe/sweep_M256.csv\n"
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
-/* What measures a variant, and how to let it go. */
-
-struct tune {
-	muh_session *s;
-	const muh_space *sp;
-	const muh_objective *objective;
-	const char *problem;
-	int json, bar;
-	double last_bar;
-	char key[4096];
-};
-
 static volatile sig_atomic_t interrupted;
 /* what this instance's decision stage said, for --json's result event: -1
  * none ran, 0 no proven gain, 1 a proven winner */
@@ -206,755 +180,6 @@ static void on_sigint(int sig)
 	evalcli_ctrl_c_say();
 }
 
-
-
-#define is_slo_miss session_is_slo_miss
-
-/* A score for a person: a time, or the objective's metric ("812.5 tok/s"). */
-static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
-{
-	if (is_slo_miss(score))
-		snprintf(buf, n, "slo miss");
-	else if (!o || !strcmp(o->metric, "time") || !isfinite(score))
-		cli_fmt_time(buf, n, score);
-	else
-		objective_format(o->metric, objective_value(o, score), buf, n);
-}
-
-static cJSON *config_json(const muh_space *sp, const uint32_t *cfg)
-{
-	const muh_spec *s = space_spec(sp);
-	cJSON *o = cJSON_CreateObject();
-	for (size_t p = 0; p < space_nparams(sp); p++) {
-		muh_value v = space_value(sp, cfg, p);
-		if (v.t == MUH_INT)
-			cJSON_AddNumberToObject(o, s->params[p].name, (double)v.u.i);
-		else if (v.t == MUH_FLOAT)
-			cJSON_AddNumberToObject(o, s->params[p].name, v.u.f);
-		else
-			cJSON_AddStringToObject(o, s->params[p].name, v.u.s);
-	}
-	return o;
-}
-
-static void print_line(cJSON *o)
-{
-	char *txt = cJSON_PrintUnformatted(o);
-	if (txt) {
-		puts(txt);
-		fflush(stdout);
-	}
-	free(txt);
-	cJSON_Delete(o);
-}
-
-static void draw_bar(struct tune *t, const strategy_event *ev, int final)
-{
-	if (!final && ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
-		return;
-	t->last_bar = ev->elapsed_s;
-	char best[32], eta[32] = "-";
-	fmt_score(t->objective, best, sizeof(best), ev->best_s);
-	if (ev->evaluated && ev->budget > ev->evaluated) {
-		double left =
-		    ev->elapsed_s / (double)ev->evaluated * (double)(ev->budget - ev->evaluated);
-		snprintf(eta, sizeof(eta), "%d:%02d", (int)(left / 60), (int)fmod(left, 60));
-	} else if (ev->budget <= ev->evaluated) {
-		snprintf(eta, sizeof(eta), "0:00");
-	}
-	int width = 24, fill = ev->budget ? (int)(width * ev->evaluated / ev->budget) : width;
-	char bar[32];
-	for (int i = 0; i < width; i++)
-		bar[i] = i < fill ? '#' : '.';
-	bar[width] = 0;
-	fprintf(stderr, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K", bar,
-	        (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
-	        (unsigned long long)ev->failed);
-	if (final)
-		fputc('\n', stderr);
-	fflush(stderr);
-}
-
-static int on_event(void *ctx, const strategy_event *ev)
-{
-	struct tune *t = ctx;
-	if (ev->kind == STRATEGY_EV_PREDICTED) {
-		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-		if (t->json) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "event", "predicted_fail");
-			cJSON_AddStringToObject(o, "key", t->key);
-			cJSON_AddStringToObject(o, "reason", ev->reason);
-			print_line(o);
-		} else {
-			fprintf(stderr, "%smuh tune: not measured: %s is %s\n", t->bar ? "\r\033[K" : "", t->key,
-				ev->reason);
-		}
-		return interrupted;
-	}
-	if (ev->kind == STRATEGY_EV_SEED_SKIPPED || ev->kind == STRATEGY_EV_DEFAULT_INVALID) {
-		if (t->json) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "event",
-			                        ev->kind == STRATEGY_EV_SEED_SKIPPED
-			                            ? "seed_skipped"
-			                            : "default_invalid");
-			if (ev->kind == STRATEGY_EV_SEED_SKIPPED) {
-				cJSON_AddNumberToObject(o, "seed", (double)ev->seed);
-				cJSON_AddNumberToObject(o, "line", ev->seed_line);
-			}
-			if (ev->cfg) {
-				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-				cJSON_AddStringToObject(o, "key", t->key);
-			}
-			cJSON_AddStringToObject(o, "reason", ev->reason);
-			print_line(o);
-		} else {
-			const muh_spec *s = space_spec(t->sp);
-			if (ev->cfg)
-				space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-			if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
-				fprintf(stderr, "muh tune: note: transfer seed T%zu (%s) skipped: %s\n", ev->seed + 1,
-					ev->cfg ? t->key : "?", ev->reason);
-			else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
-				fprintf(stderr, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path,
-				        ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
-				        ev->reason);
-			else
-				fprintf(stderr,
-				        "%s: note: the defaults (%s) are not measured: %s\n",
-				        s->path, t->key, ev->reason);
-		}
-		return interrupted;
-	}
-	if (t->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "variant");
-		cJSON_AddStringToObject(o, "problem", t->problem);
-		cJSON_AddNumberToObject(o, "n", (double)ev->evaluated);
-		cJSON_AddNumberToObject(o, "budget", (double)ev->budget);
-		space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
-		cJSON_AddStringToObject(o, "key", t->key);
-		cJSON_AddItemToObject(o, "config", config_json(t->sp, ev->cfg));
-		cJSON_AddStringToObject(o, "status",
-		                        ev->m->status_text ? ev->m->status_text
-		                        : ev->m->status    ? "failed"
-		                                           : "ok");
-		if (ev->m->status == 0 && isfinite(ev->m->time_s) && !is_slo_miss(ev->m->time_s))
-			cJSON_AddNumberToObject(o, "time_s", ev->m->time_s);
-		else
-			cJSON_AddNullToObject(o, "time_s");
-		cJSON_AddBoolToObject(o, "improved", ev->improved);
-		if (isfinite(ev->best_s) && !is_slo_miss(ev->best_s))
-			cJSON_AddNumberToObject(o, "best_s", ev->best_s);
-		else
-			cJSON_AddNullToObject(o, "best_s");
-		cJSON_AddStringToObject(o, "source", ev->source);
-		cJSON_AddNumberToObject(o, "elapsed_s", ev->elapsed_s);
-		const char *lm = session_last_metrics(t->s);
-		if (lm && t->objective && strcmp(t->objective->metric, "time")) {
-			cJSON *mx = cJSON_Parse(lm);
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(mx, t->objective->metric);
-			if (cJSON_IsNumber(v))
-				cJSON_AddNumberToObject(o, "value", v->valuedouble);
-			if (mx)
-				cJSON_AddItemToObject(o, "metrics", mx);
-		}
-		print_line(o);
-	}
-	if (t->bar)
-		draw_bar(t, ev, 0);
-	return interrupted;
-}
-/* The session's notes: a drift is a --json event; the rest go to stderr. */
-static void on_note(void *ctx, const session_note *n)
-{
-	struct tune *t = ctx;
-	if (n->kind == SESSION_NOTE_DRIFT && t->json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "drift");
-		cJSON_AddStringToObject(o, "problem", t->problem ? t->problem : "");
-		cJSON_AddStringToObject(o, "defaults", n->key);
-		cJSON_AddNumberToObject(o, "moved", n->moved);
-		cJSON_AddNumberToObject(o, "threshold", n->threshold);
-		cJSON_AddNumberToObject(o, "remeasure", (double)n->count);
-		print_line(o);
-		return;
-	}
-	fprintf(stderr, "%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : "muh tune: ", n->text);
-}
-
-/* measure.halving's ladder: per rung, the variants that ran it, those it
- * stopped and the requests it cost (the run's, a resume's stored variants
- * included). */
-static void print_rungs(const session_store_info *L)
-{
-	if (!L->nrungs)
-		return;
-	long long total = 0;
-	for (size_t k = 0; k <= L->nrungs; k++)
-		total += L->rungs[k].requests_spent;
-	printf("halving     eta %d, rungs of", L->halving_eta);
-	for (size_t k = 0; k <= L->nrungs; k++)
-		printf("%s %d", k ? (k == L->nrungs ? " and" : ",") : "", L->rungs[k].requests);
-	printf(" requests (measure.halving); %lld requests in all, warm-up included\n", total);
-	for (size_t k = 0; k <= L->nrungs; k++) {
-		const session_rung_info *R = &L->rungs[k];
-		if (k < L->nrungs)
-			printf("rung %-6d %lld variant(s), %lld stopped, %lld requests\n", R->requests, R->variants,
-			       R->stopped, R->requests_spent);
-		else
-			printf("full %-6d %lld variant(s), %lld requests\n", R->requests, R->variants, R->requests_spent);
-	}
-}
-
-/* The ladder of print_rungs as "halving" of the result event. */
-static void add_rungs_json(const session_store_info *L, cJSON *o)
-{
-	if (!L->nrungs)
-		return;
-	cJSON *h = cJSON_AddObjectToObject(o, "halving");
-	cJSON_AddNumberToObject(h, "eta", L->halving_eta);
-	cJSON *a = cJSON_AddArrayToObject(h, "rungs");
-	for (size_t k = 0; a && k <= L->nrungs; k++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddNumberToObject(e, "requests", L->rungs[k].requests);
-		cJSON_AddBoolToObject(e, "full", k == L->nrungs);
-		cJSON_AddNumberToObject(e, "variants", (double)L->rungs[k].variants);
-		cJSON_AddNumberToObject(e, "stopped", (double)L->rungs[k].stopped);
-		cJSON_AddNumberToObject(e, "requests_spent", (double)L->rungs[k].requests_spent);
-		cJSON_AddItemToArray(a, e);
-	}
-}
-
-/* The words after a search's gain line: the decision stage's deferral
- * when one follows, else the unpaired tie rule's verdict (inside the noise,
- * or the two medians' intervals overlap: eval_compare). */
-static const char *tie_note(int tie, int decides)
-{
-	if (decides)
-		return "; the search's estimate: the decision stage below decides";
-	return tie ? "; a tie: inside the noise" : "";
-}
-
-/* The speedup of the best over the defaults, with the interval the two
- * medians' 95% confidence intervals give, and a tie inside the noise. On a
- * noisy run (L.noisy) the ratio alone: no interval the data cannot back.
- * When a decision stage follows (decides), the line is the search's
- * estimate and says so: the stage's paired verdict is the run's one tie
- * rule (decide.h), and the search's unpaired numbers get no verdict of
- * their own that the stage might contradict. */
-static void print_live_speedup(muh_session *s, const strategy_result *r, uint32_t *cfg, int decides)
-{
-	const muh_space *sp = session_space(s);
-	const muh_objective *o = session_objective(s);
-	session_store_info L;
-	session_store_stats(s, &L);
-	muh_store *st = session_store(s);
-	char kb[4096], kd[4096];
-	muh_measurement b, d;
-	measurement_init(&b);
-	measurement_init(&d);
-	space_config_at(sp, r->records[r->best].index, cfg);
-	space_key(sp, cfg, kb, sizeof(kb));
-	space_config_at(sp, r->records[0].index, cfg);
-	space_key(sp, cfg, kd, sizeof(kd));
-	int found = store_get(st, L.run, kb, &b) == 1 && store_get(st, L.run, kd, &d) == 1 &&
-		    b.status == EVAL_OK && d.status == EVAL_OK;
-	int per_token = !strcmp(o->metric, "output_tokens_per_s") && o->maximize;
-	if (found && per_token) { /* the samples are seconds per output token: a time's CI */
-		double g = d.median / b.median, lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
-		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
-		if (L.noisy)
-			printf("gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g,
-			       tie_note(tie, decides));
-		else if (b.nsamples < 2 || d.nsamples < 2) /* one run has no interval */
-			printf("gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g,
-			       tie_note(0, decides));
-		else
-			printf("gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
-			       "%zu load runs)%s\n",
-			       g, lo, hi, b.nsamples, d.nsamples, tie_note(tie, decides));
-	} else if (found && strcmp(o->metric, "time")) {
-		double bs = objective_score(o, &b), ds = objective_score(o, &d);
-		int tie = best_is_tie(ds / bs, L.noise);
-		printf("gain        %.3fx the defaults' %s (%s%s)%s\n", ds / bs, o->metric,
-		       o->maximize ? "higher is better" : "lower is better",
-		       L.noisy ? "; noisy machine: no CI" : "", tie_note(tie, decides));
-	} else if (found) {
-		double sp_ = d.median / b.median;
-		double lo = d.ci_lo / b.ci_hi, hi = d.ci_hi / b.ci_lo;
-		int tie = eval_compare(&d, &b, isfinite(L.noise) ? L.noise : 0) == 0;
-		if (L.noisy)
-			printf("speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", sp_,
-			       tie_note(tie, decides));
-		else
-			printf("speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", sp_, lo, hi,
-			       tie_note(tie, decides));
-	}
-	measurement_free(&b);
-	measurement_free(&d);
-	printf("measured    %lld variant(s) now; %lld answered from the store\n", L.measured,
-	       L.from_store);
-	if (L.probe_requests > 0)
-		printf("probes      %lld variant(s) stopped after a probe of %d requests: failed, or more than %gx "
-		       "worse than the best so far (measure.probe)\n",
-		       L.probed, L.probe_requests, SESSION_PROBE_WORSE);
-	print_rungs(&L);
-	if (L.drifts)
-		printf("drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
-		       "(the store and the summary hold the new values)\n",
-		       L.drifts, L.remeasured);
-}
-
-
-/* The device-busy fraction and the sustained-clock ranking, for --json. */
-static void add_busy_json(muh_session *s, cJSON *o)
-{
-	session_busy_info b;
-	session_busy(s, &b);
-	cJSON *j = cJSON_AddObjectToObject(o, "device");
-	const struct {
-		const char *name;
-		double v;
-	} fields[] = {
-	    {"wall_s", b.wall_s},
-	    {"launches_s", b.launches_s},
-	    {"steps_s", b.steps_s},
-	    {"builds_s", b.builds_s},
-	    {"prepare_s", b.prepare_s},
-	    {"busy", b.wall_s > 0 ? b.launches_s / b.wall_s : 0},
-	    {"busy_after_prepare", b.wall_s - b.prepare_s > 0 ? b.launches_s / (b.wall_s - b.prepare_s) : 0},
-	};
-	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++)
-		cJSON_AddNumberToObject(j, fields[i].name, fields[i].v);
-	session_prepare_info pi;
-	session_prepare_stats(s, &pi);
-	cJSON_AddNumberToObject(j, "reached", (double)pi.reached);
-	cJSON_AddNumberToObject(j, "reached_prepared", (double)pi.reached_prepared);
-	session_sustained_info I;
-	session_sustained(s, &I);
-	cJSON *u = cJSON_AddObjectToObject(o, "sustained");
-	cJSON_AddBoolToObject(u, "ran", I.ran);
-	cJSON_AddBoolToObject(u, "clock_fell", I.fell);
-	cJSON_AddNumberToObject(u, "warm_s", I.warm_s);
-	cJSON_AddStringToObject(u, "why", I.why);
-	cJSON_AddBoolToObject(u, "interleaved", I.n > 1);
-	cJSON_AddNumberToObject(u, "samples", (double)I.samples);
-	cJSON *rows = cJSON_AddArrayToObject(u, "rows");
-	for (size_t i = 0; i < I.n; i++) {
-		const session_sustained_row *r = &I.rows[i];
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "key", r->key);
-		cJSON_AddNumberToObject(e, "burst_rank", r->burst_rank);
-		cJSON_AddNumberToObject(e, "burst_s", r->burst_s);
-		cJSON_AddNumberToObject(e, "burst_sm_mhz", isfinite(r->burst_mhz) ? r->burst_mhz : 0);
-		cJSON_AddNumberToObject(e, "sustained_s", isfinite(r->sustained_s) ? r->sustained_s : 0);
-		cJSON_AddNumberToObject(e, "sustained_sm_mhz", isfinite(r->sustained_mhz) ? r->sustained_mhz : 0);
-		cJSON_AddItemToArray(rows, e);
-	}
-	if (I.ranked)
-		cJSON_AddStringToObject(u, "winner_key", I.rows[I.winner].key);
-}
-
-/* The same for a person: one line of device busy, then the sustained
- * ranking when it ran. */
-static void print_busy_sustained(muh_session *s)
-{
-	session_busy_info b;
-	session_busy(s, &b);
-	/* a server's load is no timed launch: the engine backend has no busy line */
-	int engine = !strcmp(eval_target_backend(session_target(s)), "engine");
-	if (b.measured && b.wall_s > 0 && !engine) {
-		printf("\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
-		       "builds %.1f s)",
-		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);
-		if (b.prepare_s > 0 && b.wall_s > b.prepare_s)
-			printf("; %.1f%% after the prepare's %.1f s", 100 * b.launches_s / (b.wall_s - b.prepare_s),
-			       b.prepare_s);
-		printf("\n");
-	}
-	session_sustained_info I;
-	session_sustained(s, &I);
-	if (!I.why[0] && !I.ran)
-		return;
-	if (!I.ran) {
-		printf("sustained   not re-timed: %s\n", I.why);
-		return;
-	}
-	printf("sustained   %s%s\n", I.why, I.ranked ? ": the fastest re-timed is the winner" : "");
-	if (I.n > 1 && I.samples)
-		printf("            the %zu timed interleaved: %zu samples each, the order alternated every round\n",
-		       I.n, I.samples);
-	printf("  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
-	for (size_t i = 0; i < I.n; i++) {
-		const session_sustained_row *r = &I.rows[i];
-		char a[32], c[32];
-		cli_fmt_time(a, sizeof(a), r->burst_s);
-		cli_fmt_time(c, sizeof(c), r->sustained_s);
-		printf("  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
-		       r->key);
-	}
-	if (I.ranked) {
-		char a[32];
-		const session_sustained_row *w = &I.rows[I.winner];
-		cli_fmt_time(a, sizeof(a), w->sustained_s);
-		printf("winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
-		if (w->burst_rank != 1)
-			printf("            the store's best: muh report and muh patch name this one, not the search's "
-			       "best above\n");
-	}
-}
-
-/* When the store's best of the run (what report and patch name) is neither
- * the search's best nor the re-timing's winner printed above: a variant
- * measured by an earlier search of the run, outside this one's budget. */
-static void print_store_best(muh_session *s, const strategy_result *r)
-{
-	char key[4096], skey[4096], a[32];
-	double score;
-	size_t nmeasured;
-	muh_diag d;
-	/* 2: the decision stage named it, and its table says why */
-	if (!r->have_best || session_store_best(s, key, sizeof(key), &score, &nmeasured, &d) != 1)
-		return;
-	uint32_t *cfg = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
-	if (!cfg)
-		return;
-	space_config_at(session_space(s), r->records[r->best].index, cfg);
-	space_key(session_space(s), cfg, skey, sizeof(skey));
-	free(cfg);
-	session_sustained_info I;
-	session_sustained(s, &I);
-	if (!strcmp(key, skey) || (I.ranked && !strcmp(key, I.rows[I.winner].key)))
-		return;
-	fmt_score(session_objective(s), a, sizeof(a), score);
-	printf("store       the run's best is %s  %s, of the %zu variants the run has measured (an earlier\n"
-	       "            search of it measured more than this one reached): muh report and muh patch name it\n",
-	       a, key, nmeasured);
-}
-
-/* Every variant of a live run with a measured-metric objective, and the
- * two winners: under the SLOs (the strategy's best) and ignoring them. */
-struct summary {
-	const muh_objective *o;
-	int json;
-	int keyw;
-	objective_winners w;
-	size_t rows, ok, missed;
-	/* the table's metric columns: the objective's, each SLO's, then
-	 * ttft_p99 and tpot_p50 for context; each as wide as its name */
-	const char *col[OBJECTIVE_MAX_SLO + 3];
-	int colw[OBJECTIVE_MAX_SLO + 3], ncol;
-};
-
-/* The metric columns of S's table (summary_cols: no name twice). */
-static void summary_cols(struct summary *S)
-{
-	const char *want[OBJECTIVE_MAX_SLO + 3];
-	int n = 0;
-	want[n++] = S->o->metric;
-	for (int i = 0; i < S->o->nslo && i < OBJECTIVE_MAX_SLO; i++)
-		want[n++] = S->o->slo[i].metric;
-	want[n++] = "ttft_p99";
-	want[n++] = "tpot_p50";
-	S->ncol = 0;
-	for (int i = 0; i < n; i++) {
-		int dup = 0;
-		for (int j = 0; j < S->ncol; j++)
-			dup |= !strcmp(S->col[j], want[i]);
-		if (dup)
-			continue;
-		int w = (int)strlen(want[i]);
-		S->colw[S->ncol] = w > 10 ? w : 10;
-		S->col[S->ncol++] = want[i];
-	}
-}
-
-static int summary_row(void *ud, const store_row *row)
-{
-	struct summary *S = ud;
-	const muh_measurement *m = row->m;
-	char why[256] = "";
-	int feas = objective_winners_offer(&S->w, S->o, row->key, m, why, sizeof(why));
-	S->rows++;
-	S->ok += m->status == EVAL_OK;
-	S->missed += m->status == EVAL_OK && !feas;
-	if (S->json)
-		return 0;
-	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
-	printf("  %-*s  %-12s", S->keyw, row->key, m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
-	for (int c = 0; c < S->ncol; c++) {
-		char v[32];
-		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
-		printf("  %*s", S->colw[c], v);
-	}
-	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
-	text_cut(cut, sizeof(cut), note);
-	printf("%s%s\n", *note ? "  " : "", cut);
-	return 0;
-}
-
-static int summary_keyw(void *ud, const store_row *row)
-{
-	int *w = ud, n = (int)strlen(row->key);
-	*w = n > *w ? n : *w;
-	return 0;
-}
-
-static void print_summary(muh_store *st, int64_t run, const muh_objective *objective, int json)
-{
-	struct summary S = {.o = objective, .json = json, .keyw = 13};
-	objective_winners_init(&S.w);
-	store_foreach(st, run, summary_keyw, &S.keyw);
-	char desc[1024];
-	objective_describe(objective, desc, sizeof(desc));
-	summary_cols(&S);
-	if (!json) {
-		printf("\nobjective   %s\n", desc);
-		printf("  %-*s  %-12s", S.keyw, "configuration", "status");
-		for (int c = 0; c < S.ncol; c++)
-			printf("  %*s", S.colw[c], S.col[c]);
-		printf("  why\n");
-	}
-	store_foreach(st, run, summary_row, &S);
-	char a[32], b[32];
-	objective_format(objective->metric, objective_value(objective, S.w.best), a, sizeof(a));
-	objective_format(objective->metric, objective_value(objective, S.w.best_any), b, sizeof(b));
-	int differ = isfinite(S.w.best_any) && strcmp(S.w.key_any, S.w.key);
-	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "event", "winners");
-		cJSON_AddStringToObject(o, "objective", desc);
-		cJSON_AddNumberToObject(o, "variants", (double)S.rows);
-		cJSON_AddNumberToObject(o, "slo_missed", (double)S.missed);
-		if (isfinite(S.w.best)) {
-			cJSON_AddStringToObject(o, "slo_best_key", S.w.key);
-			cJSON_AddNumberToObject(o, "slo_best", objective_value(objective, S.w.best));
-		}
-		if (isfinite(S.w.best_any)) {
-			cJSON_AddStringToObject(o, "unconstrained_best_key", S.w.key_any);
-			cJSON_AddNumberToObject(o, "unconstrained_best", objective_value(objective, S.w.best_any));
-		}
-		print_line(o);
-		return;
-	}
-	/* the search's bests, each from one measurement: a winner is what the
-	 * decision stage proves (decide_stage), never these */
-	printf("search      best under the SLOs: %s  %s\n", isfinite(S.w.best) ? a : "none",
-	       isfinite(S.w.best) ? S.w.key : "(no variant met them)");
-	if (differ)
-		printf("search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, S.w.key_any, S.w.why_any);
-	else if (isfinite(S.w.best_any))
-		printf("search      best ignoring the SLOs: the same variant\n");
-}
-
-/* Why a search stopped, for a person and --json; rc: session_tune's
- * status (an error that is muh's environment says so). */
-static const char *stop_name(enum strategy_stop s, int rc)
-{
-	static const char *const names[] = {"budget", "time", "exhausted", "interrupted", "error"};
-	if (s == STRATEGY_STOP_ERROR && (rc == MUH_EENV || rc == MUH_ENOMEM))
-		return "environment";
-	return (unsigned)s < 5 ? names[s] : "?";
-}
-
-static void print_result(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
-                         int json, int rc, int decides)
-{
-	const muh_space *sp = session_space(s);
-	session_replay_info ri;
-	session_replay_stats(s, &ri);
-	session_store_info si;
-	session_store_stats(s, &si);
-	int live = session_evaluator(s) != NULL || session_store(s) != NULL; /* measured here or by a pool */
-	const muh_objective *objective = session_objective(s);
-	size_t np = space_nparams(sp);
-	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
-	uint64_t *top = malloc((topk + 1) * sizeof(uint64_t));
-	char key[4096], a[32], b[32];
-	if (!cfg || !top) {
-		free(cfg);
-		free(top);
-		return;
-	}
-	size_t ntop = strategy_top(r, topk, top);
-	double dflt = r->have_default && r->records[0].status == 0 ? r->records[0].time_s : NAN;
-	double best = r->have_best ? r->records[r->best].time_s : NAN;
-	/* the baseline (what ships), measured in this run right after the defaults */
-	const baseline_pick *bp = session_baseline(s);
-	if (bp && (!bp->valid || bp->is_defaults))
-		bp = NULL; /* the defaults are the baseline: their line says it */
-	long bi = -1;
-	for (size_t k = 0; bp && k < r->nrecords && bi < 0; k++)
-		if (r->records[k].source && !strcmp(r->records[k].source, "baseline"))
-			bi = (long)k;
-	double base_s = bi >= 0 && r->records[bi].status == 0 ? r->records[bi].time_s : NAN;
-	if (json) {
-		cJSON *o2 = cJSON_CreateObject();
-		cJSON_AddStringToObject(o2, "event", "result");
-		cJSON_AddStringToObject(o2, "problem", session_problem(s));
-		cJSON_AddNumberToObject(o2, "instance", (double)session_instance(s));
-		cJSON_AddStringToObject(o2, "strategy", o->strategy ? o->strategy : "auto");
-		cJSON_AddNumberToObject(o2, "seed", (double)o->seed);
-		cJSON_AddNumberToObject(o2, "budget", (double)r->budget);
-		cJSON_AddNumberToObject(o2, "valid", (double)space_valid(sp));
-		cJSON_AddNumberToObject(o2, "evaluated", (double)(r->nrecords - r->predicted));
-		cJSON_AddNumberToObject(o2, "failed", (double)r->failed);
-		cJSON_AddNumberToObject(o2, "predicted_fail", (double)r->predicted);
-		cJSON_AddStringToObject(o2, "stop", stop_name(r->stop, rc));
-		cJSON_AddNumberToObject(o2, "seconds", r->seconds);
-		cJSON_AddBoolToObject(o2, "noisy", live && si.noisy); /* no speedup CI backed */
-		if (r->have_best && is_slo_miss(best)) {
-			space_config_at(sp, r->records[r->best].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "nearest_slo_miss_key", key);
-		} else if (r->have_best) {
-			space_config_at(sp, r->records[r->best].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "best_key", key);
-			/* the store's best (best_of_run, as report and patch name it): the
-			 * re-timing's winner, or a variant an earlier search of the run
-			 * measured; without a store, the search's best */
-			char wkey[4096];
-			muh_diag wd;
-			cJSON_AddStringToObject(o2, "winner_key",
-						session_store_best(s, wkey, sizeof(wkey), NULL, NULL, &wd) >= 1 ? wkey : key);
-			/* an engine run's winner is a winner only when its decision proved it */
-			if (last_decision >= 0)
-				cJSON_AddStringToObject(o2, "decision", last_decision ? "proven" : "no proven gain");
-			cJSON_AddNumberToObject(o2, "best_s", best);
-			cJSON_AddNumberToObject(o2, "best_n", (double)r->best + 1);
-		}
-		if (r->have_default) { /* the instance's (problem_defaults:) */
-			space_config_at(sp, r->records[0].index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON_AddStringToObject(o2, "default_key", key);
-		}
-		if (isfinite(dflt) && !is_slo_miss(dflt)) {
-			cJSON_AddNumberToObject(o2, "default_s", dflt);
-			if (r->have_best && !is_slo_miss(best))
-				cJSON_AddNumberToObject(o2, "speedup", dflt / best);
-		}
-		if (bp) {
-			cJSON_AddStringToObject(o2, "baseline_key", bp->key);
-			cJSON_AddStringToObject(o2, "baseline_from", bp->from);
-			if (isfinite(base_s) && !is_slo_miss(base_s)) {
-				cJSON_AddNumberToObject(o2, "baseline_s", base_s);
-				if (r->have_best && !is_slo_miss(best))
-					cJSON_AddNumberToObject(o2, "speedup_over_baseline", base_s / best);
-			}
-		}
-		if (ri.exhaustive) {
-			cJSON_AddNumberToObject(o2, "optimum_s", ri.best_s);
-			if (r->have_best)
-				cJSON_AddNumberToObject(o2, "fraction_of_optimum",
-				                        ri.best_s / best);
-		}
-		cJSON *arr = cJSON_AddArrayToObject(o2, "top");
-		for (size_t k = 0; k < ntop; k++) {
-			const strategy_record *rec = &r->records[top[k]];
-			space_config_at(sp, rec->index, cfg);
-			space_key(sp, cfg, key, sizeof(key));
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", key);
-			cJSON_AddNumberToObject(e, "time_s", rec->time_s);
-			cJSON_AddNumberToObject(e, "n", (double)top[k] + 1);
-			cJSON_AddStringToObject(e, "source", rec->source);
-			cJSON_AddItemToArray(arr, e);
-		}
-		if (live) {
-			add_busy_json(s, o2);
-			session_store_info hi;
-			session_store_stats(s, &hi);
-			add_rungs_json(&hi, o2);
-		}
-		print_line(o2);
-		free(cfg);
-		free(top);
-		return;
-	}
-	printf("\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
-	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, stop_name(r->stop, rc));
-	if (r->predicted)
-		printf("hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
-		       "that did (measure.hidden_constraints)\n",
-		       (unsigned long long)r->predicted);
-	if (!r->have_best) {
-		printf("best        none: %s\n", r->nrecords > r->predicted ? "every evaluated variant failed"
-							      : "nothing was evaluated");
-		free(cfg);
-		free(top);
-		return;
-	}
-	space_config_at(sp, r->records[r->best].index, cfg);
-	space_key(sp, cfg, key, sizeof(key));
-	fmt_score(objective, a, sizeof(a), best);
-	if (is_slo_miss(best))
-		printf("best        none met the SLOs; the nearest miss: %s  (evaluation %llu)\n", key,
-		       (unsigned long long)r->best + 1);
-	else
-		printf("best        %s  %s  (found at evaluation %llu)\n", a, key,
-		       (unsigned long long)r->best + 1);
-	if (r->have_default) {
-		space_config_at(sp, r->records[0].index, cfg);
-		space_key(sp, cfg, key, sizeof(key));
-		fmt_score(objective, b, sizeof(b), dflt);
-		printf("default     %s  %s\n", b, key);
-		if (isfinite(dflt) && live && !is_slo_miss(best))
-			print_live_speedup(s, r, cfg, decides);
-		else if (live && is_slo_miss(best))
-			printf("measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
-			       si.from_store), print_rungs(&si);
-		else if (isfinite(dflt) && !is_slo_miss(best) && !is_slo_miss(dflt))
-			printf(
-			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
-			    "confidence interval)\n",
-			    dflt / best);
-	} else if (o->skip_defaults) {
-		printf("default     not measured: --no-defaults (a random start instead)\n");
-	} else {
-		printf("default     not measured: the defaults are not valid in this space\n");
-	}
-	if (bp) {
-		fmt_score(objective, b, sizeof(b), base_s);
-		if (isfinite(base_s) && !is_slo_miss(base_s))
-			printf("baseline    %s  %s  (what ships: %s); the search's best is %.3fx it%s\n", b, bp->key,
-			       bp->from, base_s / best, live ? ", one measurement each (the decision below pairs them)" : "");
-		else
-			printf("baseline    %s  (what ships: %s): %s\n", bp->key, bp->from,
-			       bi < 0 ? "not measured (out of budget, or stopped)" : "it did not measure ok");
-	}
-	if (ri.exhaustive) {
-		fmt_score(objective, a, sizeof(a), ri.best_s);
-		printf(
-		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
-		    "it\n",
-		    a, 100.0 * ri.best_s / best);
-	}
-	const char *mname = objective ? objective->metric : "time";
-	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;
-	printf("\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname, "vs default", "eval", "source",
-	       "configuration");
-	for (size_t k = 0; k < ntop; k++) {
-		const strategy_record *rec = &r->records[top[k]];
-		space_config_at(sp, rec->index, cfg);
-		space_key(sp, cfg, key, sizeof(key));
-		fmt_score(objective, a, sizeof(a), rec->time_s);
-		if (isfinite(dflt) && !is_slo_miss(dflt) && !is_slo_miss(rec->time_s))
-			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
-		else
-			snprintf(b, sizeof(b), "-");
-		printf("%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
-		       (unsigned long long)top[k] + 1, rec->source, key);
-	}
-	if (live)
-		print_busy_sustained(s);
-	print_store_best(s, r);
-	free(cfg);
-	free(top);
-}
 struct tune_args {
 	const char *budget;
 	uint64_t topk;
@@ -964,191 +189,71 @@ struct tune_args {
 	int mpi;             /* --mpi: the pool's workers are the other MPI ranks */
 };
 
-/* The pool of --devices / --mpi for session s, or NULL with the error said
- * (*ex its exit code). devices: "0,1,3", or "all" (every CUDA device). */
+/* The pool of --devices / --mpi for session s (tune_flow.h), or NULL with
+ * the error said (*ex its exit code). */
 static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const struct tune_args *A,
 			   int json, int *ex)
 {
-	char *list[64] = {0};
-	size_t n = 0;
-	char buf[512];
-	*ex = EXIT_OK;
-	if (A->devices && !strcmp(A->devices, "all")) {
-		int count = 0;
-		muh_diag d;
-		diag_clear(&d);
-		if (hw_device_count(&count, &d) || count < 1) {
-			fprintf(stderr, "muh tune: --devices all: %s\n", d.msg[0] ? d.msg : "no CUDA device");
-			*ex = EXIT_ENV;
-			return NULL;
-		}
-		for (int i = 0; i < count && i < 64; i++) {
-			snprintf(buf, sizeof(buf), "%d", i);
-			list[n++] = strdup(buf);
-		}
-	} else if (A->devices) {
-		uint64_t ids[64];
-		snprintf(buf, sizeof(buf), "%s", A->devices);
-		for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-			uint64_t id;
-			if (n == 64 || cli_parse_u64(tok, &id) || id > 1023) {
-				for (size_t i = 0; i < n; i++)
-					free(list[i]);
-				*ex = cli_usage_error("tune", "--devices needs device numbers such as 0,1,3 (at most 64), "
-							      "or all; not '%s'", A->devices);
-				return NULL;
-			}
-			for (size_t i = 0; i < n; i++)
-				if (ids[i] == id) {
-					for (size_t j = 0; j < n; j++)
-						free(list[j]);
-					*ex = cli_usage_error("tune", "--devices names device %s twice ('%s'): one worker "
-								      "per device", tok, A->devices);
-					return NULL;
-				}
-			ids[n] = id;
-			list[n++] = strdup(tok);
-		}
-	}
-	static const char *const argv_[] = {"/proc/self/exe", "pool-worker", NULL};
-	const muh_target *t = session_target(s);
-	pool_opts po = {.spec_path = path,
-			.hw = so->hw,
-			.instance = so->instance,
-			.nparams = space_nparams(session_space(s)),
-			.nworkers = n,
-			.devices = (const char *const *)list,
-			.worker_argv = argv_,
-			.mpi = A->mpi,
-			.hang_s = t && eval_target_timeout_s(t) > 0 ? 4 * eval_target_timeout_s(t) + 60 : 0};
 	muh_pool *p = NULL;
+	int bad_list = 0;
 	muh_diag d;
 	diag_clear(&d);
-	int rc = pool_open(&po, &p, &d);
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	if (rc) {
+	int rc = tune_flow_open_pool(path, s, so, A->devices, A->mpi, &p, &bad_list, &d);
+	*ex = rc && bad_list ? cli_usage_error("tune", "%s", d.msg) : cli_exit(rc);
+	if (rc && !bad_list)
 		fprintf(stderr, "muh tune: %s\n", d.msg);
-		*ex = cli_exit(rc);
-		return NULL;
-	}
-	if (!json)
+	else if (!rc && !json)
 		printf("pool        %zu worker(s) on %s (%s)\n", pool_size(p), pool_device(p),
 		       A->mpi ? "MPI ranks 1.." : A->devices);
 	return p;
 }
 
-/* One measurement of the decision stage: a progress line on a terminal. */
-static void on_decide(void *ctx, const decide_event *e)
-{
-	const struct tune *t = ctx;
-	if (t->json || !t->bar)
-		return;
-	char v[64];
-	objective_format(t->objective->metric, e->value, v, sizeof(v));
-	fprintf(stderr, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s", e->round + 1, e->pos + 1, e->nround,
-		e->baseline ? "(defaults) " : "", e->key, isfinite(e->value) ? v : e->status);
-	if (e->pos + 1 == e->nround)
-		fputc('\n', stderr);
-}
-
-/* How many finalists the decision stage re-measures: --finalists, else 2
- * for an engine spec or a run with a baseline file, else 0 (no stage). */
-static long decision_finalists(muh_session *s, const struct tune_args *A)
-{
-	const muh_target *tg = session_target(s);
-	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
-	return A->finalists >= 0 ? A->finalists : engine || session_baseline(s) ? 2 : 0;
-}
-
-/* 1 when the decision stage runs after this search: a live search (not a
- * replay) that ended well, was not interrupted, found a best within the
- * SLOs, and has finalists to re-measure. */
-static int decides_after(muh_session *s, const struct tune_args *A, int interrupted, const strategy_result *r,
-			 int rc)
-{
-	return rc == MUH_OK && !interrupted && session_evaluator(s) && r->have_best &&
-	       !is_slo_miss(r->records[r->best].time_s) && decision_finalists(s, A) > 0;
-}
-
-/* The decision stage after a live search (decide.h): the defaults and the
- * top --finalists re-measured in alternating rounds; prints its table (or
- * a JSON "decision" event). Returns an exit code: 0 also when nothing was
- * proven (the defaults stay; muh patch --from then refuses). */
+/* The decision stage after a live search (decide.h), its table printed.
+ * An exit code: 0 also when nothing was proven (the defaults stay). */
 static int decide_stage(muh_session *s, const struct tune_args *A, int json)
 {
-	const muh_target *tg = session_target(s);
-	int engine = tg && !strcmp(eval_target_backend(tg), "engine");
-	const baseline_pick *bp = session_baseline(s);
-	long k = decision_finalists(s, A);
+	long k = tune_flow_finalists(s, A->finalists);
 	if (k <= 0)
 		return EXIT_OK;
 	decide_opts o;
-	decide_defaults(&o);
-	o.finalists = (size_t)k;
-	o.baseline_key = bp && bp->valid && !bp->is_defaults ? bp->key : NULL;
-	if (A->rounds)
-		o.max_rounds = A->rounds;
+	tune_flow_decide_opts(s, k, A->rounds, &o);
 	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
-	if (!json) {
-		printf("\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
-		       "before any winner is named\n",
-		       o.baseline_key ? "the baseline (what ships)" : bp ? "the defaults (what ships)" : "the defaults", k,
-		       o.baseline_key ? " (and the defaults)" : "",
-		       DECIDE_MIN_ROUNDS, o.max_rounds, engine ? "" : ", each a fresh build warmed to its sustained clock");
-		fflush(stdout);
-	}
+	if (!json)
+		tune_print_decide_head(s, &o, k);
 	decide_summary sm;
 	muh_diag d;
-	diag_clear(&d);
-	int rc = session_decide(s, &o, on_decide, &t, &interrupted, &sm, &d);
+	int rc = session_decide(s, &o, tune_on_decide, &t, &interrupted, &sm, &d);
 	if (rc) {
 		fprintf(stderr, "muh tune: the decision stage stopped: %s\n", d.msg);
 		return cli_exit(rc);
 	}
 	last_decision = sm.winner >= 0;
-	if (json) {
-		char *j = decide_summary_json(&sm, session_objective(s));
-		cJSON *o2 = j ? cJSON_Parse(j) : NULL;
-		free(j);
-		if (o2) {
-			cJSON_AddStringToObject(o2, "event", "decision");
-			print_line(o2);
-		}
-	} else {
-		char dk[4096] = "";
-		uint32_t *def = calloc(space_nparams(session_space(s)) + 1, sizeof(uint32_t));
-		if (def) {
-			space_default(session_space(s), def);
-			space_key(session_space(s), def, dk, sizeof(dk));
-			free(def);
-		}
-		evalcli_print_decision(stdout, &sm, session_objective(s), dk[0] ? dk : NULL, "");
-		if (interrupted)
-			printf("            (interrupted: the rounds so far are stored; a rerun goes on from them)\n");
-	}
+	tune_print_decision(s, &sm, json, interrupted);
 	return EXIT_OK;
 }
 
-/* Tunes one problem instance: opens its session, prints what was loaded,
- * runs the search, prints the result. Returns an exit code. */
-static int tune_one(const char *path, muh_session_opts *so, const struct tune_args *A, int json, size_t nth)
+/* Tunes one problem instance (evalcli_each_problem's callback; ctx: the
+ * tune_args): opens its session, prints what was loaded, runs the search,
+ * prints the result. Returns an exit code. */
+static int tune_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
+	const struct tune_args *A = ctx;
+	muh_session_opts so_ = eo->so, *so = &so_;
+	int json = eo->json;
 	const char *budget = A->budget;
 	size_t topk = (size_t)A->topk;
 	muh_pool *pool = NULL;
 	so->pool = A->devices || A->mpi;
 	muh_diag d;
 	muh_session *s;
-	struct tune t = {.json = json, .bar = isatty(2)};
-	so->on_note = on_note;
+	struct tune t = {.json = json, .bar = isatty(2), .stop = &interrupted};
+	so->on_note = tune_on_note;
 	so->note_ctx = &t;
 	int rc = session_open(path, so, &s, &d);
 	if (!rc && session_target(s)) /* Ctrl-C now says what it stops: a server, or a runner */
 		evalcli_ctrl_c_text("tune", eval_target_backend(session_target(s)), "what was measured is kept");
 	if (rc)
 		return evalcli_fail("tune", rc, &d);
-	const muh_spec *spec = session_spec(s);
 	const muh_space *sp = session_space(s);
 	strategy_opts o = so->search;
 	int ex = EXIT_OK;
@@ -1156,67 +261,18 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 	t.sp = sp;
 	t.objective = session_objective(s);
 	t.problem = session_problem(s);
-	if (budget) {
-		size_t n = strlen(budget);
-		char *end;
-		if (n && budget[n - 1] == '%') {
-			double pct = strtod(budget, &end);
-			if (end != budget + n - 1 || !(pct > 0 && pct <= 100)) {
-				ex = cli_usage_error("tune", "--budget N%% needs 0 < N <= 100");
-				goto out;
-			}
-			o.budget = (uint64_t)floor(pct / 100.0 * (double)space_valid(sp) + 1e-9);
-			if (!o.budget)
-				o.budget = 1;
-		} else if (cli_parse_u64(budget, &o.budget) || !o.budget) {
-			ex = cli_usage_error("tune", "--budget needs a positive number or a percentage");
-			goto out;
-		} else if (o.budget > 1000000000) {
-			/* no search runs a billion evaluations: a typo, or a space size */
-			ex = cli_usage_error("tune", "--budget %s is more than 1000000000 evaluations; leave it out to "
-			                     "evaluate the whole space", budget);
-			goto out;
-		}
+	if (budget && tune_flow_budget(budget, space_valid(sp), &o.budget, &d)) {
+		ex = cli_usage_error("tune", "%s", d.msg);
+		goto out;
 	}
 	session_set_search(s, &o);
-	if (!json) {
-		char a[32];
-		if (nth)
-			printf("\n");
-		printf("spec        %s (%s)\n", spec->path, spec_format_name(spec->format));
-		if (session_hw(s))
-			printf("profile     %s\n", session_hw(s)->name);
-		if (spec->nproblem)
-			printf("problem     %s (instance %zu of %zu)\n", t.problem, session_instance(s),
-			       spec_ninstances(spec));
-		printf("space       %s valid configurations\n", cli_count(a, sizeof(a), (double)space_valid(sp)));
-	}
+	if (!json)
+		tune_print_opening(s, eo->nth);
 	if ((rc = session_start(s, &d))) {
 		ex = evalcli_fail("tune", rc, &d);
 		goto out;
 	}
-	session_store_info si;
-	session_store_stats(s, &si);
-	session_replay_info ri;
-	session_replay_stats(s, &ri);
-	if (!json && si.open && si.resumed)
-		printf("store       %s: resuming run %lld, %lld variant(s) already measured\n", so->db, (long long)si.run,
-		       si.rows);
-	else if (!json && si.open)
-		printf("store       %s: run %lld\n", so->db, (long long)si.run);
-	transfer_seeds_print(session_transfer_seeds(s), stdout, json); /* issue 13 */
-	if (!json && ri.open) {
-		char r[32], a[32], b[32], c[32], f[32], i[32], w[32], o[64] = "";
-		if (ri.other_problem)
-			snprintf(o, sizeof(o), ", %s of another problem instance",
-			         cli_count(r, sizeof(r), (double)ri.other_problem));
-		printf("replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
-		       "outside the values%s; covers %s of %s valid\n",
-		       so->replay, cli_count(r, sizeof(r), (double)ri.rows), cli_count(a, sizeof(a), (double)ri.used),
-		       cli_count(f, sizeof(f), (double)ri.failed), cli_count(i, sizeof(i), (double)ri.invalid),
-		       cli_count(w, sizeof(w), (double)ri.outside), o, cli_count(b, sizeof(b), (double)ri.covered),
-		       cli_count(c, sizeof(c), (double)space_valid(sp)));
-	}
+	tune_print_loaded(s, so, json);
 	if (so->pool && !(pool = open_pool(path, s, so, A, json, &ex)))
 		goto out;
 	if (session_evaluator(s)) {
@@ -1228,42 +284,17 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 			ex = evalcli_fail("tune", nrc, &d);
 			goto out;
 		}
-		if (nrc == MUH_OK) {
-			if (!json) /* stored with the first variant measured */
-				printf("noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
-				       noisy ? ", 3 times over" : "");
-			if (noisy)
-				fprintf(stderr,
-					"muh tune: noisy machine: the defaults' two timings differed by more than "
-					"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
-					"noisy and its speedup has no confidence interval\n",
-					100 * eval_target_max_noise(session_target(s)), 100 * noise);
-		}
+		if (nrc == MUH_OK)
+			tune_print_noise(s, noise, noisy, json);
 	}
-	if (!json) {
-		uint64_t b = o.budget && o.budget < space_valid(sp) ? o.budget : space_valid(sp);
-		if (!space_valid(sp))
-			printf("strategy    %s: nothing to evaluate, the constraints leave no valid configuration\n",
-			       o.strategy ? o.strategy : "auto");
-		else
-			printf("strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
-			       o.strategy ? o.strategy : "auto", (unsigned long long)o.seed, (unsigned long long)b,
-			       100.0 * (double)b / (double)space_valid(sp),
-			       o.time_budget_s > 0 ? " or the time limit" : "");
-		fflush(stdout);
-	}
+	if (!json)
+		tune_print_strategy(&o, sp);
 	strategy_result r;
 	if (pool) {
-		rc = session_tune_pool(s, pool, on_event, &t, &r, &interrupted, &d);
-		session_store_info pi;
-		session_store_stats(s, &pi);
-		if (!json && isfinite(pi.noise))
-			printf("noise       %.2f%% (the defaults timed twice through the pool)\n", 100 * pi.noise);
-		if (pool_restarts(pool))
-			fprintf(stderr, "muh tune: %zu pool worker(s) died and were started again; their variants were "
-					"measured again once\n", pool_restarts(pool));
+		rc = session_tune_pool(s, pool, tune_on_event, &t, &r, &interrupted, &d);
+		tune_print_pool_done(s, pool, json);
 	} else {
-		rc = session_tune(s, on_event, &t, &r, &d);
+		rc = session_tune(s, tune_on_event, &t, &r, &d);
 	}
 	if (t.bar && r.nrecords)
 		fputc('\n', stderr);
@@ -1274,38 +305,19 @@ static int tune_one(const char *path, muh_session_opts *so, const struct tune_ar
 		if (rc) /* muh's environment (exit 3): said first, then what was measured */
 			fprintf(stderr, "muh tune: %s; what was measured before is kept\n",
 				d.msg[0] ? d.msg : "the search stopped on an error");
-		session_prepare_info pi;
-		session_prepare_stats(s, &pi);
-		if (pi.note[0])
-			fprintf(stderr, "muh tune: note: prepare: %s; each build compiles what is missing\n", pi.note);
-		if (pi.ran)
-			fprintf(json ? stderr : stdout,
-				"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
-				"(%.1f s waited for), with %d jobs; %zu of the %zu measured were sent to a batch before the "
-				"search reached them\n",
-				pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, so->jobs,
-				pi.reached_prepared, pi.reached);
+		tune_print_prepare(s, json, so->jobs);
 		/* --json: the decision first, so that the final result event's
 		 * winner_key is the decision's (what report and patch name) */
 		int dex = -1;
 		last_decision = -1;
-		if (json && !interrupted && session_evaluator(s) && r.have_best && !is_slo_miss(r.records[r.best].time_s) &&
-		    rc == MUH_OK)
+		if (json && !interrupted && session_evaluator(s) && tune_flow_found(&r) && rc == MUH_OK)
 			dex = decide_stage(s, A, json);
-		print_result(s, &o, &r, topk, json, rc, decides_after(s, A, interrupted, &r, rc));
-		if (!objective_is_time(t.objective)) {
-			if (session_evaluator(s))
-				print_summary(session_store(s), si.run, t.objective, json);
-			else if (ri.from_store) {
-				muh_store *rs;
-				if (store_open_ro(so->replay, &rs, &d) == MUH_OK) {
-					print_summary(rs, ri.store_run, t.objective, json);
-					store_close(rs);
-				}
-			}
-		}
+		tune_print_result(s, &o, &r, topk, json, rc, tune_flow_decides_after(s, A->finalists, interrupted, &r, rc),
+				  last_decision);
+		if (!objective_is_time(t.objective))
+			tune_print_slo_table(s, so->replay, json);
 		ex = cli_exit(rc);
-		if (!ex && (!r.have_best || is_slo_miss(r.records[r.best].time_s)))
+		if (!ex && !tune_flow_found(&r))
 			ex = EXIT_FINDING;
 		if (!ex && dex >= 0)
 			ex = dex;
@@ -1318,8 +330,6 @@ out:
 	session_close(s);
 	return ex;
 }
-
-static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx);
 
 static int run(int argc, char **argv)
 {
@@ -1479,18 +489,11 @@ static int run(int argc, char **argv)
 	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
 	void (*old)(int) = signal(SIGINT, on_sigint);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
-	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_each, &A);
+	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_one, &A);
 	evalcli_space_progress(NULL, NULL);
 	signal(SIGINT, old);
 	/* Ctrl-C: what was measured is saved and printed, then 128 + SIGINT */
 	return interrupted && (ex == EXIT_OK || ex == EXIT_FINDING) ? EXIT_INTERRUPTED : ex;
-}
-
-static int tune_each(const char *path, const struct evalcli_opts *eo, const void *ctx)
-{
-	const struct tune_args *A = ctx;
-	muh_session_opts so = eo->so;
-	return tune_one(path, &so, A, eo->json, eo->nth);
 }
 
 MUH_COMMAND(tune, 40, "search a spec's space with a strategy; prints best vs default");
