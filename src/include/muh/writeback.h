@@ -52,7 +52,7 @@ typedef struct writeback_set {
 
 /* Parses "ID=VALUE" or "ID[ALT]=VALUE" into *s (s->value points into arg).
  * 0, or -1 when arg is neither or VALUE is empty. */
-MUH_API int writeback_parse_set(const char *arg, writeback_set *s);
+int writeback_parse_set(const char *arg, writeback_set *s);
 
 /* One run of a store, ranked by best.h: best.ranked[0] is the best (at
  * sustained clocks when the run was re-timed and a re-timed variant
@@ -74,11 +74,11 @@ typedef struct writeback_runs {
 /* Reads every run (only: just that one; 0: all) of the store at db, each
  * ranked, into *sr (writeback_runs_free, also after an error). An error
  * when db is no store, or holds no such run. */
-MUH_API int writeback_runs_read(const char *db, int64_t only, writeback_runs *sr, muh_diag *d);
-MUH_API void writeback_runs_free(writeback_runs *sr);
+int writeback_runs_read(const char *db, int64_t only, writeback_runs *sr, muh_diag *d);
+void writeback_runs_free(writeback_runs *sr);
 
 /* The key of run b's i-th best (0: the best; i < b->best.nranked). */
-MUH_API const char *writeback_run_key(const writeback_run *b, size_t i);
+const char *writeback_run_key(const writeback_run *b, size_t i);
 
 /* What a write-back tells its caller as it goes. note: one line for a
  * person (no newline), such as "run 3: no proven gain: ...", "note: ..."
@@ -98,7 +98,7 @@ typedef struct writeback_observer {
  * own best (both said through ob). Engine runs are left out (see
  * writeback_engine_winners). An error when runs disagree on a knob, or no
  * run maps a knob and none was unproven. */
-MUH_API int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int *nsets, char vals[][128],
+int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int *nsets, char vals[][128],
 				      int force, int *unproven, const writeback_observer *ob, muh_diag *d);
 
 /* One engine run's winner: its deployment file (relative to the tree)
@@ -132,16 +132,16 @@ typedef struct writeback_engine_wins {
  * unless force (then written, marked unproven); without a variant that met
  * the SLOs it counts in E->skipped; each said through ob. Two runs that
  * tune one file are an error. */
-MUH_API int writeback_engine_winners(const char *db, const char *tree, int64_t only, int force,
+int writeback_engine_winners(const char *db, const char *tree, int64_t only, int force,
 				     writeback_engine_wins *E, const writeback_observer *ob, muh_diag *d);
-MUH_API void writeback_engine_wins_free(writeback_engine_wins *E);
+void writeback_engine_wins_free(writeback_engine_wins *E);
 
 /* --from DB with a tree: reads the store's runs, the winners of its engine
  * runs into *E (writeback_engine_winners) and the knob values of its
  * knob-mapped runs into sets (writeback_sets_from_store). When engine runs
  * were found, knob-mapped runs beside them are written too when there are
  * any; their error counts only then. */
-MUH_API int writeback_from_store(const char *db, const char *tree, int64_t only, int force, writeback_engine_wins *E,
+int writeback_from_store(const char *db, const char *tree, int64_t only, int force, writeback_engine_wins *E,
 				 writeback_set *sets, int *nsets, char vals[][128], const writeback_observer *ob,
 				 muh_diag *d);
 
@@ -181,26 +181,26 @@ typedef struct writeback_file {
  * given to ob->written. moe-json and header refuse a device or dtype that
  * no measurement in the store was taken on, unless eo->force (then marked
  * as measured elsewhere). An unknown kind is MUH_EINPUT. */
-MUH_API int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
+int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
 			   const writeback_observer *ob, muh_diag *d);
 
 /* The knobs of eo->into (scanned now) or eo->scan (a saved scan), as one
  * array *arr of *n (free(*arr)); *surf or *saved holds them (scan_free,
  * patch_knobs_free). */
-MUH_API int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved,
+int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved,
 				 const muh_knob ***arr, size_t *n, muh_diag *d);
 
 /* The knob that ref names among saved (or else surf): its id, or else its
  * name when exactly one knob has it. NULL with d saying why (where: the
  * scan file or tree the knobs came from; tree: for the hint). */
-MUH_API const muh_knob *writeback_find_knob(const patch_knobs *saved, const muh_surface *surf, const char *ref,
+const muh_knob *writeback_find_knob(const patch_knobs *saved, const muh_surface *surf, const char *ref,
 					    const char *where, const char *tree, muh_diag *d);
 
 /* --emit triton-configs --into TREE --knob ID: the knob's autotune list
  * with the first ranked run's top eo->topk (valid on eo->hw, when given)
  * written into it, as one set (*value malloc'd, set->value points at it)
  * for writeback_tree. */
-MUH_API int writeback_autotune_into(const writeback_runs *sr, const writeback_emit_opts *eo, muh_surface *surf,
+int writeback_autotune_into(const writeback_runs *sr, const writeback_emit_opts *eo, muh_surface *surf,
 				    patch_knobs *saved, writeback_set *set, char **value, const writeback_observer *ob,
 				    muh_diag *d);
 
@@ -235,10 +235,10 @@ typedef struct writeback_tree_result {
  * the diff, and with o->apply writes the changed files (originals to the
  * backup folder, all or nothing), else with o->out writes the diff there.
  * *r is zeroed first. */
-MUH_API int writeback_tree(const writeback_tree_opts *o, writeback_tree_result *r, muh_diag *d);
+int writeback_tree(const writeback_tree_opts *o, writeback_tree_result *r, muh_diag *d);
 
 /* Writes text to path atomically (path.muh-tmp, then renamed). */
-MUH_API int writeback_write_file(const char *path, const char *text, muh_diag *d);
+int writeback_write_file(const char *path, const char *text, muh_diag *d);
 
 MUH_END_DECLS
 

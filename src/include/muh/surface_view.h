@@ -20,22 +20,22 @@ MUH_BEGIN_DECLS
 /* 1 when k names a knob kind the scan reports (constant, override,
  * constexpr, autotune, config_dict, capability, json_config, engine_arg,
  * env, config_lookup). */
-MUH_API int surface_view_known_kind(const char *k);
+int surface_view_known_kind(const char *k);
 
 /* 1 when k passes the filters: its verdict's name among verdicts[0..nv)
  * and its kind among kinds[0..nk) (an empty list passes all). */
-MUH_API int surface_view_shown(const muh_knob *k, const char *const *verdicts, int nv, const char *const *kinds,
+int surface_view_shown(const muh_knob *k, const char *const *verdicts, int nv, const char *const *kinds,
 			       int nk);
 
 /* The knobs of s that pass the filters, in the order a reader sees them:
  * launch blockers first, then by priority (*prio: scan_rank's, one per
  * knob of s), then in scan order; at most top (0: all). *order holds the
  * knob indexes, *n of them; free both. MUH_OK or MUH_ENOMEM. */
-MUH_API int surface_view_order(const muh_surface *s, const char *const *verdicts, int nv, const char *const *kinds,
+int surface_view_order(const muh_surface *s, const char *const *verdicts, int nv, const char *const *kinds,
 			       int nk, size_t top, size_t **order, size_t *n, int **prio);
 
 /* How many knobs of s have each verdict (counts[SCAN_BLOCKER + 1]). */
-MUH_API void surface_view_counts(const muh_surface *s, int *counts);
+void surface_view_counts(const muh_surface *s, int *counts);
 
 MUH_END_DECLS
 

@@ -38,33 +38,33 @@ typedef struct runreport {
 
 /* Reads every run of the store at path, each ranked, into *rp
  * (runreport_free, also after an error). */
-MUH_API int runreport_read(const char *path, runreport *rp, muh_diag *d);
-MUH_API void runreport_free(runreport *rp);
+int runreport_read(const char *path, runreport *rp, muh_diag *d);
+void runreport_free(runreport *rp);
 
 /* The best's key (NULL: none ranked), and the search's own best within
  * the SLOs (before a decision put its winner, or what stays, first): what
  * the best ignoring the SLOs is compared with. */
-MUH_API const char *runreport_best_key(const runreport_run *rs);
-MUH_API const char *runreport_search_best(const runreport_run *rs);
+const char *runreport_best_key(const runreport_run *rs);
+const char *runreport_search_best(const runreport_run *rs);
 
 /* 1 when the best ignoring the SLOs is another variant than the search's
  * best within them (worth a line of its own). */
-MUH_API int runreport_any_differs(const runreport_run *rs);
+int runreport_any_differs(const runreport_run *rs);
 
 /* A run's speedup for a table cell: "1.23x", "tie" inside the noise,
  * "unproven" (the decision stage proved no gain), or "-". */
-MUH_API void runreport_speedup_text(char *buf, size_t n, const runreport_run *rs);
+void runreport_speedup_text(char *buf, size_t n, const runreport_run *rs);
 
 /* Writes dir/run<ID>-best-so-far.svg (the best against the evaluations,
  * the defaults' value as a line, the best marked where it was found, and
  * the decision's best where it names another) and dir/run<ID>-times.svg
  * (the histogram of the ok variants' values); dir is made when missing.
  * MUH_EENV with d naming the file that could not be written. */
-MUH_API int runreport_write_svgs(const char *dir, const runreport_run *rs, muh_diag *d);
+int runreport_write_svgs(const char *dir, const runreport_run *rs, muh_diag *d);
 
 /* The report as JSON ({runs: [...], status: {...}}, formatted), malloc'd;
  * NULL when out of memory. */
-MUH_API char *runreport_json(const runreport *rp);
+char *runreport_json(const runreport *rp);
 
 MUH_END_DECLS
 

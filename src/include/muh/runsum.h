@@ -48,7 +48,7 @@ typedef struct runsum_gain {
 /* The search's best (r->records[r->best]) against the defaults
  * (r->records[0]) of live session s, from the measurements its store holds.
  * kind NONE when either is not stored ok. */
-MUH_API void runsum_live_gain(muh_session *s, const strategy_result *r, runsum_gain *g);
+void runsum_live_gain(muh_session *s, const strategy_result *r, runsum_gain *g);
 
 /* The scores a result is told with. */
 typedef struct runsum_scores {
@@ -59,7 +59,7 @@ typedef struct runsum_scores {
 	double baseline;          /* its score; NAN when not measured ok */
 } runsum_scores;
 
-MUH_API void runsum_scores_of(muh_session *s, const strategy_result *r, runsum_scores *sc);
+void runsum_scores_of(muh_session *s, const strategy_result *r, runsum_scores *sc);
 
 /* One stored variant, for the SLO table: feasible when ok and within every
  * SLO, else why says the first SLO missed. */
@@ -68,32 +68,32 @@ typedef void (*runsum_row_fn)(void *ctx, const store_row *row, int feasible, con
 /* The SLO winners of run `run` in st (objective o): every stored variant
  * offered to *w (objective_winners), each given to fn (may be NULL) in the
  * store's order; *rows, *ok and *missed (ok but outside the SLOs) counted. */
-MUH_API void runsum_slo_winners(muh_store *st, int64_t run, const muh_objective *o, runsum_row_fn fn, void *ctx,
+void runsum_slo_winners(muh_store *st, int64_t run, const muh_objective *o, runsum_row_fn fn, void *ctx,
 				objective_winners *w, size_t *rows, size_t *ok, size_t *missed);
 
 /* 1 when the store's best of s's run (what report and patch name) is
  * neither the search's best nor the re-timing's winner: a variant an
  * earlier search of the run measured; key, *score and *nmeasured then say
  * which. 0 otherwise (also when the decision stage named the best). */
-MUH_API int runsum_store_best_other(muh_session *s, const strategy_result *r, char *key, size_t n, double *score,
+int runsum_store_best_other(muh_session *s, const strategy_result *r, char *key, size_t n, double *score,
 				    size_t *nmeasured);
 
 /* Why a search stopped, as a word: budget, time, exhausted, interrupted,
  * error, or environment (an error that is muh's environment; rc: the
  * search's status). */
-MUH_API const char *runsum_stop_name(enum strategy_stop s, int rc);
+const char *runsum_stop_name(enum strategy_stop s, int rc);
 
 /* The result of a tune as one JSON object (the "result" event of
  * `muh tune --json`): the search, its best and winner, the defaults, what
  * ships, the top k, and for a live run the device and halving figures.
  * decision: -1 none ran, 0 no proven gain, 1 proven. malloc'd text
  * without newline; NULL when out of memory. */
-MUH_API char *runsum_result_json(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
+char *runsum_result_json(muh_session *s, const strategy_opts *o, const strategy_result *r, size_t topk,
 				 int rc, int decision);
 
 /* The SLO winners of runsum_slo_winners as the "winners" event of
  * `muh tune --json`. malloc'd text; NULL when out of memory. */
-MUH_API char *runsum_winners_json(const muh_objective *o, const objective_winners *w, size_t rows, size_t missed);
+char *runsum_winners_json(const muh_objective *o, const objective_winners *w, size_t rows, size_t missed);
 
 MUH_END_DECLS
 

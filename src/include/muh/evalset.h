@@ -32,11 +32,11 @@ MUH_BEGIN_DECLS
  * that exist; a value not in the param's list is an error with its values.
  * MUH_OK, or MUH_EINPUT with d placed at the token in key ("--config:1:COL",
  * the key as the source line). */
-MUH_API int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d);
+int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d);
 
 /* Parses a possibly partial key into cfg (space_nparams values): names not
  * given keep their defaults. space_parse_key's status. */
-MUH_API int evalset_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d);
+int evalset_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_diag *d);
 
 /* What an eval measured, kept for its closing lines. */
 typedef struct evalset {
@@ -56,16 +56,16 @@ typedef struct evalset {
 
 /* An empty set over sp (time: the objective is time; keep_samples: rows
  * keep their samples for evalset_interleaved). */
-MUH_API void evalset_init(evalset *E, const muh_space *sp, int time, int keep_samples);
-MUH_API void evalset_free(evalset *E);
+void evalset_init(evalset *E, const muh_space *sp, int time, int keep_samples);
+void evalset_free(evalset *E);
 
 /* Adds the measured row of the variant called key. */
-MUH_API void evalset_add(evalset *E, const char *key, const muh_measurement *m);
+void evalset_add(evalset *E, const char *key, const muh_measurement *m);
 
 /* The twins of E: variants that built one artifact yet were timed apart.
  * The spread (best_twin_spread: slowest over fastest of one artifact), or
  * NAN when there are none; *twins, *slow and *fast (keys) say who. */
-MUH_API double evalset_twins(const evalset *E, size_t *twins, const char **slow, const char **fast);
+double evalset_twins(const evalset *E, size_t *twins, const char **slow, const char **fast);
 
 /* One variant of an interleaved set against the fastest. */
 typedef struct evalset_verdict {
@@ -82,7 +82,7 @@ typedef struct evalset_verdict {
  * fastest against it, into v (EVAL_INTERLEAVE_MAX); *ok rows were ok, with
  * samples from *lo to *hi. Returns the count of verdicts, or -1 when no ok
  * row is the fastest (nothing to say). */
-MUH_API int evalset_interleaved(const evalset *E, double noise, evalset_verdict *v, size_t *ok, size_t *lo,
+int evalset_interleaved(const evalset *E, double noise, evalset_verdict *v, size_t *ok, size_t *lo,
 				size_t *hi);
 
 MUH_END_DECLS

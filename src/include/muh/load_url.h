@@ -16,7 +16,7 @@ MUH_BEGIN_DECLS
  * else -1 with why not in why (n bytes). libcurl would only fail the first
  * request ("bad/illegal format"), and the load would count that as the
  * server's error. */
-MUH_API int load_url_check(const char *url, char *why, size_t n);
+int load_url_check(const char *url, char *why, size_t n);
 
 MUH_END_DECLS
 
