@@ -21,22 +21,8 @@
 #include "muh/objective.h"
 #include "muh/runreport.h"
 #include "muh/svg.h"
+#include "strbuf.h"
 
-/* Room for one more element in *arr (n used, *cap allocated, doubled from
- * first): 0, or MUH_ENOMEM with *arr untouched. */
-static int grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
-{
-	void **a = arr;
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? 2 * *cap : first;
-	void *p = realloc(*a, nc * elem);
-	if (!p)
-		return MUH_ENOMEM;
-	*a = p;
-	*cap = nc;
-	return 0;
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -51,7 +37,7 @@ static char *dup_or_empty(const char *s)
 static int on_run(void *ud, const store_run *r)
 {
 	runreport *c = ud;
-	if (grow(&c->runs, &c->cap, c->n, sizeof(*c->runs), 8))
+	if (array_grow(&c->runs, &c->cap, c->n, sizeof(*c->runs), 8))
 		return MUH_ENOMEM;
 	runreport_run *rs = &c->runs[c->n++];
 	memset(rs, 0, sizeof(*rs));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "muh/muh.h"
 #include "strbuf.h"
 
 void strbuf_put(strbuf *s, const char *p, size_t n)
@@ -63,4 +64,18 @@ void strbuf_printf(strbuf *s, const char *fmt, ...)
 	va_end(ap);
 	strbuf_put(s, big, (size_t)n);
 	free(big);
+}
+
+int array_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	void **a = arr;
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? 2 * *cap : first;
+	void *p = realloc(*a, nc * elem);
+	if (!p)
+		return MUH_ENOMEM;
+	*a = p;
+	*cap = nc;
+	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * strbuf.h — a growing NUL-terminated text buffer (internal to libmuh).
+ * strbuf.h — growing buffers (internal to libmuh): a NUL-terminated text
+ * buffer, and room for one more element of an array (array_grow).
  *
  * For code that builds text piece by piece (a rewritten deployment file,
  * a unified diff, a header): append, then take .b. Out of memory is sticky:
@@ -26,5 +27,10 @@ void strbuf_str(strbuf *s, const char *p);
 void strbuf_ch(strbuf *s, char c);
 /* Appends printf-style text (any length). */
 void strbuf_printf(strbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Makes room for one more element in the array *arr holding n elements of
+ * size elem (capacity *cap, doubled from first): 0, or MUH_ENOMEM with *arr
+ * and *cap untouched. arr is the address of the array's pointer. */
+int array_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
 
 #endif

@@ -38,6 +38,7 @@
 #include "muh/store.h"
 #include "muh/transfer.h"
 #include "muh/writeback.h"
+#include "strbuf.h"
 #include "writeback_int.h"
 
 void writeback_say(const writeback_observer *ob, const char *fmt, ...)
@@ -83,28 +84,13 @@ int writeback_write_file(const char *path, const char *text, muh_diag *d)
 
 /* ---- results from a store ----------------------------------------------- */
 
-/* Room for one more element in *arr (n used, *cap allocated, doubled from
- * first): 0, or MUH_ENOMEM with *arr untouched. */
-static int grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
-{
-	void **a = arr;
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? 2 * *cap : first;
-	void *p = realloc(*a, nc * elem);
-	if (!p)
-		return MUH_ENOMEM;
-	*a = p;
-	*cap = nc;
-	return 0;
-}
 
 static int sr_run(void *ud, const store_run *run)
 {
 	writeback_runs *sr = ud;
 	if (sr->only && run->id != sr->only)
 		return 0;
-	if (grow(&sr->r, &sr->cap, sr->n, sizeof(*sr->r), 8))
+	if (array_grow(&sr->r, &sr->cap, sr->n, sizeof(*sr->r), 8))
 		return MUH_ENOMEM;
 	writeback_run *b = &sr->r[sr->n++];
 	memset(b, 0, sizeof(*b));

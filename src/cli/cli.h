@@ -112,11 +112,6 @@ int cli_fail(int status, const muh_diag *d);
  * when s is not one; *v is then untouched. */
 int cli_parse_u64(const char *s, uint64_t *v);
 
-/* Makes room for one more element in the array *arr of *n elements of
- * size elem (capacity *cap, doubled from first): 0, or MUH_ENOMEM with
- * *arr untouched. */
-int cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
-
 /* A time for a person: "-" when not finite, then ns, us (one decimal), ms
  * or s (three). */
 void cli_fmt_time(char *buf, size_t n, double s);

@@ -189,20 +189,6 @@ int cli_fail(int status, const muh_diag *d)
 	return cli_exit(status);
 }
 
-int cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
-{
-	void **a = arr;
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : first;
-	void *na = realloc(*a, nc * elem);
-	if (!na)
-		return MUH_ENOMEM;
-	*a = na;
-	*cap = nc;
-	return 0;
-}
-
 void cli_fmt_time(char *buf, size_t n, double s)
 {
 	if (!isfinite(s))
