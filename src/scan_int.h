@@ -1,0 +1,344 @@
+/*
+ * scan_int.h — the surface under construction, shared by the files of muh scan.
+ *
+ * Owns the types every step of the scan reads and writes (the containers, the
+ * arena, struct muh_surface and its per-file state, the reach classes) and the
+ * prototypes of the functions one scan file calls in another. The files, lowest
+ * layer first (each calls only files above it in this list):
+ *   scan_surface.c  containers, the arena, the knob list and its ids, the
+ *                   accessors, the host view for the helpers (scan_host.h);
+ *   scan_resolve.c  3-6: index, guards, platform modules, reachability;
+ *   scan_verdict.c  7: knobs of Python code and their verdicts;
+ *   scan_config.c   knobs of JSON config files and deployment files;
+ *   scan_output.c   the surface as JSON, byte escapes, starter specs;
+ *   scan.c          1-2: walk and parse, and the pipeline (scan_tree).
+ * Internal to libmuh; not installed. Must never: be included outside the scan
+ * files (the helpers see the surface only through scan_host.h).
+ */
+#ifndef MUH_SCAN_INT_H
+#define MUH_SCAN_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "muh/scan.h"
+#include "pyfile.h"
+#include "scan_flow.h"
+
+/* ---- small containers ------------------------------------------------------ */
+
+typedef struct sblock {
+	struct sblock *next;
+	size_t used, cap;
+	char data[];
+} sblock;
+
+typedef struct vec {
+	void *p;
+	size_t n, cap, esz;
+} vec;
+/* string -> int map, open addressing; keys are not owned */
+typedef struct smap {
+	const char **keys;
+	int *vals;
+	size_t cap, n;
+} smap;
+
+/* ---- the surface ----------------------------------------------------------- */
+
+enum reach {
+	R_TODO = 0,
+	R_BUSY,
+	R_LIVE,
+	R_UNKNOWN,
+	R_PLATFORM,
+	R_TEST,
+	R_UNREACH,
+	R_NOCALL, /* only in a function nothing in the tree calls or names */
+	R_NONE
+};
+
+/* Why a reader has its class, beyond its place: a platform branch, a dead
+ * store (file + pf_dead), a function nothing calls. */
+/* A byte range of a file with a note: dead or platform-only code. */
+typedef struct range {
+	uint32_t a, b;
+	int line;         /* the if */
+	const char *note; /* the whole reason, one line */
+	const char *head; /* the if's part of it */
+	int cfile, cline; /* the constant that decides it, -1 */
+	int nev;          /* the constants behind it, step by step */
+	int evf[3], evl[3];
+	const char *evn[3];
+} range;
+
+typedef struct why_at {
+	const char *note;
+	int file, dead;   /* pf_dead of file, or -1 */
+	const range *rng; /* a dead / platform range of file rfile */
+	int rfile;
+	const char *lead; /* the first step's note, when not the default */
+} why_at;
+
+typedef struct sfile {
+	char *rel, *module;
+	pyfile *pf;
+	char *src;    /* the source and syntax tree kept for scan_env/scan_args */
+	size_t srcn;  /* (scan_host_tree), until they have run; else NULL */
+	TSTree *tree;
+	int is_test;
+	int imported_by, imported_line; /* a non-test module importing this one, -1 */
+	int platform;             /* 0, or 1 + reason index */
+	int plat_file, plat_line; /* evidence: the importer or -1 */
+	const char *plat_why;
+	uint32_t *dead; /* pairs [start, end) */
+	int ndead;
+	range *dead_why; /* per dead pair */
+	range *plat;     /* platform-only ranges (under is_hip() ...) */
+	int nplat;
+	unsigned char *reach;         /* per scope */
+	int *reach_file, *reach_line; /* evidence per scope */
+	int *reach_scope;             /* the scope of that reader, -1 module */
+	why_at *reach_why;
+	vec importers;                /* int file indices */
+	vec importees;
+} sfile;
+
+typedef struct ref_at {
+	int file, ref;
+} ref_at;
+
+struct muh_surface {
+	char *root;
+	sfile *files;
+	int nfiles;
+	char **jsons, **yamls;
+	int njsons, nyamls;
+	vec knobs; /* muh_knob */
+	vec diags; /* muh_diag */
+	vec excluded; /* scan_excluded_path: .py files the walk left out */
+	vec warnings; /* const char * (arena): folders the walk could not scan */
+	size_t nfiles_cached; /* scan_nfiles of a surface read from the cache */
+	const char *cache_status;
+	sblock *arena;
+	smap mods, defs, names;
+	vec namelists; /* vec of ref_at */
+	double seconds;
+	size_t nbytes;
+	scan_options opt;
+	int oom;
+	why_at cls_why, best_why; /* scratch of ref_class / readers_of */
+	int dead_import_file, dead_import_line; /* scratch of import_of */
+	int best_scope;
+	vec sinks;        /* dict flows into launches (flow_sinks) */
+	int sinks_built;
+	smap cmp_names; /* names some guard compares or some assert tests */
+	int cmp_built;
+	scan_flow *flow; /* def-use across calls (src/scan_flow.c), made at first use */
+};
+
+typedef struct kb {
+	muh_surface *s;
+	vec steps;  /* scan_step */
+	vec unsafe; /* const char* */
+	int over_file, over_line; /* a verdict's overwrite in another place (setter) */
+} kb;
+
+/* The reachability rules' scratch (ref_class, readers_of, scope_reach
+ * leave their why there for verdict_from): a def-use query asks those
+ * rules about other code, so the caller's answer is saved around it. */
+typedef struct reach_scratch {
+	why_at cls_why, best_why;
+	int dead_import_file, dead_import_line, best_scope;
+} reach_scratch;
+
+/* What resolve_name found a name to be. */
+enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
+
+/* ---- scan.c ---- */
+
+int path_is_test(const char *rel);
+
+/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
+ * scripts/ at the top)? Its reads count, but the engine's are the better
+ * evidence. */
+int path_is_script(const char *rel);
+
+/* The platform a path names by one of its _/./- separated tokens, or NULL. */
+const char *path_platform(const char *rel);
+
+char *read_file(const char *path, size_t *n);
+
+/* ---- scan_surface.c ---- */
+
+void *vec_push(vec *v);
+
+/* Returns a pointer to the value slot of key, inserting it (value -1) when
+ * absent and insert is set; NULL when absent (or out of memory). */
+int *smap_slot(smap *m, const char *key, int insert);
+
+int smap_get(const smap *m, const char *key);
+
+void smap_free(smap *m);
+
+void *sa_alloc(muh_surface *s, size_t n);
+
+const char *sa_str(muh_surface *s, const char *str);
+
+const char *sa_fmt(muh_surface *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
+                    const char *kind, int occ, char out[20]);
+
+/* ---- scan_resolve.c ---- */
+
+int def_key_get(muh_surface *s, int fi, const char *name);
+
+/* defs values: scope index, or -(2 + knob index) for module-level knobs */
+int build_index(muh_surface *s);
+
+/* Each module's first importer among the non-test modules (a module others
+ * import is a library module: its `if __name__ == '__main__':` block is a
+ * script's, not the engine's). After build_index (mods). */
+void mark_imported(muh_surface *s);
+
+const vec *refs_named(const muh_surface *s, const char *name);
+
+int in_dead(const sfile *f, uint32_t byte);
+
+/* The import that binds alias in file fi: one outside dead code when there
+ * is one; else one under a constant-false guard, noted in
+ * s->dead_import_file/line (a name bound only by an import that never
+ * happens: what it names is reached only through dead code). */
+const pf_import *import_of(const muh_surface *s, int fi, const char *alias);
+
+int mod_lookup(const muh_surface *s, const char *m);
+
+/* Resolves a name as seen from file fi: a top-level definition of fi, or
+ * what an import binds (following re-exports through packages). */
+int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
+                 const char **oname, int depth);
+
+/* The module file an object expression (`ops`, `vllm._custom_ops`) names
+ * in file fi, or -1. */
+int resolve_obj(const muh_surface *s, int fi, const char *obj);
+
+/* Does ref r (in file rf) load the top-level name `name` of file tfi? 1 yes,
+ * 2 yes but only through an import under a constant-false guard
+ * (s->dead_import_file/line say which), 0 no. */
+int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name);
+
+/* Is name bound locally in function scope sc (a parameter or an assignment)? */
+int local_binding(const pyfile *pf, int sc, const char *name);
+
+int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
+
+/* Dead byte ranges (constant-false branches) and platform-only ranges of
+ * every file, with the reason. Two rounds: an import under a dead guard can
+ * stop resolving a name. */
+int compute_dead(muh_surface *s);
+
+/* The reason a byte of file f is dead (a constant-false branch), or NULL. */
+const range *dead_range_at(const sfile *f, uint32_t byte);
+
+/* The platform range a byte of file f sits in, or NULL. */
+const range *plat_range_at(const sfile *f, uint32_t byte);
+
+int build_import_graph(muh_surface *s);
+
+void compute_platform(muh_surface *s);
+
+int outer_scope(const pyfile *pf, int sc);
+
+enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
+
+/* Would a function nothing in the tree names be called from outside? A
+ * registry decorator, `main`, dunder methods, an --entry name, or --library
+ * say maybe (unknown); else it is dead ("no call in the tree"). */
+int maybe_called_from_outside(const muh_surface *s, int fi, int top);
+
+/* What kind of reader a load is: live, test, platform ... s->cls_why gets
+ * the reason when a range, a dead store or the enclosing function decides. */
+enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el);
+
+/* Combines reader classes: live beats unknown beats platform beats test
+ * beats unreachable. */
+int reach_rank(enum reach r);
+
+/* Readers of the top-level name `name` of file tfi, excluding loads inside
+ * the byte range [skip_a, skip_b) of tfi (the definition itself). Returns
+ * the best class and its place. */
+enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
+                      uint32_t skip_b, int *ef, int *el);
+
+int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any);
+
+/* ---- scan_verdict.c ---- */
+
+void step(kb *b, int fi, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+void step_file(kb *b, const char *rel, int line, const char *note);
+
+const char *scope_qual(const pyfile *pf, int sc);
+
+/* Evidence: who calls the function holding scope sc, and who calls that,
+ * up to max links, while the chain is live. */
+void call_chain(kb *b, int fi, int sc, int max);
+
+/* Explains a reader class as a verdict; returns the verdict. s->best_why
+ * (set by the readers_of/scope_reach call that gave r) adds the reason. */
+enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
+                               const char **why);
+
+void add_unsafe(kb *b, const char *v);
+
+muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
+               enum scan_verdict v, const char *why);
+
+/* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
+ * out. */
+scan_flow *flow_of(muh_surface *s);
+
+reach_scratch scratch_save(const muh_surface *s);
+
+void scratch_restore(muh_surface *s, const reach_scratch *x);
+
+/* Adds the hops of a scan_flow result as evidence steps. */
+void flow_steps(kb *b, const scan_flow_res *fr);
+
+void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ);
+
+/* ---- scan_config.c ---- */
+
+int is_upper_like(const char *s);
+
+/* Tuned config files and where they are looked up. Each f-string naming a
+ * .json/.yaml file from device or shape names that a module builds (vLLM's
+ * get_config_file_name; not a function that only writes such files) is a lookup site:
+ * a config_lookup knob of its own, live when the building function is
+ * reached (through the call chain, not from dead stores), dead when nothing
+ * calls it or its result is overwritten before use, reported even when no
+ * file matches. Each JSON file at or below the module's folder that matches
+ * the pattern is a json_config knob with the lookup's verdict; a file named
+ * for a device is platform unless it matches --device. */
+void json_knobs(muh_surface *s, kb *b, smap *occ);
+
+/* Is value one of knob k's unsafe values (value_unsafe says so for one)? */
+int value_unsafe_any(const muh_knob *k, const char *value);
+
+const muh_knob *engine_field(const muh_surface *s, const char *name);
+
+/* Deployment files: YAML that launches an engine, read by deploy_parse with
+ * the server's own argument semantics (src/deploy.c). Each server argument
+ * and each env entry is an engine_arg knob in scope <deployment>: its value
+ * span is the value's text (a flag's: the flag); a --no-X negation is the
+ * knob no_X. Files that are not launch files are skipped. */
+void yaml_knobs(muh_surface *s, kb *b, smap *occ);
+
+/* Launch bindings name the knob that feeds them (BLOCK_M=BLOCK -> BLOCK). */
+void link_feeds(muh_surface *s);
+
+#endif
