@@ -42,7 +42,6 @@
 #include <string.h>
 
 #include "muh/expr.h"
-#include "expr_int.h"
 #include "muh/muh.h"
 
 #define MAX_DEPTH    256       /* value stack slots; deeper expressions are refused */
@@ -1995,33 +1994,6 @@ static int add_const(emitter *em, muh_value v)
 	p->k[p->nk] = v;
 	em->kix[j] = p->nk + 1;
 	return p->nk++;
-}
-
-/* See expr_int.h. */
-int expr_edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	if (la > 63 || lb > 63)
-		return 99;
-	int row[64];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j];
-			int ca = a[i - 1] | ((a[i - 1] >= 'A' && a[i - 1] <= 'Z') ? 0x20 : 0);
-			int cb = b[j - 1] | ((b[j - 1] >= 'A' && b[j - 1] <= 'Z') ? 0x20 : 0);
-			int best = diag + (ca != cb);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
 }
 
 /* Resolves the name of node ni to a slot and records it; -1 on error with
