@@ -1,0 +1,126 @@
+/*
+ * deploy_int.h — what the files of deployment-file handling share: the
+ * token list, the reader's state, and the functions one of them calls in
+ * another. Internal to libmuh; not installed.
+ *
+ * The files: deploy.c (reading: YAML, shell words, the argparse pass),
+ * deploy_write.c (deploy_set: one argument's edit, read back and checked),
+ * deploy_schema.c (the servers' argument schemas: built in, from argparse
+ * definitions, from a surface, from the engine tree's own parser).
+ */
+#ifndef MUH_DEPLOY_INT_H
+#define MUH_DEPLOY_INT_H
+
+#include <stddef.h>
+
+#include "muh/deploy.h"
+
+#define NOSPAN ((size_t)-1)
+
+/* ---- tokens and the reader's state (deploy.c reads, deploy_write.c edits) ---- */
+
+enum { T_YITEM, T_FLOW, T_SHELL };
+
+struct deploy_tok {
+	char *val;          /* unquoted */
+	size_t raw_s, raw_e; /* the token's bytes, quotes included */
+	size_t cs, ce;      /* the content inside quotes; NOSPAN when not one range */
+	size_t eq;          /* raw offset of the first unquoted '=', NOSPAN if none */
+	int ctx;            /* T_YITEM T_FLOW T_SHELL */
+	char quote;         /* the token's own quote: 0 '"' '\'' */
+	char yq;            /* T_SHELL inside a YAML scalar: its quote (0 plain/block) */
+	int grp;            /* tokens of one list / one command share it */
+	int cmd;            /* T_SHELL: which command of the string */
+};
+
+struct tl {
+	struct deploy_tok *v;
+	size_t n, cap;
+};
+
+
+/* Where env entries live and how a new one is written. */
+enum { ENV_NONE, ENV_MAP, ENV_K8S, ENV_LIST, ENV_SHELL, ENV_EXPORT, ENV_FLOWMAP, ENV_FLOWLIST,
+       ENV_FLOWK8S };
+
+struct envloc {
+	int style;
+	size_t ins;      /* insertion point of a new entry (a line start, or before the program) */
+	char prefix[128]; /* the line's text before an entry's key/item */
+	char quote;      /* the quote of the last value */
+	/* no env block yet: where one can be added */
+	int can_block;
+	size_t block_ins;
+	int block_col;   /* the container mapping's key column (0-based) */
+	int block_k8s;   /* k8s style (list of name/value) */
+	const char *block_key; /* "env" or "environment" */
+};
+
+struct priv {
+	size_t (*argtok)[2]; /* per server arg: first and last token index */
+	int *opt_eq;         /* per server arg: written as --flag=value */
+	struct envloc env;
+	int has_args;        /* the file has a place for arguments */
+};
+
+/* ---- parser state -------------------------------------------------------- */
+
+struct P {
+	const char *path, *text;
+	size_t len;
+	muh_diag *d;
+	struct tl toks;
+	deploy_arg *args;
+	size_t nargs, cap;
+	struct envloc env;
+	int grp;
+	enum deploy_form form;
+	int image; /* k8s/compose image names: 1 llama, 2 vllm, 0 neither (decided
+	              while the YAML document, which holds the name, still exists) */
+};
+
+
+/* The built-in schemas: [0] llama.cpp's llama-server, [1] vLLM (deploy_schema.c). */
+extern const deploy_schema deploy_builtin[2];
+
+/* ---- deploy.c ---- */
+
+char *xstrndup(const char *s, size_t n);
+
+int is_int(const char *s);
+
+int is_float(const char *s);
+
+int is_true(const char *v);
+
+int is_false(const char *v);
+
+void infer_type(const char *v, char type[8]);
+
+int is_upper_name(const char *s);
+
+const char *base_name(const char *p);
+
+size_t line_start(const char *t, size_t p);
+
+/* The offset just past the end of the line holding p (past its '\n'). */
+size_t line_next(const char *t, size_t len, size_t p);
+
+/* ---- deploy_schema.c ---- */
+
+/* Is flag one of the '|'-separated alternatives in list? */
+int in_list(const char *list, const char *flag, size_t fl);
+
+/* The option a flag names in sc; *neg set when the flag negates it. */
+const deploy_option *opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
+					int *neg);
+
+const deploy_option *opt_by_name(const deploy_schema *sc, const char *name);
+
+/* The long flag of an option ("--max-num-seqs"), into buf. */
+void long_flag(const deploy_option *o, const char *name, char *buf, size_t n);
+
+const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+				       const deploy_schema *base);
+
+#endif
