@@ -51,7 +51,7 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-char *xstrndup(const char *s, size_t n)
+char *deploy_xstrndup(const char *s, size_t n)
 {
 	char *r = malloc(n + 1);
 	if (!r)
@@ -61,7 +61,7 @@ char *xstrndup(const char *s, size_t n)
 	return r;
 }
 
-int is_int(const char *s)
+int deploy_is_int(const char *s)
 {
 	if (*s == '-' || *s == '+')
 		s++;
@@ -73,7 +73,7 @@ int is_int(const char *s)
 	return 1;
 }
 
-int is_float(const char *s)
+int deploy_is_float(const char *s)
 {
 	if (!*s)
 		return 0;
@@ -83,23 +83,23 @@ int is_float(const char *s)
 	return *e == '\0' && !isspace((unsigned char)*s) && strcspn(s, "xXpPnNiI") == strlen(s);
 }
 
-int is_true(const char *v)
+int deploy_is_true(const char *v)
 {
 	return !strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") ||
 	       !strcmp(v, "on") || !strcmp(v, "TRUE");
 }
 
-int is_false(const char *v)
+int deploy_is_false(const char *v)
 {
 	return !strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") ||
 	       !strcmp(v, "off") || !strcmp(v, "FALSE");
 }
 
-void infer_type(const char *v, char type[8])
+void deploy_infer_type(const char *v, char type[8])
 {
-	if (is_int(v))
+	if (deploy_is_int(v))
 		snprintf(type, 8, "int");
-	else if (is_float(v))
+	else if (deploy_is_float(v))
 		snprintf(type, 8, "float");
 	else if (!strcmp(v, "True") || !strcmp(v, "False") || !strcmp(v, "true") ||
 		 !strcmp(v, "false"))
@@ -112,10 +112,10 @@ void infer_type(const char *v, char type[8])
  * is not "-" and not a negative number. */
 static int looks_flag(const char *t)
 {
-	return t[0] == '-' && t[1] && !is_float(t);
+	return t[0] == '-' && t[1] && !deploy_is_float(t);
 }
 
-int is_upper_name(const char *s)
+int deploy_is_upper_name(const char *s)
 {
 	if (!*s || isdigit((unsigned char)*s))
 		return 0;
@@ -125,7 +125,7 @@ int is_upper_name(const char *s)
 	return 1;
 }
 
-const char *base_name(const char *p)
+const char *deploy_base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 	return s ? s + 1 : p;
@@ -163,7 +163,7 @@ static int perr(struct P *P, size_t pos, const char *fmt, ...)
 	if (!P->d)
 		return MUH_EINPUT;
 	int line = 0, col = 0;
-	char *tmp = xstrndup(P->text, P->len);
+	char *tmp = deploy_xstrndup(P->text, P->len);
 	if (tmp && pos != NOSPAN && pos <= P->len)
 		diag_linecol(tmp, pos, &line, &col);
 	diag_at(P->d, P->path, line, col, tmp);
@@ -190,7 +190,7 @@ static deploy_arg *add_arg(struct P *P)
 	return a;
 }
 
-size_t line_start(const char *t, size_t p)
+size_t deploy_line_start(const char *t, size_t p)
 {
 	while (p > 0 && t[p - 1] != '\n')
 		p--;
@@ -198,7 +198,7 @@ size_t line_start(const char *t, size_t p)
 }
 
 /* The offset just past the end of the line holding p (past its '\n'). */
-size_t line_next(const char *t, size_t len, size_t p)
+size_t deploy_line_next(const char *t, size_t len, size_t p)
 {
 	while (p < len && t[p] != '\n')
 		p++;
@@ -412,7 +412,7 @@ static char *scalar_dup(struct fy_node *n)
 {
 	size_t l = 0;
 	const char *v = fy_node_get_scalar(n, &l);
-	return xstrndup(v ? v : "", v ? l : 0);
+	return deploy_xstrndup(v ? v : "", v ? l : 0);
 }
 
 /* The byte range of a scalar's content and its quote: inside the quotes for
@@ -441,7 +441,7 @@ static void scalar_region(struct P *P, struct fy_node *n, size_t *s, size_t *e, 
 		*block = 1;
 		*literal = st == FYNS_LITERAL;
 		if (*s < P->len && (P->text[*s] == '|' || P->text[*s] == '>'))
-			*s = line_next(P->text, P->len, *s);
+			*s = deploy_line_next(P->text, P->len, *s);
 	}
 }
 
@@ -544,7 +544,7 @@ static size_t last_end(struct fy_node *n)
 
 static void set_prefix(struct P *P, size_t key_s)
 {
-	size_t ls = line_start(P->text, key_s);
+	size_t ls = deploy_line_start(P->text, key_s);
 	size_t l = key_s - ls;
 	if (l >= sizeof(P->env.prefix))
 		l = sizeof(P->env.prefix) - 1;
@@ -559,12 +559,12 @@ static int env_entry(struct P *P, const char *name, size_t nlen, struct fy_node 
 	if (!a)
 		return MUH_ENOMEM;
 	a->kind = DEPLOY_ENV;
-	a->name = xstrndup(name, nlen);
-	a->flag = xstrndup(name, nlen);
+	a->name = deploy_xstrndup(name, nlen);
+	a->flag = deploy_xstrndup(name, nlen);
 	a->value = val ? scalar_dup(val) : NULL;
 	if (!a->name || !a->flag || (val && !a->value))
 		return MUH_ENOMEM;
-	infer_type(a->value ? a->value : "", a->type);
+	deploy_infer_type(a->value ? a->value : "", a->type);
 	set_linecol(P, a, at);
 	a->tok_start = tok_s;
 	a->tok_end = tok_e;
@@ -647,8 +647,8 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 				continue; /* no place in the file (an alias, a merge): not an entry we can write */
 			if (v)
 				value_span(P, v, &vs, &ve, &q);
-			size_t end = line_next(t, P->len, v ? tok_end(v) : tok_end(k));
-			int rc = env_entry(P, kn, kl, v, line_start(t, ks), end, ks, vs, ve);
+			size_t end = deploy_line_next(t, P->len, v ? tok_end(v) : tok_end(k));
+			int rc = env_entry(P, kn, kl, v, deploy_line_start(t, ks), end, ks, vs, ve);
 			if (rc)
 				return rc;
 			P->env.style = ENV_MAP;
@@ -680,8 +680,8 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 				continue; /* no place in the file */
 			if (v)
 				value_span(P, v, &vs, &ve, &q);
-			size_t end = line_next(t, P->len, last_end(item));
-			int rc = env_entry(P, nm, nl, v, line_start(t, first), end, first, vs, ve);
+			size_t end = deploy_line_next(t, P->len, last_end(item));
+			int rc = env_entry(P, nm, nl, v, deploy_line_start(t, first), end, first, vs, ve);
 			if (rc)
 				return rc;
 			P->env.style = ENV_K8S;
@@ -702,19 +702,19 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 				vs = cs + (size_t)(eq - s) + 1;
 				ve = ce;
 			}
-			size_t end = line_next(t, P->len, tok_end(item));
+			size_t end = deploy_line_next(t, P->len, tok_end(item));
 			deploy_arg *a = add_arg(P);
 			if (!a)
 				return MUH_ENOMEM;
 			a->kind = DEPLOY_ENV;
-			a->name = xstrndup(s, (size_t)(eq - s));
-			a->flag = xstrndup(s, (size_t)(eq - s));
-			a->value = xstrndup(eq + 1, l - (size_t)(eq - s) - 1);
+			a->name = deploy_xstrndup(s, (size_t)(eq - s));
+			a->flag = deploy_xstrndup(s, (size_t)(eq - s));
+			a->value = deploy_xstrndup(eq + 1, l - (size_t)(eq - s) - 1);
 			if (!a->name || !a->flag || !a->value)
 				return MUH_ENOMEM;
-			infer_type(a->value, a->type);
+			deploy_infer_type(a->value, a->type);
 			set_linecol(P, a, tok_start(item));
-			a->tok_start = line_start(t, tok_start(item));
+			a->tok_start = deploy_line_start(t, tok_start(item));
 			a->tok_end = end;
 			a->val_start = vs;
 			a->val_end = ve;
@@ -806,7 +806,7 @@ static int map_key_col(struct P *P, struct fy_node *m)
 	size_t s = tok_start(fy_node_pair_key(pr));
 	if (s == NOSPAN)
 		return -1;
-	return (int)(s - line_start(P->text, s));
+	return (int)(s - deploy_line_start(P->text, s));
 }
 
 static int read_yaml_doc(struct P *P, struct fy_node *root)
@@ -866,7 +866,7 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		size_t end = last_end(c);
 		if (col >= 0 && end) {
 			P->env.can_block = 1;
-			P->env.block_ins = line_next(P->text, P->len, end);
+			P->env.block_ins = deploy_line_next(P->text, P->len, end);
 			P->env.block_col = col;
 			P->env.block_k8s = P->form == DEPLOY_K8S;
 			P->env.block_key = P->form == DEPLOY_COMPOSE ? "environment" : "env";
@@ -934,7 +934,7 @@ static int read_yaml(struct P *P, int json)
 
 static int is_server_prog(const char *p)
 {
-	const char *b = base_name(p);
+	const char *b = deploy_base_name(p);
 	return !strncmp(b, "python", 6) || strstr(b, "vllm") || strstr(b, "llama") ||
 	       !strcmp(b, "server") || strstr(p, "api_server");
 }
@@ -964,7 +964,7 @@ static int pick_command(struct P *P)
 	for (int round = 0; round < 2; round++) {
 		if (L->n < 3)
 			break;
-		const char *b = base_name(L->v[0].val);
+		const char *b = deploy_base_name(L->v[0].val);
 		if (strcmp(b, "sh") && strcmp(b, "bash") && strcmp(b, "dash") && strcmp(b, "zsh"))
 			break;
 		size_t k = 1;
@@ -1033,15 +1033,15 @@ static int pick_command(struct P *P)
 			if (!e)
 				return MUH_ENOMEM;
 			e->kind = DEPLOY_ENV;
-			e->name = xstrndup(b->val, (size_t)(eq - b->val));
+			e->name = deploy_xstrndup(b->val, (size_t)(eq - b->val));
 			e->flag = strdup(e->name ? e->name : "");
 			e->value = strdup(eq + 1);
 			if (!e->name || !e->flag || !e->value)
 				return MUH_ENOMEM;
-			infer_type(e->value, e->type);
+			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, b->raw_s);
-			e->tok_start = line_start(P->text, a->raw_s);
-			e->tok_end = line_next(P->text, P->len, b->raw_e);
+			e->tok_start = deploy_line_start(P->text, a->raw_s);
+			e->tok_end = deploy_line_next(P->text, P->len, b->raw_e);
 			e->val_start = b->cs != NOSPAN ? b->eq + 1 : NOSPAN;
 			e->val_end = b->cs != NOSPAN ? b->ce : NOSPAN;
 			if (b->quote && b->cs != NOSPAN) {
@@ -1082,7 +1082,7 @@ static int pick_command(struct P *P)
 			e->value = strdup(eq + 1);
 			if (!e->name || !e->flag || !e->value)
 				return MUH_ENOMEM;
-			infer_type(e->value, e->type);
+			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, t->raw_s);
 			e->tok_start = t->raw_s;
 			e->tok_end = skip + 1 < L->n ? L->v[skip + 1].raw_s : t->raw_e;
@@ -1122,7 +1122,7 @@ static size_t first_arg_of(char **argv, size_t argc, int args_only)
 {
 	if (args_only || !argc)
 		return 0;
-	const char *b = base_name(argv[0]);
+	const char *b = deploy_base_name(argv[0]);
 	if (!strncmp(b, "python", 6)) {
 		size_t i = 1;
 		while (i < argc && argv[i][0] == '-' && strcmp(argv[i], "-m"))
@@ -1145,13 +1145,13 @@ const deploy_schema *deploy_schema_detect(const deploy_file *f)
 		return NULL;
 	for (size_t i = 0; i < f->first_arg && i < f->argc; i++) {
 		const char *a = f->argv[i];
-		const char *b = base_name(a);
+		const char *b = deploy_base_name(a);
 		if (strstr(b, "llama-server") || strstr(b, "llama_server") || strstr(a, "llama.cpp"))
 			return &deploy_builtin[0];
 		if (strstr(a, "vllm"))
 			return &deploy_builtin[1];
 	}
-	if (!strcmp(base_name(f->argv[0]), "server"))
+	if (!strcmp(deploy_base_name(f->argv[0]), "server"))
 		return &deploy_builtin[0];
 	return NULL;
 }
@@ -1187,14 +1187,14 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 		const char *eq = strchr(v, '=');
 		size_t fl = eq ? (size_t)(eq - v) : strlen(v);
 		int neg = 0;
-		const deploy_option *o = opt_by_flag(sc, v, fl, &neg);
+		const deploy_option *o = deploy_opt_by_flag(sc, v, fl, &neg);
 		deploy_arg *a = add_arg(P);
 		if (!a) {
 			rc = MUH_ENOMEM;
 			break;
 		}
 		size_t ai = P->nargs - 1;
-		a->flag = xstrndup(v, fl);
+		a->flag = deploy_xstrndup(v, fl);
 		set_linecol(P, a, t->raw_s);
 		size_t last = i;
 		const char *val = NULL;
@@ -1221,7 +1221,7 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 					strcmp(L->v[i + 1].val, "--");
 			if (takes == 2) {
 				takes = i + 1 < L->n && o && o->choices &&
-					in_list(o->choices, L->v[i + 1].val, strlen(L->v[i + 1].val));
+					deploy_in_list(o->choices, L->v[i + 1].val, strlen(L->v[i + 1].val));
 			}
 			if (takes == 1 && i + 1 < L->n && !looks_flag(L->v[i + 1].val)) {
 				last = i + 1;
@@ -1273,7 +1273,7 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 		else if (a->kind != DEPLOY_OPT)
 			snprintf(a->type, sizeof(a->type), "bool");
 		else
-			infer_type(a->value, a->type);
+			deploy_infer_type(a->value, a->type);
 		if (a->kind != DEPLOY_OPT) {
 			vs = t->cs;
 			ve = t->ce;
@@ -1285,8 +1285,8 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 		/* what deleting removes */
 		struct deploy_tok *f0 = &L->v[i], *f1 = &L->v[last];
 		if (f0->ctx == T_YITEM) {
-			a->tok_start = line_start(P->text, f0->raw_s);
-			a->tok_end = line_next(P->text, P->len, f1->raw_e);
+			a->tok_start = deploy_line_start(P->text, f0->raw_s);
+			a->tok_end = deploy_line_next(P->text, P->len, f1->raw_e);
 		} else if (last + 1 < L->n && L->v[last + 1].grp == f1->grp) {
 			a->tok_start = f0->raw_s;
 			a->tok_end = L->v[last + 1].raw_s;
@@ -1386,7 +1386,7 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->argc = P.toks.n;
 		f->argv = calloc(P.toks.n + 1, sizeof(char *));
 		f->path = strdup(path);
-		f->text = xstrndup(text, len);
+		f->text = deploy_xstrndup(text, len);
 		f->len = len;
 		if (!f->argv || !f->path || !f->text)
 			rc = MUH_ENOMEM;
@@ -1402,7 +1402,7 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->first_arg = first_arg_of(f->argv, f->argc, args_only);
 		if (!sc) {
 			sc = deploy_schema_detect(f);
-			const deploy_schema *ts = tree_schema(path, f, sc);
+			const deploy_schema *ts = deploy_tree_schema(path, f, sc);
 			if (ts)
 				sc = ts;
 		}
@@ -1472,7 +1472,7 @@ const deploy_arg *deploy_find(const deploy_file *f, const char *name)
 		if (!strcmp(f->args[i].flag, name))
 			return &f->args[i];
 	/* an alias of the schema */
-	const deploy_option *o = opt_by_name(f->schema, name);
+	const deploy_option *o = deploy_opt_by_name(f->schema, name);
 	if (o)
 		for (size_t i = 0; i < f->nargs; i++)
 			if (f->args[i].kind != DEPLOY_ENV && !strcmp(f->args[i].name, o->name))

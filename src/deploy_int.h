@@ -85,42 +85,42 @@ extern const deploy_schema deploy_builtin[2];
 
 /* ---- deploy.c ---- */
 
-char *xstrndup(const char *s, size_t n);
+char *deploy_xstrndup(const char *s, size_t n);
 
-int is_int(const char *s);
+int deploy_is_int(const char *s);
 
-int is_float(const char *s);
+int deploy_is_float(const char *s);
 
-int is_true(const char *v);
+int deploy_is_true(const char *v);
 
-int is_false(const char *v);
+int deploy_is_false(const char *v);
 
-void infer_type(const char *v, char type[8]);
+void deploy_infer_type(const char *v, char type[8]);
 
-int is_upper_name(const char *s);
+int deploy_is_upper_name(const char *s);
 
-const char *base_name(const char *p);
+const char *deploy_base_name(const char *p);
 
-size_t line_start(const char *t, size_t p);
+size_t deploy_line_start(const char *t, size_t p);
 
 /* The offset just past the end of the line holding p (past its '\n'). */
-size_t line_next(const char *t, size_t len, size_t p);
+size_t deploy_line_next(const char *t, size_t len, size_t p);
 
 /* ---- deploy_schema.c ---- */
 
 /* Is flag one of the '|'-separated alternatives in list? */
-int in_list(const char *list, const char *flag, size_t fl);
+int deploy_in_list(const char *list, const char *flag, size_t fl);
 
 /* The option a flag names in sc; *neg set when the flag negates it. */
-const deploy_option *opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
+const deploy_option *deploy_opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
 					int *neg);
 
-const deploy_option *opt_by_name(const deploy_schema *sc, const char *name);
+const deploy_option *deploy_opt_by_name(const deploy_schema *sc, const char *name);
 
 /* The long flag of an option ("--max-num-seqs"), into buf. */
-void long_flag(const deploy_option *o, const char *name, char *buf, size_t n);
+void deploy_long_flag(const deploy_option *o, const char *name, char *buf, size_t n);
 
-const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+const deploy_schema *deploy_tree_schema(const char *path, const deploy_file *f,
 				       const deploy_schema *base);
 
 #endif

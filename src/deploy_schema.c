@@ -163,7 +163,7 @@ const char *deploy_kind_name(enum deploy_kind k)
 }
 
 /* Is flag one of the '|'-separated alternatives in list? */
-int in_list(const char *list, const char *flag, size_t fl)
+int deploy_in_list(const char *list, const char *flag, size_t fl)
 {
 	if (!list)
 		return 0;
@@ -179,17 +179,17 @@ int in_list(const char *list, const char *flag, size_t fl)
 }
 
 /* The option a flag names in sc; *neg set when the flag negates it. */
-const deploy_option *opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
+const deploy_option *deploy_opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
 					int *neg)
 {
 	*neg = 0;
 	if (!sc)
 		return NULL;
 	for (size_t i = 0; i < sc->n; i++)
-		if (in_list(sc->opts[i].flags, flag, fl))
+		if (deploy_in_list(sc->opts[i].flags, flag, fl))
 			return &sc->opts[i];
 	for (size_t i = 0; i < sc->n; i++)
-		if (in_list(sc->opts[i].neg, flag, fl)) {
+		if (deploy_in_list(sc->opts[i].neg, flag, fl)) {
 			*neg = 1;
 			return &sc->opts[i];
 		}
@@ -200,7 +200,7 @@ const deploy_option *opt_by_flag(const deploy_schema *sc, const char *flag, size
 		snprintf(buf, sizeof(buf), "--%.*s", (int)(fl - 5), flag + 5);
 		for (size_t i = 0; i < sc->n; i++)
 			if (!strcmp(sc->opts[i].type, "bool") && !sc->opts[i].takes_value &&
-			    in_list(sc->opts[i].flags, buf, strlen(buf))) {
+			    deploy_in_list(sc->opts[i].flags, buf, strlen(buf))) {
 				*neg = 1;
 				return &sc->opts[i];
 			}
@@ -208,7 +208,7 @@ const deploy_option *opt_by_flag(const deploy_schema *sc, const char *flag, size
 	return NULL;
 }
 
-const deploy_option *opt_by_name(const deploy_schema *sc, const char *name)
+const deploy_option *deploy_opt_by_name(const deploy_schema *sc, const char *name)
 {
 	if (!sc || !name)
 		return NULL;
@@ -216,12 +216,12 @@ const deploy_option *opt_by_name(const deploy_schema *sc, const char *name)
 		if (!strcmp(sc->opts[i].name, name))
 			return &sc->opts[i];
 	int neg;
-	const deploy_option *o = opt_by_flag(sc, name, strlen(name), &neg);
+	const deploy_option *o = deploy_opt_by_flag(sc, name, strlen(name), &neg);
 	return o && !neg ? o : NULL;
 }
 
 /* The long flag of an option ("--max-num-seqs"), into buf. */
-void long_flag(const deploy_option *o, const char *name, char *buf, size_t n)
+void deploy_long_flag(const deploy_option *o, const char *name, char *buf, size_t n)
 {
 	if (o) {
 		for (const char *p = o->flags; *p;) {
@@ -272,7 +272,7 @@ static const char *own_str(struct own_schema *o, const char *s, size_t n)
 		o->strs = ns;
 		o->capstrs = nc;
 	}
-	char *c = xstrndup(s, n);
+	char *c = deploy_xstrndup(s, n);
 	if (!c)
 		return NULL;
 	o->strs[o->nstrs++] = c;
@@ -493,10 +493,10 @@ int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema 
 		if (dup)
 			continue;
 		char fl[260];
-		long_flag(NULL, k->name, fl, sizeof(fl));
+		deploy_long_flag(NULL, k->name, fl, sizeof(fl));
 		const char *v = k->eval ? k->eval : k->value ? k->value : "";
 		char type[8];
-		infer_type(v, type);
+		deploy_infer_type(v, type);
 		deploy_option op = {0};
 		op.name = own_str(o, k->name, strlen(k->name));
 		op.flags = own_str(o, fl, strlen(fl));
@@ -618,7 +618,7 @@ static int entry_mod(const deploy_file *f, char *mod, size_t cap, int *pkg)
 			break;
 		}
 	if (!mod[0]) {
-		snprintf(mod, cap, "%s", base_name(f->argv[0]));
+		snprintf(mod, cap, "%s", deploy_base_name(f->argv[0]));
 		*pkg = 1;
 	}
 	for (char *c = mod; *c; c++) {
@@ -681,7 +681,7 @@ static int tree_root_of(const char *path, const char *mod, int pkg, char *root, 
 	return root[0] ? 0 : -1;
 }
 
-const deploy_schema *tree_schema(const char *path, const deploy_file *f,
+const deploy_schema *deploy_tree_schema(const char *path, const deploy_file *f,
 				       const deploy_schema *base)
 {
 	char mod[512];

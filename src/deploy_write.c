@@ -47,7 +47,7 @@ static int yaml_plain_ok(const char *v)
 /* Does a plain YAML scalar v resolve to a non-string (number, bool, null)? */
 static int yaml_nonstring(const char *v)
 {
-	return is_int(v) || is_float(v) || !strcmp(v, "true") || !strcmp(v, "false") ||
+	return deploy_is_int(v) || deploy_is_float(v) || !strcmp(v, "true") || !strcmp(v, "false") ||
 	       !strcmp(v, "True") || !strcmp(v, "False") || !strcmp(v, "null") || !strcmp(v, "~") ||
 	       !strcmp(v, "yes") || !strcmp(v, "no");
 }
@@ -210,8 +210,8 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 {
 	int strings_only = f->form == DEPLOY_K8S || f->form == DEPLOY_COMPOSE;
 	if (ref->ctx == T_YITEM) {
-		size_t ls = line_start(f->text, ref->raw_s);
-		size_t nl = line_next(f->text, f->len, ref->raw_e);
+		size_t ls = deploy_line_start(f->text, ref->raw_s);
+		size_t nl = deploy_line_next(f->text, f->len, ref->raw_e);
 		*at = nl;
 		if (nl == f->len && (nl == 0 || f->text[nl - 1] != '\n'))
 			strbuf_str(s, eol(f));
@@ -222,7 +222,7 @@ static int new_tokens(const deploy_file *f, const struct deploy_tok *ref, const 
 		for (int k = 0; k < 2 && words[k]; k++) {
 			strbuf_put(s, f->text + ls, ref->raw_s - ls);
 			put_yaml_scalar(s, words[k], ref->quote,
-					strings_only || is_true(words[k]) || is_false(words[k]));
+					strings_only || deploy_is_true(words[k]) || deploy_is_false(words[k]));
 			strbuf_str(s, eol(f));
 		}
 		free(joined);
@@ -261,14 +261,14 @@ static int norm_eq(const char *type, const char *a, const char *b)
 	if (!strcmp(a, b))
 		return 1;
 	if (type && !strcmp(type, "bool"))
-		return (is_true(a) && is_true(b)) || (is_false(a) && is_false(b));
+		return (deploy_is_true(a) && deploy_is_true(b)) || (deploy_is_false(a) && deploy_is_false(b));
 	return 0;
 }
 
 /* The value an absent argument has: a bool's default, else NULL. */
 static const char *absent_value(const deploy_schema *sc, const char *name, int is_bool)
 {
-	const deploy_option *o = opt_by_name(sc, name);
+	const deploy_option *o = deploy_opt_by_name(sc, name);
 	if (o && o->deflt)
 		return o->deflt;
 	return is_bool ? "False" : NULL;
@@ -326,7 +326,7 @@ static int verify(const deploy_file *f, const char *name, int env, const char *v
 	else if (!got) {
 		/* absent: a bool reads as its default; an unknown default is taken
 		 * as what removing the flag asked for */
-		const deploy_option *o = opt_by_name(f->schema, name);
+		const deploy_option *o = deploy_opt_by_name(f->schema, name);
 		const char *dv = env ? NULL : absent_value(f->schema, name, is_bool);
 		int unknown = is_bool && (!o || !o->deflt) && deploy_find(f, name);
 		if (!unknown && (!dv || !norm_eq("bool", dv, value)))
@@ -549,7 +549,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 		return refuse(f, NULL, d, "refusing %s: a value must be one line", name);
 	const struct priv *pv = f->priv;
 	const deploy_arg *a = deploy_find(f, name);
-	int env = (a && a->kind == DEPLOY_ENV) || (!a && is_upper_name(name));
+	int env = (a && a->kind == DEPLOY_ENV) || (!a && deploy_is_upper_name(name));
 	if (a && !env && a->kind == DEPLOY_ENV)
 		a = NULL;
 	strbuf s = {0};
@@ -563,7 +563,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 		if (a)
 			canon = a->name;
 	} else {
-		const deploy_option *o = a ? opt_by_name(f->schema, a->name) : opt_by_name(f->schema, name);
+		const deploy_option *o = a ? deploy_opt_by_name(f->schema, a->name) : deploy_opt_by_name(f->schema, name);
 		if (a)
 			snprintf(cname, sizeof(cname), "%s", a->name);
 		else if (o)
@@ -580,19 +580,19 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 		canon = cname;
 		is_bool = (o && !strcmp(o->type, "bool") && !o->takes_value) ||
 			  (a && (a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG)) ||
-			  (!a && !o && (is_true(value) || is_false(value)) && !is_int(value));
+			  (!a && !o && (deploy_is_true(value) || deploy_is_false(value)) && !deploy_is_int(value));
 		if (a && a->kind == DEPLOY_OPT)
 			is_bool = 0;
-		if (is_bool && !is_true(value) && !is_false(value))
+		if (is_bool && !deploy_is_true(value) && !deploy_is_false(value))
 			return refuse(f, a, d, "refusing %s=%s: %s is a flag (True or False)", name,
 				      value, cname);
 		if (!f->argc)
 			return refuse(f, a, d, "refusing %s=%s: no command", name, value);
 		/* the schema's type: what the server's argparse would accept */
 		if (o && !is_bool && o->takes_value == 1) {
-			int fits = !strcmp(o->type, "int")     ? is_int(value)
-				   : !strcmp(o->type, "float") ? is_float(value)
-				   : o->choices ? in_list(o->choices, value, strlen(value))
+			int fits = !strcmp(o->type, "int")     ? deploy_is_int(value)
+				   : !strcmp(o->type, "float") ? deploy_is_float(value)
+				   : o->choices ? deploy_in_list(o->choices, value, strlen(value))
 						: 1;
 			if (!fits)
 				return refuse(f, a, d, "refusing %s=%s: %s takes %s%s%s", name, value,
@@ -615,8 +615,8 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 			}
 			es = whole ? vt->raw_s : a->val_start;
 			ee = whole ? vt->raw_e : a->val_end;
-		} else if (a && ((a->kind == DEPLOY_FLAG && is_true(value)) ||
-				 (a->kind == DEPLOY_NEG && is_false(value)))) {
+		} else if (a && ((a->kind == DEPLOY_FLAG && deploy_is_true(value)) ||
+				 (a->kind == DEPLOY_NEG && deploy_is_false(value)))) {
 			es = ee = 0; /* nothing to change */
 		} else {
 			/* the reference token for a new one: the last server argument's */
@@ -630,7 +630,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 					eqform = pv->opt_eq[i];
 			const char *absent = absent_value(f->schema, canon, is_bool);
 			char lf[260];
-			long_flag(o, canon, lf, sizeof(lf));
+			deploy_long_flag(o, canon, lf, sizeof(lf));
 			const char *w1 = NULL, *w2 = NULL;
 			char negf[270];
 			/* a bool whose default is unknown or None (vLLM's "auto"): removing
@@ -645,7 +645,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 				 * the default is known to differ */
 				es = a->tok_start;
 				ee = a->tok_end;
-				int want = is_true(value);
+				int want = deploy_is_true(value);
 				absent = o ? o->deflt : NULL;
 				if (tri && want)
 					w1 = lf; /* --no-x set True: --x in its place */
@@ -673,7 +673,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 					/* in the place of the removed one */
 					const struct deploy_tok *t0 = &f->toks[pv->argtok[idx][0]];
 					if (t0->ctx == T_YITEM) {
-						size_t ls = line_start(f->text, t0->raw_s);
+						size_t ls = deploy_line_start(f->text, t0->raw_s);
 						strbuf_put(&s, f->text + ls, t0->raw_s - ls);
 						put_yaml_scalar(&s, w1, t0->quote, 0);
 						strbuf_str(&s, eol(f));
@@ -687,7 +687,7 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 					}
 				}
 			} else if (is_bool || (tri && o->takes_value == 2)) {
-				int want = is_true(value);
+				int want = deploy_is_true(value);
 				if (tri && o->takes_value == 2 && !want)
 					w2 = "False"; /* StoreBoolean: `--x False` */
 				if (!tri && absent && norm_eq("bool", absent, want ? "True" : "False"))

@@ -1,5 +1,5 @@
 /*
- * eval.c — the evaluator: one pipeline (build -> fingerprint -> verify ->
+ * eval.c — the evaluator: one eval_pipeline (build -> fingerprint -> verify ->
  * time) over backend vtables, run in an isolated child process.
  *
  * Owns: the runner child and its protocol, the timing loop and its stopping
@@ -203,7 +203,7 @@ double eval_now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int64_t epoch_ms(void)
+int64_t eval_epoch_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -302,7 +302,7 @@ void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...)
 		snprintf(c->env, sizeof(c->env), "%s", m->error);
 }
 
-double json_get_num(const cJSON *o, const char *k)
+double eval_json_get_num(const cJSON *o, const char *k)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
 	return cJSON_IsNumber(x) ? x->valuedouble : NAN;
@@ -372,14 +372,14 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 				m->samples[m->nsamples++] = x->valuedouble;
 		}
 	}
-	m->median = json_get_num(o, "median");
-	m->min = json_get_num(o, "min");
-	m->mad = json_get_num(o, "mad");
-	m->ci_lo = json_get_num(o, "ci_lo");
-	m->ci_hi = json_get_num(o, "ci_hi");
+	m->median = eval_json_get_num(o, "median");
+	m->min = eval_json_get_num(o, "min");
+	m->mad = eval_json_get_num(o, "mad");
+	m->ci_lo = eval_json_get_num(o, "ci_lo");
+	m->ci_hi = eval_json_get_num(o, "ci_hi");
 	m->noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "noisy"));
-	m->ci_target = json_get_num(o, "ci_target");
-	double w = json_get_num(o, "warmups");
+	m->ci_target = eval_json_get_num(o, "ci_target");
+	double w = eval_json_get_num(o, "warmups");
 	m->warmups = isfinite(w) ? (int)w : 0;
 	const cJSON *fp = cJSON_GetObjectItemCaseSensitive(o, "fingerprint");
 	if (cJSON_IsString(fp))
@@ -390,17 +390,17 @@ static int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	const cJSON *er = cJSON_GetObjectItemCaseSensitive(o, "error");
 	if (cJSON_IsString(er))
 		snprintf(m->error, sizeof(m->error), "%s", er->valuestring);
-	m->max_abs_err = json_get_num(o, "max_abs_err");
-	m->rel_l2_err = json_get_num(o, "rel_l2_err");
-	m->sm_clock_mhz = json_get_num(o, "sm_clock_mhz");
-	m->power_w = json_get_num(o, "power_w");
-	m->temp_c = json_get_num(o, "temp_c");
-	m->t_build = json_get_num(o, "t_build");
-	m->t_verify = json_get_num(o, "t_verify");
-	m->t_time = json_get_num(o, "t_time");
-	double ts = json_get_num(o, "timed_s");
+	m->max_abs_err = eval_json_get_num(o, "max_abs_err");
+	m->rel_l2_err = eval_json_get_num(o, "rel_l2_err");
+	m->sm_clock_mhz = eval_json_get_num(o, "sm_clock_mhz");
+	m->power_w = eval_json_get_num(o, "power_w");
+	m->temp_c = eval_json_get_num(o, "temp_c");
+	m->t_build = eval_json_get_num(o, "t_build");
+	m->t_verify = eval_json_get_num(o, "t_verify");
+	m->t_time = eval_json_get_num(o, "t_time");
+	double ts = eval_json_get_num(o, "timed_s");
 	m->timed_s = isfinite(ts) ? ts : 0;
-	double a = json_get_num(o, "started_ms"), b = json_get_num(o, "finished_ms");
+	double a = eval_json_get_num(o, "started_ms"), b = eval_json_get_num(o, "finished_ms");
 	m->started_ms = isfinite(a) ? (int64_t)a : 0;
 	m->finished_ms = isfinite(b) ? (int64_t)b : 0;
 	const cJSON *mx = cJSON_GetObjectItemCaseSensitive(o, "metrics");
@@ -419,7 +419,7 @@ double measurement_metric(const muh_measurement *m, const char *name)
 	if (!m->metrics)
 		return NAN;
 	cJSON *o = cJSON_Parse(m->metrics);
-	double v = json_get_num(o, name);
+	double v = eval_json_get_num(o, name);
 	cJSON_Delete(o);
 	return v;
 }
@@ -513,12 +513,12 @@ static cJSON *variant_to_cjson(const muh_variant *v)
 	return o;
 }
 
-int variant_from_cjson(const cJSON *o, muh_variant *v)
+int eval_variant_from_cjson(const cJSON *o, muh_variant *v)
 {
 	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
 	const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "names");
 	const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
-	double np = json_get_num(o, "nparams");
+	double np = eval_json_get_num(o, "nparams");
 	if (!cJSON_IsString(key) || !cJSON_IsArray(names) || !cJSON_IsArray(vals) || !isfinite(np))
 		return MUH_EINPUT;
 	int n = cJSON_GetArraySize(names);
@@ -906,7 +906,7 @@ static int runner_start(muh_evaluator *ev, muh_diag *d)
 		if (dup2(lp[1], 1) < 0 || dup2(lp[1], 2) < 0)
 			_exit(1);
 		close(lp[1]);
-		runner_main(ev->b, &ev->t, sv[1]);
+		eval_runner_main(ev->b, &ev->t, sv[1]);
 		_exit(1);
 	}
 	setpgid(pid, pid); /* also in the child; whichever runs first */
@@ -920,7 +920,7 @@ static int runner_start(muh_evaluator *ev, muh_diag *d)
 	tb_reset(&ev->log);
 	int eof, late;
 	cJSON *hello = runner_read(ev, eval_now_s() + ev->t.timeout_s + 30, &eof, &late);
-	double rc = hello ? json_get_num(hello, "hello") : NAN;
+	double rc = hello ? eval_json_get_num(hello, "hello") : NAN;
 	if (!hello || rc != 0) {
 		const cJSON *er = hello ? cJSON_GetObjectItemCaseSensitive(hello, "error") : NULL;
 		/* what the backend printed while opening (a worker's traceback) says why */
@@ -1006,13 +1006,13 @@ static int step_note(const muh_evaluator *ev, const cJSON *o, struct runner_step
 		double warm = !strcmp(rs->step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
 		rs->limit = ev->t.timeout_s + warm;
 		rs->deadline = eval_now_s() + rs->limit;
-		double vi = json_get_num(o, "variant");
+		double vi = eval_json_get_num(o, "variant");
 		if (isfinite(vi) && vi >= 0 && vi < EVAL_INTERLEAVE_MAX)
 			at = (int)vi;
 	}
 	if (cJSON_GetObjectItemCaseSensitive(o, "fault")) {
-		rs->fault = (int)json_get_num(o, "fault");
-		rs->vm = json_get_num(o, "vm");
+		rs->fault = (int)eval_json_get_num(o, "fault");
+		rs->vm = eval_json_get_num(o, "vm");
 	}
 	return at;
 }
@@ -1034,7 +1034,7 @@ static void stamp_dead(muh_evaluator *ev, muh_measurement *m, int64_t started)
 {
 	log_attach(ev, m);
 	m->started_ms = started;
-	m->finished_ms = epoch_ms();
+	m->finished_ms = eval_epoch_ms();
 }
 
 /* Makes v's engine-tree overlay into dir (n bytes) with the caller's maker.
@@ -1043,7 +1043,7 @@ static int overlay_make(muh_evaluator *ev, const muh_variant *v, char *dir, size
 {
 	muh_diag od;
 	diag_clear(&od);
-	int64_t started = epoch_ms();
+	int64_t started = eval_epoch_ms();
 	int rc = ev->ov ? ev->ov->make(ev->ov_ctx, &ev->t, v, dir, n, &od)
 			: diag_errorf(&od, "no overlay maker: an evaluator of an engine tree is opened "
 					   "through a session (session_open), which builds the overlays");
@@ -1052,7 +1052,7 @@ static int overlay_make(muh_evaluator *ev, const muh_variant *v, char *dir, size
 	measurement_init(m);
 	measurement_fail(m, EVAL_INVALID, "overlay: %s", od.msg);
 	m->started_ms = started;
-	m->finished_ms = epoch_ms();
+	m->finished_ms = eval_epoch_ms();
 	return 0;
 }
 
@@ -1125,7 +1125,7 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		return prc;
 	if (!ev->t.isolate) {
 		ev->inproc.overlay = ev->overlay[0] ? ev->overlay : NULL;
-		pipeline(ev->b, &ev->inproc, v, op, m, -1);
+		eval_pipeline(ev->b, &ev->inproc, v, op, m, -1);
 		ev->inproc.overlay = NULL;
 		int erc = env_stop(ev->inproc.env, v, m, d);
 		ev->inproc.env[0] = '\0';
@@ -1136,10 +1136,10 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 	cJSON_AddItemToObject(req, "variant", variant_to_cjson(v));
 	if (ev->overlay[0])
 		cJSON_AddStringToObject(req, "overlay", ev->overlay);
-	int64_t started = epoch_ms();
+	int64_t started = eval_epoch_ms();
 	log_drain(ev);
 	tb_reset(&ev->log); /* between variants only a late writer wrote; it is not this one's */
-	int src = send_line_json(ev->fd, req);
+	int src = eval_send_line_json(ev->fd, req);
 	cJSON_Delete(req);
 	struct runner_step rs;
 	step_start(ev, &rs);
@@ -1240,8 +1240,8 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 		return prc;
 	if (!ev->t.isolate) {
 		size_t lost;
-		pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, &lost,
-				     -1);
+		eval_pipeline_interleaved(ev->b, &ev->inproc, sub, n, rounds, ev->t.engine_tree[0] ? ovp : NULL, got, &lost,
+				          -1);
 		for (size_t k = 0; k < n; k++)
 			ms[set[k]] = got[k];
 		if (ev->inproc.env[0]) { /* muh's environment: no result of the set */
@@ -1266,10 +1266,10 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 		if (oarr)
 			cJSON_AddItemToArray(oarr, cJSON_CreateString(overlays[k]));
 	}
-	int64_t started = epoch_ms();
+	int64_t started = eval_epoch_ms();
 	log_drain(ev);
 	tb_reset(&ev->log);
-	int src = send_line_json(ev->fd, req);
+	int src = eval_send_line_json(ev->fd, req);
 	cJSON_Delete(req);
 	/* the results line holds n measurements: n single replies' room */
 	ev->lb.max = RUNNER_LINE_MAX * (n ? n : 1);
@@ -1329,7 +1329,7 @@ static int interleave_request(muh_evaluator *ev, const muh_variant *vs, const si
 			}
 			/* the variant whose failure lost the device context: the
 			 * others hold nothing and go to a fresh runner */
-			double lost = json_get_num(o, "lost");
+			double lost = eval_json_get_num(o, "lost");
 			const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "env");
 			if (!bad && cJSON_IsString(env)) { /* muh's environment: no result of the set */
 				for (size_t j = 1; j < n; j++) {

@@ -225,21 +225,21 @@ enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
 
 /* ---- eval.c ---- */
 
-int64_t epoch_ms(void);
+int64_t eval_epoch_ms(void);
 
-double json_get_num(const cJSON *o, const char *k);
+double eval_json_get_num(const cJSON *o, const char *k);
 
-int variant_from_cjson(const cJSON *o, muh_variant *v);
+int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
 
 /* ---- eval_runner.c ---- */
 
 /* Runs build -> verify -> time for v with backend b; fills m. Never fails
  * the run: every failure is a status on m. Every sample passes
  * samples_check; a variant still short of measure.ci at a cap is noisy. */
-void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
+void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
 		     muh_measurement *m, int fd);
 
-/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
+/* The interleaved eval_pipeline (eval_measure_interleaved, in the runner): every
  * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
  * engine-tree overlay), then rounds of one time step each in
  * eval_interleave_order, then each summarized over all its samples. A
@@ -248,12 +248,12 @@ void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req
  * lost the device context (c->restart: the others' builds live in it)
  * ends the set: *lost is that variant, the others hold nothing and are
  * for a fresh runner; otherwise *lost is SIZE_MAX. */
-void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
+void eval_pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
 				 const char *const *overlays, muh_measurement *ms, size_t *lost, int fd);
 
-int send_line_json(int fd, cJSON *o);
+int eval_send_line_json(int fd, cJSON *o);
 
 /* The runner's main loop; never returns. */
-void runner_main(const eval_backend *b, const muh_target *t, int fd);
+void eval_runner_main(const eval_backend *b, const muh_target *t, int fd);
 
 #endif

@@ -38,7 +38,7 @@
 #include "muh/stats.h"
 #include "eval_int.h"
 
-/* ---- the pipeline (runs in the runner) ----------------------------------- */
+/* ---- the eval_pipeline (runs in the runner) ----------------------------------- */
 
 /* Sends a phase line to the parent (no-op in process); idx >= 0 names the
  * variant of an interleaved set the step is for. */
@@ -107,7 +107,7 @@ static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant 
 	const muh_target *t = c->target;
 	measurement_init(m);
 	m->status = EVAL_OK;
-	m->started_ms = epoch_ms();
+	m->started_ms = eval_epoch_ms();
 	double s0 = eval_now_s();
 	phase(fd, "build", idx);
 	int rc = b->build(c, v, m);
@@ -196,13 +196,13 @@ static void pipeline_end(const eval_backend *b, eval_ctx *c, muh_measurement *m)
 	c->built = NULL;
 	if (m->status == EVAL_OK)
 		m->error[0] = '\0';
-	m->finished_ms = epoch_ms();
+	m->finished_ms = eval_epoch_ms();
 }
 
 /* Runs build -> verify -> time for v with backend b; fills m. Never fails
  * the run: every failure is a status on m. Every sample passes
  * samples_check; a variant still short of measure.ci at a cap is noisy. */
-void pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
+void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
 		     muh_measurement *m, int fd)
 {
 	const muh_target *t = c->target;
@@ -320,7 +320,7 @@ static void unready_all(const eval_backend *b, eval_ctx *c, size_t n, const char
 	c->built = NULL;
 }
 
-/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
+/* The interleaved eval_pipeline (eval_measure_interleaved, in the runner): every
  * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
  * engine-tree overlay), then rounds of one time step each in
  * eval_interleave_order, then each summarized over all its samples. A
@@ -329,7 +329,7 @@ static void unready_all(const eval_backend *b, eval_ctx *c, size_t n, const char
  * lost the device context (c->restart: the others' builds live in it)
  * ends the set: *lost is that variant, the others hold nothing and are
  * for a fresh runner; otherwise *lost is SIZE_MAX. */
-void pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
+void eval_pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
 				 const char *const *overlays, muh_measurement *ms, size_t *lost, int fd)
 {
 	const muh_target *t = c->target;
@@ -490,7 +490,7 @@ static int send_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-int send_line_json(int fd, cJSON *o)
+int eval_send_line_json(int fd, cJSON *o)
 {
 	char *s = cJSON_PrintUnformatted(o);
 	if (!s)
@@ -535,7 +535,7 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 	int bad = !cJSON_IsArray(vars);
 	cJSON_ArrayForEach(x, vars)
 	{
-		if (n == EVAL_INTERLEAVE_MAX || variant_from_cjson(x, &vs[n]) != MUH_OK) {
+		if (n == EVAL_INTERLEAVE_MAX || eval_variant_from_cjson(x, &vs[n]) != MUH_OK) {
 			bad = 1;
 			break;
 		}
@@ -548,9 +548,9 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 			eval_variant_free(&vs[i]);
 		n = 0;
 	} else {
-		double r = json_get_num(req, "rounds");
+		double r = eval_json_get_num(req, "rounds");
 		int rounds = isfinite(r) && r > 0 && r < 1e6 ? (int)r : 0;
-		pipeline_interleaved(b, c, vs, n, rounds, cJSON_IsArray(ovs) ? overlays : NULL, ms, &lost, fd);
+		eval_pipeline_interleaved(b, c, vs, n, rounds, cJSON_IsArray(ovs) ? overlays : NULL, ms, &lost, fd);
 	}
 	fflush(stdout); /* into the log pipe before the result: the parent reads it after */
 	fflush(stderr);
@@ -576,7 +576,7 @@ static int runner_interleave(const eval_backend *b, eval_ctx *c, const cJSON *re
 }
 
 /* The runner's main loop; never returns. */
-void runner_main(const eval_backend *b, const muh_target *t, int fd)
+void eval_runner_main(const eval_backend *b, const muh_target *t, int fd)
 {
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL); /* muh killed -9: the runner dies too */
@@ -598,14 +598,14 @@ void runner_main(const eval_backend *b, const muh_target *t, int fd)
 	install_fault_handlers();
 	signal(SIGPIPE, SIG_IGN); /* a dead worker or command is a status, not our death */
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a kernel's printf reaches the log before a crash */
-	eval_ctx c = {.target = t, .rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uint64_t)epoch_ms()};
+	eval_ctx c = {.target = t, .rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid() ^ (uint64_t)eval_epoch_ms()};
 	muh_diag d;
 	diag_clear(&d);
 	int rc = b->open ? b->open(&c, &d) : MUH_OK;
 	cJSON *hello = cJSON_CreateObject();
 	cJSON_AddNumberToObject(hello, "hello", rc);
 	cJSON_AddStringToObject(hello, "error", d.msg);
-	send_line_json(fd, hello);
+	eval_send_line_json(fd, hello);
 	cJSON_Delete(hello);
 	if (rc != MUH_OK)
 		_exit(0);
@@ -637,13 +637,13 @@ void runner_main(const eval_backend *b, const muh_target *t, int fd)
 		muh_measurement m;
 		measurement_init(&m);
 		if (!cJSON_IsString(op) ||
-		    variant_from_cjson(cJSON_GetObjectItemCaseSensitive(req, "variant"), &v) != MUH_OK) {
+		    eval_variant_from_cjson(cJSON_GetObjectItemCaseSensitive(req, "variant"), &v) != MUH_OK) {
 			measurement_fail(&m, EVAL_CRASH, "runner: bad request");
 		} else {
 			const cJSON *ov = cJSON_GetObjectItemCaseSensitive(req, "overlay");
 			c.overlay = cJSON_IsString(ov) ? ov->valuestring : NULL;
-			pipeline(b, &c, &v, strcmp(op->valuestring, "fingerprint") ? OP_MEASURE : OP_FINGERPRINT,
-				 &m, fd);
+			eval_pipeline(b, &c, &v, strcmp(op->valuestring, "fingerprint") ? OP_MEASURE : OP_FINGERPRINT,
+				      &m, fd);
 			c.overlay = NULL;
 			eval_variant_free(&v);
 		}

@@ -51,7 +51,7 @@
 /* ------------------------------------------------------ value arithmetic */
 
 /* Python truthiness: 0, 0.0 and "" are false; everything else (NaN too) true. */
-int truthy(muh_value v)
+int expr_truthy(muh_value v)
 {
 	switch (v.t) {
 	case MUH_INT:
@@ -282,7 +282,7 @@ static int float_pow(double x, double y, double *r)
 }
 
 /* Any binary operation on any values, with Python's meaning. */
-int gen_binop(int b, muh_value x, muh_value y, muh_value *r)
+int expr_gen_binop(int b, muh_value x, muh_value y, muh_value *r)
 {
 	if (x.t == MUH_INT && y.t == MUH_INT) {
 		int64_t v;
@@ -381,10 +381,10 @@ int gen_binop(int b, muh_value x, muh_value y, muh_value *r)
 }
 
 /* Unary operators (OP_NEG, OP_POS, OP_INV, OP_NOT) on any value. */
-int gen_unop(int op, muh_value x, muh_value *r)
+int expr_gen_unop(int op, muh_value x, muh_value *r)
 {
 	if (op == OP_NOT) {
-		*r = value_int(!truthy(x));
+		*r = value_int(!expr_truthy(x));
 		return R_OK;
 	}
 	if (x.t == MUH_STR)
@@ -435,7 +435,7 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 	case OP_MAX: {
 		muh_value best = x, t;
 		for (int i = 1; i < n; i++) {
-			int rc = gen_binop(op == OP_MIN ? B_LT : B_GT, args[i], best, &t);
+			int rc = expr_gen_binop(op == OP_MIN ? B_LT : B_GT, args[i], best, &t);
 			if (rc != R_OK)
 				return rc;
 			if (t.u.i)
@@ -454,11 +454,11 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 		}
 		/* -(-a // b) */
 		muh_value na, q;
-		int rc = gen_unop(OP_NEG, x, &na);
+		int rc = expr_gen_unop(OP_NEG, x, &na);
 		if (rc == R_OK)
-			rc = args[1].t == MUH_STR ? R_TYPE : gen_binop(B_FDIV, na, args[1], &q);
+			rc = args[1].t == MUH_STR ? R_TYPE : expr_gen_binop(B_FDIV, na, args[1], &q);
 		if (rc == R_OK)
-			rc = gen_unop(OP_NEG, q, r);
+			rc = expr_gen_unop(OP_NEG, q, r);
 		return rc;
 	}
 	default:
@@ -695,7 +695,7 @@ l_log2:
 
 /* The general interpreter. Returns R_OK with *res, or an error reason and
  * the index of the failing instruction in *errpc. */
-int run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc)
+int expr_run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc)
 {
 	muh_value st[MAX_DEPTH];
 	int sp = 0;
@@ -707,7 +707,7 @@ int run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc)
 		if (in.op >= OP_BIN0) {
 			int b = (in.op - OP_BIN0) / 3, mode = (in.op - OP_BIN0) % 3;
 			y = mode == MODE_X ? st[--sp] : mode == MODE_S ? slots[in.a] : p->k[in.a];
-			rc = gen_binop(b, st[sp - 1], y, &v);
+			rc = expr_gen_binop(b, st[sp - 1], y, &v);
 			if (rc == R_OK)
 				st[sp - 1] = v;
 		} else {
@@ -725,24 +725,24 @@ int run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc)
 			case OP_POS:
 			case OP_INV:
 			case OP_NOT:
-				rc = gen_unop(in.op, st[sp - 1], &v);
+				rc = expr_gen_unop(in.op, st[sp - 1], &v);
 				if (rc == R_OK)
 					st[sp - 1] = v;
 				break;
 			case OP_JF_OR_POP:
-				if (!truthy(st[sp - 1]))
+				if (!expr_truthy(st[sp - 1]))
 					pc = code + in.a;
 				else
 					sp--;
 				break;
 			case OP_JT_OR_POP:
-				if (truthy(st[sp - 1]))
+				if (expr_truthy(st[sp - 1]))
 					pc = code + in.a;
 				else
 					sp--;
 				break;
 			case OP_JF_POP:
-				if (!truthy(st[--sp]))
+				if (!expr_truthy(st[--sp]))
 					pc = code + in.a;
 				break;
 			case OP_JMP:
@@ -755,7 +755,7 @@ int run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc)
 			case OP_CHAIN_GT:
 			case OP_CHAIN_GE:
 				y = st[--sp];
-				rc = gen_binop(B_EQ + (in.op - OP_CHAIN_EQ), st[sp - 1], y, &v);
+				rc = expr_gen_binop(B_EQ + (in.op - OP_CHAIN_EQ), st[sp - 1], y, &v);
 				if (rc != R_OK)
 					break;
 				if (!v.u.i) {
@@ -794,7 +794,7 @@ void expr_free(muh_expr *e)
 {
 	if (!e)
 		return;
-	prog_free(&e->p);
+	expr_prog_free(&e->p);
 	free(e->src);
 	free(e->pool);
 	free(e->nodes);
@@ -815,7 +815,7 @@ int expr_eval(const muh_expr *e, const muh_value *slots, muh_value *out)
 		if (rc != R_BAIL)
 			return EXPR_ERROR;
 	}
-	return run_gen(&e->p, slots, out, NULL) == R_OK ? 0 : EXPR_ERROR;
+	return expr_run_gen(&e->p, slots, out, NULL) == R_OK ? 0 : EXPR_ERROR;
 }
 
 /* Evaluates e as a condition: EXPR_TRUE, EXPR_FALSE or EXPR_ERROR. The hot
@@ -832,9 +832,9 @@ int expr_test(const muh_expr *e, const muh_value *slots)
 			return EXPR_ERROR;
 	}
 	muh_value v;
-	if (run_gen(&e->p, slots, &v, NULL) != R_OK)
+	if (expr_run_gen(&e->p, slots, &v, NULL) != R_OK)
 		return EXPR_ERROR;
-	return truthy(v) ? EXPR_TRUE : EXPR_FALSE;
+	return expr_truthy(v) ? EXPR_TRUE : EXPR_FALSE;
 }
 
 /* The distinct slots e reads, ascending; returns the count, writes at most

@@ -22,7 +22,7 @@
 /* ------------------------------------------------------------------ lexer */
 
 /* Records an error at byte offset pos of src (only the first one counts). */
-void perr(parser *ps, int pos, const char *fmt, ...)
+void expr_perr(parser *ps, int pos, const char *fmt, ...)
 {
 	if (ps->err)
 		return;
@@ -47,7 +47,7 @@ void perr(parser *ps, int pos, const char *fmt, ...)
 }
 
 /* Records an allocation failure (MUH_ENOMEM); the diag says "out of memory". */
-void perr_nomem(parser *ps)
+void expr_perr_nomem(parser *ps)
 {
 	if (ps->err)
 		return;
@@ -79,7 +79,7 @@ static long pool_add(parser *ps, const char *s, size_t len)
 			cap *= 2;
 		char *np = realloc(ps->pool, cap);
 		if (!np) {
-			perr_nomem(ps);
+			expr_perr_nomem(ps);
 			return -1;
 		}
 		ps->pool = np;
@@ -158,13 +158,13 @@ static void lex_number(parser *ps, tok *t)
 	t->len = (int)(p - start);
 	ps->p = p;
 	if (nb >= sizeof(buf) - 1) {
-		perr(ps, (int)start, "number literal too long");
+		expr_perr(ps, (int)start, "number literal too long");
 		t->kind = T_ERR;
 		return;
 	}
 	if (is_ident(s[p]) || (nb == 0 && base != 10)) {
-		perr(ps, (int)(nb == 0 ? start : p), "invalid number literal '%.*s'",
-		     (int)(p - start + (is_ident(s[p]) ? 1 : 0)), s + start);
+		expr_perr(ps, (int)(nb == 0 ? start : p), "invalid number literal '%.*s'",
+		          (int)(p - start + (is_ident(s[p]) ? 1 : 0)), s + start);
 		t->kind = T_ERR;
 		return;
 	}
@@ -174,8 +174,8 @@ static void lex_number(parser *ps, tok *t)
 		return;
 	}
 	if (base == 10 && nb > 1 && buf[0] == '0' && strspn(buf, "0") != nb) {
-		perr(ps, (int)start,
-		     "leading zeros are not allowed in integer literals (use 0o for octal)");
+		expr_perr(ps, (int)start,
+		          "leading zeros are not allowed in integer literals (use 0o for octal)");
 		t->kind = T_ERR;
 		return;
 	}
@@ -185,8 +185,8 @@ static void lex_number(parser *ps, tok *t)
 		int dv = c >= 'a' ? c - 'a' + 10 : c - '0';
 		if (__builtin_mul_overflow(v, (uint64_t)base, &v) ||
 		    __builtin_add_overflow(v, (uint64_t)dv, &v) || v > (uint64_t)INT64_MAX) {
-			perr(ps, (int)start, "integer literal '%.*s' does not fit in 64 bits",
-			     (int)(p - start), s + start);
+			expr_perr(ps, (int)start, "integer literal '%.*s' does not fit in 64 bits",
+			          (int)(p - start), s + start);
 			t->kind = T_ERR;
 			return;
 		}
@@ -214,7 +214,7 @@ static void lex_string(parser *ps, tok *t)
 	for (;;) {
 		char c = s[p];
 		if (c == '\0' || c == '\n') {
-			perr(ps, (int)start, "unterminated string literal");
+			expr_perr(ps, (int)start, "unterminated string literal");
 			t->kind = T_ERR;
 			ps->p = p;
 			return;
@@ -232,8 +232,8 @@ static void lex_string(parser *ps, tok *t)
 			if (!strchr("ntr0\\'\"", e) && pool_add(ps, "\\", 1) < 0)
 				break;
 			if (buf[0] == '\0') {
-				perr(ps, (int)(p - 1),
-				     "NUL characters are not supported in strings");
+				expr_perr(ps, (int)(p - 1),
+				          "NUL characters are not supported in strings");
 				t->kind = T_ERR;
 				return;
 			}
@@ -354,7 +354,7 @@ static int new_node(parser *ps, int kind, int pos)
 		int cap = ps->capn ? ps->capn * 2 : 32;
 		node *nn = realloc(ps->nodes, (size_t)cap * sizeof(node));
 		if (!nn) {
-			perr_nomem(ps);
+			expr_perr_nomem(ps);
 			return -1;
 		}
 		ps->nodes = nn;
@@ -404,8 +404,8 @@ static int expect_close(parser *ps, int kind, int open_pos)
 	found(ps, f, sizeof(f));
 	const char *c = kind == T_RPAREN ? ")" : "]";
 	const char *o = kind == T_RPAREN ? "(" : "[";
-	perr(ps, ps->t.pos, "expected '%s' to close '%s' at column %d, found %s", c, o,
-	     open_pos + 1, f);
+	expr_perr(ps, ps->t.pos, "expected '%s' to close '%s' at column %d, found %s", c, o,
+	          open_pos + 1, f);
 	return -1;
 }
 
@@ -436,10 +436,10 @@ static int parse_call(parser *ps, int npos, int nlen)
 		    (!fns[i].list_only || ps->list_mode))
 			f = &fns[i];
 	if (!f) {
-		perr(ps, npos,
-		     "unknown function '%.*s'; functions: min, max, abs, ceil_div, is_pow2, log2, "
-		     "int, float, round, math.ceil, math.floor%s",
-		     nlen, ps->src + npos, ps->list_mode ? ", range, list" : "");
+		expr_perr(ps, npos,
+		          "unknown function '%.*s'; functions: min, max, abs, ceil_div, is_pow2, log2, "
+		          "int, float, round, math.ceil, math.floor%s",
+		          nlen, ps->src + npos, ps->list_mode ? ", range, list" : "");
 		return -1;
 	}
 	int open = ps->t.pos;
@@ -468,17 +468,17 @@ static int parse_call(parser *ps, int npos, int nlen)
 		return -1;
 	if (argc < f->min || argc > f->max) {
 		if (f->min == f->max)
-			perr(ps, npos, "%s() takes %d argument%s, got %d", f->name, f->min,
-			     f->min == 1 ? "" : "s", argc);
+			expr_perr(ps, npos, "%s() takes %d argument%s, got %d", f->name, f->min,
+			          f->min == 1 ? "" : "s", argc);
 		else if (f->max == MAX_DEPTH && argc < f->min)
-			perr(ps, npos, "%s() takes at least %d arguments, got %d", f->name, f->min,
-			     argc);
+			expr_perr(ps, npos, "%s() takes at least %d arguments, got %d", f->name, f->min,
+			          argc);
 		else if (f->max == MAX_DEPTH) /* its arguments are on the stack at once */
-			perr(ps, npos, "%s() takes at most %d arguments, got %d", f->name, f->max,
-			     argc);
+			expr_perr(ps, npos, "%s() takes at most %d arguments, got %d", f->name, f->max,
+			          argc);
 		else
-			perr(ps, npos, "%s() takes %d to %d arguments, got %d", f->name, f->min,
-			     f->max, argc);
+			expr_perr(ps, npos, "%s() takes %d to %d arguments, got %d", f->name, f->min,
+			          f->max, argc);
 		return -1;
 	}
 	ps->nodes[n].nkids = argc;
@@ -532,7 +532,7 @@ static int parse_bracket(parser *ps)
 		if (ps->t.kind != T_NAME) {
 			char f[64];
 			found(ps, f, sizeof(f));
-			perr(ps, ps->t.pos, "expected a variable name after 'for', found %s", f);
+			expr_perr(ps, ps->t.pos, "expected a variable name after 'for', found %s", f);
 			return -1;
 		}
 		ps->nodes[n].vpos = ps->t.pos;
@@ -541,7 +541,7 @@ static int parse_bracket(parser *ps)
 		if (ps->t.kind != T_IN) {
 			char f[64];
 			found(ps, f, sizeof(f));
-			perr(ps, ps->t.pos, "expected 'in' in the for clause, found %s", f);
+			expr_perr(ps, ps->t.pos, "expected 'in' in the for clause, found %s", f);
 			return -1;
 		}
 		next(ps);
@@ -557,7 +557,7 @@ static int parse_bracket(parser *ps)
 			ps->nodes[n].c = cond;
 		}
 		if (ps->t.kind == T_FOR) {
-			perr(ps, ps->t.pos, "only one 'for' clause is supported");
+			expr_perr(ps, ps->t.pos, "only one 'for' clause is supported");
 			return -1;
 		}
 		return expect_close(ps, T_RBRACK, open) < 0 ? -1 : n;
@@ -640,14 +640,14 @@ static int parse_atom(parser *ps)
 	case T_LBRACK:
 		return parse_bracket(ps);
 	case T_END:
-		perr(ps, t.pos, "unexpected end of expression: expected an operand");
+		expr_perr(ps, t.pos, "unexpected end of expression: expected an operand");
 		return -1;
 	case T_ERR:
 		return -1;
 	default: {
 		char f[64];
 		found(ps, f, sizeof(f));
-		perr(ps, t.pos, "expected an operand, found %s", f);
+		expr_perr(ps, t.pos, "expected an operand, found %s", f);
 		return -1;
 	}
 	}
@@ -661,7 +661,7 @@ static int parse_power(parser *ps)
 		return x;
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) { /* a ** b ** c ... nests to the right */
-		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
@@ -678,7 +678,7 @@ static int parse_factor(parser *ps)
 		return parse_power(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
@@ -761,7 +761,7 @@ static int parse_cmp(parser *ps)
 	if (x < 0)
 		return -1;
 	if (ps->t.kind == T_ASSIGN) {
-		perr(ps, ps->t.pos, "'=' is assignment; use '==' to compare");
+		expr_perr(ps, ps->t.pos, "'=' is assignment; use '==' to compare");
 		return -1;
 	}
 	int b = tok_cmp(ps->t.kind);
@@ -799,7 +799,7 @@ static int parse_not(parser *ps)
 		return parse_cmp(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
@@ -843,7 +843,7 @@ static int parse_or(parser *ps)
 static int parse_expr(parser *ps)
 {
 	if (++ps->nest > MAX_NEST) {
-		perr(ps, ps->t.pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		expr_perr(ps, ps->t.pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	int x = parse_or(ps);
@@ -856,8 +856,8 @@ static int parse_expr(parser *ps)
 		} else if (ps->t.kind != T_ELSE) {
 			char f[64];
 			found(ps, f, sizeof(f));
-			perr(ps, ps->t.pos,
-			     "expected 'else' in the conditional expression, found %s", f);
+			expr_perr(ps, ps->t.pos,
+			          "expected 'else' in the conditional expression, found %s", f);
 			x = -1;
 		} else {
 			next(ps);
@@ -876,7 +876,7 @@ static int parse_expr(parser *ps)
 }
 
 /* Parses the whole of src; returns the root node or -1 (diag filled). */
-int parse_all(parser *ps)
+int expr_parse_all(parser *ps)
 {
 	next(ps);
 	int root = parse_expr(ps);
@@ -884,10 +884,10 @@ int parse_all(parser *ps)
 		char f[64];
 		found(ps, f, sizeof(f));
 		if (ps->t.kind == T_RPAREN || ps->t.kind == T_RBRACK)
-			perr(ps, ps->t.pos, "unmatched %s", f);
+			expr_perr(ps, ps->t.pos, "unmatched %s", f);
 		else
-			perr(ps, ps->t.pos,
-			     "expected an operator or the end of the expression, found %s", f);
+			expr_perr(ps, ps->t.pos,
+			          "expected an operator or the end of the expression, found %s", f);
 		root = -1;
 	}
 	if (ps->err)
@@ -902,18 +902,18 @@ int parse_all(parser *ps)
 /* Folds operators whose operands are constants, bottom-up (children come
  * before parents in the node array). Operations that fail are left for run
  * time, where they yield EXPR_ERROR. */
-void fold(parser *ps)
+void expr_fold(parser *ps)
 {
 	for (int i = 0; i < ps->nn; i++) {
 		node *n = &ps->nodes[i];
 		muh_value r;
 		if (n->kind == N_BIN && ps->nodes[n->a].kind == N_CONST &&
 		    ps->nodes[n->b].kind == N_CONST &&
-		    gen_binop(n->op, ps->nodes[n->a].k, ps->nodes[n->b].k, &r) == R_OK) {
+		    expr_gen_binop(n->op, ps->nodes[n->a].k, ps->nodes[n->b].k, &r) == R_OK) {
 			n->kind = N_CONST;
 			n->k = r;
 		} else if (n->kind == N_UN && ps->nodes[n->a].kind == N_CONST &&
-		           gen_unop(n->op, ps->nodes[n->a].k, &r) == R_OK) {
+		           expr_gen_unop(n->op, ps->nodes[n->a].k, &r) == R_OK) {
 			n->kind = N_CONST;
 			n->k = r;
 		}
@@ -941,13 +941,13 @@ static int emit(emitter *em, int op, int a, int pos)
 		int cap = p->capcode ? p->capcode * 2 : 16;
 		ins *nc = realloc(p->code, (size_t)cap * sizeof(ins));
 		if (!nc) {
-			perr_nomem(em->ps);
+			expr_perr_nomem(em->ps);
 			return -1;
 		}
 		p->code = nc;
 		int *np = realloc(p->ipos, (size_t)cap * sizeof(int));
 		if (!np) {
-			perr_nomem(em->ps);
+			expr_perr_nomem(em->ps);
 			return -1;
 		}
 		p->ipos = np;
@@ -966,8 +966,8 @@ static int depth(emitter *em, int delta, int pos)
 	if (em->depth > em->p->maxdepth)
 		em->p->maxdepth = em->depth;
 	if (em->depth > MAX_DEPTH) {
-		perr(em->ps, pos, "expression too complex (needs more than %d stack slots)",
-		     MAX_DEPTH);
+		expr_perr(em->ps, pos, "expression too complex (needs more than %d stack slots)",
+		          MAX_DEPTH);
 		return -1;
 	}
 	return 0;
@@ -1004,7 +1004,7 @@ static int add_const(emitter *em, muh_value v)
 		int nc = em->kixcap ? em->kixcap * 2 : 32;
 		int *nx = calloc((size_t)nc, sizeof(int));
 		if (!nx) {
-			perr_nomem(em->ps);
+			expr_perr_nomem(em->ps);
 			return -1;
 		}
 		free(em->kix);
@@ -1020,7 +1020,7 @@ static int add_const(emitter *em, muh_value v)
 		int cap = p->capk ? p->capk * 2 : 8;
 		muh_value *nk = realloc(p->k, (size_t)cap * sizeof(muh_value));
 		if (!nk) {
-			perr_nomem(em->ps);
+			expr_perr_nomem(em->ps);
 			return -1;
 		}
 		p->k = nk;
@@ -1050,7 +1050,7 @@ static int resolve(emitter *em, int ni)
 				int cap = p->capslots ? p->capslots * 2 : 8;
 				int *ns = realloc(p->slots, (size_t)cap * sizeof(int));
 				if (!ns) {
-					perr_nomem(em->ps);
+					expr_perr_nomem(em->ps);
 					return -1;
 				}
 				p->slots = ns;
@@ -1061,9 +1061,9 @@ static int resolve(emitter *em, int ni)
 		}
 	}
 	if (em->list_var) {
-		perr(em->ps, n->pos,
-		     "unknown name '%.*s'; a value list can use only the comprehension variable",
-		     (int)len, s);
+		expr_perr(em->ps, n->pos,
+		          "unknown name '%.*s'; a value list can use only the comprehension variable",
+		          (int)len, s);
 		return -1;
 	}
 	/* Build: unknown name 'X'; did you mean 'Y'? known names: A, B, ... */
@@ -1092,7 +1092,7 @@ static int resolve(emitter *em, int ni)
 			APPEND(", ... (%d more)", em->nnames - shown);
 	}
 #undef APPEND
-	perr(em->ps, n->pos, "%s", msg);
+	expr_perr(em->ps, n->pos, "%s", msg);
 	return -1;
 }
 
@@ -1103,13 +1103,13 @@ static int is_spine(int kind)
 }
 
 /* Pushes node ni onto ps's spine stack; -1 when out of memory. */
-int spine_push(parser *ps, int ni)
+int expr_spine_push(parser *ps, int ni)
 {
 	if (ps->nspine == ps->capspine) {
 		int cap = ps->capspine ? ps->capspine * 2 : 64;
 		int *ns = realloc(ps->spine, (size_t)cap * sizeof(int));
 		if (!ns) {
-			perr_nomem(ps);
+			expr_perr_nomem(ps);
 			return -1;
 		}
 		ps->spine = ns;
@@ -1168,7 +1168,7 @@ static int emit_node(emitter *em, int ni)
 		 * nesting (MAX_NEST) */
 		int base = ps->nspine, leaf = ni;
 		while (is_spine(ps->nodes[leaf].kind)) {
-			if (spine_push(ps, leaf) < 0)
+			if (expr_spine_push(ps, leaf) < 0)
 				return -1;
 			leaf = ps->nodes[leaf].a;
 		}
@@ -1246,8 +1246,8 @@ static int emit_node(emitter *em, int ni)
 	}
 	case N_CALL:
 		if (n.op == FN_RANGE || n.op == FN_LIST) {
-			perr(ps, n.pos, "%.*s() yields a list; a single value is expected here",
-			     n.len, ps->src + n.pos);
+			expr_perr(ps, n.pos, "%.*s() yields a list; a single value is expected here",
+			          n.len, ps->src + n.pos);
 			return -1;
 		}
 		if (n.op == OP_FLOAT)
@@ -1260,13 +1260,13 @@ static int emit_node(emitter *em, int ni)
 	case N_LIST:
 	case N_COMP:
 	default:
-		perr(ps, n.pos, "a list is not allowed here; a single value is expected");
+		expr_perr(ps, n.pos, "a list is not allowed here; a single value is expected");
 		return -1;
 	}
 }
 
 /* Frees what p owns and zeroes it. */
-void prog_free(prog *p)
+void expr_prog_free(prog *p)
 {
 	free(p->code);
 	free(p->ipos);
@@ -1283,8 +1283,8 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* Compiles the subtree at root into p. Returns 0, or -1 with ps->err set. */
-int compile_node(parser *ps, int root, const char *const *names, int nnames, int list_var,
-                 prog *p)
+int expr_compile_node(parser *ps, int root, const char *const *names, int nnames, int list_var,
+                      prog *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->int_ok = 1;
@@ -1292,7 +1292,7 @@ int compile_node(parser *ps, int root, const char *const *names, int nnames, int
 	int rc = emit_node(&em, root) < 0 || emit(&em, OP_END, 0, ps->nodes[root].pos) < 0;
 	free(em.kix);
 	if (rc) {
-		prog_free(p);
+		expr_prog_free(p);
 		return -1;
 	}
 	if (p->nslots > 1)
@@ -1302,7 +1302,7 @@ int compile_node(parser *ps, int root, const char *const *names, int nnames, int
 
 /* Starts a parser over src; list_mode adds range(), list() and the
  * "only the comprehension variable" rule for names. */
-void parser_init(parser *ps, const char *src, muh_diag *d, int list_mode)
+void expr_parser_init(parser *ps, const char *src, muh_diag *d, int list_mode)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->src = src;
@@ -1311,7 +1311,7 @@ void parser_init(parser *ps, const char *src, muh_diag *d, int list_mode)
 }
 
 /* Frees the AST and the string pool (unless handed over). */
-void parser_free(parser *ps)
+void expr_parser_free(parser *ps)
 {
 	free(ps->nodes);
 	free(ps->pool);
@@ -1331,24 +1331,24 @@ muh_expr *expr_compile(const char *src, const char *const *names, int nnames, mu
 		return NULL;
 	}
 	parser ps;
-	parser_init(&ps, src, d, 0);
+	expr_parser_init(&ps, src, d, 0);
 	muh_expr *e = calloc(1, sizeof(*e));
 	if (!e) {
-		perr_nomem(&ps);
+		expr_perr_nomem(&ps);
 		return NULL;
 	}
-	int root = parse_all(&ps);
+	int root = expr_parse_all(&ps);
 	if (root >= 0) {
-		fold(&ps);
-		if (compile_node(&ps, root, names, nnames, 0, &e->p) == 0) {
+		expr_fold(&ps);
+		if (expr_compile_node(&ps, root, names, nnames, 0, &e->p) == 0) {
 			e->src = strdup(src);
 			if (!e->src)
-				perr_nomem(&ps);
+				expr_perr_nomem(&ps);
 		}
 	}
 	if (ps.err) {
-		parser_free(&ps);
-		prog_free(&e->p);
+		expr_parser_free(&ps);
+		expr_prog_free(&e->p);
 		free(e->src);
 		free(e);
 		return NULL;
@@ -1358,7 +1358,7 @@ muh_expr *expr_compile(const char *src, const char *const *names, int nnames, mu
 	e->nodes = ps.nodes;
 	e->root = root;
 	ps.nodes = NULL;
-	parser_free(&ps);
+	expr_parser_free(&ps);
 	return e;
 }
 

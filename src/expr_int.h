@@ -208,49 +208,49 @@ enum {
 /* ---- expr.c ---- */
 
 /* Python truthiness: 0, 0.0 and "" are false; everything else (NaN too) true. */
-int truthy(muh_value v);
+int expr_truthy(muh_value v);
 
 /* Any binary operation on any values, with Python's meaning. */
-int gen_binop(int b, muh_value x, muh_value y, muh_value *r);
+int expr_gen_binop(int b, muh_value x, muh_value y, muh_value *r);
 
 /* Unary operators (OP_NEG, OP_POS, OP_INV, OP_NOT) on any value. */
-int gen_unop(int op, muh_value x, muh_value *r);
+int expr_gen_unop(int op, muh_value x, muh_value *r);
 
 /* The general interpreter. Returns R_OK with *res, or an error reason and
  * the index of the failing instruction in *errpc. */
-int run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc);
+int expr_run_gen(const prog *p, const muh_value *slots, muh_value *res, int *errpc);
 
 /* ---- expr_compile.c ---- */
 
 /* Records an error at byte offset pos of src (only the first one counts). */
-void perr(parser *ps, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void expr_perr(parser *ps, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Records an allocation failure (MUH_ENOMEM); the diag says "out of memory". */
-void perr_nomem(parser *ps);
+void expr_perr_nomem(parser *ps);
 
 /* Parses the whole of src; returns the root node or -1 (diag filled). */
-int parse_all(parser *ps);
+int expr_parse_all(parser *ps);
 
 /* Folds operators whose operands are constants, bottom-up (children come
  * before parents in the node array). Operations that fail are left for run
  * time, where they yield EXPR_ERROR. */
-void fold(parser *ps);
+void expr_fold(parser *ps);
 
 /* Pushes node ni onto ps's spine stack; -1 when out of memory. */
-int spine_push(parser *ps, int ni);
+int expr_spine_push(parser *ps, int ni);
 
 /* Frees what p owns and zeroes it. */
-void prog_free(prog *p);
+void expr_prog_free(prog *p);
 
 /* Compiles the subtree at root into p. Returns 0, or -1 with ps->err set. */
-int compile_node(parser *ps, int root, const char *const *names, int nnames, int list_var,
-                 prog *p);
+int expr_compile_node(parser *ps, int root, const char *const *names, int nnames, int list_var,
+                      prog *p);
 
 /* Starts a parser over src; list_mode adds range(), list() and the
  * "only the comprehension variable" rule for names. */
-void parser_init(parser *ps, const char *src, muh_diag *d, int list_mode);
+void expr_parser_init(parser *ps, const char *src, muh_diag *d, int list_mode);
 
 /* Frees the AST and the string pool (unless handed over). */
-void parser_free(parser *ps);
+void expr_parser_free(parser *ps);
 
 #endif

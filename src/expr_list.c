@@ -38,14 +38,14 @@ typedef struct vlist {
 static int vlist_push(parser *ps, vlist *l, muh_value v, int pos)
 {
 	if (l->n >= LIST_CAP) {
-		perr(ps, pos, "list longer than %u elements", LIST_CAP);
+		expr_perr(ps, pos, "list longer than %u elements", LIST_CAP);
 		return -1;
 	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		muh_value *nv = realloc(l->v, cap * sizeof(muh_value));
 		if (!nv) {
-			perr_nomem(ps);
+			expr_perr_nomem(ps);
 			return -1;
 		}
 		l->v = nv;
@@ -60,9 +60,9 @@ static int vlist_push(parser *ps, vlist *l, muh_value v, int pos)
 static int run_elem(parser *ps, const prog *p, const muh_value *slots, muh_value *out)
 {
 	int pc = 0;
-	int rc = run_gen(p, slots, out, &pc);
+	int rc = expr_run_gen(p, slots, out, &pc);
 	if (rc != R_OK) {
-		perr(ps, p->ipos[pc], "%s", reason_msg[rc]);
+		expr_perr(ps, p->ipos[pc], "%s", reason_msg[rc]);
 		return -1;
 	}
 	return 0;
@@ -78,10 +78,10 @@ static int eval_scalar(parser *ps, int ni, const char *const *var, const muh_val
 		return 0;
 	}
 	prog p;
-	if (compile_node(ps, ni, var, var ? 1 : 0, 1, &p) < 0)
+	if (expr_compile_node(ps, ni, var, var ? 1 : 0, 1, &p) < 0)
 		return -1;
 	int rc = run_elem(ps, &p, slot, out);
-	prog_free(&p);
+	expr_prog_free(&p);
 	return rc;
 }
 
@@ -107,7 +107,7 @@ static int eval_range(parser *ps, const node *n, vlist *out)
 		if (eval_scalar(ps, k, NULL, NULL, &v) < 0)
 			return -1;
 		if (v.t != MUH_INT) {
-			perr(ps, ps->nodes[k].pos, "range() arguments must be integers");
+			expr_perr(ps, ps->nodes[k].pos, "range() arguments must be integers");
 			return -1;
 		}
 		arg[i] = v.u.i;
@@ -116,7 +116,7 @@ static int eval_range(parser *ps, const node *n, vlist *out)
 	int64_t stop = n->nkids == 1 ? arg[0] : arg[1];
 	int64_t step = n->nkids == 3 ? arg[2] : 1;
 	if (step == 0) {
-		perr(ps, n->pos, "range() step must not be zero");
+		expr_perr(ps, n->pos, "range() step must not be zero");
 		return -1;
 	}
 	uint64_t len = 0;
@@ -125,7 +125,7 @@ static int eval_range(parser *ps, const node *n, vlist *out)
 	else if (step < 0 && start > stop)
 		len = ((uint64_t)start - (uint64_t)stop - 1) / ((uint64_t)0 - (uint64_t)step) + 1;
 	if (len > LIST_CAP - out->n) {
-		perr(ps, n->pos, "list longer than %u elements", LIST_CAP);
+		expr_perr(ps, n->pos, "list longer than %u elements", LIST_CAP);
 		return -1;
 	}
 	int64_t v = start;
@@ -149,7 +149,7 @@ static int eval_comp(parser *ps, const node *n, vlist *out)
 	int rc = -1, have_c = 0;
 	char var[256];
 	if (n->vlen >= (int)sizeof(var)) {
-		perr(ps, n->vpos, "variable name too long");
+		expr_perr(ps, n->vpos, "variable name too long");
 		return -1;
 	}
 	memcpy(var, ps->src + n->vpos, (size_t)n->vlen);
@@ -159,12 +159,12 @@ static int eval_comp(parser *ps, const node *n, vlist *out)
 		free(it.v);
 		return -1;
 	}
-	if (compile_node(ps, n->a, names, 1, 1, &pe) < 0) {
+	if (expr_compile_node(ps, n->a, names, 1, 1, &pe) < 0) {
 		free(it.v);
 		return -1;
 	}
 	if (n->c >= 0) {
-		if (compile_node(ps, n->c, names, 1, 1, &pc) < 0)
+		if (expr_compile_node(ps, n->c, names, 1, 1, &pc) < 0)
 			goto out;
 		have_c = 1;
 	}
@@ -173,7 +173,7 @@ static int eval_comp(parser *ps, const node *n, vlist *out)
 		if (have_c) {
 			if (run_elem(ps, &pc, &it.v[i], &v) < 0)
 				goto out;
-			if (!truthy(v))
+			if (!expr_truthy(v))
 				continue;
 		}
 		if (run_elem(ps, &pe, &it.v[i], &v) < 0 || vlist_push(ps, out, v, n->pos) < 0)
@@ -181,9 +181,9 @@ static int eval_comp(parser *ps, const node *n, vlist *out)
 	}
 	rc = 0;
 out:
-	prog_free(&pe);
+	expr_prog_free(&pe);
 	if (have_c)
-		prog_free(&pc);
+		expr_prog_free(&pc);
 	free(it.v);
 	return rc;
 }
@@ -197,7 +197,7 @@ static int eval_list_node(parser *ps, int ni, vlist *out)
 		for (int k = n->kids; k >= 0; k = ps->nodes[k].next) {
 			muh_value v;
 			if (is_list_node(ps, k)) {
-				perr(ps, ps->nodes[k].pos, "nested lists are not supported");
+				expr_perr(ps, ps->nodes[k].pos, "nested lists are not supported");
 				return -1;
 			}
 			if (eval_scalar(ps, k, NULL, NULL, &v) < 0 ||
@@ -221,7 +221,7 @@ static int eval_list_node(parser *ps, int ni, vlist *out)
 			/* l1 + l2 + ... + ln: the left spine without recursion */
 			int base = ps->nspine, leaf = ni, rc = 0;
 			while (ps->nodes[leaf].kind == N_BIN && ps->nodes[leaf].op == B_ADD) {
-				if (spine_push(ps, leaf) < 0)
+				if (expr_spine_push(ps, leaf) < 0)
 					return -1;
 				leaf = ps->nodes[leaf].a;
 			}
@@ -229,7 +229,7 @@ static int eval_list_node(parser *ps, int ni, vlist *out)
 			while (rc == 0 && ps->nspine > base) {
 				int r = ps->nodes[ps->spine[--ps->nspine]].b;
 				if (!is_list_node(ps, r)) {
-					perr(ps, ps->nodes[r].pos, "can only concatenate a list to a list");
+					expr_perr(ps, ps->nodes[r].pos, "can only concatenate a list to a list");
 					rc = -1;
 				} else {
 					rc = eval_list_node(ps, r, out);
@@ -240,7 +240,7 @@ static int eval_list_node(parser *ps, int ni, vlist *out)
 		}
 		break;
 	}
-	perr(ps, n->pos, "expected a list: [a, b, ...], range(...), list(...) or a comprehension");
+	expr_perr(ps, n->pos, "expected a list: [a, b, ...], range(...), list(...) or a comprehension");
 	return -1;
 }
 
@@ -259,17 +259,17 @@ int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, 
 		return MUH_EINPUT;
 	}
 	parser ps;
-	parser_init(&ps, src, d, 1);
+	expr_parser_init(&ps, src, d, 1);
 	vlist l = {0};
-	int root = parse_all(&ps);
+	int root = expr_parse_all(&ps);
 	if (root >= 0) {
-		fold(&ps);
+		expr_fold(&ps);
 		eval_list_node(&ps, root, &l);
 	}
 	if (ps.err) {
 		int err = ps.err;
 		free(l.v);
-		parser_free(&ps);
+		expr_parser_free(&ps);
 		return err;
 	}
 	int has_str = 0;
@@ -281,14 +281,14 @@ int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, 
 	} else if (has_str) {
 		/* no pool to hand over: the caller cannot own string values */
 		free(l.v);
-		parser_free(&ps);
+		expr_parser_free(&ps);
 		if (d) {
 			diag_clear(d);
 			diag_errorf(d, "the list holds strings but no strpool was given");
 		}
 		return MUH_EINPUT;
 	}
-	parser_free(&ps);
+	expr_parser_free(&ps);
 	*out = l.v;
 	*n = l.n;
 	return MUH_OK;

@@ -524,7 +524,7 @@ static int yaml_parses(const char *text, size_t n, int json, char *why, size_t w
 	return ok;
 }
 
-int ends_with(const char *s, const char *suf)
+int patch_ends_with(const char *s, const char *suf)
 {
 	size_t a = strlen(s), b = strlen(suf);
 	return a >= b && !strcmp(s + a - b, suf);
@@ -553,7 +553,7 @@ static int check_value(const muh_knob *k, int alt, const char *value, int *comme
 				      "source to rewrite",
 				   k->name, value, k->id, k->file, k->line);
 	const char *cur = alt >= 0 ? k->alts[alt].eval : k->eval;
-	if ((k->kind && !strcmp(k->kind, "json_config")) || (k->file && ends_with(k->file, ".json"))) {
+	if ((k->kind && !strcmp(k->kind, "json_config")) || (k->file && patch_ends_with(k->file, ".json"))) {
 		cJSON *v = cJSON_Parse(value), *c = cur ? cJSON_Parse(cur) : NULL;
 		int ok = v != NULL;
 		if (ok && c && !cJSON_IsNull(c))
@@ -682,7 +682,7 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
 }
 
 /* Reads path whole into a NUL-terminated malloc'd buffer. */
-int slurp(const char *path, char **buf, size_t *len, muh_diag *d)
+int patch_slurp(const char *path, char **buf, size_t *len, muh_diag *d)
 {
 	*buf = file_read(path, len);
 	if (*buf)
@@ -699,7 +699,7 @@ static int read_file(const char *root, const char *rel, char **buf, size_t *len,
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	return slurp(path, buf, len, d);
+	return patch_slurp(path, buf, len, d);
 }
 
 static int by_file_then_start(const void *a, const void *b)
@@ -805,7 +805,7 @@ static int check_parses(const struct pfile *f, muh_diag *d)
 {
 	if (f->oldlen == f->newlen && !memcmp(f->old, f->new, f->oldlen))
 		return MUH_OK;
-	if (ends_with(f->rel, ".py")) {
+	if (patch_ends_with(f->rel, ".py")) {
 		uint32_t at0, at;
 		size_t e0 = py_errors(f->old, f->oldlen, &at0, NULL, NULL);
 		size_t e1 = py_errors(f->new, f->newlen, &at, NULL, NULL);
@@ -820,8 +820,8 @@ static int check_parses(const struct pfile *f, muh_diag *d)
 		}
 		return MUH_OK;
 	}
-	int json = ends_with(f->rel, ".json");
-	if (json || ends_with(f->rel, ".yaml") || ends_with(f->rel, ".yml")) {
+	int json = patch_ends_with(f->rel, ".json");
+	if (json || patch_ends_with(f->rel, ".yaml") || patch_ends_with(f->rel, ".yml")) {
 		char why[256];
 		int line = -1;
 		if (yaml_parses(f->old, f->oldlen, json, NULL, 0, NULL) &&
@@ -1141,7 +1141,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 	*out = NULL;
 	char *text;
 	size_t len;
-	int rc = slurp(path, &text, &len, d);
+	int rc = patch_slurp(path, &text, &len, d);
 	if (rc)
 		return rc == MUH_EENV ? MUH_EINPUT : rc;
 	cJSON *doc = cJSON_ParseWithLength(text, len);

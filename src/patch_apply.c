@@ -159,7 +159,7 @@ static int resolve_target(const char *root, const char *rootreal, const char *re
 	char path[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	if (rel[0] == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) || strstr(rel, "/../") ||
-	    ends_with(rel, "/..")) {
+	    patch_ends_with(rel, "/..")) {
 		diag_at(d, path, 0, 0, NULL);
 		return diag_errorf(d, "refusing to write: %s is not a path inside the tree", rel);
 	}
@@ -499,7 +499,7 @@ static int journal_load(const char *backup_dir, char *rootreal, size_t rn, struc
 	*n = 0;
 	char *text;
 	size_t len;
-	int rc = slurp(jpath, &text, &len, d);
+	int rc = patch_slurp(jpath, &text, &len, d);
 	if (rc)
 		return rc == MUH_EENV ? MUH_EINPUT : rc;
 	cJSON *o = cJSON_ParseWithLength(text, len);

@@ -53,9 +53,9 @@ struct muh_patch {
 
 /* ---- patch.c ---- */
 
-int ends_with(const char *s, const char *suf);
+int patch_ends_with(const char *s, const char *suf);
 
 /* Reads path whole into a NUL-terminated malloc'd buffer. */
-int slurp(const char *path, char **buf, size_t *len, muh_diag *d);
+int patch_slurp(const char *path, char **buf, size_t *len, muh_diag *d);
 
 #endif

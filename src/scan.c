@@ -83,9 +83,9 @@ static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const 
 	char dir[4200];
 	int g;
 	if (!why && (g = scan_glob_match(o->exclude, o->nexclude, rel)) >= 0)
-		why = sa_fmt(w->s, "--exclude %s", o->exclude[g]);
+		why = scan_sa_fmt(w->s, "--exclude %s", o->exclude[g]);
 	else if (!why && !o->with_vendored && scan_vendored(rel, is_dir, dir, sizeof(dir)))
-		why = sa_fmt(w->s, "vendored (%s)", dir);
+		why = scan_sa_fmt(w->s, "vendored (%s)", dir);
 	if (why && !is_dir && scan_glob_match(o->include, o->ninclude, rel) >= 0)
 		why = NULL;
 	return why;
@@ -95,10 +95,10 @@ static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const 
  * s->warnings; the order is fixed later (sorted), since readdir's is not. */
 static void walk_warn(walkres *w, const char *rel, const char *what)
 {
-	const char **slot = vec_push(&w->s->warnings);
+	const char **slot = scan_vec_push(&w->s->warnings);
 	const char *r = *rel ? rel : ".";
 	size_t n = strlen(r) + strlen(what) + 3;
-	char *t = sa_alloc(w->s, n);
+	char *t = scan_sa_alloc(w->s, n);
 	if (slot && t) {
 		snprintf(t, n, "%s: %s", r, what);
 		*slot = t;
@@ -127,7 +127,7 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		if (!*rel)
 			return -1;
 		if (w->s)
-			walk_warn(w, rel, sa_fmt(w->s, "folder not scanned: %s", strerror(e)));
+			walk_warn(w, rel, scan_sa_fmt(w->s, "folder not scanned: %s", strerror(e)));
 		return 0;
 	}
 	vec names = {0};
@@ -138,7 +138,7 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		const char *n = e->d_name;
 		if (n[0] == '.' || !strcmp(n, "__pycache__") || !strcmp(n, "node_modules"))
 			continue;
-		char **slot = vec_push(&names);
+		char **slot = scan_vec_push(&names);
 		if (!slot || !(*slot = strdup(n))) {
 			if (slot)
 				names.n--;
@@ -155,16 +155,16 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		int len = snprintf(r, SCAN_PATH_MAX, "%s%s%s", rel, *rel ? "/" : "", n);
 		if (len <= 0 || (size_t)len + lr + 1 >= SCAN_PATH_MAX) {
 			walk_warn(w, rel,
-			          sa_fmt(w->s,
-			                 "not scanned past here: the path of '%.24s...' would be longer "
-			                 "than %d bytes",
-			                 n, SCAN_PATH_MAX - 1));
+			          scan_sa_fmt(w->s,
+			                      "not scanned past here: the path of '%.24s...' would be longer "
+			                      "than %d bytes",
+			                      n, SCAN_PATH_MAX - 1));
 			continue;
 		}
 		snprintf(full, SCAN_PATH_MAX, "%s/%s", root, r);
 		struct stat st;
 		if (lstat(full, &st)) {
-			walk_warn(w, r, sa_fmt(w->s, "not scanned: %s", strerror(errno)));
+			walk_warn(w, r, scan_sa_fmt(w->s, "not scanned: %s", strerror(errno)));
 			continue;
 		}
 		const char *ew = walk_excluded(w, r, S_ISDIR(st.st_mode), why);
@@ -175,9 +175,9 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		if (!S_ISREG(st.st_mode))
 			continue;
 		if (ew) { /* counted, not scanned */
-			scan_excluded_path *x = has_suffix(n, ".py") ? vec_push(&w->s->excluded) : NULL;
+			scan_excluded_path *x = has_suffix(n, ".py") ? scan_vec_push(&w->s->excluded) : NULL;
 			if (x) {
-				x->path = sa_str(w->s, r);
+				x->path = scan_sa_str(w->s, r);
 				x->why = ew;
 			}
 			continue;
@@ -188,7 +188,7 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		                                                             : NULL;
 		if (!v)
 			continue;
-		char **slot = vec_push(v);
+		char **slot = scan_vec_push(v);
 		if (!slot || !(*slot = strdup(r))) {
 			if (slot)
 				v->n--;
@@ -223,7 +223,7 @@ static int cmp_str(const void *a, const void *b)
 
 /* ---- 2. parse -------------------------------------------------------------- */
 
-int path_is_test(const char *rel)
+int scan_path_is_test(const char *rel)
 {
 	char buf[4096];
 	snprintf(buf, sizeof(buf), "/%s", rel);
@@ -237,7 +237,7 @@ int path_is_test(const char *rel)
 /* Is rel a script beside the engine (benchmarks/, examples/, tools/,
  * scripts/ at the top)? Its reads count, but the engine's are the better
  * evidence. */
-int path_is_script(const char *rel)
+int scan_path_is_script(const char *rel)
 {
 	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
 	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8) ||
@@ -248,7 +248,7 @@ static const char *const platform_tokens[] = {"rocm",     "hip", "tpu",   "xpu",
                                               "openvino", "hpu", "gaudi", "aiter", NULL};
 
 /* The platform a path names by one of its _/./- separated tokens, or NULL. */
-const char *path_platform(const char *rel)
+const char *scan_path_platform(const char *rel)
 {
 	char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", rel);
@@ -279,7 +279,7 @@ static char *module_of(const char *rel, int *is_pkg)
 	return m;
 }
 
-char *read_file(const char *path, size_t *n)
+char *scan_read_file(const char *path, size_t *n)
 {
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
@@ -373,7 +373,7 @@ static void *parse_worker(void *arg)
 		const char *rel = j->paths[i];
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", j->root, rel);
-		char *text = read_file(path, &p->n);
+		char *text = scan_read_file(path, &p->n);
 		if (!text) {
 			p->skipped = 1;
 			continue;
@@ -399,7 +399,7 @@ static void *parse_worker(void *arg)
 		 * registries, engine arguments) take this one: a file is parsed once */
 		if (p->tree && p->pf &&
 		    (scan_env_wants(text, p->n) ||
-		     ((j->with_tests || !path_is_test(rel)) && scan_args_wants(p->pf, text, p->n))))
+		     ((j->with_tests || !scan_path_is_test(rel)) && scan_args_wants(p->pf, text, p->n))))
 			p->src = text;
 		else {
 			if (p->tree)
@@ -454,7 +454,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 			return MUH_ENOMEM;
 		}
 		slash = strrchr(dup, '/');
-		char **p = vec_push(&w.py);
+		char **p = scan_vec_push(&w.py);
 		if (!p || !(*p = strdup(slash ? slash + 1 : dup))) {
 			free(dup);
 			free_walk(&w);
@@ -567,11 +567,11 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		p->rel = p->mod = p->src = NULL;
 		p->pf = NULL;
 		p->tree = NULL;
-		f->is_test = path_is_test(f->rel);
+		f->is_test = scan_path_is_test(f->rel);
 		f->plat_file = -1;
 		s->nbytes += p->n;
 		if (p->diag) {
-			muh_diag *dg = vec_push(&s->diags);
+			muh_diag *dg = scan_vec_push(&s->diags);
 			if (dg)
 				*dg = *p->diag;
 		}
@@ -595,31 +595,31 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	}
 	free(ps);
 	free_walk(&w);
-	if (rc == MUH_OK && build_index(s))
+	if (rc == MUH_OK && scan_build_index(s))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK)
-		mark_imported(s);
-	if (rc == MUH_OK && (compute_dead(s) || build_import_graph(s)))
+		scan_mark_imported(s);
+	if (rc == MUH_OK && (scan_compute_dead(s) || scan_build_import_graph(s)))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK) {
-		compute_platform(s);
+		scan_compute_platform(s);
 		kb b = {s, {0}, {0}, -1, 0};
 		b.steps.esz = sizeof(scan_step);
 		b.unsafe.esz = sizeof(char *);
 		smap occ = {0};
 		for (int fi = 0; fi < s->nfiles; fi++)
-			knob_file_verdicts(s, fi, &b, &occ);
+			scan_knob_file_verdicts(s, fi, &b, &occ);
 		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan_args.c */
 			s->oom = 1;
-		json_knobs(s, &b, &occ);
-		yaml_knobs(s, &b, &occ);
+		scan_json_knobs(s, &b, &occ);
+		scan_yaml_knobs(s, &b, &occ);
 		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
 			s->oom = 1;
 		free_trees(s); /* the last pass that walks them */
-		link_feeds(s);
+		scan_link_feeds(s);
 		free(b.steps.p);
 		free(b.unsafe.p);
-		smap_free(&occ);
+		scan_smap_free(&occ);
 		if (s->oom)
 			rc = MUH_ENOMEM;
 	}
@@ -667,15 +667,15 @@ void scan_free(muh_surface *s)
 	for (size_t i = 0; i < s->namelists.n; i++)
 		free(((vec *)s->namelists.p)[i].p);
 	free(s->namelists.p);
-	smap_free(&s->mods);
-	smap_free(&s->defs);
-	smap_free(&s->names);
+	scan_smap_free(&s->mods);
+	scan_smap_free(&s->defs);
+	scan_smap_free(&s->names);
 	free(s->knobs.p);
 	free(s->diags.p);
 	free(s->excluded.p);
 	free(s->warnings.p);
 	free(s->sinks.p);
-	smap_free(&s->cmp_names);
+	scan_smap_free(&s->cmp_names);
 	sblock *b = s->arena;
 	while (b) {
 		sblock *nx = b->next;

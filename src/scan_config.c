@@ -35,7 +35,7 @@
 #include "textcut.h"
 #include "scan_int.h"
 
-int is_upper_like(const char *s)
+int scan_is_upper_like(const char *s)
 {
 	const char *p = s;
 	while (*p == '_')
@@ -53,7 +53,7 @@ int is_upper_like(const char *s)
  * dir, not a test's, its name matching glob; NULL when the lookup does not. */
 static const char *json_glob_match(const char *jr, const char *dir, size_t dl, const char *glob)
 {
-	if (strncmp(jr, dir, dl) || path_is_test(jr))
+	if (strncmp(jr, dir, dl) || scan_path_is_test(jr))
 		return NULL;
 	const char *base = strrchr(jr, '/');
 	base = base ? base + 1 : jr;
@@ -76,7 +76,7 @@ static const char *json_device(muh_surface *s, const char *base)
 	const char *dot = strstr(p, ".json");
 	if (dot && (size_t)(dot - p) < n)
 		n = (size_t)(dot - p);
-	return n ? sa_fmt(s, "%.*s", (int)n, p) : NULL;
+	return n ? scan_sa_fmt(s, "%.*s", (int)n, p) : NULL;
 }
 
 /* Lower-case, spaces and dashes as '_' (vLLM writes device names so). */
@@ -135,7 +135,7 @@ static int writes_only(const pyfile *pf, int sc)
  * file matches. Each JSON file at or below the module's folder that matches
  * the pattern is a json_config knob with the lookup's verdict; a file named
  * for a device is platform unless it matches --device. */
-void json_knobs(muh_surface *s, kb *b, smap *occ)
+void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		sfile *f = &s->files[fi];
@@ -154,43 +154,43 @@ void json_knobs(muh_surface *s, kb *b, smap *occ)
 			/* the lookup's own verdict */
 			enum scan_verdict lv = SCAN_UNKNOWN;
 			const char *lwhy = "loader not found";
-			const range *pr = plat_range_at(f, pj->start), *dr = dead_range_at(f, pj->start);
-			step(b, fi, pj->line, "%s builds the file name %s", scope_qual(pf, pj->scope),
-			     pj->glob);
+			const range *pr = scan_plat_range_at(f, pj->start), *dr = scan_dead_range_at(f, pj->start);
+			scan_kb_step(b, fi, pj->line, "%s builds the file name %s", scan_scope_qual(pf, pj->scope),
+			             pj->glob);
 			size_t first = b->steps.n;
 			if (f->platform) {
 				lv = SCAN_PLATFORM;
 				lwhy = f->plat_why;
 			} else if (dr) {
 				lv = SCAN_DEAD;
-				lwhy = sa_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
-				step(b, fi, dr->line, "%s", dr->note);
+				lwhy = scan_sa_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
+				scan_kb_step(b, fi, dr->line, "%s", dr->note);
 			} else if (pr) {
 				lv = SCAN_PLATFORM;
 				lwhy = pr->note;
-				step(b, fi, pr->line, "%s", pr->note);
+				scan_kb_step(b, fi, pr->line, "%s", pr->note);
 			} else if (pj->scope >= 0) {
-				int top = outer_scope(pf, pj->scope), ef, el;
-				enum reach r = scope_reach(s, fi, pj->scope, &ef, &el);
-				if (r == R_NONE && !maybe_called_from_outside(s, fi, top)) {
+				int top = scan_outer_scope(pf, pj->scope), ef, el;
+				enum reach r = scan_scope_reach(s, fi, pj->scope, &ef, &el);
+				if (r == R_NONE && !scan_maybe_called_from_outside(s, fi, top)) {
 					lv = SCAN_DEAD;
-					lwhy = sa_fmt(s, "no call in the tree: nothing calls %s, so no file "
+					lwhy = scan_sa_fmt(s, "no call in the tree: nothing calls %s, so no file "
 					                 "is looked up",
-					              pf->scopes[top].qual);
-					step(b, fi, pf->scopes[top].line,
-					     "nothing in the tree calls or names %s (no call in the tree)",
-					     pf->scopes[top].qual);
+					                   pf->scopes[top].qual);
+					scan_kb_step(b, fi, pf->scopes[top].line,
+					             "nothing in the tree calls or names %s (no call in the tree)",
+					             pf->scopes[top].qual);
 				} else if (r == R_LIVE || r == R_BUSY) {
 					lv = SCAN_LIVE;
-					lwhy = sa_fmt(s, "looked up by name pattern built in %s",
-					              scope_qual(pf, pj->scope));
-					call_chain(b, fi, pj->scope, 6);
+					lwhy = scan_sa_fmt(s, "looked up by name pattern built in %s",
+					                   scan_scope_qual(pf, pj->scope));
+					scan_call_chain(b, fi, pj->scope, 6);
 				} else {
-					lv = verdict_from(b, r, ef, el, scope_qual(pf, top), &lwhy);
+					lv = scan_verdict_from(b, r, ef, el, scan_scope_qual(pf, top), &lwhy);
 					if (r == R_NONE) {
 						lv = SCAN_UNKNOWN;
-						lwhy = sa_fmt(s, "%s is never referenced by name (--library)",
-						              pf->scopes[top].qual);
+						lwhy = scan_sa_fmt(s, "%s is never referenced by name (--library)",
+						                   pf->scopes[top].qual);
 					}
 				}
 			} else {
@@ -201,32 +201,32 @@ void json_knobs(muh_surface *s, kb *b, smap *occ)
 			 * 1, 2): a loader whose every caller drops or overwrites the
 			 * result is dead, one whose result reaches a launch live */
 			if ((lv == SCAN_LIVE || lv == SCAN_DEAD || lv == SCAN_UNKNOWN) &&
-			    pj->scope >= 0 && !dr && flow_of(s)) {
+			    pj->scope >= 0 && !dr && scan_flow_of(s)) {
 				scan_flow_res fr;
-				reach_scratch keep = scratch_save(s);
+				reach_scratch keep = scan_scratch_save(s);
 				scan_flow_lookup(s->flow, fi, pj->scope, &fr);
-				scratch_restore(s, &keep);
+				scan_scratch_restore(s, &keep);
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
-					flow_steps(b, &fr);
+					scan_flow_steps(b, &fr);
 					lv = SCAN_DEAD;
-					lwhy = sa_fmt(s, "the loaded config never reaches a launch: %s "
+					lwhy = scan_sa_fmt(s, "the loaded config never reaches a launch: %s "
 					                 "(%s:%d)",
-					              fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
-					              s->files[fr.kill_file].rel, fr.kill_line);
+					                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+					                   s->files[fr.kill_file].rel, fr.kill_line);
 				} else if (fr.fate == SCAN_FLOW_REACHES) {
 					const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 					if (lv != SCAN_LIVE)
 						b->steps.n = first; /* the reachability rule's steps */
-					flow_steps(b, &fr);
-					lwhy = sa_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
-					              last->note, s->files[last->file].rel, last->line);
+					scan_flow_steps(b, &fr);
+					lwhy = scan_sa_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
+					                   last->note, s->files[last->file].rel, last->line);
 					lv = SCAN_LIVE;
 				}
 			}
 			size_t mark = b->steps.n;
 			scan_step *saved = NULL;
 			if (mark) {
-				saved = sa_alloc(s, sizeof(scan_step) * mark);
+				saved = scan_sa_alloc(s, sizeof(scan_step) * mark);
 				if (saved)
 					memcpy(saved, b->steps.p, sizeof(scan_step) * mark);
 			}
@@ -239,7 +239,7 @@ void json_knobs(muh_surface *s, kb *b, smap *occ)
 					continue;
 				nmatch++;
 				if (!match_dir)
-					match_dir = sa_fmt(s, "%.*s", (int)(base - jr), jr);
+					match_dir = scan_sa_fmt(s, "%.*s", (int)(base - jr), jr);
 			}
 			/* the lookup site */
 			pf_knob lk = {0};
@@ -254,28 +254,28 @@ void json_knobs(muh_surface *s, kb *b, smap *occ)
 			lk.end = pj->end;
 			lk.text = pj->text;
 			if (nmatch)
-				step(b, fi, pj->line, "%d file(s) match %s in %s", nmatch, pj->glob,
-				     match_dir);
+				scan_kb_step(b, fi, pj->line, "%d file(s) match %s in %s", nmatch, pj->glob,
+				             match_dir);
 			else
-				step(b, fi, pj->line, "no file matches %s at or below %s (the folder is "
+				scan_kb_step(b, fi, pj->line, "no file matches %s at or below %s (the folder is "
 				                      "empty or missing); a file written there is read "
 				                      "only if this lookup is live",
-				     pj->glob, dl ? dir : "the root");
-			muh_knob *lo = emit(s, b, fi, &lk, f->rel, lv, lwhy);
+				             pj->glob, dl ? dir : "the root");
+			muh_knob *lo = scan_emit(s, b, fi, &lk, f->rel, lv, lwhy);
 			if (!lo)
 				return;
 			lo->kind = "config_lookup";
 			lo->lookup_glob = pj->glob;
-			lo->lookup_dir = match_dir ? match_dir : (dl ? sa_str(s, dir) : "");
+			lo->lookup_dir = match_dir ? match_dir : (dl ? scan_sa_str(s, dir) : "");
 			lo->lookup_files = nmatch;
 			{
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01config_lookup", f->rel,
 				         lo->scope, pj->glob);
-				const char *kk = sa_str(s, key);
-				int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+				const char *kk = scan_sa_str(s, key);
+				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
 				int n = slot ? ++*slot : 0;
-				knob_id(s, f->rel, lo->scope, pj->glob, "config_lookup", n, lo->id);
+				scan_knob_id(s, f->rel, lo->scope, pj->glob, "config_lookup", n, lo->id);
 			}
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
@@ -290,49 +290,49 @@ void json_knobs(muh_surface *s, kb *b, smap *occ)
 				k.col = 1;
 				k.end_line = 1;
 				k.end_col = 1;
-				k.text = sa_fmt(s, "file matching %s", pj->glob);
+				k.text = scan_sa_fmt(s, "file matching %s", pj->glob);
 				for (size_t q = 0; saved && q < mark; q++) {
-					scan_step *st = vec_push(&b->steps);
+					scan_step *st = scan_vec_push(&b->steps);
 					if (st)
 						*st = saved[q];
 				}
 				enum scan_verdict v = lv;
 				const char *why = lv == SCAN_LIVE
-				                      ? sa_fmt(s, "loaded by name pattern built in %s",
-				                               scope_qual(pf, pj->scope))
+				                      ? scan_sa_fmt(s, "loaded by name pattern built in %s",
+				                                    scan_scope_qual(pf, pj->scope))
 				                      : lwhy;
 				const char *dev = json_device(s, base);
 				if (dev && v == SCAN_LIVE) {
 					if (!s->opt.device) {
 						v = SCAN_PLATFORM;
-						why = sa_fmt(s, "tuned for device %s (muh scan --device NAME "
+						why = scan_sa_fmt(s, "tuned for device %s (muh scan --device NAME "
 						                "decides)",
-						             dev);
-						step_file(b, jr, 1, why);
+						                  dev);
+						scan_step_file(b, jr, 1, why);
 					} else if (device_matches(dev, s->opt.device)) {
-						why = sa_fmt(s, "for device %s, which is --device %s; loaded "
+						why = scan_sa_fmt(s, "for device %s, which is --device %s; loaded "
 						                "by name pattern built in %s",
-						             dev, s->opt.device, scope_qual(pf, pj->scope));
-						step_file(b, jr, 1,
-						          sa_fmt(s, "named for device %s: matches --device %s",
+						                  dev, s->opt.device, scan_scope_qual(pf, pj->scope));
+						scan_step_file(b, jr, 1,
+						               scan_sa_fmt(s, "named for device %s: matches --device %s",
 						                 dev, s->opt.device));
 					} else {
 						v = SCAN_PLATFORM;
-						why = sa_fmt(s, "tuned for device %s, not --device %s", dev,
-						             s->opt.device);
-						step_file(b, jr, 1, why);
+						why = scan_sa_fmt(s, "tuned for device %s, not --device %s", dev,
+						                  s->opt.device);
+						scan_step_file(b, jr, 1, why);
 					}
 				}
-				muh_knob *o = emit(s, b, -1, &k, jr, v, why);
+				muh_knob *o = scan_emit(s, b, -1, &k, jr, v, why);
 				if (!o)
 					return;
-				o->scope = scope_qual(pf, pj->scope);
+				o->scope = scan_scope_qual(pf, pj->scope);
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01json_config", jr, base);
-				const char *kk = sa_str(s, key);
-				int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+				const char *kk = scan_sa_str(s, key);
+				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
 				int n = slot ? ++*slot : 0;
-				knob_id(s, jr, "<file>", base, "json_config", n, o->id);
+				scan_knob_id(s, jr, "<file>", base, "json_config", n, o->id);
 			}
 		}
 	}
@@ -416,7 +416,7 @@ static int value_unsafe(const char *value, const char *u)
 }
 
 /* Is value one of knob k's unsafe values (value_unsafe says so for one)? */
-int value_unsafe_any(const muh_knob *k, const char *value)
+int scan_value_unsafe_any(const muh_knob *k, const char *value)
 {
 	for (int q = 0; q < k->nunsafe; q++)
 		if (value_unsafe(value, k->unsafe_values[q]) == 1)
@@ -424,7 +424,7 @@ int value_unsafe_any(const muh_knob *k, const char *value)
 	return 0;
 }
 
-const muh_knob *engine_field(const muh_surface *s, const char *name)
+const muh_knob *scan_engine_field(const muh_surface *s, const char *name)
 {
 	for (size_t q = 0; q < s->knobs.n; q++) {
 		const muh_knob *o = (const muh_knob *)s->knobs.p + q;
@@ -444,19 +444,19 @@ static const char deploy_env_why[] = "environment variable of the engine's proce
  * and each env entry is an engine_arg knob in scope <deployment>: its value
  * span is the value's text (a flag's: the flag); a --no-X negation is the
  * knob no_X. Files that are not launch files are skipped. */
-void yaml_knobs(muh_surface *s, kb *b, smap *occ)
+void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	scan_launch *L = NULL; /* the tree's own parser, read at the first launch file */
 	int Lread = 0;
 	for (int yi = 0; yi < s->nyamls + s->njsons; yi++) {
 		int json = yi >= s->nyamls;
 		const char *rel = json ? s->jsons[yi - s->nyamls] : s->yamls[yi];
-		if (path_is_test(rel))
+		if (scan_path_is_test(rel))
 			continue;
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
 		size_t n;
-		char *text = read_file(path, &n);
+		char *text = scan_read_file(path, &n);
 		if (!text)
 			continue;
 		size_t lead = strspn(text, " \t\r\n");
@@ -481,7 +481,7 @@ void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			const deploy_arg *a = &df->args[ai];
 			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
 			const char *name =
-			    neg ? sa_fmt(s, "no_%s", a->name) : sa_str(s, a->name);
+			    neg ? scan_sa_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
 			if (!name)
 				break;
 			pf_knob k = {0};
@@ -500,31 +500,31 @@ void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			k.col = c0;
 			k.end_line = l1;
 			k.end_col = c1;
-			k.text = a->kind == DEPLOY_OPT || env ? sa_str(s, a->value) : "True";
+			k.text = a->kind == DEPLOY_OPT || env ? scan_sa_str(s, a->value) : "True";
 			k.eval = k.text;
 			enum scan_verdict v = SCAN_UNKNOWN;
 			const char *why;
 			if (env) {
-				step_file(b, rel, a->line,
-				          sa_fmt(s, "deployment file sets the environment variable %s",
+				scan_step_file(b, rel, a->line,
+				               scan_sa_fmt(s, "deployment file sets the environment variable %s",
 				                 a->name));
 				why = deploy_env_why;
 			} else {
-				step_file(b, rel, a->line,
-				          sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
+				scan_step_file(b, rel, a->line,
+				               scan_sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
 				                 a->name));
-				why = sa_fmt(s, "no engine-argument field named %s in this tree",
-				             a->name);
-				const muh_knob *o = engine_field(s, a->name);
+				why = scan_sa_fmt(s, "no engine-argument field named %s in this tree",
+				                  a->name);
+				const muh_knob *o = scan_engine_field(s, a->name);
 				if (o) {
-					step_file(b, o->file, o->line,
-					          sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
+					scan_step_file(b, o->file, o->line,
+					               scan_sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
 					                 o->scope, o->name,
 					                 neg ? ", negated by --no-" : "",
 					                 scan_verdict_name(o->verdict)));
 					v = o->verdict;
-					why = sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
-					             o->name);
+					why = scan_sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
+					                  o->name);
 					/* a field with unsafe values: this file's value decides */
 					int un = 0, known = 1;
 					for (int q = 0; v == SCAN_UNSAFE && q < o->nunsafe && !un; q++) {
@@ -534,12 +534,12 @@ void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					}
 					if (v == SCAN_UNSAFE && !un && known && !neg && a->value) {
 						v = SCAN_LIVE;
-						step_file(b, rel, a->line,
-						          sa_fmt(s, "%s is outside the unsafe values (%s)",
+						scan_step_file(b, rel, a->line,
+						               scan_sa_fmt(s, "%s is outside the unsafe values (%s)",
 						                 a->value, o->unsafe_values[0]));
 					} else if (v == SCAN_UNSAFE && un)
-						why = sa_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
-						             o->scope, o->name, a->value, o->why);
+						why = scan_sa_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
+						                  o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no
 				 * registry accepts (src/scan_launch.c) */
@@ -551,22 +551,22 @@ void yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					v = lv;
 					why = lwhy;
 					for (int q = 0; q < nl; q++)
-						step_file(b, lst[q].file, lst[q].line, lst[q].note);
+						scan_step_file(b, lst[q].file, lst[q].line, lst[q].note);
 					if (lunsafe)
-						add_unsafe(b, lunsafe);
+						scan_add_unsafe(b, lunsafe);
 				}
 			}
-			muh_knob *o = emit(s, b, -1, &k, rel, v, why);
+			muh_knob *o = scan_emit(s, b, -1, &k, rel, v, why);
 			if (!o)
 				break;
 			o->scope = "<deployment>";
 			o->file_hash = hash;
 			char key[1200];
 			snprintf(key, sizeof(key), "%s\x01%s\x01engine_arg", rel, name);
-			const char *kk = sa_str(s, key);
-			int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+			const char *kk = scan_sa_str(s, key);
+			int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
 			int cnt = slot ? ++*slot : 0;
-			knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
+			scan_knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
 		}
 		deploy_free(df);
 		free(text);
@@ -591,7 +591,7 @@ size_t scan_launch_blockers(const muh_surface *s, const char *rel, const muh_kno
 }
 
 /* Launch bindings name the knob that feeds them (BLOCK_M=BLOCK -> BLOCK). */
-void link_feeds(muh_surface *s)
+void scan_link_feeds(muh_surface *s)
 {
 	muh_knob *ks = s->knobs.p;
 	for (size_t i = 0; i < s->knobs.n; i++) {
@@ -603,7 +603,7 @@ void link_feeds(muh_surface *s)
 				continue;
 			if (strcmp(ks[j].scope, ks[i].scope) && strcmp(ks[j].scope, "<module>"))
 				continue;
-			ks[i].feeds = sa_str(s, ks[j].id);
+			ks[i].feeds = scan_sa_str(s, ks[j].id);
 			if (!strcmp(ks[j].scope, ks[i].scope))
 				break;
 		}

@@ -158,162 +158,162 @@ enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
 
 /* ---- scan.c ---- */
 
-int path_is_test(const char *rel);
+int scan_path_is_test(const char *rel);
 
 /* Is rel a script beside the engine (benchmarks/, examples/, tools/,
  * scripts/ at the top)? Its reads count, but the engine's are the better
  * evidence. */
-int path_is_script(const char *rel);
+int scan_path_is_script(const char *rel);
 
 /* The platform a path names by one of its _/./- separated tokens, or NULL. */
-const char *path_platform(const char *rel);
+const char *scan_path_platform(const char *rel);
 
-char *read_file(const char *path, size_t *n);
+char *scan_read_file(const char *path, size_t *n);
 
 /* ---- scan_surface.c ---- */
 
-void *vec_push(vec *v);
+void *scan_vec_push(vec *v);
 
 /* Returns a pointer to the value slot of key, inserting it (value -1) when
  * absent and insert is set; NULL when absent (or out of memory). */
-int *smap_slot(smap *m, const char *key, int insert);
+int *scan_smap_slot(smap *m, const char *key, int insert);
 
-int smap_get(const smap *m, const char *key);
+int scan_smap_get(const smap *m, const char *key);
 
-void smap_free(smap *m);
+void scan_smap_free(smap *m);
 
-void *sa_alloc(muh_surface *s, size_t n);
+void *scan_sa_alloc(muh_surface *s, size_t n);
 
-const char *sa_str(muh_surface *s, const char *str);
+const char *scan_sa_str(muh_surface *s, const char *str);
 
-const char *sa_fmt(muh_surface *s, const char *fmt, ...)
+const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
-                    const char *kind, int occ, char out[20]);
+const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
+                         const char *kind, int occ, char out[20]);
 
 /* ---- scan_resolve.c ---- */
 
-int def_key_get(muh_surface *s, int fi, const char *name);
+int scan_def_key_get(muh_surface *s, int fi, const char *name);
 
 /* defs values: scope index, or -(2 + knob index) for module-level knobs */
-int build_index(muh_surface *s);
+int scan_build_index(muh_surface *s);
 
 /* Each module's first importer among the non-test modules (a module others
  * import is a library module: its `if __name__ == '__main__':` block is a
- * script's, not the engine's). After build_index (mods). */
-void mark_imported(muh_surface *s);
+ * script's, not the engine's). After scan_build_index (mods). */
+void scan_mark_imported(muh_surface *s);
 
-const vec *refs_named(const muh_surface *s, const char *name);
+const vec *scan_refs_named(const muh_surface *s, const char *name);
 
-int in_dead(const sfile *f, uint32_t byte);
+int scan_in_dead(const sfile *f, uint32_t byte);
 
 /* The import that binds alias in file fi: one outside dead code when there
  * is one; else one under a constant-false guard, noted in
  * s->dead_import_file/line (a name bound only by an import that never
  * happens: what it names is reached only through dead code). */
-const pf_import *import_of(const muh_surface *s, int fi, const char *alias);
+const pf_import *scan_import_of(const muh_surface *s, int fi, const char *alias);
 
-int mod_lookup(const muh_surface *s, const char *m);
+int scan_mod_lookup(const muh_surface *s, const char *m);
 
 /* Resolves a name as seen from file fi: a top-level definition of fi, or
  * what an import binds (following re-exports through packages). */
-int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
-                 const char **oname, int depth);
+int scan_resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
+                      const char **oname, int depth);
 
 /* The module file an object expression (`ops`, `vllm._custom_ops`) names
  * in file fi, or -1. */
-int resolve_obj(const muh_surface *s, int fi, const char *obj);
+int scan_resolve_obj(const muh_surface *s, int fi, const char *obj);
 
 /* Does ref r (in file rf) load the top-level name `name` of file tfi? 1 yes,
  * 2 yes but only through an import under a constant-false guard
  * (s->dead_import_file/line say which), 0 no. */
-int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name);
+int scan_ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name);
 
 /* Is name bound locally in function scope sc (a parameter or an assignment)? */
-int local_binding(const pyfile *pf, int sc, const char *name);
+int scan_local_binding(const pyfile *pf, int sc, const char *name);
 
-int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
+int scan_call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
 
 /* Dead byte ranges (constant-false branches) and platform-only ranges of
  * every file, with the reason. Two rounds: an import under a dead guard can
  * stop resolving a name. */
-int compute_dead(muh_surface *s);
+int scan_compute_dead(muh_surface *s);
 
 /* The reason a byte of file f is dead (a constant-false branch), or NULL. */
-const range *dead_range_at(const sfile *f, uint32_t byte);
+const range *scan_dead_range_at(const sfile *f, uint32_t byte);
 
 /* The platform range a byte of file f sits in, or NULL. */
-const range *plat_range_at(const sfile *f, uint32_t byte);
+const range *scan_plat_range_at(const sfile *f, uint32_t byte);
 
-int build_import_graph(muh_surface *s);
+int scan_build_import_graph(muh_surface *s);
 
-void compute_platform(muh_surface *s);
+void scan_compute_platform(muh_surface *s);
 
-int outer_scope(const pyfile *pf, int sc);
+int scan_outer_scope(const pyfile *pf, int sc);
 
-enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
+enum reach scan_scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
 
 /* Would a function nothing in the tree names be called from outside? A
  * registry decorator, `main`, dunder methods, an --entry name, or --library
  * say maybe (unknown); else it is dead ("no call in the tree"). */
-int maybe_called_from_outside(const muh_surface *s, int fi, int top);
+int scan_maybe_called_from_outside(const muh_surface *s, int fi, int top);
 
 /* What kind of reader a load is: live, test, platform ... s->cls_why gets
  * the reason when a range, a dead store or the enclosing function decides. */
-enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el);
+enum reach scan_ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el);
 
 /* Combines reader classes: live beats unknown beats platform beats test
  * beats unreachable. */
-int reach_rank(enum reach r);
+int scan_reach_rank(enum reach r);
 
 /* Readers of the top-level name `name` of file tfi, excluding loads inside
  * the byte range [skip_a, skip_b) of tfi (the definition itself). Returns
  * the best class and its place. */
-enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
-                      uint32_t skip_b, int *ef, int *el);
+enum reach scan_readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
+                           uint32_t skip_b, int *ef, int *el);
 
-int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any);
+int scan_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any);
 
 /* ---- scan_verdict.c ---- */
 
-void step(kb *b, int fi, int line, const char *fmt, ...)
+void scan_kb_step(kb *b, int fi, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-void step_file(kb *b, const char *rel, int line, const char *note);
+void scan_step_file(kb *b, const char *rel, int line, const char *note);
 
-const char *scope_qual(const pyfile *pf, int sc);
+const char *scan_scope_qual(const pyfile *pf, int sc);
 
 /* Evidence: who calls the function holding scope sc, and who calls that,
  * up to max links, while the chain is live. */
-void call_chain(kb *b, int fi, int sc, int max);
+void scan_call_chain(kb *b, int fi, int sc, int max);
 
 /* Explains a reader class as a verdict; returns the verdict. s->best_why
  * (set by the readers_of/scope_reach call that gave r) adds the reason. */
-enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
-                               const char **why);
+enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
+                                    const char **why);
 
-void add_unsafe(kb *b, const char *v);
+void scan_add_unsafe(kb *b, const char *v);
 
-muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
-               enum scan_verdict v, const char *why);
+muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
+                    enum scan_verdict v, const char *why);
 
 /* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
  * out. */
-scan_flow *flow_of(muh_surface *s);
+scan_flow *scan_flow_of(muh_surface *s);
 
-reach_scratch scratch_save(const muh_surface *s);
+reach_scratch scan_scratch_save(const muh_surface *s);
 
-void scratch_restore(muh_surface *s, const reach_scratch *x);
+void scan_scratch_restore(muh_surface *s, const reach_scratch *x);
 
 /* Adds the hops of a scan_flow result as evidence steps. */
-void flow_steps(kb *b, const scan_flow_res *fr);
+void scan_flow_steps(kb *b, const scan_flow_res *fr);
 
-void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ);
+void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ);
 
 /* ---- scan_config.c ---- */
 
-int is_upper_like(const char *s);
+int scan_is_upper_like(const char *s);
 
 /* Tuned config files and where they are looked up. Each f-string naming a
  * .json/.yaml file from device or shape names that a module builds (vLLM's
@@ -324,21 +324,21 @@ int is_upper_like(const char *s);
  * file matches. Each JSON file at or below the module's folder that matches
  * the pattern is a json_config knob with the lookup's verdict; a file named
  * for a device is platform unless it matches --device. */
-void json_knobs(muh_surface *s, kb *b, smap *occ);
+void scan_json_knobs(muh_surface *s, kb *b, smap *occ);
 
 /* Is value one of knob k's unsafe values (value_unsafe says so for one)? */
-int value_unsafe_any(const muh_knob *k, const char *value);
+int scan_value_unsafe_any(const muh_knob *k, const char *value);
 
-const muh_knob *engine_field(const muh_surface *s, const char *name);
+const muh_knob *scan_engine_field(const muh_surface *s, const char *name);
 
 /* Deployment files: YAML that launches an engine, read by deploy_parse with
  * the server's own argument semantics (src/deploy.c). Each server argument
  * and each env entry is an engine_arg knob in scope <deployment>: its value
  * span is the value's text (a flag's: the flag); a --no-X negation is the
  * knob no_X. Files that are not launch files are skipped. */
-void yaml_knobs(muh_surface *s, kb *b, smap *occ);
+void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ);
 
 /* Launch bindings name the knob that feeds them (BLOCK_M=BLOCK -> BLOCK). */
-void link_feeds(muh_surface *s);
+void scan_link_feeds(muh_surface *s);
 
 #endif

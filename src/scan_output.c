@@ -464,10 +464,10 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 				order[norder++] = (size_t)(a - df->args);
 				continue;
 			}
-			const muh_knob *fk = engine_field(s, perf_args[q]);
+			const muh_knob *fk = scan_engine_field(s, perf_args[q]);
 			if (fk && fk->eval &&
 			    (fk->verdict == SCAN_LIVE ||
-			     (fk->verdict == SCAN_UNSAFE && !value_unsafe_any(fk, fk->eval)))) {
+			     (fk->verdict == SCAN_UNSAFE && !scan_value_unsafe_any(fk, fk->eval)))) {
 				fromtree[norder] = fk;
 				order[norder++] = (size_t)-1;
 			}
@@ -568,12 +568,12 @@ static int write_engine_spec(const muh_surface *s, const char *dir, const char *
 				nv = ladder(v, vals);
 			}
 			/* only values the engine accepts (the field's unsafe values) */
-			const muh_knob *fk = engine_field(s, a->name);
+			const muh_knob *fk = scan_engine_field(s, a->name);
 			int kept = 0;
 			for (int q = 0; q < nv; q++) {
 				char t[32];
 				snprintf(t, sizeof(t), "%lld", vals[q]);
-				if (!fk || !value_unsafe_any(fk, t))
+				if (!fk || !scan_value_unsafe_any(fk, t))
 					vals[kept++] = vals[q];
 			}
 			nv = kept;

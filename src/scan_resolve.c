@@ -39,21 +39,21 @@
 
 /* ---- 3. index ---------------------------------------------------------------- */
 
-int def_key_get(muh_surface *s, int fi, const char *name)
+int scan_def_key_get(muh_surface *s, int fi, const char *name)
 {
 	char key[512];
 	snprintf(key, sizeof(key), "%d\x01%s", fi, name);
-	return smap_get(&s->defs, key);
+	return scan_smap_get(&s->defs, key);
 }
 
 static int def_key_put(muh_surface *s, int fi, const char *name, int val)
 {
 	char key[512];
 	snprintf(key, sizeof(key), "%d\x01%s", fi, name);
-	if (smap_get(&s->defs, key) >= 0)
+	if (scan_smap_get(&s->defs, key) >= 0)
 		return 0;
-	const char *k = sa_str(s, key);
-	int *slot = k ? smap_slot(&s->defs, k, 1) : NULL;
+	const char *k = scan_sa_str(s, key);
+	int *slot = k ? scan_smap_slot(&s->defs, k, 1) : NULL;
 	if (!slot)
 		return -1;
 	*slot = val;
@@ -61,11 +61,11 @@ static int def_key_put(muh_surface *s, int fi, const char *name, int val)
 }
 
 /* defs values: scope index, or -(2 + knob index) for module-level knobs */
-int build_index(muh_surface *s)
+int scan_build_index(muh_surface *s)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		sfile *f = &s->files[fi];
-		int *slot = smap_slot(&s->mods, f->module, 1);
+		int *slot = scan_smap_slot(&s->mods, f->module, 1);
 		if (!slot)
 			return -1;
 		if (*slot < 0)
@@ -85,18 +85,18 @@ int build_index(muh_surface *s)
 			pf_ref *r = &pf->refs[i];
 			if (r->flags & PF_R_SPLAT)
 				continue;
-			int *ns = smap_slot(&s->names, r->name, 1);
+			int *ns = scan_smap_slot(&s->names, r->name, 1);
 			if (!ns)
 				return -1;
 			if (*ns < 0) {
-				vec *nl = vec_push(&s->namelists);
+				vec *nl = scan_vec_push(&s->namelists);
 				if (!nl)
 					return -1;
 				nl->esz = sizeof(ref_at);
 				*ns = (int)s->namelists.n - 1;
 			}
 			vec *list = &((vec *)s->namelists.p)[*ns];
-			ref_at *ra = vec_push(list);
+			ref_at *ra = scan_vec_push(list);
 			if (!ra)
 				return -1;
 			ra->file = fi;
@@ -108,8 +108,8 @@ int build_index(muh_surface *s)
 
 /* Each module's first importer among the non-test modules (a module others
  * import is a library module: its `if __name__ == '__main__':` block is a
- * script's, not the engine's). After build_index (mods). */
-void mark_imported(muh_surface *s)
+ * script's, not the engine's). After scan_build_index (mods). */
+void scan_mark_imported(muh_surface *s)
 {
 	for (int fi = 0; fi < s->nfiles; fi++)
 		s->files[fi].imported_by = -1;
@@ -123,10 +123,10 @@ void mark_imported(muh_surface *s)
 			if (im->attr) {
 				char buf[600];
 				snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
-				m = smap_get(&s->mods, buf);
+				m = scan_smap_get(&s->mods, buf);
 			}
 			if (m < 0)
-				m = smap_get(&s->mods, im->module);
+				m = scan_smap_get(&s->mods, im->module);
 			if (m >= 0 && m != fi && s->files[m].imported_by < 0) {
 				s->files[m].imported_by = fi;
 				s->files[m].imported_line = im->line;
@@ -135,13 +135,13 @@ void mark_imported(muh_surface *s)
 	}
 }
 
-const vec *refs_named(const muh_surface *s, const char *name)
+const vec *scan_refs_named(const muh_surface *s, const char *name)
 {
-	int i = smap_get(&s->names, name);
+	int i = scan_smap_get(&s->names, name);
 	return i < 0 ? NULL : &((const vec *)s->namelists.p)[i];
 }
 
-int in_dead(const sfile *f, uint32_t byte)
+int scan_in_dead(const sfile *f, uint32_t byte)
 {
 	for (int i = 0; i < f->ndead; i++)
 		if (byte >= f->dead[2 * i] && byte < f->dead[2 * i + 1])
@@ -153,7 +153,7 @@ int in_dead(const sfile *f, uint32_t byte)
  * is one; else one under a constant-false guard, noted in
  * s->dead_import_file/line (a name bound only by an import that never
  * happens: what it names is reached only through dead code). */
-const pf_import *import_of(const muh_surface *s, int fi, const char *alias)
+const pf_import *scan_import_of(const muh_surface *s, int fi, const char *alias)
 {
 	const sfile *f = &s->files[fi];
 	const pf_import *dead = NULL;
@@ -161,7 +161,7 @@ const pf_import *import_of(const muh_surface *s, int fi, const char *alias)
 		const pf_import *im = &f->pf->imports[i];
 		if (strcmp(im->alias, alias))
 			continue;
-		if (!in_dead(f, im->byte))
+		if (!scan_in_dead(f, im->byte))
 			return im;
 		if (!dead)
 			dead = im;
@@ -173,33 +173,33 @@ const pf_import *import_of(const muh_surface *s, int fi, const char *alias)
 	return dead;
 }
 
-int mod_lookup(const muh_surface *s, const char *m)
+int scan_mod_lookup(const muh_surface *s, const char *m)
 {
-	return m ? smap_get(&s->mods, m) : -1;
+	return m ? scan_smap_get(&s->mods, m) : -1;
 }
 
 /* Resolves a name as seen from file fi: a top-level definition of fi, or
  * what an import binds (following re-exports through packages). */
-int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
-                 const char **oname, int depth)
+int scan_resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
+                      const char **oname, int depth)
 {
 	if (depth > 8)
 		return RES_NONE;
-	if (def_key_get((muh_surface *)s, fi, name) != -1) {
+	if (scan_def_key_get((muh_surface *)s, fi, name) != -1) {
 		*ofi = fi;
 		*oname = name;
 		return RES_SYMBOL;
 	}
-	const pf_import *im = import_of(s, fi, name);
+	const pf_import *im = scan_import_of(s, fi, name);
 	if (!im) { /* `from m import *` re-exports m's top-level names */
 		const pyfile *pf = s->files[fi].pf;
 		for (int i = 0; i < pf->nimports; i++) {
 			const pf_import *st = &pf->imports[i];
-			if (strcmp(st->alias, "*") || in_dead(&s->files[fi], st->byte))
+			if (strcmp(st->alias, "*") || scan_in_dead(&s->files[fi], st->byte))
 				continue;
-			int m = mod_lookup(s, st->module);
+			int m = scan_mod_lookup(s, st->module);
 			if (m >= 0 && m != fi &&
-			    resolve_name(s, m, name, ofi, oname, depth + 1) == RES_SYMBOL)
+			    scan_resolve_name(s, m, name, ofi, oname, depth + 1) == RES_SYMBOL)
 				return RES_SYMBOL;
 		}
 		return RES_NONE;
@@ -207,15 +207,15 @@ int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
 	if (im->attr) {
 		char buf[600];
 		snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
-		int sub = mod_lookup(s, buf);
-		int m = mod_lookup(s, im->module);
+		int sub = scan_mod_lookup(s, buf);
+		int m = scan_mod_lookup(s, im->module);
 		if (sub >= 0) {
 			/* a package whose __init__ binds the name itself (`from .rms_norm
 			 * import rms_norm`) gives that binding, not the submodule */
 			if (m >= 0 && m != fi && m != sub &&
-			    (def_key_get((muh_surface *)s, m, im->attr) != -1 ||
-			     import_of(s, m, im->attr))) {
-				int r = resolve_name(s, m, im->attr, ofi, oname, depth + 1);
+			    (scan_def_key_get((muh_surface *)s, m, im->attr) != -1 ||
+			     scan_import_of(s, m, im->attr))) {
+				int r = scan_resolve_name(s, m, im->attr, ofi, oname, depth + 1);
 				if (r != RES_NONE)
 					return r;
 			}
@@ -225,9 +225,9 @@ int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
 		}
 		if (m < 0 || m == fi)
 			return RES_NONE;
-		return resolve_name(s, m, im->attr, ofi, oname, depth + 1);
+		return scan_resolve_name(s, m, im->attr, ofi, oname, depth + 1);
 	}
-	int m = mod_lookup(s, im->module);
+	int m = scan_mod_lookup(s, im->module);
 	if (m < 0)
 		return RES_NONE;
 	*ofi = m;
@@ -237,26 +237,26 @@ int resolve_name(const muh_surface *s, int fi, const char *name, int *ofi,
 
 /* The module file an object expression (`ops`, `vllm._custom_ops`) names
  * in file fi, or -1. */
-int resolve_obj(const muh_surface *s, int fi, const char *obj)
+int scan_resolve_obj(const muh_surface *s, int fi, const char *obj)
 {
 	if (!obj)
 		return -1;
 	int ofi;
 	const char *on;
 	if (!strchr(obj, '.'))
-		return resolve_name(s, fi, obj, &ofi, &on, 0) == RES_MODULE ? ofi : -1;
-	const pf_import *im = import_of(s, fi, obj);
+		return scan_resolve_name(s, fi, obj, &ofi, &on, 0) == RES_MODULE ? ofi : -1;
+	const pf_import *im = scan_import_of(s, fi, obj);
 	if (im && !im->attr)
-		return mod_lookup(s, im->module);
+		return scan_mod_lookup(s, im->module);
 	/* alias.rest: resolve the first component, append the rest */
 	char head[256];
 	const char *dot = strchr(obj, '.');
 	snprintf(head, sizeof(head), "%.*s", (int)(dot - obj), obj);
-	if (resolve_name(s, fi, head, &ofi, &on, 0) != RES_MODULE)
+	if (scan_resolve_name(s, fi, head, &ofi, &on, 0) != RES_MODULE)
 		return -1;
 	char buf[600];
 	snprintf(buf, sizeof(buf), "%s%s", s->files[ofi].module, dot);
-	return mod_lookup(s, buf);
+	return scan_mod_lookup(s, buf);
 }
 
 static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name);
@@ -264,7 +264,7 @@ static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, con
 /* Does ref r (in file rf) load the top-level name `name` of file tfi? 1 yes,
  * 2 yes but only through an import under a constant-false guard
  * (s->dead_import_file/line say which), 0 no. */
-int ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name)
+int scan_ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const char *name)
 {
 	muh_surface *m = (muh_surface *)s;
 	m->dead_import_file = -1;
@@ -277,21 +277,21 @@ static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, con
 	if (r->flags & (PF_R_KEY | PF_R_SPLAT))
 		return 0;
 	if (r->flags & PF_R_STR) { /* 'pkg.mod.Name': the module by its absolute name */
-		int m = mod_lookup(s, r->obj);
+		int m = scan_mod_lookup(s, r->obj);
 		if (m == tfi)
-			return def_key_get((muh_surface *)s, tfi, name) != -1;
+			return scan_def_key_get((muh_surface *)s, tfi, name) != -1;
 		int ofi;
 		const char *on;
-		return m >= 0 && resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
+		return m >= 0 && scan_resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
 	}
 	if (r->flags & PF_R_ATTR) {
-		int m = resolve_obj(s, rf, r->obj);
+		int m = scan_resolve_obj(s, rf, r->obj);
 		if (m == tfi)
 			return 1;
 		if (m >= 0) { /* re-exported through a package */
 			int ofi;
 			const char *on;
-			return resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
+			return scan_resolve_name(s, m, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi;
 		}
 		return 0;
 	}
@@ -299,7 +299,7 @@ static int ref_hits1(const muh_surface *s, int rf, const pf_ref *r, int tfi, con
 		return 1;
 	int ofi;
 	const char *on;
-	return resolve_name(s, rf, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi &&
+	return scan_resolve_name(s, rf, name, &ofi, &on, 0) == RES_SYMBOL && ofi == tfi &&
 	       !strcmp(on, name);
 }
 
@@ -368,7 +368,7 @@ static const pf_bind *module_bind(const muh_surface *s, int fi, const char *name
 }
 
 /* Is name bound locally in function scope sc (a parameter or an assignment)? */
-int local_binding(const pyfile *pf, int sc, const char *name)
+int scan_local_binding(const pyfile *pf, int sc, const char *name)
 {
 	for (int g = 0; sc >= 0 && g < 64; g++, sc = pf->scopes[sc].parent) {
 		const pf_scope *p = &pf->scopes[sc];
@@ -416,14 +416,14 @@ static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int dept
 		r->v = 0;
 		return;
 	}
-	if (!x->obj && depth == 0 && local_binding(s->files[fi].pf, sc, x->name))
+	if (!x->obj && depth == 0 && scan_local_binding(s->files[fi].pf, sc, x->name))
 		return; /* a local variable shadows module constants */
 	int tf = -1;
 	const char *tn = x->name;
 	int ofi;
 	const char *on;
 	if (!x->obj) {
-		int rr = resolve_name(s, fi, x->name, &ofi, &on, 0);
+		int rr = scan_resolve_name(s, fi, x->name, &ofi, &on, 0);
 		if (rr == RES_SYMBOL) {
 			tf = ofi;
 			tn = on;
@@ -431,20 +431,20 @@ static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int dept
 			/* a binding that is no knob: follow `from m import NAME` */
 			tf = fi;
 			for (int hop = 0; hop < 8 && tf >= 0; hop++) {
-				const pf_import *im = import_of(s, tf, tn);
+				const pf_import *im = scan_import_of(s, tf, tn);
 				if (!im)
 					break;
 				if (!im->attr) {
 					tf = -1;
 					break;
 				}
-				tf = mod_lookup(s, im->module);
+				tf = scan_mod_lookup(s, im->module);
 				tn = im->attr;
 			}
 		}
 	} else {
-		tf = resolve_obj(s, fi, x->obj);
-		if (tf >= 0 && resolve_name(s, tf, x->name, &ofi, &on, 0) == RES_SYMBOL) {
+		tf = scan_resolve_obj(s, fi, x->obj);
+		if (tf >= 0 && scan_resolve_name(s, tf, x->name, &ofi, &on, 0) == RES_SYMBOL) {
 			tf = ofi;
 			tn = on;
 		}
@@ -457,7 +457,7 @@ static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int dept
 	const_eval(s, tf, b->expr, -1, depth + 1, r);
 	if (r->v >= 0 || r->plat)
 		cres_ev(r, tf, b->line,
-		        sa_fmt(s, "%s = %s", tn, s->files[tf].pf->exprs[b->expr].text));
+		        scan_sa_fmt(s, "%s = %s", tn, s->files[tf].pf->exprs[b->expr].text));
 }
 
 static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r)
@@ -537,8 +537,8 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 			r->v = cap == x->cap;
 		}
 		cres_ev(r, -1, 0,
-		        sa_fmt(s, "--device %s has capability %d.%d", s->opt.device, cap / 10,
-		               cap % 10));
+		        scan_sa_fmt(s, "--device %s has capability %d.%d", s->opt.device, cap / 10,
+		                    cap % 10));
 		return;
 	}
 	case PF_X_MAIN: {
@@ -548,9 +548,9 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 			return; /* an entry script: `python -m` may run it */
 		r->v = 0;
 		cres_ev(r, f->imported_by, f->imported_line,
-		        sa_fmt(s, "%s is imported here: the engine imports it, so its "
+		        scan_sa_fmt(s, "%s is imported here: the engine imports it, so its "
 		                  "`__main__` block runs only when it is run as a script",
-		               f->rel));
+		                    f->rel));
 		return;
 	}
 	case PF_X_CALL: {
@@ -558,14 +558,14 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 		c.fname = x->name;
 		c.obj = x->obj;
 		int tf, ts;
-		if (!call_target(s, fi, &c, &tf, &ts) || s->files[tf].pf->scopes[ts].ret_expr < 0)
+		if (!scan_call_target(s, fi, &c, &tf, &ts) || s->files[tf].pf->scopes[ts].ret_expr < 0)
 			return;
 		const pf_scope *d = &s->files[tf].pf->scopes[ts];
 		const_eval(s, tf, d->ret_expr, -1, depth + 1, r);
 		if (r->v >= 0 || r->plat)
 			cres_ev(r, tf, d->line,
-			        sa_fmt(s, "def %s returns %s", d->qual,
-			               s->files[tf].pf->exprs[d->ret_expr].text));
+			        scan_sa_fmt(s, "def %s returns %s", d->qual,
+			                    s->files[tf].pf->exprs[d->ret_expr].text));
 		return;
 	}
 	default:
@@ -614,7 +614,7 @@ static const char *cres_because(muh_surface *s, const cres *r)
 		if (o >= sizeof(buf))
 			o = sizeof(buf) - 1;
 	}
-	return sa_str(s, buf);
+	return scan_sa_str(s, buf);
 }
 
 /* Does the body of `if __name__ == '__main__':` guard g read a command line
@@ -645,7 +645,7 @@ static int main_block_reads_argv(const pyfile *pf, const pf_guard *g)
 /* Dead byte ranges (constant-false branches) and platform-only ranges of
  * every file, with the reason. Two rounds: an import under a dead guard can
  * stop resolving a name. */
-int compute_dead(muh_surface *s)
+int scan_compute_dead(muh_surface *s)
 {
 	for (int round = 0; round < 2; round++) {
 		for (int fi = 0; fi < s->nfiles; fi++) {
@@ -681,36 +681,36 @@ int compute_dead(muh_surface *s)
 				int rc;
 				if (r.plat == CR_CAP && r.v < 0) {
 					rc = push_range(&pl, &np, a, b, g->line,
-					                sa_fmt(s,
-					                       "runs only where `%s` holds (a device-capability "
-					                       "check; muh scan --device NAME decides)",
-					                       cond),
+					                scan_sa_fmt(s,
+					                            "runs only where `%s` holds (a device-capability "
+					                            "check; muh scan --device NAME decides)",
+					                            cond),
 					                &r);
 				} else if (r.plat) {
 					const char *where =
 					    r.plat == CR_CAP ? cres_because(s, &r)
 					    : r.plat == PF_PLAT_CUDA
 					        ? "runs only off CUDA"
-					        : sa_fmt(s, "runs only on %s", plat_name(r.plat));
+					        : scan_sa_fmt(s, "runs only on %s", plat_name(r.plat));
 					rc = push_range(&pl, &np, a, b, g->line,
-					                sa_fmt(s, "%s of `if %s:` (line %d) %s%s",
-					                       on_cons ? "the body" : "the else part", cond,
-					                       g->line, r.plat == CR_CAP ? "is for other devices: " : "",
-					                       where),
+					                scan_sa_fmt(s, "%s of `if %s:` (line %d) %s%s",
+					                            on_cons ? "the body" : "the else part", cond,
+					                            g->line, r.plat == CR_CAP ? "is for other devices: " : "",
+					                            where),
 					                &r);
 				} else if (g->over_line) {
 					rc = push_range(&dw, &nd, a, b, g->line,
-					                sa_fmt(s, "`if %s:` (line %d) is always %s: %s = %s at line %d",
-					                       cond, g->line, r.v ? "true" : "false",
-					                       g->name ? g->name : cond,
-					                       (r.v ^ g->negated) ? "True" : "False", g->over_line),
+					                scan_sa_fmt(s, "`if %s:` (line %d) is always %s: %s = %s at line %d",
+					                            cond, g->line, r.v ? "true" : "false",
+					                            g->name ? g->name : cond,
+					                            (r.v ^ g->negated) ? "True" : "False", g->over_line),
 					                NULL);
 				} else {
 					const char *because = r.nev ? cres_because(s, &r) : NULL;
 					rc = push_range(&dw, &nd, a, b, g->line,
-					                sa_fmt(s, "`if %s:` (line %d) is always %s%s%s", cond,
-					                       g->line, r.v ? "true" : "false",
-					                       because ? ": " : "", because ? because : ""),
+					                scan_sa_fmt(s, "`if %s:` (line %d) is always %s%s%s", cond,
+					                            g->line, r.v ? "true" : "false",
+					                            because ? ": " : "", because ? because : ""),
 					                &r);
 				}
 				if (rc) {
@@ -721,9 +721,9 @@ int compute_dead(muh_surface *s)
 				range *pushed = r.plat ? &pl[np - 1] : &dw[nd - 1];
 				pushed->head =
 				    r.plat ? pushed->note
-				           : sa_fmt(s, "`if %s:` is always %s, so %s cannot run", cond,
-				                    r.v ? "true" : "false",
-				                    on_cons ? "its body" : "its else part");
+				           : scan_sa_fmt(s, "`if %s:` is always %s, so %s cannot run", cond,
+				                         r.v ? "true" : "false",
+				                         on_cons ? "its body" : "its else part");
 			}
 			uint32_t *dead = nd ? malloc(sizeof(uint32_t) * 2 * (size_t)nd) : NULL;
 			if (nd && !dead) {
@@ -749,7 +749,7 @@ int compute_dead(muh_surface *s)
 }
 
 /* The reason a byte of file f is dead (a constant-false branch), or NULL. */
-const range *dead_range_at(const sfile *f, uint32_t byte)
+const range *scan_dead_range_at(const sfile *f, uint32_t byte)
 {
 	for (int i = 0; i < f->ndead; i++)
 		if (byte >= f->dead[2 * i] && byte < f->dead[2 * i + 1])
@@ -758,7 +758,7 @@ const range *dead_range_at(const sfile *f, uint32_t byte)
 }
 
 /* The platform range a byte of file f sits in, or NULL. */
-const range *plat_range_at(const sfile *f, uint32_t byte)
+const range *scan_plat_range_at(const sfile *f, uint32_t byte)
 {
 	for (int i = 0; i < f->nplat; i++)
 		if (byte >= f->plat[i].a && byte < f->plat[i].b)
@@ -768,7 +768,7 @@ const range *plat_range_at(const sfile *f, uint32_t byte)
 
 /* ---- 5. platform modules ---------------------------------------------------------- */
 
-int build_import_graph(muh_surface *s)
+int scan_build_import_graph(muh_surface *s)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		s->files[fi].importers.esz = sizeof(int) * 3;
@@ -778,29 +778,29 @@ int build_import_graph(muh_surface *s)
 		sfile *f = &s->files[fi];
 		for (int i = 0; i < f->pf->nimports; i++) {
 			const pf_import *im = &f->pf->imports[i];
-			if (in_dead(f, im->byte))
+			if (scan_in_dead(f, im->byte))
 				continue;
 			int m = -1;
 			if (im->attr) {
 				char buf[600];
 				snprintf(buf, sizeof(buf), "%s.%s", im->module, im->attr);
-				m = mod_lookup(s, buf);
+				m = scan_mod_lookup(s, buf);
 			}
 			if (m < 0)
-				m = mod_lookup(s, im->module);
+				m = scan_mod_lookup(s, im->module);
 			if (m < 0 || m == fi)
 				continue;
 			int plat = 0;
 			if ((im->guard >= 0 && !im->guard_else && f->pf->guards[im->guard].platform) ||
-			    plat_range_at(f, im->byte))
+			    scan_plat_range_at(f, im->byte))
 				plat = 1;
-			int *e = vec_push(&s->files[m].importers);
+			int *e = scan_vec_push(&s->files[m].importers);
 			if (!e)
 				return -1;
 			e[0] = fi;
 			e[1] = im->line;
 			e[2] = plat;
-			int *o = vec_push(&f->importees);
+			int *o = scan_vec_push(&f->importees);
 			if (!o)
 				return -1;
 			*o = m;
@@ -809,15 +809,15 @@ int build_import_graph(muh_surface *s)
 	return 0;
 }
 
-void compute_platform(muh_surface *s)
+void scan_compute_platform(muh_surface *s)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
 		sfile *f = &s->files[fi];
-		const char *p = f->is_test ? NULL : path_platform(f->rel);
+		const char *p = f->is_test ? NULL : scan_path_platform(f->rel);
 		if (p) {
 			f->platform = 1;
 			f->plat_file = -1;
-			f->plat_why = sa_fmt(s, "%s module (by its path)", p);
+			f->plat_why = scan_sa_fmt(s, "%s module (by its path)", p);
 		}
 	}
 	for (int round = 0; round < 12; round++) {
@@ -848,17 +848,17 @@ void compute_platform(muh_surface *s)
 				const sfile *imf = &s->files[pf];
 				for (int q = 0; q < imf->pf->nimports && !cond; q++) {
 					const range *g = imf->pf->imports[q].line == pl
-					                     ? plat_range_at(imf, imf->pf->imports[q].byte)
+					                     ? scan_plat_range_at(imf, imf->pf->imports[q].byte)
 					                     : NULL;
 					if (g)
 						cond = g->note;
 				}
 				f->plat_why =
 				    s->files[pf].platform
-				        ? sa_fmt(s, "imported only by platform module %s",
-				                 s->files[pf].rel)
-				    : cond ? sa_fmt(s, "imported only under a platform check: %s", cond)
-				           : sa_fmt(s, "imported only under a platform check");
+				        ? scan_sa_fmt(s, "imported only by platform module %s",
+				                      s->files[pf].rel)
+				    : cond ? scan_sa_fmt(s, "imported only under a platform check: %s", cond)
+				           : scan_sa_fmt(s, "imported only under a platform check");
 				changed = 1;
 			}
 		}
@@ -869,7 +869,7 @@ void compute_platform(muh_surface *s)
 
 /* ---- 6. reachability ------------------------------------------------------------- */
 
-int outer_scope(const pyfile *pf, int sc)
+int scan_outer_scope(const pyfile *pf, int sc)
 {
 	int guard = 0;
 	while (sc >= 0 && pf->scopes[sc].parent >= 0 && guard++ < 1000)
@@ -897,7 +897,7 @@ static int is_entry(const muh_surface *s, int fi, int top)
 /* Would a function nothing in the tree names be called from outside? A
  * registry decorator, `main`, dunder methods, an --entry name, or --library
  * say maybe (unknown); else it is dead ("no call in the tree"). */
-int maybe_called_from_outside(const muh_surface *s, int fi, int top)
+int scan_maybe_called_from_outside(const muh_surface *s, int fi, int top)
 {
 	const pyfile *pf = s->files[fi].pf;
 	const pf_scope *sc = &pf->scopes[top];
@@ -907,7 +907,7 @@ int maybe_called_from_outside(const muh_surface *s, int fi, int top)
 
 /* What kind of reader a load is: live, test, platform ... s->cls_why gets
  * the reason when a range, a dead store or the enclosing function decides. */
-enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
+enum reach scan_ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 {
 	sfile *f = &s->files[rf];
 	*ef = rf;
@@ -919,8 +919,8 @@ enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 	}
 	if (r->flags & PF_R_UNREACH)
 		return R_UNREACH;
-	const range *dr = dead_range_at(f, r->byte);
-	if (dr || in_dead(f, r->byte)) {
+	const range *dr = scan_dead_range_at(f, r->byte);
+	if (dr || scan_in_dead(f, r->byte)) {
 		s->cls_why = (why_at){dr ? dr->note : NULL, -1, -1, dr, rf, NULL};
 		return R_UNREACH;
 	}
@@ -928,7 +928,7 @@ enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 		return R_TEST;
 	if (f->platform)
 		return R_PLATFORM;
-	const range *pr = plat_range_at(f, r->byte);
+	const range *pr = scan_plat_range_at(f, r->byte);
 	if (pr) {
 		s->cls_why = (why_at){pr->note, -1, -1, pr, rf, NULL};
 		return R_PLATFORM;
@@ -936,15 +936,15 @@ enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 	if (r->scope < 0)
 		return R_LIVE;
 	int xf, xl;
-	enum reach e = scope_reach(s, rf, r->scope, &xf, &xl);
-	int top = outer_scope(f->pf, r->scope);
+	enum reach e = scan_scope_reach(s, rf, r->scope, &xf, &xl);
+	int top = scan_outer_scope(f->pf, r->scope);
 	if (e == R_NONE) {
 		/* evidence: the definition nothing names (the root of the chain) */
 		*el = f->pf->scopes[top].line;
-		if (maybe_called_from_outside(s, rf, top))
+		if (scan_maybe_called_from_outside(s, rf, top))
 			return R_UNKNOWN;
-		s->cls_why = (why_at){sa_fmt(s, "%s, which nothing in the tree calls or names",
-		                             f->pf->scopes[top].qual),
+		s->cls_why = (why_at){scan_sa_fmt(s, "%s, which nothing in the tree calls or names",
+		                                  f->pf->scopes[top].qual),
 		                      -1, -1, NULL, -1, NULL};
 		return R_NOCALL;
 	}
@@ -959,7 +959,7 @@ enum reach ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int *el)
 
 /* Combines reader classes: live beats unknown beats platform beats test
  * beats unreachable. */
-int reach_rank(enum reach r)
+int scan_reach_rank(enum reach r)
 {
 	switch (r) {
 	case R_LIVE:
@@ -984,10 +984,10 @@ int reach_rank(enum reach r)
 /* Readers of the top-level name `name` of file tfi, excluding loads inside
  * the byte range [skip_a, skip_b) of tfi (the definition itself). Returns
  * the best class and its place. */
-enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
-                      uint32_t skip_b, int *ef, int *el)
+enum reach scan_readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
+                           uint32_t skip_b, int *ef, int *el)
 {
-	const vec *list = refs_named(s, name);
+	const vec *list = scan_refs_named(s, name);
 	enum reach best = R_NONE;
 	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	int bsc = -1, best_script = 0;
@@ -1003,7 +1003,7 @@ enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a
 		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
 		if (ra->file == tfi && r->byte >= skip_a && r->byte < skip_b)
 			continue;
-		int hit = ref_hits(s, ra->file, r, tfi, name);
+		int hit = scan_ref_hits(s, ra->file, r, tfi, name);
 		if (!hit)
 			continue;
 		int xf, xl;
@@ -1014,29 +1014,29 @@ enum reach readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a
 			xf = df;
 			xl = dl;
 			s->cls_why = (why_at){
-			    sa_fmt(s, "%s is bound only by the import at %s:%d, under an `if` that is "
+			    scan_sa_fmt(s, "%s is bound only by the import at %s:%d, under an `if` that is "
 			              "always false",
-			           r->obj ? r->obj : name, s->files[df].rel, dl),
+			                r->obj ? r->obj : name, s->files[df].rel, dl),
 			    -1, -1, NULL, -1, NULL};
 			for (int q = 0; q < s->files[df].pf->nimports; q++) {
 				const pf_import *im = &s->files[df].pf->imports[q];
-				const range *g = im->line == dl ? dead_range_at(&s->files[df], im->byte) : NULL;
+				const range *g = im->line == dl ? scan_dead_range_at(&s->files[df], im->byte) : NULL;
 				if (g) {
-					s->cls_why.note = sa_fmt(s, "%s; %s", s->cls_why.note, g->note);
+					s->cls_why.note = scan_sa_fmt(s, "%s; %s", s->cls_why.note, g->note);
 					s->cls_why.rng = g;
 					s->cls_why.rfile = df;
-					s->cls_why.lead = sa_fmt(s, "%s is bound only by this import",
-					                         r->obj ? r->obj : name);
+					s->cls_why.lead = scan_sa_fmt(s, "%s is bound only by this import",
+					                              r->obj ? r->obj : name);
 					break;
 				}
 			}
 		} else {
-			c = ref_class(s, ra->file, r, &xf, &xl);
+			c = scan_ref_class(s, ra->file, r, &xf, &xl);
 		}
 		/* a live reader in the engine beats one in benchmarks/, examples/ ... */
-		int script = path_is_script(s->files[ra->file].rel);
-		if (reach_rank(c) > reach_rank(best) ||
-		    (best == R_LIVE && best_script && !script && reach_rank(c) == 6)) {
+		int script = scan_path_is_script(s->files[ra->file].rel);
+		if (scan_reach_rank(c) > scan_reach_rank(best) ||
+		    (best == R_LIVE && best_script && !script && scan_reach_rank(c) == 6)) {
 			best = c == R_BUSY ? R_LIVE : c;
 			best_script = script;
 			*ef = xf;
@@ -1064,25 +1064,25 @@ static const char *class_platform(muh_surface *s, int fi, int top)
 	const_eval(s, fi, scp->plat_expr, -1, 0, &r);
 	const char *cond = s->files[fi].pf->exprs[scp->plat_expr].text;
 	const char *decl = strstr(cond, "PlatformEnum")
-	                       ? sa_fmt(s, "declares `_enum = %s` (line %d)", cond, scp->plat_line)
-	                       : sa_fmt(s, "supports only devices where `%s` (line %d)", cond,
-	                                scp->plat_line);
+	                       ? scan_sa_fmt(s, "declares `_enum = %s` (line %d)", cond, scp->plat_line)
+	                       : scan_sa_fmt(s, "supports only devices where `%s` (line %d)", cond,
+	                                     scp->plat_line);
 	if (r.v == 0 && r.plat && r.plat != CR_CAP && r.plat != PF_PLAT_CUDA)
-		return sa_fmt(s, "class %s %s: %s only", scp->qual, decl, plat_name(r.plat));
+		return scan_sa_fmt(s, "class %s %s: %s only", scp->qual, decl, plat_name(r.plat));
 	if (r.v < 0 && r.plat == CR_CAP)
-		return sa_fmt(s, "class %s %s (a device-capability check: muh scan --device "
+		return scan_sa_fmt(s, "class %s %s (a device-capability check: muh scan --device "
 		                 "NAME decides)",
-		              scp->qual, decl);
+		                   scp->qual, decl);
 	return NULL;
 }
 
 /* Reachability of the outermost scope that contains sc: classes are live
  * when any live code names them; functions take the best class of their
  * readers (recursively). */
-enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
+enum reach scan_scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 {
 	sfile *f = &s->files[fi];
-	int top = outer_scope(f->pf, sc);
+	int top = scan_outer_scope(f->pf, sc);
 	*ef = -1;
 	*el = 0;
 	s->best_why = (why_at){NULL, -1, -1, NULL, -1, NULL};
@@ -1109,7 +1109,7 @@ enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 		s->best_scope = -1;
 		s->best_why = (why_at){pnote, -1, -1, NULL, -1, NULL};
 	} else {
-		r = readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
+		r = scan_readers_of(s, fi, scp->name, scp->start, scp->end, ef, el);
 	}
 	if (r != R_LIVE && is_entry(s, fi, top)) { /* called from outside */
 		r = R_LIVE;
@@ -1126,43 +1126,43 @@ enum reach scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el)
 }
 
 /* The function a call resolves to: (*ofi, *osc) or 0. */
-int call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
+int scan_call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
 {
-	return call_def(s, fi, c, ofi, osc, 0);
+	return scan_call_def(s, fi, c, ofi, osc, 0);
 }
 
 int scan_host_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc)
 {
-	return call_def(s, fi, c, ofi, osc, 1);
+	return scan_call_def(s, fi, c, ofi, osc, 1);
 }
 
 /* The top-level definition a call resolves to (any: a class too). */
-int call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any)
+int scan_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any)
 {
 	if (!c->fname)
 		return 0;
 	int tf = -1;
 	const char *tn = c->fname;
 	if (c->obj) {
-		tf = resolve_obj(s, fi, c->obj);
+		tf = scan_resolve_obj(s, fi, c->obj);
 		if (tf >= 0) {
 			int xf;
 			const char *xn;
-			if (resolve_name(s, tf, c->fname, &xf, &xn, 0) == RES_SYMBOL) {
+			if (scan_resolve_name(s, tf, c->fname, &xf, &xn, 0) == RES_SYMBOL) {
 				tf = xf;
 				tn = xn;
 			}
 		}
 	} else {
 		const char *xn;
-		if (resolve_name(s, fi, c->fname, &tf, &xn, 0) != RES_SYMBOL)
+		if (scan_resolve_name(s, fi, c->fname, &tf, &xn, 0) != RES_SYMBOL)
 			tf = -1;
 		else
 			tn = xn;
 	}
 	if (tf < 0)
 		return 0;
-	int d = def_key_get(s, tf, tn);
+	int d = scan_def_key_get(s, tf, tn);
 	if (d < 0)
 		return 0;
 	if (d < 0 || (!any && !(s->files[tf].pf->scopes[d].flags & PF_FUNC)))
@@ -1181,7 +1181,7 @@ enum scan_env_reader scan_host_read_class(muh_surface *s, int fi, int scope, uin
 	r.line = line;
 	r.flags = flags & PF_R_UNREACH;
 	int ef, el;
-	switch (ref_class(s, fi, &r, &ef, &el)) {
+	switch (scan_ref_class(s, fi, &r, &ef, &el)) {
 	case R_LIVE:
 	case R_BUSY:
 		return SCAN_ENV_R_LIVE;

@@ -36,7 +36,7 @@
 #include "textcut.h"
 #include "scan_int.h"
 
-void *vec_push(vec *v)
+void *scan_vec_push(vec *v)
 {
 	if (v->n == v->cap) {
 		size_t nc = v->cap ? v->cap * 2 : 8;
@@ -91,7 +91,7 @@ static int smap_grow(smap *m)
 
 /* Returns a pointer to the value slot of key, inserting it (value -1) when
  * absent and insert is set; NULL when absent (or out of memory). */
-int *smap_slot(smap *m, const char *key, int insert)
+int *scan_smap_slot(smap *m, const char *key, int insert)
 {
 	if (!m->cap || (insert && (m->n + 1) * 2 > m->cap)) {
 		if (!insert && !m->cap)
@@ -113,19 +113,19 @@ int *smap_slot(smap *m, const char *key, int insert)
 	return &m->vals[j];
 }
 
-int smap_get(const smap *m, const char *key)
+int scan_smap_get(const smap *m, const char *key)
 {
-	int *v = smap_slot((smap *)m, key, 0);
+	int *v = scan_smap_slot((smap *)m, key, 0);
 	return v ? *v : -1;
 }
 
-void smap_free(smap *m)
+void scan_smap_free(smap *m)
 {
 	free(m->keys);
 	free(m->vals);
 }
 
-void *sa_alloc(muh_surface *s, size_t n)
+void *scan_sa_alloc(muh_surface *s, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
 	sblock *b = s->arena;
@@ -146,12 +146,12 @@ void *sa_alloc(muh_surface *s, size_t n)
 	return p;
 }
 
-const char *sa_str(muh_surface *s, const char *str)
+const char *scan_sa_str(muh_surface *s, const char *str)
 {
 	if (!str)
 		return NULL;
 	size_t n = strlen(str);
-	char *p = sa_alloc(s, n + 1);
+	char *p = scan_sa_alloc(s, n + 1);
 	if (!p)
 		return "";
 	memcpy(p, str, n + 1);
@@ -164,10 +164,10 @@ static const char *sa_vfmt(muh_surface *s, const char *fmt, va_list ap)
 {
 	char buf[1024];
 	text_vfmt(buf, sizeof(buf), fmt, ap);
-	return sa_str(s, buf);
+	return scan_sa_str(s, buf);
 }
 
-const char *sa_fmt(muh_surface *s, const char *fmt, ...)
+const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -176,8 +176,8 @@ const char *sa_fmt(muh_surface *s, const char *fmt, ...)
 	return r;
 }
 
-const char *knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
-                    const char *kind, int occ, char out[20])
+const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
+                         const char *kind, int occ, char out[20])
 {
 	char buf[1200];
 	int n = snprintf(buf, sizeof(buf), "%s%c%s%c%s%c%s%c%d", rel, 0, scope, 0, name, 0, kind, 0,
@@ -194,7 +194,7 @@ const char *knob_id(muh_surface *s, const char *rel, const char *scope, const ch
 
 int scan_host_is_script(const muh_surface *s, int fi)
 {
-	return path_is_script(s->files[fi].rel);
+	return scan_path_is_script(s->files[fi].rel);
 }
 
 int scan_host_nfiles(const muh_surface *s)
@@ -233,7 +233,7 @@ const pyfile *scan_host_file(const muh_surface *s, int fi, const char **rel,
 
 const char *scan_host_str(muh_surface *s, const char *str)
 {
-	return sa_str(s, str);
+	return scan_sa_str(s, str);
 }
 
 const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
@@ -247,7 +247,7 @@ const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
 
 void *scan_host_alloc(muh_surface *s, size_t n)
 {
-	void *p = sa_alloc(s, n);
+	void *p = scan_sa_alloc(s, n);
 	if (p)
 		memset(p, 0, n);
 	return p;
@@ -255,7 +255,7 @@ void *scan_host_alloc(muh_surface *s, size_t n)
 
 muh_knob *scan_host_push_knob(muh_surface *s)
 {
-	return vec_push(&s->knobs);
+	return scan_vec_push(&s->knobs);
 }
 
 muh_knob *scan_host_knob(muh_surface *s, size_t i)
@@ -275,14 +275,14 @@ void scan_host_drop_knob(muh_surface *s, size_t i)
 void scan_host_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
                        const char *kind, int occ, char out[20])
 {
-	knob_id(s, rel, scope, name, kind, occ, out);
+	scan_knob_id(s, rel, scope, name, kind, occ, out);
 }
 
 /* ---- host for scan_cache.c (see src/scan_cache.h) ---- */
 
 muh_diag *scan_host_push_diag(muh_surface *s)
 {
-	return vec_push(&s->diags);
+	return scan_vec_push(&s->diags);
 }
 
 void scan_host_set_totals(muh_surface *s, size_t nfiles, size_t nbytes)

@@ -38,32 +38,32 @@
 /* ---- 7. knobs and verdicts ------------------------------------------------------- */
 
 
-void step(kb *b, int fi, int line, const char *fmt, ...)
+void scan_kb_step(kb *b, int fi, int line, const char *fmt, ...)
 {
 	char buf[600];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	scan_step *st = vec_push(&b->steps);
+	scan_step *st = scan_vec_push(&b->steps);
 	if (!st)
 		return;
 	st->file = fi >= 0 ? b->s->files[fi].rel : "";
 	st->line = line;
-	st->note = sa_str(b->s, buf);
+	st->note = scan_sa_str(b->s, buf);
 }
 
-void step_file(kb *b, const char *rel, int line, const char *note)
+void scan_step_file(kb *b, const char *rel, int line, const char *note)
 {
-	scan_step *st = vec_push(&b->steps);
+	scan_step *st = scan_vec_push(&b->steps);
 	if (!st)
 		return;
 	st->file = rel;
 	st->line = line;
-	st->note = sa_str(b->s, note);
+	st->note = scan_sa_str(b->s, note);
 }
 
-const char *scope_qual(const pyfile *pf, int sc)
+const char *scan_scope_qual(const pyfile *pf, int sc)
 {
 	return sc >= 0 ? pf->scopes[sc].qual : "<module>";
 }
@@ -76,11 +76,11 @@ static void explain_dead(kb *b, int fi, int d)
 	for (int n = 0; d >= 0 && d < pf->ndeads && n < 8; n++) {
 		const pf_dead *x = &pf->deads[d];
 		if (x->kind == PF_D_OVERWRITE) {
-			step(b, fi, x->line, "%s is assigned here and overwritten before any read",
-			     x->name);
+			scan_kb_step(b, fi, x->line, "%s is assigned here and overwritten before any read",
+			             x->name);
 			for (int i = 0; i < x->nkill && i < 4; i++)
-				step(b, fi, x->kills[i], "%s overwritten here%s", x->name,
-				     x->nkill > 1 ? " (on every path)" : "");
+				scan_kb_step(b, fi, x->kills[i], "%s overwritten here%s", x->name,
+				             x->nkill > 1 ? " (on every path)" : "");
 			return;
 		}
 		if (x->kind == PF_D_BRANCH) {
@@ -90,13 +90,13 @@ static void explain_dead(kb *b, int fi, int d)
 				if (pf->asgs[i].line == x->kill_line && !strcmp(pf->asgs[i].name, x->name) &&
 				    pf->asgs[i].lit_text)
 					lit = pf->asgs[i].lit_text;
-			step(b, fi, x->kill_line, "%s = %s here", x->name, lit);
-			step(b, fi, x->line, "so this branch of `if %s:` (line %d) never runs",
-			     g && g->cond ? g->cond : x->name, g ? g->line : x->line);
+			scan_kb_step(b, fi, x->kill_line, "%s = %s here", x->name, lit);
+			scan_kb_step(b, fi, x->line, "so this branch of `if %s:` (line %d) never runs",
+			             g && g->cond ? g->cond : x->name, g ? g->line : x->line);
 			return;
 		}
-		step(b, fi, x->line, "%s is assigned here and read only by dead code (line %d)",
-		     x->name, x->kill_line);
+		scan_kb_step(b, fi, x->line, "%s is assigned here and read only by dead code (line %d)",
+		             x->name, x->kill_line);
 		d = x->via;
 	}
 }
@@ -105,46 +105,46 @@ static void explain_dead(kb *b, int fi, int d)
  * constant behind its value (file:line). */
 static void explain_range(kb *b, int fi, const range *g)
 {
-	step(b, fi, g->line, "%s", g->head ? g->head : g->note);
+	scan_kb_step(b, fi, g->line, "%s", g->head ? g->head : g->note);
 	for (int i = g->nev - 1; i >= 0; i--) /* outermost binding first */
 		if (g->evf[i] >= 0)
-			step(b, g->evf[i], g->evl[i], "%s", g->evn[i]);
+			scan_kb_step(b, g->evf[i], g->evl[i], "%s", g->evn[i]);
 		else
-			step(b, fi, g->line, "%s", g->evn[i]);
+			scan_kb_step(b, fi, g->line, "%s", g->evn[i]);
 }
 
 /* "named by the string 'pkg.mod.Name'" when file fi names name at line by
  * a dotted string (PF_R_STR), else NULL. */
 static const char *str_ref_at(muh_surface *s, int fi, int line, const char *name)
 {
-	const vec *list = refs_named(s, name);
+	const vec *list = scan_refs_named(s, name);
 	for (size_t i = 0; list && i < list->n; i++) {
 		const ref_at *ra = (const ref_at *)list->p + i;
 		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
 		if (ra->file == fi && r->line == line && (r->flags & PF_R_STR))
-			return sa_fmt(s, "named by its path in a string (%s.%s)", r->obj, name);
+			return scan_sa_fmt(s, "named by its path in a string (%s.%s)", r->obj, name);
 	}
 	return NULL;
 }
 
 /* Evidence: who calls the function holding scope sc, and who calls that,
  * up to max links, while the chain is live. */
-void call_chain(kb *b, int fi, int sc, int max)
+void scan_call_chain(kb *b, int fi, int sc, int max)
 {
 	muh_surface *s = b->s;
 	for (int n = 0; n < max && fi >= 0; n++) {
 		sfile *f = &s->files[fi];
-		int top = outer_scope(f->pf, sc);
+		int top = scan_outer_scope(f->pf, sc);
 		if (top < 0 || f->reach[top] != R_LIVE || f->reach_file[top] < 0)
 			return;
 		int ef = f->reach_file[top], el = f->reach_line[top], esc = f->reach_scope[top];
 		const pyfile *ep = s->files[ef].pf;
 		const char *str = str_ref_at(s, ef, el, f->pf->scopes[top].name);
-		step(b, ef, el, "%s is %s here%s%s", f->pf->scopes[top].qual,
-		     str                                      ? str
-		     : (f->pf->scopes[top].flags & PF_CLASS) ? "named"
+		scan_kb_step(b, ef, el, "%s is %s here%s%s", f->pf->scopes[top].qual,
+		             str                                      ? str
+		             : (f->pf->scopes[top].flags & PF_CLASS) ? "named"
 		                                              : "called",
-		     esc >= 0 ? ", in " : " (module-level code)", esc >= 0 ? ep->scopes[esc].qual : "");
+		             esc >= 0 ? ", in " : " (module-level code)", esc >= 0 ? ep->scopes[esc].qual : "");
 		if (esc < 0)
 			return;
 		fi = ef;
@@ -154,8 +154,8 @@ void call_chain(kb *b, int fi, int sc, int max)
 
 /* Explains a reader class as a verdict; returns the verdict. s->best_why
  * (set by the readers_of/scope_reach call that gave r) adds the reason. */
-enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
-                               const char **why)
+enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
+                                    const char **why)
 {
 	muh_surface *s = b->s;
 	why_at bw = s->best_why;
@@ -164,11 +164,11 @@ enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *
 	case R_BUSY:
 		if (ef >= 0) {
 			int rsc = s->best_scope;
-			step(b, ef, el, "%s read here (reachable code)", what);
+			scan_kb_step(b, ef, el, "%s read here (reachable code)", what);
 			if (rsc >= 0)
-				call_chain(b, ef, rsc, 6);
+				scan_call_chain(b, ef, rsc, 6);
 		}
-		*why = ef >= 0 ? sa_fmt(s, "read at %s:%d", s->files[ef].rel, el)
+		*why = ef >= 0 ? scan_sa_fmt(s, "read at %s:%d", s->files[ef].rel, el)
 		               : "read by module-level code";
 		return SCAN_LIVE;
 	case R_UNKNOWN: {
@@ -180,76 +180,76 @@ enum scan_verdict verdict_from(kb *b, enum reach r, int ef, int el, const char *
 					root = pf->scopes[i].qual;
 		}
 		if (root) {
-			step(b, ef, el,
-			     "%s is reached only through %s, which nothing in the tree names", what,
-			     root);
-			*why = sa_fmt(s,
-			              "reached only through %s, never named statically (registry "
-			              "or dynamic call?)",
-			              root);
+			scan_kb_step(b, ef, el,
+			             "%s is reached only through %s, which nothing in the tree names", what,
+			             root);
+			*why = scan_sa_fmt(s,
+			                   "reached only through %s, never named statically (registry "
+			                   "or dynamic call?)",
+			                   root);
 		} else {
 			if (ef >= 0)
-				step(b, ef, el,
-				     "%s read here, in code that nothing names statically", what);
+				scan_kb_step(b, ef, el,
+				             "%s read here, in code that nothing names statically", what);
 			*why = "read only from code never referenced by name (dynamic call?)";
 		}
 		return SCAN_UNKNOWN;
 	}
 	case R_PLATFORM:
 		if (ef >= 0 && bw.rng && !s->files[ef].platform) {
-			step(b, ef, el, "%s read here, in a branch for another platform:", what);
+			scan_kb_step(b, ef, el, "%s read here, in a branch for another platform:", what);
 			explain_range(b, bw.rfile, bw.rng);
-			*why = sa_fmt(s, "read only where %s", bw.note);
+			*why = scan_sa_fmt(s, "read only where %s", bw.note);
 			return SCAN_PLATFORM;
 		}
 		if (ef >= 0 && bw.note && !s->files[ef].platform) {
-			step(b, ef, el, "%s read here: %s", what, bw.note);
-			*why = sa_fmt(s, "read only where %s", bw.note);
+			scan_kb_step(b, ef, el, "%s read here: %s", what, bw.note);
+			*why = scan_sa_fmt(s, "read only where %s", bw.note);
 			return SCAN_PLATFORM;
 		}
 		if (ef >= 0)
-			step(b, ef, el, "%s read here, in another platform's module (%s)", what,
-			     s->files[ef].plat_why ? s->files[ef].plat_why : "platform");
+			scan_kb_step(b, ef, el, "%s read here, in another platform's module (%s)", what,
+			             s->files[ef].plat_why ? s->files[ef].plat_why : "platform");
 		*why = "read only by another platform's backend";
 		return SCAN_PLATFORM;
 	case R_NOCALL:
 		if (ef >= 0)
-			step(b, ef, el, "%s read only in %s", what,
-			     bw.note ? bw.note : "a function nothing in the tree calls");
-		*why = sa_fmt(s, "no call in the tree: %s", bw.note ? bw.note : "never called");
+			scan_kb_step(b, ef, el, "%s read only in %s", what,
+			             bw.note ? bw.note : "a function nothing in the tree calls");
+		*why = scan_sa_fmt(s, "no call in the tree: %s", bw.note ? bw.note : "never called");
 		return SCAN_DEAD;
 	case R_TEST:
 		if (ef >= 0)
-			step(b, ef, el, "%s read only from tests (e.g. here)", what);
+			scan_kb_step(b, ef, el, "%s read only from tests (e.g. here)", what);
 		*why = "read only from tests";
 		return SCAN_DEAD;
 	case R_UNREACH:
 		if (bw.dead >= 0) {
 			if (ef >= 0)
-				step(b, ef, el, "%s is reached only from here, in code that is dead:", what);
+				scan_kb_step(b, ef, el, "%s is reached only from here, in code that is dead:", what);
 			explain_dead(b, bw.file, bw.dead);
 			*why = "read only by dead code (overwritten or disabled before use)";
 			return SCAN_DEAD;
 		}
 		if (ef >= 0 && bw.rng) {
 			if (bw.lead)
-				step(b, ef, el, "%s (%s is read only through it)", bw.lead, what);
+				scan_kb_step(b, ef, el, "%s (%s is read only through it)", bw.lead, what);
 			else
-				step(b, ef, el, "%s read only on an unreachable path:", what);
+				scan_kb_step(b, ef, el, "%s read only on an unreachable path:", what);
 			explain_range(b, bw.rfile, bw.rng);
-			*why = sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
+			*why = scan_sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
 			return SCAN_DEAD;
 		}
 		if (ef >= 0 && bw.note) {
-			step(b, ef, el, "%s read only on an unreachable path: %s", what, bw.note);
-			*why = sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
+			scan_kb_step(b, ef, el, "%s read only on an unreachable path: %s", what, bw.note);
+			*why = scan_sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
 			return SCAN_DEAD;
 		}
 		if (ef >= 0)
-			step(b, ef, el,
-			     "%s read only on an unreachable path (after return, or under a "
-			     "constant-false if)",
-			     what);
+			scan_kb_step(b, ef, el,
+			             "%s read only on an unreachable path (after return, or under a "
+			             "constant-false if)",
+			             what);
 		*why = "read only on unreachable paths";
 		return SCAN_DEAD;
 	default:
@@ -289,8 +289,8 @@ static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
 					const char *on;
 					if (strcmp(r->name, sc->name) || r->obj || (r->flags & PF_R_STR))
 						continue;
-					if (g == fi ? !local_binding(gp, r->scope, r->name)
-					            : (resolve_name(s, g, r->name, &of, &on, 0) == RES_SYMBOL &&
+					if (g == fi ? !scan_local_binding(gp, r->scope, r->name)
+					            : (scan_resolve_name(s, g, r->name, &of, &on, 0) == RES_SYMBOL &&
 					               of == fi && !strcmp(on, sc->name)))
 						nuse++;
 				}
@@ -300,9 +300,9 @@ static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
 				const pf_call *c = &gp->calls[i];
 				int of, osc;
 				if (!c->fname || strcmp(c->fname, sc->name) ||
-				    !call_def(s, g, c, &of, &osc, 0) || of != fi || osc != k->scope)
+				    !scan_call_def(s, g, c, &of, &osc, 0) || of != fi || osc != k->scope)
 					continue;
-				if (in_dead(gf, c->byte))
+				if (scan_in_dead(gf, c->byte))
 					continue; /* a call that never runs passes nothing */
 				int passes = 0;
 				for (int a = 0; a < c->nargs; a++) {
@@ -318,10 +318,10 @@ static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
 					first_l = c->line;
 				}
 				if (n < 5)
-					step(b, g, c->line, "%s(..., %s=...) here passes it", sc->qual, k->name);
+					scan_kb_step(b, g, c->line, "%s(..., %s=...) here passes it", sc->qual, k->name);
 				else if (n == 5) {
 					more_at = b->steps.n;
-					step(b, g, c->line, "and more calls pass it, from here on");
+					scan_kb_step(b, g, c->line, "and more calls pass it, from here on");
 				}
 				n++;
 			}
@@ -330,11 +330,11 @@ static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
 		return NULL;
 	if (n > 5 && more_at < b->steps.n)
 		((scan_step *)b->steps.p)[more_at].note =
-		    sa_fmt(s, "and %d more calls pass it, from here on", n - 5);
-	return sa_fmt(s, "every call of %s passes %s (%d call%s, first at %s:%d): the default %s "
+		    scan_sa_fmt(s, "and %d more calls pass it, from here on", n - 5);
+	return scan_sa_fmt(s, "every call of %s passes %s (%d call%s, first at %s:%d): the default %s "
 	                 "is never used",
-	              sc->qual, k->name, n, n == 1 ? "" : "s", s->files[first_f].rel, first_l,
-	              k->text);
+	                   sc->qual, k->name, n, n == 1 ? "" : "s", s->files[first_f].rel, first_l,
+	                   k->text);
 }
 
 static int raises_nie(kb *b, int fi, int sc, int depth)
@@ -343,8 +343,8 @@ static int raises_nie(kb *b, int fi, int sc, int depth)
 	const pyfile *pf = s->files[fi].pf;
 	const pf_scope *scp = &pf->scopes[sc];
 	if (scp->flags & PF_RAISES_NIE) {
-		step(b, fi, scp->line, "def %s", scp->qual);
-		step(b, fi, scp->raise_line, "raise NotImplementedError, unconditionally");
+		scan_kb_step(b, fi, scp->line, "def %s", scp->qual);
+		scan_kb_step(b, fi, scp->raise_line, "raise NotImplementedError, unconditionally");
 		return 1;
 	}
 	if (depth >= 3)
@@ -354,10 +354,10 @@ static int raises_nie(kb *b, int fi, int sc, int depth)
 		if (c->scope != sc || !(c->flags & PF_C_UNCOND) || (c->flags & PF_C_UNREACH))
 			continue;
 		int tf, ts;
-		if (!call_target(s, fi, c, &tf, &ts) || (tf == fi && ts == sc))
+		if (!scan_call_target(s, fi, c, &tf, &ts) || (tf == fi && ts == sc))
 			continue;
 		size_t mark = b->steps.n;
-		step(b, fi, c->line, "%s calls %s unconditionally", scp->qual, c->callee);
+		scan_kb_step(b, fi, c->line, "%s calls %s unconditionally", scp->qual, c->callee);
 		if (raises_nie(b, tf, ts, depth + 1))
 			return 1;
 		b->steps.n = mark;
@@ -391,17 +391,17 @@ static void check_unsafe(kb *b, int fi, const pf_knob *k)
 				if (c->byte < a || c->byte >= e)
 					continue;
 				int tf, ts;
-				if (!call_target(s, fi, c, &tf, &ts))
+				if (!scan_call_target(s, fi, c, &tf, &ts))
 					continue;
 				size_t mark = b->steps.n;
-				step(b, fi,
-				     takes_cons ? g->line : (g->else_line ? g->else_line : g->line),
-				     "%s = %s takes this branch of `if %s%s:`", k->name,
-				     val ? "True" : "False", g->negated ? "not " : "", k->name);
-				step(b, fi, c->line, "calls %s", c->callee);
+				scan_kb_step(b, fi,
+				             takes_cons ? g->line : (g->else_line ? g->else_line : g->line),
+				             "%s = %s takes this branch of `if %s%s:`", k->name,
+				             val ? "True" : "False", g->negated ? "not " : "", k->name);
+				scan_kb_step(b, fi, c->line, "calls %s", c->callee);
 				if (raises_nie(b, tf, ts, 0)) {
 					found = 1;
-					const char **u = vec_push(&b->unsafe);
+					const char **u = scan_vec_push(&b->unsafe);
 					if (u)
 						*u = val ? "True" : "False";
 				} else {
@@ -454,12 +454,12 @@ static int guard_names_knob(muh_surface *s, int gf, const pf_guard *g, int fi, c
 	if (k->scope >= 0)
 		return gf == fi && !g->cmp_obj && g->scope == k->scope;
 	if (g->cmp_obj)
-		return resolve_obj(s, gf, g->cmp_obj) == fi;
+		return scan_resolve_obj(s, gf, g->cmp_obj) == fi;
 	if (gf == fi)
-		return g->scope < 0 || !local_binding(s->files[gf].pf, g->scope, k->name);
+		return g->scope < 0 || !scan_local_binding(s->files[gf].pf, g->scope, k->name);
 	int ofi;
 	const char *on;
-	return resolve_name(s, gf, k->name, &ofi, &on, 0) == RES_SYMBOL && ofi == fi;
+	return scan_resolve_name(s, gf, k->name, &ofi, &on, 0) == RES_SYMBOL && ofi == fi;
 }
 
 /* Evidence: the ifs around byte (outermost first) in its function, other
@@ -476,16 +476,16 @@ static int enclosing_guards(kb *b, int gf, uint32_t byte, int scope, const pf_gu
 		int in_alt = e->alt_end && byte >= e->alt_start && byte < e->alt_end;
 		if (!in_cons && !in_alt)
 			continue;
-		step(b, gf, e->line, "%s `if %s:`", in_cons ? "under" : "in the else of",
-		     e->cond ? e->cond : "?");
+		scan_kb_step(b, gf, e->line, "%s `if %s:`", in_cons ? "under" : "in the else of",
+		             e->cond ? e->cond : "?");
 		n++;
 	}
 	return n;
 }
 
-void add_unsafe(kb *b, const char *v)
+void scan_add_unsafe(kb *b, const char *v)
 {
-	const char **u = vec_push(&b->unsafe);
+	const char **u = scan_vec_push(&b->unsafe);
 	if (u)
 		*u = v;
 }
@@ -499,7 +499,7 @@ static const char *vals_text(muh_surface *s, const char *const *v, int n)
 	char buf[600]; /* at a word, with how much more (textcut.h) */
 	text_cut(buf, sizeof(buf), all.b);
 	free(all.b);
-	return sa_str(s, buf);
+	return scan_sa_str(s, buf);
 }
 
 /* The value of the other side of an assert: a literal, or the default of
@@ -544,17 +544,17 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 		for (int gf = 0; gf < s->nfiles; gf++) {
 			const pyfile *gp = s->files[gf].pf;
 			for (int i = 0; i < gp->nguards; i++)
-				if (gp->guards[i].cmp_name && !smap_slot(&s->cmp_names, gp->guards[i].cmp_name, 1))
+				if (gp->guards[i].cmp_name && !scan_smap_slot(&s->cmp_names, gp->guards[i].cmp_name, 1))
 					s->oom = 1;
 			for (int i = 0; i < gp->nasserts; i++) {
-				if (gp->asserts[i].lname && !smap_slot(&s->cmp_names, gp->asserts[i].lname, 1))
+				if (gp->asserts[i].lname && !scan_smap_slot(&s->cmp_names, gp->asserts[i].lname, 1))
 					s->oom = 1;
-				if (gp->asserts[i].rname && !smap_slot(&s->cmp_names, gp->asserts[i].rname, 1))
+				if (gp->asserts[i].rname && !scan_smap_slot(&s->cmp_names, gp->asserts[i].rname, 1))
 					s->oom = 1;
 			}
 		}
 	}
-	if (!smap_slot(&s->cmp_names, k->name, 0))
+	if (!scan_smap_slot(&s->cmp_names, k->name, 0))
 		return NULL;
 	for (int gf = 0; gf < s->nfiles; gf++) {
 		sfile *g = &s->files[gf];
@@ -563,29 +563,29 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 		const pyfile *gp = g->pf;
 		for (int gi = 0; gi < gp->nguards; gi++) {
 			const pf_guard *gd = &gp->guards[gi];
-			if (!guard_names_knob(s, gf, gd, fi, k) || in_dead(g, gd->byte) ||
-			    plat_range_at(g, gd->byte))
+			if (!guard_names_knob(s, gf, gd, fi, k) || scan_in_dead(g, gd->byte) ||
+			    scan_plat_range_at(g, gd->byte))
 				continue;
 			int op = gd->cmp_op;
 			if (gd->cons_raise && (op == '=' || op == 'i' || op == '!' || op == 'n')) {
 				const char *vt = vals_text(s, gd->cmp_vals, gd->ncmp);
 				const char *u = op == '=' || op == 'i' ? NULL
-				                                       : sa_fmt(s, "not in (%s)", vt);
+				                                       : scan_sa_fmt(s, "not in (%s)", vt);
 				int nc = enclosing_guards(b, gf, gd->byte, gd->scope, gd);
-				step(b, gf, gd->line, "%s %s %s%s%s takes this branch", k->name,
-				     op == '=' || op == 'i' ? "=" : "not in", op == 'i' || op == 'n' ? "(" : "",
-				     vt, op == 'i' || op == 'n' ? ")" : "");
-				step(b, gf, gd->cons_raise, "raise %s", gd->cons_exc ? gd->cons_exc : "");
+				scan_kb_step(b, gf, gd->line, "%s %s %s%s%s takes this branch", k->name,
+				             op == '=' || op == 'i' ? "=" : "not in", op == 'i' || op == 'n' ? "(" : "",
+				             vt, op == 'i' || op == 'n' ? ")" : "");
+				scan_kb_step(b, gf, gd->cons_raise, "raise %s", gd->cons_exc ? gd->cons_exc : "");
 				if (u)
-					add_unsafe(b, u);
+					scan_add_unsafe(b, u);
 				else
 					for (int i = 0; i < gd->ncmp; i++)
-						add_unsafe(b, gd->cmp_vals[i]);
+						scan_add_unsafe(b, gd->cmp_vals[i]);
 				if (!why)
-					why = sa_fmt(s, "%s %s %s raises %s%s", k->name,
-					             u ? "outside" : "=", u ? u + 7 : vt,
-					             gd->cons_exc ? gd->cons_exc : "an exception",
-					             nc ? " (when the enclosing ifs hold)" : "");
+					why = scan_sa_fmt(s, "%s %s %s raises %s%s", k->name,
+					                  u ? "outside" : "=", u ? u + 7 : vt,
+					                  gd->cons_exc ? gd->cons_exc : "an exception",
+					                  nc ? " (when the enclosing ifs hold)" : "");
 			}
 			/* the else of a chain that names every accepted value */
 			if (gd->chain == gi && gd->else_raise) {
@@ -607,13 +607,13 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 					continue;
 				const char *vt = vals_text(s, acc, na);
 				enclosing_guards(b, gf, gd->byte, gd->scope, gd);
-				step(b, gf, gd->line, "the if/elif chain on %s accepts %s", k->name, vt);
-				step(b, gf, gd->else_raise, "any other value takes the else: raise %s",
-				     gd->else_exc ? gd->else_exc : "");
-				add_unsafe(b, sa_fmt(s, "not in (%s)", vt));
+				scan_kb_step(b, gf, gd->line, "the if/elif chain on %s accepts %s", k->name, vt);
+				scan_kb_step(b, gf, gd->else_raise, "any other value takes the else: raise %s",
+				             gd->else_exc ? gd->else_exc : "");
+				scan_add_unsafe(b, scan_sa_fmt(s, "not in (%s)", vt));
 				if (!why)
-					why = sa_fmt(s, "%s outside (%s) raises %s", k->name, vt,
-					             gd->else_exc ? gd->else_exc : "an exception");
+					why = scan_sa_fmt(s, "%s outside (%s) raises %s", k->name, vt,
+					                  gd->else_exc ? gd->else_exc : "an exception");
 			}
 		}
 		for (int ai = 0; ai < gp->nasserts; ai++) {
@@ -626,7 +626,7 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			            (k->kind == PF_K_ENGINE_ARG
 			                 ? engine_arg_read(s, gf, a->scope, a->robj, fi, k)
 			                 : (!a->robj && gf == fi));
-			if ((!left && !right) || in_dead(g, a->byte) || plat_range_at(g, a->byte))
+			if ((!left && !right) || scan_in_dead(g, a->byte) || scan_plat_range_at(g, a->byte))
 				continue;
 			int of, ol;
 			const char *other =
@@ -659,34 +659,34 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			                   : op == '<' ? ">="
 			                   : op == '=' ? "!="
 			                               : "==";
-			const char *u = sa_fmt(s, "%s %s", fail, other);
+			const char *u = scan_sa_fmt(s, "%s %s", fail, other);
 			const pf_guard *gd = a->guard >= 0 ? &gp->guards[a->guard] : NULL;
 			if (of >= 0)
-				step(b, of, ol, "%s defaults to %s", left ? a->rname : a->lname, other);
+				scan_kb_step(b, of, ol, "%s defaults to %s", left ? a->rname : a->lname, other);
 			enclosing_guards(b, gf, a->byte, a->scope, NULL);
-			step(b, gf, a->line, "assert %s fails for %s %s", a->text, k->name, u);
-			add_unsafe(b, u);
+			scan_kb_step(b, gf, a->line, "assert %s fails for %s %s", a->text, k->name, u);
+			scan_add_unsafe(b, u);
 			(void)ov;
 			if (!why)
-				why = sa_fmt(s, "%s %s fails `assert %s`%s%s%s", k->name, u, a->text,
-				             gd ? " (when `" : "", gd ? (gd->cond ? gd->cond : "?") : "",
-				             gd ? "` holds)" : "");
+				why = scan_sa_fmt(s, "%s %s fails `assert %s`%s%s%s", k->name, u, a->text,
+				                  gd ? " (when `" : "", gd ? (gd->cond ? gd->cond : "?") : "",
+				                  gd ? "` holds)" : "");
 		}
 	}
 	return why;
 }
 
-muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
-               enum scan_verdict v, const char *why)
+muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
+                    enum scan_verdict v, const char *why)
 {
-	muh_knob *o = vec_push(&s->knobs);
+	muh_knob *o = scan_vec_push(&s->knobs);
 	if (!o)
 		return NULL;
 	const pyfile *pf = fi >= 0 ? s->files[fi].pf : NULL;
 	o->file = file;
 	o->name = k->name;
 	o->kind = pyfile_kind_name(k->kind);
-	o->scope = pf ? scope_qual(pf, k->scope) : "<file>";
+	o->scope = pf ? scan_scope_qual(pf, k->scope) : "<file>";
 	o->line = k->line;
 	o->col = k->col;
 	o->end_line = k->end_line;
@@ -697,7 +697,7 @@ muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file
 	o->eval = k->eval;
 	o->file_hash = pf ? pf->hash : 0;
 	if (k->nalts) {
-		scan_alt *alts = sa_alloc(s, sizeof(scan_alt) * (size_t)k->nalts);
+		scan_alt *alts = scan_sa_alloc(s, sizeof(scan_alt) * (size_t)k->nalts);
 		if (alts) {
 			for (int i = 0; i < k->nalts; i++) {
 				alts[i].text = k->alts[i].text;
@@ -713,10 +713,10 @@ muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file
 	o->verdict = v;
 	o->why = why;
 	if (!b->steps.n) /* no verdict without evidence: at least the knob and why */
-		step_file(b, file, k->line > 0 ? k->line : 1,
-		          sa_fmt(s, "%s: %s", k->name, why ? why : scan_verdict_name(v)));
+		scan_step_file(b, file, k->line > 0 ? k->line : 1,
+		               scan_sa_fmt(s, "%s: %s", k->name, why ? why : scan_verdict_name(v)));
 	if (b->unsafe.n) {
-		const char **u = sa_alloc(s, sizeof(char *) * b->unsafe.n);
+		const char **u = scan_sa_alloc(s, sizeof(char *) * b->unsafe.n);
 		if (u) {
 			memcpy(u, b->unsafe.p, sizeof(char *) * b->unsafe.n);
 			o->unsafe_values = u;
@@ -724,7 +724,7 @@ muh_knob *emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file
 		}
 	}
 	if (b->steps.n) {
-		scan_step *st = sa_alloc(s, sizeof(scan_step) * b->steps.n);
+		scan_step *st = scan_sa_alloc(s, sizeof(scan_step) * b->steps.n);
 		if (st) {
 			memcpy(st, b->steps.p, sizeof(scan_step) * b->steps.n);
 			o->evidence = st;
@@ -743,7 +743,7 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 {
 	const pyfile *pf = s->files[fi].pf;
 	const pf_scope *scp = &pf->scopes[k->scope];
-	const vec *list = refs_named(s, k->name);
+	const vec *list = scan_refs_named(s, k->name);
 	enum reach best = R_NONE;
 	why_at bw = {NULL, -1, -1, NULL, -1, NULL};
 	*el = 0;
@@ -769,17 +769,17 @@ static enum reach local_readers(muh_surface *s, int fi, const pf_knob *k, int *e
 			continue;
 		enum reach c = R_LIVE;
 		why_at w = {NULL, -1, -1, NULL, -1, NULL};
-		const range *dr = dead_range_at(&s->files[fi], r->byte);
+		const range *dr = scan_dead_range_at(&s->files[fi], r->byte);
 		if (r->flags & PF_R_DEAD) {
 			c = R_UNREACH;
 			w = (why_at){NULL, fi, r->dead, NULL, -1, NULL};
 		} else if (r->flags & PF_R_UNREACH) {
 			c = R_UNREACH;
-		} else if (dr || in_dead(&s->files[fi], r->byte)) {
+		} else if (dr || scan_in_dead(&s->files[fi], r->byte)) {
 			c = R_UNREACH;
 			w.note = dr ? dr->note : NULL;
 		}
-		if (reach_rank(c) > reach_rank(best)) {
+		if (scan_reach_rank(c) > scan_reach_rank(best)) {
 			best = c;
 			bw = w;
 			*el = r->line;
@@ -796,16 +796,16 @@ static int find_jit(muh_surface *s, int fi, const pf_call *c, int *kfi, int *ksc
 	int tf = -1, d = -1;
 	const char *tn = c->fname;
 	if (c->obj) {
-		tf = resolve_obj(s, fi, c->obj);
+		tf = scan_resolve_obj(s, fi, c->obj);
 	} else {
 		const char *xn;
-		if (resolve_name(s, fi, c->fname, &tf, &xn, 0) == RES_SYMBOL)
+		if (scan_resolve_name(s, fi, c->fname, &tf, &xn, 0) == RES_SYMBOL)
 			tn = xn;
 		else
 			tf = -1;
 	}
 	if (tf >= 0)
-		d = def_key_get(s, tf, tn);
+		d = scan_def_key_get(s, tf, tn);
 	if (d < 0 || !(s->files[tf].pf->scopes[d].flags & PF_JIT))
 		return 0;
 	*kfi = tf;
@@ -839,7 +839,7 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 				int tf, ts;
 				if (!c->fname || strcmp(c->fname, fn->name) || !(c->flags & PF_C_UNCOND) ||
 				    (c->flags & PF_C_UNREACH) || c->scope < 0 ||
-				    !call_target(s, cf, c, &tf, &ts) || tf != fi || ts != gs->scope)
+				    !scan_call_target(s, cf, c, &tf, &ts) || tf != fi || ts != gs->scope)
 					continue;
 				pf_ref at = {0};
 				at.name = fn->name;
@@ -848,17 +848,17 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 				at.byte = c->byte;
 				at.dead = -1;
 				int ef, el;
-				if (ref_class(s, cf, &at, &ef, &el) != R_LIVE)
+				if (scan_ref_class(s, cf, &at, &ef, &el) != R_LIVE)
 					continue;
-				step(b, fi, k->line, "%s = %s here, at module level", k->name, k->text);
-				step(b, fi, fn->line, "def %s assigns it (`global %s`) at line %d", fn->qual,
-				     k->name, gs->line);
-				step(b, cf, c->line, "%s calls %s unconditionally", f->pf->scopes[c->scope].qual,
-				     c->callee);
-				call_chain(b, cf, c->scope, 4);
-				*why = sa_fmt(s, "set by %s() at %s:%d when the engine starts: the literal is "
+				scan_kb_step(b, fi, k->line, "%s = %s here, at module level", k->name, k->text);
+				scan_kb_step(b, fi, fn->line, "def %s assigns it (`global %s`) at line %d", fn->qual,
+				             k->name, gs->line);
+				scan_kb_step(b, cf, c->line, "%s calls %s unconditionally", f->pf->scopes[c->scope].qual,
+				             c->callee);
+				scan_call_chain(b, cf, c->scope, 4);
+				*why = scan_sa_fmt(s, "set by %s() at %s:%d when the engine starts: the literal is "
 				                 "overwritten before use",
-				              fn->qual, f->rel, c->line);
+				                   fn->qual, f->rel, c->line);
 				b->over_file = cf;
 				b->over_line = c->line;
 				return 1;
@@ -870,7 +870,7 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 
 /* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
  * out. */
-scan_flow *flow_of(muh_surface *s)
+scan_flow *scan_flow_of(muh_surface *s)
 {
 	if (!s->flow)
 		s->flow = scan_flow_new(s);
@@ -880,13 +880,13 @@ scan_flow *flow_of(muh_surface *s)
 }
 
 
-reach_scratch scratch_save(const muh_surface *s)
+reach_scratch scan_scratch_save(const muh_surface *s)
 {
 	return (reach_scratch){s->cls_why, s->best_why, s->dead_import_file, s->dead_import_line,
 	                       s->best_scope};
 }
 
-void scratch_restore(muh_surface *s, const reach_scratch *x)
+void scan_scratch_restore(muh_surface *s, const reach_scratch *x)
 {
 	s->cls_why = x->cls_why;
 	s->best_why = x->best_why;
@@ -896,11 +896,11 @@ void scratch_restore(muh_surface *s, const reach_scratch *x)
 }
 
 /* Adds the hops of a scan_flow result as evidence steps. */
-void flow_steps(kb *b, const scan_flow_res *fr)
+void scan_flow_steps(kb *b, const scan_flow_res *fr)
 {
 	for (int i = 0; i < fr->nsteps && i < SCAN_FLOW_MAXSTEPS; i++)
 		if (fr->steps[i].note && fr->steps[i].line > 0)
-			step(b, fr->steps[i].file, fr->steps[i].line, "%s", fr->steps[i].note);
+			scan_kb_step(b, fr->steps[i].file, fr->steps[i].line, "%s", fr->steps[i].note);
 }
 
 /* Def-use across calls for a function-level constant k of file fi whose
@@ -916,23 +916,23 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 	muh_surface *s = b->s;
 	const pyfile *pf = s->files[fi].pf;
 	const pf_scope *scp = &pf->scopes[k->scope];
-	scan_flow *fl = flow_of(s);
+	scan_flow *fl = scan_flow_of(s);
 	if (!fl)
 		return 0;
 	uint32_t after = k->end;
 	if (k->param) {
 		if (scp->pkill && k->param - 1 < scp->nparams && scp->pkill[k->param - 1]) {
-			step(b, fi, k->line, "%s=%s is the default of %s's parameter", k->name,
-			     k->text, scp->qual);
-			step(b, fi, scp->pkill[k->param - 1],
-			     "%s binds %s again here, before any read: the default is never used",
-			     scp->qual, k->name);
+			scan_kb_step(b, fi, k->line, "%s=%s is the default of %s's parameter", k->name,
+			             k->text, scp->qual);
+			scan_kb_step(b, fi, scp->pkill[k->param - 1],
+			             "%s binds %s again here, before any read: the default is never used",
+			             scp->qual, k->name);
 			b->over_file = fi;
 			b->over_line = scp->pkill[k->param - 1];
 			*v = SCAN_DEAD;
-			*why = sa_fmt(s, "%s binds %s again at line %d before any read: the default "
+			*why = scan_sa_fmt(s, "%s binds %s again at line %d before any read: the default "
 			                 "%s is never used",
-			              scp->qual, k->name, scp->pkill[k->param - 1], k->text);
+			                   scp->qual, k->name, scp->pkill[k->param - 1], k->text);
 			return 1;
 		}
 		after = scp->start;
@@ -946,27 +946,27 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		}
 	}
 	scan_flow_res fr;
-	reach_scratch keep = scratch_save(s);
+	reach_scratch keep = scan_scratch_save(s);
 	scan_flow_value(fl, fi, k->scope, k->name, after, &fr);
-	scratch_restore(s, &keep);
+	scan_scratch_restore(s, &keep);
 	if (fr.fate == SCAN_FLOW_DISCARDED) {
-		step(b, fi, k->line, "%s = %s is assigned here", k->name, k->text);
-		flow_steps(b, &fr);
+		scan_kb_step(b, fi, k->line, "%s = %s is assigned here", k->name, k->text);
+		scan_flow_steps(b, &fr);
 		b->over_file = fr.kill_file;
 		b->over_line = fr.kill_line;
 		*v = SCAN_DEAD;
-		*why = sa_fmt(s, "the value never reaches a use: %s (%s:%d)",
-		              fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
-		              s->files[fr.kill_file].rel, fr.kill_line);
+		*why = scan_sa_fmt(s, "the value never reaches a use: %s (%s:%d)",
+		                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+		                   s->files[fr.kill_file].rel, fr.kill_line);
 		return 1;
 	}
 	if (fr.fate == SCAN_FLOW_REACHES && fr.nsteps > 1) {
-		flow_steps(b, &fr);
-		call_chain(b, fi, k->scope, 6);
+		scan_flow_steps(b, &fr);
+		scan_call_chain(b, fi, k->scope, 6);
 		const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 		*v = SCAN_LIVE;
-		*why = sa_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
-		              last->note, s->files[last->file].rel, last->line);
+		*why = scan_sa_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
+		                   last->note, s->files[last->file].rel, last->line);
 		return 1;
 	}
 	return 0;
@@ -983,8 +983,8 @@ static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdi
                                 const char **why)
 {
 	muh_surface *s = b->s;
-	scan_flow *fl = flow_of(s);
-	const vec *list = refs_named(s, k->name);
+	scan_flow *fl = scan_flow_of(s);
+	const vec *list = scan_refs_named(s, k->name);
 	if (!fl || !list)
 		return 0;
 	int nread = 0, kf = -1, kl = 0;
@@ -993,21 +993,21 @@ static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdi
 		const ref_at *ra = (const ref_at *)list->p + i;
 		const sfile *rfile = &s->files[ra->file];
 		const pf_ref *r = &rfile->pf->refs[ra->ref];
-		if (rfile->is_test || (r->flags & PF_R_STR) || !ref_hits(s, ra->file, r, fi, k->name))
+		if (rfile->is_test || (r->flags & PF_R_STR) || !scan_ref_hits(s, ra->file, r, fi, k->name))
 			continue;
 		if (ra->file == fi && r->byte >= k->start && r->byte < k->end)
 			continue;
 		scan_flow_res fr;
-		reach_scratch keep = scratch_save(s);
+		reach_scratch keep = scan_scratch_save(s);
 		scan_flow_load(fl, ra->file, ra->ref, &fr);
-		scratch_restore(s, &keep);
+		scan_scratch_restore(s, &keep);
 		if (fr.fate != SCAN_FLOW_DISCARDED) {
 			b->steps.n = mark;
 			return 0;
 		}
 		if (!nread++) {
-			step(b, ra->file, r->line, "%s read here", k->name);
-			flow_steps(b, &fr);
+			scan_kb_step(b, ra->file, r->line, "%s read here", k->name);
+			scan_flow_steps(b, &fr);
 			kf = fr.kill_file;
 			kl = fr.kill_line;
 		}
@@ -1017,13 +1017,13 @@ static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdi
 		return 0;
 	}
 	if (nread > 1)
-		step(b, fi, k->line, "and %d more read(s) of %s, each discarded the same way", nread - 1,
-		     k->name);
+		scan_kb_step(b, fi, k->line, "and %d more read(s) of %s, each discarded the same way", nread - 1,
+		             k->name);
 	b->over_file = kf;
 	b->over_line = kl;
 	*v = SCAN_DEAD;
-	*why = sa_fmt(s, "every read's value is discarded before a use (%d read(s); first: %s:%d)",
-	              nread, s->files[kf].rel, kl);
+	*why = scan_sa_fmt(s, "every read's value is discarded before a use (%d read(s); first: %s:%d)",
+	                   nread, s->files[kf].rel, kl);
 	return 1;
 }
 
@@ -1035,19 +1035,19 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 	int ef = fi, el;
 	enum reach r;
 	if (k->kind == PF_K_OVERRIDE)
-		step(b, fi, k->line, "%s = %s overrides the heuristic assigned at line %d", k->name,
-		     k->text, k->aux_line);
+		scan_kb_step(b, fi, k->line, "%s = %s overrides the heuristic assigned at line %d", k->name,
+		             k->text, k->aux_line);
 	if (k->scope < 0) {
-		r = readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+		r = scan_readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
 		if (r == R_LIVE && pf->ngsets && set_by_setter(b, fi, k, why)) {
 			*v = SCAN_DEAD;
 			return;
 		}
 		if (r == R_NONE) {
-			step(b, fi, k->line,
-			     "%s is defined here and loaded nowhere in the tree (no load in this "
-			     "module, no import of it, no %s.%s, no string naming it)",
-			     k->name, s->files[fi].module, k->name);
+			scan_kb_step(b, fi, k->line,
+			             "%s is defined here and loaded nowhere in the tree (no load in this "
+			             "module, no import of it, no %s.%s, no string naming it)",
+			             k->name, s->files[fi].module, k->name);
 			*v = SCAN_DEAD;
 			*why = "never read";
 			return;
@@ -1059,7 +1059,7 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 		if (r == R_LIVE) {
 			/* local reads count as much as the function is reachable */
 			int xf, xl;
-			enum reach fr = scope_reach(s, fi, k->scope, &xf, &xl);
+			enum reach fr = scan_scope_reach(s, fi, k->scope, &xf, &xl);
 			/* prefer the launch binding it feeds as evidence */
 			for (int i = 0; i < pf->nknobs; i++) {
 				const pf_knob *o = &pf->knobs[i];
@@ -1069,26 +1069,26 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 					break;
 				}
 			}
-			int top = outer_scope(pf, k->scope);
+			int top = scan_outer_scope(pf, k->scope);
 			if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH || fr == R_NOCALL) {
-				step(b, fi, el, "%s read here", k->name);
+				scan_kb_step(b, fi, el, "%s read here", k->name);
 				r = fr;
 				ef = xf;
 				el = xl;
-			} else if (fr == R_NONE && !maybe_called_from_outside(s, fi, top)) {
-				step(b, fi, el, "%s read here", k->name);
-				step(b, fi, pf->scopes[top].line,
-				     "but nothing in the tree calls or names %s (no call in the tree)",
-				     pf->scopes[top].qual);
+			} else if (fr == R_NONE && !scan_maybe_called_from_outside(s, fi, top)) {
+				scan_kb_step(b, fi, el, "%s read here", k->name);
+				scan_kb_step(b, fi, pf->scopes[top].line,
+				             "but nothing in the tree calls or names %s (no call in the tree)",
+				             pf->scopes[top].qual);
 				*v = SCAN_DEAD;
-				*why = sa_fmt(s, "no call in the tree: %s is never called",
-				              pf->scopes[top].qual);
+				*why = scan_sa_fmt(s, "no call in the tree: %s is never called",
+				                   pf->scopes[top].qual);
 				return;
 			} else if (fr == R_NONE || fr == R_UNKNOWN) {
-				step(b, fi, el, "%s read here", k->name);
-				step(b, fi, pf->scopes[top].line,
-				     "but %s is never referenced by name%s", pf->scopes[top].qual,
-				     s->opt.library && fr == R_NONE ? " (--library: it may be called "
+				scan_kb_step(b, fi, el, "%s read here", k->name);
+				scan_kb_step(b, fi, pf->scopes[top].line,
+				             "but %s is never referenced by name%s", pf->scopes[top].qual,
+				             s->opt.library && fr == R_NONE ? " (--library: it may be called "
 				                                      "from outside)"
 				                                    : "");
 				*v = SCAN_UNKNOWN;
@@ -1102,25 +1102,25 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 					if (o->kind == PF_K_CONSTEXPR && o->feed &&
 					    !strcmp(o->feed, k->name) && o->scope == k->scope &&
 					    o->line == el) {
-						step(b, fi, el, "binds %s at the launch", o->name);
+						scan_kb_step(b, fi, el, "binds %s at the launch", o->name);
 						*v = SCAN_LIVE;
 						*why =
-						    sa_fmt(s, "binds %s at line %d", o->name, el);
-						call_chain(b, fi, k->scope, 6);
+						    scan_sa_fmt(s, "binds %s at line %d", o->name, el);
+						scan_call_chain(b, fi, k->scope, 6);
 						return;
 					}
 				}
 				if (xf >= 0) {
-					step(b, fi, el, "%s read here", k->name);
-					call_chain(b, fi, k->scope, 6);
+					scan_kb_step(b, fi, el, "%s read here", k->name);
+					scan_call_chain(b, fi, k->scope, 6);
 					*v = SCAN_LIVE;
-					*why = sa_fmt(s, "read at line %d", el);
+					*why = scan_sa_fmt(s, "read at line %d", el);
 					return;
 				}
 			}
 		}
 	}
-	*v = verdict_from(b, r, ef, el, k->name, why);
+	*v = scan_verdict_from(b, r, ef, el, k->name, why);
 }
 
 static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enum scan_verdict *v,
@@ -1128,25 +1128,25 @@ static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enu
 {
 	muh_surface *s = b->s;
 	int ef, el;
-	enum reach r = scope_reach(s, fi, sc, &ef, &el);
+	enum reach r = scan_scope_reach(s, fi, sc, &ef, &el);
 	if (r == R_NONE) {
 		*v = SCAN_DEAD;
-		*why = sa_fmt(s, "%s is never referenced", what);
-		step(b, fi, s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].line,
-		     "nothing in the tree names %s",
-		     s->files[fi].pf->scopes[outer_scope(s->files[fi].pf, sc)].qual);
+		*why = scan_sa_fmt(s, "%s is never referenced", what);
+		scan_kb_step(b, fi, s->files[fi].pf->scopes[scan_outer_scope(s->files[fi].pf, sc)].line,
+		             "nothing in the tree names %s",
+		             s->files[fi].pf->scopes[scan_outer_scope(s->files[fi].pf, sc)].qual);
 		return;
 	}
 	if (r == R_TEST) {
 		*v = SCAN_DEAD;
-		*why = sa_fmt(s, "%s is reached only from tests", what);
+		*why = scan_sa_fmt(s, "%s is reached only from tests", what);
 		if (ef >= 0)
-			step(b, ef, el, "called from tests (e.g. here)");
+			scan_kb_step(b, ef, el, "called from tests (e.g. here)");
 		return;
 	}
-	*v = verdict_from(b, r, ef, el, what, why);
+	*v = scan_verdict_from(b, r, ef, el, what, why);
 	if (r == R_LIVE && ef >= 0)
-		*why = sa_fmt(s, "%s used at %s:%d", what, s->files[ef].rel, el);
+		*why = scan_sa_fmt(s, "%s used at %s:%d", what, s->files[ef].rel, el);
 }
 
 /* A call into a module outside the tree through an import alias
@@ -1155,8 +1155,8 @@ static int is_opaque_call(muh_surface *s, int fi, const pf_call *c)
 {
 	if (!c->obj || strchr(c->obj, '.'))
 		return 0;
-	const pf_import *im = import_of(s, fi, c->obj);
-	return im && resolve_obj(s, fi, c->obj) < 0 && mod_lookup(s, im->module) < 0;
+	const pf_import *im = scan_import_of(s, fi, c->obj);
+	return im && scan_resolve_obj(s, fi, c->obj) < 0 && scan_mod_lookup(s, im->module) < 0;
 }
 
 /* ---- dict flows into launches (`**run_config` two calls away) ------------------ */
@@ -1182,7 +1182,7 @@ static int sink_add(muh_surface *s, int file, int scope, const char *name, int p
 			return (int)i;
 	if (s->sinks.n >= 4000)
 		return -1;
-	sink *n = vec_push(&s->sinks);
+	sink *n = scan_vec_push(&s->sinks);
 	if (!n) {
 		s->oom = 1;
 		return -1;
@@ -1201,7 +1201,7 @@ static int class_of(const pyfile *pf, int sc)
 /* The function a call names, also `self.m()` inside the same class. */
 static int flow_target(muh_surface *s, int fi, const pf_call *c, int *tf, int *ts)
 {
-	if (call_target(s, fi, c, tf, ts))
+	if (scan_call_target(s, fi, c, tf, ts))
 		return 1;
 	const pyfile *pf = s->files[fi].pf;
 	if (!c->obj || strcmp(c->obj, "self") || !c->fname || c->scope < 0)
@@ -1236,7 +1236,7 @@ static void flow_sinks(muh_surface *s)
 			if (!(c->flags & PF_C_LAUNCH) || !find_jit(s, fi, c, &kf, &ks))
 				continue;
 			sink_add(s, fi, r->scope, r->name, -1, r->line,
-			         sa_fmt(s, "**%s into %s[grid]", r->name, c->fname), fi);
+			         scan_sa_fmt(s, "**%s into %s[grid]", r->name, c->fname), fi);
 		}
 	}
 	for (size_t i = 0; i < s->sinks.n; i++) {
@@ -1251,12 +1251,12 @@ static void flow_sinks(muh_surface *s)
 				int tf, ts;
 				if (rt->name)
 					sink_add(s, x.file, x.scope, rt->name, (int)i, rt->line,
-					         sa_fmt(s, "%s returns %s", sc->qual, rt->name), x.file);
+					         scan_sa_fmt(s, "%s returns %s", sc->qual, rt->name), x.file);
 				else if (rt->call >= 0 && rt->call < pf->ncalls &&
 				         flow_target(s, x.file, &pf->calls[rt->call], &tf, &ts))
 					sink_add(s, tf, ts, NULL, (int)i, rt->line,
-					         sa_fmt(s, "%s returns %s(...)", sc->qual,
-					                pf->calls[rt->call].callee),
+					         scan_sa_fmt(s, "%s returns %s(...)", sc->qual,
+					                     pf->calls[rt->call].callee),
 					         x.file);
 			}
 			continue;
@@ -1268,7 +1268,7 @@ static void flow_sinks(muh_surface *s)
 			if (c->scope == x.scope && c->assigned && !strcmp(c->assigned, x.name) &&
 			    !(c->flags & PF_C_UNREACH) && flow_target(s, x.file, c, &tf, &ts))
 				sink_add(s, tf, ts, NULL, (int)i, c->line,
-				         sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual), x.file);
+				         scan_sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual), x.file);
 		}
 		/* a parameter: the callers' arguments */
 		int p = -1, kw = sc->kwparam && !strcmp(sc->kwparam, x.name);
@@ -1297,8 +1297,8 @@ static void flow_sinks(muh_surface *s)
 					                (!ar->kw && !ar->splat && ar->pos == pos && pos >= 0));
 					if (hit)
 						sink_add(s, g, c->scope, ar->ident, (int)i, c->line,
-						         sa_fmt(s, "%s%s passed to %s as %s%s", kw ? "**" : "",
-						                ar->ident, c->callee, kw ? "**" : "", x.name),
+						         scan_sa_fmt(s, "%s%s passed to %s as %s%s", kw ? "**" : "",
+						                     ar->ident, c->callee, kw ? "**" : "", x.name),
 						         g);
 				}
 			}
@@ -1336,17 +1336,17 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			root = sv[root].parent;
 		int xf, xl;
 		if (root >= 0 && root != si &&
-		    scope_reach(s, sv[root].file, sv[root].scope, &xf, &xl) == R_LIVE) {
+		    scan_scope_reach(s, sv[root].file, sv[root].scope, &xf, &xl) == R_LIVE) {
 			int hops = 0;
 			for (int q = si; q >= 0 && q != root && hops < 64; q = sv[q].parent)
 				hops++;
-			step(b, fi, k->line, "'%s' is set here", k->name);
+			scan_kb_step(b, fi, k->line, "'%s' is set here", k->name);
 			for (int n = 0, q = si; q >= 0 && n < 12; n++, q = sv[q].parent)
-				step(b, sv[q].lfile, sv[q].line, "%s", sv[q].note);
-			call_chain(b, sv[root].file, sv[root].scope, 4);
+				scan_kb_step(b, sv[q].lfile, sv[q].line, "%s", sv[q].note);
+			scan_call_chain(b, sv[root].file, sv[root].scope, 4);
 			*v = SCAN_LIVE;
-			*why = sa_fmt(s, "read: %s, %d step(s) away (%s:%d)", sv[root].note, hops,
-			              s->files[sv[root].file].rel, sv[root].line);
+			*why = scan_sa_fmt(s, "read: %s, %d scan_kb_step(s) away (%s:%d)", sv[root].note, hops,
+			                   s->files[sv[root].file].rel, sv[root].line);
 			return;
 		}
 	}
@@ -1382,10 +1382,10 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				if (!strcmp(r->name, k->name)) {
 					reads = 1;
 					h = r->call >= 0 ? pf->calls[r->call].callee : NULL;
-				} else if (is_upper_like(r->name) &&
+				} else if (scan_is_upper_like(r->name) &&
 				           (other_f < 0 || !other_opaque) &&
 				           !(r->flags & PF_R_UNREACH) &&
-				           !in_dead(&s->files[cf], r->byte) &&
+				           !scan_in_dead(&s->files[cf], r->byte) &&
 				           !s->files[cf].is_test) {
 					int op = r->call >= 0 &&
 					         is_opaque_call(s, cf, &pf->calls[r->call]);
@@ -1404,13 +1404,13 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				reads = 1;
 				h = (pf->calls[r->call].flags & PF_C_LAUNCH) &&
 				            pf->calls[r->call].fname
-				        ? sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
+				        ? scan_sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
 				        : pf->calls[r->call].callee;
 			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) &&
 			           opaque_f < 0) {
 				const pf_call *c = &pf->calls[r->call];
 				int tf, ts;
-				if (!call_target(s, cf, c, &tf, &ts) && is_opaque_call(s, cf, c)) {
+				if (!scan_call_target(s, cf, c, &tf, &ts) && is_opaque_call(s, cf, c)) {
 					opaque_f = cf;
 					opaque_l = r->line;
 					opaque_callee = c->callee;
@@ -1419,58 +1419,58 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			if (!reads)
 				continue;
 			int xf, xl;
-			enum reach c = ref_class(s, cf, r, &xf, &xl);
+			enum reach c = scan_ref_class(s, cf, r, &xf, &xl);
 			/* a live **splat is the strongest evidence: prefer it */
 			if (c == R_LIVE && best == R_LIVE && (r->flags & PF_R_SPLAT) && how &&
 			    how[0] != '*')
 				best = R_NONE;
-			if (reach_rank(c) > reach_rank(best)) {
+			if (scan_reach_rank(c) > scan_reach_rank(best)) {
 				best = c == R_BUSY ? R_LIVE : c;
 				bf = cf;
 				bl = r->line;
 				how = (r->flags & PF_R_SPLAT)
-				          ? sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
-				          : sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?",
-				                   k->name, h ? " passed to " : "", h ? h : "");
+				          ? scan_sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
+				          : scan_sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?",
+				                        k->name, h ? " passed to " : "", h ? h : "");
 			}
 		}
 	}
 	if (best == R_LIVE) {
-		step(b, bf, bl, "%s reads it", how);
+		scan_kb_step(b, bf, bl, "%s reads it", how);
 		*v = SCAN_LIVE;
-		*why = sa_fmt(s, "read: %s", how);
+		*why = scan_sa_fmt(s, "read: %s", how);
 		return;
 	}
 	if (best == R_NONE && opaque_f >= 0) {
-		step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree",
-		     opaque_callee);
+		scan_kb_step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree",
+		             opaque_callee);
 		*v = SCAN_UNKNOWN;
-		*why = sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
+		*why = scan_sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
 		return;
 	}
 	if (best == R_NONE || best == R_UNREACH) {
-		step(b, fi, k->line, "'%s' is set here", k->name);
+		scan_kb_step(b, fi, k->line, "'%s' is set here", k->name);
 		if (best == R_UNREACH)
-			step(b, bf, bl, "%s reads it, but only on an unreachable path", how);
+			scan_kb_step(b, bf, bl, "%s reads it, but only on an unreachable path", how);
 		if (other_f >= 0 && other_opaque)
-			step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict",
-			     other_callee, other_key);
+			scan_kb_step(b, other_f, other_l, "the opaque call %s reads only '%s' of the dict",
+			             other_callee, other_key);
 		else if (other_f >= 0)
-			step(b, other_f, other_l,
-			     "consumers read other keys (e.g. '%s') but never '%s'", other_key,
-			     k->name);
+			scan_kb_step(b, other_f, other_l,
+			             "consumers read other keys (e.g. '%s') but never '%s'", other_key,
+			             k->name);
 		*v = SCAN_DEAD;
 		if (other_f >= 0 && other_opaque)
-			*why = sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'",
-			              k->name, other_callee, other_key);
+			*why = scan_sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'",
+			                   k->name, other_callee, other_key);
 		else
-			*why = sa_fmt(s, "no reachable consumer reads '%s'", k->name);
+			*why = scan_sa_fmt(s, "no reachable consumer reads '%s'", k->name);
 		return;
 	}
-	*v = verdict_from(b, best, bf, bl, k->name, why);
+	*v = scan_verdict_from(b, best, bf, bl, k->name, why);
 }
 
-void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
+void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 {
 	sfile *f = &s->files[fi];
 	const pyfile *pf = f->pf;
@@ -1500,45 +1500,45 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		if (f->is_test && !s->opt.with_tests)
 			continue;
 		/* place-based verdicts first */
-		const range *kdr = dead_range_at(f, k->start);
-		const range *kpr = plat_range_at(f, k->start);
+		const range *kdr = scan_dead_range_at(f, k->start);
+		const range *kpr = scan_plat_range_at(f, k->start);
 		int over_line = 0, over_file = fi;
 		if (k->dead >= 0 && k->dead < pf->ndeads) {
 			over_line = pf->deads[k->dead].kill_line;
 			v = SCAN_DEAD;
 			why = pf->deads[k->dead].nkill > 1
-			          ? sa_fmt(s, "overwritten on every path before any read (first at line %d)",
-			                   over_line)
-			          : sa_fmt(s, "overwritten at line %d before any read", over_line);
+			          ? scan_sa_fmt(s, "overwritten on every path before any read (first at line %d)",
+			                        over_line)
+			          : scan_sa_fmt(s, "overwritten at line %d before any read", over_line);
 			explain_dead(b, fi, k->dead);
 		} else if (k->unreach) {
 			v = SCAN_DEAD;
 			why = "defined on an unreachable path";
-			step(b, fi, k->line, "after a return, or under an `if` that constants make false");
-		} else if (kdr || in_dead(f, k->start)) {
+			scan_kb_step(b, fi, k->line, "after a return, or under an `if` that constants make false");
+		} else if (kdr || scan_in_dead(f, k->start)) {
 			v = SCAN_DEAD;
 			why = "defined on an unreachable path";
 			if (kdr) {
 				explain_range(b, fi, kdr);
-				why = sa_fmt(s, "defined on an unreachable path: %s", kdr->note);
+				why = scan_sa_fmt(s, "defined on an unreachable path: %s", kdr->note);
 			}
-			step(b, fi, k->line, "defined here, in the branch that cannot run");
+			scan_kb_step(b, fi, k->line, "defined here, in the branch that cannot run");
 		} else if (f->platform) {
 			v = SCAN_PLATFORM;
 			why = f->plat_why;
 			if (f->plat_file >= 0)
-				step(b, f->plat_file, f->plat_line,
-				     "the only importer of %s is here (%s)", f->rel,
-				     s->files[f->plat_file].plat_why ? s->files[f->plat_file].plat_why
-				     : f->plat_why                   ? f->plat_why
+				scan_kb_step(b, f->plat_file, f->plat_line,
+				             "the only importer of %s is here (%s)", f->rel,
+				             s->files[f->plat_file].plat_why ? s->files[f->plat_file].plat_why
+				             : f->plat_why                   ? f->plat_why
 				                                     : "platform check");
 			else
-				step(b, fi, 1, "%s", f->plat_why);
+				scan_kb_step(b, fi, 1, "%s", f->plat_why);
 		} else if (kpr) {
 			v = SCAN_PLATFORM;
 			why = kpr->note;
 			explain_range(b, fi, kpr);
-			step(b, fi, k->line, "defined here, in that branch");
+			scan_kb_step(b, fi, k->line, "defined here, in that branch");
 		} else {
 			switch (k->kind) {
 			case PF_K_CONSTANT:
@@ -1555,31 +1555,31 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				const pf_scope *ks = &s->files[kfi].pf->scopes[ksc];
 				int xf, xl;
 				enum reach fr =
-				    k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
-				step(b, fi, k->aux_line, "launch of %s binds %s=%s", ks->qual,
-				     param, k->text);
+				    k->scope >= 0 ? scan_scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				scan_kb_step(b, fi, k->aux_line, "launch of %s binds %s=%s", ks->qual,
+				             param, k->text);
 				if (fr == R_TEST || fr == R_PLATFORM || fr == R_UNREACH) {
-					v = verdict_from(b, fr, xf, xl, "the launching function",
-					                 &why);
+					v = scan_verdict_from(b, fr, xf, xl, "the launching function",
+					                      &why);
 					break;
 				}
 				if (!strcmp(param, "num_warps") || !strcmp(param, "num_stages") ||
 				    !strcmp(param, "num_ctas")) {
-					step(b, kfi, ks->line,
-					     "@triton.jit %s: %s is a compile option", ks->qual,
-					     param);
+					scan_kb_step(b, kfi, ks->line,
+					             "@triton.jit %s: %s is a compile option", ks->qual,
+					             param);
 					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
 					why = v == SCAN_LIVE
 					          ? "triton compile option at a reachable launch"
 					          : "launching function never referenced by name";
 					if (v == SCAN_LIVE && k->scope >= 0)
-						call_chain(b, fi, k->scope, 6); /* how the launch is reached */
+						scan_call_chain(b, fi, k->scope, 6); /* how the launch is reached */
 					break;
 				}
 				/* does the kernel read the constexpr? */
 				int rl = 0;
 				const pyfile *kp = s->files[kfi].pf;
-				const vec *list = refs_named(s, param);
+				const vec *list = scan_refs_named(s, param);
 				for (size_t j = 0; list && j < list->n && !rl; j++) {
 					const ref_at *ra = (const ref_at *)list->p + j;
 					const pf_ref *r = &kp->refs[ra->ref];
@@ -1589,20 +1589,20 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 						rl = r->line;
 				}
 				if (!rl) {
-					step(b, kfi, ks->line, "@triton.jit %s never reads %s",
-					     ks->qual, param);
+					scan_kb_step(b, kfi, ks->line, "@triton.jit %s never reads %s",
+					             ks->qual, param);
 					v = SCAN_DEAD;
 					why =
-					    sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
+					    scan_sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
 				} else {
-					step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)",
-					     ks->qual, param);
+					scan_kb_step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)",
+					             ks->qual, param);
 					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
 					why = v == SCAN_LIVE
-					          ? sa_fmt(s, "tl.constexpr of %s", ks->qual)
+					          ? scan_sa_fmt(s, "tl.constexpr of %s", ks->qual)
 					          : "launching function never referenced by name";
 					if (v == SCAN_LIVE && k->scope >= 0)
-						call_chain(b, fi, k->scope, 6);
+						scan_call_chain(b, fi, k->scope, 6);
 				}
 				break;
 			}
@@ -1623,18 +1623,18 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				} else {
 					int ef, el;
 					enum reach r =
-					    readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
-					v = verdict_from(b, r, ef, el, k->name, &why);
+					    scan_readers_of(s, fi, k->name, k->start, k->end, &ef, &el);
+					v = scan_verdict_from(b, r, ef, el, k->name, &why);
 				}
 				break;
 			}
 			case PF_K_CONFIG_DICT: {
 				int xf, xl;
 				enum reach fr =
-				    k->scope >= 0 ? scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
+				    k->scope >= 0 ? scan_scope_reach(s, fi, k->scope, &xf, &xl) : R_LIVE;
 				if (fr == R_TEST || fr == R_PLATFORM) {
-					v = verdict_from(b, fr, xf, xl, scope_qual(pf, k->scope),
-					                 &why);
+					v = scan_verdict_from(b, fr, xf, xl, scan_scope_qual(pf, k->scope),
+					                      &why);
 					break;
 				}
 				verdict_dict_key(b, fi, k, &v, &why);
@@ -1645,15 +1645,15 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				for (int j = 0; j < pf->nscopes; j++)
 					if (!strcmp(pf->scopes[j].qual, k->name))
 						sc = j;
-				step(b, fi, k->line, "%s returns %s%s%s", k->name, k->text,
-				     k->eval ? " = " : "", k->eval ? k->eval : "");
+				scan_kb_step(b, fi, k->line, "%s returns %s%s%s", k->name, k->text,
+				             k->eval ? " = " : "", k->eval ? k->eval : "");
 				if (sc >= 0)
 					verdict_function_symbol(b, fi, sc, k->name, &v, &why);
 				break;
 			}
 			case PF_K_ENGINE_ARG: {
 				/* field read as an attribute anywhere outside tests */
-				const vec *list = refs_named(s, k->name);
+				const vec *list = scan_refs_named(s, k->name);
 				int lf = -1, ll = 0;
 				for (size_t j = 0; list && j < list->n && lf < 0; j++) {
 					const ref_at *ra = (const ref_at *)list->p + j;
@@ -1661,16 +1661,16 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					if (!(r->flags & PF_R_ATTR) || s->files[ra->file].is_test ||
 					    s->files[ra->file].platform ||
 					    (r->flags & PF_R_UNREACH) ||
-					    in_dead(&s->files[ra->file], r->byte))
+					    scan_in_dead(&s->files[ra->file], r->byte))
 						continue;
 					lf = ra->file;
 					ll = r->line;
 				}
 				if (lf >= 0) {
-					step(b, lf, ll, ".%s read here", k->name);
+					scan_kb_step(b, lf, ll, ".%s read here", k->name);
 					v = SCAN_LIVE;
-					why = sa_fmt(s, "engine argument read at %s:%d",
-					             s->files[lf].rel, ll);
+					why = scan_sa_fmt(s, "engine argument read at %s:%d",
+					                  s->files[lf].rel, ll);
 					break;
 				}
 				/* no live read: where are the others, if any? */
@@ -1690,25 +1690,25 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 						ol = r->line;
 					}
 				}
-				step(b, fi, k->line, "field %s.%s, default %s",
-				     k->scope >= 0 ? pf->scopes[k->scope].qual : "?", k->name, k->text);
+				scan_kb_step(b, fi, k->line, "field %s.%s, default %s",
+				             k->scope >= 0 ? pf->scopes[k->scope].qual : "?", k->name, k->text);
 				if (of >= 0) {
 					v = SCAN_UNKNOWN;
-					step(b, of, ol, ".%s read here, but only in another platform's code "
+					scan_kb_step(b, of, ol, ".%s read here, but only in another platform's code "
 					                "or on an unreachable path", k->name);
 					why = "read only by another platform's code or on unreachable "
 					      "paths (may be read via asdict/getattr)";
 				} else if (tf >= 0) {
 					v = SCAN_DEAD;
-					step(b, tf, tl, ".%s read only from tests (e.g. here)", k->name);
+					scan_kb_step(b, tf, tl, ".%s read only from tests (e.g. here)", k->name);
 					why = "read only from tests";
 				} else {
 					v = SCAN_DEAD;
-					step(b, fi, k->line,
-					     "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module",
-					     k->name, k->name, k->name);
-					why = sa_fmt(s, "defined at %s:%d, read nowhere in the tree",
-					             f->rel, k->line);
+					scan_kb_step(b, fi, k->line,
+					             "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module",
+					             k->name, k->name, k->name);
+					why = scan_sa_fmt(s, "defined at %s:%d, read nowhere in the tree",
+					                  f->rel, k->line);
 				}
 				break;
 			}
@@ -1719,9 +1719,9 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				check_unsafe(b, fi, k);
 				if (b->unsafe.n && v != SCAN_DEAD) {
 					v = SCAN_UNSAFE;
-					why = sa_fmt(s,
-					             "%s=%s reaches a raise of NotImplementedError",
-					             k->name, *(const char **)b->unsafe.p);
+					why = scan_sa_fmt(s,
+					                  "%s=%s reaches a raise of NotImplementedError",
+					                  k->name, *(const char **)b->unsafe.p);
 				}
 			}
 			if ((k->kind == PF_K_CONSTANT || k->kind == PF_K_OVERRIDE ||
@@ -1745,7 +1745,7 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			} else
 				b->steps.n = mark;
 		}
-		muh_knob *o = emit(s, b, fi, k, f->rel, v, why);
+		muh_knob *o = scan_emit(s, b, fi, k, f->rel, v, why);
 		if (!o)
 			return;
 		if (over_line) {
@@ -1755,10 +1755,10 @@ void knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		char key[1200];
 		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name,
 		         o->kind);
-		const char *kk = sa_str(s, key);
-		int *slot = kk ? smap_slot(occ, kk, 1) : NULL;
+		const char *kk = scan_sa_str(s, key);
+		int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
 		int n = slot ? ++*slot : 0; /* starts at -1 */
-		knob_id(s, f->rel, o->scope, o->name, o->kind, n, o->id);
+		scan_knob_id(s, f->rel, o->scope, o->name, o->kind, n, o->id);
 	}
 	/* feeds: link launch bindings to the knob that feeds them */
 	(void)0;

@@ -15,7 +15,7 @@
  *     space index. The strategy is deterministic, so running it again over
  *     the history reproduces its path; where the path first reaches a
  *     variant nobody has measured is the next proposal. That is ask and
- *     tell (session_next) and the lookahead compile-first uses in
+ *     session_tell (session_next) and the lookahead compile-first uses in
  *     session_tune: variants proposed but not told are answered inside the
  *     replay with the worst score so far (the "constant liar"), so a batch
  *     holds k different variants;
@@ -87,7 +87,7 @@ int session_is_slo_miss(double score)
  * first, the nearest miss next), so the search can move towards the SLOs
  * when nothing meets them yet; it is shown as "slo_miss" and never
  * reported as a winner. */
-void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out)
+void session_score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out)
 {
 	int feasible = 1;
 	out->status = m->status == EVAL_OK ? 0 : (int)m->status;
@@ -446,7 +446,7 @@ void session_close(muh_session *s)
 {
 	if (!s)
 		return;
-	bg_reap(s, 1);
+	session_bg_reap(s, 1);
 	eval_close(s->probe_ev);
 	for (size_t k = 0; k < s->nrungs; k++) {
 		eval_close(s->rungs[k].ev);
@@ -543,7 +543,7 @@ static int replay_fill_row(void *ud, const store_row *row)
 	uint32_t cfg[256];
 	muh_diag d;
 	strategy_measurement sm;
-	score_measurement(f->objective, row->m, &sm);
+	session_score_measurement(f->objective, row->m, &sm);
 	int ok = sm.status == 0;
 	/* a key of another space (values this spec lacks) counts as outside */
 	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
@@ -696,7 +696,7 @@ int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d)
 
 /* Stores the noise with the run once, when the first variant is measured
  * (a resume that measures nothing keeps the stored one). */
-void store_noise_once(muh_session *s)
+void session_store_noise_once(muh_session *s)
 {
 	if (s->st && !s->noise_stored && isfinite(s->noise)) {
 		store_set_noise(s->st, s->run, s->noise);
@@ -705,7 +705,7 @@ void store_noise_once(muh_session *s)
 }
 
 /* Counts measurement m into the device-busy figures. */
-void account(muh_session *s, const muh_measurement *m)
+void session_account(muh_session *s, const muh_measurement *m)
 {
 	if (m->timed_s > 0)
 		s->busy.launches_s += m->timed_s;
@@ -835,7 +835,7 @@ static int model_predicts_fail(const muh_session *s, const uint32_t *cfg, char *
 }
 
 /* Learns from measurement m of cfg for the hidden-constraint model. */
-int learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m)
+int session_learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m)
 {
 	size_t np = s->np;
 	if (!failed_to_start(m))
@@ -861,7 +861,7 @@ int learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m)
 /* ---- the history ---------------------------------------------------------- */
 
 /* The told result of cfg, or NULL. */
-const struct told *told_of(const muh_session *s, const uint32_t *cfg)
+const struct told *session_told_of(const muh_session *s, const uint32_t *cfg)
 {
 	uint64_t idx, pos;
 	if (space_index_of(s->space, cfg, &idx) || !u64map_get(&s->told, idx, &pos))
@@ -870,7 +870,7 @@ const struct told *told_of(const muh_session *s, const uint32_t *cfg)
 }
 
 /* Tells the history: cfg got score sm (or was predicted to fail). */
-int tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted)
+int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted)
 {
 	uint64_t idx, pos;
 	if (space_index_of(s->space, cfg, &idx))
@@ -915,7 +915,7 @@ size_t session_pending(const muh_session *s)
 }
 
 /* The worst (worst: 1) or best ok score told so far; NAN when none is. */
-double told_bound(const muh_session *s, int worst)
+double session_told_bound(const muh_session *s, int worst)
 {
 	double b = NAN;
 	for (size_t i = 0; i < s->nhist; i++)
@@ -927,7 +927,7 @@ double told_bound(const muh_session *s, int worst)
 /* The constant liar: the worst ok score told so far (1 when none is). */
 static double liar(const muh_session *s)
 {
-	double worst = told_bound(s, 1);
+	double worst = session_told_bound(s, 1);
 	return isfinite(worst) ? worst : 1.0;
 }
 
@@ -945,7 +945,7 @@ struct ask {
 static int ask_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m)
 {
 	struct ask *A = ctx;
-	const struct told *t = told_of(A->s, cfg);
+	const struct told *t = session_told_of(A->s, cfg);
 	if (t) {
 		m->status = t->status == STRATEGY_PREDICTED ? 1 : t->status;
 		m->time_s = t->time_s;
@@ -969,14 +969,14 @@ static int ask_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m
 static int ask_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
 {
 	struct ask *A = ctx;
-	const struct told *t = told_of(A->s, cfg);
+	const struct told *t = session_told_of(A->s, cfg);
 	if (t)
 		return t->predicted;
 	return model_predicts_fail(A->s, cfg, why, n);
 }
 
 /* The median ok score told so far (NAN when none is, or out of memory). */
-double median_told(const muh_session *s)
+double session_median_told(const muh_session *s)
 {
 	double *v = malloc((s->nhist + 1) * sizeof(double));
 	size_t n = 0;
@@ -992,7 +992,7 @@ double median_told(const muh_session *s)
  * lie, and writes up to k proposals into cfgs. Returns how many, or
  * -status. *finished: the strategy ended before it reached k (budget,
  * space or time). */
-long propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d)
+long session_propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d)
 {
 	struct ask A = {.s = s, .cfgs = cfgs, .k = k, .lie = lie};
 	strategy_opts o = s->search;
@@ -1019,9 +1019,9 @@ long propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *fini
 
 /* The proposals the session acts on: pending variants answered with the
  * constant liar (the worst score told). */
-long propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d)
+long session_propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d)
 {
-	return propose_lie(s, cfgs, k, liar(s), finished, d);
+	return session_propose_lie(s, cfgs, k, liar(s), finished, d);
 }
 
 long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d)
@@ -1044,7 +1044,7 @@ long session_next(muh_session *s, uint32_t *cfgs, size_t k, muh_diag *d)
 	if (k > budget - used)
 		k = (size_t)(budget - used);
 	int finished = 0;
-	long n = propose(s, cfgs, k, &finished, d);
+	long n = session_propose(s, cfgs, k, &finished, d);
 	if (n < 0)
 		return n;
 	for (long i = 0; i < n; i++) {
@@ -1135,8 +1135,8 @@ static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 	session_result r;
 	muh_diag d;
 	int batch = s->ev && s->o.jobs > 0 && eval_batch_prepares(s->ev);
-	int ready = batch && was_prepared(s, cfg);
-	prepare_ahead(s, cfg);
+	int ready = batch && session_was_prepared(s, cfg);
+	session_prepare_ahead(s, cfg);
 	int rc = session_measure(s, cfg, &r, &d);
 	if (rc) { /* session_tune hands it to its caller */
 		snprintf(s->tune_err, sizeof(s->tune_err), "%s", d.msg);
@@ -1153,13 +1153,13 @@ static int tune_objective(void *ctx, const uint32_t *cfg, strategy_measurement *
 static int tune_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
 {
 	muh_session *s = ctx;
-	const struct told *t = told_of(s, cfg);
+	const struct told *t = session_told_of(s, cfg);
 	if (t)
 		return t->predicted;
 	if (!model_predicts_fail(s, cfg, why, n))
 		return 0;
 	strategy_measurement sm = {.time_s = INFINITY, .status = STRATEGY_PREDICTED, .status_text = "predicted_fail"};
-	tell(s, cfg, &sm, 1);
+	session_tell(s, cfg, &sm, 1);
 	return 1;
 }
 
@@ -1182,7 +1182,7 @@ static void refresh_from_store(muh_session *s, strategy_result *r)
 		space_key(s->space, cfg, key, sizeof(key));
 		if (store_get(s->st, s->run, key, &m) == 1) {
 			strategy_measurement sm;
-			score_measurement(&s->objective, &m, &sm);
+			session_score_measurement(&s->objective, &m, &sm);
 			rec->status = sm.status;
 			rec->time_s = sm.status == 0 ? sm.time_s : INFINITY;
 		}
@@ -1393,7 +1393,7 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 		r->stop = STRATEGY_STOP_CALLER;
 		diag_clear(d);
 	}
-	bg_reap(s, 1); /* a background prepare still running has nothing left to do */
+	session_bg_reap(s, 1); /* a background prepare still running has nothing left to do */
 	s->busy.wall_s = eval_now_s() - t0;
 	refresh_from_store(s, r);
 	best_of_full(s, r);
@@ -1532,10 +1532,10 @@ out:
 
 int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
 {
-	if (take_cfg(s, cfg, d))
+	if (session_take_cfg(s, cfg, d))
 		return -MUH_EINPUT;
 	session_result res = {.cfg = s->cfg, .key = s->key};
-	const struct told *t = told_of(s, cfg);
+	const struct told *t = session_told_of(s, cfg);
 	if (t) {
 		res.score.status = t->status;
 		res.score.time_s = t->time_s;
@@ -1550,10 +1550,10 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 	if (store_get(s->st, s->run, s->key, &s->last) != 1)
 		return 0;
 	s->from_store++;
-	score_measurement(&s->objective, &s->last, &res.score);
+	session_score_measurement(&s->objective, &s->last, &res.score);
 	res.m = &s->last;
 	res.source = "store";
-	int rc = tell(s, cfg, &res.score, 0);
+	int rc = session_tell(s, cfg, &res.score, 0);
 	if (rc)
 		return -rc;
 	if (out)
@@ -1564,7 +1564,7 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_measurement *m,
 			       session_result *out, muh_diag *d)
 {
-	if (take_cfg(s, cfg, d))
+	if (session_take_cfg(s, cfg, d))
 		return MUH_EINPUT;
 	muh_variant v;
 	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
@@ -1573,7 +1573,7 @@ int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_me
 	const muh_measurement *use = m;
 	if (s->st) {
 		if (!s->measured && !s->noise_stored)
-			store_noise_once(s);
+			session_store_noise_once(s);
 		rc = store_put(s->st, s->run, &v, m, d);
 		if (rc == STORE_KEPT) /* another process stored it first: its row counts */
 			rc = store_get(s->st, s->run, v.key, &s->last) == 1 ? MUH_OK : MUH_EENV, use = &s->last;
@@ -1583,13 +1583,13 @@ int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_me
 		return rc;
 	s->measured++;
 	session_result res = {.cfg = s->cfg, .key = s->key, .m = use, .source = "measured"};
-	if (s->have_target && s->target.hidden && (rc = learn_hidden(s, cfg, use)))
+	if (s->have_target && s->target.hidden && (rc = session_learn_hidden(s, cfg, use)))
 		return rc;
-	score_measurement(&s->objective, use, &res.score);
+	session_score_measurement(&s->objective, use, &res.score);
 	s->slo_missed += session_is_slo_miss(res.score.time_s);
 	free(s->last_metrics);
 	s->last_metrics = use->metrics ? strdup(use->metrics) : NULL;
-	rc = tell(s, cfg, &res.score, 0);
+	rc = session_tell(s, cfg, &res.score, 0);
 	if (out)
 		*out = res;
 	return rc;

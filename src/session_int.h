@@ -127,56 +127,56 @@ struct muh_session {
  * first, the nearest miss next), so the search can move towards the SLOs
  * when nothing meets them yet; it is shown as "slo_miss" and never
  * reported as a winner. */
-void score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
+void session_score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
 
 /* Stores the noise with the run once, when the first variant is measured
  * (a resume that measures nothing keeps the stored one). */
-void store_noise_once(muh_session *s);
+void session_store_noise_once(muh_session *s);
 
 /* Counts measurement m into the device-busy figures. */
-void account(muh_session *s, const muh_measurement *m);
+void session_account(muh_session *s, const muh_measurement *m);
 
 /* Learns from measurement m of cfg for the hidden-constraint model. */
-int learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m);
+int session_learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m);
 
 /* The told result of cfg, or NULL. */
-const struct told *told_of(const muh_session *s, const uint32_t *cfg);
+const struct told *session_told_of(const muh_session *s, const uint32_t *cfg);
 
 /* Tells the history: cfg got score sm (or was predicted to fail). */
-int tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted);
+int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted);
 
 /* The worst (worst: 1) or best ok score told so far; NAN when none is. */
-double told_bound(const muh_session *s, int worst);
+double session_told_bound(const muh_session *s, int worst);
 
 /* The median ok score told so far (NAN when none is, or out of memory). */
-double median_told(const muh_session *s);
+double session_median_told(const muh_session *s);
 
 /* Runs the strategy over the history, each pending variant answered with
  * lie, and writes up to k proposals into cfgs. Returns how many, or
  * -status. *finished: the strategy ended before it reached k (budget,
  * space or time). */
-long propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d);
+long session_propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d);
 
 /* The proposals the session acts on: pending variants answered with the
  * constant liar (the worst score told). */
-long propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d);
+long session_propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d);
 
 /* ---- session_measure.c ---- */
 
 /* Makes cfg the result being answered (s->cfg, s->key, s->last cleared).
  * MUH_EINPUT with d when cfg is not valid in the space. */
-int take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d);
+int session_take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d);
 
-int was_prepared(const muh_session *s, const uint32_t *cfg);
+int session_was_prepared(const muh_session *s, const uint32_t *cfg);
 
 /* 1 when the store already holds cfg's measurement: nothing to build. */
-int in_store(const muh_session *s, const muh_variant *v);
+int session_in_store(const muh_session *s, const muh_variant *v);
 
 /* Reaps the background batch prepare (the tune's later batches, sent to
  * the evaluator's kept prepare worker): 1 when none runs (any that ran is
  * counted into s->prep), 0 while it runs. wait: stop it (the worker and
  * its compile processes end; the next batch starts a new one). */
-int bg_reap(muh_session *s, int wait);
+int session_bg_reap(muh_session *s, int wait);
 
 /* Hands the n configurations of cfgs that are neither prepared nor in the
  * store to the batch prepare (worker) or to the prefetch pool (cpu, cuda).
@@ -184,7 +184,7 @@ int bg_reap(muh_session *s, int wait);
  * measures (one at a time; none starts while one runs). At most max_new
  * go into one batch (0: all). A batch that fails is a note in info: each
  * build compiles what is missing. */
-void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
+void session_prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
 			 int async, size_t min_new, size_t max_new);
 
 /* Before cfg is measured: the lookahead proposes the variants the
@@ -209,6 +209,6 @@ void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, 
  * the pessimist's lookahead alone missed were all the model's picks; on
  * the CPU (py_worker, 4 params, 6 seeds of 40) the variants prepared when
  * reached went from 142 to 190 of 240 with the optimist's. */
-void prepare_ahead(muh_session *s, const uint32_t *cfg);
+void session_prepare_ahead(muh_session *s, const uint32_t *cfg);
 
 #endif

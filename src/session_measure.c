@@ -45,7 +45,7 @@ static int measure_cfg(muh_session *s, const uint32_t *cfg, int replace, muh_mea
 	if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
 		return MUH_ENOMEM;
 	int rc = eval_measure(s->ev, &v, m, d);
-	account(s, m);
+	session_account(s, m);
 	if (!rc && s->st)
 		rc = replace ? store_replace(s->st, s->run, &v, m, d) : store_put(s->st, s->run, &v, m, d);
 	eval_variant_free(&v);
@@ -80,7 +80,7 @@ static int drift_check(muh_session *s, muh_diag *d)
 		measurement_free(&first);
 	}
 	rc = eval_measure(s->ev, &v, &m, d);
-	account(s, &m);
+	session_account(s, &m);
 	double now = objective_score(&s->objective, &m);
 	measurement_free(&m);
 	double thr = isfinite(s->noise) && 2 * s->noise > 0.05 ? 2 * s->noise : 0.05;
@@ -176,7 +176,7 @@ static int probe_stops(muh_session *s, const muh_variant *v, muh_measurement *m,
 	const muh_target *t = &s->target;
 	if (t->probe <= 0 || strcmp(t->backend, "engine"))
 		return 0;
-	double best = told_bound(s, 0);
+	double best = session_told_bound(s, 0);
 	if (!isfinite(best) || session_is_slo_miss(best))
 		return 0; /* nothing to compare with yet: measure in full */
 	int rc;
@@ -263,7 +263,7 @@ static int halving_stops(muh_session *s, const uint32_t *cfg, const muh_variant 
 			measurement_free(&rm);
 			return -rc;
 		}
-		account(s, &rm);
+		session_account(s, &rm);
 		int feasible;
 		double score = rm.status == EVAL_OK ? objective_search_score(&s->objective, &rm, &feasible) : NAN;
 		sc[k] = isfinite(score) ? score : INFINITY;
@@ -353,7 +353,7 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	if (!rc && !probed && nsc)
 		mark_metrics(m, NULL, 0, sc, nsc); /* its rungs, for a resume */
 	if (!rc)
-		account(s, m);
+		session_account(s, m);
 	if (!rc && s->st)
 		rc = store_put(s->st, s->run, v, m, d);
 	if (rc == STORE_KEPT) /* not ours that is kept, so not ours that counts */
@@ -363,7 +363,7 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 	if (rc)
 		return rc;
 	if (!s->measured)
-		store_noise_once(s);
+		session_store_noise_once(s);
 	s->measured++;
 	int every = s->target.drift_every;
 	if (every > 0 && s->since && !stopped_by(m)) { /* a rung's measurement is not measured again in full */
@@ -376,7 +376,7 @@ static int measure_live(muh_session *s, const uint32_t *cfg, const muh_variant *
 
 /* Makes cfg the result being answered (s->cfg, s->key, s->last cleared).
  * MUH_EINPUT with d when cfg is not valid in the space. */
-int take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d)
+int session_take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d)
 {
 	diag_clear(d);
 	if (!space_is_valid(s->space, cfg))
@@ -390,11 +390,11 @@ int take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d)
 
 int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, muh_diag *d)
 {
-	if (take_cfg(s, cfg, d))
+	if (session_take_cfg(s, cfg, d))
 		return MUH_EINPUT;
 	session_result res = {.cfg = s->cfg, .key = s->key};
 	int rc = MUH_OK;
-	const struct told *t = told_of(s, cfg);
+	const struct told *t = session_told_of(s, cfg);
 	if (t) { /* told already: the same answer, never measured twice */
 		res.score.status = t->status;
 		res.score.time_s = t->time_s;
@@ -406,7 +406,7 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		if (s->rs && (rc = replay_store_put(s->rs, cfg, &res.score)))
 			diag_errorf(d, "cannot store the replayed variant in %s", s->o.db);
 		if (!rc)
-			rc = tell(s, cfg, &res.score, 0);
+			rc = session_tell(s, cfg, &res.score, 0);
 	} else if (s->ev) {
 		muh_variant v;
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
@@ -419,17 +419,17 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		s->from_store += from_store;
 		res.source = from_store ? "store" : "measured";
 		if (s->target.hidden) {
-			int r2 = learn_hidden(s, cfg, &s->last);
+			int r2 = session_learn_hidden(s, cfg, &s->last);
 			if (!rc)
 				rc = r2;
 		}
-		score_measurement(&s->objective, &s->last, &res.score);
+		session_score_measurement(&s->objective, &s->last, &res.score);
 		s->slo_missed += session_is_slo_miss(res.score.time_s);
 		free(s->last_metrics);
 		s->last_metrics = s->last.metrics ? strdup(s->last.metrics) : NULL;
 		res.m = &s->last;
 		if (!rc)
-			rc = tell(s, cfg, &res.score, 0);
+			rc = session_tell(s, cfg, &res.score, 0);
 	} else {
 		return diag_errorf(d, "the session measures nothing: record the caller's measurement instead");
 	}
@@ -459,8 +459,8 @@ int session_record(muh_session *s, const uint32_t *cfg, double time_s, int statu
 		m.mad = 0;
 	}
 	strategy_measurement sm;
-	score_measurement(&s->objective, &m, &sm);
-	int rc = tell(s, cfg, &sm, 0);
+	session_score_measurement(&s->objective, &m, &sm);
+	int rc = session_tell(s, cfg, &sm, 0);
 	if (!rc && s->st) {
 		muh_variant v;
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
@@ -476,7 +476,7 @@ int session_record(muh_session *s, const uint32_t *cfg, double time_s, int statu
 
 /* ---- compile-first -------------------------------------------------------- */
 
-int was_prepared(const muh_session *s, const uint32_t *cfg)
+int session_was_prepared(const muh_session *s, const uint32_t *cfg)
 {
 	uint64_t idx;
 	return !space_index_of(s->space, cfg, &idx) && u64map_get(&s->prepared, idx, NULL);
@@ -490,7 +490,7 @@ static void mark_prepared(muh_session *s, const uint32_t *cfg)
 }
 
 /* 1 when the store already holds cfg's measurement: nothing to build. */
-int in_store(const muh_session *s, const muh_variant *v)
+int session_in_store(const muh_session *s, const muh_variant *v)
 {
 	return s->st && store_has(s->st, s->run, v->key) == 1;
 }
@@ -499,7 +499,7 @@ int in_store(const muh_session *s, const muh_variant *v)
  * the evaluator's kept prepare worker): 1 when none runs (any that ran is
  * counted into s->prep), 0 while it runs. wait: stop it (the worker and
  * its compile processes end; the next batch starts a new one). */
-int bg_reap(muh_session *s, int wait)
+int session_bg_reap(muh_session *s, int wait)
 {
 	if (!s->bg_kept)
 		return 1;
@@ -567,7 +567,7 @@ static void prepare_batch(muh_session *s, const muh_variant *vs, size_t m, sessi
  * measures (one at a time; none starts while one runs). At most max_new
  * go into one batch (0: all). A batch that fails is a note in info: each
  * build compiles what is missing. */
-void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
+void session_prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, session_prepare_info *info,
 			 int async, size_t min_new, size_t max_new)
 {
 	if (!s->ev || s->o.jobs <= 0 || !n)
@@ -576,10 +576,10 @@ void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, 
 		for (size_t i = 0; i < n; i++) {
 			const uint32_t *c = cfgs + i * s->np;
 			muh_variant v;
-			if (was_prepared(s, c) || !space_is_valid(s->space, c) ||
+			if (session_was_prepared(s, c) || !space_is_valid(s->space, c) ||
 			    eval_variant_from_space(s->space, c, s->o.instance, &v))
 				continue;
-			int started = in_store(s, &v) || eval_prefetch(s->ev, &v);
+			int started = session_in_store(s, &v) || eval_prefetch(s->ev, &v);
 			eval_variant_free(&v);
 			if (!started)
 				break; /* the pool is busy: the next measurement frees a helper */
@@ -587,7 +587,7 @@ void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, 
 		}
 		return;
 	}
-	if (async && !bg_reap(s, 0))
+	if (async && !session_bg_reap(s, 0))
 		return; /* one in the background at a time */
 	muh_variant *vs = calloc(n, sizeof(*vs));
 	size_t *from = calloc(n, sizeof(*from)); /* vs[j] is cfgs' from[j]-th */
@@ -602,12 +602,12 @@ void prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t nlook, 
 		if (i < nlook && look_cap && mlook >= look_cap)
 			continue;
 		int indexed = !space_index_of(s->space, c, &idx); /* else no index: no dedup */
-		if ((indexed && u64map_get(&seen, idx, NULL)) || was_prepared(s, c) || !space_is_valid(s->space, c) ||
+		if ((indexed && u64map_get(&seen, idx, NULL)) || session_was_prepared(s, c) || !space_is_valid(s->space, c) ||
 		    eval_variant_from_space(s->space, c, s->o.instance, &vs[m]))
 			continue;
 		if (indexed)
 			u64map_put(&seen, idx, 1);
-		if (in_store(s, &vs[m])) {
+		if (session_in_store(s, &vs[m])) {
 			eval_variant_free(&vs[m]);
 			mark_prepared(s, c);
 		} else {
@@ -681,15 +681,15 @@ static size_t speculate(muh_session *s, uint32_t *out, size_t max)
  * the pessimist's lookahead alone missed were all the model's picks; on
  * the CPU (py_worker, 4 params, 6 seeds of 40) the variants prepared when
  * reached went from 142 to 190 of 240 with the optimist's. */
-void prepare_ahead(muh_session *s, const uint32_t *cfg)
+void session_prepare_ahead(muh_session *s, const uint32_t *cfg)
 {
 	if (!s->ev || s->o.jobs <= 0)
 		return;
 	int batch = eval_batch_prepares(s->ev);
-	int ready = batch && was_prepared(s, cfg);
-	if (ready && (s->prep.ran == 0 || !bg_reap(s, 0)))
+	int ready = batch && session_was_prepared(s, cfg);
+	if (ready && (s->prep.ran == 0 || !session_bg_reap(s, 0)))
 		return;
-	if (batch && s->prep.ran > 0 && !bg_reap(s, 0)) {
+	if (batch && s->prep.ran > 0 && !session_bg_reap(s, 0)) {
 		/* a batch still runs: no new one can start, so propose nothing;
 		 * cfg is compiled by its own build */
 		mark_prepared(s, cfg);
@@ -707,15 +707,15 @@ void prepare_ahead(muh_session *s, const uint32_t *cfg)
 		free(alt);
 		return;
 	}
-	long n = propose(s, cfgs, k, NULL, NULL), nlook = n;
-	double best = told_bound(s, 0), med = median_told(s);
+	long n = session_propose(s, cfgs, k, NULL, NULL), nlook = n;
+	double best = session_told_bound(s, 0), med = session_median_told(s);
 	if (n > 0 && per && isfinite(best)) {
 		/* the three lookaheads in turns: alt holds pessimist, optimist, median */
 		double lies[2] = {best > 0 ? best * SESSION_OPTIMIST : best, med};
 		long got[3] = {n, 0, 0};
 		memcpy(alt, cfgs, (size_t)n * s->np * sizeof(uint32_t));
 		for (int l = 0; l < 2; l++) {
-			long o = propose_lie(s, alt + (k + (size_t)l * per) * s->np, per, lies[l], NULL, NULL);
+			long o = session_propose_lie(s, alt + (k + (size_t)l * per) * s->np, per, lies[l], NULL, NULL);
 			got[l + 1] = o > 0 ? o : 0;
 		}
 		size_t base[3] = {0, k, k + per}, m = 0;
@@ -733,8 +733,8 @@ void prepare_ahead(muh_session *s, const uint32_t *cfg)
 	if (batch && !ready && s->prep.ran > 0)
 		mark_prepared(s, cfg);
 	if (n > 0)
-		prepare_cfgs(s, cfgs, (size_t)n, (size_t)nlook, &s->prep, s->prep.ran > 0,
-			     ready ? (size_t)(s->o.jobs + 1) / 2 : 1, per);
+		session_prepare_cfgs(s, cfgs, (size_t)n, (size_t)nlook, &s->prep, s->prep.ran > 0,
+			             ready ? (size_t)(s->o.jobs + 1) / 2 : 1, per);
 	free(alt);
 	if (batch)
 		mark_prepared(s, cfg); /* even when the lookahead missed it: build compiles it */

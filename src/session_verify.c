@@ -62,10 +62,10 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			if (cfg_at(ctx, i, c) || !space_is_valid(s->space, c) ||
 			    eval_variant_from_space(s->space, c, s->o.instance, &v))
 				continue;
-			m += !in_store(s, &v);
+			m += !session_in_store(s, &v);
 			eval_variant_free(&v);
 		}
-		prepare_cfgs(s, cfgs, m, m, prepared, 0, 1, 0);
+		session_prepare_cfgs(s, cfgs, m, m, prepared, 0, 1, 0);
 		if (prepared)
 			prepared->capped = m == cap && cap < n;
 		free(cfgs);
@@ -81,7 +81,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			rc = MUH_ENOMEM;
 			break;
 		}
-		if (in_store(s, &v)) {
+		if (session_in_store(s, &v)) {
 			eval_variant_free(&v);
 			continue;
 		}
@@ -108,7 +108,7 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 			int started = 1;
 			if (!cfg_at(ctx, ahead, nx) && space_is_valid(s->space, nx) &&
 			    eval_variant_from_space(s->space, nx, s->o.instance, &nv) == MUH_OK) {
-				if (!in_store(s, &nv))
+				if (!session_in_store(s, &nv))
 					started = eval_prefetch(s->ev, &nv);
 				eval_variant_free(&nv);
 			}
@@ -132,13 +132,13 @@ int session_eval(muh_session *s, uint64_t n, int (*cfg_at)(void *ctx, uint64_t i
 		if (s->st)
 			store_release(s->st, s->run, v.key);
 		if (!measured)
-			store_noise_once(s);
+			session_store_noise_once(s);
 		measured++;
 		s->measured++;
 		memcpy(s->cfg, cfg, np * sizeof(uint32_t));
 		snprintf(s->key, sizeof(s->key), "%s", v.key);
 		session_result res = {.cfg = s->cfg, .key = s->key, .m = m, .source = "measured"};
-		score_measurement(&s->objective, m, &res.score);
+		session_score_measurement(&s->objective, m, &res.score);
 		eval_variant_free(&v);
 		int stop_rows = on_row ? on_row(ctx, &res) : 0;
 		if (put) {
@@ -190,7 +190,7 @@ int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, 
 	for (size_t k = 0; todo && k < nv; k++)
 		memcpy(todo + k * np, cfgs + at[k] * np, np * sizeof(uint32_t));
 	if (todo && !(s->o.stop && *s->o.stop))
-		prepare_cfgs(s, todo, nv, nv, prepared, 0, 1, 0);
+		session_prepare_cfgs(s, todo, nv, nv, prepared, 0, 1, 0);
 	free(todo);
 	int took = 0, called = 0; /* got[] holds the set's measurements */
 	if (!rc && nv) {
@@ -201,12 +201,12 @@ int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, 
 	for (size_t k = 0; k < nv; k++) {
 		if (took) { /* the rows, stored; the first store error is the result */
 			ms[at[k]] = got[k];
-			account(s, &got[k]);
+			session_account(s, &got[k]);
 			int put = s->st ? store_replace(s->st, s->run, &vs[k], &got[k], d) : MUH_OK;
 			if (put && !rc)
 				rc = put;
 			if (!s->measured)
-				store_noise_once(s);
+				session_store_noise_once(s);
 			s->measured++;
 		} else if (called) {
 			measurement_free(&got[k]);
@@ -218,7 +218,7 @@ int session_eval_interleaved(muh_session *s, size_t n, int (*cfg_at)(void *ctx, 
 		space_key(s->space, s->cfg, s->key, sizeof(s->key));
 		session_result res = {.cfg = s->cfg, .key = s->key, .m = &ms[i]};
 		res.source = valid[i] ? "measured" : "invalid";
-		score_measurement(&s->objective, &ms[i], &res.score);
+		session_score_measurement(&s->objective, &ms[i], &res.score);
 		if (on_row && on_row(ctx, &res))
 			break;
 	}
@@ -378,7 +378,7 @@ int session_verify(muh_session *s, const char *from_key, session_verify_result *
 					if (space_is_valid(s->space, all + n * np))
 						n++;
 				}
-			prepare_cfgs(s, all, n, n, &r->prepared, 0, 1, 0);
+			session_prepare_cfgs(s, all, n, n, &r->prepared, 0, 1, 0);
 		}
 		free(all);
 	}
