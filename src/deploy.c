@@ -49,64 +49,8 @@
 #include "muh/scan.h"
 #include "deploy_int.h"
 
-/* ---- small helpers ------------------------------------------------------- */
-
-char *deploy_xstrndup(const char *s, size_t n)
-{
-	char *r = malloc(n + 1);
-	if (!r)
-		return NULL;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
-
-int deploy_is_int(const char *s)
-{
-	if (*s == '-' || *s == '+')
-		s++;
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-int deploy_is_float(const char *s)
-{
-	if (!*s)
-		return 0;
-	char *e;
-	errno = 0;
-	strtod(s, &e);
-	return *e == '\0' && !isspace((unsigned char)*s) && strcspn(s, "xXpPnNiI") == strlen(s);
-}
-
-int deploy_is_true(const char *v)
-{
-	return !strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") ||
-	       !strcmp(v, "on") || !strcmp(v, "TRUE");
-}
-
-int deploy_is_false(const char *v)
-{
-	return !strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") ||
-	       !strcmp(v, "off") || !strcmp(v, "FALSE");
-}
-
-void deploy_infer_type(const char *v, char type[8])
-{
-	if (deploy_is_int(v))
-		snprintf(type, 8, "int");
-	else if (deploy_is_float(v))
-		snprintf(type, 8, "float");
-	else if (!strcmp(v, "True") || !strcmp(v, "False") || !strcmp(v, "true") ||
-		 !strcmp(v, "false"))
-		snprintf(type, 8, "bool");
-	else
-		snprintf(type, 8, "str");
-}
+/* ---- small helpers (the ones deploy_schema.c and deploy_write.c share are in
+ * deploy_schema.c) ------------------------------------------------------- */
 
 /* A token that argparse takes as an option, not a value: starts with '-',
  * is not "-" and not a negative number. */
@@ -123,12 +67,6 @@ int deploy_is_upper_name(const char *s)
 		if (!(isupper((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_'))
 			return 0;
 	return 1;
-}
-
-const char *deploy_base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
 }
 
 /* ---- tokens -------------------------------------------------------------- */

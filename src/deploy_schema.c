@@ -744,3 +744,68 @@ int deploy_tree_root(const deploy_file *f, char *root, size_t cap)
 		return -1;
 	return tree_root_of(f->path, mod, pkg, root, cap);
 }
+
+/* ---- small helpers ------------------------------------------------------- */
+
+char *deploy_xstrndup(const char *s, size_t n)
+{
+	char *r = malloc(n + 1);
+	if (!r)
+		return NULL;
+	memcpy(r, s, n);
+	r[n] = '\0';
+	return r;
+}
+
+int deploy_is_int(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+int deploy_is_float(const char *s)
+{
+	if (!*s)
+		return 0;
+	char *e;
+	errno = 0;
+	strtod(s, &e);
+	return *e == '\0' && !isspace((unsigned char)*s) && strcspn(s, "xXpPnNiI") == strlen(s);
+}
+
+int deploy_is_true(const char *v)
+{
+	return !strcmp(v, "True") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes") ||
+	       !strcmp(v, "on") || !strcmp(v, "TRUE");
+}
+
+int deploy_is_false(const char *v)
+{
+	return !strcmp(v, "False") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no") ||
+	       !strcmp(v, "off") || !strcmp(v, "FALSE");
+}
+
+void deploy_infer_type(const char *v, char type[8])
+{
+	if (deploy_is_int(v))
+		snprintf(type, 8, "int");
+	else if (deploy_is_float(v))
+		snprintf(type, 8, "float");
+	else if (!strcmp(v, "True") || !strcmp(v, "False") || !strcmp(v, "true") ||
+		 !strcmp(v, "false"))
+		snprintf(type, 8, "bool");
+	else
+		snprintf(type, 8, "str");
+}
+
+const char *deploy_base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
