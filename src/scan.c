@@ -67,12 +67,6 @@ typedef struct walkres {
 	muh_surface *s;     /* options; excluded paths go to s->excluded */
 } walkres;
 
-static int has_suffix(const char *s, const char *suf)
-{
-	size_t a = strlen(s), b = strlen(suf);
-	return a >= b && !strcmp(s + a - b, suf);
-}
-
 /* Why the walk leaves rel out (an arena string), inherited from its
  * directory or its own: an --exclude glob, or vendored code (src/scan_vendor.c);
  * NULL when it is scanned. An --include glob brings a file back. */
@@ -175,16 +169,16 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		if (!S_ISREG(st.st_mode))
 			continue;
 		if (ew) { /* counted, not scanned */
-			scan_excluded_path *x = has_suffix(n, ".py") ? scan_vec_push(&w->s->excluded) : NULL;
+			scan_excluded_path *x = scan_has_suffix(n, ".py") ? scan_vec_push(&w->s->excluded) : NULL;
 			if (x) {
 				x->path = scan_sa_str(w->s, r);
 				x->why = ew;
 			}
 			continue;
 		}
-		vec *v = has_suffix(n, ".py")                                ? &w->py
-		         : has_suffix(n, ".json")                            ? &w->json
-		         : (has_suffix(n, ".yaml") || has_suffix(n, ".yml")) ? &w->yaml
+		vec *v = scan_has_suffix(n, ".py")                                ? &w->py
+		         : scan_has_suffix(n, ".json")                            ? &w->json
+		         : (scan_has_suffix(n, ".yaml") || scan_has_suffix(n, ".yml")) ? &w->yaml
 		                                                             : NULL;
 		if (!v)
 			continue;
@@ -221,44 +215,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* ---- 2. parse -------------------------------------------------------------- */
-
-int scan_path_is_test(const char *rel)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "/%s", rel);
-	if (strstr(buf, "/tests/") || strstr(buf, "/test/") || strstr(buf, "/testing/"))
-		return 1;
-	const char *base = strrchr(buf, '/') + 1;
-	return !strncmp(base, "test_", 5) || has_suffix(base, "_test.py") ||
-	       !strcmp(base, "conftest.py");
-}
-
-/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
- * scripts/ at the top)? Its reads count, but the engine's are the better
- * evidence. */
-int scan_path_is_script(const char *rel)
-{
-	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
-	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8) ||
-	       !strncmp(rel, "benchmark/", 10);
-}
-
-static const char *const platform_tokens[] = {"rocm",     "hip", "tpu",   "xpu",   "neuron",
-                                              "openvino", "hpu", "gaudi", "aiter", NULL};
-
-/* The platform a path names by one of its _/./- separated tokens, or NULL. */
-const char *scan_path_platform(const char *rel)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", rel);
-	for (char *tok = strtok(buf, "/_.-"); tok; tok = strtok(NULL, "/_.-"))
-		for (int i = 0; platform_tokens[i]; i++)
-			if (!strcmp(tok, platform_tokens[i]))
-				return platform_tokens[i];
-	return NULL;
-}
-
 static char *module_of(const char *rel, int *is_pkg)
 {
 	char *m = strdup(rel);
@@ -277,33 +233,6 @@ static char *module_of(const char *rel, int *is_pkg)
 		m[n >= 9 ? n - 9 : 0] = '\0';
 	}
 	return m;
-}
-
-char *scan_read_file(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return NULL;
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, fp);
-		len += r;
-		if (len < cap)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(fp);
-	if (buf)
-		*n = len;
-	return buf;
 }
 
 /* The source line `line` (1-based) of text, for diagnostics. */
@@ -427,7 +356,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	}
 	int single = 0;
 	if (!S_ISDIR(st.st_mode)) {
-		if (!S_ISREG(st.st_mode) || !has_suffix(root, ".py")) {
+		if (!S_ISREG(st.st_mode) || !scan_has_suffix(root, ".py")) {
 			diag_clear(d);
 			return diag_errorf(d, "cannot scan '%s': not a directory or a .py file",
 			                   root);

@@ -46,6 +46,7 @@
  * named `model`. Must never: print, write into the tree.
  */
 #include "scan_args.h"
+#include "scan_host.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -35,19 +35,6 @@
 #include "textcut.h"
 #include "scan_int.h"
 
-int scan_is_upper_like(const char *s)
-{
-	const char *p = s;
-	while (*p == '_')
-		p++;
-	if (!*p)
-		return 0;
-	for (; *p; p++)
-		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-			return 0;
-	return 1;
-}
-
 /* The file name of JSON config file jr (tree-relative) when a lookup of
  * glob in folder dir (dl bytes, a prefix of the path) loads it: at or below
  * dir, not a test's, its name matching glob; NULL when the lookup does not. */

@@ -36,6 +36,7 @@
  * module's declaration of a registry variable.
  */
 #include "scan_env.h"
+#include "scan_host.h"
 
 #include <ctype.h>
 #include <math.h>

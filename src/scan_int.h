@@ -25,6 +25,7 @@
 #include "muh/scan.h"
 #include "pyfile.h"
 #include "scan_flow.h"
+#include "scan_host.h"
 
 /* ---- small containers ------------------------------------------------------ */
 
@@ -171,6 +172,9 @@ const char *scan_path_platform(const char *rel);
 char *scan_read_file(const char *path, size_t *n);
 
 /* ---- scan_surface.c ---- */
+
+/* Does s end with suf? */
+int scan_has_suffix(const char *s, const char *suf);
 
 void *scan_vec_push(vec *v);
 

@@ -34,13 +34,6 @@
 #include "textcut.h"
 #include "scan_int.h"
 
-const char *scan_verdict_name(enum scan_verdict v)
-{
-	static const char *const names[] = {"live",     "dead",    "unsafe",
-	                                    "platform", "unknown", "blocker"};
-	return v <= SCAN_BLOCKER ? names[v] : "?";
-}
-
 /* ---- output ------------------------------------------------------------------------- */
 
 char *scan_to_json(const muh_surface *s)

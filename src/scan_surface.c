@@ -360,3 +360,83 @@ const muh_diag *scan_diag(const muh_surface *s, size_t i)
 {
 	return i < s->diags.n ? (const muh_diag *)s->diags.p + i : NULL;
 }
+
+/* ---- 2. parse -------------------------------------------------------------- */
+
+int scan_path_is_test(const char *rel)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "/%s", rel);
+	if (strstr(buf, "/tests/") || strstr(buf, "/test/") || strstr(buf, "/testing/"))
+		return 1;
+	const char *base = strrchr(buf, '/') + 1;
+	return !strncmp(base, "test_", 5) || scan_has_suffix(base, "_test.py") ||
+	       !strcmp(base, "conftest.py");
+}
+
+/* Is rel a script beside the engine (benchmarks/, examples/, tools/,
+ * scripts/ at the top)? Its reads count, but the engine's are the better
+ * evidence. */
+int scan_path_is_script(const char *rel)
+{
+	return !strncmp(rel, "benchmarks/", 11) || !strncmp(rel, "examples/", 9) ||
+	       !strncmp(rel, "tools/", 6) || !strncmp(rel, "scripts/", 8) ||
+	       !strncmp(rel, "benchmark/", 10);
+}
+
+/* Folder and file names that name another platform (a path under one is
+ * that platform's code). */
+static const char *const platform_tokens[] = {"rocm",     "hip", "tpu",   "xpu",   "neuron",
+                                              "openvino", "hpu", "gaudi", "aiter", NULL};
+
+/* The platform a path names by one of its _/./- separated tokens, or NULL. */
+const char *scan_path_platform(const char *rel)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (char *tok = strtok(buf, "/_.-"); tok; tok = strtok(NULL, "/_.-"))
+		for (int i = 0; platform_tokens[i]; i++)
+			if (!strcmp(tok, platform_tokens[i]))
+				return platform_tokens[i];
+	return NULL;
+}
+
+char *scan_read_file(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return NULL;
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + len, 1, cap - len, fp);
+		len += r;
+		if (len < cap)
+			break;
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(fp);
+	if (buf)
+		*n = len;
+	return buf;
+}
+
+const char *scan_verdict_name(enum scan_verdict v)
+{
+	static const char *const names[] = {"live",     "dead",    "unsafe",
+	                                    "platform", "unknown", "blocker"};
+	return v <= SCAN_BLOCKER ? names[v] : "?";
+}
+
+int scan_has_suffix(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcmp(s + a - b, suf);
+}

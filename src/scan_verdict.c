@@ -1763,3 +1763,16 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 	/* feeds: link launch bindings to the knob that feeds them */
 	(void)0;
 }
+
+int scan_is_upper_like(const char *s)
+{
+	const char *p = s;
+	while (*p == '_')
+		p++;
+	if (!*p)
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+			return 0;
+	return 1;
+}
