@@ -851,3 +851,13 @@ const char *expr_source(const muh_expr *e)
 {
 	return e->src;
 }
+
+/* Frees what p owns and zeroes it. */
+void expr_prog_free(prog *p)
+{
+	free(p->code);
+	free(p->ipos);
+	free(p->k);
+	free(p->slots);
+	memset(p, 0, sizeof(*p));
+}

@@ -1265,16 +1265,6 @@ static int emit_node(emitter *em, int ni)
 	}
 }
 
-/* Frees what p owns and zeroes it. */
-void expr_prog_free(prog *p)
-{
-	free(p->code);
-	free(p->ipos);
-	free(p->k);
-	free(p->slots);
-	memset(p, 0, sizeof(*p));
-}
-
 /* qsort order of ints, ascending. */
 static int cmp_int(const void *a, const void *b)
 {

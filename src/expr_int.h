@@ -155,7 +155,6 @@ enum tokkind {
  * pass over the node array visits them bottom-up. */
 enum nodekind { N_CONST, N_NAME, N_BIN, N_UN, N_AND, N_OR, N_CMP, N_COND, N_CALL, N_LIST, N_COMP };
 
-
 typedef struct tok {
 	int kind;
 	int pos, len; /* byte offset and length in src */
@@ -207,6 +206,9 @@ enum {
 
 /* ---- expr.c ---- */
 
+/* Frees what p owns and zeroes it. */
+void expr_prog_free(prog *p);
+
 /* Python truthiness: 0, 0.0 and "" are false; everything else (NaN too) true. */
 int expr_truthy(muh_value v);
 
@@ -238,9 +240,6 @@ void expr_fold(parser *ps);
 
 /* Pushes node ni onto ps's spine stack; -1 when out of memory. */
 int expr_spine_push(parser *ps, int ni);
-
-/* Frees what p owns and zeroes it. */
-void expr_prog_free(prog *p);
 
 /* Compiles the subtree at root into p. Returns 0, or -1 with ps->err set. */
 int expr_compile_node(parser *ps, int root, const char *const *names, int nnames, int list_var,
