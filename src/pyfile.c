@@ -27,46 +27,6 @@
 
 /* ---- arena: every string and array of a pyfile lives here ---------------- */
 
-typedef struct pf_block {
-	struct pf_block *next;
-	size_t used, cap;
-	char data[];
-} pf_block;
-
-void *pyfile_ar_alloc(pyfile *f, size_t n)
-{
-	n = (n + 15) & ~(size_t)15;
-	pf_block *b = f->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 60000 ? n : 60000;
-		pf_block *nb = malloc(sizeof(pf_block) + cap);
-		if (!nb)
-			return NULL;
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		f->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
-	memset(p, 0, n);
-	return p;
-}
-
-static const char *ar_strn(pyfile *f, const char *s, size_t n)
-{
-	char *p = pyfile_ar_alloc(f, n + 1);
-	if (!p)
-		return "";
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-const char *pyfile_ar_str(pyfile *f, const char *s)
-{
-	return s ? ar_strn(f, s, strlen(s)) : NULL;
-}
 
 uint64_t pyfile_hash(const void *p, size_t n)
 {
@@ -87,73 +47,6 @@ static const char *const kind_names[PF_K_NKINDS] = {
 const char *pyfile_kind_name(int kind)
 {
 	return kind >= 0 && kind < PF_K_NKINDS ? kind_names[kind] : "?";
-}
-
-/* The node's text, copied (at most max bytes; whitespace runs collapse to one
- * space when squash). */
-const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash)
-{
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	if (e > w->n)
-		e = (uint32_t)w->n;
-	if (s > e)
-		s = e;
-	size_t len = e - s;
-	if (len > max)
-		len = max;
-	if (!squash)
-		return ar_strn(w->f, w->src + s, len);
-	char *out = pyfile_ar_alloc(w->f, len + 1);
-	if (!out)
-		return "";
-	size_t o = 0;
-	int sp = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = w->src[s + i];
-		if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' &&
-		    c != ')' && c != ']' && c != '}' && c != ',')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-int pyfile_text_eq(walker *w, TSNode n, const char *s)
-{
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t len = strlen(s);
-	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
-}
-
-/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
- * concatenations or anything else. */
-const char *pyfile_string_value(walker *w, TSNode n)
-{
-	if (!is(n, "string"))
-		return NULL;
-	uint32_t c = ts_node_named_child_count(n);
-	const char *content = "";
-	for (uint32_t i = 0; i < c; i++) {
-		TSNode k = ts_node_named_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					return NULL;
-		} else if (!strcmp(t, "string_content")) {
-			content = pyfile_text_of(w, k, 256, 0);
-		} else if (!strcmp(t, "interpolation")) {
-			return NULL;
-		}
-	}
-	return content;
 }
 
 static int is_upper_name(const char *s)
@@ -320,7 +213,7 @@ static void do_import(walker *w, ctx *c, TSNode n)
 				const char *m = pyfile_text_of(w, k, 256, 1);
 				/* `import a.b` binds a */
 				const char *dot = strchr(m, '.');
-				add_import(w, c, n, dot ? ar_strn(w->f, m, (size_t)(dot - m)) : m,
+				add_import(w, c, n, dot ? pyfile_ar_strn(w->f, m, (size_t)(dot - m)) : m,
 				           m, NULL);
 				if (dot) /* and makes a.b reachable as an attribute chain */
 					add_import(w, c, n, m, m, NULL);
@@ -393,28 +286,6 @@ static void visit_children(walker *w, ctx *c, TSNode n)
 				visit(w, c, k);
 		} while (ts_tree_cursor_goto_next_sibling(&cur));
 	ts_tree_cursor_delete(&cur);
-}
-
-/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
- * k[grid] -> k (launch). */
-void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch)
-{
-	*fname = NULL;
-	*obj = NULL;
-	*launch = 0;
-	if (is(fn, "subscript")) {
-		*launch = 1;
-		fn = field(fn, "value");
-	}
-	if (is(fn, "identifier")) {
-		*fname = pyfile_text_of(w, fn, 128, 0);
-	} else if (is(fn, "attribute")) {
-		TSNode a = field(fn, "attribute"), o = field(fn, "object");
-		if (!ts_node_is_null(a))
-			*fname = pyfile_text_of(w, a, 128, 0);
-		if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
-			*obj = pyfile_text_of(w, o, 96, 1);
-	}
 }
 
 static int is_platform_call(walker *w, TSNode cond)
@@ -699,14 +570,6 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 	snprintf(buf, sizeof(buf), "%d configs", nconf);
 	k->eval = pyfile_ar_str(w->f, buf);
 	return 1;
-}
-
-int pyfile_is_global_in(walker *w, int scope, const char *name)
-{
-	for (int i = 0; i < w->nglobals; i++)
-		if (w->globals[i].scope == scope && !strcmp(w->globals[i].name, name))
-			return 1;
-	return 0;
 }
 
 /* Records an assignment of name (reaching definitions, src/pyflow.c). */
@@ -1306,7 +1169,7 @@ static void add_str_ref(walker *w, ctx *c, const char *text, TSNode at)
 {
 	size_t dot = dotted_path(text);
 	if (dot)
-		add_ref(w, c, pyfile_ar_str(w->f, text + dot + 1), ar_strn(w->f, text, dot), at, PF_R_STR);
+		add_ref(w, c, pyfile_ar_str(w->f, text + dot + 1), pyfile_ar_strn(w->f, text, dot), at, PF_R_STR);
 }
 
 static void do_call(walker *w, ctx *c, TSNode n)

@@ -19,6 +19,7 @@
 #include <tree_sitter/api.h>
 
 #include "pyfile.h"
+#include "pyfile_node.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -92,43 +93,14 @@ typedef struct cval {
 		memset((out), 0, sizeof(*(out)));                                                  \
 	} while (0)
 
+typedef struct pf_block {
+	struct pf_block *next;
+	size_t used, cap;
+	char data[];
+} pf_block;
 
 /* ---- pyfile.c ---- */
 
-void *pyfile_ar_alloc(pyfile *f, size_t n);
-
-const char *pyfile_ar_str(pyfile *f, const char *s);
-
-static inline int is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
-}
-
-static inline TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static inline int line_of(TSNode n)
-{
-	return (int)ts_node_start_point(n).row + 1;
-}
-
-/* The node's text, copied (at most max bytes; whitespace runs collapse to one
- * space when squash). */
-const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash);
-
-int pyfile_text_eq(walker *w, TSNode n, const char *s);
-
-/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
- * concatenations or anything else. */
-const char *pyfile_string_value(walker *w, TSNode n);
-
-/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
- * k[grid] -> k (launch). */
-void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch);
-
-int pyfile_is_global_in(walker *w, int scope, const char *name);
 
 /* ---- pyfile_expr.c ---- */
 
@@ -171,5 +143,30 @@ void pyfile_param_kills(walker *w, int si, TSNode body);
 /* After statement i of blk (which made knobs k0..k1): stores it makes that
  * the rest of the block overwrites before reading them. */
 void pyfile_check_overwrite(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, int k0, int k1);
+
+/* ---- pyfile_node.c ---- */
+
+int pyfile_is_global_in(walker *w, int scope, const char *name);
+
+/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
+ * k[grid] -> k (launch). */
+void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch);
+
+/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
+ * concatenations or anything else. */
+const char *pyfile_string_value(walker *w, TSNode n);
+
+int pyfile_text_eq(walker *w, TSNode n, const char *s);
+
+/* The node's text, copied (at most max bytes; whitespace runs collapse to one
+ * space when squash). */
+const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash);
+
+const char *pyfile_ar_str(pyfile *f, const char *s);
+
+void *pyfile_ar_alloc(pyfile *f, size_t n);
+
+/* A copy of s[0..n) in f's arena, NUL-terminated; "" when out of memory. */
+const char *pyfile_ar_strn(pyfile *f, const char *s, size_t n);
 
 #endif
