@@ -218,18 +218,11 @@ int eval_prepare_poll(muh_evaluator *ev, double until, const volatile sig_atomic
 		      muh_diag *d);
 void eval_prepare_end(muh_evaluator *ev);
 
-/* ---- between eval.c and eval_runner.c ---- */
+/* ---- shared by eval.c, eval_runner.c and eval_record.c ---- */
 
 enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
 
-
 /* ---- eval.c ---- */
-
-int64_t eval_epoch_ms(void);
-
-double eval_json_get_num(const cJSON *o, const char *k);
-
-int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
 
 /* ---- eval_runner.c ---- */
 
@@ -239,7 +232,7 @@ int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
 void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
 		     muh_measurement *m, int fd);
 
-/* The interleaved eval_pipeline (eval_measure_interleaved, in the runner): every
+/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
  * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
  * engine-tree overlay), then rounds of one time step each in
  * eval_interleave_order, then each summarized over all its samples. A
@@ -255,5 +248,18 @@ int eval_send_line_json(int fd, cJSON *o);
 
 /* The runner's main loop; never returns. */
 void eval_runner_main(const eval_backend *b, const muh_target *t, int fd);
+
+/* ---- eval_record.c ---- */
+
+int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
+
+double eval_json_get_num(const cJSON *o, const char *k);
+
+int64_t eval_epoch_ms(void);
+
+/* Fills m from a parsed JSON object. */
+int measurement_from_cjson(const cJSON *o, muh_measurement *m);
+
+cJSON *eval_variant_to_cjson(const muh_variant *v);
 
 #endif

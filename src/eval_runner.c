@@ -36,9 +36,8 @@
 #include "eval_int.h"
 #include "muh/muh.h"
 #include "muh/stats.h"
-#include "eval_int.h"
 
-/* ---- the eval_pipeline (runs in the runner) ----------------------------------- */
+/* ---- the pipeline (runs in the runner) ----------------------------------- */
 
 /* Sends a phase line to the parent (no-op in process); idx >= 0 names the
  * variant of an interleaved set the step is for. */
@@ -320,7 +319,7 @@ static void unready_all(const eval_backend *b, eval_ctx *c, size_t n, const char
 	c->built = NULL;
 }
 
-/* The interleaved eval_pipeline (eval_measure_interleaved, in the runner): every
+/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
  * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
  * engine-tree overlay), then rounds of one time step each in
  * eval_interleave_order, then each summarized over all its samples. A
