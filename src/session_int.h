@@ -211,4 +211,14 @@ void session_prepare_cfgs(muh_session *s, const uint32_t *cfgs, size_t n, size_t
  * reached went from 142 to 190 of 240 with the optimist's. */
 void session_prepare_ahead(muh_session *s, const uint32_t *cfg);
 
+/* ---- the session's state (session_state.c) and its users ---- */
+
+/* ---- session_state.c ---- */
+
+/* Tells opts.on_note a line of text (located: it starts with file:line:col). */
+void session_tell_note(muh_session *s, int located, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+int session_model_predicts_fail(const muh_session *s, const uint32_t *cfg, char *why, size_t n);
+
 #endif
