@@ -43,20 +43,22 @@ import sys
 LAYERS = [
     # 0: base - status, messages, containers, files, text
     ["api", "muh", "muh_kernel", "diag", "value", "fileio", "strbuf", "textcut",
-     "linebuf", "u64map", "stats", "svg", "yamlcheck", "curl_dl", "json", "store_vfs"],
+     "u64map", "stats", "svg", "yamlcheck", "curl_dl", "json", "store_vfs"],
     # 1: the spec language - expressions, specs, hardware, spaces, prior knowledge
-    ["expr", "spec", "hw", "space", "kb_cccl", "kb", "objective"],
+    ["expr", "expr_*", "spec", "hw", "space", "kb_cccl", "kb"],
     # 2: reading engine trees - Python facts, the surface, deployment files
-    ["pyfile", "pyflow", "scan*", "deploy"],
-    # 3: writing engine trees and variants
-    ["patch", "overlay"],
-    # 4: measuring - the evaluator, its backends and targets, load
-    ["eval", "target", "backend_*", "load", "load_rate", "engine"],
+    ["pyfile", "pyfile_*", "pyflow", "scan", "scan_*", "deploy", "deploy_*"],
+    # 3: writing engine trees
+    ["patch", "patch_*"],
+    # 4: measuring - the evaluator (its records, runner, line reader), backends,
+    #    targets, overlays (variants as patched files), load, the objective
+    ["eval", "eval_*", "linebuf", "target", "backend_*", "overlay", "load", "load_*",
+     "engine", "objective"],
     # 5: remembering and searching
-    ["store", "replay", "replay_store", "strategy", "strategy_*", "transfer",
-     "transfer_seeds", "baseline", "best", "decide", "pool", "pool_*"],
-    # 6: the session that owns them all
-    ["session", "session_*"],
+    ["store", "replay", "replay_*", "strategy", "strategy_*", "transfer", "transfer_*",
+     "baseline", "best", "decide", "pool", "pool_*"],
+    # 6: the session and the workflows over it (decide_run: session_decide)
+    ["session", "session_*", "decide_run"],
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
