@@ -570,3 +570,10 @@ const eval_backend *eval_backend_find(const char *name)
 			return all[i];
 	return NULL;
 }
+
+void eval_interleave_order(size_t n, size_t round, size_t *order)
+{
+	size_t p = (round / 2) % (n ? n : 1);
+	for (size_t k = 0; k < n; k++)
+		order[round % 2 ? n - 1 - k : k] = (p + k) % n;
+}

@@ -231,13 +231,6 @@ void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enu
 	pipeline_end(b, c, m);
 }
 
-void eval_interleave_order(size_t n, size_t round, size_t *order)
-{
-	size_t p = (round / 2) % (n ? n : 1);
-	for (size_t k = 0; k < n; k++)
-		order[round % 2 ? n - 1 - k : k] = (p + k) % n;
-}
-
 /* 1 when every variant ready to time has min_samples and a CI within
  * measure.ci, or is at max_samples. */
 static int all_done(const muh_target *t, const muh_measurement *ms, const unsigned char *ready, size_t n)
