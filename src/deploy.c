@@ -46,7 +46,6 @@
 #include "muh/muh.h"
 #include "strbuf.h"
 #include "yamlcheck.h"
-#include "muh/scan.h"
 #include "deploy_int.h"
 
 /* ---- small helpers (the ones deploy_schema.c and deploy_write.c share are in

@@ -25,7 +25,6 @@
 #include "muh/muh.h"
 #include "strbuf.h"
 #include "yamlcheck.h"
-#include "muh/scan.h"
 #include "deploy_int.h"
 
 /* ---- built-in schemas ---------------------------------------------------- */
@@ -148,12 +147,6 @@ const deploy_schema *deploy_schema_builtin(const char *engine)
 	if (!strcmp(engine, "llama-server") || !strcmp(engine, "llama_cpp"))
 		return &deploy_builtin[0];
 	return NULL;
-}
-
-const char *deploy_form_name(enum deploy_form f)
-{
-	static const char *n[] = {"yaml_list", "json_list", "shell", "k8s", "compose"};
-	return (unsigned)f < 5 ? n[f] : "?";
 }
 
 const char *deploy_kind_name(enum deploy_kind k)
@@ -459,57 +452,6 @@ int deploy_schema_from_argparse(const char *engine, const char *text, size_t len
 		}
 		free(flags.b);
 		p = ce;
-	}
-	if (rc) {
-		deploy_schema_free(&o->sc);
-		return rc;
-	}
-	*out = &o->sc;
-	return MUH_OK;
-}
-
-int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema *base,
-			       deploy_schema **out)
-{
-	*out = NULL;
-	struct own_schema *o = calloc(1, sizeof(*o));
-	if (!o)
-		return MUH_ENOMEM;
-	o->sc.engine = base ? base->engine : "tree";
-	o->sc.negatable = base ? base->negatable : 1;
-	size_t cap = 0;
-	int rc = MUH_OK;
-	for (size_t i = 0; base && i < base->n && !rc; i++)
-		rc = own_add(o, &cap, &base->opts[i]);
-	size_t nk = s ? scan_nknobs(s) : 0;
-	for (size_t i = 0; i < nk && !rc; i++) {
-		const muh_knob *k = scan_knob(s, i);
-		if (strcmp(k->kind, "engine_arg") || !strcmp(k->scope, "<deployment>") ||
-		    !k->name || !*k->name)
-			continue;
-		int dup = 0;
-		for (size_t j = 0; j < o->sc.n && !dup; j++)
-			dup = !strcmp(o->opts[j].name, k->name);
-		if (dup)
-			continue;
-		char fl[260];
-		deploy_long_flag(NULL, k->name, fl, sizeof(fl));
-		const char *v = k->eval ? k->eval : k->value ? k->value : "";
-		char type[8];
-		deploy_infer_type(v, type);
-		deploy_option op = {0};
-		op.name = own_str(o, k->name, strlen(k->name));
-		op.flags = own_str(o, fl, strlen(fl));
-		op.type = !strcmp(type, "bool") ? "bool"
-			  : !strcmp(type, "int")  ? "int"
-			  : !strcmp(type, "float") ? "float"
-						   : "str";
-		op.takes_value = strcmp(type, "bool") != 0;
-		op.deflt = strcmp(v, "None") ? own_str(o, v, strlen(v)) : NULL;
-		if (!op.name || !op.flags)
-			rc = MUH_ENOMEM;
-		else
-			rc = own_add(o, &cap, &op);
 	}
 	if (rc) {
 		deploy_schema_free(&o->sc);

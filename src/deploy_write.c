@@ -27,7 +27,6 @@
 #include "muh/muh.h"
 #include "strbuf.h"
 #include "yamlcheck.h"
-#include "muh/scan.h"
 #include "deploy_int.h"
 
 /* ---- writing ------------------------------------------------------------- */

@@ -90,11 +90,6 @@ void patch_plan_free(muh_patch *p)
 	free(p);
 }
 
-size_t patch_plan_nedits(const muh_patch *p)
-{
-	return p->nedits;
-}
-
 /* Appends the knob's evidence chain to d->msg, one step a line. */
 static void append_evidence(muh_diag *d, const muh_knob *k)
 {
@@ -1280,7 +1275,3 @@ const muh_knob *patch_knobs_at(const patch_knobs *K, size_t i)
 	return i < K->n ? &K->k[i] : NULL;
 }
 
-const char *patch_knobs_root(const patch_knobs *K)
-{
-	return K->root;
-}
