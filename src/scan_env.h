@@ -46,4 +46,8 @@ TSTree *scan_ts_parse(const char *src, size_t n);
  * nearest ancestor that has one): 1, or 0 when the walk is over. */
 int scan_ts_next(TSTreeCursor *cur);
 
+/* The innermost scope of pf (function or class) whose span holds byte, or -1
+ * (module level); shared with scan_args.c. */
+int scan_innermost_scope(const pyfile *pf, uint32_t byte);
+
 #endif
