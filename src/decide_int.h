@@ -24,8 +24,11 @@ struct rows {
 /* Copies src (NULL: "") into dst of n bytes, cut to fit. */
 void decide_copy_text(char *dst, size_t n, const char *src);
 
+/* Frees R's rows. */
 void decide_rows_free(struct rows *R);
 
+/* Reads run's decision rows from st into R (free with decide_rows_free):
+ * MUH_OK, MUH_ENOMEM, or MUH_EENV with d set. */
 int decide_read_rows(muh_store *st, int64_t run, struct rows *R, muh_diag *d);
 
 #endif

@@ -38,7 +38,6 @@ struct tl {
 	size_t n, cap;
 };
 
-
 /* Where env entries live and how a new one is written. */
 enum { ENV_NONE, ENV_MAP, ENV_K8S, ENV_LIST, ENV_SHELL, ENV_EXPORT, ENV_FLOWMAP, ENV_FLOWLIST,
        ENV_FLOWK8S };
@@ -79,34 +78,44 @@ struct P {
 	              while the YAML document, which holds the name, still exists) */
 };
 
-
 /* The built-in schemas: [0] llama.cpp's llama-server, [1] vLLM (deploy_schema.c). */
 extern const deploy_schema deploy_builtin[2];
 
 /* ---- deploy.c ---- */
 
-char *deploy_xstrndup(const char *s, size_t n);
-
-int deploy_is_int(const char *s);
-
-int deploy_is_float(const char *s);
-
-int deploy_is_true(const char *v);
-
-int deploy_is_false(const char *v);
-
-void deploy_infer_type(const char *v, char type[8]);
-
+/* Is s an UPPER_CASE name (upper letters, digits, '_'; not starting with a digit)? */
 int deploy_is_upper_name(const char *s);
 
-const char *deploy_base_name(const char *p);
-
+/* The offset of the start of the line holding offset p of t. */
 size_t deploy_line_start(const char *t, size_t p);
 
 /* The offset just past the end of the line holding p (past its '\n'). */
 size_t deploy_line_next(const char *t, size_t len, size_t p);
 
 /* ---- deploy_schema.c ---- */
+
+/* The part of path p after its last '/'. */
+const char *deploy_base_name(const char *p);
+
+/* Writes the type v reads as into type: "int", "float", "bool" (True,
+ * False, true, false) or "str". */
+void deploy_infer_type(const char *v, char type[8]);
+
+/* Is v a false spelling: False, false, FALSE, 0, no, off? */
+int deploy_is_false(const char *v);
+
+/* Is v a true spelling: True, true, TRUE, 1, yes, on? */
+int deploy_is_true(const char *v);
+
+/* Is s a whole strtod number (no hex, inf or nan spellings, no leading
+ * space)? */
+int deploy_is_float(const char *s);
+
+/* Is s an optional sign and one or more decimal digits? */
+int deploy_is_int(const char *s);
+
+/* A malloc'd copy of s[0..n), NUL-terminated; NULL when out of memory. */
+char *deploy_xstrndup(const char *s, size_t n);
 
 /* Is flag one of the '|'-separated alternatives in list? */
 int deploy_in_list(const char *list, const char *flag, size_t fl);
@@ -115,11 +124,16 @@ int deploy_in_list(const char *list, const char *flag, size_t fl);
 const deploy_option *deploy_opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
 					int *neg);
 
+/* The option of sc named name, else the one whose flag is name (not a
+ * negation), or NULL. */
 const deploy_option *deploy_opt_by_name(const deploy_schema *sc, const char *name);
 
 /* The long flag of an option ("--max-num-seqs"), into buf. */
 void deploy_long_flag(const deploy_option *o, const char *name, char *buf, size_t n);
 
+/* The schema of the engine tree the file at path launches (its own
+ * parser's options over base's), or NULL when f's program is no module
+ * of a tree found from path upwards. Kept for the process. */
 const deploy_schema *deploy_tree_schema(const char *path, const deploy_file *f,
 				       const deploy_schema *base);
 

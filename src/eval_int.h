@@ -244,6 +244,7 @@ void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enu
 void eval_pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
 				 const char *const *overlays, muh_measurement *ms, size_t *lost, int fd);
 
+/* Writes o and a newline to fd (the runner's socket): 0, or -1. */
 int eval_send_line_json(int fd, cJSON *o);
 
 /* The runner's main loop; never returns. */
@@ -251,15 +252,20 @@ void eval_runner_main(const eval_backend *b, const muh_target *t, int fd);
 
 /* ---- eval_record.c ---- */
 
+/* Fills v from its JSON form (the runner's request): MUH_OK, MUH_EINPUT
+ * when o is not a variant, MUH_ENOMEM. */
 int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
 
+/* The number o has at key k, or NAN. */
 double eval_json_get_num(const cJSON *o, const char *k);
 
+/* Wall-clock milliseconds since the epoch. */
 int64_t eval_epoch_ms(void);
 
 /* Fills m from a parsed JSON object. */
 int measurement_from_cjson(const cJSON *o, muh_measurement *m);
 
+/* The JSON form of v (the runner's request), or NULL when out of memory. */
 cJSON *eval_variant_to_cjson(const muh_variant *v);
 
 #endif

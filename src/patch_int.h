@@ -53,6 +53,7 @@ struct muh_patch {
 
 /* ---- patch.c ---- */
 
+/* Does s end with suf? */
 int patch_ends_with(const char *s, const char *suf);
 
 /* Reads path whole into a NUL-terminated malloc'd buffer. */

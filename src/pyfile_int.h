@@ -108,12 +108,16 @@ typedef struct pf_block {
  * + - * / // % ** << >> & |, parentheses. Anything else is not constant. */
 cval pyfile_fold(walker *w, TSNode n, int depth);
 
+/* The folded number c as text in the arena: True/False, an integer, or a
+ * float with 17 significant digits. */
 const char *pyfile_cv_text(walker *w, cval c);
 
 /* A constant-ish right-hand side: foldable, or a conditional expression
  * whose branches are constant-ish (the condition may be anything). */
 int pyfile_constish(walker *w, TSNode n, int depth);
 
+/* A new expression node of op for syntax node n; its index, or -1 when
+ * memory ran out. */
 int pyfile_push_expr(walker *w, int op, TSNode n);
 
 /* A dotted name made of identifiers only (torch.version.hip). */
@@ -122,6 +126,8 @@ int pyfile_is_dotted(TSNode n, int depth);
 /* The platform a device-type string names ("npu", "xpu", ...). */
 int pyfile_plat_of_word(const char *s);
 
+/* The one-character code of comparison operator op ('g' >=, 'l' <=, '>',
+ * '<', '=' ==, '!' !=), or 0. */
 int pyfile_cmp_code(walker *w, TSNode op);
 
 /* Builds the expression of a condition or a module value; returns its index
@@ -146,6 +152,7 @@ void pyfile_check_overwrite(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st
 
 /* ---- pyfile_node.c ---- */
 
+/* Does scope declare name `global`? */
 int pyfile_is_global_in(walker *w, int scope, const char *name);
 
 /* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
@@ -156,14 +163,17 @@ void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **
  * concatenations or anything else. */
 const char *pyfile_string_value(walker *w, TSNode n);
 
+/* Is n's source text exactly s? */
 int pyfile_text_eq(walker *w, TSNode n, const char *s);
 
 /* The node's text, copied (at most max bytes; whitespace runs collapse to one
  * space when squash). */
 const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash);
 
+/* A copy of s in f's arena (NULL for NULL; "" when out of memory). */
 const char *pyfile_ar_str(pyfile *f, const char *s);
 
+/* n zeroed bytes in f's arena, valid until pyfile_free; NULL when out of memory. */
 void *pyfile_ar_alloc(pyfile *f, size_t n);
 
 /* A copy of s[0..n) in f's arena, NUL-terminated; "" when out of memory. */

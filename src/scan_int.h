@@ -159,45 +159,61 @@ enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
 
 /* ---- scan.c ---- */
 
-int scan_path_is_test(const char *rel);
+/* ---- scan_surface.c ---- */
+
+/* The whole file at path, malloc'd (not NUL-terminated), its size in *n;
+ * NULL when it cannot be opened or memory ran out. */
+char *scan_read_file(const char *path, size_t *n);
+
+/* The platform a path names by one of its _/./- separated tokens, or NULL. */
+const char *scan_path_platform(const char *rel);
 
 /* Is rel a script beside the engine (benchmarks/, examples/, tools/,
  * scripts/ at the top)? Its reads count, but the engine's are the better
  * evidence. */
 int scan_path_is_script(const char *rel);
 
-/* The platform a path names by one of its _/./- separated tokens, or NULL. */
-const char *scan_path_platform(const char *rel);
-
-char *scan_read_file(const char *path, size_t *n);
-
-/* ---- scan_surface.c ---- */
+/* Is rel (relative to the root) a test file: under tests/, test/ or testing/,
+ * or named test_*.py, *_test.py or conftest.py? */
+int scan_path_is_test(const char *rel);
 
 /* Does s end with suf? */
 int scan_has_suffix(const char *s, const char *suf);
 
+/* A new zeroed element at the end of v (NULL when out of memory; earlier
+ * pointers into v stay valid only until the next push). */
 void *scan_vec_push(vec *v);
 
 /* Returns a pointer to the value slot of key, inserting it (value -1) when
  * absent and insert is set; NULL when absent (or out of memory). */
 int *scan_smap_slot(smap *m, const char *key, int insert);
 
+/* The value of key in m, or -1 when m has no such key. */
 int scan_smap_get(const smap *m, const char *key);
 
+/* Frees m's tables (not the keys, which m does not own). */
 void scan_smap_free(smap *m);
 
+/* n bytes (16-byte aligned) in s's arena, valid until scan_free; NULL,
+ * with s->oom set, when memory ran out. */
 void *scan_sa_alloc(muh_surface *s, size_t n);
 
+/* A copy of str in s's arena (NULL for NULL; "" when memory ran out). */
 const char *scan_sa_str(muh_surface *s, const char *str);
 
+/* The printf-formatted text (at most 1023 bytes, cut at a word) in s's arena. */
 const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Writes into out (and returns it) the id of the knob (rel, scope, name,
+ * kind, occurrence): "k" and 16 hex digits of a hash of the five. */
 const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
                          const char *kind, int occ, char out[20]);
 
 /* ---- scan_resolve.c ---- */
 
+/* The definition of top-level name in file fi (defs: a scope index, or
+ * -(2 + knob index) for a module-level knob), or -1. */
 int scan_def_key_get(muh_surface *s, int fi, const char *name);
 
 /* defs values: scope index, or -(2 + knob index) for module-level knobs */
@@ -208,8 +224,10 @@ int scan_build_index(muh_surface *s);
  * script's, not the engine's). After scan_build_index (mods). */
 void scan_mark_imported(muh_surface *s);
 
+/* Every load of name in the tree (a vec of ref_at), or NULL when none. */
 const vec *scan_refs_named(const muh_surface *s, const char *name);
 
+/* Is byte inside one of f's dead ranges? */
 int scan_in_dead(const sfile *f, uint32_t byte);
 
 /* The import that binds alias in file fi: one outside dead code when there
@@ -218,6 +236,7 @@ int scan_in_dead(const sfile *f, uint32_t byte);
  * happens: what it names is reached only through dead code). */
 const pf_import *scan_import_of(const muh_surface *s, int fi, const char *alias);
 
+/* The file of dotted module m (NULL: none), or -1. */
 int scan_mod_lookup(const muh_surface *s, const char *m);
 
 /* Resolves a name as seen from file fi: a top-level definition of fi, or
@@ -237,6 +256,7 @@ int scan_ref_hits(const muh_surface *s, int rf, const pf_ref *r, int tfi, const 
 /* Is name bound locally in function scope sc (a parameter or an assignment)? */
 int scan_local_binding(const pyfile *pf, int sc, const char *name);
 
+/* The function call c of file fi resolves to: 1 with (*ofi, *osc), else 0. */
 int scan_call_target(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc);
 
 /* Dead byte ranges (constant-false branches) and platform-only ranges of
@@ -250,12 +270,22 @@ const range *scan_dead_range_at(const sfile *f, uint32_t byte);
 /* The platform range a byte of file f sits in, or NULL. */
 const range *scan_plat_range_at(const sfile *f, uint32_t byte);
 
+/* Fills every file's importers (file, line, guarded) and importees from
+ * its imports. Returns 0, or -1 when memory ran out. */
 int scan_build_import_graph(muh_surface *s);
 
+/* Marks the platform modules (step 5): by their path, then every module
+ * whose non-test importers are all platform modules or import it under
+ * another platform's branch, to a fixpoint; with the evidence. */
 void scan_compute_platform(muh_surface *s);
 
+/* The top-level scope (function or class at module level) that scope sc
+ * of pf sits in, or -1 at module level. */
 int scan_outer_scope(const pyfile *pf, int sc);
 
+/* The reach class of scope sc of file fi (from its top-level scope's
+ * readers, recursively, memoized), with the evidence's file and line in
+ * *ef, *el (-1, 0 when none). */
 enum reach scan_scope_reach(muh_surface *s, int fi, int sc, int *ef, int *el);
 
 /* Would a function nothing in the tree names be called from outside? A
@@ -277,15 +307,25 @@ int scan_reach_rank(enum reach r);
 enum reach scan_readers_of(muh_surface *s, int tfi, const char *name, uint32_t skip_a,
                            uint32_t skip_b, int *ef, int *el);
 
+/* The top-level definition call c of file fi resolves to, through imports
+ * and re-exports (any: a class too, else functions only): 1 with (*ofi,
+ * *osc), else 0. */
 int scan_call_def(muh_surface *s, int fi, const pf_call *c, int *ofi, int *osc, int any);
 
 /* ---- scan_verdict.c ---- */
 
+/* Is s an UPPER_CASE name: after leading underscores, at least one
+ * character, all of them A-Z, 0-9 or '_'? */
+int scan_is_upper_like(const char *s);
+
+/* Appends one evidence step (file fi, line, the formatted note) to b. */
 void scan_kb_step(kb *b, int fi, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Appends one evidence step at rel:line with note (copied) to b. */
 void scan_step_file(kb *b, const char *rel, int line, const char *note);
 
+/* The qualified name of scope sc of pf ("Cls.meth"), or "<module>" for -1. */
 const char *scan_scope_qual(const pyfile *pf, int sc);
 
 /* Evidence: who calls the function holding scope sc, and who calls that,
@@ -297,8 +337,11 @@ void scan_call_chain(kb *b, int fi, int sc, int max);
 enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const char *what,
                                     const char **why);
 
+/* Adds v (not copied) to b's unsafe values. */
 void scan_add_unsafe(kb *b, const char *v);
 
+/* Makes knob k of file fi (its place in file) a muh_knob of s with verdict
+ * v, why and b's evidence and unsafe values; NULL when out of memory. */
 muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
                     enum scan_verdict v, const char *why);
 
@@ -306,18 +349,21 @@ muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char 
  * out. */
 scan_flow *scan_flow_of(muh_surface *s);
 
+/* The reach scratch of s (ref_class's and readers_of's), to put back with
+ * scan_scratch_restore around a nested question. */
 reach_scratch scan_scratch_save(const muh_surface *s);
 
+/* Puts back the reach scratch scan_scratch_save took. */
 void scan_scratch_restore(muh_surface *s, const reach_scratch *x);
 
 /* Adds the hops of a scan_flow result as evidence steps. */
 void scan_flow_steps(kb *b, const scan_flow_res *fr);
 
+/* Makes the knobs of Python file fi, each with its verdict and evidence
+ * (step 7); occ counts occurrences of each id for scan_knob_id. */
 void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ);
 
 /* ---- scan_config.c ---- */
-
-int scan_is_upper_like(const char *s);
 
 /* Tuned config files and where they are looked up. Each f-string naming a
  * .json/.yaml file from device or shape names that a module builds (vLLM's
@@ -333,6 +379,8 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ);
 /* Is value one of knob k's unsafe values (value_unsafe says so for one)? */
 int scan_value_unsafe_any(const muh_knob *k, const char *value);
 
+/* The engine_arg knob named name that an engine-argument class field
+ * defines (outside deployment files), or NULL. */
 const muh_knob *scan_engine_field(const muh_surface *s, const char *name);
 
 /* Deployment files: YAML that launches an engine, read by deploy_parse with

@@ -121,52 +121,13 @@ struct muh_session {
 
 /* ---- session.c ---- */
 
-/* What the strategy is told of measurement m: its score under the
- * objective (the median time for kernel specs). An SLO miss is ok with a
- * penalized score (objective_search_score: every feasible variant ranks
- * first, the nearest miss next), so the search can move towards the SLOs
- * when nothing meets them yet; it is shown as "slo_miss" and never
- * reported as a winner. */
-void session_score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
-
-/* Stores the noise with the run once, when the first variant is measured
- * (a resume that measures nothing keeps the stored one). */
-void session_store_noise_once(muh_session *s);
-
-/* Counts measurement m into the device-busy figures. */
-void session_account(muh_session *s, const muh_measurement *m);
-
-/* Learns from measurement m of cfg for the hidden-constraint model. */
-int session_learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m);
-
-/* The told result of cfg, or NULL. */
-const struct told *session_told_of(const muh_session *s, const uint32_t *cfg);
-
-/* Tells the history: cfg got score sm (or was predicted to fail). */
-int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted);
-
-/* The worst (worst: 1) or best ok score told so far; NAN when none is. */
-double session_told_bound(const muh_session *s, int worst);
-
-/* The median ok score told so far (NAN when none is, or out of memory). */
-double session_median_told(const muh_session *s);
-
-/* Runs the strategy over the history, each pending variant answered with
- * lie, and writes up to k proposals into cfgs. Returns how many, or
- * -status. *finished: the strategy ended before it reached k (budget,
- * space or time). */
-long session_propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d);
-
-/* The proposals the session acts on: pending variants answered with the
- * constant liar (the worst score told). */
-long session_propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d);
-
 /* ---- session_measure.c ---- */
 
 /* Makes cfg the result being answered (s->cfg, s->key, s->last cleared).
  * MUH_EINPUT with d when cfg is not valid in the space. */
 int session_take_cfg(muh_session *s, const uint32_t *cfg, muh_diag *d);
 
+/* Has cfg been handed to a batch prepare (compile-first) on this session? */
 int session_was_prepared(const muh_session *s, const uint32_t *cfg);
 
 /* 1 when the store already holds cfg's measurement: nothing to build. */
@@ -215,10 +176,52 @@ void session_prepare_ahead(muh_session *s, const uint32_t *cfg);
 
 /* ---- session_state.c ---- */
 
+/* The proposals the session acts on: pending variants answered with the
+ * constant liar (the worst score told). */
+long session_propose(muh_session *s, uint32_t *cfgs, size_t k, int *finished, muh_diag *d);
+
+/* Runs the strategy over the history, each pending variant answered with
+ * lie, and writes up to k proposals into cfgs. Returns how many, or
+ * -status. *finished: the strategy ended before it reached k (budget,
+ * space or time). */
+long session_propose_lie(muh_session *s, uint32_t *cfgs, size_t k, double lie, int *finished, muh_diag *d);
+
+/* The median ok score told so far (NAN when none is, or out of memory). */
+double session_median_told(const muh_session *s);
+
+/* The worst (worst: 1) or best ok score told so far; NAN when none is. */
+double session_told_bound(const muh_session *s, int worst);
+
+/* Tells the history: cfg got score sm (or was predicted to fail). */
+int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted);
+
+/* The told result of cfg, or NULL. */
+const struct told *session_told_of(const muh_session *s, const uint32_t *cfg);
+
+/* Learns from measurement m of cfg for the hidden-constraint model. */
+int session_learn_hidden(muh_session *s, const uint32_t *cfg, const muh_measurement *m);
+
+/* Counts measurement m into the device-busy figures. */
+void session_account(muh_session *s, const muh_measurement *m);
+
+/* Stores the noise with the run once, when the first variant is measured
+ * (a resume that measures nothing keeps the stored one). */
+void session_store_noise_once(muh_session *s);
+
+/* What the strategy is told of measurement m: its score under the
+ * objective (the median time for kernel specs). An SLO miss is ok with a
+ * penalized score (objective_search_score: every feasible variant ranks
+ * first, the nearest miss next), so the search can move towards the SLOs
+ * when nothing meets them yet; it is shown as "slo_miss" and never
+ * reported as a winner. */
+void session_score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
+
 /* Tells opts.on_note a line of text (located: it starts with file:line:col). */
 void session_tell_note(muh_session *s, int located, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Does the hidden-constraint model predict that cfg fails to start (the
+ * pattern of failures seen, then the learned model)? 1 with why, else 0. */
 int session_model_predicts_fail(const muh_session *s, const uint32_t *cfg, char *why, size_t n);
 
 #endif
