@@ -867,7 +867,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	}
 	/* a knob-named parameter's literal default of a plain top-level
 	 * function is a constant knob of the function (def f(BLKQ=64)): its
-	 * callers may all pass it (scan.c: overridden defaults) */
+	 * callers may all pass it (scan_verdict.c: overridden defaults) */
 	if (w->f->scopes[si].parent < 0 && !(w->f->scopes[si].flags & PF_JIT) && ts_node_is_null(decorated)) {
 		int idx = 0;
 		for (uint32_t i = 0; i < pc; i++) {
@@ -1163,7 +1163,7 @@ static size_t dotted_path(const char *s)
 }
 
 /* A plain string that is a dotted path ('vllm.core.scheduler.Scheduler')
- * names its last component in the module before it: a PF_R_STR ref (scan.c
+ * names its last component in the module before it: a PF_R_STR ref (scan_resolve.c
  * resolves the module; a string naming nothing in the tree is ignored). */
 static void add_str_ref(walker *w, ctx *c, const char *text, TSNode at)
 {
