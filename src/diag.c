@@ -16,7 +16,6 @@
 
 #include "muh/diag.h"
 #include "muh/muh.h"
-#include "expr_int.h"
 #include "textcut.h"
 
 void diag_clear(muh_diag *d)
@@ -150,9 +149,37 @@ void diag_linecol(const char *text, size_t pos, int *line, int *col)
 	*col = (int)(pos - start) + 1;
 }
 
+/* Case-insensitive edit distance between a[0..la) and b[0..lb), capped:
+ * names longer than 63 bytes are "far" (99). */
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	if (la > 63 || lb > 63)
+		return 99;
+	int row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j];
+			int ca = a[i - 1] | ((a[i - 1] >= 'A' && a[i - 1] <= 'Z') ? 0x20 : 0);
+			int cb = b[j - 1] | ((b[j - 1] >= 'A' && b[j - 1] <= 'Z') ? 0x20 : 0);
+			int best = diag + (ca != cb);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
 void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name)
 {
-	int d = expr_edit_distance(word, len, name, strlen(name));
+	int d = edit_distance(word, len, name, strlen(name));
 	if (d < n->dist) {
 		n->dist = d;
 		n->name = name;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "muh/eval.h"
 #include "target_int.h"
 
@@ -215,5 +217,55 @@ int eval_prepare_start(muh_evaluator *ev, const muh_variant *vs, size_t n, const
 int eval_prepare_poll(muh_evaluator *ev, double until, const volatile sig_atomic_t *stop, size_t *done, int *rc,
 		      muh_diag *d);
 void eval_prepare_end(muh_evaluator *ev);
+
+/* ---- shared by eval.c, eval_runner.c and eval_record.c ---- */
+
+enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
+
+/* ---- eval.c ---- */
+
+/* ---- eval_runner.c ---- */
+
+/* Runs build -> verify -> time for v with backend b; fills m. Never fails
+ * the run: every failure is a status on m. Every sample passes
+ * samples_check; a variant still short of measure.ci at a cap is noisy. */
+void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
+		     muh_measurement *m, int fd);
+
+/* The interleaved pipeline (eval_measure_interleaved, in the runner): every
+ * variant of vs[0..n) made ready in turn (overlays[i], may be NULL: its
+ * engine-tree overlay), then rounds of one time step each in
+ * eval_interleave_order, then each summarized over all its samples. A
+ * variant that crashes (its worker died, and with it the builds of the
+ * others) is out, and the others start over without it. A failure that
+ * lost the device context (c->restart: the others' builds live in it)
+ * ends the set: *lost is that variant, the others hold nothing and are
+ * for a fresh runner; otherwise *lost is SIZE_MAX. */
+void eval_pipeline_interleaved(const eval_backend *b, eval_ctx *c, const muh_variant *vs, size_t n, int rounds,
+				 const char *const *overlays, muh_measurement *ms, size_t *lost, int fd);
+
+/* Writes o and a newline to fd (the runner's socket): 0, or -1. */
+int eval_send_line_json(int fd, cJSON *o);
+
+/* The runner's main loop; never returns. */
+void eval_runner_main(const eval_backend *b, const muh_target *t, int fd);
+
+/* ---- eval_record.c ---- */
+
+/* Fills v from its JSON form (the runner's request): MUH_OK, MUH_EINPUT
+ * when o is not a variant, MUH_ENOMEM. */
+int eval_variant_from_cjson(const cJSON *o, muh_variant *v);
+
+/* The number o has at key k, or NAN. */
+double eval_json_get_num(const cJSON *o, const char *k);
+
+/* Wall-clock milliseconds since the epoch. */
+int64_t eval_epoch_ms(void);
+
+/* Fills m from a parsed JSON object. */
+int measurement_from_cjson(const cJSON *o, muh_measurement *m);
+
+/* The JSON form of v (the runner's request), or NULL when out of memory. */
+cJSON *eval_variant_to_cjson(const muh_variant *v);
 
 #endif

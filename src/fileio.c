@@ -101,11 +101,6 @@ void fio_fault_arm(long n)
 	ncalls = 0;
 }
 
-long fio_calls(void)
-{
-	return ncalls;
-}
-
 /* MUH_FAULT_IO_STATS=1: the count of calls, and whether the armed fault
  * fired, on stderr at exit, so a fault loop knows when it has covered the
  * whole operation. */

@@ -723,7 +723,10 @@ static char *serve_measure(served *s, const cJSON *o)
 	return t;
 }
 
-char *pool_serve_line(void *state, const char *line, int *quit)
+/* The worker's request handler, for the pipe worker and MPI ranks alike:
+ * a state, one request line in, the reply (malloc'd; NULL for none) out;
+ * *quit set for "quit". */
+static char *pool_serve_line(void *state, const char *line, int *quit)
 {
 	served *s = state;
 	cJSON *o = cJSON_Parse(line);
@@ -742,12 +745,12 @@ char *pool_serve_line(void *state, const char *line, int *quit)
 	return reply;
 }
 
-void *pool_serve_state(void)
+static void *pool_serve_state(void)
 {
 	return calloc(1, sizeof(served));
 }
 
-void pool_serve_state_free(void *state)
+static void pool_serve_state_free(void *state)
 {
 	if (state)
 		served_free(state);
@@ -780,5 +783,28 @@ int pool_worker_serve(int in_fd, int out_fd)
 	lb_free(&in);
 	pool_serve_state_free(st);
 	close(out);
+	return rc;
+}
+
+/* An MPI rank's worker loop (pool.h): requests from rank 0, replies to it,
+ * until "quit" or a failed receive or send (returns 1; 0 after "quit").
+ * Without MPI, the first receive fails. */
+int pool_mpi_serve(void)
+{
+	void *st = pool_serve_state();
+	int quit = 0, rc = 0;
+	while (!quit) {
+		char *line = pool_mpi_recv_from(0);
+		if (!line) {
+			rc = 1;
+			break;
+		}
+		char *reply = pool_serve_line(st, line, &quit);
+		free(line);
+		if (reply && pool_mpi_send_to(0, reply))
+			rc = 1, quit = 1;
+		free(reply);
+	}
+	pool_serve_state_free(st);
 	return rc;
 }

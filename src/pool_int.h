@@ -1,17 +1,11 @@
 /*
- * pool_int.h — between pool.c and its MPI transport, pool_mpi.c (internal).
+ * pool_int.h — pool.c's MPI transport, pool_mpi.c (internal): pool.c calls it;
+ * it calls nothing of pool.c.
  */
 #ifndef MUH_POOL_INT_H
 #define MUH_POOL_INT_H
 
 #include "muh/diag.h"
-
-/* The worker's request handler, shared by the pipe worker and MPI ranks:
- * a state, one request line in, the reply (malloc'd; NULL for none) out;
- * *quit set for "quit". */
-void *pool_serve_state(void);
-void pool_serve_state_free(void *state);
-char *pool_serve_line(void *state, const char *line, int *quit);
 
 /* MPI transport (stubs failing when built without MPI): the world's size,
  * a NUL-terminated message to a rank (0, or -1), and the next message from

@@ -180,26 +180,6 @@ char *pool_mpi_recv_any(int *rank)
 	return recv_from(MPI_ANY_SOURCE, rank);
 }
 
-int pool_mpi_serve(void)
-{
-	void *st = pool_serve_state();
-	int quit = 0, rc = 0;
-	while (!quit) {
-		char *line = recv_from(0, NULL);
-		if (!line) {
-			rc = 1;
-			break;
-		}
-		char *reply = pool_serve_line(st, line, &quit);
-		free(line);
-		if (reply && pool_mpi_send_to(0, reply))
-			rc = 1, quit = 1;
-		free(reply);
-	}
-	pool_serve_state_free(st);
-	return rc;
-}
-
 #else /* no MPI */
 
 int pool_mpi_available(void)
@@ -247,8 +227,4 @@ char *pool_mpi_recv_any(int *rank)
 	return NULL;
 }
 
-int pool_mpi_serve(void)
-{
-	return 1;
-}
 #endif

@@ -7,6 +7,11 @@
  * type strings; the walk never trusts the tree's shape (fields may be absent
  * in error-recovered trees) and descends at most PF_MAX_DEPTH levels.
  *
+ * Constant folding and conditions as small expressions are
+ * src/pyfile_expr.c; stores overwritten before use src/pyfile_overwrite.c
+ * (shared: src/pyfile_int.h; what they share across files carries the
+ * pyfile_ prefix).
+ *
  * Must never: print, exit, read other files, or keep pointers into the
  * caller's source buffer.
  */
@@ -18,54 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <tree_sitter/api.h>
-
-const TSLanguage *tree_sitter_python(void);
-
-#define PF_MAX_DEPTH 300
-#define PF_TEXT_MAX  4096
+#include "pyfile_int.h"
 
 /* ---- arena: every string and array of a pyfile lives here ---------------- */
 
-typedef struct pf_block {
-	struct pf_block *next;
-	size_t used, cap;
-	char data[];
-} pf_block;
-
-static void *ar_alloc(pyfile *f, size_t n)
-{
-	n = (n + 15) & ~(size_t)15;
-	pf_block *b = f->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 60000 ? n : 60000;
-		pf_block *nb = malloc(sizeof(pf_block) + cap);
-		if (!nb)
-			return NULL;
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		f->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
-	memset(p, 0, n);
-	return p;
-}
-
-static const char *ar_strn(pyfile *f, const char *s, size_t n)
-{
-	char *p = ar_alloc(f, n + 1);
-	if (!p)
-		return "";
-	memcpy(p, s, n);
-	p[n] = '\0';
-	return p;
-}
-
-static const char *ar_str(pyfile *f, const char *s)
-{
-	return s ? ar_strn(f, s, strlen(s)) : NULL;
-}
 
 uint64_t pyfile_hash(const void *p, size_t n)
 {
@@ -86,149 +47,6 @@ static const char *const kind_names[PF_K_NKINDS] = {
 const char *pyfile_kind_name(int kind)
 {
 	return kind >= 0 && kind < PF_K_NKINDS ? kind_names[kind] : "?";
-}
-
-/* ---- the walk's state ----------------------------------------------------- */
-
-typedef struct walker {
-	pyfile *f;
-	const char *src;
-	size_t n;
-	int oom;
-	int cap_scopes, cap_imports, cap_guards, cap_refs, cap_calls, cap_knobs, cap_jsons;
-	int cap_exprs, cap_binds, cap_deads, cap_asgs, cap_asserts, cap_rets, cap_gsets;
-	/* names declared `global` in a function: assigning them is not a new knob */
-	struct {
-		int scope;
-		const char *name;
-	} globals[64];
-	int nglobals;
-	/* UPPER_CASE names bound to a string literal: knobs when a guard of the
-	 * file compares them (a mode string in an if/elif chain) */
-	pf_knob strs[64];
-	int nstrs;
-	/* the last plain string that is a dotted path, for an identifier string
-	 * that follows it in the same block (worker_module_name = "pkg.mod";
-	 * worker_class_name = "create_worker") */
-	const char *modpath;
-	uint32_t modpath_blk;
-	int modpath_line;
-} walker;
-
-typedef struct ctx {
-	int scope; /* -1 module */
-	int guard; /* innermost guard, -1 */
-	int guard_else;
-	int unreach; /* after return/raise in an enclosing block */
-	int uncond;  /* statement directly in a function body */
-	int depth;
-	int call;     /* innermost call, -1 */
-	int in_class; /* directly in a class body */
-	int in_loop;  /* inside a for/while body */
-	int in_try;   /* inside a try/with (module bindings are not constants there) */
-	uint32_t blk_start, blk_end; /* the innermost block */
-} ctx;
-
-/* Appends a zeroed element to w->f->field (count nfield, capacity capfield);
- * out is NULL and w->oom set when memory runs out. */
-#define W_PUSH(w, field, nfield, capfield, out)                                                    \
-	do {                                                                                       \
-		walker *w_ = (w);                                                                  \
-		if (w_->f->nfield == w_->capfield) {                                               \
-			int nc_ = w_->capfield ? w_->capfield * 2 : 16;                            \
-			void *np_ = realloc(w_->f->field, (size_t)nc_ * sizeof(*w_->f->field));    \
-			if (!np_) {                                                                \
-				w_->oom = 1;                                                       \
-				(out) = NULL;                                                      \
-				break;                                                             \
-			}                                                                          \
-			w_->f->field = np_;                                                        \
-			w_->capfield = nc_;                                                        \
-		}                                                                                  \
-		(out) = &w_->f->field[w_->f->nfield++];                                            \
-		memset((out), 0, sizeof(*(out)));                                                  \
-	} while (0)
-
-static int is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
-}
-
-static TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static int line_of(TSNode n)
-{
-	return (int)ts_node_start_point(n).row + 1;
-}
-
-/* The node's text, copied (at most max bytes; whitespace runs collapse to one
- * space when squash). */
-static const char *text_of(walker *w, TSNode n, size_t max, int squash)
-{
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	if (e > w->n)
-		e = (uint32_t)w->n;
-	if (s > e)
-		s = e;
-	size_t len = e - s;
-	if (len > max)
-		len = max;
-	if (!squash)
-		return ar_strn(w->f, w->src + s, len);
-	char *out = ar_alloc(w->f, len + 1);
-	if (!out)
-		return "";
-	size_t o = 0;
-	int sp = 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = w->src[s + i];
-		if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' &&
-		    c != ')' && c != ']' && c != '}' && c != ',')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-static int text_eq(walker *w, TSNode n, const char *s)
-{
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t len = strlen(s);
-	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
-}
-
-/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
- * concatenations or anything else. */
-static const char *string_value(walker *w, TSNode n)
-{
-	if (!is(n, "string"))
-		return NULL;
-	uint32_t c = ts_node_named_child_count(n);
-	const char *content = "";
-	for (uint32_t i = 0; i < c; i++) {
-		TSNode k = ts_node_named_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					return NULL;
-		} else if (!strcmp(t, "string_content")) {
-			content = text_of(w, k, 256, 0);
-		} else if (!strcmp(t, "interpolation")) {
-			return NULL;
-		}
-	}
-	return content;
 }
 
 static int is_upper_name(const char *s)
@@ -263,195 +81,6 @@ static int is_knob_name(const char *s)
 	return is_upper_name(s) || is_known_knob(s);
 }
 
-/* ---- constant folding ----------------------------------------------------- */
-
-typedef struct cval {
-	int ok, isint, isbool;
-	long long i;
-	double d;
-} cval;
-
-static cval cv_bad(void)
-{
-	cval c = {0};
-	return c;
-}
-
-static cval cv_int(long long i)
-{
-	cval c = {1, 1, 0, i, (double)i};
-	return c;
-}
-
-static cval cv_flt(double d)
-{
-	cval c = {1, 0, 0, 0, d};
-	return c;
-}
-
-/* Folds a numeric/boolean literal expression: literals, unary -/+/~,
- * + - * / // % ** << >> & |, parentheses. Anything else is not constant. */
-static cval fold(walker *w, TSNode n, int depth)
-{
-	if (ts_node_is_null(n) || depth > 40)
-		return cv_bad();
-	const char *t = ts_node_type(n);
-	if (!strcmp(t, "integer")) {
-		char buf[64];
-		size_t o = 0;
-		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
-			if (w->src[j] != '_')
-				buf[o++] = w->src[j];
-		buf[o] = '\0';
-		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' ||
-		          buf[o - 1] == 'L'))
-			return cv_bad();
-		char *end;
-		long long v;
-		if (o > 2 && buf[0] == '0' && (buf[1] == 'o' || buf[1] == 'O'))
-			v = strtoll(buf + 2, &end, 8);
-		else if (o > 2 && buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B'))
-			v = strtoll(buf + 2, &end, 2);
-		else
-			v = strtoll(buf, &end, 0);
-		if (*end)
-			return cv_bad();
-		return cv_int(v);
-	}
-	if (!strcmp(t, "float")) {
-		char buf[64];
-		size_t o = 0;
-		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
-			if (w->src[j] != '_')
-				buf[o++] = w->src[j];
-		buf[o] = '\0';
-		char *end;
-		double d = strtod(buf, &end);
-		if (*end)
-			return cv_bad();
-		return cv_flt(d);
-	}
-	if (!strcmp(t, "true") || !strcmp(t, "false")) {
-		cval c = cv_int(t[0] == 't');
-		c.isbool = 1;
-		return c;
-	}
-	if (!strcmp(t, "parenthesized_expression")) {
-		if (ts_node_named_child_count(n) != 1)
-			return cv_bad();
-		return fold(w, ts_node_named_child(n, 0), depth + 1);
-	}
-	if (!strcmp(t, "unary_operator")) {
-		TSNode op = field(n, "operator");
-		cval a = fold(w, field(n, "argument"), depth + 1);
-		if (!a.ok || ts_node_is_null(op))
-			return cv_bad();
-		a.isbool = 0;
-		if (text_eq(w, op, "-")) {
-			if (a.isint)
-				return a.i == (-9223372036854775807LL - 1) ? cv_bad()
-				                                           : cv_int(-a.i);
-			return cv_flt(-a.d);
-		}
-		if (text_eq(w, op, "+"))
-			return a;
-		if (text_eq(w, op, "~") && a.isint)
-			return cv_int(~a.i);
-		return cv_bad();
-	}
-	if (!strcmp(t, "binary_operator")) {
-		cval a = fold(w, field(n, "left"), depth + 1);
-		if (!a.ok)
-			return cv_bad();
-		cval b = fold(w, field(n, "right"), depth + 1);
-		TSNode opn = field(n, "operator");
-		if (!b.ok || ts_node_is_null(opn))
-			return cv_bad();
-		const char *op = ts_node_type(opn);
-		int ints = a.isint && b.isint;
-		/* overflow-safe integer arithmetic: compute in double and check */
-		if (!strcmp(op, "+") || !strcmp(op, "-") || !strcmp(op, "*")) {
-			double r = op[0] == '+' ? a.d + b.d : op[0] == '-' ? a.d - b.d : a.d * b.d;
-			if (ints) {
-				if (fabs(r) > 9e15)
-					return cv_bad();
-				long long ri = op[0] == '+'   ? a.i + b.i
-				               : op[0] == '-' ? a.i - b.i
-				                              : a.i * b.i;
-				return cv_int(ri);
-			}
-			return cv_flt(r);
-		}
-		if (!strcmp(op, "/"))
-			return b.d == 0 ? cv_bad() : cv_flt(a.d / b.d);
-		if (!strcmp(op, "//") || !strcmp(op, "%")) {
-			if (!ints || b.i == 0)
-				return cv_bad();
-			if (a.i == (-9223372036854775807LL - 1) && b.i == -1)
-				return cv_bad();
-			long long q = a.i / b.i, r = a.i % b.i;
-			if (r != 0 && ((r < 0) != (b.i < 0))) {
-				q -= 1;
-				r += b.i;
-			}
-			return cv_int(op[0] == '/' ? q : r);
-		}
-		if (!strcmp(op, "**")) {
-			if (!ints || b.i < 0 || b.i > 62)
-				return cv_bad();
-			double r = pow(a.d, b.d);
-			if (fabs(r) > 9e15)
-				return cv_bad();
-			long long ri = 1;
-			for (long long k = 0; k < b.i; k++)
-				ri *= a.i;
-			return cv_int(ri);
-		}
-		if (!strcmp(op, "<<") || !strcmp(op, ">>")) {
-			if (!ints || b.i < 0 || b.i > 52 || a.i < 0 || a.i > (1LL << 40))
-				return cv_bad();
-			return cv_int(op[0] == '<' ? a.i << b.i : a.i >> b.i);
-		}
-		if ((!strcmp(op, "&") || !strcmp(op, "|")) && ints)
-			return cv_int(op[0] == '&' ? (a.i & b.i) : (a.i | b.i));
-		return cv_bad();
-	}
-	return cv_bad();
-}
-
-static const char *cv_text(walker *w, cval c)
-{
-	char buf[64];
-	if (c.isbool)
-		snprintf(buf, sizeof(buf), "%s", c.i ? "True" : "False");
-	else if (c.isint)
-		snprintf(buf, sizeof(buf), "%lld", c.i);
-	else
-		snprintf(buf, sizeof(buf), "%.17g", c.d);
-	return ar_str(w->f, buf);
-}
-
-/* A constant-ish right-hand side: foldable, or a conditional expression
- * whose branches are constant-ish (the condition may be anything). */
-static int constish(walker *w, TSNode n, int depth)
-{
-	if (depth > 20 || ts_node_is_null(n))
-		return 0;
-	if (is(n, "conditional_expression")) {
-		uint32_t c = ts_node_named_child_count(n);
-		if (c != 3)
-			return 0;
-		return constish(w, ts_node_named_child(n, 0), depth + 1) &&
-		       constish(w, ts_node_named_child(n, 2), depth + 1);
-	}
-	if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1 &&
-	    is(ts_node_named_child(n, 0), "conditional_expression"))
-		return constish(w, ts_node_named_child(n, 0), depth + 1);
-	return fold(w, n, 0).ok;
-}
-
 /* ---- recording -------------------------------------------------------------- */
 
 static void set_span(walker *w, pf_knob *k, TSNode v)
@@ -463,7 +92,7 @@ static void set_span(walker *w, pf_knob *k, TSNode v)
 	k->end_col = (int)b.column + 1;
 	k->start = ts_node_start_byte(v);
 	k->end = ts_node_end_byte(v);
-	k->text = text_of(w, v, PF_TEXT_MAX, 1);
+	k->text = pyfile_text_of(w, v, PF_TEXT_MAX, 1);
 }
 
 /* Collects the leaves of a conditional expression as alternatives. */
@@ -480,9 +109,9 @@ static void collect_alts(walker *w, TSNode n, pf_alt *alts, int *nalts, int max,
 		return;
 	}
 	pf_alt *a = &alts[(*nalts)++];
-	a->text = text_of(w, n, 256, 1);
-	cval c = fold(w, n, 0);
-	a->eval = c.ok ? cv_text(w, c) : NULL;
+	a->text = pyfile_text_of(w, n, 256, 1);
+	cval c = pyfile_fold(w, n, 0);
+	a->eval = c.ok ? pyfile_cv_text(w, c) : NULL;
 	a->start = ts_node_start_byte(n);
 	a->end = ts_node_end_byte(n);
 	a->line = line_of(n);
@@ -505,13 +134,13 @@ static pf_knob *add_knob(walker *w, ctx *c, int kind, const char *name, TSNode v
 	k->dead = -1;
 	k->unreach = (unsigned)c->unreach;
 	set_span(w, k, value);
-	cval cv = fold(w, value, 0);
-	k->eval = cv.ok ? cv_text(w, cv) : NULL;
-	if (!cv.ok && constish(w, value, 0)) {
+	cval cv = pyfile_fold(w, value, 0);
+	k->eval = cv.ok ? pyfile_cv_text(w, cv) : NULL;
+	if (!cv.ok && pyfile_constish(w, value, 0)) {
 		pf_alt tmp[16];
 		int na = 0;
 		collect_alts(w, value, tmp, &na, 16, 0);
-		k->alts = ar_alloc(w->f, sizeof(pf_alt) * (size_t)(na ? na : 1));
+		k->alts = pyfile_ar_alloc(w->f, sizeof(pf_alt) * (size_t)(na ? na : 1));
 		if (k->alts) {
 			memcpy(k->alts, tmp, sizeof(pf_alt) * (size_t)na);
 			k->nalts = na;
@@ -554,7 +183,7 @@ static const char *abs_module(walker *w, int dots, const char *rel)
 		size_t l = strlen(buf);
 		snprintf(buf + l, sizeof(buf) - l, "%s%s", l ? "." : "", rel);
 	}
-	return ar_str(w->f, buf);
+	return pyfile_ar_str(w->f, buf);
 }
 
 static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const char *module,
@@ -581,18 +210,18 @@ static void do_import(walker *w, ctx *c, TSNode n)
 		for (uint32_t i = 0; i < cnt; i++) {
 			TSNode k = ts_node_named_child(n, i);
 			if (is(k, "dotted_name")) {
-				const char *m = text_of(w, k, 256, 1);
+				const char *m = pyfile_text_of(w, k, 256, 1);
 				/* `import a.b` binds a */
 				const char *dot = strchr(m, '.');
-				add_import(w, c, n, dot ? ar_strn(w->f, m, (size_t)(dot - m)) : m,
+				add_import(w, c, n, dot ? pyfile_ar_strn(w->f, m, (size_t)(dot - m)) : m,
 				           m, NULL);
 				if (dot) /* and makes a.b reachable as an attribute chain */
 					add_import(w, c, n, m, m, NULL);
 			} else if (is(k, "aliased_import")) {
 				TSNode nm = field(k, "name"), al = field(k, "alias");
 				if (!ts_node_is_null(nm) && !ts_node_is_null(al))
-					add_import(w, c, n, text_of(w, al, 128, 1),
-					           text_of(w, nm, 256, 1), NULL);
+					add_import(w, c, n, pyfile_text_of(w, al, 128, 1),
+					           pyfile_text_of(w, nm, 256, 1), NULL);
 			}
 		}
 		return;
@@ -611,24 +240,24 @@ static void do_import(walker *w, ctx *c, TSNode n)
 			if (is(k, "import_prefix"))
 				dots = (int)(ts_node_end_byte(k) - ts_node_start_byte(k));
 			else if (is(k, "dotted_name"))
-				rel = text_of(w, k, 256, 1);
+				rel = pyfile_text_of(w, k, 256, 1);
 		}
 		module = abs_module(w, dots, rel);
 	} else {
-		module = text_of(w, mn, 256, 1);
+		module = pyfile_text_of(w, mn, 256, 1);
 	}
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode k = ts_node_named_child(n, i);
 		if (ts_node_start_byte(k) == ts_node_start_byte(mn))
 			continue;
 		if (is(k, "dotted_name")) {
-			const char *a = text_of(w, k, 128, 1);
+			const char *a = pyfile_text_of(w, k, 128, 1);
 			add_import(w, c, n, a, module, a);
 		} else if (is(k, "aliased_import")) {
 			TSNode nm = field(k, "name"), al = field(k, "alias");
 			if (!ts_node_is_null(nm) && !ts_node_is_null(al))
-				add_import(w, c, n, text_of(w, al, 128, 1), module,
-				           text_of(w, nm, 128, 1));
+				add_import(w, c, n, pyfile_text_of(w, al, 128, 1), module,
+				           pyfile_text_of(w, nm, 128, 1));
 		} else if (is(k, "wildcard_import")) { /* from m import *: alias and attr "*" */
 			add_import(w, c, n, "*", module, "*");
 		}
@@ -659,28 +288,6 @@ static void visit_children(walker *w, ctx *c, TSNode n)
 	ts_tree_cursor_delete(&cur);
 }
 
-/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
- * k[grid] -> k (launch). */
-static void callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch)
-{
-	*fname = NULL;
-	*obj = NULL;
-	*launch = 0;
-	if (is(fn, "subscript")) {
-		*launch = 1;
-		fn = field(fn, "value");
-	}
-	if (is(fn, "identifier")) {
-		*fname = text_of(w, fn, 128, 0);
-	} else if (is(fn, "attribute")) {
-		TSNode a = field(fn, "attribute"), o = field(fn, "object");
-		if (!ts_node_is_null(a))
-			*fname = text_of(w, a, 128, 0);
-		if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
-			*obj = text_of(w, o, 96, 1);
-	}
-}
-
 static int is_platform_call(walker *w, TSNode cond)
 {
 	if (is(cond, "not_operator"))
@@ -690,7 +297,7 @@ static int is_platform_call(walker *w, TSNode cond)
 	TSNode fn = field(cond, "function");
 	const char *fname, *obj;
 	int launch;
-	callee_names(w, fn, &fname, &obj, &launch);
+	pyfile_callee_names(w, fn, &fname, &obj, &launch);
 	if (!fname)
 		return 0;
 	if (!strcmp(fname, "is_rocm") || !strcmp(fname, "is_hip"))
@@ -704,298 +311,6 @@ static int is_platform_call(walker *w, TSNode cond)
 	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") ||
 	    !strcmp(fname, "is_hpu"))
 		return PF_PLAT_OTHER;
-	return 0;
-}
-
-/* ---- conditions and module values as small expressions ------------------- */
-
-static int push_expr(walker *w, int op, TSNode n)
-{
-	pf_expr *e;
-	W_PUSH(w, exprs, nexprs, cap_exprs, e);
-	if (!e)
-		return -1;
-	e->op = op;
-	e->a = e->b = -1;
-	e->text = ts_node_is_null(n) ? "" : text_of(w, n, 120, 1);
-	return w->f->nexprs - 1;
-}
-
-/* A dotted name made of identifiers only (torch.version.hip). */
-static int is_dotted(TSNode n, int depth)
-{
-	if (depth > 8)
-		return 0;
-	if (is(n, "identifier"))
-		return 1;
-	return is(n, "attribute") && is_dotted(field(n, "object"), depth + 1) &&
-	       is(field(n, "attribute"), "identifier");
-}
-
-/* The platform a name's text stands for: torch.version.hip -> ROCm ... */
-static int plat_of_text(const char *t)
-{
-	if (!strcmp(t, "torch.version.hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(t, "torch.version.cuda"))
-		return PF_PLAT_CUDA;
-	return 0;
-}
-
-/* The platform a device-type string names ("npu", "xpu", ...). */
-static int plat_of_word(const char *s)
-{
-	if (!s)
-		return 0;
-	if (!strcmp(s, "rocm") || !strcmp(s, "hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(s, "tpu"))
-		return PF_PLAT_TPU;
-	if (!strcmp(s, "xpu"))
-		return PF_PLAT_XPU;
-	if (!strcmp(s, "cpu"))
-		return PF_PLAT_CPU;
-	if (!strcmp(s, "npu"))
-		return PF_PLAT_NPU;
-	if (!strcmp(s, "hpu") || !strcmp(s, "neuron") || !strcmp(s, "openvino") ||
-	    !strcmp(s, "musa") || !strcmp(s, "mlu"))
-		return PF_PLAT_OTHER;
-	if (!strcmp(s, "cuda"))
-		return PF_PLAT_CUDA;
-	return 0;
-}
-
-/* A helper predicate by its name: is_hip(), current_platform.is_rocm() ... */
-static int plat_of_pred(const char *fname)
-{
-	if (!fname || strncmp(fname, "is_", 3))
-		return 0;
-	if (!strcmp(fname, "is_cuda_alike"))
-		return PF_PLAT_CUDA;
-	return plat_of_word(fname + 3);
-}
-
-/* A capability literal: 90, 9 (major), (9, 0). */
-static int cap_literal(walker *w, TSNode n, int major_only)
-{
-	if (is(n, "tuple") && ts_node_named_child_count(n) >= 1) {
-		cval a = fold(w, ts_node_named_child(n, 0), 0);
-		cval b = ts_node_named_child_count(n) > 1 ? fold(w, ts_node_named_child(n, 1), 0)
-		                                          : cv_int(0);
-		if (a.ok && a.isint && b.ok && b.isint && a.i >= 0 && a.i < 100 && b.i >= 0 &&
-		    b.i < 10)
-			return (int)(a.i * 10 + b.i);
-		return -1;
-	}
-	cval v = fold(w, n, 0);
-	if (!v.ok || !v.isint || v.i < 0 || v.i > 2000)
-		return -1;
-	return major_only || v.i < 10 ? (int)v.i * 10 : (int)v.i;
-}
-
-static int cmp_code(walker *w, TSNode op)
-{
-	if (text_eq(w, op, ">="))
-		return 'g';
-	if (text_eq(w, op, "<="))
-		return 'l';
-	if (text_eq(w, op, ">"))
-		return '>';
-	if (text_eq(w, op, "<"))
-		return '<';
-	if (text_eq(w, op, "=="))
-		return '=';
-	if (text_eq(w, op, "!="))
-		return '!';
-	return 0;
-}
-
-static void callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch);
-
-/* Builds the expression of a condition or a module value; returns its index
- * (-1 only when memory runs out). */
-static int build_expr(walker *w, TSNode n, int depth)
-{
-	while (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
-		n = ts_node_named_child(n, 0);
-	if (ts_node_is_null(n) || depth > 20)
-		return push_expr(w, PF_X_OTHER, n);
-	const char *t = ts_node_type(n);
-	if (!strcmp(t, "not_operator")) {
-		int a = build_expr(w, field(n, "argument"), depth + 1);
-		int e = push_expr(w, PF_X_NOT, n);
-		if (e >= 0)
-			w->f->exprs[e].a = a;
-		return e;
-	}
-	if (!strcmp(t, "boolean_operator")) {
-		TSNode op = field(n, "operator");
-		int a = build_expr(w, field(n, "left"), depth + 1);
-		int b = build_expr(w, field(n, "right"), depth + 1);
-		int e = push_expr(w, text_eq(w, op, "and") ? PF_X_AND : PF_X_OR, n);
-		if (e >= 0) {
-			w->f->exprs[e].a = a;
-			w->f->exprs[e].b = b;
-		}
-		return e;
-	}
-	if (!strcmp(t, "none") || !strcmp(t, "true") || !strcmp(t, "false") ||
-	    !strcmp(t, "integer") || !strcmp(t, "float") ||
-	    (!strcmp(t, "string") && string_value(w, n))) {
-		int e = push_expr(w, PF_X_CONST, n);
-		if (e < 0)
-			return e;
-		if (!strcmp(t, "string")) {
-			w->f->exprs[e].val = *string_value(w, n) != '\0';
-		} else if (!strcmp(t, "none")) {
-			w->f->exprs[e].val = 0;
-		} else {
-			cval v = fold(w, n, 0);
-			w->f->exprs[e].val = v.ok && (v.isint ? v.i != 0 : v.d != 0);
-		}
-		return e;
-	}
-	if (!strcmp(t, "identifier") || (!strcmp(t, "attribute") && is_dotted(n, 0))) {
-		const char *txt = text_of(w, n, 200, 1);
-		int pl = plat_of_text(txt);
-		int e = push_expr(w, pl ? PF_X_PLAT : PF_X_NAME, n);
-		if (e < 0)
-			return e;
-		pf_expr *x = &w->f->exprs[e];
-		x->plat = pl;
-		if (!strcmp(t, "identifier")) {
-			x->name = txt;
-		} else {
-			x->name = text_of(w, field(n, "attribute"), 128, 0);
-			x->obj = text_of(w, field(n, "object"), 200, 1);
-		}
-		return e;
-	}
-	if (!strcmp(t, "comparison_operator") && ts_node_named_child_count(n) == 2) {
-		TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
-		TSNode op = ts_node_child(n, 1);
-		const char *lt = text_of(w, l, 200, 1);
-		/* torch.version.hip is not None / is None */
-		if (plat_of_text(lt) && is(r, "none")) {
-			/* `is not` may be one token or two */
-			int neg = !(ts_node_child_count(n) == 4 || text_eq(w, op, "is not") ||
-			            (ts_node_child_count(n) > 2 && text_eq(w, ts_node_child(n, 2), "not")));
-			int p = push_expr(w, PF_X_PLAT, neg ? l : n);
-			if (p >= 0)
-				w->f->exprs[p].plat = plat_of_text(lt);
-			if (!neg)
-				return p;
-			int e = push_expr(w, PF_X_NOT, n);
-			if (e >= 0)
-				w->f->exprs[e].a = p;
-			return e;
-		}
-		/* current_platform.device_type == "npu" */
-		int c = cmp_code(w, op);
-		/* if __name__ == '__main__': (either order) */
-		const char *rs = string_value(w, r), *ls = string_value(w, l);
-		if (c == '=' && ((!strcmp(lt, "__name__") && rs && !strcmp(rs, "__main__")) ||
-		                 (ls && !strcmp(ls, "__main__") && is(r, "identifier") &&
-		                  text_eq(w, r, "__name__"))))
-			return push_expr(w, PF_X_MAIN, n);
-		if ((c == '=' || c == '!') && strstr(lt, "device") && string_value(w, r) &&
-		    plat_of_word(string_value(w, r))) {
-			int p = push_expr(w, PF_X_PLAT, n);
-			if (p >= 0)
-				w->f->exprs[p].plat = plat_of_word(string_value(w, r));
-			if (c == '=')
-				return p;
-			int e = push_expr(w, PF_X_NOT, n);
-			if (e >= 0)
-				w->f->exprs[e].a = p;
-			return e;
-		}
-		/* get_device_capability()[0] >= 9, capability >= (9, 0), ... */
-		if (c && strstr(lt, "capability")) {
-			int major = strstr(lt, "[0]") || strstr(lt, ".major");
-			int cap = cap_literal(w, r, major);
-			if (cap >= 0) {
-				int e = push_expr(w, PF_X_CAP, n);
-				if (e >= 0) {
-					w->f->exprs[e].cap = cap;
-					w->f->exprs[e].capop = c;
-				}
-				return e;
-			}
-		}
-		return push_expr(w, PF_X_OTHER, n);
-	}
-	if (!strcmp(t, "call")) {
-		const char *fname, *obj;
-		int launch;
-		callee_names(w, field(n, "function"), &fname, &obj, &launch);
-		TSNode args = field(n, "arguments");
-		uint32_t na = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
-		if (!fname || launch)
-			return push_expr(w, PF_X_OTHER, n);
-		int pl = plat_of_pred(fname);
-		if (!pl && !strcmp(fname, "is_available") && obj) {
-			const char *dot = strrchr(obj, '.');
-			pl = plat_of_word(dot ? dot + 1 : obj);
-		}
-		if (!pl && !strcmp(fname, "hasattr") && na == 2)
-			pl = plat_of_word(string_value(w, ts_node_named_child(args, 1)));
-		if (pl) {
-			int e = push_expr(w, PF_X_PLAT, n);
-			if (e >= 0)
-				w->f->exprs[e].plat = pl;
-			return e;
-		}
-		if ((!strcmp(fname, "has_device_capability") ||
-		     !strcmp(fname, "is_device_capability") ||
-		     !strcmp(fname, "is_device_capability_family")) &&
-		    na >= 1) {
-			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
-			if (cap >= 0) {
-				int e = push_expr(w, PF_X_CAP, n);
-				if (e >= 0) {
-					w->f->exprs[e].cap = cap;
-					w->f->exprs[e].capop = fname[1] == 'a'    ? 'g'
-					                       : strstr(fname, "family") ? 'f'
-					                                                 : '=';
-				}
-				return e;
-			}
-		}
-		int e = push_expr(w, PF_X_CALL, n);
-		if (e >= 0) {
-			w->f->exprs[e].name = fname;
-			w->f->exprs[e].obj = obj;
-		}
-		return e;
-	}
-	return push_expr(w, PF_X_OTHER, n);
-}
-
-/* The first statement of a block when it raises (or is `assert False`):
- * its line, and the exception's name in *exc. */
-static int block_raises(walker *w, TSNode blk, const char **exc)
-{
-	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
-	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(blk, i);
-		if (is(st, "comment"))
-			continue;
-		if (is(st, "raise_statement")) {
-			TSNode e = ts_node_named_child_count(st) ? ts_node_named_child(st, 0) : st;
-			if (is(e, "call"))
-				e = field(e, "function");
-			*exc = is(e, "identifier") || is(e, "attribute") ? text_of(w, e, 64, 1)
-			                                                 : "an exception";
-			return line_of(st);
-		}
-		if (is(st, "assert_statement") && ts_node_named_child_count(st) >= 1 &&
-		    is(ts_node_named_child(st, 0), "false")) {
-			*exc = "AssertionError";
-			return line_of(st);
-		}
-		return 0;
-	}
 	return 0;
 }
 
@@ -1035,29 +350,29 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 		return;
 	TSNode l = ts_node_named_child(cn, 0), r = ts_node_named_child(cn, 1);
 	TSNode op = ts_node_child(cn, 1);
-	int code = cmp_code(w, op);
+	int code = pyfile_cmp_code(w, op);
 	if (code != '=' && code != '!') {
-		if (text_eq(w, op, "in"))
+		if (pyfile_text_eq(w, op, "in"))
 			code = ts_node_child_count(cn) == 4 ? 'n' : 'i';
-		else if (text_eq(w, op, "not") || is(op, "not in")) /* the grammar's one token */
+		else if (pyfile_text_eq(w, op, "not") || is(op, "not in")) /* the grammar's one token */
 			code = 'n';
 		else
 			return;
 	}
 	if (is(l, "identifier")) {
-		g->cmp_name = text_of(w, l, 128, 0);
-	} else if (is(l, "attribute") && is_dotted(l, 0)) {
-		g->cmp_name = text_of(w, field(l, "attribute"), 128, 0);
-		g->cmp_obj = text_of(w, field(l, "object"), 96, 1);
+		g->cmp_name = pyfile_text_of(w, l, 128, 0);
+	} else if (is(l, "attribute") && pyfile_is_dotted(l, 0)) {
+		g->cmp_name = pyfile_text_of(w, field(l, "attribute"), 128, 0);
+		g->cmp_obj = pyfile_text_of(w, field(l, "object"), 96, 1);
 	} else {
 		return;
 	}
 	const char *vals[16];
 	int nv = 0;
 	if (code == '=' || code == '!') {
-		if (!string_value(w, r) && !fold(w, r, 0).ok)
+		if (!pyfile_string_value(w, r) && !pyfile_fold(w, r, 0).ok)
 			return;
-		vals[nv++] = text_of(w, r, 96, 1);
+		vals[nv++] = pyfile_text_of(w, r, 96, 1);
 	} else {
 		if (is(r, "identifier"))
 			r = module_collection(w, r); /* `x not in CHOICES`, CHOICES = [...] */
@@ -1066,13 +381,13 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 		uint32_t cnt = ts_node_named_child_count(r);
 		for (uint32_t i = 0; i < cnt && nv < 16; i++) {
 			TSNode v = ts_node_named_child(r, i);
-			if (!string_value(w, v) && !fold(w, v, 0).ok)
+			if (!pyfile_string_value(w, v) && !pyfile_fold(w, v, 0).ok)
 				return;
-			vals[nv++] = text_of(w, v, 96, 1);
+			vals[nv++] = pyfile_text_of(w, v, 96, 1);
 		}
 	}
 	g->cmp_op = code;
-	g->cmp_vals = ar_alloc(w->f, sizeof(char *) * (size_t)(nv ? nv : 1));
+	g->cmp_vals = pyfile_ar_alloc(w->f, sizeof(char *) * (size_t)(nv ? nv : 1));
 	if (!g->cmp_vals)
 		return;
 	memcpy(g->cmp_vals, vals, sizeof(char *) * (size_t)nv);
@@ -1093,7 +408,7 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	visit(w, c, cond);
 	if (ts_node_is_null(cons))
 		return;
-	int cexpr = build_expr(w, cond, 0);
+	int cexpr = pyfile_build_expr(w, cond, 0);
 	pf_guard *g;
 	W_PUSH(w, guards, nguards, cap_guards, g);
 	if (!g)
@@ -1104,9 +419,9 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	g->constval = -1;
 	g->byte = ts_node_start_byte(n);
 	g->cexpr = cexpr;
-	g->cond = text_of(w, cond, 120, 1);
+	g->cond = pyfile_text_of(w, cond, 120, 1);
 	g->chain = chain >= 0 ? chain : gi;
-	g->cons_raise = block_raises(w, cons, &g->cons_exc);
+	g->cons_raise = pyfile_block_raises(w, cons, &g->cons_exc);
 	TSNode cn = cond;
 	while (is(cn, "parenthesized_expression") && ts_node_named_child_count(cn) == 1)
 		cn = ts_node_named_child(cn, 0);
@@ -1115,15 +430,15 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 		cn = field(cn, "argument");
 	}
 	if (is(cn, "identifier")) {
-		g->name = text_of(w, cn, 128, 0);
+		g->name = pyfile_text_of(w, cn, 128, 0);
 	} else if (is(cn, "attribute")) {
 		TSNode a = field(cn, "attribute"), o = field(cn, "object");
 		if (!ts_node_is_null(a) && is(o, "identifier")) {
-			g->name = text_of(w, a, 128, 0);
-			g->obj = text_of(w, o, 128, 0);
+			g->name = pyfile_text_of(w, a, 128, 0);
+			g->obj = pyfile_text_of(w, o, 128, 0);
 		}
 	} else if (!ts_node_is_null(cn)) {
-		cval v = fold(w, cn, 0);
+		cval v = pyfile_fold(w, cn, 0);
 		if (v.ok)
 			g->constval = (v.isint ? v.i != 0 : v.d != 0) ? 1 : 0;
 		g->platform = is_platform_call(w, cn);
@@ -1145,7 +460,7 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 			}
 			g->alt_end = ts_node_end_byte(k);
 			if (is(k, "else_clause"))
-				g->else_raise = block_raises(w, field(k, "body"), &g->else_exc);
+				g->else_raise = pyfile_block_raises(w, field(k, "body"), &g->else_exc);
 		}
 	}
 	ctx cc = *c;
@@ -1171,7 +486,7 @@ static int is_raise_nie(walker *w, TSNode stmt)
 	TSNode e = ts_node_named_child(stmt, 0);
 	if (is(e, "call"))
 		e = field(e, "function");
-	return is(e, "identifier") && text_eq(w, e, "NotImplementedError");
+	return is(e, "identifier") && pyfile_text_eq(w, e, "NotImplementedError");
 }
 
 static int is_docstring(TSNode stmt)
@@ -1191,8 +506,8 @@ static void do_config_dict(walker *w, ctx *c, TSNode d, const char *var)
 		TSNode p = ts_node_named_child(d, i);
 		if (!is(p, "pair"))
 			continue;
-		const char *key = string_value(w, field(p, "key"));
-		if (key && is_knob_name(key) && fold(w, field(p, "value"), 0).ok)
+		const char *key = pyfile_string_value(w, field(p, "key"));
+		if (key && is_knob_name(key) && pyfile_fold(w, field(p, "value"), 0).ok)
 			knobby = 1;
 	}
 	if (!knobby)
@@ -1202,10 +517,10 @@ static void do_config_dict(walker *w, ctx *c, TSNode d, const char *var)
 		if (!is(p, "pair"))
 			continue;
 		TSNode v = field(p, "value");
-		const char *key = string_value(w, field(p, "key"));
-		if (!key || !*key || !fold(w, v, 0).ok)
+		const char *key = pyfile_string_value(w, field(p, "key"));
+		if (!key || !*key || !pyfile_fold(w, v, 0).ok)
 			continue;
-		pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, ar_str(w->f, key), v);
+		pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, pyfile_ar_str(w->f, key), v);
 		if (k)
 			k->aux = var;
 	}
@@ -1218,7 +533,7 @@ static int is_config_call(walker *w, TSNode n)
 	TSNode fn = field(n, "function");
 	const char *fname, *obj;
 	int launch;
-	callee_names(w, fn, &fname, &obj, &launch);
+	pyfile_callee_names(w, fn, &fname, &obj, &launch);
 	return fname && !strcmp(fname, "Config");
 }
 
@@ -1238,7 +553,7 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 	pf_knob *k = add_knob(w, c, PF_K_AUTOTUNE, name, list);
 	if (!k)
 		return 1;
-	k->alts = ar_alloc(w->f, sizeof(pf_alt) * (size_t)nconf);
+	k->alts = pyfile_ar_alloc(w->f, sizeof(pf_alt) * (size_t)nconf);
 	if (!k->alts)
 		return 1;
 	for (uint32_t i = 0; i < cnt; i++) {
@@ -1246,23 +561,15 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 		if (!is_config_call(w, e))
 			continue;
 		pf_alt *a = &k->alts[k->nalts++];
-		a->text = text_of(w, e, 512, 1);
+		a->text = pyfile_text_of(w, e, 512, 1);
 		a->start = ts_node_start_byte(e);
 		a->end = ts_node_end_byte(e);
 		a->line = line_of(e);
 	}
 	char buf[48];
 	snprintf(buf, sizeof(buf), "%d configs", nconf);
-	k->eval = ar_str(w->f, buf);
+	k->eval = pyfile_ar_str(w->f, buf);
 	return 1;
-}
-
-static int is_global_in(walker *w, int scope, const char *name)
-{
-	for (int i = 0; i < w->nglobals; i++)
-		if (w->globals[i].scope == scope && !strcmp(w->globals[i].name, name))
-			return 1;
-	return 0;
 }
 
 /* Records an assignment of name (reaching definitions, src/pyflow.c). */
@@ -1270,7 +577,7 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 {
 	if (c->in_class)
 		return;
-	if (c->scope >= 0 && is_global_in(w, c->scope, name)) {
+	if (c->scope >= 0 && pyfile_is_global_in(w, c->scope, name)) {
 		pf_gset *g;
 		W_PUSH(w, gsets, ngsets, cap_gsets, g);
 		if (g) {
@@ -1296,16 +603,16 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 	a->simple = simple;
 	a->lit = -1;
 	if (simple && !ts_node_is_null(right)) {
-		cval v = fold(w, right, 0);
+		cval v = pyfile_fold(w, right, 0);
 		if (v.ok) {
 			a->lit = v.isint ? v.i != 0 : v.d != 0;
-			a->lit_text = cv_text(w, v);
+			a->lit_text = pyfile_cv_text(w, v);
 		} else if (is(right, "none")) {
 			a->lit = 0;
 			a->lit_text = "None";
-		} else if (string_value(w, right)) {
-			a->lit = *string_value(w, right) != '\0';
-			a->lit_text = text_of(w, right, 96, 1);
+		} else if (pyfile_string_value(w, right)) {
+			a->lit = *pyfile_string_value(w, right) != '\0';
+			a->lit_text = pyfile_text_of(w, right, 96, 1);
 		}
 	}
 }
@@ -1315,15 +622,15 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 	/* self.x = ...: a value stored on the instance (the def-use walk
 	 * follows self.x in the class) */
 	if (c->scope >= 0 && !ts_node_is_null(right) && is(left, "attribute") &&
-	    ts_node_named_child_count(left) == 2 && text_eq(w, ts_node_named_child(left, 0), "self") &&
+	    ts_node_named_child_count(left) == 2 && pyfile_text_eq(w, ts_node_named_child(left, 0), "self") &&
 	    is(ts_node_named_child(left, 1), "identifier")) {
 		/* children, not field(): a field lookup by name costs a strncmp
 		 * per field of the grammar */
 		char buf[300];
 		snprintf(buf, sizeof(buf), "self.%s",
-		         text_of(w, ts_node_named_child(left, 1), 128, 0));
+		         pyfile_text_of(w, ts_node_named_child(left, 1), 128, 0));
 		int had = w->f->nasgs;
-		add_asg(w, c, n, ar_str(w->f, buf), right, 0);
+		add_asg(w, c, n, pyfile_ar_str(w->f, buf), right, 0);
 		if (w->f->nasgs > had)
 			w->f->asgs[had].attr = 1;
 	}
@@ -1331,16 +638,16 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 		uint32_t lc = ts_node_named_child_count(left);
 		for (uint32_t i = 0; i < lc; i++)
 			if (is(ts_node_named_child(left, i), "identifier"))
-				add_asg(w, c, n, text_of(w, ts_node_named_child(left, i), 128, 0),
+				add_asg(w, c, n, pyfile_text_of(w, ts_node_named_child(left, i), 128, 0),
 				        right, 0);
 	}
 	if (is(left, "identifier") && !ts_node_is_null(right)) {
-		const char *name = text_of(w, left, 128, 0);
+		const char *name = pyfile_text_of(w, left, 128, 0);
 		if (c->in_class)
 			return;
 		add_asg(w, c, n, name, right, !is(right, "assignment"));
 		if (c->scope < 0) {
-			int e = build_expr(w, right, 0);
+			int e = pyfile_build_expr(w, right, 0);
 			pf_bind *b;
 			W_PUSH(w, binds, nbinds, cap_binds, b);
 			if (b) {
@@ -1355,9 +662,9 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 			do_config_dict(w, c, right, name);
 		else if (is(right, "list"))
 			do_config_list(w, c, right, name);
-		else if (is_knob_name(name) && constish(w, right, 0))
+		else if (is_knob_name(name) && pyfile_constish(w, right, 0))
 			add_knob(w, c, PF_K_CONSTANT, name, right);
-		else if (is_upper_name(name) && string_value(w, right) && w->nstrs < 64) {
+		else if (is_upper_name(name) && pyfile_string_value(w, right) && w->nstrs < 64) {
 			pf_knob *k = &w->strs[w->nstrs++];
 			memset(k, 0, sizeof(*k));
 			k->kind = PF_K_CONSTANT;
@@ -1371,11 +678,11 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 		}
 	} else if (is(left, "subscript") && !ts_node_is_null(right)) {
 		TSNode obj = field(left, "value"), key = field(left, "subscript");
-		const char *ks = string_value(w, key);
-		if (is(obj, "identifier") && ks && is_knob_name(ks) && fold(w, right, 0).ok) {
-			pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, ar_str(w->f, ks), right);
+		const char *ks = pyfile_string_value(w, key);
+		if (is(obj, "identifier") && ks && is_knob_name(ks) && pyfile_fold(w, right, 0).ok) {
+			pf_knob *k = add_knob(w, c, PF_K_CONFIG_DICT, pyfile_ar_str(w->f, ks), right);
 			if (k)
-				k->aux = text_of(w, obj, 128, 0);
+				k->aux = pyfile_text_of(w, obj, 128, 0);
 		}
 	}
 }
@@ -1405,7 +712,7 @@ static void do_class_fields(walker *w, ctx *c, TSNode body)
 			continue;
 		if (is(r, "lambda"))
 			continue;
-		add_knob(w, c, PF_K_ENGINE_ARG, text_of(w, l, 128, 0), r);
+		add_knob(w, c, PF_K_ENGINE_ARG, pyfile_text_of(w, l, 128, 0), r);
 	}
 }
 
@@ -1458,8 +765,6 @@ static TSNode param_name(TSNode p)
 	return (TSNode){0};
 }
 
-static void param_kills(walker *w, int si, TSNode body);
-
 /* Function definitions: scope, decorators, constexpr params, body facts. */
 static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 {
@@ -1469,7 +774,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (!s)
 		return;
 	int si = w->f->nscopes - 1;
-	const char *name = ts_node_is_null(nm) ? "?" : text_of(w, nm, 128, 0);
+	const char *name = ts_node_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
 	s->name = name;
 	s->parent = c->scope;
 	s->flags = PF_FUNC;
@@ -1480,7 +785,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (c->scope >= 0) {
 		char buf[300];
 		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
-		s->qual = ar_str(w->f, buf);
+		s->qual = pyfile_ar_str(w->f, buf);
 	} else {
 		s->qual = name;
 	}
@@ -1499,7 +804,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 				continue;
 			TSNode e = ts_node_named_child(d, 0);
 			TSNode fn = is(e, "call") ? field(e, "function") : e;
-			const char *dn = text_of(w, fn, 96, 1);
+			const char *dn = pyfile_text_of(w, fn, 96, 1);
 			if (!strcmp(dn, "triton.jit") || !strcmp(dn, "jit"))
 				w->f->scopes[si].flags |= PF_JIT;
 			else if (!is_plain_decorator(dn))
@@ -1512,11 +817,11 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 				for (uint32_t j = 0; j < ac; j++) {
 					TSNode kw = ts_node_named_child(args, j);
 					if (is(kw, "keyword_argument") &&
-					    text_eq(w, field(kw, "name"), "configs")) {
+					    pyfile_text_eq(w, field(kw, "name"), "configs")) {
 						char buf[300];
 						snprintf(buf, sizeof(buf), "%s.configs", name);
 						do_config_list(w, c, field(kw, "value"),
-						               ar_str(w->f, buf));
+						               pyfile_ar_str(w->f, buf));
 					}
 				}
 			}
@@ -1535,25 +840,25 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 		TSNode t = field(p, "type"), v = field(p, "value");
 		TSNode pnm = param_name(p);
 		if (!ts_node_is_null(pnm) && npn < 64) {
-			pn_list[npn++] = text_of(w, pnm, 128, 0);
+			pn_list[npn++] = pyfile_text_of(w, pnm, 128, 0);
 			if (is(p, "dictionary_splat_pattern"))
 				w->f->scopes[si].kwparam = pn_list[npn - 1];
 		}
 		if (!ts_node_is_null(t) && ncx < 256) {
-			const char *ts = text_of(w, t, 64, 1);
+			const char *ts = pyfile_text_of(w, t, 64, 1);
 			if (strstr(ts, "constexpr")) {
 				TSNode pn = field(p, "name");
 				if (ts_node_is_null(pn) && ts_node_named_child_count(p) > 0)
 					pn = ts_node_named_child(p, 0);
 				if (is(pn, "identifier"))
-					cx[ncx++] = text_of(w, pn, 128, 0);
+					cx[ncx++] = pyfile_text_of(w, pn, 128, 0);
 			}
 		}
 		if (!ts_node_is_null(v))
 			visit(w, c, v);
 	}
 	if (npn) {
-		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)npn);
+		const char **arr = pyfile_ar_alloc(w->f, sizeof(char *) * (size_t)npn);
 		if (arr) {
 			memcpy(arr, pn_list, sizeof(char *) * (size_t)npn);
 			w->f->scopes[si].params = arr;
@@ -1562,7 +867,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	}
 	/* a knob-named parameter's literal default of a plain top-level
 	 * function is a constant knob of the function (def f(BLKQ=64)): its
-	 * callers may all pass it (scan.c: overridden defaults) */
+	 * callers may all pass it (scan_verdict.c: overridden defaults) */
 	if (w->f->scopes[si].parent < 0 && !(w->f->scopes[si].flags & PF_JIT) && ts_node_is_null(decorated)) {
 		int idx = 0;
 		for (uint32_t i = 0; i < pc; i++) {
@@ -1573,8 +878,8 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			idx++;
 			if (ts_node_is_null(v) || (!is(p, "default_parameter") && !is(p, "typed_default_parameter")))
 				continue;
-			const char *nm = text_of(w, pnm, 128, 0);
-			if (!is_knob_name(nm) || !fold(w, v, 0).ok)
+			const char *nm = pyfile_text_of(w, pnm, 128, 0);
+			if (!is_knob_name(nm) || !pyfile_fold(w, v, 0).ok)
 				continue;
 			ctx pcx = *c;
 			pcx.scope = si;
@@ -1586,7 +891,7 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	w->f->scopes[si].ret_expr = -1;
 	w->f->scopes[si].plat_expr = -1;
 	if (ncx) {
-		const char **arr = ar_alloc(w->f, sizeof(char *) * (size_t)ncx);
+		const char **arr = pyfile_ar_alloc(w->f, sizeof(char *) * (size_t)ncx);
 		if (arr) {
 			memcpy(arr, cx, sizeof(char *) * (size_t)ncx);
 			w->f->scopes[si].constexprs = arr;
@@ -1619,15 +924,15 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 		}
 	}
 	if (nstmts == 1 && !ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1) {
-		int e = build_expr(w, ts_node_named_child(only_ret, 0), 0);
+		int e = pyfile_build_expr(w, ts_node_named_child(only_ret, 0), 0);
 		w->f->scopes[si].ret_expr = e;
 	}
 	int capk = name_is_capability(name);
 	if (!ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1 && capk &&
-	    (capk == 2 || (nstmts == 1 && fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
+	    (capk == 2 || (nstmts == 1 && pyfile_fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
 		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual,
 		         ts_node_named_child(only_ret, 0));
-	param_kills(w, si, body);
+	pyfile_param_kills(w, si, body);
 	visit(w, &fc, body);
 }
 
@@ -1643,13 +948,13 @@ static void class_platform(walker *w, int si, TSNode body)
 		TSNode a = is(st, "expression_statement") && ts_node_named_child_count(st)
 		               ? ts_node_named_child(st, 0)
 		               : (TSNode){0};
-		if (!is(a, "assignment") || !text_eq(w, field(a, "left"), "_enum"))
+		if (!is(a, "assignment") || !pyfile_text_eq(w, field(a, "left"), "_enum"))
 			continue;
 		TSNode r = field(a, "right");
 		if (!is(r, "attribute") || !is(field(r, "attribute"), "identifier"))
 			continue;
-		const char *on = text_of(w, field(r, "object"), 64, 1);
-		const char *an = text_of(w, field(r, "attribute"), 32, 0);
+		const char *on = pyfile_text_of(w, field(r, "object"), 64, 1);
+		const char *an = pyfile_text_of(w, field(r, "attribute"), 32, 0);
 		size_t ol = strlen(on);
 		if (ol < 12 || strcmp(on + ol - 12, "PlatformEnum"))
 			continue;
@@ -1658,10 +963,10 @@ static void class_platform(walker *w, int si, TSNode body)
 		for (; an[k] && k + 1 < sizeof(low); k++)
 			low[k] = (char)(an[k] >= 'A' && an[k] <= 'Z' ? an[k] + 32 : an[k]);
 		low[k] = '\0';
-		int pl = plat_of_word(low);
+		int pl = pyfile_plat_of_word(low);
 		if (!pl)
 			continue;
-		int e = push_expr(w, PF_X_PLAT, r);
+		int e = pyfile_push_expr(w, PF_X_PLAT, r);
 		if (e < 0)
 			return;
 		w->f->exprs[e].plat = pl;
@@ -1688,7 +993,7 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (!s)
 		return;
 	int si = w->f->nscopes - 1;
-	const char *name = ts_node_is_null(nm) ? "?" : text_of(w, nm, 128, 0);
+	const char *name = ts_node_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
 	s->name = name;
 	s->parent = c->scope;
 	s->flags = PF_CLASS;
@@ -1700,7 +1005,7 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (c->scope >= 0) {
 		char buf[300];
 		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
-		s->qual = ar_str(w->f, buf);
+		s->qual = pyfile_ar_str(w->f, buf);
 	} else {
 		s->qual = name;
 	}
@@ -1724,378 +1029,6 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 			do_class_fields(w, &cc, body);
 		visit(w, &cc, body);
 		class_platform(w, si, body);
-	}
-}
-
-/* ---- overwritten before use (reaching definitions inside one block) -------- */
-
-/* What a store binds: a variable, or one key of the dict a variable holds. */
-typedef struct ktarget {
-	const char *name;
-	const char *key; /* NULL: the variable itself */
-	int module;      /* module level: function bodies do not run now */
-} ktarget;
-
-enum { KE_NONE = 0, KE_READ, KE_KILL };
-
-typedef struct kres {
-	int nkill;
-	int kills[4];
-} kres;
-
-static void kres_add(kres *r, int line)
-{
-	if (r->nkill < 4)
-		r->kills[r->nkill] = line;
-	r->nkill++;
-}
-
-/* Does node n read the target (conservatively: yes when unsure)? */
-static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
-{
-	if (ts_node_is_null(n))
-		return 0;
-	if (depth > 200)
-		return 1;
-	const char *ty = ts_node_type(n);
-	if (!strcmp(ty, "identifier"))
-		return text_eq(w, n, t->name);
-	if (!strcmp(ty, "comment"))
-		return 0;
-	if (t->key && !strcmp(ty, "subscript")) {
-		TSNode v = field(n, "value");
-		if (is(v, "identifier") && text_eq(w, v, t->name)) {
-			const char *ks = string_value(w, field(n, "subscript"));
-			return ks ? !strcmp(ks, t->key) : 1;
-		}
-	}
-	if (t->key && !strcmp(ty, "call")) {
-		TSNode fn = field(n, "function"), args = field(n, "arguments");
-		if (is(fn, "attribute") && is(field(fn, "object"), "identifier") &&
-		    text_eq(w, field(fn, "object"), t->name)) {
-			if (!text_eq(w, field(fn, "attribute"), "get") || ts_node_is_null(args) ||
-			    !ts_node_named_child_count(args))
-				return 1;
-			const char *ks = string_value(w, ts_node_named_child(args, 0));
-			if (!ks || !strcmp(ks, t->key))
-				return 1;
-			uint32_t c = ts_node_named_child_count(args);
-			for (uint32_t i = 1; i < c; i++)
-				if (reads_target(w, ts_node_named_child(args, i), t, depth + 1))
-					return 1;
-			return 0;
-		}
-	}
-	if (t->module && !strcmp(ty, "lambda"))
-		return 0;
-	if (t->module && !strcmp(ty, "function_definition")) {
-		/* at module level only the defaults run now */
-		TSNode ps = field(n, "parameters");
-		uint32_t c = ts_node_is_null(ps) ? 0 : ts_node_named_child_count(ps);
-		for (uint32_t i = 0; i < c; i++)
-			if (reads_target(w, field(ts_node_named_child(ps, i), "value"), t, depth + 1))
-				return 1;
-		return 0;
-	}
-	uint32_t c = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < c; i++)
-		if (reads_target(w, ts_node_named_child(n, i), t, depth + 1))
-			return 1;
-	return 0;
-}
-
-/* Does assignment target l bind the target (the variable, or its key)? */
-static int binds_target(walker *w, TSNode l, const ktarget *t)
-{
-	if (is(l, "identifier"))
-		return text_eq(w, l, t->name); /* the whole dict is replaced, too */
-	if (!t->key && (is(l, "pattern_list") || is(l, "tuple_pattern"))) {
-		uint32_t c = ts_node_named_child_count(l);
-		for (uint32_t i = 0; i < c; i++)
-			if (binds_target(w, ts_node_named_child(l, i), t))
-				return 1;
-		return 0;
-	}
-	if (t->key && is(l, "subscript")) {
-		TSNode v = field(l, "value");
-		const char *ks = string_value(w, field(l, "subscript"));
-		return is(v, "identifier") && text_eq(w, v, t->name) && ks && !strcmp(ks, t->key);
-	}
-	return 0;
-}
-
-static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth);
-
-/* The effect of one statement on the target: it reads it (on some path),
- * binds it again on every path (KE_KILL, lines in r), or neither. A path
- * that ends (return/raise) without reading counts towards a kill. */
-static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int depth)
-{
-	if (depth > 40)
-		return KE_READ;
-	const char *ty = ts_node_type(st);
-	if (!strcmp(ty, "comment") || !strcmp(ty, "pass_statement"))
-		return KE_NONE;
-	if (!strcmp(ty, "expression_statement") && ts_node_named_child_count(st) == 1 &&
-	    is(ts_node_named_child(st, 0), "assignment")) {
-		TSNode a = ts_node_named_child(st, 0);
-		TSNode targets[8];
-		int nt = 0;
-		while (is(a, "assignment") && nt < 8) {
-			targets[nt++] = field(a, "left");
-			TSNode ty2 = field(a, "type");
-			if (reads_target(w, ty2, t, 0))
-				return KE_READ;
-			TSNode rr = field(a, "right");
-			if (!is(rr, "assignment")) {
-				a = rr;
-				break;
-			}
-			a = rr;
-		}
-		if (reads_target(w, a, t, 0))
-			return KE_READ;
-		int killed = 0;
-		for (int i = 0; i < nt; i++) {
-			if (binds_target(w, targets[i], t))
-				killed = 1;
-			else if (reads_target(w, targets[i], t, 0))
-				return KE_READ;
-		}
-		if (killed && !ts_node_is_null(a)) {
-			kres_add(r, line_of(st));
-			return KE_KILL;
-		}
-		return KE_NONE;
-	}
-	if (!strcmp(ty, "if_statement")) {
-		if (reads_target(w, field(st, "condition"), t, 0))
-			return KE_READ;
-		kres br[16];
-		int nb = 0, all = 1, has_else = 0;
-		memset(br, 0, sizeof(br));
-		int e = seq_effect(w, field(st, "consequence"), 0, t, &br[nb], depth + 1);
-		if (e == KE_READ)
-			return KE_READ;
-		all &= e == KE_KILL;
-		nb++;
-		uint32_t cnt = ts_node_named_child_count(st);
-		for (uint32_t i = 0; i < cnt; i++) {
-			TSNode k = ts_node_named_child(st, i);
-			TSNode body;
-			if (is(k, "elif_clause")) {
-				if (reads_target(w, field(k, "condition"), t, 0))
-					return KE_READ;
-				body = field(k, "consequence");
-			} else if (is(k, "else_clause")) {
-				body = field(k, "body");
-				has_else = 1;
-			} else {
-				continue;
-			}
-			if (nb == 16)
-				return KE_READ;
-			e = seq_effect(w, body, 0, t, &br[nb], depth + 1);
-			if (e == KE_READ)
-				return KE_READ;
-			all &= e == KE_KILL;
-			nb++;
-		}
-		if (!has_else || !all)
-			return KE_NONE;
-		int any = 0;
-		for (int i = 0; i < nb; i++)
-			for (int j = 0; j < br[i].nkill && j < 4; j++) {
-				kres_add(r, br[i].kills[j]);
-				any = 1;
-			}
-		(void)any;
-		return KE_KILL;
-	}
-	if (!strcmp(ty, "return_statement") || !strcmp(ty, "raise_statement"))
-		return reads_target(w, st, t, 0) ? KE_READ : KE_KILL;
-	if (!strcmp(ty, "with_statement")) {
-		uint32_t cnt = ts_node_named_child_count(st);
-		for (uint32_t i = 0; i < cnt; i++) {
-			TSNode k = ts_node_named_child(st, i);
-			if (is(k, "block"))
-				return seq_effect(w, k, 0, t, r, depth + 1);
-			if (reads_target(w, k, t, 0))
-				return KE_READ;
-		}
-		return KE_NONE;
-	}
-	return reads_target(w, st, t, 0) ? KE_READ : KE_NONE;
-}
-
-/* The effect of the statements of blk from index `from` on. */
-static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth)
-{
-	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
-	for (uint32_t i = from; i < cnt; i++) {
-		int e = stmt_effect(w, ts_node_named_child(blk, i), t, r, depth);
-		if (e != KE_NONE)
-			return e;
-	}
-	return KE_NONE;
-}
-
-/* Is the first whole-word occurrence of name in src[a..b) at the start of
- * a line and followed by what starts a store of it (`name =`, `name,` of a
- * tuple target, `name:` of an annotated one)? Its byte offset (> a), else 0. A cheap filter before
- * param_kills' walk: a parameter read (or named in a comment) before its
- * first store is not killed. */
-static uint32_t first_is_store(walker *w, uint32_t a, uint32_t b, const char *name)
-{
-	size_t n = strlen(name);
-	const char *src = w->src;
-	for (const char *p = memmem(src + a, b - a, name, n); p;
-	     p = memmem(p + 1, (size_t)(src + b - (p + 1)), name, n)) {
-		if ((p > src && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')) ||
-		    (p + n < src + b && (isalnum((unsigned char)p[n]) || p[n] == '_')))
-			continue; /* part of a longer name, or an attribute */
-		/* a statement starts the line: `f(name=...)` is a keyword */
-		const char *l = p;
-		while (l > src + a && (l[-1] == ' ' || l[-1] == '\t'))
-			l--;
-		if (l > src + a && l[-1] != '\n')
-			return 0;
-		const char *q = p + n;
-		while (q < src + b && (*q == ' ' || *q == '\t'))
-			q++;
-		if (q >= src + b)
-			return 0;
-		if ((*q == '=' && (q + 1 >= src + b || q[1] != '=')) || *q == ',' || *q == ':')
-			return (uint32_t)(p - src);
-		return 0;
-	}
-	return 0;
-}
-
-/* The statement of blk that holds byte `at` (the first named child ending
- * after it), or a null node: one walk of the children. */
-static TSNode stmt_holding(TSNode blk, uint32_t at)
-{
-	TSNode hit = {0};
-	TSTreeCursor cur = ts_tree_cursor_new(blk);
-	if (ts_tree_cursor_goto_first_child(&cur)) {
-		do {
-			TSNode k = ts_tree_cursor_current_node(&cur);
-			if (ts_node_is_named(k) && ts_node_end_byte(k) > at) {
-				hit = k;
-				break;
-			}
-		} while (ts_tree_cursor_goto_next_sibling(&cur));
-	}
-	ts_tree_cursor_delete(&cur);
-	return hit;
-}
-
-/* Sets scopes[si].pkill: each parameter whose first mention in the body
- * is a statement binding it again on every path without reading it
- * (`BLOCK = triton.next_power_of_2(n)`, or an if/else binding it in every
- * branch), with that statement's first binding line. */
-static void param_kills(walker *w, int si, TSNode body)
-{
-	pf_scope *s = &w->f->scopes[si];
-	uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
-	if (!s->nparams || b > w->n || a >= b)
-		return;
-	for (int i = 0; i < s->nparams; i++) {
-		const char *p = s->params[i];
-		uint32_t at;
-		if (!p || !strcmp(p, "self") || !strcmp(p, "cls") ||
-		    (s->kwparam && !strcmp(p, s->kwparam)) || !(at = first_is_store(w, a, b, p)))
-			continue;
-		/* only the statement holding the first occurrence: a kill there
-		 * is the parameter's (`P = ...`, or every branch of an if binding
-		 * it); a partial one is left undecided rather than walking on */
-		ktarget t = {p, NULL, 0};
-		kres r = {0};
-		TSNode st = stmt_holding(body, at);
-		if (ts_node_is_null(st) ||
-		    (!is(st, "expression_statement") && !is(st, "if_statement")) ||
-		    stmt_effect(w, st, &t, &r, 0) != KE_KILL || !r.nkill)
-			continue;
-		if (!s->pkill) {
-			s->pkill = ar_alloc(w->f, sizeof(int) * (size_t)s->nparams);
-			if (!s->pkill)
-				return;
-			memset(s->pkill, 0, sizeof(int) * (size_t)s->nparams);
-		}
-		s->pkill[i] = r.kills[0];
-	}
-}
-
-/* Is the target bound again, on every path, before any read, in the rest
- * of the block (statements after index i)? Records a PF_D_OVERWRITE and
- * returns its index, else -1. */
-static int overwritten(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, const ktarget *t)
-{
-	uint32_t a = ts_node_end_byte(st), b = ts_node_end_byte(blk);
-	const char *probe = t->key ? t->key : t->name;
-	if (b > w->n || a >= b || !memmem(w->src + a, b - a, probe, strlen(probe)))
-		return -1;
-	kres r = {0};
-	if (seq_effect(w, blk, i + 1, t, &r, 0) != KE_KILL || !r.nkill)
-		return -1;
-	pf_dead *d;
-	W_PUSH(w, deads, ndeads, cap_deads, d);
-	if (!d)
-		return -1;
-	d->kind = PF_D_OVERWRITE;
-	if (t->key) {
-		char buf[300];
-		snprintf(buf, sizeof(buf), "%s['%s']", t->name, t->key);
-		d->name = ar_str(w->f, buf);
-	} else {
-		d->name = t->name;
-	}
-	d->scope = c->scope;
-	d->line = line_of(st);
-	d->start = ts_node_start_byte(st);
-	d->end = ts_node_end_byte(st);
-	d->kill_line = r.kills[0];
-	d->nkill = r.nkill;
-	memcpy(d->kills, r.kills, sizeof(r.kills));
-	d->via = d->guard = -1;
-	return w->f->ndeads - 1;
-}
-
-/* After statement i of blk (which made knobs k0..k1): stores it makes that
- * the rest of the block overwrites before reading them. */
-static void check_overwrite(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, int k0, int k1)
-{
-	if (c->in_class || c->unreach || c->in_try || !is(st, "expression_statement") ||
-	    ts_node_named_child_count(st) != 1 || !is(ts_node_named_child(st, 0), "assignment"))
-		return;
-	TSNode a = ts_node_named_child(st, 0);
-	TSNode l = field(a, "left"), r = field(a, "right");
-	if (ts_node_is_null(r) || is(r, "assignment"))
-		return;
-	if (is(l, "identifier")) {
-		const char *nm = text_of(w, l, 128, 0);
-		if (c->scope < 0 && k0 == k1)
-			return; /* module level: only knobs (other modules read the last value) */
-		if (c->scope >= 0 && is_global_in(w, c->scope, nm))
-			return;
-		ktarget t = {nm, NULL, c->scope < 0};
-		int d = overwritten(w, c, blk, i, st, &t);
-		for (int k = k0; k < k1; k++) {
-			pf_knob *kn = &w->f->knobs[k];
-			if (d >= 0 && (kn->kind == PF_K_CONSTANT || kn->kind == PF_K_OVERRIDE ||
-			               kn->kind == PF_K_CONFIG_DICT || kn->kind == PF_K_AUTOTUNE))
-				kn->dead = d;
-			else if (d < 0 && kn->kind == PF_K_CONFIG_DICT && kn->aux &&
-			         !strcmp(kn->aux, nm)) {
-				ktarget kt = {nm, kn->name, c->scope < 0};
-				kn->dead = overwritten(w, c, blk, i, st, &kt);
-			}
-		}
-	} else if (is(l, "subscript") && k1 == k0 + 1 &&
-	           w->f->knobs[k0].kind == PF_K_CONFIG_DICT && w->f->knobs[k0].aux) {
-		ktarget t = {w->f->knobs[k0].aux, w->f->knobs[k0].name, c->scope < 0};
-		w->f->knobs[k0].dead = overwritten(w, c, blk, i, st, &t);
 	}
 }
 
@@ -2124,8 +1057,8 @@ static void do_block(walker *w, ctx *c, TSNode n)
 			TSNode a = ts_node_named_child(st, 0);
 			TSNode l = field(a, "left"), r = field(a, "right");
 			if (is(l, "identifier") && !ts_node_is_null(r)) {
-				const char *nm = text_of(w, l, 128, 0);
-				cval v = fold(w, r, 0);
+				const char *nm = pyfile_text_of(w, l, 128, 0);
+				cval v = pyfile_fold(w, r, 0);
 				if (v.ok && (v.isbool || is_knob_name(nm))) {
 					for (int j = 0; j < ncomputed; j++)
 						if (!strcmp(computed[j], nm)) {
@@ -2136,7 +1069,7 @@ static void do_block(walker *w, ctx *c, TSNode n)
 							override = 1;
 							break;
 						}
-				} else if (!v.ok && !constish(w, r, 0) && ncomputed < 32) {
+				} else if (!v.ok && !pyfile_constish(w, r, 0) && ncomputed < 32) {
 					computed[ncomputed] = nm;
 					computed_line[ncomputed++] = line_of(st);
 				}
@@ -2148,7 +1081,7 @@ static void do_block(walker *w, ctx *c, TSNode n)
 		}
 		if (!override)
 			visit(w, &bc, st);
-		check_overwrite(w, &bc, n, i, st, k0, w->f->nknobs);
+		pyfile_check_overwrite(w, &bc, n, i, st, k0, w->f->nknobs);
 		if (is(st, "return_statement") || is(st, "raise_statement") ||
 		    is(st, "continue_statement") || is(st, "break_statement"))
 			bc.unreach = 1;
@@ -2160,17 +1093,17 @@ static int assert_side(walker *w, TSNode n, const char **name, const char **obj,
 {
 	*name = *obj = *val = NULL;
 	if (is(n, "identifier")) {
-		*name = text_of(w, n, 128, 0);
+		*name = pyfile_text_of(w, n, 128, 0);
 		return 1;
 	}
-	if (is(n, "attribute") && is_dotted(n, 0)) {
-		*name = text_of(w, field(n, "attribute"), 128, 0);
-		*obj = text_of(w, field(n, "object"), 96, 1);
+	if (is(n, "attribute") && pyfile_is_dotted(n, 0)) {
+		*name = pyfile_text_of(w, field(n, "attribute"), 128, 0);
+		*obj = pyfile_text_of(w, field(n, "object"), 96, 1);
 		return 1;
 	}
-	cval v = fold(w, n, 0);
+	cval v = pyfile_fold(w, n, 0);
 	if (v.ok) {
-		*val = cv_text(w, v);
+		*val = pyfile_cv_text(w, v);
 		return 1;
 	}
 	return 0;
@@ -2184,7 +1117,7 @@ static void do_assert(walker *w, ctx *c, TSNode n)
 	TSNode e = ts_node_named_child(n, 0);
 	if (!is(e, "comparison_operator") || ts_node_named_child_count(e) != 2)
 		return;
-	int op = cmp_code(w, ts_node_child(e, 1));
+	int op = pyfile_cmp_code(w, ts_node_child(e, 1));
 	if (!op)
 		return;
 	pf_assert a = {0};
@@ -2203,7 +1136,7 @@ static void do_assert(walker *w, ctx *c, TSNode n)
 	p->byte = ts_node_start_byte(n);
 	p->guard = c->guard;
 	p->guard_else = c->guard_else;
-	p->text = text_of(w, e, 160, 1);
+	p->text = pyfile_text_of(w, e, 160, 1);
 }
 
 /* Is s a dotted path of identifiers with at least one dot ('pkg.mod.Name')?
@@ -2230,13 +1163,13 @@ static size_t dotted_path(const char *s)
 }
 
 /* A plain string that is a dotted path ('vllm.core.scheduler.Scheduler')
- * names its last component in the module before it: a PF_R_STR ref (scan.c
+ * names its last component in the module before it: a PF_R_STR ref (scan_resolve.c
  * resolves the module; a string naming nothing in the tree is ignored). */
 static void add_str_ref(walker *w, ctx *c, const char *text, TSNode at)
 {
 	size_t dot = dotted_path(text);
 	if (dot)
-		add_ref(w, c, ar_str(w->f, text + dot + 1), ar_strn(w->f, text, dot), at, PF_R_STR);
+		add_ref(w, c, pyfile_ar_str(w->f, text + dot + 1), pyfile_ar_strn(w->f, text, dot), at, PF_R_STR);
 }
 
 static void do_call(walker *w, ctx *c, TSNode n)
@@ -2249,8 +1182,8 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	int ci = w->f->ncalls - 1;
 	const char *fname, *obj;
 	int launch;
-	callee_names(w, fn, &fname, &obj, &launch);
-	cl->callee = text_of(w, fn, 128, 1);
+	pyfile_callee_names(w, fn, &fname, &obj, &launch);
+	cl->callee = pyfile_text_of(w, fn, 128, 1);
 	cl->fname = fname;
 	cl->obj = obj;
 	cl->scope = c->scope;
@@ -2265,7 +1198,7 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	ac.uncond = 0;
 	uint32_t cnt = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
 	if (cnt && is(args, "argument_list")) {
-		pf_arg *av = ar_alloc(w->f, sizeof(pf_arg) * cnt);
+		pf_arg *av = pyfile_ar_alloc(w->f, sizeof(pf_arg) * cnt);
 		int pos = 0, na = 0;
 		for (uint32_t i = 0; av && i < cnt; i++) {
 			TSNode a = ts_node_named_child(args, i);
@@ -2275,18 +1208,18 @@ static void do_call(walker *w, ctx *c, TSNode n)
 				continue;
 			if (is(a, "keyword_argument")) {
 				TSNode kn = field(a, "name"), kv = field(a, "value");
-				g->kw = ts_node_is_null(kn) ? NULL : text_of(w, kn, 128, 0);
+				g->kw = ts_node_is_null(kn) ? NULL : pyfile_text_of(w, kn, 128, 0);
 				if (is(kv, "identifier"))
-					g->ident = text_of(w, kv, 128, 0);
+					g->ident = pyfile_text_of(w, kv, 128, 0);
 			} else if (is(a, "dictionary_splat") || is(a, "list_splat")) {
 				g->splat = is(a, "dictionary_splat") ? 2 : 1;
 				TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
 				if (is(e, "identifier"))
-					g->ident = text_of(w, e, 128, 0);
+					g->ident = pyfile_text_of(w, e, 128, 0);
 			} else {
 				g->pos = pos++;
 				if (is(a, "identifier"))
-					g->ident = text_of(w, a, 128, 0);
+					g->ident = pyfile_text_of(w, a, 128, 0);
 			}
 			na++;
 		}
@@ -2299,7 +1232,7 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	 * is an identifier names a definition of the module path beside it */
 	const char *modpath = NULL;
 	for (uint32_t i = 0; i < cnt && !modpath; i++) {
-		const char *sv = string_value(w, ts_node_named_child(args, i));
+		const char *sv = pyfile_string_value(w, ts_node_named_child(args, i));
 		if (sv && dotted_path(sv))
 			modpath = sv;
 	}
@@ -2307,28 +1240,28 @@ static void do_call(walker *w, ctx *c, TSNode n)
 		TSNode a = ts_node_named_child(args, i);
 		if (is(a, "keyword_argument"))
 			a = field(a, "value");
-		const char *sv = string_value(w, a);
+		const char *sv = pyfile_string_value(w, a);
 		if (sv && *sv && !(sv[0] >= '0' && sv[0] <= '9') &&
 		    strspn(sv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
 		        strlen(sv))
-			add_ref(w, &ac, ar_str(w->f, sv), ar_str(w->f, modpath), a, PF_R_STR);
+			add_ref(w, &ac, pyfile_ar_str(w->f, sv), pyfile_ar_str(w->f, modpath), a, PF_R_STR);
 	}
 	/* getattr(x, 'NAME'[, d]) reads x.NAME */
 	if (fname && !strcmp(fname, "getattr") && !obj && cnt >= 2 &&
 	    !is(ts_node_named_child(args, 0), "keyword_argument")) {
 		TSNode o = ts_node_named_child(args, 0);
-		const char *an = string_value(w, ts_node_named_child(args, 1));
+		const char *an = pyfile_string_value(w, ts_node_named_child(args, 1));
 		if (an && *an && !strchr(an, '.') &&
 		    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
-			add_ref(w, c, ar_str(w->f, an), text_of(w, o, 96, 1), ts_node_named_child(args, 1),
+			add_ref(w, c, pyfile_ar_str(w->f, an), pyfile_text_of(w, o, 96, 1), ts_node_named_child(args, 1),
 			        PF_R_ATTR);
 	}
 	
 /* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
-		const char *ks = string_value(w, ts_node_named_child(args, 0));
+		const char *ks = pyfile_string_value(w, ts_node_named_child(args, 0));
 		if (ks && *ks)
-			add_ref(w, c, ar_str(w->f, ks), obj, n, PF_R_KEY);
+			add_ref(w, c, pyfile_ar_str(w->f, ks), obj, n, PF_R_KEY);
 	}
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode a = ts_node_named_child(args, i);
@@ -2336,21 +1269,21 @@ static void do_call(walker *w, ctx *c, TSNode n)
 			TSNode kn = field(a, "name"), kv = field(a, "value");
 			if (launch && fname && is(kn, "identifier") && !ts_node_is_null(kv)) {
 				char buf[300];
-				snprintf(buf, sizeof(buf), "%s.%s", fname, text_of(w, kn, 128, 0));
-				pf_knob *k = add_knob(w, c, PF_K_CONSTEXPR, ar_str(w->f, buf), kv);
+				snprintf(buf, sizeof(buf), "%s.%s", fname, pyfile_text_of(w, kn, 128, 0));
+				pf_knob *k = add_knob(w, c, PF_K_CONSTEXPR, pyfile_ar_str(w->f, buf), kv);
 				if (k) {
 					k->aux = fname;
 					k->call = ci;
 					k->aux_line = w->f->calls[ci].line;
 					if (is(kv, "identifier"))
-						k->feed = text_of(w, kv, 128, 0);
+						k->feed = pyfile_text_of(w, kv, 128, 0);
 				}
 			}
 			visit(w, &ac, kv);
 		} else if (is(a, "dictionary_splat")) {
 			TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
 			if (is(e, "identifier"))
-				add_ref(w, &ac, text_of(w, e, 128, 0), NULL, e, PF_R_SPLAT);
+				add_ref(w, &ac, pyfile_text_of(w, e, 128, 0), NULL, e, PF_R_SPLAT);
 			visit(w, &ac, e);
 		} else {
 			visit(w, &ac, a);
@@ -2418,14 +1351,14 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		add_str_ref(w, c, buf, n);
 		int line = line_of(n);
 		if (dotted_path(buf)) {
-			w->modpath = ar_str(w->f, buf);
+			w->modpath = pyfile_ar_str(w->f, buf);
 			w->modpath_blk = c->blk_start;
 			w->modpath_line = line;
 		} else if (w->modpath && w->modpath_blk == c->blk_start && o &&
 		           line - w->modpath_line <= 2 && line >= w->modpath_line &&
 		           !(buf[0] >= '0' && buf[0] <= '9') &&
 		           strspn(buf, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == o) {
-			add_ref(w, c, ar_str(w->f, buf), w->modpath, n, PF_R_STR);
+			add_ref(w, c, pyfile_ar_str(w->f, buf), w->modpath, n, PF_R_STR);
 		}
 	}
 	if (fstr && interp && !strchr(buf, '/') && tuned_config_name(buf, o, devname)) {
@@ -2433,7 +1366,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {
 			TSPoint p0 = ts_node_start_point(n), p1 = ts_node_end_point(n);
-			j->glob = ar_str(w->f, buf);
+			j->glob = pyfile_ar_str(w->f, buf);
 			j->scope = c->scope;
 			j->line = line_of(n);
 			j->col = (int)p0.column + 1;
@@ -2441,7 +1374,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 			j->end_col = (int)p1.column + 1;
 			j->start = ts_node_start_byte(n);
 			j->end = ts_node_end_byte(n);
-			j->text = text_of(w, n, 256, 1);
+			j->text = pyfile_text_of(w, n, 256, 1);
 		}
 	}
 }
@@ -2474,7 +1407,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 			int before = w->f->ncalls;
 			visit(w, &cc, r);
 			if (is(r, "call") && is(l, "identifier") && w->f->ncalls > before)
-				w->f->calls[before].assigned = text_of(w, l, 128, 0);
+				w->f->calls[before].assigned = pyfile_text_of(w, l, 128, 0);
 			return;
 		}
 		if (!strcmp(t, "attribute")) {
@@ -2483,8 +1416,8 @@ static void visit(walker *w, ctx *c, TSNode n)
 				const char *on = NULL;
 				if (!ts_node_is_null(o) &&
 				    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
-					on = text_of(w, o, 96, 1);
-				add_ref(w, &cc, text_of(w, a, 128, 0), on, a, PF_R_ATTR);
+					on = pyfile_text_of(w, o, 96, 1);
+				add_ref(w, &cc, pyfile_text_of(w, a, 128, 0), on, a, PF_R_ATTR);
 			}
 			visit(w, &cc, o);
 			return;
@@ -2494,7 +1427,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 		if (!strcmp(t, "augmented_assignment")) {
 			TSNode l = field(n, "left");
 			if (is(l, "identifier"))
-				add_asg(w, &cc, n, text_of(w, l, 128, 0), (TSNode){0}, 0);
+				add_asg(w, &cc, n, pyfile_text_of(w, l, 128, 0), (TSNode){0}, 0);
 			break;
 		}
 		if (!strcmp(t, "assert_statement")) {
@@ -2550,7 +1483,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 			visit(w, &cc, field(n, "right"));
 			TSNode lt = field(n, "left");
 			if (is(lt, "identifier"))
-				add_asg(w, &cc, n, text_of(w, lt, 128, 0), (TSNode){0}, 0);
+				add_asg(w, &cc, n, pyfile_text_of(w, lt, 128, 0), (TSNode){0}, 0);
 			cc.in_loop = 1;
 			visit(w, &cc, field(n, "body"));
 			TSNode alt = field(n, "alternative");
@@ -2566,14 +1499,14 @@ static void visit(walker *w, ctx *c, TSNode n)
 				if (!is(g, "identifier"))
 					continue;
 				w->globals[w->nglobals].scope = cc.scope;
-				w->globals[w->nglobals++].name = text_of(w, g, 128, 0);
+				w->globals[w->nglobals++].name = pyfile_text_of(w, g, 128, 0);
 			}
 			return;
 		}
 		break;
 	case 'i':
 		if (!strcmp(t, "identifier")) {
-			add_ref(w, &cc, text_of(w, n, 128, 0), NULL, n, 0);
+			add_ref(w, &cc, pyfile_text_of(w, n, 128, 0), NULL, n, 0);
 			return;
 		}
 		if (!strcmp(t, "if_statement")) {
@@ -2611,7 +1544,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 				if (rt) {
 					rt->scope = cc.scope;
 					rt->line = line_of(n);
-					rt->name = is(v, "identifier") ? text_of(w, v, 128, 0) : NULL;
+					rt->name = is(v, "identifier") ? pyfile_text_of(w, v, 128, 0) : NULL;
 					rt->call = is(v, "call") ? w->f->ncalls : -1;
 				}
 			}
@@ -2620,20 +1553,20 @@ static void visit(walker *w, ctx *c, TSNode n)
 			else if (is(v, "list") && cc.scope >= 0) {
 				char buf[300];
 				snprintf(buf, sizeof(buf), "%s()", w->f->scopes[cc.scope].qual);
-				do_config_list(w, &cc, v, ar_str(w->f, buf));
+				do_config_list(w, &cc, v, pyfile_ar_str(w->f, buf));
 			}
 		}
 		break;
 	case 's':
 		if (!strcmp(t, "subscript")) {
 			TSNode v = field(n, "value"), s = field(n, "subscript");
-			const char *ks = string_value(w, s);
+			const char *ks = pyfile_string_value(w, s);
 			if (ks && *ks) {
 				const char *on = NULL;
 				if (!ts_node_is_null(v) &&
 				    ts_node_end_byte(v) - ts_node_start_byte(v) < 96)
-					on = text_of(w, v, 96, 1);
-				add_ref(w, &cc, ar_str(w->f, ks), on, n, PF_R_KEY);
+					on = pyfile_text_of(w, v, 96, 1);
+				add_ref(w, &cc, pyfile_ar_str(w->f, ks), on, n, PF_R_KEY);
 			}
 			visit(w, &cc, v);
 			if (!ks) { /* every index: a[i, j], Annotated[int, Field(le=X)] */
@@ -2731,7 +1664,7 @@ pyfile *pyfile_analyze_tree(const char *src, size_t n, const char *module, int i
 	pyfile *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->module = ar_str(f, module ? module : "");
+	f->module = pyfile_ar_str(f, module ? module : "");
 	f->is_package = is_package;
 	f->hash = pyfile_hash(src, n);
 	f->size = n;

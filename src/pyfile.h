@@ -2,7 +2,7 @@
  * pyfile.h — the per-file half of muh scan: one Python file in, its facts out.
  *
  * pyfile_analyze() parses one file's bytes with tree-sitter (Python grammar,
- * ABI 14) and keeps only what the tree-level analysis (scan.c) needs, so the
+ * ABI 14) and keeps only what the tree-level analysis (scan_*.c) needs, so the
  * syntax tree and the source can be freed at once:
  *   - scopes: functions and classes, with byte spans, decorators that matter
  *     (@triton.jit, @triton.autotune), tl.constexpr params, and whether the
@@ -84,7 +84,7 @@ enum pf_platform {
 };
 
 /* A condition or module-level value, as far as constant propagation and the
- * platform rules need it (src/scan.c evaluates it across modules). */
+ * platform rules need it (src/scan_resolve.c evaluates it across modules). */
 enum pf_xop {
 	PF_X_OTHER = 0, /* anything else: undecided */
 	PF_X_CONST,     /* literal; val is its truth (None, 0, '' are false) */

@@ -7,7 +7,7 @@
  * file adds, inside functions:
  *   - branches an assignment of a literal disables: `use_v1 = True` then
  *     `if use_v1: ... else: ...` makes the else part dead (PF_D_BRANCH; the
- *     guard's constval is set, so scan.c's guard rules see it too);
+ *     guard's constval is set, so scan_resolve.c's guard rules see it too);
  *   - stores whose value only dead code reads (PF_D_UNUSED):
  *     `max_num_partitions = ...` read only by the overwritten heuristic and
  *     the disabled branch; iterated to a fixpoint, so a module constant read

@@ -46,6 +46,7 @@
  * named `model`. Must never: print, write into the tree.
  */
 #include "scan_args.h"
+#include "scan_host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@
 
 #include "muh/fileio.h"
 #include "pyfile.h"
+#include "pyfile_node.h"
 #include "scan_env.h"
 
 enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
@@ -115,16 +117,6 @@ typedef struct srcv {
 	const pyfile *pf;
 	int fi, click;
 } srcv;
-
-static int is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && !strcmp(ts_node_type(n), type);
-}
-
-static TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
 
 /* The node's text, whitespace runs squashed to one space, at most cap-1. */
 static void squash(const srcv *v, TSNode n, char *out, size_t cap)
@@ -225,20 +217,6 @@ static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **typ
 		return scan_host_fmt(e->s, "'%s'", buf);
 	}
 	return NULL;
-}
-
-static int innermost_scope(const pyfile *pf, uint32_t byte)
-{
-	int best = -1;
-	uint32_t span = UINT32_MAX;
-	for (int i = 0; i < pf->nscopes; i++) {
-		const pf_scope *sc = &pf->scopes[i];
-		if (byte >= sc->start && byte < sc->end && sc->end - sc->start < span) {
-			best = i;
-			span = sc->end - sc->start;
-		}
-	}
-	return best;
 }
 
 static arg_def *push_def(argctx *e)
@@ -447,7 +425,7 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	d->fi = v->fi;
 	d->at = ts_node_start_byte(call);
 	d->dline = (int)ts_node_start_point(call).row + 1;
-	d->scope = innermost_scope(v->pf, d->at);
+	d->scope = scan_innermost_scope(v->pf, d->at);
 	d->name = scan_host_str(e->s, dn);
 	d->flag = scan_host_str(e->s, longf[0] ? longf : flag[0] ? flag : name);
 	int boolean = is_flag || slash || !strcmp(act, "store_true") ||
@@ -490,7 +468,7 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 		TSNode fn = is(dd, "decorated_definition") ? field(dd, "definition") : (TSNode){0};
 		TSNode body = is(fn, "function_definition") ? field(fn, "body") : (TSNode){0};
 		if (!ts_node_is_null(body))
-			d->fnscope = innermost_scope(v->pf, ts_node_start_byte(body));
+			d->fnscope = scan_innermost_scope(v->pf, ts_node_start_byte(body));
 	}
 }
 
@@ -607,7 +585,7 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 		d->fi = v->fi;
 		d->at = ts_node_start_byte(a);
 		d->dline = (int)ts_node_start_point(a).row + 1;
-		d->scope = innermost_scope(v->pf, d->at);
+		d->scope = scan_innermost_scope(v->pf, d->at);
 		squash(v, l, buf, sizeof(buf));
 		d->name = scan_host_str(e->s, buf);
 		d->flag = scan_host_str(e->s, cname);

@@ -1,7 +1,7 @@
 /*
  * scan_args.h — engine arguments of an engine tree from every kind of
  * definition (argparse, click, dataclasses, pydantic models, TypedDict
- * schemas), for muh scan. Works through scan.c's host view (scan_env.h).
+ * schemas), for muh scan. Works through the surface's host view (scan_host.h).
  * Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_ARGS_H

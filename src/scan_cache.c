@@ -24,6 +24,7 @@
  * says why. Must never: print, write anywhere but the cache file.
  */
 #include "scan_cache.h"
+#include "scan_host.h"
 
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
@@ -63,13 +64,13 @@ static void ku64(keyh *h, uint64_t v)
 	kfeed(h, &v, sizeof(v));
 }
 
-/* The build of libmuh that runs: where scan_tree's code was loaded from. */
+/* The build of libmuh that runs: where its code (scan_tree's, this file's) was loaded from. */
 static void kbuild(keyh *h)
 {
 	Dl_info info;
 	struct stat st;
 	kstr(h, MUH_VERSION);
-	if (dladdr((void *)scan_tree, &info) && info.dli_fname && !stat(info.dli_fname, &st)) {
+	if (dladdr((void *)scan_cache_key, &info) && info.dli_fname && !stat(info.dli_fname, &st)) {
 		ku64(h, (uint64_t)st.st_size);
 		ku64(h, (uint64_t)st.st_mtim.tv_sec);
 		ku64(h, (uint64_t)st.st_mtim.tv_nsec);

@@ -1,7 +1,7 @@
 /*
  * scan_cache.h — muh scan's cache of whole surfaces, keyed by the hashes of
- * the files scanned (src/scan_cache.c), and the part of scan.c's host view
- * it needs. Internal to libmuh; not installed.
+ * the files scanned (src/scan_cache.c); it fills a surface through
+ * src/scan_host.h. Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_CACHE_H
 #define MUH_SCAN_CACHE_H
@@ -29,14 +29,5 @@ int scan_cache_load(muh_surface *s, const char *path, const char *key);
 /* Stores s under key (keeping the 8 newest surfaces). A cache that cannot
  * be written is not an error of the scan: scan_cache_status says why. */
 void scan_cache_store(muh_surface *s, const char *path, const char *key);
-
-/* ---- defined by scan.c --------------------------------------------------- */
-
-muh_diag *scan_host_push_diag(muh_surface *s);
-void scan_host_set_totals(muh_surface *s, size_t nfiles, size_t nbytes);
-void scan_host_set_cache_status(muh_surface *s, const char *status);
-const char *scan_host_str(muh_surface *s, const char *str);
-void *scan_host_alloc(muh_surface *s, size_t n);
-muh_knob *scan_host_push_knob(muh_surface *s);
 
 #endif

@@ -36,6 +36,8 @@
  * module's declaration of a registry variable.
  */
 #include "scan_env.h"
+#include "scan_host.h"
+#include "pyfile_node.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -148,16 +150,6 @@ typedef struct srcv {
 	const pyfile *pf;
 	int getenv_imported, environ_imported; /* from os import getenv / environ */
 } srcv;
-
-static int is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && !strcmp(ts_node_type(n), type);
-}
-
-static TSNode field(TSNode n, const char *name)
-{
-	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
 
 static int text_eq(const srcv *v, TSNode n, const char *s)
 {
@@ -833,7 +825,9 @@ static void type_of(const srcv *v, TSNode n, char *out, size_t cap, int depth)
 
 /* ---- 1. registries and direct reads, one file at a time ----------------------- */
 
-static int innermost_scope(const pyfile *pf, uint32_t byte)
+/* The innermost scope of pf (function or class) whose span holds byte, or -1
+ * (module level). */
+int scan_innermost_scope(const pyfile *pf, uint32_t byte)
 {
 	int best = -1;
 	uint32_t span = UINT32_MAX;
@@ -1017,7 +1011,7 @@ static void scan_file(envctx *e, int fi, const char *root)
 			r->line = (int)ts_node_start_point(node).row + 1;
 			r->byte = a;
 			r->how = how;
-			r->cls = scan_host_read_class(e->s, fi, innermost_scope(pf, a), a, r->line,
+			r->cls = scan_host_read_class(e->s, fi, scan_innermost_scope(pf, a), a, r->line,
 			                              unreach_flag(pf, a, b));
 		}
 		if (!scan_ts_next(&cur))

@@ -51,6 +51,7 @@
 
 #include "scan_env.h"
 #include "scan_flow.h"
+#include "scan_host.h"
 
 typedef struct callee_ent {
 	uint64_t h;       /* FNV-1a 64 of name: the index sorts by it first */

@@ -70,8 +70,4 @@ void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out);
  * found. */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out);
 
-/* Defined by scan.c: is file fi a script beside the engine (benchmarks/,
- * examples/, tools/, scripts/ at the top of the tree)? */
-int scan_host_is_script(const muh_surface *s, int fi);
-
 #endif

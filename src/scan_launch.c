@@ -33,6 +33,7 @@
  * print, write into the tree.
  */
 #include "scan_launch.h"
+#include "scan_host.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -44,8 +44,6 @@
 
 MUH_BEGIN_DECLS
 
-struct muh_surface;
-
 enum deploy_form { DEPLOY_YAML_LIST, DEPLOY_JSON_LIST, DEPLOY_SHELL, DEPLOY_K8S, DEPLOY_COMPOSE };
 enum deploy_kind { DEPLOY_OPT, DEPLOY_FLAG, DEPLOY_NEG, DEPLOY_ENV };
 
@@ -164,13 +162,6 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 int deploy_schema_from_argparse(const char *engine, const char *text, size_t len,
 				deploy_schema **out);
 
-/* A schema from the engine-argument fields of a scanned tree (engine_arg
- * knobs outside deployment files): --name-with-dashes, the field's type and
- * default; bools value-less and negatable. Fields base (may be NULL) also
- * has keep base's flags and aliases. MUH_OK, MUH_ENOMEM. */
-int deploy_schema_from_surface(const struct muh_surface *s, const deploy_schema *base,
-			       deploy_schema **out);
-
 void deploy_schema_free(deploy_schema *sc);
 
 /* deploy_parse/deploy_load with sc NULL read a deployment file that sits in
@@ -188,8 +179,7 @@ void deploy_tree_hint(const char *root);
  * into root): 0, or -1 when f's program is not a module found there. */
 int deploy_tree_root(const deploy_file *f, char *root, size_t cap);
 
-/* The names of enum values: "yaml_list" ..., "opt" "flag" "neg" "env". */
-const char *deploy_form_name(enum deploy_form f);
+/* The name of an argument kind: "opt" "flag" "neg" "env". */
 const char *deploy_kind_name(enum deploy_kind k);
 
 MUH_END_DECLS

@@ -47,9 +47,6 @@ void fio_fault_arm(long n);
  * counter: 1 when this call is the armed one and must fail, else 0. */
 int fio_fault_point(void);
 
-/* fio_* calls made since the last fio_fault_arm (or the process start). */
-long fio_calls(void);
-
 /* open(2), write the whole buffer (retrying short writes and EINTR),
  * fsync(2), close(2), rename(2), unlink(2), mkdir(2): 0 (or the descriptor)
  * on success, -1 with errno on failure, real or injected. fio_close always

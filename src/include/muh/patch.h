@@ -62,9 +62,6 @@ int patch_plan_set(muh_patch *p, const muh_knob *k, int alt, const char *value, 
  * that made the measured variant. Diff and apply treat it like any edit. */
 int patch_plan_set_file(muh_patch *p, const char *rel, const char *text, size_t len, muh_diag *d);
 
-/* Number of edits in the plan. */
-size_t patch_plan_nedits(const muh_patch *p);
-
 /* Reads every file the plan touches, checks it against the scan's hash
  * (drift), and applies the edits in memory. Edits that leave a value as it
  * already is change nothing. Refuses (MUH_EINPUT) a file that would no
@@ -157,7 +154,6 @@ const muh_knob *patch_knobs_find(const patch_knobs *k, const char *id);
 /* The number of knobs, and the ith (NULL past the end). */
 size_t patch_knobs_count(const patch_knobs *k);
 const muh_knob *patch_knobs_at(const patch_knobs *k, size_t i);
-const char *patch_knobs_root(const patch_knobs *k);
 
 /* ---- emitters ------------------------------------------------------------- */
 

@@ -1,0 +1,150 @@
+/*
+ * pyfile_node.c — the lowest layer of the per-file analysis: the arena every
+ * string and array of a pyfile lives in, and the syntax-node helpers every
+ * part of the walk reads nodes with (their text, copied into the arena;
+ * string literals' values; a call's callee; `global` declarations).
+ *
+ * Calls nothing of pyfile.c, pyfile_expr.c or pyfile_overwrite.c, which all
+ * call it. Must never: print, or keep pointers into the caller's source
+ * buffer (every text is copied).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "pyfile.h"
+#include "pyfile_int.h"
+
+void *pyfile_ar_alloc(pyfile *f, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	pf_block *b = f->arena;
+	if (!b || b->used + n > b->cap) {
+		size_t cap = n > 60000 ? n : 60000;
+		pf_block *nb = malloc(sizeof(pf_block) + cap);
+		if (!nb)
+			return NULL;
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		f->arena = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+const char *pyfile_ar_strn(pyfile *f, const char *s, size_t n)
+{
+	char *p = pyfile_ar_alloc(f, n + 1);
+	if (!p)
+		return "";
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+const char *pyfile_ar_str(pyfile *f, const char *s)
+{
+	return s ? pyfile_ar_strn(f, s, strlen(s)) : NULL;
+}
+
+/* The node's text, copied (at most max bytes; whitespace runs collapse to one
+ * space when squash). */
+const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash)
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (e > w->n)
+		e = (uint32_t)w->n;
+	if (s > e)
+		s = e;
+	size_t len = e - s;
+	if (len > max)
+		len = max;
+	if (!squash)
+		return pyfile_ar_strn(w->f, w->src + s, len);
+	char *out = pyfile_ar_alloc(w->f, len + 1);
+	if (!out)
+		return "";
+	size_t o = 0;
+	int sp = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = w->src[s + i];
+		if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+			sp = 1;
+			continue;
+		}
+		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && out[o - 1] != '{' &&
+		    c != ')' && c != ']' && c != '}' && c != ',')
+			out[o++] = ' ';
+		sp = 0;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int pyfile_text_eq(walker *w, TSNode n, const char *s)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	size_t len = strlen(s);
+	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
+}
+
+/* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
+ * concatenations or anything else. */
+const char *pyfile_string_value(walker *w, TSNode n)
+{
+	if (!is(n, "string"))
+		return NULL;
+	uint32_t c = ts_node_named_child_count(n);
+	const char *content = "";
+	for (uint32_t i = 0; i < c; i++) {
+		TSNode k = ts_node_named_child(n, i);
+		const char *t = ts_node_type(k);
+		if (!strcmp(t, "string_start")) {
+			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+			for (uint32_t j = a; j < b && j < w->n; j++)
+				if (w->src[j] == 'f' || w->src[j] == 'F')
+					return NULL;
+		} else if (!strcmp(t, "string_content")) {
+			content = pyfile_text_of(w, k, 256, 0);
+		} else if (!strcmp(t, "interpolation")) {
+			return NULL;
+		}
+	}
+	return content;
+}
+
+/* Name of a call's function for linking: f for f(), ops.f -> f (obj ops),
+ * k[grid] -> k (launch). */
+void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **obj, int *launch)
+{
+	*fname = NULL;
+	*obj = NULL;
+	*launch = 0;
+	if (is(fn, "subscript")) {
+		*launch = 1;
+		fn = field(fn, "value");
+	}
+	if (is(fn, "identifier")) {
+		*fname = pyfile_text_of(w, fn, 128, 0);
+	} else if (is(fn, "attribute")) {
+		TSNode a = field(fn, "attribute"), o = field(fn, "object");
+		if (!ts_node_is_null(a))
+			*fname = pyfile_text_of(w, a, 128, 0);
+		if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+			*obj = pyfile_text_of(w, o, 96, 1);
+	}
+}
+
+int pyfile_is_global_in(walker *w, int scope, const char *name)
+{
+	for (int i = 0; i < w->nglobals; i++)
+		if (w->globals[i].scope == scope && !strcmp(w->globals[i].name, name))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * pyfile_node.h — the one-line syntax-node tests of the per-file analysis
+ * (a node's type, a field, its line), inline; the rest of the node helpers
+ * and the arena are src/pyfile_node.c (prototypes in src/pyfile_int.h).
+ * Internal to libmuh; not installed.
+ */
+#ifndef MUH_PYFILE_NODE_H
+#define MUH_PYFILE_NODE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <tree_sitter/api.h>
+
+/* Is n a node (not null) of the given type? */
+static inline int is(TSNode n, const char *type)
+{
+	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
+}
+
+/* n's child in field name, or a null node. */
+static inline TSNode field(TSNode n, const char *name)
+{
+	return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+/* n's first line, 1-based. */
+static inline int line_of(TSNode n)
+{
+	return (int)ts_node_start_point(n).row + 1;
+}
+
+#endif
