@@ -76,7 +76,7 @@ MUH_STRATEGIES = ["auto", "model", "ils", "annealing", "genetic", "random", "bru
 # strategies whose first k evaluations do not depend on the budget: the
 # evaluations each needs for p10 >= 0.97 are read off one run per seed
 NEED_STRATEGIES = ["auto", "model", "ils", "genetic", "random"]
-AUTO_ARMS = ["model", "ils"]  # strategy_bandit_arms in src/strategy.c
+AUTO_ARMS = ["model", "ils"]  # strategy_bandit_arms in src/search/strategy.c
 KT_STRATEGIES = ["random_sample", "genetic_algorithm", "simulated_annealing", "greedy_ils",
                  "mls", "diff_evo", "pso", "firefly_algorithm", "basinhopping", "bayes_opt",
                  "dual_annealing"]

@@ -16,11 +16,11 @@ option(MUH_FUZZ "Build the libFuzzer harnesses (clang only)" OFF)
 set(MUH_FUZZ_LIB_HARNESSES spec expr replay deploy scan)
 if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(_ts ${CMAKE_SOURCE_DIR}/third_party/tree-sitter-python/src)
-  add_executable(fuzz_pyfile ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pyfile.c ${CMAKE_SOURCE_DIR}/src/pyfile.c ${CMAKE_SOURCE_DIR}/src/pyflow.c
+  add_executable(fuzz_pyfile ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pyfile.c ${CMAKE_SOURCE_DIR}/src/scan/pyfile.c ${CMAKE_SOURCE_DIR}/src/scan/pyflow.c
     ${_ts}/parser.c ${_ts}/scanner.c)
   set_source_files_properties(${_ts}/parser.c ${_ts}/scanner.c PROPERTIES COMPILE_OPTIONS "-w")
   target_compile_definitions(fuzz_pyfile PRIVATE _GNU_SOURCE)
-  target_include_directories(fuzz_pyfile PRIVATE ${CMAKE_SOURCE_DIR}/src/ts_compat ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/src ${_ts})
+  target_include_directories(fuzz_pyfile PRIVATE ${CMAKE_SOURCE_DIR}/src/ts_compat ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/src ${MUH_SUBSYSTEM_DIRS} ${_ts})
   target_compile_options(fuzz_pyfile PRIVATE -fsanitize=fuzzer,address,undefined -g -O1)
   target_link_options(fuzz_pyfile PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_pyfile PRIVATE PkgConfig::TREESITTER m)
@@ -29,12 +29,13 @@ if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   # (fuzzer-no-link) and sanitized.
   find_package(Threads REQUIRED)
   set(_fuzz_lib_src)
-  foreach(f spec expr value diag space replay deploy fileio strbuf linebuf u64map hw scan scan_env
-            scan_args scan_vendor scan_cache scan_rank pyfile pyflow yamlcheck)
-    list(APPEND _fuzz_lib_src ${CMAKE_SOURCE_DIR}/src/${f}.c)
-  endforeach()
+  # whole subsystems (base, space, scan) and the files the harnesses call
+  # beyond them; src/ has a folder per subsystem
+  file(GLOB _fuzz_lib_src ${CMAKE_SOURCE_DIR}/src/base/*.c ${CMAKE_SOURCE_DIR}/src/space/*.c
+       ${CMAKE_SOURCE_DIR}/src/scan/*.c ${CMAKE_SOURCE_DIR}/src/engine/deploy*.c)
+  list(APPEND _fuzz_lib_src ${CMAKE_SOURCE_DIR}/src/search/replay.c ${CMAKE_SOURCE_DIR}/src/eval/linebuf.c)
   add_library(muh_fuzzlib STATIC ${_fuzz_lib_src} ${_ts}/parser.c ${_ts}/scanner.c)
-  target_include_directories(muh_fuzzlib PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/src
+  target_include_directories(muh_fuzzlib PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/src ${MUH_SUBSYSTEM_DIRS}
     PRIVATE ${CMAKE_SOURCE_DIR}/src/ts_compat ${_ts})
   target_compile_definitions(muh_fuzzlib PUBLIC _GNU_SOURCE MUH_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   target_compile_options(muh_fuzzlib PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -g -O1)

@@ -1,7 +1,7 @@
 # cmake/treesitter.cmake — the tree-sitter runtime (Debian's libtree-sitter,
 # ABI 13-14) and the pinned Python grammar that scripts/deps.sh unpacks into
 # third_party/tree-sitter-python (generated C, never committed). muh scan's
-# per-file analysis (src/pyfile.c) parses Python with them.
+# per-file analysis (src/scan/pyfile.c) parses Python with them.
 set(MUH_TS_PY ${CMAKE_SOURCE_DIR}/third_party/tree-sitter-python/src)
 if(NOT TREESITTER_FOUND)
   message(FATAL_ERROR "tree-sitter runtime not found (apt-get install libtree-sitter-dev; see scripts/deps.sh)")

@@ -7,9 +7,9 @@ that run back up a layer.  python3, stdlib only.
 How it decides
 --------------
 Module.  A file's module is its base name without the extension and without an
-  `_int` suffix: src/expr.c, src/expr_int.h and src/include/muh/expr.h are
-  module `expr`; src/scan_args.c and src/scan_args.h are `scan_args`.  Files
-  read: src/*.c, src/*.h, src/include/muh/*.h and include/muh/*.h (the public
+  `_int` suffix: src/space/expr.c, src/space/expr_int.h and src/include/muh/expr.h are
+  module `expr`; src/scan/scan_args.c and src/scan/scan_args.h are `scan_args`.  Files
+  read: src/*.c, src/*.h, src/SUBSYSTEM/*.[ch], src/include/muh/*.h and include/muh/*.h (the public
   libmuh.h; its functions are src/api.c's).  src/cli/ is the program, not
   libmuh.
 
@@ -89,7 +89,9 @@ def strip(text):
 
 def read_tree(root):
     files = {}
-    for sub in ("src", os.path.join("src", "include", "muh"), os.path.join("include", "muh")):
+    subs = ["src"] + sorted(os.path.join("src", d) for d in os.listdir(os.path.join(root, "src"))
+                            if os.path.isdir(os.path.join(root, "src", d)) and d not in ("cli", "include", "ts_compat"))
+    for sub in subs + [os.path.join("src", "include", "muh"), os.path.join("include", "muh")]:
         d = os.path.join(root, sub)
         if not os.path.isdir(d):
             continue
@@ -103,8 +105,11 @@ def read_tree(root):
 
 def resolve(inc, frm, files):
     """The file an #include "inc" in file frm names, or None (not ours)."""
-    for cand in (os.path.join(os.path.dirname(frm), inc), os.path.join("src", inc),
-                 os.path.join("src", "include", inc), os.path.join("include", inc)):
+    here = [os.path.join(os.path.dirname(frm), inc), os.path.join("src", inc),
+            os.path.join("src", "include", inc), os.path.join("include", inc)]
+    # the subsystem folders are on the include path (CMakeLists.txt)
+    others = sorted({os.path.join(os.path.dirname(f), inc) for f in files if f.startswith("src" + os.sep)})
+    for cand in here + others:
         cand = os.path.normpath(cand)
         if cand in files:
             return cand

@@ -68,7 +68,7 @@ graphs, NVML or prepare; they say nothing about a GPU. The hello carries
 Engine files (source overlays, as engine_worker.py takes them): a run
 module that defines bind_engine(root, module) measures an engine's own
 kernel file. With target.overlay (muh wrote the variant's values into the
-engine tree's knobs there, with muh patch's code: src/overlay.c) the worker
+engine tree's knobs there, with muh patch's code: src/eval/overlay.c) the worker
 loads a fresh copy of the module for that overlay and calls
 bind_engine(overlay, target.module) before anything else; the module then
 runs the engine's functions from that file (kernels/triton/

@@ -1,6 +1,6 @@
 /*
  * cmd_kb.c — `muh kb cccl`: CUB's tuning policies from the installed CCCL
- * headers, as a table, as JSON, or as seeds for a spec (src/kb_cccl.c does
+ * headers, as a table, as JSON, or as seeds for a spec (src/search/kb_cccl.c does
  * the work; this file parses options and prints).
  */
 #include <cjson/cJSON.h>

@@ -1,6 +1,6 @@
 /*
  * cmd_load.c — `muh load URL`: drive a running inference server with muh's
- * load generator (src/load.c) and print what it measured: one run, or a
+ * load generator (src/engine/load.c) and print what it measured: one run, or a
  * sweep from one request at a time to saturation and Poisson rates between.
  *
  * The CLI only parses and prints: every option is handed as text to

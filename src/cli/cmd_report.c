@@ -38,7 +38,7 @@ static const char help[] =
 	"interleaved, whether the clock fell or held (marked '*' in the table; its\n"
 	"best and default columns stay the search's times, so that the speedup\n"
 	"compares like with like). muh patch\n"
-	"--from and --emit write the same best (src/best.c ranks for both).\n"
+	"--from and --emit write the same best (src/session/best.c ranks for both).\n"
 	"\n"
 	"A run with a decision stage (muh tune re-measured the baseline, what ships\n"
 	"or the defaults, and the top finalists afresh in paired, alternating rounds)\n"

@@ -1,6 +1,6 @@
 /*
  * cmd_transfer.c — `muh transfer STORE --hw PROFILE`: a store's results,
- * measured on one device, read for another (library: src/transfer.c).
+ * measured on one device, read for another (library: src/search/transfer.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-# The best of a run is one answer (src/best.c) for muh report, muh patch
+# The best of a run is one answer (src/session/best.c) for muh report, muh patch
 # --from, the emitters and muh transfer; when the run was re-timed at sustained clocks
 # (the SM clock fell or held), it is the winner there, not the burst-ranked best.
 # No GPU here: the stdlib worker's simulated clock

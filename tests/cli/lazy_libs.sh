@@ -1,5 +1,5 @@
-# libcurl and Open MPI are opened where they are used (src/curl_dl.c,
-# src/pool_mpi.c), never linked: loading their ~37 libraries cost every muh
+# libcurl and Open MPI are opened where they are used (src/eval/curl_dl.c,
+# src/eval/pool_mpi.c), never linked: loading their ~37 libraries cost every muh
 # process about 8 ms (docs/results/space.md). Checks: neither muh nor
 # libmuh.so NEEDs them; `muh --version` and `muh space` load neither; a
 # missing libcurl fails `muh load` and the engine backend with exit 3 and the

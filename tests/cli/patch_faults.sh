@@ -1,5 +1,5 @@
 # muh patch --apply under faults: every I/O call of a three-file apply made
-# to fail in turn (MUH_FAULT_IO=N, the fio layer of src/fileio.c), and kill -9
+# to fail in turn (MUH_FAULT_IO=N, the fio layer of src/base/fileio.c), and kill -9
 # at points spread over an apply (MUH_FAULT_SLEEP_MS slows each rename). After
 # each: the three files are all original or all patched, never mixed; no
 # *.muh-tmp.* is left in the tree; the message says which files changed; and

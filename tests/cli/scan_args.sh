@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of muh scan's engine arguments (src/scan_args.c): an engine
+# End-to-end test of muh scan's engine arguments (src/scan/scan_args.c): an engine
 # whose server reads its arguments with plain argparse, a click CLI, a
 # dataclass config, a pydantic model and a TypedDict schema
 # (tests/fixtures/scan/argengine). Each definition is an engine_arg knob with

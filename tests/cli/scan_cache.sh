@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of muh scan's cache (src/scan_cache.c): a second scan of
+# End-to-end test of muh scan's cache (src/scan/scan_cache.c): a second scan of
 # the same tree answers from the cache with the same surface; a changed byte
 # is a miss; a damaged or unwritable cache never fails the scan.
 # Usage: bash tests/cli/scan_cache.sh path/to/muh

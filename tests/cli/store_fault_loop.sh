@@ -1,5 +1,5 @@
 # The store under injected I/O faults, SQLite style (issue 17): every write,
-# sync, truncate and delete of the store goes through src/store_vfs.c, which
+# sync, truncate and delete of the store goes through src/store/store_vfs.c, which
 # counts it in the fio layer's counter; MUH_FAULT_IO=N makes the Nth fail.
 # A resumed `muh tune` is run with N = 1, 2, 3, ... until a run completes
 # without reaching the fault. After each: exit 0 or 3 (never a crash, never another code),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/unit/expr_cases.h: random Python expressions over small
 ints (and the names a=7, b=-3, c=0, f=2.5) with the results real Python
-computes, so test_expr.c checks src/expr.c against Python itself.
+computes, so test_expr.c checks src/space/expr.c against Python itself.
 
     python3 tests/unit/gen_expr_cases.py > tests/unit/expr_cases.h
 

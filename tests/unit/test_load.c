@@ -1,5 +1,5 @@
 /*
- * test_load.c — the load generator (src/load.c): option text, percentiles
+ * test_load.c — the load generator (src/engine/load.c): option text, percentiles
  * against numpy's definition, the SSE reader fed in every split, synthetic
  * prompts (deterministic, the right length, a shared prefix), dataset
  * errors with file:line, and whole runs against a forked in-process HTTP

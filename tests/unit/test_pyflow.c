@@ -1,6 +1,6 @@
 /*
  * test_pyflow.c — the per-file facts the cross-module rules of muh scan
- * stand on (src/pyfile.c, src/pyfile.h), one small Python source each:
+ * stand on (src/scan/pyfile.c, src/scan/pyfile.h), one small Python source each:
  *   - strings naming definitions: a dotted path, a class name beside a module
  *     path in one call, an identifier string on the line after a module path;
  *   - `from m import *` (alias "*"), getattr(x, 'NAME') as an attribute read;
@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-#include "../../src/pyfile.h"
+#include "../../src/scan/pyfile.h"
 
 static pyfile *parse(const char *src)
 {

@@ -602,7 +602,7 @@ static void test_vllm_033(void **state)
 	scan_free(s);
 }
 
-/* ---- environment registries (tests/fixtures/scan/envs, src/scan_env.c) ----------- */
+/* ---- environment registries (tests/fixtures/scan/envs, src/scan/scan_env.c) ----------- */
 
 #define ENVS "tests/fixtures/scan/envs"
 

@@ -4,7 +4,7 @@
  *
  * Every open/write/fsync/rename/unlink/mkdir of a file muh patch writes is a
  * fio_* call, and every write/sync/truncate/delete of the store is counted
- * the same way (src/store_vfs.c). Each call counts; a fault armed at N makes the Nth call from
+ * the same way (src/store/store_vfs.c). Each call counts; a fault armed at N makes the Nth call from
  * the arming fail once (errno EIO, ENOSPC for write), as SQLite's test VFS
  * does, so a test can loop N = 1, 2, 3, ... over an operation until it
  * succeeds and check after each failure that nothing was damaged.

@@ -94,7 +94,7 @@ size_t pool_restarts(const muh_pool *p);  /* workers started again after dying *
 const char *pool_device(const muh_pool *p); /* the device model every worker has */
 int pool_is_mpi(const muh_pool *p);         /* 1: the workers are MPI ranks */
 
-/* The search of session s measured by pool p (src/session_pool.c): batches
+/* The search of session s measured by pool p (src/session/session_pool.c): batches
  * from session_next to every idle worker, the store answering first,
  * results recorded as they arrive; the defaults timed twice through the
  * pool for the noise. on_event is called for every finished variant as in

@@ -16,7 +16,7 @@
  *     sweep_M256.csv and tests/fixtures/spaces/ are examples;
  *   - the SQLite store: the session fills a table with replay_add_row()
  *     for every measurement of the spec's run at the instance
- *     (src/session.c, load_store_replay).
+ *     (src/session/session.c, load_store_replay).
  */
 #ifndef MUH_REPLAY_H
 #define MUH_REPLAY_H

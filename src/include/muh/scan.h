@@ -3,7 +3,7 @@
  * its value, a verdict, and the evidence behind the verdict).
  *
  * scan_tree() reads every .py file under a root with tree-sitter (per-file
- * facts: src/pyfile.c), plus the JSON config files and deployment YAML files
+ * facts: src/scan/pyfile.c), plus the JSON config files and deployment YAML files
  * the code refers to, links the facts across modules through imports, and
  * gives each knob a verdict:
  *   live      something reachable reads it (evidence: the reader)
@@ -186,7 +186,7 @@ const char *scan_verdict_name(enum scan_verdict v); /* ..., "blocker" */
 size_t scan_launch_blockers(const muh_surface *s, const char *rel, const muh_knob **out,
                                     size_t cap);
 
-/* Priority of a knob for the person tuning (src/scan_rank.c, docs/scan.md):
+/* Priority of a knob for the person tuning (src/scan/scan_rank.c, docs/scan.md):
  * P0 reaches a kernel launch or the scheduler (or is unsafe), P1 other live
  * knobs, P2 unknown or platform, low dead knobs and sentinels
  * (PAD_SLOT_ID = -1). */

@@ -868,7 +868,7 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 	return 0;
 }
 
-/* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
+/* The surface's def-use state (src/scan/scan_flow.c), or NULL when memory ran
  * out. */
 scan_flow *scan_flow_of(muh_surface *s)
 {

@@ -427,7 +427,7 @@ const muh_knob *scan_engine_field(const muh_surface *s, const char *name)
 static const char deploy_env_why[] = "environment variable of the engine's process";
 
 /* Deployment files: YAML that launches an engine, read by deploy_parse with
- * the server's own argument semantics (src/deploy.c). Each server argument
+ * the server's own argument semantics (src/engine/deploy.c). Each server argument
  * and each env entry is an engine_arg knob in scope <deployment>: its value
  * span is the value's text (a flag's: the flag); a --no-X negation is the
  * knob no_X. Files that are not launch files are skipped. */
@@ -529,7 +529,7 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 						                  o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no
-				 * registry accepts (src/scan_launch.c) */
+				 * registry accepts (src/scan/scan_launch.c) */
 				enum scan_verdict lv;
 				const char *lwhy, *lunsafe;
 				scan_step lst[SCAN_LAUNCH_STEPS];

@@ -1,6 +1,6 @@
 /*
  * scan_launch.h — a deployment file's arguments judged by the engine tree's
- * own command-line parser, for muh scan (src/scan_launch.c). Internal to
+ * own command-line parser, for muh scan (src/scan/scan_launch.c). Internal to
  * libmuh; not installed.
  */
 #ifndef MUH_SCAN_LAUNCH_H

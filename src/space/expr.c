@@ -7,8 +7,8 @@
  * over a value stack whose depth is known at compile time, the two
  * interpreters, and the evaluation of BAT value lists (expr_eval_list).
  * This file holds the value arithmetic, the interpreters and evaluation;
- * src/expr_compile.c the lexer, parser, emitter and monotonicity analysis;
- * src/expr_list.c the value lists (shared state: src/expr_int.h).
+ * src/space/expr_compile.c the lexer, parser, emitter and monotonicity analysis;
+ * src/space/expr_list.c the value lists (shared state: src/space/expr_int.h).
  *
  * Language: what expr.h lists, plus Python's bitwise operators & | ^ << >> ~
  * (ints only), the conditional expression `a if c else b`, and int(),

@@ -1,9 +1,9 @@
 /*
  * scan_host.h — the surface as scan's helpers see it: the one interface
- * between the scan (src/scan_surface.c and src/scan_resolve.c define it) and
+ * between the scan (src/scan/scan_surface.c and src/scan/scan_resolve.c define it) and
  * the helpers that add to a surface (scan_env.c, scan_args.c, scan_flow.c,
  * scan_launch.c, scan_cache.c). The helpers work through these functions
- * only, so that the surface's internals (src/scan_int.h) stay private to the
+ * only, so that the surface's internals (src/scan/scan_int.h) stay private to the
  * scan's own files, and no helper calls back up into the pipeline.
  * Internal to libmuh; not installed.
  */

@@ -1,7 +1,7 @@
 /*
  * pyfile_node.h — the one-line syntax-node tests of the per-file analysis
  * (a node's type, a field, its line), inline; the rest of the node helpers
- * and the arena are src/pyfile_node.c (prototypes in src/pyfile_int.h).
+ * and the arena are src/scan/pyfile_node.c (prototypes in src/scan/pyfile_int.h).
  * Internal to libmuh; not installed.
  */
 #ifndef MUH_PYFILE_NODE_H

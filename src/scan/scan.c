@@ -4,7 +4,7 @@
  * Pipeline (each step reads only what the previous ones built):
  *   1. walk    collect .py / .json / .yaml paths under the root, sorted, no
  *              symlinked directories, no hidden or __pycache__ directories;
- *   2. parse   pyfile_analyze() each .py (src/pyfile.c), free the source;
+ *   2. parse   pyfile_analyze() each .py (src/scan/pyfile.c), free the source;
  *   3. index   module name -> file, (file, top-level name) -> definition,
  *              name -> every load of that name in the tree;
  *   4. guards  constant-false `if` branches (module constants resolved
@@ -22,9 +22,9 @@
  * that leaves a reader unresolved the verdict is `unknown`, not `dead`.
  *
  * This file holds steps 1 and 2 and runs the pipeline (scan_tree, scan_free);
- * steps 3-6 are src/scan_resolve.c, step 7 src/scan_verdict.c and
- * src/scan_config.c, the containers src/scan_surface.c, the output
- * src/scan_output.c (their shared state: src/scan_int.h).
+ * steps 3-6 are src/scan/scan_resolve.c, step 7 src/scan/scan_verdict.c and
+ * src/scan/scan_config.c, the containers src/scan/scan_surface.c, the output
+ * src/scan/scan_output.c (their shared state: src/scan/scan_int.h).
  *
  * Must never: print, exit, write into the tree, follow symlinked directories.
  */
@@ -68,7 +68,7 @@ typedef struct walkres {
 } walkres;
 
 /* Why the walk leaves rel out (an arena string), inherited from its
- * directory or its own: an --exclude glob, or vendored code (src/scan_vendor.c);
+ * directory or its own: an --exclude glob, or vendored code (src/scan/scan_vendor.c);
  * NULL when it is scanned. An --include glob brings a file back. */
 static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const char *inherited)
 {
@@ -430,7 +430,7 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	s->nyamls = (int)w.yaml.n;
 	w.json.p = w.yaml.p = NULL;
 	w.json.n = w.yaml.n = 0;
-	/* the cache (src/scan_cache.c): a tree whose every file hashes as
+	/* the cache (src/scan/scan_cache.c): a tree whose every file hashes as
 	 * before answers without parsing */
 	char ckey[33] = "";
 	if (rc == MUH_OK && s->opt.cache && *s->opt.cache) {
@@ -538,11 +538,11 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		smap occ = {0};
 		for (int fi = 0; fi < s->nfiles; fi++)
 			scan_knob_file_verdicts(s, fi, &b, &occ);
-		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan_args.c */
+		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan/scan_args.c */
 			s->oom = 1;
 		scan_json_knobs(s, &b, &occ);
 		scan_yaml_knobs(s, &b, &occ);
-		if (scan_env_resolve(s)) /* environment registries: src/scan_env.c */
+		if (scan_env_resolve(s)) /* environment registries: src/scan/scan_env.c */
 			s->oom = 1;
 		free_trees(s); /* the last pass that walks them */
 		scan_link_feeds(s);

@@ -84,7 +84,7 @@ enum pf_platform {
 };
 
 /* A condition or module-level value, as far as constant propagation and the
- * platform rules need it (src/scan_resolve.c evaluates it across modules). */
+ * platform rules need it (src/scan/scan_resolve.c evaluates it across modules). */
 enum pf_xop {
 	PF_X_OTHER = 0, /* anything else: undecided */
 	PF_X_CONST,     /* literal; val is its truth (None, 0, '' are false) */
@@ -168,7 +168,7 @@ typedef struct pf_ref {
 	int dead; /* PF_R_DEAD: the pf_dead it sits in */
 } pf_ref;
 
-/* Why a piece of a function is dead (the def-use layer, src/pyflow.c). */
+/* Why a piece of a function is dead (the def-use layer, src/scan/pyflow.c). */
 enum pf_dead_kind {
 	PF_D_OVERWRITE = 1, /* NAME = ... is overwritten on every path before a read */
 	PF_D_UNUSED,        /* NAME = ... is read only by dead code (via: that code) */
@@ -198,7 +198,7 @@ typedef struct pf_asg {
 	int in_loop;
 	int simple; /* one identifier target (not unpacking, augmented, a loop target) */
 	int attr;   /* an attribute store `self.x = ...`: name is "self.x",
-	               simple 0 (def-use across calls, src/scan_flow.c) */
+	               simple 0 (def-use across calls, src/scan/scan_flow.c) */
 } pf_asg;
 
 /* A function's assignment to a module global it declares `global` (a
@@ -350,7 +350,7 @@ pyfile *pyfile_analyze_tree(const char *src, size_t n, const char *module, int i
 
 void pyfile_free(pyfile *f);
 
-/* The def-use layer over one file's facts (src/pyflow.c): marks refs inside
+/* The def-use layer over one file's facts (src/scan/pyflow.c): marks refs inside
  * dead stores and disabled branches (PF_R_DEAD) and adds the pf_dead records
  * saying why. Stores overwritten on every path (PF_D_OVERWRITE) are found
  * during the walk; this adds stores whose value only dead code reads

@@ -24,8 +24,8 @@
  *   - the dead-knob proof (session_verify) and the measurement of a list
  *     (session_eval).
  *
- * Measuring and compile-first are src/session_measure.c; muh eval's list and
- * muh verify's proof src/session_verify.c (shared: src/session_int.h).
+ * Measuring and compile-first are src/session/session_measure.c; muh eval's list and
+ * muh verify's proof src/session/session_verify.c (shared: src/session/session_int.h).
  *
  * It never prints and never exits: notes go to opts.on_note, errors to a
  * muh_diag. It never changes the process's signal handling.
@@ -66,7 +66,7 @@ size_t session_opts_size(void)
 }
 
 /* A deployment file that sits in the engine tree it launches is read by
- * that tree's own parser (muh scan's launch blockers, src/scan_launch.c):
+ * that tree's own parser (muh scan's launch blockers, src/scan/scan_launch.c):
  * an argument the parser does not define would stop the server at start,
  * so every variant would fail. MUH_EINPUT at the first blocker's
  * file:line:col, naming each (at most 8); MUH_OK when there is none or the

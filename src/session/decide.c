@@ -5,7 +5,7 @@
  * the finalists), the verdict of each finalist from the stored rows, the
  * winner and the runner-up. The stage that measures the rows
  * (session_decide) through the session's evaluator and store is
- * src/decide_run.c, which calls this file and never the reverse.
+ * src/session/decide_run.c, which calls this file and never the reverse.
  *
  * Every reader judges the same rows the same way: the verdicts are computed
  * from the store's rows and the level stored with them, never kept apart.

@@ -1,7 +1,7 @@
 /*
  * scan_cache.h — muh scan's cache of whole surfaces, keyed by the hashes of
- * the files scanned (src/scan_cache.c); it fills a surface through
- * src/scan_host.h. Internal to libmuh; not installed.
+ * the files scanned (src/scan/scan_cache.c); it fills a surface through
+ * src/scan/scan_host.h. Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_CACHE_H
 #define MUH_SCAN_CACHE_H

@@ -1,6 +1,6 @@
 /*
  * scan_flow.h — where a tuning value goes across calls, for muh scan's
- * verdicts (issue 28 item 1). src/scan_flow.c has the design note.
+ * verdicts (issue 28 item 1). src/scan/scan_flow.c has the design note.
  * Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_FLOW_H

@@ -29,7 +29,7 @@
  * parent, so a lost CUDA context dies with its runner.
  *
  * This file holds the parent's side, measurements and variants; the runner
- * (the pipeline and the child's loop) is src/eval_runner.c.
+ * (the pipeline and the child's loop) is src/eval/eval_runner.c.
  *
  * Must never: print, exit, or let a variant's failure end the run.
  */

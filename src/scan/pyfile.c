@@ -8,8 +8,8 @@
  * in error-recovered trees) and descends at most PF_MAX_DEPTH levels.
  *
  * Constant folding and conditions as small expressions are
- * src/pyfile_expr.c; stores overwritten before use src/pyfile_overwrite.c
- * (shared: src/pyfile_int.h; what they share across files carries the
+ * src/scan/pyfile_expr.c; stores overwritten before use src/scan/pyfile_overwrite.c
+ * (shared: src/scan/pyfile_int.h; what they share across files carries the
  * pyfile_ prefix).
  *
  * Must never: print, exit, read other files, or keep pointers into the
@@ -572,7 +572,7 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 	return 1;
 }
 
-/* Records an assignment of name (reaching definitions, src/pyflow.c). */
+/* Records an assignment of name (reaching definitions, src/scan/pyflow.c). */
 static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode right, int simple)
 {
 	if (c->in_class)

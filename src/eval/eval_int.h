@@ -40,7 +40,7 @@ typedef struct eval_ctx {
 
 /* Engine-tree overlays (target.engine_tree): the evaluator never builds one
  * itself (that is the scanner's and the patcher's work, upstream of it).
- * Whoever opens the evaluator hands it a maker (src/overlay.c, which the
+ * Whoever opens the evaluator hands it a maker (src/eval/overlay.c, which the
  * session and the pool attach); before each variant the evaluator asks it
  * for the variant's overlay directory and passes the path, plain data, to
  * the backend (eval_ctx.overlay), then removes it after the result. */

@@ -12,8 +12,8 @@
  * encodings (including invalid UTF-8) all survive unchanged.
  *
  * This file holds the plans, the checks, overlays and saved-scan knobs; the
- * diff is src/patch_diff.c, the application and its journal
- * src/patch_apply.c, the emitters src/patch_emit.c (shared: src/patch_int.h).
+ * diff is src/writeback/patch_diff.c, the application and its journal
+ * src/writeback/patch_apply.c, the emitters src/writeback/patch_emit.c (shared: src/writeback/patch_int.h).
  *
  * Must never: write a file in place without a temporary file and a rename;
  * touch a file the plan does not change; print.

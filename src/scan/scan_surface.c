@@ -1,7 +1,7 @@
 /*
  * scan_surface.c — the surface's containers and its arena: vectors, the
  * string map, arena strings, the knob list, knob ids, the public accessors and
- * the host view (src/scan_host.h) that scan's helpers work through.
+ * the host view (src/scan/scan_host.h) that scan's helpers work through.
  *
  * The lowest layer of muh scan: calls nothing of the other scan files, so
  * that every one of them (and every helper) can call it.
@@ -190,7 +190,7 @@ const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, con
 	return out;
 }
 
-/* ---- host for scan_env.c (environment registries; see src/scan_env.h) ---- */
+/* ---- host for scan_env.c (environment registries; see src/scan/scan_env.h) ---- */
 
 int scan_host_is_script(const muh_surface *s, int fi)
 {
@@ -278,7 +278,7 @@ void scan_host_knob_id(muh_surface *s, const char *rel, const char *scope, const
 	scan_knob_id(s, rel, scope, name, kind, occ, out);
 }
 
-/* ---- host for scan_cache.c (see src/scan_cache.h) ---- */
+/* ---- host for scan_cache.c (see src/scan/scan_cache.h) ---- */
 
 muh_diag *scan_host_push_diag(muh_surface *s)
 {

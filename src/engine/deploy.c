@@ -22,8 +22,8 @@
  * nothing is returned. That check is the safety net for every quoting rule
  * below.
  *
- * This file reads; src/deploy_write.c writes (deploy_set), src/deploy_schema.c
- * holds the schemas (shared state: src/deploy_int.h).
+ * This file reads; src/engine/deploy_write.c writes (deploy_set), src/engine/deploy_schema.c
+ * holds the schemas (shared state: src/engine/deploy_int.h).
  *
  * Must never: re-emit YAML from the document (comments, quotes and CRLF
  * would be lost); print; return a text that does not read back.

@@ -136,7 +136,7 @@ struct muh_surface {
 	int sinks_built;
 	smap cmp_names; /* names some guard compares or some assert tests */
 	int cmp_built;
-	scan_flow *flow; /* def-use across calls (src/scan_flow.c), made at first use */
+	scan_flow *flow; /* def-use across calls (src/scan/scan_flow.c), made at first use */
 };
 
 typedef struct kb {
@@ -345,7 +345,7 @@ void scan_add_unsafe(kb *b, const char *v);
 muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char *file,
                     enum scan_verdict v, const char *why);
 
-/* The surface's def-use state (src/scan_flow.c), or NULL when memory ran
+/* The surface's def-use state (src/scan/scan_flow.c), or NULL when memory ran
  * out. */
 scan_flow *scan_flow_of(muh_surface *s);
 
@@ -384,7 +384,7 @@ int scan_value_unsafe_any(const muh_knob *k, const char *value);
 const muh_knob *scan_engine_field(const muh_surface *s, const char *name);
 
 /* Deployment files: YAML that launches an engine, read by deploy_parse with
- * the server's own argument semantics (src/deploy.c). Each server argument
+ * the server's own argument semantics (src/engine/deploy.c). Each server argument
  * and each env entry is an engine_arg knob in scope <deployment>: its value
  * span is the value's text (a flag's: the flag); a --no-X negation is the
  * knob no_X. Files that are not launch files are skipped. */

@@ -1,6 +1,6 @@
 /*
  * overlay_int.h — engine-tree overlays for the evaluator (not installed).
- * See src/overlay.c.
+ * See src/eval/overlay.c.
  */
 #ifndef MUH_OVERLAY_INT_H
 #define MUH_OVERLAY_INT_H

@@ -1,6 +1,6 @@
 /*
  * scan_vendor.h — vendored-code detection and path globs for muh scan's
- * walk (src/scan_vendor.c). Internal to libmuh; not installed.
+ * walk (src/scan/scan_vendor.c). Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_VENDOR_H
 #define MUH_SCAN_VENDOR_H
