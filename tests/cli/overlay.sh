@@ -36,13 +36,16 @@ ls "$MUH_CACHE_DIR" | grep -q "^overlay-" && fail "every overlay is removed afte
 # overlay as a directory and never call the scanner or the patcher (the
 # session's overlay.c does); read off the objects libmuh is built from
 OBJ="$(dirname "$MUH")/CMakeFiles/muh_obj.dir/src"
+# obj NAME: the object of src/SUBSYSTEM/NAME.c (src/ has a folder per subsystem)
+obj() { find "$OBJ" -name "$1.c.o" | head -1; }
 if [ -d "$OBJ" ]; then
-	for o in eval target backend_cpu backend_cuda backend_worker backend_command backend_engine; do
-		[ -e "$OBJ/$o.c.o" ] || fail "no object $OBJ/$o.c.o to check"
-		bad=$(nm -u "$OBJ/$o.c.o" | grep -E " (scan|patch|session|overlay)_" | head -3 | tr -s ' ' | tr '\n' ' ')
+	for o in eval eval_record eval_runner target backend_cpu backend_cuda backend_worker backend_command backend_engine; do
+		f=$(obj "$o")
+		[ -n "$f" ] || { fail "no object $o.c.o under $OBJ to check"; continue; }
+		bad=$(nm -u "$f" | grep -E " (scan|patch|session|overlay)_" | head -3 | tr -s ' ' | tr '\n' ' ')
 		[ -z "$bad" ] || fail "$o.c calls upstream of the evaluator: $bad"
 	done
-	nm -u "$OBJ/overlay.c.o" | grep -q " patch_overlay$" || fail "overlay.c makes the overlays with the patcher's code"
+	nm -u "$(obj overlay)" | grep -q " patch_overlay$" || fail "overlay.c makes the overlays with the patcher's code"
 else
 	fail "no object directory $OBJ (this test reads libmuh's objects)"
 fi
