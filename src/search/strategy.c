@@ -158,6 +158,59 @@ int search_random_unseen(search *s, uint32_t *cfg)
 	return 0;
 }
 
+/* ---- the middle of the space ------------------------------------------- */
+
+/* How far cfg lies from the middle of every param's value list: the sum
+ * over params of |index - (nvalues - 1) / 2| / (nvalues - 1). */
+static double center_distance(const muh_spec *spec, const uint32_t *cfg, size_t np)
+{
+	double d = 0;
+	for (size_t p = 0; p < np; p++) {
+		size_t nv = spec->params[p].nvalues;
+		if (nv > 1)
+			d += fabs((double)cfg[p] - (double)(nv - 1) / 2.0) / (double)(nv - 1);
+	}
+	return d;
+}
+
+/* Spaces of at most CENTER_SCAN valid configurations are scanned whole;
+ * larger ones are sampled CENTER_SAMPLES times from a fixed generator, so
+ * the answer is the same on every call. */
+#define CENTER_SCAN    20000
+#define CENTER_SAMPLES 4096
+
+double search_center_distance(const search *s, const uint32_t *cfg)
+{
+	return center_distance(space_spec(s->sp), cfg, s->np);
+}
+
+int search_center(search *s, uint32_t *cfg, int unseen_only)
+{
+	const muh_spec *spec = space_spec(s->sp);
+	uint32_t tmp[64];
+	uint32_t *c = s->np <= 64 ? tmp : malloc(s->np * sizeof(uint32_t));
+	if (!c)
+		return -MUH_ENOMEM;
+	double best = INFINITY;
+	int got = 0;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+	uint64_t n = s->valid <= CENTER_SCAN ? s->valid : CENTER_SAMPLES;
+	for (uint64_t i = 0; i < n; i++) {
+		int bad = s->valid <= CENTER_SCAN ? space_config_at(s->sp, i, c) : space_sample(s->sp, &rng, c);
+		if (bad || (unseen_only && search_seen(s, c, NULL) != 0))
+			continue;
+		double d = center_distance(spec, c, s->np);
+		if (d < best) {
+			best = d;
+			memcpy(cfg, c, s->np * sizeof(uint32_t));
+			got = 1;
+		}
+	}
+	if (c != tmp)
+		free(c);
+	return got;
+}
+
 const uint32_t *search_best(const search *s, double *time)
 {
 	if (!s->r->have_best)
@@ -363,12 +416,19 @@ static int start(search *s, uint32_t *cfg, int *stop)
 	const muh_spec *spec = space_spec(s->sp);
 	int rc;
 	if (s->o->skip_defaults) {
-		/* the search alone: a random start stands where the defaults would */
+		/* the search alone: its own start stands where the defaults would,
+		 * the middle of the space for a search, a random configuration
+		 * for random and brute force */
 		if (out_of_budget(s))
 			return *stop = 1, MUH_OK;
-		if (!search_random_unseen(s, cfg))
+		const char *name = s->o->strategy ? s->o->strategy : "auto";
+		int mid = strcmp(name, "random") && strcmp(name, "brute");
+		rc = mid ? search_center(s, cfg, 1) : search_random_unseen(s, cfg);
+		if (rc < 0)
+			return -rc;
+		if (!rc)
 			return MUH_OK;
-		if ((rc = evaluate(s, cfg, "random", -1, stop)) || *stop)
+		if ((rc = evaluate(s, cfg, mid ? "center" : "random", -1, stop)) || *stop)
 			return rc;
 	} else if (space_default(s->sp, cfg)) {
 		if (out_of_budget(s))

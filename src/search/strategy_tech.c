@@ -426,8 +426,9 @@ static void ils_destroy(technique *t)
  * Candidates: the whole space when it has at most MODEL_SCAN valid
  * configurations, else MODEL_SAMPLES uniform ones plus the best's fresh
  * neighbours. Until MODEL_MIN_POINTS points are in (the defaults and two
- * more), it proposes space-filling points (model_spread), so that the first
- * fit sees most values of every param instead of a cluster. */
+ * more), it proposes the middle of the space and points spread from it
+ * (model_spread), so that the first fit sees most values of every param
+ * instead of a cluster. */
 #define MODEL_FAIL_PENALTY 0.7
 /* log of 1000: an ok point that much slower than the fastest seen is taken
  * as a failure. An objective with SLOs scores a miss 1e12 x (1 + how far it
@@ -562,24 +563,36 @@ static double model_score(const struct model *m, const uint32_t *c, double mu, d
 	return y;
 }
 
-/* Until the fit has MODEL_MIN_POINTS points: of MODEL_SPREAD_TRIES random
- * unseen valid configurations, the one farthest (in Hamming distance, the
- * nearest point counting) from every point seen, so the first points cover
- * the space's values instead of clustering; ties go to the first drawn.
- * Writes it into cfg and returns 1, or 0 when nothing is left unseen.
- * Measured by replay (docs/results/strategies-score.md, engine-search.md):
- * the mean search score of auto over the 19 spaces of bench/search_score.py
- * rose from +0.239 to +0.326 (30 seeds; 60 seeds: +0.249 to +0.337), better
- * in 50 of 76 space-budget cells, worse in 26 (most on flash attention); on
- * the llama.cpp server's re-measured grid (grid-5x.db) auto is unchanged at
- * 20% (median 1.000), and on the one-draw busy-machine grid (grid.db) its
- * median fell from 0.889 to 0.817 (that grid's optimum is one noisy
- * configuration, found or missed by luck). */
-#define MODEL_SPREAD_TRIES 32
+/* Until the fit has MODEL_MIN_POINTS points: first the middle of the space
+ * (search_center), unless a start measured it; then, of MODEL_SPREAD_TRIES
+ * random unseen valid configurations, the one that scores highest on its
+ * Hamming distance from the nearest point seen minus MODEL_SPREAD_CENTER x
+ * its distance from the middle, so the first points see new values of the
+ * params without running to the ends of their lists, where kernels are
+ * slow or fail; ties go to the first drawn. Writes it into cfg and returns
+ * 1, 0 when nothing is left unseen, or -MUH_ENOMEM.
+ * Measured by replay (bench/search_score.py, 30 seeds, 22 spaces, auto; the
+ * mean score over the spaces and the budgets 1/2/5/10%, `tuned` half /
+ * `held-out` half): with a random start and the farthest of 32 draws,
+ * +0.365 / +0.436 as users run it and +0.247 / +0.254 without the defaults
+ * and the baseline; the middle first, +0.406 / +0.557 and +0.418 / +0.314;
+ * and with MODEL_SPREAD_CENTER 4 (0 is the old rule), +0.406 / +0.557 and
+ * +0.447 / +0.348 (2: +0.451 / +0.318; 8: +0.445 / +0.348). Alone, the
+ * farthest of 32 draws after the middle went to configurations that differ
+ * from it in every param, which on vLLM's MoE kernel at M=16 cost more than
+ * the middle gained (its score at 1%, search alone: +0.29 -> -0.08). */
+#define MODEL_SPREAD_TRIES  32
+#define MODEL_SPREAD_CENTER 4.0
 static int model_spread(struct model *m, search *s, uint32_t *cfg)
 {
 	int got = 0;
-	size_t best = 0;
+	double best = -INFINITY;
+	/* the middle of the space first, when no start has measured it */
+	int r = search_center(s, cfg, 0);
+	if (r < 0)
+		return r;
+	if (r && search_seen(s, cfg, NULL) == 0)
+		return 1;
 	for (int k = 0; k < MODEL_SPREAD_TRIES; k++) {
 		if (!search_random_unseen(s, m->cand))
 			break;
@@ -591,8 +604,9 @@ static int model_spread(struct model *m, search *s, uint32_t *cfg)
 			if (d < near)
 				near = d;
 		}
-		if (!got || near > best) {
-			best = near;
+		double v = (double)near - MODEL_SPREAD_CENTER * search_center_distance(s, m->cand);
+		if (!got || v > best) {
+			best = v;
 			memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
 			got = 1;
 		}

@@ -151,12 +151,41 @@ static void acceptance(struct measured *ms, int near_optimal)
 	free(c.seen);
 }
 
-/* The model's first points after the defaults are space-filling: each of
- * evaluations 2 and 3 differs from every earlier point in at least all but
- * one param (of 32 random unseen draws, the farthest in Hamming distance).
- * Random draws in this space land that far from the defaults in about half
- * of the cases, so over 30 seeds a random start fails this; the proposals
- * are deterministic for a seed, so the test is too. */
+static uint64_t middle_by_hand(const muh_space *sp);
+
+/* The spread rule's score of x against the points seen (model_spread): its
+ * Hamming distance from the nearest minus 4 x its distance from the middle. */
+static double spread_score(const muh_space *sp, const uint32_t *x, uint32_t seen[][4], size_t nseen)
+{
+	const muh_spec *spec = space_spec(sp);
+	size_t near = SIZE_MAX;
+	for (size_t j = 0; j < nseen; j++) {
+		size_t dist = 0;
+		for (size_t p = 0; p < 4; p++)
+			dist += x[p] != seen[j][p];
+		if (dist < near)
+			near = dist;
+	}
+	double cd = 0;
+	for (size_t p = 0; p < 4; p++) {
+		double n = (double)spec->params[p].nvalues;
+		cd += fabs((double)x[p] - (n - 1) / 2) / (n - 1);
+	}
+	return (double)near - 4.0 * cd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The model's first points after the defaults: evaluation 2 is the middle
+ * of the space (found here by brute force), and evaluation 3 scores above
+ * the median of the spread rule over every unseen valid configuration (the
+ * best of 32 draws does so unless all 32 fall below it, 2^-32; one random
+ * draw fails half the time, so a random spread fails this over 30 seeds).
+ * The proposals are deterministic for a seed, so the test is too. */
 static void test_model_spreads_first_points(void **state)
 {
 	struct measured ms;
@@ -165,6 +194,9 @@ static void test_model_spreads_first_points(void **state)
 	                 0);
 	size_t np = space_nparams(ms.sp);
 	assert_true(np == 4);
+	uint64_t middle = middle_by_hand(ms.sp), nvalid = space_valid(ms.sp);
+	double *scores = malloc(nvalid * sizeof(double));
+	assert_non_null(scores);
 	for (uint64_t seed = 1; seed <= 30; seed++) {
 		strategy_opts o = {.strategy = "model",
 		                   .budget = 3,
@@ -175,20 +207,26 @@ static void test_model_spreads_first_points(void **state)
 		assert_int_equal(strategy_run(ms.sp, &o, &r, NULL), 0);
 		assert_int_equal(r.nrecords, 3);
 		assert_string_equal(r.records[0].source, "default");
+		assert_true(r.records[0].index != middle); /* cpu_matmul's defaults are not its middle */
+		assert_int_equal(r.records[1].index, middle);
 		uint32_t x[3][4];
 		for (size_t i = 0; i < 3; i++)
 			assert_int_equal(space_config_at(ms.sp, r.records[i].index, x[i]), 0);
-		for (size_t i = 1; i < 3; i++)
-			for (size_t j = 0; j < i; j++) {
-				size_t dist = 0;
-				for (size_t p = 0; p < np; p++)
-					dist += x[i][p] != x[j][p];
-				if (dist + 1 < np)
-					fail_msg("seed %llu: evaluation %zu differs from evaluation %zu in %zu of %zu params",
-					         (unsigned long long)seed, i + 1, j + 1, dist, np);
+		size_t n = 0;
+		uint32_t c[4];
+		for (uint64_t i = 0; i < nvalid; i++)
+			if (i != r.records[0].index && i != r.records[1].index) {
+				assert_int_equal(space_config_at(ms.sp, i, c), 0);
+				scores[n++] = spread_score(ms.sp, c, x, 2);
 			}
+		qsort(scores, n, sizeof(double), cmp_double);
+		double got = spread_score(ms.sp, x[2], x, 2);
+		if (!(got > scores[n / 2]))
+			fail_msg("seed %llu: evaluation 3 scores %.3f, the median of the unseen is %.3f",
+			         (unsigned long long)seed, got, scores[n / 2]);
 		strategy_result_free(&r);
 	}
+	free(scores);
 	free_measured(&ms);
 }
 
@@ -337,41 +375,108 @@ static void test_defaults_then_seeds(void **state)
 	spec_free(s);
 }
 
-/* skip_defaults: the first evaluation is a random valid configuration, not
- * the defaults (none in the result); over seeds it lands on different ones,
- * and the spec's seeds still follow. */
+/* The middle of the space by brute force: the valid configuration with the
+ * least sum over params of |index - (n - 1) / 2| / (n - 1), the first in
+ * index order among ties. */
+static uint64_t middle_by_hand(const muh_space *sp)
+{
+	const muh_spec *spec = space_spec(sp);
+	uint32_t cfg[16];
+	double best = INFINITY;
+	uint64_t at = UINT64_MAX;
+	for (uint64_t i = 0; i < space_valid(sp); i++) {
+		assert_int_equal(space_config_at(sp, i, cfg), 0);
+		double d = 0;
+		for (size_t p = 0; p < spec->nparams; p++) {
+			double n = (double)spec->params[p].nvalues;
+			d += fabs((double)cfg[p] - (n - 1) / 2) / (n - 1);
+		}
+		if (d < best) {
+			best = d;
+			at = i;
+		}
+	}
+	return at;
+}
+
+/* skip_defaults: the first evaluation is the search's own start, not the
+ * defaults (none in the result): for a search, the middle of the space, the
+ * same on every seed; for random, a random valid configuration, which
+ * differs over seeds. The spec's seeds still follow. */
 static void test_skip_defaults(void **state)
 {
 	muh_spec *s = parse(small);
 	muh_space *sp;
 	muh_diag d;
 	assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
-	uint64_t firsts[8];
-	size_t distinct = 0;
-	for (uint64_t seed = 0; seed < 8; seed++) {
-		struct checked c;
-		checked_init(&c, sp, bowl, NULL);
-		strategy_opts o = {.budget = 4,
-		                   .seed = seed,
-		                   .skip_defaults = 1,
-		                   .objective = checked_objective,
-		                   .objective_ctx = &c};
-		strategy_result r;
-		assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
-		assert_int_equal(r.nrecords, 4);
-		assert_int_equal(c.calls, 4);
-		assert_false(r.have_default);
-		assert_string_equal(r.records[0].source, "random");
-		assert_string_equal(r.records[1].source, "seed"); /* the spec's seeds still come next */
-		int dup = 0;
-		for (size_t k = 0; k < distinct; k++)
-			dup |= firsts[k] == r.records[0].index;
-		if (!dup)
-			firsts[distinct++] = r.records[0].index;
-		strategy_result_free(&r);
-		free(c.seen);
+	uint64_t middle = middle_by_hand(sp);
+	const char *strategies[] = {NULL, "model", "ils", "genetic", "annealing", "random"};
+	for (size_t k = 0; k < sizeof(strategies) / sizeof(strategies[0]); k++) {
+		int is_random = strategies[k] && !strcmp(strategies[k], "random");
+		uint64_t firsts[8];
+		size_t distinct = 0;
+		for (uint64_t seed = 0; seed < 8; seed++) {
+			struct checked c;
+			checked_init(&c, sp, bowl, NULL);
+			strategy_opts o = {.budget = 4,
+			                   .seed = seed,
+			                   .strategy = strategies[k],
+			                   .skip_defaults = 1,
+			                   .objective = checked_objective,
+			                   .objective_ctx = &c};
+			strategy_result r;
+			assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
+			assert_int_equal(r.nrecords, 4);
+			assert_int_equal(c.calls, 4);
+			assert_false(r.have_default);
+			assert_string_equal(r.records[0].source, is_random ? "random" : "center");
+			if (!is_random)
+				assert_int_equal(r.records[0].index, middle);
+			assert_string_equal(r.records[1].source, "seed"); /* the spec's seeds still come next */
+			int dup = 0;
+			for (size_t j = 0; j < distinct; j++)
+				dup |= firsts[j] == r.records[0].index;
+			if (!dup)
+				firsts[distinct++] = r.records[0].index;
+			strategy_result_free(&r);
+			free(c.seen);
+		}
+		if (is_random)
+			assert_true(distinct >= 3); /* random, not one fixed start */
+		else
+			assert_int_equal(distinct, 1);
 	}
-	assert_true(distinct >= 3); /* random, not one fixed start */
+	space_free(sp);
+	spec_free(s);
+}
+
+/* With the defaults measured first, the model's first proposal is the middle
+ * of the space; when the defaults are the middle, it spreads from there. */
+static void test_model_middle_after_defaults(void **state)
+{
+	muh_spec *s = parse(small);
+	muh_space *sp;
+	muh_diag d;
+	assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
+	uint64_t middle = middle_by_hand(sp);
+	struct checked c;
+	checked_init(&c, sp, bowl, NULL);
+	strategy_opts o = {.budget = 6,
+	                   .seed = 3,
+	                   .strategy = "model",
+	                   .skip_spec_seeds = 1,
+	                   .objective = checked_objective,
+	                   .objective_ctx = &c};
+	strategy_result r;
+	assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
+	assert_string_equal(r.records[0].source, "default");
+	assert_true(r.records[0].index != middle);
+	assert_string_equal(r.records[1].source, "model");
+	assert_int_equal(r.records[1].index, middle);
+	for (size_t i = 2; i < r.nrecords; i++)
+		assert_true(r.records[i].index != middle);
+	strategy_result_free(&r);
+	free(c.seen);
 	space_free(sp);
 	spec_free(s);
 }
@@ -816,6 +921,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults_then_seeds),
 	    cmocka_unit_test(test_skip_defaults),
+	    cmocka_unit_test(test_model_middle_after_defaults),
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),

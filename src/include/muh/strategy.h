@@ -17,8 +17,9 @@
  *     started once `time_budget_s` has passed;
  *   - a failed variant (status != 0) is information: it counts against the
  *     budget, it is never the best, the search goes on;
- *   - the first evaluations are the defaults (a random valid configuration
- *     with skip_defaults), then the spec's seeds in spec order, then the transfer seeds (seeds invalid in this space, or equal
+ *   - the first evaluations are the defaults (with skip_defaults, the
+ *     search's own start: the middle of the space, search_center, or a
+ *     random valid configuration for random and brute), then the spec's seeds in spec order, then the transfer seeds (seeds invalid in this space, or equal
  *     to an earlier one, are reported through an event and skipped); all of
  *     them count against the budget like any evaluation;
  *   - a run is deterministic for a given seed and objective.
@@ -89,11 +90,13 @@ typedef struct strategy_opts {
 	double time_budget_s; /* no evaluation starts after this; 0 = none */
 	uint64_t seed;        /* random seed; any value (0 is fine) */
 	int skip_spec_seeds;  /* 1: do not evaluate the spec's seeds */
-	/* 1: the first evaluation is a uniform random valid configuration
-	 * (source "random") instead of the defaults, so a benchmark can judge
-	 * the search without the head start the defaults give it; the result
-	 * then has no default (have_default 0). Seeds are still evaluated
-	 * after it unless skipped. */
+	/* 1: the first evaluation is the search's own start instead of the
+	 * defaults: the valid configuration nearest the middle of every
+	 * param's value list (source "center"), or for random and brute a
+	 * uniform random valid configuration (source "random"). A benchmark
+	 * so judges the search without the head start the defaults give it;
+	 * the result then has no default (have_default 0). Seeds are still
+	 * evaluated after it unless skipped. */
 	int skip_defaults;
 	/* Transfer seeds (transfer_seeds.h): evaluated after the spec's seeds,
 	 * in order, each once, source "transfer"; one not valid here or equal
