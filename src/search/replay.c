@@ -176,6 +176,34 @@ int replay_best(const muh_replay *rp, uint64_t *index, double *time_s)
 	return have;
 }
 
+static int cmp_time(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int replay_ok_times(const muh_replay *rp, double **times, size_t *n)
+{
+	size_t k = 0;
+	*times = NULL;
+	*n = 0;
+	for (size_t i = 0; i < rp->n; i++)
+		k += rp->e[i].status == REPLAY_OK;
+	if (!k)
+		return MUH_OK;
+	double *t = malloc(k * sizeof(double));
+	if (!t)
+		return MUH_ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < rp->n; i++)
+		if (rp->e[i].status == REPLAY_OK)
+			t[k++] = rp->e[i].time_s;
+	qsort(t, k, sizeof(double), cmp_time);
+	*times = t;
+	*n = k;
+	return MUH_OK;
+}
+
 int replay_objective(void *ctx, const uint32_t *cfg, strategy_measurement *m)
 {
 	replay_lookup(ctx, cfg, m);

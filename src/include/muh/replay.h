@@ -98,6 +98,11 @@ int replay_lookup(const muh_replay *rp, const uint32_t *cfg, strategy_measuremen
 /* The best ok entry: its space index and time; 0 when there is none. */
 int replay_best(const muh_replay *rp, uint64_t *index, double *time_s);
 
+/* The times of every ok entry, sorted ascending, into a new array (*times,
+ * freed by the caller; NULL when there is none) of *n. MUH_OK or
+ * MUH_ENOMEM. */
+int replay_ok_times(const muh_replay *rp, double **times, size_t *n);
+
 /* A strategy_objective over a table (ctx is the muh_replay *). Never
  * fails: a configuration without an entry is a failed variant
  * (REPLAY_NOT_MEASURED, "not_measured"). */
