@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "muh/muh.h"
+#include "muh/textout.h"
 
 /* Exit codes, documented in `muh --help` and README.md. */
 enum {
@@ -112,11 +113,8 @@ int cli_fail(int status, const muh_diag *d);
  * when s is not one; *v is then untouched. */
 int cli_parse_u64(const char *s, uint64_t *v);
 
-/* A time for a person: "-" when not finite, then ns, us (one decimal), ms
- * or s (three). */
-void cli_fmt_time(char *buf, size_t n, double s);
-
-/* Formats a count with thousands separators ("1,920"). */
-const char *cli_count(char *buf, size_t n, double v);
+/* libmuh's text (textout.h) written out: results to stdout, notes to
+ * stderr, a flush as fflush. */
+extern const textout cli_out;
 
 #endif

@@ -44,7 +44,7 @@ static const char help[] =
 static void print_value(char *buf, size_t n, double v)
 {
 	if (v == (double)(long long)v)
-		cli_count(buf, n, v);
+		text_count(buf, n, v);
 	else
 		snprintf(buf, n, "%.4g", v);
 }

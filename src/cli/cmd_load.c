@@ -135,7 +135,7 @@ static void print_row(const char *label, const load_result *r)
 {
 	char a[32], b[32], c[32], t[32];
 	printf("%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label, r->sent, r->ok, r->errors, r->truncated,
-	       cli_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s, r->goodput_rps);
+	       text_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s, r->goodput_rps);
 	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
 	for (int i = 0; i < 4; i++)
 		printf(" %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50), ms(b, sizeof(b), ds[i]->p90),
@@ -427,8 +427,8 @@ static int run(int argc, char **argv)
 		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
 			char a[32], b[32];
 			printf("\nwall %.2f s; %s completion and %s prompt tokens (server's usage); %zu within the SLOs\n",
-			       r.wall_s, cli_count(a, sizeof(a), (double)r.completion_tokens),
-			       cli_count(b, sizeof(b), (double)r.prompt_tokens), r.good);
+			       r.wall_s, text_count(a, sizeof(a), (double)r.completion_tokens),
+			       text_count(b, sizeof(b), (double)r.prompt_tokens), r.good);
 		}
 		return ex;
 	}

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "evalcli.h"
 #include "muh/best.h"
+#include "muh/decide_text.h"
 #include "muh/eval.h"
 #include "muh/objective.h"
 #include "muh/store.h"
@@ -83,8 +84,8 @@ static void print_retimes(const runreport_run *rs)
 	for (size_t i = 0; i < b->nretimes; i++) {
 		const store_retime *r = &b->retimes[i];
 		char x[32], y[32], xm[32], ym[32];
-		cli_fmt_time(x, sizeof(x), r->burst_s);
-		cli_fmt_time(y, sizeof(y), r->sustained_s);
+		text_time(x, sizeof(x), r->burst_s);
+		text_time(y, sizeof(y), r->sustained_s);
 		snprintf(xm, sizeof(xm), isfinite(r->burst_mhz) ? "%.0f" : "-", r->burst_mhz);
 		snprintf(ym, sizeof(ym), isfinite(r->sustained_mhz) ? "%.0f" : "-", r->sustained_mhz);
 		printf("  %4d  %12s  %9s  %12s  %9s  %s%s\n", r->burst_rank, x, xm, y, ym, r->key,
@@ -114,8 +115,8 @@ static void table_cells(const runreport_run *rs, char cell[RC_N][4096])
 	snprintf(cell[RC_OK], 4096, "%zu", b->nok);
 	snprintf(cell[RC_FAILED], 4096, "%zu", b->nmeasured - b->nok);
 	if (objective_is_time(&b->objective)) {
-		cli_fmt_time(cell[RC_BEST], 4096, bs);
-		cli_fmt_time(cell[RC_DEFAULT], 4096, b->default_score);
+		text_time(cell[RC_BEST], 4096, bs);
+		text_time(cell[RC_DEFAULT], 4096, b->default_score);
 	} else {
 		objective_format(b->objective.metric, objective_value(&b->objective, bs), cell[RC_BEST], 4096);
 		objective_format(b->objective.metric, objective_value(&b->objective, b->default_score),
@@ -159,7 +160,7 @@ static void print_table(const runreport *cx)
 		if (objective_is_time(&b->objective)) {
 			if (b->decision) { /* a kernel's decision: against what ships, or the defaults */
 				printf("\nrun %lld:\n", (long long)rs->r.id);
-				evalcli_print_decision(stdout, b->decision, &b->objective, b->default_key, "  ");
+				decide_text_table(&cli_out, b->decision, &b->objective, b->default_key, "  ");
 			}
 			continue;
 		}
@@ -172,7 +173,7 @@ static void print_table(const runreport *cx)
 		}
 		printf("\n");
 		if (b->decision)
-			evalcli_print_decision(stdout, b->decision, &b->objective, b->default_key, "  ");
+			decide_text_table(&cli_out, b->decision, &b->objective, b->default_key, "  ");
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(&cx->runs[i]);

@@ -89,7 +89,7 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 	char a[64], b[64], t[64], e[128];
 	double cart = space_cartesian(sp);
 	double valid = (double)space_valid(sp);
-	cli_fmt_time(t, sizeof(t), space_seconds(sp));
+	text_time(t, sizeof(t), space_seconds(sp));
 	size_t w = 16;
 	for (size_t c = 0; c < space_nconstraints(sp); c++)
 		if (strlen(s->constraints[c].src) > w)
@@ -113,8 +113,8 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 		}
 		printf("params      %zu in %zu independent group(s)\n", space_nparams(sp),
 		       space_ngroups(sp));
-		printf("cartesian   %s\n", cli_count(a, sizeof(a), cart));
-		printf("valid       %s (%.4g%%)\n", cli_count(b, sizeof(b), valid),
+		printf("cartesian   %s\n", text_count(a, sizeof(a), cart));
+		printf("valid       %s (%.4g%%)\n", text_count(b, sizeof(b), valid),
 		       cart > 0 ? 100.0 * valid / cart : 0.0);
 		printf("time        %s\n", t);
 		if (space_nconstraints(sp) == 0) {
@@ -125,7 +125,7 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 		for (size_t c = 0; c < space_nconstraints(sp); c++) {
 			double r = space_rejected(sp, c);
 			printf("%-*s  %20s  %6.2f%%\n", (int)w,
-			       cell(e, sizeof(e), s->constraints[c].src, w), cli_count(a, sizeof(a), r),
+			       cell(e, sizeof(e), s->constraints[c].src, w), text_count(a, sizeof(a), r),
 			       cart > 0 ? 100.0 * r / cart : 0.0);
 		}
 		printf("\n(each rejected configuration is charged to the first constraint that "
@@ -138,10 +138,10 @@ static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp,
 		size_t c = space_check_order(sp, k);
 		double after = left - space_rejected(sp, c);
 		printf("%-*s  %20s  %20s\n", (int)w, cell(e, sizeof(e), s->constraints[c].src, w),
-		       cli_count(a, sizeof(a), left), cli_count(b, sizeof(b), after));
+		       text_count(a, sizeof(a), left), text_count(b, sizeof(b), after));
 		left = after;
 	}
-	printf("%-*s  %20s  %20s   (%s)\n", (int)w, "valid", "", cli_count(a, sizeof(a), valid), t);
+	printf("%-*s  %20s  %20s   (%s)\n", (int)w, "valid", "", text_count(a, sizeof(a), valid), t);
 }
 
 /* Prints every valid configuration's key, in index order. */

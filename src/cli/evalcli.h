@@ -61,14 +61,6 @@ void evalcli_print_header(FILE *f, int keyw);
 void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
 cJSON *evalcli_json(const char *key, const muh_measurement *m);
 
-/* The decision stage's table (decide.h) for a person: every variant it
- * re-deployed with its repeats, ok ones, SLOs met, metric, ratio to the
- * baseline with its interval, and verdict; then the winner line, or "no
- * proven gain" with why. Lines start with `lead` (tune: "", report: "  "). */
-#include "muh/decide.h"
-void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
-			    const char *lead);
-
 /* While a space is built (space_build, inside session_open): after 2 s a
  * progress line on stderr when it is a terminal, and *stop (set by the
  * command's SIGINT handler) ends the build. cmd names the command. Off again
