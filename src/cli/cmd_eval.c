@@ -144,12 +144,12 @@ static int list_row(void *ctx, const session_result *r)
 	const muh_measurement *m = r->m;
 	print_prepare(E);
 	if (!E->json && !E->header_done) { /* after the prepare's line; none for no row */
-		evalcli_print_header(stdout, E->keyw);
+		eval_text_header(&cli_out, E->keyw);
 		E->header_done = 1;
 	}
 	evalset_add(&E->S, r->key, m);
 	if (E->json) {
-		cJSON *o = evalcli_json(r->key, m);
+		cJSON *o = eval_text_json(r->key, m);
 		if (E->interleave)
 			cJSON_AddBoolToObject(o, "interleaved", 1);
 		char *t = cJSON_PrintUnformatted(o);
@@ -157,7 +157,7 @@ static int list_row(void *ctx, const session_result *r)
 		free(t);
 		cJSON_Delete(o);
 	} else {
-		evalcli_print_row(stdout, r->key, m, E->keyw);
+		eval_text_row(&cli_out, r->key, m, E->keyw);
 	}
 	fflush(stdout);
 	return 0;
@@ -206,7 +206,7 @@ static void print_interleaved(const struct eval_list *E, double noise)
 			continue;
 		}
 		char a[32];
-		evalcli_fmt_median(a, sizeof(a), v[i].m);
+		eval_text_median(a, sizeof(a), v[i].m);
 		if (v[i].paired)
 			printf("  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
 			       v[i].ratio, v[i].rounds, v[i].lo, v[i].hi, v[i].slower ? "slower" : "a tie: the CI holds 1", a,
@@ -326,7 +326,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	size_t np = space_nparams(sp);
 	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
 	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
-	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss))};
+	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = eval_text_keyw(session_spec(ss))};
 	int ex = EXIT_OK;
 	evalset_init(&E.S, sp, objective_is_time(session_objective(ss)), A->interleave);
 	if (!cfgs) {
@@ -418,10 +418,10 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 		print_interleaved(&E, noise);
 	if (!json && E.S.best_key[0] && E.S.measured > 1) {
 		char a[32], b[32];
-		evalcli_fmt_median(a, sizeof(a), &E.S.best);
+		eval_text_median(a, sizeof(a), &E.S.best);
 		printf("\nbest: %s  %s", E.S.best_key, a);
 		if (E.S.defm.status == EVAL_OK && strcmp(E.S.best_key, E.S.def_key)) {
-			evalcli_fmt_median(b, sizeof(b), &E.S.defm);
+			eval_text_median(b, sizeof(b), &E.S.defm);
 			int cmp = eval_compare(&E.S.best, &E.S.defm, isfinite(noise) ? noise : 0);
 			if (cmp == 0)
 				printf("; a tie with the defaults (%s, %s) within the noise\n", E.S.def_key, b);

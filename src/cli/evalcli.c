@@ -105,56 +105,6 @@ int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o
 	return rc ? evalcli_fail(cmd, rc, &d) : EXIT_OK;
 }
 
-int evalcli_keyw(const muh_spec *s)
-{
-	int keyw = 24;
-	for (size_t p = 0, w = 0; p < s->nparams; p++) {
-		w += strlen(s->params[p].name) + 4;
-		if ((int)w > keyw)
-			keyw = (int)w;
-	}
-	return keyw;
-}
-
-
-void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
-{
-	double tps = measurement_metric(m, "output_tokens_per_s");
-	if (isfinite(tps))
-		objective_format("output_tokens_per_s", tps, buf, n);
-	else
-		text_time(buf, n, m->median);
-}
-
-void evalcli_print_header(FILE *f, int keyw)
-{
-	fprintf(f, "%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
-		"fingerprint", "error");
-}
-
-void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw)
-{
-	char med[32], ci[48] = "";
-	evalcli_fmt_median(med, sizeof(med), m);
-	if (m->status == EVAL_OK && m->median > 0)
-		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
-	char note[96] = "";
-	if (m->status == EVAL_OK && m->noisy && m->median > 0)
-		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median,
-			 100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
-	fprintf(f, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,
-		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? note : m->error);
-}
-
-cJSON *evalcli_json(const char *key, const muh_measurement *m)
-{
-	char *mj = measurement_to_json(m);
-	cJSON *o = mj ? cJSON_Parse(mj) : cJSON_CreateObject();
-	free(mj);
-	cJSON_AddStringToObject(o, "key", key);
-	return o;
-}
-
 /* ---- progress of a long space build ---------------------------------------- */
 
 static struct {

@@ -50,16 +50,6 @@ long evalcli_problems(const char *cmd, const char *path, const char *text, size_
 /* Opens (session_open + session_start) a session for cmd; prints the
  * error and returns an exit code otherwise. */
 int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o, muh_session **s);
-/* The width of a key column for spec s. */
-int evalcli_keyw(const muh_spec *s);
-/* A measurement's median for a person: its output tokens/s when it has that
- * metric (engine runs: the median is seconds per output token), else its time. */
-void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m);
-/* The aligned table's header and one row: key, status, median, CI,
- * samples, fingerprint, error. */
-void evalcli_print_header(FILE *f, int keyw);
-void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
-cJSON *evalcli_json(const char *key, const muh_measurement *m);
 
 /* While a space is built (space_build, inside session_open): after 2 s a
  * progress line on stderr when it is a terminal, and *stop (set by the
