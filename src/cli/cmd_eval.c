@@ -95,22 +95,6 @@ struct eval_list {
 	evalset S;
 };
 
-/* Variants that built one artifact yet were timed apart: what this
- * machine's noise did to identical code, beside the best's speedup. */
-static void print_twins(struct eval_list *E)
-{
-	size_t twins;
-	const char *slow, *fast;
-	double r = evalset_twins(&E->S, &twins, &slow, &fast);
-	if (!isfinite(r))
-		return;
-	/* with --json stdout holds the variants' rows only: the line goes to
-	 * stderr, as the noise line does */
-	fprintf(E->json ? stderr : stdout, "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
-	       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
-	       twins, r, slow, fast);
-}
-
 /* What the batch prepare did, once, before the first row. */
 static void print_prepare(struct eval_list *E)
 {
@@ -161,66 +145,6 @@ static int list_row(void *ctx, const session_result *r)
 	}
 	fflush(stdout);
 	return 0;
-}
-
-/* Under the table of --interleave: how the set was timed, and each
- * variant against the fastest. Samples of one round were taken side by
- * side, so the comparison is paired: the median of the per-round ratios
- * and its CI (stats_paired_ratio), a tie when the CI holds 1. Variants with
- * different sample counts (a set measured again without a failed one) fall
- * back to the two medians (eval_compare: within the noise, or CIs that
- * overlap). --json: one closing "interleaved" line with the same verdicts. */
-static void print_interleaved(const struct eval_list *E, double noise)
-{
-	evalset_verdict v[EVAL_INTERLEAVE_MAX];
-	size_t ok, lo, hi;
-	int n = evalset_interleaved(&E->S, noise, v, &ok, &lo, &hi);
-	if (n < 0)
-		return;
-	cJSON *js = E->json ? cJSON_CreateObject() : NULL, *jrows = NULL;
-	if (js) {
-		cJSON_AddStringToObject(js, "event", "interleaved");
-		cJSON_AddStringToObject(js, "fastest", E->S.best_key);
-		jrows = cJSON_AddArrayToObject(js, "rows");
-	} else {
-		printf("\ninterleaved %zu variant(s)", ok);
-		if (ok < E->S.nrows)
-			printf(" (%zu failed)", E->S.nrows - ok);
-		printf(", %zu", lo);
-		if (hi != lo)
-			printf("-%zu", hi);
-		printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
-	}
-	for (int i = 0; i < n; i++) {
-		if (jrows) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", v[i].key);
-			cJSON_AddNumberToObject(e, "ratio", v[i].ratio);
-			cJSON_AddBoolToObject(e, "paired", v[i].paired);
-			if (v[i].paired) {
-				cJSON_AddNumberToObject(e, "ratio_ci_lo", v[i].lo);
-				cJSON_AddNumberToObject(e, "ratio_ci_hi", v[i].hi);
-			}
-			cJSON_AddStringToObject(e, "verdict", v[i].slower ? "slower" : "tie");
-			cJSON_AddItemToArray(jrows, e);
-			continue;
-		}
-		char a[32];
-		eval_text_median(a, sizeof(a), v[i].m);
-		if (v[i].paired)
-			printf("  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
-			       v[i].ratio, v[i].rounds, v[i].lo, v[i].hi, v[i].slower ? "slower" : "a tie: the CI holds 1", a,
-			       v[i].key);
-		else
-			printf("  %.4fx the fastest's time, from the medians (%s): %s  %s\n", v[i].ratio,
-			       v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap", a, v[i].key);
-	}
-	if (js) {
-		char *t = cJSON_PrintUnformatted(js);
-		puts(t ? t : "{}");
-		free(t);
-		cJSON_Delete(js);
-	}
 }
 
 /* What muh eval measures, from its options. */
@@ -415,33 +339,13 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	}
 	sigaction(SIGINT, &old, NULL);
 	if (A->interleave && E.S.best_key[0])
-		print_interleaved(&E, noise);
-	if (!json && E.S.best_key[0] && E.S.measured > 1) {
-		char a[32], b[32];
-		eval_text_median(a, sizeof(a), &E.S.best);
-		printf("\nbest: %s  %s", E.S.best_key, a);
-		if (E.S.defm.status == EVAL_OK && strcmp(E.S.best_key, E.S.def_key)) {
-			eval_text_median(b, sizeof(b), &E.S.defm);
-			int cmp = eval_compare(&E.S.best, &E.S.defm, isfinite(noise) ? noise : 0);
-			if (cmp == 0)
-				printf("; a tie with the defaults (%s, %s) within the noise\n", E.S.def_key, b);
-			else
-				printf("; %.2fx the speed of the defaults (%s, %s)\n", E.S.defm.median / E.S.best.median,
-				       E.S.def_key, b);
-		} else {
-			printf("%s\n", strcmp(E.S.best_key, E.S.def_key) ? "" : " (the defaults)");
-		}
-	}
-	print_twins(&E);
-	if (!json) {
-		fprintf(stderr, "muh eval: %lld measured", E.S.measured);
-		for (int k = 0; k < EVAL_NSTATUS; k++)
-			if (E.S.counts[k])
-				fprintf(stderr, ", %lld %s", E.S.counts[k], eval_status_name((enum eval_status)k));
-		fprintf(stderr, "%s%s\n", stop ? " (interrupted)" : "",
-			eval_restarts(session_evaluator(ss)) ? "; the runner was restarted after each crash or timeout"
-							     : "");
-	}
+		evalset_text_interleaved(&cli_out, &E.S, noise, json);
+	if (!json)
+		evalset_text_best(&cli_out, &E.S, noise);
+	evalset_text_twins(&cli_out, &E.S, json);
+	if (!json)
+		evalset_text_counts(&cli_out, "muh eval", &E.S, stop,
+				    eval_restarts(session_evaluator(ss)));
 out:
 	evalset_free(&E.S);
 	session_close(ss);
