@@ -105,6 +105,12 @@ int cli_exit(int status);
  * WHAT"), then lets SIGINT end the process (exit 130 to the shell). */
 void cli_ctrl_c_ends(const char *cmd, const char *what);
 
+/* The line a Ctrl-C says ("muh CMD: stopping (Ctrl-C): WHAT"), set outside
+ * the handler; and said from inside it (async-signal-safe: one write to
+ * stderr). */
+void cli_ctrl_c_text(const char *cmd, const char *what);
+void cli_ctrl_c_say(void);
+
 /* Prints a diagnostic to stderr and returns cli_exit(status). */
 int cli_fail(int status, const muh_diag *d);
 

@@ -79,7 +79,7 @@ static void on_sigint(int sig)
 		raise(SIGINT);
 	}
 	stop = 1;
-	evalcli_ctrl_c_say();
+	cli_ctrl_c_say();
 }
 
 /* The rows of one eval as they come: printed, and kept (evalset) for the

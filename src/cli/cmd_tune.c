@@ -169,12 +169,6 @@ static const char help[] =
 
 static volatile sig_atomic_t interrupted;
 
-static void on_sigint(int sig)
-{
-	interrupted = 1;
-	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	evalcli_ctrl_c_say();
-}
 
 /* Ctrl-C's words, once the backend is known (tune_run_args.on_backend). */
 static void on_backend(void *ctx, const char *backend)
@@ -358,9 +352,8 @@ static int run(int argc, char **argv)
 	so->measure = !so->replay;
 	A.topk = (size_t)topk;
 	so->replay_columns = colmap;
-	interrupted = 0;
 	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
-	void (*old)(int) = signal(SIGINT, on_sigint);
+	void (*old)(int) = evalcli_stop_on_ctrl_c(&interrupted);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
 	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_one, &A);
 	evalcli_space_progress(NULL, NULL);

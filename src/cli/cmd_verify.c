@@ -55,12 +55,6 @@ static const char help[] =
 
 static volatile sig_atomic_t interrupted;
 
-static void on_sigint(int sig)
-{
-	interrupted = 1;
-	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	evalcli_ctrl_c_say();
-}
 
 /* Verifies one problem instance; returns an exit code. */
 static int verify_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
@@ -115,10 +109,9 @@ static int run(int argc, char **argv)
 		else if ((ex = evalcli_option("verify", c, optarg, argv, opts, &eo)))
 			return ex;
 	}
-	interrupted = 0;
 	eo.so.stop = &interrupted;
 	evalcli_ctrl_c_text("verify", NULL, "a proof cut short has no verdict");
-	void (*old)(int) = signal(SIGINT, on_sigint);
+	void (*old)(int) = evalcli_stop_on_ctrl_c(&interrupted);
 	ex = evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
 	signal(SIGINT, old);
 	return interrupted ? EXIT_INTERRUPTED : ex;

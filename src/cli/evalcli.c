@@ -145,22 +145,31 @@ void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop)
 	space_set_progress(cmd ? on_space_progress : NULL, NULL);
 }
 
-static char ctrl_c_msg[512];
-static volatile size_t ctrl_c_len;
-
 void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept)
 {
-	const char *what = !backend ? "the work in flight is given up"
-			 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
-						      : "the variant in flight is given up and its runner stopped";
-	ctrl_c_len = 0;
-	int n = snprintf(ctrl_c_msg, sizeof(ctrl_c_msg), "muh %s: stopping (Ctrl-C): %s; %s (Ctrl-C again kills muh)\n",
-			 cmd, what, kept);
-	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_msg) ? (size_t)n : 0;
+	char what[400];
+	snprintf(what, sizeof(what), "%s; %s (Ctrl-C again kills muh)",
+		 !backend ? "the work in flight is given up"
+		 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
+					      : "the variant in flight is given up and its runner stopped",
+		 kept);
+	cli_ctrl_c_text(cmd, what);
 }
 
-void evalcli_ctrl_c_say(void)
+static volatile sig_atomic_t *ctrl_c_flag;
+
+/* evalcli_stop_on_ctrl_c's handler: the flag set, the line said, and the
+ * next Ctrl-C left to kill. */
+static void on_sigint(int sig)
 {
-	if (ctrl_c_len && write(2, ctrl_c_msg, ctrl_c_len) < 0)
-		ctrl_c_len = 0;
+	*ctrl_c_flag = 1;
+	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
+	cli_ctrl_c_say();
+}
+
+void (*evalcli_stop_on_ctrl_c(volatile sig_atomic_t *flag))(int)
+{
+	*flag = 0;
+	ctrl_c_flag = flag;
+	return signal(SIGINT, on_sigint);
 }

@@ -59,13 +59,17 @@ int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o
 void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop);
 
 /* What a Ctrl-C stops, said at once by the command's SIGINT handler
- * (evalcli_ctrl_c_say, async-signal-safe: one write to stderr): "muh CMD:
+ * (cli_ctrl_c_say, async-signal-safe: one write to stderr): "muh CMD:
  * stopping (Ctrl-C): the variant in flight is given up and its server
  * stopped; KEPT (Ctrl-C again kills muh)", its runner rather than its
  * server for a backend other than engine, the work in flight while the
  * backend is not known (NULL). Set it (outside the handler) when the
  * backend becomes known. */
 void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept);
-void evalcli_ctrl_c_say(void);
+
+/* Clears *flag and installs a SIGINT handler that sets it and says the
+ * line (cli_ctrl_c_say), after which a second Ctrl-C kills. Returns the
+ * handler it replaced (for signal(SIGINT, ...) when done). */
+void (*evalcli_stop_on_ctrl_c(volatile sig_atomic_t *flag))(int);
 
 #endif

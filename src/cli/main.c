@@ -147,21 +147,32 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
 }
 
 static char ctrl_c_line[512];
-static size_t ctrl_c_len;
+static volatile size_t ctrl_c_len;
+
+void cli_ctrl_c_text(const char *cmd, const char *what)
+{
+	ctrl_c_len = 0;
+	int n = snprintf(ctrl_c_line, sizeof(ctrl_c_line), "muh %s: stopping (Ctrl-C): %s\n", cmd, what);
+	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_line) ? (size_t)n : 0;
+}
+
+void cli_ctrl_c_say(void)
+{
+	if (ctrl_c_len && write(2, ctrl_c_line, ctrl_c_len) < 0)
+		ctrl_c_len = 0;
+}
 
 /* cli_ctrl_c_ends' handler: the line, then SIGINT's default (the end). */
 static void ctrl_c_end(int sig)
 {
-	if (ctrl_c_len && write(2, ctrl_c_line, ctrl_c_len) < 0)
-		ctrl_c_len = 0;
+	cli_ctrl_c_say();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 void cli_ctrl_c_ends(const char *cmd, const char *what)
 {
-	int n = snprintf(ctrl_c_line, sizeof(ctrl_c_line), "muh %s: stopping (Ctrl-C): %s\n", cmd, what);
-	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_line) ? (size_t)n : 0;
+	cli_ctrl_c_text(cmd, what);
 	signal(SIGINT, ctrl_c_end);
 }
 
