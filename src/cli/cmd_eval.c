@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,17 +1,16 @@
 /*
  * evalcli.c — what the commands over a session share: printing its errors
- * (at file:line:col, or "muh CMD: ..."), the --problem argument, and
- * measurements as table rows or JSON. CLI only; the work is in libmuh
- * (session.c).
+ * (at file:line:col, or "muh CMD: ..."), the --problem argument, the
+ * progress of a long space build, and what a Ctrl-C stops. CLI only; the
+ * work is in libmuh (session.c), and so are the measurements' rows
+ * (eval_text_*, eval.h).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "evalcli.h"
-#include "muh/objective.h"
 
 int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const struct option *opts,
 		   struct evalcli_opts *o)

@@ -1,6 +1,7 @@
 /*
  * evalcli.h — what muh tune, muh eval, muh verify and muh space share (see
- * evalcli.c): printing a session's errors and measurements, and --problem.
+ * evalcli.c): printing a session's errors, --problem, a space build's
+ * progress and Ctrl-C's words.
  */
 #ifndef MUH_EVALCLI_H
 #define MUH_EVALCLI_H
