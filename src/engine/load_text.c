@@ -27,10 +27,11 @@ static const char *ms(char *b, size_t n, double s)
 
 void load_text_header(const textout *o)
 {
-	textout_printf(o, TEXTOUT_RESULT, "%-12s %8s %6s %6s %5s %9s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "", "", "", "", "", "", "",
-	       "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
-	textout_printf(o, TEXTOUT_RESULT, "%-12s %8s %6s %6s %5s %9s %7s %7s ", "step", "requests", "ok", "errors", "trunc", "tokens/s",
-	       "req/s", "goodput");
+	textout_printf(o, TEXTOUT_RESULT,
+	               "%-12s %8s %6s %6s %5s %9s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "",
+	               "", "", "", "", "", "", "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
+	textout_printf(o, TEXTOUT_RESULT, "%-12s %8s %6s %6s %5s %9s %7s %7s ", "step", "requests",
+	               "ok", "errors", "trunc", "tokens/s", "req/s", "goodput");
 	for (int i = 0; i < 4; i++)
 		textout_printf(o, TEXTOUT_RESULT, " %6s %6s %6s ", "p50", "p90", "p99");
 	textout_printf(o, TEXTOUT_RESULT, "\n");
@@ -39,12 +40,14 @@ void load_text_header(const textout *o)
 void load_text_row(const textout *o, const char *label, const load_result *r)
 {
 	char a[32], b[32], c[32], t[32];
-	textout_printf(o, TEXTOUT_RESULT, "%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label, r->sent, r->ok, r->errors, r->truncated,
-	       text_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s, r->goodput_rps);
+	textout_printf(o, TEXTOUT_RESULT, "%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label,
+	               r->sent, r->ok, r->errors, r->truncated,
+	               text_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s,
+	               r->goodput_rps);
 	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
 	for (int i = 0; i < 4; i++)
-		textout_printf(o, TEXTOUT_RESULT, " %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50), ms(b, sizeof(b), ds[i]->p90),
-		       ms(c, sizeof(c), ds[i]->p99));
+		textout_printf(o, TEXTOUT_RESULT, " %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50),
+		               ms(b, sizeof(b), ds[i]->p90), ms(c, sizeof(c), ds[i]->p99));
 	textout_printf(o, TEXTOUT_RESULT, "\n");
 	textout_flush(o, TEXTOUT_RESULT);
 }
@@ -102,11 +105,15 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 		free(t);
 		cJSON_Delete(j);
 	} else {
-		textout_printf(out, TEXTOUT_RESULT, "find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",
-		       o->slo_ttft_s > 0 ? ", ttft_p99 within " : "", o->slo_ttft_s > 0 ? "--slo-ttft" : "",
-		       o->slo_tpot_s > 0 ? ", tpot_p99 within " : "", o->slo_tpot_s > 0 ? "--slo-tpot" : "");
-		textout_printf(out, TEXTOUT_RESULT, "%4s  %12s  %4s  %10s  %10s  %10s  %s\n", "step", "offered", "met", "req/s", "ttft_p99", "tpot_p99",
-		       "why not");
+		textout_printf(out, TEXTOUT_RESULT,
+		               "find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",
+		               o->slo_ttft_s > 0 ? ", ttft_p99 within " : "",
+		               o->slo_ttft_s > 0 ? "--slo-ttft" : "",
+		               o->slo_tpot_s > 0 ? ", tpot_p99 within " : "",
+		               o->slo_tpot_s > 0 ? "--slo-tpot" : "");
+		textout_printf(out, TEXTOUT_RESULT, "%4s  %12s  %4s  %10s  %10s  %10s  %s\n",
+		               "step", "offered", "met", "req/s", "ttft_p99", "tpot_p99",
+		               "why not");
 		for (size_t i = 0; i < fr->nsteps; i++) {
 			const load_rate_step *st = &fr->steps[i];
 			char off[32], a[32], b[32];
@@ -116,15 +123,22 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 				snprintf(off, sizeof(off), "conc %d", o->concurrency);
 			objective_format("ttft_p99", st->ttft_p99, a, sizeof(a));
 			objective_format("tpot_p99", st->tpot_p99, b, sizeof(b));
-			textout_printf(out, TEXTOUT_RESULT, "%4zu  %12s  %4s  %10.3g  %10s  %10s  %s\n", i + 1, off, st->met ? "yes" : "no",
-			       st->requests_per_s, a, b, st->why);
+			textout_printf(out, TEXTOUT_RESULT,
+			               "%4zu  %12s  %4s  %10.3g  %10s  %10s  %s\n", i + 1, off,
+			               st->met ? "yes" : "no", st->requests_per_s, a, b, st->why);
 		}
 		if (fr->rate > 0)
-			textout_printf(out, TEXTOUT_RESULT, "\nmax rate    %.3g req/s (the bracket: %.3g met, %s)\n", fr->rate, fr->lo,
-			       isfinite(fr->hi) ? "the next tried did not" : "nothing tried failed: the server may go higher");
+			textout_printf(out, TEXTOUT_RESULT,
+			               "\nmax rate    %.3g req/s (the bracket: %.3g met, %s)\n",
+			               fr->rate, fr->lo,
+			               isfinite(fr->hi)
+			                   ? "the next tried did not"
+			                   : "nothing tried failed: the server may go higher");
 		else
-			textout_printf(out, TEXTOUT_RESULT, "\nmax rate    none: no rate tried %s\n",
-			       o->slo_ttft_s > 0 || o->slo_tpot_s > 0 ? "met the SLOs" : "ran without an error");
+			textout_printf(
+			    out, TEXTOUT_RESULT, "\nmax rate    none: no rate tried %s\n",
+			    o->slo_ttft_s > 0 || o->slo_tpot_s > 0 ? "met the SLOs"
+			                                           : "ran without an error");
 	}
 }
 
@@ -135,9 +149,9 @@ void load_text_opening(const textout *out, const load_opts *o, int find)
 		textout_printf(out, TEXTOUT_RESULT, "prompts from %s, ", o->dataset);
 	else
 		textout_printf(out, TEXTOUT_RESULT, "%d-word prompts%s, ", o->prompt_tokens,
-			       o->prefix_tokens ? " (shared prefix)" : "");
+		               o->prefix_tokens ? " (shared prefix)" : "");
 	textout_printf(out, TEXTOUT_RESULT, "%d output tokens%s, ", o->output_tokens,
-		       o->ignore_eos ? " (ignore_eos)" : "");
+	               o->ignore_eos ? " (ignore_eos)" : "");
 	if (load_requests(o))
 		textout_printf(out, TEXTOUT_RESULT, "%d requests", load_requests(o));
 	else
@@ -151,7 +165,8 @@ void load_text_wall(const textout *o, const load_result *r)
 {
 	char a[32], b[32];
 	textout_printf(o, TEXTOUT_RESULT,
-		       "\nwall %.2f s; %s completion and %s prompt tokens (server's usage); %zu within the SLOs\n",
-		       r->wall_s, text_count(a, sizeof(a), (double)r->completion_tokens),
-		       text_count(b, sizeof(b), (double)r->prompt_tokens), r->good);
+	               "\nwall %.2f s; %s completion and %s prompt tokens (server's usage); %zu "
+	               "within the SLOs\n",
+	               r->wall_s, text_count(a, sizeof(a), (double)r->completion_tokens),
+	               text_count(b, sizeof(b), (double)r->prompt_tokens), r->good);
 }

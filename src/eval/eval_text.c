@@ -26,7 +26,6 @@ int eval_text_keyw(const muh_spec *s)
 	return keyw;
 }
 
-
 void eval_text_median(char *buf, size_t n, const muh_measurement *m)
 {
 	double tps = measurement_metric(m, "output_tokens_per_s");
@@ -38,8 +37,8 @@ void eval_text_median(char *buf, size_t n, const muh_measurement *m)
 
 void eval_text_header(const textout *f, int keyw)
 {
-	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
-		"fingerprint", "error");
+	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant",
+	               "status", "median", "ci", "n", "fingerprint", "error");
 }
 
 void eval_text_row(const textout *f, const char *key, const muh_measurement *m, int keyw)
@@ -50,10 +49,13 @@ void eval_text_row(const textout *f, const char *key, const muh_measurement *m, 
 		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
 	char note[96] = "";
 	if (m->status == EVAL_OK && m->noisy && m->median > 0)
-		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median,
-			 100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
-	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,
-		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? note : m->error);
+		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%",
+		         50.0 * (m->ci_hi - m->ci_lo) / m->median,
+		         100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
+	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key,
+	               eval_status_name(m->status), med, ci, m->nsamples,
+	               m->fingerprint[0] ? m->fingerprint : "-",
+	               m->status == EVAL_OK ? note : m->error);
 }
 
 cJSON *eval_text_json(const char *key, const muh_measurement *m)

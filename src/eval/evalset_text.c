@@ -26,9 +26,11 @@ void evalset_text_twins(const textout *o, const evalset *S, int json)
 	/* with --json stdout holds the variants' rows only: the line goes to
 	 * stderr, as the noise line does */
 	textout_printf(o, json ? TEXTOUT_NOTE : TEXTOUT_RESULT,
-		       "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
-		       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
-		       twins, r, slow, fast);
+	               "twins: %zu variants built the same artifact as another (fingerprint); the "
+	               "same code timed up to "
+	               "%.3fx apart (%s against %s): a difference under that is this machine's "
+	               "noise, not the params\n",
+	               twins, r, slow, fast);
 }
 
 /* Under the table of --interleave: how the set was timed, and each
@@ -57,7 +59,9 @@ void evalset_text_interleaved(const textout *o, const evalset *S, double noise, 
 		textout_printf(o, TEXTOUT_RESULT, ", %zu", lo);
 		if (hi != lo)
 			textout_printf(o, TEXTOUT_RESULT, "-%zu", hi);
-		textout_printf(o, TEXTOUT_RESULT, " samples each, the order alternated every round (AB BA BA AB ...)\n");
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    " samples each, the order alternated every round (AB BA BA AB ...)\n");
 	}
 	for (int i = 0; i < n; i++) {
 		if (jrows) {
@@ -76,12 +80,19 @@ void evalset_text_interleaved(const textout *o, const evalset *S, double noise, 
 		char a[32];
 		eval_text_median(a, sizeof(a), v[i].m);
 		if (v[i].paired)
-			textout_printf(o, TEXTOUT_RESULT, "  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
-			       v[i].ratio, v[i].rounds, v[i].lo, v[i].hi, v[i].slower ? "slower" : "a tie: the CI holds 1", a,
-			       v[i].key);
+			textout_printf(o, TEXTOUT_RESULT,
+			               "  %.4fx the fastest's time, paired over %zu rounds (95%% "
+			               "CI %.4f-%.4fx): %s  %s  %s\n",
+			               v[i].ratio, v[i].rounds, v[i].lo, v[i].hi,
+			               v[i].slower ? "slower" : "a tie: the CI holds 1", a,
+			               v[i].key);
 		else
-			textout_printf(o, TEXTOUT_RESULT, "  %.4fx the fastest's time, from the medians (%s): %s  %s\n", v[i].ratio,
-			       v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap", a, v[i].key);
+			textout_printf(
+			    o, TEXTOUT_RESULT,
+			    "  %.4fx the fastest's time, from the medians (%s): %s  %s\n",
+			    v[i].ratio,
+			    v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap",
+			    a, v[i].key);
 	}
 	if (js) {
 		char *t = cJSON_PrintUnformatted(js);
@@ -101,22 +112,29 @@ void evalset_text_best(const textout *o, const evalset *S, double noise)
 			eval_text_median(b, sizeof(b), &S->defm);
 			int cmp = eval_compare(&S->best, &S->defm, isfinite(noise) ? noise : 0);
 			if (cmp == 0)
-				textout_printf(o, TEXTOUT_RESULT, "; a tie with the defaults (%s, %s) within the noise\n", S->def_key, b);
+				textout_printf(
+				    o, TEXTOUT_RESULT,
+				    "; a tie with the defaults (%s, %s) within the noise\n",
+				    S->def_key, b);
 			else
-				textout_printf(o, TEXTOUT_RESULT, "; %.2fx the speed of the defaults (%s, %s)\n", S->defm.median / S->best.median,
-				       S->def_key, b);
+				textout_printf(o, TEXTOUT_RESULT,
+				               "; %.2fx the speed of the defaults (%s, %s)\n",
+				               S->defm.median / S->best.median, S->def_key, b);
 		} else {
-			textout_printf(o, TEXTOUT_RESULT, "%s\n", strcmp(S->best_key, S->def_key) ? "" : " (the defaults)");
+			textout_printf(o, TEXTOUT_RESULT, "%s\n",
+			               strcmp(S->best_key, S->def_key) ? "" : " (the defaults)");
 		}
 	}
 }
 
-void evalset_text_counts(const textout *o, const char *who, const evalset *S, int interrupted, int restarted)
+void evalset_text_counts(const textout *o, const char *who, const evalset *S, int interrupted,
+                         int restarted)
 {
 	textout_printf(o, TEXTOUT_NOTE, "%s: %lld measured", who, S->measured);
 	for (int k = 0; k < EVAL_NSTATUS; k++)
 		if (S->counts[k])
-			textout_printf(o, TEXTOUT_NOTE, ", %lld %s", S->counts[k], eval_status_name((enum eval_status)k));
+			textout_printf(o, TEXTOUT_NOTE, ", %lld %s", S->counts[k],
+			               eval_status_name((enum eval_status)k));
 	textout_printf(o, TEXTOUT_NOTE, "%s%s\n", interrupted ? " (interrupted)" : "",
-		       restarted ? "; the runner was restarted after each crash or timeout" : "");
+	               restarted ? "; the runner was restarted after each crash or timeout" : "");
 }

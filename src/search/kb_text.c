@@ -35,10 +35,10 @@ static cJSON *policy_json(const kb_policy *p)
 	cJSON_AddStringToObject(o, "policy", p->policy);
 	cJSON_AddStringToObject(o, "variant", p->variant);
 	cJSON_AddStringToObject(o, "agent", p->agent);
-#define NUMF(k, v)                                   \
-	if ((v) >= 0)                                \
-		cJSON_AddNumberToObject(o, k, (v));  \
-	else                                         \
+#define NUMF(k, v)                                                                                 \
+	if ((v) >= 0)                                                                              \
+		cJSON_AddNumberToObject(o, k, (v));                                                \
+	else                                                                                       \
 		cJSON_AddNullToObject(o, k)
 	NUMF("threads", p->threads);
 	NUMF("items_per_thread", p->items_per_thread);
@@ -73,9 +73,11 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 			cJSON_AddNumberToObject(o, "cc", cc);
 		arr = cJSON_AddArrayToObject(o, "policies");
 	} else {
-		textout_printf(out, TEXTOUT_RESULT, "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n", "algorithm", "arch", "policy",
-		       "agent", "threads", "items", "vec", "load algorithm", "load modifier", "block algorithm",
-		       "specialization");
+		textout_printf(out, TEXTOUT_RESULT,
+		               "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n",
+		               "algorithm", "arch", "policy", "agent", "threads", "items", "vec",
+		               "load algorithm", "load modifier", "block algorithm",
+		               "specialization");
 	}
 	size_t shown = 0;
 	for (size_t i = 0; i < kb->n; i++) {
@@ -97,24 +99,32 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		num(t, sizeof(t), p->threads);
 		num(it, sizeof(it), p->items_per_thread);
 		num(v, sizeof(v), p->vector_load_length);
-		textout_printf(out, TEXTOUT_RESULT, "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n", p->algorithm, arch, p->policy,
-		       word(p->agent), t, it, v, word(p->load_algorithm), word(p->load_modifier),
-		       word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm), p->variant);
+		textout_printf(
+		    out, TEXTOUT_RESULT,
+		    "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n", p->algorithm,
+		    arch, p->policy, word(p->agent), t, it, v, word(p->load_algorithm),
+		    word(p->load_modifier),
+		    word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm),
+		    p->variant);
 	}
 	if (json)
 		print_json(out, o);
 	else {
-		textout_printf(out, TEXTOUT_RESULT, "%zu polic%s from %d header%s in %s\n", shown, shown == 1 ? "y" : "ies", kb->nfiles,
-		       kb->nfiles == 1 ? "" : "s", kb->dir[0] ? kb->dir : "(one file)");
+		textout_printf(out, TEXTOUT_RESULT, "%zu polic%s from %d header%s in %s\n", shown,
+		               shown == 1 ? "y" : "ies", kb->nfiles, kb->nfiles == 1 ? "" : "s",
+		               kb->dir[0] ? kb->dir : "(one file)");
 		if (cc && shown)
-			textout_printf(out, TEXTOUT_RESULT, "(the policies CUB dispatches on sm_%d: a policy of an older arch applies where no newer "
-			       "one is written, CUB's ChainedPolicy rule)\n", cc);
+			textout_printf(out, TEXTOUT_RESULT,
+			               "(the policies CUB dispatches on sm_%d: a policy of an "
+			               "older arch applies where no newer "
+			               "one is written, CUB's ChainedPolicy rule)\n",
+			               cc);
 	}
 	return shown;
 }
 
-size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s, const char *spec_path, int cc,
-		     const kb_seed *v, size_t n, int json)
+size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s,
+                     const char *spec_path, int cc, const kb_seed *v, size_t n, int json)
 {
 	size_t good = 0;
 	cJSON *o = NULL, *arr = NULL;
@@ -125,15 +135,18 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s, c
 		cJSON_AddNumberToObject(o, "cc", cc);
 		arr = cJSON_AddArrayToObject(o, "seeds");
 	} else {
-		textout_printf(out, TEXTOUT_RESULT, "# seeds from CUB's %s policies (%s), target sm_%d first\nseeds:\n",
-		       spec_kv(s, "kb.cccl")->value, kb->dir[0] ? kb->dir : "one header", cc);
+		textout_printf(out, TEXTOUT_RESULT,
+		               "# seeds from CUB's %s policies (%s), target sm_%d first\nseeds:\n",
+		               spec_kv(s, "kb.cccl")->value, kb->dir[0] ? kb->dir : "one header",
+		               cc);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const kb_seed *sd = &v[i];
 		const kb_policy *p = sd->from;
 		char from[800];
-		snprintf(from, sizeof(from), "%s sm_%d %s%s%s%s%s", p->file, p->cc, p->policy, p->agent[0] ? "::" : "",
-			 p->agent, p->variant[0] ? " <" : "", p->variant[0] ? p->variant : "");
+		snprintf(from, sizeof(from), "%s sm_%d %s%s%s%s%s", p->file, p->cc, p->policy,
+		         p->agent[0] ? "::" : "", p->agent, p->variant[0] ? " <" : "",
+		         p->variant[0] ? p->variant : "");
 		if (p->variant[0])
 			snprintf(from + strlen(from), sizeof(from) - strlen(from), ">");
 		good += sd->ok;
@@ -153,13 +166,15 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s, c
 					cJSON_AddStringToObject(cfg, s->params[k].name, x.u.s);
 				else
 					cJSON_AddNumberToObject(cfg, s->params[k].name,
-								x.t == MUH_INT ? (double)x.u.i : x.u.f);
+					                        x.t == MUH_INT ? (double)x.u.i
+					                                       : x.u.f);
 			}
 			cJSON_AddItemToArray(arr, e);
 			continue;
 		}
 		if (!sd->ok) {
-			textout_printf(out, TEXTOUT_RESULT, "  # not a seed: %s (%s)\n", sd->why, from);
+			textout_printf(out, TEXTOUT_RESULT, "  # not a seed: %s (%s)\n", sd->why,
+			               from);
 			continue;
 		}
 		textout_printf(out, TEXTOUT_RESULT, "  - {");
@@ -169,10 +184,12 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s, c
 				continue;
 			char b[128];
 			value_fmt(b, sizeof(b), s->params[k].values[sd->idx[k]]);
-			textout_printf(out, TEXTOUT_RESULT, "%s%s: %s", first ? "" : ", ", s->params[k].name, b);
+			textout_printf(out, TEXTOUT_RESULT, "%s%s: %s", first ? "" : ", ",
+			               s->params[k].name, b);
 			first = 0;
 		}
-		textout_printf(out, TEXTOUT_RESULT, "}   # %s%s%s%s\n", from, sd->applies ? " (applies)" : "", sd->why[0] ? "; " : "", sd->why);
+		textout_printf(out, TEXTOUT_RESULT, "}   # %s%s%s%s\n", from,
+		               sd->applies ? " (applies)" : "", sd->why[0] ? "; " : "", sd->why);
 	}
 	if (json)
 		print_json(out, o);

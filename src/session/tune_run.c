@@ -17,8 +17,8 @@
 
 /* The pool of a->devices / a->mpi for session s (tune_flow_open_pool), its
  * line written; NULL on an error, *say and *rc saying which. */
-static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const tune_run_args *a,
-			   int *rc, enum tune_run_say *say, muh_diag *d)
+static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so,
+                           const tune_run_args *a, int *rc, enum tune_run_say *say, muh_diag *d)
 {
 	muh_pool *p = NULL;
 	int bad_list = 0;
@@ -29,8 +29,8 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 	else if (*rc)
 		textout_printf(&a->out, TEXTOUT_NOTE, "%s: %s\n", a->who, d->msg);
 	else if (!a->json)
-		textout_printf(&a->out, TEXTOUT_RESULT, "pool        %zu worker(s) on %s (%s)\n", pool_size(p),
-			       pool_device(p), a->mpi ? "MPI ranks 1.." : a->devices);
+		textout_printf(&a->out, TEXTOUT_RESULT, "pool        %zu worker(s) on %s (%s)\n",
+		               pool_size(p), pool_device(p), a->mpi ? "MPI ranks 1.." : a->devices);
 	return p;
 }
 
@@ -44,15 +44,20 @@ static int decide_stage(muh_session *s, const tune_run_args *a, int *decision)
 		return MUH_OK;
 	decide_opts o;
 	tune_flow_decide_opts(s, k, a->rounds, &o);
-	tune_view v = {.s = s, .o = &a->out, .who = a->who, .json = a->json, .bar = a->bar,
-		       .objective = session_objective(s)};
+	tune_view v = {.s = s,
+	               .o = &a->out,
+	               .who = a->who,
+	               .json = a->json,
+	               .bar = a->bar,
+	               .objective = session_objective(s)};
 	if (!a->json)
 		tune_text_decide_head(&a->out, s, &o, k);
 	decide_summary sm;
 	muh_diag d;
 	int rc = session_decide(s, &o, tune_text_on_decide, &v, a->stop, &sm, &d);
 	if (rc) {
-		textout_printf(&a->out, TEXTOUT_NOTE, "%s: the decision stage stopped: %s\n", a->who, d.msg);
+		textout_printf(&a->out, TEXTOUT_NOTE, "%s: the decision stage stopped: %s\n",
+		               a->who, d.msg);
 		return rc;
 	}
 	*decision = sm.winner >= 0;
@@ -62,8 +67,8 @@ static int decide_stage(muh_session *s, const tune_run_args *a, int *decision)
 
 /* The search and all that follows it, for the open, started session of v
  * (pool: its pool or NULL). The run's status (tune_run's). */
-static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, muh_pool *pool, const tune_run_args *a,
-		  muh_diag *d)
+static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, muh_pool *pool,
+                  const tune_run_args *a, muh_diag *d)
 {
 	muh_session *s = v->s;
 	const textout *out = &a->out;
@@ -83,15 +88,16 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 		return rc;
 	}
 	if (rc) /* muh's environment (exit 3): said first, then what was measured */
-		textout_printf(out, TEXTOUT_NOTE, "%s: %s; what was measured before is kept\n", a->who,
-			       d->msg[0] ? d->msg : "the search stopped on an error");
+		textout_printf(out, TEXTOUT_NOTE, "%s: %s; what was measured before is kept\n",
+		               a->who, d->msg[0] ? d->msg : "the search stopped on an error");
 	tune_text_prepare(v, so->jobs);
 	/* --json: the decision first, so that the final result event's
 	 * winner_key is the decision's (what report and patch name) */
 	int drc = -1, decision = -1;
 	if (a->json && !*a->stop && session_evaluator(s) && tune_flow_found(&r) && rc == MUH_OK)
 		drc = decide_stage(s, a, &decision);
-	tune_text_result(v, o, &r, a->topk, rc, tune_flow_decides_after(s, a->finalists, *a->stop, &r, rc), decision);
+	tune_text_result(v, o, &r, a->topk, rc,
+	                 tune_flow_decides_after(s, a->finalists, *a->stop, &r, rc), decision);
 	if (!objective_is_time(v->objective))
 		tune_text_slo_table(v, so->replay);
 	if (!rc && !tune_flow_found(&r))
@@ -104,13 +110,14 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	return rc;
 }
 
-int tune_run(const char *path, const muh_session_opts *so0, const tune_run_args *a, enum tune_run_say *say,
-	     muh_diag *d)
+int tune_run(const char *path, const muh_session_opts *so0, const tune_run_args *a,
+             enum tune_run_say *say, muh_diag *d)
 {
 	muh_session_opts so_ = *so0, *so = &so_;
 	muh_pool *pool = NULL;
 	muh_session *s;
-	tune_view v = {.o = &a->out, .who = a->who, .json = a->json, .bar = a->bar, .stop = a->stop};
+	tune_view v = {
+	    .o = &a->out, .who = a->who, .json = a->json, .bar = a->bar, .stop = a->stop};
 	*say = TUNE_RUN_SAID;
 	so->pool = a->devices || a->mpi;
 	so->on_note = tune_text_on_note;
@@ -147,7 +154,8 @@ int tune_run(const char *path, const muh_session_opts *so0, const tune_run_args 
 		double noise;
 		int noisy;
 		int nrc = session_noise(s, &noise, &noisy, d);
-		if (nrc == MUH_EENV || nrc == MUH_ENOMEM) { /* muh's environment: nothing to search with */
+		if (nrc == MUH_EENV ||
+		    nrc == MUH_ENOMEM) { /* muh's environment: nothing to search with */
 			*say = TUNE_RUN_SAY_SESSION;
 			rc = nrc;
 			goto out;

@@ -27,7 +27,6 @@
 #include "muh/tune_text.h"
 #include "textcut.h"
 
-
 /* A score for a person: a time, or the objective's metric ("812.5 tok/s"). */
 static void fmt_score(const muh_objective *o, char *buf, size_t n, double score)
 {
@@ -69,9 +68,9 @@ static void draw_bar(tune_view *t, const strategy_event *ev, int final)
 	for (int i = 0; i < width; i++)
 		bar[i] = i < fill ? '#' : '.';
 	bar[width] = 0;
-	textout_printf(o, TEXTOUT_NOTE, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K", bar,
-	        (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best, eta,
-	        (unsigned long long)ev->failed);
+	textout_printf(o, TEXTOUT_NOTE, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K",
+	               bar, (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best,
+	               eta, (unsigned long long)ev->failed);
 	if (final)
 		textout_str(o, TEXTOUT_NOTE, "\n");
 	textout_flush(o, TEXTOUT_NOTE);
@@ -82,7 +81,7 @@ int tune_text_on_event(void *ctx, const strategy_event *ev)
 	tune_view *t = ctx;
 	const textout *o = t->o;
 	int note = ev->kind == STRATEGY_EV_PREDICTED || ev->kind == STRATEGY_EV_SEED_SKIPPED ||
-		   ev->kind == STRATEGY_EV_DEFAULT_INVALID;
+	           ev->kind == STRATEGY_EV_DEFAULT_INVALID;
 	if (t->json)
 		tune_text_json_line(o, tune_flow_event_json(t->s, ev, t->problem));
 	if (note && !t->json) {
@@ -90,17 +89,21 @@ int tune_text_on_event(void *ctx, const strategy_event *ev)
 		if (ev->cfg)
 			space_key(t->sp, ev->cfg, t->key, sizeof(t->key));
 		if (ev->kind == STRATEGY_EV_PREDICTED)
-			textout_printf(o, TEXTOUT_NOTE, "%s%s: not measured: %s is %s\n", t->bar ? "\r\033[K" : "", t->who, t->key,
-				ev->reason);
-		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED && !strcmp(ev->source, "transfer")) /* issue 13 */
-			textout_printf(o, TEXTOUT_NOTE, "%s: note: transfer seed T%zu (%s) skipped: %s\n", t->who, ev->seed + 1,
-				ev->cfg ? t->key : "?", ev->reason);
+			textout_printf(o, TEXTOUT_NOTE, "%s%s: not measured: %s is %s\n",
+			               t->bar ? "\r\033[K" : "", t->who, t->key, ev->reason);
+		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED &&
+		         !strcmp(ev->source, "transfer")) /* issue 13 */
+			textout_printf(o, TEXTOUT_NOTE,
+			               "%s: note: transfer seed T%zu (%s) skipped: %s\n", t->who,
+			               ev->seed + 1, ev->cfg ? t->key : "?", ev->reason);
 		else if (ev->kind == STRATEGY_EV_SEED_SKIPPED)
-			textout_printf(o, TEXTOUT_NOTE, "%s:%d: note: seed %zu (%s) skipped: %s\n", s->path, ev->seed_line, ev->seed + 1,
-				ev->cfg ? t->key : "?", ev->reason);
+			textout_printf(o, TEXTOUT_NOTE, "%s:%d: note: seed %zu (%s) skipped: %s\n",
+			               s->path, ev->seed_line, ev->seed + 1, ev->cfg ? t->key : "?",
+			               ev->reason);
 		else
-			textout_printf(o, TEXTOUT_NOTE, "%s: note: the defaults (%s) are not measured: %s\n", s->path, t->key,
-				ev->reason);
+			textout_printf(o, TEXTOUT_NOTE,
+			               "%s: note: the defaults (%s) are not measured: %s\n",
+			               s->path, t->key, ev->reason);
 	}
 	if (!note && t->bar)
 		draw_bar(t, ev, 0);
@@ -113,8 +116,8 @@ void tune_text_on_note(void *ctx, const session_note *n)
 	if (n->kind == SESSION_NOTE_DRIFT && t->json)
 		tune_text_json_line(t->o, tune_flow_drift_json(n, t->problem));
 	else
-		textout_printf(t->o, TEXTOUT_NOTE, "%s%s%s%s\n", t->bar ? "\r\033[K" : "", n->located ? "" : t->who,
-			       n->located ? "" : ": ", n->text);
+		textout_printf(t->o, TEXTOUT_NOTE, "%s%s%s%s\n", t->bar ? "\r\033[K" : "",
+		               n->located ? "" : t->who, n->located ? "" : ": ", n->text);
 }
 
 /* measure.halving's ladder: per rung, the variants that ran it, those it
@@ -129,15 +132,21 @@ static void print_rungs(const textout *o, const session_store_info *L)
 		total += L->rungs[k].requests_spent;
 	textout_printf(o, TEXTOUT_RESULT, "halving     eta %d, rungs of", L->halving_eta);
 	for (size_t k = 0; k <= L->nrungs; k++)
-		textout_printf(o, TEXTOUT_RESULT, "%s %d", k ? (k == L->nrungs ? " and" : ",") : "", L->rungs[k].requests);
-	textout_printf(o, TEXTOUT_RESULT, " requests (measure.halving); %lld requests in all, warm-up included\n", total);
+		textout_printf(o, TEXTOUT_RESULT, "%s %d", k ? (k == L->nrungs ? " and" : ",") : "",
+		               L->rungs[k].requests);
+	textout_printf(o, TEXTOUT_RESULT,
+	               " requests (measure.halving); %lld requests in all, warm-up included\n",
+	               total);
 	for (size_t k = 0; k <= L->nrungs; k++) {
 		const session_rung_info *R = &L->rungs[k];
 		if (k < L->nrungs)
-			textout_printf(o, TEXTOUT_RESULT, "rung %-6d %lld variant(s), %lld stopped, %lld requests\n", R->requests, R->variants,
-			       R->stopped, R->requests_spent);
+			textout_printf(o, TEXTOUT_RESULT,
+			               "rung %-6d %lld variant(s), %lld stopped, %lld requests\n",
+			               R->requests, R->variants, R->stopped, R->requests_spent);
 		else
-			textout_printf(o, TEXTOUT_RESULT, "full %-6d %lld variant(s), %lld requests\n", R->requests, R->variants, R->requests_spent);
+			textout_printf(o, TEXTOUT_RESULT,
+			               "full %-6d %lld variant(s), %lld requests\n", R->requests,
+			               R->variants, R->requests_spent);
 	}
 }
 
@@ -158,7 +167,8 @@ static const char *tie_note(int tie, int decides)
  * estimate and says so: the stage's paired verdict is the run's one tie
  * rule (decide.h), and the search's unpaired numbers get no verdict of
  * their own that the stage might contradict. */
-static void print_live_speedup(const textout *o, muh_session *s, const strategy_result *r, int decides)
+static void print_live_speedup(const textout *o, muh_session *s, const strategy_result *r,
+                               int decides)
 {
 	const muh_objective *ob = session_objective(s);
 	session_store_info L;
@@ -167,33 +177,52 @@ static void print_live_speedup(const textout *o, muh_session *s, const strategy_
 	runsum_live_gain(s, r, &g);
 	const char *tn = tie_note(g.tie, decides);
 	if (g.kind == RUNSUM_GAIN_PER_TOKEN && L.noisy)
-		textout_printf(o, TEXTOUT_RESULT, "gain        %.3fx the defaults' output_tokens_per_s (noisy machine: no CI)%s\n", g.ratio, tn);
-	else if (g.kind == RUNSUM_GAIN_PER_TOKEN && (g.nbest < 2 || g.ndefaults < 2)) /* one run has no interval */
-		textout_printf(o, TEXTOUT_RESULT, "gain        %.3fx the defaults' output_tokens_per_s (one load run each: no CI)%s\n", g.ratio, tn);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "gain        %.3fx the defaults' output_tokens_per_s (noisy "
+		               "machine: no CI)%s\n",
+		               g.ratio, tn);
+	else if (g.kind == RUNSUM_GAIN_PER_TOKEN &&
+	         (g.nbest < 2 || g.ndefaults < 2)) /* one run has no interval */
+		textout_printf(o, TEXTOUT_RESULT,
+		               "gain        %.3fx the defaults' output_tokens_per_s (one load run "
+		               "each: no CI)%s\n",
+		               g.ratio, tn);
 	else if (g.kind == RUNSUM_GAIN_PER_TOKEN)
-		textout_printf(o, TEXTOUT_RESULT, "gain        %.3fx the defaults' output_tokens_per_s (95%% CI %.3f-%.3fx, from %zu and "
-		       "%zu load runs)%s\n",
-		       g.ratio, g.lo, g.hi, g.nbest, g.ndefaults, tn);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "gain        %.3fx the defaults' output_tokens_per_s (95%% CI "
+		               "%.3f-%.3fx, from %zu and "
+		               "%zu load runs)%s\n",
+		               g.ratio, g.lo, g.hi, g.nbest, g.ndefaults, tn);
 	else if (g.kind == RUNSUM_GAIN_METRIC)
-		textout_printf(o, TEXTOUT_RESULT, "gain        %.3fx the defaults' %s (%s%s)%s\n", g.ratio, ob->metric,
-		       ob->maximize ? "higher is better" : "lower is better", L.noisy ? "; noisy machine: no CI" : "", tn);
+		textout_printf(o, TEXTOUT_RESULT, "gain        %.3fx the defaults' %s (%s%s)%s\n",
+		               g.ratio, ob->metric,
+		               ob->maximize ? "higher is better" : "lower is better",
+		               L.noisy ? "; noisy machine: no CI" : "", tn);
 	else if (g.kind == RUNSUM_GAIN_TIME && L.noisy)
-		textout_printf(o, TEXTOUT_RESULT, "speedup     %.3fx over the defaults (noisy machine: no CI)%s\n", g.ratio, tn);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "speedup     %.3fx over the defaults (noisy machine: no CI)%s\n",
+		               g.ratio, tn);
 	else if (g.kind == RUNSUM_GAIN_TIME)
-		textout_printf(o, TEXTOUT_RESULT, "speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n", g.ratio, g.lo, g.hi, tn);
-	textout_printf(o, TEXTOUT_RESULT, "measured    %lld variant(s) now; %lld answered from the store\n", L.measured,
-	       L.from_store);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n",
+		               g.ratio, g.lo, g.hi, tn);
+	textout_printf(o, TEXTOUT_RESULT,
+	               "measured    %lld variant(s) now; %lld answered from the store\n",
+	               L.measured, L.from_store);
 	if (L.probe_requests > 0)
-		textout_printf(o, TEXTOUT_RESULT, "probes      %lld variant(s) stopped after a probe of %d requests: failed, or more than %gx "
-		       "worse than the best so far (measure.probe)\n",
-		       L.probed, L.probe_requests, SESSION_PROBE_WORSE);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "probes      %lld variant(s) stopped after a probe of %d requests: "
+		               "failed, or more than %gx "
+		               "worse than the best so far (measure.probe)\n",
+		               L.probed, L.probe_requests, SESSION_PROBE_WORSE);
 	print_rungs(o, &L);
 	if (L.drifts)
-		textout_printf(o, TEXTOUT_RESULT, "drift       the defaults moved beyond the noise %lld time(s); %lld variant(s) measured again "
-		       "(the store and the summary hold the new values)\n",
-		       L.drifts, L.remeasured);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "drift       the defaults moved beyond the noise %lld time(s); %lld "
+		               "variant(s) measured again "
+		               "(the store and the summary hold the new values)\n",
+		               L.drifts, L.remeasured);
 }
-
 
 /* The same for a person: one line of device busy, then the sustained
  * ranking when it ran. */
@@ -204,12 +233,15 @@ static void print_busy_sustained(const textout *o, muh_session *s)
 	/* a server's load is no timed launch: the engine backend has no busy line */
 	int engine = !strcmp(eval_target_backend(session_target(s)), "engine");
 	if (b.measured && b.wall_s > 0 && !engine) {
-		textout_printf(o, TEXTOUT_RESULT, "\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside timed launches (timing steps %.1f s, "
-		       "builds %.1f s)",
-		       100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s, b.builds_s);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside "
+		               "timed launches (timing steps %.1f s, "
+		               "builds %.1f s)",
+		               100 * b.launches_s / b.wall_s, b.wall_s, b.launches_s, b.steps_s,
+		               b.builds_s);
 		if (b.prepare_s > 0 && b.wall_s > b.prepare_s)
-			textout_printf(o, TEXTOUT_RESULT, "; %.1f%% after the prepare's %.1f s", 100 * b.launches_s / (b.wall_s - b.prepare_s),
-			       b.prepare_s);
+			textout_printf(o, TEXTOUT_RESULT, "; %.1f%% after the prepare's %.1f s",
+			               100 * b.launches_s / (b.wall_s - b.prepare_s), b.prepare_s);
 		textout_printf(o, TEXTOUT_RESULT, "\n");
 	}
 	session_sustained_info I;
@@ -220,27 +252,36 @@ static void print_busy_sustained(const textout *o, muh_session *s)
 		textout_printf(o, TEXTOUT_RESULT, "sustained   not re-timed: %s\n", I.why);
 		return;
 	}
-	textout_printf(o, TEXTOUT_RESULT, "sustained   %s%s\n", I.why, I.ranked ? ": the fastest re-timed is the winner" : "");
+	textout_printf(o, TEXTOUT_RESULT, "sustained   %s%s\n", I.why,
+	               I.ranked ? ": the fastest re-timed is the winner" : "");
 	if (I.n > 1 && I.samples)
-		textout_printf(o, TEXTOUT_RESULT, "            the %zu timed interleaved: %zu samples each, the order alternated every round\n",
-		       I.n, I.samples);
-	textout_printf(o, TEXTOUT_RESULT, "  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst", "SM MHz", "sustained", "SM MHz", "configuration");
+		textout_printf(o, TEXTOUT_RESULT,
+		               "            the %zu timed interleaved: %zu samples each, the order "
+		               "alternated every round\n",
+		               I.n, I.samples);
+	textout_printf(o, TEXTOUT_RESULT, "  %4s  %12s  %9s  %12s  %9s  %s\n", "rank", "burst",
+	               "SM MHz", "sustained", "SM MHz", "configuration");
 	for (size_t i = 0; i < I.n; i++) {
 		const session_sustained_row *r = &I.rows[i];
 		char a[32], c[32];
 		text_time(a, sizeof(a), r->burst_s);
 		text_time(c, sizeof(c), r->sustained_s);
-		textout_printf(o, TEXTOUT_RESULT, "  %4d  %12s  %9.0f  %12s  %9.0f  %s\n", r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz,
-		       r->key);
+		textout_printf(o, TEXTOUT_RESULT, "  %4d  %12s  %9.0f  %12s  %9.0f  %s\n",
+		               r->burst_rank, a, r->burst_mhz, c, r->sustained_mhz, r->key);
 	}
 	if (I.ranked) {
 		char a[32];
 		const session_sustained_row *w = &I.rows[I.winner];
 		text_time(a, sizeof(a), w->sustained_s);
-		textout_printf(o, TEXTOUT_RESULT, "winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a, w->key, w->burst_rank);
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "winner      at sustained clocks: %s  %s (rank %d at burst clocks)\n", a,
+		    w->key, w->burst_rank);
 		if (w->burst_rank != 1)
-			textout_printf(o, TEXTOUT_RESULT, "            the store's best: muh report and muh patch name this one, not the search's "
-			       "best above\n");
+			textout_printf(o, TEXTOUT_RESULT,
+			               "            the store's best: muh report and muh patch "
+			               "name this one, not the search's "
+			               "best above\n");
 	}
 }
 
@@ -255,9 +296,12 @@ static void print_store_best(const textout *o, muh_session *s, const strategy_re
 	if (!runsum_store_best_other(s, r, key, sizeof(key), &score, &nmeasured))
 		return;
 	fmt_score(session_objective(s), a, sizeof(a), score);
-	textout_printf(o, TEXTOUT_RESULT, "store       the run's best is %s  %s, of the %zu variants the run has measured (an earlier\n"
-	       "            search of it measured more than this one reached): muh report and muh patch name it\n",
-	       a, key, nmeasured);
+	textout_printf(o, TEXTOUT_RESULT,
+	               "store       the run's best is %s  %s, of the %zu variants the run has "
+	               "measured (an earlier\n"
+	               "            search of it measured more than this one reached): muh report "
+	               "and muh patch name it\n",
+	               a, key, nmeasured);
 }
 
 /* Every variant of a live run with a measured-metric objective, and the
@@ -301,13 +345,15 @@ static void summary_row(void *ud, const store_row *row, int feas, const char *wh
 	const textout *o = S->out;
 	const muh_measurement *m = row->m;
 	const char *note = m->status != EVAL_OK ? m->error : feas ? "" : why;
-	textout_printf(o, TEXTOUT_RESULT, "  %-*s  %-12s", S->keyw, row->key, m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
+	textout_printf(o, TEXTOUT_RESULT, "  %-*s  %-12s", S->keyw, row->key,
+	               m->status == EVAL_OK && !feas ? "slo_miss" : eval_status_name(m->status));
 	for (int c = 0; c < S->ncol; c++) {
 		char v[32];
 		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
 		textout_printf(o, TEXTOUT_RESULT, "  %*s", S->colw[c], v);
 	}
-	char cut[128]; /* a long error: its first words, then how much more (report shows it whole) */
+	char cut[128]; /* a long error: its first words, then how much more (report shows it whole)
+	                */
 	text_cut(cut, sizeof(cut), note);
 	textout_printf(o, TEXTOUT_RESULT, "%s%s\n", *note ? "  " : "", cut);
 }
@@ -319,7 +365,8 @@ static int summary_keyw(void *ud, const store_row *row)
 	return 0;
 }
 
-void tune_text_summary(const textout *o, muh_store *st, int64_t run, const muh_objective *objective, int json)
+void tune_text_summary(const textout *o, muh_store *st, int64_t run, const muh_objective *objective,
+                       int json)
 {
 	struct summary S = {.out = o, .o = objective, .keyw = 13};
 	objective_winners w;
@@ -343,16 +390,20 @@ void tune_text_summary(const textout *o, muh_store *st, int64_t run, const muh_o
 	objective_format(objective->metric, objective_value(objective, w.best_any), b, sizeof(b));
 	/* the search's bests, each from one measurement: a winner is what the
 	 * decision stage proves (decide_stage), never these */
-	textout_printf(o, TEXTOUT_RESULT, "search      best under the SLOs: %s  %s\n", isfinite(w.best) ? a : "none",
-	       isfinite(w.best) ? w.key : "(no variant met them)");
+	textout_printf(o, TEXTOUT_RESULT, "search      best under the SLOs: %s  %s\n",
+	               isfinite(w.best) ? a : "none",
+	               isfinite(w.best) ? w.key : "(no variant met them)");
 	if (isfinite(w.best_any) && strcmp(w.key_any, w.key))
-		textout_printf(o, TEXTOUT_RESULT, "search      best ignoring the SLOs: %s  %s (misses: %s)\n", b, w.key_any, w.why_any);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "search      best ignoring the SLOs: %s  %s (misses: %s)\n", b,
+		               w.key_any, w.why_any);
 	else if (isfinite(w.best_any))
-		textout_printf(o, TEXTOUT_RESULT, "search      best ignoring the SLOs: the same variant\n");
+		textout_printf(o, TEXTOUT_RESULT,
+		               "search      best ignoring the SLOs: the same variant\n");
 }
 
-void tune_text_result(const tune_view *v, const strategy_opts *so, const strategy_result *r, size_t topk, int rc,
-		      int decides, int decision)
+void tune_text_result(const tune_view *v, const strategy_opts *so, const strategy_result *r,
+                      size_t topk, int rc, int decides, int decision)
 {
 	const textout *o = v->o;
 	muh_session *s = v->s;
@@ -365,7 +416,8 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 	session_replay_stats(s, &ri);
 	session_store_info si;
 	session_store_stats(s, &si);
-	int live = session_evaluator(s) != NULL || session_store(s) != NULL; /* measured here or by a pool */
+	int live = session_evaluator(s) != NULL ||
+	           session_store(s) != NULL; /* measured here or by a pool */
 	const muh_objective *objective = session_objective(s);
 	size_t np = space_nparams(sp);
 	uint32_t *cfg = malloc((np + 1) * sizeof(uint32_t));
@@ -382,16 +434,21 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 	double dflt = sc.defaults, best = sc.best, base_s = sc.baseline;
 	const baseline_pick *bp = sc.bp;
 	long bi = sc.baseline_record;
-	textout_printf(o, TEXTOUT_RESULT, "\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
-	       (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
-	       (unsigned long long)r->failed, r->seconds, runsum_stop_name(r->stop, rc));
+	textout_printf(
+	    o, TEXTOUT_RESULT,
+	    "\nevaluated   %llu of a budget of %llu (%llu failed) in %.2f s; stopped: %s\n",
+	    (unsigned long long)(r->nrecords - r->predicted), (unsigned long long)r->budget,
+	    (unsigned long long)r->failed, r->seconds, runsum_stop_name(r->stop, rc));
 	if (r->predicted)
-		textout_printf(o, TEXTOUT_RESULT, "hidden      %llu configuration(s) not measured: predicted to fail to start, like one "
-		       "that did (measure.hidden_constraints)\n",
-		       (unsigned long long)r->predicted);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "hidden      %llu configuration(s) not measured: predicted to fail "
+		               "to start, like one "
+		               "that did (measure.hidden_constraints)\n",
+		               (unsigned long long)r->predicted);
 	if (!r->have_best) {
-		textout_printf(o, TEXTOUT_RESULT, "best        none: %s\n", r->nrecords > r->predicted ? "every evaluated variant failed"
-							      : "nothing was evaluated");
+		textout_printf(o, TEXTOUT_RESULT, "best        none: %s\n",
+		               r->nrecords > r->predicted ? "every evaluated variant failed"
+		                                          : "nothing was evaluated");
 		free(cfg);
 		free(top);
 		return;
@@ -400,11 +457,14 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 	space_key(sp, cfg, key, sizeof(key));
 	fmt_score(objective, a, sizeof(a), best);
 	if (session_is_slo_miss(best))
-		textout_printf(o, TEXTOUT_RESULT, "best        none met the SLOs; the nearest miss: %s  (evaluation %llu)\n", key,
-		       (unsigned long long)r->best + 1);
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "best        none met the SLOs; the nearest miss: %s  (evaluation %llu)\n", key,
+		    (unsigned long long)r->best + 1);
 	else
-		textout_printf(o, TEXTOUT_RESULT, "best        %s  %s  (found at evaluation %llu)\n", a, key,
-		       (unsigned long long)r->best + 1);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "best        %s  %s  (found at evaluation %llu)\n", a, key,
+		               (unsigned long long)r->best + 1);
 	if (r->have_default) {
 		space_config_at(sp, r->records[0].index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
@@ -413,49 +473,65 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 		if (isfinite(dflt) && live && !session_is_slo_miss(best))
 			print_live_speedup(o, s, r, decides);
 		else if (live && session_is_slo_miss(best))
-			textout_printf(o, TEXTOUT_RESULT, "measured    %lld variant(s) now; %lld answered from the store\n", si.measured,
-			       si.from_store), print_rungs(o, &si);
+			textout_printf(
+			    o, TEXTOUT_RESULT,
+			    "measured    %lld variant(s) now; %lld answered from the store\n",
+			    si.measured, si.from_store),
+			    print_rungs(o, &si);
 		else if (isfinite(dflt) && !session_is_slo_miss(best) && !session_is_slo_miss(dflt))
-			textout_printf(o, TEXTOUT_RESULT, 
+			textout_printf(
+			    o, TEXTOUT_RESULT,
 			    "speedup     %.3fx over the defaults (replay: one time per variant, no "
 			    "confidence interval)\n",
 			    dflt / best);
 	} else if (so->skip_defaults) {
-		textout_printf(o, TEXTOUT_RESULT, "default     not measured: --no-defaults (a random start instead)\n");
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "default     not measured: --no-defaults (a random start instead)\n");
 	} else {
-		textout_printf(o, TEXTOUT_RESULT, "default     not measured: the defaults are not valid in this space\n");
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "default     not measured: the defaults are not valid in this space\n");
 	}
 	if (bp) {
 		fmt_score(objective, b, sizeof(b), base_s);
 		if (isfinite(base_s) && !session_is_slo_miss(base_s))
-			textout_printf(o, TEXTOUT_RESULT, "baseline    %s  %s  (what ships: %s); the search's best is %.3fx it%s\n", b, bp->key,
-			       bp->from, base_s / best, live ? ", one measurement each (the decision below pairs them)" : "");
+			textout_printf(
+			    o, TEXTOUT_RESULT,
+			    "baseline    %s  %s  (what ships: %s); the search's best is %.3fx "
+			    "it%s\n",
+			    b, bp->key, bp->from, base_s / best,
+			    live ? ", one measurement each (the decision below pairs them)" : "");
 		else
-			textout_printf(o, TEXTOUT_RESULT, "baseline    %s  (what ships: %s): %s\n", bp->key, bp->from,
-			       bi < 0 ? "not measured (out of budget, or stopped)" : "it did not measure ok");
+			textout_printf(o, TEXTOUT_RESULT, "baseline    %s  (what ships: %s): %s\n",
+			               bp->key, bp->from,
+			               bi < 0 ? "not measured (out of budget, or stopped)"
+			                      : "it did not measure ok");
 	}
 	if (ri.exhaustive) {
 		fmt_score(objective, a, sizeof(a), ri.best_s);
-		textout_printf(o, TEXTOUT_RESULT, 
+		textout_printf(
+		    o, TEXTOUT_RESULT,
 		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
 		    "it\n",
 		    a, 100.0 * ri.best_s / best);
 	}
 	const char *mname = objective ? objective->metric : "time";
 	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;
-	textout_printf(o, TEXTOUT_RESULT, "\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname, "vs default", "eval", "source",
-	       "configuration");
+	textout_printf(o, TEXTOUT_RESULT, "\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname,
+	               "vs default", "eval", "source", "configuration");
 	for (size_t k = 0; k < ntop; k++) {
 		const strategy_record *rec = &r->records[top[k]];
 		space_config_at(sp, rec->index, cfg);
 		space_key(sp, cfg, key, sizeof(key));
 		fmt_score(objective, a, sizeof(a), rec->time_s);
-		if (isfinite(dflt) && !session_is_slo_miss(dflt) && !session_is_slo_miss(rec->time_s))
+		if (isfinite(dflt) && !session_is_slo_miss(dflt) &&
+		    !session_is_slo_miss(rec->time_s))
 			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
 		else
 			snprintf(b, sizeof(b), "-");
-		textout_printf(o, TEXTOUT_RESULT, "%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw, a, b,
-		       (unsigned long long)top[k] + 1, rec->source, key);
+		textout_printf(o, TEXTOUT_RESULT, "%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw,
+		               a, b, (unsigned long long)top[k] + 1, rec->source, key);
 	}
 	if (live)
 		print_busy_sustained(o, s);
@@ -471,12 +547,12 @@ void tune_text_on_decide(void *ctx, const decide_event *e)
 		return;
 	char v[64];
 	objective_format(t->objective->metric, e->value, v, sizeof(v));
-	textout_printf(o, TEXTOUT_NOTE, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s", e->round + 1, e->pos + 1, e->nround,
-		e->baseline ? "(defaults) " : "", e->key, isfinite(e->value) ? v : e->status);
+	textout_printf(o, TEXTOUT_NOTE, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s",
+	               e->round + 1, e->pos + 1, e->nround, e->baseline ? "(defaults) " : "",
+	               e->key, isfinite(e->value) ? v : e->status);
 	if (e->pos + 1 == e->nround)
 		textout_str(o, TEXTOUT_NOTE, "\n");
 }
-
 
 void tune_text_opening(const textout *o, muh_session *s, size_t nth)
 {
@@ -485,13 +561,15 @@ void tune_text_opening(const textout *o, muh_session *s, size_t nth)
 	char a[32];
 	if (nth)
 		textout_printf(o, TEXTOUT_RESULT, "\n");
-	textout_printf(o, TEXTOUT_RESULT, "spec        %s (%s)\n", spec->path, spec_format_name(spec->format));
+	textout_printf(o, TEXTOUT_RESULT, "spec        %s (%s)\n", spec->path,
+	               spec_format_name(spec->format));
 	if (session_hw(s))
 		textout_printf(o, TEXTOUT_RESULT, "profile     %s\n", session_hw(s)->name);
 	if (spec->nproblem)
-		textout_printf(o, TEXTOUT_RESULT, "problem     %s (instance %zu of %zu)\n", session_problem(s), session_instance(s),
-		       spec_ninstances(spec));
-	textout_printf(o, TEXTOUT_RESULT, "space       %s valid configurations\n", text_count(a, sizeof(a), (double)space_valid(sp)));
+		textout_printf(o, TEXTOUT_RESULT, "problem     %s (instance %zu of %zu)\n",
+		               session_problem(s), session_instance(s), spec_ninstances(spec));
+	textout_printf(o, TEXTOUT_RESULT, "space       %s valid configurations\n",
+	               text_count(a, sizeof(a), (double)space_valid(sp)));
 }
 
 void tune_text_loaded(const tune_view *v, const char *db, const char *replay)
@@ -505,22 +583,29 @@ void tune_text_loaded(const tune_view *v, const char *db, const char *replay)
 	session_replay_info ri;
 	session_replay_stats(s, &ri);
 	if (!json && si.open && si.resumed)
-		textout_printf(o, TEXTOUT_RESULT, "store       %s: resuming run %lld, %lld variant(s) already measured\n", db, (long long)si.run,
-		       si.rows);
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "store       %s: resuming run %lld, %lld variant(s) already measured\n", db,
+		    (long long)si.run, si.rows);
 	else if (!json && si.open)
-		textout_printf(o, TEXTOUT_RESULT, "store       %s: run %lld\n", db, (long long)si.run);
+		textout_printf(o, TEXTOUT_RESULT, "store       %s: run %lld\n", db,
+		               (long long)si.run);
 	transfer_seeds_print(session_transfer_seeds(s), o, json); /* issue 13 */
 	if (!json && ri.open) {
 		char r[32], a[32], b[32], c[32], f[32], i[32], w[32], other[64] = "";
 		if (ri.other_problem)
 			snprintf(other, sizeof(other), ", %s of another problem instance",
-				 text_count(r, sizeof(r), (double)ri.other_problem));
-		textout_printf(o, TEXTOUT_RESULT, "replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
-		       "outside the values%s; covers %s of %s valid\n",
-		       replay, text_count(r, sizeof(r), (double)ri.rows), text_count(a, sizeof(a), (double)ri.used),
-		       text_count(f, sizeof(f), (double)ri.failed), text_count(i, sizeof(i), (double)ri.invalid),
-		       text_count(w, sizeof(w), (double)ri.outside), other, text_count(b, sizeof(b), (double)ri.covered),
-		       text_count(c, sizeof(c), (double)space_valid(sp)));
+			         text_count(r, sizeof(r), (double)ri.other_problem));
+		textout_printf(o, TEXTOUT_RESULT,
+		               "replay      %s: %s rows, %s used (%s failed), %s invalid here, %s "
+		               "outside the values%s; covers %s of %s valid\n",
+		               replay, text_count(r, sizeof(r), (double)ri.rows),
+		               text_count(a, sizeof(a), (double)ri.used),
+		               text_count(f, sizeof(f), (double)ri.failed),
+		               text_count(i, sizeof(i), (double)ri.invalid),
+		               text_count(w, sizeof(w), (double)ri.outside), other,
+		               text_count(b, sizeof(b), (double)ri.covered),
+		               text_count(c, sizeof(c), (double)space_valid(sp)));
 	}
 }
 
@@ -528,26 +613,33 @@ void tune_text_noise(const tune_view *v, double noise, int noisy)
 {
 	const textout *o = v->o;
 	if (!v->json) /* stored with the first variant measured */
-		textout_printf(o, TEXTOUT_RESULT, "noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
-		       noisy ? ", 3 times over" : "");
+		textout_printf(o, TEXTOUT_RESULT,
+		               "noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
+		               noisy ? ", 3 times over" : "");
 	if (noisy)
-		textout_printf(o, TEXTOUT_NOTE, "%s: noisy machine: the defaults' two timings differed by more than "
-			"measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
-			"noisy and its speedup has no confidence interval\n",
-			v->who, 100 * eval_target_max_noise(session_target(v->s)), 100 * noise);
+		textout_printf(
+		    o, TEXTOUT_NOTE,
+		    "%s: noisy machine: the defaults' two timings differed by more than "
+		    "measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all); the run is marked "
+		    "noisy and its speedup has no confidence interval\n",
+		    v->who, 100 * eval_target_max_noise(session_target(v->s)), 100 * noise);
 }
 
 void tune_text_strategy(const textout *o, const strategy_opts *so, const muh_space *sp)
 {
 	uint64_t b = so->budget && so->budget < space_valid(sp) ? so->budget : space_valid(sp);
 	if (!space_valid(sp))
-		textout_printf(o, TEXTOUT_RESULT, "strategy    %s: nothing to evaluate, the constraints leave no valid configuration\n",
-		       so->strategy ? so->strategy : "auto");
+		textout_printf(o, TEXTOUT_RESULT,
+		               "strategy    %s: nothing to evaluate, the constraints leave no "
+		               "valid configuration\n",
+		               so->strategy ? so->strategy : "auto");
 	else
-		textout_printf(o, TEXTOUT_RESULT, "strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
-		       so->strategy ? so->strategy : "auto", (unsigned long long)so->seed, (unsigned long long)b,
-		       100.0 * (double)b / (double)space_valid(sp),
-		       so->time_budget_s > 0 ? " or the time limit" : "");
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "strategy    %s, seed %llu, budget %llu evaluations (%.1f%% of the space)%s\n",
+		    so->strategy ? so->strategy : "auto", (unsigned long long)so->seed,
+		    (unsigned long long)b, 100.0 * (double)b / (double)space_valid(sp),
+		    so->time_budget_s > 0 ? " or the time limit" : "");
 	textout_flush(o, TEXTOUT_RESULT);
 }
 
@@ -557,26 +649,34 @@ void tune_text_prepare(const tune_view *v, int jobs)
 	session_prepare_info pi;
 	session_prepare_stats(v->s, &pi);
 	if (pi.note[0])
-		textout_printf(o, TEXTOUT_NOTE, "%s: note: prepare: %s; each build compiles what is missing\n", v->who,
-			       pi.note);
+		textout_printf(o, TEXTOUT_NOTE,
+		               "%s: note: prepare: %s; each build compiles what is missing\n",
+		               v->who, pi.note);
 	if (pi.ran)
 		textout_printf(o, v->json ? TEXTOUT_NOTE : TEXTOUT_RESULT,
-			"prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d while measuring), %.1f s "
-			"(%.1f s waited for), with %d jobs; %zu of the %zu measured were sent to a batch before the "
-			"search reached them\n",
-			pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s, jobs,
-			pi.reached_prepared, pi.reached);
+		               "prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d "
+		               "while measuring), %.1f s "
+		               "(%.1f s waited for), with %d jobs; %zu of the %zu measured were "
+		               "sent to a batch before the "
+		               "search reached them\n",
+		               pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s,
+		               jobs, pi.reached_prepared, pi.reached);
 }
 
 void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *d, long k)
 {
 	int engine = tune_flow_is_engine(s);
 	const baseline_pick *bp = session_baseline(s);
-	textout_printf(o, TEXTOUT_RESULT, "\ndecide      %s and the top %ld%s, re-measured afresh in alternating rounds (%d to %d)%s, "
-	       "before any winner is named\n",
-	       d->baseline_key ? "the baseline (what ships)" : bp ? "the defaults (what ships)" : "the defaults", k,
-	       d->baseline_key ? " (and the defaults)" : "",
-	       DECIDE_MIN_ROUNDS, d->max_rounds, engine ? "" : ", each a fresh build warmed to its sustained clock");
+	textout_printf(o, TEXTOUT_RESULT,
+	               "\ndecide      %s and the top %ld%s, re-measured afresh in alternating "
+	               "rounds (%d to %d)%s, "
+	               "before any winner is named\n",
+	               d->baseline_key ? "the baseline (what ships)"
+	               : bp            ? "the defaults (what ships)"
+	                               : "the defaults",
+	               k, d->baseline_key ? " (and the defaults)" : "", DECIDE_MIN_ROUNDS,
+	               d->max_rounds,
+	               engine ? "" : ", each a fresh build warmed to its sustained clock");
 	textout_flush(o, TEXTOUT_RESULT);
 }
 
@@ -603,7 +703,9 @@ void tune_text_decision(const tune_view *v, const decide_summary *sm, int interr
 		}
 		decide_text_table(o, sm, session_objective(s), dk[0] ? dk : NULL, "");
 		if (interrupted)
-			textout_printf(o, TEXTOUT_RESULT, "            (interrupted: the rounds so far are stored; a rerun goes on from them)\n");
+			textout_printf(o, TEXTOUT_RESULT,
+			               "            (interrupted: the rounds so far are stored; a "
+			               "rerun goes on from them)\n");
 	}
 }
 
@@ -613,10 +715,15 @@ void tune_text_pool_done(const tune_view *v, const muh_pool *pool)
 	session_store_info pi;
 	session_store_stats(v->s, &pi);
 	if (!v->json && isfinite(pi.noise))
-		textout_printf(o, TEXTOUT_RESULT, "noise       %.2f%% (the defaults timed twice through the pool)\n", 100 * pi.noise);
+		textout_printf(o, TEXTOUT_RESULT,
+		               "noise       %.2f%% (the defaults timed twice through the pool)\n",
+		               100 * pi.noise);
 	if (pool_restarts(pool))
-		textout_printf(o, TEXTOUT_NOTE, "%s: %zu pool worker(s) died and were started again; their variants were "
-				"measured again once\n", v->who, pool_restarts(pool));
+		textout_printf(
+		    o, TEXTOUT_NOTE,
+		    "%s: %zu pool worker(s) died and were started again; their variants were "
+		    "measured again once\n",
+		    v->who, pool_restarts(pool));
 }
 
 void tune_text_slo_table(const tune_view *v, const char *replay)

@@ -45,7 +45,7 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 			cJSON_AddStringToObject(e, "key", f->key);
 			cJSON_AddNumberToObject(e, "value", f->value);
 			cJSON_AddStringToObject(e, "origin",
-						f->origin == HW_MEASURED ? "measured" : "declared");
+			                        f->origin == HW_MEASURED ? "measured" : "declared");
 			if (f->source[0])
 				cJSON_AddStringToObject(e, "source", f->source);
 			if (f->date[0])
@@ -64,7 +64,8 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 	textout_printf(out, TEXTOUT_RESULT, "profile  %s\nsource   %s\n", hw->name, hw->source);
 	if (hw->device[0])
 		textout_printf(out, TEXTOUT_RESULT, "device   %s\n", hw->device);
-	textout_printf(out, TEXTOUT_RESULT, "\n%-22s %16s  %-9s %s\n", "key", "value", "origin", "meaning");
+	textout_printf(out, TEXTOUT_RESULT, "\n%-22s %16s  %-9s %s\n", "key", "value", "origin",
+	               "meaning");
 	for (int i = 0; hw_keys[i]; i++) {
 		const muh_hw_field *f = hw_field(hw, hw_keys[i]);
 		const muh_hw_field *u = f ? NULL : hw_unknown(hw, hw_keys[i]);
@@ -76,20 +77,25 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 		else
 			snprintf(v, sizeof(v), "-");
 		textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s %s\n", hw_keys[i], v,
-		       !f ? "unknown" : f->origin == HW_MEASURED ? "measured" : "declared",
-		       hw_key_doc(hw_keys[i]));
+		               !f                         ? "unknown"
+		               : f->origin == HW_MEASURED ? "measured"
+		                                          : "declared",
+		               hw_key_doc(hw_keys[i]));
 		if (f && f->source[0])
-			textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s source: %s%s%s%s\n", "", "", "", f->source,
-			       f->date[0] ? " (" : "", f->date, f->date[0] ? ")" : "");
+			textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s source: %s%s%s%s\n",
+			               "", "", "", f->source, f->date[0] ? " (" : "", f->date,
+			               f->date[0] ? ")" : "");
 		const char *note = f ? f->note : u->note;
 		if (note[0])
-			textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s note: %s\n", "", "", "", note);
+			textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s note: %s\n", "", "",
+			               "", note);
 	}
 	int first = 1;
 	for (int i = 0; hw_keys[i]; i++) {
 		if (hw_field(hw, hw_keys[i]) || hw_unknown(hw, hw_keys[i]))
 			continue;
-		textout_printf(out, TEXTOUT_RESULT, "%s%s", first ? "\nunknown  " : ", ", hw_keys[i]);
+		textout_printf(out, TEXTOUT_RESULT, "%s%s", first ? "\nunknown  " : ", ",
+		               hw_keys[i]);
 		first = 0;
 	}
 	if (!first)
@@ -113,6 +119,6 @@ void hw_text_list(const textout *out, int json)
 	for (int i = 0; hw_builtin_names[i]; i++) {
 		hw_builtin(hw_builtin_names[i], &hw, NULL);
 		textout_printf(out, TEXTOUT_RESULT, "%-10s %s\n", hw_builtin_names[i],
-			       hw.source + strlen("built-in: "));
+		               hw.source + strlen("built-in: "));
 	}
 }

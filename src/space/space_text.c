@@ -14,7 +14,8 @@
 #include "muh/space.h"
 #include "muh/value.h"
 
-void space_text_json(const textout *out, const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst)
+void space_text_json(const textout *out, const muh_spec *s, const muh_hw *hw, const muh_space *sp,
+                     size_t inst)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "spec", s->path);
@@ -54,8 +55,8 @@ static const char *cell(char *buf, size_t n, const char *src, size_t width)
 	return buf;
 }
 
-void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst,
-		int prune_only)
+void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh_space *sp,
+                size_t inst, int prune_only)
 {
 	char a[64], b[64], t[64], e[128];
 	double cart = space_cartesian(sp);
@@ -70,11 +71,14 @@ void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh
 	if (w < strlen("constraint (check order)")) /* the header is the widest cell */
 		w = strlen("constraint (check order)");
 	if (!prune_only) {
-		textout_printf(o, TEXTOUT_RESULT, "spec        %s (%s)\n", s->path, spec_format_name(s->format));
+		textout_printf(o, TEXTOUT_RESULT, "spec        %s (%s)\n", s->path,
+		               spec_format_name(s->format));
 		if (hw)
-			textout_printf(o, TEXTOUT_RESULT, "profile     %s (%s)\n", hw->name, hw->source);
+			textout_printf(o, TEXTOUT_RESULT, "profile     %s (%s)\n", hw->name,
+			               hw->source);
 		if (spec_ninstances(s) > 1) {
-			textout_printf(o, TEXTOUT_RESULT, "problem     instance %zu of %zu:", inst, spec_ninstances(s));
+			textout_printf(o, TEXTOUT_RESULT, "problem     instance %zu of %zu:", inst,
+			               spec_ninstances(s));
 			for (size_t k = 0; k < s->nproblem; k++) {
 				char v[64];
 				value_fmt(v, sizeof(v), spec_problem_value(s, k, inst));
@@ -82,37 +86,47 @@ void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh
 			}
 			textout_printf(o, TEXTOUT_RESULT, "\n");
 		}
-		textout_printf(o, TEXTOUT_RESULT, "params      %zu in %zu independent group(s)\n", space_nparams(sp),
-		       space_ngroups(sp));
-		textout_printf(o, TEXTOUT_RESULT, "cartesian   %s\n", text_count(a, sizeof(a), cart));
-		textout_printf(o, TEXTOUT_RESULT, "valid       %s (%.4g%%)\n", text_count(b, sizeof(b), valid),
-		       cart > 0 ? 100.0 * valid / cart : 0.0);
+		textout_printf(o, TEXTOUT_RESULT, "params      %zu in %zu independent group(s)\n",
+		               space_nparams(sp), space_ngroups(sp));
+		textout_printf(o, TEXTOUT_RESULT, "cartesian   %s\n",
+		               text_count(a, sizeof(a), cart));
+		textout_printf(o, TEXTOUT_RESULT, "valid       %s (%.4g%%)\n",
+		               text_count(b, sizeof(b), valid),
+		               cart > 0 ? 100.0 * valid / cart : 0.0);
 		textout_printf(o, TEXTOUT_RESULT, "time        %s\n", t);
 		if (space_nconstraints(sp) == 0) {
-			textout_printf(o, TEXTOUT_RESULT, "\nno constraints: every combination is valid\n");
+			textout_printf(o, TEXTOUT_RESULT,
+			               "\nno constraints: every combination is valid\n");
 			return;
 		}
-		textout_printf(o, TEXTOUT_RESULT, "\n%-*s  %20s  %7s\n", (int)w, "constraint (spec order)", "rejected", "share");
+		textout_printf(o, TEXTOUT_RESULT, "\n%-*s  %20s  %7s\n", (int)w,
+		               "constraint (spec order)", "rejected", "share");
 		for (size_t c = 0; c < space_nconstraints(sp); c++) {
 			double r = space_rejected(sp, c);
 			textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %6.2f%%\n", (int)w,
-			       cell(e, sizeof(e), s->constraints[c].src, w), text_count(a, sizeof(a), r),
-			       cart > 0 ? 100.0 * r / cart : 0.0);
+			               cell(e, sizeof(e), s->constraints[c].src, w),
+			               text_count(a, sizeof(a), r),
+			               cart > 0 ? 100.0 * r / cart : 0.0);
 		}
-		textout_printf(o, TEXTOUT_RESULT, "\n(each rejected configuration is charged to the first constraint that "
-		       "fails, in check order; see `muh help space`)\n");
+		textout_printf(
+		    o, TEXTOUT_RESULT,
+		    "\n(each rejected configuration is charged to the first constraint that "
+		    "fails, in check order; see `muh help space`)\n");
 		return;
 	}
-	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w, "constraint (check order)", "before", "after");
+	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w, "constraint (check order)",
+	               "before", "after");
 	double left = cart;
 	for (size_t k = 0; k < space_nconstraints(sp); k++) {
 		size_t c = space_check_order(sp, k);
 		double after = left - space_rejected(sp, c);
-		textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w, cell(e, sizeof(e), s->constraints[c].src, w),
-		       text_count(a, sizeof(a), left), text_count(b, sizeof(b), after));
+		textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w,
+		               cell(e, sizeof(e), s->constraints[c].src, w),
+		               text_count(a, sizeof(a), left), text_count(b, sizeof(b), after));
 		left = after;
 	}
-	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s   (%s)\n", (int)w, "valid", "", text_count(a, sizeof(a), valid), t);
+	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s   (%s)\n", (int)w, "valid", "",
+	               text_count(a, sizeof(a), valid), t);
 }
 
 int space_text_list(const textout *o, const muh_space *sp)
