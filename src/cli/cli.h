@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "muh/muh.h"
+#include "muh/textout.h"
 
 /* Exit codes, documented in `muh --help` and README.md. */
 enum {
@@ -104,6 +105,12 @@ int cli_exit(int status);
  * WHAT"), then lets SIGINT end the process (exit 130 to the shell). */
 void cli_ctrl_c_ends(const char *cmd, const char *what);
 
+/* The line a Ctrl-C says ("muh CMD: stopping (Ctrl-C): WHAT"), set outside
+ * the handler; and said from inside it (async-signal-safe: one write to
+ * stderr). */
+void cli_ctrl_c_text(const char *cmd, const char *what);
+void cli_ctrl_c_say(void);
+
 /* Prints a diagnostic to stderr and returns cli_exit(status). */
 int cli_fail(int status, const muh_diag *d);
 
@@ -112,11 +119,8 @@ int cli_fail(int status, const muh_diag *d);
  * when s is not one; *v is then untouched. */
 int cli_parse_u64(const char *s, uint64_t *v);
 
-/* A time for a person: "-" when not finite, then ns, us (one decimal), ms
- * or s (three). */
-void cli_fmt_time(char *buf, size_t n, double s);
-
-/* Formats a count with thousands separators ("1,920"). */
-const char *cli_count(char *buf, size_t n, double v);
+/* libmuh's text (textout.h) written out: results to stdout, notes to
+ * stderr, a flush as fflush. */
+extern const textout cli_out;
 
 #endif

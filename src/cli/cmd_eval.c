@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +78,7 @@ static void on_sigint(int sig)
 		raise(SIGINT);
 	}
 	stop = 1;
-	evalcli_ctrl_c_say();
+	cli_ctrl_c_say();
 }
 
 /* The rows of one eval as they come: printed, and kept (evalset) for the
@@ -94,22 +93,6 @@ struct eval_list {
 	int interleave;
 	evalset S;
 };
-
-/* Variants that built one artifact yet were timed apart: what this
- * machine's noise did to identical code, beside the best's speedup. */
-static void print_twins(struct eval_list *E)
-{
-	size_t twins;
-	const char *slow, *fast;
-	double r = evalset_twins(&E->S, &twins, &slow, &fast);
-	if (!isfinite(r))
-		return;
-	/* with --json stdout holds the variants' rows only: the line goes to
-	 * stderr, as the noise line does */
-	fprintf(E->json ? stderr : stdout, "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up to "
-	       "%.3fx apart (%s against %s): a difference under that is this machine's noise, not the params\n",
-	       twins, r, slow, fast);
-}
 
 /* What the batch prepare did, once, before the first row. */
 static void print_prepare(struct eval_list *E)
@@ -144,12 +127,12 @@ static int list_row(void *ctx, const session_result *r)
 	const muh_measurement *m = r->m;
 	print_prepare(E);
 	if (!E->json && !E->header_done) { /* after the prepare's line; none for no row */
-		evalcli_print_header(stdout, E->keyw);
+		eval_text_header(&cli_out, E->keyw);
 		E->header_done = 1;
 	}
 	evalset_add(&E->S, r->key, m);
 	if (E->json) {
-		cJSON *o = evalcli_json(r->key, m);
+		cJSON *o = eval_text_json(r->key, m);
 		if (E->interleave)
 			cJSON_AddBoolToObject(o, "interleaved", 1);
 		char *t = cJSON_PrintUnformatted(o);
@@ -157,70 +140,10 @@ static int list_row(void *ctx, const session_result *r)
 		free(t);
 		cJSON_Delete(o);
 	} else {
-		evalcli_print_row(stdout, r->key, m, E->keyw);
+		eval_text_row(&cli_out, r->key, m, E->keyw);
 	}
 	fflush(stdout);
 	return 0;
-}
-
-/* Under the table of --interleave: how the set was timed, and each
- * variant against the fastest. Samples of one round were taken side by
- * side, so the comparison is paired: the median of the per-round ratios
- * and its CI (stats_paired_ratio), a tie when the CI holds 1. Variants with
- * different sample counts (a set measured again without a failed one) fall
- * back to the two medians (eval_compare: within the noise, or CIs that
- * overlap). --json: one closing "interleaved" line with the same verdicts. */
-static void print_interleaved(const struct eval_list *E, double noise)
-{
-	evalset_verdict v[EVAL_INTERLEAVE_MAX];
-	size_t ok, lo, hi;
-	int n = evalset_interleaved(&E->S, noise, v, &ok, &lo, &hi);
-	if (n < 0)
-		return;
-	cJSON *js = E->json ? cJSON_CreateObject() : NULL, *jrows = NULL;
-	if (js) {
-		cJSON_AddStringToObject(js, "event", "interleaved");
-		cJSON_AddStringToObject(js, "fastest", E->S.best_key);
-		jrows = cJSON_AddArrayToObject(js, "rows");
-	} else {
-		printf("\ninterleaved %zu variant(s)", ok);
-		if (ok < E->S.nrows)
-			printf(" (%zu failed)", E->S.nrows - ok);
-		printf(", %zu", lo);
-		if (hi != lo)
-			printf("-%zu", hi);
-		printf(" samples each, the order alternated every round (AB BA BA AB ...)\n");
-	}
-	for (int i = 0; i < n; i++) {
-		if (jrows) {
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", v[i].key);
-			cJSON_AddNumberToObject(e, "ratio", v[i].ratio);
-			cJSON_AddBoolToObject(e, "paired", v[i].paired);
-			if (v[i].paired) {
-				cJSON_AddNumberToObject(e, "ratio_ci_lo", v[i].lo);
-				cJSON_AddNumberToObject(e, "ratio_ci_hi", v[i].hi);
-			}
-			cJSON_AddStringToObject(e, "verdict", v[i].slower ? "slower" : "tie");
-			cJSON_AddItemToArray(jrows, e);
-			continue;
-		}
-		char a[32];
-		evalcli_fmt_median(a, sizeof(a), v[i].m);
-		if (v[i].paired)
-			printf("  %.4fx the fastest's time, paired over %zu rounds (95%% CI %.4f-%.4fx): %s  %s  %s\n",
-			       v[i].ratio, v[i].rounds, v[i].lo, v[i].hi, v[i].slower ? "slower" : "a tie: the CI holds 1", a,
-			       v[i].key);
-		else
-			printf("  %.4fx the fastest's time, from the medians (%s): %s  %s\n", v[i].ratio,
-			       v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap", a, v[i].key);
-	}
-	if (js) {
-		char *t = cJSON_PrintUnformatted(js);
-		puts(t ? t : "{}");
-		free(t);
-		cJSON_Delete(js);
-	}
 }
 
 /* What muh eval measures, from its options. */
@@ -326,7 +249,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	size_t np = space_nparams(sp);
 	uint64_t total = all ? space_valid(sp) : (uint64_t)(nkeys ? nkeys : 1);
 	uint32_t *cfgs = calloc((size_t)(all ? 1 : total) * (np + 1), sizeof(uint32_t));
-	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = evalcli_keyw(session_spec(ss))};
+	struct eval_list E = {.sp = sp, .all = all, .cfgs = cfgs, .json = json, .keyw = eval_text_keyw(session_spec(ss))};
 	int ex = EXIT_OK;
 	evalset_init(&E.S, sp, objective_is_time(session_objective(ss)), A->interleave);
 	if (!cfgs) {
@@ -415,33 +338,13 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	}
 	sigaction(SIGINT, &old, NULL);
 	if (A->interleave && E.S.best_key[0])
-		print_interleaved(&E, noise);
-	if (!json && E.S.best_key[0] && E.S.measured > 1) {
-		char a[32], b[32];
-		evalcli_fmt_median(a, sizeof(a), &E.S.best);
-		printf("\nbest: %s  %s", E.S.best_key, a);
-		if (E.S.defm.status == EVAL_OK && strcmp(E.S.best_key, E.S.def_key)) {
-			evalcli_fmt_median(b, sizeof(b), &E.S.defm);
-			int cmp = eval_compare(&E.S.best, &E.S.defm, isfinite(noise) ? noise : 0);
-			if (cmp == 0)
-				printf("; a tie with the defaults (%s, %s) within the noise\n", E.S.def_key, b);
-			else
-				printf("; %.2fx the speed of the defaults (%s, %s)\n", E.S.defm.median / E.S.best.median,
-				       E.S.def_key, b);
-		} else {
-			printf("%s\n", strcmp(E.S.best_key, E.S.def_key) ? "" : " (the defaults)");
-		}
-	}
-	print_twins(&E);
-	if (!json) {
-		fprintf(stderr, "muh eval: %lld measured", E.S.measured);
-		for (int k = 0; k < EVAL_NSTATUS; k++)
-			if (E.S.counts[k])
-				fprintf(stderr, ", %lld %s", E.S.counts[k], eval_status_name((enum eval_status)k));
-		fprintf(stderr, "%s%s\n", stop ? " (interrupted)" : "",
-			eval_restarts(session_evaluator(ss)) ? "; the runner was restarted after each crash or timeout"
-							     : "");
-	}
+		evalset_text_interleaved(&cli_out, &E.S, noise, json);
+	if (!json)
+		evalset_text_best(&cli_out, &E.S, noise);
+	evalset_text_twins(&cli_out, &E.S, json);
+	if (!json)
+		evalset_text_counts(&cli_out, "muh eval", &E.S, stop,
+				    eval_restarts(session_evaluator(ss)));
 out:
 	evalset_free(&E.S);
 	session_close(ss);

@@ -1,7 +1,6 @@
 /*
  * cmd_hw.c — `muh hw`: the hardware profile of this device, or a named one.
  */
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,91 +40,6 @@ static const char help[] =
 	"                                  warp size 64, launch figures, sources)\n"
 	"  muh space spec.yaml --hw bi-v100   what that profile prunes\n";
 
-static void print_value(char *buf, size_t n, double v)
-{
-	if (v == (double)(long long)v)
-		cli_count(buf, n, v);
-	else
-		snprintf(buf, n, "%.4g", v);
-}
-
-static int print_profile(const muh_hw *hw, int json)
-{
-	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "name", hw->name);
-		cJSON_AddStringToObject(o, "source", hw->source);
-		if (hw->device[0])
-			cJSON_AddStringToObject(o, "device", hw->device);
-		cJSON *arr = cJSON_AddArrayToObject(o, "fields");
-		cJSON *unk = cJSON_AddArrayToObject(o, "unknown");
-		for (int i = 0; hw_keys[i]; i++) {
-			const muh_hw_field *f = hw_field(hw, hw_keys[i]);
-			if (!f) {
-				const muh_hw_field *u = hw_unknown(hw, hw_keys[i]);
-				cJSON *e = cJSON_CreateObject();
-				cJSON_AddStringToObject(e, "key", hw_keys[i]);
-				if (u && u->note[0])
-					cJSON_AddStringToObject(e, "note", u->note);
-				cJSON_AddItemToArray(unk, e);
-				continue;
-			}
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "key", f->key);
-			cJSON_AddNumberToObject(e, "value", f->value);
-			cJSON_AddStringToObject(e, "origin",
-						f->origin == HW_MEASURED ? "measured" : "declared");
-			if (f->source[0])
-				cJSON_AddStringToObject(e, "source", f->source);
-			if (f->date[0])
-				cJSON_AddStringToObject(e, "date", f->date);
-			if (f->note[0])
-				cJSON_AddStringToObject(e, "note", f->note);
-			cJSON_AddItemToArray(arr, e);
-		}
-		char *s = cJSON_Print(o);
-		if (s)
-			puts(s);
-		free(s);
-		cJSON_Delete(o);
-		return EXIT_OK;
-	}
-	printf("profile  %s\nsource   %s\n", hw->name, hw->source);
-	if (hw->device[0])
-		printf("device   %s\n", hw->device);
-	printf("\n%-22s %16s  %-9s %s\n", "key", "value", "origin", "meaning");
-	for (int i = 0; hw_keys[i]; i++) {
-		const muh_hw_field *f = hw_field(hw, hw_keys[i]);
-		const muh_hw_field *u = f ? NULL : hw_unknown(hw, hw_keys[i]);
-		if (!f && !u)
-			continue; /* unknown, and the profile says nothing of it: listed below */
-		char v[48];
-		if (f)
-			print_value(v, sizeof(v), f->value);
-		else
-			snprintf(v, sizeof(v), "-");
-		printf("%-22s %16s  %-9s %s\n", hw_keys[i], v,
-		       !f ? "unknown" : f->origin == HW_MEASURED ? "measured" : "declared",
-		       hw_key_doc(hw_keys[i]));
-		if (f && f->source[0])
-			printf("%-22s %16s  %-9s source: %s%s%s%s\n", "", "", "", f->source,
-			       f->date[0] ? " (" : "", f->date, f->date[0] ? ")" : "");
-		const char *note = f ? f->note : u->note;
-		if (note[0])
-			printf("%-22s %16s  %-9s note: %s\n", "", "", "", note);
-	}
-	int first = 1;
-	for (int i = 0; hw_keys[i]; i++) {
-		if (hw_field(hw, hw_keys[i]) || hw_unknown(hw, hw_keys[i]))
-			continue;
-		printf("%s%s", first ? "\nunknown  " : ", ", hw_keys[i]);
-		first = 0;
-	}
-	if (!first)
-		printf("\n");
-	return EXIT_OK;
-}
-
 static int run(int argc, char **argv)
 {
 	int json = 0, list = 0, first;
@@ -144,22 +58,7 @@ static int run(int argc, char **argv)
 	if (first < argc)
 		return cli_usage_error("hw", "unexpected argument '%s'", argv[first]);
 	if (list) {
-		muh_hw hw;
-		if (json) {
-			cJSON *arr = cJSON_CreateArray();
-			for (int i = 0; hw_builtin_names[i]; i++)
-				cJSON_AddItemToArray(arr, cJSON_CreateString(hw_builtin_names[i]));
-			char *s = cJSON_Print(arr);
-			puts(s ? s : "[]");
-			free(s);
-			cJSON_Delete(arr);
-			return EXIT_OK;
-		}
-		printf("%-10s %s\n", "profile", "description");
-		for (int i = 0; hw_builtin_names[i]; i++) {
-			hw_builtin(hw_builtin_names[i], &hw, NULL);
-			printf("%-10s %s\n", hw_builtin_names[i], hw.source + strlen("built-in: "));
-		}
+		hw_text_list(&cli_out, json);
 		return EXIT_OK;
 	}
 	muh_hw hw;
@@ -177,7 +76,8 @@ static int run(int argc, char **argv)
 	}
 	if (rc)
 		return cli_fail(rc, &d);
-	return print_profile(&hw, json);
+	hw_text_profile(&cli_out, &hw, json);
+	return EXIT_OK;
 }
 
 MUH_COMMAND(hw, 20, "the device's limits, measured (or a named, declared profile)");

@@ -5,20 +5,17 @@
  *
  * The CLI only parses and prints: every option is handed as text to
  * load_opts_set, the same function that reads a spec's load: block, so the
- * two spell options the same way.
+ * two spell options the same way; the tables and JSON lines are
+ * load_text_*'s (load.h).
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli.h"
 #include "muh/load_url.h"
 #include "muh/load.h"
-#include "muh/objective.h"
 #include "muh/strategy.h"
 
 static const char help[] =
@@ -108,66 +105,6 @@ static const char *const passthrough[] = {
 
 enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_WAIT, OPT_FIND, OPT_FINDN, OPT_PASS = 100 };
 
-/* A duration in ms for the table: "-" when none. */
-static const char *ms(char *b, size_t n, double s)
-{
-	if (!isfinite(s))
-		snprintf(b, n, "-");
-	else if (s * 1e3 < 100)
-		snprintf(b, n, "%.2f", s * 1e3);
-	else
-		snprintf(b, n, "%.0f", s * 1e3);
-	return b;
-}
-
-static void print_header(void)
-{
-	printf("%-12s %8s %6s %6s %5s %9s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "", "", "", "", "", "", "",
-	       "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
-	printf("%-12s %8s %6s %6s %5s %9s %7s %7s ", "step", "requests", "ok", "errors", "trunc", "tokens/s",
-	       "req/s", "goodput");
-	for (int i = 0; i < 4; i++)
-		printf(" %6s %6s %6s ", "p50", "p90", "p99");
-	printf("\n");
-}
-
-static void print_row(const char *label, const load_result *r)
-{
-	char a[32], b[32], c[32], t[32];
-	printf("%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label, r->sent, r->ok, r->errors, r->truncated,
-	       cli_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s, r->goodput_rps);
-	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
-	for (int i = 0; i < 4; i++)
-		printf(" %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50), ms(b, sizeof(b), ds[i]->p90),
-		       ms(c, sizeof(c), ds[i]->p99));
-	printf("\n");
-	fflush(stdout);
-}
-
-/* Prints r as one JSON line with the step's shape added. */
-static void print_json(const char *label, const load_opts *o, const load_result *r)
-{
-	char *s = load_result_to_json(r);
-	cJSON *j = s ? cJSON_Parse(s) : NULL;
-	free(s);
-	if (!j) {
-		puts("{}");
-		return;
-	}
-	cJSON_AddStringToObject(j, "step", label);
-	if (o->rate > 0) {
-		cJSON_AddNumberToObject(j, "rate", o->rate);
-		cJSON_AddNumberToObject(j, "burstiness", o->burstiness);
-	} else {
-		cJSON_AddNumberToObject(j, "concurrency", o->concurrency);
-	}
-	char *t = cJSON_PrintUnformatted(j);
-	puts(t ? t : "{}");
-	free(t);
-	cJSON_Delete(j);
-	fflush(stdout);
-}
-
 /* Runs one step and prints it. Returns the library status; *ex gets worse. */
 static int step(const char *label, const load_opts *o, int json, load_result *r, int *ex)
 {
@@ -187,9 +124,9 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 		return rc;
 	}
 	if (json)
-		print_json(label, o, r);
+		load_text_json(&cli_out, label, o, r);
 	else
-		print_row(label, r);
+		load_text_row(&cli_out, label, r);
 	if (r->server_gone && r->unreachable < r->sent)
 		fprintf(stderr, "muh load: %s: the server stopped accepting connections (%d refused in a row): "
 			"sending stopped after %zu requests\n", label, LOAD_GONE_AFTER, r->sent);
@@ -228,57 +165,7 @@ static int find_rate(const load_opts *o, int steps, int json)
 		free(fr);
 		return cli_fail(rc, &d);
 	}
-	if (json) {
-		cJSON *j = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(j, "steps");
-		for (size_t i = 0; i < fr->nsteps; i++) {
-			const load_rate_step *st = &fr->steps[i];
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddNumberToObject(e, "rate", st->rate);
-			cJSON_AddBoolToObject(e, "met", st->met);
-			cJSON_AddNumberToObject(e, "requests_per_s", st->requests_per_s);
-			if (isfinite(st->ttft_p99))
-				cJSON_AddNumberToObject(e, "ttft_p99", st->ttft_p99);
-			if (isfinite(st->tpot_p99))
-				cJSON_AddNumberToObject(e, "tpot_p99", st->tpot_p99);
-			cJSON_AddNumberToObject(e, "errors", (double)st->errors);
-			if (st->why[0])
-				cJSON_AddStringToObject(e, "why", st->why);
-			cJSON_AddItemToArray(arr, e);
-		}
-		cJSON_AddNumberToObject(j, "max_rate", fr->rate);
-		cJSON_AddNumberToObject(j, "lo", fr->lo);
-		if (isfinite(fr->hi))
-			cJSON_AddNumberToObject(j, "hi", fr->hi);
-		char *t = cJSON_PrintUnformatted(j);
-		if (t)
-			puts(t);
-		free(t);
-		cJSON_Delete(j);
-	} else {
-		printf("find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",
-		       o->slo_ttft_s > 0 ? ", ttft_p99 within " : "", o->slo_ttft_s > 0 ? "--slo-ttft" : "",
-		       o->slo_tpot_s > 0 ? ", tpot_p99 within " : "", o->slo_tpot_s > 0 ? "--slo-tpot" : "");
-		printf("%4s  %12s  %4s  %10s  %10s  %10s  %s\n", "step", "offered", "met", "req/s", "ttft_p99", "tpot_p99",
-		       "why not");
-		for (size_t i = 0; i < fr->nsteps; i++) {
-			const load_rate_step *st = &fr->steps[i];
-			char off[32], a[32], b[32];
-			if (st->rate > 0)
-				snprintf(off, sizeof(off), "%.3g/s", st->rate);
-			else
-				snprintf(off, sizeof(off), "conc %d", o->concurrency);
-			objective_format("ttft_p99", st->ttft_p99, a, sizeof(a));
-			objective_format("tpot_p99", st->tpot_p99, b, sizeof(b));
-			printf("%4zu  %12s  %4s  %10.3g  %10s  %10s  %s\n", i + 1, off, st->met ? "yes" : "no",
-			       st->requests_per_s, a, b, st->why);
-		}
-		if (fr->rate > 0)
-			printf("\nmax rate    %.3g req/s (the bracket: %.3g met, %s)\n", fr->rate, fr->lo,
-			       isfinite(fr->hi) ? "the next tried did not" : "nothing tried failed: the server may go higher");
-		else
-			printf("\nmax rate    none: no rate tried %s\n",
-			       o->slo_ttft_s > 0 || o->slo_tpot_s > 0 ? "met the SLOs" : "ran without an error");
-	}
+	load_text_rate(&cli_out, o, fr, json);
 	int ex = fr->rate > 0 ? EXIT_OK : EXIT_FINDING;
 	free(fr);
 	return ex;
@@ -399,21 +286,8 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "muh load: %s\n", d.msg);
 		return EXIT_ENV;
 	}
-	if (!json) {
-		printf("load: %s%s, ", o.url, o.endpoint);
-		if (o.dataset[0])
-			printf("prompts from %s, ", o.dataset);
-		else
-			printf("%d-word prompts%s, ", o.prompt_tokens, o.prefix_tokens ? " (shared prefix)" : "");
-		printf("%d output tokens%s, ", o.output_tokens, o.ignore_eos ? " (ignore_eos)" : "");
-		if (load_requests(&o))
-			printf("%d requests", load_requests(&o));
-		else
-			printf("for %g s", o.duration_s);
-		printf("%s\n\n", o.warmup ? " after a warm-up" : "");
-		if (!find)
-			print_header();
-	}
+	if (!json)
+		load_text_opening(&cli_out, &o, find);
 	int ex = EXIT_OK;
 	load_result r;
 	char label[64];
@@ -424,12 +298,8 @@ static int run(int argc, char **argv)
 			snprintf(label, sizeof(label), "rate %g/s", o.rate);
 		else
 			snprintf(label, sizeof(label), "conc %d", o.concurrency);
-		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
-			char a[32], b[32];
-			printf("\nwall %.2f s; %s completion and %s prompt tokens (server's usage); %zu within the SLOs\n",
-			       r.wall_s, cli_count(a, sizeof(a), (double)r.completion_tokens),
-			       cli_count(b, sizeof(b), (double)r.prompt_tokens), r.good);
-		}
+		if (step(label, &o, json, &r, &ex) == MUH_OK && !json)
+			load_text_wall(&cli_out, &r);
 		return ex;
 	}
 	load_opts s = o;

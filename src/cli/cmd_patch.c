@@ -3,12 +3,11 @@
  *
  * Parse and print over the write-back (writeback.h): which values a
  * store's runs write, the emitters' files and the patch plan are the
- * library's; this file reads the options, says the library's notes on
- * stderr ("muh patch: ...") and prints what was written.
+ * library's, and so are its words (writeback_text_*); this file reads the
+ * options, says the library's notes on stderr ("muh patch: ...") and
+ * writes out what the library rendered.
  */
-#include <cjson/cJSON.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,85 +147,17 @@ static void on_note(void *ctx, const char *line)
 	fprintf(stderr, "muh patch: %s\n", line);
 }
 
-/* One line of an emitted moe-json file's summary: what batch size M holds
- * and why (the run's decision: a proven gain over what ships, or what
- * ships kept), with the paired intervals over the baseline and the
- * defaults. */
-static void say_decision(const writeback_moe_size *z)
-{
-	const writeback_run *b = z->run;
-	const decide_summary *sm = b->best.decision;
-	long long M = z->batch;
-	const char *key = writeback_run_key(b, 0);
-	if (z->kept) {
-		printf("  M=%-5lld %s: what ships, kept (no decision stage in this size's run: its search's best %.4095s is "
-		       "no proven gain)\n",
-		       M, z->kept, key);
-		return;
-	}
-	if (!sm) {
-		printf("  M=%-5lld %.4095s: the search's best, not decided (no decision stage: --finalists 0, or a "
-		       "replay)\n",
-		       M, key);
-		return;
-	}
-	int ships = decide_baseline_ships(sm, b->best.default_key);
-	const char *base = ships ? "what ships" : "the defaults";
-	if (sm->winner >= 0) {
-		const stats_ratio *g = &sm->f[sm->winner].gain;
-		printf("  M=%-5lld %.4095s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key, g->ratio, base,
-		       g->lo, g->hi, g->n);
-	} else if (b->best.keeps_baseline) {
-		printf("  M=%-5lld %.4095s: %s, kept (no proven gain: %s)", M, key, base, sm->why);
-	} else {
-		printf("  M=%-5lld %.4095s: no proven gain over %s (%s)", M, key, base, sm->why);
-	}
-	if (ships && isfinite(sm->vs_defaults.ratio))
-		printf("; %.3fx the defaults (%.3f-%.3fx)", sm->vs_defaults.ratio, sm->vs_defaults.lo,
-		       sm->vs_defaults.hi);
-	putchar('\n');
-}
-
 /* A file an emitter wrote (or its text, with no --out), for a person. */
 static void on_written(void *ctx, const writeback_file *f)
 {
-	if (!f->path && f->text) { /* no --out: the file on stdout */
-		fputs(f->text, stdout);
-		if (*f->text && f->text[strlen(f->text) - 1] != '\n')
-			fputc('\n', stdout);
-	} else if (f->has_reads && f->reads) {
-		printf("  read by the engine: %s\n", f->reads);
-	} else if (f->has_reads) {
-		printf("  read by the engine: unknown (give --into TREE or --scan SCAN.json to check)\n");
-	} else if (f->provenance_path) {
-		printf("  wrote %s: where these numbers came from\n", f->provenance_path);
-	} else if (f->kind == WRITEBACK_MOE_JSON) {
-		printf("wrote %s (%zu batch sizes)\n", f->path, f->nsizes);
-		printf("  %s\n", f->provenance);
-		for (size_t q = 0; q < f->nsizes; q++)
-			say_decision(&f->sizes[q]);
-	} else if (f->kind == WRITEBACK_HEADER) {
-		printf("wrote %s\n  %s\n", f->path, f->provenance);
-	}
+	writeback_text_written(&cli_out, f);
 }
 
 /* An engine run's winner, planned into its deployment file: a note. */
 static void on_win(void *ctx, const writeback_engine_win *w)
 {
-	if (*(const int *)ctx) /* --json: no notes */
-		return;
-	fprintf(stderr, "muh patch: run %lld: %s %s (%s) into %s\n", (long long)w->run,
-		w->unproven ? "the search's best" : "the proven winner", w->key, w->value, w->rel);
-	if (w->unproven)
-		fprintf(stderr, "muh patch: run %lld: written with --force, NOT a proven gain: %s\n", (long long)w->run,
-			w->why);
-	/* a gain inside the run's noise is a tie (as muh tune and muh report
-	 * call it): the diff then shows what would change, not a proven gain */
-	else if (best_is_tie(w->gain, w->noise))
-		fprintf(stderr,
-			"muh patch: run %lld: note: the winner is %.3fx the defaults, inside the run's noise "
-			"(%.1f%%): a tie on the machine that measured it, not a proven gain\n",
-			(long long)w->run, w->gain, 100 * w->noise);
+	if (!*(const int *)ctx) /* --json: no notes */
+		writeback_text_win(&cli_out, "muh patch", w);
 }
 
 /* --rollback / --resume DIR: the journal of an apply, undone or finished. */
@@ -238,28 +169,9 @@ static int recover(const char *dir, int rollback, int json)
 	int rc = rollback ? patch_rollback(dir, &r, &d) : patch_resume(dir, &r, &d);
 	if (rc)
 		return cli_fail(rc, &d);
-	if (json) {
-		printf("{\"files\": %d, \"original\": %d, \"patched\": %d, \"changed\": %d, "
-		       "\"tmp_removed\": %d, \"incomplete\": %s}\n",
-		       r.files, r.original, r.patched, r.changed, r.tmp_removed,
-		       r.incomplete ? "true" : "false");
-	} else if (rollback) {
-		printf("rolled back: %d file(s) restored; all %d file(s) of the apply hold the "
-		       "originals (%d temporary file(s) removed)\n",
-		       r.changed, r.files, r.tmp_removed);
-	} else if (r.incomplete) {
-		printf("nothing to resume: the apply stopped before its temporary files were "
-		       "complete, so before any rename; all %d file(s) hold the originals (%d "
-		       "temporary file(s) removed); run the patch again\n",
-		       r.files, r.tmp_removed);
-	} else {
-		printf("resumed: %d file(s) renamed; all %d file(s) of the apply hold the patched "
-		       "content\n",
-		       r.changed, r.files);
-	}
+	writeback_text_recovery(&cli_out, &r, rollback, json);
 	return EXIT_OK;
 }
-
 
 static int run(int argc, char **argv)
 {
@@ -467,31 +379,7 @@ static int run(int argc, char **argv)
 		free(r.diff);
 		return ex >= 0 ? ex : cli_fail(rc, &d);
 	}
-	if (json) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "files_changed", (double)r.nchanged);
-		cJSON_AddNumberToObject(o, "written", r.written);
-		if (r.written)
-			cJSON_AddStringToObject(o, "backup", r.backup);
-		cJSON_AddStringToObject(o, "diff", r.diff);
-		if (r.unproven[0])
-			cJSON_AddStringToObject(o, "unproven", r.unproven);
-		char *t = cJSON_Print(o);
-		if (t)
-			puts(t);
-		free(t);
-		cJSON_Delete(o);
-	} else if (apply) {
-		if (r.written)
-			printf("applied: %d file(s) written; originals in %s\n", r.written, r.backup);
-		else
-			printf("nothing to change: the tree already has these values\n");
-	} else if (!out) {
-		fputs(r.diff, stdout);
-	}
-	if (!apply && !r.nchanged && !json)
-		fprintf(stderr, "muh patch: nothing to change: the tree already has these "
-				"values\n");
+	writeback_text_tree(&cli_out, "muh patch", &r, json, apply, out);
 	free(r.diff);
 	return EXIT_OK;
 }

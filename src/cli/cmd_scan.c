@@ -5,7 +5,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "muh/surface_view.h"
@@ -183,7 +182,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	       "%zu files (%s bytes) in %.3f s%s%s%s\n",
 	       nshow, n, counts[SCAN_LIVE], counts[SCAN_DEAD], counts[SCAN_UNSAFE],
 	       counts[SCAN_PLATFORM], counts[SCAN_UNKNOWN], scan_nfiles(s),
-	       cli_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s),
+	       text_count(cb, sizeof(cb), (double)scan_nbytes(s)), scan_seconds(s),
 	       scan_cache_status(s) ? " (cache: " : "",
 	       scan_cache_status(s) ? scan_cache_status(s) : "", scan_cache_status(s) ? ")" : "");
 	/* what the walk left out, one line per reason */

@@ -1,8 +1,7 @@
 /*
  * cmd_space.c — `muh space`: the exact size of a spec's space, and what each
- * constraint prunes.
+ * constraint prunes. Parse and print: space_text* (space.h) renders.
  */
-#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -43,127 +42,6 @@ static const char help[] =
 	"  muh space corpora/bat/GEMM-CAFF.json --json\n"
 	"  muh space specs/fused_moe.yaml --hw bi-v100 --prune-only\n";
 
-static void print_json(const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "spec", s->path);
-	cJSON_AddStringToObject(o, "format", spec_format_name(s->format));
-	cJSON_AddStringToObject(o, "profile", hw ? hw->name : "");
-	cJSON_AddNumberToObject(o, "problem_instance", (double)inst);
-	cJSON_AddNumberToObject(o, "params", (double)space_nparams(sp));
-	cJSON_AddNumberToObject(o, "groups", (double)space_ngroups(sp));
-	cJSON_AddNumberToObject(o, "cartesian", space_cartesian(sp));
-	cJSON_AddNumberToObject(o, "valid", (double)space_valid(sp));
-	cJSON_AddNumberToObject(o, "seconds", space_seconds(sp));
-	cJSON *arr = cJSON_AddArrayToObject(o, "constraints");
-	for (size_t c = 0; c < space_nconstraints(sp); c++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "expr", s->constraints[c].src);
-		cJSON_AddNumberToObject(e, "rejected", space_rejected(sp, c));
-		cJSON_AddItemToArray(arr, e);
-	}
-	cJSON *ord = cJSON_AddArrayToObject(o, "check_order");
-	for (size_t k = 0; k < space_nconstraints(sp); k++)
-		cJSON_AddItemToArray(ord, cJSON_CreateNumber((double)space_check_order(sp, k)));
-	char *txt = cJSON_Print(o);
-	if (txt)
-		puts(txt);
-	free(txt);
-	cJSON_Delete(o);
-}
-
-/* Shortens an expression for a table cell. */
-static const char *cell(char *buf, size_t n, const char *src, size_t width)
-{
-	size_t len = strlen(src);
-	if (len <= width)
-		snprintf(buf, n, "%s", src);
-	else
-		snprintf(buf, n, "%.*s...", (int)(width - 3), src);
-	return buf;
-}
-
-static void print_text(const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst,
-		       int prune_only)
-{
-	char a[64], b[64], t[64], e[128];
-	double cart = space_cartesian(sp);
-	double valid = (double)space_valid(sp);
-	cli_fmt_time(t, sizeof(t), space_seconds(sp));
-	size_t w = 16;
-	for (size_t c = 0; c < space_nconstraints(sp); c++)
-		if (strlen(s->constraints[c].src) > w)
-			w = strlen(s->constraints[c].src);
-	if (w > 56)
-		w = 56;
-	if (w < strlen("constraint (check order)")) /* the header is the widest cell */
-		w = strlen("constraint (check order)");
-	if (!prune_only) {
-		printf("spec        %s (%s)\n", s->path, spec_format_name(s->format));
-		if (hw)
-			printf("profile     %s (%s)\n", hw->name, hw->source);
-		if (spec_ninstances(s) > 1) {
-			printf("problem     instance %zu of %zu:", inst, spec_ninstances(s));
-			for (size_t k = 0; k < s->nproblem; k++) {
-				char v[64];
-				value_fmt(v, sizeof(v), spec_problem_value(s, k, inst));
-				printf(" %s=%s", s->problem[k].name, v);
-			}
-			printf("\n");
-		}
-		printf("params      %zu in %zu independent group(s)\n", space_nparams(sp),
-		       space_ngroups(sp));
-		printf("cartesian   %s\n", cli_count(a, sizeof(a), cart));
-		printf("valid       %s (%.4g%%)\n", cli_count(b, sizeof(b), valid),
-		       cart > 0 ? 100.0 * valid / cart : 0.0);
-		printf("time        %s\n", t);
-		if (space_nconstraints(sp) == 0) {
-			printf("\nno constraints: every combination is valid\n");
-			return;
-		}
-		printf("\n%-*s  %20s  %7s\n", (int)w, "constraint (spec order)", "rejected", "share");
-		for (size_t c = 0; c < space_nconstraints(sp); c++) {
-			double r = space_rejected(sp, c);
-			printf("%-*s  %20s  %6.2f%%\n", (int)w,
-			       cell(e, sizeof(e), s->constraints[c].src, w), cli_count(a, sizeof(a), r),
-			       cart > 0 ? 100.0 * r / cart : 0.0);
-		}
-		printf("\n(each rejected configuration is charged to the first constraint that "
-		       "fails, in check order; see `muh help space`)\n");
-		return;
-	}
-	printf("%-*s  %20s  %20s\n", (int)w, "constraint (check order)", "before", "after");
-	double left = cart;
-	for (size_t k = 0; k < space_nconstraints(sp); k++) {
-		size_t c = space_check_order(sp, k);
-		double after = left - space_rejected(sp, c);
-		printf("%-*s  %20s  %20s\n", (int)w, cell(e, sizeof(e), s->constraints[c].src, w),
-		       cli_count(a, sizeof(a), left), cli_count(b, sizeof(b), after));
-		left = after;
-	}
-	printf("%-*s  %20s  %20s   (%s)\n", (int)w, "valid", "", cli_count(a, sizeof(a), valid), t);
-}
-
-/* Prints every valid configuration's key, in index order. */
-static int print_list(const muh_space *sp)
-{
-	uint32_t *cfg = malloc((space_nparams(sp) + 1) * sizeof(uint32_t));
-	char key[4096];
-	if (!cfg)
-		return MUH_ENOMEM;
-	for (uint64_t i = 0; i < space_valid(sp); i++) {
-		if (space_config_at(sp, i, cfg)) {
-			free(cfg);
-			fprintf(stderr, "muh space: this space is too large to list\n");
-			return MUH_EENV;
-		}
-		space_key(sp, cfg, key, sizeof(key));
-		puts(key);
-	}
-	free(cfg);
-	return MUH_OK;
-}
-
 static volatile sig_atomic_t interrupted;
 
 static void on_sigint(int sig)
@@ -190,12 +68,12 @@ static int space_one(const char *path, const struct evalcli_opts *eo, const void
 	int rc = MUH_OK;
 	if (eo->nth && !eo->json && !A->list)
 		printf("\n");
-	if (A->list)
-		rc = print_list(sp);
-	else if (eo->json)
-		print_json(s, hwp, sp, inst);
-	else
-		print_text(s, hwp, sp, inst, A->prune);
+	if (A->list && (rc = space_text_list(&cli_out, sp)) == MUH_EENV)
+		fprintf(stderr, "muh space: this space is too large to list\n");
+	else if (!A->list && eo->json)
+		space_text_json(&cli_out, s, hwp, sp, inst);
+	else if (!A->list)
+		space_text(&cli_out, s, hwp, sp, inst, A->prune);
 	session_close(ss);
 	return cli_exit(rc);
 }

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "muh/hw.h"
-#include "muh/objective.h"
 #include "muh/transfer.h"
 
 static const char help[] =
@@ -43,50 +42,6 @@ static const char help[] =
 	"examples:\n"
 	"  muh transfer docs/results/h200/sweep/moe-sweep.db --hw bi-v100 --run 1\n"
 	"  muh transfer muh.db --hw mycard.yaml --top all --json\n";
-
-static void print_text(const char *db, const transfer_report *r)
-{
-	printf("transfer    %s -> %s%s%s%s\n", db, r->target.name, r->target.device[0] ? " (" : "",
-	       r->target.device, r->target.device[0] ? ")" : "");
-	printf("            %s\n", r->target.source);
-	for (size_t i = 0; i < r->nruns; i++) {
-		const transfer_run *t = &r->runs[i];
-		printf("\nrun %lld  %s  %s\n", (long long)t->id, t->spec_path, t->problem);
-		printf("  measured on %s%s; %zu ok, top %zu checked, %zu valid on %s\n", t->measured_on,
-		       t->other_device ? " (another device: these times were not measured on the target)"
-				       : "",
-		       t->nok, t->n, t->nvalid, r->target.name);
-		if (t->spec_note)
-			printf("  note: %s\n", t->spec_note);
-		if (!t->n)
-			continue;
-		printf("  %6s %6s  %-11s %-8s %s\n", "target", "source", "time", "verdict", "config");
-		for (size_t k = 0; k < t->n; k++) {
-			const transfer_entry *e = &t->e[k];
-			char tr[16], tm[32];
-			snprintf(tr, sizeof(tr), e->target_rank ? "%d" : "-", e->target_rank);
-			objective_format("time", e->time_s, tm, sizeof(tm));
-			printf("  %6s %6d  %-11s %-8s %s\n", tr, e->source_rank, tm,
-			       e->verdict == TRANSFER_VALID ? "valid" : "invalid", e->key);
-			for (size_t w = 0; w < e->nwhy; w++)
-				printf("  %6s %6s  %-11s %-8s why: %s\n", "", "", "", "", e->why[w]);
-		}
-		/* notes that every entry shares are printed once */
-		for (size_t k = 0; k < t->n; k++) {
-			const transfer_entry *e = &t->e[k];
-			for (size_t w = 0; w < e->nnotes; w++) {
-				int seen = 0;
-				for (size_t j = 0; j < k && !seen; j++)
-					for (size_t x = 0; x < t->e[j].nnotes && !seen; x++)
-						seen = !strcmp(t->e[j].notes[x], e->notes[w]);
-				for (size_t x = 0; x < w && !seen; x++)
-					seen = !strcmp(e->notes[x], e->notes[w]);
-				if (!seen)
-					printf("  not checked: %s\n", e->notes[w]);
-			}
-		}
-	}
-}
 
 static int run(int argc, char **argv)
 {
@@ -136,7 +91,7 @@ static int run(int argc, char **argv)
 		puts(s);
 		free(s);
 	} else {
-		print_text(db, r);
+		transfer_text(&cli_out, db, r);
 	}
 	transfer_free(r);
 	return EXIT_OK;

@@ -2,12 +2,12 @@
  * cmd_tune.c — `muh tune`: search a spec's space with a strategy, measure
  * through an objective, print the best against the defaults.
  *
- * Parse and drive: the session measures, replays and checks drift
- * (session.h); tune_flow.h says what a budget means, opens a pool and
- * when the decision stage follows; runsum.h computes the summary; this
- * file reads the options and runs one session per problem instance, and
- * tune_print.c prints. Ctrl-C stops cleanly after the variant in flight (the
- * event callback asks the driver to stop); a second Ctrl-C kills.
+ * Parse and print: tune_run (tune_run.h) drives one tune of one problem
+ * instance in libmuh and renders every line of it (tune_text.h); this file
+ * reads the options, runs it once per instance with its text written to
+ * stdout and stderr (cli_out), and says its failures. Ctrl-C stops cleanly
+ * after the variant in flight (the search is asked to stop); a second
+ * Ctrl-C kills.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -17,9 +17,8 @@
 
 #include "cli.h"
 #include "evalcli.h"
-#include "tune_print.h"
-#include "muh/objective.h"
-#include "muh/tune_flow.h"
+#include "muh/decide.h"
+#include "muh/tune_run.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -169,166 +168,31 @@ static const char help[] =
     "  muh tune specs/fused_moe.yaml --replay sweep.csv --strategy ils --budget 5% --seed 3\n";
 
 static volatile sig_atomic_t interrupted;
-/* what this instance's decision stage said, for --json's result event: -1
- * none ran, 0 no proven gain, 1 a proven winner */
-static int last_decision = -1;
 
-static void on_sigint(int sig)
+
+/* Ctrl-C's words, once the backend is known (tune_run_args.on_backend). */
+static void on_backend(void *ctx, const char *backend)
 {
-	interrupted = 1;
-	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	evalcli_ctrl_c_say();
-}
-
-struct tune_args {
-	const char *budget;
-	uint64_t topk;
-	long finalists;      /* --finalists K; -1: not given (2 for an engine spec, else 0) */
-	int rounds;          /* --rounds N: the decision stage's most rounds */
-	const char *devices; /* --devices LIST: a pool of one worker per device */
-	int mpi;             /* --mpi: the pool's workers are the other MPI ranks */
-};
-
-/* The pool of --devices / --mpi for session s (tune_flow.h), or NULL with
- * the error said (*ex its exit code). */
-static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_opts *so, const struct tune_args *A,
-			   int json, int *ex)
-{
-	muh_pool *p = NULL;
-	int bad_list = 0;
-	muh_diag d;
-	diag_clear(&d);
-	int rc = tune_flow_open_pool(path, s, so, A->devices, A->mpi, &p, &bad_list, &d);
-	*ex = rc && bad_list ? cli_usage_error("tune", "%s", d.msg) : cli_exit(rc);
-	if (rc && !bad_list)
-		fprintf(stderr, "muh tune: %s\n", d.msg);
-	else if (!rc && !json)
-		printf("pool        %zu worker(s) on %s (%s)\n", pool_size(p), pool_device(p),
-		       A->mpi ? "MPI ranks 1.." : A->devices);
-	return p;
-}
-
-/* The decision stage after a live search (decide.h), its table printed.
- * An exit code: 0 also when nothing was proven (the defaults stay). */
-static int decide_stage(muh_session *s, const struct tune_args *A, int json)
-{
-	long k = tune_flow_finalists(s, A->finalists);
-	if (k <= 0)
-		return EXIT_OK;
-	decide_opts o;
-	tune_flow_decide_opts(s, k, A->rounds, &o);
-	struct tune t = {.json = json, .bar = isatty(2), .objective = session_objective(s)};
-	if (!json)
-		tune_print_decide_head(s, &o, k);
-	decide_summary sm;
-	muh_diag d;
-	int rc = session_decide(s, &o, tune_on_decide, &t, &interrupted, &sm, &d);
-	if (rc) {
-		fprintf(stderr, "muh tune: the decision stage stopped: %s\n", d.msg);
-		return cli_exit(rc);
-	}
-	last_decision = sm.winner >= 0;
-	tune_print_decision(s, &sm, json, interrupted);
-	return EXIT_OK;
+	(void)ctx;
+	evalcli_ctrl_c_text("tune", backend, "what was measured is kept");
 }
 
 /* Tunes one problem instance (evalcli_each_problem's callback; ctx: the
- * tune_args): opens its session, prints what was loaded, runs the search,
- * prints the result. Returns an exit code. */
+ * tune_run_args of the options): tune_run, with its failure said as a
+ * usage or session error where it left that to us. Returns an exit code. */
 static int tune_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
-	const struct tune_args *A = ctx;
-	muh_session_opts so_ = eo->so, *so = &so_;
-	int json = eo->json;
-	const char *budget = A->budget;
-	size_t topk = (size_t)A->topk;
-	muh_pool *pool = NULL;
-	so->pool = A->devices || A->mpi;
+	tune_run_args a = *(const tune_run_args *)ctx;
+	enum tune_run_say say;
 	muh_diag d;
-	muh_session *s;
-	struct tune t = {.json = json, .bar = isatty(2), .stop = &interrupted};
-	so->on_note = tune_on_note;
-	so->note_ctx = &t;
-	int rc = session_open(path, so, &s, &d);
-	if (!rc && session_target(s)) /* Ctrl-C now says what it stops: a server, or a runner */
-		evalcli_ctrl_c_text("tune", eval_target_backend(session_target(s)), "what was measured is kept");
-	if (rc)
+	a.nth = eo->nth;
+	a.json = eo->json;
+	int rc = tune_run(path, &eo->so, &a, &say, &d);
+	if (say == TUNE_RUN_SAY_USAGE)
+		return cli_usage_error("tune", "%s", d.msg);
+	if (say == TUNE_RUN_SAY_SESSION)
 		return evalcli_fail("tune", rc, &d);
-	const muh_space *sp = session_space(s);
-	strategy_opts o = so->search;
-	int ex = EXIT_OK;
-	t.s = s;
-	t.sp = sp;
-	t.objective = session_objective(s);
-	t.problem = session_problem(s);
-	if (budget && tune_flow_budget(budget, space_valid(sp), &o.budget, &d)) {
-		ex = cli_usage_error("tune", "%s", d.msg);
-		goto out;
-	}
-	session_set_search(s, &o);
-	if (!json)
-		tune_print_opening(s, eo->nth);
-	if ((rc = session_start(s, &d))) {
-		ex = evalcli_fail("tune", rc, &d);
-		goto out;
-	}
-	tune_print_loaded(s, so, json);
-	if (so->pool && !(pool = open_pool(path, s, so, A, json, &ex)))
-		goto out;
-	if (session_evaluator(s)) {
-		/* the machine's noise: the defaults timed twice (once per run) */
-		double noise;
-		int noisy;
-		int nrc = session_noise(s, &noise, &noisy, &d);
-		if (nrc == MUH_EENV || nrc == MUH_ENOMEM) { /* muh's environment: nothing to search with */
-			ex = evalcli_fail("tune", nrc, &d);
-			goto out;
-		}
-		if (nrc == MUH_OK)
-			tune_print_noise(s, noise, noisy, json);
-	}
-	if (!json)
-		tune_print_strategy(&o, sp);
-	strategy_result r;
-	if (pool) {
-		rc = session_tune_pool(s, pool, tune_on_event, &t, &r, &interrupted, &d);
-		tune_print_pool_done(s, pool, json);
-	} else {
-		rc = session_tune(s, tune_on_event, &t, &r, &d);
-	}
-	if (t.bar && r.nrecords)
-		fputc('\n', stderr);
-	if (rc == MUH_EINPUT) {
-		fprintf(stderr, "muh tune: %s\n", d.msg);
-		ex = EXIT_USAGE;
-	} else {
-		if (rc) /* muh's environment (exit 3): said first, then what was measured */
-			fprintf(stderr, "muh tune: %s; what was measured before is kept\n",
-				d.msg[0] ? d.msg : "the search stopped on an error");
-		tune_print_prepare(s, json, so->jobs);
-		/* --json: the decision first, so that the final result event's
-		 * winner_key is the decision's (what report and patch name) */
-		int dex = -1;
-		last_decision = -1;
-		if (json && !interrupted && session_evaluator(s) && tune_flow_found(&r) && rc == MUH_OK)
-			dex = decide_stage(s, A, json);
-		tune_print_result(s, &o, &r, topk, json, rc, tune_flow_decides_after(s, A->finalists, interrupted, &r, rc),
-				  last_decision);
-		if (!objective_is_time(t.objective))
-			tune_print_slo_table(s, so->replay, json);
-		ex = cli_exit(rc);
-		if (!ex && !tune_flow_found(&r))
-			ex = EXIT_FINDING;
-		if (!ex && dex >= 0)
-			ex = dex;
-		else if (!ex && !interrupted && session_evaluator(s) && !json)
-			ex = decide_stage(s, A, json);
-	}
-	strategy_result_free(&r);
-out:
-	pool_close(pool);
-	session_close(s);
-	return ex;
+	return cli_exit(rc);
 }
 
 static int run(int argc, char **argv)
@@ -361,7 +225,9 @@ static int run(int argc, char **argv)
 	struct evalcli_opts eo = {.so = {.stop = &interrupted}};
 	muh_session_opts *so = &eo.so;
 	strategy_opts *o = &so->search;
-	struct tune_args A = {.topk = 10, .finalists = -1};
+	uint64_t topk = 10;
+	tune_run_args A = {.finalists = -1, .who = "muh tune", .out = cli_out, .stop = &interrupted,
+			   .bar = isatty(2), .on_backend = on_backend};
 	const char *colmap[33] = {0};
 	size_t ncol = 0;
 	int c, ex, no_seeds = 0;
@@ -399,7 +265,7 @@ static int run(int argc, char **argv)
 			colmap[ncol++] = optarg;
 			break;
 		case 'k':
-			if (cli_parse_u64(optarg, &A.topk) || A.topk > 1000)
+			if (cli_parse_u64(optarg, &topk) || topk > 1000)
 				return cli_usage_error("tune", "--top needs a number up to 1000");
 			break;
 		case 'n': /* no seeds at all: the spec's, transferred ones and files' */
@@ -484,10 +350,10 @@ static int run(int argc, char **argv)
 	if (!so->db && !so->replay)
 		so->db = "muh.db";
 	so->measure = !so->replay;
+	A.topk = (size_t)topk;
 	so->replay_columns = colmap;
-	interrupted = 0;
 	evalcli_ctrl_c_text("tune", NULL, "what was measured is kept");
-	void (*old)(int) = signal(SIGINT, on_sigint);
+	void (*old)(int) = evalcli_stop_on_ctrl_c(&interrupted);
 	evalcli_space_progress("tune", &interrupted); /* a long count shows progress, Ctrl-C stops it */
 	ex = evalcli_each_problem("tune", argc, argv, &eo, tune_one, &A);
 	evalcli_space_progress(NULL, NULL);

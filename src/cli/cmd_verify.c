@@ -9,12 +9,9 @@
  * one-at-a-time change from the base is valid) proves nothing, and is never
  * reported as reaching the kernel: exit 1, "nothing proved", with the
  * nearest base from which it can be tested. Parse and print over
- * session_verify (session.h), which owns the proof.
+ * session_verify (session.h), which owns the proof; verify_text renders it.
  */
 #include <getopt.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "evalcli.h"
 
@@ -56,35 +53,10 @@ static const char help[] =
 	"  muh verify specs/matmul_cpu.yaml\n"
 	"  muh verify specs/matmul_cpu_broken.yaml    # exits 1: BLOCK_N is dead\n";
 
-/* Prints (or, for --json, adds to root) where the untested params can be
- * tested from: the nearest base the session found. */
-static void print_suggest(const session_verify_result *r, const muh_spec *s, int json, cJSON *root)
-{
-	if (json) {
-		if (r->suggest_n)
-			cJSON_AddStringToObject(root, "from", r->suggest);
-		else
-			cJSON_AddNullToObject(root, "from");
-	} else if (r->suggest_n) {
-		fprintf(stderr,
-			"muh verify: %zu of the %zu can be tested from %s (the nearest such base): muh verify "
-			"%s --from '%s'\n",
-			r->suggest_n, r->suggest_of, r->suggest, s->path, r->suggest);
-	} else {
-		fprintf(stderr, "muh verify: no valid configuration lets them change one at a time\n");
-	}
-}
-
-/* Verifies one problem instance; returns an exit code. */
 static volatile sig_atomic_t interrupted;
 
-static void on_sigint(int sig)
-{
-	interrupted = 1;
-	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
-	evalcli_ctrl_c_say();
-}
 
+/* Verifies one problem instance; returns an exit code. */
 static int verify_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
 	const muh_session_opts *so = &eo->so;
@@ -97,9 +69,6 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	if (session_target(ss))
 		evalcli_ctrl_c_text("verify", eval_target_backend(session_target(ss)), "a proof cut short has no verdict");
 	const muh_spec *s = session_spec(ss);
-	size_t np = space_nparams(session_space(ss));
-	int keyw = evalcli_keyw(s);
-	const char *base = from ? "the base" : "the defaults";
 	session_verify_result r;
 	muh_diag d;
 	int rc = session_verify(ss, from, &r, &d);
@@ -111,103 +80,11 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 	if (rc) {
 		fprintf(stderr, "muh verify: %s\n", d.msg);
 		if (r.suggest_of)
-			print_suggest(&r, s, 0, NULL);
+			verify_text_suggest(&cli_out, "muh verify", &r, s, 0, NULL);
 		ex = rc == MUH_EINPUT ? EXIT_USAGE : cli_exit(rc);
 		goto out;
 	}
-	if (!json) {
-		printf("muh verify %s: backend %s, %zu params%s%s%s%s\n", s->path, eval_target_backend(session_target(ss)), np,
-		       from ? ", from " : "", from ? r.base : "", s->nproblem ? ", problem " : "",
-		       s->nproblem ? session_problem(ss) : "");
-		if (r.prepared.ran)
-			printf("prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n", r.prepared.done,
-			       r.prepared.asked, r.prepared.seconds, so->jobs);
-		printf("\n");
-		evalcli_print_header(stdout, keyw);
-		for (size_t i = 0; i < r.nvariants; i++)
-			evalcli_print_row(stdout, r.keys[i], &r.m[i], keyw);
-		char nz[48] = "unknown (the base did not time)";
-		if (isfinite(r.noise))
-			snprintf(nz, sizeof(nz), "%.2f%%", 100 * r.noise);
-		printf("\nnoise: %s (the spread of %s timed %d times)\n\n%-20s %6s %6s  %-14s %-16s %s\n", nz, base,
-		       SESSION_VERIFY_TIMINGS, "param", "values", "tested", "fingerprint", "time > noise", "verdict");
-	}
-	if (r.prepared.note[0])
-		fprintf(stderr, "muh verify: note: prepare: %s; each build compiles what is missing\n", r.prepared.note);
-	cJSON *root = cJSON_CreateObject(), *jvars = cJSON_CreateArray(), *jp = cJSON_CreateArray(),
-	      *ju = cJSON_CreateArray();
-	for (size_t i = 0; i < r.nvariants; i++)
-		cJSON_AddItemToArray(jvars, evalcli_json(r.keys[i], &r.m[i]));
-	for (size_t p = 0; p < np; p++) {
-		const session_verify_param *ps = &r.params[p];
-		if (ps->untested)
-			cJSON_AddItemToArray(ju, cJSON_CreateString(s->params[p].name));
-		if (!json) {
-			char a[32], b[32];
-			snprintf(a, sizeof(a), "%d of %d", ps->fp_changed, ps->tested);
-			snprintf(b, sizeof(b), "%d of %d", ps->time_changed, ps->tested - ps->failed);
-			printf("%-20s %6zu %6d  %-14s %-16s %s\n", s->params[p].name, s->params[p].nvalues, ps->tested, a,
-			       b, ps->verdict);
-		}
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "name", s->params[p].name);
-		cJSON_AddNumberToObject(o, "values", (double)s->params[p].nvalues);
-		cJSON_AddNumberToObject(o, "tested", ps->tested);
-		cJSON_AddNumberToObject(o, "skipped", ps->skipped);
-		cJSON_AddNumberToObject(o, "failed", ps->failed);
-		cJSON_AddNumberToObject(o, "fingerprints_changed", ps->fp_changed);
-		cJSON_AddNumberToObject(o, "time_changed", ps->time_changed);
-		cJSON_AddStringToObject(o, "verdict", ps->verdict);
-		cJSON_AddItemToArray(jp, o);
-	}
-	if (r.base_failed && !json)
-		printf("\n%s: %s %s\n", base, eval_status_name(r.base_fail->status), r.base_fail->error);
-	if (!json) {
-		if (r.base_stopped)
-			printf("\nmuh verify: FAILED: %s do%s not run (%s); stopped: nothing was measured against %s\n",
-			       base, from ? "es" : "", eval_status_name(r.base_fail->status), from ? "it" : "them");
-		else if (r.base_failed && r.base_fail->status != EVAL_OK)
-			printf("\nmuh verify: FAILED: %s do%s not pass\n", base, from ? "es" : "");
-		else if (r.dead)
-			printf("\nmuh verify: FAILED: a param does not reach the kernel\n");
-		else if (r.untested)
-			printf("\nmuh verify: nothing proved for %d param(s): no one-at-a-time change from %s is "
-			       "valid under the constraints\n",
-			       r.untested, base);
-		else
-			printf("\nmuh verify: every param reaches the kernel\n");
-		fflush(stdout);
-	}
-	if (r.untested) {
-		if (!json)
-			fprintf(stderr, "muh verify: nothing proved: %d param(s) could not be tested from %s\n", r.untested,
-				base);
-		print_suggest(&r, s, json, root);
-	}
-	if (json) {
-		cJSON_AddStringToObject(root, "spec", s->path);
-		cJSON_AddStringToObject(root, "problem", session_problem(ss));
-		cJSON_AddStringToObject(root, "backend", eval_target_backend(session_target(ss)));
-		cJSON_AddStringToObject(root, "base", r.base);
-		cJSON_AddBoolToObject(root, "base_stopped", r.base_stopped);
-		if (isfinite(r.noise))
-			cJSON_AddNumberToObject(root, "noise", r.noise);
-		else
-			cJSON_AddNullToObject(root, "noise");
-		cJSON_AddNumberToObject(root, "noise_timings", SESSION_VERIFY_TIMINGS);
-		cJSON_AddItemToObject(root, "variants", jvars);
-		cJSON_AddItemToObject(root, "params", jp);
-		cJSON_AddItemToObject(root, "untested", ju);
-		cJSON_AddBoolToObject(root, "ok", r.dead == 0 && r.untested == 0);
-		char *t = cJSON_Print(root);
-		puts(t ? t : "{}");
-		free(t);
-	} else {
-		cJSON_Delete(jvars);
-		cJSON_Delete(jp);
-		cJSON_Delete(ju);
-	}
-	cJSON_Delete(root);
+	verify_text(&cli_out, "muh verify", ss, &r, from, so->jobs, json);
 	ex = r.dead || r.untested ? EXIT_FINDING : EXIT_OK;
 out:
 	session_verify_free(&r);
@@ -232,10 +109,9 @@ static int run(int argc, char **argv)
 		else if ((ex = evalcli_option("verify", c, optarg, argv, opts, &eo)))
 			return ex;
 	}
-	interrupted = 0;
 	eo.so.stop = &interrupted;
 	evalcli_ctrl_c_text("verify", NULL, "a proof cut short has no verdict");
-	void (*old)(int) = signal(SIGINT, on_sigint);
+	void (*old)(int) = evalcli_stop_on_ctrl_c(&interrupted);
 	ex = evalcli_each_problem("verify", argc, argv, &eo, verify_one, from);
 	signal(SIGINT, old);
 	return interrupted ? EXIT_INTERRUPTED : ex;

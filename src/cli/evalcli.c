@@ -1,18 +1,16 @@
 /*
  * evalcli.c — what the commands over a session share: printing its errors
- * (at file:line:col, or "muh CMD: ..."), the --problem argument, and
- * measurements as table rows or JSON. CLI only; the work is in libmuh
- * (session.c).
+ * (at file:line:col, or "muh CMD: ..."), the --problem argument, the
+ * progress of a long space build, and what a Ctrl-C stops. CLI only; the
+ * work is in libmuh (session.c), and so are the measurements' rows
+ * (eval_text_*, eval.h).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "evalcli.h"
-#include "muh/objective.h"
-#include "muh/stats.h"
 
 int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const struct option *opts,
 		   struct evalcli_opts *o)
@@ -106,56 +104,6 @@ int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o
 	return rc ? evalcli_fail(cmd, rc, &d) : EXIT_OK;
 }
 
-int evalcli_keyw(const muh_spec *s)
-{
-	int keyw = 24;
-	for (size_t p = 0, w = 0; p < s->nparams; p++) {
-		w += strlen(s->params[p].name) + 4;
-		if ((int)w > keyw)
-			keyw = (int)w;
-	}
-	return keyw;
-}
-
-
-void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m)
-{
-	double tps = measurement_metric(m, "output_tokens_per_s");
-	if (isfinite(tps))
-		objective_format("output_tokens_per_s", tps, buf, n);
-	else
-		cli_fmt_time(buf, n, m->median);
-}
-
-void evalcli_print_header(FILE *f, int keyw)
-{
-	fprintf(f, "%-*s  %-13s %12s %9s %5s  %-16s  %s\n", keyw, "variant", "status", "median", "ci", "n",
-		"fingerprint", "error");
-}
-
-void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw)
-{
-	char med[32], ci[48] = "";
-	evalcli_fmt_median(med, sizeof(med), m);
-	if (m->status == EVAL_OK && m->median > 0)
-		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
-	char note[96] = "";
-	if (m->status == EVAL_OK && m->noisy && m->median > 0)
-		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median,
-			 100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
-	fprintf(f, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key, eval_status_name(m->status), med, ci,
-		m->nsamples, m->fingerprint[0] ? m->fingerprint : "-", m->status == EVAL_OK ? note : m->error);
-}
-
-cJSON *evalcli_json(const char *key, const muh_measurement *m)
-{
-	char *mj = measurement_to_json(m);
-	cJSON *o = mj ? cJSON_Parse(mj) : cJSON_CreateObject();
-	free(mj);
-	cJSON_AddStringToObject(o, "key", key);
-	return o;
-}
-
 /* ---- progress of a long space build ---------------------------------------- */
 
 static struct {
@@ -196,126 +144,31 @@ void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop)
 	space_set_progress(cmd ? on_space_progress : NULL, NULL);
 }
 
-/* "1.291x" or "-". */
-static void fmt_ratio(char *buf, size_t n, double r)
-{
-	if (isfinite(r))
-		snprintf(buf, n, "%.3fx", r);
-	else
-		snprintf(buf, n, "-");
-}
-
-/* "1.102-1.513x" or "-". */
-static void fmt_interval(char *buf, size_t n, const stats_ratio *r)
-{
-	if (isfinite(r->lo) && isfinite(r->hi))
-		snprintf(buf, n, "%.3f-%.3fx", r->lo, r->hi);
-	else
-		snprintf(buf, n, "-");
-}
-
-void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
-			    const char *lead)
-{
-	char pct[32], v[64], g[32], ci[64], slo[32];
-	/* the baseline is what ships when it is not the defaults */
-	int ships = decide_baseline_ships(sm, default_key);
-	const char *base = ships ? "the baseline" : "the defaults";
-	double level = isfinite(sm->level) ? sm->level : NAN;
-	if (isfinite(level))
-		snprintf(pct, sizeof(pct), "%.1f%%", 100 * level);
-	else
-		snprintf(pct, sizeof(pct), "-");
-	if (!sm->nf) {
-		fprintf(f, "%sdecision    %s; %s stay%s\n", lead, sm->why[0] ? sm->why : "no finalist",
-			ships ? "the baseline's values" : "the defaults", ships ? "" : "");
-		return;
-	}
-	fprintf(f,
-		"%sdecision    %s and the top %zu%s re-measured afresh in %zu round(s), the order alternated "
-		"each round; 'paired gain' is the geometric mean of the per-round ratios to %s, with its "
-		"%s interval (each look's level, so that over every look and finalist a tie is called a gain at "
-		"most 5%% of the time); the metric is the median of the repeats\n",
-		lead, base, sm->nf - (sm->defaults_f >= 0), sm->defaults_f >= 0 ? " (and the defaults)" : "", sm->rounds, base,
-		pct);
-	int kw = (int)strlen(sm->baseline) + 11;
-	for (size_t i = 0; i < sm->nf; i++)
-		if ((int)strlen(sm->f[i].key) > kw)
-			kw = (int)strlen(sm->f[i].key);
-	if (kw < 8)
-		kw = 8;
-	int mw = (int)strlen(o->metric) > 14 ? (int)strlen(o->metric) : 14;
-	char ch[48];
-	snprintf(ch, sizeof(ch), "%s CI", pct);
-	fprintf(f, "%s  %-*s  %7s  %3s  %5s  %*s  %11s  %13s  %s\n", lead, kw, "variant", "repeats", "ok", "SLOs", mw,
-		o->metric, "paired gain", ch, "verdict");
-	char bk[4200];
-	snprintf(bk, sizeof(bk), "%s (%s)", sm->baseline, ships ? "baseline" : "defaults");
-	objective_format(o->metric, sm->base_value, v, sizeof(v));
-	fprintf(f, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw, bk, sm->base_repeats, sm->base_ok,
-		"-", mw, isfinite(sm->base_value) ? v : "-", "-", "-", "baseline",
-		sm->base_why[0] ? ": " : "", sm->base_why);
-	for (size_t i = 0; i < sm->nf; i++) {
-		const decide_finalist *F = &sm->f[i];
-		objective_format(o->metric, F->value, v, sizeof(v));
-		fmt_ratio(g, sizeof(g), F->gain.ratio);
-		fmt_interval(ci, sizeof(ci), &F->gain);
-		snprintf(slo, sizeof(slo), "%zu/%zu", F->slo_met, F->ok);
-		fprintf(f, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw, F->key, F->repeats, F->ok, slo,
-			mw, isfinite(F->value) ? v : "-", g, ci, decide_verdict_name(F->verdict),
-			F->why[0] && F->verdict >= DECIDE_SLO_MISS ? ": " : "",
-			F->verdict >= DECIDE_SLO_MISS ? F->why : "");
-	}
-	if (sm->winner >= 0) {
-		const decide_finalist *W = &sm->f[sm->winner];
-		fmt_interval(ci, sizeof(ci), &W->gain);
-		fprintf(f, "%swinner      %s: %.3fx %s (%s CI %s over %zu paired rounds), every repeat within "
-			   "the SLOs",
-			lead, W->key, W->gain.ratio, base, pct, ci, W->gain.n);
-		if (ships && isfinite(sm->vs_defaults.ratio)) {
-			fmt_interval(ci, sizeof(ci), &sm->vs_defaults);
-			fprintf(f, "; %.3fx the defaults (%s)", sm->vs_defaults.ratio, ci);
-		}
-		if (sm->runner_up >= 0 && isfinite(sm->vs_runner_up.ratio)) {
-			fmt_interval(ci, sizeof(ci), &sm->vs_runner_up);
-			int tie = !(sm->vs_runner_up.lo > 1);
-			fprintf(f, "; %.3fx the runner-up (%s)%s", sm->vs_runner_up.ratio, ci,
-				tie ? ", a tie between the two" : "");
-		}
-		fputc('\n', f);
-	} else {
-		if (ships) {
-			fprintf(f, "%swinner      no proven gain over the baseline: %s; the baseline stays (what an emitter "
-				   "writes is what ships)",
-				lead, sm->why);
-			if (isfinite(sm->vs_defaults.ratio)) {
-				fmt_interval(ci, sizeof(ci), &sm->vs_defaults);
-				fprintf(f, "; it is %.3fx the defaults (%s)", sm->vs_defaults.ratio, ci);
-			}
-			fputc('\n', f);
-		} else {
-			fprintf(f, "%swinner      no proven gain: %s; the defaults stay (muh patch --from writes nothing)\n",
-				lead, sm->why);
-		}
-	}
-}
-
-static char ctrl_c_msg[512];
-static volatile size_t ctrl_c_len;
-
 void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept)
 {
-	const char *what = !backend ? "the work in flight is given up"
-			 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
-						      : "the variant in flight is given up and its runner stopped";
-	ctrl_c_len = 0;
-	int n = snprintf(ctrl_c_msg, sizeof(ctrl_c_msg), "muh %s: stopping (Ctrl-C): %s; %s (Ctrl-C again kills muh)\n",
-			 cmd, what, kept);
-	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_msg) ? (size_t)n : 0;
+	char what[400];
+	snprintf(what, sizeof(what), "%s; %s (Ctrl-C again kills muh)",
+		 !backend ? "the work in flight is given up"
+		 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
+					      : "the variant in flight is given up and its runner stopped",
+		 kept);
+	cli_ctrl_c_text(cmd, what);
 }
 
-void evalcli_ctrl_c_say(void)
+static volatile sig_atomic_t *ctrl_c_flag;
+
+/* evalcli_stop_on_ctrl_c's handler: the flag set, the line said, and the
+ * next Ctrl-C left to kill. */
+static void on_sigint(int sig)
 {
-	if (ctrl_c_len && write(2, ctrl_c_msg, ctrl_c_len) < 0)
-		ctrl_c_len = 0;
+	*ctrl_c_flag = 1;
+	signal(sig, SIG_DFL); /* a second Ctrl-C kills */
+	cli_ctrl_c_say();
+}
+
+void (*evalcli_stop_on_ctrl_c(volatile sig_atomic_t *flag))(int)
+{
+	*flag = 0;
+	ctrl_c_flag = flag;
+	return signal(SIGINT, on_sigint);
 }

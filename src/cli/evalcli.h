@@ -1,6 +1,7 @@
 /*
  * evalcli.h — what muh tune, muh eval, muh verify and muh space share (see
- * evalcli.c): printing a session's errors and measurements, and --problem.
+ * evalcli.c): printing a session's errors, --problem, a space build's
+ * progress and Ctrl-C's words.
  */
 #ifndef MUH_EVALCLI_H
 #define MUH_EVALCLI_H
@@ -50,24 +51,6 @@ long evalcli_problems(const char *cmd, const char *path, const char *text, size_
 /* Opens (session_open + session_start) a session for cmd; prints the
  * error and returns an exit code otherwise. */
 int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o, muh_session **s);
-/* The width of a key column for spec s. */
-int evalcli_keyw(const muh_spec *s);
-/* A measurement's median for a person: its output tokens/s when it has that
- * metric (engine runs: the median is seconds per output token), else its time. */
-void evalcli_fmt_median(char *buf, size_t n, const muh_measurement *m);
-/* The aligned table's header and one row: key, status, median, CI,
- * samples, fingerprint, error. */
-void evalcli_print_header(FILE *f, int keyw);
-void evalcli_print_row(FILE *f, const char *key, const muh_measurement *m, int keyw);
-cJSON *evalcli_json(const char *key, const muh_measurement *m);
-
-/* The decision stage's table (decide.h) for a person: every variant it
- * re-deployed with its repeats, ok ones, SLOs met, metric, ratio to the
- * baseline with its interval, and verdict; then the winner line, or "no
- * proven gain" with why. Lines start with `lead` (tune: "", report: "  "). */
-#include "muh/decide.h"
-void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
-			    const char *lead);
 
 /* While a space is built (space_build, inside session_open): after 2 s a
  * progress line on stderr when it is a terminal, and *stop (set by the
@@ -77,13 +60,17 @@ void evalcli_print_decision(FILE *f, const decide_summary *sm, const muh_objecti
 void evalcli_space_progress(const char *cmd, volatile sig_atomic_t *stop);
 
 /* What a Ctrl-C stops, said at once by the command's SIGINT handler
- * (evalcli_ctrl_c_say, async-signal-safe: one write to stderr): "muh CMD:
+ * (cli_ctrl_c_say, async-signal-safe: one write to stderr): "muh CMD:
  * stopping (Ctrl-C): the variant in flight is given up and its server
  * stopped; KEPT (Ctrl-C again kills muh)", its runner rather than its
  * server for a backend other than engine, the work in flight while the
  * backend is not known (NULL). Set it (outside the handler) when the
  * backend becomes known. */
 void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept);
-void evalcli_ctrl_c_say(void);
+
+/* Clears *flag and installs a SIGINT handler that sets it and says the
+ * line (cli_ctrl_c_say), after which a second Ctrl-C kills. Returns the
+ * handler it replaced (for signal(SIGINT, ...) when done). */
+void (*evalcli_stop_on_ctrl_c(volatile sig_atomic_t *flag))(int);
 
 #endif

@@ -12,7 +12,6 @@
  * stdout that could not be written is an environment error (exit 3).
  */
 #include <errno.h>
-#include <math.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -148,21 +147,32 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
 }
 
 static char ctrl_c_line[512];
-static size_t ctrl_c_len;
+static volatile size_t ctrl_c_len;
+
+void cli_ctrl_c_text(const char *cmd, const char *what)
+{
+	ctrl_c_len = 0;
+	int n = snprintf(ctrl_c_line, sizeof(ctrl_c_line), "muh %s: stopping (Ctrl-C): %s\n", cmd, what);
+	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_line) ? (size_t)n : 0;
+}
+
+void cli_ctrl_c_say(void)
+{
+	if (ctrl_c_len && write(2, ctrl_c_line, ctrl_c_len) < 0)
+		ctrl_c_len = 0;
+}
 
 /* cli_ctrl_c_ends' handler: the line, then SIGINT's default (the end). */
 static void ctrl_c_end(int sig)
 {
-	if (ctrl_c_len && write(2, ctrl_c_line, ctrl_c_len) < 0)
-		ctrl_c_len = 0;
+	cli_ctrl_c_say();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 void cli_ctrl_c_ends(const char *cmd, const char *what)
 {
-	int n = snprintf(ctrl_c_line, sizeof(ctrl_c_line), "muh %s: stopping (Ctrl-C): %s\n", cmd, what);
-	ctrl_c_len = n > 0 && (size_t)n < sizeof(ctrl_c_line) ? (size_t)n : 0;
+	cli_ctrl_c_text(cmd, what);
 	signal(SIGINT, ctrl_c_end);
 }
 
@@ -189,19 +199,18 @@ int cli_fail(int status, const muh_diag *d)
 	return cli_exit(status);
 }
 
-void cli_fmt_time(char *buf, size_t n, double s)
+/* cli_out's write: libmuh's results on stdout, its notes on stderr. */
+static void out_write(void *ctx, int stream, const char *text)
 {
-	if (!isfinite(s))
-		snprintf(buf, n, "-");
-	else if (s < 1e-6)
-		snprintf(buf, n, "%.1f ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
+	FILE *f = stream == TEXTOUT_NOTE ? stderr : stdout;
+	(void)ctx;
+	if (text)
+		fputs(text, f);
 	else
-		snprintf(buf, n, "%.3f s", s);
+		fflush(f);
 }
+
+const textout cli_out = {.write = out_write};
 
 int cli_parse_u64(const char *s, uint64_t *v)
 {
@@ -214,25 +223,6 @@ int cli_parse_u64(const char *s, uint64_t *v)
 		return -1;
 	*v = x;
 	return 0;
-}
-
-const char *cli_count(char *buf, size_t n, double v)
-{
-	char tmp[64];
-	if (v >= 1e18) {
-		snprintf(buf, n, "%.3g", v);
-		return buf;
-	}
-	snprintf(tmp, sizeof(tmp), "%.0f", v);
-	size_t len = strlen(tmp), o = 0;
-	for (size_t i = 0; i < len && o + 2 < n; i++) {
-		buf[o++] = tmp[i];
-		size_t left = len - i - 1;
-		if (left && left % 3 == 0 && tmp[i] != '-')
-			buf[o++] = ',';
-	}
-	buf[o] = '\0';
-	return buf;
 }
 
 /* Flushes stdout; a write that failed (a full disk, `ulimit -f`, a closed

@@ -568,7 +568,7 @@ int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, int from_s
 	return rc;
 }
 
-void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json)
+void transfer_seeds_print(const transfer_seeds *ts, const textout *f, int json)
 {
 	char key[4096];
 	for (size_t i = 0; i < ts->n; i++) {
@@ -581,11 +581,12 @@ void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json)
 			cJSON_AddStringToObject(o, "from", ts->from[i]);
 			char *s = cJSON_PrintUnformatted(o);
 			if (s)
-				fprintf(f, "%s\n", s);
+				textout_printf(f, TEXTOUT_RESULT, "%s\n", s);
 			free(s);
 			cJSON_Delete(o);
 		} else {
-			fprintf(f, "transfer    T%zu %s\n            from %s\n", i + 1, key, ts->from[i]);
+			textout_printf(f, TEXTOUT_RESULT, "transfer    T%zu %s\n            from %s\n", i + 1, key,
+				       ts->from[i]);
 		}
 	}
 }

@@ -103,7 +103,7 @@ rows = sqlite3.connect(sys.argv[1]).execute(
     "SELECT burst_rank, key, burst_mhz, sustained_mhz FROM retimes ORDER BY burst_rank").fetchall()
 text = open(sys.argv[2]).read()
 for rank, key, bm, sm in rows:
-    # any unit cli_fmt_time prints: a loaded machine's times can cross one
+    # any unit text_time prints: a loaded machine's times can cross one
     m = re.search(r"^ +%d +[0-9.]+ (ns|us|ms|s) +(\d+|-) +([0-9.]+ (ns|us|ms|s)|-) +(\d+|-)  %s(  <- best)?$" % (rank, re.escape(key)),
                   text, re.M)
     assert m, (rank, key)

@@ -280,6 +280,21 @@ int eval_compare(const muh_measurement *a, const muh_measurement *b, double nois
 int eval_compare_interleaved(const muh_measurement *a, const muh_measurement *b, double noise,
 				     stats_summary *ratio);
 
+/* ---- one measurement for a person or a program (eval_text.c) ---- */
+
+/* The width of a key column for spec s. */
+int eval_text_keyw(const muh_spec *s);
+/* A measurement's median for a person: its output tokens/s when it has that
+ * metric (engine runs: the median is seconds per output token), else its time. */
+void eval_text_median(char *buf, size_t n, const muh_measurement *m);
+/* The aligned table's header and one row on f's result stream: key, status,
+ * median, CI, samples, fingerprint, error. */
+void eval_text_header(const textout *f, int keyw);
+void eval_text_row(const textout *f, const char *key, const muh_measurement *m, int keyw);
+/* The row as a JSON object: measurement_to_json's with the key. */
+struct cJSON;
+struct cJSON *eval_text_json(const char *key, const muh_measurement *m);
+
 MUH_END_DECLS
 
 #endif

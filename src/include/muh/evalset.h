@@ -85,6 +85,22 @@ typedef struct evalset_verdict {
 int evalset_interleaved(const evalset *E, double noise, evalset_verdict *v, size_t *ok, size_t *lo,
 				size_t *hi);
 
+/* ---- what muh eval says under its rows (evalset_text.c), on a textout ---- */
+
+/* The best of S against the defaults (a tie within noise, or how much
+ * faster), when more than one variant was measured: a result line. */
+void evalset_text_best(const textout *o, const evalset *S, double noise);
+/* --interleave's closing lines: how the set was timed and each variant
+ * against the fastest (paired, or from the medians); with json one
+ * "interleaved" JSON line. Nothing when S holds no interleaved set. */
+void evalset_text_interleaved(const textout *o, const evalset *S, double noise, int json);
+/* Variants that built one artifact yet were timed apart: a result line, a
+ * note with json (stdout then holds the rows only). */
+void evalset_text_twins(const textout *o, const evalset *S, int json);
+/* The closing note: how many were measured, per status (who: what it
+ * starts with, "muh eval"), interrupted, the runner restarted. */
+void evalset_text_counts(const textout *o, const char *who, const evalset *S, int interrupted, int restarted);
+
 MUH_END_DECLS
 
 #endif

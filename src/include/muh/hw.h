@@ -22,6 +22,7 @@
 #define MUH_HW_H
 
 #include "muh/diag.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -104,6 +105,14 @@ int hw_set_unknown(muh_hw *hw, const char *key, const char *why);
 /* The unknown entry of key (why in ->note), or NULL when the profile does
  * not say key is unknown (it may still lack a value: hw_field is NULL). */
 const muh_hw_field *hw_unknown(const muh_hw *hw, const char *key);
+
+/* muh hw's output (hw_text.c), on a textout's result stream: a profile
+ * (name, source, device, each known key with its value, origin, meaning,
+ * source and note, then the keys it does not know), or as one JSON object
+ * {name, source, device, fields, unknown}; and the built-in profiles' names
+ * with their descriptions (json: a JSON list of the names). */
+void hw_text_profile(const textout *out, const muh_hw *hw, int json);
+void hw_text_list(const textout *out, int json);
 
 /* When d says "unknown name 'hw.KEY'..." for a KEY of hw_keys that hw has no
  * value for, rewrites the message to say that hw (by name) does not know

@@ -26,6 +26,7 @@
 
 #include "muh/diag.h"
 #include "muh/spec.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -106,6 +107,18 @@ typedef struct kb_seed {
 int kb_cccl_seeds(const kb_cccl *kb, const muh_spec *s, int cc, kb_seed **out, size_t *nout, muh_diag *d);
 
 void kb_seeds_free(kb_seed *v, size_t n);
+
+/* ---- muh kb cccl's output (kb_text.c), on a textout's result stream ---- */
+
+/* The policies of kb (only algorithm alg, only those CUB dispatches on
+ * cc; NULL, 0: all) as a table with a closing count, or as one JSON
+ * object {dir, files, cc, policies}. Returns how many were shown. */
+size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int cc, int json);
+/* The seeds v[0..n) of spec s (read from spec_path) for cc as a `seeds:`
+ * block to paste, the policies that do not map as comments, or as one
+ * JSON object {spec, algorithm, cc, seeds}. Returns how many map. */
+size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s, const char *spec_path, int cc,
+		     const kb_seed *v, size_t n, int json);
 
 MUH_END_DECLS
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "muh/diag.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -178,6 +179,22 @@ int load_find_rate(const load_opts *o, const load_rate_opts *ro, load_rate_resul
 /* The result as a JSON object (seconds; NAN as null). malloc'd; NULL when
  * out of memory. */
 char *load_result_to_json(const load_result *r);
+
+/* ---- what muh load shows (load_text.c), on a textout's result stream ---- */
+
+/* The opening line (target, prompts, output, requests or duration), then
+ * the table's header unless find (--find-rate has a table of its own). */
+void load_text_opening(const textout *out, const load_opts *o, int find);
+/* The table's two header lines, and one run of it (label: its step). */
+void load_text_header(const textout *o);
+void load_text_row(const textout *o, const char *label, const load_result *r);
+/* One run as a JSON line, with its step (label) and its shape (rate and
+ * burstiness, or concurrency); flushed. */
+void load_text_json(const textout *out, const char *label, const load_opts *o, const load_result *r);
+/* Under one run's row: its wall time, tokens and requests within the SLOs. */
+void load_text_wall(const textout *o, const load_result *r);
+/* load_find_rate's steps and its answer as a table, or one JSON object. */
+void load_text_rate(const textout *out, const load_opts *o, const load_rate_result *fr, int json);
 
 /* ---- the pieces, exposed for tests and for clients with their own loop ---- */
 

@@ -17,6 +17,7 @@
 #include "muh/eval.h"
 #include "muh/muh.h"
 #include "muh/store.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -65,6 +66,11 @@ int runreport_write_svgs(const char *dir, const runreport_run *rs, muh_diag *d);
 /* The report as JSON ({runs: [...], status: {...}}, formatted), malloc'd;
  * NULL when out of memory. */
 char *runreport_json(const runreport *rp);
+
+/* The same for a person, on o's result stream: the run table, under it
+ * each run's objective and decision table, the runs re-timed at sustained
+ * clocks, identical code timed apart (twins), and the status counts. */
+void runreport_text(const textout *o, const runreport *rp);
 
 MUH_END_DECLS
 

@@ -421,6 +421,20 @@ typedef struct session_verify_result {
 int session_verify(muh_session *s, const char *from_key, session_verify_result *r, muh_diag *d);
 void session_verify_free(session_verify_result *r);
 
+/* muh verify's proof r of session ss (from: the --from base, or NULL; jobs:
+ * --jobs) on o (verify_text.c): the sample's rows, the noise, each param's
+ * verdict and the closing one on the result stream; notes (who: what they
+ * start with, "muh verify") on the note stream; or, with json, one JSON
+ * object {spec, problem, backend, base, noise, variants, params, untested,
+ * from, ok}. */
+void verify_text(const textout *o, const char *who, muh_session *ss, const session_verify_result *r, const char *from,
+		 int jobs, int json);
+/* Where the untested params of r can be tested from (the nearest base), a
+ * note; with json, added to root as "from" (null when none). */
+struct cJSON;
+void verify_text_suggest(const textout *o, const char *who, const session_verify_result *r, const muh_spec *s,
+			 int json, struct cJSON *root);
+
 /* The problem instances a --problem argument names: "all", indices ("3",
  * "0,2"), or values ("M=256", "M=256,M=1024": the same name twice is either,
  * different names both). Writes them ascending into out (at most cap) and

@@ -27,6 +27,7 @@
 #include "muh/diag.h"
 #include "muh/hw.h"
 #include "muh/spec.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -90,6 +91,22 @@ muh_value space_value(const muh_space *sp, const uint32_t *cfg, size_t p);
 /* A xorshift64* step, shared by everything that needs reproducible random
  * numbers. */
 uint64_t space_rand(uint64_t *state);
+
+/* ---- muh space's output (space_text.c), on a textout's result stream ---- */
+
+/* Space sp of spec s (profile hw, NULL: none; problem instance inst) for a
+ * person: spec, profile, problem, params, cartesian, valid, time, then each
+ * constraint's rejections in spec order; with prune_only, the size before
+ * and after each constraint in check order instead. */
+void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst,
+		int prune_only);
+/* The same as one JSON object {spec, format, profile, problem_instance,
+ * params, groups, cartesian, valid, seconds, constraints, check_order}. */
+void space_text_json(const textout *o, const muh_spec *s, const muh_hw *hw, const muh_space *sp, size_t inst);
+/* Every valid configuration's key, one a line, in index order. MUH_OK;
+ * MUH_EENV when the space is too large to list (nothing more written),
+ * MUH_ENOMEM. */
+int space_text_list(const textout *o, const muh_space *sp);
 
 MUH_END_DECLS
 

@@ -35,6 +35,7 @@
 
 #include "muh/diag.h"
 #include "muh/hw.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -91,6 +92,11 @@ void transfer_free(transfer_report *r);
  * other_device, ok, checked, valid, entries: [{key, time_s, source_rank,
  * verdict, target_rank, why, notes, shared_bytes, measured_on}]}]}. */
 char *transfer_to_json(const transfer_report *r);
+
+/* The same for a person (db: the store's path, as named), on o's result
+ * stream: the target, then per run its top configs with their verdict and
+ * why, and the checks the target could not answer. */
+void transfer_text(const textout *o, const char *db, const transfer_report *r);
 
 MUH_END_DECLS
 

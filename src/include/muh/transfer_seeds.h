@@ -30,6 +30,7 @@
 #include "muh/objective.h"
 #include "muh/space.h"
 #include "muh/store.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -74,8 +75,6 @@ int transfer_seeds_gather(transfer_seeds *ts, const char *store_path, int from_s
 			  const char *const *files, size_t nfiles, size_t instance, const muh_objective *o,
 			  muh_diag *d);
 
-/* Writes the seeds, one line each ("transfer  T1  KEY  from ..."), or as
- * JSON lines ({"event": "transfer_seed", ...}) when json. */
 /* The batch size instance tunes for (*m): problem symbol M, else the
  * only symbol with several values. 1 when there is one, else 0. */
 int transfer_seeds_batch_size(const muh_spec *s, size_t instance, double *m);
@@ -83,7 +82,10 @@ int transfer_seeds_batch_size(const muh_spec *s, size_t instance, double *m);
  * 0/1, or a value's text); -1 when none. */
 struct cJSON;
 long transfer_seeds_match_value(const muh_param *par, const struct cJSON *v);
-void transfer_seeds_print(const transfer_seeds *ts, FILE *f, int json);
+/* Writes the seeds to f's result stream, one line each ("transfer  T1
+ * KEY  from ..."), or as JSON lines ({"event": "transfer_seed", ...}) when
+ * json. */
+void transfer_seeds_print(const transfer_seeds *ts, const textout *f, int json);
 
 MUH_END_DECLS
 

@@ -35,6 +35,7 @@
 #include "muh/patch.h"
 #include "muh/scan.h"
 #include "muh/store.h"
+#include "muh/textout.h"
 
 #include "muh/api.h"
 
@@ -239,6 +240,24 @@ int writeback_tree(const writeback_tree_opts *o, writeback_tree_result *r, muh_d
 
 /* Writes text to path atomically (path.muh-tmp, then renamed). */
 int writeback_write_file(const char *path, const char *text, muh_diag *d);
+
+/* ---- what muh patch says (writeback_text.c), on a textout ---- */
+
+/* A file an emitter wrote, for a person (a result): with no path its text
+ * itself; else what it holds, and for a moe-json file a line per batch
+ * size with its decision and paired intervals. */
+void writeback_text_written(const textout *o, const writeback_file *f);
+/* An engine run's winner planned into its deployment file: notes (who:
+ * what they start with, "muh patch"), with --force's UNPROVEN and a gain
+ * inside the noise said. */
+void writeback_text_win(const textout *o, const char *who, const writeback_engine_win *w);
+/* What --rollback (rollback 1) or --resume did, a line or a JSON object. */
+void writeback_text_recovery(const textout *o, const patch_recovery *r, int rollback, int json);
+/* A tree's write-back r: as JSON {files_changed, written, backup, diff,
+ * unproven}, what --apply wrote, or the diff (none when it went to out);
+ * a note when nothing changes. */
+void writeback_text_tree(const textout *o, const char *who, const writeback_tree_result *r, int json, int apply,
+			 const char *out);
 
 MUH_END_DECLS
 

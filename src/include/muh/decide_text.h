@@ -1,0 +1,26 @@
+/*
+ * decide_text.h — the decision stage's table (decide.h) for a person, as
+ * text on a textout's result stream (textout.h). Shared by muh tune (after
+ * its rounds) and muh report (under a run's row).
+ */
+#ifndef MUH_DECIDE_TEXT_H
+#define MUH_DECIDE_TEXT_H
+
+#include "muh/decide.h"
+#include "muh/objective.h"
+#include "muh/textout.h"
+
+#include "muh/api.h"
+
+MUH_BEGIN_DECLS
+
+/* Every variant the stage re-deployed with its repeats, ok ones, SLOs met,
+ * metric, ratio to the baseline with its interval, and verdict; then the
+ * winner line, or "no proven gain" with why. Lines start with lead (tune:
+ * "", report: "  "). */
+void decide_text_table(const textout *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
+		       const char *lead);
+
+MUH_END_DECLS
+
+#endif
