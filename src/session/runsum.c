@@ -311,6 +311,12 @@ char *runsum_result_json(muh_session *s, const strategy_opts *o, const strategy_
 		if (r->have_best)
 			cJSON_AddNumberToObject(o2, "fraction_of_optimum",
 			                        ri.best_s / best);
+		double all, own;
+		if (session_replay_score(s, r, &all, &own) > 0) {
+			cJSON_AddNumberToObject(o2, "search_score", all);
+			if (isfinite(own))
+				cJSON_AddNumberToObject(o2, "search_score_own", own);
+		}
 	}
 	cJSON *arr = cJSON_AddArrayToObject(o2, "top");
 	for (size_t k = 0; k < ntop; k++) {

@@ -36,6 +36,7 @@
 #include "u64map.h"
 #include "eval_int.h"
 #include "overlay_int.h"
+#include "muh/score.h"
 #include "session_int.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -139,6 +140,22 @@ void session_store_stats(const muh_session *s, session_store_info *out)
 void session_replay_stats(const muh_session *s, session_replay_info *out)
 {
 	*out = s->ri;
+}
+
+int session_replay_score(const muh_session *s, const strategy_result *r, double *all, double *own)
+{
+	*all = *own = NAN;
+	const muh_objective *o = session_objective(s);
+	if (!s->ri.exhaustive || !s->rp || (o && (strcmp(o->metric, "time") || o->nslo)))
+		return 0;
+	double *t;
+	size_t n;
+	if (replay_ok_times(s->rp, &t, &n) || (n && score_result(t, n, r, all, own))) {
+		free(t);
+		return -MUH_ENOMEM;
+	}
+	free(t);
+	return n && isfinite(*all);
 }
 
 /* ---- the noise ------------------------------------------------------------ */

@@ -9,6 +9,7 @@
  * when the caller says it is a terminal) to its note stream; nothing here
  * prints or decides.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,7 +488,7 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 	} else if (so->skip_defaults) {
 		textout_printf(
 		    o, TEXTOUT_RESULT,
-		    "default     not measured: --no-defaults (a random start instead)\n");
+		    "default     not measured: --no-defaults (the search's own start instead)\n");
 	} else {
 		textout_printf(
 		    o, TEXTOUT_RESULT,
@@ -515,6 +516,20 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 		    "optimum     %s (exhaustive, from the replay file): this run reached %.1f%% of "
 		    "it\n",
 		    a, 100.0 * ri.best_s / best);
+		double all, own;
+		if (session_replay_score(s, r, &all, &own) > 0) {
+			textout_printf(o, TEXTOUT_RESULT,
+			               "score       %+.3f over its %" PRIu64
+			               " evaluations (Willemsen et al.: 0 is random search, 1 the "
+			               "optimum at once)",
+			               all, r->nrecords - r->predicted);
+			if (isfinite(own) && r->have_default)
+				textout_printf(o, TEXTOUT_RESULT,
+				               "; %+.3f over the search's own proposals, without "
+				               "the head start",
+				               own);
+			textout_printf(o, TEXTOUT_RESULT, "\n");
+		}
 	}
 	const char *mname = objective ? objective->metric : "time";
 	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;

@@ -203,6 +203,14 @@ typedef struct session_replay_info {
 } session_replay_info;
 void session_replay_stats(const muh_session *s, session_replay_info *out);
 
+/* The search score of run r (score.h, Willemsen et al. 2024) when the
+ * session answers from an exhaustive replay and its objective is plain
+ * time (no SLOs): *all over every evaluation, *own over the search's own
+ * proposals only (no defaults, baseline or seeds: the score without the
+ * head start). 1 with both set, 0 when there is no such score (then both
+ * are NAN), or -MUH_ENOMEM. */
+int session_replay_score(const muh_session *s, const strategy_result *r, double *all, double *own);
+
 /* The machine's noise: the defaults timed twice, and again (up to 3 pairs)
  * while the two differ by more than measure.max_noise; stored with the run.
  * MUH_OK with *noise and *noisy (the run is noisy: its speedup has no
