@@ -72,14 +72,8 @@ int deploy_is_upper_name(const char *s)
 
 static struct deploy_tok *tl_add(struct tl *l)
 {
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 32;
-		struct deploy_tok *nv = realloc(l->v, nc * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		l->v = nv;
-		l->cap = nc;
-	}
+	if (array_grow(&l->v, &l->cap, l->n, sizeof(*l->v), 32))
+		return NULL;
 	struct deploy_tok *t = &l->v[l->n++];
 	memset(t, 0, sizeof(*t));
 	t->cs = t->ce = t->eq = NOSPAN;
@@ -114,14 +108,8 @@ static int perr(struct P *P, size_t pos, const char *fmt, ...)
 
 static deploy_arg *add_arg(struct P *P)
 {
-	if (P->nargs == P->cap) {
-		size_t nc = P->cap ? P->cap * 2 : 16;
-		deploy_arg *na = realloc(P->args, nc * sizeof(*na));
-		if (!na)
-			return NULL;
-		P->args = na;
-		P->cap = nc;
-	}
+	if (array_grow(&P->args, &P->cap, P->nargs, sizeof(*P->args), 16))
+		return NULL;
 	deploy_arg *a = &P->args[P->nargs++];
 	memset(a, 0, sizeof(*a));
 	return a;

@@ -274,14 +274,8 @@ static const char *own_str(struct own_schema *o, const char *s, size_t n)
 
 static int own_add(struct own_schema *o, size_t *cap, const deploy_option *op)
 {
-	if (o->sc.n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 32;
-		deploy_option *no = realloc(o->opts, nc * sizeof(*no));
-		if (!no)
-			return MUH_ENOMEM;
-		o->opts = no;
-		*cap = nc;
-	}
+	if (array_grow(&o->opts, cap, o->sc.n, sizeof(*o->opts), 32))
+		return MUH_ENOMEM;
 	o->opts[o->sc.n++] = *op;
 	o->sc.opts = o->opts;
 	return MUH_OK;

@@ -42,6 +42,7 @@
 #include "muh/muh.h"
 #include "muh/strategy.h"
 #include "strategy_int.h"
+#include "strbuf.h"
 #include "u64map.h"
 
 const char *const strategy_names[] = {"auto", "brute", "random", "annealing",
@@ -61,7 +62,7 @@ struct search {
 	uint64_t rng;
 	u64map seen; /* space index -> record number */
 	strategy_result *r;
-	uint64_t cap;
+	size_t cap;
 	uint32_t *best_cfg;
 	double best;
 	double t0;
@@ -259,14 +260,8 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	if (rc)
 		return MUH_EINPUT;
 	strategy_result *r = s->r;
-	if (r->nrecords == s->cap) {
-		uint64_t cap = s->cap ? s->cap * 2 : 64;
-		strategy_record *nr = realloc(r->records, cap * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		r->records = nr;
-		s->cap = cap;
-	}
+	if (array_grow(&r->records, &s->cap, r->nrecords, sizeof(*r->records), 64))
+		return MUH_ENOMEM;
 	if (u64map_put(&s->seen, idx, r->nrecords))
 		return MUH_ENOMEM;
 	strategy_measurement m = {.time_s = 0, .status = 0, .status_text = NULL};

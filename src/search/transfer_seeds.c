@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "json_int.h"
+#include "strbuf.h"
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
@@ -176,15 +177,9 @@ static int scan_run(void *ud, const store_run *r)
 		   (rs->s->name && r->spec_name && !strcmp(rs->s->name, r->spec_name));
 	if (!same || r->nmeasurements == 0 || (r->problem && !strcmp(r->problem, rs->mine)))
 		return 0;
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 8;
-		struct cand_run *nr = realloc(rs->runs, cap * sizeof(*nr));
-		if (!nr) {
-			rs->oom = 1;
-			return 1;
-		}
-		rs->runs = nr;
-		rs->cap = cap;
+	if (array_grow(&rs->runs, &rs->cap, rs->n, sizeof(*rs->runs), 8)) {
+		rs->oom = 1;
+		return 1;
 	}
 	struct cand_run *c = &rs->runs[rs->n++];
 	c->id = r->id;
@@ -235,16 +230,10 @@ static int scan_row(void *ud, const store_row *row)
 		free(cfg); /* a configuration of another space */
 		return 0;
 	}
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct scored *nr = realloc(rs->rows, cap * sizeof(*nr));
-		if (!nr) {
-			free(cfg);
-			rs->oom = 1;
-			return 1;
-		}
-		rs->rows = nr;
-		rs->cap = cap;
+	if (array_grow(&rs->rows, &rs->cap, rs->n, sizeof(*rs->rows), 64)) {
+		free(cfg);
+		rs->oom = 1;
+		return 1;
 	}
 	rs->rows[rs->n].score = score;
 	rs->rows[rs->n++].cfg = cfg;

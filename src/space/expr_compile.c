@@ -18,6 +18,7 @@
 #include "muh/expr.h"
 #include "muh/muh.h"
 #include "expr_int.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------------ lexer */
 

@@ -15,6 +15,7 @@
 #include "muh/expr.h"
 #include "muh/muh.h"
 #include "expr_int.h"
+#include "strbuf.h"
 
 /* What each R_ reason says in an error message. */
 static const char *const reason_msg[] = {
@@ -41,15 +42,9 @@ static int vlist_push(parser *ps, vlist *l, muh_value v, int pos)
 		expr_perr(ps, pos, "list longer than %u elements", LIST_CAP);
 		return -1;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		muh_value *nv = realloc(l->v, cap * sizeof(muh_value));
-		if (!nv) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		l->v = nv;
-		l->cap = cap;
+	if (array_grow(&l->v, &l->cap, l->n, sizeof(muh_value), 16)) {
+		expr_perr_nomem(ps);
+		return -1;
 	}
 	l->v[l->n++] = v;
 	return 0;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "strbuf.h"
 #include "yamlcheck.h"
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -515,15 +516,9 @@ static int add_param(struct parser *P, struct fy_node *key, struct fy_node *vnod
 		free(l.v);
 		return rc;
 	}
-	if (s->nparams == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		muh_param *np = realloc(s->params, nc * sizeof(*np));
-		if (!np) {
-			free(l.v);
-			return MUH_ENOMEM;
-		}
-		s->params = np;
-		*cap = nc;
+	if (array_grow(&s->params, cap, s->nparams, sizeof(*s->params), 8)) {
+		free(l.v);
+		return MUH_ENOMEM;
 	}
 	muh_param *p = &s->params[s->nparams++];
 	memset(p, 0, sizeof(*p));

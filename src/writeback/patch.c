@@ -590,14 +590,8 @@ static int check_value(const muh_knob *k, int alt, const char *value, int *comme
  * increments nedits once it is filled), or NULL when out of memory. */
 static struct edit *plan_slot(muh_patch *p)
 {
-	if (p->nedits == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
-		if (!ne)
-			return NULL;
-		p->edits = ne;
-		p->cap = nc;
-	}
+	if (array_grow(&p->edits, &p->cap, p->nedits, sizeof(*p->edits), 8))
+		return NULL;
 	struct edit *e = &p->edits[p->nedits];
 	memset(e, 0, sizeof(*e));
 	return e;
