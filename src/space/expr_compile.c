@@ -348,19 +348,25 @@ static void next(parser *ps)
 
 /* ----------------------------------------------------------------- parser */
 
+/* Makes room for one more element in the array *arr of n elements of size
+ * elem (capacity *cap, doubled from first), as array_grow does for int
+ * counts: 0, or -1 with ps's error set to out of memory. */
+static int expr_grow(parser *ps, void *arr, int *cap, int n, size_t elem, int first)
+{
+	size_t c = (size_t)*cap;
+	if (array_grow(arr, &c, (size_t)n, elem, (size_t)first)) {
+		expr_perr_nomem(ps);
+		return -1;
+	}
+	*cap = (int)c;
+	return 0;
+}
+
 /* Appends a node with no children; returns its index or -1 (out of memory). */
 static int new_node(parser *ps, int kind, int pos)
 {
-	if (ps->nn == ps->capn) {
-		int cap = ps->capn ? ps->capn * 2 : 32;
-		node *nn = realloc(ps->nodes, (size_t)cap * sizeof(node));
-		if (!nn) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		ps->nodes = nn;
-		ps->capn = cap;
-	}
+	if (expr_grow(ps, &ps->nodes, &ps->capn, ps->nn, sizeof(node), 32))
+		return -1;
 	node *n = &ps->nodes[ps->nn];
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
@@ -938,20 +944,13 @@ typedef struct emitter {
 static int emit(emitter *em, int op, int a, int pos)
 {
 	prog *p = em->p;
-	if (p->ncode == p->capcode) {
-		int cap = p->capcode ? p->capcode * 2 : 16;
-		ins *nc = realloc(p->code, (size_t)cap * sizeof(ins));
-		if (!nc) {
-			expr_perr_nomem(em->ps);
+	if (p->ncode == p->capcode) { /* code and ipos share capcode */
+		int cap = p->capcode;
+		if (expr_grow(em->ps, &p->code, &cap, p->ncode, sizeof(ins), 16))
 			return -1;
-		}
-		p->code = nc;
-		int *np = realloc(p->ipos, (size_t)cap * sizeof(int));
-		if (!np) {
-			expr_perr_nomem(em->ps);
+		cap = p->capcode;
+		if (expr_grow(em->ps, &p->ipos, &cap, p->ncode, sizeof(int), 16))
 			return -1;
-		}
-		p->ipos = np;
 		p->capcode = cap;
 	}
 	p->code[p->ncode].op = op;
@@ -1017,16 +1016,8 @@ static int add_const(emitter *em, muh_value v)
 	int j = const_slot(em, v);
 	if (em->kix[j])
 		return em->kix[j] - 1;
-	if (p->nk == p->capk) {
-		int cap = p->capk ? p->capk * 2 : 8;
-		muh_value *nk = realloc(p->k, (size_t)cap * sizeof(muh_value));
-		if (!nk) {
-			expr_perr_nomem(em->ps);
-			return -1;
-		}
-		p->k = nk;
-		p->capk = cap;
-	}
+	if (expr_grow(em->ps, &p->k, &p->capk, p->nk, sizeof(muh_value), 8))
+		return -1;
 	p->k[p->nk] = v;
 	em->kix[j] = p->nk + 1;
 	return p->nk++;
@@ -1047,16 +1038,8 @@ static int resolve(emitter *em, int ni)
 			for (int j = 0; j < p->nslots; j++)
 				if (p->slots[j] == i)
 					return i;
-			if (p->nslots == p->capslots) {
-				int cap = p->capslots ? p->capslots * 2 : 8;
-				int *ns = realloc(p->slots, (size_t)cap * sizeof(int));
-				if (!ns) {
-					expr_perr_nomem(em->ps);
-					return -1;
-				}
-				p->slots = ns;
-				p->capslots = cap;
-			}
+			if (expr_grow(em->ps, &p->slots, &p->capslots, p->nslots, sizeof(int), 8))
+				return -1;
 			p->slots[p->nslots++] = i;
 			return i;
 		}
@@ -1106,16 +1089,8 @@ static int is_spine(int kind)
 /* Pushes node ni onto ps's spine stack; -1 when out of memory. */
 int expr_spine_push(parser *ps, int ni)
 {
-	if (ps->nspine == ps->capspine) {
-		int cap = ps->capspine ? ps->capspine * 2 : 64;
-		int *ns = realloc(ps->spine, (size_t)cap * sizeof(int));
-		if (!ns) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		ps->spine = ns;
-		ps->capspine = cap;
-	}
+	if (expr_grow(ps, &ps->spine, &ps->capspine, ps->nspine, sizeof(int), 64))
+		return -1;
 	ps->spine[ps->nspine++] = ni;
 	return 0;
 }
