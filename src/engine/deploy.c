@@ -94,7 +94,7 @@ static int perr(struct P *P, size_t pos, const char *fmt, ...)
 	if (!P->d)
 		return MUH_EINPUT;
 	int line = 0, col = 0;
-	char *tmp = deploy_xstrndup(P->text, P->len);
+	char *tmp = strdup_n(P->text, P->len);
 	if (tmp && pos != NOSPAN && pos <= P->len)
 		diag_linecol(tmp, pos, &line, &col);
 	diag_at(P->d, P->path, line, col, tmp);
@@ -337,7 +337,7 @@ static char *scalar_dup(struct fy_node *n)
 {
 	size_t l = 0;
 	const char *v = fy_node_get_scalar(n, &l);
-	return deploy_xstrndup(v ? v : "", v ? l : 0);
+	return strdup_n(v ? v : "", v ? l : 0);
 }
 
 /* The byte range of a scalar's content and its quote: inside the quotes for
@@ -484,8 +484,8 @@ static int env_entry(struct P *P, const char *name, size_t nlen, struct fy_node 
 	if (!a)
 		return MUH_ENOMEM;
 	a->kind = DEPLOY_ENV;
-	a->name = deploy_xstrndup(name, nlen);
-	a->flag = deploy_xstrndup(name, nlen);
+	a->name = strdup_n(name, nlen);
+	a->flag = strdup_n(name, nlen);
 	a->value = val ? scalar_dup(val) : NULL;
 	if (!a->name || !a->flag || (val && !a->value))
 		return MUH_ENOMEM;
@@ -632,9 +632,9 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 			if (!a)
 				return MUH_ENOMEM;
 			a->kind = DEPLOY_ENV;
-			a->name = deploy_xstrndup(s, (size_t)(eq - s));
-			a->flag = deploy_xstrndup(s, (size_t)(eq - s));
-			a->value = deploy_xstrndup(eq + 1, l - (size_t)(eq - s) - 1);
+			a->name = strdup_n(s, (size_t)(eq - s));
+			a->flag = strdup_n(s, (size_t)(eq - s));
+			a->value = strdup_n(eq + 1, l - (size_t)(eq - s) - 1);
 			if (!a->name || !a->flag || !a->value)
 				return MUH_ENOMEM;
 			deploy_infer_type(a->value, a->type);
@@ -958,7 +958,7 @@ static int pick_command(struct P *P)
 			if (!e)
 				return MUH_ENOMEM;
 			e->kind = DEPLOY_ENV;
-			e->name = deploy_xstrndup(b->val, (size_t)(eq - b->val));
+			e->name = strdup_n(b->val, (size_t)(eq - b->val));
 			e->flag = strdup(e->name ? e->name : "");
 			e->value = strdup(eq + 1);
 			if (!e->name || !e->flag || !e->value)
@@ -1119,7 +1119,7 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 			break;
 		}
 		size_t ai = P->nargs - 1;
-		a->flag = deploy_xstrndup(v, fl);
+		a->flag = strdup_n(v, fl);
 		set_linecol(P, a, t->raw_s);
 		size_t last = i;
 		const char *val = NULL;
@@ -1311,7 +1311,7 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->argc = P.toks.n;
 		f->argv = calloc(P.toks.n + 1, sizeof(char *));
 		f->path = strdup(path);
-		f->text = deploy_xstrndup(text, len);
+		f->text = strdup_n(text, len);
 		f->len = len;
 		if (!f->argv || !f->path || !f->text)
 			rc = MUH_ENOMEM;

@@ -114,9 +114,6 @@ int deploy_is_float(const char *s);
 /* Is s an optional sign and one or more decimal digits? */
 int deploy_is_int(const char *s);
 
-/* A malloc'd copy of s[0..n), NUL-terminated; NULL when out of memory. */
-char *deploy_xstrndup(const char *s, size_t n);
-
 /* Is flag one of the '|'-separated alternatives in list? */
 int deploy_in_list(const char *list, const char *flag, size_t fl);
 

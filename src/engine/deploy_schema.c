@@ -265,7 +265,7 @@ static const char *own_str(struct own_schema *o, const char *s, size_t n)
 		o->strs = ns;
 		o->capstrs = nc;
 	}
-	char *c = deploy_xstrndup(s, n);
+	char *c = strdup_n(s, n);
 	if (!c)
 		return NULL;
 	o->strs[o->nstrs++] = c;
@@ -682,16 +682,6 @@ int deploy_tree_root(const deploy_file *f, char *root, size_t cap)
 }
 
 /* ---- small helpers ------------------------------------------------------- */
-
-char *deploy_xstrndup(const char *s, size_t n)
-{
-	char *r = malloc(n + 1);
-	if (!r)
-		return NULL;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
 
 int deploy_is_int(const char *s)
 {

@@ -122,36 +122,11 @@ static int err_at(struct parser *P, struct fy_node *n, const char *fmt, ...)
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char *xstrndup(const char *s, size_t n)
-{
-	char *r = malloc(n + 1);
-	if (!r)
-		return NULL;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
-
 static char *scalar_dup(struct fy_node *n)
 {
 	size_t len = 0;
 	const char *v = fy_node_get_scalar(n, &len);
-	return v ? xstrndup(v, len) : NULL;
-}
-
-static int is_scalar(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SCALAR;
-}
-
-static int is_map(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_MAPPING;
-}
-
-static int is_seq(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SEQUENCE;
+	return v ? strdup_n(v, len) : NULL;
 }
 
 /* Looks up the first of several key spellings in a mapping. */
@@ -333,7 +308,7 @@ static int values_from_pyexpr(struct parser *P, struct fy_node *n, struct vlist 
 {
 	size_t len = 0;
 	const char *src = fy_node_get_scalar(n, &len);
-	char *text = xstrndup(src ? src : "", len);
+	char *text = strdup_n(src ? src : "", len);
 	if (!text)
 		return MUH_ENOMEM;
 	muh_value *vals = NULL;
@@ -522,7 +497,7 @@ static int add_param(struct parser *P, struct fy_node *key, struct fy_node *vnod
 	}
 	muh_param *p = &s->params[s->nparams++];
 	memset(p, 0, sizeof(*p));
-	p->name = xstrndup(kname, klen);
+	p->name = strdup_n(kname, klen);
 	p->values = l.v;
 	p->nvalues = l.n;
 	node_pos(P, key, &p->line, &p->col);
@@ -1071,14 +1046,14 @@ int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, m
 	if (!s)
 		return MUH_ENOMEM;
 	s->path = strdup(path ? path : "<spec>");
-	s->text = xstrndup(text, len);
+	s->text = strdup_n(text, len);
 	if (!s->path || !s->text) {
 		spec_free(s);
 		return MUH_ENOMEM;
 	}
 	const char *base = strrchr(s->path, '/');
 	base = base ? base + 1 : s->path;
-	s->name = xstrndup(base, strcspn(base, "."));
+	s->name = strdup_n(base, strcspn(base, "."));
 	struct parser P = {.s = s, .d = d};
 	size_t bad = yaml_bad_directive(s->text, len);
 	if (bad != (size_t)-1) {
