@@ -313,24 +313,9 @@ static size_t tok_end(struct fy_node *n)
 	return m ? m->input_pos : NOSPAN;
 }
 
-static int is_scalar(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SCALAR;
-}
-
-static int is_map(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_MAPPING;
-}
-
-static int is_seq(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SEQUENCE;
-}
-
 static struct fy_node *lookup(struct fy_node *map, const char *key)
 {
-	return is_map(map) ? fy_node_mapping_lookup_by_string(map, key, FY_NT) : NULL;
+	return yaml_is_map(map) ? fy_node_mapping_lookup_by_string(map, key, FY_NT) : NULL;
 }
 
 static char *scalar_dup(struct fy_node *n)
@@ -409,13 +394,13 @@ static int item_tok(struct P *P, struct fy_node *n, int ctx, int grp)
 /* A command from a YAML node: a list of items, or a string of shell words. */
 static int node_cmd(struct P *P, struct fy_node *n)
 {
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		int ctx = fy_node_get_style(n) == FYNS_FLOW ? T_FLOW : T_YITEM;
 		int grp = ++P->grp;
 		void *it = NULL;
 		struct fy_node *item;
 		while ((item = fy_node_sequence_iterate(n, &it))) {
-			if (!is_scalar(item))
+			if (!yaml_is_scalar(item))
 				return perr(P, NOSPAN, "an argv item that is not a string");
 			int rc = item_tok(P, item, ctx, grp);
 			if (rc)
@@ -423,7 +408,7 @@ static int node_cmd(struct P *P, struct fy_node *n)
 		}
 		return MUH_OK;
 	}
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t s, e;
 		char q;
 		int lit, blk;
@@ -442,12 +427,12 @@ static int node_cmd(struct P *P, struct fy_node *n)
 static size_t last_end(struct fy_node *n)
 {
 	size_t best = 0;
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t e = tok_end(n);
 		return e == NOSPAN ? 0 : e;
 	}
 	void *it = NULL;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			size_t a = last_end(fy_node_pair_key(pr)), b = last_end(fy_node_pair_value(pr));
@@ -456,7 +441,7 @@ static size_t last_end(struct fy_node *n)
 			if (b > best)
 				best = b;
 		}
-	} else if (is_seq(n)) {
+	} else if (yaml_is_seq(n)) {
 		struct fy_node *c;
 		while ((c = fy_node_sequence_iterate(n, &it))) {
 			size_t b = last_end(c);
@@ -557,12 +542,12 @@ static int read_env(struct P *P, struct fy_node *env)
 static int read_env_entries(struct P *P, struct fy_node *env)
 {
 	const char *t = P->text;
-	if (is_map(env)) {
+	if (yaml_is_map(env)) {
 		void *it = NULL;
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(env, &it))) {
 			struct fy_node *k = fy_node_pair_key(pr), *v = fy_node_pair_value(pr);
-			if (!is_scalar(k) || (v && !is_scalar(v)))
+			if (!yaml_is_scalar(k) || (v && !yaml_is_scalar(v)))
 				continue;
 			size_t kl;
 			const char *kn = fy_node_get_scalar(k, &kl);
@@ -583,14 +568,14 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 		}
 		return MUH_OK;
 	}
-	if (!is_seq(env))
+	if (!yaml_is_seq(env))
 		return MUH_OK;
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(env, &it))) {
-		if (is_map(item)) {
+		if (yaml_is_map(item)) {
 			struct fy_node *n = lookup(item, "name"), *v = lookup(item, "value");
-			if (!is_scalar(n) || !is_scalar(v))
+			if (!yaml_is_scalar(n) || !yaml_is_scalar(v))
 				continue; /* valueFrom: not a value in this file */
 			size_t nl;
 			const char *nm = fy_node_get_scalar(n, &nl);
@@ -613,7 +598,7 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 			P->env.ins = end;
 			P->env.quote = q ? q : '"';
 			set_prefix(P, first);
-		} else if (is_scalar(item)) {
+		} else if (yaml_is_scalar(item)) {
 			size_t l;
 			const char *s = fy_node_get_scalar(item, &l);
 			const char *eq = memchr(s, '=', l);
@@ -655,7 +640,7 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 /* Does this node's text mention a server program? */
 static int mentions_server(struct fy_node *n)
 {
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t l;
 		const char *s = fy_node_get_scalar(n, &l);
 		static const char *w[] = {"vllm", "api_server", "llama-server", "llama_server",
@@ -667,7 +652,7 @@ static int mentions_server(struct fy_node *n)
 	}
 	void *it = NULL;
 	struct fy_node *c;
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		while ((c = fy_node_sequence_iterate(n, &it)))
 			if (mentions_server(c))
 				return 1;
@@ -683,9 +668,9 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 {
 	if (!n || depth > 8)
 		return NULL;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node *c = lookup(n, "command"), *a = lookup(n, "args");
-		if ((c && (is_seq(c) || is_scalar(c))) || (a && (is_seq(a) || is_scalar(a)))) {
+		if ((c && (yaml_is_seq(c) || yaml_is_scalar(c))) || (a && (yaml_is_seq(a) || yaml_is_scalar(a)))) {
 			if (!want_server || (c && mentions_server(c)) || (a && mentions_server(a))) {
 				*got_under = under;
 				return n;
@@ -696,7 +681,7 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			struct fy_node *k = fy_node_pair_key(pr);
 			size_t kl = 0;
-			const char *ks = is_scalar(k) ? fy_node_get_scalar(k, &kl) : NULL;
+			const char *ks = yaml_is_scalar(k) ? fy_node_get_scalar(k, &kl) : NULL;
 			int u = under;
 			if (ks && kl == 10 && !strncmp(ks, "containers", 10))
 				u = 1;
@@ -709,7 +694,7 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 			if (r)
 				return r;
 		}
-	} else if (is_seq(n)) {
+	} else if (yaml_is_seq(n)) {
 		void *it = NULL;
 		struct fy_node *c;
 		while ((c = fy_node_sequence_iterate(n, &it))) {
@@ -736,15 +721,15 @@ static int map_key_col(struct P *P, struct fy_node *m)
 
 static int read_yaml_doc(struct P *P, struct fy_node *root)
 {
-	if (is_scalar(root)) {
+	if (yaml_is_scalar(root)) {
 		P->form = DEPLOY_SHELL;
 		return node_cmd(P, root);
 	}
-	if (is_seq(root)) {
+	if (yaml_is_seq(root)) {
 		P->form = fy_node_get_style(root) == FYNS_FLOW ? DEPLOY_JSON_LIST : DEPLOY_YAML_LIST;
 		return node_cmd(P, root);
 	}
-	if (!is_map(root))
+	if (!yaml_is_map(root))
 		return perr(P, 0, "not a launch file: empty document");
 	int under = 0;
 	struct fy_node *c = find_container(root, 0, 0, &under, 1);
@@ -754,7 +739,7 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		return perr(P, 0, "not a launch file: no command, args or argv list");
 	struct fy_node *cmd = lookup(c, "command"), *args = lookup(c, "args");
 	struct fy_node *img = lookup(c, "image");
-	if (is_scalar(img)) {
+	if (yaml_is_scalar(img)) {
 		size_t ilen = 0;
 		const char *iname = fy_node_get_scalar(img, &ilen);
 		if (iname && memmem(iname, ilen, "llama", 5))
@@ -766,7 +751,7 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		P->form = DEPLOY_K8S;
 	else if (under == 2)
 		P->form = DEPLOY_COMPOSE;
-	else if (cmd && is_seq(cmd))
+	else if (cmd && yaml_is_seq(cmd))
 		P->form = fy_node_get_style(cmd) == FYNS_FLOW ? DEPLOY_JSON_LIST : DEPLOY_YAML_LIST;
 	else
 		P->form = DEPLOY_SHELL;
