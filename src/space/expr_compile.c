@@ -822,28 +822,29 @@ static int parse_not(parser *ps)
 	return n;
 }
 
+/* operand ((word | sym) operand)*, left-associative: a chain of N_AND or
+ * N_OR nodes (kind) for one of the two boolean levels below. */
+static int parse_bool_chain(parser *ps, int kind, int word, int sym, int (*operand)(parser *))
+{
+	int x = operand(ps);
+	while (x >= 0 && (ps->t.kind == word || ps->t.kind == sym)) {
+		int pos = ps->t.pos;
+		next(ps);
+		x = node2(ps, kind, 0, pos, x, operand(ps));
+	}
+	return x;
+}
+
 /* and_test := not_test (('and' | '&&') not_test)* */
 static int parse_and(parser *ps)
 {
-	int x = parse_not(ps);
-	while (x >= 0 && (ps->t.kind == T_AND || ps->t.kind == T_ANDAND)) {
-		int pos = ps->t.pos;
-		next(ps);
-		x = node2(ps, N_AND, 0, pos, x, parse_not(ps));
-	}
-	return x;
+	return parse_bool_chain(ps, N_AND, T_AND, T_ANDAND, parse_not);
 }
 
 /* or_test := and_test (('or' | '||') and_test)* */
 static int parse_or(parser *ps)
 {
-	int x = parse_and(ps);
-	while (x >= 0 && (ps->t.kind == T_OR || ps->t.kind == T_OROR)) {
-		int pos = ps->t.pos;
-		next(ps);
-		x = node2(ps, N_OR, 0, pos, x, parse_and(ps));
-	}
-	return x;
+	return parse_bool_chain(ps, N_OR, T_OR, T_OROR, parse_and);
 }
 
 /* expr := or_test ['if' or_test 'else' expr] */
