@@ -637,7 +637,16 @@ static int journal_unfinished(const char *backup_dir, patch_recovery *r)
 	return found;
 }
 
-int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
+/* What --rollback or --resume does with an opened journal: its n targets t,
+ * their state ('n': the new content is in place) and whether each one's
+ * temporary file is complete (tmp_ok). Fills r; returns a MUH_ status. */
+typedef int (*journal_step)(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+			    const char *state, const int *tmp_ok, muh_diag *d);
+
+/* The frame of both recoveries: clears r, finishes an apply killed before
+ * its journal was in place (journal_unfinished), else opens the journal,
+ * sets r->files and runs step on it, then frees the journal. */
+static int recover_with_journal(const char *backup_dir, patch_recovery *r, journal_step step, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
 	if (journal_unfinished(backup_dir, r))
@@ -648,6 +657,22 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 	char *state;
 	int *tmp_ok;
 	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
+	r->files = (int)n;
+	if (!rc)
+		rc = step(backup_dir, r, t, n, state, tmp_ok, d);
+	free(state);
+	free(tmp_ok);
+	targets_free(t, n);
+	return rc;
+}
+
+/* --rollback: every backup is checked before the first original is written
+ * back. */
+static int rollback_step(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+			 const char *state, const int *tmp_ok, muh_diag *d)
+{
+	(void)tmp_ok;
+	int rc = MUH_OK;
 	char **orig = calloc(n + 1, sizeof(char *));
 	size_t *olen = calloc(n + 1, sizeof(size_t));
 	if (!rc && (!orig || !olen))
@@ -663,7 +688,6 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 					    "nothing was changed");
 		}
 	}
-	r->files = (int)n;
 	char failed[MUH_DIAG_MSG / 2] = "";
 	int e = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -689,24 +713,20 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 		free(orig[i]);
 	free(orig);
 	free(olen);
-	free(state);
-	free(tmp_ok);
-	targets_free(t, n);
 	return rc;
 }
 
-int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
+int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 {
-	memset(r, 0, sizeof(*r));
-	if (journal_unfinished(backup_dir, r))
-		return MUH_OK;
-	char rootreal[PATH_MAX];
-	struct target *t;
-	size_t n;
-	char *state;
-	int *tmp_ok;
-	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
-	r->files = (int)n;
+	return recover_with_journal(backup_dir, r, rollback_step, d);
+}
+
+/* --resume: renames the complete temporary files into place, or, stopped
+ * before the first rename, removes them. */
+static int resume_step(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+		       const char *state, const int *tmp_ok, muh_diag *d)
+{
+	int rc = MUH_OK;
 	int complete = 1, anynew = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		complete &= state[i] == 'n' || tmp_ok[i];
@@ -752,8 +772,10 @@ int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
 			rc = MUH_EENV;
 		}
 	}
-	free(state);
-	free(tmp_ok);
-	targets_free(t, n);
 	return rc;
+}
+
+int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
+{
+	return recover_with_journal(backup_dir, r, resume_step, d);
 }
