@@ -598,41 +598,26 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	ref(&r);
 	poison_outputs(a);
 	b->so.run(a);
-	double worst_abs = 0, worst_l2 = 0;
-	char why[512] = "";
-	for (int i = 0; i < a->nbufs && !why[0]; i++) {
+	eval_outcheck oc = {0};
+	for (int i = 0; i < a->nbufs && !oc.why[0]; i++) {
 		const struct muh_buf *u = &a->buf[i], *ru = &r.buf[i];
 		if (u->role == MUH_IN)
 			continue;
 		double rtol, atol;
 		eval_errstat es = {0};
 		tolerances(t, u->dtype, &rtol, &atol);
-		for (size_t k = 0; k < u->count; k++) {
-			double x = elem(u, k), y = elem(ru, k);
+		for (size_t k = 0; k < u->count && !oc.why[0]; k++) {
 			int poisoned = (u->dtype == MUH_I32 && ((uint32_t *)u->data)[k] == 0xDEADBEEFu &&
 					((uint32_t *)ru->data)[k] != 0xDEADBEEFu) ||
 				       (u->dtype == MUH_I64 && ((uint64_t *)u->data)[k] == 0xDEADBEEFDEADBEEFull &&
 					((uint64_t *)ru->data)[k] != 0xDEADBEEFDEADBEEFull);
-			if (isnan(x) || poisoned) {
-				snprintf(why, sizeof(why), "%s[%zu] is %s (never written, or NaN)", u->name, k,
-					 isnan(x) ? "NaN" : "poison");
-				break;
-			}
-			eval_errstat_add(&es, x, y);
+			eval_outcheck_elem(&oc, &es, u->name, k, elem(u, k), elem(ru, k), poisoned);
 		}
-		if (why[0])
-			break;
-		double l2;
-		eval_errstat_judge(&es, u->name, rtol, atol, &l2, why, sizeof(why));
-		worst_abs = fmax(worst_abs, es.maxabs);
-		worst_l2 = fmax(worst_l2, l2);
+		eval_outcheck_output(&oc, &es, u->name, rtol, atol);
 	}
 	for (int i = 0; i < a->nbufs; i++)
 		free(r.buf[i].data);
-	m->max_abs_err = worst_abs;
-	m->rel_l2_err = worst_l2;
-	if (why[0])
-		measurement_fail(m, EVAL_WRONG_RESULT, "%s", why);
+	eval_outcheck_finish(&oc, m);
 	return MUH_OK;
 }
 

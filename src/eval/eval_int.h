@@ -159,6 +159,30 @@ static inline void eval_errstat_add(eval_errstat *e, double got, double want)
 int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
 		       char *why, size_t n);
 
+/* The check of a variant's outputs, one after another, as the backends
+ * that compare with a reference run it: the worst errors so far, and the
+ * first failure (why; empty while every output checked passed). Start from
+ * {0}; stop feeding it once why is set. */
+typedef struct eval_outcheck {
+	double worst_abs, worst_l2;
+	char why[512];
+} eval_outcheck;
+
+/* Element k of output name: got x, want y. A NaN x, or one the backend
+ * found poisoned (never written), fails the check (why); otherwise the
+ * pair goes into es. */
+void eval_outcheck_elem(eval_outcheck *oc, eval_errstat *es, const char *name, size_t k, double x,
+			double y, int poisoned);
+
+/* Judges output name from es (eval_errstat_judge; a failure sets why) and
+ * keeps the worst errors. Does nothing once why is set. */
+void eval_outcheck_output(eval_outcheck *oc, const eval_errstat *es, const char *name, double rtol,
+			  double atol);
+
+/* Writes the worst errors into m, and fails m (wrong result, why) when an
+ * output failed. */
+void eval_outcheck_finish(const eval_outcheck *oc, muh_measurement *m);
+
 /* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
  * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi
  * ("0...1" is refused: which dot is whose?). */
