@@ -526,12 +526,9 @@ int transfer_seeds_from_file(transfer_seeds *ts, const char *path, size_t instan
 			     muh_diag *d)
 {
 	size_t len;
-	char *text = file_read(path, &len);
-	if (!text) {
-		diag_at(d, path, 0, 0, NULL);
-		diag_errorf(d, "cannot read the result file: %s", strerror(errno));
+	char *text = diag_file_read(path, &len, "result file", d);
+	if (!text)
 		return MUH_EENV;
-	}
 	cJSON *root = json_parse_at(text, len, path, d);
 	if (!root) {
 		diag_errorf(d, "not JSON; expected T4 results or a vLLM config");
