@@ -37,6 +37,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
+#include "json_int.h"
 #include "strbuf.h"
 #include "pyfile.h"
 
@@ -683,6 +684,12 @@ int patch_slurp(const char *path, char **buf, size_t *len, muh_diag *d)
 	return MUH_EENV;
 }
 
+int patch_slurp_input(const char *path, char **buf, size_t *len, muh_diag *d)
+{
+	int rc = patch_slurp(path, buf, len, d);
+	return rc == MUH_EENV ? MUH_EINPUT : rc;
+}
+
 /* Reads root/rel whole. */
 static int read_file(const char *root, const char *rel, char **buf, size_t *len, muh_diag *d)
 {
@@ -1130,16 +1137,11 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 	*out = NULL;
 	char *text;
 	size_t len;
-	int rc = patch_slurp(path, &text, &len, d);
+	int rc = patch_slurp_input(path, &text, &len, d);
 	if (rc)
-		return rc == MUH_EENV ? MUH_EINPUT : rc;
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+		return rc;
+	cJSON *doc = json_parse_at(text, len, path, d);
 	if (!doc) {
-		const char *at = cJSON_GetErrorPtr();
-		int line = 1, col = 1;
-		if (at && at >= text && at <= text + len)
-			diag_linecol(text, (size_t)(at - text), &line, &col);
-		diag_at(d, path, line, col, text);
 		free(text);
 		return diag_errorf(d, "malformed JSON: expected the output of `muh scan --json`");
 	}

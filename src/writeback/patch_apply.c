@@ -499,9 +499,9 @@ static int journal_load(const char *backup_dir, char *rootreal, size_t rn, struc
 	*n = 0;
 	char *text;
 	size_t len;
-	int rc = patch_slurp(jpath, &text, &len, d);
+	int rc = patch_slurp_input(jpath, &text, &len, d);
 	if (rc)
-		return rc == MUH_EENV ? MUH_EINPUT : rc;
+		return rc;
 	cJSON *o = cJSON_ParseWithLength(text, len);
 	free(text);
 	const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
