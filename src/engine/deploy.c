@@ -1389,13 +1389,7 @@ const deploy_arg *deploy_find(const deploy_file *f, const char *name)
 				return &f->args[i];
 	/* "--max-num-seqs" or "max-num-seqs" for max_num_seqs */
 	char buf[256];
-	const char *p = name;
-	while (*p == '-')
-		p++;
-	size_t k = 0;
-	for (; p[k] && k + 1 < sizeof(buf); k++)
-		buf[k] = p[k] == '-' ? '_' : p[k];
-	buf[k] = '\0';
+	deploy_flag_name(name, buf, sizeof(buf));
 	if (strcmp(buf, name))
 		for (size_t i = 0; i < f->nargs; i++)
 			if (f->args[i].kind != DEPLOY_ENV && !strcmp(f->args[i].name, buf))

@@ -117,6 +117,11 @@ int deploy_is_int(const char *s);
 /* Is flag one of the '|'-separated alternatives in list? */
 int deploy_in_list(const char *list, const char *flag, size_t fl);
 
+/* The option name a command-line flag spells: leading '-'s dropped, the
+ * other '-'s made '_' ("--max-num-seqs" -> "max_num_seqs"), cut to fit buf
+ * (n > 0 bytes, NUL-terminated). */
+void deploy_flag_name(const char *flag, char *buf, size_t n);
+
 /* The option a flag names in sc; *neg set when the flag negates it. */
 const deploy_option *deploy_opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,
 					int *neg);

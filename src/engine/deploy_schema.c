@@ -695,6 +695,17 @@ int deploy_is_int(const char *s)
 	return 1;
 }
 
+void deploy_flag_name(const char *flag, char *buf, size_t n)
+{
+	const char *p = flag;
+	while (*p == '-')
+		p++;
+	size_t k = 0;
+	for (; p[k] && k + 1 < n; k++)
+		buf[k] = p[k] == '-' ? '_' : p[k];
+	buf[k] = '\0';
+}
+
 int deploy_is_float(const char *s)
 {
 	if (!*s)
