@@ -677,31 +677,40 @@ static int parse_power(parser *ps)
 	return node2(ps, N_BIN, B_POW, pos, x, y);
 }
 
-/* factor := ('+'|'-'|'~'|'!') factor | power */
-static int parse_factor(parser *ps)
+/* A prefix operator (the current token) and its operand: consumes the
+ * operator, parses operand one nesting level deeper, and returns a new N_UN
+ * node applying op to it, or -1 (diag set). */
+static int parse_prefixed(parser *ps, int op, int (*operand)(parser *))
 {
-	int k = ps->t.kind;
-	if (k != T_PLUS && k != T_MINUS && k != T_TILDE && k != T_BANG)
-		return parse_power(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
 		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
-	int x = parse_factor(ps);
+	int x = operand(ps);
 	ps->nest--;
 	if (x < 0)
 		return -1;
 	int n = new_node(ps, N_UN, pos);
 	if (n < 0)
 		return -1;
-	ps->nodes[n].op = k == T_PLUS    ? OP_POS
-	                  : k == T_MINUS ? OP_NEG
-	                  : k == T_TILDE ? OP_INV
-	                                 : OP_NOT;
+	ps->nodes[n].op = op;
 	ps->nodes[n].a = x;
 	return n;
+}
+
+/* factor := ('+'|'-'|'~'|'!') factor | power */
+static int parse_factor(parser *ps)
+{
+	int k = ps->t.kind;
+	if (k != T_PLUS && k != T_MINUS && k != T_TILDE && k != T_BANG)
+		return parse_power(ps);
+	int op = k == T_PLUS    ? OP_POS
+	         : k == T_MINUS ? OP_NEG
+	         : k == T_TILDE ? OP_INV
+	                        : OP_NOT;
+	return parse_prefixed(ps, op, parse_factor);
 }
 
 /* Binary levels from loosest to tightest: | ^ & shifts +- and */ /* // %. */
@@ -804,22 +813,7 @@ static int parse_not(parser *ps)
 {
 	if (ps->t.kind != T_NOT)
 		return parse_cmp(ps);
-	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
-		return -1;
-	}
-	next(ps);
-	int x = parse_not(ps);
-	ps->nest--;
-	if (x < 0)
-		return -1;
-	int n = new_node(ps, N_UN, pos);
-	if (n < 0)
-		return -1;
-	ps->nodes[n].op = OP_NOT;
-	ps->nodes[n].a = x;
-	return n;
+	return parse_prefixed(ps, OP_NOT, parse_not);
 }
 
 /* operand ((word | sym) operand)*, left-associative: a chain of N_AND or
