@@ -386,40 +386,6 @@ static void cpu_release(eval_ctx *c)
 	c->built = NULL;
 }
 
-/* Parses a canonical key "A=1,B=2" into a variant whose values replace v's
- * params; symbols are kept. */
-static int ref_variant(const muh_variant *v, const char *key, muh_variant *out)
-{
-	size_t n = v->nparams + v->nsyms;
-	muh_value *vals = calloc(n + 1, sizeof(muh_value));
-	char *copy = strdup(key);
-	if (!vals || !copy) {
-		free(vals);
-		free(copy);
-		return MUH_ENOMEM;
-	}
-	memcpy(vals, v->values, n * sizeof(muh_value));
-	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		if (!eq)
-			continue;
-		*eq = '\0';
-		for (size_t i = 0; i < v->nparams; i++)
-			if (!strcmp(v->names[i], tok)) {
-				char *end;
-				long long x = strtoll(eq + 1, &end, 10);
-				if (*end == '\0')
-					vals[i] = value_int(x);
-				else
-					vals[i] = value_float(strtod(eq + 1, NULL));
-			}
-	}
-	int rc = eval_variant_make(out, key, v->nparams, v->nsyms, (const char *const *)v->names, vals);
-	free(vals);
-	free(copy);
-	return rc;
-}
-
 static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
 	const muh_target *t = c->target;
@@ -476,7 +442,7 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	const char *r = t->reference;
 	if (r[0] && strcmp(r, "impl")) {
 		muh_variant rv;
-		if (ref_variant(v, r, &rv))
+		if (eval_variant_with_key(v, r, 1, &rv))
 			return MUH_ENOMEM;
 		char ref_path[EVAL_PATH + 64];
 		uint64_t rfh;

@@ -630,25 +630,7 @@ static int cuda_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	if (t->checks > 0) {
 		if (t->reference[0] && strcmp(t->reference, "impl")) {
 			muh_variant rv;
-			size_t n = v->nparams + v->nsyms;
-			muh_value *vals = calloc(n + 1, sizeof(muh_value));
-			char *copy = strdup(t->reference);
-			if (!vals || !copy)
-				return MUH_ENOMEM;
-			memcpy(vals, v->values, n * sizeof(muh_value));
-			for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-				char *eq = strchr(tok, '=');
-				if (!eq)
-					continue;
-				*eq = '\0';
-				for (size_t i = 0; i < v->nparams; i++)
-					if (!strcmp(v->names[i], tok))
-						vals[i] = value_int(strtoll(eq + 1, NULL, 10));
-			}
-			int rc = eval_variant_make(&rv, t->reference, v->nparams, v->nsyms,
-						   (const char *const *)v->names, vals);
-			free(vals);
-			free(copy);
+			int rc = eval_variant_with_key(v, t->reference, 0, &rv);
 			if (rc)
 				return rc;
 			uint64_t h;

@@ -159,6 +159,13 @@ static inline void eval_errstat_add(eval_errstat *e, double got, double want)
 int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
 		       char *why, size_t n);
 
+/* A variant whose params take the values of a canonical key "A=1,B=2"
+ * (params the key does not name, and the symbols, keep v's): each value an
+ * int, its leading digits; with floats, a value that is not all an integer
+ * is a float. Returns eval_variant_make's status, or MUH_ENOMEM. The
+ * backends build their reference variant with it. */
+int eval_variant_with_key(const muh_variant *v, const char *key, int floats, muh_variant *out);
+
 /* The check of a variant's outputs, one after another, as the backends
  * that compare with a reference run it: the worst errors so far, and the
  * first failure (why; empty while every output checked passed). Start from
