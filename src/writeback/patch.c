@@ -1132,6 +1132,16 @@ void patch_knobs_free(patch_knobs *K)
 	free(K);
 }
 
+/* The member name of o (*arr; an array, or anything else: no elements)
+ * and zeroed room, owned by K, for its elements (at least one, elem bytes
+ * each); NULL when out of memory. */
+static void *own_array_room(patch_knobs *K, const cJSON *o, const char *name, size_t elem, const cJSON **arr)
+{
+	*arr = cJSON_GetObjectItemCaseSensitive(o, name);
+	int n = cJSON_GetArraySize(*arr);
+	return own(K, calloc((size_t)(n ? n : 1), elem));
+}
+
 int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 {
 	*out = NULL;
@@ -1188,9 +1198,8 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		const char *h = jstr(K, sp, "file_fnv1a64");
 		k->file_hash = h ? strtoull(h, NULL, 16) : 0;
-		const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "unsafe_values");
-		int nu = cJSON_GetArraySize(u);
-		const char **uv = own(K, calloc((size_t)(nu ? nu : 1), sizeof(char *)));
+		const cJSON *u, *ev, *alts;
+		const char **uv = own_array_room(K, o, "unsafe_values", sizeof(char *), &u);
 		const cJSON *x;
 		int i = 0;
 		cJSON_ArrayForEach(x, u)
@@ -1200,9 +1209,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		k->unsafe_values = uv;
 		k->nunsafe = i;
-		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "evidence");
-		int ne = cJSON_GetArraySize(ev);
-		scan_step *st = own(K, calloc((size_t)(ne ? ne : 1), sizeof(scan_step)));
+		scan_step *st = own_array_room(K, o, "evidence", sizeof(scan_step), &ev);
 		i = 0;
 		cJSON_ArrayForEach(x, ev)
 		{
@@ -1222,9 +1229,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		k->evidence = st;
 		k->nevidence = i;
-		const cJSON *alts = cJSON_GetObjectItemCaseSensitive(sp, "alternatives");
-		int na = cJSON_GetArraySize(alts);
-		scan_alt *al = own(K, calloc((size_t)(na ? na : 1), sizeof(scan_alt)));
+		scan_alt *al = own_array_room(K, sp, "alternatives", sizeof(scan_alt), &alts);
 		i = 0;
 		cJSON_ArrayForEach(x, alts)
 		{
