@@ -433,6 +433,31 @@ static const struct fn {
     {"list", FN_LIST, 0, 1, 1},
 };
 
+/* Elements of a list display or tuple, or a call's arguments, up to the
+ * closing token (not consumed), as n's kids (nkids their count); the first
+ * element (already parsed) is `first`, or -1 for none. 0, or -1. */
+static int parse_elems(parser *ps, int n, int first, int close)
+{
+	int last = first, count = first >= 0;
+	ps->nodes[n].kids = first;
+	while (ps->t.kind != close) {
+		int a = parse_expr(ps);
+		if (a < 0)
+			return -1;
+		if (last < 0)
+			ps->nodes[n].kids = a;
+		else
+			ps->nodes[last].next = a;
+		last = a;
+		count++;
+		if (ps->t.kind != T_COMMA)
+			break;
+		next(ps);
+	}
+	ps->nodes[n].nkids = count;
+	return 0;
+}
+
 /* name '(' args ')' — the name token is already consumed. */
 static int parse_call(parser *ps, int npos, int nlen)
 {
@@ -456,23 +481,9 @@ static int parse_call(parser *ps, int npos, int nlen)
 		return -1;
 	ps->nodes[n].op = f->op;
 	ps->nodes[n].len = nlen;
-	int last = -1, argc = 0;
-	while (ps->t.kind != T_RPAREN) {
-		int a = parse_expr(ps);
-		if (a < 0)
-			return -1;
-		if (last < 0)
-			ps->nodes[n].kids = a;
-		else
-			ps->nodes[last].next = a;
-		last = a;
-		argc++;
-		if (ps->t.kind != T_COMMA)
-			break;
-		next(ps);
-	}
-	if (expect_close(ps, T_RPAREN, open) < 0)
+	if (parse_elems(ps, n, -1, T_RPAREN) < 0 || expect_close(ps, T_RPAREN, open) < 0)
 		return -1;
+	int argc = ps->nodes[n].nkids;
 	if (argc < f->min || argc > f->max) {
 		if (f->min == f->max)
 			expr_perr(ps, npos, "%s() takes %d argument%s, got %d", f->name, f->min,
@@ -488,32 +499,7 @@ static int parse_call(parser *ps, int npos, int nlen)
 			          f->max, argc);
 		return -1;
 	}
-	ps->nodes[n].nkids = argc;
 	return n;
-}
-
-/* Elements of a list display or tuple up to the closing token; the first
- * element (already parsed) is `first`, or -1 for none. */
-static int parse_elems(parser *ps, int n, int first, int close)
-{
-	int last = first, count = first >= 0;
-	ps->nodes[n].kids = first;
-	while (ps->t.kind != close) {
-		int a = parse_expr(ps);
-		if (a < 0)
-			return -1;
-		if (last < 0)
-			ps->nodes[n].kids = a;
-		else
-			ps->nodes[last].next = a;
-		last = a;
-		count++;
-		if (ps->t.kind != T_COMMA)
-			break;
-		next(ps);
-	}
-	ps->nodes[n].nkids = count;
-	return 0;
 }
 
 /* '[' ... ']': a list display or a comprehension with one for clause. */
