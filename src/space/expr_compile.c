@@ -1267,14 +1267,20 @@ void expr_parser_free(parser *ps)
 
 /* ------------------------------------------------------------- public API */
 
+int expr_no_source(muh_diag *d)
+{
+	if (d) {
+		diag_clear(d);
+		diag_errorf(d, "no expression");
+	}
+	return MUH_EINPUT;
+}
+
 /* Compiles src against the name table; see expr.h. Never prints. */
 muh_expr *expr_compile(const char *src, const char *const *names, int nnames, muh_diag *d)
 {
 	if (!src) {
-		if (d) {
-			diag_clear(d);
-			diag_errorf(d, "no expression");
-		}
+		expr_no_source(d);
 		return NULL;
 	}
 	parser ps;

@@ -246,13 +246,8 @@ int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, 
 	*n = 0;
 	if (strpool)
 		*strpool = NULL;
-	if (!src) {
-		if (d) {
-			diag_clear(d);
-			diag_errorf(d, "no expression");
-		}
-		return MUH_EINPUT;
-	}
+	if (!src)
+		return expr_no_source(d);
 	parser ps;
 	expr_parser_init(&ps, src, d, 1);
 	vlist l = {0};
