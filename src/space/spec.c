@@ -49,16 +49,11 @@ struct parser {
 	size_t nstr_fix, cap_str_fix;
 };
 
+/* Room for one more element of arr (n of cap used), or return MUH_ENOMEM. */
 #define GROW(arr, n, cap)                                                                          \
 	do {                                                                                       \
-		if ((n) == (cap)) {                                                                \
-			size_t nc_ = (cap) ? (cap)*2 : 8;                                          \
-			void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                          \
-			if (!np_)                                                                  \
-				return MUH_ENOMEM;                                                 \
-			(arr) = np_;                                                               \
-			(cap) = nc_;                                                               \
-		}                                                                                  \
+		if (array_grow(&(arr), &(cap), (n), sizeof(*(arr)), 8))                            \
+			return MUH_ENOMEM;                                                         \
 	} while (0)
 
 static const char *parser_text(const struct parser *P)
