@@ -83,6 +83,18 @@ static int inside(const char *root, const char *p)
 	return !strncmp(p, root, n) && (p[n] == '/' || p[n] == '\0');
 }
 
+/* Removes the file path a failed write left (through the fault layer, and
+ * without it when that fails) and returns -1 with errno as the failure
+ * left it. */
+static int remove_failed(const char *path)
+{
+	int e = errno;
+	if (fio_unlink(path))
+		unlink(path);
+	errno = e;
+	return -1;
+}
+
 /* Writes buf to a new file path (O_EXCL, O_NOFOLLOW) with mode, fsync'd.
  * On failure the file is removed; -1 with errno. */
 static int write_new(const char *path, const char *buf, size_t len, mode_t mode)
@@ -93,18 +105,11 @@ static int write_new(const char *path, const char *buf, size_t len, mode_t mode)
 	if (fio_write(fd, buf, len) || fchmod(fd, mode) || fio_fsync(fd)) {
 		int e = errno;
 		close(fd);
-		if (fio_unlink(path))
-			unlink(path);
 		errno = e;
-		return -1;
+		return remove_failed(path);
 	}
-	if (fio_close(fd)) {
-		int e = errno;
-		if (fio_unlink(path))
-			unlink(path);
-		errno = e;
-		return -1;
-	}
+	if (fio_close(fd))
+		return remove_failed(path);
 	return 0;
 }
 
@@ -120,13 +125,8 @@ static int write_replace(const char *path, const char *buf, size_t len, mode_t m
 	unlink(tmp); /* a stale one of ours */
 	if (write_new(tmp, buf, len, mode))
 		return -1;
-	if (fio_rename(tmp, path)) {
-		int e = errno;
-		if (fio_unlink(tmp))
-			unlink(tmp);
-		errno = e;
-		return -1;
-	}
+	if (fio_rename(tmp, path))
+		return remove_failed(tmp);
 	return 0;
 }
 
