@@ -863,6 +863,23 @@ static int is_assign(const struct deploy_tok *t)
 	return 1;
 }
 
+/* Appends an environment entry of the shell line: name (nlen bytes) =
+ * value, its type inferred from value. NULL when out of memory. */
+static deploy_arg *add_shell_env(struct P *P, const char *name, size_t nlen, const char *value)
+{
+	deploy_arg *e = add_arg(P);
+	if (!e)
+		return NULL;
+	e->kind = DEPLOY_ENV;
+	e->name = strdup_n(name, nlen);
+	e->flag = strdup_n(name, nlen);
+	e->value = strdup(value);
+	if (!e->name || !e->flag || !e->value)
+		return NULL;
+	deploy_infer_type(e->value, e->type);
+	return e;
+}
+
 /* Keeps only the tokens of the command that runs the server: reads `sh -c
  * STRING` through, drops other commands of a shell string (pip install ...
  * && vllm serve ...), and turns KEY=VALUE prefixes and `export KEY=VALUE`
@@ -939,16 +956,9 @@ static int pick_command(struct P *P)
 			const char *eq = strchr(b->val, '=');
 			if (!eq)
 				continue;
-			deploy_arg *e = add_arg(P);
+			deploy_arg *e = add_shell_env(P, b->val, (size_t)(eq - b->val), eq + 1);
 			if (!e)
 				return MUH_ENOMEM;
-			e->kind = DEPLOY_ENV;
-			e->name = strdup_n(b->val, (size_t)(eq - b->val));
-			e->flag = strdup(e->name ? e->name : "");
-			e->value = strdup(eq + 1);
-			if (!e->name || !e->flag || !e->value)
-				return MUH_ENOMEM;
-			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, b->raw_s);
 			e->tok_start = deploy_line_start(P->text, a->raw_s);
 			e->tok_end = deploy_line_next(P->text, P->len, b->raw_e);
@@ -983,16 +993,9 @@ static int pick_command(struct P *P)
 				ok = isalnum((unsigned char)*p) || *p == '_';
 			if (!ok)
 				break;
-			deploy_arg *e = add_arg(P);
+			deploy_arg *e = add_shell_env(P, nm, strlen(nm), eq + 1);
 			if (!e)
 				return MUH_ENOMEM;
-			e->kind = DEPLOY_ENV;
-			e->name = strdup(nm);
-			e->flag = strdup(nm);
-			e->value = strdup(eq + 1);
-			if (!e->name || !e->flag || !e->value)
-				return MUH_ENOMEM;
-			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, t->raw_s);
 			e->tok_start = t->raw_s;
 			e->tok_end = skip + 1 < L->n ? L->v[skip + 1].raw_s : t->raw_e;
