@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "muh/diag.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "textcut.h"
 
@@ -134,6 +135,18 @@ void diag_print(FILE *f, const muh_diag *d)
 	}
 	if (fd < 0)
 		fwrite(out, 1, n, f);
+}
+
+char *diag_file_read(const char *path, size_t *len, const char *what, muh_diag *d)
+{
+	char *text = file_read(path, len);
+	if (!text) {
+		int e = errno;
+		diag_at(d, path, 0, 0, NULL);
+		diag_errorf(d, "cannot read the %s: %s", what, strerror(e));
+		errno = e;
+	}
+	return text;
 }
 
 void diag_linecol(const char *text, size_t pos, int *line, int *col)

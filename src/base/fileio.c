@@ -59,16 +59,22 @@ int file_dir_exists(const char *path)
 	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-char *file_read(const char *path, size_t *len)
+/* read_all, then closes f; errno is read_all's. */
+static char *read_all_and_close(FILE *f, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
 	char *b = read_all(f, len);
 	int e = errno;
 	fclose(f);
 	errno = e;
 	return b;
+}
+
+char *file_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	return read_all_and_close(f, len);
 }
 
 char *file_read_fd(int fd, size_t *len)
@@ -81,11 +87,7 @@ char *file_read_fd(int fd, size_t *len)
 		close(dup_fd);
 		return NULL;
 	}
-	char *b = read_all(f, len);
-	int e = errno;
-	fclose(f);
-	errno = e;
-	return b;
+	return read_all_and_close(f, len);
 }
 
 /* ---- the fault layer ------------------------------------------------------ */

@@ -79,3 +79,13 @@ int array_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
 	*cap = nc;
 	return 0;
 }
+
+char *strdup_n(const char *s, size_t n)
+{
+	char *r = malloc(n + 1);
+	if (!r)
+		return NULL;
+	memcpy(r, s, n);
+	r[n] = '\0';
+	return r;
+}

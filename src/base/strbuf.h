@@ -1,6 +1,7 @@
 /*
  * strbuf.h — growing buffers (internal to libmuh): a NUL-terminated text
- * buffer, and room for one more element of an array (array_grow).
+ * buffer, room for one more element of an array (array_grow), and a
+ * string made of n bytes (strdup_n).
  *
  * For code that builds text piece by piece (a rewritten deployment file,
  * a unified diff, a header): append, then take .b. Out of memory is sticky:
@@ -32,5 +33,9 @@ void strbuf_printf(strbuf *s, const char *fmt, ...) __attribute__((format(printf
  * size elem (capacity *cap, doubled from first): 0, or MUH_ENOMEM with *arr
  * and *cap untouched. arr is the address of the array's pointer. */
 int array_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
+
+/* A malloc'd copy of the n bytes at s with a NUL after them (all n bytes,
+ * unlike strndup, which stops at a NUL), or NULL when out of memory. */
+char *strdup_n(const char *s, size_t n);
 
 #endif

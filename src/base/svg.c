@@ -25,27 +25,14 @@ static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 
 void svg_escape(FILE *f, const char *t)
 {
+	static const char special[] = "<>&\"'";
+	static const char *const entity[] = {"&lt;", "&gt;", "&amp;", "&quot;", "&apos;"};
 	for (; t && *t; t++) {
-		switch (*t) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			/* control characters are not allowed in XML 1.0 */
+		const char *sp = strchr(special, *t);
+		if (sp)
+			fputs(entity[sp - special], f);
+		else /* control characters are not allowed in XML 1.0 */
 			fputc((unsigned char)*t < 0x20 && *t != '\t' && *t != '\n' ? ' ' : *t, f);
-		}
 	}
 }
 

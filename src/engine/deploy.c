@@ -72,14 +72,8 @@ int deploy_is_upper_name(const char *s)
 
 static struct deploy_tok *tl_add(struct tl *l)
 {
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 32;
-		struct deploy_tok *nv = realloc(l->v, nc * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		l->v = nv;
-		l->cap = nc;
-	}
+	if (array_grow(&l->v, &l->cap, l->n, sizeof(*l->v), 32))
+		return NULL;
 	struct deploy_tok *t = &l->v[l->n++];
 	memset(t, 0, sizeof(*t));
 	t->cs = t->ce = t->eq = NOSPAN;
@@ -100,7 +94,7 @@ static int perr(struct P *P, size_t pos, const char *fmt, ...)
 	if (!P->d)
 		return MUH_EINPUT;
 	int line = 0, col = 0;
-	char *tmp = deploy_xstrndup(P->text, P->len);
+	char *tmp = strdup_n(P->text, P->len);
 	if (tmp && pos != NOSPAN && pos <= P->len)
 		diag_linecol(tmp, pos, &line, &col);
 	diag_at(P->d, P->path, line, col, tmp);
@@ -114,14 +108,8 @@ static int perr(struct P *P, size_t pos, const char *fmt, ...)
 
 static deploy_arg *add_arg(struct P *P)
 {
-	if (P->nargs == P->cap) {
-		size_t nc = P->cap ? P->cap * 2 : 16;
-		deploy_arg *na = realloc(P->args, nc * sizeof(*na));
-		if (!na)
-			return NULL;
-		P->args = na;
-		P->cap = nc;
-	}
+	if (array_grow(&P->args, &P->cap, P->nargs, sizeof(*P->args), 16))
+		return NULL;
 	deploy_arg *a = &P->args[P->nargs++];
 	memset(a, 0, sizeof(*a));
 	return a;
@@ -325,31 +313,16 @@ static size_t tok_end(struct fy_node *n)
 	return m ? m->input_pos : NOSPAN;
 }
 
-static int is_scalar(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SCALAR;
-}
-
-static int is_map(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_MAPPING;
-}
-
-static int is_seq(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SEQUENCE;
-}
-
 static struct fy_node *lookup(struct fy_node *map, const char *key)
 {
-	return is_map(map) ? fy_node_mapping_lookup_by_string(map, key, FY_NT) : NULL;
+	return yaml_is_map(map) ? fy_node_mapping_lookup_by_string(map, key, FY_NT) : NULL;
 }
 
 static char *scalar_dup(struct fy_node *n)
 {
 	size_t l = 0;
 	const char *v = fy_node_get_scalar(n, &l);
-	return deploy_xstrndup(v ? v : "", v ? l : 0);
+	return strdup_n(v ? v : "", v ? l : 0);
 }
 
 /* The byte range of a scalar's content and its quote: inside the quotes for
@@ -421,13 +394,13 @@ static int item_tok(struct P *P, struct fy_node *n, int ctx, int grp)
 /* A command from a YAML node: a list of items, or a string of shell words. */
 static int node_cmd(struct P *P, struct fy_node *n)
 {
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		int ctx = fy_node_get_style(n) == FYNS_FLOW ? T_FLOW : T_YITEM;
 		int grp = ++P->grp;
 		void *it = NULL;
 		struct fy_node *item;
 		while ((item = fy_node_sequence_iterate(n, &it))) {
-			if (!is_scalar(item))
+			if (!yaml_is_scalar(item))
 				return perr(P, NOSPAN, "an argv item that is not a string");
 			int rc = item_tok(P, item, ctx, grp);
 			if (rc)
@@ -435,7 +408,7 @@ static int node_cmd(struct P *P, struct fy_node *n)
 		}
 		return MUH_OK;
 	}
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t s, e;
 		char q;
 		int lit, blk;
@@ -454,12 +427,12 @@ static int node_cmd(struct P *P, struct fy_node *n)
 static size_t last_end(struct fy_node *n)
 {
 	size_t best = 0;
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t e = tok_end(n);
 		return e == NOSPAN ? 0 : e;
 	}
 	void *it = NULL;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			size_t a = last_end(fy_node_pair_key(pr)), b = last_end(fy_node_pair_value(pr));
@@ -468,7 +441,7 @@ static size_t last_end(struct fy_node *n)
 			if (b > best)
 				best = b;
 		}
-	} else if (is_seq(n)) {
+	} else if (yaml_is_seq(n)) {
 		struct fy_node *c;
 		while ((c = fy_node_sequence_iterate(n, &it))) {
 			size_t b = last_end(c);
@@ -496,8 +469,8 @@ static int env_entry(struct P *P, const char *name, size_t nlen, struct fy_node 
 	if (!a)
 		return MUH_ENOMEM;
 	a->kind = DEPLOY_ENV;
-	a->name = deploy_xstrndup(name, nlen);
-	a->flag = deploy_xstrndup(name, nlen);
+	a->name = strdup_n(name, nlen);
+	a->flag = strdup_n(name, nlen);
 	a->value = val ? scalar_dup(val) : NULL;
 	if (!a->name || !a->flag || (val && !a->value))
 		return MUH_ENOMEM;
@@ -569,12 +542,12 @@ static int read_env(struct P *P, struct fy_node *env)
 static int read_env_entries(struct P *P, struct fy_node *env)
 {
 	const char *t = P->text;
-	if (is_map(env)) {
+	if (yaml_is_map(env)) {
 		void *it = NULL;
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(env, &it))) {
 			struct fy_node *k = fy_node_pair_key(pr), *v = fy_node_pair_value(pr);
-			if (!is_scalar(k) || (v && !is_scalar(v)))
+			if (!yaml_is_scalar(k) || (v && !yaml_is_scalar(v)))
 				continue;
 			size_t kl;
 			const char *kn = fy_node_get_scalar(k, &kl);
@@ -595,14 +568,14 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 		}
 		return MUH_OK;
 	}
-	if (!is_seq(env))
+	if (!yaml_is_seq(env))
 		return MUH_OK;
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(env, &it))) {
-		if (is_map(item)) {
+		if (yaml_is_map(item)) {
 			struct fy_node *n = lookup(item, "name"), *v = lookup(item, "value");
-			if (!is_scalar(n) || !is_scalar(v))
+			if (!yaml_is_scalar(n) || !yaml_is_scalar(v))
 				continue; /* valueFrom: not a value in this file */
 			size_t nl;
 			const char *nm = fy_node_get_scalar(n, &nl);
@@ -625,7 +598,7 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 			P->env.ins = end;
 			P->env.quote = q ? q : '"';
 			set_prefix(P, first);
-		} else if (is_scalar(item)) {
+		} else if (yaml_is_scalar(item)) {
 			size_t l;
 			const char *s = fy_node_get_scalar(item, &l);
 			const char *eq = memchr(s, '=', l);
@@ -644,9 +617,9 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 			if (!a)
 				return MUH_ENOMEM;
 			a->kind = DEPLOY_ENV;
-			a->name = deploy_xstrndup(s, (size_t)(eq - s));
-			a->flag = deploy_xstrndup(s, (size_t)(eq - s));
-			a->value = deploy_xstrndup(eq + 1, l - (size_t)(eq - s) - 1);
+			a->name = strdup_n(s, (size_t)(eq - s));
+			a->flag = strdup_n(s, (size_t)(eq - s));
+			a->value = strdup_n(eq + 1, l - (size_t)(eq - s) - 1);
 			if (!a->name || !a->flag || !a->value)
 				return MUH_ENOMEM;
 			deploy_infer_type(a->value, a->type);
@@ -667,7 +640,7 @@ static int read_env_entries(struct P *P, struct fy_node *env)
 /* Does this node's text mention a server program? */
 static int mentions_server(struct fy_node *n)
 {
-	if (is_scalar(n)) {
+	if (yaml_is_scalar(n)) {
 		size_t l;
 		const char *s = fy_node_get_scalar(n, &l);
 		static const char *w[] = {"vllm", "api_server", "llama-server", "llama_server",
@@ -679,7 +652,7 @@ static int mentions_server(struct fy_node *n)
 	}
 	void *it = NULL;
 	struct fy_node *c;
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		while ((c = fy_node_sequence_iterate(n, &it)))
 			if (mentions_server(c))
 				return 1;
@@ -695,9 +668,9 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 {
 	if (!n || depth > 8)
 		return NULL;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node *c = lookup(n, "command"), *a = lookup(n, "args");
-		if ((c && (is_seq(c) || is_scalar(c))) || (a && (is_seq(a) || is_scalar(a)))) {
+		if ((c && (yaml_is_seq(c) || yaml_is_scalar(c))) || (a && (yaml_is_seq(a) || yaml_is_scalar(a)))) {
 			if (!want_server || (c && mentions_server(c)) || (a && mentions_server(a))) {
 				*got_under = under;
 				return n;
@@ -708,7 +681,7 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			struct fy_node *k = fy_node_pair_key(pr);
 			size_t kl = 0;
-			const char *ks = is_scalar(k) ? fy_node_get_scalar(k, &kl) : NULL;
+			const char *ks = yaml_is_scalar(k) ? fy_node_get_scalar(k, &kl) : NULL;
 			int u = under;
 			if (ks && kl == 10 && !strncmp(ks, "containers", 10))
 				u = 1;
@@ -721,7 +694,7 @@ static struct fy_node *find_container(struct fy_node *n, int depth, int under, i
 			if (r)
 				return r;
 		}
-	} else if (is_seq(n)) {
+	} else if (yaml_is_seq(n)) {
 		void *it = NULL;
 		struct fy_node *c;
 		while ((c = fy_node_sequence_iterate(n, &it))) {
@@ -748,15 +721,15 @@ static int map_key_col(struct P *P, struct fy_node *m)
 
 static int read_yaml_doc(struct P *P, struct fy_node *root)
 {
-	if (is_scalar(root)) {
+	if (yaml_is_scalar(root)) {
 		P->form = DEPLOY_SHELL;
 		return node_cmd(P, root);
 	}
-	if (is_seq(root)) {
+	if (yaml_is_seq(root)) {
 		P->form = fy_node_get_style(root) == FYNS_FLOW ? DEPLOY_JSON_LIST : DEPLOY_YAML_LIST;
 		return node_cmd(P, root);
 	}
-	if (!is_map(root))
+	if (!yaml_is_map(root))
 		return perr(P, 0, "not a launch file: empty document");
 	int under = 0;
 	struct fy_node *c = find_container(root, 0, 0, &under, 1);
@@ -766,7 +739,7 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		return perr(P, 0, "not a launch file: no command, args or argv list");
 	struct fy_node *cmd = lookup(c, "command"), *args = lookup(c, "args");
 	struct fy_node *img = lookup(c, "image");
-	if (is_scalar(img)) {
+	if (yaml_is_scalar(img)) {
 		size_t ilen = 0;
 		const char *iname = fy_node_get_scalar(img, &ilen);
 		if (iname && memmem(iname, ilen, "llama", 5))
@@ -778,7 +751,7 @@ static int read_yaml_doc(struct P *P, struct fy_node *root)
 		P->form = DEPLOY_K8S;
 	else if (under == 2)
 		P->form = DEPLOY_COMPOSE;
-	else if (cmd && is_seq(cmd))
+	else if (cmd && yaml_is_seq(cmd))
 		P->form = fy_node_get_style(cmd) == FYNS_FLOW ? DEPLOY_JSON_LIST : DEPLOY_YAML_LIST;
 	else
 		P->form = DEPLOY_SHELL;
@@ -890,6 +863,23 @@ static int is_assign(const struct deploy_tok *t)
 	return 1;
 }
 
+/* Appends an environment entry of the shell line: name (nlen bytes) =
+ * value, its type inferred from value. NULL when out of memory. */
+static deploy_arg *add_shell_env(struct P *P, const char *name, size_t nlen, const char *value)
+{
+	deploy_arg *e = add_arg(P);
+	if (!e)
+		return NULL;
+	e->kind = DEPLOY_ENV;
+	e->name = strdup_n(name, nlen);
+	e->flag = strdup_n(name, nlen);
+	e->value = strdup(value);
+	if (!e->name || !e->flag || !e->value)
+		return NULL;
+	deploy_infer_type(e->value, e->type);
+	return e;
+}
+
 /* Keeps only the tokens of the command that runs the server: reads `sh -c
  * STRING` through, drops other commands of a shell string (pip install ...
  * && vllm serve ...), and turns KEY=VALUE prefixes and `export KEY=VALUE`
@@ -966,16 +956,9 @@ static int pick_command(struct P *P)
 			const char *eq = strchr(b->val, '=');
 			if (!eq)
 				continue;
-			deploy_arg *e = add_arg(P);
+			deploy_arg *e = add_shell_env(P, b->val, (size_t)(eq - b->val), eq + 1);
 			if (!e)
 				return MUH_ENOMEM;
-			e->kind = DEPLOY_ENV;
-			e->name = deploy_xstrndup(b->val, (size_t)(eq - b->val));
-			e->flag = strdup(e->name ? e->name : "");
-			e->value = strdup(eq + 1);
-			if (!e->name || !e->flag || !e->value)
-				return MUH_ENOMEM;
-			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, b->raw_s);
 			e->tok_start = deploy_line_start(P->text, a->raw_s);
 			e->tok_end = deploy_line_next(P->text, P->len, b->raw_e);
@@ -1010,16 +993,9 @@ static int pick_command(struct P *P)
 				ok = isalnum((unsigned char)*p) || *p == '_';
 			if (!ok)
 				break;
-			deploy_arg *e = add_arg(P);
+			deploy_arg *e = add_shell_env(P, nm, strlen(nm), eq + 1);
 			if (!e)
 				return MUH_ENOMEM;
-			e->kind = DEPLOY_ENV;
-			e->name = strdup(nm);
-			e->flag = strdup(nm);
-			e->value = strdup(eq + 1);
-			if (!e->name || !e->flag || !e->value)
-				return MUH_ENOMEM;
-			deploy_infer_type(e->value, e->type);
 			set_linecol(P, e, t->raw_s);
 			e->tok_start = t->raw_s;
 			e->tok_end = skip + 1 < L->n ? L->v[skip + 1].raw_s : t->raw_e;
@@ -1131,7 +1107,7 @@ static int read_args(struct P *P, const deploy_schema *sc, size_t first, struct 
 			break;
 		}
 		size_t ai = P->nargs - 1;
-		a->flag = deploy_xstrndup(v, fl);
+		a->flag = strdup_n(v, fl);
 		set_linecol(P, a, t->raw_s);
 		size_t last = i;
 		const char *val = NULL;
@@ -1323,7 +1299,7 @@ int deploy_parse(const char *path, const char *text, size_t len, const deploy_sc
 		f->argc = P.toks.n;
 		f->argv = calloc(P.toks.n + 1, sizeof(char *));
 		f->path = strdup(path);
-		f->text = deploy_xstrndup(text, len);
+		f->text = strdup_n(text, len);
 		f->len = len;
 		if (!f->argv || !f->path || !f->text)
 			rc = MUH_ENOMEM;
@@ -1416,13 +1392,7 @@ const deploy_arg *deploy_find(const deploy_file *f, const char *name)
 				return &f->args[i];
 	/* "--max-num-seqs" or "max-num-seqs" for max_num_seqs */
 	char buf[256];
-	const char *p = name;
-	while (*p == '-')
-		p++;
-	size_t k = 0;
-	for (; p[k] && k + 1 < sizeof(buf); k++)
-		buf[k] = p[k] == '-' ? '_' : p[k];
-	buf[k] = '\0';
+	deploy_flag_name(name, buf, sizeof(buf));
 	if (strcmp(buf, name))
 		for (size_t i = 0; i < f->nargs; i++)
 			if (f->args[i].kind != DEPLOY_ENV && !strcmp(f->args[i].name, buf))

@@ -114,11 +114,13 @@ int deploy_is_float(const char *s);
 /* Is s an optional sign and one or more decimal digits? */
 int deploy_is_int(const char *s);
 
-/* A malloc'd copy of s[0..n), NUL-terminated; NULL when out of memory. */
-char *deploy_xstrndup(const char *s, size_t n);
-
 /* Is flag one of the '|'-separated alternatives in list? */
 int deploy_in_list(const char *list, const char *flag, size_t fl);
+
+/* The option name a command-line flag spells: leading '-'s dropped, the
+ * other '-'s made '_' ("--max-num-seqs" -> "max_num_seqs"), cut to fit buf
+ * (n > 0 bytes, NUL-terminated). */
+void deploy_flag_name(const char *flag, char *buf, size_t n);
 
 /* The option a flag names in sc; *neg set when the flag negates it. */
 const deploy_option *deploy_opt_by_flag(const deploy_schema *sc, const char *flag, size_t fl,

@@ -265,7 +265,7 @@ static const char *own_str(struct own_schema *o, const char *s, size_t n)
 		o->strs = ns;
 		o->capstrs = nc;
 	}
-	char *c = deploy_xstrndup(s, n);
+	char *c = strdup_n(s, n);
 	if (!c)
 		return NULL;
 	o->strs[o->nstrs++] = c;
@@ -274,14 +274,8 @@ static const char *own_str(struct own_schema *o, const char *s, size_t n)
 
 static int own_add(struct own_schema *o, size_t *cap, const deploy_option *op)
 {
-	if (o->sc.n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 32;
-		deploy_option *no = realloc(o->opts, nc * sizeof(*no));
-		if (!no)
-			return MUH_ENOMEM;
-		o->opts = no;
-		*cap = nc;
-	}
+	if (array_grow(&o->opts, cap, o->sc.n, sizeof(*o->opts), 32))
+		return MUH_ENOMEM;
 	o->opts[o->sc.n++] = *op;
 	o->sc.opts = o->opts;
 	return MUH_OK;
@@ -689,16 +683,6 @@ int deploy_tree_root(const deploy_file *f, char *root, size_t cap)
 
 /* ---- small helpers ------------------------------------------------------- */
 
-char *deploy_xstrndup(const char *s, size_t n)
-{
-	char *r = malloc(n + 1);
-	if (!r)
-		return NULL;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
-
 int deploy_is_int(const char *s)
 {
 	if (*s == '-' || *s == '+')
@@ -709,6 +693,17 @@ int deploy_is_int(const char *s)
 		if (!isdigit((unsigned char)*s))
 			return 0;
 	return 1;
+}
+
+void deploy_flag_name(const char *flag, char *buf, size_t n)
+{
+	const char *p = flag;
+	while (*p == '-')
+		p++;
+	size_t k = 0;
+	for (; p[k] && k + 1 < n; k++)
+		buf[k] = p[k] == '-' ? '_' : p[k];
+	buf[k] = '\0';
 }
 
 int deploy_is_float(const char *s)

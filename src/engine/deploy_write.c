@@ -567,15 +567,8 @@ int deploy_set(const deploy_file *f, const char *name, const char *value, char *
 			snprintf(cname, sizeof(cname), "%s", a->name);
 		else if (o)
 			snprintf(cname, sizeof(cname), "%s", o->name);
-		else {
-			const char *p = name;
-			while (*p == '-')
-				p++;
-			size_t k = 0;
-			for (; p[k] && k + 1 < sizeof(cname); k++)
-				cname[k] = p[k] == '-' ? '_' : p[k];
-			cname[k] = '\0';
-		}
+		else
+			deploy_flag_name(name, cname, sizeof(cname));
 		canon = cname;
 		is_bool = (o && !strcmp(o->type, "bool") && !o->takes_value) ||
 			  (a && (a->kind == DEPLOY_FLAG || a->kind == DEPLOY_NEG)) ||

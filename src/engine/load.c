@@ -39,6 +39,7 @@
 #include <cjson/cJSON.h>
 #include "json_int.h"
 #include "curl_dl.h"
+#include "strbuf.h"
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
@@ -323,14 +324,8 @@ static int add_words(char **buf, size_t *len, size_t *cap, int words, uint64_t s
 /* Appends a prompt to p->text; -1 when out of memory. */
 static int prompts_add(load_prompts *p, size_t *cap, const char *s)
 {
-	if (p->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		char **nt = realloc(p->text, nc * sizeof(*nt));
-		if (!nt)
-			return -1;
-		p->text = nt;
-		*cap = nc;
-	}
+	if (array_grow(&p->text, cap, p->n, sizeof(*p->text), 64))
+		return -1;
 	if (!(p->text[p->n] = strdup(s)))
 		return -1;
 	p->n++;
@@ -630,15 +625,9 @@ typedef struct dvec {
 
 static void dvec_push(dvec *a, double x)
 {
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 64;
-		double *nv = realloc(a->v, nc * sizeof(*nv));
-		if (!nv) {
-			a->oom = 1;
-			return;
-		}
-		a->v = nv;
-		a->cap = nc;
+	if (array_grow(&a->v, &a->cap, a->n, sizeof(*a->v), 64)) {
+		a->oom = 1;
+		return;
 	}
 	a->v[a->n++] = x;
 }

@@ -324,13 +324,34 @@ static int apply_status(const cmd_out *o, muh_measurement *m)
 	return 1;
 }
 
-static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
+/* Runs step for v (warm: a warm-up run of "time") into a new cmd_out whose
+ * muh-time lines go to samples (max of them; NULL for other steps); *rc is
+ * run_step's result. NULL when out of memory. Free with cmd_out_free. */
+static cmd_out *run_step_new(eval_ctx *c, const muh_variant *v, const char *step, int warm, double *samples,
+			     size_t max, int *rc)
 {
 	cmd_out *o = calloc(1, sizeof(*o));
 	if (!o)
+		return NULL;
+	o->samples = samples;
+	o->max = max;
+	*rc = run_step(c->target, v, step, warm, o);
+	return o;
+}
+
+static void cmd_out_free(cmd_out *o)
+{
+	tb_free(&o->tail);
+	free(o);
+}
+
+static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
+{
+	int rc;
+	cmd_out *o = run_step_new(c, v, "build", 0, NULL, 0, &rc);
+	if (!o)
 		return MUH_ENOMEM;
 	char last[601];
-	int rc = run_step(c->target, v, "build", 0, o);
 	if (start_env(c, o, rc, "build", m)) {
 		/* the run stops */
 	} else if (rc != 0) {
@@ -349,22 +370,20 @@ static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		snprintf(m->fingerprint, sizeof(m->fingerprint), "%016llx",
 			 (unsigned long long)eval_hash(text, strlen(text), EVAL_HASH_INIT));
 	}
-	tb_free(&o->tail);
-	free(o);
+	cmd_out_free(o);
 	return MUH_OK;
 }
 
 static int cmd_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
-	cmd_out *o = calloc(1, sizeof(*o));
+	int rc;
+	cmd_out *o = run_step_new(c, v, "verify", 0, NULL, 0, &rc);
 	if (!o)
 		return MUH_ENOMEM;
 	char last[601];
-	int rc = run_step(c->target, v, "verify", 0, o);
 	if (!start_env(c, o, rc, "verify", m) && !apply_status(o, m) && rc != 0)
 		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step verify: %s", rc, tail(o, last));
-	tb_free(&o->tail);
-	free(o);
+	cmd_out_free(o);
 	return MUH_OK;
 }
 
@@ -372,13 +391,11 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 		    muh_measurement *m)
 {
 	*n = 0;
-	cmd_out *o = calloc(1, sizeof(*o));
+	int rc;
+	cmd_out *o = run_step_new(c, v, "time", warm, samples, max, &rc);
 	if (!o)
 		return MUH_ENOMEM;
-	o->samples = samples;
-	o->max = max;
 	char last[601];
-	int rc = run_step(c->target, v, "time", warm, o);
 	if (start_env(c, o, rc, "time", m)) {
 		/* the run stops */
 	} else if (apply_status(o, m)) {
@@ -394,8 +411,7 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 	} else {
 		*n = o->n;
 	}
-	tb_free(&o->tail);
-	free(o);
+	cmd_out_free(o);
 	return MUH_OK;
 }
 

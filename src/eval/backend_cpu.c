@@ -386,40 +386,6 @@ static void cpu_release(eval_ctx *c)
 	c->built = NULL;
 }
 
-/* Parses a canonical key "A=1,B=2" into a variant whose values replace v's
- * params; symbols are kept. */
-static int ref_variant(const muh_variant *v, const char *key, muh_variant *out)
-{
-	size_t n = v->nparams + v->nsyms;
-	muh_value *vals = calloc(n + 1, sizeof(muh_value));
-	char *copy = strdup(key);
-	if (!vals || !copy) {
-		free(vals);
-		free(copy);
-		return MUH_ENOMEM;
-	}
-	memcpy(vals, v->values, n * sizeof(muh_value));
-	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		if (!eq)
-			continue;
-		*eq = '\0';
-		for (size_t i = 0; i < v->nparams; i++)
-			if (!strcmp(v->names[i], tok)) {
-				char *end;
-				long long x = strtoll(eq + 1, &end, 10);
-				if (*end == '\0')
-					vals[i] = value_int(x);
-				else
-					vals[i] = value_float(strtod(eq + 1, NULL));
-			}
-	}
-	int rc = eval_variant_make(out, key, v->nparams, v->nsyms, (const char *const *)v->names, vals);
-	free(vals);
-	free(copy);
-	return rc;
-}
-
 static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
 	const muh_target *t = c->target;
@@ -476,7 +442,7 @@ static int cpu_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	const char *r = t->reference;
 	if (r[0] && strcmp(r, "impl")) {
 		muh_variant rv;
-		if (ref_variant(v, r, &rv))
+		if (eval_variant_with_key(v, r, 1, &rv))
 			return MUH_ENOMEM;
 		char ref_path[EVAL_PATH + 64];
 		uint64_t rfh;
@@ -598,41 +564,26 @@ static int cpu_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	ref(&r);
 	poison_outputs(a);
 	b->so.run(a);
-	double worst_abs = 0, worst_l2 = 0;
-	char why[512] = "";
-	for (int i = 0; i < a->nbufs && !why[0]; i++) {
+	eval_outcheck oc = {0};
+	for (int i = 0; i < a->nbufs && !oc.why[0]; i++) {
 		const struct muh_buf *u = &a->buf[i], *ru = &r.buf[i];
 		if (u->role == MUH_IN)
 			continue;
 		double rtol, atol;
 		eval_errstat es = {0};
 		tolerances(t, u->dtype, &rtol, &atol);
-		for (size_t k = 0; k < u->count; k++) {
-			double x = elem(u, k), y = elem(ru, k);
+		for (size_t k = 0; k < u->count && !oc.why[0]; k++) {
 			int poisoned = (u->dtype == MUH_I32 && ((uint32_t *)u->data)[k] == 0xDEADBEEFu &&
 					((uint32_t *)ru->data)[k] != 0xDEADBEEFu) ||
 				       (u->dtype == MUH_I64 && ((uint64_t *)u->data)[k] == 0xDEADBEEFDEADBEEFull &&
 					((uint64_t *)ru->data)[k] != 0xDEADBEEFDEADBEEFull);
-			if (isnan(x) || poisoned) {
-				snprintf(why, sizeof(why), "%s[%zu] is %s (never written, or NaN)", u->name, k,
-					 isnan(x) ? "NaN" : "poison");
-				break;
-			}
-			eval_errstat_add(&es, x, y);
+			eval_outcheck_elem(&oc, &es, u->name, k, elem(u, k), elem(ru, k), poisoned);
 		}
-		if (why[0])
-			break;
-		double l2;
-		eval_errstat_judge(&es, u->name, rtol, atol, &l2, why, sizeof(why));
-		worst_abs = fmax(worst_abs, es.maxabs);
-		worst_l2 = fmax(worst_l2, l2);
+		eval_outcheck_output(&oc, &es, u->name, rtol, atol);
 	}
 	for (int i = 0; i < a->nbufs; i++)
 		free(r.buf[i].data);
-	m->max_abs_err = worst_abs;
-	m->rel_l2_err = worst_l2;
-	if (why[0])
-		measurement_fail(m, EVAL_WRONG_RESULT, "%s", why);
+	eval_outcheck_finish(&oc, m);
 	return MUH_OK;
 }
 

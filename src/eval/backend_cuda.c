@@ -630,25 +630,7 @@ static int cuda_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	if (t->checks > 0) {
 		if (t->reference[0] && strcmp(t->reference, "impl")) {
 			muh_variant rv;
-			size_t n = v->nparams + v->nsyms;
-			muh_value *vals = calloc(n + 1, sizeof(muh_value));
-			char *copy = strdup(t->reference);
-			if (!vals || !copy)
-				return MUH_ENOMEM;
-			memcpy(vals, v->values, n * sizeof(muh_value));
-			for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
-				char *eq = strchr(tok, '=');
-				if (!eq)
-					continue;
-				*eq = '\0';
-				for (size_t i = 0; i < v->nparams; i++)
-					if (!strcmp(v->names[i], tok))
-						vals[i] = value_int(strtoll(eq + 1, NULL, 10));
-			}
-			int rc = eval_variant_make(&rv, t->reference, v->nparams, v->nsyms,
-						   (const char *const *)v->names, vals);
-			free(vals);
-			free(copy);
+			int rc = eval_variant_with_key(v, t->reference, 0, &rv);
 			if (rc)
 				return rc;
 			uint64_t h;
@@ -737,9 +719,8 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	    launch(c, b->fn, b->grid, b->block, b->smem, b->args, m, "launch") ||
 	    cu_fail(c, m, api.cuCtxSynchronize(), EVAL_LAUNCH_ERROR, "kernel"))
 		return MUH_OK;
-	double worst_abs = 0, worst_l2 = 0;
-	char why[512] = "";
-	for (int i = 0; i < b->nbuf && !why[0]; i++) {
+	eval_outcheck oc = {0};
+	for (int i = 0; i < b->nbuf && !oc.why[0]; i++) {
 		cuda_buf *u = &b->buf[i];
 		if (u->role == 0)
 			continue;
@@ -750,26 +731,13 @@ static int cuda_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		double tol = t->rtol >= 0 ? t->rtol : u->dtype == 0 ? 1e-4 : u->dtype == 1 ? 1e-10 : 0;
 		double atol = t->atol >= 0 ? t->atol : tol;
 		eval_errstat es = {0};
-		for (size_t k = 0; k < u->count; k++) {
+		for (size_t k = 0; k < u->count && !oc.why[0]; k++) {
 			double x = elem(u->host, u->dtype, k), y = elem(u->host_ref, u->dtype, k);
-			if (isnan(x) || (u->dtype >= 2 && x == -1 && y != -1)) {
-				snprintf(why, sizeof(why), "%s[%zu] is %s (never written, or NaN)", u->name, k,
-					 isnan(x) ? "NaN" : "poison");
-				break;
-			}
-			eval_errstat_add(&es, x, y);
+			eval_outcheck_elem(&oc, &es, u->name, k, x, y, u->dtype >= 2 && x == -1 && y != -1);
 		}
-		if (why[0])
-			break;
-		double l2;
-		eval_errstat_judge(&es, u->name, tol, atol, &l2, why, sizeof(why));
-		worst_abs = fmax(worst_abs, es.maxabs);
-		worst_l2 = fmax(worst_l2, l2);
+		eval_outcheck_output(&oc, &es, u->name, tol, atol);
 	}
-	m->max_abs_err = worst_abs;
-	m->rel_l2_err = worst_l2;
-	if (why[0])
-		measurement_fail(m, EVAL_WRONG_RESULT, "%s", why);
+	eval_outcheck_finish(&oc, m);
 	return MUH_OK;
 }
 

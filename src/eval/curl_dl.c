@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dl_table.h"
 #include "muh/muh.h"
 
 struct curl_dl_table curl_dl;
@@ -27,19 +28,7 @@ static char why[512]; /* empty: open */
 
 static void open_once(void)
 {
-	const char *so = getenv("MUH_LIBCURL");
-	if (!so || !*so)
-		so = "libcurl.so.4";
-	void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(why, sizeof(why), "%s not found: muh load and the engine backend need it "
-			 "(apt-get install libcurl4): %s", so, dlerror());
-		return;
-	}
-	struct {
-		const char *sym;
-		void **slot;
-	} e[] = {
+	const dl_sym e[] = {
 		ENTRY(global_init), ENTRY(global_cleanup), ENTRY(easy_init),
 		ENTRY(easy_setopt), ENTRY(easy_perform), ENTRY(easy_getinfo),
 		ENTRY(easy_duphandle), ENTRY(easy_cleanup), ENTRY(easy_strerror),
@@ -47,17 +36,12 @@ static void open_once(void)
 		ENTRY(multi_remove_handle), ENTRY(multi_info_read), ENTRY(multi_socket_action),
 		ENTRY(multi_cleanup), ENTRY(slist_append), ENTRY(slist_free_all),
 	};
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
-		if (!(*e[i].slot = dlsym(h, e[i].sym))) {
-			snprintf(why, sizeof(why), "%s has no %s: muh load and the engine backend need "
-				 "libcurl 7.16 or later (apt-get install libcurl4)", so, e[i].sym);
-			break;
-		}
-	}
-	if (why[0]) {
+	if (!dl_open_table("MUH_LIBCURL", "libcurl.so.4", RTLD_NOW | RTLD_LOCAL, e, sizeof(e) / sizeof(e[0]),
+			   "muh load and the engine backend need it (apt-get install libcurl4)",
+			   "muh load and the engine backend need libcurl 7.16 or later (apt-get install libcurl4)",
+			   why, sizeof(why))) {
 		struct curl_dl_table none = {0};
 		curl_dl = none;
-		dlclose(h);
 	}
 }
 

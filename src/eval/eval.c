@@ -948,6 +948,35 @@ int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, dou
 	return 1;
 }
 
+void eval_outcheck_elem(eval_outcheck *oc, eval_errstat *es, const char *name, size_t k, double x,
+			double y, int poisoned)
+{
+	if (isnan(x) || poisoned)
+		snprintf(oc->why, sizeof(oc->why), "%s[%zu] is %s (never written, or NaN)", name, k,
+			 isnan(x) ? "NaN" : "poison");
+	else
+		eval_errstat_add(es, x, y);
+}
+
+void eval_outcheck_output(eval_outcheck *oc, const eval_errstat *es, const char *name, double rtol,
+			  double atol)
+{
+	if (oc->why[0])
+		return;
+	double l2;
+	eval_errstat_judge(es, name, rtol, atol, &l2, oc->why, sizeof(oc->why));
+	oc->worst_abs = fmax(oc->worst_abs, es->maxabs);
+	oc->worst_l2 = fmax(oc->worst_l2, l2);
+}
+
+void eval_outcheck_finish(const eval_outcheck *oc, muh_measurement *m)
+{
+	m->max_abs_err = oc->worst_abs;
+	m->rel_l2_err = oc->worst_l2;
+	if (oc->why[0])
+		measurement_fail(m, EVAL_WRONG_RESULT, "%s", oc->why);
+}
+
 int eval_compare(const muh_measurement *a, const muh_measurement *b, double noise)
 {
 	double lo = fmin(a->median, b->median);

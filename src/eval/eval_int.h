@@ -159,6 +159,37 @@ static inline void eval_errstat_add(eval_errstat *e, double got, double want)
 int eval_errstat_judge(const eval_errstat *e, const char *name, double rtol, double atol, double *l2,
 		       char *why, size_t n);
 
+/* A variant whose params take the values of a canonical key "A=1,B=2"
+ * (params the key does not name, and the symbols, keep v's): each value an
+ * int, its leading digits; with floats, a value that is not all an integer
+ * is a float. Returns eval_variant_make's status, or MUH_ENOMEM. The
+ * backends build their reference variant with it. */
+int eval_variant_with_key(const muh_variant *v, const char *key, int floats, muh_variant *out);
+
+/* The check of a variant's outputs, one after another, as the backends
+ * that compare with a reference run it: the worst errors so far, and the
+ * first failure (why; empty while every output checked passed). Start from
+ * {0}; stop feeding it once why is set. */
+typedef struct eval_outcheck {
+	double worst_abs, worst_l2;
+	char why[512];
+} eval_outcheck;
+
+/* Element k of output name: got x, want y. A NaN x, or one the backend
+ * found poisoned (never written), fails the check (why); otherwise the
+ * pair goes into es. */
+void eval_outcheck_elem(eval_outcheck *oc, eval_errstat *es, const char *name, size_t k, double x,
+			double y, int poisoned);
+
+/* Judges output name from es (eval_errstat_judge; a failure sets why) and
+ * keeps the worst errors. Does nothing once why is set. */
+void eval_outcheck_output(eval_outcheck *oc, const eval_errstat *es, const char *name, double rtol,
+			  double atol);
+
+/* Writes the worst errors into m, and fails m (wrong result, why) when an
+ * output failed. */
+void eval_outcheck_finish(const eval_outcheck *oc, muh_measurement *m);
+
 /* Parses an input range "lo..hi" (cuda buffers: name:dtype:role:count:lo..hi)
  * into *lo, *hi. Returns 0, or -1 when it is not two numbers with lo < hi
  * ("0...1" is refused: which dot is whose?). */

@@ -412,6 +412,38 @@ int measurement_from_json(const char *text, muh_measurement *m)
 
 /* ---- variants ----------------------------------------------------------- */
 
+int eval_variant_with_key(const muh_variant *v, const char *key, int floats, muh_variant *out)
+{
+	size_t n = v->nparams + v->nsyms;
+	muh_value *vals = calloc(n + 1, sizeof(muh_value));
+	char *copy = strdup(key);
+	if (!vals || !copy) {
+		free(vals);
+		free(copy);
+		return MUH_ENOMEM;
+	}
+	memcpy(vals, v->values, n * sizeof(muh_value));
+	for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		for (size_t i = 0; i < v->nparams; i++)
+			if (!strcmp(v->names[i], tok)) {
+				char *end;
+				long long x = strtoll(eq + 1, &end, 10);
+				if (*end == '\0' || !floats)
+					vals[i] = value_int(x);
+				else
+					vals[i] = value_float(strtod(eq + 1, NULL));
+			}
+	}
+	int rc = eval_variant_make(out, key, v->nparams, v->nsyms, (const char *const *)v->names, vals);
+	free(vals);
+	free(copy);
+	return rc;
+}
+
 int eval_variant_make(muh_variant *v, const char *key, size_t nparams, size_t nsyms,
 		      const char *const *names, const muh_value *values)
 {

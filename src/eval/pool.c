@@ -36,6 +36,7 @@
 #include "pool_int.h"
 #include "eval_int.h"
 #include "overlay_int.h"
+#include "strbuf.h"
 
 #define POOL_LINE_MAX (64u << 20) /* a reply holds a measurement with its capped log */
 
@@ -300,15 +301,7 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 /* Room for one more queued job. MUH_OK or MUH_ENOMEM. */
 static int grow_queue(muh_pool *p)
 {
-	if (p->nq < p->capq)
-		return MUH_OK;
-	size_t nc = p->capq ? 2 * p->capq : 16;
-	job *nq = realloc(p->q, nc * sizeof(job));
-	if (!nq)
-		return MUH_ENOMEM;
-	p->q = nq;
-	p->capq = nc;
-	return MUH_OK;
+	return array_grow(&p->q, &p->capq, p->nq, sizeof(job), 16);
 }
 
 int pool_submit(muh_pool *p, const uint32_t *cfg, uint64_t tag)

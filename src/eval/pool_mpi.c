@@ -34,6 +34,8 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include "dl_table.h"
+
 #ifndef OPEN_MPI
 #error "muh's MPI transport opens Open MPI's libmpi.so.40 at run time; configure with -DMUH_MPI=OFF for another MPI"
 #endif
@@ -60,19 +62,7 @@ static char mpi_why[512]; /* why libmpi could not be opened; empty: it was, or w
  * with mpi_why saying what is missing. */
 static int mpi_open(void)
 {
-	const char *so = getenv("MUH_LIBMPI");
-	if (!so || !*so)
-		so = "libmpi.so.40";
-	void *h = dlopen(so, RTLD_NOW | RTLD_GLOBAL);
-	if (!h) {
-		snprintf(mpi_why, sizeof(mpi_why), "%s not found: muh --mpi under mpirun needs it "
-			 "(apt-get install libopenmpi3): %s", so, dlerror());
-		return -1;
-	}
-	struct {
-		const char *sym;
-		void **slot;
-	} e[] = {
+	const dl_sym e[] = {
 		{"MPI_Init", (void **)&mpi.Init},
 		{"MPI_Finalize", (void **)&mpi.Finalize},
 		{"MPI_Comm_set_errhandler", (void **)&mpi.Comm_set_errhandler},
@@ -86,15 +76,11 @@ static int mpi_open(void)
 		{"ompi_mpi_char", (void **)&mpi.char_type},
 		{"ompi_mpi_errors_return", (void **)&mpi.errors_return},
 	};
-	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
-		if (!(*e[i].slot = dlsym(h, e[i].sym))) {
-			snprintf(mpi_why, sizeof(mpi_why), "%s has no %s: muh --mpi needs Open MPI 3 or later "
-				 "(apt-get install libopenmpi3)", so, e[i].sym);
-			dlclose(h);
-			return -1;
-		}
-	}
-	return 0;
+	void *h = dl_open_table("MUH_LIBMPI", "libmpi.so.40", RTLD_NOW | RTLD_GLOBAL, e, sizeof(e) / sizeof(e[0]),
+				"muh --mpi under mpirun needs it (apt-get install libopenmpi3)",
+				"muh --mpi needs Open MPI 3 or later (apt-get install libopenmpi3)", mpi_why,
+				sizeof(mpi_why));
+	return h ? 0 : -1;
 }
 
 #define TAG 17

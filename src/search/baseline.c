@@ -165,12 +165,9 @@ int baseline_entry(const muh_space *sp, const char *path, uint32_t *cfg, baselin
 	const muh_spec *s = space_spec(sp);
 	size_t instance = space_instance(sp);
 	size_t len;
-	char *text = file_read(path, &len);
-	if (!text) {
-		diag_at(d, path, 0, 0, NULL);
-		diag_errorf(d, "cannot read the baseline file: %s", strerror(errno));
+	char *text = diag_file_read(path, &len, "baseline file", d);
+	if (!text)
 		return MUH_EENV;
-	}
 	int rc = MUH_OK;
 	cJSON *root = json_parse_at(text, len, path, d);
 	if (!root) {

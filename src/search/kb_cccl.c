@@ -20,6 +20,7 @@
 
 #include "muh/kb.h"
 #include "muh/muh.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------ finding */
 
@@ -146,14 +147,8 @@ static void blank(char *b, size_t len)
 
 static int push_tok(lexed *L, enum tok_kind k, const char *s, int len, int line)
 {
-	if (L->n == L->cap) {
-		size_t cap = L->cap ? L->cap * 2 : 1024;
-		tok *t = realloc(L->t, cap * sizeof(tok));
-		if (!t)
-			return MUH_ENOMEM;
-		L->t = t;
-		L->cap = cap;
-	}
+	if (array_grow(&L->t, &L->cap, L->n, sizeof(tok), 1024))
+		return MUH_ENOMEM;
 	L->t[L->n++] = (tok){k, s, len, line};
 	return MUH_OK;
 }
@@ -340,14 +335,8 @@ static const konst *find_const(scope *st, int depth, const char *name)
 
 static int add_policy(kb_cccl *kb, kb_policy **out)
 {
-	if (kb->n == kb->cap) {
-		size_t cap = kb->cap ? kb->cap * 2 : 64;
-		kb_policy *v = realloc(kb->v, cap * sizeof(kb_policy));
-		if (!v)
-			return MUH_ENOMEM;
-		kb->v = v;
-		kb->cap = cap;
-	}
+	if (array_grow(&kb->v, &kb->cap, kb->n, sizeof(kb_policy), 64))
+		return MUH_ENOMEM;
 	*out = &kb->v[kb->n++];
 	memset(*out, 0, sizeof(**out));
 	(*out)->threads = (*out)->items_per_thread = (*out)->vector_load_length = -1;

@@ -25,6 +25,7 @@
 
 #include "muh/muh.h"
 #include "muh/replay.h"
+#include "strbuf.h"
 #include "u64map.h"
 
 struct entry {
@@ -87,14 +88,8 @@ int replay_add(muh_replay *rp, const uint32_t *cfg, double time_s, int status,
 		return MUH_EINPUT;
 	if (u64map_get(&rp->map, idx, NULL))
 		return 1;
-	if (rp->n == rp->cap) {
-		size_t cap = rp->cap ? rp->cap * 2 : 256;
-		struct entry *ne = realloc(rp->e, cap * sizeof(*ne));
-		if (!ne)
-			return MUH_ENOMEM;
-		rp->e = ne;
-		rp->cap = cap;
-	}
+	if (array_grow(&rp->e, &rp->cap, rp->n, sizeof(*rp->e), 256))
+		return MUH_ENOMEM;
 	const char *text = status_text ? status_text : status == REPLAY_OK ? "ok" : "failed";
 	struct entry *e = &rp->e[rp->n];
 	e->status = status;

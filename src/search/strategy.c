@@ -42,6 +42,7 @@
 #include "muh/muh.h"
 #include "muh/strategy.h"
 #include "strategy_int.h"
+#include "strbuf.h"
 #include "u64map.h"
 
 const char *const strategy_names[] = {"auto", "brute", "random", "annealing",
@@ -61,7 +62,7 @@ struct search {
 	uint64_t rng;
 	u64map seen; /* space index -> record number */
 	strategy_result *r;
-	uint64_t cap;
+	size_t cap;
 	uint32_t *best_cfg;
 	double best;
 	double t0;
@@ -312,14 +313,8 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	if (rc)
 		return MUH_EINPUT;
 	strategy_result *r = s->r;
-	if (r->nrecords == s->cap) {
-		uint64_t cap = s->cap ? s->cap * 2 : 64;
-		strategy_record *nr = realloc(r->records, cap * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		r->records = nr;
-		s->cap = cap;
-	}
+	if (array_grow(&r->records, &s->cap, r->nrecords, sizeof(*r->records), 64))
+		return MUH_ENOMEM;
 	if (u64map_put(&s->seen, idx, r->nrecords))
 		return MUH_ENOMEM;
 	strategy_measurement m = {.time_s = 0, .status = 0, .status_text = NULL};
@@ -410,6 +405,29 @@ static int out_of_budget(search *s)
 	return 0;
 }
 
+/* Seed number k from source ("seed": line is its line in the spec;
+ * "transfer": 0): skipped with an event when reason says why, else
+ * evaluated while the budget lasts. Returns a status; *stop when done. */
+static int try_seed(search *s, const uint32_t *cfg, const char *source, size_t k, int line, const char *reason,
+		    int *stop)
+{
+	if (reason) {
+		strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
+		                     .cfg = cfg,
+		                     .index = UINT64_MAX,
+		                     .source = source,
+		                     .seed = k,
+		                     .seed_line = line,
+		                     .reason = reason};
+		if (emit(s, &ev))
+			return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
+		return MUH_OK;
+	}
+	if (out_of_budget(s))
+		return *stop = 1, MUH_OK;
+	return evaluate(s, cfg, source, -1, stop);
+}
+
 /* The defaults, then the spec's seeds. Returns a status; *stop when done. */
 static int start(search *s, uint32_t *cfg, int *stop)
 {
@@ -480,41 +498,16 @@ static int start(search *s, uint32_t *cfg, int *stop)
 			reason = "breaks a constraint in this space";
 		else if (seen > 0)
 			reason = "already evaluated (the defaults or an earlier seed)";
-		if (reason) {
-			strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
-			                     .cfg = cfg,
-			                     .index = UINT64_MAX,
-			                     .source = "seed",
-			                     .seed = k,
-			                     .seed_line = sd->line,
-			                     .reason = reason};
-			if (emit(s, &ev))
-				return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
-			continue;
-		}
-		if (out_of_budget(s))
-			return *stop = 1, MUH_OK;
-		if ((rc = evaluate(s, cfg, "seed", -1, stop)) || *stop)
+		if ((rc = try_seed(s, cfg, "seed", k, sd->line, reason, stop)) || *stop)
 			return rc;
 	}
 	for (size_t k = 0; k < s->o->ntransfer_seeds; k++) {
 		memcpy(cfg, s->o->transfer_seeds + k * s->np, s->np * sizeof(uint32_t));
 		int seen = search_seen(s, cfg, NULL);
-		if (seen) {
-			strategy_event ev = {.kind = STRATEGY_EV_SEED_SKIPPED,
-			                     .cfg = cfg,
-			                     .index = UINT64_MAX,
-			                     .source = "transfer",
-			                     .seed = k,
-			                     .reason = seen < 0 ? "breaks a constraint in this space"
-			                                        : "already evaluated (the defaults or a seed)"};
-			if (emit(s, &ev))
-				return *stop = 1, s->r->stop = STRATEGY_STOP_CALLER, MUH_OK;
-			continue;
-		}
-		if (out_of_budget(s))
-			return *stop = 1, MUH_OK;
-		if ((rc = evaluate(s, cfg, "transfer", -1, stop)) || *stop)
+		const char *reason = !seen    ? NULL
+		                     : seen < 0 ? "breaks a constraint in this space"
+		                                : "already evaluated (the defaults or a seed)";
+		if ((rc = try_seed(s, cfg, "transfer", k, 0, reason, stop)) || *stop)
 			return rc;
 	}
 	return MUH_OK;

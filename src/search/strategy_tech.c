@@ -711,6 +711,22 @@ static void model_destroy(technique *t)
 
 /* ---- construction --------------------------------------------------------- */
 
+/* Makes t the technique name with these functions and a zeroed state of
+ * size bytes (t->st, freed by destroy); returns the state, or NULL when out
+ * of memory (t is then still named, and destroy is safe to call). */
+static void *technique_init(technique *t, const char *name, size_t size,
+			    int (*propose)(technique *, search *, uint32_t *),
+			    void (*observe)(technique *, search *, const uint32_t *, double, int),
+			    void (*destroy)(technique *))
+{
+	t->name = name;
+	t->propose = propose;
+	t->observe = observe;
+	t->destroy = destroy;
+	t->st = calloc(1, size);
+	return t->st;
+}
+
 int technique_new(const char *name, search *s, technique *t)
 {
 	size_t np = search_nparams(s), maxnb = max_neighbours(s);
@@ -719,10 +735,8 @@ int technique_new(const char *name, search *s, technique *t)
 	t->observe = observe_nothing;
 	t->destroy = destroy_state;
 	if (!strcmp(name, "brute")) {
-		t->name = "brute";
-		t->propose = brute_propose;
-		t->st = calloc(1, sizeof(uint64_t));
-		return t->st ? MUH_OK : MUH_ENOMEM;
+		uint64_t *next = technique_init(t, "brute", sizeof(*next), brute_propose, observe_nothing, destroy_state);
+		return next ? MUH_OK : MUH_ENOMEM;
 	}
 	if (!strcmp(name, "random")) {
 		t->name = "random";
@@ -730,12 +744,7 @@ int technique_new(const char *name, search *s, technique *t)
 		return MUH_OK;
 	}
 	if (!strcmp(name, "annealing")) {
-		struct sa *a = calloc(1, sizeof(*a));
-		t->name = "annealing";
-		t->propose = sa_propose;
-		t->observe = sa_observe;
-		t->destroy = sa_destroy;
-		t->st = a;
+		struct sa *a = technique_init(t, "annealing", sizeof(*a), sa_propose, sa_observe, sa_destroy);
 		if (!a)
 			return MUH_ENOMEM;
 		a->np = np;
@@ -746,12 +755,7 @@ int technique_new(const char *name, search *s, technique *t)
 		return a->cur && a->nb ? MUH_OK : MUH_ENOMEM;
 	}
 	if (!strcmp(name, "genetic")) {
-		struct ga *g = calloc(1, sizeof(*g));
-		t->name = "genetic";
-		t->propose = ga_propose;
-		t->observe = ga_observe;
-		t->destroy = ga_destroy;
-		t->st = g;
+		struct ga *g = technique_init(t, "genetic", sizeof(*g), ga_propose, ga_observe, ga_destroy);
 		if (!g)
 			return MUH_ENOMEM;
 		g->np = np;
@@ -761,12 +765,7 @@ int technique_new(const char *name, search *s, technique *t)
 		return g->pop && g->nb ? MUH_OK : MUH_ENOMEM;
 	}
 	if (!strcmp(name, "ils")) {
-		struct ils *l = calloc(1, sizeof(*l));
-		t->name = "ils";
-		t->propose = ils_propose;
-		t->observe = ils_observe;
-		t->destroy = ils_destroy;
-		t->st = l;
+		struct ils *l = technique_init(t, "ils", sizeof(*l), ils_propose, ils_observe, ils_destroy);
 		if (!l)
 			return MUH_ENOMEM;
 		l->np = np;
@@ -778,12 +777,7 @@ int technique_new(const char *name, search *s, technique *t)
 		return l->cur && l->home && l->nb && l->tmp ? MUH_OK : MUH_ENOMEM;
 	}
 	if (!strcmp(name, "model")) {
-		struct model *m = calloc(1, sizeof(*m));
-		t->name = "model";
-		t->propose = model_propose;
-		t->observe = model_observe;
-		t->destroy = model_destroy;
-		t->st = m;
+		struct model *m = technique_init(t, "model", sizeof(*m), model_propose, model_observe, model_destroy);
 		if (!m)
 			return MUH_ENOMEM;
 		const muh_spec *spec = space_spec(search_space(s));

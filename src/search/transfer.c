@@ -29,6 +29,7 @@
 #include "muh/spec.h"
 #include "muh/store.h"
 #include "muh/transfer.h"
+#include "strbuf.h"
 
 /* ---- reading the store ------------------------------------------------------ */
 
@@ -63,14 +64,8 @@ static int read_run(void *ud, const store_run *run)
 	struct reader *rd = ud;
 	if (rd->only && run->id != rd->only)
 		return 0;
-	if (rd->n == rd->cap) {
-		size_t nc = rd->cap ? rd->cap * 2 : 8;
-		struct rawrun *nr = realloc(rd->runs, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		rd->runs = nr;
-		rd->cap = nc;
-	}
+	if (array_grow(&rd->runs, &rd->cap, rd->n, sizeof(*rd->runs), 8))
+		return MUH_ENOMEM;
 	struct rawrun *w = &rd->runs[rd->n++];
 	memset(w, 0, sizeof(*w));
 	w->r = *run;
@@ -110,14 +105,8 @@ static int read_row(void *ud, const store_row *row)
 	struct rawrun *w = ud;
 	if (row->m->status != EVAL_OK || !(row->m->median >= 0))
 		return 0;
-	if (w->n == w->cap) {
-		size_t nc = w->cap ? w->cap * 2 : 64;
-		struct okrow *nr = realloc(w->rows, nc * sizeof(*nr));
-		if (!nr)
-			return MUH_ENOMEM;
-		w->rows = nr;
-		w->cap = nc;
-	}
+	if (array_grow(&w->rows, &w->cap, w->n, sizeof(*w->rows), 64))
+		return MUH_ENOMEM;
 	struct okrow *o = &w->rows[w->n];
 	o->key = strdup(row->key);
 	if (!o->key)

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "json_int.h"
+#include "strbuf.h"
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
@@ -176,15 +177,9 @@ static int scan_run(void *ud, const store_run *r)
 		   (rs->s->name && r->spec_name && !strcmp(rs->s->name, r->spec_name));
 	if (!same || r->nmeasurements == 0 || (r->problem && !strcmp(r->problem, rs->mine)))
 		return 0;
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 8;
-		struct cand_run *nr = realloc(rs->runs, cap * sizeof(*nr));
-		if (!nr) {
-			rs->oom = 1;
-			return 1;
-		}
-		rs->runs = nr;
-		rs->cap = cap;
+	if (array_grow(&rs->runs, &rs->cap, rs->n, sizeof(*rs->runs), 8)) {
+		rs->oom = 1;
+		return 1;
 	}
 	struct cand_run *c = &rs->runs[rs->n++];
 	c->id = r->id;
@@ -235,16 +230,10 @@ static int scan_row(void *ud, const store_row *row)
 		free(cfg); /* a configuration of another space */
 		return 0;
 	}
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct scored *nr = realloc(rs->rows, cap * sizeof(*nr));
-		if (!nr) {
-			free(cfg);
-			rs->oom = 1;
-			return 1;
-		}
-		rs->rows = nr;
-		rs->cap = cap;
+	if (array_grow(&rs->rows, &rs->cap, rs->n, sizeof(*rs->rows), 64)) {
+		free(cfg);
+		rs->oom = 1;
+		return 1;
 	}
 	rs->rows[rs->n].score = score;
 	rs->rows[rs->n++].cfg = cfg;
@@ -424,16 +413,70 @@ static int is_vllm_config(const cJSON *obj)
 	return n > 0;
 }
 
+/* Where the rows of a result file come from, for a seed's "from" text. */
+struct seed_origin {
+	const char *path;
+	int have; /* vLLM: the instance has a batch size to be near */
+};
+
+/* Writes a seed's "from" text: row i of the m sorted rows of o. */
+typedef void (*seed_origin_text)(char *buf, size_t n, const struct seed_origin *o,
+				 const struct keyed *row, size_t i, size_t m);
+
+/* Sorts the m rows (cmp_keyed: nearest or fastest first) and adds the first
+ * k that are configurations of the space as seeds, described by text; a row
+ * that is not one counts in ts->left_out. Frees rows and cfg (scratch of np
+ * values). Returns a MUH_ status. */
+static int seed_nearest_rows(transfer_seeds *ts, struct keyed *rows, size_t m, uint32_t *cfg, size_t k,
+			     const struct seed_origin *o, seed_origin_text text)
+{
+	if (m)
+		qsort(rows, m, sizeof(*rows), cmp_keyed);
+	int rc = MUH_OK;
+	for (size_t i = 0, taken = 0; i < m && taken < k && !rc; i++) {
+		if (!cfg_from_json(ts->sp, rows[i].cfg, cfg)) {
+			ts->left_out++;
+			continue;
+		}
+		char from[512];
+		text(from, sizeof(from), o, &rows[i], i, m);
+		int a = add_seed(ts, cfg, from);
+		if (a < 0)
+			rc = -a;
+		taken += a > 0;
+	}
+	free(rows);
+	free(cfg);
+	return rc;
+}
+
+/* The rows (n of them) and the configuration scratch seed_nearest_rows
+ * takes; MUH_ENOMEM with nothing allocated. */
+static int seed_rows_alloc(const transfer_seeds *ts, size_t n, struct keyed **rows, uint32_t **cfg)
+{
+	*rows = calloc(n ? n : 1, sizeof(**rows));
+	*cfg = malloc((ts->np ? ts->np : 1) * sizeof(uint32_t));
+	if (!*rows || !*cfg) {
+		free(*rows);
+		free(*cfg);
+		return MUH_ENOMEM;
+	}
+	return MUH_OK;
+}
+
+static void t4_origin_text(char *buf, size_t n, const struct seed_origin *o, const struct keyed *row,
+			   size_t i, size_t m)
+{
+	snprintf(buf, n, "%s (T4): its #%zu of %zu correct, %.4g ms", o->path, i + 1, m, row->dist);
+}
+
 static int from_t4(transfer_seeds *ts, const char *path, const cJSON *results, size_t k)
 {
 	size_t n = (size_t)cJSON_GetArraySize(results), m = 0;
-	struct keyed *rows = calloc(n ? n : 1, sizeof(*rows));
-	uint32_t *cfg = malloc((ts->np ? ts->np : 1) * sizeof(uint32_t));
-	if (!rows || !cfg) {
-		free(rows);
-		free(cfg);
+	struct keyed *rows;
+	uint32_t *cfg;
+	if (seed_rows_alloc(ts, n, &rows, &cfg))
 		return MUH_ENOMEM;
-	}
 	const cJSON *r;
 	cJSON_ArrayForEach(r, results)
 	{
@@ -444,25 +487,17 @@ static int from_t4(transfer_seeds *ts, const char *path, const cJSON *results, s
 			rows[m++].cfg = c;
 		}
 	}
-	if (m)
-		qsort(rows, m, sizeof(*rows), cmp_keyed);
-	int rc = MUH_OK;
-	for (size_t i = 0, taken = 0; i < m && taken < k && !rc; i++) {
-		if (!cfg_from_json(ts->sp, rows[i].cfg, cfg)) {
-			ts->left_out++;
-			continue;
-		}
-		char from[512];
-		snprintf(from, sizeof(from), "%s (T4): its #%zu of %zu correct, %.4g ms", path, i + 1, m,
-			 rows[i].dist);
-		int a = add_seed(ts, cfg, from);
-		if (a < 0)
-			rc = -a;
-		taken += a > 0;
-	}
-	free(rows);
-	free(cfg);
-	return rc;
+	struct seed_origin o = {path, 0};
+	return seed_nearest_rows(ts, rows, m, cfg, k, &o, t4_origin_text);
+}
+
+static void vllm_origin_text(char *buf, size_t n, const struct seed_origin *o, const struct keyed *row,
+			     size_t i, size_t m)
+{
+	(void)i;
+	(void)m;
+	snprintf(buf, n, "%s (vLLM config): batch size %.0f%s", o->path, row->key,
+		 o->have ? (row->dist == 0 ? ", this instance's" : ", the nearest left") : "");
 }
 
 static int from_vllm(transfer_seeds *ts, const char *path, const cJSON *obj, size_t instance, size_t k)
@@ -471,13 +506,10 @@ static int from_vllm(transfer_seeds *ts, const char *path, const cJSON *obj, siz
 	double want = 0;
 	int have = transfer_seeds_batch_size(s, instance, &want);
 	size_t n = (size_t)cJSON_GetArraySize(obj), m = 0;
-	struct keyed *rows = calloc(n ? n : 1, sizeof(*rows));
-	uint32_t *cfg = malloc((ts->np ? ts->np : 1) * sizeof(uint32_t));
-	if (!rows || !cfg) {
-		free(rows);
-		free(cfg);
+	struct keyed *rows;
+	uint32_t *cfg;
+	if (seed_rows_alloc(ts, n, &rows, &cfg))
 		return MUH_ENOMEM;
-	}
 	const cJSON *e;
 	cJSON_ArrayForEach(e, obj)
 	{
@@ -486,37 +518,17 @@ static int from_vllm(transfer_seeds *ts, const char *path, const cJSON *obj, siz
 		rows[m].dist = !have ? 0 : key > 0 && want > 0 ? fabs(log2(key) - log2(want)) : fabs(key - want);
 		rows[m++].cfg = e;
 	}
-	if (m)
-		qsort(rows, m, sizeof(*rows), cmp_keyed);
-	int rc = MUH_OK;
-	for (size_t i = 0, taken = 0; i < m && taken < k && !rc; i++) {
-		if (!cfg_from_json(ts->sp, rows[i].cfg, cfg)) {
-			ts->left_out++;
-			continue;
-		}
-		char from[512];
-		snprintf(from, sizeof(from), "%s (vLLM config): batch size %.0f%s", path, rows[i].key,
-			 have ? (rows[i].dist == 0 ? ", this instance's" : ", the nearest left") : "");
-		int a = add_seed(ts, cfg, from);
-		if (a < 0)
-			rc = -a;
-		taken += a > 0;
-	}
-	free(rows);
-	free(cfg);
-	return rc;
+	struct seed_origin o = {path, have};
+	return seed_nearest_rows(ts, rows, m, cfg, k, &o, vllm_origin_text);
 }
 
 int transfer_seeds_from_file(transfer_seeds *ts, const char *path, size_t instance, size_t k,
 			     muh_diag *d)
 {
 	size_t len;
-	char *text = file_read(path, &len);
-	if (!text) {
-		diag_at(d, path, 0, 0, NULL);
-		diag_errorf(d, "cannot read the result file: %s", strerror(errno));
+	char *text = diag_file_read(path, &len, "result file", d);
+	if (!text)
 		return MUH_EENV;
-	}
 	cJSON *root = json_parse_at(text, len, path, d);
 	if (!root) {
 		diag_errorf(d, "not JSON; expected T4 results or a vLLM config");

@@ -31,6 +31,7 @@
 #include "muh/hw.h"
 #include "muh/space.h"
 #include "muh/muh.h"
+#include "strbuf.h"
 
 /* The defaults' canonical key of spec s in problem instance `instance`
  * (spec_default_index), as space_key formats it (params in spec order,
@@ -68,19 +69,6 @@ struct collect {
 	int rc;
 };
 
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, nc * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
-
 static int on_row(void *ud, const store_row *row)
 {
 	struct collect *c = ud;
@@ -88,10 +76,10 @@ static int on_row(void *ud, const store_row *row)
 	const muh_measurement *m = row->m;
 	if (b->nmeasured == c->cap) { /* so_far and ok_scores: nok <= nmeasured */
 		size_t cap = c->cap;
-		if (grow((void **)&b->so_far, &cap, b->nmeasured, sizeof(double)))
+		if (array_grow(&b->so_far, &cap, b->nmeasured, sizeof(double), 64))
 			return c->rc = MUH_ENOMEM;
 		cap = c->cap;
-		if (grow((void **)&b->ok_scores, &cap, b->nmeasured, sizeof(double)))
+		if (array_grow(&b->ok_scores, &cap, b->nmeasured, sizeof(double), 64))
 			return c->rc = MUH_ENOMEM;
 		c->cap = cap;
 	}
@@ -108,7 +96,7 @@ static int on_row(void *ud, const store_row *row)
 		if (b->default_key && !strcmp(b->default_key, row->key))
 			b->default_score = score;
 		if (objective_feasible(&b->objective, m, NULL, 0)) {
-			if (grow((void **)&c->all, &c->capall, c->nall, sizeof(*c->all)))
+			if (array_grow(&c->all, &c->capall, c->nall, sizeof(*c->all), 64))
 				return c->rc = MUH_ENOMEM;
 			char *key = strdup(row->key);
 			if (!key)
@@ -121,7 +109,7 @@ static int on_row(void *ud, const store_row *row)
 	b->so_far[b->nmeasured++] = c->best;
 	if (best_fp_proves(m)) {
 		size_t cap = c->capfps;
-		if (grow((void **)&b->fps, &cap, b->nfps, sizeof(*b->fps)))
+		if (array_grow(&b->fps, &cap, b->nfps, sizeof(*b->fps), 64))
 			return c->rc = MUH_ENOMEM;
 		c->capfps = cap;
 		char *key = strdup(row->key), *fp = strdup(m->fingerprint);

@@ -26,6 +26,7 @@
 #include "muh/session.h"
 #include "eval_int.h"
 #include "decide_int.h"
+#include "strbuf.h"
 
 const char *decide_verdict_name(enum decide_verdict v)
 {
@@ -381,14 +382,8 @@ static char *dup_or_null(const char *s, int *oom)
 static int collect_row(void *ud, const store_decision *r)
 {
 	struct rows *R = ud;
-	if (R->n == R->cap) {
-		size_t nc = R->cap ? 2 * R->cap : 32;
-		store_decision *nv = realloc(R->v, nc * sizeof(*nv));
-		if (!nv)
-			return R->oom = 1;
-		R->v = nv;
-		R->cap = nc;
-	}
+	if (array_grow(&R->v, &R->cap, R->n, sizeof(*R->v), 32))
+		return R->oom = 1;
 	store_decision *c = &R->v[R->n++];
 	*c = *r;
 	c->key = dup_or_null(r->key, &R->oom);

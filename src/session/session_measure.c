@@ -31,6 +31,7 @@
 #include "muh/transfer_seeds.h"
 #include "muh/baseline.h"
 #include "muh/store.h"
+#include "strbuf.h"
 #include "u64map.h"
 #include "eval_int.h"
 #include "overlay_int.h"
@@ -283,14 +284,8 @@ static int halving_stops(muh_session *s, const uint32_t *cfg, const muh_variant 
 /* Appends score x to rung R's scores. */
 static int rung_push(struct rung *R, double x)
 {
-	if (R->n == R->cap) {
-		size_t nc = R->cap ? 2 * R->cap : 32;
-		double *ns = realloc(R->scores, nc * sizeof(double));
-		if (!ns)
-			return MUH_ENOMEM;
-		R->scores = ns;
-		R->cap = nc;
-	}
+	if (array_grow(&R->scores, &R->cap, R->n, sizeof(double), 32))
+		return MUH_ENOMEM;
 	R->scores[R->n++] = x;
 	return MUH_OK;
 }

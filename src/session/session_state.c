@@ -33,6 +33,7 @@
 #include "muh/transfer_seeds.h"
 #include "muh/baseline.h"
 #include "muh/store.h"
+#include "strbuf.h"
 #include "u64map.h"
 #include "eval_int.h"
 #include "overlay_int.h"
@@ -226,14 +227,8 @@ static int failed_to_start(const muh_measurement *m)
 
 static int remember(uint32_t **arr, size_t *n, size_t *cap, const uint32_t *cfg, size_t np)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		uint32_t *na = realloc(*arr, nc * np * sizeof(uint32_t));
-		if (!na)
-			return MUH_ENOMEM;
-		*arr = na;
-		*cap = nc;
-	}
+	if (array_grow(arr, cap, *n, np * sizeof(uint32_t), 16))
+		return MUH_ENOMEM;
 	memcpy(*arr + *n * np, cfg, np * sizeof(uint32_t));
 	(*n)++;
 	return MUH_OK;
@@ -370,14 +365,8 @@ int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement
 	if (space_index_of(s->space, cfg, &idx))
 		return MUH_EINPUT;
 	if (!u64map_get(&s->told, idx, &pos)) {
-		if (s->nhist == s->caphist) {
-			size_t nc = s->caphist ? s->caphist * 2 : 64;
-			struct told *nh = realloc(s->hist, nc * sizeof(*nh));
-			if (!nh)
-				return MUH_ENOMEM;
-			s->hist = nh;
-			s->caphist = nc;
-		}
+		if (array_grow(&s->hist, &s->caphist, s->nhist, sizeof(*s->hist), 64))
+			return MUH_ENOMEM;
 		pos = s->nhist++;
 		if (u64map_put(&s->told, idx, pos))
 			return MUH_ENOMEM;

@@ -18,6 +18,7 @@
 #include "muh/expr.h"
 #include "muh/muh.h"
 #include "expr_int.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------------ lexer */
 
@@ -347,19 +348,25 @@ static void next(parser *ps)
 
 /* ----------------------------------------------------------------- parser */
 
+/* Makes room for one more element in the array *arr of n elements of size
+ * elem (capacity *cap, doubled from first), as array_grow does for int
+ * counts: 0, or -1 with ps's error set to out of memory. */
+static int expr_grow(parser *ps, void *arr, int *cap, int n, size_t elem, int first)
+{
+	size_t c = (size_t)*cap;
+	if (array_grow(arr, &c, (size_t)n, elem, (size_t)first)) {
+		expr_perr_nomem(ps);
+		return -1;
+	}
+	*cap = (int)c;
+	return 0;
+}
+
 /* Appends a node with no children; returns its index or -1 (out of memory). */
 static int new_node(parser *ps, int kind, int pos)
 {
-	if (ps->nn == ps->capn) {
-		int cap = ps->capn ? ps->capn * 2 : 32;
-		node *nn = realloc(ps->nodes, (size_t)cap * sizeof(node));
-		if (!nn) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		ps->nodes = nn;
-		ps->capn = cap;
-	}
+	if (expr_grow(ps, &ps->nodes, &ps->capn, ps->nn, sizeof(node), 32))
+		return -1;
 	node *n = &ps->nodes[ps->nn];
 	memset(n, 0, sizeof(*n));
 	n->kind = kind;
@@ -426,6 +433,31 @@ static const struct fn {
     {"list", FN_LIST, 0, 1, 1},
 };
 
+/* Elements of a list display or tuple, or a call's arguments, up to the
+ * closing token (not consumed), as n's kids (nkids their count); the first
+ * element (already parsed) is `first`, or -1 for none. 0, or -1. */
+static int parse_elems(parser *ps, int n, int first, int close)
+{
+	int last = first, count = first >= 0;
+	ps->nodes[n].kids = first;
+	while (ps->t.kind != close) {
+		int a = parse_expr(ps);
+		if (a < 0)
+			return -1;
+		if (last < 0)
+			ps->nodes[n].kids = a;
+		else
+			ps->nodes[last].next = a;
+		last = a;
+		count++;
+		if (ps->t.kind != T_COMMA)
+			break;
+		next(ps);
+	}
+	ps->nodes[n].nkids = count;
+	return 0;
+}
+
 /* name '(' args ')' — the name token is already consumed. */
 static int parse_call(parser *ps, int npos, int nlen)
 {
@@ -449,23 +481,9 @@ static int parse_call(parser *ps, int npos, int nlen)
 		return -1;
 	ps->nodes[n].op = f->op;
 	ps->nodes[n].len = nlen;
-	int last = -1, argc = 0;
-	while (ps->t.kind != T_RPAREN) {
-		int a = parse_expr(ps);
-		if (a < 0)
-			return -1;
-		if (last < 0)
-			ps->nodes[n].kids = a;
-		else
-			ps->nodes[last].next = a;
-		last = a;
-		argc++;
-		if (ps->t.kind != T_COMMA)
-			break;
-		next(ps);
-	}
-	if (expect_close(ps, T_RPAREN, open) < 0)
+	if (parse_elems(ps, n, -1, T_RPAREN) < 0 || expect_close(ps, T_RPAREN, open) < 0)
 		return -1;
+	int argc = ps->nodes[n].nkids;
 	if (argc < f->min || argc > f->max) {
 		if (f->min == f->max)
 			expr_perr(ps, npos, "%s() takes %d argument%s, got %d", f->name, f->min,
@@ -481,32 +499,7 @@ static int parse_call(parser *ps, int npos, int nlen)
 			          f->max, argc);
 		return -1;
 	}
-	ps->nodes[n].nkids = argc;
 	return n;
-}
-
-/* Elements of a list display or tuple up to the closing token; the first
- * element (already parsed) is `first`, or -1 for none. */
-static int parse_elems(parser *ps, int n, int first, int close)
-{
-	int last = first, count = first >= 0;
-	ps->nodes[n].kids = first;
-	while (ps->t.kind != close) {
-		int a = parse_expr(ps);
-		if (a < 0)
-			return -1;
-		if (last < 0)
-			ps->nodes[n].kids = a;
-		else
-			ps->nodes[last].next = a;
-		last = a;
-		count++;
-		if (ps->t.kind != T_COMMA)
-			break;
-		next(ps);
-	}
-	ps->nodes[n].nkids = count;
-	return 0;
 }
 
 /* '[' ... ']': a list display or a comprehension with one for clause. */
@@ -670,31 +663,40 @@ static int parse_power(parser *ps)
 	return node2(ps, N_BIN, B_POW, pos, x, y);
 }
 
-/* factor := ('+'|'-'|'~'|'!') factor | power */
-static int parse_factor(parser *ps)
+/* A prefix operator (the current token) and its operand: consumes the
+ * operator, parses operand one nesting level deeper, and returns a new N_UN
+ * node applying op to it, or -1 (diag set). */
+static int parse_prefixed(parser *ps, int op, int (*operand)(parser *))
 {
-	int k = ps->t.kind;
-	if (k != T_PLUS && k != T_MINUS && k != T_TILDE && k != T_BANG)
-		return parse_power(ps);
 	int pos = ps->t.pos;
 	if (++ps->nest > MAX_NEST) {
 		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
 		return -1;
 	}
 	next(ps);
-	int x = parse_factor(ps);
+	int x = operand(ps);
 	ps->nest--;
 	if (x < 0)
 		return -1;
 	int n = new_node(ps, N_UN, pos);
 	if (n < 0)
 		return -1;
-	ps->nodes[n].op = k == T_PLUS    ? OP_POS
-	                  : k == T_MINUS ? OP_NEG
-	                  : k == T_TILDE ? OP_INV
-	                                 : OP_NOT;
+	ps->nodes[n].op = op;
 	ps->nodes[n].a = x;
 	return n;
+}
+
+/* factor := ('+'|'-'|'~'|'!') factor | power */
+static int parse_factor(parser *ps)
+{
+	int k = ps->t.kind;
+	if (k != T_PLUS && k != T_MINUS && k != T_TILDE && k != T_BANG)
+		return parse_power(ps);
+	int op = k == T_PLUS    ? OP_POS
+	         : k == T_MINUS ? OP_NEG
+	         : k == T_TILDE ? OP_INV
+	                        : OP_NOT;
+	return parse_prefixed(ps, op, parse_factor);
 }
 
 /* Binary levels from loosest to tightest: | ^ & shifts +- and */ /* // %. */
@@ -797,46 +799,32 @@ static int parse_not(parser *ps)
 {
 	if (ps->t.kind != T_NOT)
 		return parse_cmp(ps);
-	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
-		return -1;
+	return parse_prefixed(ps, OP_NOT, parse_not);
+}
+
+/* operand ((word | sym) operand)*, left-associative: a chain of N_AND or
+ * N_OR nodes (kind) for one of the two boolean levels below. */
+static int parse_bool_chain(parser *ps, int kind, int word, int sym, int (*operand)(parser *))
+{
+	int x = operand(ps);
+	while (x >= 0 && (ps->t.kind == word || ps->t.kind == sym)) {
+		int pos = ps->t.pos;
+		next(ps);
+		x = node2(ps, kind, 0, pos, x, operand(ps));
 	}
-	next(ps);
-	int x = parse_not(ps);
-	ps->nest--;
-	if (x < 0)
-		return -1;
-	int n = new_node(ps, N_UN, pos);
-	if (n < 0)
-		return -1;
-	ps->nodes[n].op = OP_NOT;
-	ps->nodes[n].a = x;
-	return n;
+	return x;
 }
 
 /* and_test := not_test (('and' | '&&') not_test)* */
 static int parse_and(parser *ps)
 {
-	int x = parse_not(ps);
-	while (x >= 0 && (ps->t.kind == T_AND || ps->t.kind == T_ANDAND)) {
-		int pos = ps->t.pos;
-		next(ps);
-		x = node2(ps, N_AND, 0, pos, x, parse_not(ps));
-	}
-	return x;
+	return parse_bool_chain(ps, N_AND, T_AND, T_ANDAND, parse_not);
 }
 
 /* or_test := and_test (('or' | '||') and_test)* */
 static int parse_or(parser *ps)
 {
-	int x = parse_and(ps);
-	while (x >= 0 && (ps->t.kind == T_OR || ps->t.kind == T_OROR)) {
-		int pos = ps->t.pos;
-		next(ps);
-		x = node2(ps, N_OR, 0, pos, x, parse_and(ps));
-	}
-	return x;
+	return parse_bool_chain(ps, N_OR, T_OR, T_OROR, parse_and);
 }
 
 /* expr := or_test ['if' or_test 'else' expr] */
@@ -937,20 +925,13 @@ typedef struct emitter {
 static int emit(emitter *em, int op, int a, int pos)
 {
 	prog *p = em->p;
-	if (p->ncode == p->capcode) {
-		int cap = p->capcode ? p->capcode * 2 : 16;
-		ins *nc = realloc(p->code, (size_t)cap * sizeof(ins));
-		if (!nc) {
-			expr_perr_nomem(em->ps);
+	if (p->ncode == p->capcode) { /* code and ipos share capcode */
+		int cap = p->capcode;
+		if (expr_grow(em->ps, &p->code, &cap, p->ncode, sizeof(ins), 16))
 			return -1;
-		}
-		p->code = nc;
-		int *np = realloc(p->ipos, (size_t)cap * sizeof(int));
-		if (!np) {
-			expr_perr_nomem(em->ps);
+		cap = p->capcode;
+		if (expr_grow(em->ps, &p->ipos, &cap, p->ncode, sizeof(int), 16))
 			return -1;
-		}
-		p->ipos = np;
 		p->capcode = cap;
 	}
 	p->code[p->ncode].op = op;
@@ -1016,16 +997,8 @@ static int add_const(emitter *em, muh_value v)
 	int j = const_slot(em, v);
 	if (em->kix[j])
 		return em->kix[j] - 1;
-	if (p->nk == p->capk) {
-		int cap = p->capk ? p->capk * 2 : 8;
-		muh_value *nk = realloc(p->k, (size_t)cap * sizeof(muh_value));
-		if (!nk) {
-			expr_perr_nomem(em->ps);
-			return -1;
-		}
-		p->k = nk;
-		p->capk = cap;
-	}
+	if (expr_grow(em->ps, &p->k, &p->capk, p->nk, sizeof(muh_value), 8))
+		return -1;
 	p->k[p->nk] = v;
 	em->kix[j] = p->nk + 1;
 	return p->nk++;
@@ -1046,16 +1019,8 @@ static int resolve(emitter *em, int ni)
 			for (int j = 0; j < p->nslots; j++)
 				if (p->slots[j] == i)
 					return i;
-			if (p->nslots == p->capslots) {
-				int cap = p->capslots ? p->capslots * 2 : 8;
-				int *ns = realloc(p->slots, (size_t)cap * sizeof(int));
-				if (!ns) {
-					expr_perr_nomem(em->ps);
-					return -1;
-				}
-				p->slots = ns;
-				p->capslots = cap;
-			}
+			if (expr_grow(em->ps, &p->slots, &p->capslots, p->nslots, sizeof(int), 8))
+				return -1;
 			p->slots[p->nslots++] = i;
 			return i;
 		}
@@ -1105,16 +1070,8 @@ static int is_spine(int kind)
 /* Pushes node ni onto ps's spine stack; -1 when out of memory. */
 int expr_spine_push(parser *ps, int ni)
 {
-	if (ps->nspine == ps->capspine) {
-		int cap = ps->capspine ? ps->capspine * 2 : 64;
-		int *ns = realloc(ps->spine, (size_t)cap * sizeof(int));
-		if (!ns) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		ps->spine = ns;
-		ps->capspine = cap;
-	}
+	if (expr_grow(ps, &ps->spine, &ps->capspine, ps->nspine, sizeof(int), 64))
+		return -1;
 	ps->spine[ps->nspine++] = ni;
 	return 0;
 }
@@ -1310,14 +1267,20 @@ void expr_parser_free(parser *ps)
 
 /* ------------------------------------------------------------- public API */
 
+int expr_no_source(muh_diag *d)
+{
+	if (d) {
+		diag_clear(d);
+		diag_errorf(d, "no expression");
+	}
+	return MUH_EINPUT;
+}
+
 /* Compiles src against the name table; see expr.h. Never prints. */
 muh_expr *expr_compile(const char *src, const char *const *names, int nnames, muh_diag *d)
 {
 	if (!src) {
-		if (d) {
-			diag_clear(d);
-			diag_errorf(d, "no expression");
-		}
+		expr_no_source(d);
 		return NULL;
 	}
 	parser ps;

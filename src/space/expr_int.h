@@ -230,6 +230,10 @@ void expr_perr(parser *ps, int pos, const char *fmt, ...) __attribute__((format(
 /* Records an allocation failure (MUH_ENOMEM); the diag says "out of memory". */
 void expr_perr_nomem(parser *ps);
 
+/* The answer to a NULL source text: d (when not NULL) cleared and saying
+ * "no expression"; returns MUH_EINPUT. */
+int expr_no_source(muh_diag *d);
+
 /* Parses the whole of src; returns the root node or -1 (diag filled). */
 int expr_parse_all(parser *ps);
 

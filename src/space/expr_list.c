@@ -15,6 +15,7 @@
 #include "muh/expr.h"
 #include "muh/muh.h"
 #include "expr_int.h"
+#include "strbuf.h"
 
 /* What each R_ reason says in an error message. */
 static const char *const reason_msg[] = {
@@ -41,15 +42,9 @@ static int vlist_push(parser *ps, vlist *l, muh_value v, int pos)
 		expr_perr(ps, pos, "list longer than %u elements", LIST_CAP);
 		return -1;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		muh_value *nv = realloc(l->v, cap * sizeof(muh_value));
-		if (!nv) {
-			expr_perr_nomem(ps);
-			return -1;
-		}
-		l->v = nv;
-		l->cap = cap;
+	if (array_grow(&l->v, &l->cap, l->n, sizeof(muh_value), 16)) {
+		expr_perr_nomem(ps);
+		return -1;
 	}
 	l->v[l->n++] = v;
 	return 0;
@@ -251,13 +246,8 @@ int expr_eval_list(const char *src, muh_value **out, size_t *n, char **strpool, 
 	*n = 0;
 	if (strpool)
 		*strpool = NULL;
-	if (!src) {
-		if (d) {
-			diag_clear(d);
-			diag_errorf(d, "no expression");
-		}
-		return MUH_EINPUT;
-	}
+	if (!src)
+		return expr_no_source(d);
 	parser ps;
 	expr_parser_init(&ps, src, d, 1);
 	vlist l = {0};

@@ -40,6 +40,7 @@
 #include "muh/expr.h"
 #include "muh/muh.h"
 #include "muh/space.h"
+#include "strbuf.h"
 
 /* Most valid tuples one group keeps for indexing (8 bytes each). Past it the
  * space is still counted exactly, but cannot be iterated or sampled. */
@@ -704,7 +705,8 @@ struct walk {
 	uint64_t *rank;   /* rank of the prefix bound so far, per position */
 	double *below;    /* below[d]: product of domain sizes of positions > d */
 	uint64_t *tuples;
-	uint64_t ntuples, cap;
+	uint64_t ntuples;
+	size_t cap;
 	int overflow;
 	int leaf_fast; /* every constraint of the last position is tabulated */
 	uint64_t steps;   /* loop steps, for the progress callback */
@@ -740,14 +742,8 @@ static int walk_keep(struct walk *w)
 		w->overflow = 1;
 		return MUH_OK;
 	}
-	if (w->ntuples == w->cap) {
-		uint64_t nc = w->cap ? w->cap * 2 : 1024;
-		uint64_t *nt = realloc(w->tuples, nc * sizeof(uint64_t));
-		if (!nt)
-			return MUH_ENOMEM;
-		w->tuples = nt;
-		w->cap = nc;
-	}
+	if (array_grow(&w->tuples, &w->cap, w->ntuples, sizeof(uint64_t), 1024))
+		return MUH_ENOMEM;
 	w->tuples[w->ntuples++] = w->rank[g->nparams - 1];
 	return MUH_OK;
 }

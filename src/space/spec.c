@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "strbuf.h"
 #include "yamlcheck.h"
 #include "muh/expr.h"
 #include "muh/fileio.h"
@@ -48,16 +49,11 @@ struct parser {
 	size_t nstr_fix, cap_str_fix;
 };
 
+/* Room for one more element of arr (n of cap used), or return MUH_ENOMEM. */
 #define GROW(arr, n, cap)                                                                          \
 	do {                                                                                       \
-		if ((n) == (cap)) {                                                                \
-			size_t nc_ = (cap) ? (cap)*2 : 8;                                          \
-			void *np_ = realloc((arr), nc_ * sizeof(*(arr)));                          \
-			if (!np_)                                                                  \
-				return MUH_ENOMEM;                                                 \
-			(arr) = np_;                                                               \
-			(cap) = nc_;                                                               \
-		}                                                                                  \
+		if (array_grow(&(arr), &(cap), (n), sizeof(*(arr)), 8))                            \
+			return MUH_ENOMEM;                                                         \
 	} while (0)
 
 static const char *parser_text(const struct parser *P)
@@ -121,42 +117,17 @@ static int err_at(struct parser *P, struct fy_node *n, const char *fmt, ...)
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static char *xstrndup(const char *s, size_t n)
-{
-	char *r = malloc(n + 1);
-	if (!r)
-		return NULL;
-	memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
-
 static char *scalar_dup(struct fy_node *n)
 {
 	size_t len = 0;
 	const char *v = fy_node_get_scalar(n, &len);
-	return v ? xstrndup(v, len) : NULL;
-}
-
-static int is_scalar(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SCALAR;
-}
-
-static int is_map(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_MAPPING;
-}
-
-static int is_seq(struct fy_node *n)
-{
-	return n && fy_node_get_type(n) == FYNT_SEQUENCE;
+	return v ? strdup_n(v, len) : NULL;
 }
 
 /* Looks up the first of several key spellings in a mapping. */
 static struct fy_node *lookup(struct fy_node *map, const char *const *keys)
 {
-	if (!is_map(map))
+	if (!yaml_is_map(map))
 		return NULL;
 	for (; *keys; keys++) {
 		struct fy_node *v = fy_node_mapping_lookup_by_string(map, *keys, FY_NT);
@@ -316,7 +287,7 @@ static int int_of(struct parser *P, struct fy_node *n, const char *what, int64_t
 {
 	muh_value v;
 	int is_str;
-	if (!is_scalar(n))
+	if (!yaml_is_scalar(n))
 		return err_at(P, n, "expected an integer for %s", what);
 	int rc = scalar_value(P, n, &v, &is_str);
 	if (rc)
@@ -332,7 +303,7 @@ static int values_from_pyexpr(struct parser *P, struct fy_node *n, struct vlist 
 {
 	size_t len = 0;
 	const char *src = fy_node_get_scalar(n, &len);
-	char *text = xstrndup(src ? src : "", len);
+	char *text = strdup_n(src ? src : "", len);
 	if (!text)
 		return MUH_ENOMEM;
 	muh_value *vals = NULL;
@@ -373,15 +344,15 @@ static int values_from_pyexpr(struct parser *P, struct fy_node *n, struct vlist 
 /* Reads a param's values from any of the accepted forms. */
 static int read_values(struct parser *P, struct fy_node *n, struct vlist *l)
 {
-	if (is_scalar(n))
+	if (yaml_is_scalar(n))
 		return values_from_pyexpr(P, n, l);
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		void *it = NULL;
 		struct fy_node *item;
 		while ((item = fy_node_sequence_iterate(n, &it))) {
 			muh_value v;
 			int is_str;
-			if (!is_scalar(item))
+			if (!yaml_is_scalar(item))
 				return err_at(P, item, "expected a scalar value in the list");
 			int rc = scalar_value(P, item, &v, &is_str);
 			if (!rc)
@@ -391,7 +362,7 @@ static int read_values(struct parser *P, struct fy_node *n, struct vlist *l)
 		}
 		return MUH_OK;
 	}
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node *from = lookup1(n, "from"), *to = lookup1(n, "to");
 		struct fy_node *step = lookup1(n, "step"), *p2 = lookup1(n, "pow2");
 		struct fy_node *vals = lookup1(n, "values");
@@ -399,7 +370,7 @@ static int read_values(struct parser *P, struct fy_node *n, struct vlist *l)
 			return read_values(P, vals, l);
 		if (p2) {
 			int64_t lo, hi;
-			if (!is_seq(p2) || fy_node_sequence_item_count(p2) != 2)
+			if (!yaml_is_seq(p2) || fy_node_sequence_item_count(p2) != 2)
 				return err_at(P, p2, "expected pow2: [lo, hi]");
 			int rc = int_of(P, fy_node_sequence_get_by_index(p2, 0), "pow2 lo", &lo);
 			if (!rc)
@@ -444,7 +415,7 @@ static int value_index(struct parser *P, const muh_param *p, struct fy_node *n, 
 {
 	muh_value v;
 	int is_str;
-	if (!is_scalar(n))
+	if (!yaml_is_scalar(n))
 		return err_at(P, n, "expected a value of '%s'", p->name);
 	int rc = scalar_value(P, n, &v, &is_str);
 	if (rc)
@@ -490,7 +461,7 @@ static int add_param(struct parser *P, struct fy_node *key, struct fy_node *vnod
 		     struct fy_node *dnode, int bool_type, size_t *cap)
 {
 	muh_spec *s = P->s;
-	if (!is_scalar(key))
+	if (!yaml_is_scalar(key))
 		return err_at(P, key, "expected a param name");
 	size_t klen;
 	const char *kname = fy_node_get_scalar(key, &klen);
@@ -515,25 +486,19 @@ static int add_param(struct parser *P, struct fy_node *key, struct fy_node *vnod
 		free(l.v);
 		return rc;
 	}
-	if (s->nparams == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		muh_param *np = realloc(s->params, nc * sizeof(*np));
-		if (!np) {
-			free(l.v);
-			return MUH_ENOMEM;
-		}
-		s->params = np;
-		*cap = nc;
+	if (array_grow(&s->params, cap, s->nparams, sizeof(*s->params), 8)) {
+		free(l.v);
+		return MUH_ENOMEM;
 	}
 	muh_param *p = &s->params[s->nparams++];
 	memset(p, 0, sizeof(*p));
-	p->name = xstrndup(kname, klen);
+	p->name = strdup_n(kname, klen);
 	p->values = l.v;
 	p->nvalues = l.n;
 	node_pos(P, key, &p->line, &p->col);
 	if (!p->name)
 		return MUH_ENOMEM;
-	if (dnode && is_scalar(dnode)) {
+	if (dnode && yaml_is_scalar(dnode)) {
 		size_t idx;
 		/* CAFF "Default" is sometimes prose ("Runs all of the kernels");
 		 * only a value that names one of the values becomes the default. */
@@ -560,19 +525,19 @@ static int add_param(struct parser *P, struct fy_node *key, struct fy_node *vnod
 static int read_params_muh(struct parser *P, struct fy_node *n)
 {
 	size_t cap = 0;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		void *it = NULL;
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			struct fy_node *v = fy_node_pair_value(pr);
-			struct fy_node *dn = is_map(v) ? lookup1(v, "default") : NULL;
+			struct fy_node *dn = yaml_is_map(v) ? lookup1(v, "default") : NULL;
 			int rc = add_param(P, fy_node_pair_key(pr), v, dn, 0, &cap);
 			if (rc)
 				return rc;
 		}
 		return MUH_OK;
 	}
-	if (is_seq(n)) {
+	if (yaml_is_seq(n)) {
 		void *it = NULL;
 		struct fy_node *item;
 		while ((item = fy_node_sequence_iterate(n, &it))) {
@@ -597,7 +562,7 @@ static int read_params_caff(struct parser *P, struct fy_node *n)
 	static const char *kdef[] = {"Default", "default", NULL};
 	static const char *ktype[] = {"Type", "type", NULL};
 	size_t cap = 0;
-	if (!is_seq(n))
+	if (!yaml_is_seq(n))
 		return err_at(P, n, "expected a list of tuning parameters");
 	void *it = NULL;
 	struct fy_node *item;
@@ -607,7 +572,7 @@ static int read_params_caff(struct parser *P, struct fy_node *n)
 			return err_at(P, item, "expected a tuning parameter with a Name");
 		struct fy_node *type = lookup(item, ktype);
 		size_t tl = 0;
-		const char *ts = is_scalar(type) ? fy_node_get_scalar(type, &tl) : NULL;
+		const char *ts = yaml_is_scalar(type) ? fy_node_get_scalar(type, &tl) : NULL;
 		int is_bool = ts && ((tl == 7 && !strncmp(ts, "boolean", 7)) ||
 				     (tl == 4 && !strncmp(ts, "bool", 4)));
 		int rc = add_param(P, name, lookup(item, kvals), lookup(item, kdef), is_bool, &cap);
@@ -622,7 +587,7 @@ static int read_params_caff(struct parser *P, struct fy_node *n)
 static int add_constraint(struct parser *P, struct fy_node *n, size_t *cap)
 {
 	muh_spec *s = P->s;
-	if (!is_scalar(n))
+	if (!yaml_is_scalar(n))
 		return err_at(P, n, "expected a constraint expression (a string)");
 	GROW(s->constraints, s->nconstraints, *cap);
 	muh_constraint *c = &s->constraints[s->nconstraints];
@@ -639,14 +604,14 @@ static int read_constraints(struct parser *P, struct fy_node *n)
 {
 	static const char *kexpr[] = {"Expression", "expression", "expr", NULL};
 	size_t cap = 0;
-	if (is_scalar(n))
+	if (yaml_is_scalar(n))
 		return add_constraint(P, n, &cap);
-	if (!is_seq(n))
+	if (!yaml_is_seq(n))
 		return err_at(P, n, "expected a list of constraints");
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(n, &it))) {
-		struct fy_node *e = is_map(item) ? lookup(item, kexpr) : item;
+		struct fy_node *e = yaml_is_map(item) ? lookup(item, kexpr) : item;
 		if (!e)
 			return err_at(P, item, "expected a constraint with an Expression");
 		int rc = add_constraint(P, e, &cap);
@@ -662,13 +627,13 @@ static int read_problem(struct parser *P, struct fy_node *n)
 {
 	muh_spec *s = P->s;
 	size_t cap = 0;
-	if (!is_map(n))
+	if (!yaml_is_map(n))
 		return err_at(P, n, "expected 'problem' to be a mapping of symbol to value(s)");
 	void *it = NULL;
 	struct fy_node_pair *pr;
 	while ((pr = fy_node_mapping_iterate(n, &it))) {
 		struct fy_node *k = fy_node_pair_key(pr), *v = fy_node_pair_value(pr);
-		if (!is_scalar(k))
+		if (!yaml_is_scalar(k))
 			return err_at(P, k, "expected a symbol name");
 		struct vlist l = {0};
 		int rc;
@@ -676,7 +641,7 @@ static int read_problem(struct parser *P, struct fy_node *n)
 		int is_str = 0;
 		/* a plain scalar is one value (E: 128); a quoted one may be a
 		 * Python list expression ("[2**i for i in range(8)]") */
-		if (is_scalar(v) && !content_offset(v) &&
+		if (yaml_is_scalar(v) && !content_offset(v) &&
 		    (rc = scalar_value(P, v, &one, &is_str)) == MUH_OK && !is_str)
 			rc = vlist_push(&l, one, &P->pool);
 		else
@@ -709,14 +674,14 @@ static int read_problem(struct parser *P, struct fy_node *n)
 
 static int read_defaults(struct parser *P, struct fy_node *n)
 {
-	if (!is_map(n))
+	if (!yaml_is_map(n))
 		return err_at(P, n, "expected 'defaults' to be a mapping of param to value");
 	void *it = NULL;
 	struct fy_node_pair *pr;
 	while ((pr = fy_node_mapping_iterate(n, &it))) {
 		struct fy_node *k = fy_node_pair_key(pr);
 		size_t klen = 0;
-		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		muh_param *p = kn ? find_param(P->s, kn, klen) : NULL;
 		if (!p)
 			return err_at(P, k, "default for '%.*s', which is not a param", (int)klen,
@@ -762,7 +727,7 @@ static int read_entry(struct parser *P, struct fy_node *item, const char *what, 
 	while ((pr = fy_node_mapping_iterate(item, &it))) {
 		struct fy_node *k = fy_node_pair_key(pr);
 		size_t klen = 0;
-		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		muh_param *p = kn ? find_param(s, kn, klen) : NULL;
 		muh_symbol *sym = p || !kn || !when ? NULL : find_symbol(s, kn, klen);
 		int rc;
@@ -794,13 +759,13 @@ static int read_entry(struct parser *P, struct fy_node *item, const char *what, 
 static int read_seeds(struct parser *P, struct fy_node *n)
 {
 	muh_spec *s = P->s;
-	if (!is_seq(n))
+	if (!yaml_is_seq(n))
 		return err_at(P, n, "expected 'seeds' to be a list of {param: value} mappings");
 	size_t cap = 0, nset = 0, nwhen = 0;
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(n, &it))) {
-		if (!is_map(item))
+		if (!yaml_is_map(item))
 			return err_at(P, item, "expected a seed {param: value, ...}");
 		GROW(s->seeds, s->nseeds, cap);
 		muh_seed *sd = &s->seeds[s->nseeds];
@@ -822,14 +787,14 @@ static int read_seeds(struct parser *P, struct fy_node *n)
 static int read_problem_defaults(struct parser *P, struct fy_node *n)
 {
 	muh_spec *s = P->s;
-	if (!is_seq(n))
+	if (!yaml_is_seq(n))
 		return err_at(P, n, "expected 'problem_defaults' to be a list of {problem symbol: value, param: value} "
 				    "mappings");
 	size_t cap = 0;
 	void *it = NULL;
 	struct fy_node *item;
 	while ((item = fy_node_sequence_iterate(n, &it))) {
-		if (!is_map(item))
+		if (!yaml_is_map(item))
 			return err_at(P, item, "expected {problem symbol: value, ..., param: value, ...}");
 		GROW(s->pdefaults, s->npdefaults, cap);
 		muh_problem_default *pd = &s->pdefaults[s->npdefaults];
@@ -872,15 +837,15 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 	char key[512];
 	if (!n || depth > 32)
 		return MUH_OK;
-	if (is_scalar(n))
+	if (yaml_is_scalar(n))
 		return add_kv(P, prefix, n, cap);
 	void *it = NULL;
-	if (is_map(n)) {
+	if (yaml_is_map(n)) {
 		struct fy_node_pair *pr;
 		while ((pr = fy_node_mapping_iterate(n, &it))) {
 			struct fy_node *k = fy_node_pair_key(pr);
 			size_t klen = 0;
-			const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : "?";
+			const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : "?";
 			if (!kn)
 				kn = "", klen = 0;
 			snprintf(key, sizeof(key), "%s%s%.*s", prefix, *prefix ? "." : "",
@@ -930,7 +895,7 @@ static int check_sections(struct parser *P, struct fy_node *root)
 	while ((pr = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(pr);
 		size_t klen = 0;
-		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		if (!kn || in_list(kn, klen, muh_sections) || in_list(kn, klen, muh_readers))
 			continue;
 		/* the nearest known section, and all of them, from the two lists */
@@ -973,14 +938,14 @@ static int read_muh(struct parser *P, struct fy_node *root)
 	if (!rc && (n = lookup1(root, "seeds")))
 		rc = read_seeds(P, n);
 	if (!rc && (n = lookup1(root, "hw"))) {
-		if (!is_scalar(n))
+		if (!yaml_is_scalar(n))
 			return err_at(P, n, "expected 'hw' to name a profile or a file");
 		s->hw_ref = scalar_dup(n);
 		node_pos(P, n, &s->hw_line, &s->hw_col);
 		if (!s->hw_ref)
 			return MUH_ENOMEM;
 	}
-	if (!rc && (n = lookup1(root, "name")) && is_scalar(n)) {
+	if (!rc && (n = lookup1(root, "name")) && yaml_is_scalar(n)) {
 		free(s->name);
 		s->name = scalar_dup(n);
 	}
@@ -990,7 +955,7 @@ static int read_muh(struct parser *P, struct fy_node *root)
 	while (!rc && (pr = fy_node_mapping_iterate(root, &it))) {
 		struct fy_node *k = fy_node_pair_key(pr);
 		size_t klen = 0;
-		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		if (!kn || in_list(kn, klen, muh_sections))
 			continue; /* a reader's section: check_sections let only those by */
 		char key[256];
@@ -1017,7 +982,7 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 	static const char *kgen[] = {"General", "general", NULL};
 	static const char *kname[] = {"BenchmarkName", "KernelName", NULL};
 	struct fy_node *name = lookup(lookup(root, kgen), kname);
-	if (name && is_scalar(name)) {
+	if (name && yaml_is_scalar(name)) {
 		free(P->s->name);
 		P->s->name = scalar_dup(name);
 	}
@@ -1030,7 +995,7 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 			continue;
 		struct fy_node *k = fy_node_pair_key(pr);
 		size_t klen = 0;
-		const char *kn = is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
+		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn ? kn : "");
 		if ((rc = flatten(P, key, v, &cap, 0)))
@@ -1076,14 +1041,14 @@ int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, m
 	if (!s)
 		return MUH_ENOMEM;
 	s->path = strdup(path ? path : "<spec>");
-	s->text = xstrndup(text, len);
+	s->text = strdup_n(text, len);
 	if (!s->path || !s->text) {
 		spec_free(s);
 		return MUH_ENOMEM;
 	}
 	const char *base = strrchr(s->path, '/');
 	base = base ? base + 1 : s->path;
-	s->name = xstrndup(base, strcspn(base, "."));
+	s->name = strdup_n(base, strcspn(base, "."));
 	struct parser P = {.s = s, .d = d};
 	size_t bad = yaml_bad_directive(s->text, len);
 	if (bad != (size_t)-1) {
@@ -1125,7 +1090,7 @@ int spec_parse(const char *path, const char *text, size_t len, muh_spec **out, m
 		goto done;
 	}
 	struct fy_node *root = fy_document_root(doc);
-	if (!is_map(root)) {
+	if (!yaml_is_map(root)) {
 		rc = err_at(&P, root, "expected a spec: a mapping with 'params' (see docs/spec.md)");
 		goto done;
 	}

@@ -1,6 +1,6 @@
 /*
- * yamlcheck.c — checks a text must pass before libfyaml parses it
- * (yamlcheck.h).
+ * yamlcheck.c — checks a text must pass before libfyaml parses it, and the
+ * node kind tests both YAML readers use (yamlcheck.h).
  */
 #include "yamlcheck.h"
 
@@ -27,4 +27,19 @@ size_t yaml_bad_directive(const char *text, size_t len)
 		}
 	}
 	return (size_t)-1;
+}
+
+int yaml_is_scalar(struct fy_node *n)
+{
+	return n && fy_node_get_type(n) == FYNT_SCALAR;
+}
+
+int yaml_is_map(struct fy_node *n)
+{
+	return n && fy_node_get_type(n) == FYNT_MAPPING;
+}
+
+int yaml_is_seq(struct fy_node *n)
+{
+	return n && fy_node_get_type(n) == FYNT_SEQUENCE;
 }

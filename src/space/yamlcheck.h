@@ -1,16 +1,24 @@
 /*
- * yamlcheck.h — what must be refused before libfyaml sees a text (internal
- * to libmuh): the spec reader and the deployment-file reader share it.
+ * yamlcheck.h — what the spec reader and the deployment-file reader share
+ * about libfyaml (internal to libmuh): what must be refused before libfyaml
+ * sees a text, and the kind of a parsed node.
  */
 #ifndef MUH_YAMLCHECK_H
 #define MUH_YAMLCHECK_H
 
 #include <stddef.h>
 
+#include <libfyaml.h>
+
 /* Where a YAML directive line ('%' in column 1, after LF or a lone CR) holds
  * a byte that is not UTF-8, or (size_t)-1. libfyaml 0.7.12 (Debian 12) never
  * returns on such a line (found by tests/fuzz/fuzz_spec.c and
  * fuzz_deploy.c), so callers refuse the text before parsing. */
 size_t yaml_bad_directive(const char *text, size_t len);
+
+/* Whether n is a scalar, a mapping, a sequence; 0 for a NULL n. */
+int yaml_is_scalar(struct fy_node *n);
+int yaml_is_map(struct fy_node *n);
+int yaml_is_seq(struct fy_node *n);
 
 #endif

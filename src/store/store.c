@@ -1068,6 +1068,52 @@ int store_set_noise(muh_store *st, int64_t run, double noise)
 	return rc;
 }
 
+/* The caller's callback of one of the store_foreach* functions, and its
+ * user data: what a row decoder of step_rows hands each row to. */
+struct each_cb {
+	void *ud;
+	union {
+		int (*row)(void *ud, const store_row *row);
+		int (*retime)(void *ud, const store_retime *row);
+		int (*decision)(void *ud, const store_decision *row);
+		int (*run)(void *ud, const store_run *run);
+	} cb;
+};
+
+/* Steps the prepared query s through its rows, handing each to decode
+ * (which builds the row and calls the callback in e) until one returns
+ * nonzero, and finalizes s. Returns that value, 0 at the end of the rows,
+ * or MUH_EENV when a step fails (a read error, a corrupt page, is not the
+ * end of the rows). */
+static int step_rows(sqlite3_stmt *s, int (*decode)(sqlite3_stmt *s, const struct each_cb *e),
+		     const struct each_cb *e)
+{
+	int rc = 0, sr = SQLITE_DONE;
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW)
+		rc = decode(s, e);
+	if (!rc && sr != SQLITE_DONE)
+		rc = MUH_EENV;
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int decode_row(sqlite3_stmt *s, const struct each_cb *e)
+{
+	muh_measurement m;
+	row_measurement(s, &m);
+	store_row row = {
+		.run_id = sqlite3_column_int64(s, 0),
+		.spec_name = col_text(s, 1),
+		.instance = sqlite3_column_int64(s, 2),
+		.key = col_text(s, 3),
+		.config = col_text(s, 4),
+		.m = &m,
+	};
+	int rc = e->cb.row(e->ud, &row);
+	measurement_free(&m);
+	return rc;
+}
+
 int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_row *row), void *ud)
 {
 	sqlite3_stmt *s;
@@ -1076,25 +1122,8 @@ int store_foreach(muh_store *st, int64_t run, int (*cb)(void *ud, const store_ro
 			       -1, &s, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	int rc = 0, sr = SQLITE_DONE;
-	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-		muh_measurement m;
-		row_measurement(s, &m);
-		store_row row = {
-			.run_id = sqlite3_column_int64(s, 0),
-			.spec_name = col_text(s, 1),
-			.instance = sqlite3_column_int64(s, 2),
-			.key = col_text(s, 3),
-			.config = col_text(s, 4),
-			.m = &m,
-		};
-		rc = cb(ud, &row);
-		measurement_free(&m);
-	}
-	if (!rc && sr != SQLITE_DONE)
-		rc = MUH_EENV; /* a read error (a corrupt page) is not the end of the rows */
-	sqlite3_finalize(s);
-	return rc;
+	struct each_cb e = {ud, {.row = cb}};
+	return step_rows(s, decode_row, &e);
 }
 
 /* ---- the re-timing at sustained clocks --------------------------------- */
@@ -1136,6 +1165,20 @@ int store_set_retimes(muh_store *st, int64_t run, const store_retime *rows, size
 	return rc ? (exec(st, "ROLLBACK", NULL), rc) : exec(st, "COMMIT", d);
 }
 
+static int decode_retime(sqlite3_stmt *s, const struct each_cb *e)
+{
+	store_retime r = {
+		.key = col_text(s, 0),
+		.burst_rank = sqlite3_column_int(s, 1),
+		.burst_s = col_num(s, 2),
+		.burst_mhz = col_num(s, 3),
+		.sustained_s = col_num(s, 4),
+		.sustained_mhz = col_num(s, 5),
+		.warm_s = col_num(s, 6),
+	};
+	return e->cb.retime(e->ud, &r);
+}
+
 int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const store_retime *row), void *ud)
 {
 	if (!st->has_retimes)
@@ -1145,23 +1188,8 @@ int store_foreach_retime(muh_store *st, int64_t run, int (*cb)(void *ud, const s
 			       " warm_s FROM retimes WHERE run_id=?1 ORDER BY burst_rank, key", -1, &s, NULL) != SQLITE_OK)
 		return MUH_EENV;
 	sqlite3_bind_int64(s, 1, run);
-	int rc = 0, sr = SQLITE_DONE;
-	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-		store_retime r = {
-			.key = col_text(s, 0),
-			.burst_rank = sqlite3_column_int(s, 1),
-			.burst_s = col_num(s, 2),
-			.burst_mhz = col_num(s, 3),
-			.sustained_s = col_num(s, 4),
-			.sustained_mhz = col_num(s, 5),
-			.warm_s = col_num(s, 6),
-		};
-		rc = cb(ud, &r);
-	}
-	if (!rc && sr != SQLITE_DONE)
-		rc = MUH_EENV;
-	sqlite3_finalize(s);
-	return rc;
+	struct each_cb e = {ud, {.retime = cb}};
+	return step_rows(s, decode_retime, &e);
 }
 
 /* ---- the decision's paired re-deployments ------------------------------ */
@@ -1211,6 +1239,23 @@ int store_clear_decisions(muh_store *st, int64_t run, muh_diag *d)
 	return rc;
 }
 
+static int decode_decision(sqlite3_stmt *s, const struct each_cb *e)
+{
+	store_decision r = {
+		.round = sqlite3_column_int(s, 0),
+		.pos = sqlite3_column_int(s, 1),
+		.key = col_text(s, 2),
+		.role = sqlite3_column_int(s, 3),
+		.status = col_text(s, 4),
+		.score = col_num(s, 5),
+		.slo_met = sqlite3_column_int(s, 6),
+		.why = col_text(s, 7),
+		.metrics = col_text(s, 8),
+		.level = col_num(s, 9),
+	};
+	return e->cb.decision(e->ud, &r);
+}
+
 int store_foreach_decision(muh_store *st, int64_t run, int (*cb)(void *ud, const store_decision *row), void *ud)
 {
 	if (!st->has_decisions)
@@ -1220,26 +1265,8 @@ int store_foreach_decision(muh_store *st, int64_t run, int (*cb)(void *ud, const
 			       " FROM decisions WHERE run_id=?1 ORDER BY round, pos", -1, &s, NULL) != SQLITE_OK)
 		return MUH_EENV;
 	sqlite3_bind_int64(s, 1, run);
-	int rc = 0, sr = SQLITE_DONE;
-	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-		store_decision r = {
-			.round = sqlite3_column_int(s, 0),
-			.pos = sqlite3_column_int(s, 1),
-			.key = col_text(s, 2),
-			.role = sqlite3_column_int(s, 3),
-			.status = col_text(s, 4),
-			.score = col_num(s, 5),
-			.slo_met = sqlite3_column_int(s, 6),
-			.why = col_text(s, 7),
-			.metrics = col_text(s, 8),
-			.level = col_num(s, 9),
-		};
-		rc = cb(ud, &r);
-	}
-	if (!rc && sr != SQLITE_DONE)
-		rc = MUH_EENV;
-	sqlite3_finalize(s);
-	return rc;
+	struct each_cb e = {ud, {.decision = cb}};
+	return step_rows(s, decode_decision, &e);
 }
 
 /* ---- export ------------------------------------------------------------ */
@@ -1600,6 +1627,25 @@ int store_export(muh_store *st, FILE *f, enum store_format fmt, int64_t run, con
 	return ferror(f) ? MUH_EENV : MUH_OK;
 }
 
+static int decode_run(sqlite3_stmt *s, const struct each_cb *e)
+{
+	store_run r = {
+		.id = sqlite3_column_int64(s, 0),
+		.spec_hash = col_text(s, 1),
+		.spec_path = col_text(s, 2),
+		.spec_name = col_text(s, 3),
+		.problem = col_text(s, 4),
+		.backend = col_text(s, 5),
+		.hw_profile = col_text(s, 6),
+		.instance = sqlite3_column_int64(s, 7),
+		.noise = col_num(s, 8),
+		.nmeasurements = sqlite3_column_int64(s, 9),
+		.spec_text = col_text(s, 10),
+		.spec_abs = col_text(s, 11),
+	};
+	return e->cb.run(e->ud, &r);
+}
+
 int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud)
 {
 	sqlite3_stmt *s;
@@ -1613,28 +1659,8 @@ int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), 
 			  " FROM runs r ORDER BY r.id";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return MUH_EENV;
-	int rc = 0, sr = SQLITE_DONE;
-	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
-		store_run r = {
-			.id = sqlite3_column_int64(s, 0),
-			.spec_hash = col_text(s, 1),
-			.spec_path = col_text(s, 2),
-			.spec_name = col_text(s, 3),
-			.problem = col_text(s, 4),
-			.backend = col_text(s, 5),
-			.hw_profile = col_text(s, 6),
-			.instance = sqlite3_column_int64(s, 7),
-			.noise = col_num(s, 8),
-			.nmeasurements = sqlite3_column_int64(s, 9),
-			.spec_text = col_text(s, 10),
-			.spec_abs = col_text(s, 11),
-		};
-		rc = cb(ud, &r);
-	}
-	if (!rc && sr != SQLITE_DONE)
-		rc = MUH_EENV;
-	sqlite3_finalize(s);
-	return rc;
+	struct each_cb e = {ud, {.run = cb}};
+	return step_rows(s, decode_run, &e);
 }
 
 int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d)

@@ -37,6 +37,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/patch.h"
+#include "json_int.h"
 #include "strbuf.h"
 #include "pyfile.h"
 
@@ -590,14 +591,8 @@ static int check_value(const muh_knob *k, int alt, const char *value, int *comme
  * increments nedits once it is filled), or NULL when out of memory. */
 static struct edit *plan_slot(muh_patch *p)
 {
-	if (p->nedits == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct edit *ne = realloc(p->edits, nc * sizeof(*ne));
-		if (!ne)
-			return NULL;
-		p->edits = ne;
-		p->cap = nc;
-	}
+	if (array_grow(&p->edits, &p->cap, p->nedits, sizeof(*p->edits), 8))
+		return NULL;
 	struct edit *e = &p->edits[p->nedits];
 	memset(e, 0, sizeof(*e));
 	return e;
@@ -687,6 +682,12 @@ int patch_slurp(const char *path, char **buf, size_t *len, muh_diag *d)
 	diag_at(d, path, 0, 0, NULL);
 	diag_errorf(d, "cannot read: %s", strerror(errno));
 	return MUH_EENV;
+}
+
+int patch_slurp_input(const char *path, char **buf, size_t *len, muh_diag *d)
+{
+	int rc = patch_slurp(path, buf, len, d);
+	return rc == MUH_EENV ? MUH_EINPUT : rc;
 }
 
 /* Reads root/rel whole. */
@@ -1131,21 +1132,26 @@ void patch_knobs_free(patch_knobs *K)
 	free(K);
 }
 
+/* The member name of o (*arr; an array, or anything else: no elements)
+ * and zeroed room, owned by K, for its elements (at least one, elem bytes
+ * each); NULL when out of memory. */
+static void *own_array_room(patch_knobs *K, const cJSON *o, const char *name, size_t elem, const cJSON **arr)
+{
+	*arr = cJSON_GetObjectItemCaseSensitive(o, name);
+	int n = cJSON_GetArraySize(*arr);
+	return own(K, calloc((size_t)(n ? n : 1), elem));
+}
+
 int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 {
 	*out = NULL;
 	char *text;
 	size_t len;
-	int rc = patch_slurp(path, &text, &len, d);
+	int rc = patch_slurp_input(path, &text, &len, d);
 	if (rc)
-		return rc == MUH_EENV ? MUH_EINPUT : rc;
-	cJSON *doc = cJSON_ParseWithLength(text, len);
+		return rc;
+	cJSON *doc = json_parse_at(text, len, path, d);
 	if (!doc) {
-		const char *at = cJSON_GetErrorPtr();
-		int line = 1, col = 1;
-		if (at && at >= text && at <= text + len)
-			diag_linecol(text, (size_t)(at - text), &line, &col);
-		diag_at(d, path, line, col, text);
 		free(text);
 		return diag_errorf(d, "malformed JSON: expected the output of `muh scan --json`");
 	}
@@ -1192,9 +1198,8 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		const char *h = jstr(K, sp, "file_fnv1a64");
 		k->file_hash = h ? strtoull(h, NULL, 16) : 0;
-		const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "unsafe_values");
-		int nu = cJSON_GetArraySize(u);
-		const char **uv = own(K, calloc((size_t)(nu ? nu : 1), sizeof(char *)));
+		const cJSON *u, *ev, *alts;
+		const char **uv = own_array_room(K, o, "unsafe_values", sizeof(char *), &u);
 		const cJSON *x;
 		int i = 0;
 		cJSON_ArrayForEach(x, u)
@@ -1204,9 +1209,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		k->unsafe_values = uv;
 		k->nunsafe = i;
-		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "evidence");
-		int ne = cJSON_GetArraySize(ev);
-		scan_step *st = own(K, calloc((size_t)(ne ? ne : 1), sizeof(scan_step)));
+		scan_step *st = own_array_room(K, o, "evidence", sizeof(scan_step), &ev);
 		i = 0;
 		cJSON_ArrayForEach(x, ev)
 		{
@@ -1226,9 +1229,7 @@ int patch_knobs_load(const char *path, patch_knobs **out, muh_diag *d)
 		}
 		k->evidence = st;
 		k->nevidence = i;
-		const cJSON *alts = cJSON_GetObjectItemCaseSensitive(sp, "alternatives");
-		int na = cJSON_GetArraySize(alts);
-		scan_alt *al = own(K, calloc((size_t)(na ? na : 1), sizeof(scan_alt)));
+		scan_alt *al = own_array_room(K, sp, "alternatives", sizeof(scan_alt), &alts);
 		i = 0;
 		cJSON_ArrayForEach(x, alts)
 		{

@@ -83,6 +83,18 @@ static int inside(const char *root, const char *p)
 	return !strncmp(p, root, n) && (p[n] == '/' || p[n] == '\0');
 }
 
+/* Removes the file path a failed write left (through the fault layer, and
+ * without it when that fails) and returns -1 with errno as the failure
+ * left it. */
+static int remove_failed(const char *path)
+{
+	int e = errno;
+	if (fio_unlink(path))
+		unlink(path);
+	errno = e;
+	return -1;
+}
+
 /* Writes buf to a new file path (O_EXCL, O_NOFOLLOW) with mode, fsync'd.
  * On failure the file is removed; -1 with errno. */
 static int write_new(const char *path, const char *buf, size_t len, mode_t mode)
@@ -93,18 +105,11 @@ static int write_new(const char *path, const char *buf, size_t len, mode_t mode)
 	if (fio_write(fd, buf, len) || fchmod(fd, mode) || fio_fsync(fd)) {
 		int e = errno;
 		close(fd);
-		if (fio_unlink(path))
-			unlink(path);
 		errno = e;
-		return -1;
+		return remove_failed(path);
 	}
-	if (fio_close(fd)) {
-		int e = errno;
-		if (fio_unlink(path))
-			unlink(path);
-		errno = e;
-		return -1;
-	}
+	if (fio_close(fd))
+		return remove_failed(path);
 	return 0;
 }
 
@@ -120,13 +125,8 @@ static int write_replace(const char *path, const char *buf, size_t len, mode_t m
 	unlink(tmp); /* a stale one of ours */
 	if (write_new(tmp, buf, len, mode))
 		return -1;
-	if (fio_rename(tmp, path)) {
-		int e = errno;
-		if (fio_unlink(tmp))
-			unlink(tmp);
-		errno = e;
-		return -1;
-	}
+	if (fio_rename(tmp, path))
+		return remove_failed(tmp);
 	return 0;
 }
 
@@ -499,9 +499,9 @@ static int journal_load(const char *backup_dir, char *rootreal, size_t rn, struc
 	*n = 0;
 	char *text;
 	size_t len;
-	int rc = patch_slurp(jpath, &text, &len, d);
+	int rc = patch_slurp_input(jpath, &text, &len, d);
 	if (rc)
-		return rc == MUH_EENV ? MUH_EINPUT : rc;
+		return rc;
 	cJSON *o = cJSON_ParseWithLength(text, len);
 	free(text);
 	const cJSON *root = cJSON_GetObjectItemCaseSensitive(o, "root");
@@ -637,7 +637,16 @@ static int journal_unfinished(const char *backup_dir, patch_recovery *r)
 	return found;
 }
 
-int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
+/* What --rollback or --resume does with an opened journal: its n targets t,
+ * their state ('n': the new content is in place) and whether each one's
+ * temporary file is complete (tmp_ok). Fills r; returns a MUH_ status. */
+typedef int (*journal_step)(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+			    const char *state, const int *tmp_ok, muh_diag *d);
+
+/* The frame of both recoveries: clears r, finishes an apply killed before
+ * its journal was in place (journal_unfinished), else opens the journal,
+ * sets r->files and runs step on it, then frees the journal. */
+static int recover_with_journal(const char *backup_dir, patch_recovery *r, journal_step step, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
 	if (journal_unfinished(backup_dir, r))
@@ -648,6 +657,22 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 	char *state;
 	int *tmp_ok;
 	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
+	r->files = (int)n;
+	if (!rc)
+		rc = step(backup_dir, r, t, n, state, tmp_ok, d);
+	free(state);
+	free(tmp_ok);
+	targets_free(t, n);
+	return rc;
+}
+
+/* --rollback: every backup is checked before the first original is written
+ * back. */
+static int rollback_step(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+			 const char *state, const int *tmp_ok, muh_diag *d)
+{
+	(void)tmp_ok;
+	int rc = MUH_OK;
 	char **orig = calloc(n + 1, sizeof(char *));
 	size_t *olen = calloc(n + 1, sizeof(size_t));
 	if (!rc && (!orig || !olen))
@@ -663,7 +688,6 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 					    "nothing was changed");
 		}
 	}
-	r->files = (int)n;
 	char failed[MUH_DIAG_MSG / 2] = "";
 	int e = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -689,24 +713,20 @@ int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 		free(orig[i]);
 	free(orig);
 	free(olen);
-	free(state);
-	free(tmp_ok);
-	targets_free(t, n);
 	return rc;
 }
 
-int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
+int patch_rollback(const char *backup_dir, patch_recovery *r, muh_diag *d)
 {
-	memset(r, 0, sizeof(*r));
-	if (journal_unfinished(backup_dir, r))
-		return MUH_OK;
-	char rootreal[PATH_MAX];
-	struct target *t;
-	size_t n;
-	char *state;
-	int *tmp_ok;
-	int rc = journal_open(backup_dir, rootreal, sizeof(rootreal), &t, &n, &state, &tmp_ok, d);
-	r->files = (int)n;
+	return recover_with_journal(backup_dir, r, rollback_step, d);
+}
+
+/* --resume: renames the complete temporary files into place, or, stopped
+ * before the first rename, removes them. */
+static int resume_step(const char *backup_dir, patch_recovery *r, struct target *t, size_t n,
+		       const char *state, const int *tmp_ok, muh_diag *d)
+{
+	int rc = MUH_OK;
 	int complete = 1, anynew = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		complete &= state[i] == 'n' || tmp_ok[i];
@@ -752,8 +772,10 @@ int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
 			rc = MUH_EENV;
 		}
 	}
-	free(state);
-	free(tmp_ok);
-	targets_free(t, n);
 	return rc;
+}
+
+int patch_resume(const char *backup_dir, patch_recovery *r, muh_diag *d)
+{
+	return recover_with_journal(backup_dir, r, resume_step, d);
 }

@@ -474,8 +474,13 @@ int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const p
 		stages_first = ps && (!pw || ps < pw);
 	}
 	strbuf s = {0};
-	if (extend && k->nalts) {
-		size_t at = k->alts[k->nalts - 1].end, e = at;
+	/* extending: the list up to its last entry (and that entry's comma and
+	 * comment), the new entries, the rest; else a new list */
+	int ext = extend && k->nalts;
+	size_t at = 0;
+	if (ext) {
+		at = k->alts[k->nalts - 1].end;
+		size_t e = at;
 		while (e < k->end && (text[e] == ' ' || text[e] == '\t'))
 			e++;
 		int comma = e < k->end && text[e] == ',';
@@ -491,25 +496,20 @@ int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const p
 		strbuf_put(&s, text + k->start, at - k->start);
 		if (!comma)
 			strbuf_put(&s, ",", 1);
-		if (comment)
-			strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
-		for (size_t i = 0; i < n; i++) {
-			strbuf_printf(&s, "%s%s", nl, indent);
-			autotune_entry(&s, k, &best[i], q, stages_first);
-			strbuf_put(&s, ",", 1);
-		}
-		strbuf_put(&s, text + at, k->end - at);
 	} else {
 		strbuf_put(&s, "[", 1);
-		if (comment)
-			strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
-		for (size_t i = 0; i < n; i++) {
-			strbuf_printf(&s, "%s%s", nl, indent);
-			autotune_entry(&s, k, &best[i], q, stages_first);
-			strbuf_put(&s, ",", 1);
-		}
-		strbuf_printf(&s, "%s%s]", nl, close);
 	}
+	if (comment)
+		strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_printf(&s, "%s%s", nl, indent);
+		autotune_entry(&s, k, &best[i], q, stages_first);
+		strbuf_put(&s, ",", 1);
+	}
+	if (ext)
+		strbuf_put(&s, text + at, k->end - at);
+	else
+		strbuf_printf(&s, "%s%s]", nl, close);
 	if (s.oom) {
 		free(s.b);
 		return MUH_ENOMEM;

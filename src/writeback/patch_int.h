@@ -59,4 +59,8 @@ int patch_ends_with(const char *s, const char *suf);
 /* Reads path whole into a NUL-terminated malloc'd buffer. */
 int patch_slurp(const char *path, char **buf, size_t *len, muh_diag *d);
 
+/* patch_slurp for a file muh reads as input (a scan's knobs, a journal):
+ * one it cannot read is bad input, MUH_EINPUT rather than MUH_EENV. */
+int patch_slurp_input(const char *path, char **buf, size_t *len, muh_diag *d);
+
 #endif

@@ -45,6 +45,11 @@ int diag_errorf(muh_diag *d, const char *fmt, ...) __attribute__((format(printf,
  * from text (the whole input, NUL-terminated; may be NULL). */
 void diag_at(muh_diag *d, const char *file, int line, int col, const char *text);
 
+/* Reads the file path whole, as file_read does (fileio.h); on failure
+ * NULL, with d at path saying "cannot read the <what>: <why>" and errno
+ * as file_read left it. */
+char *diag_file_read(const char *path, size_t *len, const char *what, muh_diag *d);
+
 /* Shifts a diagnostic produced on a substring (e.g. an expression taken from a
  * YAML scalar) to its place in the file: line/col become line0 + (line-1) and,
  * on the first line, col0 + (col-1). text is the whole file for the source line. */
