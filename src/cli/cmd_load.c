@@ -17,6 +17,7 @@
 #include "muh/load_url.h"
 #include "muh/load.h"
 #include "muh/strategy.h"
+#include "duration.h"
 
 static const char help[] =
 	"usage: muh load URL [--concurrency N | --rate R] [--requests N | --duration T]\n"
@@ -244,7 +245,7 @@ static int run(int argc, char **argv)
 				return cli_usage_error("load", "--find-rate-steps needs 2 to %d", LOAD_RATE_MAX_STEPS);
 			break;
 		case OPT_WAIT:
-			if (strategy_parse_duration(optarg, &wait_s) || !(wait_s > 0 && wait_s <= 86400))
+			if (duration_parse(optarg, &wait_s) || !(wait_s > 0 && wait_s <= 86400))
 				return cli_usage_error("load", "--wait-ready needs a duration (such as 30s, 2m) up to 24h");
 			break;
 		default:

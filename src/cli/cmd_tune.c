@@ -19,6 +19,7 @@
 #include "evalcli.h"
 #include "muh/decide.h"
 #include "muh/tune_run.h"
+#include "duration.h"
 
 static const char help[] =
     "usage: muh tune SPEC [--strategy NAME] [--budget N|N%] [--time DURATION] [--seed N]\n"
@@ -247,7 +248,7 @@ static int run(int argc, char **argv)
 			A.budget = optarg;
 			break;
 		case 't':
-			if (strategy_parse_duration(optarg, &o->time_budget_s))
+			if (duration_parse(optarg, &o->time_budget_s))
 				return cli_usage_error("tune",
 				                       "--time needs a duration such as 90s, "
 				                       "15m or 1h30m, not '%s'",

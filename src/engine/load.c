@@ -44,6 +44,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/strategy.h"
+#include "duration.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -93,7 +94,7 @@ static int parse_num(const char *s, double *v)
 }
 
 /* A duration ("2s", "500ms", "1.5m", "1h30m", "2" meaning seconds) in
- * seconds, as everywhere in muh (strategy_parse_duration), and "0" (none);
+ * seconds, as everywhere in muh (duration_parse), and "0" (none);
  * -1 when s is not one. */
 static int parse_duration(const char *s, double *v)
 {
@@ -101,7 +102,7 @@ static int parse_duration(const char *s, double *v)
 		*v = 0;
 		return 0;
 	}
-	return strategy_parse_duration(s, v);
+	return duration_parse(s, v);
 }
 
 static int parse_bool(const char *s, int *v)

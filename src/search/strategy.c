@@ -33,7 +33,6 @@
  * invalid or already evaluated configuration (asserted).
  */
 #include <assert.h>
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -645,37 +644,4 @@ size_t strategy_top(const strategy_result *r, size_t k, uint64_t *out)
 	memcpy(out, all, k * sizeof(uint64_t));
 	free(all);
 	return k;
-}
-
-int strategy_parse_duration(const char *str, double *seconds)
-{
-	double total = 0;
-	const char *p = str;
-	if (!p || !*p || strpbrk(p, "xXpP")) /* decimal only: strtod would read 0x10 and 1p4 */
-		return -1;
-	while (*p) {
-		char *end;
-		double v = strtod(p, &end);
-		if (end == p || v < 0 || !isfinite(v))
-			return -1;
-		p = end;
-		double unit = 1;
-		if (*p == 'h')
-			unit = 3600, p++;
-		else if (*p == 'm' && p[1] == 's')
-			unit = 1e-3, p += 2;
-		else if (*p == 'm')
-			unit = 60, p++;
-		else if (*p == 's')
-			p++;
-		else if (*p)
-			return -1;
-		total += v * unit;
-		if (isspace((unsigned char)*p))
-			return -1;
-	}
-	if (!(total > 0))
-		return -1;
-	*seconds = total;
-	return 0;
 }

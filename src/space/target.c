@@ -23,6 +23,7 @@
 #include "muh/load.h"
 #include "muh/muh.h"
 #include "muh/strategy.h"
+#include "duration.h"
 
 enum kind { K_STR, K_PATH, K_NUM, K_INT, K_DUR };
 
@@ -325,7 +326,7 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 		char *end;
 		if (k->kind == K_DUR) {
 			double x;
-			if (strategy_parse_duration(kv->value, &x) || !(x >= k->lo && x <= k->hi))
+			if (duration_parse(kv->value, &x) || !(x >= k->lo && x <= k->hi))
 				return diag_kv(s, kv, d, "%s: '%s' is not a duration (such as 600s, 10m, 2)",
 					       kv->key, kv->value);
 			*(double *)base = x;

@@ -27,6 +27,7 @@
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/strategy.h"
+#include "duration.h"
 
 #define H200_SWEEP "corpora/h200-fused-moe/sweep_M256.csv"
 
@@ -900,20 +901,20 @@ static void test_replay_csv(void **state)
 static void test_parse_duration(void **state)
 {
 	double s;
-	assert_int_equal(strategy_parse_duration("90", &s), 0);
+	assert_int_equal(duration_parse("90", &s), 0);
 	assert_true(s == 90);
-	assert_int_equal(strategy_parse_duration("15m", &s), 0);
+	assert_int_equal(duration_parse("15m", &s), 0);
 	assert_true(s == 900);
-	assert_int_equal(strategy_parse_duration("1h30m", &s), 0);
+	assert_int_equal(duration_parse("1h30m", &s), 0);
 	assert_true(s == 5400);
-	assert_int_equal(strategy_parse_duration("2.5h", &s), 0);
+	assert_int_equal(duration_parse("2.5h", &s), 0);
 	assert_true(s == 9000);
-	assert_int_equal(strategy_parse_duration("500ms", &s), 0);
+	assert_int_equal(duration_parse("500ms", &s), 0);
 	assert_true(fabs(s - 0.5) < 1e-12);
-	assert_int_equal(strategy_parse_duration("", &s), -1);
-	assert_int_equal(strategy_parse_duration("0", &s), -1);
-	assert_int_equal(strategy_parse_duration("5x", &s), -1);
-	assert_int_equal(strategy_parse_duration("-3s", &s), -1);
+	assert_int_equal(duration_parse("", &s), -1);
+	assert_int_equal(duration_parse("0", &s), -1);
+	assert_int_equal(duration_parse("5x", &s), -1);
+	assert_int_equal(duration_parse("-3s", &s), -1);
 }
 
 int main(void)

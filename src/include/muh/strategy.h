@@ -183,10 +183,6 @@ void strategy_result_free(strategy_result *r);
  * Returns how many were written. */
 size_t strategy_top(const strategy_result *r, size_t k, uint64_t *out);
 
-/* A duration such as "90", "90s", "15m", "1h30m", "2.5h" in seconds.
- * Returns 0 on success, -1 when malformed or not positive. */
-int strategy_parse_duration(const char *s, double *seconds);
-
 MUH_END_DECLS
 
 #endif
