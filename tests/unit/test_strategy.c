@@ -452,7 +452,7 @@ static void test_skip_defaults(void **state)
 }
 
 /* With the defaults measured first, the model's first proposal is the middle
- * of the space; when the defaults are the middle, it spreads from there. */
+ * of the space, and it never proposes the middle again. */
 static void test_model_middle_after_defaults(void **state)
 {
 	muh_spec *s = parse(small);
