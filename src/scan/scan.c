@@ -411,6 +411,23 @@ static size_t *biggest_first(const char *root, char **paths, size_t n)
 	return order;
 }
 
+/* The deployment files' judge (scan_launch_new) reads the tree's non-test
+ * sources as text: independent of the steps after the parse (it reads only
+ * s->root, s->nfiles and each file's path and test flag, which nothing
+ * changes any more, and allocates nothing of s's), so a helper thread
+ * reads it while one thread runs them. */
+typedef struct launch_job {
+	muh_surface *s;
+	scan_launch *L;
+} launch_job;
+
+static void *launch_worker(void *arg)
+{
+	launch_job *lj = arg;
+	lj->L = scan_launch_new(lj->s);
+	return NULL;
+}
+
 int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d)
 {
 	double t0 = now();
@@ -531,14 +548,15 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	parsed *ps = calloc(w.py.n ? w.py.n : 1, sizeof(parsed));
 	if (!ps)
 		rc = MUH_ENOMEM;
+	int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nt < 1)
+		nt = 1;
+	if (nt > 16)
+		nt = 16;
+	int nt_all = nt; /* the helper thread below may use a core the parse did not */
+	if ((size_t)nt > w.py.n)
+		nt = w.py.n ? (int)w.py.n : 1;
 	if (rc == MUH_OK) {
-		int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		if (nt < 1)
-			nt = 1;
-		if (nt > 16)
-			nt = 16;
-		if ((size_t)nt > w.py.n)
-			nt = w.py.n ? (int)w.py.n : 1;
 		/* one thread takes the files in path order; several, biggest first */
 		size_t *order = nt > 1 ? biggest_first(s->root, (char **)w.py.p, w.py.n) : NULL;
 		parse_job job = {s->root, (char **)w.py.p, order, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER,
@@ -611,6 +629,13 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	}
 	free(ps);
 	free_walk(&w);
+	/* with more than one thread and some YAML or JSON that may be a
+	 * deployment file, the judge's reading starts now, beside the steps
+	 * below; scan_yaml_knobs takes it (or it is freed unused) */
+	launch_job lj = {s, NULL};
+	pthread_t lth;
+	int lstarted = rc == MUH_OK && nt_all > 1 && (s->nyamls || s->njsons) &&
+	               !pthread_create(&lth, NULL, launch_worker, &lj);
 	if (rc == MUH_OK && scan_build_index(s))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK)
@@ -628,7 +653,16 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan/scan_args.c */
 			s->oom = 1;
 		scan_json_knobs(s, &b, &occ);
+		if (lstarted) {
+			pthread_join(lth, NULL);
+			lstarted = 0;
+			s->launch = lj.L;
+			s->launch_ahead = 1;
+		}
 		scan_yaml_knobs(s, &b, &occ);
+		scan_launch_free(s->launch); /* read ahead, no deployment file took it */
+		s->launch = NULL;
+		s->launch_ahead = 0;
 		if (scan_env_resolve(s)) /* environment registries: src/scan/scan_env.c */
 			s->oom = 1;
 		free_parts(s); /* both have merged them */
@@ -638,6 +672,10 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		scan_smap_free(&occ);
 		if (s->oom)
 			rc = MUH_ENOMEM;
+	}
+	if (lstarted) { /* an earlier step failed: the helper still reads s */
+		pthread_join(lth, NULL);
+		scan_launch_free(lj.L);
 	}
 	if (rc != MUH_OK) {
 		scan_free(s);
@@ -655,6 +693,7 @@ void scan_free(muh_surface *s)
 	if (!s)
 		return;
 	free_parts(s);
+	scan_launch_free(s->launch);
 	scan_flow_free(s->flow);
 	s->flow = NULL;
 	for (int i = 0; i < s->nfiles; i++) {

@@ -2,10 +2,12 @@
  * scan_env.h — environment variables of an engine tree, resolved through the
  * engine's own registry (vLLM's envs.py), for muh scan.
  *
- * scan_env_resolve(), in src/scan/scan_env.c, finds the registries, makes one
- * `env` knob per variable and gives deployment-file env entries their
- * verdicts, working through the surface's host view (src/scan/scan_host.h);
- * the syntax-tree walks below are shared with scan_args.c.
+ * scan_env_collect(), called by scan.c's parse workers on each file's syntax
+ * tree, finds the registries and the reads of one file; scan_env_resolve(),
+ * in src/scan/scan_env.c, merges the files' finds, makes one `env` knob per
+ * variable and gives deployment-file env entries their verdicts, working
+ * through the surface's host view (src/scan/scan_host.h); the syntax-tree
+ * walks below are shared with scan_args.c.
  * Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_ENV_H

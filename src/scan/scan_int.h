@@ -136,6 +136,11 @@ struct muh_surface {
 	smap cmp_names; /* names some guard compares or some assert tests */
 	int cmp_built;
 	scan_flow *flow; /* def-use across calls (src/scan/scan_flow.c), made at first use */
+	/* what scan_launch_new read, on a helper thread during the steps
+	 * before the deployment files (scan.c); launch_ahead: it did (launch
+	 * may still be NULL: out of memory), so scan_yaml_knobs takes it */
+	struct scan_launch *launch;
+	int launch_ahead;
 };
 
 typedef struct kb {
