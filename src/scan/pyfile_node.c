@@ -2,13 +2,15 @@
  * pyfile_node.c — the lowest layer of the per-file analysis: the arena every
  * string and array of a pyfile lives in, and the syntax-node helpers every
  * part of the walk reads nodes with (their text, copied into the arena;
- * string literals' values; a call's callee; `global` declarations).
+ * string literals' values; a call's callee; `global` declarations), and
+ * the grammar's field ids by name (a table made once, read by every thread).
  *
  * Calls nothing of pyfile.c, pyfile_expr.c or pyfile_overwrite.c, which all
  * call it. Must never: print, or keep pointers into the caller's source
  * buffer (every text is copied).
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,55 @@
 
 #include "pyfile.h"
 #include "pyfile_int.h"
+
+/* ---- field ids ---- */
+
+#define FIELD_SLOTS 256 /* a power of two, well above the grammar's field count */
+
+static struct {
+	const char *name;
+	TSFieldId id;
+} field_tab[FIELD_SLOTS];
+static pthread_once_t field_once = PTHREAD_ONCE_INIT;
+
+static uint32_t field_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* Fills field_tab from the grammar (once, whichever thread comes first). */
+static void field_init(void)
+{
+	const TSLanguage *l = tree_sitter_python();
+	uint32_t n = ts_language_field_count(l);
+	for (uint32_t id = 1; id <= n && id < FIELD_SLOTS; id++) {
+		const char *nm = ts_language_field_name_for_id(l, (TSFieldId)id);
+		if (!nm)
+			continue;
+		uint32_t h = field_hash(nm) & (FIELD_SLOTS - 1);
+		while (field_tab[h].name)
+			h = (h + 1) & (FIELD_SLOTS - 1);
+		field_tab[h].name = nm;
+		field_tab[h].id = (TSFieldId)id;
+	}
+}
+
+TSFieldId pyfile_field_id(const char *name)
+{
+	pthread_once(&field_once, field_init);
+	uint32_t h = field_hash(name) & (FIELD_SLOTS - 1);
+	while (field_tab[h].name) {
+		if (!strcmp(field_tab[h].name, name))
+			return field_tab[h].id;
+		h = (h + 1) & (FIELD_SLOTS - 1);
+	}
+	return 0;
+}
+
+/* ---- the arena ---- */
 
 void *pyfile_ar_alloc(pyfile *f, size_t n)
 {

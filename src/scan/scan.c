@@ -4,7 +4,12 @@
  * Pipeline (each step reads only what the previous ones built):
  *   1. walk    collect .py / .json / .yaml paths under the root, sorted, no
  *              symlinked directories, no hidden or __pycache__ directories;
- *   2. parse   pyfile_analyze() each .py (src/scan/pyfile.c), free the source;
+ *   2. parse   pyfile_analyze() each .py (src/scan/pyfile.c) on every thread,
+ *              biggest file first; while its syntax tree is in memory the
+ *              same worker walks it for the environment registries and the
+ *              engine arguments (scan_env_collect, scan_args_collect), then
+ *              frees source and tree; results land in per-file slots and are
+ *              assembled in path order, so nothing depends on the threads;
  *   3. index   module name -> file, (file, top-level name) -> definition,
  *              name -> every load of that name in the tree;
  *   4. guards  constant-false `if` branches (module constants resolved
@@ -198,15 +203,15 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 	return rc;
 }
 
-/* Frees the sources and syntax trees the parse kept (scan_host_tree). */
-static void free_trees(muh_surface *s)
+/* Frees what the parse workers found for scan_env.c and scan_args.c (once
+ * both have merged it). */
+static void free_parts(muh_surface *s)
 {
 	for (int i = 0; s->files && i < s->nfiles; i++) {
-		if (s->files[i].tree)
-			ts_tree_delete(s->files[i].tree);
-		free(s->files[i].src);
-		s->files[i].tree = NULL;
-		s->files[i].src = NULL;
+		scan_env_part_free(s->files[i].env);
+		scan_args_part_free(s->files[i].args);
+		s->files[i].env = NULL;
+		s->files[i].args = NULL;
 	}
 }
 
@@ -271,33 +276,49 @@ static void free_walk(walkres *w)
 typedef struct parsed {
 	pyfile *pf;
 	char *rel, *mod;
-	char *src;    /* kept with its tree for scan_env/scan_args, else NULL */
-	TSTree *tree;
+	scan_env_part *env;   /* scan_env_collect's finds, or NULL */
+	scan_args_part *args; /* scan_args_collect's, or NULL */
 	size_t n;
 	muh_diag *diag; /* first syntax error, or NULL */
 	int skipped;    /* unreadable */
+	int oom;        /* memory ran out after the parse */
 } parsed;
 
 typedef struct parse_job {
 	const char *root;
 	char **paths;
+	const size_t *order; /* the files, biggest first */
 	parsed *out;
 	size_t n, next;
 	pthread_mutex_t mu;
 	int with_tests;
 } parse_job;
 
-/* Parses files off the shared queue until it is empty. pyfile_analyze is
- * self-contained (own parser, own arena), so workers share nothing else. */
+/* A worker: the job, and the arena its strings go to (a surface of its own,
+ * only its arena used, spliced into the scan's when the workers are done). */
+typedef struct parse_arg {
+	parse_job *j;
+	muh_surface shell;
+} parse_arg;
+
+/* Parses files off the shared queue until it is empty (the biggest first, so
+ * that no big file starts last on one thread while the others wait), and
+ * while each file's syntax tree is in memory also walks it for scan_env.c and
+ * scan_args.c (their per-file parts; the tree is freed here). pyfile_analyze
+ * is self-contained (own parser, own arena) and each file's results go to its
+ * own slot, so workers share nothing else; results do not depend on which
+ * worker took which file. */
 static void *parse_worker(void *arg)
 {
-	parse_job *j = arg;
+	parse_arg *pa = arg;
+	parse_job *j = pa->j;
 	for (;;) {
 		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
+		size_t k = j->next++;
 		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n)
+		if (k >= j->n)
 			return NULL;
+		size_t i = j->order ? j->order[k] : k;
 		parsed *p = &j->out[i];
 		const char *rel = j->paths[i];
 		char path[8192];
@@ -308,9 +329,10 @@ static void *parse_worker(void *arg)
 			continue;
 		}
 		int is_pkg = 0;
+		TSTree *tree = NULL;
 		p->mod = module_of(rel, &is_pkg);
 		p->rel = strdup(rel);
-		p->pf = p->mod && p->rel ? pyfile_analyze_tree(text, p->n, p->mod, is_pkg, &p->tree)
+		p->pf = p->mod && p->rel ? pyfile_analyze_tree(text, p->n, p->mod, is_pkg, &tree)
 		                         : NULL;
 		if (p->pf && p->pf->nerrors && (p->diag = malloc(sizeof(muh_diag)))) {
 			muh_diag *dg = p->diag;
@@ -324,19 +346,86 @@ static void *parse_worker(void *arg)
 			         p->pf->nerrors);
 			copy_line(dg->src, sizeof(dg->src), text, p->n, p->pf->err_line);
 		}
-		/* the later passes that walk the syntax tree again (environment
-		 * registries, engine arguments) take this one: a file is parsed once */
-		if (p->tree && p->pf &&
-		    (scan_env_wants(text, p->n) ||
-		     ((j->with_tests || !scan_path_is_test(rel)) && scan_args_wants(p->pf, text, p->n))))
-			p->src = text;
-		else {
-			if (p->tree)
-				ts_tree_delete(p->tree);
-			p->tree = NULL;
-			free(text);
+		if (tree && p->pf) {
+			int is_test = scan_path_is_test(rel);
+			p->env = scan_env_collect(&pa->shell, p->pf, is_test, text, p->n, tree, &p->oom);
+			if (j->with_tests || !is_test)
+				p->args = scan_args_collect(&pa->shell, p->pf, text, p->n, tree, &p->oom);
 		}
+		if (tree)
+			ts_tree_delete(tree);
+		free(text);
 	}
+}
+
+/* Puts the blocks of shell's arena in front of s's (the strings stay where
+ * they are). */
+static void adopt_arena(muh_surface *s, muh_surface *shell)
+{
+	sblock *b = shell->arena;
+	if (!b)
+		return;
+	while (b->next)
+		b = b->next;
+	b->next = s->arena;
+	s->arena = shell->arena;
+	shell->arena = NULL;
+	s->oom |= shell->oom;
+}
+
+typedef struct size_at {
+	off_t size;
+	size_t i;
+} size_at;
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+	const size_at *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The indices of the n files paths[] under root, biggest first (a file that
+ * cannot be stat'ed counts as empty), or NULL when memory ran out. */
+static size_t *biggest_first(const char *root, char **paths, size_t n)
+{
+	size_at *sz = malloc((n ? n : 1) * sizeof(*sz));
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	if (!sz || !order) {
+		free(sz);
+		free(order);
+		return NULL;
+	}
+	char path[8192];
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", root, paths[i]);
+		sz[i].size = stat(path, &st) ? 0 : st.st_size;
+		sz[i].i = i;
+	}
+	qsort(sz, n, sizeof(*sz), cmp_size_desc);
+	for (size_t i = 0; i < n; i++)
+		order[i] = sz[i].i;
+	free(sz);
+	return order;
+}
+
+/* The deployment files' judge (scan_launch_new) reads the tree's non-test
+ * sources as text: independent of the steps after the parse (it reads only
+ * s->root, s->nfiles and each file's path and test flag, which nothing
+ * changes any more, and allocates nothing of s's), so a helper thread
+ * reads it while one thread runs them. */
+typedef struct launch_job {
+	muh_surface *s;
+	scan_launch *L;
+} launch_job;
+
+static void *launch_worker(void *arg)
+{
+	launch_job *lj = arg;
+	lj->L = scan_launch_new(lj->s);
+	return NULL;
 }
 
 int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_diag *d)
@@ -459,24 +548,39 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 	parsed *ps = calloc(w.py.n ? w.py.n : 1, sizeof(parsed));
 	if (!ps)
 		rc = MUH_ENOMEM;
+	int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nt < 1)
+		nt = 1;
+	if (nt > 16)
+		nt = 16;
+	int nt_all = nt; /* the helper thread below may use a core the parse did not */
+	if ((size_t)nt > w.py.n)
+		nt = w.py.n ? (int)w.py.n : 1;
 	if (rc == MUH_OK) {
-		parse_job job = {s->root, (char **)w.py.p, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER,
+		/* one thread takes the files in path order; several, biggest first */
+		size_t *order = nt > 1 ? biggest_first(s->root, (char **)w.py.p, w.py.n) : NULL;
+		parse_job job = {s->root, (char **)w.py.p, order, ps, w.py.n, 0, PTHREAD_MUTEX_INITIALIZER,
 		                 s->opt.with_tests};
-		int nt = s->opt.jobs > 0 ? s->opt.jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		if (nt < 1)
-			nt = 1;
-		if (nt > 16)
-			nt = 16;
-		if ((size_t)nt > w.py.n)
-			nt = w.py.n ? (int)w.py.n : 1;
+		parse_arg *pa = calloc((size_t)nt, sizeof(parse_arg));
+		if (!pa)
+			rc = MUH_ENOMEM;
+		for (int t = 0; pa && t < nt; t++)
+			pa[t].j = &job;
 		pthread_t th[16];
-		int started = 0;
-		for (int t = 1; t < nt; t++)
-			if (!pthread_create(&th[started], NULL, parse_worker, &job))
-				started++;
-		parse_worker(&job);
-		for (int t = 0; t < started; t++)
-			pthread_join(th[t], NULL);
+		int started[16] = {0};
+		for (int t = 1; pa && t < nt; t++)
+			started[t] = !pthread_create(&th[t], NULL, parse_worker, &pa[t]);
+		if (pa)
+			parse_worker(&pa[0]);
+		for (int t = 1; pa && t < nt; t++)
+			if (started[t])
+				pthread_join(th[t], NULL);
+		for (int t = 0; pa && t < nt; t++)
+			adopt_arena(s, &pa[t].shell);
+		free(pa);
+		free(order);
+		if (s->oom)
+			rc = MUH_ENOMEM;
 	}
 	for (size_t i = 0; rc == MUH_OK && i < w.py.n; i++) {
 		parsed *p = &ps[i];
@@ -490,12 +594,14 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		f->rel = p->rel;
 		f->module = p->mod;
 		f->pf = p->pf;
-		f->src = p->src;
-		f->srcn = p->n;
-		f->tree = p->tree;
-		p->rel = p->mod = p->src = NULL;
+		f->env = p->env;
+		f->args = p->args;
+		p->rel = p->mod = NULL;
 		p->pf = NULL;
-		p->tree = NULL;
+		p->env = NULL;
+		p->args = NULL;
+		if (p->oom)
+			rc = MUH_ENOMEM;
 		f->is_test = scan_path_is_test(f->rel);
 		f->plat_file = -1;
 		s->nbytes += p->n;
@@ -518,12 +624,18 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		free(ps[i].rel);
 		free(ps[i].mod);
 		free(ps[i].diag);
-		free(ps[i].src);
-		if (ps[i].tree)
-			ts_tree_delete(ps[i].tree);
+		scan_env_part_free(ps[i].env);
+		scan_args_part_free(ps[i].args);
 	}
 	free(ps);
 	free_walk(&w);
+	/* with more than one thread and some YAML or JSON that may be a
+	 * deployment file, the judge's reading starts now, beside the steps
+	 * below; scan_yaml_knobs takes it (or it is freed unused) */
+	launch_job lj = {s, NULL};
+	pthread_t lth;
+	int lstarted = rc == MUH_OK && nt_all > 1 && (s->nyamls || s->njsons) &&
+	               !pthread_create(&lth, NULL, launch_worker, &lj);
 	if (rc == MUH_OK && scan_build_index(s))
 		rc = MUH_ENOMEM;
 	if (rc == MUH_OK)
@@ -541,16 +653,29 @@ int scan_tree(const char *root, const scan_options *opt, muh_surface **out, muh_
 		if (scan_args_resolve(s)) /* argparse, click, schemas: src/scan/scan_args.c */
 			s->oom = 1;
 		scan_json_knobs(s, &b, &occ);
+		if (lstarted) {
+			pthread_join(lth, NULL);
+			lstarted = 0;
+			s->launch = lj.L;
+			s->launch_ahead = 1;
+		}
 		scan_yaml_knobs(s, &b, &occ);
+		scan_launch_free(s->launch); /* read ahead, no deployment file took it */
+		s->launch = NULL;
+		s->launch_ahead = 0;
 		if (scan_env_resolve(s)) /* environment registries: src/scan/scan_env.c */
 			s->oom = 1;
-		free_trees(s); /* the last pass that walks them */
+		free_parts(s); /* both have merged them */
 		scan_link_feeds(s);
 		free(b.steps.p);
 		free(b.unsafe.p);
 		scan_smap_free(&occ);
 		if (s->oom)
 			rc = MUH_ENOMEM;
+	}
+	if (lstarted) { /* an earlier step failed: the helper still reads s */
+		pthread_join(lth, NULL);
+		scan_launch_free(lj.L);
 	}
 	if (rc != MUH_OK) {
 		scan_free(s);
@@ -567,7 +692,8 @@ void scan_free(muh_surface *s)
 {
 	if (!s)
 		return;
-	free_trees(s);
+	free_parts(s);
+	scan_launch_free(s->launch);
 	scan_flow_free(s->flow);
 	s->flow = NULL;
 	for (int i = 0; i < s->nfiles; i++) {

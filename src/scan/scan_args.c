@@ -647,38 +647,13 @@ int scan_args_wants(const pyfile *pf, const char *src, size_t n)
 	return candidate(pf) && has_trigger(src, n);
 }
 
-static void walk_file(argctx *e, int fi)
+/* Collects the argument definitions of one file (facts pf, source src,
+ * syntax tree tree) into e (strings in e->s's arena). */
+static void walk_file(argctx *e, int fi, const pyfile *pf, const char *src, size_t n,
+                      const TSTree *tree)
 {
-	const char *rel, *mod;
-	int is_test;
-	const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
-	if (!candidate(pf))
-		return;
-	const char *ksrc;
-	size_t n;
-	const TSTree *kept = scan_host_tree(e->s, fi, &ksrc, &n);
-	char *src = NULL;
-	if (kept && has_trigger(ksrc, n))
-		src = (char *)ksrc; /* the parse's own source and tree */
-	else {
-		kept = NULL;
-		char path[8192];
-		snprintf(path, sizeof(path), "%s/%s", scan_root(e->s), rel);
-		if (!(src = file_read(path, &n)))
-			return;
-		if (n > UINT32_MAX / 2 || pyfile_hash(src, n) != pf->hash || !has_trigger(src, n)) {
-			free(src); /* changed since it was parsed, or nothing to walk */
-			return;
-		}
-	}
 	srcv v = {src, n, pf, fi, imports_click(pf)};
-	TSTree *tree = kept ? NULL : scan_ts_parse(src, n);
-	if (!kept && !tree) {
-		e->oom = 1;
-		free(src);
-		return;
-	}
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(kept ? kept : tree));
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&cur);
 		if (is(node, "call")) {
@@ -707,10 +682,43 @@ static void walk_file(argctx *e, int fi)
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
-	if (!kept) {
-		ts_tree_delete(tree);
-		free(src);
+}
+
+/* One file's definitions (scan_args_collect); e.s is NULL. */
+struct scan_args_part {
+	argctx e;
+};
+
+scan_args_part *scan_args_collect(muh_surface *arena, const pyfile *pf, const char *src,
+                                  size_t n, const TSTree *tree, int *oom)
+{
+	if (!pf || !tree || n > UINT32_MAX / 2 || !scan_args_wants(pf, src, n))
+		return NULL;
+	argctx e = {0};
+	e.s = arena;
+	walk_file(&e, 0, pf, src, n, tree);
+	if (e.oom || !e.ndefs) {
+		*oom |= e.oom;
+		free(e.defs);
+		return NULL;
 	}
+	scan_args_part *part = malloc(sizeof(*part));
+	if (!part) {
+		*oom = 1;
+		free(e.defs);
+		return NULL;
+	}
+	part->e = e;
+	part->e.s = NULL;
+	return part;
+}
+
+void scan_args_part_free(scan_args_part *p)
+{
+	if (!p)
+		return;
+	free(p->e.defs);
+	free(p);
 }
 
 /* ---- reads ------------------------------------------------------------------ */
@@ -1812,12 +1820,17 @@ int scan_args_resolve(muh_surface *s)
 	argctx e = {0};
 	e.s = s;
 	int nf = scan_host_nfiles(s);
+	/* the parse workers' per-file definitions (test files' only with
+	 * --with-tests), in file order */
 	for (int fi = 0; fi < nf && !e.oom; fi++) {
-		const char *rel, *mod;
-		int is_test;
-		scan_host_file(s, fi, &rel, &mod, &is_test);
-		if (!is_test || scan_host_with_tests(s))
-			walk_file(&e, fi);
+		const scan_args_part *p = scan_host_args_part(s, fi);
+		for (size_t i = 0; p && i < p->e.ndefs && !e.oom; i++) {
+			arg_def *d = push_def(&e);
+			if (d) {
+				*d = p->e.defs[i];
+				d->fi = fi;
+			}
+		}
 	}
 	if (!e.ndefs || e.oom) {
 		free(e.defs);

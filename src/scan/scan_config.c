@@ -460,8 +460,10 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			continue;
 		}
 		uint64_t hash = pyfile_hash(text, n); /* what patch checks for drift */
-		if (!Lread) {
-			L = scan_launch_new(s);
+		if (!Lread) { /* read ahead by scan.c, or now */
+			L = s->launch_ahead ? s->launch : scan_launch_new(s);
+			s->launch = NULL;
+			s->launch_ahead = 0;
 			Lread = 1;
 		}
 		for (size_t ai = 0; ai < df->nargs; ai++) {

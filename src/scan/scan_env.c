@@ -29,8 +29,11 @@
  *   5. gives each deployment-file env entry the verdict of the variable it
  *      sets, or of the direct reads of that name, or `unknown` said plainly.
  *
- * Works only on what scan.c built (through the scan_host_* view) plus the
- * source of the files that mention getenv/environ, re-read and parsed here.
+ * Steps 1's finds are per file: the parse worker walks the syntax tree of
+ * each file that mentions getenv/environ while it is still in memory
+ * (scan_env_collect, on any thread); scan_env_resolve merges them in file
+ * order and does the rest on what scan.c built (through the scan_host_*
+ * view).
  * Must never: print, write into the tree, run the engine's code, or change a
  * knob that is not an env knob, a deployment env entry or a registry
  * module's declaration of a registry variable.
@@ -45,19 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "muh/fileio.h"
 
 const TSLanguage *tree_sitter_python(void);
-
-TSTree *scan_ts_parse(const char *src, size_t n)
-{
-	TSParser *p = ts_parser_new();
-	TSTree *tree = NULL;
-	if (p && ts_parser_set_language(p, tree_sitter_python()))
-		tree = ts_parser_parse_string(p, NULL, src, (uint32_t)n);
-	ts_parser_delete(p);
-	return tree;
-}
 
 int scan_ts_next(TSTreeCursor *cur)
 {
@@ -83,6 +75,8 @@ typedef struct env_read {
 	int fi, line;
 	uint32_t byte;
 	int how;
+	int scope;      /* the innermost scope of the read, -1 module level */
+	unsigned uflag; /* PF_R_UNREACH when the read is after a return/raise */
 	enum scan_env_reader cls;
 } env_read;
 
@@ -119,6 +113,12 @@ static void *grow(void *p, size_t *cap, size_t n, size_t esz, int *oom)
 	*cap = nc;
 	return np;
 }
+
+/* One file's finds (scan_env_collect): its registries' variables and its
+ * reads, not yet classified; e.s is NULL. */
+struct scan_env_part {
+	envctx e;
+};
 
 static env_read *push_read(envctx *e)
 {
@@ -955,28 +955,12 @@ static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 	}
 }
 
-static void scan_file(envctx *e, int fi, const char *root)
+/* Collects file fi's registries and direct reads into e (strings in e->s's
+ * arena); each read keeps its scope and unreachable flag, classified later
+ * by scan_env_resolve (reachability needs the whole tree). */
+static void scan_file(envctx *e, int fi, const pyfile *pf, int is_test, const char *src,
+                      size_t n, const TSTree *tree)
 {
-	const char *rel, *mod;
-	int is_test;
-	const pyfile *pf = scan_host_file(e->s, fi, &rel, &mod, &is_test);
-	const char *ksrc;
-	size_t n;
-	const TSTree *kept = scan_host_tree(e->s, fi, &ksrc, &n);
-	char *src = NULL;
-	if (kept && scan_env_wants(ksrc, n))
-		src = (char *)ksrc; /* the parse's own source and tree */
-	else {
-		kept = NULL;
-		char path[8192];
-		snprintf(path, sizeof(path), "%s/%s", root, rel);
-		if (!(src = file_read(path, &n)))
-			return;
-		if (n > UINT32_MAX / 2 || !scan_env_wants(src, n)) {
-			free(src);
-			return;
-		}
-	}
 	srcv v = {src, n, pf, 0, 0};
 	for (int i = 0; i < pf->nimports; i++) {
 		const pf_import *im = &pf->imports[i];
@@ -987,13 +971,7 @@ static void scan_file(envctx *e, int fi, const char *root)
 			    !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
 		}
 	}
-	TSTree *tree = kept ? NULL : scan_ts_parse(src, n);
-	if (!kept && !tree) {
-		e->oom = 1;
-		free(src);
-		return;
-	}
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(kept ? kept : tree));
+	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
 	for (;;) {
 		TSNode node = ts_tree_cursor_current_node(&cur), nn, dflt;
 		int how;
@@ -1011,17 +989,49 @@ static void scan_file(envctx *e, int fi, const char *root)
 			r->line = (int)ts_node_start_point(node).row + 1;
 			r->byte = a;
 			r->how = how;
-			r->cls = scan_host_read_class(e->s, fi, scan_innermost_scope(pf, a), a, r->line,
-			                              unreach_flag(pf, a, b));
+			r->scope = scan_innermost_scope(pf, a);
+			r->uflag = unreach_flag(pf, a, b);
+			r->cls = SCAN_ENV_R_NONE;
 		}
 		if (!scan_ts_next(&cur))
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
-	if (!kept) {
-		ts_tree_delete(tree);
-		free(src);
+}
+
+scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_test,
+                                const char *src, size_t n, const TSTree *tree, int *oom)
+{
+	if (!pf || !tree || n > UINT32_MAX / 2 || !scan_env_wants(src, n))
+		return NULL;
+	envctx e = {0};
+	e.s = arena;
+	scan_file(&e, 0, pf, is_test, src, n, tree);
+	if (e.oom || (!e.nvars && !e.nreads)) {
+		*oom |= e.oom;
+		free(e.vars);
+		free(e.reads);
+		return NULL;
 	}
+	scan_env_part *part = malloc(sizeof(*part));
+	if (!part) {
+		*oom = 1;
+		free(e.vars);
+		free(e.reads);
+		return NULL;
+	}
+	part->e = e;
+	part->e.s = NULL;
+	return part;
+}
+
+void scan_env_part_free(scan_env_part *p)
+{
+	if (!p)
+		return;
+	free(p->e.vars);
+	free(p->e.reads);
+	free(p);
 }
 
 int scan_env_wants(const char *src, size_t n)
@@ -1453,10 +1463,28 @@ int scan_env_resolve(muh_surface *s)
 {
 	envctx e = {0};
 	e.s = s;
-	const char *root = scan_root(s);
 	int nf = scan_host_nfiles(s);
-	for (int fi = 0; fi < nf && !e.oom; fi++)
-		scan_file(&e, fi, root);
+	/* the parse workers' per-file finds, in file order; reads classified in
+	 * that order (the reachability rules memoize) */
+	for (int fi = 0; fi < nf && !e.oom; fi++) {
+		const scan_env_part *pp = scan_host_env_part(s, fi);
+		const envctx *p = pp ? &pp->e : NULL;
+		for (size_t i = 0; p && i < p->nvars && !e.oom; i++) {
+			env_var *var = push_var(&e);
+			if (var) {
+				*var = p->vars[i];
+				var->fi = fi;
+			}
+		}
+		for (size_t i = 0; p && i < p->nreads && !e.oom; i++) {
+			env_read *r = push_read(&e);
+			if (!r)
+				break;
+			*r = p->reads[i];
+			r->fi = fi;
+			r->cls = scan_host_read_class(s, fi, r->scope, r->byte, r->line, r->uflag);
+		}
+	}
 	/* registry modules; reads inside a registry's entries are definitions */
 	const char **regmods = calloc(e.nvars ? e.nvars : 1, sizeof(char *));
 	int *regfiles = calloc(e.nvars ? e.nvars : 1, sizeof(int));

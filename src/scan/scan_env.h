@@ -2,10 +2,12 @@
  * scan_env.h — environment variables of an engine tree, resolved through the
  * engine's own registry (vLLM's envs.py), for muh scan.
  *
- * scan_env_resolve(), in src/scan/scan_env.c, finds the registries, makes one
- * `env` knob per variable and gives deployment-file env entries their
- * verdicts, working through the surface's host view (src/scan/scan_host.h);
- * the syntax-tree walks below are shared with scan_args.c.
+ * scan_env_collect(), called by scan.c's parse workers on each file's syntax
+ * tree, finds the registries and the reads of one file; scan_env_resolve(),
+ * in src/scan/scan_env.c, merges the files' finds, makes one `env` knob per
+ * variable and gives deployment-file env entries their verdicts, working
+ * through the surface's host view (src/scan/scan_host.h); the syntax-tree
+ * walks below are shared with scan_args.c.
  * Internal to libmuh; not installed.
  */
 #ifndef MUH_SCAN_ENV_H
@@ -31,15 +33,29 @@
  * 0, or -1 when memory ran out (the surface is then still consistent). */
 int scan_env_resolve(muh_surface *s);
 
-/* Does scan_env_resolve walk the syntax tree of this source (it mentions
- * getenv or environ)? scan.c keeps the parse's tree for such a file. */
+/* Does scan_env_collect walk the syntax tree of this source (it mentions
+ * getenv or environ)? */
 int scan_env_wants(const char *src, size_t n);
+
+/* One file's environment registries and environment reads, found in its
+ * syntax tree by the parse worker (any thread: it reads only its arguments
+ * and allocates strings in arena's arena, which no other thread may use
+ * meanwhile); scan_env_resolve merges the files' parts in file order and
+ * classifies the reads. */
+typedef struct scan_env_part scan_env_part;
+
+/* The part of a file with facts pf, source src[0..n) and syntax tree tree
+ * (is_test: a test file, whose registries are not knobs), or NULL when the
+ * file has no registry and no read (or the source does not scan_env_wants,
+ * or memory ran out: *oom set). Free with scan_env_part_free. */
+scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_test,
+                                const char *src, size_t n, const TSTree *tree, int *oom);
+
+/* Frees a part (NULL: nothing). */
+void scan_env_part_free(scan_env_part *p);
 
 /* ---- syntax-tree walks, shared with scan_args.c (defined in scan_env.c) -- */
 
-/* The syntax tree of n bytes of Python source (n <= UINT32_MAX / 2), or NULL
- * when memory ran out. The caller frees it with ts_tree_delete(). */
-TSTree *scan_ts_parse(const char *src, size_t n);
 
 /* Moves cur one node on in a pre-order walk of the subtree it was made on
  * (its first child, else its next sibling, else the next sibling of its

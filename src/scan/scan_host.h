@@ -18,6 +18,9 @@
 #include "muh/scan.h"
 #include "pyfile.h"
 
+struct scan_env_part;
+struct scan_args_part;
+
 /* Class of a reader, best first (scan_resolve.c's reach classes, as the helpers see
  * them). */
 enum scan_env_reader {
@@ -30,10 +33,11 @@ enum scan_env_reader {
 };
 
 int scan_host_nfiles(const muh_surface *s);
-/* The source and syntax tree of file fi kept from the parse (for a file that
- * scan_env_wants or scan_args_wants), or NULL: the caller then reads and
- * parses the file itself. Owned by s, valid until scan_tree returns. */
-const TSTree *scan_host_tree(const muh_surface *s, int fi, const char **src, size_t *n);
+/* What the parse worker found in file fi's syntax tree for scan_env.c
+ * (scan_env_collect) and scan_args.c (scan_args_collect), or NULL. Owned by
+ * s, valid until scan_tree returns. */
+const struct scan_env_part *scan_host_env_part(const muh_surface *s, int fi);
+const struct scan_args_part *scan_host_args_part(const muh_surface *s, int fi);
 /* Is the tree a library called from outside (scan_options.library)? */
 int scan_host_library(const muh_surface *s);
 /* Does the scan report knobs defined in test files (scan_options.with_tests)? */

@@ -85,9 +85,8 @@ typedef struct why_at {
 typedef struct sfile {
 	char *rel, *module;
 	pyfile *pf;
-	char *src;    /* the source and syntax tree kept for scan_env/scan_args */
-	size_t srcn;  /* (scan_host_tree), until they have run; else NULL */
-	TSTree *tree;
+	struct scan_env_part *env;   /* what the parse worker found for scan_env.c */
+	struct scan_args_part *args; /* and for scan_args.c (scan_host_*_part), or NULL */
 	int is_test;
 	int imported_by, imported_line; /* a non-test module importing this one, -1 */
 	int platform;             /* 0, or 1 + reason index */
@@ -137,6 +136,11 @@ struct muh_surface {
 	smap cmp_names; /* names some guard compares or some assert tests */
 	int cmp_built;
 	scan_flow *flow; /* def-use across calls (src/scan/scan_flow.c), made at first use */
+	/* what scan_launch_new read, on a helper thread during the steps
+	 * before the deployment files (scan.c); launch_ahead: it did (launch
+	 * may still be NULL: out of memory), so scan_yaml_knobs takes it */
+	struct scan_launch *launch;
+	int launch_ahead;
 };
 
 typedef struct kb {

@@ -202,13 +202,14 @@ int scan_host_nfiles(const muh_surface *s)
 	return s->nfiles;
 }
 
-const TSTree *scan_host_tree(const muh_surface *s, int fi, const char **src, size_t *n)
+const struct scan_env_part *scan_host_env_part(const muh_surface *s, int fi)
 {
-	if (fi < 0 || fi >= s->nfiles || !s->files[fi].tree)
-		return NULL;
-	*src = s->files[fi].src;
-	*n = s->files[fi].srcn;
-	return s->files[fi].tree;
+	return fi >= 0 && fi < s->nfiles ? s->files[fi].env : NULL;
+}
+
+const struct scan_args_part *scan_host_args_part(const muh_surface *s, int fi)
+{
+	return fi >= 0 && fi < s->nfiles ? s->files[fi].args : NULL;
 }
 
 int scan_host_library(const muh_surface *s)
