@@ -18,6 +18,11 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void stats_sort(double *x, size_t n)
+{
+	qsort(x, n, sizeof(*x), cmp_double);
+}
+
 /* Median of sorted x[0..n), n > 0. */
 static double median_sorted(const double *x, size_t n)
 {
@@ -28,7 +33,7 @@ double stats_median_inplace(double *x, size_t n)
 {
 	if (n == 0)
 		return NAN;
-	qsort(x, n, sizeof(*x), cmp_double);
+	stats_sort(x, n);
 	return median_sorted(x, n);
 }
 
@@ -42,7 +47,7 @@ int stats_summarize(const double *x, size_t n, stats_summary *s)
 	if (!y)
 		return -1;
 	memcpy(y, x, n * sizeof(*y));
-	qsort(y, n, sizeof(*y), cmp_double);
+	stats_sort(y, n);
 	double sum = 0;
 	for (size_t i = 0; i < n; i++)
 		sum += y[i];
@@ -66,7 +71,7 @@ int stats_summarize(const double *x, size_t n, stats_summary *s)
 	}
 	for (size_t i = 0; i < n; i++)
 		y[i] = fabs(y[i] - s->median);
-	qsort(y, n, sizeof(*y), cmp_double);
+	stats_sort(y, n);
 	s->mad = median_sorted(y, n);
 	free(y);
 	return 0;

@@ -43,6 +43,7 @@
 
 #include "muh/fileio.h"
 #include "muh/muh.h"
+#include "muh/stats.h"
 #include "muh/strategy.h"
 #include "duration.h"
 
@@ -585,12 +586,6 @@ void load_sse_finish(load_sse *p, load_sse_fn fn, void *ctx)
 
 /* ----------------------------------------------------------- statistics */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double pct(const double *x, size_t n, double q)
 {
 	double h = q * (double)(n - 1);
@@ -605,7 +600,7 @@ load_dist load_dist_of(double *x, size_t n)
 	load_dist r = {NAN, NAN, NAN, NAN, NAN};
 	if (!n)
 		return r;
-	qsort(x, n, sizeof(*x), cmp_double);
+	stats_sort(x, n);
 	double sum = 0;
 	for (size_t i = 0; i < n; i++)
 		sum += x[i];

@@ -69,6 +69,7 @@
 #include "eval_int.h"
 #include "muh/load.h"
 #include "muh/muh.h"
+#include "muh/stats.h"
 
 #define ENG_MAX_REPEATS 64
 #define ENG_MAX_METRICS 64
@@ -891,12 +892,6 @@ fail:
 	return MUH_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* m->metrics: the median of each metric over the runs so far. */
 static void set_metrics(engine_server *sv, muh_measurement *m)
 {
@@ -909,7 +904,7 @@ static void set_metrics(engine_server *sv, muh_measurement *m)
 				col[n++] = sv->vals[r][j];
 		if (!n)
 			continue;
-		qsort(col, n, sizeof(double), cmp_double);
+		stats_sort(col, n);
 		double med = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
 		cJSON_AddNumberToObject(o, sv->names[j], med);
 	}

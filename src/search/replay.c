@@ -25,6 +25,7 @@
 
 #include "muh/muh.h"
 #include "muh/replay.h"
+#include "muh/stats.h"
 #include "strbuf.h"
 #include "u64map.h"
 
@@ -171,12 +172,6 @@ int replay_best(const muh_replay *rp, uint64_t *index, double *time_s)
 	return have;
 }
 
-static int cmp_time(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int replay_ok_times(const muh_replay *rp, double **times, size_t *n)
 {
 	size_t k = 0;
@@ -193,7 +188,7 @@ int replay_ok_times(const muh_replay *rp, double **times, size_t *n)
 	for (size_t i = 0; i < rp->n; i++)
 		if (rp->e[i].status == REPLAY_OK)
 			t[k++] = rp->e[i].time_s;
-	qsort(t, k, sizeof(double), cmp_time);
+	stats_sort(t, k);
 	*times = t;
 	*n = k;
 	return MUH_OK;

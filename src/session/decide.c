@@ -24,6 +24,7 @@
 #include "muh/decide.h"
 #include "muh/muh.h"
 #include "muh/session.h"
+#include "muh/stats.h"
 #include "eval_int.h"
 #include "decide_int.h"
 #include "strbuf.h"
@@ -85,12 +86,6 @@ static int by_round(const void *x, const void *y)
 	return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The median of the objective's metric over scores[0..n) (made values and
  * sorted here): the median of what a person reads (tok/s), not the inverse
  * of the scores' median, which differs when n is even. */
@@ -100,7 +95,7 @@ static double median_value(const muh_objective *o, double *scores, size_t n)
 		return NAN;
 	for (size_t i = 0; i < n; i++)
 		scores[i] = objective_value(o, scores[i]);
-	qsort(scores, n, sizeof(double), cmp_double);
+	stats_sort(scores, n);
 	return n % 2 ? scores[n / 2] : 0.5 * (scores[n / 2 - 1] + scores[n / 2]);
 }
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "muh/score.h"
+#include "muh/stats.h"
 
 /* The mean over every k-subset of t (n <= 16) of its least element. */
 static double best_of_subsets(const double *t, size_t n, size_t k)
@@ -32,12 +33,6 @@ static double best_of_subsets(const double *t, size_t n, size_t k)
 	return sum / (double)count;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void test_expected_random_exact(void **state)
 {
 	double t[12];
@@ -47,7 +42,7 @@ static void test_expected_random_exact(void **state)
 		t[i] = 1.0 + (double)(r >> 40) / 1e6;
 	}
 	t[5] = t[2]; /* a tie */
-	qsort(t, 12, sizeof(double), cmp);
+	stats_sort(t, 12);
 	double er[14];
 	score_expected_random(t, 12, 14, er);
 	for (size_t k = 1; k <= 12; k++)

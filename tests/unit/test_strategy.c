@@ -26,6 +26,7 @@
 
 #include "muh/muh.h"
 #include "muh/replay.h"
+#include "muh/stats.h"
 #include "muh/strategy.h"
 #include "duration.h"
 
@@ -175,12 +176,6 @@ static double spread_score(const muh_space *sp, const uint32_t *x, uint32_t seen
 	return (double)near - 4.0 * cd;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The model's first points after the defaults: evaluation 2 is the middle
  * of the space (found here by brute force), and evaluation 3 scores above
  * the median of the spread rule over every unseen valid configuration (the
@@ -220,7 +215,7 @@ static void test_model_spreads_first_points(void **state)
 				assert_int_equal(space_config_at(ms.sp, i, c), 0);
 				scores[n++] = spread_score(ms.sp, c, x, 2);
 			}
-		qsort(scores, n, sizeof(double), cmp_double);
+		stats_sort(scores, n);
 		double got = spread_score(ms.sp, x[2], x, 2);
 		if (!(got > scores[n / 2]))
 			fail_msg("seed %llu: evaluation 3 scores %.3f, the median of the unseen is %.3f",

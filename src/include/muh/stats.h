@@ -55,6 +55,10 @@ typedef struct stats_ratio {
 } stats_ratio;
 void stats_paired_log_ratio(const double *a, const double *b, size_t n, double level, stats_ratio *out);
 
+/* Sorts x[0..n) ascending, in place (NaNs compare equal to everything:
+ * keep them out). */
+void stats_sort(double *x, size_t n);
+
 /* Median of x[0..n); sorts x in place. */
 double stats_median_inplace(double *x, size_t n);
 
