@@ -55,6 +55,7 @@ const char *const strategy_bandit_arms[] = {"model", "ils", NULL};
 struct search {
 	const muh_space *sp;
 	const strategy_opts *o;
+	const char *name; /* the strategy: o->strategy, or "auto" */
 	size_t np;
 	uint64_t valid;
 	uint64_t budget;
@@ -438,8 +439,7 @@ static int start(search *s, uint32_t *cfg, int *stop)
 		 * for random and brute force */
 		if (out_of_budget(s))
 			return *stop = 1, MUH_OK;
-		const char *name = s->o->strategy ? s->o->strategy : "auto";
-		int mid = strcmp(name, "random") && strcmp(name, "brute");
+		int mid = strcmp(s->name, "random") && strcmp(s->name, "brute");
 		rc = mid ? search_center(s, cfg, 1) : search_random_unseen(s, cfg);
 		if (rc < 0)
 			return -rc;
@@ -541,6 +541,7 @@ int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r
 	memset(&s, 0, sizeof(s));
 	s.sp = sp;
 	s.o = o;
+	s.name = name;
 	s.np = space_nparams(sp);
 	s.valid = space_valid(sp);
 	s.budget = o->budget && o->budget < s.valid ? o->budget : s.valid;
