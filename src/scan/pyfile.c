@@ -441,7 +441,9 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 		cval v = pyfile_fold(w, cn, 0);
 		if (v.ok)
 			g->constval = (v.isint ? v.i != 0 : v.d != 0) ? 1 : 0;
-		g->platform = is_platform_call(w, cn);
+		/* `if not is_cpu():` runs on the tuned platform: only a
+		 * platform call taken as is guards another platform */
+		g->platform = !g->negated && is_platform_call(w, cn);
 	}
 	if (g->constval >= 0 && g->negated)
 		g->constval = !g->constval;

@@ -92,6 +92,9 @@ tinyllm/devices.py | 28 | ROCM_EXPERT_TILE | constant | platform | tinyllm/devic
 # 12. a module global a setter replaces at worker start (through `from .state import *`)
 tinyllm/dist/state.py | 2 | _USE_CUSTOM_REDUCE | constant | dead | tinyllm/dist/state.py:5: def set_custom_reduce assigns it (`global _USE_CUSTOM_REDUCE`) at line 7 | tinyllm/extras.py:17: init_worker calls set_custom_reduce unconditionally | tinyllm/extras.py:24: start is called here (module-level code)
 tinyllm/kernels/bw.py | 2 | BW_CLUSTER | constant | platform | tinyllm/kernels/gate.py:7: the only importer of tinyllm/kernels/bw.py is here (imported only under a platform check: runs only where `x is not None and current_platform.is_device_capability_family(100)` holds
+# a negated platform check runs on the tuned platform; its else part does not
+tinyllm/kernels/chunk.py | 2 | CHUNK_TILE | constant | live | tinyllm/kernels/chunk.py:6: CHUNK_TILE read here | tinyllm/kernels/linear.py:12: chunk_scan is called here, in linear_attend | tinyllm/extras.py:38: linear_attend is called here
+tinyllm/kernels/cpu_chunk.py | 2 | CPU_CHUNK_TILE | constant | platform | tinyllm/kernels/linear.py:8: the only importer of tinyllm/kernels/cpu_chunk.py is here (imported only under a platform check: the else part of `if not current_platform.is_cpu():` (line 5) runs only on CPU
 EOF
 python3 "$TMP/check.py" "$TMP/scan.json" "$TMP/want" || fail "verdicts and evidence of the flow fixture"
 
