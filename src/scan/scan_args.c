@@ -56,6 +56,7 @@
 #include "pyfile.h"
 #include "pyfile_node.h"
 #include "scan_env.h"
+#include "scan_srctext.h"
 
 enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
 
@@ -118,25 +119,11 @@ typedef struct srcv {
 	int fi, click;
 } srcv;
 
-/* The node's text, whitespace runs squashed to one space, at most cap-1. */
+/* The node's text, whitespace runs squashed to one space (none inside
+ * brackets' edges or before a comma), at most cap-1. */
 static void squash(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t o = 0;
-	int sp = 0;
-	for (uint32_t i = a; i < b && i < v->n && o + 2 < cap; i++) {
-		char c = v->src[i];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && c != ')' && c != ']' &&
-		    c != ',')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
+	scan_squash_text(v->src, v->n, n, "([", ")],", out, cap);
 }
 
 static int text_is(const srcv *v, TSNode n, const char *s)

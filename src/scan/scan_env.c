@@ -41,6 +41,7 @@
 #include "scan_env.h"
 #include "scan_host.h"
 #include "pyfile_node.h"
+#include "scan_srctext.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -158,25 +159,11 @@ static int text_eq(const srcv *v, TSNode n, const char *s)
 	return b <= v->n && a <= b && b - a == len && !memcmp(v->src + a, s, len);
 }
 
-/* The node's text, whitespace runs squashed to one space, at most cap-1. */
+/* The node's text, whitespace runs squashed to one space (none after `(`,
+ * around a dot or before `)` and `,`), at most cap-1. */
 static void text_squash(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t o = 0;
-	int sp = 0;
-	for (uint32_t i = a; i < b && i < v->n && o + 2 < cap; i++) {
-		char c = v->src[i];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '.' && c != ')' && c != ',' &&
-		    c != '.')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
+	scan_squash_text(v->src, v->n, n, "(.", "),.", out, cap);
 }
 
 /* The value of a plain string literal (no f/b prefix, no interpolation) into

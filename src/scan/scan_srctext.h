@@ -1,0 +1,20 @@
+/*
+ * scan_srctext.h — the text of a syntax node read straight from a source
+ * buffer (src, len), for the scan passes that walk a tree outside the
+ * per-file walker (scan_args.c, scan_env.c). Internal to libmuh; not installed.
+ */
+#ifndef MUH_SCAN_SRCTEXT_H
+#define MUH_SCAN_SRCTEXT_H
+
+#include <stddef.h>
+
+#include <tree_sitter/api.h>
+
+/* n's text from src (len bytes), every whitespace run squashed to one space,
+ * into out (at most cap-1 bytes, always terminated). A run is dropped
+ * instead when the text before it ends in a character of no_space_after or
+ * the text after it starts with one of no_space_before. */
+void scan_squash_text(const char *src, size_t len, TSNode n, const char *no_space_after,
+                      const char *no_space_before, char *out, size_t cap);
+
+#endif
