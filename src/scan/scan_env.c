@@ -42,6 +42,7 @@
 #include "scan_host.h"
 #include "pyfile_node.h"
 #include "scan_srctext.h"
+#include "strbuf.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -101,18 +102,18 @@ typedef struct envctx {
 	int oom;
 } envctx;
 
-static void *grow(void *p, size_t *cap, size_t n, size_t esz, int *oom)
+/* A new zeroed element at the end of the array *arr (*n used of *cap, elem
+ * bytes each, first growth to 64), or NULL with *oom set (the array
+ * unchanged). */
+static void *push_zeroed(void *arr, size_t *n, size_t *cap, size_t elem, int *oom)
 {
-	if (n < *cap)
-		return p;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *np = realloc(p, nc * esz);
-	if (!np) {
+	if (array_grow(arr, cap, *n, elem, 64)) {
 		*oom = 1;
 		return NULL;
 	}
-	*cap = nc;
-	return np;
+	void *x = (char *)*(void **)arr + (*n)++ * elem;
+	memset(x, 0, elem);
+	return x;
 }
 
 /* One file's finds (scan_env_collect): its registries' variables and its
@@ -121,26 +122,16 @@ struct scan_env_part {
 	envctx e;
 };
 
+/* A new zeroed read, or NULL (e->oom set). */
 static env_read *push_read(envctx *e)
 {
-	env_read *np = grow(e->reads, &e->capreads, e->nreads, sizeof(env_read), &e->oom);
-	if (!np)
-		return NULL;
-	e->reads = np;
-	env_read *r = &e->reads[e->nreads++];
-	memset(r, 0, sizeof(*r));
-	return r;
+	return push_zeroed(&e->reads, &e->nreads, &e->capreads, sizeof(env_read), &e->oom);
 }
 
+/* A new zeroed variable, or NULL (e->oom set). */
 static env_var *push_var(envctx *e)
 {
-	env_var *np = grow(e->vars, &e->capvars, e->nvars, sizeof(env_var), &e->oom);
-	if (!np)
-		return NULL;
-	e->vars = np;
-	env_var *v = &e->vars[e->nvars++];
-	memset(v, 0, sizeof(*v));
-	return v;
+	return push_zeroed(&e->vars, &e->nvars, &e->capvars, sizeof(env_var), &e->oom);
 }
 
 /* ---- one file's source ------------------------------------------------------ */

@@ -961,44 +961,51 @@ static int load_call(const pyfile *pf, int sc, int any_open)
 	return -1;
 }
 
-/* A fresh query writing into *out. */
-static void start(scan_flow *f, scan_flow_res *out, fq *q)
+/* A fresh query writing into *out, or NULL (out zeroed) without f or memory;
+ * the caller frees it (query_end, or free). */
+static fq *query_begin(scan_flow *f, scan_flow_res *out)
 {
+	fq *q = malloc(sizeof(fq));
+	if (!q || !f) {
+		memset(out, 0, sizeof(*out));
+		free(q);
+		return NULL;
+	}
 	memset(out, 0, sizeof(*out));
 	out->kill_file = -1;
 	memset(q, 0, sizeof(*q));
 	q->f = f;
 	q->out = out;
 	q->budget = 20000;
+	return q;
+}
+
+/* Ends a followed value's query: a value discarded nowhere in particular has
+ * no fate; frees q. */
+static void query_end(fq *q)
+{
+	if (q->out->fate == SCAN_FLOW_DISCARDED && q->out->ndiscard == 0)
+		q->out->fate = SCAN_FLOW_NONE;
+	free(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t after,
                      scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f) {
-		memset(out, 0, sizeof(*out));
-		free(q);
+	fq *q = query_begin(f, out);
+	if (!q)
 		return;
-	}
-	start(f, out, q);
 	follow(q, fi, sc, name, NULL, after, 0);
-	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
-		out->fate = SCAN_FLOW_NONE;
-	free(q);
+	query_end(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f) {
-		memset(out, 0, sizeof(*out));
-		free(q);
+	fq *q = query_begin(f, out);
+	if (!q)
 		return;
-	}
-	start(f, out, q);
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
 	const pf_ref *r = &pf->refs[ref];
@@ -1006,21 +1013,17 @@ void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 		settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
 	else
 		use(q, fi, pf, r->scope, r, r->name, NULL, 0);
-	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
-		out->fate = SCAN_FLOW_NONE;
-	free(q);
+	query_end(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f || sc < 0) {
+	fq *q = sc < 0 ? NULL : query_begin(f, out);
+	if (!q) {
 		memset(out, 0, sizeof(*out));
-		free(q);
 		return;
 	}
-	start(f, out, q);
 	q->engine_only = 1;
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
