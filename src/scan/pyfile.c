@@ -1728,11 +1728,6 @@ void pyfile_free(pyfile *f)
 	free(f->asserts);
 	free(f->rets);
 	free(f->gsets);
-	pf_block *b = f->arena;
-	while (b) {
-		pf_block *nx = b->next;
-		free(b);
-		b = nx;
-	}
+	scan_arena_free(f->arena);
 	free(f);
 }

@@ -331,7 +331,7 @@ struct pyfile {
 	int err_line, err_col; /* the first one, 1-based */
 	uint64_t hash;         /* FNV-1a 64 of the bytes */
 	size_t size;
-	void *arena;
+	struct scan_block *arena; /* its strings and arrays (scan_arena.h) */
 };
 
 /* Analyzes src[0..n) as the Python module `module` (dotted; may be "" for a

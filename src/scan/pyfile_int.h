@@ -20,6 +20,7 @@
 
 #include "pyfile.h"
 #include "pyfile_node.h"
+#include "scan_arena.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -93,11 +94,6 @@ typedef struct cval {
 		memset((out), 0, sizeof(*(out)));                                                  \
 	} while (0)
 
-typedef struct pf_block {
-	struct pf_block *next;
-	size_t used, cap;
-	char data[];
-} pf_block;
 
 /* ---- pyfile.c ---- */
 

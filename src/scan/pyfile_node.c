@@ -70,21 +70,9 @@ TSFieldId pyfile_field_id(const char *name)
 
 void *pyfile_ar_alloc(pyfile *f, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	pf_block *b = f->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 60000 ? n : 60000;
-		pf_block *nb = malloc(sizeof(pf_block) + cap);
-		if (!nb)
-			return NULL;
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		f->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
-	memset(p, 0, n);
+	void *p = scan_arena_alloc(&f->arena, n, 60000);
+	if (p)
+		memset(p, 0, n);
 	return p;
 }
 

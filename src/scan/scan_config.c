@@ -63,7 +63,7 @@ static const char *json_device(muh_surface *s, const char *base)
 	const char *dot = strstr(p, ".json");
 	if (dot && (size_t)(dot - p) < n)
 		n = (size_t)(dot - p);
-	return n ? scan_sa_fmt(s, "%.*s", (int)n, p) : NULL;
+	return n ? scan_host_fmt(s, "%.*s", (int)n, p) : NULL;
 }
 
 /* Lower-case, spaces and dashes as '_' (vLLM writes device names so). */
@@ -150,7 +150,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				lwhy = f->plat_why;
 			} else if (dr) {
 				lv = SCAN_DEAD;
-				lwhy = scan_sa_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
+				lwhy = scan_host_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
 				scan_kb_step(b, fi, dr->line, "%s", dr->note);
 			} else if (pr) {
 				lv = SCAN_PLATFORM;
@@ -161,7 +161,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				enum reach r = scan_scope_reach(s, fi, pj->scope, &ef, &el);
 				if (r == R_NONE && !scan_maybe_called_from_outside(s, fi, top)) {
 					lv = SCAN_DEAD;
-					lwhy = scan_sa_fmt(s, "no call in the tree: nothing calls %s, so no file "
+					lwhy = scan_host_fmt(s, "no call in the tree: nothing calls %s, so no file "
 					                 "is looked up",
 					                   pf->scopes[top].qual);
 					scan_kb_step(b, fi, pf->scopes[top].line,
@@ -169,14 +169,14 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 					             pf->scopes[top].qual);
 				} else if (r == R_LIVE || r == R_BUSY) {
 					lv = SCAN_LIVE;
-					lwhy = scan_sa_fmt(s, "looked up by name pattern built in %s",
+					lwhy = scan_host_fmt(s, "looked up by name pattern built in %s",
 					                   scan_scope_qual(pf, pj->scope));
 					scan_call_chain(b, fi, pj->scope, 6);
 				} else {
 					lv = scan_verdict_from(b, r, ef, el, scan_scope_qual(pf, top), &lwhy);
 					if (r == R_NONE) {
 						lv = SCAN_UNKNOWN;
-						lwhy = scan_sa_fmt(s, "%s is never referenced by name (--library)",
+						lwhy = scan_host_fmt(s, "%s is never referenced by name (--library)",
 						                   pf->scopes[top].qual);
 					}
 				}
@@ -196,7 +196,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
 					scan_flow_steps(b, &fr);
 					lv = SCAN_DEAD;
-					lwhy = scan_sa_fmt(s, "the loaded config never reaches a launch: %s "
+					lwhy = scan_host_fmt(s, "the loaded config never reaches a launch: %s "
 					                 "(%s:%d)",
 					                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
 					                   s->files[fr.kill_file].rel, fr.kill_line);
@@ -205,7 +205,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 					if (lv != SCAN_LIVE)
 						b->steps.n = first; /* the reachability rule's steps */
 					scan_flow_steps(b, &fr);
-					lwhy = scan_sa_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
+					lwhy = scan_host_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
 					                   last->note, s->files[last->file].rel, last->line);
 					lv = SCAN_LIVE;
 				}
@@ -226,7 +226,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 					continue;
 				nmatch++;
 				if (!match_dir)
-					match_dir = scan_sa_fmt(s, "%.*s", (int)(base - jr), jr);
+					match_dir = scan_host_fmt(s, "%.*s", (int)(base - jr), jr);
 			}
 			/* the lookup site */
 			pf_knob lk = {0};
@@ -277,7 +277,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				k.col = 1;
 				k.end_line = 1;
 				k.end_col = 1;
-				k.text = scan_sa_fmt(s, "file matching %s", pj->glob);
+				k.text = scan_host_fmt(s, "file matching %s", pj->glob);
 				for (size_t q = 0; saved && q < mark; q++) {
 					scan_step *st = scan_vec_push(&b->steps);
 					if (st)
@@ -285,27 +285,27 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				}
 				enum scan_verdict v = lv;
 				const char *why = lv == SCAN_LIVE
-				                      ? scan_sa_fmt(s, "loaded by name pattern built in %s",
+				                      ? scan_host_fmt(s, "loaded by name pattern built in %s",
 				                                    scan_scope_qual(pf, pj->scope))
 				                      : lwhy;
 				const char *dev = json_device(s, base);
 				if (dev && v == SCAN_LIVE) {
 					if (!s->opt.device) {
 						v = SCAN_PLATFORM;
-						why = scan_sa_fmt(s, "tuned for device %s (muh scan --device NAME "
+						why = scan_host_fmt(s, "tuned for device %s (muh scan --device NAME "
 						                "decides)",
 						                  dev);
 						scan_step_file(b, jr, 1, why);
 					} else if (device_matches(dev, s->opt.device)) {
-						why = scan_sa_fmt(s, "for device %s, which is --device %s; loaded "
+						why = scan_host_fmt(s, "for device %s, which is --device %s; loaded "
 						                "by name pattern built in %s",
 						                  dev, s->opt.device, scan_scope_qual(pf, pj->scope));
 						scan_step_file(b, jr, 1,
-						               scan_sa_fmt(s, "named for device %s: matches --device %s",
+						               scan_host_fmt(s, "named for device %s: matches --device %s",
 						                 dev, s->opt.device));
 					} else {
 						v = SCAN_PLATFORM;
-						why = scan_sa_fmt(s, "tuned for device %s, not --device %s", dev,
+						why = scan_host_fmt(s, "tuned for device %s, not --device %s", dev,
 						                  s->opt.device);
 						scan_step_file(b, jr, 1, why);
 					}
@@ -470,7 +470,7 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			const deploy_arg *a = &df->args[ai];
 			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
 			const char *name =
-			    neg ? scan_sa_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
+			    neg ? scan_host_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
 			if (!name)
 				break;
 			pf_knob k = {0};
@@ -495,24 +495,24 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			const char *why;
 			if (env) {
 				scan_step_file(b, rel, a->line,
-				               scan_sa_fmt(s, "deployment file sets the environment variable %s",
+				               scan_host_fmt(s, "deployment file sets the environment variable %s",
 				                 a->name));
 				why = deploy_env_why;
 			} else {
 				scan_step_file(b, rel, a->line,
-				               scan_sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
+				               scan_host_fmt(s, "deployment command line sets %s (%s)", a->flag,
 				                 a->name));
-				why = scan_sa_fmt(s, "no engine-argument field named %s in this tree",
+				why = scan_host_fmt(s, "no engine-argument field named %s in this tree",
 				                  a->name);
 				const muh_knob *o = scan_engine_field(s, a->name);
 				if (o) {
 					scan_step_file(b, o->file, o->line,
-					               scan_sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
+					               scan_host_fmt(s, "engine argument %s.%s%s (verdict %s)",
 					                 o->scope, o->name,
 					                 neg ? ", negated by --no-" : "",
 					                 scan_verdict_name(o->verdict)));
 					v = o->verdict;
-					why = scan_sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
+					why = scan_host_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
 					                  o->name);
 					/* a field with unsafe values: this file's value decides */
 					int un = 0, known = 1;
@@ -524,10 +524,10 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					if (v == SCAN_UNSAFE && !un && known && !neg && a->value) {
 						v = SCAN_LIVE;
 						scan_step_file(b, rel, a->line,
-						               scan_sa_fmt(s, "%s is outside the unsafe values (%s)",
+						               scan_host_fmt(s, "%s is outside the unsafe values (%s)",
 						                 a->value, o->unsafe_values[0]));
 					} else if (v == SCAN_UNSAFE && un)
-						why = scan_sa_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
+						why = scan_host_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
 						                  o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no

@@ -127,22 +127,9 @@ void scan_smap_free(smap *m)
 
 void *scan_sa_alloc(muh_surface *s, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	sblock *b = s->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 65536 ? n : 65536;
-		sblock *nb = malloc(sizeof(sblock) + cap);
-		if (!nb) {
-			s->oom = 1;
-			return NULL;
-		}
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		s->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
+	void *p = scan_arena_alloc(&s->arena, n, 65536);
+	if (!p)
+		s->oom = 1;
 	return p;
 }
 
@@ -156,24 +143,6 @@ const char *scan_sa_str(muh_surface *s, const char *str)
 		return "";
 	memcpy(p, str, n + 1);
 	return p;
-}
-
-/* The formatted text (at most 1023 bytes, cut at a word: textcut.h) in the
- * arena: sa_fmt here, scan_host_fmt for scan_env.c and scan_args.c. */
-static const char *sa_vfmt(muh_surface *s, const char *fmt, va_list ap)
-{
-	char buf[1024];
-	text_vfmt(buf, sizeof(buf), fmt, ap);
-	return scan_sa_str(s, buf);
-}
-
-const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	const char *r = sa_vfmt(s, fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
@@ -237,13 +206,17 @@ const char *scan_host_str(muh_surface *s, const char *str)
 	return scan_sa_str(s, str);
 }
 
+/* (scan_host.h) The formatted text (at most 1023 bytes, cut at a word:
+ * textcut.h) in the arena; the scan's one formatter, for its own files as
+ * for scan_env.c, scan_args.c and the other passes. */
 const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	const char *r = sa_vfmt(s, fmt, ap);
+	text_vfmt(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return r;
+	return scan_sa_str(s, buf);
 }
 
 void *scan_host_alloc(muh_surface *s, size_t n)
