@@ -298,20 +298,7 @@ static int is_platform_call(walker *w, TSNode cond)
 	const char *fname, *obj;
 	int launch;
 	pyfile_callee_names(w, fn, &fname, &obj, &launch);
-	if (!fname)
-		return 0;
-	if (!strcmp(fname, "is_rocm") || !strcmp(fname, "is_hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(fname, "is_tpu"))
-		return PF_PLAT_TPU;
-	if (!strcmp(fname, "is_xpu"))
-		return PF_PLAT_XPU;
-	if (!strcmp(fname, "is_cpu"))
-		return PF_PLAT_CPU;
-	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") ||
-	    !strcmp(fname, "is_hpu"))
-		return PF_PLAT_OTHER;
-	return 0;
+	return pyfile_plat_of_guard(fname);
 }
 
 /* The list, tuple or set literal that the identifier id names at module
@@ -1330,10 +1317,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		TSNode k = ts_node_named_child(n, i);
 		const char *t = ts_node_type(k);
 		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					fstr = 1;
+			fstr |= pyfile_prefix_has(w, k, "fF");
 		} else if (!strcmp(t, "string_content")) {
 			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
 			for (uint32_t j = a; j < b && j < w->n && o + 2 < sizeof(buf); j++)

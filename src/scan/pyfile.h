@@ -364,6 +364,10 @@ int pyflow_run(pyfile *f);
  * "engine_arg"). */
 const char *pyfile_kind_name(int kind);
 
+/* The name a verdict prints for platform plat ("ROCm", "CUDA"; "another
+ * platform" for PF_PLAT_OTHER and none). */
+const char *pyfile_plat_name(int plat);
+
 /* FNV-1a 64 of n bytes. */
 uint64_t pyfile_hash(const void *p, size_t n);
 

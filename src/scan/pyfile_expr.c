@@ -237,27 +237,53 @@ static int plat_of_text(const char *t)
 	return 0;
 }
 
+/* The platforms the analysis knows by their words: "xpu" in a device-type
+ * string, is_xpu() as a platform guard (guard: the word makes one), and
+ * the name a verdict prints for the platform (NULL: another entry's, or
+ * "another platform"). */
+static const struct plat_word {
+	const char *word;
+	int plat, guard;
+	const char *name;
+} plat_words[] = {
+    {"rocm", PF_PLAT_ROCM, 1, "ROCm"},   {"hip", PF_PLAT_ROCM, 1, NULL},
+    {"tpu", PF_PLAT_TPU, 1, "TPU"},      {"xpu", PF_PLAT_XPU, 1, "XPU"},
+    {"cpu", PF_PLAT_CPU, 1, "CPU"},      {"npu", PF_PLAT_NPU, 0, "NPU"},
+    {"hpu", PF_PLAT_OTHER, 1, NULL},     {"neuron", PF_PLAT_OTHER, 1, NULL},
+    {"openvino", PF_PLAT_OTHER, 1, NULL}, {"musa", PF_PLAT_OTHER, 0, NULL},
+    {"mlu", PF_PLAT_OTHER, 0, NULL},     {"cuda", PF_PLAT_CUDA, 0, "CUDA"},
+};
+#define NPLAT_WORDS (sizeof(plat_words) / sizeof(plat_words[0]))
+
 /* The platform a device-type string names ("npu", "xpu", ...). */
 int pyfile_plat_of_word(const char *s)
 {
 	if (!s)
 		return 0;
-	if (!strcmp(s, "rocm") || !strcmp(s, "hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(s, "tpu"))
-		return PF_PLAT_TPU;
-	if (!strcmp(s, "xpu"))
-		return PF_PLAT_XPU;
-	if (!strcmp(s, "cpu"))
-		return PF_PLAT_CPU;
-	if (!strcmp(s, "npu"))
-		return PF_PLAT_NPU;
-	if (!strcmp(s, "hpu") || !strcmp(s, "neuron") || !strcmp(s, "openvino") ||
-	    !strcmp(s, "musa") || !strcmp(s, "mlu"))
-		return PF_PLAT_OTHER;
-	if (!strcmp(s, "cuda"))
-		return PF_PLAT_CUDA;
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (!strcmp(s, plat_words[i].word))
+			return plat_words[i].plat;
 	return 0;
+}
+
+/* (pyfile_int.h) */
+int pyfile_plat_of_guard(const char *fname)
+{
+	if (!fname || strncmp(fname, "is_", 3))
+		return 0;
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (plat_words[i].guard && !strcmp(fname + 3, plat_words[i].word))
+			return plat_words[i].plat;
+	return 0;
+}
+
+/* (pyfile.h) */
+const char *pyfile_plat_name(int plat)
+{
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (plat_words[i].plat == plat && plat_words[i].name)
+			return plat_words[i].name;
+	return "another platform";
 }
 
 /* A helper predicate by its name: is_hip(), current_platform.is_rocm() ... */

@@ -133,6 +133,15 @@ int pyfile_text_eq(walker *w, TSNode n, const char *s)
 	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
 }
 
+int pyfile_prefix_has(walker *w, TSNode start, const char *letters)
+{
+	uint32_t a = ts_node_start_byte(start), b = ts_node_end_byte(start);
+	for (uint32_t j = a; j < b && j < w->n; j++)
+		if (w->src[j] && strchr(letters, w->src[j]))
+			return 1;
+	return 0;
+}
+
 /* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
  * concatenations or anything else. */
 const char *pyfile_string_value(walker *w, TSNode n)
@@ -145,10 +154,8 @@ const char *pyfile_string_value(walker *w, TSNode n)
 		TSNode k = ts_node_named_child(n, i);
 		const char *t = ts_node_type(k);
 		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					return NULL;
+			if (pyfile_prefix_has(w, k, "fF"))
+				return NULL;
 		} else if (!strcmp(t, "string_content")) {
 			content = pyfile_text_of(w, k, 256, 0);
 		} else if (!strcmp(t, "interpolation")) {

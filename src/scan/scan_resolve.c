@@ -332,26 +332,6 @@ static void cres_ev(cres *r, int file, int line, const char *note)
 	}
 }
 
-static const char *plat_name(int p)
-{
-	switch (p) {
-	case PF_PLAT_ROCM:
-		return "ROCm";
-	case PF_PLAT_TPU:
-		return "TPU";
-	case PF_PLAT_XPU:
-		return "XPU";
-	case PF_PLAT_CPU:
-		return "CPU";
-	case PF_PLAT_NPU:
-		return "NPU";
-	case PF_PLAT_CUDA:
-		return "CUDA";
-	default:
-		return "another platform";
-	}
-}
-
 /* A module-level binding of name in file fi that is a constant's definition:
  * the only binding of that name, not under an if/try/loop/with. */
 static const pf_bind *module_bind(const muh_surface *s, int fi, const char *name)
@@ -691,7 +671,7 @@ int scan_compute_dead(muh_surface *s)
 					    r.plat == CR_CAP ? cres_because(s, &r)
 					    : r.plat == PF_PLAT_CUDA
 					        ? "runs only off CUDA"
-					        : scan_host_fmt(s, "runs only on %s", plat_name(r.plat));
+					        : scan_host_fmt(s, "runs only on %s", pyfile_plat_name(r.plat));
 					rc = push_range(&pl, &np, a, b, g->line,
 					                scan_host_fmt(s, "%s of `if %s:` (line %d) %s%s",
 					                            on_cons ? "the body" : "the else part", cond,
@@ -1068,7 +1048,7 @@ static const char *class_platform(muh_surface *s, int fi, int top)
 	                       : scan_host_fmt(s, "supports only devices where `%s` (line %d)", cond,
 	                                     scp->plat_line);
 	if (r.v == 0 && r.plat && r.plat != CR_CAP && r.plat != PF_PLAT_CUDA)
-		return scan_host_fmt(s, "class %s %s: %s only", scp->qual, decl, plat_name(r.plat));
+		return scan_host_fmt(s, "class %s %s: %s only", scp->qual, decl, pyfile_plat_name(r.plat));
 	if (r.v < 0 && r.plat == CR_CAP)
 		return scan_host_fmt(s, "class %s %s (a device-capability check: muh scan --device "
 		                 "NAME decides)",
