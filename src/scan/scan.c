@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "muh/deploy.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "pyfile.h"
 #include "scan_args.h"
@@ -323,7 +324,7 @@ static void *parse_worker(void *arg)
 		const char *rel = j->paths[i];
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", j->root, rel);
-		char *text = scan_read_file(path, &p->n);
+		char *text = file_read(path, &p->n);
 		if (!text) {
 			p->skipped = 1;
 			continue;

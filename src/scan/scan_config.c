@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "muh/deploy.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "pyfile.h"
 #include "scan_args.h"
@@ -443,7 +444,7 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
 		size_t n;
-		char *text = scan_read_file(path, &n);
+		char *text = file_read(path, &n);
 		if (!text)
 			continue;
 		size_t lead = strspn(text, " \t\r\n");

@@ -161,10 +161,6 @@ enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
 
 /* ---- scan_surface.c ---- */
 
-/* The whole file at path, malloc'd (not NUL-terminated), its size in *n;
- * NULL when it cannot be opened or memory ran out. */
-char *scan_read_file(const char *path, size_t *n);
-
 /* The platform a path names by one of its _/./- separated tokens, or NULL. */
 const char *scan_path_platform(const char *rel);
 

@@ -375,33 +375,6 @@ const char *scan_path_platform(const char *rel)
 	return NULL;
 }
 
-char *scan_read_file(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return NULL;
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, fp);
-		len += r;
-		if (len < cap)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(fp);
-	if (buf)
-		*n = len;
-	return buf;
-}
-
 const char *scan_verdict_name(enum scan_verdict v)
 {
 	static const char *const names[] = {"live",     "dead",    "unsafe",
