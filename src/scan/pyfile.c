@@ -85,13 +85,7 @@ static int is_knob_name(const char *s)
 
 static void set_span(walker *w, pf_knob *k, TSNode v)
 {
-	TSPoint a = ts_node_start_point(v), b = ts_node_end_point(v);
-	k->line = (int)a.row + 1;
-	k->col = (int)a.column + 1;
-	k->end_line = (int)b.row + 1;
-	k->end_col = (int)b.column + 1;
-	k->start = ts_node_start_byte(v);
-	k->end = ts_node_end_byte(v);
+	pyfile_node_span(v, &k->line, &k->col, &k->end_line, &k->end_col, &k->start, &k->end);
 	k->text = pyfile_text_of(w, v, PF_TEXT_MAX, 1);
 }
 
@@ -1349,15 +1343,10 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {
-			TSPoint p0 = ts_node_start_point(n), p1 = ts_node_end_point(n);
 			j->glob = pyfile_ar_str(w->f, buf);
 			j->scope = c->scope;
-			j->line = line_of(n);
-			j->col = (int)p0.column + 1;
-			j->end_line = (int)p1.row + 1;
-			j->end_col = (int)p1.column + 1;
-			j->start = ts_node_start_byte(n);
-			j->end = ts_node_end_byte(n);
+			pyfile_node_span(n, &j->line, &j->col, &j->end_line, &j->end_col, &j->start,
+			                 &j->end);
 			j->text = pyfile_text_of(w, n, 256, 1);
 		}
 	}

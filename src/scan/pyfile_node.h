@@ -35,4 +35,18 @@ static inline int line_of(TSNode n)
 	return (int)ts_node_start_point(n).row + 1;
 }
 
+/* n's span: its first and last line and column (1-based; the end column is
+ * one past its last character) and its bytes [start, end). */
+static inline void pyfile_node_span(TSNode n, int *line, int *col, int *end_line, int *end_col,
+                                    uint32_t *start, uint32_t *end)
+{
+	TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
+	*line = (int)a.row + 1;
+	*col = (int)a.column + 1;
+	*end_line = (int)b.row + 1;
+	*end_col = (int)b.column + 1;
+	*start = ts_node_start_byte(n);
+	*end = ts_node_end_byte(n);
+}
+
 #endif

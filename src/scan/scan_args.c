@@ -230,13 +230,7 @@ static arg_def *push_def(argctx *e)
 static void set_value(argctx *e, const srcv *v, arg_def *d, TSNode n)
 {
 	char buf[256];
-	TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
-	d->start = ts_node_start_byte(n);
-	d->end = ts_node_end_byte(n);
-	d->line = (int)p.row + 1;
-	d->col = (int)p.column + 1;
-	d->end_line = (int)q.row + 1;
-	d->end_col = (int)q.column + 1;
+	pyfile_node_span(n, &d->line, &d->col, &d->end_line, &d->end_col, &d->start, &d->end);
 	squash(v, n, buf, sizeof(buf));
 	d->value = scan_host_str(e->s, buf);
 	const char *t;

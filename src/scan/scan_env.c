@@ -877,13 +877,8 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 	ts_tree_cursor_delete(&cur);
 	if (!found && !ts_node_is_null(first))
 		span = first;
-	TSPoint p0 = ts_node_start_point(span), p1 = ts_node_end_point(span);
-	var->vline = (int)p0.row + 1;
-	var->vcol = (int)p0.column + 1;
-	var->vend_line = (int)p1.row + 1;
-	var->vend_col = (int)p1.column + 1;
-	var->vstart = ts_node_start_byte(span);
-	var->vend = ts_node_end_byte(span);
+	pyfile_node_span(span, &var->vline, &var->vcol, &var->vend_line, &var->vend_col,
+	                 &var->vstart, &var->vend);
 	char buf[200];
 	text_squash(v, span, buf, sizeof(buf));
 	var->text = scan_host_str(e->s, buf);
