@@ -123,6 +123,17 @@ static int writes_only(const pyfile *pf, int sc)
  * file matches. Each JSON file at or below the module's folder that matches
  * the pattern is a json_config knob with the lookup's verdict; a file named
  * for a device is platform unless it matches --device. */
+/* A knob of kind named name in a file that is not Python (a JSON config, a
+ * deployment file): no scope. */
+static pf_knob file_knob(int kind, const char *name)
+{
+	pf_knob k = {0};
+	k.kind = kind;
+	k.name = name;
+	k.scope = -1;
+	return k;
+}
+
 void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
@@ -260,20 +271,15 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01config_lookup", f->rel,
 				         lo->scope, pj->glob);
-				const char *kk = scan_sa_str(s, key);
-				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-				int n = slot ? ++*slot : 0;
-				scan_knob_id(s, f->rel, lo->scope, pj->glob, "config_lookup", n, lo->id);
+				scan_knob_id_counted(s, occ, key, f->rel, lo->scope, pj->glob,
+				                     "config_lookup", lo->id);
 			}
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
 				const char *base = json_glob_match(jr, dir, dl, pj->glob);
 				if (!base)
 					continue;
-				pf_knob k = {0};
-				k.kind = PF_K_JSON_CONFIG;
-				k.name = base;
-				k.scope = -1;
+				pf_knob k = file_knob(PF_K_JSON_CONFIG, base);
 				k.line = 1;
 				k.col = 1;
 				k.end_line = 1;
@@ -317,10 +323,8 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				o->scope = scan_scope_qual(pf, pj->scope);
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01json_config", jr, base);
-				const char *kk = scan_sa_str(s, key);
-				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-				int n = slot ? ++*slot : 0;
-				scan_knob_id(s, jr, "<file>", base, "json_config", n, o->id);
+				scan_knob_id_counted(s, occ, key, jr, "<file>", base, "json_config",
+				                     o->id);
 			}
 		}
 	}
@@ -474,10 +478,7 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			    neg ? scan_host_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
 			if (!name)
 				break;
-			pf_knob k = {0};
-			k.kind = PF_K_ENGINE_ARG;
-			k.name = name;
-			k.scope = -1;
+			pf_knob k = file_knob(PF_K_ENGINE_ARG, name);
 			size_t vs = a->val_start, ve = a->val_end;
 			if (vs == (size_t)-1 || ve < vs || ve > n)
 				vs = ve = a->tok_start; /* no plain span: deploy_set still edits it */
@@ -553,10 +554,8 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			o->file_hash = hash;
 			char key[1200];
 			snprintf(key, sizeof(key), "%s\x01%s\x01engine_arg", rel, name);
-			const char *kk = scan_sa_str(s, key);
-			int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-			int cnt = slot ? ++*slot : 0;
-			scan_knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
+			scan_knob_id_counted(s, occ, key, rel, "<deployment>", name, "engine_arg",
+			                     o->id);
 		}
 		deploy_free(df);
 		free(text);

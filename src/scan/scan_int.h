@@ -205,6 +205,12 @@ const char *scan_sa_str(muh_surface *s, const char *str);
 const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
                          const char *kind, int occ, char out[20]);
 
+/* scan_knob_id for the next knob that key (the text telling such knobs
+ * apart) counts in occ: its occurrence is how many came before it. */
+const char *scan_knob_id_counted(muh_surface *s, smap *occ, const char *key, const char *rel,
+                                 const char *scope, const char *name, const char *kind,
+                                 char out[20]);
+
 /* ---- scan_resolve.c ---- */
 
 /* The definition of top-level name in file fi (defs: a scope index, or

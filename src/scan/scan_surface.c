@@ -159,6 +159,16 @@ const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, con
 	return out;
 }
 
+/* (scan_int.h) A key's slot starts at -1: the first knob is occurrence 0. */
+const char *scan_knob_id_counted(muh_surface *s, smap *occ, const char *key, const char *rel,
+                                 const char *scope, const char *name, const char *kind,
+                                 char out[20])
+{
+	const char *kk = scan_sa_str(s, key);
+	int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
+	return scan_knob_id(s, rel, scope, name, kind, slot ? ++*slot : 0, out);
+}
+
 /* ---- host for scan_env.c (environment registries; see src/scan/scan_env.h) ---- */
 
 int scan_host_is_script(const muh_surface *s, int fi)

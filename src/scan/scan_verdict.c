@@ -1755,10 +1755,7 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		char key[1200];
 		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name,
 		         o->kind);
-		const char *kk = scan_sa_str(s, key);
-		int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-		int n = slot ? ++*slot : 0; /* starts at -1 */
-		scan_knob_id(s, f->rel, o->scope, o->name, o->kind, n, o->id);
+		scan_knob_id_counted(s, occ, key, f->rel, o->scope, o->name, o->kind, o->id);
 	}
 	/* feeds: link launch bindings to the knob that feeds them */
 	(void)0;
