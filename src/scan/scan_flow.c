@@ -359,6 +359,22 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", nm));
 }
 
+/* The value goes into name, bound in scope sc of file fi at byte at (the
+ * statement ends at end), the step (line, note) saying so: settled when
+ * that store is dead, else followed on from end; the step is taken off
+ * the path after. */
+static void into_binding(fq *q, int fi, const pyfile *pf, int sc, const char *name, uint32_t at,
+                         uint32_t end, int line, const char *note, int depth)
+{
+	int d = dead_store(pf, sc, name, at);
+	push(q, fi, line, note);
+	if (d >= 0)
+		settle_dead(q, fi, pf, d);
+	else
+		follow(q, fi, sc, name, NULL, end, depth + 1);
+	q->npath--;
+}
+
 /* The method named m defined directly in class scope cls of pf, -1. */
 static int child_method(const pyfile *pf, int cls, const char *m)
 {
@@ -699,13 +715,8 @@ static void use(fq *q, int fi, const pyfile *pf, int sc, const pf_ref *r, const 
 		}
 		if (!a->simple)
 			continue;
-		int d = dead_store(pf, sc, a->name, a->start);
-		push(q, fi, a->line, scan_host_fmt(s, "%s = ... uses %s", a->name, var));
-		if (d >= 0)
-			settle_dead(q, fi, pf, d);
-		else
-			follow(q, fi, sc, a->name, NULL, a->end, depth + 1);
-		q->npath--;
+		into_binding(q, fi, pf, sc, a->name, a->start, a->end, a->line,
+		             scan_host_fmt(s, "%s = ... uses %s", a->name, var), depth);
 		return;
 	}
 	settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
@@ -815,15 +826,10 @@ static void from_call(fq *q, int cf, const pyfile *cp, int ci, const char *fname
 		return;
 	}
 	if (c->assigned) {
-		int d = dead_store(cp, c->scope, c->assigned, c->byte);
-		push(q, cf, c->line,
-		     scan_host_fmt(s, "%s = %s(...) in %s", c->assigned, fname,
-		                   cp->scopes[c->scope].qual));
-		if (d >= 0)
-			settle_dead(q, cf, cp, d);
-		else
-			follow(q, cf, c->scope, c->assigned, NULL, c->end, depth + 1);
-		q->npath--;
+		into_binding(q, cf, cp, c->scope, c->assigned, c->byte, c->end, c->line,
+		             scan_host_fmt(s, "%s = %s(...) in %s", c->assigned, fname,
+		                           cp->scopes[c->scope].qual),
+		             depth);
 		return;
 	}
 	/* returned on, passed on, or part of an expression */
@@ -848,13 +854,8 @@ static void from_call(fq *q, int cf, const pyfile *cp, int ci, const char *fname
 		const pf_asg *a = &cp->asgs[i];
 		if (a->scope != c->scope || c->byte < a->start || c->byte >= a->end || !a->simple)
 			continue;
-		int d = dead_store(cp, c->scope, a->name, a->start);
-		push(q, cf, a->line, scan_host_fmt(s, "%s = ... uses %s(...)", a->name, fname));
-		if (d >= 0)
-			settle_dead(q, cf, cp, d);
-		else
-			follow(q, cf, c->scope, a->name, NULL, a->end, depth + 1);
-		q->npath--;
+		into_binding(q, cf, cp, c->scope, a->name, a->start, a->end, a->line,
+		             scan_host_fmt(s, "%s = ... uses %s(...)", a->name, fname), depth);
 		return;
 	}
 	settle(q, SCAN_FLOW_OPEN, cf, c->line, NULL);
