@@ -306,11 +306,8 @@ static TSNode module_collection(walker *w, TSNode id)
 	uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(root, i);
-		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
-			continue;
-		TSNode as = ts_node_named_child(st, 0);
-		if (!is(as, "assignment"))
+		TSNode as = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
+		if (ts_node_is_null(as))
 			continue;
 		TSNode l = field(as, "left");
 		if (!is(l, "identifier") || ts_node_end_byte(l) - ts_node_start_byte(l) != b - a ||
@@ -682,14 +679,9 @@ static void do_class_fields(walker *w, ctx *c, TSNode body)
 {
 	uint32_t cnt = ts_node_named_child_count(body);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode s = ts_node_named_child(body, i);
-		if (!is(s, "expression_statement") || ts_node_named_child_count(s) != 1)
-			continue;
-		TSNode a = ts_node_named_child(s, 0);
-		if (!is(a, "assignment"))
-			continue;
-		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
-		if (!is(l, "identifier") || ts_node_is_null(r) || ts_node_is_null(t))
+		TSNode l, r, t;
+		if (ts_node_is_null(pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t)) ||
+		    ts_node_is_null(r))
 			continue;
 		if (is(r, "lambda"))
 			continue;

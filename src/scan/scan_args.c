@@ -319,11 +319,8 @@ static void accepted_of(argctx *e, const srcv *v, arg_def *d, TSNode choices)
 	TSNode found = {0};
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(root, i);
-		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
-			continue;
-		TSNode a = ts_node_named_child(st, 0);
-		if (!is(a, "assignment") || !text_is(v, field(a, "left"), name))
+		TSNode a = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
+		if (ts_node_is_null(a) || !text_is(v, field(a, "left"), name))
 			continue;
 		nbind++;
 		found = field(a, "right");
@@ -514,14 +511,9 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 	TSNode body = field(cls, "body");
 	uint32_t cnt = is(body, "block") ? ts_node_named_child_count(body) : 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(body, i);
-		if (!is(st, "expression_statement") || ts_node_named_child_count(st) != 1)
-			continue;
-		TSNode a = ts_node_named_child(st, 0);
-		if (!is(a, "assignment"))
-			continue;
-		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
-		if (!is(l, "identifier") || ts_node_is_null(t))
+		TSNode l, r, t;
+		TSNode a = pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t);
+		if (ts_node_is_null(a))
 			continue;
 		squash(v, t, buf, sizeof(buf));
 		if (!strncmp(buf, "ClassVar", 8) || strstr(buf, ".ClassVar") ||
