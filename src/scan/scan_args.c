@@ -57,6 +57,7 @@
 #include "pyfile_node.h"
 #include "scan_env.h"
 #include "scan_srctext.h"
+#include "strbuf.h"
 
 enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
 
@@ -206,23 +207,34 @@ static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **typ
 	return NULL;
 }
 
+/* A new definition, not yet read anywhere; NULL (e->oom set) when memory
+ * ran out. */
 static arg_def *push_def(argctx *e)
 {
-	if (e->ndefs == e->cap) {
-		size_t nc = e->cap ? e->cap * 2 : 64;
-		arg_def *nd = realloc(e->defs, nc * sizeof(arg_def));
-		if (!nd) {
-			e->oom = 1;
-			return NULL;
-		}
-		e->defs = nd;
-		e->cap = nc;
+	if (array_grow(&e->defs, &e->cap, e->ndefs, sizeof(arg_def), 64)) {
+		e->oom = 1;
+		return NULL;
 	}
 	arg_def *d = &e->defs[e->ndefs++];
 	memset(d, 0, sizeof(*d));
 	d->cls = SCAN_ENV_R_NONE;
 	d->rfi = -1;
 	d->fnscope = -1;
+	return d;
+}
+
+/* A new definition of the file v, defined how by the node at (a call, an
+ * assignment): where it stands and in which scope; NULL as push_def. */
+static arg_def *new_def(argctx *e, const srcv *v, enum arg_how how, TSNode at)
+{
+	arg_def *d = push_def(e);
+	if (!d)
+		return NULL;
+	d->how = how;
+	d->fi = v->fi;
+	d->at = ts_node_start_byte(at);
+	d->dline = (int)ts_node_start_point(at).row + 1;
+	d->scope = scan_innermost_scope(v->pf, d->at);
 	return d;
 }
 
@@ -396,14 +408,9 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 		squash(v, action, act, sizeof(act));
 	if (!strcmp(act, "help") || !strcmp(act, "version"))
 		return;
-	arg_def *d = push_def(e);
+	arg_def *d = new_def(e, v, how, call);
 	if (!d)
 		return;
-	d->how = how;
-	d->fi = v->fi;
-	d->at = ts_node_start_byte(call);
-	d->dline = (int)ts_node_start_point(call).row + 1;
-	d->scope = scan_innermost_scope(v->pf, d->at);
 	d->name = scan_host_str(e->s, dn);
 	d->flag = scan_host_str(e->s, longf[0] ? longf : flag[0] ? flag : name);
 	int boolean = is_flag || slash || !strcmp(act, "store_true") ||
@@ -551,14 +558,9 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 		}
 		if (ts_node_is_null(val) && how != ARG_TYPEDDICT)
 			continue; /* required: no value to tune */
-		arg_def *d = push_def(e);
+		arg_def *d = new_def(e, v, how, a);
 		if (!d)
 			return;
-		d->how = how;
-		d->fi = v->fi;
-		d->at = ts_node_start_byte(a);
-		d->dline = (int)ts_node_start_point(a).row + 1;
-		d->scope = scan_innermost_scope(v->pf, d->at);
 		squash(v, l, buf, sizeof(buf));
 		d->name = scan_host_str(e->s, buf);
 		d->flag = scan_host_str(e->s, cname);
@@ -1437,6 +1439,17 @@ static int cmp_cinfo(const void *a, const void *b)
 	return strcmp(((const cinfo *)a)->name, ((const cinfo *)b)->name);
 }
 
+/* Marks opaque the schema classes of file fi (pf) whose body holds byte:
+ * `cls` used there is the class itself. */
+static void classes_around_opaque(argctx *e, int fi, const pyfile *pf, uint32_t byte)
+{
+	for (size_t k = 0; k < e->nclasses; k++) {
+		cinfo *c = &e->classes[k];
+		if (c->fi == fi && byte >= pf->scopes[c->sc].start && byte < pf->scopes[c->sc].end)
+			c->opaque = 1;
+	}
+}
+
 /* The classes named name: [*lo, *lo + returned count). */
 static size_t classes_named(const argctx *e, const char *name, size_t *lo)
 {
@@ -1500,12 +1513,7 @@ static int constructions_of(argctx *e)
 			if (!(r->flags & PF_R_ATTR) || !r->obj)
 				continue;
 			if (!strcmp(r->obj, "cls")) { /* cls.x inside the class */
-				for (size_t k = 0; k < e->nclasses; k++) {
-					cinfo *c = &e->classes[k];
-					if (c->fi == fi && r->byte >= pf->scopes[c->sc].start &&
-					    r->byte < pf->scopes[c->sc].end)
-						c->opaque = 1;
-				}
+				classes_around_opaque(e, fi, pf, r->byte);
 				continue;
 			}
 			n = classes_named(e, r->obj, &lo);
@@ -1521,12 +1529,7 @@ static int constructions_of(argctx *e)
 					for (size_t k = lo; k < lo + n; k++)
 						e->classes[k].opaque = 1;
 			if (!strcmp(c->fname, "cls") && !c->obj) {
-				for (size_t k = 0; k < e->nclasses; k++) {
-					cinfo *ci = &e->classes[k];
-					if (ci->fi == fi && c->byte >= pf->scopes[ci->sc].start &&
-					    c->byte < pf->scopes[ci->sc].end)
-						ci->opaque = 1;
-				}
+				classes_around_opaque(e, fi, pf, c->byte);
 				continue;
 			}
 			if (!(n = classes_named(e, c->fname, &lo)))
