@@ -1299,6 +1299,26 @@ static void add_step(argctx *e, steps *s, int fi, int line, const char *note)
 	s->n++;
 }
 
+/* A definition read only by readers of one class, d->cls (unknown,
+ * platform, test, unreachable): its verdict (scan_env's for the class),
+ * why, and the read's step. */
+static void read_only_by_class(argctx *e, steps *st, const arg_def *d, enum scan_verdict *v,
+                               const char **why)
+{
+	static const struct {
+		const char *why, *note; /* note: printf format of the name */
+	} by_class[SCAN_ENV_R_NONE] = {
+	    [SCAN_ENV_R_UNKNOWN] = {"read only in functions nothing names statically", "%s read here"},
+	    [SCAN_ENV_R_PLATFORM] = {"read only in another platform's modules", "%s read here"},
+	    [SCAN_ENV_R_TEST] = {"read only from tests", "%s read here (a test)"},
+	    [SCAN_ENV_R_UNREACH] = {"read only on unreachable paths",
+	                            "%s read here, after a return or under a false `if`"},
+	};
+	*v = scan_env_class_verdict(d->cls);
+	*why = by_class[d->cls].why;
+	add_step(e, st, d->rfi, d->rline, scan_host_fmt(e->s, by_class[d->cls].note, d->name));
+}
+
 static const char *def_note(argctx *e, const arg_def *d)
 {
 	char buf[900];
@@ -1693,16 +1713,8 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 				                  fk->name, fk->why);
 				st.n++;
 			}
-		} else if (d->cls == SCAN_ENV_R_UNKNOWN) {
-			v = SCAN_UNKNOWN;
-			why = "read only in functions nothing names statically";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here", d->name));
-		} else if (d->cls == SCAN_ENV_R_PLATFORM) {
-			v = SCAN_PLATFORM;
-			why = "read only in another platform's modules";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here", d->name));
+		} else if (d->cls == SCAN_ENV_R_UNKNOWN || d->cls == SCAN_ENV_R_PLATFORM) {
+			read_only_by_class(e, &st, d, &v, &why);
 		} else if ((d->how > ARG_CLICK && (dl = self_dyn(pf, d->scope, &dwhat)) > 0 &&
 		            (dfi = d->fi) >= 0) ||
 		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
@@ -1717,18 +1729,8 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			add_step(
 			    e, &st, dfi, dl,
 			    scan_host_fmt(s, "%s: every field could be read from here", dwhat));
-		} else if (d->cls == SCAN_ENV_R_TEST) {
-			v = SCAN_DEAD;
-			why = "read only from tests";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here (a test)", d->name));
-		} else if (d->cls == SCAN_ENV_R_UNREACH) {
-			v = SCAN_DEAD;
-			why = "read only on unreachable paths";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s,
-			                       "%s read here, after a return or under a false `if`",
-			                       d->name));
+		} else if (d->cls == SCAN_ENV_R_TEST || d->cls == SCAN_ENV_R_UNREACH) {
+			read_only_by_class(e, &st, d, &v, &why);
 		} else {
 			v = SCAN_DEAD;
 			why = scan_host_fmt(s, "defined at %s:%d, read nowhere in the tree", rel,

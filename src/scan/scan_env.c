@@ -1162,22 +1162,23 @@ static const char *file_rel(muh_surface *s, int fi)
 	return rel;
 }
 
+/* The classes of readers: what a read's step says of its reader, and the
+ * verdict of a definition whose best reader is of the class. */
+static const struct reader_class {
+	const char *note;
+	enum scan_verdict verdict;
+} reader_classes[SCAN_ENV_R_NONE] = {
+    [SCAN_ENV_R_LIVE] = {"reachable code", SCAN_LIVE},
+    [SCAN_ENV_R_UNKNOWN] = {"in code nothing names statically", SCAN_UNKNOWN},
+    [SCAN_ENV_R_PLATFORM] = {"in another platform's module", SCAN_PLATFORM},
+    [SCAN_ENV_R_TEST] = {"reached only from tests", SCAN_DEAD},
+    [SCAN_ENV_R_UNREACH] = {"on an unreachable path", SCAN_DEAD},
+};
+
+/* What a read's step says of a reader of class c ("" for none). */
 static const char *class_note(enum scan_env_reader c)
 {
-	switch (c) {
-	case SCAN_ENV_R_LIVE:
-		return "reachable code";
-	case SCAN_ENV_R_UNKNOWN:
-		return "in code nothing names statically";
-	case SCAN_ENV_R_PLATFORM:
-		return "in another platform's module";
-	case SCAN_ENV_R_TEST:
-		return "reached only from tests";
-	case SCAN_ENV_R_UNREACH:
-		return "on an unreachable path";
-	default:
-		return "";
-	}
+	return (unsigned)c < SCAN_ENV_R_NONE ? reader_classes[c].note : "";
 }
 
 typedef struct steps {
@@ -1270,18 +1271,10 @@ static enum scan_env_reader best_class(const envctx *e, size_t r0, size_t nr)
 	return b;
 }
 
-static enum scan_verdict class_verdict(enum scan_env_reader c)
+/* (scan_env.h) */
+enum scan_verdict scan_env_class_verdict(enum scan_env_reader c)
 {
-	switch (c) {
-	case SCAN_ENV_R_LIVE:
-		return SCAN_LIVE;
-	case SCAN_ENV_R_UNKNOWN:
-		return SCAN_UNKNOWN;
-	case SCAN_ENV_R_PLATFORM:
-		return SCAN_PLATFORM;
-	default:
-		return SCAN_DEAD;
-	}
+	return (unsigned)c < SCAN_ENV_R_NONE ? reader_classes[c].verdict : SCAN_DEAD;
 }
 
 static const char *var_why(envctx *e, const env_var *var)
@@ -1336,7 +1329,7 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 		if (var) {
 			add_step(e, &st, file_rel(e->s, var->fi), var->line, def_note(e, var));
 			read_steps(e, &st, r0, nr, 8);
-			k->verdict = class_verdict(var->best);
+			k->verdict = scan_env_class_verdict(var->best);
 			k->why =
 			    nr ? scan_host_fmt(e->s, "sets %s (%s:%d, read at %s)", k->name,
 			                       file_rel(e->s, var->fi), var->line, sites)
@@ -1344,7 +1337,7 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 			                       k->name, file_rel(e->s, var->fi), var->line);
 		} else if (nr) {
 			read_steps(e, &st, r0, nr, 8);
-			k->verdict = class_verdict(best_class(e, r0, nr));
+			k->verdict = scan_env_class_verdict(best_class(e, r0, nr));
 			k->why = scan_host_fmt(
 			    e->s, "sets %s (no environment registry defines it; read at %s)",
 			    k->name, sites);
@@ -1423,7 +1416,7 @@ static void emit_knobs(envctx *e)
 		k->value = var->text;
 		k->eval = var->eval;
 		k->file_hash = pf->hash;
-		k->verdict = class_verdict(var->best);
+		k->verdict = scan_env_class_verdict(var->best);
 		k->why = var_why(e, var);
 		k->evidence = ev;
 		k->nevidence = nev;
