@@ -48,6 +48,7 @@
 #include "scan_args.h"
 #include "scan_host.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -672,18 +673,11 @@ scan_args_part *scan_args_collect(muh_surface *arena, const pyfile *pf, const ch
 	argctx e = {0};
 	e.s = arena;
 	walk_file(&e, 0, pf, src, n, tree);
-	if (e.oom || !e.ndefs) {
-		*oom |= e.oom;
-		free(e.defs);
-		return NULL;
-	}
-	scan_args_part *part = malloc(sizeof(*part));
+	scan_args_part *part = scan_host_part(&e, sizeof(*part), e.ndefs > 0, e.oom, oom);
 	if (!part) {
-		*oom = 1;
 		free(e.defs);
 		return NULL;
 	}
-	part->e = e;
 	part->e.s = NULL;
 	return part;
 }
@@ -1473,19 +1467,7 @@ static void classes_around_opaque(argctx *e, int fi, const pyfile *pf, uint32_t 
 /* The classes named name: [*lo, *lo + returned count). */
 static size_t classes_named(const argctx *e, const char *name, size_t *lo)
 {
-	size_t l = 0, h = e->nclasses;
-	while (l < h) {
-		size_t m = (l + h) / 2;
-		if (strcmp(e->classes[m].name, name) < 0)
-			l = m + 1;
-		else
-			h = m;
-	}
-	size_t k = l;
-	while (k < e->nclasses && !strcmp(e->classes[k].name, name))
-		k++;
-	*lo = l;
-	return k - l;
+	return scan_host_named(e->classes, e->nclasses, sizeof(cinfo), name, lo);
 }
 
 /* One pass over the tree for every schema class with a defaulted field:
@@ -1802,13 +1784,9 @@ int scan_args_resolve(muh_surface *s)
 	 * --with-tests), in file order */
 	for (int fi = 0; fi < nf && !e.oom; fi++) {
 		const scan_args_part *p = scan_host_args_part(s, fi);
-		for (size_t i = 0; p && i < p->e.ndefs && !e.oom; i++) {
-			arg_def *d = push_def(&e);
-			if (d) {
-				*d = p->e.defs[i];
-				d->fi = fi;
-			}
-		}
+		if (p && scan_host_append(&e.defs, &e.ndefs, &e.cap, p->e.defs, p->e.ndefs,
+		                          sizeof(arg_def), offsetof(arg_def, fi), fi))
+			e.oom = 1;
 	}
 	if (!e.ndefs || e.oom) {
 		free(e.defs);

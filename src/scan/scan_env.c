@@ -46,6 +46,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -980,20 +981,13 @@ scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_tes
 	envctx e = {0};
 	e.s = arena;
 	scan_file(&e, 0, pf, is_test, src, n, tree);
-	if (e.oom || (!e.nvars && !e.nreads)) {
-		*oom |= e.oom;
-		free(e.vars);
-		free(e.reads);
-		return NULL;
-	}
-	scan_env_part *part = malloc(sizeof(*part));
+	scan_env_part *part =
+	    scan_host_part(&e, sizeof(*part), e.nvars || e.nreads, e.oom, oom);
 	if (!part) {
-		*oom = 1;
 		free(e.vars);
 		free(e.reads);
 		return NULL;
 	}
-	part->e = e;
 	part->e.s = NULL;
 	return part;
 }
@@ -1139,19 +1133,7 @@ static int cmp_read(const void *a, const void *b)
 /* The reads of name in the sorted list: [*r0, *r0 + return). */
 static size_t reads_of(const envctx *e, const char *name, size_t *r0)
 {
-	size_t lo = 0, hi = e->nreads;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (strcmp(e->reads[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*r0 = lo;
-	size_t n = 0;
-	while (lo + n < e->nreads && !strcmp(e->reads[lo + n].name, name))
-		n++;
-	return n;
+	return scan_host_named(e->reads, e->nreads, sizeof(env_read), name, r0);
 }
 
 static const char *file_rel(muh_surface *s, int fi)
@@ -1435,13 +1417,9 @@ int scan_env_resolve(muh_surface *s)
 	for (int fi = 0; fi < nf && !e.oom; fi++) {
 		const scan_env_part *pp = scan_host_env_part(s, fi);
 		const envctx *p = pp ? &pp->e : NULL;
-		for (size_t i = 0; p && i < p->nvars && !e.oom; i++) {
-			env_var *var = push_var(&e);
-			if (var) {
-				*var = p->vars[i];
-				var->fi = fi;
-			}
-		}
+		if (p && scan_host_append(&e.vars, &e.nvars, &e.capvars, p->vars, p->nvars,
+		                          sizeof(env_var), offsetof(env_var, fi), fi))
+			e.oom = 1;
 		for (size_t i = 0; p && i < p->nreads && !e.oom; i++) {
 			env_read *r = push_read(&e);
 			if (!r)

@@ -237,6 +237,58 @@ void *scan_host_alloc(muh_surface *s, size_t n)
 	return p;
 }
 
+void *scan_host_part(const void *ctx, size_t size, int found, int ctx_oom, int *oom)
+{
+	*oom |= ctx_oom;
+	if (ctx_oom || !found)
+		return NULL;
+	void *p = malloc(size);
+	if (!p) {
+		*oom = 1;
+		return NULL;
+	}
+	memcpy(p, ctx, size);
+	return p;
+}
+
+int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt,
+                     size_t elem, size_t fi_off, int fi)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		if (array_grow(arr, cap, *n, elem, 64))
+			return -1;
+		char *x = (char *)*(void **)arr + (*n)++ * elem;
+		memcpy(x, (const char *)src + i * elem, elem);
+		memcpy(x + fi_off, &fi, sizeof(fi));
+	}
+	return 0;
+}
+
+/* The name element i starts with. */
+static const char *named_at(const void *base, size_t size, size_t i)
+{
+	const char *name;
+	memcpy(&name, (const char *)base + i * size, sizeof(name));
+	return name;
+}
+
+size_t scan_host_named(const void *base, size_t n, size_t size, const char *name, size_t *lo)
+{
+	size_t l = 0, h = n;
+	while (l < h) {
+		size_t m = (l + h) / 2;
+		if (strcmp(named_at(base, size, m), name) < 0)
+			l = m + 1;
+		else
+			h = m;
+	}
+	size_t k = l;
+	while (k < n && !strcmp(named_at(base, size, k), name))
+		k++;
+	*lo = l;
+	return k - l;
+}
+
 muh_knob *scan_host_push_knob(muh_surface *s)
 {
 	return scan_vec_push(&s->knobs);
