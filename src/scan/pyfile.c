@@ -680,7 +680,8 @@ static void do_class_fields(walker *w, ctx *c, TSNode body)
 	uint32_t cnt = ts_node_named_child_count(body);
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode l, r, t;
-		if (ts_node_is_null(pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t)) ||
+		if (ts_node_is_null(
+		        pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t)) ||
 		    ts_node_is_null(r))
 			continue;
 		if (is(r, "lambda"))

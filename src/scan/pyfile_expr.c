@@ -249,12 +249,12 @@ static const struct plat_word {
 	int plat, guard;
 	const char *name;
 } plat_words[] = {
-    {"rocm", PF_PLAT_ROCM, 1, "ROCm"},   {"hip", PF_PLAT_ROCM, 1, NULL},
-    {"tpu", PF_PLAT_TPU, 1, "TPU"},      {"xpu", PF_PLAT_XPU, 1, "XPU"},
-    {"cpu", PF_PLAT_CPU, 1, "CPU"},      {"npu", PF_PLAT_NPU, 0, "NPU"},
-    {"hpu", PF_PLAT_OTHER, 1, NULL},     {"neuron", PF_PLAT_OTHER, 1, NULL},
+    {"rocm", PF_PLAT_ROCM, 1, "ROCm"},    {"hip", PF_PLAT_ROCM, 1, NULL},
+    {"tpu", PF_PLAT_TPU, 1, "TPU"},       {"xpu", PF_PLAT_XPU, 1, "XPU"},
+    {"cpu", PF_PLAT_CPU, 1, "CPU"},       {"npu", PF_PLAT_NPU, 0, "NPU"},
+    {"hpu", PF_PLAT_OTHER, 1, NULL},      {"neuron", PF_PLAT_OTHER, 1, NULL},
     {"openvino", PF_PLAT_OTHER, 1, NULL}, {"musa", PF_PLAT_OTHER, 0, NULL},
-    {"mlu", PF_PLAT_OTHER, 0, NULL},     {"cuda", PF_PLAT_CUDA, 0, "CUDA"},
+    {"mlu", PF_PLAT_OTHER, 0, NULL},      {"cuda", PF_PLAT_CUDA, 0, "CUDA"},
 };
 #define NPLAT_WORDS (sizeof(plat_words) / sizeof(plat_words[0]))
 
@@ -436,8 +436,8 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 			return pyfile_push_expr(w, PF_X_MAIN, n);
 		if ((c == '=' || c == '!') && strstr(lt, "device") && pyfile_string_value(w, r) &&
 		    pyfile_plat_of_word(pyfile_string_value(w, r)))
-			return push_plat(w, n, pyfile_plat_of_word(pyfile_string_value(w, r)), c != '=',
-			                 n);
+			return push_plat(w, n, pyfile_plat_of_word(pyfile_string_value(w, r)),
+			                 c != '=', n);
 		/* get_device_capability()[0] >= 9, capability >= (9, 0), ... */
 		if (c && strstr(lt, "capability")) {
 			int major = strstr(lt, "[0]") || strstr(lt, ".major");
@@ -471,7 +471,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
 			if (cap >= 0)
 				return push_cap(w, n, cap,
-				                fname[1] == 'a'            ? 'g'
+				                fname[1] == 'a'           ? 'g'
 				                : strstr(fname, "family") ? 'f'
 				                                          : '=');
 		}

@@ -94,7 +94,6 @@ typedef struct cval {
 		memset((out), 0, sizeof(*(out)));                                                  \
 	} while (0)
 
-
 /* ---- pyfile.c ---- */
 
 

@@ -44,8 +44,7 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth);
 
 /* Does a named child of n, from the one at index first on, read the target
  * (reads_target at depth)? */
-static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarget *t,
-                                int depth)
+static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarget *t, int depth)
 {
 	uint32_t c = ts_node_named_child_count(n);
 	for (uint32_t i = first; i < c; i++)

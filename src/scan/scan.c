@@ -56,11 +56,11 @@
 #include "scan_cache.h"
 #include "scan_env.h"
 #include "scan_flow.h"
+#include "scan_int.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
 #include "strbuf.h"
 #include "textcut.h"
-#include "scan_int.h"
 
 /* The longest path the walk opens, its NUL included (Linux's PATH_MAX): a
  * longer root/rel cannot be opened, so the walk warns instead. */
@@ -127,7 +127,8 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		if (!*rel)
 			return -1;
 		if (w->s)
-			walk_warn(w, rel, scan_host_fmt(w->s, "folder not scanned: %s", strerror(e)));
+			walk_warn(w, rel,
+			          scan_host_fmt(w->s, "folder not scanned: %s", strerror(e)));
 		return 0;
 	}
 	vec names = {0};
@@ -154,11 +155,13 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		const char *n = ((char **)names.p)[i];
 		int len = snprintf(r, SCAN_PATH_MAX, "%s%s%s", rel, *rel ? "/" : "", n);
 		if (len <= 0 || (size_t)len + lr + 1 >= SCAN_PATH_MAX) {
-			walk_warn(w, rel,
-			          scan_host_fmt(w->s,
-			                      "not scanned past here: the path of '%.24s...' would be longer "
-			                      "than %d bytes",
-			                      n, SCAN_PATH_MAX - 1));
+			walk_warn(
+			    w, rel,
+			    scan_host_fmt(
+			        w->s,
+			        "not scanned past here: the path of '%.24s...' would be longer "
+			        "than %d bytes",
+			        n, SCAN_PATH_MAX - 1));
 			continue;
 		}
 		snprintf(full, SCAN_PATH_MAX, "%s/%s", root, r);

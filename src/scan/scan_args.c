@@ -1302,7 +1302,8 @@ static void read_only_by_class(argctx *e, steps *st, const arg_def *d, enum scan
 	static const struct {
 		const char *why, *note; /* note: printf format of the name */
 	} by_class[SCAN_ENV_R_NONE] = {
-	    [SCAN_ENV_R_UNKNOWN] = {"read only in functions nothing names statically", "%s read here"},
+	    [SCAN_ENV_R_UNKNOWN] = {"read only in functions nothing names statically",
+	                            "%s read here"},
 	    [SCAN_ENV_R_PLATFORM] = {"read only in another platform's modules", "%s read here"},
 	    [SCAN_ENV_R_TEST] = {"read only from tests", "%s read here (a test)"},
 	    [SCAN_ENV_R_UNREACH] = {"read only on unreachable paths",
@@ -1699,7 +1700,8 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			read_only_by_class(e, &st, d, &v, &why);
 		} else if ((d->how > ARG_CLICK && (dl = self_dyn(pf, d->scope, &dwhat)) > 0 &&
 		            (dfi = d->fi) >= 0) ||
-		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
+		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >=
+		               0) {
 			v = SCAN_UNKNOWN;
 			const char *r, *m;
 			int t;

@@ -199,7 +199,7 @@ enum cache_item {
 typedef struct cache_field {
 	enum cache_item item;
 	size_t off;
-	size_t noff;                  /* CI_ROWS: the offset of the int count */
+	size_t noff;                   /* CI_ROWS: the offset of the int count */
 	const struct cache_rows *rows; /* CI_ROWS: their layout */
 } cache_field;
 
@@ -211,20 +211,42 @@ typedef struct cache_rows {
 
 static const cache_rows step_rows, alt_rows;
 
-#define KF(item, field) {item, offsetof(muh_knob, field), 0, NULL}
-#define KR(field, count, rows) {CI_ROWS, offsetof(muh_knob, field), offsetof(muh_knob, count), rows}
+#define KF(item, field)                                                                            \
+	{                                                                                          \
+		item, offsetof(muh_knob, field), 0, NULL                                           \
+	}
+#define KR(field, count, rows)                                                                     \
+	{                                                                                          \
+		CI_ROWS, offsetof(muh_knob, field), offsetof(muh_knob, count), rows                \
+	}
 /* A knob: 25 items, in this order (valid() checks the count and arrays). */
 static const cache_field knob_row[] = {
-    KF(CI_ID, id),           KF(CI_STR, file),      KF(CI_STR, name),
-    KF(CI_STR, kind),        KF(CI_STR, scope),     KF(CI_INT, line),
-    KF(CI_INT, col),         KF(CI_INT, end_line),  KF(CI_INT, end_col),
-    KF(CI_U32, start),       KF(CI_U32, end),       KF(CI_STR, value),
-    KF(CI_STR, eval),        KF(CI_STR, feeds),     KF(CI_HASH, file_hash),
-    KF(CI_VERDICT, verdict), KF(CI_STR, why),       KF(CI_UNSAFE, unsafe_values),
-    KR(evidence, nevidence, &step_rows), KR(alts, nalts, &alt_rows),
+    KF(CI_ID, id),
+    KF(CI_STR, file),
+    KF(CI_STR, name),
+    KF(CI_STR, kind),
+    KF(CI_STR, scope),
+    KF(CI_INT, line),
+    KF(CI_INT, col),
+    KF(CI_INT, end_line),
+    KF(CI_INT, end_col),
+    KF(CI_U32, start),
+    KF(CI_U32, end),
+    KF(CI_STR, value),
+    KF(CI_STR, eval),
+    KF(CI_STR, feeds),
+    KF(CI_HASH, file_hash),
+    KF(CI_VERDICT, verdict),
+    KF(CI_STR, why),
+    KF(CI_UNSAFE, unsafe_values),
+    KR(evidence, nevidence, &step_rows),
+    KR(alts, nalts, &alt_rows),
     /* 20..24: where it is overwritten; a config_lookup's glob, folder, count */
-    KF(CI_STR, overwritten_file), KF(CI_INT, overwritten_line), KF(CI_STR, lookup_glob),
-    KF(CI_STR, lookup_dir),  KF(CI_INT, lookup_files),
+    KF(CI_STR, overwritten_file),
+    KF(CI_INT, overwritten_line),
+    KF(CI_STR, lookup_glob),
+    KF(CI_STR, lookup_dir),
+    KF(CI_INT, lookup_files),
 };
 #undef KF
 #undef KR
@@ -296,7 +318,8 @@ static cJSON *rows_json(const void *rows, int n, const cache_rows *r)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, row_json((const char *)rows + (size_t)i * r->size, r->f, r->nf));
+		cJSON_AddItemToArray(
+		    a, row_json((const char *)rows + (size_t)i * r->size, r->f, r->nf));
 	return a;
 }
 
@@ -408,7 +431,8 @@ static int row_load(muh_surface *s, void *p, const cJSON *a, const cache_field *
 			*(uint32_t *)at = (uint32_t)gnum(a, ix, ok);
 			break;
 		case CI_ID: /* valid() saw a string shorter than the id */
-			snprintf(k->id, sizeof(k->id), "%s", cJSON_GetArrayItem(a, ix)->valuestring);
+			snprintf(k->id, sizeof(k->id), "%s",
+			         cJSON_GetArrayItem(a, ix)->valuestring);
 			break;
 		case CI_HASH: {
 			const char *h = gstr(s, a, ix, ok);
@@ -458,7 +482,8 @@ static int rows_load(muh_surface *s, const cJSON *arr, const cache_rows *r, cons
 	if (!x)
 		return -1;
 	for (int i = 0; i < cnt; i++)
-		if (row_load(s, x + (size_t)i * r->size, cJSON_GetArrayItem(arr, i), r->f, r->nf, ok))
+		if (row_load(s, x + (size_t)i * r->size, cJSON_GetArrayItem(arr, i), r->f, r->nf,
+		             ok))
 			return -1;
 	*rows = x;
 	*n = cnt;

@@ -30,11 +30,11 @@
 #include "scan_cache.h"
 #include "scan_env.h"
 #include "scan_flow.h"
+#include "scan_int.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
 #include "strbuf.h"
 #include "textcut.h"
-#include "scan_int.h"
 
 /* The file name of JSON config file jr (tree-relative) when a lookup of
  * glob in folder dir (dl bytes, a prefix of the path) loads it: at or below
@@ -162,7 +162,8 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				lwhy = f->plat_why;
 			} else if (dr) {
 				lv = SCAN_DEAD;
-				lwhy = scan_host_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
+				lwhy = scan_host_fmt(s, "the lookup is on an unreachable path: %s",
+				                     dr->note);
 				scan_kb_step(b, fi, dr->line, "%s", dr->note);
 			} else if (pr) {
 				lv = SCAN_PLATFORM;
@@ -173,23 +174,27 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				enum reach r = scan_scope_reach(s, fi, pj->scope, &ef, &el);
 				if (r == R_NONE && !scan_maybe_called_from_outside(s, fi, top)) {
 					lv = SCAN_DEAD;
-					lwhy = scan_host_fmt(s, "no call in the tree: nothing calls %s, so no file "
-					                 "is looked up",
-					                   pf->scopes[top].qual);
+					lwhy = scan_host_fmt(
+					    s,
+					    "no call in the tree: nothing calls %s, so no file "
+					    "is looked up",
+					    pf->scopes[top].qual);
 					scan_kb_step(b, fi, pf->scopes[top].line,
 					             "nothing in the tree calls or names %s (no call in the tree)",
 					             pf->scopes[top].qual);
 				} else if (r == R_LIVE || r == R_BUSY) {
 					lv = SCAN_LIVE;
-					lwhy = scan_host_fmt(s, "looked up by name pattern built in %s",
-					                   scan_scope_qual(pf, pj->scope));
+					lwhy = scan_host_fmt(
+					    s, "looked up by name pattern built in %s",
+					    scan_scope_qual(pf, pj->scope));
 					scan_call_chain(b, fi, pj->scope, 6);
 				} else {
 					lv = scan_verdict_from(b, r, ef, el, scan_scope_qual(pf, top), &lwhy);
 					if (r == R_NONE) {
 						lv = SCAN_UNKNOWN;
-						lwhy = scan_host_fmt(s, "%s is never referenced by name (--library)",
-						                   pf->scopes[top].qual);
+						lwhy = scan_host_fmt(
+						    s, "%s is never referenced by name (--library)",
+						    pf->scopes[top].qual);
 					}
 				}
 			} else {
@@ -208,17 +213,20 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
 					scan_flow_steps(b, &fr);
 					lv = SCAN_DEAD;
-					lwhy = scan_host_fmt(s, "the loaded config never reaches a launch: %s "
-					                 "(%s:%d)",
-					                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
-					                   s->files[fr.kill_file].rel, fr.kill_line);
+					lwhy = scan_host_fmt(
+					    s,
+					    "the loaded config never reaches a launch: %s "
+					    "(%s:%d)",
+					    fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+					    s->files[fr.kill_file].rel, fr.kill_line);
 				} else if (fr.fate == SCAN_FLOW_REACHES) {
 					const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 					if (lv != SCAN_LIVE)
 						b->steps.n = first; /* the reachability rule's steps */
 					scan_flow_steps(b, &fr);
-					lwhy = scan_host_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
-					                   last->note, s->files[last->file].rel, last->line);
+					lwhy = scan_host_fmt(
+					    s, "the loaded config reaches a launch: %s (%s:%d)",
+					    last->note, s->files[last->file].rel, last->line);
 					lv = SCAN_LIVE;
 				}
 			}
@@ -291,29 +299,39 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 						*st = saved[q];
 				}
 				enum scan_verdict v = lv;
-				const char *why = lv == SCAN_LIVE
-				                      ? scan_host_fmt(s, "loaded by name pattern built in %s",
-				                                    scan_scope_qual(pf, pj->scope))
-				                      : lwhy;
+				const char *why =
+				    lv == SCAN_LIVE
+				        ? scan_host_fmt(s, "loaded by name pattern built in %s",
+				                        scan_scope_qual(pf, pj->scope))
+				        : lwhy;
 				const char *dev = json_device(s, base);
 				if (dev && v == SCAN_LIVE) {
 					if (!s->opt.device) {
 						v = SCAN_PLATFORM;
-						why = scan_host_fmt(s, "tuned for device %s (muh scan --device NAME "
-						                "decides)",
-						                  dev);
+						why = scan_host_fmt(
+						    s,
+						    "tuned for device %s (muh scan --device NAME "
+						    "decides)",
+						    dev);
 						scan_step_file(b, jr, 1, why);
 					} else if (device_matches(dev, s->opt.device)) {
-						why = scan_host_fmt(s, "for device %s, which is --device %s; loaded "
-						                "by name pattern built in %s",
-						                  dev, s->opt.device, scan_scope_qual(pf, pj->scope));
-						scan_step_file(b, jr, 1,
-						               scan_host_fmt(s, "named for device %s: matches --device %s",
-						                 dev, s->opt.device));
+						why = scan_host_fmt(
+						    s,
+						    "for device %s, which is --device %s; loaded "
+						    "by name pattern built in %s",
+						    dev, s->opt.device,
+						    scan_scope_qual(pf, pj->scope));
+						scan_step_file(
+						    b, jr, 1,
+						    scan_host_fmt(
+						        s,
+						        "named for device %s: matches --device %s",
+						        dev, s->opt.device));
 					} else {
 						v = SCAN_PLATFORM;
-						why = scan_host_fmt(s, "tuned for device %s, not --device %s", dev,
-						                  s->opt.device);
+						why = scan_host_fmt(
+						    s, "tuned for device %s, not --device %s", dev,
+						    s->opt.device);
 						scan_step_file(b, jr, 1, why);
 					}
 				}
@@ -496,26 +514,30 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			enum scan_verdict v = SCAN_UNKNOWN;
 			const char *why;
 			if (env) {
-				scan_step_file(b, rel, a->line,
-				               scan_host_fmt(s, "deployment file sets the environment variable %s",
-				                 a->name));
+				scan_step_file(
+				    b, rel, a->line,
+				    scan_host_fmt(
+				        s, "deployment file sets the environment variable %s",
+				        a->name));
 				why = deploy_env_why;
 			} else {
 				scan_step_file(b, rel, a->line,
-				               scan_host_fmt(s, "deployment command line sets %s (%s)", a->flag,
-				                 a->name));
-				why = scan_host_fmt(s, "no engine-argument field named %s in this tree",
-				                  a->name);
+				               scan_host_fmt(s,
+				                             "deployment command line sets %s (%s)",
+				                             a->flag, a->name));
+				why = scan_host_fmt(
+				    s, "no engine-argument field named %s in this tree", a->name);
 				const muh_knob *o = scan_engine_field(s, a->name);
 				if (o) {
-					scan_step_file(b, o->file, o->line,
-					               scan_host_fmt(s, "engine argument %s.%s%s (verdict %s)",
-					                 o->scope, o->name,
-					                 neg ? ", negated by --no-" : "",
-					                 scan_verdict_name(o->verdict)));
+					scan_step_file(
+					    b, o->file, o->line,
+					    scan_host_fmt(s, "engine argument %s.%s%s (verdict %s)",
+					                  o->scope, o->name,
+					                  neg ? ", negated by --no-" : "",
+					                  scan_verdict_name(o->verdict)));
 					v = o->verdict;
-					why = scan_host_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
-					                  o->name);
+					why = scan_host_fmt(s, "%s %s.%s", neg ? "negates" : "sets",
+					                    o->scope, o->name);
 					/* a field with unsafe values: this file's value decides */
 					int un = 0, known = 1;
 					for (int q = 0; v == SCAN_UNSAFE && q < o->nunsafe && !un; q++) {
@@ -525,12 +547,15 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					}
 					if (v == SCAN_UNSAFE && !un && known && !neg && a->value) {
 						v = SCAN_LIVE;
-						scan_step_file(b, rel, a->line,
-						               scan_host_fmt(s, "%s is outside the unsafe values (%s)",
-						                 a->value, o->unsafe_values[0]));
+						scan_step_file(
+						    b, rel, a->line,
+						    scan_host_fmt(
+						        s, "%s is outside the unsafe values (%s)",
+						        a->value, o->unsafe_values[0]));
 					} else if (v == SCAN_UNSAFE && un)
-						why = scan_host_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
-						                  o->scope, o->name, a->value, o->why);
+						why = scan_host_fmt(
+						    s, "sets %s.%s to %s, an unsafe value (%s)",
+						    o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no
 				 * registry accepts (src/scan/scan_launch.c) */

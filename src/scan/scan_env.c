@@ -39,8 +39,8 @@
  * module's declaration of a registry variable.
  */
 #include "scan_env.h"
-#include "scan_host.h"
 #include "pyfile_node.h"
+#include "scan_host.h"
 #include "scan_srctext.h"
 #include "strbuf.h"
 
@@ -981,8 +981,7 @@ scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_tes
 	envctx e = {0};
 	e.s = arena;
 	scan_file(&e, 0, pf, is_test, src, n, tree);
-	scan_env_part *part =
-	    scan_host_part(&e, sizeof(*part), e.nvars || e.nreads, e.oom, oom);
+	scan_env_part *part = scan_host_part(&e, sizeof(*part), e.nvars || e.nreads, e.oom, oom);
 	if (!part) {
 		free(e.vars);
 		free(e.reads);

@@ -71,8 +71,8 @@ void *scan_host_part(const void *ctx, size_t size, int found, int ctx_oom, int *
 /* Appends the cnt elements (elem bytes each) at src to the array *arr (*n
  * used of *cap), each one's int at fi_off set to fi: 0, or -1 when memory
  * ran out (those that fitted are appended). */
-int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt,
-                     size_t elem, size_t fi_off, int fi);
+int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt, size_t elem,
+                     size_t fi_off, int fi);
 /* The elements named name of the n at base (size bytes each, sorted by the
  * string each starts with, its `const char *name`): the first's index in
  * *lo, their count returned. */

@@ -24,12 +24,11 @@
 
 #include "muh/scan.h"
 #include "pyfile.h"
-#include "scan_flow.h"
 #include "scan_arena.h"
+#include "scan_flow.h"
 #include "scan_host.h"
 
 /* ---- small containers ------------------------------------------------------ */
-
 
 typedef struct vec {
 	void *p;

@@ -251,8 +251,8 @@ void *scan_host_part(const void *ctx, size_t size, int found, int ctx_oom, int *
 	return p;
 }
 
-int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt,
-                     size_t elem, size_t fi_off, int fi)
+int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt, size_t elem,
+                     size_t fi_off, int fi)
 {
 	for (size_t i = 0; i < cnt; i++) {
 		if (array_grow(arr, cap, *n, elem, 64))
