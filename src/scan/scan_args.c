@@ -148,27 +148,12 @@ static int text_ends(const srcv *v, TSNode n, const char *suf)
 /* A plain string literal's content (no prefix, no interpolation); 1 if so. */
 static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	if (!is(n, "string"))
+	TSNode st;
+	uint32_t a, b;
+	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
-	uint32_t a = 0, b = 0, cnt = ts_node_child_count(n);
-	int have = 0;
-	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			uint32_t q = ts_node_start_byte(k);
-			if (q < v->n && v->src[q] != '\'' && v->src[q] != '"')
-				return 0;
-			a = ts_node_end_byte(k);
-			have |= 1;
-		} else if (!strcmp(t, "string_end")) {
-			b = ts_node_start_byte(k);
-			have |= 2;
-		} else if (!strcmp(t, "interpolation")) {
-			return 0;
-		}
-	}
-	if (have != 3 || b < a || b > v->n || b - a + 1 > cap)
+	uint32_t q = ts_node_start_byte(st); /* a prefix (f, b, r, u) is no plain literal */
+	if ((q < v->n && v->src[q] != '\'' && v->src[q] != '"') || b - a + 1 > cap)
 		return 0;
 	memcpy(out, v->src + a, b - a);
 	out[b - a] = '\0';

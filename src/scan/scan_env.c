@@ -162,34 +162,18 @@ static void text_squash(const srcv *v, TSNode n, char *out, size_t cap)
  * out; 1 when it is one. Common escapes are decoded unless the literal is raw. */
 static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	if (!is(n, "string"))
+	TSNode st;
+	uint32_t a, b;
+	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
-	uint32_t cnt = ts_node_child_count(n);
-	uint32_t a = 0, b = 0;
-	int raw = 0, have = 0;
-	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			for (uint32_t j = ts_node_start_byte(k);
-			     j < ts_node_end_byte(k) && j < v->n; j++) {
-				char c = v->src[j];
-				if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
-					return 0;
-				if (c == 'r' || c == 'R')
-					raw = 1;
-			}
-			a = ts_node_end_byte(k);
-			have |= 1;
-		} else if (!strcmp(t, "string_end")) {
-			b = ts_node_start_byte(k);
-			have |= 2;
-		} else if (!strcmp(t, "interpolation")) {
+	int raw = 0;
+	for (uint32_t j = ts_node_start_byte(st); j < ts_node_end_byte(st) && j < v->n; j++) {
+		char c = v->src[j];
+		if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
 			return 0;
-		}
+		if (c == 'r' || c == 'R')
+			raw = 1;
 	}
-	if (have != 3 || b < a || b > v->n)
-		return 0;
 	size_t o = 0;
 	for (uint32_t i = a; i < b && o + 1 < cap; i++) {
 		char c = v->src[i];

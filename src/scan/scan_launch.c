@@ -163,6 +163,23 @@ static int ident_ch(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* The next name in text from p on that stands alone (not part of another
+ * name or after a '.'), one starting with an upper-case letter or '_' when
+ * upper: its start in *b, its end returned; NULL at the end of text. */
+static const char *next_name(const char *text, const char *p, int upper, const char **b)
+{
+	for (; *p; p++) {
+		int starts = upper ? isupper((unsigned char)*p) || *p == '_' : ident_ch(*p);
+		if (!starts || (p > text && (ident_ch(p[-1]) || p[-1] == '.')))
+			continue;
+		*b = p;
+		while (ident_ch(*p))
+			p++;
+		return p;
+	}
+	return NULL;
+}
+
 /* Frees an option's texts (any of them NULL). */
 static void lopt_free_texts(lopt *o)
 {
@@ -766,14 +783,8 @@ static int names_registry(scan_launch *L, const char *text, int fi, const char *
 	if (!src)
 		return 0;
 	const char *end = src + strlen(src);
-	for (const char *p = text; *p;) {
-		if (!ident_ch(*p) || (p > text && (ident_ch(p[-1]) || p[-1] == '.'))) {
-			p++;
-			continue;
-		}
-		const char *b = p;
-		while (ident_ch(*p))
-			p++;
+	const char *b;
+	for (const char *p = text; (p = next_name(text, p, 0, &b));) {
 		char id[128];
 		size_t n = (size_t)(p - b);
 		if (n >= sizeof(id) || isdigit((unsigned char)b[0]))
@@ -854,15 +865,8 @@ static int accepted_of(scan_launch *L, const char *canon, accepted *A)
 			int any = 0;
 			accepted acc = *A;
 			acc.n = 0;
-			for (const char *p = o->choices; *p;) {
-				if (!(isupper((unsigned char)*p) || *p == '_') ||
-				    (p > o->choices && (ident_ch(p[-1]) || p[-1] == '.'))) {
-					p++;
-					continue;
-				}
-				const char *b = p;
-				while (ident_ch(*p))
-					p++;
+			const char *b;
+			for (const char *p = o->choices; (p = next_name(o->choices, p, 1, &b));) {
 				char id[128];
 				snprintf(id, sizeof(id), "%.*s", (int)(p - b), b);
 				accepted one;

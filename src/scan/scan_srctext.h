@@ -17,4 +17,10 @@
 void scan_squash_text(const char *src, size_t len, TSNode n, const char *no_space_after,
                       const char *no_space_before, char *out, size_t cap);
 
+/* Is n a string literal without interpolation (one `string` node, not a
+ * concatenation) whose body lies within the source's first len bytes? Its
+ * opening token (prefix and quote, for the caller to judge) in *start, its
+ * body's bytes [*a, *b). */
+int scan_string_body(TSNode n, size_t len, TSNode *start, uint32_t *a, uint32_t *b);
+
 #endif
