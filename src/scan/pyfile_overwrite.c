@@ -28,18 +28,6 @@ typedef struct ktarget {
 
 enum { KE_NONE = 0, KE_READ, KE_KILL };
 
-typedef struct kres {
-	int nkill;
-	int kills[4];
-} kres;
-
-static void kres_add(kres *r, int line)
-{
-	if (r->nkill < 4)
-		r->kills[r->nkill] = line;
-	r->nkill++;
-}
-
 static int reads_target(walker *w, TSNode n, const ktarget *t, int depth);
 
 /* Does a named child of n, from the one at index first on, read the target
@@ -51,6 +39,18 @@ static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarg
 		if (reads_target(w, ts_node_named_child(n, i), t, depth))
 			return 1;
 	return 0;
+}
+
+typedef struct kres {
+	int nkill;
+	int kills[4];
+} kres;
+
+static void kres_add(kres *r, int line)
+{
+	if (r->nkill < 4)
+		r->kills[r->nkill] = line;
+	r->nkill++;
 }
 
 /* Does node n read the target (conservatively: yes when unsure)? */
