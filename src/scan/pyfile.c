@@ -85,13 +85,7 @@ static int is_knob_name(const char *s)
 
 static void set_span(walker *w, pf_knob *k, TSNode v)
 {
-	TSPoint a = ts_node_start_point(v), b = ts_node_end_point(v);
-	k->line = (int)a.row + 1;
-	k->col = (int)a.column + 1;
-	k->end_line = (int)b.row + 1;
-	k->end_col = (int)b.column + 1;
-	k->start = ts_node_start_byte(v);
-	k->end = ts_node_end_byte(v);
+	pyfile_node_span(v, &k->line, &k->col, &k->end_line, &k->end_col, &k->start, &k->end);
 	k->text = pyfile_text_of(w, v, PF_TEXT_MAX, 1);
 }
 
@@ -298,20 +292,7 @@ static int is_platform_call(walker *w, TSNode cond)
 	const char *fname, *obj;
 	int launch;
 	pyfile_callee_names(w, fn, &fname, &obj, &launch);
-	if (!fname)
-		return 0;
-	if (!strcmp(fname, "is_rocm") || !strcmp(fname, "is_hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(fname, "is_tpu"))
-		return PF_PLAT_TPU;
-	if (!strcmp(fname, "is_xpu"))
-		return PF_PLAT_XPU;
-	if (!strcmp(fname, "is_cpu"))
-		return PF_PLAT_CPU;
-	if (!strcmp(fname, "is_neuron") || !strcmp(fname, "is_openvino") ||
-	    !strcmp(fname, "is_hpu"))
-		return PF_PLAT_OTHER;
-	return 0;
+	return pyfile_plat_of_guard(fname);
 }
 
 /* The list, tuple or set literal that the identifier id names at module
@@ -325,11 +306,8 @@ static TSNode module_collection(walker *w, TSNode id)
 	uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(root, i);
-		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
-			continue;
-		TSNode as = ts_node_named_child(st, 0);
-		if (!is(as, "assignment"))
+		TSNode as = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
+		if (ts_node_is_null(as))
 			continue;
 		TSNode l = field(as, "left");
 		if (!is(l, "identifier") || ts_node_end_byte(l) - ts_node_start_byte(l) != b - a ||
@@ -703,14 +681,10 @@ static void do_class_fields(walker *w, ctx *c, TSNode body)
 {
 	uint32_t cnt = ts_node_named_child_count(body);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode s = ts_node_named_child(body, i);
-		if (!is(s, "expression_statement") || ts_node_named_child_count(s) != 1)
-			continue;
-		TSNode a = ts_node_named_child(s, 0);
-		if (!is(a, "assignment"))
-			continue;
-		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
-		if (!is(l, "identifier") || ts_node_is_null(r) || ts_node_is_null(t))
+		TSNode l, r, t;
+		if (ts_node_is_null(
+		        pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t)) ||
+		    ts_node_is_null(r))
 			continue;
 		if (is(r, "lambda"))
 			continue;
@@ -1332,10 +1306,7 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		TSNode k = ts_node_named_child(n, i);
 		const char *t = ts_node_type(k);
 		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					fstr = 1;
+			fstr |= pyfile_prefix_has(w, k, "fF");
 		} else if (!strcmp(t, "string_content")) {
 			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
 			for (uint32_t j = a; j < b && j < w->n && o + 2 < sizeof(buf); j++)
@@ -1367,15 +1338,10 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 		pf_json *j;
 		W_PUSH(w, jsons, njsons, cap_jsons, j);
 		if (j) {
-			TSPoint p0 = ts_node_start_point(n), p1 = ts_node_end_point(n);
 			j->glob = pyfile_ar_str(w->f, buf);
 			j->scope = c->scope;
-			j->line = line_of(n);
-			j->col = (int)p0.column + 1;
-			j->end_line = (int)p1.row + 1;
-			j->end_col = (int)p1.column + 1;
-			j->start = ts_node_start_byte(n);
-			j->end = ts_node_end_byte(n);
+			pyfile_node_span(n, &j->line, &j->col, &j->end_line, &j->end_col, &j->start,
+			                 &j->end);
 			j->text = pyfile_text_of(w, n, 256, 1);
 		}
 	}
@@ -1730,11 +1696,6 @@ void pyfile_free(pyfile *f)
 	free(f->asserts);
 	free(f->rets);
 	free(f->gsets);
-	pf_block *b = f->arena;
-	while (b) {
-		pf_block *nx = b->next;
-		free(b);
-		b = nx;
-	}
+	scan_arena_free(f->arena);
 	free(f);
 }

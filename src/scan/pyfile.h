@@ -331,7 +331,7 @@ struct pyfile {
 	int err_line, err_col; /* the first one, 1-based */
 	uint64_t hash;         /* FNV-1a 64 of the bytes */
 	size_t size;
-	void *arena;
+	struct scan_block *arena; /* its strings and arrays (scan_arena.h) */
 };
 
 /* Analyzes src[0..n) as the Python module `module` (dotted; may be "" for a
@@ -363,6 +363,10 @@ int pyflow_run(pyfile *f);
  * "constexpr", "autotune", "config_dict", "capability", "json_config",
  * "engine_arg"). */
 const char *pyfile_kind_name(int kind);
+
+/* The name a verdict prints for platform plat ("ROCm", "CUDA"; "another
+ * platform" for PF_PLAT_OTHER and none). */
+const char *pyfile_plat_name(int plat);
 
 /* FNV-1a 64 of n bytes. */
 uint64_t pyfile_hash(const void *p, size_t n);

@@ -39,6 +39,19 @@ static cval cv_flt(double d)
 	return c;
 }
 
+/* A number literal's text without its `_` separators into buf (at most
+ * cap-1 bytes, terminated); returns its length. */
+static size_t number_text(walker *w, TSNode n, char *buf, size_t cap)
+{
+	size_t o = 0;
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	for (uint32_t j = a; j < b && j < w->n && o + 1 < cap; j++)
+		if (w->src[j] != '_')
+			buf[o++] = w->src[j];
+	buf[o] = '\0';
+	return o;
+}
+
 /* Folds a numeric/boolean literal expression: literals, unary -/+/~,
  * + - * / // % ** << >> & |, parentheses. Anything else is not constant. */
 cval pyfile_fold(walker *w, TSNode n, int depth)
@@ -48,12 +61,7 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 	const char *t = ts_node_type(n);
 	if (!strcmp(t, "integer")) {
 		char buf[64];
-		size_t o = 0;
-		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
-			if (w->src[j] != '_')
-				buf[o++] = w->src[j];
-		buf[o] = '\0';
+		size_t o = number_text(w, n, buf, sizeof(buf));
 		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' ||
 		          buf[o - 1] == 'L'))
 			return cv_bad();
@@ -71,12 +79,7 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 	}
 	if (!strcmp(t, "float")) {
 		char buf[64];
-		size_t o = 0;
-		uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-		for (uint32_t j = a; j < b && j < w->n && o + 1 < sizeof(buf); j++)
-			if (w->src[j] != '_')
-				buf[o++] = w->src[j];
-		buf[o] = '\0';
+		number_text(w, n, buf, sizeof(buf));
 		char *end;
 		double d = strtod(buf, &end);
 		if (*end)
@@ -237,27 +240,53 @@ static int plat_of_text(const char *t)
 	return 0;
 }
 
+/* The platforms the analysis knows by their words: "xpu" in a device-type
+ * string, is_xpu() as a platform guard (guard: the word makes one), and
+ * the name a verdict prints for the platform (NULL: another entry's, or
+ * "another platform"). */
+static const struct plat_word {
+	const char *word;
+	int plat, guard;
+	const char *name;
+} plat_words[] = {
+    {"rocm", PF_PLAT_ROCM, 1, "ROCm"},    {"hip", PF_PLAT_ROCM, 1, NULL},
+    {"tpu", PF_PLAT_TPU, 1, "TPU"},       {"xpu", PF_PLAT_XPU, 1, "XPU"},
+    {"cpu", PF_PLAT_CPU, 1, "CPU"},       {"npu", PF_PLAT_NPU, 0, "NPU"},
+    {"hpu", PF_PLAT_OTHER, 1, NULL},      {"neuron", PF_PLAT_OTHER, 1, NULL},
+    {"openvino", PF_PLAT_OTHER, 1, NULL}, {"musa", PF_PLAT_OTHER, 0, NULL},
+    {"mlu", PF_PLAT_OTHER, 0, NULL},      {"cuda", PF_PLAT_CUDA, 0, "CUDA"},
+};
+#define NPLAT_WORDS (sizeof(plat_words) / sizeof(plat_words[0]))
+
 /* The platform a device-type string names ("npu", "xpu", ...). */
 int pyfile_plat_of_word(const char *s)
 {
 	if (!s)
 		return 0;
-	if (!strcmp(s, "rocm") || !strcmp(s, "hip"))
-		return PF_PLAT_ROCM;
-	if (!strcmp(s, "tpu"))
-		return PF_PLAT_TPU;
-	if (!strcmp(s, "xpu"))
-		return PF_PLAT_XPU;
-	if (!strcmp(s, "cpu"))
-		return PF_PLAT_CPU;
-	if (!strcmp(s, "npu"))
-		return PF_PLAT_NPU;
-	if (!strcmp(s, "hpu") || !strcmp(s, "neuron") || !strcmp(s, "openvino") ||
-	    !strcmp(s, "musa") || !strcmp(s, "mlu"))
-		return PF_PLAT_OTHER;
-	if (!strcmp(s, "cuda"))
-		return PF_PLAT_CUDA;
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (!strcmp(s, plat_words[i].word))
+			return plat_words[i].plat;
 	return 0;
+}
+
+/* (pyfile_int.h) */
+int pyfile_plat_of_guard(const char *fname)
+{
+	if (!fname || strncmp(fname, "is_", 3))
+		return 0;
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (plat_words[i].guard && !strcmp(fname + 3, plat_words[i].word))
+			return plat_words[i].plat;
+	return 0;
+}
+
+/* (pyfile.h) */
+const char *pyfile_plat_name(int plat)
+{
+	for (size_t i = 0; i < NPLAT_WORDS; i++)
+		if (plat_words[i].plat == plat && plat_words[i].name)
+			return plat_words[i].name;
+	return "another platform";
 }
 
 /* A helper predicate by its name: is_hip(), current_platform.is_rocm() ... */
@@ -268,6 +297,33 @@ static int plat_of_pred(const char *fname)
 	if (!strcmp(fname, "is_cuda_alike"))
 		return PF_PLAT_CUDA;
 	return pyfile_plat_of_word(fname + 3);
+}
+
+/* A PF_X_PLAT expression for platform plat at node at, under a PF_X_NOT at
+ * node n when neg: the index of the outer one, -1 when memory ran out. */
+static int push_plat(walker *w, TSNode at, int plat, int neg, TSNode n)
+{
+	int p = pyfile_push_expr(w, PF_X_PLAT, at);
+	if (p >= 0)
+		w->f->exprs[p].plat = plat;
+	if (!neg)
+		return p;
+	int e = pyfile_push_expr(w, PF_X_NOT, n);
+	if (e >= 0)
+		w->f->exprs[e].a = p;
+	return e;
+}
+
+/* A PF_X_CAP expression at n: capability cap compared by capop
+ * (pyfile_cmp_code's codes, 'f' for a family); its index or -1. */
+static int push_cap(walker *w, TSNode n, int cap, int capop)
+{
+	int e = pyfile_push_expr(w, PF_X_CAP, n);
+	if (e >= 0) {
+		w->f->exprs[e].cap = cap;
+		w->f->exprs[e].capop = capop;
+	}
+	return e;
 }
 
 /* A capability literal: 90, 9 (major), (9, 0). */
@@ -290,18 +346,13 @@ static int cap_literal(walker *w, TSNode n, int major_only)
 
 int pyfile_cmp_code(walker *w, TSNode op)
 {
-	if (pyfile_text_eq(w, op, ">="))
-		return 'g';
-	if (pyfile_text_eq(w, op, "<="))
-		return 'l';
-	if (pyfile_text_eq(w, op, ">"))
-		return '>';
-	if (pyfile_text_eq(w, op, "<"))
-		return '<';
-	if (pyfile_text_eq(w, op, "=="))
-		return '=';
-	if (pyfile_text_eq(w, op, "!="))
-		return '!';
+	static const struct {
+		const char *op;
+		char code;
+	} codes[] = {{">=", 'g'}, {"<=", 'l'}, {">", '>'}, {"<", '<'}, {"==", '='}, {"!=", '!'}};
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (pyfile_text_eq(w, op, codes[i].op))
+			return codes[i].code;
 	return 0;
 }
 
@@ -373,15 +424,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 			/* `is not` may be one token or two */
 			int neg = !(ts_node_child_count(n) == 4 || pyfile_text_eq(w, op, "is not") ||
 			            (ts_node_child_count(n) > 2 && pyfile_text_eq(w, ts_node_child(n, 2), "not")));
-			int p = pyfile_push_expr(w, PF_X_PLAT, neg ? l : n);
-			if (p >= 0)
-				w->f->exprs[p].plat = plat_of_text(lt);
-			if (!neg)
-				return p;
-			int e = pyfile_push_expr(w, PF_X_NOT, n);
-			if (e >= 0)
-				w->f->exprs[e].a = p;
-			return e;
+			return push_plat(w, neg ? l : n, plat_of_text(lt), neg, n);
 		}
 		/* current_platform.device_type == "npu" */
 		int c = pyfile_cmp_code(w, op);
@@ -392,29 +435,15 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		                  pyfile_text_eq(w, r, "__name__"))))
 			return pyfile_push_expr(w, PF_X_MAIN, n);
 		if ((c == '=' || c == '!') && strstr(lt, "device") && pyfile_string_value(w, r) &&
-		    pyfile_plat_of_word(pyfile_string_value(w, r))) {
-			int p = pyfile_push_expr(w, PF_X_PLAT, n);
-			if (p >= 0)
-				w->f->exprs[p].plat = pyfile_plat_of_word(pyfile_string_value(w, r));
-			if (c == '=')
-				return p;
-			int e = pyfile_push_expr(w, PF_X_NOT, n);
-			if (e >= 0)
-				w->f->exprs[e].a = p;
-			return e;
-		}
+		    pyfile_plat_of_word(pyfile_string_value(w, r)))
+			return push_plat(w, n, pyfile_plat_of_word(pyfile_string_value(w, r)),
+			                 c != '=', n);
 		/* get_device_capability()[0] >= 9, capability >= (9, 0), ... */
 		if (c && strstr(lt, "capability")) {
 			int major = strstr(lt, "[0]") || strstr(lt, ".major");
 			int cap = cap_literal(w, r, major);
-			if (cap >= 0) {
-				int e = pyfile_push_expr(w, PF_X_CAP, n);
-				if (e >= 0) {
-					w->f->exprs[e].cap = cap;
-					w->f->exprs[e].capop = c;
-				}
-				return e;
-			}
+			if (cap >= 0)
+				return push_cap(w, n, cap, c);
 		}
 		return pyfile_push_expr(w, PF_X_OTHER, n);
 	}
@@ -433,27 +462,18 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		if (!pl && !strcmp(fname, "hasattr") && na == 2)
 			pl = pyfile_plat_of_word(pyfile_string_value(w, ts_node_named_child(args, 1)));
-		if (pl) {
-			int e = pyfile_push_expr(w, PF_X_PLAT, n);
-			if (e >= 0)
-				w->f->exprs[e].plat = pl;
-			return e;
-		}
+		if (pl)
+			return push_plat(w, n, pl, 0, n);
 		if ((!strcmp(fname, "has_device_capability") ||
 		     !strcmp(fname, "is_device_capability") ||
 		     !strcmp(fname, "is_device_capability_family")) &&
 		    na >= 1) {
 			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
-			if (cap >= 0) {
-				int e = pyfile_push_expr(w, PF_X_CAP, n);
-				if (e >= 0) {
-					w->f->exprs[e].cap = cap;
-					w->f->exprs[e].capop = fname[1] == 'a'    ? 'g'
-					                       : strstr(fname, "family") ? 'f'
-					                                                 : '=';
-				}
-				return e;
-			}
+			if (cap >= 0)
+				return push_cap(w, n, cap,
+				                fname[1] == 'a'           ? 'g'
+				                : strstr(fname, "family") ? 'f'
+				                                          : '=');
 		}
 		int e = pyfile_push_expr(w, PF_X_CALL, n);
 		if (e >= 0) {

@@ -20,6 +20,7 @@
 
 #include "pyfile.h"
 #include "pyfile_node.h"
+#include "scan_arena.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -93,12 +94,6 @@ typedef struct cval {
 		memset((out), 0, sizeof(*(out)));                                                  \
 	} while (0)
 
-typedef struct pf_block {
-	struct pf_block *next;
-	size_t used, cap;
-	char data[];
-} pf_block;
-
 /* ---- pyfile.c ---- */
 
 
@@ -125,6 +120,10 @@ int pyfile_is_dotted(TSNode n, int depth);
 
 /* The platform a device-type string names ("npu", "xpu", ...). */
 int pyfile_plat_of_word(const char *s);
+
+/* The platform a guard function names by its own name (is_rocm, is_hip,
+ * is_tpu, is_xpu, is_cpu, is_hpu, is_neuron, is_openvino), else 0. */
+int pyfile_plat_of_guard(const char *fname);
 
 /* The one-character code of comparison operator op ('g' >=, 'l' <=, '>',
  * '<', '=' ==, '!' !=), or 0. */
@@ -162,6 +161,9 @@ void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **
 /* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
  * concatenations or anything else. */
 const char *pyfile_string_value(walker *w, TSNode n);
+/* Does the string_start node start (a literal's prefix and quote) hold one
+ * of letters ("fF": an f-string)? */
+int pyfile_prefix_has(walker *w, TSNode start, const char *letters);
 
 /* Is n's source text exactly s? */
 int pyfile_text_eq(walker *w, TSNode n, const char *s);

@@ -70,21 +70,9 @@ TSFieldId pyfile_field_id(const char *name)
 
 void *pyfile_ar_alloc(pyfile *f, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	pf_block *b = f->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 60000 ? n : 60000;
-		pf_block *nb = malloc(sizeof(pf_block) + cap);
-		if (!nb)
-			return NULL;
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		f->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
-	memset(p, 0, n);
+	void *p = scan_arena_alloc(&f->arena, n, 60000);
+	if (p)
+		memset(p, 0, n);
 	return p;
 }
 
@@ -145,6 +133,15 @@ int pyfile_text_eq(walker *w, TSNode n, const char *s)
 	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
 }
 
+int pyfile_prefix_has(walker *w, TSNode start, const char *letters)
+{
+	uint32_t a = ts_node_start_byte(start), b = ts_node_end_byte(start);
+	for (uint32_t j = a; j < b && j < w->n; j++)
+		if (w->src[j] && strchr(letters, w->src[j]))
+			return 1;
+	return 0;
+}
+
 /* The content of a plain string literal ('abc' -> abc); NULL for f-strings,
  * concatenations or anything else. */
 const char *pyfile_string_value(walker *w, TSNode n)
@@ -157,10 +154,8 @@ const char *pyfile_string_value(walker *w, TSNode n)
 		TSNode k = ts_node_named_child(n, i);
 		const char *t = ts_node_type(k);
 		if (!strcmp(t, "string_start")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
-			for (uint32_t j = a; j < b && j < w->n; j++)
-				if (w->src[j] == 'f' || w->src[j] == 'F')
-					return NULL;
+			if (pyfile_prefix_has(w, k, "fF"))
+				return NULL;
 		} else if (!strcmp(t, "string_content")) {
 			content = pyfile_text_of(w, k, 256, 0);
 		} else if (!strcmp(t, "interpolation")) {

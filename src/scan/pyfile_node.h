@@ -35,4 +35,45 @@ static inline int line_of(TSNode n)
 	return (int)ts_node_start_point(n).row + 1;
 }
 
+/* The assignment that statement st is (`x = v`, `x: T = v`: an expression
+ * statement whose first expression is one), else a null node; with sole,
+ * only when that is the statement's one expression. */
+static inline TSNode pyfile_stmt_assignment(TSNode st, int sole)
+{
+	TSNode none = {0};
+	uint32_t n = is(st, "expression_statement") ? ts_node_named_child_count(st) : 0;
+	if (!n || (sole && n != 1))
+		return none;
+	TSNode a = ts_node_named_child(st, 0);
+	return is(a, "assignment") ? a : none;
+}
+
+/* The assignment of statement st of a class body when st is an annotated
+ * field, `name: T [= value]`, else a null node; its name, value (a null
+ * node when none) and type in *l, *r, *t. */
+static inline TSNode pyfile_annotated_field(TSNode st, TSNode *l, TSNode *r, TSNode *t)
+{
+	TSNode none = {0}, a = pyfile_stmt_assignment(st, 1);
+	if (ts_node_is_null(a))
+		return none;
+	*l = field(a, "left");
+	*r = field(a, "right");
+	*t = field(a, "type");
+	return is(*l, "identifier") && !ts_node_is_null(*t) ? a : none;
+}
+
+/* n's span: its first and last line and column (1-based; the end column is
+ * one past its last character) and its bytes [start, end). */
+static inline void pyfile_node_span(TSNode n, int *line, int *col, int *end_line, int *end_col,
+                                    uint32_t *start, uint32_t *end)
+{
+	TSPoint a = ts_node_start_point(n), b = ts_node_end_point(n);
+	*line = (int)a.row + 1;
+	*col = (int)a.column + 1;
+	*end_line = (int)b.row + 1;
+	*end_col = (int)b.column + 1;
+	*start = ts_node_start_byte(n);
+	*end = ts_node_end_byte(n);
+}
+
 #endif

@@ -28,6 +28,19 @@ typedef struct ktarget {
 
 enum { KE_NONE = 0, KE_READ, KE_KILL };
 
+static int reads_target(walker *w, TSNode n, const ktarget *t, int depth);
+
+/* Does a named child of n, from the one at index first on, read the target
+ * (reads_target at depth)? */
+static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarget *t, int depth)
+{
+	uint32_t c = ts_node_named_child_count(n);
+	for (uint32_t i = first; i < c; i++)
+		if (reads_target(w, ts_node_named_child(n, i), t, depth))
+			return 1;
+	return 0;
+}
+
 typedef struct kres {
 	int nkill;
 	int kills[4];
@@ -83,11 +96,7 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 			const char *ks = pyfile_string_value(w, ts_node_named_child(args, 0));
 			if (!ks || !strcmp(ks, t->key))
 				return 1;
-			uint32_t c = ts_node_named_child_count(args);
-			for (uint32_t i = 1; i < c; i++)
-				if (reads_target(w, ts_node_named_child(args, i), t, depth + 1))
-					return 1;
-			return 0;
+			return children_read_target(w, args, 1, t, depth + 1);
 		}
 	}
 	if (t->module && !strcmp(ty, "lambda"))
@@ -101,11 +110,7 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 				return 1;
 		return 0;
 	}
-	uint32_t c = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < c; i++)
-		if (reads_target(w, ts_node_named_child(n, i), t, depth + 1))
-			return 1;
-	return 0;
+	return children_read_target(w, n, 0, t, depth + 1);
 }
 
 /* Does assignment target l bind the target (the variable, or its key)? */

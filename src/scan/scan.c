@@ -49,17 +49,18 @@
 #include <unistd.h>
 
 #include "muh/deploy.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "pyfile.h"
 #include "scan_args.h"
 #include "scan_cache.h"
 #include "scan_env.h"
 #include "scan_flow.h"
+#include "scan_int.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
 #include "strbuf.h"
 #include "textcut.h"
-#include "scan_int.h"
 
 /* The longest path the walk opens, its NUL included (Linux's PATH_MAX): a
  * longer root/rel cannot be opened, so the walk warns instead. */
@@ -82,9 +83,9 @@ static const char *walk_excluded(walkres *w, const char *rel, int is_dir, const 
 	char dir[4200];
 	int g;
 	if (!why && (g = scan_glob_match(o->exclude, o->nexclude, rel)) >= 0)
-		why = scan_sa_fmt(w->s, "--exclude %s", o->exclude[g]);
+		why = scan_host_fmt(w->s, "--exclude %s", o->exclude[g]);
 	else if (!why && !o->with_vendored && scan_vendored(rel, is_dir, dir, sizeof(dir)))
-		why = scan_sa_fmt(w->s, "vendored (%s)", dir);
+		why = scan_host_fmt(w->s, "vendored (%s)", dir);
 	if (why && !is_dir && scan_glob_match(o->include, o->ninclude, rel) >= 0)
 		why = NULL;
 	return why;
@@ -126,7 +127,8 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		if (!*rel)
 			return -1;
 		if (w->s)
-			walk_warn(w, rel, scan_sa_fmt(w->s, "folder not scanned: %s", strerror(e)));
+			walk_warn(w, rel,
+			          scan_host_fmt(w->s, "folder not scanned: %s", strerror(e)));
 		return 0;
 	}
 	vec names = {0};
@@ -153,17 +155,19 @@ static int walk_dir(const char *root, const char *rel, walkres *w, const char *w
 		const char *n = ((char **)names.p)[i];
 		int len = snprintf(r, SCAN_PATH_MAX, "%s%s%s", rel, *rel ? "/" : "", n);
 		if (len <= 0 || (size_t)len + lr + 1 >= SCAN_PATH_MAX) {
-			walk_warn(w, rel,
-			          scan_sa_fmt(w->s,
-			                      "not scanned past here: the path of '%.24s...' would be longer "
-			                      "than %d bytes",
-			                      n, SCAN_PATH_MAX - 1));
+			walk_warn(
+			    w, rel,
+			    scan_host_fmt(
+			        w->s,
+			        "not scanned past here: the path of '%.24s...' would be longer "
+			        "than %d bytes",
+			        n, SCAN_PATH_MAX - 1));
 			continue;
 		}
 		snprintf(full, SCAN_PATH_MAX, "%s/%s", root, r);
 		struct stat st;
 		if (lstat(full, &st)) {
-			walk_warn(w, r, scan_sa_fmt(w->s, "not scanned: %s", strerror(errno)));
+			walk_warn(w, r, scan_host_fmt(w->s, "not scanned: %s", strerror(errno)));
 			continue;
 		}
 		const char *ew = walk_excluded(w, r, S_ISDIR(st.st_mode), why);
@@ -323,7 +327,7 @@ static void *parse_worker(void *arg)
 		const char *rel = j->paths[i];
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", j->root, rel);
-		char *text = scan_read_file(path, &p->n);
+		char *text = file_read(path, &p->n);
 		if (!text) {
 			p->skipped = 1;
 			continue;
@@ -362,7 +366,7 @@ static void *parse_worker(void *arg)
  * they are). */
 static void adopt_arena(muh_surface *s, muh_surface *shell)
 {
-	sblock *b = shell->arena;
+	scan_block *b = shell->arena;
 	if (!b)
 		return;
 	while (b->next)
@@ -731,12 +735,7 @@ void scan_free(muh_surface *s)
 	free(s->warnings.p);
 	free(s->sinks.p);
 	scan_smap_free(&s->cmp_names);
-	sblock *b = s->arena;
-	while (b) {
-		sblock *nx = b->next;
-		free(b);
-		b = nx;
-	}
+	scan_arena_free(s->arena);
 	free(s->root);
 	free(s);
 }

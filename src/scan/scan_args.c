@@ -48,6 +48,7 @@
 #include "scan_args.h"
 #include "scan_host.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@
 #include "pyfile.h"
 #include "pyfile_node.h"
 #include "scan_env.h"
+#include "scan_srctext.h"
+#include "strbuf.h"
 
 enum arg_how { ARG_ARGPARSE = 0, ARG_CLICK, ARG_DATACLASS, ARG_PYDANTIC, ARG_TYPEDDICT };
 
@@ -118,25 +121,11 @@ typedef struct srcv {
 	int fi, click;
 } srcv;
 
-/* The node's text, whitespace runs squashed to one space, at most cap-1. */
+/* The node's text, whitespace runs squashed to one space (none inside
+ * brackets' edges or before a comma), at most cap-1. */
 static void squash(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t o = 0;
-	int sp = 0;
-	for (uint32_t i = a; i < b && i < v->n && o + 2 < cap; i++) {
-		char c = v->src[i];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '[' && c != ')' && c != ']' &&
-		    c != ',')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
+	scan_squash_text(v->src, v->n, n, "([", ")],", out, cap);
 }
 
 static int text_is(const srcv *v, TSNode n, const char *s)
@@ -159,27 +148,12 @@ static int text_ends(const srcv *v, TSNode n, const char *suf)
 /* A plain string literal's content (no prefix, no interpolation); 1 if so. */
 static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	if (!is(n, "string"))
+	TSNode st;
+	uint32_t a, b;
+	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
-	uint32_t a = 0, b = 0, cnt = ts_node_child_count(n);
-	int have = 0;
-	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			uint32_t q = ts_node_start_byte(k);
-			if (q < v->n && v->src[q] != '\'' && v->src[q] != '"')
-				return 0;
-			a = ts_node_end_byte(k);
-			have |= 1;
-		} else if (!strcmp(t, "string_end")) {
-			b = ts_node_start_byte(k);
-			have |= 2;
-		} else if (!strcmp(t, "interpolation")) {
-			return 0;
-		}
-	}
-	if (have != 3 || b < a || b > v->n || b - a + 1 > cap)
+	uint32_t q = ts_node_start_byte(st); /* a prefix (f, b, r, u) is no plain literal */
+	if ((q < v->n && v->src[q] != '\'' && v->src[q] != '"') || b - a + 1 > cap)
 		return 0;
 	memcpy(out, v->src + a, b - a);
 	out[b - a] = '\0';
@@ -219,17 +193,13 @@ static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **typ
 	return NULL;
 }
 
+/* A new definition, not yet read anywhere; NULL (e->oom set) when memory
+ * ran out. */
 static arg_def *push_def(argctx *e)
 {
-	if (e->ndefs == e->cap) {
-		size_t nc = e->cap ? e->cap * 2 : 64;
-		arg_def *nd = realloc(e->defs, nc * sizeof(arg_def));
-		if (!nd) {
-			e->oom = 1;
-			return NULL;
-		}
-		e->defs = nd;
-		e->cap = nc;
+	if (array_grow(&e->defs, &e->cap, e->ndefs, sizeof(arg_def), 64)) {
+		e->oom = 1;
+		return NULL;
 	}
 	arg_def *d = &e->defs[e->ndefs++];
 	memset(d, 0, sizeof(*d));
@@ -239,17 +209,26 @@ static arg_def *push_def(argctx *e)
 	return d;
 }
 
+/* A new definition of the file v, defined how by the node at (a call, an
+ * assignment): where it stands and in which scope; NULL as push_def. */
+static arg_def *new_def(argctx *e, const srcv *v, enum arg_how how, TSNode at)
+{
+	arg_def *d = push_def(e);
+	if (!d)
+		return NULL;
+	d->how = how;
+	d->fi = v->fi;
+	d->at = ts_node_start_byte(at);
+	d->dline = (int)ts_node_start_point(at).row + 1;
+	d->scope = scan_innermost_scope(v->pf, d->at);
+	return d;
+}
+
 /* Fills the value span of d from node n (the default expression). */
 static void set_value(argctx *e, const srcv *v, arg_def *d, TSNode n)
 {
 	char buf[256];
-	TSPoint p = ts_node_start_point(n), q = ts_node_end_point(n);
-	d->start = ts_node_start_byte(n);
-	d->end = ts_node_end_byte(n);
-	d->line = (int)p.row + 1;
-	d->col = (int)p.column + 1;
-	d->end_line = (int)q.row + 1;
-	d->end_col = (int)q.column + 1;
+	pyfile_node_span(n, &d->line, &d->col, &d->end_line, &d->end_col, &d->start, &d->end);
 	squash(v, n, buf, sizeof(buf));
 	d->value = scan_host_str(e->s, buf);
 	const char *t;
@@ -338,11 +317,8 @@ static void accepted_of(argctx *e, const srcv *v, arg_def *d, TSNode choices)
 	TSNode found = {0};
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(root, i);
-		if (!is(st, "expression_statement") || !ts_node_named_child_count(st))
-			continue;
-		TSNode a = ts_node_named_child(st, 0);
-		if (!is(a, "assignment") || !text_is(v, field(a, "left"), name))
+		TSNode a = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
+		if (ts_node_is_null(a) || !text_is(v, field(a, "left"), name))
 			continue;
 		nbind++;
 		found = field(a, "right");
@@ -418,14 +394,9 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 		squash(v, action, act, sizeof(act));
 	if (!strcmp(act, "help") || !strcmp(act, "version"))
 		return;
-	arg_def *d = push_def(e);
+	arg_def *d = new_def(e, v, how, call);
 	if (!d)
 		return;
-	d->how = how;
-	d->fi = v->fi;
-	d->at = ts_node_start_byte(call);
-	d->dline = (int)ts_node_start_point(call).row + 1;
-	d->scope = scan_innermost_scope(v->pf, d->at);
 	d->name = scan_host_str(e->s, dn);
 	d->flag = scan_host_str(e->s, longf[0] ? longf : flag[0] ? flag : name);
 	int boolean = is_flag || slash || !strcmp(act, "store_true") ||
@@ -533,14 +504,9 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 	TSNode body = field(cls, "body");
 	uint32_t cnt = is(body, "block") ? ts_node_named_child_count(body) : 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(body, i);
-		if (!is(st, "expression_statement") || ts_node_named_child_count(st) != 1)
-			continue;
-		TSNode a = ts_node_named_child(st, 0);
-		if (!is(a, "assignment"))
-			continue;
-		TSNode l = field(a, "left"), r = field(a, "right"), t = field(a, "type");
-		if (!is(l, "identifier") || ts_node_is_null(t))
+		TSNode l, r, t;
+		TSNode a = pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t);
+		if (ts_node_is_null(a))
 			continue;
 		squash(v, t, buf, sizeof(buf));
 		if (!strncmp(buf, "ClassVar", 8) || strstr(buf, ".ClassVar") ||
@@ -578,14 +544,9 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 		}
 		if (ts_node_is_null(val) && how != ARG_TYPEDDICT)
 			continue; /* required: no value to tune */
-		arg_def *d = push_def(e);
+		arg_def *d = new_def(e, v, how, a);
 		if (!d)
 			return;
-		d->how = how;
-		d->fi = v->fi;
-		d->at = ts_node_start_byte(a);
-		d->dline = (int)ts_node_start_point(a).row + 1;
-		d->scope = scan_innermost_scope(v->pf, d->at);
 		squash(v, l, buf, sizeof(buf));
 		d->name = scan_host_str(e->s, buf);
 		d->flag = scan_host_str(e->s, cname);
@@ -697,18 +658,11 @@ scan_args_part *scan_args_collect(muh_surface *arena, const pyfile *pf, const ch
 	argctx e = {0};
 	e.s = arena;
 	walk_file(&e, 0, pf, src, n, tree);
-	if (e.oom || !e.ndefs) {
-		*oom |= e.oom;
-		free(e.defs);
-		return NULL;
-	}
-	scan_args_part *part = malloc(sizeof(*part));
+	scan_args_part *part = scan_host_part(&e, sizeof(*part), e.ndefs > 0, e.oom, oom);
 	if (!part) {
-		*oom = 1;
 		free(e.defs);
 		return NULL;
 	}
-	part->e = e;
 	part->e.s = NULL;
 	return part;
 }
@@ -1324,6 +1278,27 @@ static void add_step(argctx *e, steps *s, int fi, int line, const char *note)
 	s->n++;
 }
 
+/* A definition read only by readers of one class, d->cls (unknown,
+ * platform, test, unreachable): its verdict (scan_env's for the class),
+ * why, and the read's step. */
+static void read_only_by_class(argctx *e, steps *st, const arg_def *d, enum scan_verdict *v,
+                               const char **why)
+{
+	static const struct {
+		const char *why, *note; /* note: printf format of the name */
+	} by_class[SCAN_ENV_R_NONE] = {
+	    [SCAN_ENV_R_UNKNOWN] = {"read only in functions nothing names statically",
+	                            "%s read here"},
+	    [SCAN_ENV_R_PLATFORM] = {"read only in another platform's modules", "%s read here"},
+	    [SCAN_ENV_R_TEST] = {"read only from tests", "%s read here (a test)"},
+	    [SCAN_ENV_R_UNREACH] = {"read only on unreachable paths",
+	                            "%s read here, after a return or under a false `if`"},
+	};
+	*v = scan_env_class_verdict(d->cls);
+	*why = by_class[d->cls].why;
+	add_step(e, st, d->rfi, d->rline, scan_host_fmt(e->s, by_class[d->cls].note, d->name));
+}
+
 static const char *def_note(argctx *e, const arg_def *d)
 {
 	char buf[900];
@@ -1464,22 +1439,21 @@ static int cmp_cinfo(const void *a, const void *b)
 	return strcmp(((const cinfo *)a)->name, ((const cinfo *)b)->name);
 }
 
+/* Marks opaque the schema classes of file fi (pf) whose body holds byte:
+ * `cls` used there is the class itself. */
+static void classes_around_opaque(argctx *e, int fi, const pyfile *pf, uint32_t byte)
+{
+	for (size_t k = 0; k < e->nclasses; k++) {
+		cinfo *c = &e->classes[k];
+		if (c->fi == fi && byte >= pf->scopes[c->sc].start && byte < pf->scopes[c->sc].end)
+			c->opaque = 1;
+	}
+}
+
 /* The classes named name: [*lo, *lo + returned count). */
 static size_t classes_named(const argctx *e, const char *name, size_t *lo)
 {
-	size_t l = 0, h = e->nclasses;
-	while (l < h) {
-		size_t m = (l + h) / 2;
-		if (strcmp(e->classes[m].name, name) < 0)
-			l = m + 1;
-		else
-			h = m;
-	}
-	size_t k = l;
-	while (k < e->nclasses && !strcmp(e->classes[k].name, name))
-		k++;
-	*lo = l;
-	return k - l;
+	return scan_host_named(e->classes, e->nclasses, sizeof(cinfo), name, lo);
 }
 
 /* One pass over the tree for every schema class with a defaulted field:
@@ -1527,12 +1501,7 @@ static int constructions_of(argctx *e)
 			if (!(r->flags & PF_R_ATTR) || !r->obj)
 				continue;
 			if (!strcmp(r->obj, "cls")) { /* cls.x inside the class */
-				for (size_t k = 0; k < e->nclasses; k++) {
-					cinfo *c = &e->classes[k];
-					if (c->fi == fi && r->byte >= pf->scopes[c->sc].start &&
-					    r->byte < pf->scopes[c->sc].end)
-						c->opaque = 1;
-				}
+				classes_around_opaque(e, fi, pf, r->byte);
 				continue;
 			}
 			n = classes_named(e, r->obj, &lo);
@@ -1548,12 +1517,7 @@ static int constructions_of(argctx *e)
 					for (size_t k = lo; k < lo + n; k++)
 						e->classes[k].opaque = 1;
 			if (!strcmp(c->fname, "cls") && !c->obj) {
-				for (size_t k = 0; k < e->nclasses; k++) {
-					cinfo *ci = &e->classes[k];
-					if (ci->fi == fi && c->byte >= pf->scopes[ci->sc].start &&
-					    c->byte < pf->scopes[ci->sc].end)
-						ci->opaque = 1;
-				}
+				classes_around_opaque(e, fi, pf, c->byte);
 				continue;
 			}
 			if (!(n = classes_named(e, c->fname, &lo)))
@@ -1717,19 +1681,12 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 				                  fk->name, fk->why);
 				st.n++;
 			}
-		} else if (d->cls == SCAN_ENV_R_UNKNOWN) {
-			v = SCAN_UNKNOWN;
-			why = "read only in functions nothing names statically";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here", d->name));
-		} else if (d->cls == SCAN_ENV_R_PLATFORM) {
-			v = SCAN_PLATFORM;
-			why = "read only in another platform's modules";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here", d->name));
+		} else if (d->cls == SCAN_ENV_R_UNKNOWN || d->cls == SCAN_ENV_R_PLATFORM) {
+			read_only_by_class(e, &st, d, &v, &why);
 		} else if ((d->how > ARG_CLICK && (dl = self_dyn(pf, d->scope, &dwhat)) > 0 &&
 		            (dfi = d->fi) >= 0) ||
-		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >= 0) {
+		           (dfi = dyn_site(e, d->fi, d->how <= ARG_CLICK ? 1 : 3, &dl, &dwhat)) >=
+		               0) {
 			v = SCAN_UNKNOWN;
 			const char *r, *m;
 			int t;
@@ -1741,18 +1698,8 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			add_step(
 			    e, &st, dfi, dl,
 			    scan_host_fmt(s, "%s: every field could be read from here", dwhat));
-		} else if (d->cls == SCAN_ENV_R_TEST) {
-			v = SCAN_DEAD;
-			why = "read only from tests";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s, "%s read here (a test)", d->name));
-		} else if (d->cls == SCAN_ENV_R_UNREACH) {
-			v = SCAN_DEAD;
-			why = "read only on unreachable paths";
-			add_step(e, &st, d->rfi, d->rline,
-			         scan_host_fmt(s,
-			                       "%s read here, after a return or under a false `if`",
-			                       d->name));
+		} else if (d->cls == SCAN_ENV_R_TEST || d->cls == SCAN_ENV_R_UNREACH) {
+			read_only_by_class(e, &st, d, &v, &why);
 		} else {
 			v = SCAN_DEAD;
 			why = scan_host_fmt(s, "defined at %s:%d, read nowhere in the tree", rel,
@@ -1824,13 +1771,9 @@ int scan_args_resolve(muh_surface *s)
 	 * --with-tests), in file order */
 	for (int fi = 0; fi < nf && !e.oom; fi++) {
 		const scan_args_part *p = scan_host_args_part(s, fi);
-		for (size_t i = 0; p && i < p->e.ndefs && !e.oom; i++) {
-			arg_def *d = push_def(&e);
-			if (d) {
-				*d = p->e.defs[i];
-				d->fi = fi;
-			}
-		}
+		if (p && scan_host_append(&e.defs, &e.ndefs, &e.cap, p->e.defs, p->e.ndefs,
+		                          sizeof(arg_def), offsetof(arg_def, fi), fi))
+			e.oom = 1;
 	}
 	if (!e.ndefs || e.oom) {
 		free(e.defs);

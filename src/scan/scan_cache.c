@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,61 +180,152 @@ static cJSON *jstr(const char *s)
 	return s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-static cJSON *knob_json(const muh_knob *k)
+/* ---- the stored shape: one table a row, read and written by it ----------------- */
+
+/* What one item of a stored row holds: a field of the struct at off. The
+ * knob's own items (an id, a hash, a verdict, three arrays) are its row's
+ * alone. */
+enum cache_item {
+	CI_STR,     /* const char *: a string or null */
+	CI_INT,     /* int: a number */
+	CI_U32,     /* uint32_t: a number */
+	CI_ID,      /* the knob's id: a string */
+	CI_HASH,    /* uint64_t: 16 hex digits */
+	CI_VERDICT, /* enum scan_verdict: a number */
+	CI_UNSAFE,  /* the knob's unsafe values: an array of strings */
+	CI_ROWS     /* a pointer to structs (their count at noff): an array of rows */
+};
+
+typedef struct cache_field {
+	enum cache_item item;
+	size_t off;
+	size_t noff;                   /* CI_ROWS: the offset of the int count */
+	const struct cache_rows *rows; /* CI_ROWS: their layout */
+} cache_field;
+
+/* The layout of the rows a CI_ROWS item holds: structs of size bytes. */
+typedef struct cache_rows {
+	const struct cache_field *f;
+	size_t nf, size;
+} cache_rows;
+
+static const cache_rows step_rows, alt_rows;
+
+#define KF(item, field)                                                                            \
+	{                                                                                          \
+		item, offsetof(muh_knob, field), 0, NULL                                           \
+	}
+#define KR(field, count, rows)                                                                     \
+	{                                                                                          \
+		CI_ROWS, offsetof(muh_knob, field), offsetof(muh_knob, count), rows                \
+	}
+/* A knob: 25 items, in this order (valid() checks the count and arrays). */
+static const cache_field knob_row[] = {
+    KF(CI_ID, id),
+    KF(CI_STR, file),
+    KF(CI_STR, name),
+    KF(CI_STR, kind),
+    KF(CI_STR, scope),
+    KF(CI_INT, line),
+    KF(CI_INT, col),
+    KF(CI_INT, end_line),
+    KF(CI_INT, end_col),
+    KF(CI_U32, start),
+    KF(CI_U32, end),
+    KF(CI_STR, value),
+    KF(CI_STR, eval),
+    KF(CI_STR, feeds),
+    KF(CI_HASH, file_hash),
+    KF(CI_VERDICT, verdict),
+    KF(CI_STR, why),
+    KF(CI_UNSAFE, unsafe_values),
+    KR(evidence, nevidence, &step_rows),
+    KR(alts, nalts, &alt_rows),
+    /* 20..24: where it is overwritten; a config_lookup's glob, folder, count */
+    KF(CI_STR, overwritten_file),
+    KF(CI_INT, overwritten_line),
+    KF(CI_STR, lookup_glob),
+    KF(CI_STR, lookup_dir),
+    KF(CI_INT, lookup_files),
+};
+#undef KF
+#undef KR
+
+/* A step of evidence: 3 items; an alternative: 5. */
+static const cache_field step_row[] = {{CI_STR, offsetof(scan_step, file), 0, NULL},
+                                       {CI_INT, offsetof(scan_step, line), 0, NULL},
+                                       {CI_STR, offsetof(scan_step, note), 0, NULL}};
+static const cache_field alt_row[] = {{CI_STR, offsetof(scan_alt, text), 0, NULL},
+                                      {CI_STR, offsetof(scan_alt, eval), 0, NULL},
+                                      {CI_U32, offsetof(scan_alt, start), 0, NULL},
+                                      {CI_U32, offsetof(scan_alt, end), 0, NULL},
+                                      {CI_INT, offsetof(scan_alt, line), 0, NULL}};
+#define NROW(t) (sizeof(t) / sizeof((t)[0]))
+static const cache_rows step_rows = {step_row, NROW(step_row), sizeof(scan_step)};
+static const cache_rows alt_rows = {alt_row, NROW(alt_row), sizeof(scan_alt)};
+
+static cJSON *rows_json(const void *rows, int n, const cache_rows *r);
+
+/* The stored row (a JSON array) of the struct at p laid out by table f. */
+static cJSON *row_json(const void *p, const cache_field *f, size_t nf)
 {
 	cJSON *a = cJSON_CreateArray();
-	char hash[24];
-	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)k->file_hash);
-	cJSON *items[] = {jstr(k->id),
-	                  jstr(k->file),
-	                  jstr(k->name),
-	                  jstr(k->kind),
-	                  jstr(k->scope),
-	                  cJSON_CreateNumber(k->line),
-	                  cJSON_CreateNumber(k->col),
-	                  cJSON_CreateNumber(k->end_line),
-	                  cJSON_CreateNumber(k->end_col),
-	                  cJSON_CreateNumber(k->start),
-	                  cJSON_CreateNumber(k->end),
-	                  jstr(k->value),
-	                  jstr(k->eval),
-	                  jstr(k->feeds),
-	                  cJSON_CreateString(hash),
-	                  cJSON_CreateNumber(k->verdict),
-	                  jstr(k->why)};
-	for (size_t i = 0; i < sizeof(items) / sizeof(*items); i++)
-		cJSON_AddItemToArray(a, items[i]);
-	cJSON *u = cJSON_CreateArray();
-	for (int i = 0; i < k->nunsafe; i++)
-		cJSON_AddItemToArray(u, jstr(k->unsafe_values[i]));
-	cJSON_AddItemToArray(a, u);
-	cJSON *ev = cJSON_CreateArray();
-	for (int i = 0; i < k->nevidence; i++) {
-		cJSON *st = cJSON_CreateArray();
-		cJSON_AddItemToArray(st, jstr(k->evidence[i].file));
-		cJSON_AddItemToArray(st, cJSON_CreateNumber(k->evidence[i].line));
-		cJSON_AddItemToArray(st, jstr(k->evidence[i].note));
-		cJSON_AddItemToArray(ev, st);
+	const muh_knob *k = p; /* the knob's own items are read only from a knob */
+	for (size_t i = 0; i < nf; i++) {
+		const char *at = (const char *)p + f[i].off;
+		cJSON *x = NULL;
+		switch (f[i].item) {
+		case CI_STR:
+			x = jstr(*(const char *const *)at);
+			break;
+		case CI_INT:
+			x = cJSON_CreateNumber(*(const int *)at);
+			break;
+		case CI_U32:
+			x = cJSON_CreateNumber(*(const uint32_t *)at);
+			break;
+		case CI_ID:
+			x = jstr(k->id);
+			break;
+		case CI_HASH: {
+			char hash[24];
+			snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)k->file_hash);
+			x = cJSON_CreateString(hash);
+			break;
+		}
+		case CI_VERDICT:
+			x = cJSON_CreateNumber(k->verdict);
+			break;
+		case CI_UNSAFE:
+			x = cJSON_CreateArray();
+			for (int j = 0; j < k->nunsafe; j++)
+				cJSON_AddItemToArray(x, jstr(k->unsafe_values[j]));
+			break;
+		case CI_ROWS: {
+			const void *rows;
+			memcpy(&rows, at, sizeof(rows));
+			x = rows_json(rows, *(const int *)((const char *)p + f[i].noff), f[i].rows);
+			break;
+		}
+		}
+		cJSON_AddItemToArray(a, x);
 	}
-	cJSON_AddItemToArray(a, ev);
-	cJSON *alts = cJSON_CreateArray();
-	for (int i = 0; i < k->nalts; i++) {
-		cJSON *x = cJSON_CreateArray();
-		cJSON_AddItemToArray(x, jstr(k->alts[i].text));
-		cJSON_AddItemToArray(x, jstr(k->alts[i].eval));
-		cJSON_AddItemToArray(x, cJSON_CreateNumber(k->alts[i].start));
-		cJSON_AddItemToArray(x, cJSON_CreateNumber(k->alts[i].end));
-		cJSON_AddItemToArray(x, cJSON_CreateNumber(k->alts[i].line));
-		cJSON_AddItemToArray(alts, x);
-	}
-	cJSON_AddItemToArray(a, alts);
-	/* 20..24: where it is overwritten; a config_lookup's glob, folder, count */
-	cJSON_AddItemToArray(a, jstr(k->overwritten_file));
-	cJSON_AddItemToArray(a, cJSON_CreateNumber(k->overwritten_line));
-	cJSON_AddItemToArray(a, jstr(k->lookup_glob));
-	cJSON_AddItemToArray(a, jstr(k->lookup_dir));
-	cJSON_AddItemToArray(a, cJSON_CreateNumber(k->lookup_files));
 	return a;
+}
+
+/* The array of the stored rows of the n structs at rows, laid out by r. */
+static cJSON *rows_json(const void *rows, int n, const cache_rows *r)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(
+		    a, row_json((const char *)rows + (size_t)i * r->size, r->f, r->nf));
+	return a;
+}
+
+static cJSON *knob_json(const muh_knob *k)
+{
+	return row_json(k, knob_row, NROW(knob_row));
 }
 
 static char *surface_json(const muh_surface *s)
@@ -316,75 +408,96 @@ static int valid(const cJSON *root)
 	return 1;
 }
 
+static int rows_load(muh_surface *s, const cJSON *arr, const cache_rows *r, const void **rows,
+                     int *n, int *ok);
+
+/* Reads the stored row a into the struct at p laid out by table f; a wrong
+ * item clears *ok. 0, or -1 when memory ran out. */
+static int row_load(muh_surface *s, void *p, const cJSON *a, const cache_field *f, size_t nf,
+                    int *ok)
+{
+	muh_knob *k = p; /* the knob's own items are written only into a knob */
+	for (size_t i = 0; i < nf; i++) {
+		char *at = (char *)p + f[i].off;
+		int ix = (int)i;
+		switch (f[i].item) {
+		case CI_STR:
+			*(const char **)at = gstr(s, a, ix, ok);
+			break;
+		case CI_INT:
+			*(int *)at = (int)gnum(a, ix, ok);
+			break;
+		case CI_U32:
+			*(uint32_t *)at = (uint32_t)gnum(a, ix, ok);
+			break;
+		case CI_ID: /* valid() saw a string shorter than the id */
+			snprintf(k->id, sizeof(k->id), "%s",
+			         cJSON_GetArrayItem(a, ix)->valuestring);
+			break;
+		case CI_HASH: {
+			const char *h = gstr(s, a, ix, ok);
+			k->file_hash = h ? strtoull(h, NULL, 16) : 0;
+			break;
+		}
+		case CI_VERDICT:
+			k->verdict = (enum scan_verdict)(int)gnum(a, ix, ok);
+			break;
+		case CI_UNSAFE: {
+			const cJSON *u = cJSON_GetArrayItem(a, ix);
+			int nu = cJSON_GetArraySize(u);
+			if (!nu)
+				break;
+			const char **uv = scan_host_alloc(s, sizeof(char *) * (size_t)nu);
+			if (!uv)
+				return -1;
+			for (int j = 0; j < nu; j++)
+				uv[j] = gstr(s, u, j, ok);
+			k->unsafe_values = uv;
+			k->nunsafe = nu;
+			break;
+		}
+		case CI_ROWS: {
+			const void *rows = NULL;
+			if (rows_load(s, cJSON_GetArrayItem(a, ix), f[i].rows, &rows,
+			              (int *)((char *)p + f[i].noff), ok))
+				return -1;
+			memcpy(at, &rows, sizeof(rows));
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+/* Reads the stored rows of arr into structs of size bytes in the arena:
+ * *rows and *n (untouched when there are none: *rows stays NULL for a
+ * caller that set it so). 0, or -1 when memory ran out. */
+static int rows_load(muh_surface *s, const cJSON *arr, const cache_rows *r, const void **rows,
+                     int *n, int *ok)
+{
+	int cnt = cJSON_GetArraySize(arr);
+	if (!cnt)
+		return 0;
+	char *x = scan_host_alloc(s, r->size * (size_t)cnt);
+	if (!x)
+		return -1;
+	for (int i = 0; i < cnt; i++)
+		if (row_load(s, x + (size_t)i * r->size, cJSON_GetArrayItem(arr, i), r->f, r->nf,
+		             ok))
+			return -1;
+	*rows = x;
+	*n = cnt;
+	return 0;
+}
+
 static int load_knob(muh_surface *s, const cJSON *a)
 {
 	int ok = 1;
 	muh_knob *k = scan_host_push_knob(s);
 	if (!k)
 		return -1;
-	snprintf(k->id, sizeof(k->id), "%s", cJSON_GetArrayItem(a, 0)->valuestring);
-	k->file = gstr(s, a, 1, &ok);
-	k->name = gstr(s, a, 2, &ok);
-	k->kind = gstr(s, a, 3, &ok);
-	k->scope = gstr(s, a, 4, &ok);
-	k->line = (int)gnum(a, 5, &ok);
-	k->col = (int)gnum(a, 6, &ok);
-	k->end_line = (int)gnum(a, 7, &ok);
-	k->end_col = (int)gnum(a, 8, &ok);
-	k->start = (uint32_t)gnum(a, 9, &ok);
-	k->end = (uint32_t)gnum(a, 10, &ok);
-	k->value = gstr(s, a, 11, &ok);
-	k->eval = gstr(s, a, 12, &ok);
-	k->feeds = gstr(s, a, 13, &ok);
-	const char *h = gstr(s, a, 14, &ok);
-	k->file_hash = h ? strtoull(h, NULL, 16) : 0;
-	k->verdict = (enum scan_verdict)(int)gnum(a, 15, &ok);
-	k->why = gstr(s, a, 16, &ok);
-	const cJSON *u = cJSON_GetArrayItem(a, 17), *ev = cJSON_GetArrayItem(a, 18),
-	            *al = cJSON_GetArrayItem(a, 19);
-	int nu = cJSON_GetArraySize(u), ne = cJSON_GetArraySize(ev), na = cJSON_GetArraySize(al);
-	if (nu) {
-		const char **uv = scan_host_alloc(s, sizeof(char *) * (size_t)nu);
-		if (!uv)
-			return -1;
-		for (int i = 0; i < nu; i++)
-			uv[i] = gstr(s, u, i, &ok);
-		k->unsafe_values = uv;
-		k->nunsafe = nu;
-	}
-	if (ne) {
-		scan_step *st = scan_host_alloc(s, sizeof(scan_step) * (size_t)ne);
-		if (!st)
-			return -1;
-		for (int i = 0; i < ne; i++) {
-			const cJSON *x = cJSON_GetArrayItem(ev, i);
-			st[i].file = gstr(s, x, 0, &ok);
-			st[i].line = (int)gnum(x, 1, &ok);
-			st[i].note = gstr(s, x, 2, &ok);
-		}
-		k->evidence = st;
-		k->nevidence = ne;
-	}
-	if (na) {
-		scan_alt *alts = scan_host_alloc(s, sizeof(scan_alt) * (size_t)na);
-		if (!alts)
-			return -1;
-		for (int i = 0; i < na; i++) {
-			const cJSON *x = cJSON_GetArrayItem(al, i);
-			alts[i].text = gstr(s, x, 0, &ok);
-			alts[i].eval = gstr(s, x, 1, &ok);
-			alts[i].start = (uint32_t)gnum(x, 2, &ok);
-			alts[i].end = (uint32_t)gnum(x, 3, &ok);
-			alts[i].line = (int)gnum(x, 4, &ok);
-		}
-		k->alts = alts;
-		k->nalts = na;
-	}
-	k->overwritten_file = gstr(s, a, 20, &ok);
-	k->overwritten_line = (int)gnum(a, 21, &ok);
-	k->lookup_glob = gstr(s, a, 22, &ok);
-	k->lookup_dir = gstr(s, a, 23, &ok);
-	k->lookup_files = (int)gnum(a, 24, &ok);
+	if (row_load(s, k, a, knob_row, NROW(knob_row), &ok))
+		return -1;
 	if (!k->file || !k->name || !k->kind || !k->scope)
 		ok = 0;
 	if (!k->value)

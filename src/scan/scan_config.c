@@ -23,17 +23,18 @@
 #include <unistd.h>
 
 #include "muh/deploy.h"
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "pyfile.h"
 #include "scan_args.h"
 #include "scan_cache.h"
 #include "scan_env.h"
 #include "scan_flow.h"
+#include "scan_int.h"
 #include "scan_launch.h"
 #include "scan_vendor.h"
 #include "strbuf.h"
 #include "textcut.h"
-#include "scan_int.h"
 
 /* The file name of JSON config file jr (tree-relative) when a lookup of
  * glob in folder dir (dl bytes, a prefix of the path) loads it: at or below
@@ -63,7 +64,7 @@ static const char *json_device(muh_surface *s, const char *base)
 	const char *dot = strstr(p, ".json");
 	if (dot && (size_t)(dot - p) < n)
 		n = (size_t)(dot - p);
-	return n ? scan_sa_fmt(s, "%.*s", (int)n, p) : NULL;
+	return n ? scan_host_fmt(s, "%.*s", (int)n, p) : NULL;
 }
 
 /* Lower-case, spaces and dashes as '_' (vLLM writes device names so). */
@@ -122,6 +123,17 @@ static int writes_only(const pyfile *pf, int sc)
  * file matches. Each JSON file at or below the module's folder that matches
  * the pattern is a json_config knob with the lookup's verdict; a file named
  * for a device is platform unless it matches --device. */
+/* A knob of kind named name in a file that is not Python (a JSON config, a
+ * deployment file): no scope. */
+static pf_knob file_knob(int kind, const char *name)
+{
+	pf_knob k = {0};
+	k.kind = kind;
+	k.name = name;
+	k.scope = -1;
+	return k;
+}
+
 void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 {
 	for (int fi = 0; fi < s->nfiles; fi++) {
@@ -150,7 +162,8 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				lwhy = f->plat_why;
 			} else if (dr) {
 				lv = SCAN_DEAD;
-				lwhy = scan_sa_fmt(s, "the lookup is on an unreachable path: %s", dr->note);
+				lwhy = scan_host_fmt(s, "the lookup is on an unreachable path: %s",
+				                     dr->note);
 				scan_kb_step(b, fi, dr->line, "%s", dr->note);
 			} else if (pr) {
 				lv = SCAN_PLATFORM;
@@ -161,23 +174,27 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				enum reach r = scan_scope_reach(s, fi, pj->scope, &ef, &el);
 				if (r == R_NONE && !scan_maybe_called_from_outside(s, fi, top)) {
 					lv = SCAN_DEAD;
-					lwhy = scan_sa_fmt(s, "no call in the tree: nothing calls %s, so no file "
-					                 "is looked up",
-					                   pf->scopes[top].qual);
+					lwhy = scan_host_fmt(
+					    s,
+					    "no call in the tree: nothing calls %s, so no file "
+					    "is looked up",
+					    pf->scopes[top].qual);
 					scan_kb_step(b, fi, pf->scopes[top].line,
 					             "nothing in the tree calls or names %s (no call in the tree)",
 					             pf->scopes[top].qual);
 				} else if (r == R_LIVE || r == R_BUSY) {
 					lv = SCAN_LIVE;
-					lwhy = scan_sa_fmt(s, "looked up by name pattern built in %s",
-					                   scan_scope_qual(pf, pj->scope));
+					lwhy = scan_host_fmt(
+					    s, "looked up by name pattern built in %s",
+					    scan_scope_qual(pf, pj->scope));
 					scan_call_chain(b, fi, pj->scope, 6);
 				} else {
 					lv = scan_verdict_from(b, r, ef, el, scan_scope_qual(pf, top), &lwhy);
 					if (r == R_NONE) {
 						lv = SCAN_UNKNOWN;
-						lwhy = scan_sa_fmt(s, "%s is never referenced by name (--library)",
-						                   pf->scopes[top].qual);
+						lwhy = scan_host_fmt(
+						    s, "%s is never referenced by name (--library)",
+						    pf->scopes[top].qual);
 					}
 				}
 			} else {
@@ -196,17 +213,20 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				if (fr.fate == SCAN_FLOW_DISCARDED && lv == SCAN_LIVE) {
 					scan_flow_steps(b, &fr);
 					lv = SCAN_DEAD;
-					lwhy = scan_sa_fmt(s, "the loaded config never reaches a launch: %s "
-					                 "(%s:%d)",
-					                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
-					                   s->files[fr.kill_file].rel, fr.kill_line);
+					lwhy = scan_host_fmt(
+					    s,
+					    "the loaded config never reaches a launch: %s "
+					    "(%s:%d)",
+					    fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+					    s->files[fr.kill_file].rel, fr.kill_line);
 				} else if (fr.fate == SCAN_FLOW_REACHES) {
 					const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 					if (lv != SCAN_LIVE)
 						b->steps.n = first; /* the reachability rule's steps */
 					scan_flow_steps(b, &fr);
-					lwhy = scan_sa_fmt(s, "the loaded config reaches a launch: %s (%s:%d)",
-					                   last->note, s->files[last->file].rel, last->line);
+					lwhy = scan_host_fmt(
+					    s, "the loaded config reaches a launch: %s (%s:%d)",
+					    last->note, s->files[last->file].rel, last->line);
 					lv = SCAN_LIVE;
 				}
 			}
@@ -226,7 +246,7 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 					continue;
 				nmatch++;
 				if (!match_dir)
-					match_dir = scan_sa_fmt(s, "%.*s", (int)(base - jr), jr);
+					match_dir = scan_host_fmt(s, "%.*s", (int)(base - jr), jr);
 			}
 			/* the lookup site */
 			pf_knob lk = {0};
@@ -259,54 +279,59 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01config_lookup", f->rel,
 				         lo->scope, pj->glob);
-				const char *kk = scan_sa_str(s, key);
-				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-				int n = slot ? ++*slot : 0;
-				scan_knob_id(s, f->rel, lo->scope, pj->glob, "config_lookup", n, lo->id);
+				scan_knob_id_counted(s, occ, key, f->rel, lo->scope, pj->glob,
+				                     "config_lookup", lo->id);
 			}
 			for (int i = 0; i < s->njsons; i++) {
 				const char *jr = s->jsons[i];
 				const char *base = json_glob_match(jr, dir, dl, pj->glob);
 				if (!base)
 					continue;
-				pf_knob k = {0};
-				k.kind = PF_K_JSON_CONFIG;
-				k.name = base;
-				k.scope = -1;
+				pf_knob k = file_knob(PF_K_JSON_CONFIG, base);
 				k.line = 1;
 				k.col = 1;
 				k.end_line = 1;
 				k.end_col = 1;
-				k.text = scan_sa_fmt(s, "file matching %s", pj->glob);
+				k.text = scan_host_fmt(s, "file matching %s", pj->glob);
 				for (size_t q = 0; saved && q < mark; q++) {
 					scan_step *st = scan_vec_push(&b->steps);
 					if (st)
 						*st = saved[q];
 				}
 				enum scan_verdict v = lv;
-				const char *why = lv == SCAN_LIVE
-				                      ? scan_sa_fmt(s, "loaded by name pattern built in %s",
-				                                    scan_scope_qual(pf, pj->scope))
-				                      : lwhy;
+				const char *why =
+				    lv == SCAN_LIVE
+				        ? scan_host_fmt(s, "loaded by name pattern built in %s",
+				                        scan_scope_qual(pf, pj->scope))
+				        : lwhy;
 				const char *dev = json_device(s, base);
 				if (dev && v == SCAN_LIVE) {
 					if (!s->opt.device) {
 						v = SCAN_PLATFORM;
-						why = scan_sa_fmt(s, "tuned for device %s (muh scan --device NAME "
-						                "decides)",
-						                  dev);
+						why = scan_host_fmt(
+						    s,
+						    "tuned for device %s (muh scan --device NAME "
+						    "decides)",
+						    dev);
 						scan_step_file(b, jr, 1, why);
 					} else if (device_matches(dev, s->opt.device)) {
-						why = scan_sa_fmt(s, "for device %s, which is --device %s; loaded "
-						                "by name pattern built in %s",
-						                  dev, s->opt.device, scan_scope_qual(pf, pj->scope));
-						scan_step_file(b, jr, 1,
-						               scan_sa_fmt(s, "named for device %s: matches --device %s",
-						                 dev, s->opt.device));
+						why = scan_host_fmt(
+						    s,
+						    "for device %s, which is --device %s; loaded "
+						    "by name pattern built in %s",
+						    dev, s->opt.device,
+						    scan_scope_qual(pf, pj->scope));
+						scan_step_file(
+						    b, jr, 1,
+						    scan_host_fmt(
+						        s,
+						        "named for device %s: matches --device %s",
+						        dev, s->opt.device));
 					} else {
 						v = SCAN_PLATFORM;
-						why = scan_sa_fmt(s, "tuned for device %s, not --device %s", dev,
-						                  s->opt.device);
+						why = scan_host_fmt(
+						    s, "tuned for device %s, not --device %s", dev,
+						    s->opt.device);
 						scan_step_file(b, jr, 1, why);
 					}
 				}
@@ -316,10 +341,8 @@ void scan_json_knobs(muh_surface *s, kb *b, smap *occ)
 				o->scope = scan_scope_qual(pf, pj->scope);
 				char key[1200];
 				snprintf(key, sizeof(key), "%s\x01%s\x01json_config", jr, base);
-				const char *kk = scan_sa_str(s, key);
-				int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-				int n = slot ? ++*slot : 0;
-				scan_knob_id(s, jr, "<file>", base, "json_config", n, o->id);
+				scan_knob_id_counted(s, occ, key, jr, "<file>", base, "json_config",
+				                     o->id);
 			}
 		}
 	}
@@ -443,7 +466,7 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 		char path[8192];
 		snprintf(path, sizeof(path), "%s/%s", s->root, rel);
 		size_t n;
-		char *text = scan_read_file(path, &n);
+		char *text = file_read(path, &n);
 		if (!text)
 			continue;
 		size_t lead = strspn(text, " \t\r\n");
@@ -470,13 +493,10 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			const deploy_arg *a = &df->args[ai];
 			int env = a->kind == DEPLOY_ENV, neg = a->kind == DEPLOY_NEG;
 			const char *name =
-			    neg ? scan_sa_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
+			    neg ? scan_host_fmt(s, "no_%s", a->name) : scan_sa_str(s, a->name);
 			if (!name)
 				break;
-			pf_knob k = {0};
-			k.kind = PF_K_ENGINE_ARG;
-			k.name = name;
-			k.scope = -1;
+			pf_knob k = file_knob(PF_K_ENGINE_ARG, name);
 			size_t vs = a->val_start, ve = a->val_end;
 			if (vs == (size_t)-1 || ve < vs || ve > n)
 				vs = ve = a->tok_start; /* no plain span: deploy_set still edits it */
@@ -494,26 +514,30 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			enum scan_verdict v = SCAN_UNKNOWN;
 			const char *why;
 			if (env) {
-				scan_step_file(b, rel, a->line,
-				               scan_sa_fmt(s, "deployment file sets the environment variable %s",
-				                 a->name));
+				scan_step_file(
+				    b, rel, a->line,
+				    scan_host_fmt(
+				        s, "deployment file sets the environment variable %s",
+				        a->name));
 				why = deploy_env_why;
 			} else {
 				scan_step_file(b, rel, a->line,
-				               scan_sa_fmt(s, "deployment command line sets %s (%s)", a->flag,
-				                 a->name));
-				why = scan_sa_fmt(s, "no engine-argument field named %s in this tree",
-				                  a->name);
+				               scan_host_fmt(s,
+				                             "deployment command line sets %s (%s)",
+				                             a->flag, a->name));
+				why = scan_host_fmt(
+				    s, "no engine-argument field named %s in this tree", a->name);
 				const muh_knob *o = scan_engine_field(s, a->name);
 				if (o) {
-					scan_step_file(b, o->file, o->line,
-					               scan_sa_fmt(s, "engine argument %s.%s%s (verdict %s)",
-					                 o->scope, o->name,
-					                 neg ? ", negated by --no-" : "",
-					                 scan_verdict_name(o->verdict)));
+					scan_step_file(
+					    b, o->file, o->line,
+					    scan_host_fmt(s, "engine argument %s.%s%s (verdict %s)",
+					                  o->scope, o->name,
+					                  neg ? ", negated by --no-" : "",
+					                  scan_verdict_name(o->verdict)));
 					v = o->verdict;
-					why = scan_sa_fmt(s, "%s %s.%s", neg ? "negates" : "sets", o->scope,
-					                  o->name);
+					why = scan_host_fmt(s, "%s %s.%s", neg ? "negates" : "sets",
+					                    o->scope, o->name);
 					/* a field with unsafe values: this file's value decides */
 					int un = 0, known = 1;
 					for (int q = 0; v == SCAN_UNSAFE && q < o->nunsafe && !un; q++) {
@@ -523,12 +547,15 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 					}
 					if (v == SCAN_UNSAFE && !un && known && !neg && a->value) {
 						v = SCAN_LIVE;
-						scan_step_file(b, rel, a->line,
-						               scan_sa_fmt(s, "%s is outside the unsafe values (%s)",
-						                 a->value, o->unsafe_values[0]));
+						scan_step_file(
+						    b, rel, a->line,
+						    scan_host_fmt(
+						        s, "%s is outside the unsafe values (%s)",
+						        a->value, o->unsafe_values[0]));
 					} else if (v == SCAN_UNSAFE && un)
-						why = scan_sa_fmt(s, "sets %s.%s to %s, an unsafe value (%s)",
-						                  o->scope, o->name, a->value, o->why);
+						why = scan_host_fmt(
+						    s, "sets %s.%s to %s, an unsafe value (%s)",
+						    o->scope, o->name, a->value, o->why);
 				}
 				/* the tree's own parser: a launch blocker, a value no
 				 * registry accepts (src/scan/scan_launch.c) */
@@ -552,10 +579,8 @@ void scan_yaml_knobs(muh_surface *s, kb *b, smap *occ)
 			o->file_hash = hash;
 			char key[1200];
 			snprintf(key, sizeof(key), "%s\x01%s\x01engine_arg", rel, name);
-			const char *kk = scan_sa_str(s, key);
-			int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-			int cnt = slot ? ++*slot : 0;
-			scan_knob_id(s, rel, "<deployment>", name, "engine_arg", cnt, o->id);
+			scan_knob_id_counted(s, occ, key, rel, "<deployment>", name, "engine_arg",
+			                     o->id);
 		}
 		deploy_free(df);
 		free(text);

@@ -39,11 +39,14 @@
  * module's declaration of a registry variable.
  */
 #include "scan_env.h"
-#include "scan_host.h"
 #include "pyfile_node.h"
+#include "scan_host.h"
+#include "scan_srctext.h"
+#include "strbuf.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,18 +103,18 @@ typedef struct envctx {
 	int oom;
 } envctx;
 
-static void *grow(void *p, size_t *cap, size_t n, size_t esz, int *oom)
+/* A new zeroed element at the end of the array *arr (*n used of *cap, elem
+ * bytes each, first growth to 64), or NULL with *oom set (the array
+ * unchanged). */
+static void *push_zeroed(void *arr, size_t *n, size_t *cap, size_t elem, int *oom)
 {
-	if (n < *cap)
-		return p;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *np = realloc(p, nc * esz);
-	if (!np) {
+	if (array_grow(arr, cap, *n, elem, 64)) {
 		*oom = 1;
 		return NULL;
 	}
-	*cap = nc;
-	return np;
+	void *x = (char *)*(void **)arr + (*n)++ * elem;
+	memset(x, 0, elem);
+	return x;
 }
 
 /* One file's finds (scan_env_collect): its registries' variables and its
@@ -120,26 +123,16 @@ struct scan_env_part {
 	envctx e;
 };
 
+/* A new zeroed read, or NULL (e->oom set). */
 static env_read *push_read(envctx *e)
 {
-	env_read *np = grow(e->reads, &e->capreads, e->nreads, sizeof(env_read), &e->oom);
-	if (!np)
-		return NULL;
-	e->reads = np;
-	env_read *r = &e->reads[e->nreads++];
-	memset(r, 0, sizeof(*r));
-	return r;
+	return push_zeroed(&e->reads, &e->nreads, &e->capreads, sizeof(env_read), &e->oom);
 }
 
+/* A new zeroed variable, or NULL (e->oom set). */
 static env_var *push_var(envctx *e)
 {
-	env_var *np = grow(e->vars, &e->capvars, e->nvars, sizeof(env_var), &e->oom);
-	if (!np)
-		return NULL;
-	e->vars = np;
-	env_var *v = &e->vars[e->nvars++];
-	memset(v, 0, sizeof(*v));
-	return v;
+	return push_zeroed(&e->vars, &e->nvars, &e->capvars, sizeof(env_var), &e->oom);
 }
 
 /* ---- one file's source ------------------------------------------------------ */
@@ -158,59 +151,29 @@ static int text_eq(const srcv *v, TSNode n, const char *s)
 	return b <= v->n && a <= b && b - a == len && !memcmp(v->src + a, s, len);
 }
 
-/* The node's text, whitespace runs squashed to one space, at most cap-1. */
+/* The node's text, whitespace runs squashed to one space (none after `(`,
+ * around a dot or before `)` and `,`), at most cap-1. */
 static void text_squash(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	size_t o = 0;
-	int sp = 0;
-	for (uint32_t i = a; i < b && i < v->n && o + 2 < cap; i++) {
-		char c = v->src[i];
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			sp = 1;
-			continue;
-		}
-		if (sp && o && out[o - 1] != '(' && out[o - 1] != '.' && c != ')' && c != ',' &&
-		    c != '.')
-			out[o++] = ' ';
-		sp = 0;
-		out[o++] = c;
-	}
-	out[o] = '\0';
+	scan_squash_text(v->src, v->n, n, "(.", "),.", out, cap);
 }
 
 /* The value of a plain string literal (no f/b prefix, no interpolation) into
  * out; 1 when it is one. Common escapes are decoded unless the literal is raw. */
 static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 {
-	if (!is(n, "string"))
+	TSNode st;
+	uint32_t a, b;
+	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
-	uint32_t cnt = ts_node_child_count(n);
-	uint32_t a = 0, b = 0;
-	int raw = 0, have = 0;
-	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_child(n, i);
-		const char *t = ts_node_type(k);
-		if (!strcmp(t, "string_start")) {
-			for (uint32_t j = ts_node_start_byte(k);
-			     j < ts_node_end_byte(k) && j < v->n; j++) {
-				char c = v->src[j];
-				if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
-					return 0;
-				if (c == 'r' || c == 'R')
-					raw = 1;
-			}
-			a = ts_node_end_byte(k);
-			have |= 1;
-		} else if (!strcmp(t, "string_end")) {
-			b = ts_node_start_byte(k);
-			have |= 2;
-		} else if (!strcmp(t, "interpolation")) {
+	int raw = 0;
+	for (uint32_t j = ts_node_start_byte(st); j < ts_node_end_byte(st) && j < v->n; j++) {
+		char c = v->src[j];
+		if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
 			return 0;
-		}
+		if (c == 'r' || c == 'R')
+			raw = 1;
 	}
-	if (have != 3 || b < a || b > v->n)
-		return 0;
 	size_t o = 0;
 	for (uint32_t i = a; i < b && o + 1 < cap; i++) {
 		char c = v->src[i];
@@ -899,13 +862,8 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 	ts_tree_cursor_delete(&cur);
 	if (!found && !ts_node_is_null(first))
 		span = first;
-	TSPoint p0 = ts_node_start_point(span), p1 = ts_node_end_point(span);
-	var->vline = (int)p0.row + 1;
-	var->vcol = (int)p0.column + 1;
-	var->vend_line = (int)p1.row + 1;
-	var->vend_col = (int)p1.column + 1;
-	var->vstart = ts_node_start_byte(span);
-	var->vend = ts_node_end_byte(span);
+	pyfile_node_span(span, &var->vline, &var->vcol, &var->vend_line, &var->vend_col,
+	                 &var->vstart, &var->vend);
 	char buf[200];
 	text_squash(v, span, buf, sizeof(buf));
 	var->text = scan_host_str(e->s, buf);
@@ -1007,20 +965,12 @@ scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_tes
 	envctx e = {0};
 	e.s = arena;
 	scan_file(&e, 0, pf, is_test, src, n, tree);
-	if (e.oom || (!e.nvars && !e.nreads)) {
-		*oom |= e.oom;
-		free(e.vars);
-		free(e.reads);
-		return NULL;
-	}
-	scan_env_part *part = malloc(sizeof(*part));
+	scan_env_part *part = scan_host_part(&e, sizeof(*part), e.nvars || e.nreads, e.oom, oom);
 	if (!part) {
-		*oom = 1;
 		free(e.vars);
 		free(e.reads);
 		return NULL;
 	}
-	part->e = e;
 	part->e.s = NULL;
 	return part;
 }
@@ -1166,19 +1116,7 @@ static int cmp_read(const void *a, const void *b)
 /* The reads of name in the sorted list: [*r0, *r0 + return). */
 static size_t reads_of(const envctx *e, const char *name, size_t *r0)
 {
-	size_t lo = 0, hi = e->nreads;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (strcmp(e->reads[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*r0 = lo;
-	size_t n = 0;
-	while (lo + n < e->nreads && !strcmp(e->reads[lo + n].name, name))
-		n++;
-	return n;
+	return scan_host_named(e->reads, e->nreads, sizeof(env_read), name, r0);
 }
 
 static const char *file_rel(muh_surface *s, int fi)
@@ -1189,22 +1127,23 @@ static const char *file_rel(muh_surface *s, int fi)
 	return rel;
 }
 
+/* The classes of readers: what a read's step says of its reader, and the
+ * verdict of a definition whose best reader is of the class. */
+static const struct reader_class {
+	const char *note;
+	enum scan_verdict verdict;
+} reader_classes[SCAN_ENV_R_NONE] = {
+    [SCAN_ENV_R_LIVE] = {"reachable code", SCAN_LIVE},
+    [SCAN_ENV_R_UNKNOWN] = {"in code nothing names statically", SCAN_UNKNOWN},
+    [SCAN_ENV_R_PLATFORM] = {"in another platform's module", SCAN_PLATFORM},
+    [SCAN_ENV_R_TEST] = {"reached only from tests", SCAN_DEAD},
+    [SCAN_ENV_R_UNREACH] = {"on an unreachable path", SCAN_DEAD},
+};
+
+/* What a read's step says of a reader of class c ("" for none). */
 static const char *class_note(enum scan_env_reader c)
 {
-	switch (c) {
-	case SCAN_ENV_R_LIVE:
-		return "reachable code";
-	case SCAN_ENV_R_UNKNOWN:
-		return "in code nothing names statically";
-	case SCAN_ENV_R_PLATFORM:
-		return "in another platform's module";
-	case SCAN_ENV_R_TEST:
-		return "reached only from tests";
-	case SCAN_ENV_R_UNREACH:
-		return "on an unreachable path";
-	default:
-		return "";
-	}
+	return (unsigned)c < SCAN_ENV_R_NONE ? reader_classes[c].note : "";
 }
 
 typedef struct steps {
@@ -1297,18 +1236,10 @@ static enum scan_env_reader best_class(const envctx *e, size_t r0, size_t nr)
 	return b;
 }
 
-static enum scan_verdict class_verdict(enum scan_env_reader c)
+/* (scan_env.h) */
+enum scan_verdict scan_env_class_verdict(enum scan_env_reader c)
 {
-	switch (c) {
-	case SCAN_ENV_R_LIVE:
-		return SCAN_LIVE;
-	case SCAN_ENV_R_UNKNOWN:
-		return SCAN_UNKNOWN;
-	case SCAN_ENV_R_PLATFORM:
-		return SCAN_PLATFORM;
-	default:
-		return SCAN_DEAD;
-	}
+	return (unsigned)c < SCAN_ENV_R_NONE ? reader_classes[c].verdict : SCAN_DEAD;
 }
 
 static const char *var_why(envctx *e, const env_var *var)
@@ -1363,7 +1294,7 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 		if (var) {
 			add_step(e, &st, file_rel(e->s, var->fi), var->line, def_note(e, var));
 			read_steps(e, &st, r0, nr, 8);
-			k->verdict = class_verdict(var->best);
+			k->verdict = scan_env_class_verdict(var->best);
 			k->why =
 			    nr ? scan_host_fmt(e->s, "sets %s (%s:%d, read at %s)", k->name,
 			                       file_rel(e->s, var->fi), var->line, sites)
@@ -1371,7 +1302,7 @@ static void resolve_deploy(envctx *e, env_var *const *idx)
 			                       k->name, file_rel(e->s, var->fi), var->line);
 		} else if (nr) {
 			read_steps(e, &st, r0, nr, 8);
-			k->verdict = class_verdict(best_class(e, r0, nr));
+			k->verdict = scan_env_class_verdict(best_class(e, r0, nr));
 			k->why = scan_host_fmt(
 			    e->s, "sets %s (no environment registry defines it; read at %s)",
 			    k->name, sites);
@@ -1450,7 +1381,7 @@ static void emit_knobs(envctx *e)
 		k->value = var->text;
 		k->eval = var->eval;
 		k->file_hash = pf->hash;
-		k->verdict = class_verdict(var->best);
+		k->verdict = scan_env_class_verdict(var->best);
 		k->why = var_why(e, var);
 		k->evidence = ev;
 		k->nevidence = nev;
@@ -1469,13 +1400,9 @@ int scan_env_resolve(muh_surface *s)
 	for (int fi = 0; fi < nf && !e.oom; fi++) {
 		const scan_env_part *pp = scan_host_env_part(s, fi);
 		const envctx *p = pp ? &pp->e : NULL;
-		for (size_t i = 0; p && i < p->nvars && !e.oom; i++) {
-			env_var *var = push_var(&e);
-			if (var) {
-				*var = p->vars[i];
-				var->fi = fi;
-			}
-		}
+		if (p && scan_host_append(&e.vars, &e.nvars, &e.capvars, p->vars, p->nvars,
+		                          sizeof(env_var), offsetof(env_var, fi), fi))
+			e.oom = 1;
 		for (size_t i = 0; p && i < p->nreads && !e.oom; i++) {
 			env_read *r = push_read(&e);
 			if (!r)

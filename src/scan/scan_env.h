@@ -20,6 +20,7 @@
 
 #include "muh/scan.h"
 #include "pyfile.h"
+#include "scan_host.h"
 
 /* The kind of an environment-variable knob, as written in output. */
 #define SCAN_ENV_KIND "env"
@@ -53,6 +54,10 @@ scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_tes
 
 /* Frees a part (NULL: nothing). */
 void scan_env_part_free(scan_env_part *p);
+
+/* The verdict of a definition whose best reader is of class c: live,
+ * unknown, platform, or dead (tests only, unreachable, none). */
+enum scan_verdict scan_env_class_verdict(enum scan_env_reader c);
 
 /* ---- syntax-tree walks, shared with scan_args.c (defined in scan_env.c) -- */
 

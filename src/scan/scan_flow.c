@@ -359,6 +359,22 @@ static void settle_dead(fq *q, int fi, const pyfile *pf, int d)
 		       scan_host_fmt(s, "read only in a branch that cannot run (`if %s:`)", nm));
 }
 
+/* The value goes into name, bound in scope sc of file fi at byte at (the
+ * statement ends at end), the step (line, note) saying so: settled when
+ * that store is dead, else followed on from end; the step is taken off
+ * the path after. */
+static void into_binding(fq *q, int fi, const pyfile *pf, int sc, const char *name, uint32_t at,
+                         uint32_t end, int line, const char *note, int depth)
+{
+	int d = dead_store(pf, sc, name, at);
+	push(q, fi, line, note);
+	if (d >= 0)
+		settle_dead(q, fi, pf, d);
+	else
+		follow(q, fi, sc, name, NULL, end, depth + 1);
+	q->npath--;
+}
+
 /* The method named m defined directly in class scope cls of pf, -1. */
 static int child_method(const pyfile *pf, int cls, const char *m)
 {
@@ -699,13 +715,8 @@ static void use(fq *q, int fi, const pyfile *pf, int sc, const pf_ref *r, const 
 		}
 		if (!a->simple)
 			continue;
-		int d = dead_store(pf, sc, a->name, a->start);
-		push(q, fi, a->line, scan_host_fmt(s, "%s = ... uses %s", a->name, var));
-		if (d >= 0)
-			settle_dead(q, fi, pf, d);
-		else
-			follow(q, fi, sc, a->name, NULL, a->end, depth + 1);
-		q->npath--;
+		into_binding(q, fi, pf, sc, a->name, a->start, a->end, a->line,
+		             scan_host_fmt(s, "%s = ... uses %s", a->name, var), depth);
 		return;
 	}
 	settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
@@ -815,15 +826,10 @@ static void from_call(fq *q, int cf, const pyfile *cp, int ci, const char *fname
 		return;
 	}
 	if (c->assigned) {
-		int d = dead_store(cp, c->scope, c->assigned, c->byte);
-		push(q, cf, c->line,
-		     scan_host_fmt(s, "%s = %s(...) in %s", c->assigned, fname,
-		                   cp->scopes[c->scope].qual));
-		if (d >= 0)
-			settle_dead(q, cf, cp, d);
-		else
-			follow(q, cf, c->scope, c->assigned, NULL, c->end, depth + 1);
-		q->npath--;
+		into_binding(q, cf, cp, c->scope, c->assigned, c->byte, c->end, c->line,
+		             scan_host_fmt(s, "%s = %s(...) in %s", c->assigned, fname,
+		                           cp->scopes[c->scope].qual),
+		             depth);
 		return;
 	}
 	/* returned on, passed on, or part of an expression */
@@ -848,13 +854,8 @@ static void from_call(fq *q, int cf, const pyfile *cp, int ci, const char *fname
 		const pf_asg *a = &cp->asgs[i];
 		if (a->scope != c->scope || c->byte < a->start || c->byte >= a->end || !a->simple)
 			continue;
-		int d = dead_store(cp, c->scope, a->name, a->start);
-		push(q, cf, a->line, scan_host_fmt(s, "%s = ... uses %s(...)", a->name, fname));
-		if (d >= 0)
-			settle_dead(q, cf, cp, d);
-		else
-			follow(q, cf, c->scope, a->name, NULL, a->end, depth + 1);
-		q->npath--;
+		into_binding(q, cf, cp, c->scope, a->name, a->start, a->end, a->line,
+		             scan_host_fmt(s, "%s = ... uses %s(...)", a->name, fname), depth);
 		return;
 	}
 	settle(q, SCAN_FLOW_OPEN, cf, c->line, NULL);
@@ -961,44 +962,51 @@ static int load_call(const pyfile *pf, int sc, int any_open)
 	return -1;
 }
 
-/* A fresh query writing into *out. */
-static void start(scan_flow *f, scan_flow_res *out, fq *q)
+/* A fresh query writing into *out, or NULL (out zeroed) without f or memory;
+ * the caller frees it (query_end, or free). */
+static fq *query_begin(scan_flow *f, scan_flow_res *out)
 {
+	fq *q = malloc(sizeof(fq));
+	if (!q || !f) {
+		memset(out, 0, sizeof(*out));
+		free(q);
+		return NULL;
+	}
 	memset(out, 0, sizeof(*out));
 	out->kill_file = -1;
 	memset(q, 0, sizeof(*q));
 	q->f = f;
 	q->out = out;
 	q->budget = 20000;
+	return q;
+}
+
+/* Ends a followed value's query: a value discarded nowhere in particular has
+ * no fate; frees q. */
+static void query_end(fq *q)
+{
+	if (q->out->fate == SCAN_FLOW_DISCARDED && q->out->ndiscard == 0)
+		q->out->fate = SCAN_FLOW_NONE;
+	free(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_value(scan_flow *f, int fi, int sc, const char *name, uint32_t after,
                      scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f) {
-		memset(out, 0, sizeof(*out));
-		free(q);
+	fq *q = query_begin(f, out);
+	if (!q)
 		return;
-	}
-	start(f, out, q);
 	follow(q, fi, sc, name, NULL, after, 0);
-	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
-		out->fate = SCAN_FLOW_NONE;
-	free(q);
+	query_end(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f) {
-		memset(out, 0, sizeof(*out));
-		free(q);
+	fq *q = query_begin(f, out);
+	if (!q)
 		return;
-	}
-	start(f, out, q);
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);
 	const pf_ref *r = &pf->refs[ref];
@@ -1006,21 +1014,17 @@ void scan_flow_load(scan_flow *f, int fi, int ref, scan_flow_res *out)
 		settle(q, SCAN_FLOW_OPEN, fi, r->line, NULL);
 	else
 		use(q, fi, pf, r->scope, r, r->name, NULL, 0);
-	if (out->fate == SCAN_FLOW_DISCARDED && out->ndiscard == 0)
-		out->fate = SCAN_FLOW_NONE;
-	free(q);
+	query_end(q);
 }
 
 /* (scan_flow.h) */
 void scan_flow_lookup(scan_flow *f, int fi, int sc, scan_flow_res *out)
 {
-	fq *q = malloc(sizeof(fq));
-	if (!q || !f || sc < 0) {
+	fq *q = sc < 0 ? NULL : query_begin(f, out);
+	if (!q) {
 		memset(out, 0, sizeof(*out));
-		free(q);
 		return;
 	}
-	start(f, out, q);
 	q->engine_only = 1;
 	const char *rel;
 	const pyfile *pf = file_of(q, fi, &rel);

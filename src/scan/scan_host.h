@@ -61,6 +61,22 @@ const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* n zeroed bytes in the surface's arena, or NULL. */
 void *scan_host_alloc(muh_surface *s, size_t n);
+
+/* ---- for the passes' parts and arrays (not the surface's) ---- */
+/* A parse worker's part of one file: a malloc'd copy of the size bytes of
+ * its context ctx when it found something (found) and memory held
+ * (!ctx_oom); else NULL, with *oom set when memory ran out, then or in the
+ * walk. The caller keeps ctx's arrays in the copy, or frees them on NULL. */
+void *scan_host_part(const void *ctx, size_t size, int found, int ctx_oom, int *oom);
+/* Appends the cnt elements (elem bytes each) at src to the array *arr (*n
+ * used of *cap), each one's int at fi_off set to fi: 0, or -1 when memory
+ * ran out (those that fitted are appended). */
+int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt, size_t elem,
+                     size_t fi_off, int fi);
+/* The elements named name of the n at base (size bytes each, sorted by the
+ * string each starts with, its `const char *name`): the first's index in
+ * *lo, their count returned. */
+size_t scan_host_named(const void *base, size_t n, size_t size, const char *name, size_t *lo);
 /* The knob list: a new zeroed knob at the end (NULL when out of memory;
  * earlier pointers from scan_host_knob stay valid only until the next push),
  * knob i, and removal of knob i (later knobs move down by one). */

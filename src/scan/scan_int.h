@@ -24,16 +24,11 @@
 
 #include "muh/scan.h"
 #include "pyfile.h"
+#include "scan_arena.h"
 #include "scan_flow.h"
 #include "scan_host.h"
 
 /* ---- small containers ------------------------------------------------------ */
-
-typedef struct sblock {
-	struct sblock *next;
-	size_t used, cap;
-	char data[];
-} sblock;
 
 typedef struct vec {
 	void *p;
@@ -121,7 +116,7 @@ struct muh_surface {
 	vec warnings; /* const char * (arena): folders the walk could not scan */
 	size_t nfiles_cached; /* scan_nfiles of a surface read from the cache */
 	const char *cache_status;
-	sblock *arena;
+	scan_block *arena; /* scan_arena.h */
 	smap mods, defs, names;
 	vec namelists; /* vec of ref_at */
 	double seconds;
@@ -165,10 +160,6 @@ enum { RES_NONE = 0, RES_SYMBOL = 1, RES_MODULE = 2 };
 
 /* ---- scan_surface.c ---- */
 
-/* The whole file at path, malloc'd (not NUL-terminated), its size in *n;
- * NULL when it cannot be opened or memory ran out. */
-char *scan_read_file(const char *path, size_t *n);
-
 /* The platform a path names by one of its _/./- separated tokens, or NULL. */
 const char *scan_path_platform(const char *rel);
 
@@ -205,14 +196,19 @@ void *scan_sa_alloc(muh_surface *s, size_t n);
 /* A copy of str in s's arena (NULL for NULL; "" when memory ran out). */
 const char *scan_sa_str(muh_surface *s, const char *str);
 
-/* The printf-formatted text (at most 1023 bytes, cut at a word) in s's arena. */
-const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* The printf-formatted text in s's arena is scan_host_fmt (scan_host.h): the
+ * scan's one formatter, for its own files as for its passes. */
 
 /* Writes into out (and returns it) the id of the knob (rel, scope, name,
  * kind, occurrence): "k" and 16 hex digits of a hash of the five. */
 const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
                          const char *kind, int occ, char out[20]);
+
+/* scan_knob_id for the next knob that key (the text telling such knobs
+ * apart) counts in occ: its occurrence is how many came before it. */
+const char *scan_knob_id_counted(muh_surface *s, smap *occ, const char *key, const char *rel,
+                                 const char *scope, const char *name, const char *kind,
+                                 char out[20]);
 
 /* ---- scan_resolve.c ---- */
 

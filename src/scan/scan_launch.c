@@ -163,20 +163,55 @@ static int ident_ch(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
-/* Room for one more element in *arr (n used of *cap, size bytes each,
- * first growth to first): 0, or -1 with L->oom set (the array unchanged). */
-static int room(scan_launch *L, void **arr, size_t *cap, size_t n, size_t size, size_t first)
+/* The next name in text from p on that stands alone (not part of another
+ * name or after a '.'), one starting with an upper-case letter or '_' when
+ * upper: its start in *b, its end returned; NULL at the end of text. */
+static const char *next_name(const char *text, const char *p, int upper, const char **b)
 {
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : first;
-	void *p = realloc(*arr, c * size);
-	if (!p) {
+	for (; *p; p++) {
+		int starts = upper ? isupper((unsigned char)*p) || *p == '_' : ident_ch(*p);
+		if (!starts || (p > text && (ident_ch(p[-1]) || p[-1] == '.')))
+			continue;
+		*b = p;
+		while (ident_ch(*p))
+			p++;
+		return p;
+	}
+	return NULL;
+}
+
+/* Frees an option's texts (any of them NULL). */
+static void lopt_free_texts(lopt *o)
+{
+	free(o->canon);
+	free(o->flag);
+	free(o->choices);
+	free(o->call);
+}
+
+/* Frees a registration's texts (either NULL). */
+static void lreg_free_texts(lreg *r)
+{
+	free(r->cls);
+	free(r->name);
+}
+
+/* Frees a check's texts (either NULL). */
+static void lcheck_free_texts(lcheck *ck)
+{
+	free(ck->dest);
+	free(ck->rhs);
+}
+
+/* Room for one more element in *arr (n used of *cap, size bytes each,
+ * first growth to first; array_grow): 0, or -1 with L->oom set (the array
+ * unchanged). */
+static int room(scan_launch *L, void *arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (array_grow(arr, cap, n, size, first)) {
 		L->oom = 1;
 		return -1;
 	}
-	*arr = p;
-	*cap = c;
 	return 0;
 }
 
@@ -197,10 +232,7 @@ static void add_opt(scan_launch *L, int fi, int line, const char *flag, size_t n
 	o->line = line;
 	o->boolopt = boolopt;
 	if (!o->canon || !o->flag || !o->call || (choices && !o->choices)) {
-		free(o->canon);
-		free(o->flag);
-		free(o->choices);
-		free(o->call);
+		lopt_free_texts(o);
 		L->oom = 1;
 		return;
 	}
@@ -298,8 +330,7 @@ static void add_reg(scan_launch *L, const char *cls, const char *name, size_t n,
 	r->fi = fi;
 	r->line = line;
 	if (!r->cls || !r->name) {
-		free(r->cls);
-		free(r->name);
+		lreg_free_texts(r);
 		L->oom = 1;
 		return;
 	}
@@ -422,8 +453,7 @@ static void read_checks(scan_launch *L, int fi, const char *src, size_t len)
 		ck->fi = fi;
 		ck->line = line_of(src, at);
 		if (!ck->dest || !ck->rhs) {
-			free(ck->dest);
-			free(ck->rhs);
+			lcheck_free_texts(ck);
 			L->oom = 1;
 			return;
 		}
@@ -497,20 +527,12 @@ void scan_launch_free(scan_launch *L)
 {
 	if (!L)
 		return;
-	for (size_t i = 0; i < L->nopts; i++) {
-		free(L->opts[i].canon);
-		free(L->opts[i].flag);
-		free(L->opts[i].choices);
-		free(L->opts[i].call);
-	}
-	for (size_t i = 0; i < L->nregs; i++) {
-		free(L->regs[i].cls);
-		free(L->regs[i].name);
-	}
-	for (size_t i = 0; i < L->nchecks; i++) {
-		free(L->checks[i].dest);
-		free(L->checks[i].rhs);
-	}
+	for (size_t i = 0; i < L->nopts; i++)
+		lopt_free_texts(&L->opts[i]);
+	for (size_t i = 0; i < L->nregs; i++)
+		lreg_free_texts(&L->regs[i]);
+	for (size_t i = 0; i < L->nchecks; i++)
+		lcheck_free_texts(&L->checks[i]);
 	for (int i = 0; i < L->nf; i++)
 		free(L->src[i]);
 	free(L->src);
@@ -761,14 +783,8 @@ static int names_registry(scan_launch *L, const char *text, int fi, const char *
 	if (!src)
 		return 0;
 	const char *end = src + strlen(src);
-	for (const char *p = text; *p;) {
-		if (!ident_ch(*p) || (p > text && (ident_ch(p[-1]) || p[-1] == '.'))) {
-			p++;
-			continue;
-		}
-		const char *b = p;
-		while (ident_ch(*p))
-			p++;
+	const char *b;
+	for (const char *p = text; (p = next_name(text, p, 0, &b));) {
 		char id[128];
 		size_t n = (size_t)(p - b);
 		if (n >= sizeof(id) || isdigit((unsigned char)b[0]))
@@ -849,15 +865,8 @@ static int accepted_of(scan_launch *L, const char *canon, accepted *A)
 			int any = 0;
 			accepted acc = *A;
 			acc.n = 0;
-			for (const char *p = o->choices; *p;) {
-				if (!(isupper((unsigned char)*p) || *p == '_') ||
-				    (p > o->choices && (ident_ch(p[-1]) || p[-1] == '.'))) {
-					p++;
-					continue;
-				}
-				const char *b = p;
-				while (ident_ch(*p))
-					p++;
+			const char *b;
+			for (const char *p = o->choices; (p = next_name(o->choices, p, 1, &b));) {
 				char id[128];
 				snprintf(id, sizeof(id), "%.*s", (int)(p - b), b);
 				accepted one;

@@ -36,6 +36,14 @@
 
 /* ---- output ------------------------------------------------------------------------- */
 
+/* A new object appended to array arr (NULL when memory ran out). */
+static cJSON *json_append_object(cJSON *arr)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToArray(arr, o);
+	return o;
+}
+
 char *scan_to_json(const muh_surface *s)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -48,8 +56,7 @@ char *scan_to_json(const muh_surface *s)
 	int *prio = scan_rank(s);
 	for (size_t i = 0; i < s->knobs.n; i++) {
 		const muh_knob *k = (const muh_knob *)s->knobs.p + i;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddItemToArray(knobs, o);
+		cJSON *o = json_append_object(knobs);
 		cJSON_AddStringToObject(o, "id", k->id);
 		cJSON_AddStringToObject(o, "file", k->file);
 		cJSON_AddNumberToObject(o, "line", k->line);
@@ -100,8 +107,7 @@ char *scan_to_json(const muh_surface *s)
 		}
 		cJSON *alts = cJSON_AddArrayToObject(sp, "alternatives");
 		for (int j = 0; j < k->nalts; j++) {
-			cJSON *a = cJSON_CreateObject();
-			cJSON_AddItemToArray(alts, a);
+			cJSON *a = json_append_object(alts);
 			cJSON_AddStringToObject(a, "text", k->alts[j].text);
 			if (k->alts[j].eval)
 				cJSON_AddStringToObject(a, "evaluated", k->alts[j].eval);
@@ -114,8 +120,7 @@ char *scan_to_json(const muh_surface *s)
 	cJSON *exc = cJSON_AddArrayToObject(root, "excluded");
 	for (size_t i = 0; i < s->excluded.n; i++) {
 		const scan_excluded_path *x = (const scan_excluded_path *)s->excluded.p + i;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddItemToArray(exc, o);
+		cJSON *o = json_append_object(exc);
 		cJSON_AddStringToObject(o, "path", x->path);
 		cJSON_AddStringToObject(o, "why", x->why);
 	}
@@ -288,6 +293,13 @@ static void spec_comment(FILE *f, const char *t)
 	}
 }
 
+/* Can c stand in a name ([A-Za-z0-9_])? */
+static int spec_ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
 /* True when n can be a param's name: a YAML plain key and an expression's
  * name ([A-Za-z_][A-Za-z0-9_]*). */
 static int spec_ident(const char *n)
@@ -295,10 +307,42 @@ static int spec_ident(const char *n)
 	if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') || *n == '_'))
 		return 0;
 	for (; *n; n++)
-		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
-		      (*n >= '0' && *n <= '9') || *n == '_'))
+		if (!spec_ident_char(*n))
 			return 0;
 	return 1;
+}
+
+/* Makes p usable in a name (a file's, a param's): every character that
+ * cannot stand in one becomes '_'. */
+static void spec_ident_chars(char *p)
+{
+	for (; *p; p++)
+		if (!spec_ident_char(*p))
+			*p = '_';
+}
+
+/* The head of a starter spec for the knobs of scope in file of the tree at
+ * root: the comment saying where it comes from, the target, and the
+ * `params:` line its params follow. */
+static void spec_head(FILE *fp, const char *root, const char *file, const char *scope)
+{
+	static const char *const lead[] = {
+	    "# starter spec written by `muh scan` from ",
+	    "\n# live knobs of ",
+	    " in ",
+	    "; widen or narrow the value lists before tuning.\ntarget:\n  engine_tree: ",
+	    "\n  file: ",
+	    "\n  scope: ",
+	};
+	const char *text[] = {root, scope, file, root, file, scope};
+	for (int i = 0; i < 6; i++) {
+		fputs(lead[i], fp);
+		if (i < 3)
+			spec_comment(fp, text[i]); /* the comment */
+		else
+			spec_quoted(fp, text[i]); /* the target's strings */
+	}
+	fputs("\nparams:\n", fp);
 }
 
 static int spec_eligible(const muh_knob *k)
@@ -690,10 +734,7 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 		}
 		char fname[1024];
 		snprintf(fname, sizeof(fname), "%s.%s", ks[i].file, ks[i].scope);
-		for (char *p = fname; *p; p++)
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			      (*p >= '0' && *p <= '9') || *p == '_'))
-				*p = '_';
+		spec_ident_chars(fname);
 		char path[4096];
 		snprintf(path, sizeof(path), "%.2000s/%.1000s.yaml", dir, fname);
 		FILE *fp = fopen(path, "w");
@@ -703,19 +744,7 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			diag_errorf(d, "cannot write '%s': %s", path, strerror(errno));
 			return MUH_EENV;
 		}
-		fputs("# starter spec written by `muh scan` from ", fp);
-		spec_comment(fp, s->root);
-		fputs("\n# live knobs of ", fp);
-		spec_comment(fp, ks[i].scope);
-		fputs(" in ", fp);
-		spec_comment(fp, ks[i].file);
-		fputs("; widen or narrow the value lists before tuning.\ntarget:\n  engine_tree: ", fp);
-		spec_quoted(fp, s->root);
-		fputs("\n  file: ", fp);
-		spec_quoted(fp, ks[i].file);
-		fputs("\n  scope: ", fp);
-		spec_quoted(fp, ks[i].scope);
-		fputs("\nparams:\n", fp);
+		spec_head(fp, s->root, ks[i].file, ks[i].scope);
 		char names[64][128];
 		char defs[64][64], ids[64][40];
 		int np = 0;
@@ -726,10 +755,7 @@ int scan_write_specs(const muh_surface *s, const char *dir, int *nwritten, muh_d
 			done[j] = 1;
 			char nm[128];
 			snprintf(nm, sizeof(nm), "%s", ks[j].name);
-			for (char *p = nm; *p; p++)
-				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				      (*p >= '0' && *p <= '9') || *p == '_'))
-					*p = '_';
+			spec_ident_chars(nm);
 			int dup = 0;
 			for (int q = 0; q < np; q++)
 				dup |= !strcmp(names[q], nm);

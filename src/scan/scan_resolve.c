@@ -332,26 +332,6 @@ static void cres_ev(cres *r, int file, int line, const char *note)
 	}
 }
 
-static const char *plat_name(int p)
-{
-	switch (p) {
-	case PF_PLAT_ROCM:
-		return "ROCm";
-	case PF_PLAT_TPU:
-		return "TPU";
-	case PF_PLAT_XPU:
-		return "XPU";
-	case PF_PLAT_CPU:
-		return "CPU";
-	case PF_PLAT_NPU:
-		return "NPU";
-	case PF_PLAT_CUDA:
-		return "CUDA";
-	default:
-		return "another platform";
-	}
-}
-
 /* A module-level binding of name in file fi that is a constant's definition:
  * the only binding of that name, not under an if/try/loop/with. */
 static const pf_bind *module_bind(const muh_surface *s, int fi, const char *name)
@@ -457,7 +437,7 @@ static void eval_name(muh_surface *s, int fi, const pf_expr *x, int sc, int dept
 	const_eval(s, tf, b->expr, -1, depth + 1, r);
 	if (r->v >= 0 || r->plat)
 		cres_ev(r, tf, b->line,
-		        scan_sa_fmt(s, "%s = %s", tn, s->files[tf].pf->exprs[b->expr].text));
+		        scan_host_fmt(s, "%s = %s", tn, s->files[tf].pf->exprs[b->expr].text));
 }
 
 static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r)
@@ -537,8 +517,8 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 			r->v = cap == x->cap;
 		}
 		cres_ev(r, -1, 0,
-		        scan_sa_fmt(s, "--device %s has capability %d.%d", s->opt.device, cap / 10,
-		                    cap % 10));
+		        scan_host_fmt(s, "--device %s has capability %d.%d", s->opt.device,
+		                      cap / 10, cap % 10));
 		return;
 	}
 	case PF_X_MAIN: {
@@ -548,9 +528,10 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 			return; /* an entry script: `python -m` may run it */
 		r->v = 0;
 		cres_ev(r, f->imported_by, f->imported_line,
-		        scan_sa_fmt(s, "%s is imported here: the engine imports it, so its "
-		                  "`__main__` block runs only when it is run as a script",
-		                    f->rel));
+		        scan_host_fmt(s,
+		                      "%s is imported here: the engine imports it, so its "
+		                      "`__main__` block runs only when it is run as a script",
+		                      f->rel));
 		return;
 	}
 	case PF_X_CALL: {
@@ -564,8 +545,8 @@ static void const_eval(muh_surface *s, int fi, int e, int sc, int depth, cres *r
 		const_eval(s, tf, d->ret_expr, -1, depth + 1, r);
 		if (r->v >= 0 || r->plat)
 			cres_ev(r, tf, d->line,
-			        scan_sa_fmt(s, "def %s returns %s", d->qual,
-			                    s->files[tf].pf->exprs[d->ret_expr].text));
+			        scan_host_fmt(s, "def %s returns %s", d->qual,
+			                      s->files[tf].pf->exprs[d->ret_expr].text));
 		return;
 	}
 	default:
@@ -680,38 +661,50 @@ int scan_compute_dead(muh_surface *s)
 				const char *cond = g->cond ? g->cond : "?";
 				int rc;
 				if (r.plat == CR_CAP && r.v < 0) {
-					rc = push_range(&pl, &np, a, b, g->line,
-					                scan_sa_fmt(s,
-					                            "runs only where `%s` holds (a device-capability "
-					                            "check; muh scan --device NAME decides)",
-					                            cond),
-					                &r);
+					rc = push_range(
+					    &pl, &np, a, b, g->line,
+					    scan_host_fmt(
+					        s,
+					        "runs only where `%s` holds (a device-capability "
+					        "check; muh scan --device NAME decides)",
+					        cond),
+					    &r);
 				} else if (r.plat) {
 					const char *where =
 					    r.plat == CR_CAP ? cres_because(s, &r)
 					    : r.plat == PF_PLAT_CUDA
 					        ? "runs only off CUDA"
-					        : scan_sa_fmt(s, "runs only on %s", plat_name(r.plat));
-					rc = push_range(&pl, &np, a, b, g->line,
-					                scan_sa_fmt(s, "%s of `if %s:` (line %d) %s%s",
-					                            on_cons ? "the body" : "the else part", cond,
-					                            g->line, r.plat == CR_CAP ? "is for other devices: " : "",
-					                            where),
-					                &r);
+					        : scan_host_fmt(s, "runs only on %s",
+					                        pyfile_plat_name(r.plat));
+					rc = push_range(
+					    &pl, &np, a, b, g->line,
+					    scan_host_fmt(
+					        s, "%s of `if %s:` (line %d) %s%s",
+					        on_cons ? "the body" : "the else part", cond,
+					        g->line,
+					        r.plat == CR_CAP ? "is for other devices: " : "",
+					        where),
+					    &r);
 				} else if (g->over_line) {
-					rc = push_range(&dw, &nd, a, b, g->line,
-					                scan_sa_fmt(s, "`if %s:` (line %d) is always %s: %s = %s at line %d",
-					                            cond, g->line, r.v ? "true" : "false",
-					                            g->name ? g->name : cond,
-					                            (r.v ^ g->negated) ? "True" : "False", g->over_line),
-					                NULL);
+					rc = push_range(
+					    &dw, &nd, a, b, g->line,
+					    scan_host_fmt(s,
+					                  "`if %s:` (line %d) is always %s: %s = "
+					                  "%s at line %d",
+					                  cond, g->line, r.v ? "true" : "false",
+					                  g->name ? g->name : cond,
+					                  (r.v ^ g->negated) ? "True" : "False",
+					                  g->over_line),
+					    NULL);
 				} else {
 					const char *because = r.nev ? cres_because(s, &r) : NULL;
-					rc = push_range(&dw, &nd, a, b, g->line,
-					                scan_sa_fmt(s, "`if %s:` (line %d) is always %s%s%s", cond,
-					                            g->line, r.v ? "true" : "false",
-					                            because ? ": " : "", because ? because : ""),
-					                &r);
+					rc = push_range(
+					    &dw, &nd, a, b, g->line,
+					    scan_host_fmt(s, "`if %s:` (line %d) is always %s%s%s",
+					                  cond, g->line, r.v ? "true" : "false",
+					                  because ? ": " : "",
+					                  because ? because : ""),
+					    &r);
 				}
 				if (rc) {
 					free(dw);
@@ -720,10 +713,12 @@ int scan_compute_dead(muh_surface *s)
 				}
 				range *pushed = r.plat ? &pl[np - 1] : &dw[nd - 1];
 				pushed->head =
-				    r.plat ? pushed->note
-				           : scan_sa_fmt(s, "`if %s:` is always %s, so %s cannot run", cond,
-				                         r.v ? "true" : "false",
-				                         on_cons ? "its body" : "its else part");
+				    r.plat
+				        ? pushed->note
+				        : scan_host_fmt(s,
+				                        "`if %s:` is always %s, so %s cannot run",
+				                        cond, r.v ? "true" : "false",
+				                        on_cons ? "its body" : "its else part");
 			}
 			uint32_t *dead = nd ? malloc(sizeof(uint32_t) * 2 * (size_t)nd) : NULL;
 			if (nd && !dead) {
@@ -817,7 +812,7 @@ void scan_compute_platform(muh_surface *s)
 		if (p) {
 			f->platform = 1;
 			f->plat_file = -1;
-			f->plat_why = scan_sa_fmt(s, "%s module (by its path)", p);
+			f->plat_why = scan_host_fmt(s, "%s module (by its path)", p);
 		}
 	}
 	for (int round = 0; round < 12; round++) {
@@ -855,10 +850,12 @@ void scan_compute_platform(muh_surface *s)
 				}
 				f->plat_why =
 				    s->files[pf].platform
-				        ? scan_sa_fmt(s, "imported only by platform module %s",
-				                      s->files[pf].rel)
-				    : cond ? scan_sa_fmt(s, "imported only under a platform check: %s", cond)
-				           : scan_sa_fmt(s, "imported only under a platform check");
+				        ? scan_host_fmt(s, "imported only by platform module %s",
+				                        s->files[pf].rel)
+				    : cond
+				        ? scan_host_fmt(
+				              s, "imported only under a platform check: %s", cond)
+				        : scan_host_fmt(s, "imported only under a platform check");
 				changed = 1;
 			}
 		}
@@ -943,9 +940,14 @@ enum reach scan_ref_class(muh_surface *s, int rf, const pf_ref *r, int *ef, int 
 		*el = f->pf->scopes[top].line;
 		if (scan_maybe_called_from_outside(s, rf, top))
 			return R_UNKNOWN;
-		s->cls_why = (why_at){scan_sa_fmt(s, "%s, which nothing in the tree calls or names",
-		                                  f->pf->scopes[top].qual),
-		                      -1, -1, NULL, -1, NULL};
+		s->cls_why =
+		    (why_at){scan_host_fmt(s, "%s, which nothing in the tree calls or names",
+		                           f->pf->scopes[top].qual),
+		             -1,
+		             -1,
+		             NULL,
+		             -1,
+		             NULL};
 		return R_NOCALL;
 	}
 	if (e != R_LIVE && e != R_BUSY && xf >= 0) {
@@ -1014,19 +1016,27 @@ enum reach scan_readers_of(muh_surface *s, int tfi, const char *name, uint32_t s
 			xf = df;
 			xl = dl;
 			s->cls_why = (why_at){
-			    scan_sa_fmt(s, "%s is bound only by the import at %s:%d, under an `if` that is "
-			              "always false",
-			                r->obj ? r->obj : name, s->files[df].rel, dl),
-			    -1, -1, NULL, -1, NULL};
+			    scan_host_fmt(
+			        s,
+			        "%s is bound only by the import at %s:%d, under an `if` that is "
+			        "always false",
+			        r->obj ? r->obj : name, s->files[df].rel, dl),
+			    -1,
+			    -1,
+			    NULL,
+			    -1,
+			    NULL};
 			for (int q = 0; q < s->files[df].pf->nimports; q++) {
 				const pf_import *im = &s->files[df].pf->imports[q];
 				const range *g = im->line == dl ? scan_dead_range_at(&s->files[df], im->byte) : NULL;
 				if (g) {
-					s->cls_why.note = scan_sa_fmt(s, "%s; %s", s->cls_why.note, g->note);
+					s->cls_why.note =
+					    scan_host_fmt(s, "%s; %s", s->cls_why.note, g->note);
 					s->cls_why.rng = g;
 					s->cls_why.rfile = df;
-					s->cls_why.lead = scan_sa_fmt(s, "%s is bound only by this import",
-					                              r->obj ? r->obj : name);
+					s->cls_why.lead =
+					    scan_host_fmt(s, "%s is bound only by this import",
+					                  r->obj ? r->obj : name);
 					break;
 				}
 			}
@@ -1063,16 +1073,19 @@ static const char *class_platform(muh_surface *s, int fi, int top)
 	cres r = {0};
 	const_eval(s, fi, scp->plat_expr, -1, 0, &r);
 	const char *cond = s->files[fi].pf->exprs[scp->plat_expr].text;
-	const char *decl = strstr(cond, "PlatformEnum")
-	                       ? scan_sa_fmt(s, "declares `_enum = %s` (line %d)", cond, scp->plat_line)
-	                       : scan_sa_fmt(s, "supports only devices where `%s` (line %d)", cond,
-	                                     scp->plat_line);
+	const char *decl =
+	    strstr(cond, "PlatformEnum")
+	        ? scan_host_fmt(s, "declares `_enum = %s` (line %d)", cond, scp->plat_line)
+	        : scan_host_fmt(s, "supports only devices where `%s` (line %d)", cond,
+	                        scp->plat_line);
 	if (r.v == 0 && r.plat && r.plat != CR_CAP && r.plat != PF_PLAT_CUDA)
-		return scan_sa_fmt(s, "class %s %s: %s only", scp->qual, decl, plat_name(r.plat));
+		return scan_host_fmt(s, "class %s %s: %s only", scp->qual, decl,
+		                     pyfile_plat_name(r.plat));
 	if (r.v < 0 && r.plat == CR_CAP)
-		return scan_sa_fmt(s, "class %s %s (a device-capability check: muh scan --device "
-		                 "NAME decides)",
-		                   scp->qual, decl);
+		return scan_host_fmt(s,
+		                     "class %s %s (a device-capability check: muh scan --device "
+		                     "NAME decides)",
+		                     scp->qual, decl);
 	return NULL;
 }
 

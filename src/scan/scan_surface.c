@@ -127,22 +127,9 @@ void scan_smap_free(smap *m)
 
 void *scan_sa_alloc(muh_surface *s, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
-	sblock *b = s->arena;
-	if (!b || b->used + n > b->cap) {
-		size_t cap = n > 65536 ? n : 65536;
-		sblock *nb = malloc(sizeof(sblock) + cap);
-		if (!nb) {
-			s->oom = 1;
-			return NULL;
-		}
-		nb->next = b;
-		nb->used = 0;
-		nb->cap = cap;
-		s->arena = b = nb;
-	}
-	void *p = b->data + b->used;
-	b->used += n;
+	void *p = scan_arena_alloc(&s->arena, n, 65536);
+	if (!p)
+		s->oom = 1;
 	return p;
 }
 
@@ -158,24 +145,6 @@ const char *scan_sa_str(muh_surface *s, const char *str)
 	return p;
 }
 
-/* The formatted text (at most 1023 bytes, cut at a word: textcut.h) in the
- * arena: sa_fmt here, scan_host_fmt for scan_env.c and scan_args.c. */
-static const char *sa_vfmt(muh_surface *s, const char *fmt, va_list ap)
-{
-	char buf[1024];
-	text_vfmt(buf, sizeof(buf), fmt, ap);
-	return scan_sa_str(s, buf);
-}
-
-const char *scan_sa_fmt(muh_surface *s, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	const char *r = sa_vfmt(s, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
 const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, const char *name,
                          const char *kind, int occ, char out[20])
 {
@@ -188,6 +157,16 @@ const char *scan_knob_id(muh_surface *s, const char *rel, const char *scope, con
 		n = sizeof(buf) - 1;
 	snprintf(out, 20, "k%016llx", (unsigned long long)pyfile_hash(buf, (size_t)n));
 	return out;
+}
+
+/* (scan_int.h) A key's slot starts at -1: the first knob is occurrence 0. */
+const char *scan_knob_id_counted(muh_surface *s, smap *occ, const char *key, const char *rel,
+                                 const char *scope, const char *name, const char *kind,
+                                 char out[20])
+{
+	const char *kk = scan_sa_str(s, key);
+	int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
+	return scan_knob_id(s, rel, scope, name, kind, slot ? ++*slot : 0, out);
 }
 
 /* ---- host for scan_env.c (environment registries; see src/scan/scan_env.h) ---- */
@@ -237,13 +216,17 @@ const char *scan_host_str(muh_surface *s, const char *str)
 	return scan_sa_str(s, str);
 }
 
+/* (scan_host.h) The formatted text (at most 1023 bytes, cut at a word:
+ * textcut.h) in the arena; the scan's one formatter, for its own files as
+ * for scan_env.c, scan_args.c and the other passes. */
 const char *scan_host_fmt(muh_surface *s, const char *fmt, ...)
 {
+	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	const char *r = sa_vfmt(s, fmt, ap);
+	text_vfmt(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return r;
+	return scan_sa_str(s, buf);
 }
 
 void *scan_host_alloc(muh_surface *s, size_t n)
@@ -252,6 +235,58 @@ void *scan_host_alloc(muh_surface *s, size_t n)
 	if (p)
 		memset(p, 0, n);
 	return p;
+}
+
+void *scan_host_part(const void *ctx, size_t size, int found, int ctx_oom, int *oom)
+{
+	*oom |= ctx_oom;
+	if (ctx_oom || !found)
+		return NULL;
+	void *p = malloc(size);
+	if (!p) {
+		*oom = 1;
+		return NULL;
+	}
+	memcpy(p, ctx, size);
+	return p;
+}
+
+int scan_host_append(void *arr, size_t *n, size_t *cap, const void *src, size_t cnt, size_t elem,
+                     size_t fi_off, int fi)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		if (array_grow(arr, cap, *n, elem, 64))
+			return -1;
+		char *x = (char *)*(void **)arr + (*n)++ * elem;
+		memcpy(x, (const char *)src + i * elem, elem);
+		memcpy(x + fi_off, &fi, sizeof(fi));
+	}
+	return 0;
+}
+
+/* The name element i starts with. */
+static const char *named_at(const void *base, size_t size, size_t i)
+{
+	const char *name;
+	memcpy(&name, (const char *)base + i * size, sizeof(name));
+	return name;
+}
+
+size_t scan_host_named(const void *base, size_t n, size_t size, const char *name, size_t *lo)
+{
+	size_t l = 0, h = n;
+	while (l < h) {
+		size_t m = (l + h) / 2;
+		if (strcmp(named_at(base, size, m), name) < 0)
+			l = m + 1;
+		else
+			h = m;
+	}
+	size_t k = l;
+	while (k < n && !strcmp(named_at(base, size, k), name))
+		k++;
+	*lo = l;
+	return k - l;
 }
 
 muh_knob *scan_host_push_knob(muh_surface *s)
@@ -400,33 +435,6 @@ const char *scan_path_platform(const char *rel)
 			if (!strcmp(tok, platform_tokens[i]))
 				return platform_tokens[i];
 	return NULL;
-}
-
-char *scan_read_file(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return NULL;
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, fp);
-		len += r;
-		if (len < cap)
-			break;
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	fclose(fp);
-	if (buf)
-		*n = len;
-	return buf;
 }
 
 const char *scan_verdict_name(enum scan_verdict v)

@@ -122,7 +122,8 @@ static const char *str_ref_at(muh_surface *s, int fi, int line, const char *name
 		const ref_at *ra = (const ref_at *)list->p + i;
 		const pf_ref *r = &s->files[ra->file].pf->refs[ra->ref];
 		if (ra->file == fi && r->line == line && (r->flags & PF_R_STR))
-			return scan_sa_fmt(s, "named by its path in a string (%s.%s)", r->obj, name);
+			return scan_host_fmt(s, "named by its path in a string (%s.%s)", r->obj,
+			                     name);
 	}
 	return NULL;
 }
@@ -168,7 +169,7 @@ enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const c
 			if (rsc >= 0)
 				scan_call_chain(b, ef, rsc, 6);
 		}
-		*why = ef >= 0 ? scan_sa_fmt(s, "read at %s:%d", s->files[ef].rel, el)
+		*why = ef >= 0 ? scan_host_fmt(s, "read at %s:%d", s->files[ef].rel, el)
 		               : "read by module-level code";
 		return SCAN_LIVE;
 	case R_UNKNOWN: {
@@ -183,10 +184,11 @@ enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const c
 			scan_kb_step(b, ef, el,
 			             "%s is reached only through %s, which nothing in the tree names", what,
 			             root);
-			*why = scan_sa_fmt(s,
-			                   "reached only through %s, never named statically (registry "
-			                   "or dynamic call?)",
-			                   root);
+			*why = scan_host_fmt(
+			    s,
+			    "reached only through %s, never named statically (registry "
+			    "or dynamic call?)",
+			    root);
 		} else {
 			if (ef >= 0)
 				scan_kb_step(b, ef, el,
@@ -199,12 +201,12 @@ enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const c
 		if (ef >= 0 && bw.rng && !s->files[ef].platform) {
 			scan_kb_step(b, ef, el, "%s read here, in a branch for another platform:", what);
 			explain_range(b, bw.rfile, bw.rng);
-			*why = scan_sa_fmt(s, "read only where %s", bw.note);
+			*why = scan_host_fmt(s, "read only where %s", bw.note);
 			return SCAN_PLATFORM;
 		}
 		if (ef >= 0 && bw.note && !s->files[ef].platform) {
 			scan_kb_step(b, ef, el, "%s read here: %s", what, bw.note);
-			*why = scan_sa_fmt(s, "read only where %s", bw.note);
+			*why = scan_host_fmt(s, "read only where %s", bw.note);
 			return SCAN_PLATFORM;
 		}
 		if (ef >= 0)
@@ -216,7 +218,8 @@ enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const c
 		if (ef >= 0)
 			scan_kb_step(b, ef, el, "%s read only in %s", what,
 			             bw.note ? bw.note : "a function nothing in the tree calls");
-		*why = scan_sa_fmt(s, "no call in the tree: %s", bw.note ? bw.note : "never called");
+		*why =
+		    scan_host_fmt(s, "no call in the tree: %s", bw.note ? bw.note : "never called");
 		return SCAN_DEAD;
 	case R_TEST:
 		if (ef >= 0)
@@ -237,12 +240,12 @@ enum scan_verdict scan_verdict_from(kb *b, enum reach r, int ef, int el, const c
 			else
 				scan_kb_step(b, ef, el, "%s read only on an unreachable path:", what);
 			explain_range(b, bw.rfile, bw.rng);
-			*why = scan_sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
+			*why = scan_host_fmt(s, "read only on unreachable paths (%s)", bw.note);
 			return SCAN_DEAD;
 		}
 		if (ef >= 0 && bw.note) {
 			scan_kb_step(b, ef, el, "%s read only on an unreachable path: %s", what, bw.note);
-			*why = scan_sa_fmt(s, "read only on unreachable paths (%s)", bw.note);
+			*why = scan_host_fmt(s, "read only on unreachable paths (%s)", bw.note);
 			return SCAN_DEAD;
 		}
 		if (ef >= 0)
@@ -330,11 +333,12 @@ static const char *param_always_passed(kb *b, int fi, const pf_knob *k)
 		return NULL;
 	if (n > 5 && more_at < b->steps.n)
 		((scan_step *)b->steps.p)[more_at].note =
-		    scan_sa_fmt(s, "and %d more calls pass it, from here on", n - 5);
-	return scan_sa_fmt(s, "every call of %s passes %s (%d call%s, first at %s:%d): the default %s "
-	                 "is never used",
-	                   sc->qual, k->name, n, n == 1 ? "" : "s", s->files[first_f].rel, first_l,
-	                   k->text);
+		    scan_host_fmt(s, "and %d more calls pass it, from here on", n - 5);
+	return scan_host_fmt(
+	    s,
+	    "every call of %s passes %s (%d call%s, first at %s:%d): the default %s "
+	    "is never used",
+	    sc->qual, k->name, n, n == 1 ? "" : "s", s->files[first_f].rel, first_l, k->text);
 }
 
 static int raises_nie(kb *b, int fi, int sc, int depth)
@@ -569,8 +573,9 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			int op = gd->cmp_op;
 			if (gd->cons_raise && (op == '=' || op == 'i' || op == '!' || op == 'n')) {
 				const char *vt = vals_text(s, gd->cmp_vals, gd->ncmp);
-				const char *u = op == '=' || op == 'i' ? NULL
-				                                       : scan_sa_fmt(s, "not in (%s)", vt);
+				const char *u = op == '=' || op == 'i'
+				                    ? NULL
+				                    : scan_host_fmt(s, "not in (%s)", vt);
 				int nc = enclosing_guards(b, gf, gd->byte, gd->scope, gd);
 				scan_kb_step(b, gf, gd->line, "%s %s %s%s%s takes this branch", k->name,
 				             op == '=' || op == 'i' ? "=" : "not in", op == 'i' || op == 'n' ? "(" : "",
@@ -582,10 +587,11 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 					for (int i = 0; i < gd->ncmp; i++)
 						scan_add_unsafe(b, gd->cmp_vals[i]);
 				if (!why)
-					why = scan_sa_fmt(s, "%s %s %s raises %s%s", k->name,
-					                  u ? "outside" : "=", u ? u + 7 : vt,
-					                  gd->cons_exc ? gd->cons_exc : "an exception",
-					                  nc ? " (when the enclosing ifs hold)" : "");
+					why = scan_host_fmt(
+					    s, "%s %s %s raises %s%s", k->name, u ? "outside" : "=",
+					    u ? u + 7 : vt,
+					    gd->cons_exc ? gd->cons_exc : "an exception",
+					    nc ? " (when the enclosing ifs hold)" : "");
 			}
 			/* the else of a chain that names every accepted value */
 			if (gd->chain == gi && gd->else_raise) {
@@ -610,10 +616,11 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 				scan_kb_step(b, gf, gd->line, "the if/elif chain on %s accepts %s", k->name, vt);
 				scan_kb_step(b, gf, gd->else_raise, "any other value takes the else: raise %s",
 				             gd->else_exc ? gd->else_exc : "");
-				scan_add_unsafe(b, scan_sa_fmt(s, "not in (%s)", vt));
+				scan_add_unsafe(b, scan_host_fmt(s, "not in (%s)", vt));
 				if (!why)
-					why = scan_sa_fmt(s, "%s outside (%s) raises %s", k->name, vt,
-					                  gd->else_exc ? gd->else_exc : "an exception");
+					why = scan_host_fmt(
+					    s, "%s outside (%s) raises %s", k->name, vt,
+					    gd->else_exc ? gd->else_exc : "an exception");
 			}
 		}
 		for (int ai = 0; ai < gp->nasserts; ai++) {
@@ -659,7 +666,7 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			                   : op == '<' ? ">="
 			                   : op == '=' ? "!="
 			                               : "==";
-			const char *u = scan_sa_fmt(s, "%s %s", fail, other);
+			const char *u = scan_host_fmt(s, "%s %s", fail, other);
 			const pf_guard *gd = a->guard >= 0 ? &gp->guards[a->guard] : NULL;
 			if (of >= 0)
 				scan_kb_step(b, of, ol, "%s defaults to %s", left ? a->rname : a->lname, other);
@@ -668,9 +675,10 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 			scan_add_unsafe(b, u);
 			(void)ov;
 			if (!why)
-				why = scan_sa_fmt(s, "%s %s fails `assert %s`%s%s%s", k->name, u, a->text,
-				                  gd ? " (when `" : "", gd ? (gd->cond ? gd->cond : "?") : "",
-				                  gd ? "` holds)" : "");
+				why = scan_host_fmt(s, "%s %s fails `assert %s`%s%s%s", k->name, u,
+				                    a->text, gd ? " (when `" : "",
+				                    gd ? (gd->cond ? gd->cond : "?") : "",
+				                    gd ? "` holds)" : "");
 		}
 	}
 	return why;
@@ -713,8 +721,9 @@ muh_knob *scan_emit(muh_surface *s, kb *b, int fi, const pf_knob *k, const char 
 	o->verdict = v;
 	o->why = why;
 	if (!b->steps.n) /* no verdict without evidence: at least the knob and why */
-		scan_step_file(b, file, k->line > 0 ? k->line : 1,
-		               scan_sa_fmt(s, "%s: %s", k->name, why ? why : scan_verdict_name(v)));
+		scan_step_file(
+		    b, file, k->line > 0 ? k->line : 1,
+		    scan_host_fmt(s, "%s: %s", k->name, why ? why : scan_verdict_name(v)));
 	if (b->unsafe.n) {
 		const char **u = scan_sa_alloc(s, sizeof(char *) * b->unsafe.n);
 		if (u) {
@@ -856,9 +865,11 @@ static int set_by_setter(kb *b, int fi, const pf_knob *k, const char **why)
 				scan_kb_step(b, cf, c->line, "%s calls %s unconditionally", f->pf->scopes[c->scope].qual,
 				             c->callee);
 				scan_call_chain(b, cf, c->scope, 4);
-				*why = scan_sa_fmt(s, "set by %s() at %s:%d when the engine starts: the literal is "
-				                 "overwritten before use",
-				                   fn->qual, f->rel, c->line);
+				*why = scan_host_fmt(
+				    s,
+				    "set by %s() at %s:%d when the engine starts: the literal is "
+				    "overwritten before use",
+				    fn->qual, f->rel, c->line);
 				b->over_file = cf;
 				b->over_line = c->line;
 				return 1;
@@ -930,9 +941,11 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 			b->over_file = fi;
 			b->over_line = scp->pkill[k->param - 1];
 			*v = SCAN_DEAD;
-			*why = scan_sa_fmt(s, "%s binds %s again at line %d before any read: the default "
-			                 "%s is never used",
-			                   scp->qual, k->name, scp->pkill[k->param - 1], k->text);
+			*why = scan_host_fmt(
+			    s,
+			    "%s binds %s again at line %d before any read: the default "
+			    "%s is never used",
+			    scp->qual, k->name, scp->pkill[k->param - 1], k->text);
 			return 1;
 		}
 		after = scp->start;
@@ -955,9 +968,9 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		b->over_file = fr.kill_file;
 		b->over_line = fr.kill_line;
 		*v = SCAN_DEAD;
-		*why = scan_sa_fmt(s, "the value never reaches a use: %s (%s:%d)",
-		                   fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
-		                   s->files[fr.kill_file].rel, fr.kill_line);
+		*why = scan_host_fmt(s, "the value never reaches a use: %s (%s:%d)",
+		                     fr.nsteps ? fr.steps[fr.nsteps - 1].note : "discarded",
+		                     s->files[fr.kill_file].rel, fr.kill_line);
 		return 1;
 	}
 	if (fr.fate == SCAN_FLOW_REACHES && fr.nsteps > 1) {
@@ -965,8 +978,8 @@ static int flow_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict *v,
 		scan_call_chain(b, fi, k->scope, 6);
 		const scan_flow_step *last = &fr.steps[fr.nsteps - 1];
 		*v = SCAN_LIVE;
-		*why = scan_sa_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
-		                   last->note, s->files[last->file].rel, last->line);
+		*why = scan_host_fmt(s, "reaches a launch in %d hop(s): %s (%s:%d)", fr.nsteps,
+		                     last->note, s->files[last->file].rel, last->line);
 		return 1;
 	}
 	return 0;
@@ -1022,8 +1035,9 @@ static int flow_module_constant(kb *b, int fi, const pf_knob *k, enum scan_verdi
 	b->over_file = kf;
 	b->over_line = kl;
 	*v = SCAN_DEAD;
-	*why = scan_sa_fmt(s, "every read's value is discarded before a use (%d read(s); first: %s:%d)",
-	                   nread, s->files[kf].rel, kl);
+	*why = scan_host_fmt(
+	    s, "every read's value is discarded before a use (%d read(s); first: %s:%d)", nread,
+	    s->files[kf].rel, kl);
 	return 1;
 }
 
@@ -1081,8 +1095,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				             "but nothing in the tree calls or names %s (no call in the tree)",
 				             pf->scopes[top].qual);
 				*v = SCAN_DEAD;
-				*why = scan_sa_fmt(s, "no call in the tree: %s is never called",
-				                   pf->scopes[top].qual);
+				*why = scan_host_fmt(s, "no call in the tree: %s is never called",
+				                     pf->scopes[top].qual);
 				return;
 			} else if (fr == R_NONE || fr == R_UNKNOWN) {
 				scan_kb_step(b, fi, el, "%s read here", k->name);
@@ -1104,8 +1118,8 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 					    o->line == el) {
 						scan_kb_step(b, fi, el, "binds %s at the launch", o->name);
 						*v = SCAN_LIVE;
-						*why =
-						    scan_sa_fmt(s, "binds %s at line %d", o->name, el);
+						*why = scan_host_fmt(s, "binds %s at line %d",
+						                     o->name, el);
 						scan_call_chain(b, fi, k->scope, 6);
 						return;
 					}
@@ -1114,7 +1128,7 @@ static void verdict_constant(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 					scan_kb_step(b, fi, el, "%s read here", k->name);
 					scan_call_chain(b, fi, k->scope, 6);
 					*v = SCAN_LIVE;
-					*why = scan_sa_fmt(s, "read at line %d", el);
+					*why = scan_host_fmt(s, "read at line %d", el);
 					return;
 				}
 			}
@@ -1131,7 +1145,7 @@ static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enu
 	enum reach r = scan_scope_reach(s, fi, sc, &ef, &el);
 	if (r == R_NONE) {
 		*v = SCAN_DEAD;
-		*why = scan_sa_fmt(s, "%s is never referenced", what);
+		*why = scan_host_fmt(s, "%s is never referenced", what);
 		scan_kb_step(b, fi, s->files[fi].pf->scopes[scan_outer_scope(s->files[fi].pf, sc)].line,
 		             "nothing in the tree names %s",
 		             s->files[fi].pf->scopes[scan_outer_scope(s->files[fi].pf, sc)].qual);
@@ -1139,14 +1153,14 @@ static void verdict_function_symbol(kb *b, int fi, int sc, const char *what, enu
 	}
 	if (r == R_TEST) {
 		*v = SCAN_DEAD;
-		*why = scan_sa_fmt(s, "%s is reached only from tests", what);
+		*why = scan_host_fmt(s, "%s is reached only from tests", what);
 		if (ef >= 0)
 			scan_kb_step(b, ef, el, "called from tests (e.g. here)");
 		return;
 	}
 	*v = scan_verdict_from(b, r, ef, el, what, why);
 	if (r == R_LIVE && ef >= 0)
-		*why = scan_sa_fmt(s, "%s used at %s:%d", what, s->files[ef].rel, el);
+		*why = scan_host_fmt(s, "%s used at %s:%d", what, s->files[ef].rel, el);
 }
 
 /* A call into a module outside the tree through an import alias
@@ -1236,7 +1250,7 @@ static void flow_sinks(muh_surface *s)
 			if (!(c->flags & PF_C_LAUNCH) || !find_jit(s, fi, c, &kf, &ks))
 				continue;
 			sink_add(s, fi, r->scope, r->name, -1, r->line,
-			         scan_sa_fmt(s, "**%s into %s[grid]", r->name, c->fname), fi);
+			         scan_host_fmt(s, "**%s into %s[grid]", r->name, c->fname), fi);
 		}
 	}
 	for (size_t i = 0; i < s->sinks.n; i++) {
@@ -1250,13 +1264,15 @@ static void flow_sinks(muh_surface *s)
 					continue;
 				int tf, ts;
 				if (rt->name)
-					sink_add(s, x.file, x.scope, rt->name, (int)i, rt->line,
-					         scan_sa_fmt(s, "%s returns %s", sc->qual, rt->name), x.file);
+					sink_add(
+					    s, x.file, x.scope, rt->name, (int)i, rt->line,
+					    scan_host_fmt(s, "%s returns %s", sc->qual, rt->name),
+					    x.file);
 				else if (rt->call >= 0 && rt->call < pf->ncalls &&
 				         flow_target(s, x.file, &pf->calls[rt->call], &tf, &ts))
 					sink_add(s, tf, ts, NULL, (int)i, rt->line,
-					         scan_sa_fmt(s, "%s returns %s(...)", sc->qual,
-					                     pf->calls[rt->call].callee),
+					         scan_host_fmt(s, "%s returns %s(...)", sc->qual,
+					                       pf->calls[rt->call].callee),
 					         x.file);
 			}
 			continue;
@@ -1268,7 +1284,9 @@ static void flow_sinks(muh_surface *s)
 			if (c->scope == x.scope && c->assigned && !strcmp(c->assigned, x.name) &&
 			    !(c->flags & PF_C_UNREACH) && flow_target(s, x.file, c, &tf, &ts))
 				sink_add(s, tf, ts, NULL, (int)i, c->line,
-				         scan_sa_fmt(s, "%s = %s(...) in %s", x.name, c->callee, sc->qual), x.file);
+				         scan_host_fmt(s, "%s = %s(...) in %s", x.name, c->callee,
+				                       sc->qual),
+				         x.file);
 		}
 		/* a parameter: the callers' arguments */
 		int p = -1, kw = sc->kwparam && !strcmp(sc->kwparam, x.name);
@@ -1297,8 +1315,10 @@ static void flow_sinks(muh_surface *s)
 					                (!ar->kw && !ar->splat && ar->pos == pos && pos >= 0));
 					if (hit)
 						sink_add(s, g, c->scope, ar->ident, (int)i, c->line,
-						         scan_sa_fmt(s, "%s%s passed to %s as %s%s", kw ? "**" : "",
-						                     ar->ident, c->callee, kw ? "**" : "", x.name),
+						         scan_host_fmt(
+						             s, "%s%s passed to %s as %s%s",
+						             kw ? "**" : "", ar->ident, c->callee,
+						             kw ? "**" : "", x.name),
 						         g);
 				}
 			}
@@ -1345,8 +1365,9 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				scan_kb_step(b, sv[q].lfile, sv[q].line, "%s", sv[q].note);
 			scan_call_chain(b, sv[root].file, sv[root].scope, 4);
 			*v = SCAN_LIVE;
-			*why = scan_sa_fmt(s, "read: %s, %d scan_kb_step(s) away (%s:%d)", sv[root].note, hops,
-			                   s->files[sv[root].file].rel, sv[root].line);
+			*why = scan_host_fmt(s, "read: %s, %d scan_kb_step(s) away (%s:%d)",
+			                     sv[root].note, hops, s->files[sv[root].file].rel,
+			                     sv[root].line);
 			return;
 		}
 	}
@@ -1404,7 +1425,7 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				reads = 1;
 				h = (pf->calls[r->call].flags & PF_C_LAUNCH) &&
 				            pf->calls[r->call].fname
-				        ? scan_sa_fmt(s, "%s[grid]", pf->calls[r->call].fname)
+				        ? scan_host_fmt(s, "%s[grid]", pf->calls[r->call].fname)
 				        : pf->calls[r->call].callee;
 			} else if (!r->flags && r->call >= 0 && !strcmp(r->name, var) &&
 			           opaque_f < 0) {
@@ -1429,23 +1450,25 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 				bf = cf;
 				bl = r->line;
 				how = (r->flags & PF_R_SPLAT)
-				          ? scan_sa_fmt(s, "**%s into %s", r->name, h ? h : "a call")
-				          : scan_sa_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?",
-				                        k->name, h ? " passed to " : "", h ? h : "");
+				          ? scan_host_fmt(s, "**%s into %s", r->name,
+				                          h ? h : "a call")
+				          : scan_host_fmt(s, "%s['%s']%s%s", r->obj ? r->obj : "?",
+				                          k->name, h ? " passed to " : "",
+				                          h ? h : "");
 			}
 		}
 	}
 	if (best == R_LIVE) {
 		scan_kb_step(b, bf, bl, "%s reads it", how);
 		*v = SCAN_LIVE;
-		*why = scan_sa_fmt(s, "read: %s", how);
+		*why = scan_host_fmt(s, "read: %s", how);
 		return;
 	}
 	if (best == R_NONE && opaque_f >= 0) {
 		scan_kb_step(b, opaque_f, opaque_l, "the whole dict goes to %s, outside the tree",
 		             opaque_callee);
 		*v = SCAN_UNKNOWN;
-		*why = scan_sa_fmt(s, "dict passed whole to opaque %s", opaque_callee);
+		*why = scan_host_fmt(s, "dict passed whole to opaque %s", opaque_callee);
 		return;
 	}
 	if (best == R_NONE || best == R_UNREACH) {
@@ -1461,10 +1484,11 @@ static void verdict_dict_key(kb *b, int fi, const pf_knob *k, enum scan_verdict 
 			             k->name);
 		*v = SCAN_DEAD;
 		if (other_f >= 0 && other_opaque)
-			*why = scan_sa_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'",
-			                   k->name, other_callee, other_key);
+			*why =
+			    scan_host_fmt(s, "no reachable consumer reads '%s'; %s reads only '%s'",
+			                  k->name, other_callee, other_key);
 		else
-			*why = scan_sa_fmt(s, "no reachable consumer reads '%s'", k->name);
+			*why = scan_host_fmt(s, "no reachable consumer reads '%s'", k->name);
 		return;
 	}
 	*v = scan_verdict_from(b, best, bf, bl, k->name, why);
@@ -1507,9 +1531,12 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			over_line = pf->deads[k->dead].kill_line;
 			v = SCAN_DEAD;
 			why = pf->deads[k->dead].nkill > 1
-			          ? scan_sa_fmt(s, "overwritten on every path before any read (first at line %d)",
-			                        over_line)
-			          : scan_sa_fmt(s, "overwritten at line %d before any read", over_line);
+			          ? scan_host_fmt(s,
+			                          "overwritten on every path before any read "
+			                          "(first at line %d)",
+			                          over_line)
+			          : scan_host_fmt(s, "overwritten at line %d before any read",
+			                          over_line);
 			explain_dead(b, fi, k->dead);
 		} else if (k->unreach) {
 			v = SCAN_DEAD;
@@ -1520,7 +1547,8 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 			why = "defined on an unreachable path";
 			if (kdr) {
 				explain_range(b, fi, kdr);
-				why = scan_sa_fmt(s, "defined on an unreachable path: %s", kdr->note);
+				why = scan_host_fmt(s, "defined on an unreachable path: %s",
+				                    kdr->note);
 			}
 			scan_kb_step(b, fi, k->line, "defined here, in the branch that cannot run");
 		} else if (f->platform) {
@@ -1592,14 +1620,14 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					scan_kb_step(b, kfi, ks->line, "@triton.jit %s never reads %s",
 					             ks->qual, param);
 					v = SCAN_DEAD;
-					why =
-					    scan_sa_fmt(s, "kernel %s never reads %s", ks->qual, param);
+					why = scan_host_fmt(s, "kernel %s never reads %s", ks->qual,
+					                    param);
 				} else {
 					scan_kb_step(b, kfi, rl, "kernel %s reads %s (tl.constexpr)",
 					             ks->qual, param);
 					v = fr == R_LIVE || fr == R_BUSY ? SCAN_LIVE : SCAN_UNKNOWN;
 					why = v == SCAN_LIVE
-					          ? scan_sa_fmt(s, "tl.constexpr of %s", ks->qual)
+					          ? scan_host_fmt(s, "tl.constexpr of %s", ks->qual)
 					          : "launching function never referenced by name";
 					if (v == SCAN_LIVE && k->scope >= 0)
 						scan_call_chain(b, fi, k->scope, 6);
@@ -1669,8 +1697,8 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				if (lf >= 0) {
 					scan_kb_step(b, lf, ll, ".%s read here", k->name);
 					v = SCAN_LIVE;
-					why = scan_sa_fmt(s, "engine argument read at %s:%d",
-					                  s->files[lf].rel, ll);
+					why = scan_host_fmt(s, "engine argument read at %s:%d",
+					                    s->files[lf].rel, ll);
 					break;
 				}
 				/* no live read: where are the others, if any? */
@@ -1707,8 +1735,9 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 					scan_kb_step(b, fi, k->line,
 					             "no .%s, [\"%s\"] or getattr(..., \"%s\") in any module",
 					             k->name, k->name, k->name);
-					why = scan_sa_fmt(s, "defined at %s:%d, read nowhere in the tree",
-					                  f->rel, k->line);
+					why = scan_host_fmt(
+					    s, "defined at %s:%d, read nowhere in the tree", f->rel,
+					    k->line);
 				}
 				break;
 			}
@@ -1719,9 +1748,9 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 				check_unsafe(b, fi, k);
 				if (b->unsafe.n && v != SCAN_DEAD) {
 					v = SCAN_UNSAFE;
-					why = scan_sa_fmt(s,
-					                  "%s=%s reaches a raise of NotImplementedError",
-					                  k->name, *(const char **)b->unsafe.p);
+					why = scan_host_fmt(
+					    s, "%s=%s reaches a raise of NotImplementedError",
+					    k->name, *(const char **)b->unsafe.p);
 				}
 			}
 			if ((k->kind == PF_K_CONSTANT || k->kind == PF_K_OVERRIDE ||
@@ -1755,10 +1784,7 @@ void scan_knob_file_verdicts(muh_surface *s, int fi, kb *b, smap *occ)
 		char key[1200];
 		snprintf(key, sizeof(key), "%s\x01%s\x01%s\x01%s", f->rel, o->scope, o->name,
 		         o->kind);
-		const char *kk = scan_sa_str(s, key);
-		int *slot = kk ? scan_smap_slot(occ, kk, 1) : NULL;
-		int n = slot ? ++*slot : 0; /* starts at -1 */
-		scan_knob_id(s, f->rel, o->scope, o->name, o->kind, n, o->id);
+		scan_knob_id_counted(s, occ, key, f->rel, o->scope, o->name, o->kind, o->id);
 	}
 	/* feeds: link launch bindings to the knob that feeds them */
 	(void)0;
