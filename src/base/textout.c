@@ -10,30 +10,31 @@
 #include <string.h>
 
 #include "muh/textout.h"
+#include "textfmt.h"
+
+/* Where textout_printf's text goes: o's stream. */
+struct textout_to {
+	const textout *o;
+	int stream;
+};
+
+/* text_vformat_to's sink for textout_printf: writes the text to the stream. */
+static void put_textout(void *ctx, const char *text, size_t n)
+{
+	const struct textout_to *t = ctx;
+	(void)n;
+	t->o->write(t->o->ctx, t->stream, text);
+}
 
 void textout_printf(const textout *o, int stream, const char *fmt, ...)
 {
 	if (!o || !o->write)
 		return;
-	char tmp[1024];
+	struct textout_to t = {o, stream};
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	text_vformat_to(put_textout, &t, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		o->write(o->ctx, stream, tmp);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	o->write(o->ctx, stream, big);
-	free(big);
 }
 
 void textout_str(const textout *o, int stream, const char *text)

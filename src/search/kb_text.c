@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_int.h"
 #include "muh/kb.h"
 #include "muh/value.h"
 
@@ -51,15 +52,6 @@ static cJSON *policy_json(const kb_policy *p)
 	cJSON_AddStringToObject(o, "file", p->file);
 	cJSON_AddNumberToObject(o, "line", p->line);
 	return o;
-}
-
-static void print_json(const textout *out, cJSON *o)
-{
-	char *txt = cJSON_Print(o);
-	if (txt)
-		textout_printf(out, TEXTOUT_RESULT, "%s\n", txt);
-	free(txt);
-	cJSON_Delete(o);
 }
 
 size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int cc, int json)
@@ -108,7 +100,7 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		    p->variant);
 	}
 	if (json)
-		print_json(out, o);
+		json_print_result(out, o, 1);
 	else {
 		textout_printf(out, TEXTOUT_RESULT, "%zu polic%s from %d header%s in %s\n", shown,
 		               shown == 1 ? "y" : "ies", kb->nfiles, kb->nfiles == 1 ? "" : "s",
@@ -192,6 +184,6 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s,
 		               sd->applies ? " (applies)" : "", sd->why[0] ? "; " : "", sd->why);
 	}
 	if (json)
-		print_json(out, o);
+		json_print_result(out, o, 1);
 	return good;
 }

@@ -19,6 +19,7 @@
 #include "muh/muh.h"
 #include "expr_int.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 /* ------------------------------------------------------------------ lexer */
 
@@ -1034,29 +1035,23 @@ static int resolve(emitter *em, int ni)
 	/* Build: unknown name 'X'; did you mean 'Y'? known names: A, B, ... */
 	char msg[MUH_DIAG_MSG];
 	size_t m = 0;
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		if (m < sizeof(msg))                                                               \
-			m += (size_t)snprintf(msg + m, sizeof(msg) - m, __VA_ARGS__);              \
-	} while (0)
-	APPEND("unknown name '%.*s'", (int)len, s);
+	text_appendf(msg, sizeof(msg), &m, "unknown name '%.*s'", (int)len, s);
 	diag_near near = DIAG_NEAR_INIT;
 	for (int i = 0; i < em->nnames; i++)
 		if (em->names[i])
 			diag_near_offer(&near, s, len, em->names[i]);
 	if (near.name)
-		APPEND("; did you mean '%s'?", near.name);
+		text_appendf(msg, sizeof(msg), &m, "; did you mean '%s'?", near.name);
 	if (em->nnames == 0) {
-		APPEND("; no names are defined");
+		text_appendf(msg, sizeof(msg), &m, "; no names are defined");
 	} else {
-		APPEND("%sknown names: ", near.name ? " " : "; ");
+		text_appendf(msg, sizeof(msg), &m, "%sknown names: ", near.name ? " " : "; ");
 		int shown = em->nnames < NAMES_LISTED ? em->nnames : NAMES_LISTED;
 		for (int i = 0; i < shown; i++)
-			APPEND("%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");
+			text_appendf(msg, sizeof(msg), &m, "%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");
 		if (em->nnames > shown)
-			APPEND(", ... (%d more)", em->nnames - shown);
+			text_appendf(msg, sizeof(msg), &m, ", ... (%d more)", em->nnames - shown);
 	}
-#undef APPEND
 	expr_perr(em->ps, n->pos, "%s", msg);
 	return -1;
 }
