@@ -1,19 +1,16 @@
 /*
  * json_int.h — libmuh's one way to write a number into JSON output: a
  * finite value as a number, NAN or an infinity as null (JSON has neither),
- * so that every reader sees "not measured" the same way; and its one way to
- * hand a JSON document to a person's results (json_print_result). Internal.
+ * so that every reader sees "not measured" the same way. Internal.
  */
 #ifndef MUH_JSON_INT_H
 #define MUH_JSON_INT_H
 
 #include <math.h>
-#include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
 #include "muh/diag.h"
-#include "muh/textout.h"
 
 /* Adds k: v to object o, null when v is not finite. */
 static inline void json_add_num(cJSON *o, const char *k, double v)
@@ -22,17 +19,6 @@ static inline void json_add_num(cJSON *o, const char *k, double v)
 		cJSON_AddNumberToObject(o, k, v);
 	else
 		cJSON_AddNullToObject(o, k);
-}
-
-/* Writes j (indented when pretty, else on one line) and a newline to o's
- * results, nothing when out of memory; then deletes j. */
-static inline void json_print_result(const textout *o, cJSON *j, int pretty)
-{
-	char *t = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
-	if (t)
-		textout_printf(o, TEXTOUT_RESULT, "%s\n", t);
-	free(t);
-	cJSON_Delete(j);
 }
 
 /* Parses text[0..len) of the file path; NULL with d at path:line:col of

@@ -1,13 +1,16 @@
 /*
  * textout.c — text handed to a textout, and the shared number formats
- * (textout.h). Formats into a stack buffer when it fits, else on the heap;
- * never prints itself.
+ * (textout.h). Formats into a stack buffer when it fits, else on the heap
+ * (textfmt.c); hands a JSON document over as one result; never prints
+ * itself.
  */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "muh/textout.h"
 #include "textfmt.h"
@@ -41,6 +44,15 @@ void textout_str(const textout *o, int stream, const char *text)
 {
 	if (o && o->write && text)
 		o->write(o->ctx, stream, text);
+}
+
+void textout_json(const textout *o, cJSON *j, int pretty)
+{
+	char *t = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+	if (t)
+		textout_printf(o, TEXTOUT_RESULT, "%s\n", t);
+	free(t);
+	cJSON_Delete(j);
 }
 
 void textout_flush(const textout *o, int stream)

@@ -10,7 +10,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_int.h"
 #include "muh/load.h"
 #include "muh/objective.h"
 
@@ -100,7 +99,7 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 		cJSON_AddNumberToObject(j, "lo", fr->lo);
 		if (isfinite(fr->hi))
 			cJSON_AddNumberToObject(j, "hi", fr->hi);
-		json_print_result(out, j, 0);
+		textout_json(out, j, 0);
 	} else {
 		textout_printf(out, TEXTOUT_RESULT,
 		               "find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",

@@ -11,7 +11,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_int.h"
 #include "muh/kb.h"
 #include "muh/value.h"
 
@@ -100,7 +99,7 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		    p->variant);
 	}
 	if (json)
-		json_print_result(out, o, 1);
+		textout_json(out, o, 1);
 	else {
 		textout_printf(out, TEXTOUT_RESULT, "%zu polic%s from %d header%s in %s\n", shown,
 		               shown == 1 ? "y" : "ies", kb->nfiles, kb->nfiles == 1 ? "" : "s",
@@ -184,6 +183,6 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s,
 		               sd->applies ? " (applies)" : "", sd->why[0] ? "; " : "", sd->why);
 	}
 	if (json)
-		json_print_result(out, o, 1);
+		textout_json(out, o, 1);
 	return good;
 }

@@ -591,7 +591,7 @@ void transfer_seeds_print(const transfer_seeds *ts, const textout *f, int json)
 			cJSON_AddNumberToObject(o, "seed", (double)(i + 1));
 			cJSON_AddStringToObject(o, "key", key);
 			cJSON_AddStringToObject(o, "from", ts->from[i]);
-			json_print_result(f, o, 0);
+			textout_json(f, o, 0);
 		} else {
 			textout_printf(f, TEXTOUT_RESULT, "transfer    T%zu %s\n            from %s\n", i + 1, key,
 				       ts->from[i]);

@@ -10,7 +10,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_int.h"
 #include "muh/hw.h"
 
 static void print_value(char *buf, size_t n, double v)
@@ -55,7 +54,7 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 				cJSON_AddStringToObject(e, "note", f->note);
 			cJSON_AddItemToArray(arr, e);
 		}
-		json_print_result(out, o, 1);
+		textout_json(out, o, 1);
 		return;
 	}
 	textout_printf(out, TEXTOUT_RESULT, "profile  %s\nsource   %s\n", hw->name, hw->source);

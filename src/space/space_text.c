@@ -10,7 +10,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_int.h"
 #include "muh/muh.h"
 #include "muh/space.h"
 #include "muh/value.h"
@@ -38,7 +37,7 @@ void space_text_json(const textout *out, const muh_spec *s, const muh_hw *hw, co
 	cJSON *ord = cJSON_AddArrayToObject(o, "check_order");
 	for (size_t k = 0; k < space_nconstraints(sp); k++)
 		cJSON_AddItemToArray(ord, cJSON_CreateNumber((double)space_check_order(sp, k)));
-	json_print_result(out, o, 1);
+	textout_json(out, o, 1);
 }
 
 /* Shortens an expression for a table cell. */

@@ -12,7 +12,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "json_int.h"
 #include "muh/writeback.h"
 
 /* One line of an emitted moe-json file's summary: what batch size M holds
@@ -151,7 +150,7 @@ void writeback_text_tree(const textout *o, const char *who, const writeback_tree
 		cJSON_AddStringToObject(j, "diff", r->diff);
 		if (r->unproven[0])
 			cJSON_AddStringToObject(j, "unproven", r->unproven);
-		json_print_result(o, j, 1);
+		textout_json(o, j, 1);
 	} else if (apply) {
 		if (r->written)
 			textout_printf(o, TEXTOUT_RESULT,
