@@ -1037,6 +1037,18 @@ static void note_default(kb_seed *sd, const char *name)
 	snprintf(sd->why + l, sizeof(sd->why) - l, "%s%s", l ? ", " : "default ", name);
 }
 
+/* The policy leaves par's field unset: par keeps its default (noted);
+ * without one the seed is not ok (sd->ok 0, sd->why says so). */
+static void seed_unset_field(kb_seed *sd, const muh_param *par)
+{
+	if (par->has_default) {
+		note_default(sd, par->name);
+		return;
+	}
+	snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
+	sd->ok = 0;
+}
+
 /* Makes the seed of policy p into *sd: each mapped param from p's field,
  * a field p leaves unset from the param's default (noted in sd->why). */
 static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, size_t nm, const kb_policy *p, int cc,
@@ -1057,13 +1069,8 @@ static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, s
 		size_t at;
 		if (w) {
 			if (!w[0]) {
-				if (par->has_default) {
-					note_default(sd, par->name);
-					continue;
-				}
-				snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
-				sd->ok = 0;
-				break;
+				seed_unset_field(sd, par); /* sd->ok 0 ends the loop */
+				continue;
 			}
 			/* a values table kb.map.PARAM.values.WORD, else the word itself */
 			char key[256];
@@ -1085,13 +1092,8 @@ static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, s
 		} else {
 			int x = field_num(p, m[j].f);
 			if (x < 0) {
-				if (par->has_default) {
-					note_default(sd, par->name);
-					continue;
-				}
-				snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
-				sd->ok = 0;
-				break;
+				seed_unset_field(sd, par);
+				continue;
 			}
 			at = value_index(par, 0, x, NULL);
 			if (at == SIZE_MAX) {
