@@ -376,18 +376,40 @@ static int new_node(parser *ps, int kind, int pos)
 	return ps->nn++;
 }
 
-/* A node with children a and b; -1 if either is -1 (an error upstream). */
-static int node2(parser *ps, int kind, int op, int pos, int a, int b)
+/* A new node of kind with operator op and the one operand a (-1 when a is
+ * -1 or out of memory). */
+static int node1(parser *ps, int kind, int op, int pos, int a)
 {
-	if (a < 0 || b < 0)
+	if (a < 0)
 		return -1;
 	int n = new_node(ps, kind, pos);
 	if (n < 0)
 		return -1;
 	ps->nodes[n].op = op;
 	ps->nodes[n].a = a;
-	ps->nodes[n].b = b;
 	return n;
+}
+
+/* A node with children a and b; -1 if either is -1 (an error upstream). */
+static int node2(parser *ps, int kind, int op, int pos, int a, int b)
+{
+	if (b < 0)
+		return -1;
+	int n = node1(ps, kind, op, pos, a);
+	if (n >= 0)
+		ps->nodes[n].b = b;
+	return n;
+}
+
+/* Enters one more level of nesting, for an operand at pos: 0, or -1 (diag
+ * set) past MAX_NEST levels. The caller leaves it (ps->nest--). */
+static int nest_deeper(parser *ps, int pos)
+{
+	if (++ps->nest > MAX_NEST) {
+		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		return -1;
+	}
+	return 0;
 }
 
 /* Describes the current token for "found ..." messages. */
@@ -654,10 +676,8 @@ static int parse_power(parser *ps)
 	if (x < 0 || ps->t.kind != T_POW)
 		return x;
 	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) { /* a ** b ** c ... nests to the right */
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, pos)) /* a ** b ** c ... nests to the right */
 		return -1;
-	}
 	next(ps);
 	int y = parse_factor(ps);
 	ps->nest--;
@@ -670,21 +690,12 @@ static int parse_power(parser *ps)
 static int parse_prefixed(parser *ps, int op, int (*operand)(parser *))
 {
 	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, pos))
 		return -1;
-	}
 	next(ps);
 	int x = operand(ps);
 	ps->nest--;
-	if (x < 0)
-		return -1;
-	int n = new_node(ps, N_UN, pos);
-	if (n < 0)
-		return -1;
-	ps->nodes[n].op = op;
-	ps->nodes[n].a = x;
-	return n;
+	return node1(ps, N_UN, op, pos, x);
 }
 
 /* factor := ('+'|'-'|'~'|'!') factor | power */
@@ -831,10 +842,8 @@ static int parse_or(parser *ps)
 /* expr := or_test ['if' or_test 'else' expr] */
 static int parse_expr(parser *ps)
 {
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, ps->t.pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, ps->t.pos))
 		return -1;
-	}
 	int x = parse_or(ps);
 	if (x >= 0 && ps->t.kind == T_IF) {
 		int pos = ps->t.pos;
