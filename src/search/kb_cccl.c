@@ -1120,11 +1120,9 @@ int kb_cccl_seeds(const kb_cccl *kb, const muh_spec *s, int cc, kb_seed **out, s
 	if (!m)
 		return MUH_ENOMEM;
 	size_t nm = 0;
-	for (size_t i = 0; i < s->nkv; i++) {
-		const muh_kv *kv = &s->kv[i];
-		if (strncmp(kv->key, "kb.map.", 7))
-			continue;
-		const char *rest = kv->key + 7;
+	const muh_kv *kv;
+	const char *rest;
+	for (size_t i = 0; (kv = spec_kv_under(s, "kb.map.", &i, &rest)); i++) {
 		char pname[256];
 		const char *dot = strchr(rest, '.');
 		const char *fname = kv->value;
