@@ -18,6 +18,7 @@
 #include "muh/fileio.h"
 #include "muh/muh.h"
 #include "textcut.h"
+#include "textfmt.h"
 
 void diag_clear(muh_diag *d)
 {
@@ -93,19 +94,15 @@ void diag_print(FILE *f, const muh_diag *d)
 	/* header + source line + caret line: each part is bounded by the struct */
 	char out[MUH_DIAG_PATH + MUH_DIAG_MSG + 2 * MUH_DIAG_LINE + 64];
 	size_t n = 0;
-#define PUT(...)                                                                                   \
-	do {                                                                                       \
-		if (n < sizeof(out))                                                               \
-			n += (size_t)snprintf(out + n, sizeof(out) - n, __VA_ARGS__);              \
-	} while (0)
 	if (d->file[0] && d->line > 0)
-		PUT("%s:%d:%d: error: %s\n", d->file, d->line, d->col > 0 ? d->col : 1, d->msg);
+		text_appendf(out, sizeof(out), &n, "%s:%d:%d: error: %s\n", d->file, d->line, d->col > 0 ? d->col : 1,
+			     d->msg);
 	else if (d->file[0])
-		PUT("%s: error: %s\n", d->file, d->msg);
+		text_appendf(out, sizeof(out), &n, "%s: error: %s\n", d->file, d->msg);
 	else
-		PUT("error: %s\n", d->msg);
+		text_appendf(out, sizeof(out), &n, "error: %s\n", d->msg);
 	if (d->src[0] && d->line > 0) {
-		PUT("  %s\n  ", d->src);
+		text_appendf(out, sizeof(out), &n, "  %s\n  ", d->src);
 		/* keep tabs so the caret lines up under tab-indented text; a
 		 * column past the copied text puts the caret just after it */
 		size_t col = d->col > 0 ? (size_t)d->col : 1, srclen = strlen(d->src);
@@ -113,9 +110,8 @@ void diag_print(FILE *f, const muh_diag *d)
 			col = srclen + 1;
 		for (size_t i = 0; i + 1 < col && n + 1 < sizeof(out); i++)
 			out[n++] = d->src[i] == '\t' ? '\t' : ' ';
-		PUT("^\n");
+		text_appendf(out, sizeof(out), &n, "^\n");
 	}
-#undef PUT
 	if (n >= sizeof(out)) { /* truncated: still end with a newline */
 		n = sizeof(out) - 1;
 		out[n - 1] = '\n';

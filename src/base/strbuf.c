@@ -9,6 +9,7 @@
 
 #include "muh/muh.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 void strbuf_put(strbuf *s, const char *p, size_t n)
 {
@@ -41,29 +42,19 @@ void strbuf_ch(strbuf *s, char c)
 	strbuf_put(s, &c, 1);
 }
 
+/* text_vformat_to's sink for strbuf_printf: appends the text. */
+static void put_strbuf(void *ctx, const char *text, size_t n)
+{
+	strbuf_put(ctx, text, n);
+}
+
 void strbuf_printf(strbuf *s, const char *fmt, ...)
 {
-	char tmp[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		strbuf_put(s, tmp, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
+	if (text_vformat_to(put_strbuf, s, fmt, ap) == MUH_ENOMEM)
 		s->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	strbuf_put(s, big, (size_t)n);
-	free(big);
 }
 
 int array_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)

@@ -1,7 +1,8 @@
 /*
  * textout.c — text handed to a textout, and the shared number formats
- * (textout.h). Formats into a stack buffer when it fits, else on the heap;
- * never prints itself.
+ * (textout.h). Formats into a stack buffer when it fits, else on the heap
+ * (textfmt.c); hands a JSON document over as one result; never prints
+ * itself.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -9,37 +10,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "muh/textout.h"
+#include "textfmt.h"
+
+/* Where textout_printf's text goes: o's stream. */
+struct textout_to {
+	const textout *o;
+	int stream;
+};
+
+/* text_vformat_to's sink for textout_printf: writes the text to the stream. */
+static void put_textout(void *ctx, const char *text, size_t n)
+{
+	const struct textout_to *t = ctx;
+	(void)n;
+	t->o->write(t->o->ctx, t->stream, text);
+}
 
 void textout_printf(const textout *o, int stream, const char *fmt, ...)
 {
 	if (!o || !o->write)
 		return;
-	char tmp[1024];
+	struct textout_to t = {o, stream};
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	text_vformat_to(put_textout, &t, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		o->write(o->ctx, stream, tmp);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	o->write(o->ctx, stream, big);
-	free(big);
 }
 
 void textout_str(const textout *o, int stream, const char *text)
 {
 	if (o && o->write && text)
 		o->write(o->ctx, stream, text);
+}
+
+void textout_json(const textout *o, cJSON *j, int pretty)
+{
+	char *t = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+	if (t)
+		textout_printf(o, TEXTOUT_RESULT, "%s\n", t);
+	free(t);
+	cJSON_Delete(j);
 }
 
 void textout_flush(const textout *o, int stream)

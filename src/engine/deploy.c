@@ -462,17 +462,28 @@ static void set_prefix(struct P *P, size_t key_s)
 	P->env.prefix[l] = '\0';
 }
 
-static int env_entry(struct P *P, const char *name, size_t nlen, struct fy_node *val, size_t tok_s,
-		     size_t tok_e, size_t at, size_t vs, size_t ve)
+/* Appends an environment entry named name (nlen bytes; its flag is the
+ * name too), value not set yet. NULL when out of memory (an entry may
+ * have been appended: deploy_free frees it). */
+static deploy_arg *add_env_arg(struct P *P, const char *name, size_t nlen)
 {
 	deploy_arg *a = add_arg(P);
 	if (!a)
-		return MUH_ENOMEM;
+		return NULL;
 	a->kind = DEPLOY_ENV;
 	a->name = strdup_n(name, nlen);
 	a->flag = strdup_n(name, nlen);
+	return a->name && a->flag ? a : NULL;
+}
+
+static int env_entry(struct P *P, const char *name, size_t nlen, struct fy_node *val, size_t tok_s,
+		     size_t tok_e, size_t at, size_t vs, size_t ve)
+{
+	deploy_arg *a = add_env_arg(P, name, nlen);
+	if (!a)
+		return MUH_ENOMEM;
 	a->value = val ? scalar_dup(val) : NULL;
-	if (!a->name || !a->flag || (val && !a->value))
+	if (val && !a->value)
 		return MUH_ENOMEM;
 	deploy_infer_type(a->value ? a->value : "", a->type);
 	set_linecol(P, a, at);
@@ -867,14 +878,8 @@ static int is_assign(const struct deploy_tok *t)
  * value, its type inferred from value. NULL when out of memory. */
 static deploy_arg *add_shell_env(struct P *P, const char *name, size_t nlen, const char *value)
 {
-	deploy_arg *e = add_arg(P);
-	if (!e)
-		return NULL;
-	e->kind = DEPLOY_ENV;
-	e->name = strdup_n(name, nlen);
-	e->flag = strdup_n(name, nlen);
-	e->value = strdup(value);
-	if (!e->name || !e->flag || !e->value)
+	deploy_arg *e = add_env_arg(P, name, nlen);
+	if (!e || !(e->value = strdup(value)))
 		return NULL;
 	deploy_infer_type(e->value, e->type);
 	return e;

@@ -366,6 +366,28 @@ static int refuse(const deploy_file *f, const deploy_arg *a, muh_diag *d, const 
 	return MUH_EINPUT;
 }
 
+/* Starts a new entry line of the block env collection E at its insertion
+ * point: ends the file's last line first when E inserts at the end of a
+ * file whose last line has no newline, then E's indent (prefix). */
+static void start_env_line(strbuf *s, const deploy_file *f, const struct envloc *E)
+{
+	if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
+		strbuf_str(s, eol(f));
+	strbuf_str(s, E->prefix);
+}
+
+/* name=value as one YAML scalar of a list entry, quoted with q (0: as
+ * put_yaml_scalar chooses). */
+static void put_env_list_item(strbuf *s, const char *name, const char *value, char q)
+{
+	strbuf kv = {0};
+	strbuf_str(&kv, name);
+	strbuf_ch(&kv, '=');
+	strbuf_str(&kv, value);
+	put_yaml_scalar(s, kv.b ? kv.b : "", q, 1);
+	free(kv.b);
+}
+
 /* The env edit: change the entry's value or add an entry. */
 static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, const char *value,
 		   strbuf *s, size_t *es, size_t *ee, muh_diag *d)
@@ -423,17 +445,11 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		strbuf_str(s, ": ");
 		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
 		return MUH_OK;
-	case ENV_FLOWLIST: {
+	case ENV_FLOWLIST:
 		*es = *ee = E->ins;
 		strbuf_str(s, ", ");
-		strbuf kv = {0};
-		strbuf_str(&kv, name);
-		strbuf_ch(&kv, '=');
-		strbuf_str(&kv, value);
-		put_yaml_scalar(s, kv.b ? kv.b : "", E->quote ? E->quote : '"', 1);
-		free(kv.b);
+		put_env_list_item(s, name, value, E->quote ? E->quote : '"');
 		return MUH_OK;
-	}
 	case ENV_FLOWK8S:
 		*es = *ee = E->ins;
 		strbuf_str(s, ", {name: ");
@@ -444,9 +460,7 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		return MUH_OK;
 	case ENV_MAP:
 		*es = *ee = E->ins;
-		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			strbuf_str(s, eol(f));
-		strbuf_str(s, E->prefix);
+		start_env_line(s, f, E);
 		strbuf_str(s, name);
 		strbuf_str(s, ": ");
 		put_yaml_scalar(s, value, E->quote ? E->quote : '"', 1);
@@ -454,9 +468,7 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		return MUH_OK;
 	case ENV_K8S: {
 		*es = *ee = E->ins;
-		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			strbuf_str(s, eol(f));
-		strbuf_str(s, E->prefix);
+		start_env_line(s, f, E);
 		strbuf_str(s, "name: ");
 		put_yaml_scalar(s, name, 0, 1);
 		strbuf_str(s, eol(f));
@@ -467,20 +479,12 @@ static int set_env(const deploy_file *f, const deploy_arg *a, const char *name, 
 		strbuf_str(s, eol(f));
 		return MUH_OK;
 	}
-	case ENV_LIST: {
+	case ENV_LIST:
 		*es = *ee = E->ins;
-		if (E->ins == f->len && f->len && f->text[f->len - 1] != '\n')
-			strbuf_str(s, eol(f));
-		strbuf_str(s, E->prefix);
-		strbuf kv = {0};
-		strbuf_str(&kv, name);
-		strbuf_ch(&kv, '=');
-		strbuf_str(&kv, value);
-		put_yaml_scalar(s, kv.b ? kv.b : "", E->quote, 1);
-		free(kv.b);
+		start_env_line(s, f, E);
+		put_env_list_item(s, name, value, E->quote);
 		strbuf_str(s, eol(f));
 		return MUH_OK;
-	}
 	case ENV_EXPORT:
 		*es = *ee = E->ins;
 		strbuf_str(s, "export ");

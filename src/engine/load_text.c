@@ -99,11 +99,7 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 		cJSON_AddNumberToObject(j, "lo", fr->lo);
 		if (isfinite(fr->hi))
 			cJSON_AddNumberToObject(j, "hi", fr->hi);
-		char *t = cJSON_PrintUnformatted(j);
-		if (t)
-			textout_printf(out, TEXTOUT_RESULT, "%s\n", t);
-		free(t);
-		cJSON_Delete(j);
+		textout_json(out, j, 0);
 	} else {
 		textout_printf(out, TEXTOUT_RESULT,
 		               "find-rate: the highest Poisson rate with no error%s%s%s%s\n\n",

@@ -374,15 +374,28 @@ static int cmd_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 	return MUH_OK;
 }
 
+/* The verdict of step verify or time, whose command ended with rc: the
+ * run stops (start_env), the program's own muh-status, or a launch error
+ * for a nonzero exit, in that order. Returns 1 when one of them holds (m
+ * says which), 0 when the step went well so far. */
+static int step_failed(eval_ctx *c, const cmd_out *o, int rc, const char *step, muh_measurement *m)
+{
+	if (start_env(c, o, rc, step, m) || apply_status(o, m))
+		return 1;
+	if (rc == 0)
+		return 0;
+	char last[601];
+	measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step %s: %s", rc, step, tail(o, last));
+	return 1;
+}
+
 static int cmd_verify(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 {
 	int rc;
 	cmd_out *o = run_step_new(c, v, "verify", 0, NULL, 0, &rc);
 	if (!o)
 		return MUH_ENOMEM;
-	char last[601];
-	if (!start_env(c, o, rc, "verify", m) && !apply_status(o, m) && rc != 0)
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step verify: %s", rc, tail(o, last));
+	step_failed(c, o, rc, "verify", m);
 	cmd_out_free(o);
 	return MUH_OK;
 }
@@ -396,12 +409,8 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 	if (!o)
 		return MUH_ENOMEM;
 	char last[601];
-	if (start_env(c, o, rc, "time", m)) {
-		/* the run stops */
-	} else if (apply_status(o, m)) {
-		/* the program's own verdict */
-	} else if (rc != 0) {
-		measurement_fail(m, EVAL_LAUNCH_ERROR, "command failed (%d) in step time: %s", rc, tail(o, last));
+	if (step_failed(c, o, rc, "time", m)) {
+		/* m says why */
 	} else if (o->bad_time[0]) {
 		measurement_fail(m, EVAL_WRONG_RESULT, "command printed 'muh-time: %s', which is not a decimal number of "
 				 "seconds", o->bad_time);

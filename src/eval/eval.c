@@ -123,19 +123,27 @@ void eval_set_overlay(muh_evaluator *ev, const eval_overlay_ops *ops, void *ctx)
 	ev->ov_ctx = ctx;
 }
 
+void eval_child_end(pid_t *pid, int group, int *fd_a, int *fd_b)
+{
+	if (*pid > 0) {
+		if (group)
+			kill(-*pid, SIGKILL);
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	if (*fd_a >= 0)
+		close(*fd_a);
+	if (*fd_b >= 0)
+		close(*fd_b);
+	*pid = 0;
+	*fd_a = *fd_b = -1;
+}
+
+/* Ends the runner and its process group (eval_child_end) and forgets its
+ * unread output. */
 static void runner_kill(muh_evaluator *ev)
 {
-	if (ev->pid > 0) {
-		kill(-ev->pid, SIGKILL);
-		kill(ev->pid, SIGKILL);
-		waitpid(ev->pid, NULL, 0);
-	}
-	if (ev->fd >= 0)
-		close(ev->fd);
-	if (ev->logfd >= 0)
-		close(ev->logfd);
-	ev->pid = 0;
-	ev->fd = ev->logfd = -1;
+	eval_child_end(&ev->pid, 1, &ev->fd, &ev->logfd);
 	ev->lb.len = 0;
 }
 

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -254,6 +255,12 @@ void eval_prepare_end(muh_evaluator *ev);
 enum req_op { OP_MEASURE = 0, OP_FINGERPRINT = 1 };
 
 /* ---- eval.c ---- */
+
+/* Ends the child process *pid, if any (*pid > 0): SIGKILL to its process
+ * group first when group, then to it, and reaps it; closes the pipe or
+ * socket ends *fd_a and *fd_b that are open (>= 0). Leaves *pid 0 and both
+ * ends -1. Shared by the evaluator's runner and the pool's workers. */
+void eval_child_end(pid_t *pid, int group, int *fd_a, int *fd_b);
 
 /* ---- eval_runner.c ---- */
 

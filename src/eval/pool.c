@@ -205,16 +205,7 @@ static int start_local(muh_pool *p, size_t i, char *why, size_t n)
 /* Forgets worker w's process (already dead or to be killed). */
 static void bury(worker *w)
 {
-	if (w->pid) {
-		kill(w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-	}
-	if (w->to >= 0)
-		close(w->to);
-	if (w->from >= 0)
-		close(w->from);
-	w->to = w->from = -1;
-	w->pid = 0;
+	eval_child_end(&w->pid, 0, &w->to, &w->from);
 	w->alive = 0;
 	lb_free(&w->in);
 }

@@ -528,38 +528,79 @@ static int header_cc(const tok *t, size_t a, size_t b, const char *name)
 	return 0;
 }
 
+/* Calls each(ctx, t, s, e) for every argument [s, e) of the bracketed
+ * list that opens at token open (a `<`), in order: the arguments are split
+ * at the commas outside inner `<...>` and `(...)`, and the list ends at its
+ * closing bracket. An argument that no comma or bracket before b ends is
+ * not visited. */
+static void each_bracket_arg(const tok *t, size_t open, size_t b,
+			     void (*each)(void *ctx, const tok *t, size_t s, size_t e), void *ctx)
+{
+	int nest = 0;
+	size_t start = open + 1;
+	for (size_t k = open; k < b; k++) {
+		if (is(&t[k], "<") || is(&t[k], "(")) {
+			nest++;
+			continue;
+		}
+		int close = is(&t[k], ">") || is(&t[k], ")");
+		if ((close || is(&t[k], ",")) && nest == 1) {
+			each(ctx, t, start, k);
+			start = k + 1;
+			if (close)
+				return;
+			continue;
+		}
+		if (close)
+			nest--;
+	}
+}
+
+/* each_bracket_arg callback of template_params: the parameter's name (the
+ * last identifier outside inner brackets, before any default `= ...`) into
+ * the scope ctx's tp. */
+static void add_template_param(void *ctx, const tok *t, size_t s, size_t e)
+{
+	scope *sc = ctx;
+	int nest = 0, in_default = 0;
+	const tok *last = NULL;
+	for (size_t i = s; i < e; i++) {
+		if (is(&t[i], "<") || is(&t[i], "("))
+			nest++;
+		else if (is(&t[i], ">") || is(&t[i], ")"))
+			nest--;
+		else if (nest == 0 && is(&t[i], "="))
+			in_default = 1;
+		else if (nest == 0 && !in_default && t[i].kind == T_ID)
+			last = &t[i];
+	}
+	if (last && sc->ntp < MAX_TPARAMS)
+		tok_copy(last, sc->tp[sc->ntp++], KB_NAME);
+}
+
 /* Template parameter names of `template <...>` at tokens [a, b) (a is
  * `template`), into sc->tp. */
 static void template_params(const tok *t, size_t a, size_t b, scope *sc)
 {
 	if (a + 1 >= b || !is(&t[a + 1], "<"))
 		return;
-	int nest = 0, in_default = 0;
-	const tok *last = NULL;
-	for (size_t i = a + 1; i < b; i++) {
-		if (is(&t[i], "<") || is(&t[i], "(")) {
-			nest++;
-			continue;
-		}
-		int close = is(&t[i], ">") || is(&t[i], ")");
-		if ((close && nest == 1) || (is(&t[i], ",") && nest == 1)) {
-			if (last && sc->ntp < MAX_TPARAMS)
-				tok_copy(last, sc->tp[sc->ntp++], KB_NAME);
-			last = NULL;
-			in_default = 0;
-			if (close)
-				return;
-			continue;
-		}
-		if (close) {
-			nest--;
-			continue;
-		}
-		if (nest == 1 && is(&t[i], "="))
-			in_default = 1;
-		else if (nest == 1 && !in_default && t[i].kind == T_ID)
-			last = &t[i];
-	}
+	each_bracket_arg(t, a + 1, b, add_template_param, sc);
+}
+
+/* A template's arguments as token ranges (vals_inherit). */
+struct arg_spans {
+	size_t at[MAX_TPARAMS][2];
+	int n;
+};
+
+/* each_bracket_arg callback of vals_inherit: keeps [s, e) in the
+ * arg_spans ctx (the first MAX_TPARAMS). */
+static void add_arg_span(void *ctx, const tok *t, size_t s, size_t e)
+{
+	struct arg_spans *a = ctx;
+	(void)t;
+	if (a->n < MAX_TPARAMS)
+		a->at[a->n][0] = s, a->at[a->n++][1] = e;
 }
 
 /* Registers scope sc as a vals template if a constant of it is one of its
@@ -596,27 +637,10 @@ static void vals_inherit(const tok *t, size_t a, size_t b, scope *sc, const vals
 				v = &vt[j];
 		if (!v)
 			continue;
-		/* the arguments at depth 1 */
-		size_t arg[MAX_TPARAMS][2];
-		int na = 0, nest = 0;
-		size_t start = i + 2;
-		for (size_t k = i + 1; k < b; k++) {
-			if (is(&t[k], "<") || is(&t[k], "(")) {
-				nest++;
-				continue;
-			}
-			int close = is(&t[k], ">") || is(&t[k], ")");
-			if ((close && nest == 1) || (is(&t[k], ",") && nest == 1)) {
-				if (na < MAX_TPARAMS)
-					arg[na][0] = start, arg[na++][1] = k;
-				start = k + 1;
-				if (close)
-					break;
-				continue;
-			}
-			if (close)
-				nest--;
-		}
+		struct arg_spans as = {.n = 0};
+		each_bracket_arg(t, i + 1, b, add_arg_span, &as);
+		size_t (*arg)[2] = as.at;
+		int na = as.n;
 		for (int c = 0; c < v->nk && sc->nk < MAX_CONST; c++) {
 			konst k = v->k[c];
 			for (int j = 0; j < v->ntp && j < na; j++)
@@ -1013,6 +1037,18 @@ static void note_default(kb_seed *sd, const char *name)
 	snprintf(sd->why + l, sizeof(sd->why) - l, "%s%s", l ? ", " : "default ", name);
 }
 
+/* The policy leaves par's field unset: par keeps its default (noted);
+ * without one the seed is not ok (sd->ok 0, sd->why says so). */
+static void seed_unset_field(kb_seed *sd, const muh_param *par)
+{
+	if (par->has_default) {
+		note_default(sd, par->name);
+		return;
+	}
+	snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
+	sd->ok = 0;
+}
+
 /* Makes the seed of policy p into *sd: each mapped param from p's field,
  * a field p leaves unset from the param's default (noted in sd->why). */
 static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, size_t nm, const kb_policy *p, int cc,
@@ -1033,13 +1069,8 @@ static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, s
 		size_t at;
 		if (w) {
 			if (!w[0]) {
-				if (par->has_default) {
-					note_default(sd, par->name);
-					continue;
-				}
-				snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
-				sd->ok = 0;
-				break;
+				seed_unset_field(sd, par); /* sd->ok 0 ends the loop */
+				continue;
 			}
 			/* a values table kb.map.PARAM.values.WORD, else the word itself */
 			char key[256];
@@ -1061,13 +1092,8 @@ static int make_seed(const kb_cccl *kb, const muh_spec *s, const map_entry *m, s
 		} else {
 			int x = field_num(p, m[j].f);
 			if (x < 0) {
-				if (par->has_default) {
-					note_default(sd, par->name);
-					continue;
-				}
-				snprintf(sd->why, sizeof(sd->why), "%s: the policy does not set it", par->name);
-				sd->ok = 0;
-				break;
+				seed_unset_field(sd, par);
+				continue;
 			}
 			at = value_index(par, 0, x, NULL);
 			if (at == SIZE_MAX) {
@@ -1094,11 +1120,9 @@ int kb_cccl_seeds(const kb_cccl *kb, const muh_spec *s, int cc, kb_seed **out, s
 	if (!m)
 		return MUH_ENOMEM;
 	size_t nm = 0;
-	for (size_t i = 0; i < s->nkv; i++) {
-		const muh_kv *kv = &s->kv[i];
-		if (strncmp(kv->key, "kb.map.", 7))
-			continue;
-		const char *rest = kv->key + 7;
+	const muh_kv *kv;
+	const char *rest;
+	for (size_t i = 0; (kv = spec_kv_under(s, "kb.map.", &i, &rest)); i++) {
 		char pname[256];
 		const char *dot = strchr(rest, '.');
 		const char *fname = kv->value;

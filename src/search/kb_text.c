@@ -53,15 +53,6 @@ static cJSON *policy_json(const kb_policy *p)
 	return o;
 }
 
-static void print_json(const textout *out, cJSON *o)
-{
-	char *txt = cJSON_Print(o);
-	if (txt)
-		textout_printf(out, TEXTOUT_RESULT, "%s\n", txt);
-	free(txt);
-	cJSON_Delete(o);
-}
-
 size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int cc, int json)
 {
 	cJSON *o = NULL, *arr = NULL;
@@ -108,7 +99,7 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		    p->variant);
 	}
 	if (json)
-		print_json(out, o);
+		textout_json(out, o, 1);
 	else {
 		textout_printf(out, TEXTOUT_RESULT, "%zu polic%s from %d header%s in %s\n", shown,
 		               shown == 1 ? "y" : "ies", kb->nfiles, kb->nfiles == 1 ? "" : "s",
@@ -192,6 +183,6 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s,
 		               sd->applies ? " (applies)" : "", sd->why[0] ? "; " : "", sd->why);
 	}
 	if (json)
-		print_json(out, o);
+		textout_json(out, o, 1);
 	return good;
 }

@@ -591,11 +591,7 @@ void transfer_seeds_print(const transfer_seeds *ts, const textout *f, int json)
 			cJSON_AddNumberToObject(o, "seed", (double)(i + 1));
 			cJSON_AddStringToObject(o, "key", key);
 			cJSON_AddStringToObject(o, "from", ts->from[i]);
-			char *s = cJSON_PrintUnformatted(o);
-			if (s)
-				textout_printf(f, TEXTOUT_RESULT, "%s\n", s);
-			free(s);
-			cJSON_Delete(o);
+			textout_json(f, o, 0);
 		} else {
 			textout_printf(f, TEXTOUT_RESULT, "transfer    T%zu %s\n            from %s\n", i + 1, key,
 				       ts->from[i]);

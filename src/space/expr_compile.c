@@ -19,6 +19,7 @@
 #include "muh/muh.h"
 #include "expr_int.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 /* ------------------------------------------------------------------ lexer */
 
@@ -375,18 +376,40 @@ static int new_node(parser *ps, int kind, int pos)
 	return ps->nn++;
 }
 
-/* A node with children a and b; -1 if either is -1 (an error upstream). */
-static int node2(parser *ps, int kind, int op, int pos, int a, int b)
+/* A new node of kind with operator op and the one operand a (-1 when a is
+ * -1 or out of memory). */
+static int node1(parser *ps, int kind, int op, int pos, int a)
 {
-	if (a < 0 || b < 0)
+	if (a < 0)
 		return -1;
 	int n = new_node(ps, kind, pos);
 	if (n < 0)
 		return -1;
 	ps->nodes[n].op = op;
 	ps->nodes[n].a = a;
-	ps->nodes[n].b = b;
 	return n;
+}
+
+/* A node with children a and b; -1 if either is -1 (an error upstream). */
+static int node2(parser *ps, int kind, int op, int pos, int a, int b)
+{
+	if (b < 0)
+		return -1;
+	int n = node1(ps, kind, op, pos, a);
+	if (n >= 0)
+		ps->nodes[n].b = b;
+	return n;
+}
+
+/* Enters one more level of nesting, for an operand at pos: 0, or -1 (diag
+ * set) past MAX_NEST levels. The caller leaves it (ps->nest--). */
+static int nest_deeper(parser *ps, int pos)
+{
+	if (++ps->nest > MAX_NEST) {
+		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+		return -1;
+	}
+	return 0;
 }
 
 /* Describes the current token for "found ..." messages. */
@@ -653,10 +676,8 @@ static int parse_power(parser *ps)
 	if (x < 0 || ps->t.kind != T_POW)
 		return x;
 	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) { /* a ** b ** c ... nests to the right */
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, pos)) /* a ** b ** c ... nests to the right */
 		return -1;
-	}
 	next(ps);
 	int y = parse_factor(ps);
 	ps->nest--;
@@ -669,21 +690,12 @@ static int parse_power(parser *ps)
 static int parse_prefixed(parser *ps, int op, int (*operand)(parser *))
 {
 	int pos = ps->t.pos;
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, pos))
 		return -1;
-	}
 	next(ps);
 	int x = operand(ps);
 	ps->nest--;
-	if (x < 0)
-		return -1;
-	int n = new_node(ps, N_UN, pos);
-	if (n < 0)
-		return -1;
-	ps->nodes[n].op = op;
-	ps->nodes[n].a = x;
-	return n;
+	return node1(ps, N_UN, op, pos, x);
 }
 
 /* factor := ('+'|'-'|'~'|'!') factor | power */
@@ -830,10 +842,8 @@ static int parse_or(parser *ps)
 /* expr := or_test ['if' or_test 'else' expr] */
 static int parse_expr(parser *ps)
 {
-	if (++ps->nest > MAX_NEST) {
-		expr_perr(ps, ps->t.pos, "expression nested too deeply (more than %d levels)", MAX_NEST);
+	if (nest_deeper(ps, ps->t.pos))
 		return -1;
-	}
 	int x = parse_or(ps);
 	if (x >= 0 && ps->t.kind == T_IF) {
 		int pos = ps->t.pos;
@@ -1034,29 +1044,23 @@ static int resolve(emitter *em, int ni)
 	/* Build: unknown name 'X'; did you mean 'Y'? known names: A, B, ... */
 	char msg[MUH_DIAG_MSG];
 	size_t m = 0;
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		if (m < sizeof(msg))                                                               \
-			m += (size_t)snprintf(msg + m, sizeof(msg) - m, __VA_ARGS__);              \
-	} while (0)
-	APPEND("unknown name '%.*s'", (int)len, s);
+	text_appendf(msg, sizeof(msg), &m, "unknown name '%.*s'", (int)len, s);
 	diag_near near = DIAG_NEAR_INIT;
 	for (int i = 0; i < em->nnames; i++)
 		if (em->names[i])
 			diag_near_offer(&near, s, len, em->names[i]);
 	if (near.name)
-		APPEND("; did you mean '%s'?", near.name);
+		text_appendf(msg, sizeof(msg), &m, "; did you mean '%s'?", near.name);
 	if (em->nnames == 0) {
-		APPEND("; no names are defined");
+		text_appendf(msg, sizeof(msg), &m, "; no names are defined");
 	} else {
-		APPEND("%sknown names: ", near.name ? " " : "; ");
+		text_appendf(msg, sizeof(msg), &m, "%sknown names: ", near.name ? " " : "; ");
 		int shown = em->nnames < NAMES_LISTED ? em->nnames : NAMES_LISTED;
 		for (int i = 0; i < shown; i++)
-			APPEND("%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");
+			text_appendf(msg, sizeof(msg), &m, "%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");
 		if (em->nnames > shown)
-			APPEND(", ... (%d more)", em->nnames - shown);
+			text_appendf(msg, sizeof(msg), &m, ", ... (%d more)", em->nnames - shown);
 	}
-#undef APPEND
 	expr_perr(em->ps, n->pos, "%s", msg);
 	return -1;
 }

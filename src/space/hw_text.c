@@ -54,11 +54,7 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 				cJSON_AddStringToObject(e, "note", f->note);
 			cJSON_AddItemToArray(arr, e);
 		}
-		char *s = cJSON_Print(o);
-		if (s)
-			textout_printf(out, TEXTOUT_RESULT, "%s\n", s);
-		free(s);
-		cJSON_Delete(o);
+		textout_json(out, o, 1);
 		return;
 	}
 	textout_printf(out, TEXTOUT_RESULT, "profile  %s\nsource   %s\n", hw->name, hw->source);

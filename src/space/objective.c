@@ -112,11 +112,9 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 	objective_default(o);
 	char known[1024];
 	int have = 0;
-	for (size_t i = 0; i < s->nkv; i++) {
-		const muh_kv *kv = &s->kv[i];
-		if (strncmp(kv->key, "objective.", 10))
-			continue;
-		const char *k = kv->key + 10;
+	const muh_kv *kv;
+	const char *k;
+	for (size_t i = 0; (kv = spec_kv_under(s, "objective.", &i, &k)); i++) {
 		if (!strcmp(k, "maximize") || !strcmp(k, "minimize")) {
 			if (have)
 				return fail_at(s, kv, d, "objective: has both maximize and minimize%s%s", "", "");

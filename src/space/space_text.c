@@ -37,11 +37,7 @@ void space_text_json(const textout *out, const muh_spec *s, const muh_hw *hw, co
 	cJSON *ord = cJSON_AddArrayToObject(o, "check_order");
 	for (size_t k = 0; k < space_nconstraints(sp); k++)
 		cJSON_AddItemToArray(ord, cJSON_CreateNumber((double)space_check_order(sp, k)));
-	char *txt = cJSON_Print(o);
-	if (txt)
-		textout_printf(out, TEXTOUT_RESULT, "%s\n", txt);
-	free(txt);
-	cJSON_Delete(o);
+	textout_json(out, o, 1);
 }
 
 /* Shortens an expression for a table cell. */

@@ -1195,6 +1195,17 @@ const muh_kv *spec_kv(const muh_spec *s, const char *key)
 	return NULL;
 }
 
+const muh_kv *spec_kv_under(const muh_spec *s, const char *prefix, size_t *i, const char **rest)
+{
+	size_t n = strlen(prefix);
+	for (; *i < s->nkv; (*i)++)
+		if (!strncmp(s->kv[*i].key, prefix, n)) {
+			*rest = s->kv[*i].key + n;
+			return &s->kv[*i];
+		}
+	return NULL;
+}
+
 size_t spec_ninstances(const muh_spec *s)
 {
 	size_t n = 1;

@@ -150,11 +150,7 @@ void writeback_text_tree(const textout *o, const char *who, const writeback_tree
 		cJSON_AddStringToObject(j, "diff", r->diff);
 		if (r->unproven[0])
 			cJSON_AddStringToObject(j, "unproven", r->unproven);
-		char *t = cJSON_Print(j);
-		if (t)
-			textout_printf(o, TEXTOUT_RESULT, "%s\n", t);
-		free(t);
-		cJSON_Delete(j);
+		textout_json(o, j, 1);
 	} else if (apply) {
 		if (r->written)
 			textout_printf(o, TEXTOUT_RESULT,

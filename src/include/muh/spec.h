@@ -106,6 +106,12 @@ void spec_free(muh_spec *s);
 /* Value of a flattened key, or NULL. */
 const muh_kv *spec_kv(const muh_spec *s, const char *key);
 
+/* The first key-value pair of s at index *i or after whose key starts with
+ * prefix ("objective."): *i becomes its index and *rest the key after the
+ * prefix. NULL when no pair from *i on has one. To visit them all:
+ * for (size_t i = 0; (kv = spec_kv_under(s, prefix, &i, &rest)); i++). */
+const muh_kv *spec_kv_under(const muh_spec *s, const char *prefix, size_t *i, const char **rest);
+
 /* Number of problem instances (product of problem symbol value counts, at
  * least 1) and the value of symbol k in instance i. */
 size_t spec_ninstances(const muh_spec *s);

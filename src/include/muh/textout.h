@@ -38,6 +38,11 @@ void textout_str(const textout *o, int stream, const char *text);
 /* Asks that the text of stream so far be shown now. */
 void textout_flush(const textout *o, int stream);
 
+/* j as JSON (indented when pretty, else on one line) and a newline to o's
+ * results, nothing when out of memory; then deletes j. */
+struct cJSON;
+void textout_json(const textout *o, struct cJSON *j, int pretty);
+
 /* A time for a person: "-" when not finite, then ns, us (one decimal), ms
  * or s (three). */
 void text_time(char *buf, size_t n, double s);
