@@ -29,7 +29,7 @@ echo "quickstart: tuning llama.cpp's server (specs/llama_server.yaml): each vari
 ./build/muh tune specs/llama_server.yaml --db muh.db --budget 12
 echo
 echo "quickstart: the proven winner as a diff of specs/llama_server.deploy.yaml (paths relative to specs/:"
-echo "            git -C specs apply takes it; muh patch specs --from muh.db --apply writes it),"
+echo "            git apply --directory=specs takes it; muh patch specs --from muh.db --apply writes it),"
 echo "            or, when the decision stage proved no gain over the defaults, nothing (patch then exits 1;"
 echo "            the quick start goes on):"
 run=$(./build/muh report muh.db --json |
