@@ -323,6 +323,31 @@ static int to_front(muh_best *b, const char *key)
 	return 0;
 }
 
+/* b->forced_key: of the decision's finalists other than the defaults, each
+ * repeat ok and within the SLOs, the one of highest paired gain that the
+ * search ranked; none: the search's best stays. A search's best timed once
+ * can be a fluke that the stage's paired rounds put below the defaults
+ * (0.736x on the quick start's engine run, while another finalist showed
+ * 1.195x): --force then writes what the stage measured best. */
+static void pick_forced(muh_best *b)
+{
+	const decide_summary *sm = b->decision;
+	double top = -INFINITY;
+	for (size_t i = 0; i < sm->nf; i++) {
+		const decide_finalist *f = &sm->f[i];
+		if ((int)i == sm->defaults_f || !f->ok || f->ok != f->repeats || f->slo_met != f->repeats ||
+		    !isfinite(f->gain.ratio) || f->gain.ratio <= top)
+			continue;
+		for (size_t k = 0; k < b->nranked; k++)
+			if (!strcmp(b->ranked[k].key, f->key)) {
+				top = f->gain.ratio;
+				b->forced_key = b->ranked[k].key;
+				b->forced_f = (int)i;
+				break;
+			}
+	}
+}
+
 /* The run's decision stage into b->decision (none: NULL); its proven
  * winner moved to ranked[0], the others keeping their order. Without a
  * winner, what stays is ranked[0] (b->keeps_baseline): a baseline that is
@@ -331,6 +356,8 @@ static int to_front(muh_best *b, const char *key)
 static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 {
 	b->search_key = b->nranked ? b->ranked[0].key : NULL;
+	b->forced_key = b->search_key;
+	b->forced_f = -1;
 	decide_summary *sm = malloc(sizeof(*sm));
 	if (!sm)
 		return MUH_ENOMEM;
@@ -340,6 +367,7 @@ static int take_decision(muh_store *st, muh_best *b, muh_diag *d)
 		return rc;
 	}
 	b->decision = sm;
+	pick_forced(b);
 	if (sm->winner >= 0)
 		to_front(b, sm->f[sm->winner].key);
 	else if (!decide_baseline_ships(sm, b->default_key) && b->default_key)

@@ -82,6 +82,25 @@ int writeback_write_file(const char *path, const char *text, muh_diag *d)
 }
 
 
+/* What --force writes, said with what the decision stage measured of it,
+ * into buf: "the decision stage's best finalist: 1.195x the defaults
+ * (0.902-1.582x), undecided". 0 (buf "") when it is the search's best with
+ * no finalist row. */
+static int forced_gain_text(const muh_best *b, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (!b->decision || b->forced_f < 0)
+		return 0;
+	const decide_summary *sm = b->decision;
+	const decide_finalist *f = &sm->f[b->forced_f];
+	int ships = decide_baseline_ships(sm, b->default_key);
+	snprintf(buf, n, "%s the decision stage's best finalist: %.3fx %s (%.3f-%.3fx, %s)",
+	         b->forced_key == b->search_key ? "the search's best is" : "not the search's best but",
+	         f->gain.ratio, ships ? "what ships" : "the defaults", f->gain.lo, f->gain.hi,
+	         decide_verdict_name(f->verdict));
+	return 1;
+}
+
 /* ---- results from a store ----------------------------------------------- */
 
 
@@ -193,16 +212,19 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 		if (b->best.decision && best_decided(&b->best) != 1) {
 			if (!force) {
 				writeback_say(ob, "run %lld: no proven gain: %.1000s; its knobs are not written "
-					"(--force writes the search's best anyway, marked as unproven)",
+					"(--force writes the best measured finalist anyway, marked as unproven)",
 					(long long)b->run, b->best.decision->why);
 				(*unproven)++;
 				spec_free(s);
 				continue;
 			}
-			if (b->best.search_key)
-				wkey = b->best.search_key;
+			if (b->best.forced_key)
+				wkey = b->best.forced_key;
 			writeback_say(ob, "run %lld: written with --force, NOT a proven gain: %.1000s",
 				(long long)b->run, b->best.decision->why);
+			char fg[1200];
+			if (forced_gain_text(&b->best, fg, sizeof(fg)))
+				writeback_say(ob, "run %lld: %s", (long long)b->run, fg);
 		}
 		best_inert in[64];
 		size_t nin = best_inert_params(&b->best, wkey, in, 64);
@@ -357,12 +379,15 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		}
 		w->unproven = 1;
 	}
-	/* what is written: the proven winner, or with --force the search's own
-	 * best (ranked[0] is then what stays: the defaults) */
+	/* what is written: the proven winner, or with --force the decision
+	 * stage's best measured finalist, else the search's own best (ranked[0]
+	 * is then what stays: the defaults) */
 	size_t wi = 0;
-	for (size_t i = 0; !rc && w->unproven && b.search_key && i < b.nranked; i++)
-		if (b.ranked[i].key == b.search_key)
+	for (size_t i = 0; !rc && w->unproven && b.forced_key && i < b.nranked; i++)
+		if (b.ranked[i].key == b.forced_key)
 			wi = i;
+	if (w->unproven)
+		forced_gain_text(&b, w->forced, sizeof(w->forced));
 	char rt[4096] = "", rl[4096] = "";
 	if (!rc && (!realpath(tree, rt) || !realpath(launch, rl))) {
 		diag_at(d, launch, 0, 0, NULL);

@@ -91,12 +91,18 @@ void writeback_text_written(const textout *o, const writeback_file *f)
 void writeback_text_win(const textout *o, const char *who, const writeback_engine_win *w)
 {
 	textout_printf(o, TEXTOUT_NOTE, "%s: run %lld: %s %s (%s) into %s\n", who,
-	               (long long)w->run, w->unproven ? "the search's best" : "the proven winner",
+	               (long long)w->run,
+	               !w->unproven    ? "the proven winner"
+	               : w->forced[0] ? "the best measured finalist"
+	                               : "the search's best",
 	               w->key, w->value, w->rel);
 	if (w->unproven)
 		textout_printf(o, TEXTOUT_NOTE,
 		               "%s: run %lld: written with --force, NOT a proven gain: %s\n", who,
 		               (long long)w->run, w->why);
+	if (w->unproven && w->forced[0])
+		textout_printf(o, TEXTOUT_NOTE, "%s: run %lld: %s\n", who, (long long)w->run,
+		               w->forced);
 	/* a gain inside the run's noise is a tie (as muh tune and muh report
 	 * call it): the diff then shows what would change, not a proven gain */
 	else if (best_is_tie(w->gain, w->noise))

@@ -108,6 +108,28 @@ head -1 "$TMP/out" | grep -q "^# muh patch: run 1: UNPROVEN, written with --forc
 grep -qx '+  - "1"' "$TMP/out" || fail "--force writes the search's best (delay_ms=1): $(cat "$TMP/out")"
 (cd "$M" && git apply --check "$TMP/out") || fail "the marked diff still applies"
 
+# a search's best that the paired rounds put below the defaults (a fluke of
+# its one timing) while another finalist measured above them, unproven:
+# --force writes the finalist the stage measured best, and says so
+cp "$TMP/d.db" "$TMP/fluke.db"
+"$PY" - "$TMP/fluke.db" <<'PY' || fail "making the fluke store"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+base = dict(db.execute("SELECT round, score FROM decisions WHERE role = 0").fetchall())
+for r, s in base.items():
+    db.execute("UPDATE decisions SET score = ? WHERE round = ? AND key = 'delay_ms=1'", (s * 1.3, r))
+    db.execute("UPDATE decisions SET score = ? WHERE round = ? AND key = 'delay_ms=6'", (s * (0.7 if r % 2 else 1.1), r))
+db.commit()
+PY
+run "$MUH" patch "$M" --from "$TMP/fluke.db"
+expect_rc 1 "patch --from: the fluke store proves no gain"
+run "$MUH" patch "$M" --from "$TMP/fluke.db" --force
+expect_rc 0 "patch --from --force on the fluke store"
+expect_in err "run 1: the best measured finalist delay_ms=6 " "--force names the finalist the stage measured best"
+expect_in err "run 1: not the search's best but the decision stage's best finalist: [0-9.]+x the defaults \\([0-9.]+-[0-9.]+x, undecided\\)" \
+	"--force says what the stage measured of it"
+grep -qx '+  - "6"' "$TMP/out" || fail "--force writes delay_ms=6, not the search's best: $(cat "$TMP/out")"
+
 # a stage with no finalist (only the defaults meet an SLO of at least 30 ms
 # a token): its marker row says so to report and patch
 sed 's/subject_to: \["errors == 0"\]/subject_to: ["errors == 0", "tpot_p50 >= 30ms"]/' "$M/decide.yaml" >"$M/slow.yaml"

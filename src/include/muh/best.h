@@ -102,8 +102,13 @@ typedef struct muh_best {
 				   * file stays as it is): report, plots, exports and patch
 				   * name one best */
 	const char *search_key;   /* the search's own best within the SLOs (ranked[0] before a
-				   * decision put another first; what patch --force writes);
-				   * NULL when none. Points into ranked */
+				   * decision put another first); NULL when none. Points into
+				   * ranked */
+	const char *forced_key;   /* what patch --force writes when no gain was proven: the
+				   * decision stage's finalist of highest paired gain (measured
+				   * afresh, paired and repeated, where the search timed each
+				   * once), else search_key. Points into ranked; NULL when none */
+	int forced_f;             /* forced_key's finalist in decision->f; -1: the search's best */
 } muh_best;
 
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run

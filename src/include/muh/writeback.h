@@ -115,6 +115,8 @@ typedef struct writeback_engine_win {
 	double noise;   /* the run's noise; NAN when not measured */
 	int unproven;   /* written with force although its decision proved no gain */
 	char why[1100]; /* then: the decision's word */
+	char forced[1200]; /* then: what the decision stage measured of what is written
+			    * (writeback.c's forced_gain_text); "" when it had no row */
 } writeback_engine_win;
 
 /* The engine runs of a store, their winners made into deployment files. */
