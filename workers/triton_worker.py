@@ -384,7 +384,10 @@ def main():
         import torch
         import triton
     except Exception as e:  # no Triton here: say so in the hello, muh exits 3
-        reply({"hello": "triton_worker", "protocol": 1, "capabilities": [], "error": f"cannot import triton/torch: {e}"})
+        reply({"hello": "triton_worker", "protocol": 1, "capabilities": [],
+               "error": f"cannot import triton/torch with {sys.executable}: {e} (the spec's worker command "
+                        "names the python; one with torch and Triton is needed, and a GPU, or "
+                        "TRITON_INTERPRET=1 for the CPU)"})
         return
     if INTERPRET:  # the CPU, through Triton's interpreter
         if not record_launches():  # nothing to fingerprint without it
