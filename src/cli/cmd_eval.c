@@ -2,7 +2,7 @@
  * cmd_eval.c — `muh eval SPEC`: measure chosen configurations (the defaults,
  * --config KEY..., or --all), isolated, and record them in the store, which
  * resumes. The way to measure one variant by hand. Parse and print over
- * session_eval_run (session_eval.h), which drives one eval of one problem
+ * evalflow_run (evalflow.h), which drives one eval of one problem
  * instance: the store-first loop and compile-first (session_eval), or
  * --interleave (session_eval_interleaved: the --config variants timed in
  * alternating rounds, so that their order does not bias the comparison).
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "evalcli.h"
-#include "muh/session_eval.h"
+#include "muh/evalflow.h"
 
 static const char help[] =
 	"usage: muh eval SPEC [--config KEY]... [--interleave[=ROUNDS]] [--all] [--limit N]\n"
@@ -80,7 +80,7 @@ static void on_sigint(int sig)
 	cli_ctrl_c_say();
 }
 
-/* Ctrl-C while measuring (session_eval_args.on_measuring): a prepare in
+/* Ctrl-C while measuring (evalflow_args.on_measuring): a prepare in
  * flight is cut short (its group killed), the variant in flight finishes,
  * the store keeps all. */
 static struct sigaction old_sigint;
@@ -102,7 +102,7 @@ static void on_measuring(void *ctx, const char *backend, int begin)
 /* What muh eval measures, from its options. */
 struct eval_args {
 	const char *keys[256];
-	session_eval_args a;
+	evalflow_args a;
 };
 
 static int eval_one(const char *path, const struct evalcli_opts *eo, const void *ctx);
@@ -163,7 +163,7 @@ static int run(int argc, char **argv)
 	}
 	if (eo.so.fresh && !eo.so.db)
 		return cli_usage_error("eval", "--fresh needs --db");
-	if (session_eval_check(&A.a, &d))
+	if (evalflow_check(&A.a, &d))
 		return cli_usage_error("eval", "%s", d.msg);
 	/* `--interleave 5`: the rounds are an optional value, so they need '=' */
 	if (A.a.interleave && optind == argc - 2 && strspn(argv[optind + 1], "0123456789") == strlen(argv[optind + 1]))
@@ -172,19 +172,19 @@ static int run(int argc, char **argv)
 	return evalcli_each_problem("eval", argc, argv, &eo, eval_one, &A);
 }
 
-/* Measures what A names for one problem instance (session_eval_run), its
+/* Measures what A names for one problem instance (evalflow_run), its
  * failure said as a usage or session error where it left that to us;
  * returns an exit code. */
 static int eval_one(const char *path, const struct evalcli_opts *eo, const void *ctx)
 {
-	session_eval_args a = ((const struct eval_args *)ctx)->a;
-	enum session_eval_say say;
+	evalflow_args a = ((const struct eval_args *)ctx)->a;
+	enum evalflow_say say;
 	muh_diag d;
 	a.json = eo->json;
-	int rc = session_eval_run(path, &eo->so, &a, NULL, &say, &d), ex;
-	if (say == SESSION_EVAL_SAY_USAGE && rc)
+	int rc = evalflow_run(path, &eo->so, &a, NULL, &say, &d), ex;
+	if (say == EVALFLOW_SAY_USAGE && rc)
 		ex = cli_usage_error("eval", "%s", d.msg);
-	else if (say == SESSION_EVAL_SAY_SESSION && rc)
+	else if (say == EVALFLOW_SAY_SESSION && rc)
 		ex = evalcli_fail("eval", rc, &d);
 	else
 		ex = cli_exit(rc);

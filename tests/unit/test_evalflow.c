@@ -1,6 +1,6 @@
 /*
- * test_session_eval.c — `muh eval`'s workflow as a library call
- * (session_eval_run, session_eval.h), on the cpu backend's small matmul
+ * test_evalflow.c — `muh eval`'s workflow as a library call
+ * (evalflow_run, evalflow.h), on the cpu backend's small matmul
  * (specs/matmul_cpu.yaml: BLOCK x UNROLL, BLOCK >= UNROLL, 0.5 s a variant
  * at most), measured live into a store in a temporary directory:
  *   - three --config keys (two valid, one breaking the constraint) are
@@ -28,12 +28,12 @@
 
 #include <cmocka.h>
 
+#include "muh/evalflow.h"
 #include "muh/muh.h"
-#include "muh/session_eval.h"
 
 #define SPEC "specs/matmul_cpu.yaml"
 
-static char dir[] = "/tmp/muh-test-session-eval-XXXXXX";
+static char dir[] = "/tmp/muh-test-evalflow-XXXXXX";
 static char db[sizeof(dir) + 8];
 
 /* What the run wrote, per stream, and what its hooks saw. */
@@ -91,17 +91,17 @@ static const char *stream(const capture *c, int s)
 	return c->text[s] ? c->text[s] : "";
 }
 
-static session_eval_args args_for(capture *c, const char *const *keys, size_t nkeys)
+static evalflow_args args_for(capture *c, const char *const *keys, size_t nkeys)
 {
-	session_eval_args a = {.keys = keys,
-	                       .nkeys = nkeys,
-	                       .limit = -1,
-	                       .noise = 0,
-	                       .who = "muh eval",
-	                       .out = {.write = cap_write, .ctx = c},
-	                       .on_measuring = cap_measuring,
-	                       .on_row = cap_row,
-	                       .ctx = c};
+	evalflow_args a = {.keys = keys,
+	                   .nkeys = nkeys,
+	                   .limit = -1,
+	                   .noise = 0,
+	                   .who = "muh eval",
+	                   .out = {.write = cap_write, .ctx = c},
+	                   .on_measuring = cap_measuring,
+	                   .on_row = cap_row,
+	                   .ctx = c};
 	return a;
 }
 
@@ -131,14 +131,14 @@ static void test_measures_and_resumes(void **state)
 	static const char *const keys[] = {"BLOCK=32,UNROLL=8", "BLOCK=16", "BLOCK=4,UNROLL=8"};
 	muh_session_opts so = {.measure = 1, .db = db};
 	capture c = {0};
-	session_eval_args a = args_for(&c, keys, 3);
-	session_eval_result r;
-	enum session_eval_say say;
+	evalflow_args a = args_for(&c, keys, 3);
+	evalflow_result r;
+	enum evalflow_say say;
 	muh_diag d;
-	int rc = session_eval_run(SPEC, &so, &a, &r, &say, &d);
+	int rc = evalflow_run(SPEC, &so, &a, &r, &say, &d);
 	if (rc)
-		fail_msg("session_eval_run: %d (%s)", rc, d.msg);
-	assert_int_equal(say, SESSION_EVAL_SAID);
+		fail_msg("evalflow_run: %d (%s)", rc, d.msg);
+	assert_int_equal(say, EVALFLOW_SAID);
 	assert_int_equal(r.measured, 3);
 	assert_int_equal(c.rows, 3);
 	assert_int_equal(r.counts[EVAL_OK], 2);
@@ -170,9 +170,9 @@ static void test_measures_and_resumes(void **state)
 	/* again on the same store: the run resumes and measures nothing */
 	capture c2 = {0};
 	a = args_for(&c2, keys, 3);
-	rc = session_eval_run(SPEC, &so, &a, &r, &say, &d);
+	rc = evalflow_run(SPEC, &so, &a, &r, &say, &d);
 	if (rc)
-		fail_msg("session_eval_run again: %d (%s)", rc, d.msg);
+		fail_msg("evalflow_run again: %d (%s)", rc, d.msg);
 	assert_true(r.resumed);
 	assert_int_equal(r.measured, 0);
 	assert_int_equal(c2.rows, 0);
@@ -184,17 +184,18 @@ static void test_measures_and_resumes(void **state)
 /* Runs the eval of keys, which must be refused before anything is timed:
  * returns the diag, having checked the status, how to say it, and that
  * nothing was measured. */
-static muh_diag refused(const char *const *keys, size_t nkeys, int all, int interleave, enum session_eval_say want)
+static muh_diag refused(const char *const *keys, size_t nkeys, int all, int interleave,
+                        enum evalflow_say want)
 {
 	muh_session_opts so = {.measure = 1};
 	capture c = {0};
-	session_eval_args a = args_for(&c, keys, nkeys);
+	evalflow_args a = args_for(&c, keys, nkeys);
 	a.all = all;
 	a.interleave = interleave;
-	session_eval_result r;
-	enum session_eval_say say;
+	evalflow_result r;
+	enum evalflow_say say;
 	muh_diag d;
-	assert_int_equal(session_eval_run(SPEC, &so, &a, &r, &say, &d), MUH_EINPUT);
+	assert_int_equal(evalflow_run(SPEC, &so, &a, &r, &say, &d), MUH_EINPUT);
 	assert_int_equal(say, want);
 	assert_int_equal(r.measured, 0);
 	assert_int_equal(c.rows + c.begins + c.ends, 0);
@@ -207,7 +208,7 @@ static void test_bad_keys(void **state)
 {
 	(void)state;
 	static const char *const unknown[] = {"BLOCK=32", "BLOKC=16"};
-	muh_diag d = refused(unknown, 2, 0, 0, SESSION_EVAL_SAY_SESSION);
+	muh_diag d = refused(unknown, 2, 0, 0, EVALFLOW_SAY_SESSION);
 	assert_string_equal(d.file, "--config");
 	assert_int_equal(d.line, 1);
 	assert_int_equal(d.col, 1);
@@ -216,31 +217,32 @@ static void test_bad_keys(void **state)
 	assert_non_null(strstr(d.msg, "BLOCK")); /* did you mean */
 
 	static const char *const value[] = {"BLOCK=16,UNROLL=3"};
-	d = refused(value, 1, 0, 0, SESSION_EVAL_SAY_SESSION);
+	d = refused(value, 1, 0, 0, EVALFLOW_SAY_SESSION);
 	assert_string_equal(d.file, "--config");
 	assert_int_equal(d.col, 17);
 	assert_non_null(strstr(d.msg, "'3' is not a value of 'UNROLL'"));
 
 	static const char *const twice[] = {"BLOCK=8", "BLOCK=8,UNROLL=1"};
-	d = refused(twice, 2, 0, 0, SESSION_EVAL_SAY_SESSION);
+	d = refused(twice, 2, 0, 0, EVALFLOW_SAY_SESSION);
 	assert_string_equal(d.file, "");
-	assert_string_equal(d.msg, "--config BLOCK=8 and --config BLOCK=8,UNROLL=1 are the same variant");
+	assert_string_equal(d.msg,
+	                    "--config BLOCK=8 and --config BLOCK=8,UNROLL=1 are the same variant");
 }
 
 static void test_bad_args(void **state)
 {
 	(void)state;
 	static const char *const keys[] = {"BLOCK=8"};
-	muh_diag d = refused(keys, 1, 1, 0, SESSION_EVAL_SAY_USAGE);
+	muh_diag d = refused(keys, 1, 1, 0, EVALFLOW_SAY_USAGE);
 	assert_string_equal(d.msg, "--all and --config exclude each other");
-	d = refused(keys, 1, 0, 1, SESSION_EVAL_SAY_USAGE);
+	d = refused(keys, 1, 0, 1, EVALFLOW_SAY_USAGE);
 	assert_string_equal(d.msg, "--interleave needs 2 to 16 --config");
-	session_eval_args a = {.keys = keys, .nkeys = 1, .limit = -1};
-	assert_int_equal(session_eval_check(&a, &d), MUH_OK);
+	evalflow_args a = {.keys = keys, .nkeys = 1, .limit = -1};
+	assert_int_equal(evalflow_check(&a, &d), MUH_OK);
 	a.interleave = 1;
 	a.nkeys = 0;
 	a.all = 1;
-	assert_int_equal(session_eval_check(&a, &d), MUH_EINPUT);
+	assert_int_equal(evalflow_check(&a, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "not with --all or --limit"));
 }
 
@@ -250,13 +252,13 @@ static void test_on_row_stops_and_interleave_json(void **state)
 	static const char *const keys[] = {"BLOCK=32,UNROLL=4", "BLOCK=64,UNROLL=2"};
 	muh_session_opts so = {.measure = 1};
 	capture c = {.stop_after = 1};
-	session_eval_args a = args_for(&c, keys, 2);
-	session_eval_result r;
-	enum session_eval_say say;
+	evalflow_args a = args_for(&c, keys, 2);
+	evalflow_result r;
+	enum evalflow_say say;
 	muh_diag d;
-	int rc = session_eval_run(SPEC, &so, &a, &r, &say, &d);
+	int rc = evalflow_run(SPEC, &so, &a, &r, &say, &d);
 	if (rc)
-		fail_msg("session_eval_run: %d (%s)", rc, d.msg);
+		fail_msg("evalflow_run: %d (%s)", rc, d.msg);
 	assert_int_equal(r.measured, 1);
 	assert_int_equal(c.rows, 1);
 	cap_free(&c);
@@ -266,9 +268,9 @@ static void test_on_row_stops_and_interleave_json(void **state)
 	a.interleave = 1;
 	a.rounds = 3;
 	a.json = 1;
-	rc = session_eval_run(SPEC, &so, &a, &r, &say, &d);
+	rc = evalflow_run(SPEC, &so, &a, &r, &say, &d);
 	if (rc)
-		fail_msg("session_eval_run --interleave: %d (%s)", rc, d.msg);
+		fail_msg("evalflow_run --interleave: %d (%s)", rc, d.msg);
 	assert_int_equal(r.measured, 2);
 	assert_int_equal(r.counts[EVAL_OK], 2);
 	assert_true(!strcmp(r.best_key, keys[0]) || !strcmp(r.best_key, keys[1]));
@@ -285,17 +287,18 @@ static void test_on_row_stops_and_interleave_json(void **state)
 	}
 	assert_int_equal(lines, 3);
 	assert_non_null(strstr(out, "{\"event\":\"interleaved\""));
-	assert_null(strstr(stream(&j, TEXTOUT_NOTE), "measured,")); /* no closing count with --json */
+	assert_null(
+	    strstr(stream(&j, TEXTOUT_NOTE), "measured,")); /* no closing count with --json */
 	cap_free(&j);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_measures_and_resumes),
-		cmocka_unit_test(test_bad_keys),
-		cmocka_unit_test(test_bad_args),
-		cmocka_unit_test(test_on_row_stops_and_interleave_json),
+	    cmocka_unit_test(test_measures_and_resumes),
+	    cmocka_unit_test(test_bad_keys),
+	    cmocka_unit_test(test_bad_args),
+	    cmocka_unit_test(test_on_row_stops_and_interleave_json),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,19 +1,18 @@
 /*
- * session_eval.h — one `muh eval` of one problem instance, driven start to
- * end (see session_eval.c): open the session, check the --config keys,
- * start it, time the noise, measure the chosen variants (in order, or
- * interleaved), and the closing lines; every line of it rendered to a
- * textout.
+ * evalflow.h — one `muh eval` of one problem instance, driven start to end
+ * (see evalflow.c): open the session, check the --config keys, start it,
+ * time the noise, measure the chosen variants (in order, or interleaved),
+ * and the closing lines; every line of it rendered to a textout.
  *
- * `muh eval` parses its options and calls session_eval_run once per
- * instance; an engine that wants the same measurements with the same words
- * calls it too. Nothing here prints, exits or handles a signal: text goes
+ * `muh eval` parses its options and calls evalflow_run once per instance;
+ * an engine that wants the same measurements with the same words calls it
+ * too. Nothing here prints, exits or handles a signal: text goes
  * to the textout, errors come back as a status with the words in a
  * muh_diag (or already written as notes), and a stop is the caller's flag
  * (opts.stop, set by its SIGINT handler).
  */
-#ifndef MUH_SESSION_EVAL_H
-#define MUH_SESSION_EVAL_H
+#ifndef MUH_EVALFLOW_H
+#define MUH_EVALFLOW_H
 
 #include <stddef.h>
 
@@ -27,18 +26,18 @@
 MUH_BEGIN_DECLS
 
 /* What an eval measures and how it shows, beyond its session options. */
-typedef struct session_eval_args {
+typedef struct evalflow_args {
 	const char *const *keys; /* --config: nkeys keys NAME=V,... (partial: the rest default) */
 	size_t nkeys;            /* 0 with all 0: the defaults alone */
 	int all;                 /* every valid configuration, in index order */
 	long long limit;         /* at most this many new measurements; < 0: no limit */
 	int noise;               /* time the defaults twice first: 1, 0, or -1 (more than one
 	                          * variant and the run not resumed) */
-	int interleave;          /* the keys (2 to EVAL_INTERLEAVE_MAX) timed in alternating rounds */
-	int rounds;              /* --interleave's rounds; 0: until the CIs are tight */
-	int json;                /* one JSON line per row on the result stream; the rest notes */
-	const char *who;         /* what notes start with ("muh eval") */
-	textout out;             /* where every line goes */
+	int interleave;  /* the keys (2 to EVAL_INTERLEAVE_MAX) timed in alternating rounds */
+	int rounds;      /* --interleave's rounds; 0: until the CIs are tight */
+	int json;        /* one JSON line per row on the result stream; the rest notes */
+	const char *who; /* what notes start with ("muh eval") */
+	textout out;     /* where every line goes */
 	/* Called with begin 1 once the session has started (backend: the
 	 * target's, "engine", "cpu", ..., or NULL), before anything is timed:
 	 * from here a stop lets the variant in flight finish and keeps what was
@@ -50,34 +49,34 @@ typedef struct session_eval_args {
 	 * (session_eval's on_row). May be NULL. */
 	int (*on_row)(void *ctx, const session_result *r);
 	void *ctx;
-} session_eval_args;
+} evalflow_args;
 
 /* What an eval came to (filled as far as it got, also on an error). */
-typedef struct session_eval_result {
-	long long measured;             /* rows measured by this call (the store's answers not counted) */
+typedef struct evalflow_result {
+	long long measured; /* rows measured by this call (the store's answers not counted) */
 	long long counts[EVAL_NSTATUS]; /* of them, per status */
 	char best_key[1024];            /* the fastest ok row's key; "" none */
 	double best_median;             /* its median; NAN none */
 	double noise;                   /* the noise timed first; NAN when it was not */
-	int resumed;                    /* the store's run existed: its rows were not measured again */
-	int interrupted;                /* the stop flag was set */
-} session_eval_result;
+	int resumed;     /* the store's run existed: its rows were not measured again */
+	int interrupted; /* the stop flag was set */
+} evalflow_result;
 
-/* How session_eval_run's failure is to be said by the caller. */
-enum session_eval_say {
-	SESSION_EVAL_SAID = 0,      /* nothing failed, or the notes said it already */
-	SESSION_EVAL_SAY_USAGE,     /* a usage error (session_eval_check, --interleave on an engine):
-	                             * d->msg says what */
-	SESSION_EVAL_SAY_SESSION,   /* the session did not open or start, a --config key is wrong or
-	                             * twice, the noise found no environment: d says why, at
-	                             * file:line:col (--config:1:COL for a key) when d->file is set */
+/* How evalflow_run's failure is to be said by the caller. */
+enum evalflow_say {
+	EVALFLOW_SAID = 0,    /* nothing failed, or the notes said it already */
+	EVALFLOW_SAY_USAGE,   /* a usage error (evalflow_check, --interleave on an engine):
+	                       * d->msg says what */
+	EVALFLOW_SAY_SESSION, /* the session did not open or start, a --config key is wrong or
+	                       * twice, the noise found no environment: d says why, at
+	                       * file:line:col (--config:1:COL for a key) when d->file is set */
 };
 
 /* Checks that a's choice of variants holds together, before any spec is
  * read: --all and keys exclude each other, --interleave takes 2 to
  * EVAL_INTERLEAVE_MAX keys and neither --all nor a limit. MUH_OK, or
  * MUH_EINPUT with d->msg in the words of the options. */
-int session_eval_check(const session_eval_args *a, muh_diag *d);
+int evalflow_check(const evalflow_args *a, muh_diag *d);
 
 /* Measures what a names for problem instance so->instance of the spec at
  * path (so: the session's options, so->measure set; so->stop, when not
@@ -88,9 +87,9 @@ int session_eval_check(const session_eval_args *a, muh_diag *d);
  * error opening or starting (SAY_SESSION); MUH_EENV or MUH_ENOMEM when the
  * noise cannot be timed for want of an environment (SAY_SESSION); or the
  * measuring's error, already written as a note after the rows that were
- * measured and before the closing lines (SESSION_EVAL_SAID). */
-int session_eval_run(const char *path, const muh_session_opts *so, const session_eval_args *a,
-                     session_eval_result *r, enum session_eval_say *say, muh_diag *d);
+ * measured and before the closing lines (EVALFLOW_SAID). */
+int evalflow_run(const char *path, const muh_session_opts *so, const evalflow_args *a,
+                 evalflow_result *r, enum evalflow_say *say, muh_diag *d);
 
 MUH_END_DECLS
 

@@ -1,5 +1,5 @@
 /*
- * session_eval.c — one `muh eval` driven start to end (see session_eval.h),
+ * evalflow.c — one `muh eval` driven start to end (see evalflow.h),
  * moved here from the muh program so that it only parses and prints.
  *
  * Owns the order of an eval: session, the engine's refusal of
@@ -13,6 +13,11 @@
  *
  * Must never: print, exit, or handle a signal (the caller's handler sets
  * opts.stop; a->on_measuring says when a stop keeps what was measured).
+ *
+ * Its name is evalflow, not eval_* or session_*: scripts/layers.py puts
+ * those in the measuring and session layers, below evalset_text, which
+ * this file calls; unnamed, it takes its place above what it imports, as
+ * tune_run does.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,13 +25,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "muh/evalflow.h"
 #include "muh/evalset.h"
-#include "muh/session_eval.h"
 
 /* The rows of one eval as they come: written, and kept (evalset) for the
  * closing lines. */
 typedef struct eval_list {
-	const session_eval_args *a;
+	const evalflow_args *a;
 	const muh_space *sp;
 	const uint32_t *cfgs; /* the keys', or the defaults: np + 1 values each */
 	int keyw, jobs;
@@ -44,21 +49,23 @@ static int stopped(const muh_session_opts *so)
 /* What the batch prepare did, once, before the first row (or after none). */
 static void write_prepare(eval_list *E)
 {
-	const session_eval_args *a = E->a;
+	const evalflow_args *a = E->a;
 	const session_prepare_info *pi = &E->pi;
 	if (E->told_prepare)
 		return;
 	E->told_prepare = 1;
 	if (pi->capped)
-		textout_printf(&a->out, TEXTOUT_NOTE, "%s: note: prepare: the first %zu variants only\n", a->who,
+		textout_printf(&a->out, TEXTOUT_NOTE,
+		               "%s: note: prepare: the first %zu variants only\n", a->who,
 		               pi->asked);
 	if (pi->note[0])
-		textout_printf(&a->out, TEXTOUT_NOTE, "%s: note: prepare: %s; each build compiles what is missing\n",
+		textout_printf(&a->out, TEXTOUT_NOTE,
+		               "%s: note: prepare: %s; each build compiles what is missing\n",
 		               a->who, pi->note);
 	else if (pi->ran)
 		textout_printf(&a->out, a->json ? TEXTOUT_NOTE : TEXTOUT_RESULT,
-		               "prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n", pi->done, pi->asked,
-		               pi->seconds, E->jobs);
+		               "prepare: %zu of %zu variants compiled in %.1f s with %d jobs\n",
+		               pi->done, pi->asked, pi->seconds, E->jobs);
 }
 
 /* session_eval's cfg_at: configuration i of the space (--all), else of the
@@ -79,7 +86,7 @@ static int list_at(void *ctx, uint64_t i, uint32_t *cfg)
 static int list_row(void *ctx, const session_result *r)
 {
 	eval_list *E = ctx;
-	const session_eval_args *a = E->a;
+	const evalflow_args *a = E->a;
 	const muh_measurement *m = r->m;
 	write_prepare(E);
 	if (!a->json && !E->header_done) { /* after the prepare's line; none for no row */
@@ -102,13 +109,14 @@ static int list_row(void *ctx, const session_result *r)
 	return a->on_row ? a->on_row(a->ctx, r) : 0;
 }
 
-int session_eval_check(const session_eval_args *a, muh_diag *d)
+int evalflow_check(const evalflow_args *a, muh_diag *d)
 {
 	diag_clear(d);
 	if (a->all && a->nkeys)
 		return diag_errorf(d, "--all and --config exclude each other");
 	if (a->interleave && (a->all || a->limit >= 0))
-		return diag_errorf(d, "--interleave compares the --config variants: not with --all or --limit");
+		return diag_errorf(
+		    d, "--interleave compares the --config variants: not with --all or --limit");
 	if (a->interleave && (a->nkeys < 2 || a->nkeys > EVAL_INTERLEAVE_MAX))
 		return diag_errorf(d, "--interleave needs 2 to 16 --config");
 	return MUH_OK;
@@ -117,7 +125,7 @@ int session_eval_check(const session_eval_args *a, muh_diag *d)
 /* The --config keys of a into cfgs (np + 1 values each): each checked
  * against the spec (evalset_check_key: d at --config:1:COL), parsed, and
  * none the same variant as another. MUH_OK or MUH_EINPUT with d. */
-static int parse_keys(const muh_space *sp, const session_eval_args *a, uint32_t *cfgs, muh_diag *d)
+static int parse_keys(const muh_space *sp, const evalflow_args *a, uint32_t *cfgs, muh_diag *d)
 {
 	size_t np = space_nparams(sp);
 	muh_diag pd;
@@ -132,10 +140,12 @@ static int parse_keys(const muh_space *sp, const session_eval_args *a, uint32_t 
 		}
 		/* the same variant twice: an interleaved set of one, or a row twice */
 		for (size_t j = 0; j < k; j++)
-			if (!memcmp(cfgs + j * (np + 1), cfgs + k * (np + 1), np * sizeof(uint32_t))) {
+			if (!memcmp(cfgs + j * (np + 1), cfgs + k * (np + 1),
+			            np * sizeof(uint32_t))) {
 				diag_clear(d);
-				return diag_errorf(d, "--config %s and --config %s are the same variant", a->keys[j],
-				                   a->keys[k]);
+				return diag_errorf(
+				    d, "--config %s and --config %s are the same variant",
+				    a->keys[j], a->keys[k]);
 			}
 	}
 	return MUH_OK;
@@ -145,8 +155,8 @@ static int parse_keys(const muh_space *sp, const session_eval_args *a, uint32_t 
  * before the first row): *noise and its lines written, or a note saying
  * why not. MUH_OK, or MUH_EENV / MUH_ENOMEM when muh's environment leaves
  * nothing to measure with (d says why). */
-static int time_noise(muh_session *s, const muh_session_opts *so, const session_eval_args *a, double *noise,
-                      muh_diag *d)
+static int time_noise(muh_session *s, const muh_session_opts *so, const evalflow_args *a,
+                      double *noise, muh_diag *d)
 {
 	int noisy = 0; /* beyond measure.max_noise in 3 pairs */
 	double maxn = eval_target_max_noise(session_target(s));
@@ -158,11 +168,13 @@ static int time_noise(muh_session *s, const muh_session_opts *so, const session_
 		               "noise: %.2f%% (the defaults timed twice%s)\n", 100 * *noise,
 		               noisy ? ", 3 times over" : "");
 		if (noisy)
-			textout_printf(&a->out, TEXTOUT_NOTE,
-			               "%s: noisy machine: the defaults' two timings differed by more than "
-			               "measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all): compare these "
-			               "times with care\n",
-			               a->who, 100 * maxn, 100 * *noise);
+			textout_printf(
+			    &a->out, TEXTOUT_NOTE,
+			    "%s: noisy machine: the defaults' two timings differed by more than "
+			    "measure.max_noise (%.1f%%) in 3 pairs (%.1f%% over all): compare "
+			    "these "
+			    "times with care\n",
+			    a->who, 100 * maxn, 100 * *noise);
 	} else {
 		textout_printf(&a->out, TEXTOUT_NOTE, "%s: noise: %s\n", a->who, d->msg);
 	}
@@ -171,7 +183,7 @@ static int time_noise(muh_session *s, const muh_session_opts *so, const session_
 
 /* The lines under the rows: --interleave's comparison, the best against
  * the defaults, the twins, the counts. */
-static void write_closing(muh_session *s, const session_eval_args *a, const evalset *S, double noise,
+static void write_closing(muh_session *s, const evalflow_args *a, const evalset *S, double noise,
                           int interrupted)
 {
 	if (a->interleave && S->best_key[0])
@@ -180,11 +192,13 @@ static void write_closing(muh_session *s, const session_eval_args *a, const eval
 		evalset_text_best(&a->out, S, noise);
 	evalset_text_twins(&a->out, S, a->json);
 	if (!a->json)
-		evalset_text_counts(&a->out, a->who, S, interrupted, eval_restarts(session_evaluator(s)));
+		evalset_text_counts(&a->out, a->who, S, interrupted,
+		                    eval_restarts(session_evaluator(s)));
 }
 
 /* r from the set the run measured. */
-static void fill_result(session_eval_result *r, const evalset *S, double noise, int resumed, int interrupted)
+static void fill_result(evalflow_result *r, const evalset *S, double noise, int resumed,
+                        int interrupted)
 {
 	r->measured = S->measured;
 	memcpy(r->counts, S->counts, sizeof(r->counts));
@@ -195,20 +209,20 @@ static void fill_result(session_eval_result *r, const evalset *S, double noise, 
 	r->interrupted = interrupted;
 }
 
-int session_eval_run(const char *path, const muh_session_opts *so, const session_eval_args *a,
-                     session_eval_result *r, enum session_eval_say *say, muh_diag *d)
+int evalflow_run(const char *path, const muh_session_opts *so, const evalflow_args *a,
+                 evalflow_result *r, enum evalflow_say *say, muh_diag *d)
 {
-	session_eval_result r_;
+	evalflow_result r_;
 	muh_session *s;
 	if (!r)
 		r = &r_;
 	memset(r, 0, sizeof(*r));
 	r->best_median = r->noise = NAN;
-	*say = SESSION_EVAL_SAY_USAGE;
-	int rc = session_eval_check(a, d);
+	*say = EVALFLOW_SAY_USAGE;
+	int rc = evalflow_check(a, d);
 	if (rc)
 		return rc;
-	*say = SESSION_EVAL_SAY_SESSION;
+	*say = EVALFLOW_SAY_SESSION;
 	if ((rc = session_open(path, so, &s, d)))
 		return rc;
 	/* before any work (the noise alone starts two servers): the engine
@@ -217,18 +231,23 @@ int session_eval_run(const char *path, const muh_session_opts *so, const session
 	const char *backend = tg ? eval_target_backend(tg) : NULL;
 	if (a->interleave && backend && !strcmp(backend, "engine")) {
 		session_close(s);
-		*say = SESSION_EVAL_SAY_USAGE;
+		*say = EVALFLOW_SAY_USAGE;
 		diag_clear(d);
-		return diag_errorf(d,
-		                   "--interleave on %s: the engine backend runs one server at a time and "
-		                   "cannot keep variants ready to interleave (measure them one by one)",
-		                   path);
+		return diag_errorf(
+		    d,
+		    "--interleave on %s: the engine backend runs one server at a time and "
+		    "cannot keep variants ready to interleave (measure them one by one)",
+		    path);
 	}
 	const muh_space *sp = session_space(s);
 	size_t np = space_nparams(sp);
 	uint64_t total = a->all ? space_valid(sp) : (uint64_t)(a->nkeys ? a->nkeys : 1);
 	uint32_t *cfgs = calloc((size_t)(a->all ? 1 : total) * (np + 1), sizeof(uint32_t));
-	eval_list E = {.a = a, .sp = sp, .cfgs = cfgs, .keyw = eval_text_keyw(session_spec(s)), .jobs = so->jobs};
+	eval_list E = {.a = a,
+	               .sp = sp,
+	               .cfgs = cfgs,
+	               .keyw = eval_text_keyw(session_spec(s)),
+	               .jobs = so->jobs};
 	int measuring = 0, want_noise = a->noise;
 	double noise = NAN;
 	session_store_info si = {0};
@@ -241,12 +260,14 @@ int session_eval_run(const char *path, const muh_session_opts *so, const session
 	if ((rc = parse_keys(sp, a, cfgs, d)))
 		goto out;
 	if (!a->all && !a->nkeys && !space_default(sp, cfgs))
-		textout_printf(&a->out, TEXTOUT_NOTE, "%s: note: the defaults violate the constraints\n", a->who);
+		textout_printf(&a->out, TEXTOUT_NOTE,
+		               "%s: note: the defaults violate the constraints\n", a->who);
 	if ((rc = session_start(s, d)))
 		goto out;
 	session_store_stats(s, &si);
 	if (si.resumed && !a->json)
-		textout_printf(&a->out, TEXTOUT_NOTE, "%s: resuming run %lld of %s: %lld variant(s) already measured\n",
+		textout_printf(&a->out, TEXTOUT_NOTE,
+		               "%s: resuming run %lld of %s: %lld variant(s) already measured\n",
 		               a->who, (long long)si.run, so->db, si.rows);
 	/* a stop from here on: a prepare in flight is cut short (its group
 	 * killed), the variant in flight finishes, the store keeps all */
@@ -257,9 +278,10 @@ int session_eval_run(const char *path, const muh_session_opts *so, const session
 		want_noise = total > 1 && !si.resumed;
 	if (want_noise && !stopped(so) && (rc = time_noise(s, so, a, &noise, d)))
 		goto out;
-	*say = SESSION_EVAL_SAID;
+	*say = EVALFLOW_SAID;
 	if (a->interleave)
-		rc = session_eval_interleaved(s, a->nkeys, list_at, &E, a->rounds, list_row, &E.pi, d);
+		rc = session_eval_interleaved(s, a->nkeys, list_at, &E, a->rounds, list_row, &E.pi,
+		                              d);
 	else
 		rc = session_eval(s, total, list_at, &E, a->limit, list_row, &E.pi, d);
 	write_prepare(&E);
