@@ -236,14 +236,13 @@ static int run(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 's':
-			if (!strategy_doc(optarg))
-				return cli_usage_error("tune",
-				                       "unknown strategy '%s'; known: auto, brute, "
-				                       "random, annealing, genetic, ils, model",
-				                       optarg);
+		case 's': {
+			muh_diag d;
+			if (strategy_check_name(optarg, &d))
+				return cli_usage_error("tune", "%s", d.msg);
 			o->strategy = optarg;
 			break;
+		}
 		case 'b':
 			A.budget = optarg;
 			break;

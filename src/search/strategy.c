@@ -520,18 +520,25 @@ static int is_name(const char *name)
 	return 0;
 }
 
+int strategy_check_name(const char *name, muh_diag *d)
+{
+	char known[256] = "";
+	size_t n = 0;
+	if (name && is_name(name))
+		return MUH_OK;
+	for (size_t i = 0; strategy_names[i] && n < sizeof(known); i++)
+		n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", i ? ", " : "", strategy_names[i]);
+	if (d)
+		diag_clear(d);
+	return diag_errorf(d, "unknown strategy '%s'; known: %s", name ? name : "", known);
+}
+
 int strategy_run(const muh_space *sp, const strategy_opts *o, strategy_result *r, muh_diag *d)
 {
 	memset(r, 0, sizeof(*r));
 	const char *name = o->strategy ? o->strategy : "auto";
-	if (!is_name(name)) {
-		if (d)
-			diag_clear(d);
-		return diag_errorf(d,
-		                   "unknown strategy '%s'; known: auto, brute, random, annealing, "
-		                   "genetic, ils",
-		                   name);
-	}
+	if (strategy_check_name(name, d))
+		return MUH_EINPUT;
 	if (!o->objective) {
 		if (d)
 			diag_clear(d);

@@ -86,6 +86,12 @@ assert v[1]['source']=='seed' and v[1]['key']=='BM=64,BN=256,BK=32,UNROLL=8', v[
 run "$MUH" tune "$SPEC" --replay "$CSV" --strategy nosuch
 expect_rc 2 "unknown strategy"
 expect_in err "unknown strategy 'nosuch'" "unknown strategy message"
+# the list of known names is every strategy of `muh help tune`, model too
+strategies=$("$MUH" help tune | sed -n '/^strategies:/,/^$/p' | awk '/^  [a-z]/ {print $1}')
+[ "$(echo $strategies | wc -w)" -ge 7 ] || fail "muh help tune lists the strategies: $strategies"
+for strategy in $strategies; do
+	expect_in err "known: (.*, )?$strategy(, |$)" "unknown strategy: the known names list '$strategy'"
+done
 run "$MUH" tune "$SPEC" --replay "$CSV" --budget 5 --time 1m --json
 expect_rc 0 "budget and time together"
 [ "$(grep -c '"event":"variant"' "$TMP/out")" = 5 ] || fail "budget 5 with a time cap: not 5 evaluations"

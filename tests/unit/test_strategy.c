@@ -715,7 +715,12 @@ static void test_deterministic_and_stop(void **state)
 	strategy_opts o = {.strategy = "nosuch", .objective = bowl};
 	strategy_result r;
 	assert_int_equal(strategy_run(sp, &o, &r, &d), MUH_EINPUT);
-	assert_non_null(strstr(d.msg, "unknown strategy"));
+	assert_non_null(strstr(d.msg, "unknown strategy 'nosuch'; known: "));
+	/* the list is the table's: every strategy, model too */
+	for (size_t i = 0; strategy_names[i]; i++)
+		assert_non_null(strstr(d.msg, strategy_names[i]));
+	assert_non_null(strstr(d.msg, ", model"));
+	assert_int_equal(strategy_check_name("model", &d), MUH_OK);
 	strategy_result_free(&r);
 	space_free(sp);
 	spec_free(s);

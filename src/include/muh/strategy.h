@@ -163,8 +163,13 @@ typedef struct strategy_result {
 
 /* The strategies, NULL-terminated: "auto" (the default: a multi-armed
  * bandit over strategy_bandit_arms, credited by the area under the
- * best-so-far curve), "brute", "random", "annealing", "genetic", "ils". */
+ * best-so-far curve), "brute", "random", "annealing", "genetic", "ils",
+ * "model". */
 extern const char *const strategy_names[];
+/* MUH_OK when name is one of strategy_names; else MUH_EINPUT with d->msg
+ * "unknown strategy 'NAME'; known: " and every one of them (d may be
+ * NULL). */
+int strategy_check_name(const char *name, muh_diag *d);
 /* One line describing a strategy, or NULL for an unknown name. */
 const char *strategy_doc(const char *name);
 /* The sub-strategies "auto" chooses among, NULL-terminated. */
