@@ -19,12 +19,24 @@
 
 #include "muh/fileio.h"
 
-/* Reads f to its end into a malloc'd, NUL-terminated buffer. */
+/* Reads f to its end into a malloc'd, NUL-terminated buffer and sets *len.
+ * Returns NULL with errno set on failure: ENOMEM when memory runs out, else
+ * the errno of the read that failed (EISDIR for a directory, say), EIO only
+ * where the stream failed without one. */
 static char *read_all(FILE *f, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0, r;
 	char *b = malloc(cap + 1);
-	while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+	int err = 0;
+	while (b) {
+		errno = 0;
+		r = fread(b + n, 1, cap - n, f);
+		if (ferror(f)) {
+			err = errno ? errno : EIO;
+			break;
+		}
+		if (r == 0)
+			break;
 		n += r;
 		if (n == cap) {
 			char *nb = realloc(b, (cap *= 2) + 1);
@@ -33,7 +45,6 @@ static char *read_all(FILE *f, size_t *len)
 			b = nb;
 		}
 	}
-	int err = ferror(f) ? EIO : 0;
 	if (!b) {
 		errno = ENOMEM;
 		return NULL;

@@ -1,7 +1,8 @@
 /*
  * json_int.h — libmuh's one way to write a number into JSON output: a
  * finite value as a number, NAN or an infinity as null (JSON has neither),
- * so that every reader sees "not measured" the same way. Internal.
+ * so that every reader sees "not measured" the same way; or, where the
+ * key is optional, left out. Internal.
  */
 #ifndef MUH_JSON_INT_H
 #define MUH_JSON_INT_H
@@ -19,6 +20,14 @@ static inline void json_add_num(cJSON *o, const char *k, double v)
 		cJSON_AddNumberToObject(o, k, v);
 	else
 		cJSON_AddNullToObject(o, k);
+}
+
+/* Adds k: v to object o when v is finite; leaves k out otherwise (for
+ * keys a reader takes as optional). */
+static inline void json_add_finite(cJSON *o, const char *k, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, k, v);
 }
 
 /* Parses text[0..len) of the file path; NULL with d at path:line:col of

@@ -12,6 +12,7 @@
 
 #include "muh/load.h"
 #include "muh/objective.h"
+#include "json_int.h"
 
 /* A duration in ms for the table: "-" when none. */
 static const char *ms(char *b, size_t n, double s)
@@ -86,10 +87,8 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 			cJSON_AddNumberToObject(e, "rate", st->rate);
 			cJSON_AddBoolToObject(e, "met", st->met);
 			cJSON_AddNumberToObject(e, "requests_per_s", st->requests_per_s);
-			if (isfinite(st->ttft_p99))
-				cJSON_AddNumberToObject(e, "ttft_p99", st->ttft_p99);
-			if (isfinite(st->tpot_p99))
-				cJSON_AddNumberToObject(e, "tpot_p99", st->tpot_p99);
+			json_add_finite(e, "ttft_p99", st->ttft_p99);
+			json_add_finite(e, "tpot_p99", st->tpot_p99);
 			cJSON_AddNumberToObject(e, "errors", (double)st->errors);
 			if (st->why[0])
 				cJSON_AddStringToObject(e, "why", st->why);
@@ -97,8 +96,7 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 		}
 		cJSON_AddNumberToObject(j, "max_rate", fr->rate);
 		cJSON_AddNumberToObject(j, "lo", fr->lo);
-		if (isfinite(fr->hi))
-			cJSON_AddNumberToObject(j, "hi", fr->hi);
+		json_add_finite(j, "hi", fr->hi);
 		textout_json(out, j, 0);
 	} else {
 		textout_printf(out, TEXTOUT_RESULT,

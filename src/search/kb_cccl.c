@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "muh/fileio.h"
 #include "muh/kb.h"
 #include "muh/muh.h"
 #include "strbuf.h"
@@ -770,42 +771,6 @@ int kb_cccl_parse(const char *text, size_t len, const char *algorithm, const cha
 
 /* ------------------------------------------------------------ reading */
 
-static int read_file(const char *path, char **text, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return MUH_EENV;
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap);
-	if (!b) {
-		fclose(f);
-		return MUH_ENOMEM;
-	}
-	size_t r;
-	while ((r = fread(b + n, 1, cap - n, f)) > 0) {
-		n += r;
-		if (n == cap) {
-			char *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				fclose(f);
-				return MUH_ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	int err = ferror(f);
-	fclose(f);
-	if (err) {
-		free(b);
-		return MUH_EENV;
-	}
-	*text = b;
-	*len = n;
-	return MUH_OK;
-}
-
 /* algorithm name of a header: tuning_reduce.cuh -> reduce */
 static int header_algorithm(const char *base, char *alg, size_t n)
 {
@@ -821,18 +786,19 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Reads and parses one header into kb; a file that cannot be read is an
+ * error in d (MUH_EENV), memory running out is MUH_ENOMEM without one. */
 static int read_one(const char *path, const char *base, const char *alg, kb_cccl *kb, muh_diag *d)
 {
-	char *text;
 	size_t len;
-	int rc = read_file(path, &text, &len);
-	if (rc == MUH_EENV) {
+	char *text = file_read(path, &len);
+	if (!text) {
+		if (errno == ENOMEM)
+			return MUH_ENOMEM;
 		diag_errorf(d, "cannot read %s: %s", path, strerror(errno));
-		return rc;
+		return MUH_EENV;
 	}
-	if (rc)
-		return rc;
-	rc = kb_cccl_parse(text, len, alg, base, kb);
+	int rc = kb_cccl_parse(text, len, alg, base, kb);
 	free(text);
 	kb->nfiles++;
 	return rc;

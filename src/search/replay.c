@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "muh/fileio.h"
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/stats.h"
@@ -430,38 +431,6 @@ static double unit_of(const char *col)
 	return 1;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap);
-	while (b) {
-		size_t got = fread(b + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-		char *nb = realloc(b, cap * 2);
-		if (!nb) {
-			free(b);
-			b = NULL;
-			break;
-		}
-		b = nb;
-		cap *= 2;
-	}
-	int err = ferror(f);
-	fclose(f);
-	if (err) {
-		free(b);
-		return NULL;
-	}
-	b[n] = '\0'; /* n < cap: the loop ends on a short read */
-	*len = n;
-	return b;
-}
-
 int replay_load_csv(const muh_space *sp, const char *path, const char *const *colmap,
                     muh_replay **out, muh_diag *d)
 {
@@ -471,7 +440,7 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	if (check_colmap(spec, colmap, d))
 		return MUH_EINPUT;
 	size_t len = 0;
-	char *text = read_file(path, &len);
+	char *text = file_read(path, &len);
 	if (!text) {
 		diag_errorf(d, "cannot read %s: %s", path, strerror(errno));
 		return MUH_EENV;

@@ -22,6 +22,7 @@
 #include "muh/runreport.h"
 #include "muh/svg.h"
 #include "strbuf.h"
+#include "json_int.h"
 
 
 static char *dup_or_null(const char *s)
@@ -241,14 +242,10 @@ static void json_retimes(cJSON *e, const muh_best *b)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "burst_rank", r->burst_rank);
 		cJSON_AddStringToObject(o, "config", r->key);
-		if (isfinite(r->burst_s))
-			cJSON_AddNumberToObject(o, "burst_s", r->burst_s);
-		if (isfinite(r->burst_mhz))
-			cJSON_AddNumberToObject(o, "burst_sm_mhz", r->burst_mhz);
-		if (isfinite(r->sustained_s))
-			cJSON_AddNumberToObject(o, "sustained_s", r->sustained_s);
-		if (isfinite(r->sustained_mhz))
-			cJSON_AddNumberToObject(o, "sustained_sm_mhz", r->sustained_mhz);
+		json_add_finite(o, "burst_s", r->burst_s);
+		json_add_finite(o, "burst_sm_mhz", r->burst_mhz);
+		json_add_finite(o, "sustained_s", r->sustained_s);
+		json_add_finite(o, "sustained_sm_mhz", r->sustained_mhz);
 		cJSON_AddItemToArray(rows, o);
 	}
 }
@@ -281,8 +278,7 @@ char *runreport_json(const runreport *rp)
 			cJSON_AddStringToObject(e, "best_regime", b->regime == BEST_SUSTAINED ? "sustained" : "burst");
 			if (is_time)
 				cJSON_AddNumberToObject(e, "best_burst_s", b->ranked[0].burst_score);
-			if (isfinite(b->ranked[0].sm_clock_mhz))
-				cJSON_AddNumberToObject(e, "best_sm_mhz", b->ranked[0].sm_clock_mhz);
+			json_add_finite(e, "best_sm_mhz", b->ranked[0].sm_clock_mhz);
 		}
 		if (runreport_any_differs(rs)) {
 			cJSON_AddNumberToObject(e, "unconstrained_best_value", objective_value(&b->objective, b->any_score));
@@ -293,8 +289,7 @@ char *runreport_json(const runreport *rp)
 		if (isfinite(b->default_score))
 			cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
 						objective_value(&b->objective, b->default_score));
-		if (isfinite(rs->r.noise))
-			cJSON_AddNumberToObject(e, "noise", rs->r.noise);
+		json_add_finite(e, "noise", rs->r.noise);
 		json_retimes(e, b);
 		if (b->decision) {
 			char *dj = decide_summary_json(b->decision, &b->objective);

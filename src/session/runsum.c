@@ -21,6 +21,7 @@
 #include "muh/muh.h"
 #include "muh/runsum.h"
 #include "muh/space.h"
+#include "json_int.h"
 
 void runsum_live_gain(muh_session *s, const strategy_result *r, runsum_gain *g)
 {
@@ -314,8 +315,7 @@ char *runsum_result_json(muh_session *s, const strategy_opts *o, const strategy_
 		double all, own;
 		if (session_replay_score(s, r, &all, &own) > 0) {
 			cJSON_AddNumberToObject(o2, "search_score", all);
-			if (isfinite(own))
-				cJSON_AddNumberToObject(o2, "search_score_own", own);
+			json_add_finite(o2, "search_score_own", own);
 		}
 	}
 	cJSON *arr = cJSON_AddArrayToObject(o2, "top");

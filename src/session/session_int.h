@@ -216,7 +216,8 @@ void session_store_noise_once(muh_session *s);
  * reported as a winner. */
 void session_score_measurement(const muh_objective *o, const muh_measurement *m, strategy_measurement *out);
 
-/* Tells opts.on_note a line of text (located: it starts with file:line:col). */
+/* Tells opts.on_note a line of text of any length (located: it starts with
+ * file:line:col). */
 void session_tell_note(muh_session *s, int located, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -34,6 +34,7 @@
 #include "muh/baseline.h"
 #include "muh/store.h"
 #include "strbuf.h"
+#include "textfmt.h"
 #include "u64map.h"
 #include "eval_int.h"
 #include "overlay_int.h"
@@ -42,18 +43,32 @@
 
 /* ---- small helpers -------------------------------------------------------- */
 
-/* Tells opts.on_note a line of text (located: it starts with file:line:col). */
+/* text_vformat_to's sink for session_tell_note: ctx is the session_note
+ * to fill in and the session whose opts.on_note is told it. */
+struct note_to {
+	muh_session *s;
+	session_note n;
+};
+
+static void put_note(void *ctx, const char *text, size_t len)
+{
+	struct note_to *t = ctx;
+	(void)len;
+	t->n.text = text;
+	t->s->o.on_note(t->s->o.note_ctx, &t->n);
+}
+
+/* Tells opts.on_note a line of text of any length (located: it starts
+ * with file:line:col). */
 void session_tell_note(muh_session *s, int located, const char *fmt, ...)
 {
 	if (!s->o.on_note)
 		return;
-	char text[2048];
+	struct note_to t = {.s = s, .n = {.kind = SESSION_NOTE_TEXT, .located = located}};
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	text_vformat_to(put_note, &t, fmt, ap);
 	va_end(ap);
-	session_note n = {.kind = SESSION_NOTE_TEXT, .text = text, .located = located};
-	s->o.on_note(s->o.note_ctx, &n);
 }
 
 int session_is_slo_miss(double score)

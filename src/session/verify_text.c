@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "muh/session.h"
+#include "json_int.h"
 
 void verify_text_suggest(const textout *o, const char *who, const session_verify_result *r,
                          const muh_spec *s, int json, cJSON *root)
@@ -139,10 +140,7 @@ void verify_text(const textout *o, const char *who, muh_session *ss, const sessi
 		cJSON_AddStringToObject(root, "backend", eval_target_backend(session_target(ss)));
 		cJSON_AddStringToObject(root, "base", r->base);
 		cJSON_AddBoolToObject(root, "base_stopped", r->base_stopped);
-		if (isfinite(r->noise))
-			cJSON_AddNumberToObject(root, "noise", r->noise);
-		else
-			cJSON_AddNullToObject(root, "noise");
+		json_add_num(root, "noise", r->noise);
 		cJSON_AddNumberToObject(root, "noise_timings", SESSION_VERIFY_TIMINGS);
 		cJSON_AddItemToObject(root, "variants", jvars);
 		cJSON_AddItemToObject(root, "params", jp);

@@ -43,6 +43,7 @@
 #include "muh/store.h"
 #include "store_vfs.h"
 #include "eval_int.h"
+#include "json_int.h"
 
 /* Bumped only for a change an older muh cannot read; added columns and
  * tables (metrics, spec_text, claims) are not such a change. */
@@ -1300,12 +1301,6 @@ static int row_is_best(const export_ctx *x, const store_row *row)
 	return k && row->key && !strcmp(k, row->key);
 }
 
-static void json_safe_num(cJSON *o, const char *k, double v)
-{
-	if (isfinite(v))
-		cJSON_AddNumberToObject(o, k, v);
-}
-
 /* The runs table as a JSON array (run == 0: all), each run with its
  * "best" key from best[0..nbest) (null when it has none). */
 static cJSON *runs_json(muh_store *st, int64_t run, const store_mark *best, size_t nbest)
@@ -1525,9 +1520,9 @@ static int export_row(void *ud, const store_row *row)
 		cJSON_AddStringToObject(o, "timestamp", ts);
 		cJSON_AddItemToObject(o, "configuration", cfg);
 		cJSON *times = cJSON_AddObjectToObject(o, "times");
-		json_safe_num(times, "compilation_time", m->t_build * 1e3);
-		json_safe_num(times, "benchmark", m->t_time * 1e3);
-		json_safe_num(times, "validation", m->t_verify * 1e3);
+		json_add_finite(times, "compilation_time", m->t_build * 1e3);
+		json_add_finite(times, "benchmark", m->t_time * 1e3);
+		json_add_finite(times, "validation", m->t_verify * 1e3);
 		cJSON *rt = cJSON_AddArrayToObject(times, "runtimes");
 		for (size_t i = 0; i < m->nsamples; i++)
 			cJSON_AddItemToArray(rt, cJSON_CreateNumber(m->samples[i] * 1e3));

@@ -39,18 +39,25 @@
 #include "muh/transfer.h"
 #include "muh/writeback.h"
 #include "strbuf.h"
+#include "textfmt.h"
 #include "writeback_int.h"
+
+/* text_vformat_to's sink for writeback_say: ctx is the observer told. */
+static void put_line(void *ctx, const char *text, size_t len)
+{
+	const writeback_observer *ob = ctx;
+	(void)len;
+	ob->note(ob->ctx, text);
+}
 
 void writeback_say(const writeback_observer *ob, const char *fmt, ...)
 {
 	if (!ob || !ob->note)
 		return;
-	char line[4096];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	text_vformat_to(put_line, (void *)ob, fmt, ap);
 	va_end(ap);
-	ob->note(ob->ctx, line);
 }
 
 int writeback_parse_set(const char *arg, writeback_set *s)

@@ -8,8 +8,8 @@
 #include "muh/spec.h"
 #include "muh/writeback.h"
 
-/* Gives ob one line for a person (printf-style; ob or its note may be
- * NULL: nothing). */
+/* Gives ob one line for a person (printf-style, of any length; ob or its
+ * note may be NULL: nothing). */
 void writeback_say(const writeback_observer *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The store_run that b was read from (its strings are b's). */

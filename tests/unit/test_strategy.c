@@ -12,6 +12,7 @@
  * rules around them: defaults first, seeds, failures, time budgets,
  * determinism, stopping, and the replay CSV reader.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -894,6 +895,9 @@ static void test_replay_csv(void **state)
 	assert_int_equal(d.line, 2);
 	unlink(path);
 	assert_int_equal(replay_load_csv(sp, path, NULL, &rp, &d), MUH_EENV);
+	/* a directory: the message gives the read's own cause, not EIO's */
+	assert_int_equal(replay_load_csv(sp, ".", NULL, &rp, &d), MUH_EENV);
+	assert_non_null(strstr(d.msg, strerror(EISDIR)));
 	space_free(sp);
 	spec_free(s);
 }

@@ -28,8 +28,9 @@ MUH_BEGIN_DECLS
 
 /* Reads path whole into a malloc'd, NUL-terminated buffer and sets *len
  * (the NUL is not counted). Returns NULL with errno set when the file cannot
- * be read (ENOMEM when memory runs out). Works for pipes and files whose
- * size changes while read. */
+ * be read: ENOMEM when memory runs out, else the real cause, from the open
+ * or from the read (EISDIR for a directory, not EIO). Works for pipes and
+ * files whose size changes while read. */
 char *file_read(const char *path, size_t *len);
 
 /* 1 when the folder that holds file path exists (a path without '/': the
