@@ -89,6 +89,10 @@ int writeback_write_file(const char *path, const char *text, muh_diag *d)
 }
 
 
+/* What "no proven gain" adds about --force, for kernel and engine runs alike
+ * (best.c's pick_forced chooses what it writes). */
+#define FORCE_HINT "--force writes the best measured finalist anyway, else the search's best, marked as unproven"
+
 /* What --force writes, said with what the decision stage measured of it,
  * into buf: "the decision stage's best finalist: 1.195x the defaults
  * (0.902-1.582x), undecided". 0 (buf "") when it is the search's best with
@@ -214,12 +218,11 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 			continue;
 		}
 		/* a run whose decision stage proved no gain writes nothing, as
-		 * an engine run does; --force writes the search's own best */
+		 * an engine run does; --force writes muh_best.forced_key */
 		const char *wkey = writeback_run_key(b, 0);
 		if (b->best.decision && best_decided(&b->best) != 1) {
 			if (!force) {
-				writeback_say(ob, "run %lld: no proven gain: %.1000s; its knobs are not written "
-					"(--force writes the best measured finalist anyway, marked as unproven)",
+				writeback_say(ob, "run %lld: no proven gain: %.1000s; its knobs are not written (" FORCE_HINT ")",
 					(long long)b->run, b->best.decision->why);
 				(*unproven)++;
 				spec_free(s);
@@ -465,8 +468,7 @@ static int engine_run_cb(void *ud, const store_run *run)
 	if (rc)
 		return W->rc = rc;
 	if (out == ENGINE_UNPROVEN) {
-		writeback_say(W->ob, "run %lld: no proven gain: %s; nothing written (--force writes the search's "
-			   "best anyway, marked as unproven)",
+		writeback_say(W->ob, "run %lld: no proven gain: %s; nothing written (" FORCE_HINT ")",
 		    (long long)run->id, E->w[E->n].why);
 		E->unproven++;
 		return 0;
