@@ -591,7 +591,7 @@ static int tune_predict(void *ctx, const uint32_t *cfg, char *why, size_t n)
 	if (!session_model_predicts_fail(s, cfg, why, n))
 		return 0;
 	strategy_measurement sm = {.time_s = INFINITY, .status = STRATEGY_PREDICTED, .status_text = "predicted_fail"};
-	session_tell(s, cfg, &sm, 1);
+	session_tell(s, cfg, &sm, 1, NULL);
 	return 1;
 }
 
@@ -968,7 +968,7 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 	session_score_measurement(&s->objective, &s->last, &res.score);
 	res.m = &s->last;
 	res.source = "store";
-	int rc = session_tell(s, cfg, &res.score, 0);
+	int rc = session_tell(s, cfg, &res.score, 0, &s->last);
 	if (rc)
 		return -rc;
 	if (out)
@@ -1004,7 +1004,7 @@ int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_me
 	s->slo_missed += session_is_slo_miss(res.score.time_s);
 	free(s->last_metrics);
 	s->last_metrics = use->metrics ? strdup(use->metrics) : NULL;
-	rc = session_tell(s, cfg, &res.score, 0);
+	rc = session_tell(s, cfg, &res.score, 0, use);
 	if (out)
 		*out = res;
 	return rc;

@@ -42,6 +42,12 @@ struct told {
 	int status;              /* 0 ok */
 	const char *status_text; /* static, or owned by the replay table */
 	int predicted;           /* predict_fail skipped it */
+	/* The timing's 95% CI of the median, half its width over the median,
+	 * and whether timing stopped at a cap with it wider than measure.ci
+	 * asked (muh_measurement.noisy). NAN and 0 when the score is not a
+	 * time measured here (a replay, a metric, one sample). */
+	double ci_rel;
+	int noisy;
 };
 
 struct muh_session {
@@ -192,8 +198,10 @@ double session_median_told(const muh_session *s);
 /* The worst (worst: 1) or best ok score told so far; NAN when none is. */
 double session_told_bound(const muh_session *s, int worst);
 
-/* Tells the history: cfg got score sm (or was predicted to fail). */
-int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted);
+/* Tells the history: cfg got score sm (or was predicted to fail); m (may
+ * be NULL) is the measurement behind a time score, for its interval. */
+int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted,
+		 const muh_measurement *m);
 
 /* The told result of cfg, or NULL. */
 const struct told *session_told_of(const muh_session *s, const uint32_t *cfg);

@@ -401,7 +401,7 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		if (s->rs && (rc = replay_store_put(s->rs, cfg, &res.score)))
 			diag_errorf(d, "cannot store the replayed variant in %s", s->o.db);
 		if (!rc)
-			rc = session_tell(s, cfg, &res.score, 0);
+			rc = session_tell(s, cfg, &res.score, 0, NULL);
 	} else if (s->ev) {
 		muh_variant v;
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))
@@ -424,7 +424,7 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		s->last_metrics = s->last.metrics ? strdup(s->last.metrics) : NULL;
 		res.m = &s->last;
 		if (!rc)
-			rc = session_tell(s, cfg, &res.score, 0);
+			rc = session_tell(s, cfg, &res.score, 0, &s->last);
 	} else {
 		return diag_errorf(d, "the session measures nothing: record the caller's measurement instead");
 	}
@@ -455,7 +455,7 @@ int session_record(muh_session *s, const uint32_t *cfg, double time_s, int statu
 	}
 	strategy_measurement sm;
 	session_score_measurement(&s->objective, &m, &sm);
-	int rc = session_tell(s, cfg, &sm, 0);
+	int rc = session_tell(s, cfg, &sm, 0, NULL);
 	if (!rc && s->st) {
 		muh_variant v;
 		if (eval_variant_from_space(s->space, cfg, s->o.instance, &v))

@@ -373,8 +373,20 @@ const struct told *session_told_of(const muh_session *s, const uint32_t *cfg)
 	return &s->hist[pos];
 }
 
-/* Tells the history: cfg got score sm (or was predicted to fail). */
-int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted)
+int session_told_ci(const muh_session *s, uint64_t idx, double *ci_rel, int *noisy)
+{
+	uint64_t pos;
+	if (!u64map_get(&s->told, idx, &pos) || !isfinite(s->hist[pos].ci_rel))
+		return 0;
+	*ci_rel = s->hist[pos].ci_rel;
+	*noisy = s->hist[pos].noisy;
+	return 1;
+}
+
+/* Tells the history: cfg got score sm (or was predicted to fail); m (may
+ * be NULL) is the measurement behind a time score, for its interval. */
+int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement *sm, int predicted,
+		 const muh_measurement *m)
 {
 	uint64_t idx, pos;
 	if (space_index_of(s->space, cfg, &idx))
@@ -393,6 +405,12 @@ int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement
 	t->status = predicted ? STRATEGY_PREDICTED : sm->status ? sm->status : ok ? 0 : -1;
 	t->status_text = predicted ? "predicted_fail" : sm->status_text;
 	t->predicted = predicted;
+	int timed = ok && m && m->status == EVAL_OK && m->nsamples > 1 && m->median > 0 &&
+		    !strcmp(s->objective.metric, "time") && isfinite(m->ci_lo) && isfinite(m->ci_hi);
+	t->ci_rel = timed ? 0.5 * (m->ci_hi - m->ci_lo) / m->median : NAN;
+	/* a stored row has no ci_target: judged against this spec's measure.ci */
+	t->noisy = timed && (isfinite(m->ci_target) ? m->noisy
+						    : s->have_target && t->ci_rel > s->target.ci_frac);
 	if (u64map_get(&s->pending, idx, NULL))
 		u64map_put(&s->pending, idx, UINT64_MAX - 1); /* no longer pending */
 	return MUH_OK;

@@ -533,8 +533,9 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 	}
 	const char *mname = objective ? objective->metric : "time";
 	int vw = (int)strlen(mname) > 12 ? (int)strlen(mname) : 12;
-	textout_printf(o, TEXTOUT_RESULT, "\n%4s  %*s  %10s  %6s  %-9s  %s\n", "rank", vw, mname,
-	               "vs default", "eval", "source", "configuration");
+	textout_printf(o, TEXTOUT_RESULT, "\n%4s  %*s  %8s   %10s  %6s  %-9s  %s\n", "rank", vw,
+	               mname, "ci", "vs default", "eval", "source", "configuration");
+	int nwide = 0;
 	for (size_t k = 0; k < ntop; k++) {
 		const strategy_record *rec = &r->records[top[k]];
 		space_config_at(sp, rec->index, cfg);
@@ -545,9 +546,24 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 			snprintf(b, sizeof(b), "%.3fx", dflt / rec->time_s);
 		else
 			snprintf(b, sizeof(b), "-");
-		textout_printf(o, TEXTOUT_RESULT, "%4zu  %*s  %10s  %6llu  %-9s  %s\n", k + 1, vw,
-		               a, b, (unsigned long long)top[k] + 1, rec->source, key);
+		char ci[32] = "-";
+		double rel;
+		int wide = 0;
+		if (session_told_ci(s, rec->index, &rel, &wide)) {
+			snprintf(ci, sizeof(ci), "+-%.1f%%", 100 * rel);
+			nwide += wide;
+		}
+		textout_printf(o, TEXTOUT_RESULT, "%4zu  %*s  %8s%c  %10s  %6llu  %-9s  %s\n", k + 1,
+		               vw, a, ci, wide ? '!' : ' ', b, (unsigned long long)top[k] + 1,
+		               rec->source, key);
 	}
+	if (nwide)
+		textout_printf(o, TEXTOUT_RESULT,
+		               "%d row(s) marked !: timing stopped at a cap (measure.max_samples "
+		               "or max_time) with the median's 95%% CI wider than measure.ci;\n"
+		               "their ranks are not sure (`muh eval --interleave` compares a few, "
+		               "paired)\n",
+		               nwide);
 	if (live)
 		print_busy_sustained(o, s);
 	print_store_best(o, s, r);

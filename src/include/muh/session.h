@@ -260,6 +260,13 @@ void session_set_noise(muh_session *s, double noise, int noisy);
  * strategy_result_free. MUH_OK or MUH_ENOMEM. */
 int session_history(const muh_session *s, strategy_result *r);
 
+/* The timing interval of the variant at space index idx, as it was told:
+ * *ci_rel is half the width of its median's 95% CI over the median, *noisy
+ * 1 when timing stopped at a cap with the interval wider than measure.ci
+ * asked. 1 when known; 0 when its score has no interval here (a replay, a
+ * metric other than time, one sample, or not told). */
+int session_told_ci(const muh_session *s, uint64_t idx, double *ci_rel, int *noisy);
+
 /* Proposes up to k variants to measure next, writing k * nparams value
  * indices to cfgs; returns how many (0: the strategy has nothing more to
  * propose now; with variants pending, tell their results and ask again).
