@@ -14,8 +14,9 @@
  *   parent -> runner  {"op":"measure"|"fingerprint","variant":{...}}
  *                     {"op":"interleave","variants":[...],"rounds":R}  (a set, see
  *                     eval_measure_interleaved; "overlays":[...] with an engine tree)
- *   runner -> parent  {"phase":"build"|"verify"|"warm-up"|"time"}   (resets the timeout;
- *                     a warm-up's is measure.timeout + 4 x measure.gpu_warm; in a set
+ *   runner -> parent  {"phase":"build"|"verify"|"queue"|"warm-up"|"time"}   (resets the
+ *                     timeout; a warm-up's is measure.timeout + 4 x measure.gpu_warm;
+ *                     "queue", waiting for the host's timing lock, has none; in a set
  *                     with "variant":I, the one in flight)
  *                     {"fault":SIG,"vm":BYTES}            (from the signal handler)
  *                     {"result":{measurement}}  {"results":[measurement, ...]} (a set)
@@ -479,6 +480,8 @@ static int step_note(const muh_evaluator *ev, const cJSON *o, struct runner_step
 		double warm = !strcmp(rs->step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
 		rs->limit = ev->t.timeout_s + warm;
 		rs->deadline = eval_now_s() + rs->limit;
+		if (!strcmp(rs->step, "queue")) /* the host's timing lock: each holder's steps are limited */
+			rs->limit = rs->deadline = INFINITY;
 		double vi = eval_json_get_num(o, "variant");
 		if (isfinite(vi) && vi >= 0 && vi < EVAL_INTERLEAVE_MAX)
 			at = (int)vi;

@@ -138,6 +138,16 @@ void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...) __attr
 /* The backend called name, or NULL. */
 const eval_backend *eval_backend_find(const char *name);
 
+/* 1 when backend name times on this host's CPU (cpu, command, engine):
+ * two of its variants timed side by side disturb each other; 0 for a
+ * backend that times a device (cuda, worker). */
+int eval_backend_host_timed(const char *name);
+
+/* The environment variable that names the host's timing lock: pool.c sets
+ * it for local workers of a host-timed backend, and the runner flocks the
+ * file around each variant's warm-up and timing (builds run side by side). */
+#define EVAL_TIMING_LOCK_ENV "MUH_TIMING_LOCK"
+
 /* The output check shared by the backends: accumulate every (got, want)
  * element pair of one output, then judge it. Fails when the max-abs error
  * exceeds atol * max(|want|, 1) or the relative L2 error exceeds rtol. */

@@ -603,6 +603,11 @@ const eval_backend *eval_backend_find(const char *name)
 	return NULL;
 }
 
+int eval_backend_host_timed(const char *name)
+{
+	return !strcmp(name, "cpu") || !strcmp(name, "command") || !strcmp(name, "engine");
+}
+
 void eval_interleave_order(size_t n, size_t round, size_t *order)
 {
 	size_t p = (round / 2) % (n ? n : 1);

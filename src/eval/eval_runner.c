@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -96,12 +97,41 @@ static size_t sample_cap(const muh_target *t)
 	return (size_t)(t->max_samples > 0 ? t->max_samples : 200);
 }
 
+/* Waits for this host's timing lock when a pool's workers share the host
+ * (EVAL_TIMING_LOCK_ENV names the file): one variant is warmed up and
+ * timed at a time, its builds and checks still side by side with the
+ * others'. The wait is its own step ("queue", no limit: the holder's own
+ * steps are limited, and the kernel drops a dead holder's lock). Returns
+ * the locked file to give back with timing_lock_give, or -1 for none. */
+static int timing_lock_take(int fd, int idx)
+{
+	const char *path = getenv(EVAL_TIMING_LOCK_ENV);
+	if (!path || !*path)
+		return -1;
+	int l = open(path, O_RDWR | O_CLOEXEC);
+	if (l < 0)
+		return -1; /* the pool is gone: nobody else times here */
+	phase(fd, "queue", idx);
+	while (flock(l, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			close(l);
+			return -1;
+		}
+	return l;
+}
+
+static void timing_lock_give(int l)
+{
+	if (l >= 0)
+		close(l); /* the last descriptor of the open file: the lock goes */
+}
+
 /* The steps before timing: m init'ed, v built into c->built, verified and
  * warmed up (phases named for variant idx, -1: not in a set); *t0 is when
  * the timing step began (the warm-ups count into it). Returns 1 when v is
  * ready to time, 0 when m failed or op is a fingerprint only. */
 static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant *v, enum req_op op,
-			  muh_measurement *m, int fd, int idx, double *t0)
+			  muh_measurement *m, int fd, int idx, double *t0, int *lock)
 {
 	const muh_target *t = c->target;
 	measurement_init(m);
@@ -127,6 +157,8 @@ static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant 
 	if (m->status != EVAL_OK)
 		return 0;
 
+	if (lock)
+		*lock = timing_lock_take(fd, idx);
 	phase(fd, "time", idx);
 	*t0 = eval_now_s();
 	m->samples = malloc((sample_cap(t) + 64) * sizeof(double));
@@ -206,7 +238,8 @@ void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enu
 {
 	const muh_target *t = c->target;
 	double t0 = 0;
-	if (pipeline_ready(b, c, v, op, m, fd, -1, &t0)) {
+	int lock = -1;
+	if (pipeline_ready(b, c, v, op, m, fd, -1, &t0, &lock)) {
 		phase(fd, "time", -1);
 		size_t cap = sample_cap(t);
 		int converged = 0;
@@ -228,6 +261,7 @@ void eval_pipeline(const eval_backend *b, eval_ctx *c, const muh_variant *v, enu
 				b->sensors(c, m);
 		}
 	}
+	timing_lock_give(lock);
 	pipeline_end(b, c, m);
 }
 
@@ -277,7 +311,7 @@ static int ready_all(const eval_backend *b, eval_ctx *c, const muh_variant *vs, 
 			continue;
 		c->overlay = overlays ? overlays[i] : NULL;
 		c->built = NULL;
-		ready[i] = (unsigned char)pipeline_ready(b, c, &vs[i], OP_MEASURE, &ms[i], fd, (int)i, &t0);
+		ready[i] = (unsigned char)pipeline_ready(b, c, &vs[i], OP_MEASURE, &ms[i], fd, (int)i, &t0, NULL);
 		if (ready[i]) {
 			built[i] = c->built;
 		} else {

@@ -71,6 +71,12 @@ struct muh_pool {
 	size_t restarts;
 	uint32_t *last_cfg; /* what pool_result.cfg points to */
 	char device[128];
+	/* The host's timing lock, a file every local worker's runner flocks
+	 * around its warm-up and timing (eval_runner.c), so that workers
+	 * sharing this host's CPU time one at a time; "" for MPI or one
+	 * worker. A worker whose backend times a device drops it. */
+	char lock[64];
+	int serial_timing; /* the workers took it: their device is this host */
 };
 
 /* Writes the whole line and its newline; 0, or -1 (the worker is gone). */
@@ -168,6 +174,8 @@ static int start_local(muh_pool *p, size_t i, char *why, size_t n)
 		dup2(rep[1], 1);
 		if (p->devices && p->devices[i])
 			setenv("CUDA_VISIBLE_DEVICES", p->devices[i], 1);
+		if (p->lock[0])
+			setenv(EVAL_TIMING_LOCK_ENV, p->lock, 1);
 		char idx[32];
 		snprintf(idx, sizeof(idx), "%zu", i);
 		setenv("MUH_POOL_WORKER", idx, 1);
@@ -256,6 +264,18 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 	}
 	for (size_t i = 0; i < p->nw; i++)
 		p->w[i].to = p->w[i].from = -1;
+	if (!o->mpi && p->nw > 1) {
+		const char *tmp = getenv("TMPDIR");
+		int n = snprintf(p->lock, sizeof(p->lock), "%s/muh-timing-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		int fd = n > 0 && (size_t)n < sizeof(p->lock) ? mkstemp(p->lock) : -1;
+		if (fd < 0) {
+			int e = errno;
+			pool_close(p);
+			return diag_errorf(d, "pool: cannot create the host's timing lock in %s: %s",
+					   tmp && *tmp ? tmp : "/tmp", strerror(e));
+		}
+		close(fd);
+	}
 	char why[512];
 	for (size_t i = 0; i < p->nw; i++) {
 		worker *w = &p->w[i];
@@ -285,6 +305,7 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 			return MUH_EINPUT;
 		}
 	}
+	p->serial_timing = p->lock[0] && !strcmp(p->device, "cpu");
 	*out = p;
 	return MUH_OK;
 }
@@ -488,7 +509,9 @@ int pool_wait(muh_pool *p, pool_result *r, const volatile sig_atomic_t *stop, mu
 				if (lost(p, i, "it exited", r))
 					return MUH_OK;
 				goto again;
-			} else if (w->busy && p->o.hang_s > 0 && t - w->since > p->o.hang_s) {
+			} else if (w->busy && p->o.hang_s > 0 &&
+				   t - w->since > p->o.hang_s * (p->serial_timing ? (double)p->nw : 1)) {
+				/* serial timing: it may wait its turn behind every other worker */
 				free(fds);
 				if (lost(p, i, "it hung", r))
 					return MUH_OK;
@@ -528,6 +551,8 @@ size_t pool_restarts(const muh_pool *p)
 {
 	return p->restarts;
 }
+
+int pool_serial_timing(const muh_pool *p) { return p->serial_timing; }
 
 const char *pool_device(const muh_pool *p)
 {
@@ -584,6 +609,8 @@ void pool_close(muh_pool *p)
 	free(p->spec_path);
 	free(p->hw);
 	free(p->last_cfg);
+	if (p->lock[0])
+		unlink(p->lock);
 	free(p);
 }
 
@@ -657,8 +684,10 @@ static char *serve_open(served *s, const cJSON *o)
 		muh_hw q;
 		muh_diag qd;
 		diag_clear(&qd);
-		int gpu = strcmp(s->t.backend, "cpu") && strcmp(s->t.backend, "command") &&
-			  strcmp(s->t.backend, "engine") && !hw_query_device(0, &q, &qd);
+		int host = eval_backend_host_timed(s->t.backend);
+		int gpu = !host && !hw_query_device(0, &q, &qd);
+		if (!host) /* a device's timing is its own: no turns */
+			unsetenv(EVAL_TIMING_LOCK_ENV);
 		cJSON_AddStringToObject(r, "device", gpu ? q.name : "cpu");
 		cJSON_AddNumberToObject(r, "pid", (double)getpid());
 	}

@@ -29,8 +29,11 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 	else if (*rc)
 		textout_printf(&a->out, TEXTOUT_NOTE, "%s: %s\n", a->who, d->msg);
 	else if (!a->json)
-		textout_printf(&a->out, TEXTOUT_RESULT, "pool        %zu worker(s) on %s (%s)\n",
-		               pool_size(p), pool_device(p), a->mpi ? "MPI ranks 1.." : a->devices);
+		textout_printf(&a->out, TEXTOUT_RESULT, "pool        %zu worker(s) on %s (%s)%s\n",
+		               pool_size(p), pool_device(p), a->mpi ? "MPI ranks 1.." : a->devices,
+		               pool_serial_timing(p) ? "; they share this host, so they build side "
+		                                       "by side and time one at a time"
+		                                     : "");
 	return p;
 }
 

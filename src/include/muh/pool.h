@@ -92,6 +92,10 @@ size_t pool_idle(const muh_pool *p);      /* alive and without a variant */
 size_t pool_pending(const muh_pool *p);   /* queued + in flight */
 size_t pool_restarts(const muh_pool *p);  /* workers started again after dying */
 const char *pool_device(const muh_pool *p); /* the device model every worker has */
+/* 1 when the local workers share this host's CPU (a cpu, command or engine
+ * backend): they build side by side but time one at a time, taking turns
+ * at a lock file, so that no worker's timing runs beside another's. */
+int pool_serial_timing(const muh_pool *p);
 int pool_is_mpi(const muh_pool *p);         /* 1: the workers are MPI ranks */
 
 /* The search of session s measured by pool p (src/session/session_pool.c): batches
