@@ -402,6 +402,28 @@ int best_decided(const muh_best *b)
 	       !strcmp(b->ranked[0].key, b->decision->f[b->decision->winner].key);
 }
 
+/* 1 when best_speedup is the decision's paired ratio over the defaults */
+static int speedup_is_decided(const muh_best *b)
+{
+	return b->decision && isfinite(b->decision->vs_defaults.ratio) &&
+	       (best_decided(b) == 1 || b->keeps_baseline);
+}
+
+int best_decided_values(const muh_best *b, double *best, double *dflt)
+{
+	if (!speedup_is_decided(b))
+		return 0;
+	const decide_summary *sm = b->decision;
+	*best = best_decided(b) == 1 ? sm->f[sm->winner].value : sm->base_value;
+	if (sm->defaults_f >= 0)
+		*dflt = sm->f[sm->defaults_f].value;
+	else if (!decide_baseline_ships(sm, b->default_key) && sm->baseline[0])
+		*dflt = sm->base_value; /* the baseline is the defaults */
+	else
+		*dflt = NAN;
+	return 1;
+}
+
 int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 {
 	memset(out, 0, sizeof(*out));
@@ -450,7 +472,7 @@ int best_fp_proves(const muh_measurement *m)
 
 double best_speedup(const muh_best *b)
 {
-	if (b->decision && isfinite(b->decision->vs_defaults.ratio) && (best_decided(b) == 1 || b->keeps_baseline))
+	if (speedup_is_decided(b))
 		return b->decision->vs_defaults.ratio; /* the paired rounds' ratio, not one search measurement's */
 	double best = b->nranked ? b->ranked[0].burst_score : NAN;
 	return isfinite(b->default_score) && isfinite(best) ? b->default_score / best : NAN;

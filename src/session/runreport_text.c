@@ -73,13 +73,29 @@ static const char *const rc_head[RC_N] = {"run",      "spec",    "problem", "bac
                                           "default",  "speedup", "noise",   "best variant"};
 static const int rc_right[RC_N] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
 
+/* A metric's value (not a score) as the table shows it: a time, or the
+ * metric's unit; "-" when NAN. Into cell (4096 bytes). */
+static void format_value(const muh_best *b, double v, char *cell)
+{
+	if (!isfinite(v))
+		snprintf(cell, 4096, "-");
+	else if (objective_is_time(&b->objective))
+		text_time(cell, 4096, v);
+	else
+		objective_format(b->objective.metric, v, cell, 4096);
+}
+
 /* Run rs's cells of the table, each at most 4095 bytes. */
 static void table_cells(const runreport_run *rs, char cell[RC_N][4096])
 {
 	const muh_best *b = &rs->b;
 	/* best and default as the search timed them, so that the speedup
-	 * compares like with like; a sustained-clock best is marked '*' */
+	 * compares like with like; a sustained-clock best is marked '*'. A
+	 * decided run's speedup is its decision's: then both are the
+	 * decision's medians, measured in the same rounds (marked '+') */
 	double bs = b->nranked ? b->ranked[0].burst_score : NAN;
+	double dv_best, dv_dflt;
+	int decided = best_decided_values(b, &dv_best, &dv_dflt);
 	snprintf(cell[RC_RUN], 4096, "%lld", (long long)rs->r.id);
 	snprintf(cell[RC_SPEC], 4096, "%s", rs->spec_name);
 	snprintf(cell[RC_PROBLEM], 4096, "%s", rs->problem[0] ? rs->problem : "-");
@@ -87,7 +103,13 @@ static void table_cells(const runreport_run *rs, char cell[RC_N][4096])
 	snprintf(cell[RC_VARIANTS], 4096, "%zu", b->nmeasured);
 	snprintf(cell[RC_OK], 4096, "%zu", b->nok);
 	snprintf(cell[RC_FAILED], 4096, "%zu", b->nmeasured - b->nok);
-	if (objective_is_time(&b->objective)) {
+	if (decided) {
+		format_value(b, dv_best, cell[RC_BEST]);
+		format_value(b, dv_dflt, cell[RC_DEFAULT]);
+		strcat(cell[RC_BEST], " +");
+		if (isfinite(dv_dflt))
+			strcat(cell[RC_DEFAULT], " +");
+	} else if (objective_is_time(&b->objective)) {
 		text_time(cell[RC_BEST], 4096, bs);
 		text_time(cell[RC_DEFAULT], 4096, b->default_score);
 	} else {
@@ -131,6 +153,15 @@ void runreport_text(const textout *o, const runreport *cx)
 			textout_printf(o, TEXTOUT_RESULT, rc_right[c] ? "%*s  " : "%-*s  ", w[c],
 			               cell[c]);
 		textout_printf(o, TEXTOUT_RESULT, "%s\n", cell[RC_N - 1]);
+	}
+	for (size_t i = 0; i < cx->n; i++) {
+		double bv, dv;
+		if (best_decided_values(&cx->runs[i].b, &bv, &dv)) {
+			textout_printf(o, TEXTOUT_RESULT,
+			               "+ as the decision stage re-measured them, paired: the "
+			               "medians of the rounds its speedup comes from\n");
+			break;
+		}
 	}
 	for (size_t i = 0; i < cx->n; i++) {
 		const runreport_run *rs = &cx->runs[i];

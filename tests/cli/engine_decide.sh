@@ -51,6 +51,17 @@ run "$MUH" report "$TMP/d.db"
 expect_rc 0 "report"
 expect_in out '^1 +fake-decide .* [0-9.]+x +[0-9.]+% +delay_ms=1$' "report's best is the proven winner, with the decision's ratio"
 expect_in out '^  winner +delay_ms=1: ' "report shows the decision"
+# one story: the row's best and default are the decision's medians, like its speedup
+"$PY" - "$TMP/out" <<'PY' || fail "report's best and default are the decision's: $(cat "$TMP/out")"
+import re, sys
+out = open(sys.argv[1]).read()
+row = next(l for l in out.splitlines() if l.startswith("1 "))
+best, dflt = re.findall(r"([0-9.]+) tok/s \+", row)
+base = re.search(r"^    delay_ms=40 \(defaults\) .*? ([0-9.]+) tok/s", out, re.M).group(1)
+win = re.search(r"^    delay_ms=1 .*? ([0-9.]+) tok/s", out, re.M).group(1)
+assert (best, dflt) == (win, base), (row, win, base)
+assert "+ as the decision stage re-measured them" in out
+PY
 run "$MUH" report "$TMP/d.db" --json
 "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["runs"][0]["decision"]; assert d["winner"]=="delay_ms=1" and d["winner_gain"]["lo"]>1, d' "$TMP/out" ||
 	fail "report --json's decision"

@@ -156,6 +156,15 @@ int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d
  * (a kernel run, or a store of an earlier muh). */
 int best_decided(const muh_best *b);
 
+/* The best and the defaults as the run's decision stage measured them,
+ * when best_speedup is the decision's paired ratio (a proven winner, or a
+ * baseline kept): the objective metric's median over each one's ok repeats
+ * in those rounds, so that a report's best, default and speedup tell one
+ * story. 1 with *best (the winner, else what was kept) and *dflt (NAN when
+ * the defaults were not in the rounds); 0 when the speedup is the search's
+ * (then so are the numbers). */
+int best_decided_values(const muh_best *b, double *best, double *dflt);
+
 /* 1 when m's fingerprint proves what was built: set, and not the command
  * backend's hash of the expanded command line ("proof":false in
  * fp_detail), which is the same when params reach the program through the
