@@ -68,7 +68,9 @@
 /* The longest line the parent takes from its runner: a result carries at
  * most max_samples numbers and a worker's metadata (itself under a worker's
  * 16 MiB line cap). */
-#define EVAL_STOP_GRACE_S 1.0 /* Ctrl-C: how long the variant in flight may still finish */
+#define EVAL_STOP_GRACE_S 0.5 /* Ctrl-C: how long the variant in flight may still finish; the rest of
+			       * the 2 s promise is for the kill and the store (ASan on a loaded
+			       * 2-core machine took 1.03 s of it after a 1 s grace) */
 #define RUNNER_LINE_MAX (64u << 20)
 
 struct muh_evaluator {
