@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: installs dependencies, builds muh,
 # and tunes the bundled example on this machine — the cuda backend when
-# there is a CUDA device, the cpu backend when there is none — then tunes a
+# there is a CUDA device, the cpu backend when there is none; its defaults
+# and best two are re-measured in paired rounds before a winner is named —
+# then tunes a
 # real inference server end to end: llama.cpp's HTTP server (the pinned
 # xllamacpp wheel) serving a tiny model written here, over its launch
 # arguments under load, re-deploys the defaults and the best two in paired,

@@ -402,6 +402,19 @@ int best_decided(const muh_best *b)
 	       !strcmp(b->ranked[0].key, b->decision->f[b->decision->winner].key);
 }
 
+int best_proof(const muh_best *b, char *why, size_t n)
+{
+	int d = best_decided(b);
+	if (d == 1)
+		snprintf(why, n, "%s", "");
+	else if (d == 0)
+		snprintf(why, n, "%s", b->decision->why);
+	else
+		snprintf(why, n, "the run had no decision stage (a replay, --finalists 0, stopped first, or an "
+				 "earlier muh): its best was timed once, unpaired; muh tune on the store runs it");
+	return d;
+}
+
 /* 1 when best_speedup is the decision's paired ratio over the defaults */
 static int speedup_is_decided(const muh_best *b)
 {

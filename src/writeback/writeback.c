@@ -91,7 +91,6 @@ int writeback_write_file(const char *path, const char *text, muh_diag *d)
 
 /* What "no proven gain" adds about --force, for kernel and engine runs alike
  * (best.c's pick_forced chooses what it writes). */
-#define FORCE_HINT "--force writes the best measured finalist anyway, else the search's best, marked as unproven"
 
 /* What --force writes, said with what the decision stage measured of it,
  * into buf: "the decision stage's best finalist: 1.195x the defaults
@@ -220,10 +219,11 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 		/* a run whose decision stage proved no gain writes nothing, as
 		 * an engine run does; --force writes muh_best.forced_key */
 		const char *wkey = writeback_run_key(b, 0);
-		if (b->best.decision && best_decided(&b->best) != 1) {
+		char why[1200];
+		if (best_proof(&b->best, why, sizeof(why)) != 1) {
 			if (!force) {
 				writeback_say(ob, "run %lld: no proven gain: %.1000s; its knobs are not written (" FORCE_HINT ")",
-					(long long)b->run, b->best.decision->why);
+					(long long)b->run, why);
 				(*unproven)++;
 				spec_free(s);
 				continue;
@@ -231,7 +231,7 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 			if (b->best.forced_key)
 				wkey = b->best.forced_key;
 			writeback_say(ob, "run %lld: written with --force, NOT a proven gain: %.1000s",
-				(long long)b->run, b->best.decision->why);
+				(long long)b->run, why);
 			char fg[1200];
 			if (forced_gain_text(&b->best, fg, sizeof(fg)))
 				writeback_say(ob, "run %lld: %s", (long long)b->run, fg);
@@ -372,14 +372,10 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 		*out = ENGINE_NONE; /* no ok variant met the SLOs: nothing to write */
 		return MUH_OK;
 	}
-	int decided = rc ? 1 : best_decided(&b);
+	char why[1200];
+	int decided = rc ? 1 : best_proof(&b, why, sizeof(why));
 	if (decided != 1) {
-		if (decided == 0)
-			snprintf(w->why, sizeof(w->why), "%.1000s", b.decision->why);
-		else
-			snprintf(w->why, sizeof(w->why), "the run has no decision (the defaults and the finalists re-measured "
-							 "in paired rounds): none ran, or no finalist met the SLOs; rerun muh tune "
-							 "on it (--finalists 2)");
+		snprintf(w->why, sizeof(w->why), "%.1000s", why);
 		if (!force) {
 			spec_free(s);
 			best_free(&b);
@@ -410,7 +406,6 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 				 (long long)run->id, tree);
 	}
 	muh_variant v;
-	char why[1024];
 	if (!rc && (rc = eval_variant_from_key(s, b.ranked[wi].key, &v, why, sizeof(why))) == MUH_EINPUT)
 		diag_errorf(d, "%s", why);
 	if (!rc) {

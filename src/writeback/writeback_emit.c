@@ -259,7 +259,7 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 	}
 	if (!strcmp(kind, "moe-json")) {
 		/* one file per (E, N, device), one entry per run (batch size M) */
-		int written = 0, nodevice = 0;
+		int written = 0, nodevice = 0, unproven = 0;
 		for (size_t i = 0; i < sr->n; i++) {
 			long long E, N, M;
 			const writeback_run *b = &sr->r[i];
@@ -309,11 +309,22 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 					if (!src && shipped && ship.valid) {
 						wkey = ship.key;
 					} else {
+						/* neither proven nor what ships: a best nobody proved */
+						char why[1200];
+						best_proof(&c->best, why, sizeof(why));
 						if (src || (shipped && !ship.valid))
-							writeback_say(ob, "note: M=%lld: what ships cannot be read (%s); "
-									"the search's best is written, undecided",
+							writeback_say(ob, "note: M=%lld: what ships cannot be read (%s)",
 								M2, src ? sd.msg : ship.why);
 						shipped = 0;
+						if (!eo->force) {
+							writeback_say(ob, "M=%lld: run %lld: no proven gain: %.1000s; this size "
+									  "is not written (" FORCE_HINT ")",
+								      M2, (long long)c->run, why);
+							unproven++;
+							continue;
+						}
+						writeback_say(ob, "M=%lld: run %lld: written with --force, NOT a proven gain: "
+								  "%.1000s", M2, (long long)c->run, why);
 					}
 				}
 				int ok = 1;
@@ -392,6 +403,11 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			tell_reads(ob, eo, WRITEBACK_MOE_JSON, name);
 			written++;
 		}
+		if (!written && unproven) {
+			diag_at(d, eo->db, 0, 0, NULL);
+			diag_errorf(d, "nothing to write: no proven gain in %d run(s)", unproven);
+			return MUH_EFINDING;
+		}
 		if (!written && nodevice)
 			return diag_errorf(d, "%d run(s) with E, N and M name no device (their hardware profile "
 					      "is empty): give --device NAME, as vLLM's file name needs one "
@@ -408,6 +424,7 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 		static const char *names[64][64], *notes[65][64], *vals[64][64], *dvals[64];
 		static char nbuf[64][64][64], vbuf[64][64][64], dbuf[64][64], notebuf[65][64][240];
 		size_t nb = 0;
+		int unproven = 0;
 		muh_spec *spec = NULL;
 		const writeback_run *specrun = NULL;
 		/* one configuration per device: runs of other specs or problem
@@ -438,6 +455,29 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			const char *dev = device ? device : device_of(b->hw, devbufs[nb], sizeof(devbufs[nb]));
 			if (!b->best.nranked)
 				continue;
+			/* a best nobody proved is not written as tuned (what a
+			 * decision kept, what ships or the defaults, is) */
+			const char *wkey = writeback_run_key(b, 0);
+			char why[1200];
+			int proof = best_proof(&b->best, why, sizeof(why));
+			if (proof != 1 && b->best.keeps_baseline)
+				writeback_say(ob, "run %lld: no proven gain: %.1000s; what stays is written: %.1000s",
+					      (long long)b->run, why, wkey);
+			if (proof != 1 && !b->best.keeps_baseline) {
+				if (!eo->force) {
+					writeback_say(ob, "run %lld: no proven gain: %.1000s; its best is not written "
+							  "(" FORCE_HINT ")", (long long)b->run, why);
+					unproven++;
+					continue;
+				}
+				if (b->best.forced_key)
+					wkey = b->best.forced_key;
+				writeback_say(ob, "run %lld: written with --force, NOT a proven gain: %.1000s",
+					      (long long)b->run, why);
+				size_t pl = strlen(prov); /* the mark travels with the file */
+				snprintf(prov + pl, sizeof(prov) - pl, "; run %lld written with --force, NOT a proven gain",
+					 (long long)b->run);
+			}
 			size_t k;
 			for (k = 0; k < nb && strcmp(best[k].device, dev); k++)
 				;
@@ -447,8 +487,8 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 					(long long)b->run, dev[0] ? dev : "the host", (long long)brun[k]);
 				continue;
 			}
-			int np = key_split(writeback_run_key(b, 0), nbuf[nb], names[nb], vbuf[nb], vals[nb], 64);
-			inert_notes(&b->best, writeback_run_key(b, 0), names[nb], np, notebuf[nb], notes[nb]);
+			int np = key_split(wkey, nbuf[nb], names[nb], vbuf[nb], vals[nb], 64);
+			inert_notes(&b->best, wkey, names[nb], np, notebuf[nb], notes[nb]);
 			best[nb] = (patch_best){dev, 0, np, names[nb], vals[nb], notes[nb]};
 			brun[nb] = b->run;
 			if (!spec) {
@@ -459,6 +499,11 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 					specrun = b;
 			}
 			nb++;
+		}
+		if (!nb && unproven) {
+			diag_at(d, eo->db, 0, 0, NULL);
+			diag_errorf(d, "nothing to write: no proven gain in %d run(s)", unproven);
+			return MUH_EFINDING;
 		}
 		if (!nb)
 			return diag_errorf(d, "the store has no ok result");

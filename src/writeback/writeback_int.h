@@ -8,6 +8,10 @@
 #include "muh/spec.h"
 #include "muh/writeback.h"
 
+/* What --force does where no gain was proven: said by every "no proven
+ * gain" line of a write-back, kernel or engine, knob diff or emitter. */
+#define FORCE_HINT "--force writes the best measured finalist anyway, else the search's best, marked as unproven"
+
 /* Gives ob one line for a person (printf-style, of any length; ob or its
  * note may be NULL: nothing). */
 void writeback_say(const writeback_observer *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -131,7 +131,7 @@ expect_in out '^search +best under the SLOs: none' "no SLO winner"
 run "$MUH" report "$TMP/t.db"
 expect_rc 0 "muh report"
 cp "$TMP/out" "$TMP/report.out"
-expect_in out '^1 +llama-tiny +- +engine +8 +[0-9]+ +[0-9]+ +[0-9.]+ tok/s +[0-9.]+ tok/s' "report: best and default in tok/s"
+expect_in out '^1 +llama-tiny +- +engine +8 +[0-9]+ +[0-9]+ +[0-9.]+ tok/s( \+)? +[0-9.]+ tok/s' "report: best and default in tok/s"
 expect_in out '^run 1: maximize output_tokens_per_s subject to errors == 0, ttft_p99 <= 10s' "report: the objective"
 
 # the winner back into the deployment file: a diff git applies, then --apply

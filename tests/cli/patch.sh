@@ -237,13 +237,18 @@ s = s.replace("  _fwd_kernel_num_stages: [1, 2, 4]", "  _fwd_kernel_num_stages: 
 s = s.replace("  BLOCK: 128\n", "  BLOCK: 64\n").replace("  NUM_WARPS: 8\n", "  NUM_WARPS: 4\n")
 open(p, "w").write(s)
 PY
-run "$MUH" tune "$S" --strategy brute --db "$TMP/p.db"
+# --finalists 0 and --force: how a run's best maps onto the tree's knobs is
+# the point here; whether a decision proved it is tests/cli/decide_kernel.sh's
+run "$MUH" tune "$S" --strategy brute --db "$TMP/p.db" --finalists 0
 expect_rc 0 "tune the starter spec"
 best=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT v.key FROM measurements m JOIN variants v ON v.id=m.variant_id WHERE m.status=\"ok\" ORDER BY m.median LIMIT 1").fetchone()[0])' "$TMP/p.db")
 bb=$(echo "$best" | sed 's/.*BLOCK=\([0-9]*\).*/\1/')
 bw=$(echo "$best" | sed 's/.*NUM_WARPS=\([0-9]*\).*/\1/')
 run "$MUH" patch "$T2" --from "$TMP/p.db"
-expect_rc 0 "patch --from DB"
+expect_rc 1 "patch --from DB: a run without a decision stage proves nothing"
+expect_in err "run 1: no proven gain: the run had no decision stage" "patch says why"
+run "$MUH" patch "$T2" --from "$TMP/p.db" --force
+expect_rc 0 "patch --from DB --force"
 cp "$TMP/out" "$TMP/from.diff"
 grep -q "^+    BLOCK = $bb if current_platform" "$TMP/from.diff" || fail "--from DB writes the best BLOCK ($bb) into its first alternative"
 grep -q "^+    NUM_WARPS = $bw" "$TMP/from.diff" || fail "--from DB writes the best NUM_WARPS ($bw)"
@@ -282,10 +287,14 @@ grep -q "^+    BLOCK = $fb if current_platform" "$TMP/out" || fail "--force writ
 
 # emitters from a store: vLLM's MoE config file and a C header
 run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP"
-expect_rc 0 "emit moe-json from the H200 store"
+expect_rc 1 "emit moe-json from an H200 store whose runs had no decision stage"
+expect_in err "M=256: run 1: no proven gain: the run had no decision stage" "each size says why"
+[ -e "$TMP/E=128,N=768,device_name=NVIDIA_H200.json" ] && fail "moe-json wrote sizes nobody proved"
+run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP" --force
+expect_rc 0 "emit moe-json from the H200 store, --force"
 python3 tests/patch/moe_loader_check.py "$TMP/E=128,N=768,device_name=NVIDIA_H200.json" 1 300 5000 >"$TMP/chosen" || fail "emitted MoE JSON passes the loader's rules"
 [ "$(cat "$TMP/chosen")" = "$(printf '1 -> 1\n300 -> 256\n5000 -> 4096')" ] || fail "loader picks the nearest batch size: $(cat "$TMP/chosen")"
-run "$MUH" patch --emit header --from docs/results/h200/tune-reduce.db --device "NVIDIA H200" --out "$TMP/tuned.h"
+run "$MUH" patch --emit header --from docs/results/h200/tune-reduce.db --device "NVIDIA H200" --out "$TMP/tuned.h" --force
 expect_rc 0 "emit header"
 printf '#include "tuned.h"\nint main(void) { return THREADS * ITEMS_PER_THREAD * VEC; }\n' >"$TMP/use.c"
 for def in -DTARGET_NVIDIA_H200 ""; do

@@ -156,6 +156,13 @@ int best_shipped(const store_run *r, baseline_pick *out, int *found, muh_diag *d
  * (a kernel run, or a store of an earlier muh). */
 int best_decided(const muh_best *b);
 
+/* best_decided, with why (n bytes) saying, when it is not 1, why nothing
+ * is proven: the decision's own sentence, or that the run had no decision
+ * stage (a replay, --finalists 0, stopped before it, an earlier muh), so
+ * that its best was timed once, unpaired. why is "" for a proven winner.
+ * Every write-back asks this one question. */
+int best_proof(const muh_best *b, char *why, size_t n);
+
 /* The best and the defaults as the run's decision stage measured them,
  * when best_speedup is the decision's paired ratio (a proven winner, or a
  * baseline kept): the objective metric's median over each one's ok repeats

@@ -58,8 +58,9 @@ int tune_flow_open_pool(const char *path, muh_session *s, const muh_session_opts
 /* 1 when s measures through the engine backend (a server per variant). */
 int tune_flow_is_engine(muh_session *s);
 
-/* How many finalists the decision stage re-measures: asked (>= 0), else
- * 2 for an engine spec or a run with a baseline file, else 0 (no stage). */
+/* How many finalists the decision stage re-measures: asked (>= 0), else 2
+ * for every live run, kernel or engine (a replay has no stage: nothing to
+ * measure again). */
 long tune_flow_finalists(muh_session *s, long asked);
 
 /* 1 when a search found a best within the SLOs (else exit 1: a finding). */

@@ -183,7 +183,11 @@ typedef struct writeback_file {
  * "triton-configs") from the runs of sr, as eo asks; each file written is
  * given to ob->written. moe-json and header refuse a device or dtype that
  * no measurement in the store was taken on, unless eo->force (then marked
- * as measured elsewhere). An unknown kind is MUH_EINPUT. */
+ * as measured elsewhere). header writes a run's best only where its
+ * decision proved it (best_proof), or what its decision kept; another run
+ * is said and left out, unless eo->force (then its best measured
+ * finalist, marked). MUH_EFINDING (d set, nothing written) when no run
+ * was proven; an unknown kind is MUH_EINPUT. */
 int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
 			   const writeback_observer *ob, muh_diag *d);
 
