@@ -39,7 +39,7 @@ spec quiet noisy.sh ", max_noise: 0.9"
 spec second seq.sh ""
 
 # ---- a noisy machine: said on stderr, marked noisy, no CI ---------------
-NZ="$TMP/n1" run "$MUH" tune "$TMP/noisy.yaml" --budget 3 --db "$TMP/n1.db"
+NZ="$TMP/n1" run "$MUH" tune "$TMP/noisy.yaml" --budget 3 --db "$TMP/n1.db" --finalists 0
 expect_rc 0 "tune on a noisy machine"
 expect_in err "noisy machine: .*measure.max_noise \(5.0%\) in 3 pairs" "stderr says the machine is noisy"
 expect_in out "^noise +[0-9.]+% \(the defaults timed twice, 3 times over\)" "noise line says it looked 3 times"
@@ -48,7 +48,7 @@ grep -q "95% CI" "$TMP/out" && fail "a CI printed on a noisy machine: $(grep CI 
 # 3 pairs of the defaults, then the 3 variants
 [ "$(cat "$TMP/n1.n")" = 9 ] || fail "expected 6 noise timings + 3 variants, got $(cat "$TMP/n1.n") calls"
 
-NZ="$TMP/n2" run "$MUH" tune "$TMP/noisy.yaml" --budget 3 --db "$TMP/n2.db" --json
+NZ="$TMP/n2" run "$MUH" tune "$TMP/noisy.yaml" --budget 3 --db "$TMP/n2.db" --json --finalists 0
 expect_rc 0 "tune --json on a noisy machine"
 tail -n 1 "$TMP/out" | python3 -c '
 import json, sys
@@ -63,7 +63,7 @@ expect_in out "^noise: .*3 times over" "eval's noise line"
 
 # ---- a noisy first pair, then a quiet one: not noisy --------------------
 printf '1.0\n1.5\n1.0\n1.01\n' >"$TMP/n4"
-NZ="$TMP/n4" run "$MUH" tune "$TMP/second.yaml" --budget 3 --db "$TMP/n4.db"
+NZ="$TMP/n4" run "$MUH" tune "$TMP/second.yaml" --budget 3 --db "$TMP/n4.db" --finalists 0
 expect_rc 0 "tune: quiet on the second pair"
 expect_in out "^noise +1.00% \(the defaults timed twice\)" "the quiet pair's noise"
 expect_in out "^speedup .*95% CI" "the CI is back"
@@ -71,7 +71,7 @@ grep -q "noisy machine" "$TMP/out" "$TMP/err" && fail "noisy after a quiet pair:
 [ "$(cat "$TMP/n4.n")" = 7 ] || fail "expected 4 noise timings + 3 variants, got $(cat "$TMP/n4.n") calls"
 
 # ---- measure.max_noise raised: the same machine is quiet enough ---------
-NZ="$TMP/n5" run "$MUH" tune "$TMP/quiet.yaml" --budget 3 --db "$TMP/n5.db" --json
+NZ="$TMP/n5" run "$MUH" tune "$TMP/quiet.yaml" --budget 3 --db "$TMP/n5.db" --json --finalists 0
 expect_rc 0 "tune with measure.max_noise 0.9"
 tail -n 1 "$TMP/out" | python3 -c '
 import json, sys

@@ -7,8 +7,9 @@
 # (a 2-core run said 4.49x where the serial run measured 2.05x). The
 # program here logs when each of its steps starts and ends; no two timing
 # intervals may overlap, and builds still run side by side. A worker
-# waiting its turn is not a timeout (measure.timeout is shorter than the
-# wait), and the lock file is gone after the run.
+# waiting its turn is not a timeout: the test itself holds the lock for
+# 5 s, longer than measure.timeout, and every variant is still measured.
+# The lock file is gone after the run.
 . "$(dirname "$0")/lib.bash"
 cat >"$TMP/prog.sh" <<'SH'
 #!/usr/bin/env bash
@@ -25,14 +26,21 @@ chmod +x "$TMP/prog.sh"
 cat >"$TMP/turns.yaml" <<YAML
 name: turns
 target: {backend: command, command: "$TMP/prog.sh"}
-measure: {warmups: 0, min_samples: 2, max_samples: 2, timeout: 1, max_noise: 10}
+measure: {warmups: 0, min_samples: 2, max_samples: 2, timeout: 3, max_noise: 10}
 params:
   X: {values: [1, 2, 3, 4, 5, 6], default: 6}
 YAML
 export LOG=$TMP/log TMPDIR=$TMP/tmp
 mkdir -p "$TMPDIR"
-run "$MUH" tune "$TMP/turns.yaml" --strategy brute --devices 0,1,2 --db "$TMP/t.db"
-expect_rc 0 "a pool of 3 on one host"
+"$MUH" tune "$TMP/turns.yaml" --strategy brute --devices 0,1,2 --db "$TMP/t.db" --finalists 0 \
+	>"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for i in $(seq 200); do lock=$(ls "$TMPDIR"/muh-timing-* 2>/dev/null | head -1); [ -n "$lock" ] && break; sleep 0.05; done
+[ -n "$lock" ] || fail "the pool made no timing lock in TMPDIR: $(ls -A "$TMPDIR")"
+flock -x "$lock" sleep 5 || fail "test setup: cannot hold the pool's lock"
+wait $pid
+rc=$?
+expect_rc 0 "a pool of 3 on one host, its lock held 5 s by another (timeout 3 s)"
 expect_in out "^pool +3 worker\(s\) on cpu \(0,1,2\); they share this host, so they build side by side and time one at a time$" \
 	"the pool says its workers take turns"
 expect_in out "evaluated +6 of a budget of 6 \(0 failed\)" "every variant measured, none a timeout while it waited"

@@ -14,7 +14,7 @@ SPEC=specs/dot_worker.yaml
 export MUH_CACHE_DIR="$TMP/cache"
 
 # the clock falls: 3 re-timed, the winner is the fastest at sustained clocks
-MUH_PY_WORKER_SM_CLOCK=1980,700 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/fell.db"
+MUH_PY_WORKER_SM_CLOCK=1980,700 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/fell.db" --finalists 0
 expect_rc 0 "tune with a falling clock"
 expect_in out "^sustained +the SM clock fell under 5 s of load \(700 MHz, 1980 MHz when ranked\)" "the fall is said"
 [ "$(grep -cE '^ +[0-9]+ +[0-9.]+ (us|ms) +1980 +[0-9.]+ (us|ms) +700 ' "$TMP/out")" = 3 ] ||
@@ -38,7 +38,7 @@ fi
 expect_in out "^device +busy [0-9.]+% of the search's [0-9.]+ s: [0-9.]+ s inside timed launches" "the device-busy line"
 
 # --json: the result carries both regimes and the busy fraction
-MUH_PY_WORKER_SM_CLOCK=1980,700 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/fell2.db" --json
+MUH_PY_WORKER_SM_CLOCK=1980,700 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/fell2.db" --json --finalists 0
 python3 - "$TMP/out" <<'PY' || fail "the --json result's sustained and device fields"
 import json, sys
 res = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]
@@ -60,7 +60,7 @@ PY
 G="specs/.sustained-bias-$$-dot_worker.yaml"
 sed 's/^  BLOCK: \[64, 256\]$/  BLOCK: [64]/; s/^  max_time: 0.3$/  max_time: 30\n  min_samples: 20\n  max_samples: 20/' "$SPEC" >"$G"
 MUH_PY_WORKER_SM_CLOCK=1980,1000 MUH_PY_WORKER_ORDER_BIAS=0.05 run "$MUH" tune "$G" --strategy brute --budget 6 \
-	--db "$TMP/bias.db" --json
+	--db "$TMP/bias.db" --json --finalists 0
 rm -f "$G"
 expect_rc 0 "tune with a simulated order effect"
 python3 - "$TMP/out" <<'PY' || fail "the re-timed equal variants are equal: $(grep '"result"' "$TMP/out" | head -c 900)"
@@ -74,7 +74,7 @@ PY
 
 # the clock holds: the 3 re-timed interleaved, and the fastest of them is
 # the winner all the same (the search timed them one after the other)
-MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held.db"
+MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held.db" --finalists 0
 expect_rc 0 "tune with a steady clock"
 expect_in out "^sustained +the SM clock held under 5 s of load \(1980 MHz, 1980 MHz when ranked\): the fastest re-timed is the winner" "the clock held"
 expect_in out "^winner +at sustained clocks: [0-9.]+ (us|ms)  [A-Z_]+=" "the held clock's winner is named"
@@ -82,7 +82,7 @@ expect_in out "^winner +at sustained clocks: [0-9.]+ (us|ms)  [A-Z_]+=" "the hel
 	fail "3 rows re-timed at the held clock: $(grep -A5 '^sustained' "$TMP/out")"
 # ... and it is the fastest re-timed, by the unrounded times (--json; the
 # printed ones can tie where the variants are equally fast)
-MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held2.db" --json
+MUH_PY_WORKER_SM_CLOCK=1980,1980 run "$MUH" tune "$SPEC" --strategy brute --budget 12 --db "$TMP/held2.db" --json --finalists 0
 python3 - "$TMP/out" <<'PY' || fail "the held clock's winner is the fastest re-timed: $(grep '"result"' "$TMP/out" | head -c 900)"
 import json, sys
 u = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]["sustained"]
