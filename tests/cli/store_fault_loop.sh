@@ -9,8 +9,11 @@
 source "$(dirname "$0")/lib.bash"
 export MUH_CACHE_DIR="$TMP/cache"
 SPEC=specs/matmul_cpu.yaml
+# --finalists 0: the search's own writes are looped over here; the decision
+# stage's rows (one per repeat) would multiply the calls, and a kill in the
+# stage is tests/cli/engine_decide.sh's
 
-run "$MUH" tune $SPEC --db "$TMP/base.db" --budget 2 --seed 1
+run "$MUH" tune $SPEC --db "$TMP/base.db" --budget 2 --seed 1 --finalists 0
 expect_rc 0 "the store to start from"
 
 rows() { # key|status|median of every measurement, sorted
@@ -29,7 +32,7 @@ fresh() { rm -f "$TMP/c.db" "$TMP/c.db-wal" "$TMP/c.db-shm"; cp "$TMP/base.db" "
 
 # how many counted calls a clean resume makes
 fresh
-MUH_FAULT_IO_STATS=1 run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1
+MUH_FAULT_IO_STATS=1 run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1 --finalists 0
 expect_rc 0 "clean resume"
 calls=$(sed -n 's/^muh: fault layer: \([0-9]*\) I\/O call.*/\1/p' "$TMP/err")
 [ -n "$calls" ] && [ "$calls" -gt 5 ] || fail "the store's writes are counted by the fault layer: '$calls'"
@@ -40,7 +43,7 @@ while :; do
 	N=$((N + 1))
 	[ $N -le 400 ] || { fail "the fault was still reached at call 400"; break; }
 	fresh
-	MUH_FAULT_IO_STATS=1 MUH_FAULT_IO=$N run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1
+	MUH_FAULT_IO_STATS=1 MUH_FAULT_IO=$N run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1 --finalists 0
 	if grep -q "fault not reached" "$TMP/err"; then
 		expect_rc 0 "a run the fault never reached"
 		break
@@ -58,7 +61,7 @@ while :; do
 	[ "$rc" = 0 ] && [ "$(wc -l <"$TMP/c.rows")" != 3 ] &&
 		fail "fault at call $N: exit 0 but $(wc -l <"$TMP/c.rows") rows, not 3"
 	if [ "$rc" = 3 ] && [ $((N % 4)) = 1 ]; then
-		run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1
+		run "$MUH" tune $SPEC --db "$TMP/c.db" --budget 3 --seed 1 --finalists 0
 		expect_rc 0 "resume after the fault at call $N"
 		rows "$TMP/c.db" >"$TMP/r.rows" || fail "resumed store readable"
 		[ "$(wc -l <"$TMP/r.rows")" = 3 ] || fail "resume after fault $N: $(wc -l <"$TMP/r.rows") rows, not 3"
