@@ -29,7 +29,7 @@ readers() {
 # ---- a committed store, copied into a writable directory
 mkdir -p "$TMP/c"
 cp docs/results/h200/tune-reduce.db "$TMP/c/reduce.db"
-readers "$TMP/c/reduce.db" "patch --emit header --from $TMP/c/reduce.db --device h200" \
+readers "$TMP/c/reduce.db" "patch --emit header --from $TMP/c/reduce.db --device h200 --force" \
 	"patch --emit triton-configs --from $TMP/c/reduce.db"
 
 # ---- a store that muh tune made and closed
