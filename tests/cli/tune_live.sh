@@ -119,29 +119,30 @@ grep -q "not valid in this space" "$TMP/slow.out" && fail "SIGINT during the def
 grep -Eq "^default +5\.000 ms +X=5" "$TMP/slow.out" || fail "SIGINT during the defaults: the measured default is not reported: $(cat "$TMP/slow.out")"
 grep -Eq "^evaluated +1 of" "$TMP/slow.out" || fail "SIGINT during the defaults: one evaluation: $(grep evaluated "$TMP/slow.out")"
 
+# (--finalists 0: with a decision stage its table names the best instead)
 # the store's best of the run is what report and patch name: a later search
 # of the same run that reaches fewer variants says so, and its --json
 # winner_key is the store's best (the walkthrough saw tune print 720 us
 # where report said 714.9 us for the same run)
 B="$TMP/best.db"
-run "$MUH" tune "$SPEC" --strategy brute --db "$B"
+run "$MUH" tune "$SPEC" --strategy brute --db "$B" --finalists 0
 expect_rc 0 "the whole space"
 best=$("$MUH" report "$B" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["runs"][0]["best"])')
 [ -n "$best" ] || fail "report names the run's best"
-run "$MUH" tune "$SPEC" --strategy brute --budget 2 --db "$B"
+run "$MUH" tune "$SPEC" --strategy brute --budget 2 --db "$B" --finalists 0
 expect_rc 0 "two variants of the run, from the store"
 expect_in out "^measured +0 variant\(s\) now; 2 answered from the store" "nothing measured again"
 if grep -q "^best .*  $best  " "$TMP/out"; then
 	fail "the brute search's first two variants hold the run's best ($best): the check below proves nothing"
 fi
 expect_in out "^store +the run's best is [0-9.]+ (us|ms)  $best, of the 19 variants the run has measured" "the store's best named"
-run "$MUH" tune "$SPEC" --strategy brute --budget 2 --db "$B" --json
+run "$MUH" tune "$SPEC" --strategy brute --budget 2 --db "$B" --json --finalists 0
 python3 - "$TMP/out" "$best" <<'PY' || fail "--json winner_key is the store's best"
 import json, sys
 res = [json.loads(l) for l in open(sys.argv[1]) if '"result"' in l][-1]
 assert res["winner_key"] == sys.argv[2] != res["best_key"], (res["winner_key"], res["best_key"], sys.argv[2])
 PY
 # ... and a search that reaches the run's best prints no such line
-run "$MUH" tune "$SPEC" --strategy brute --db "$B"
+run "$MUH" tune "$SPEC" --strategy brute --db "$B" --finalists 0
 grep -q "^store +the run's best" "$TMP/out" && fail "the search reached the run's best: no store line: $(grep -A1 '^store' "$TMP/out")"
 done_tests
