@@ -87,7 +87,7 @@ void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char 
 	diag_at(d, file, nline, ncol, text);
 }
 
-void diag_print(FILE *f, const muh_diag *d)
+void diag_print(FILE *f, const char *who, const muh_diag *d)
 {
 	if (!d)
 		return;
@@ -99,8 +99,8 @@ void diag_print(FILE *f, const muh_diag *d)
 			     d->msg);
 	else if (d->file[0])
 		text_appendf(out, sizeof(out), &n, "%s: error: %s\n", d->file, d->msg);
-	else
-		text_appendf(out, sizeof(out), &n, "error: %s\n", d->msg);
+	else /* no file: the error is the command's (who), never a bare "error:" */
+		text_appendf(out, sizeof(out), &n, "%s: %s\n", who && *who ? who : "muh", d->msg);
 	if (d->src[0] && d->line > 0) {
 		text_appendf(out, sizeof(out), &n, "  %s\n  ", d->src);
 		/* keep tabs so the caret lines up under tab-indented text; a

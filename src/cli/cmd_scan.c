@@ -303,13 +303,8 @@ static int run(int argc, char **argv)
 	muh_diag d;
 	diag_clear(&d);
 	int rc = scan_tree(tree, &opt, &s, &d);
-	if (rc) {
-		if (diag_is_set(&d))
-			fprintf(stderr, "muh scan: %s\n", d.msg);
-		else if (rc == MUH_ENOMEM)
-			fprintf(stderr, "muh scan: out of memory\n");
-		return cli_exit(rc);
-	}
+	if (rc)
+		return cli_fail("scan", rc, &d);
 	size_t nd = scan_ndiags(s);
 	for (size_t i = 0; i < nd && i < 10; i++) {
 		const muh_diag *e = scan_diag(s, i);
@@ -343,9 +338,8 @@ static int run(int argc, char **argv)
 		int nw = 0;
 		rc = scan_write_specs(s, specs, &nw, &d);
 		if (rc) {
-			fprintf(stderr, "muh scan: %s\n", d.msg);
 			scan_free(s);
-			return cli_exit(rc);
+			return cli_fail("scan", rc, &d);
 		}
 		if (diag_is_set(&d))
 			fprintf(stderr, "muh scan: note: %s\n", d.msg);

@@ -190,12 +190,16 @@ int cli_exit(int status)
 	}
 }
 
-int cli_fail(int status, const muh_diag *d)
+int cli_fail(const char *cmd, int status, const muh_diag *d)
 {
+	char who[64];
+	snprintf(who, sizeof(who), "muh %s", cmd);
 	if (d && diag_is_set(d))
-		diag_print(stderr, d);
+		diag_print(stderr, who, d);
 	else if (status == MUH_ENOMEM)
-		fprintf(stderr, "error: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", who);
+	else
+		fprintf(stderr, "%s: failed (status %d) with no message\n", who, status);
 	return cli_exit(status);
 }
 

@@ -60,8 +60,11 @@ void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char 
  * too). Columns count bytes. */
 void diag_linecol(const char *text, size_t pos, int *line, int *col);
 
-/* Prints "file:line:col: error: msg", then the source line and a caret. */
-void diag_print(FILE *f, const muh_diag *d);
+/* Prints "file:line:col: error: msg" ("file: error: msg" without a line),
+ * then the source line and a caret. A diagnostic without a file is said as
+ * who's ("muh patch: msg"; who NULL: "muh: msg"): every error names what it
+ * is about, the file or the command. */
+void diag_print(FILE *f, const char *who, const muh_diag *d);
 
 /* The "did you mean" behind muh's errors for unknown names: offer each
  * known name in turn; name ends as the nearest one at a case-insensitive
