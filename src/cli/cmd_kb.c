@@ -138,8 +138,11 @@ static int run(int argc, char **argv)
 		for (i = 0; i < kb.n && strcmp(kb.v[i].algorithm, alg); i++)
 			;
 		if (i == kb.n) {
-			char known[512] = "";
+			char known[512] = "", hint[96];
 			size_t n = 0;
+			diag_near near = DIAG_NEAR_INIT;
+			for (size_t j = 0; j < kb.n; j++)
+				diag_near_offer(&near, alg, strlen(alg), kb.v[j].algorithm);
 			for (size_t j = 0; j < kb.n && n < sizeof(known); j++) {
 				size_t k;
 				for (k = 0; k < j && strcmp(kb.v[k].algorithm, kb.v[j].algorithm); k++)
@@ -148,8 +151,8 @@ static int run(int argc, char **argv)
 					n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
 							      kb.v[j].algorithm);
 			}
-			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s; known: %s\n", alg,
-				read_path, known);
+			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s%s; known: %s\n", alg,
+				read_path, diag_near_hint(near.name, hint, sizeof(hint)), known);
 			kb_cccl_free(&kb);
 			return EXIT_USAGE;
 		}

@@ -222,6 +222,15 @@ static int print_help(void *ctx, int i, const char *value)
 	return -1;
 }
 
+/* Whether name is one of list (NULL-terminated), exactly. */
+static int listed(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	cli_ctrl_c_ends("scan", "the scan is dropped; nothing of it is cached");
@@ -254,18 +263,25 @@ static int run(int argc, char **argv)
 	int prc = cli_parse_opts("scan", argc, argv, opts, print_help, NULL, &first);
 	if (prc || first < 0)
 		return prc;
+	static const char *const vnames[] = {"live", "dead", "unsafe", "platform", "unknown", "blocker", NULL};
+	static const char *const knames[] = {"constant",   "override",   "constexpr", "autotune", "config_dict",
+					     "capability", "json_config", "engine_arg", "env",      "config_lookup",
+					     NULL};
+	char hint[96];
 	for (int i = 0; i < lv.n; i++)
-		if (strcmp(verdicts[i], "live") && strcmp(verdicts[i], "dead") && strcmp(verdicts[i], "unsafe") &&
-		    strcmp(verdicts[i], "platform") && strcmp(verdicts[i], "unknown") &&
-		    strcmp(verdicts[i], "blocker"))
-			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform, unknown or blocker",
-					       verdicts[i]);
+		if (!listed(vnames, verdicts[i]))
+			return cli_usage_error("scan", "--verdict %s%s: expected live, dead, unsafe, platform, unknown or blocker",
+					       verdicts[i],
+					       diag_near_hint(diag_near_among(verdicts[i], strlen(verdicts[i]), vnames), hint,
+							      sizeof(hint)));
 	for (int i = 0; i < lk.n; i++)
 		if (!surface_view_known_kind(kinds[i]))
 			return cli_usage_error("scan",
-					       "--kind %s: expected constant, override, constexpr, autotune, "
+					       "--kind %s%s: expected constant, override, constexpr, autotune, "
 					       "config_dict, capability, json_config, engine_arg, env or config_lookup",
-					       kinds[i]);
+					       kinds[i],
+					       diag_near_hint(diag_near_among(kinds[i], strlen(kinds[i]), knames), hint,
+							      sizeof(hint)));
 	int nx = lx.n, ni = li.n, nentries = le.n, nv = lv.n, nk = lk.n;
 	if (first != argc - 1)
 		return cli_usage_error("scan", first >= argc ? "which tree? (muh scan TREE)"

@@ -745,10 +745,10 @@ static int read_entry(struct parser *P, struct fy_node *item, const char *what, 
 				diag_near_offer(&near, kn, klen, s->params[i].name);
 			for (size_t i = 0; kn && when && i < s->nproblem; i++)
 				diag_near_offer(&near, kn, klen, s->problem[i].name);
-			return err_at(P, k, "%s names '%.*s', which is %s%s%s%s", what, (int)klen, kn ? kn : "",
+			char hint[96];
+			return err_at(P, k, "%s names '%.*s', which is %s%s", what, (int)klen, kn ? kn : "",
 				      when ? "neither a param nor a problem symbol" : "not a param",
-				      near.name ? " (did you mean '" : "", near.name ? near.name : "",
-				      near.name ? "'?)" : "");
+				      diag_near_hint(near.name, hint, sizeof(hint)));
 		}
 		if (rc)
 			return rc;
@@ -909,9 +909,9 @@ static int check_sections(struct parser *P, struct fy_node *root)
 				if (kl < sizeof(known))
 					kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
 			}
-		return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen, kn,
-			      near.name ? " (did you mean '" : "", near.name ? near.name : "", near.name ? "'?)" : "",
-			      known);
+		char hint[96];
+		return err_at(P, k, "unknown section '%.*s'%s; the known ones: %s (see docs/spec.md)", (int)klen, kn,
+			      diag_near_hint(near.name, hint, sizeof(hint)), known);
 	}
 	return 0;
 }

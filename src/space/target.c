@@ -246,10 +246,9 @@ static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k
 	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
 		if (!strncmp(keys[j].key, kv->key, sec)) /* the same section: the prefix costs nothing */
 			diag_near_offer(&near, kv->key, strlen(kv->key), keys[j].key);
-	char hint[160] = "";
-	if (near.name)
-		snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near.name);
-	return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"", kv->key, hint);
+	char hint[160];
+	return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"", kv->key,
+		       diag_near_hint(near.name, hint, sizeof(hint)));
 }
 
 int eval_target_check_keys(const muh_spec *s, muh_diag *d)
@@ -362,9 +361,13 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	}
 	const muh_kv *bk = spec_kv(s, "target.backend");
 	if (!eval_backend_find(t->backend)) {
+		static const char *const backends[] = {"cpu", "cuda", "worker", "command", "engine", NULL};
+		char hint[96];
 		if (bk)
 			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command, engine",
-				       t->backend, "");
+				       t->backend,
+				       diag_near_hint(diag_near_among(t->backend, strlen(t->backend), backends), hint,
+						      sizeof(hint)));
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
 	}
 	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");

@@ -521,7 +521,10 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 		free(text);
 		return rc;
 	}
-	return diag_errorf(d, "unknown --emit '%s'; known: moe-json, header, triton-configs", kind);
+	static const char *const kinds[] = {"moe-json", "header", "triton-configs", NULL};
+	char hint[96];
+	return diag_errorf(d, "unknown --emit '%s'%s; known: moe-json, header, triton-configs", kind,
+			   diag_near_hint(diag_near_among(kind, strlen(kind), kinds), hint, sizeof(hint)));
 }
 
 int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved, const muh_knob ***arr,

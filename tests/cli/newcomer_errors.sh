@@ -3,6 +3,9 @@
 # case is what the user typed and what muh must say.
 #   1. every error names what it is about: the file (file:line:col) or the
 #      command ("muh patch: ..."), never a bare "error:"
+#   2. an unknown name (a command, a --config param, a spec section or key,
+#      a knob, a profile, ...) is an error (exit 2) that offers the nearest
+#      known name: "(did you mean 'X'?)", by one rule (diag_near.c)
 source "$(dirname "$0")/lib.bash"
 MUH=$(realpath "$MUH")
 REPO=$PWD
@@ -40,5 +43,49 @@ for cmd in "export empty.db" "transfer empty.db --hw h100" "patch --rollback fol
 	expect_in err "^(muh ${argv[0]}: |[^ :]+(:[0-9]+:[0-9]+)?: error: )" "muh $cmd names what it is about"
 	no_bare_error "muh $cmd"
 done
+
+# ---- 2. did you mean, wherever an unknown name is an error
+sed 's#\.\./kernels/#'"$REPO"'/kernels/#' specs/matmul_cpu.yaml >"$C/m.yaml"
+# near NAME RC REGEX -- CMD...: CMD (in $C) exits RC and stderr matches REGEX
+near() {
+	local what=$1 want=$2 re=$3
+	shift 4
+	run env -C "$C" "$MUH" "$@"
+	expect_rc "$want" "$what"
+	expect_in err "$re" "$what"
+}
+near "a command" 2 "^muh: no command 'tnue' \(did you mean 'tune'\?\); see \`muh --help\`$" -- tnue m.yaml
+near "help of a command" 2 "^muh: no command 'reprot' \(did you mean 'report'\?\)" -- help reprot
+near "nothing near: no hint" 2 "^muh: no command 'frobnicate'; see" -- frobnicate
+near "--config param" 2 "^--config:1:1: error: unknown param 'BLOKC' \(did you mean 'BLOCK'\?\); the params: BLOCK, UNROLL$" -- \
+	eval m.yaml --config BLOKC=16
+near "--config param, not an identifier" 2 "^--config:1:1: error: unknown param 'BLOCK-' \(did you mean 'BLOCK'\?\)" -- \
+	eval m.yaml --config BLOCK-=16
+near "--problem symbol" 2 "no problem symbol 'NN' \(did you mean 'N'\?\)" -- tune m.yaml --problem NN=128 --db p.db
+cp "$C/m.yaml" "$C/k.yaml"
+sed -i 's/^  backend: cpu/  backend: cpuu/' "$C/k.yaml"
+near "a backend" 2 "unknown backend 'cpuu' \(did you mean 'cpu'\?\)" -- tune k.yaml --budget 1 --db p.db
+(cat "$C/m.yaml"; printf 'load: {concurency: 2}\n') >"$C/l.yaml"
+near "a load key" 2 "unknown load option 'concurency' \(did you mean 'concurrency'\?\)" -- tune l.yaml --budget 1 --db p.db
+(cat "$C/m.yaml"; printf 'objective: {maximise: time}\n') >"$C/o.yaml"
+near "an objective key" 2 "unknown key 'objective.maximise' \(did you mean 'objective.maximize'\?\)" -- \
+	tune o.yaml --budget 1 --db p.db
+(cat "$C/m.yaml"; printf 'objective: {minimize: tme}\n') >"$C/o2.yaml"
+near "a metric" 2 "unknown metric 'tme' \(did you mean 'time'\?\)" -- tune o2.yaml --budget 1 --db p.db
+printf 'name: p\ndevice: d\nsmem_per_blok: 4\n' >"$C/prof.yaml"
+near "a profile key" 2 "unknown profile key 'smem_per_blok' \(did you mean 'smem_per_block'\?\)" -- hw --profile prof.yaml
+near "a built-in profile" 2 "no built-in hardware profile 'h10' \(did you mean 'h100'\?\)" -- hw --profile h10
+(cd "$C" && "$MUH" tune m.yaml --budget 1 --db s.db >/dev/null 2>&1) || fail "test setup: a store"
+near "--emit" 2 "^muh patch: unknown --emit 'hedaer' \(did you mean 'header'\?\)" -- patch --emit hedaer --from s.db
+near "scan --verdict" 2 "^muh scan: --verdict lve \(did you mean 'live'\?\)" -- scan tree --verdict lve
+near "scan --kind" 2 "^muh scan: --kind constnt \(did you mean 'constant'\?\)" -- scan tree --kind constnt
+# a knob: by a misspelt name, by an id with one digit wrong
+cp -r tests/fixtures/scan/bi-v100 "$C/fork"
+run "$MUH" scan "$C/fork" --json
+expect_rc 0 "scan the fork"
+ID=$(python3 -c 'import json,sys; print([k["id"] for k in json.load(sys.stdin)["knobs"] if k["name"] == "use_v1"][0])' <"$TMP/out")
+BAD=${ID:0:5}$([ "${ID:5:1}" = 0 ] && echo 1 || echo 0)${ID:6}
+near "a knob's name" 2 "^muh patch: no knob 'use_v2' \(did you mean 'use_v1'\?\)" -- patch fork --set use_v2=False
+near "a knob's id" 2 "^muh patch: no knob '$BAD' \(did you mean '$ID'\?\)" -- patch fork --set "$BAD=False"
 
 done_tests
