@@ -216,7 +216,7 @@ int load_opts_set(load_opts *o, const char *key, const char *value, char *why, s
 		for (size_t i = 0; i < NKEYS && k < n; i++)
 			k += (size_t)snprintf(why + k, n - k, "%s %s", i ? "," : "", load_keys[i].key);
 	}
-	return -1;
+	return -2;
 }
 
 int load_requests(const load_opts *o)

@@ -171,8 +171,12 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 		static const char *const okeys[] = {"objective.maximize", "objective.minimize", "objective.subject_to",
 						    "objective.min_gain", NULL};
 		char hint[96];
-		return fail_at(s, kv, d, "unknown key '%s'%s under objective:; expected maximize, minimize, subject_to or min_gain",
-			       kv->key, diag_near_hint(diag_near_among(kv->key, strlen(kv->key), okeys), hint, sizeof(hint)));
+		spec_diag_at(s, d, kv->kline, kv->kcol); /* an unknown key: the caret under it */
+		return diag_errorf(d,
+				   "unknown key '%s'%s under objective:; expected maximize, minimize, subject_to or "
+				   "min_gain (see docs/spec.md, section \"engine, load and objective\")",
+				   kv->key,
+				   diag_near_hint(diag_near_among(kv->key, strlen(kv->key), okeys), hint, sizeof(hint)));
 	}
 	return MUH_OK;
 }

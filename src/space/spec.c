@@ -817,7 +817,8 @@ static int read_problem_defaults(struct parser *P, struct fy_node *n)
 	return MUH_OK;
 }
 
-static int add_kv(struct parser *P, const char *key, struct fy_node *n, size_t *cap)
+/* Keeps the scalar n as key, at n's place and at its key's (keynode). */
+static int add_kv(struct parser *P, const char *key, struct fy_node *n, struct fy_node *keynode, size_t *cap)
 {
 	muh_spec *s = P->s;
 	GROW(s->kv, s->nkv, *cap);
@@ -825,20 +826,24 @@ static int add_kv(struct parser *P, const char *key, struct fy_node *n, size_t *
 	kv->key = strdup(key);
 	kv->value = scalar_dup(n);
 	node_pos(P, n, &kv->line, &kv->col);
+	node_pos(P, keynode ? keynode : n, &kv->kline, &kv->kcol);
 	s->nkv++;
 	if (!kv->key || !kv->value)
 		return MUH_ENOMEM;
 	return MUH_OK;
 }
 
-/* Flattens every scalar under n as prefix.key.0... */
-static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size_t *cap, int depth)
+/* Flattens every scalar under n as prefix.key.0..., each at its place and
+ * at its key's: the innermost mapping key above it (keynode for n itself),
+ * or the sequence item. */
+static int flatten(struct parser *P, const char *prefix, struct fy_node *n, struct fy_node *keynode, size_t *cap,
+		   int depth)
 {
 	char key[512];
 	if (!n || depth > 32)
 		return MUH_OK;
 	if (yaml_is_scalar(n))
-		return add_kv(P, prefix, n, cap);
+		return add_kv(P, prefix, n, keynode, cap);
 	void *it = NULL;
 	if (yaml_is_map(n)) {
 		struct fy_node_pair *pr;
@@ -850,7 +855,7 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 				kn = "", klen = 0;
 			snprintf(key, sizeof(key), "%s%s%.*s", prefix, *prefix ? "." : "",
 				 (int)klen, kn);
-			int rc = flatten(P, key, fy_node_pair_value(pr), cap, depth + 1);
+			int rc = flatten(P, key, fy_node_pair_value(pr), k, cap, depth + 1);
 			if (rc)
 				return rc;
 		}
@@ -860,7 +865,7 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 	int i = 0;
 	while ((item = fy_node_sequence_iterate(n, &it))) {
 		snprintf(key, sizeof(key), "%s%s%d", prefix, *prefix ? "." : "", i++);
-		int rc = flatten(P, key, item, cap, depth + 1);
+		int rc = flatten(P, key, item, item, cap, depth + 1);
 		if (rc)
 			return rc;
 	}
@@ -960,7 +965,7 @@ static int read_muh(struct parser *P, struct fy_node *root)
 			continue; /* a reader's section: check_sections let only those by */
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);
-		rc = flatten(P, key, fy_node_pair_value(pr), &cap, 0);
+		rc = flatten(P, key, fy_node_pair_value(pr), k, &cap, 0);
 	}
 	return rc;
 }
@@ -998,7 +1003,7 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn ? kn : "");
-		if ((rc = flatten(P, key, v, &cap, 0)))
+		if ((rc = flatten(P, key, v, k, &cap, 0)))
 			return rc;
 	}
 	return MUH_OK;

@@ -6,6 +6,8 @@
 #   2. an unknown name (a command, a --config param, a spec section or key,
 #      a knob, a profile, ...) is an error (exit 2) that offers the nearest
 #      known name: "(did you mean 'X'?)", by one rule (diag_near.c)
+#   3. a misspelt spec key has its caret under the key, not its value, and
+#      its docs pointer names the docs/spec.md section that documents it
 source "$(dirname "$0")/lib.bash"
 MUH=$(realpath "$MUH")
 REPO=$PWD
@@ -87,5 +89,65 @@ ID=$(python3 -c 'import json,sys; print([k["id"] for k in json.load(sys.stdin)["
 BAD=${ID:0:5}$([ "${ID:5:1}" = 0 ] && echo 1 || echo 0)${ID:6}
 near "a knob's name" 2 "^muh patch: no knob 'use_v2' \(did you mean 'use_v1'\?\)" -- patch fork --set use_v2=False
 near "a knob's id" 2 "^muh patch: no knob '$BAD' \(did you mean '$ID'\?\)" -- patch fork --set "$BAD=False"
+
+# ---- 3. an unknown spec key: the caret under the key, the right section
+# caret_on WORD WHAT: the caret of the last error stands under WORD's first
+# letter in the source line printed above it (diag_print: two spaces in)
+caret_on() {
+	python3 - "$TMP/err" "$1" <<'PY' || fail "$2: the caret is not under '$1': $(head -n 3 "$TMP/err")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+src, caret = lines[1], lines[2]
+col = caret.index("^")
+sys.exit(0 if src[col:].startswith(sys.argv[2]) else 1)
+PY
+}
+# documented SECTION KEY WHAT: docs/spec.md has "## SECTION", and KEY: is in it
+documented() {
+	awk -v s="## $1" '$0 == s { on = 1; next } /^## / { on = 0 } on' docs/spec.md | grep -Eq "^ *$2:" ||
+		fail "$3: docs/spec.md has no '## $1' section documenting '$2:'"
+}
+(sed -n '1,/^measure:/p' "$C/m.yaml"; printf '  warmupz: 1\n'; sed '1,/^measure:/d' "$C/m.yaml") >"$C/mk.yaml"
+near "a key under measure:" 2 "^mk.yaml:12:3: error: unknown key 'measure.warmupz' \(did you mean 'measure.warmups'\?\); see docs/spec.md, section \"measure\"$" -- \
+	tune mk.yaml --budget 1 --db p.db
+caret_on warmupz "under measure:"
+documented measure warmups "measure.warmups"
+sed 's/^  source:/  sorce:/' "$C/m.yaml" >"$C/tk.yaml"
+near "a key under target:" 2 "^tk.yaml:8:3: error: unknown key 'target.sorce' \(did you mean 'target.source'\?\); see docs/spec.md, section \"target\"$" -- \
+	tune tk.yaml --budget 1 --db p.db
+caret_on sorce "under target:"
+documented target source "target.source"
+sed 's/^verify:/verify:\n  rtl: 0.1/' "$C/m.yaml" >"$C/vk.yaml"
+near "a key under verify:" 2 "^vk.yaml:10:3: error: unknown key 'verify.rtl' \(did you mean 'verify.rtol'\?\); see docs/spec.md, section \"verify\"$" -- \
+	tune vk.yaml --budget 1 --db p.db
+caret_on rtl "under verify:"
+documented verify rtol "verify.rtol"
+# an engine key of target: is documented with the engine
+sed 's/^  source:/  stop_grase:/' "$C/m.yaml" >"$C/ek.yaml"
+near "an engine key" 2 "unknown key 'target.stop_grase' \(did you mean 'target.stop_grace'\?\); see docs/spec.md, section \"engine, load and objective\"$" -- \
+	tune ek.yaml --budget 1 --db p.db
+caret_on stop_grase "an engine key"
+documented "engine, load and objective" stop_grace "target.stop_grace"
+# flow style: the key inside the braces
+printf 'name: f\ntarget: {backend: cpu, sorce: a.c}\nparams: {A: [1]}\n' >"$C/fk.yaml"
+near "a flow-style key" 2 "^fk.yaml:2:24: error: unknown key 'target.sorce'" -- tune fk.yaml --budget 1 --db p.db
+caret_on sorce "a flow-style key"
+# nothing near: the pointer is the key's own section
+sed 's/^measure:/measure:\n  frobnicate: 1/' "$C/m.yaml" >"$C/nk.yaml"
+near "no near key" 2 "unknown key 'measure.frobnicate'; see docs/spec.md, section \"measure\"$" -- tune nk.yaml --budget 1 --db p.db
+caret_on frobnicate "no near key"
+# load: and objective: keys: the caret under the key too
+near "a load key's caret" 2 "^l.yaml:21:8: error: load.concurency: unknown load option" -- tune l.yaml --budget 1 --db p.db
+caret_on concurency "a load key"
+near "an objective key's caret" 2 "^o.yaml:21:13: error: unknown key 'objective.maximise'" -- tune o.yaml --budget 1 --db p.db
+caret_on maximise "an objective key"
+# every key the section list names is documented where the pointer says
+for k in warmups max_time timeout ci min_samples max_samples max_noise worker_mem_limit_mb drift_every probe \
+	hidden_constraints retime_top gpu_warm cache_dir isolate mem_limit_mb min_sample_time retime_warm; do
+	documented measure "$k" "measure.$k"
+done
+for k in backend source entry cflags command worker grid block smem buffers device dtype baseline engine_tree module; do
+	documented target "$k" "target.$k"
+done
 
 done_tests
