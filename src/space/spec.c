@@ -1010,7 +1010,21 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 }
 
 
-/* The first error libfyaml collected, placed in d. */
+/* The byte offset of line:col (1-based, as diag_linecol counts) in text,
+ * or its end when text is shorter. */
+static size_t text_offset(const char *text, int line, int col)
+{
+	size_t i = 0;
+	for (int l = 1; l < line && text[i]; i++)
+		if (text[i] == '\n')
+			l++;
+	for (int c = 1; c < col && text[i] && text[i] != '\n'; c++)
+		i++;
+	return i;
+}
+
+/* The first error libfyaml collected, placed in d; an unclosed flow
+ * collection's message names where it was opened. */
 static int yaml_error(struct parser *P, struct fy_diag *diag)
 {
 	void *it = NULL;
@@ -1020,8 +1034,20 @@ static int yaml_error(struct parser *P, struct fy_diag *diag)
 	if (m)
 		diag_linecol(P->s->text, m->input_pos, &line, &col);
 	diag_at(P->d, P->s->path, line, col, P->s->text);
-	const char *fmt = strstr(P->s->path, ".json") ? "malformed JSON: %s" : "malformed YAML: %s";
-	diag_errorf(P->d, fmt, e && e->msg ? e->msg : "cannot parse the document");
+	const char *what = e && e->msg ? e->msg : "cannot parse the document";
+	/* a flow collection never closed: libfyaml notices it lines later;
+	 * name where it began too */
+	char opened[96] = "";
+	size_t at = (size_t)-1;
+	if (strstr(what, "flow"))
+		at = yaml_unclosed_flow(P->s->text, text_offset(P->s->text, line, col));
+	if (at != (size_t)-1) {
+		int ol, oc;
+		diag_linecol(P->s->text, at, &ol, &oc);
+		snprintf(opened, sizeof(opened), "; the '%c' at %d:%d is never closed", P->s->text[at], ol, oc);
+	}
+	diag_errorf(P->d, strstr(P->s->path, ".json") ? "malformed JSON: %s%s" : "malformed YAML: %s%s", what,
+		    opened);
 	return MUH_EINPUT;
 }
 

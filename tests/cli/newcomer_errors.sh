@@ -8,6 +8,8 @@
 #      known name: "(did you mean 'X'?)", by one rule (diag_near.c)
 #   3. a misspelt spec key has its caret under the key, not its value, and
 #      its docs pointer names the docs/spec.md section that documents it
+#   4. an unclosed '[' (or '{') is named where it opens, not only where
+#      libfyaml noticed it (lines later)
 source "$(dirname "$0")/lib.bash"
 MUH=$(realpath "$MUH")
 REPO=$PWD
@@ -149,5 +151,21 @@ done
 for k in backend source entry cflags command worker grid block smem buffers device dtype baseline engine_tree module; do
 	documented target "$k" "target.$k"
 done
+
+# ---- 4. an unclosed flow collection: where it opens
+printf 'name: u\nparams:\n  A: [1, 2\n  B: [3, 4]\nconstraints:\n  - A > 0\n' >"$C/u1.yaml"
+near "an unclosed [" 2 "^u1.yaml:5:1: error: malformed YAML: .*; the '\[' at 3:6 is never closed$" -- space u1.yaml
+printf 'name: u\nparams:\n  A: [1, 2\n' >"$C/u2.yaml"
+near "an unclosed [ at the end" 2 "^u2.yaml:[0-9]+:[0-9]+: error: malformed YAML: .*; the '\[' at 3:6 is never closed$" -- space u2.yaml
+printf 'name: u\nparams: {A: [1, 2], B: [3}\n' >"$C/u3.yaml"
+near "a mismatched }" 2 "^u3.yaml:2:26: error: malformed YAML: .*; the '\[' at 2:24 is never closed$" -- space u3.yaml
+printf '{"params": {"A": [1, 2}\n}\n' >"$C/u4.json"
+near "JSON" 2 "^u4.json:1:23: error: malformed JSON: .*; the '\[' at 1:18 is never closed$" -- space u4.json
+# brackets in quotes and comments are not collections
+printf 'name: "a [x"\n# [ a comment\nparams:\n  A: [1, "]", 2\n  B: [3]\n' >"$C/u5.yaml"
+near "quotes and comments" 2 "^u5.yaml:[0-9]+:[0-9]+: error: malformed YAML: .*; the '\[' at 4:6 is never closed$" -- space u5.yaml
+printf 'name: u\ntarget: {backend: cpu, source: "a.c"}\nparams:\n  A: [1, 2]\n' >"$C/ok.yaml"
+run env -C "$C" "$MUH" space ok.yaml
+expect_rc 0 "closed brackets: no error"
 
 done_tests
