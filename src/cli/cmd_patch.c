@@ -132,6 +132,7 @@ static const char help[] =
 	"  --knob ID          triton-configs --into: the autotune list to write (its id,\n"
 	"                     or its name when unique: attn_fwd.configs)\n"
 	"  --extend           triton-configs --into: append to the list, not replace it\n"
+	"                     (configs it already holds are not added again)\n"
 	"  --hw PROFILE       triton-configs: only configs valid on this profile\n"
 	"\n"
 	"exit: 0 done (or nothing to change), 1 no proven gain (--from an engine run:\n"

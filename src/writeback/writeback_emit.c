@@ -618,7 +618,13 @@ int writeback_autotune_into(const writeback_runs *sr, const writeback_emit_opts 
 		snprintf(set->id, sizeof(set->id), "%s", k->id);
 		set->alt = -1;
 		set->value = *value;
-		if (!eo->extend && k->nalts)
+		/* the list as it is: say so, not "replaced" or "added" (the
+		 * tree's write-back then writes nothing) */
+		int same = k->end - k->start == strlen(*value) && !memcmp(text + k->start, *value, k->end - k->start);
+		if (same)
+			writeback_say(ob, "nothing to change in the list of %s:%d: it already holds %s %zu config%s",
+				k->file, k->line, eo->extend ? "these" : "exactly these", n, n == 1 ? "" : "s");
+		else if (!eo->extend && k->nalts)
 			writeback_say(ob, "the %d configs of %s:%d are replaced by %zu (--extend keeps them)",
 				k->nalts, k->file, k->line, n);
 		if (k->verdict != SCAN_LIVE)

@@ -10,6 +10,8 @@
 #      its docs pointer names the docs/spec.md section that documents it
 #   4. an unclosed '[' (or '{') is named where it opens, not only where
 #      libfyaml noticed it (lines later)
+#   5. a write-back that changes nothing says so and writes nothing; an
+#      added entry is a pure insertion, no line rewritten to itself
 source "$(dirname "$0")/lib.bash"
 MUH=$(realpath "$MUH")
 REPO=$PWD
@@ -167,5 +169,42 @@ near "quotes and comments" 2 "^u5.yaml:[0-9]+:[0-9]+: error: malformed YAML: .*;
 printf 'name: u\ntarget: {backend: cpu, source: "a.c"}\nparams:\n  A: [1, 2]\n' >"$C/ok.yaml"
 run env -C "$C" "$MUH" space ok.yaml
 expect_rc 0 "closed brackets: no error"
+
+# ---- 5. patch --emit triton-configs --into: nothing to change is said, and
+# nothing is written; --extend adds only what the list does not hold
+F=vllm/attention/ops/triton_flash_attention.py
+AT="$C/at"
+mkdir -p "$AT/$(dirname "$F")"
+cp "third_party/vllm-0.6.3/$F" "$AT/$F" || fail "test setup: vLLM 0.6.3's $F (scripts/deps.sh)"
+DB="$REPO/docs/results/h200/sweep/flash-sweep.db"
+run "$MUH" scan "$AT" --json
+expect_rc 0 "scan the autotune tree"
+KNOB=$(python3 -c 'import json,sys; print([k["id"] for k in json.load(sys.stdin)["knobs"] if k["kind"] == "autotune"][0])' <"$TMP/out")
+emit() { run "$MUH" patch --emit triton-configs --from "$DB" --run 1 --into "$AT" --knob "$KNOB" "$@"; }
+emit --top 2 --apply --backup "$C/bk1"
+expect_rc 0 "replace the list with the top 2"
+cp "$AT/$F" "$C/after2.py"
+# the same again: said, not "replaced", and nothing written (no backup)
+emit --top 2 --apply --backup "$C/bk2"
+expect_rc 0 "the same list again"
+expect_in err "^muh patch: nothing to change in the list of $F:[0-9]+: it already holds exactly these 2 configs$" "says nothing changes"
+! grep -q "are replaced by" "$TMP/err" || fail "the same list is called replaced: $(cat "$TMP/err")"
+expect_in out "nothing to change" "the write-back says so"
+[ ! -e "$C/bk2" ] || fail "a write-back that changes nothing made a backup"
+cmp -s "$AT/$F" "$C/after2.py" || fail "a write-back that changes nothing changed the file"
+emit --top 2 --extend --json
+expect_rc 0 "--extend with what the list holds"
+expect_in err "it already holds these 2 configs" "--extend: says nothing changes"
+expect_in out '"files_changed":[[:space:]]*0' "--extend: no file changed"
+# extending by one more: one added line (and its comment), nothing removed,
+# no line rewritten to itself
+emit --top 3 --extend
+expect_rc 0 "--extend by the third"
+cp "$TMP/out" "$C/ext.diff"
+[ "$(grep -c '^-[^-]' "$C/ext.diff")" = 0 ] || fail "--extend: the diff removes or rewrites a line: $(grep '^-[^-]' "$C/ext.diff")"
+[ "$(grep -c '^+ *triton.Config' "$C/ext.diff")" = 1 ] || fail "--extend: not one new entry: $(grep '^+' "$C/ext.diff")"
+expect_in out "^\+ *# muh: the top 3 of run 1 .*\(2 already in the list\)$" "--extend: the comment says what was held"
+expect_in out "^@@ -[0-9]+,6 \+[0-9]+,8 @@$" "--extend: the hunk counts 6 old lines (context only) and 8 new"
+(cd "$AT" && git init -q && git apply --check "$C/ext.diff") || fail "--extend: git apply --check"
 
 done_tests
