@@ -40,7 +40,8 @@ int diag_near_distance(const char *a, size_t la, const char *b, size_t lb)
 				best = prev[j] + 1;
 			if (cur[j - 1] + 1 < best)
 				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && ca == lower(b[j - 2]) && lower(a[i - 2]) == cb && pp[j - 2] + 1 < best)
+			int swap = i > 1 && j > 1 && ca == lower(b[j - 2]) && lower(a[i - 2]) == cb;
+			if (swap && pp[j - 2] + 1 < best)
 				best = pp[j - 2] + 1;
 			cur[j] = best;
 		}

@@ -151,8 +151,8 @@ static int run(int argc, char **argv)
 					n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
 							      kb.v[j].algorithm);
 			}
-			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s%s; known: %s\n", alg,
-				read_path, diag_near_hint(near.name, hint, sizeof(hint)), known);
+			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s%s; known: %s\n",
+				alg, read_path, diag_near_hint(near.name, hint, sizeof(hint)), known);
 			kb_cccl_free(&kb);
 			return EXIT_USAGE;
 		}

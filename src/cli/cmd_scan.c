@@ -263,25 +263,28 @@ static int run(int argc, char **argv)
 	int prc = cli_parse_opts("scan", argc, argv, opts, print_help, NULL, &first);
 	if (prc || first < 0)
 		return prc;
-	static const char *const vnames[] = {"live", "dead", "unsafe", "platform", "unknown", "blocker", NULL};
-	static const char *const knames[] = {"constant",   "override",   "constexpr", "autotune", "config_dict",
-					     "capability", "json_config", "engine_arg", "env",      "config_lookup",
-					     NULL};
+	static const char *const vnames[] = {"live", "dead", "unsafe", "platform", "unknown",
+					     "blocker", NULL};
+	static const char *const knames[] = {"constant",    "override",   "constexpr", "autotune",
+					     "config_dict", "capability", "json_config", "engine_arg",
+					     "env",         "config_lookup", NULL};
 	char hint[96];
-	for (int i = 0; i < lv.n; i++)
-		if (!listed(vnames, verdicts[i]))
-			return cli_usage_error("scan", "--verdict %s%s: expected live, dead, unsafe, platform, unknown or blocker",
-					       verdicts[i],
-					       diag_near_hint(diag_near_among(verdicts[i], strlen(verdicts[i]), vnames), hint,
-							      sizeof(hint)));
-	for (int i = 0; i < lk.n; i++)
-		if (!surface_view_known_kind(kinds[i]))
+	for (int i = 0; i < lv.n; i++) {
+		const char *v = verdicts[i], *nv = diag_near_among(v, strlen(v), vnames);
+		if (!listed(vnames, v))
+			return cli_usage_error("scan", "--verdict %s%s: expected live, dead, unsafe, "
+						       "platform, unknown or blocker",
+					       v, diag_near_hint(nv, hint, sizeof(hint)));
+	}
+	for (int i = 0; i < lk.n; i++) {
+		const char *k = kinds[i], *nk = diag_near_among(k, strlen(k), knames);
+		if (!surface_view_known_kind(k))
 			return cli_usage_error("scan",
 					       "--kind %s%s: expected constant, override, constexpr, autotune, "
-					       "config_dict, capability, json_config, engine_arg, env or config_lookup",
-					       kinds[i],
-					       diag_near_hint(diag_near_among(kinds[i], strlen(kinds[i]), knames), hint,
-							      sizeof(hint)));
+					       "config_dict, capability, json_config, engine_arg, env or "
+					       "config_lookup",
+					       k, diag_near_hint(nk, hint, sizeof(hint)));
+	}
 	int nx = lx.n, ni = li.n, nentries = le.n, nv = lv.n, nk = lk.n;
 	if (first != argc - 1)
 		return cli_usage_error("scan", first >= argc ? "which tree? (muh scan TREE)"

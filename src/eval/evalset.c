@@ -51,7 +51,8 @@ int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d)
 			known[0] = '\0';
 			for (size_t i = 0; i < np; i++) {
 				diag_near_offer(&near, q, nlen, s->params[i].name);
-				text_appendf(known, sizeof(known), &kn, "%s%s", i ? ", " : "", s->params[i].name);
+				text_appendf(known, sizeof(known), &kn, "%s%s", i ? ", " : "",
+					     s->params[i].name);
 			}
 			if (kn >= sizeof(known)) /* cut: say so */
 				snprintf(known + sizeof(known) - 5, 5, "...");

@@ -324,7 +324,8 @@ int hw_builtin(const char *name, muh_hw *hw, muh_diag *d)
 		diag_near_offer(&near, name, strlen(name), builtins[i].name);
 	}
 	return diag_errorf(d, "no built-in hardware profile '%s'%s; built-in: %s (or give a "
-			      "YAML file, or 'device')", name, diag_near_hint(near.name, hint, sizeof(hint)), list);
+			      "YAML file, or 'device')",
+			   name, diag_near_hint(near.name, hint, sizeof(hint)), list);
 }
 
 void hw_explain_unknown(const muh_hw *hw, muh_diag *d)
@@ -478,7 +479,8 @@ int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 			char hint[96];
 			const char *nr = diag_near_among(key, strlen(key), hw_keys);
 			if (!nr)
-				nr = diag_near_among(key, strlen(key), (const char *const[]){"name", "device", NULL});
+				nr = diag_near_among(key, strlen(key),
+						     (const char *const[]){"name", "device", NULL});
 			rc = diag_errorf(d, "unknown profile key '%s'%s; known keys: name, device, %s", key,
 					 diag_near_hint(nr, hint, sizeof(hint)), known);
 			goto out;

@@ -132,7 +132,8 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			if (!known_metric(kv->value, metrics)) {
 				char hint[96], m[160];
 				list_metrics(metrics, known, sizeof(known));
-				snprintf(m, sizeof(m), "%s'%s", kv->value, metric_hint(kv->value, metrics, hint, sizeof(hint)));
+				snprintf(m, sizeof(m), "%s'%s", kv->value,
+					 metric_hint(kv->value, metrics, hint, sizeof(hint)));
 				return fail_at(s, kv, d, "unknown metric '%s; known: %s", m, known);
 			}
 			snprintf(o->metric, sizeof(o->metric), "%s", kv->value);
@@ -150,7 +151,8 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			if (!known_metric(slo->metric, metrics)) {
 				char hint[96], m[160];
 				list_metrics(metrics, known, sizeof(known));
-				snprintf(m, sizeof(m), "%s'%s", slo->metric, metric_hint(slo->metric, metrics, hint, sizeof(hint)));
+				snprintf(m, sizeof(m), "%s'%s", slo->metric,
+					 metric_hint(slo->metric, metrics, hint, sizeof(hint)));
 				return fail_at(s, kv, d, "unknown metric '%s; known: %s", m, known);
 			}
 			o->nslo++;
@@ -168,15 +170,16 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			o->min_gain = g;
 			continue;
 		}
-		static const char *const okeys[] = {"objective.maximize", "objective.minimize", "objective.subject_to",
-						    "objective.min_gain", NULL};
+		static const char *const okeys[] = {"objective.maximize", "objective.minimize",
+						    "objective.subject_to", "objective.min_gain", NULL};
+		const char *nk = diag_near_among(kv->key, strlen(kv->key), okeys);
 		char hint[96];
 		spec_diag_at(s, d, kv->kline, kv->kcol); /* an unknown key: the caret under it */
 		return diag_errorf(d,
-				   "unknown key '%s'%s under objective:; expected maximize, minimize, subject_to or "
-				   "min_gain (see docs/spec.md, section \"engine, load and objective\")",
-				   kv->key,
-				   diag_near_hint(diag_near_among(kv->key, strlen(kv->key), okeys), hint, sizeof(hint)));
+				   "unknown key '%s'%s under objective:; expected maximize, minimize, "
+				   "subject_to or min_gain (see docs/spec.md, section \"engine, load and "
+				   "objective\")",
+				   kv->key, diag_near_hint(nk, hint, sizeof(hint)));
 	}
 	return MUH_OK;
 }

@@ -818,7 +818,8 @@ static int read_problem_defaults(struct parser *P, struct fy_node *n)
 }
 
 /* Keeps the scalar n as key, at n's place and at its key's (keynode). */
-static int add_kv(struct parser *P, const char *key, struct fy_node *n, struct fy_node *keynode, size_t *cap)
+static int add_kv(struct parser *P, const char *key, struct fy_node *n, struct fy_node *keynode,
+		  size_t *cap)
 {
 	muh_spec *s = P->s;
 	GROW(s->kv, s->nkv, *cap);
@@ -836,8 +837,8 @@ static int add_kv(struct parser *P, const char *key, struct fy_node *n, struct f
 /* Flattens every scalar under n as prefix.key.0..., each at its place and
  * at its key's: the innermost mapping key above it (keynode for n itself),
  * or the sequence item. */
-static int flatten(struct parser *P, const char *prefix, struct fy_node *n, struct fy_node *keynode, size_t *cap,
-		   int depth)
+static int flatten(struct parser *P, const char *prefix, struct fy_node *n, struct fy_node *keynode,
+		   size_t *cap, int depth)
 {
 	char key[512];
 	if (!n || depth > 32)

@@ -229,8 +229,8 @@ double eval_target_max_noise(const muh_target *t)
  * section of their name's first part ("measure" for measure.warmups). */
 static void doc_section(const char *key, char *buf, size_t n)
 {
-	static const char *const engine[] = {"target.launch", "target.ready.", "target.stop_grace", "target.port",
-					     "target.props", NULL};
+	static const char *const engine[] = {"target.launch", "target.ready.", "target.stop_grace",
+					     "target.port", "target.props", NULL};
 	for (size_t i = 0; engine[i]; i++)
 		if (!strncmp(key, engine[i], strlen(engine[i]))) {
 			snprintf(buf, n, "engine, load and objective");
@@ -388,12 +388,11 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	const muh_kv *bk = spec_kv(s, "target.backend");
 	if (!eval_backend_find(t->backend)) {
 		static const char *const backends[] = {"cpu", "cuda", "worker", "command", "engine", NULL};
+		const char *nb = diag_near_among(t->backend, strlen(t->backend), backends);
 		char hint[96];
 		if (bk)
 			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command, engine",
-				       t->backend,
-				       diag_near_hint(diag_near_among(t->backend, strlen(t->backend), backends), hint,
-						      sizeof(hint)));
+				       t->backend, diag_near_hint(nb, hint, sizeof(hint)));
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
 	}
 	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");

@@ -28,7 +28,8 @@ size_t yaml_unclosed_flow(const char *text, size_t upto)
 	size_t depth = 0; /* may pass DEPTH: deeper ones are not kept */
 	for (size_t i = 0; text && i < upto && text[i]; i++) {
 		char c = text[i];
-		if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+		int after_blank = i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n';
+		if (c == '#' && after_blank) {
 			while (i + 1 < upto && text[i + 1] && text[i + 1] != '\n')
 				i++;
 		} else if ((c == '\'' || c == '"') && value_starts(text, i, depth > 0)) {

@@ -454,7 +454,8 @@ static int same_but_blanks(const char *a, size_t la, const char *b, size_t lb)
 static int list_holds(const muh_knob *k, const char *e, size_t len)
 {
 	for (int i = 0; i < k->nalts; i++)
-		if (k->alts[i].text && same_but_blanks(k->alts[i].text, strlen(k->alts[i].text), e, len))
+		if (k->alts[i].text &&
+		    same_but_blanks(k->alts[i].text, strlen(k->alts[i].text), e, len))
 			return 1;
 	return 0;
 }

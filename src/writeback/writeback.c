@@ -543,7 +543,9 @@ const muh_knob *writeback_find_knob(const patch_knobs *saved, const muh_surface 
 			diag_near_offer(&near, ref, strlen(ref), c->name);
 		}
 		char hint[96];
-		diag_errorf(d, "no knob '%s'%s in %s: give a knob's id or its name (`muh scan %s --json` lists both)",
+		diag_errorf(d,
+			    "no knob '%s'%s in %s: give a knob's id or its name (`muh scan %s --json` "
+			    "lists both)",
 			    ref, diag_near_hint(near.name, hint, sizeof(hint)), where, tree);
 	}
 	return NULL;

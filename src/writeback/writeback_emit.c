@@ -522,9 +522,10 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 		return rc;
 	}
 	static const char *const kinds[] = {"moe-json", "header", "triton-configs", NULL};
+	const char *nk = diag_near_among(kind, strlen(kind), kinds);
 	char hint[96];
 	return diag_errorf(d, "unknown --emit '%s'%s; known: moe-json, header, triton-configs", kind,
-			   diag_near_hint(diag_near_among(kind, strlen(kind), kinds), hint, sizeof(hint)));
+			   diag_near_hint(nk, hint, sizeof(hint)));
 }
 
 int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved, const muh_knob ***arr,
@@ -620,9 +621,10 @@ int writeback_autotune_into(const writeback_runs *sr, const writeback_emit_opts 
 		set->value = *value;
 		/* the list as it is: say so, not "replaced" or "added" (the
 		 * tree's write-back then writes nothing) */
-		int same = k->end - k->start == strlen(*value) && !memcmp(text + k->start, *value, k->end - k->start);
-		if (same)
-			writeback_say(ob, "nothing to change in the list of %s:%d: it already holds %s %zu config%s",
+		size_t span = k->end - k->start;
+		if (span == strlen(*value) && !memcmp(text + k->start, *value, span))
+			writeback_say(ob, "nothing to change in the list of %s:%d: it already holds %s %zu "
+					  "config%s",
 				k->file, k->line, eo->extend ? "these" : "exactly these", n, n == 1 ? "" : "s");
 		else if (!eo->extend && k->nalts)
 			writeback_say(ob, "the %d configs of %s:%d are replaced by %zu (--extend keeps them)",
