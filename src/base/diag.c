@@ -87,7 +87,7 @@ void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char 
 	diag_at(d, file, nline, ncol, text);
 }
 
-void diag_print(FILE *f, const muh_diag *d)
+void diag_print(FILE *f, const char *who, const muh_diag *d)
 {
 	if (!d)
 		return;
@@ -99,8 +99,8 @@ void diag_print(FILE *f, const muh_diag *d)
 			     d->msg);
 	else if (d->file[0])
 		text_appendf(out, sizeof(out), &n, "%s: error: %s\n", d->file, d->msg);
-	else
-		text_appendf(out, sizeof(out), &n, "error: %s\n", d->msg);
+	else /* no file: the error is the command's (who), never a bare "error:" */
+		text_appendf(out, sizeof(out), &n, "%s: %s\n", who && *who ? who : "muh", d->msg);
 	if (d->src[0] && d->line > 0) {
 		text_appendf(out, sizeof(out), &n, "  %s\n  ", d->src);
 		/* keep tabs so the caret lines up under tab-indented text; a
@@ -156,41 +156,4 @@ void diag_linecol(const char *text, size_t pos, int *line, int *col)
 		}
 	*line = l;
 	*col = (int)(pos - start) + 1;
-}
-
-/* Case-insensitive edit distance between a[0..la) and b[0..lb), capped:
- * names longer than 63 bytes are "far" (99). */
-static int edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-	if (la > 63 || lb > 63)
-		return 99;
-	int row[64];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			int up = row[j];
-			int ca = a[i - 1] | ((a[i - 1] >= 'A' && a[i - 1] <= 'Z') ? 0x20 : 0);
-			int cb = b[j - 1] | ((b[j - 1] >= 'A' && b[j - 1] <= 'Z') ? 0x20 : 0);
-			int best = diag + (ca != cb);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name)
-{
-	int d = edit_distance(word, len, name, strlen(name));
-	if (d < n->dist) {
-		n->dist = d;
-		n->name = name;
-	}
 }

@@ -111,8 +111,12 @@ void cli_ctrl_c_ends(const char *cmd, const char *what);
 void cli_ctrl_c_text(const char *cmd, const char *what);
 void cli_ctrl_c_say(void);
 
-/* Prints a diagnostic to stderr and returns cli_exit(status). */
-int cli_fail(int status, const muh_diag *d);
+/* Prints what a failure of libmuh says to stderr and returns
+ * cli_exit(status): a diagnostic that names a file at its place
+ * (file:line:col: error: ..., diag_print), one that does not as the
+ * command's ("muh CMD: ..."), never a bare "error:"; MUH_ENOMEM without a
+ * message as "muh CMD: out of memory". d may be NULL. */
+int cli_fail(const char *cmd, int status, const muh_diag *d);
 
 /* Parses a non-negative decimal number (no sign, nothing after it, at most
  * UINT64_MAX: 99999999999999999999999 is not one) into *v. Returns 0, or -1

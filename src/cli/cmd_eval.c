@@ -185,7 +185,7 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	if (say == EVALFLOW_SAY_USAGE && rc)
 		ex = cli_usage_error("eval", "%s", d.msg);
 	else if (say == EVALFLOW_SAY_SESSION && rc)
-		ex = evalcli_fail("eval", rc, &d);
+		ex = cli_fail("eval", rc, &d);
 	else
 		ex = cli_exit(rc);
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */

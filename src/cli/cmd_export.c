@@ -79,10 +79,8 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	muh_store *st;
 	int rc = store_open_ro(argv[first], &st, &d);
-	if (rc) {
-		fprintf(stderr, "muh export: %s\n", d.msg);
-		return cli_exit(rc);
-	}
+	if (rc)
+		return cli_fail("export", rc, &d);
 	if (runid && store_foreach_run(st, is_run, &runid) != 1) {
 		fprintf(stderr, "muh export: %s has no run %llu (see the runs in --format json)\n", argv[first],
 			(unsigned long long)runid);
@@ -106,8 +104,9 @@ static int run(int argc, char **argv)
 		rc = MUH_EENV;
 	store_close(st);
 	if (rc) {
-		fprintf(stderr, "muh export: %s\n", d.msg[0] ? d.msg : "write failed");
-		return cli_exit(rc);
+		if (!diag_is_set(&d))
+			diag_errorf(&d, "write failed");
+		return cli_fail("export", rc, &d);
 	}
 	return EXIT_OK;
 }

@@ -66,16 +66,12 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	rc = profile ? hw_resolve(profile, &hw, &d) : hw_query_device((int)dev, &hw, &d);
 	if (rc == MUH_EENV) {
-		fprintf(stderr, "muh hw: %s\n", d.msg);
+		cli_fail("hw", rc, &d);
 		fprintf(stderr, "(use `muh hw --profile NAME` for a declared profile; `muh hw --list`)\n");
 		return EXIT_ENV;
 	}
-	if (rc && !d.file[0] && d.msg[0]) { /* a name on the command line: said as the command's */
-		fprintf(stderr, "muh hw: %s\n", d.msg);
-		return cli_exit(rc);
-	}
-	if (rc)
-		return cli_fail(rc, &d);
+	if (rc) /* a name on the command line is said as the command's */
+		return cli_fail("hw", rc, &d);
 	hw_text_profile(&cli_out, &hw, json);
 	return EXIT_OK;
 }

@@ -59,7 +59,7 @@ static int seeds(const kb_cccl *kb, const char *spec_path, int cc, int json)
 	muh_spec *s = NULL;
 	int rc = spec_load(spec_path, &s, &d);
 	if (rc)
-		return cli_fail(rc, &d);
+		return cli_fail("kb cccl", rc, &d);
 	if (!cc && s->hw_ref) {
 		muh_hw hw;
 		double v;
@@ -76,7 +76,7 @@ static int seeds(const kb_cccl *kb, const char *spec_path, int cc, int json)
 	rc = kb_cccl_seeds(kb, s, cc, &v, &n, &d);
 	if (rc) {
 		spec_free(s);
-		return cli_fail(rc, &d);
+		return cli_fail("kb cccl", rc, &d);
 	}
 	size_t good = kb_text_seeds(&cli_out, kb, s, spec_path, cc, v, n, json);
 	kb_seeds_free(v, n);
@@ -115,19 +115,16 @@ static int run(int argc, char **argv)
 	const char *read_path = path;
 	if (!path || strstr(path, ".cuh") == NULL) {
 		int rc = kb_cccl_find(path, dir, sizeof(dir), &d);
-		if (rc) {
-			fprintf(stderr, "muh kb cccl: %s\n", d.msg);
-			return cli_exit(rc);
-		}
+		if (rc)
+			return cli_fail("kb cccl", rc, &d);
 		read_path = dir;
 	}
 	kb_cccl kb;
 	memset(&kb, 0, sizeof(kb));
 	int rc = kb_cccl_read(read_path, &kb, &d);
 	if (rc) {
-		fprintf(stderr, "muh kb cccl: %s\n", d.msg);
 		kb_cccl_free(&kb);
-		return cli_exit(rc);
+		return cli_fail("kb cccl", rc, &d);
 	}
 	if (kb.n == 0) {
 		fprintf(stderr, "muh kb cccl: no tuning policy recognised in %s (%d headers read)\n", read_path,
@@ -141,8 +138,11 @@ static int run(int argc, char **argv)
 		for (i = 0; i < kb.n && strcmp(kb.v[i].algorithm, alg); i++)
 			;
 		if (i == kb.n) {
-			char known[512] = "";
+			char known[512] = "", hint[96];
 			size_t n = 0;
+			diag_near near = DIAG_NEAR_INIT;
+			for (size_t j = 0; j < kb.n; j++)
+				diag_near_offer(&near, alg, strlen(alg), kb.v[j].algorithm);
 			for (size_t j = 0; j < kb.n && n < sizeof(known); j++) {
 				size_t k;
 				for (k = 0; k < j && strcmp(kb.v[k].algorithm, kb.v[j].algorithm); k++)
@@ -151,8 +151,8 @@ static int run(int argc, char **argv)
 					n += (size_t)snprintf(known + n, sizeof(known) - n, "%s%s", n ? ", " : "",
 							      kb.v[j].algorithm);
 			}
-			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s; known: %s\n", alg,
-				read_path, known);
+			fprintf(stderr, "muh kb cccl: --algorithm %s: no such algorithm in %s%s; known: %s\n",
+				alg, read_path, diag_near_hint(near.name, hint, sizeof(hint)), known);
 			kb_cccl_free(&kb);
 			return EXIT_USAGE;
 		}

@@ -119,9 +119,9 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 	if (isatty(2))
 		fprintf(stderr, "\033[K");
 	if (rc) {
-		*ex = cli_fail(rc, &d);
 		if (!diag_is_set(&d) && rc != MUH_ENOMEM)
-			fprintf(stderr, "muh load: libcurl cannot start\n");
+			diag_errorf(&d, "libcurl cannot start");
+		*ex = cli_fail("load", rc, &d);
 		return rc;
 	}
 	if (json)
@@ -160,11 +160,11 @@ static int find_rate(const load_opts *o, int steps, int json)
 	muh_diag d;
 	diag_clear(&d);
 	if (!fr)
-		return cli_fail(MUH_ENOMEM, NULL);
+		return cli_fail("load", MUH_ENOMEM, NULL);
 	int rc = load_find_rate(o, &ro, fr, &d);
 	if (rc) {
 		free(fr);
-		return cli_fail(rc, &d);
+		return cli_fail("load", rc, &d);
 	}
 	load_text_rate(&cli_out, o, fr, json);
 	int ex = fr->rate > 0 ? EXIT_OK : EXIT_FINDING;
@@ -282,11 +282,9 @@ static int run(int argc, char **argv)
 	/* libcurl missing: the error alone, before any header of the load */
 	int rc = load_http_open(&d);
 	if (rc)
-		return cli_fail(rc, &d);
-	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d)) {
-		fprintf(stderr, "muh load: %s\n", d.msg);
-		return EXIT_ENV;
-	}
+		return cli_fail("load", rc, &d);
+	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d))
+		return cli_fail("load", MUH_EENV, &d);
 	if (!json)
 		load_text_opening(&cli_out, &o, find);
 	int ex = EXIT_OK;

@@ -132,6 +132,7 @@ static const char help[] =
 	"  --knob ID          triton-configs --into: the autotune list to write (its id,\n"
 	"                     or its name when unique: attn_fwd.configs)\n"
 	"  --extend           triton-configs --into: append to the list, not replace it\n"
+	"                     (configs it already holds are not added again)\n"
 	"  --hw PROFILE       triton-configs: only configs valid on this profile\n"
 	"\n"
 	"exit: 0 done (or nothing to change), 1 no proven gain (--from an engine run:\n"
@@ -169,7 +170,7 @@ static int recover(const char *dir, int rollback, int json)
 	patch_recovery r;
 	int rc = rollback ? patch_rollback(dir, &r, &d) : patch_resume(dir, &r, &d);
 	if (rc)
-		return cli_fail(rc, &d);
+		return cli_fail("patch", rc, &d);
 	writeback_text_recovery(&cli_out, &r, rollback, json);
 	return EXIT_OK;
 }
@@ -319,7 +320,7 @@ static int run(int argc, char **argv)
 			scan_free(surf);
 			patch_knobs_free(saved);
 			free(listvalue);
-			return rc ? cli_fail(rc, &d) : EXIT_OK;
+			return rc ? cli_fail("patch", rc, &d) : EXIT_OK;
 		}
 		force = 0; /* --force of an emitter is not the tree path's (dead knobs) */
 	}
@@ -335,13 +336,13 @@ static int run(int argc, char **argv)
 		return cli_usage_error("patch", "expected one engine TREE");
 	writeback_engine_wins *E = calloc(1, sizeof(*E));
 	if (!E)
-		return cli_fail(MUH_ENOMEM, NULL);
+		return cli_fail("patch", MUH_ENOMEM, NULL);
 	if (from && !into_tree) {
 		int rc = writeback_from_store(from, argv[optind], only, force, E, sets, &nsets, fromvals, &ob, &d);
 		if (rc) {
 			writeback_engine_wins_free(E);
 			free(E);
-			return cli_fail(rc, &d);
+			return cli_fail("patch", rc, &d);
 		}
 	}
 	int ex = -1;
@@ -378,7 +379,7 @@ static int run(int argc, char **argv)
 	patch_knobs_free(saved);
 	if (ex >= 0 || rc) {
 		free(r.diff);
-		return ex >= 0 ? ex : cli_fail(rc, &d);
+		return ex >= 0 ? ex : cli_fail("patch", rc, &d);
 	}
 	writeback_text_tree(&cli_out, "muh patch", &r, json, apply, out);
 	free(r.diff);

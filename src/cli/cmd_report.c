@@ -98,7 +98,7 @@ static int run(int argc, char **argv)
 	}
 	runreport_free(&cx);
 	if (rc)
-		return cli_fail(rc, &d);
+		return cli_fail("report", rc, &d);
 	return EXIT_OK;
 }
 

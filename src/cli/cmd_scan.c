@@ -222,6 +222,15 @@ static int print_help(void *ctx, int i, const char *value)
 	return -1;
 }
 
+/* Whether name is one of list (NULL-terminated), exactly. */
+static int listed(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, name))
+			return 1;
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	cli_ctrl_c_ends("scan", "the scan is dropped; nothing of it is cached");
@@ -254,18 +263,28 @@ static int run(int argc, char **argv)
 	int prc = cli_parse_opts("scan", argc, argv, opts, print_help, NULL, &first);
 	if (prc || first < 0)
 		return prc;
-	for (int i = 0; i < lv.n; i++)
-		if (strcmp(verdicts[i], "live") && strcmp(verdicts[i], "dead") && strcmp(verdicts[i], "unsafe") &&
-		    strcmp(verdicts[i], "platform") && strcmp(verdicts[i], "unknown") &&
-		    strcmp(verdicts[i], "blocker"))
-			return cli_usage_error("scan", "--verdict %s: expected live, dead, unsafe, platform, unknown or blocker",
-					       verdicts[i]);
-	for (int i = 0; i < lk.n; i++)
-		if (!surface_view_known_kind(kinds[i]))
+	static const char *const vnames[] = {"live", "dead", "unsafe", "platform", "unknown",
+					     "blocker", NULL};
+	static const char *const knames[] = {"constant",    "override",   "constexpr", "autotune",
+					     "config_dict", "capability", "json_config", "engine_arg",
+					     "env",         "config_lookup", NULL};
+	char hint[96];
+	for (int i = 0; i < lv.n; i++) {
+		const char *v = verdicts[i], *nv = diag_near_among(v, strlen(v), vnames);
+		if (!listed(vnames, v))
+			return cli_usage_error("scan", "--verdict %s%s: expected live, dead, unsafe, "
+						       "platform, unknown or blocker",
+					       v, diag_near_hint(nv, hint, sizeof(hint)));
+	}
+	for (int i = 0; i < lk.n; i++) {
+		const char *k = kinds[i], *nk = diag_near_among(k, strlen(k), knames);
+		if (!surface_view_known_kind(k))
 			return cli_usage_error("scan",
-					       "--kind %s: expected constant, override, constexpr, autotune, "
-					       "config_dict, capability, json_config, engine_arg, env or config_lookup",
-					       kinds[i]);
+					       "--kind %s%s: expected constant, override, constexpr, autotune, "
+					       "config_dict, capability, json_config, engine_arg, env or "
+					       "config_lookup",
+					       k, diag_near_hint(nk, hint, sizeof(hint)));
+	}
 	int nx = lx.n, ni = li.n, nentries = le.n, nv = lv.n, nk = lk.n;
 	if (first != argc - 1)
 		return cli_usage_error("scan", first >= argc ? "which tree? (muh scan TREE)"
@@ -303,13 +322,8 @@ static int run(int argc, char **argv)
 	muh_diag d;
 	diag_clear(&d);
 	int rc = scan_tree(tree, &opt, &s, &d);
-	if (rc) {
-		if (diag_is_set(&d))
-			fprintf(stderr, "muh scan: %s\n", d.msg);
-		else if (rc == MUH_ENOMEM)
-			fprintf(stderr, "muh scan: out of memory\n");
-		return cli_exit(rc);
-	}
+	if (rc)
+		return cli_fail("scan", rc, &d);
 	size_t nd = scan_ndiags(s);
 	for (size_t i = 0; i < nd && i < 10; i++) {
 		const muh_diag *e = scan_diag(s, i);
@@ -343,9 +357,8 @@ static int run(int argc, char **argv)
 		int nw = 0;
 		rc = scan_write_specs(s, specs, &nw, &d);
 		if (rc) {
-			fprintf(stderr, "muh scan: %s\n", d.msg);
 			scan_free(s);
-			return cli_exit(rc);
+			return cli_fail("scan", rc, &d);
 		}
 		if (diag_is_set(&d))
 			fprintf(stderr, "muh scan: note: %s\n", d.msg);

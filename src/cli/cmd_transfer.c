@@ -71,22 +71,22 @@ static int run(int argc, char **argv)
 	diag_clear(&d);
 	muh_hw *hw = malloc(sizeof(*hw));
 	if (!hw)
-		return cli_fail(MUH_ENOMEM, NULL);
+		return cli_fail("transfer", MUH_ENOMEM, NULL);
 	int rc = hw_resolve(hwref, hw, &d);
 	if (rc) {
 		free(hw);
-		return cli_fail(rc, &d);
+		return cli_fail("transfer", rc, &d);
 	}
 	transfer_report *r;
 	rc = transfer_build(db, hw, (size_t)topk, (int64_t)only, &r, &d);
 	free(hw);
 	if (rc)
-		return cli_fail(rc, &d);
+		return cli_fail("transfer", rc, &d);
 	if (json) {
 		char *s = transfer_to_json(r);
 		if (!s) {
 			transfer_free(r);
-			return cli_fail(MUH_ENOMEM, NULL);
+			return cli_fail("transfer", MUH_ENOMEM, NULL);
 		}
 		puts(s);
 		free(s);

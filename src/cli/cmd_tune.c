@@ -193,7 +193,7 @@ static int tune_one(const char *path, const struct evalcli_opts *eo, const void 
 	if (say == TUNE_RUN_SAY_USAGE)
 		return cli_usage_error("tune", "%s", d.msg);
 	if (say == TUNE_RUN_SAY_SESSION)
-		return evalcli_fail("tune", rc, &d);
+		return cli_fail("tune", rc, &d);
 	return cli_exit(rc);
 }
 

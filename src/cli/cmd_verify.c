@@ -78,10 +78,9 @@ static int verify_one(const char *path, const struct evalcli_opts *eo, const voi
 		goto out;
 	}
 	if (rc) {
-		fprintf(stderr, "muh verify: %s\n", d.msg);
+		ex = cli_fail("verify", rc, &d);
 		if (r.suggest_of)
 			verify_text_suggest(&cli_out, "muh verify", &r, s, 0, NULL);
-		ex = rc == MUH_EINPUT ? EXIT_USAGE : cli_exit(rc);
 		goto out;
 	}
 	verify_text(&cli_out, "muh verify", ss, &r, from, so->jobs, json);

@@ -1,7 +1,6 @@
 /*
- * evalcli.c — what the commands over a session share: printing its errors
- * (at file:line:col, or "muh CMD: ..."), the --problem argument, the
- * progress of a long space build, and what a Ctrl-C stops. CLI only; the
+ * evalcli.c — what the commands over a session share: the --problem
+ * argument, the progress of a long space build, and what a Ctrl-C stops. CLI only; the
  * work is in libmuh (session.c), and so are the measurements' rows
  * (eval_text_*, eval.h).
  */
@@ -39,24 +38,13 @@ int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const s
 	}
 }
 
-int evalcli_fail(const char *cmd, int status, const muh_diag *d)
-{
-	if (status == MUH_ENOMEM)
-		fprintf(stderr, "error: out of memory\n");
-	else if (d->file[0] || d->line)
-		diag_print(stderr, d);
-	else
-		fprintf(stderr, "muh %s: %s\n", cmd, d->msg[0] ? d->msg : "the backend cannot start");
-	return cli_exit(status);
-}
-
 long evalcli_problems(const char *cmd, const char *path, const char *text, size_t **out)
 {
 	muh_spec *s;
 	muh_diag d;
 	int rc = spec_load(path, &s, &d);
 	if (rc)
-		return -cli_fail(rc, &d);
+		return -cli_fail(cmd, rc, &d);
 	size_t n = spec_ninstances(s);
 	*out = calloc(n + 1, sizeof(size_t));
 	long k = *out ? session_parse_problem(s, text, *out, n, &d) : (diag_errorf(&d, "out of memory"), -1);
@@ -101,7 +89,7 @@ int evalcli_session(const char *cmd, const char *path, const muh_session_opts *o
 		session_close(*s);
 		*s = NULL;
 	}
-	return rc ? evalcli_fail(cmd, rc, &d) : EXIT_OK;
+	return rc ? cli_fail(cmd, rc, &d) : EXIT_OK;
 }
 
 /* ---- progress of a long space build ---------------------------------------- */

@@ -1,7 +1,7 @@
 /*
  * evalcli.h — what muh tune, muh eval, muh verify and muh space share (see
- * evalcli.c): printing a session's errors, --problem, a space build's
- * progress and Ctrl-C's words.
+ * evalcli.c): --problem, a space build's progress and Ctrl-C's words;
+ * their errors are cli_fail's (cli.h).
  */
 #ifndef MUH_EVALCLI_H
 #define MUH_EVALCLI_H
@@ -40,10 +40,6 @@ int evalcli_option(const char *cmd, int c, const char *arg, char **argv, const s
 int evalcli_each_problem(const char *cmd, int argc, char **argv, struct evalcli_opts *o,
 			 int (*one)(const char *path, const struct evalcli_opts *o, const void *ctx), const void *ctx);
 
-/* Prints what a session operation's failure says and returns its exit
- * code: at file:line:col when it names a place in what the user wrote,
- * else "muh CMD: MESSAGE". */
-int evalcli_fail(const char *cmd, int status, const muh_diag *d);
 /* The problem instances --problem TEXT names in the spec at path
  * (session_parse_problem): their count, with *out malloc'd; or minus an
  * exit code, having printed why. */

@@ -40,6 +40,19 @@ static const struct muh_command *find(const char *name)
 	return NULL;
 }
 
+/* "muh: no command 'NAME'", with the nearest command's name, and where
+ * the list is; EXIT_USAGE. */
+static int no_command(const char *name)
+{
+	diag_near near = DIAG_NEAR_INIT;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		diag_near_offer(&near, name, strlen(name), commands[i]->name);
+	char hint[96];
+	fprintf(stderr, "muh: no command '%s'%s; see `muh --help`\n", name,
+		diag_near_hint(near.name, hint, sizeof(hint)));
+	return EXIT_USAGE;
+}
+
 static int by_order(const void *a, const void *b)
 {
 	const struct muh_command *x = *(const struct muh_command *const *)a;
@@ -190,12 +203,16 @@ int cli_exit(int status)
 	}
 }
 
-int cli_fail(int status, const muh_diag *d)
+int cli_fail(const char *cmd, int status, const muh_diag *d)
 {
+	char who[64];
+	snprintf(who, sizeof(who), "muh %s", cmd);
 	if (d && diag_is_set(d))
-		diag_print(stderr, d);
+		diag_print(stderr, who, d);
 	else if (status == MUH_ENOMEM)
-		fprintf(stderr, "error: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n", who);
+	else
+		fprintf(stderr, "%s: failed (status %d) with no message\n", who, status);
 	return cli_exit(status);
 }
 
@@ -274,18 +291,14 @@ int main(int argc, char **argv)
 			return finish(EXIT_OK);
 		}
 		const struct muh_command *c = find(argv[2]);
-		if (!c) {
-			fprintf(stderr, "muh: no command '%s' (see `muh --help`)\n", argv[2]);
-			return EXIT_USAGE;
-		}
+		if (!c)
+			return no_command(argv[2]);
 		cli_help(stdout, c);
 		return finish(EXIT_OK);
 	}
 	const struct muh_command *c = find(a);
-	if (!c) {
-		fprintf(stderr, "muh: no command '%s' (see `muh --help`)\n", a);
-		return EXIT_USAGE;
-	}
+	if (!c)
+		return no_command(a);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;

@@ -207,11 +207,16 @@ int load_opts_set(load_opts *o, const char *key, const char *value, char *why, s
 		return rc;
 	}
 	if (why) {
-		size_t k = (size_t)snprintf(why, n, "unknown load option '%s'; known:", key);
+		diag_near near = DIAG_NEAR_INIT;
+		for (size_t i = 0; i < NKEYS; i++)
+			diag_near_offer(&near, key, strlen(key), load_keys[i].key);
+		char hint[96];
+		size_t k = (size_t)snprintf(why, n, "unknown load option '%s'%s; known:", key,
+					    diag_near_hint(near.name, hint, sizeof(hint)));
 		for (size_t i = 0; i < NKEYS && k < n; i++)
 			k += (size_t)snprintf(why + k, n - k, "%s %s", i ? "," : "", load_keys[i].key);
 	}
-	return -1;
+	return -2;
 }
 
 int load_requests(const load_opts *o)

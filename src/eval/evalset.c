@@ -18,9 +18,9 @@
 
 #include "muh/best.h"
 #include "muh/evalset.h"
-#include "muh/expr.h"
 #include "muh/spec.h"
 #include "muh/value.h"
+#include "textfmt.h"
 
 /* Checks every NAME=VALUE of a --config key (see evalset.h). */
 int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d)
@@ -44,21 +44,21 @@ int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d)
 			if (strlen(s->params[p].name) == nlen && !strncmp(s->params[p].name, q, nlen))
 				break;
 		if (p == np) {
-			/* the constraint checker's message: did you mean, known names */
-			const char **names = calloc(np ? np : 1, sizeof(*names));
-			char *nm = strndup(q, nlen);
-			muh_diag ed;
-			diag_clear(&ed);
-			for (size_t i = 0; names && i < np; i++)
-				names[i] = s->params[i].name;
-			muh_expr *e = names && nm ? expr_compile(nm, names, (int)np, &ed) : NULL;
-			expr_free(e);
-			free(names);
-			free(nm);
+			/* the nearest param (diag_near), then all of them */
+			diag_near near = DIAG_NEAR_INIT;
+			char known[512], hint[96];
+			size_t kn = 0;
+			known[0] = '\0';
+			for (size_t i = 0; i < np; i++) {
+				diag_near_offer(&near, q, nlen, s->params[i].name);
+				text_appendf(known, sizeof(known), &kn, "%s%s", i ? ", " : "",
+					     s->params[i].name);
+			}
+			if (kn >= sizeof(known)) /* cut: say so */
+				snprintf(known + sizeof(known) - 5, 5, "...");
 			diag_at(d, "--config", 1, col, key);
-			if (!strncmp(ed.msg, "unknown name", 12))
-				return diag_errorf(d, "%s", ed.msg);
-			return diag_errorf(d, "no param '%.*s' in this spec", (int)nlen, q);
+			return diag_errorf(d, "unknown param '%.*s'%s; the params: %s", (int)nlen, q,
+					   diag_near_hint(near.name, hint, sizeof(hint)), known);
 		}
 		const char *val = q + nlen + 1;
 		size_t vlen = tlen - nlen - 1, v;

@@ -55,8 +55,13 @@ static int overlay_make(void *ctx, const muh_target *t, const muh_variant *v, ch
 		if (patch_parse_id(t->knob_id[i], id, sizeof(id), &alt) == 0)
 			k = scan_find(o->surf, id);
 		if (!k) {
-			rc = diag_errorf(d, "knobs.%s: no knob '%s' in %s", t->knob_param[i], t->knob_id[i],
-					 t->engine_tree);
+			diag_near near = DIAG_NEAR_INIT; /* the nearest knob id of the tree */
+			const char *want = t->knob_id[i];
+			for (size_t j = 0; j < scan_nknobs(o->surf); j++)
+				diag_near_offer(&near, want, strlen(want), scan_knob(o->surf, j)->id);
+			char hint[96];
+			rc = diag_errorf(d, "knobs.%s: no knob '%s'%s in %s", t->knob_param[i], t->knob_id[i],
+					 diag_near_hint(near.name, hint, sizeof(hint)), t->engine_tree);
 			break;
 		}
 		/* measuring a dead knob is allowed (the fingerprint shows it); an

@@ -886,8 +886,14 @@ long session_parse_problem(const muh_spec *s, const char *text, size_t *out, siz
 				for (size_t j = 0; j < s->nproblem && pn < sizeof(names); j++)
 					pn += (size_t)snprintf(names + pn, sizeof(names) - pn, "%s%s", j ? ", " : "",
 							       s->problem[j].name);
-				rc = (diag_errorf(d, "--problem: no problem symbol '%.*s' in %s (symbols: %s)", (int)nlen, q,
-						 s->path, s->nproblem ? names : "none"), -1);
+				diag_near near = DIAG_NEAR_INIT;
+				for (size_t j = 0; j < s->nproblem; j++)
+					diag_near_offer(&near, q, nlen, s->problem[j].name);
+				char hint[96];
+				rc = (diag_errorf(d, "--problem: no problem symbol '%.*s'%s in %s (symbols: %s)",
+						  (int)nlen, q, diag_near_hint(near.name, hint, sizeof(hint)),
+						  s->path, s->nproblem ? names : "none"),
+				      -1);
 				break;
 			}
 			named[k] = 1;

@@ -316,13 +316,16 @@ int hw_builtin(const char *name, muh_hw *hw, muh_diag *d)
 			return MUH_OK;
 		}
 	}
-	char list[256] = "";
+	char list[256] = "", hint[96];
+	diag_near near = DIAG_NEAR_INIT;
 	for (size_t i = 0; i < NBUILTINS; i++) {
 		strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
 		strncat(list, builtins[i].name, sizeof(list) - strlen(list) - 1);
+		diag_near_offer(&near, name, strlen(name), builtins[i].name);
 	}
-	return diag_errorf(d, "no built-in hardware profile '%s'; built-in: %s (or give a "
-			      "YAML file, or 'device')", name, list);
+	return diag_errorf(d, "no built-in hardware profile '%s'%s; built-in: %s (or give a "
+			      "YAML file, or 'device')",
+			   name, diag_near_hint(near.name, hint, sizeof(hint)), list);
 }
 
 void hw_explain_unknown(const muh_hw *hw, muh_diag *d)
@@ -473,7 +476,13 @@ int hw_load_file(const char *path, muh_hw *hw, muh_diag *d)
 			}
 			scalar_pos(text, k, &d->line, &d->col);
 			diag_at(d, path, d->line, d->col, text);
-			rc = diag_errorf(d, "unknown profile key '%s'; known keys: name, device, %s", key, known);
+			char hint[96];
+			const char *nr = diag_near_among(key, strlen(key), hw_keys);
+			if (!nr)
+				nr = diag_near_among(key, strlen(key),
+						     (const char *const[]){"name", "device", NULL});
+			rc = diag_errorf(d, "unknown profile key '%s'%s; known keys: name, device, %s", key,
+					 diag_near_hint(nr, hint, sizeof(hint)), known);
 			goto out;
 		}
 		double val;

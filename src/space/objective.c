@@ -36,6 +36,16 @@ static int known_metric(const char *name, const char *const *metrics)
 	return 0;
 }
 
+/* The did-you-mean hint for an unknown metric name (diag_near_hint), in buf. */
+static const char *metric_hint(const char *name, const char *const *metrics, char *buf, size_t n)
+{
+	diag_near near = DIAG_NEAR_INIT;
+	diag_near_offer(&near, name, strlen(name), "time");
+	for (size_t i = 0; metrics && metrics[i]; i++)
+		diag_near_offer(&near, name, strlen(name), metrics[i]);
+	return diag_near_hint(near.name, buf, n);
+}
+
 /* "time, output_tokens_per_s, ..." for error messages. */
 static void list_metrics(const char *const *metrics, char *buf, size_t n)
 {
@@ -120,8 +130,11 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 				return fail_at(s, kv, d, "objective: has both maximize and minimize%s%s", "", "");
 			have = 1;
 			if (!known_metric(kv->value, metrics)) {
+				char hint[96], m[160];
 				list_metrics(metrics, known, sizeof(known));
-				return fail_at(s, kv, d, "unknown metric '%s'; known: %s", kv->value, known);
+				snprintf(m, sizeof(m), "%s'%s", kv->value,
+					 metric_hint(kv->value, metrics, hint, sizeof(hint)));
+				return fail_at(s, kv, d, "unknown metric '%s; known: %s", m, known);
 			}
 			snprintf(o->metric, sizeof(o->metric), "%s", kv->value);
 			o->maximize = k[1] == 'a';
@@ -136,8 +149,11 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			if (parse_slo(kv->value, slo, why, sizeof(why)))
 				return fail_at(s, kv, d, "%s: %s", kv->value, why);
 			if (!known_metric(slo->metric, metrics)) {
+				char hint[96], m[160];
 				list_metrics(metrics, known, sizeof(known));
-				return fail_at(s, kv, d, "unknown metric '%s'; known: %s", slo->metric, known);
+				snprintf(m, sizeof(m), "%s'%s", slo->metric,
+					 metric_hint(slo->metric, metrics, hint, sizeof(hint)));
+				return fail_at(s, kv, d, "unknown metric '%s; known: %s", m, known);
 			}
 			o->nslo++;
 			continue;
@@ -154,9 +170,16 @@ int objective_from_spec(const muh_spec *s, const char *const *metrics, muh_objec
 			o->min_gain = g;
 			continue;
 		}
-		return fail_at(s, kv, d,
-			       "unknown key '%s' under objective:; expected maximize, minimize, subject_to or min_gain%s",
-			       kv->key, "");
+		static const char *const okeys[] = {"objective.maximize", "objective.minimize",
+						    "objective.subject_to", "objective.min_gain", NULL};
+		const char *nk = diag_near_among(kv->key, strlen(kv->key), okeys);
+		char hint[96];
+		spec_diag_at(s, d, kv->kline, kv->kcol); /* an unknown key: the caret under it */
+		return diag_errorf(d,
+				   "unknown key '%s'%s under objective:; expected maximize, minimize, "
+				   "subject_to or min_gain (see docs/spec.md, section \"engine, load and "
+				   "objective\")",
+				   kv->key, diag_near_hint(nk, hint, sizeof(hint)));
 	}
 	return MUH_OK;
 }

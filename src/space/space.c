@@ -1378,8 +1378,14 @@ int space_parse_key(const muh_space *sp, const char *key, uint32_t *cfg, muh_dia
 		for (p = 0; p < sp->np; p++)
 			if (strlen(s->params[p].name) == nlen && !strncmp(s->params[p].name, q, nlen))
 				break;
-		if (p == sp->np)
-			return diag_errorf(d, "no param '%.*s' in this spec", (int)nlen, q);
+		if (p == sp->np) {
+			diag_near near = DIAG_NEAR_INIT;
+			for (size_t i = 0; i < sp->np; i++)
+				diag_near_offer(&near, q, nlen, s->params[i].name);
+			char hint[96];
+			return diag_errorf(d, "no param '%.*s' in this spec%s", (int)nlen, q,
+					   diag_near_hint(near.name, hint, sizeof(hint)));
+		}
 		size_t v;
 		for (v = 0; v < s->params[p].nvalues; v++) {
 			char buf[64];

@@ -745,10 +745,10 @@ static int read_entry(struct parser *P, struct fy_node *item, const char *what, 
 				diag_near_offer(&near, kn, klen, s->params[i].name);
 			for (size_t i = 0; kn && when && i < s->nproblem; i++)
 				diag_near_offer(&near, kn, klen, s->problem[i].name);
-			return err_at(P, k, "%s names '%.*s', which is %s%s%s%s", what, (int)klen, kn ? kn : "",
+			char hint[96];
+			return err_at(P, k, "%s names '%.*s', which is %s%s", what, (int)klen, kn ? kn : "",
 				      when ? "neither a param nor a problem symbol" : "not a param",
-				      near.name ? " (did you mean '" : "", near.name ? near.name : "",
-				      near.name ? "'?)" : "");
+				      diag_near_hint(near.name, hint, sizeof(hint)));
 		}
 		if (rc)
 			return rc;
@@ -817,7 +817,9 @@ static int read_problem_defaults(struct parser *P, struct fy_node *n)
 	return MUH_OK;
 }
 
-static int add_kv(struct parser *P, const char *key, struct fy_node *n, size_t *cap)
+/* Keeps the scalar n as key, at n's place and at its key's (keynode). */
+static int add_kv(struct parser *P, const char *key, struct fy_node *n, struct fy_node *keynode,
+		  size_t *cap)
 {
 	muh_spec *s = P->s;
 	GROW(s->kv, s->nkv, *cap);
@@ -825,20 +827,24 @@ static int add_kv(struct parser *P, const char *key, struct fy_node *n, size_t *
 	kv->key = strdup(key);
 	kv->value = scalar_dup(n);
 	node_pos(P, n, &kv->line, &kv->col);
+	node_pos(P, keynode ? keynode : n, &kv->kline, &kv->kcol);
 	s->nkv++;
 	if (!kv->key || !kv->value)
 		return MUH_ENOMEM;
 	return MUH_OK;
 }
 
-/* Flattens every scalar under n as prefix.key.0... */
-static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size_t *cap, int depth)
+/* Flattens every scalar under n as prefix.key.0..., each at its place and
+ * at its key's: the innermost mapping key above it (keynode for n itself),
+ * or the sequence item. */
+static int flatten(struct parser *P, const char *prefix, struct fy_node *n, struct fy_node *keynode,
+		   size_t *cap, int depth)
 {
 	char key[512];
 	if (!n || depth > 32)
 		return MUH_OK;
 	if (yaml_is_scalar(n))
-		return add_kv(P, prefix, n, cap);
+		return add_kv(P, prefix, n, keynode, cap);
 	void *it = NULL;
 	if (yaml_is_map(n)) {
 		struct fy_node_pair *pr;
@@ -850,7 +856,7 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 				kn = "", klen = 0;
 			snprintf(key, sizeof(key), "%s%s%.*s", prefix, *prefix ? "." : "",
 				 (int)klen, kn);
-			int rc = flatten(P, key, fy_node_pair_value(pr), cap, depth + 1);
+			int rc = flatten(P, key, fy_node_pair_value(pr), k, cap, depth + 1);
 			if (rc)
 				return rc;
 		}
@@ -860,7 +866,7 @@ static int flatten(struct parser *P, const char *prefix, struct fy_node *n, size
 	int i = 0;
 	while ((item = fy_node_sequence_iterate(n, &it))) {
 		snprintf(key, sizeof(key), "%s%s%d", prefix, *prefix ? "." : "", i++);
-		int rc = flatten(P, key, item, cap, depth + 1);
+		int rc = flatten(P, key, item, item, cap, depth + 1);
 		if (rc)
 			return rc;
 	}
@@ -909,9 +915,9 @@ static int check_sections(struct parser *P, struct fy_node *root)
 				if (kl < sizeof(known))
 					kl += (size_t)snprintf(known + kl, sizeof(known) - kl, "%s%s", kl ? ", " : "", *l);
 			}
-		return err_at(P, k, "unknown section '%.*s'%s%s%s; the known ones: %s (see docs/spec.md)", (int)klen, kn,
-			      near.name ? " (did you mean '" : "", near.name ? near.name : "", near.name ? "'?)" : "",
-			      known);
+		char hint[96];
+		return err_at(P, k, "unknown section '%.*s'%s; the known ones: %s (see docs/spec.md)", (int)klen, kn,
+			      diag_near_hint(near.name, hint, sizeof(hint)), known);
 	}
 	return 0;
 }
@@ -960,7 +966,7 @@ static int read_muh(struct parser *P, struct fy_node *root)
 			continue; /* a reader's section: check_sections let only those by */
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn);
-		rc = flatten(P, key, fy_node_pair_value(pr), &cap, 0);
+		rc = flatten(P, key, fy_node_pair_value(pr), k, &cap, 0);
 	}
 	return rc;
 }
@@ -998,14 +1004,28 @@ static int read_caff(struct parser *P, struct fy_node *root, struct fy_node *cs)
 		const char *kn = yaml_is_scalar(k) ? fy_node_get_scalar(k, &klen) : NULL;
 		char key[256];
 		snprintf(key, sizeof(key), "%.*s", (int)klen, kn ? kn : "");
-		if ((rc = flatten(P, key, v, &cap, 0)))
+		if ((rc = flatten(P, key, v, k, &cap, 0)))
 			return rc;
 	}
 	return MUH_OK;
 }
 
 
-/* The first error libfyaml collected, placed in d. */
+/* The byte offset of line:col (1-based, as diag_linecol counts) in text,
+ * or its end when text is shorter. */
+static size_t text_offset(const char *text, int line, int col)
+{
+	size_t i = 0;
+	for (int l = 1; l < line && text[i]; i++)
+		if (text[i] == '\n')
+			l++;
+	for (int c = 1; c < col && text[i] && text[i] != '\n'; c++)
+		i++;
+	return i;
+}
+
+/* The first error libfyaml collected, placed in d; an unclosed flow
+ * collection's message names where it was opened. */
 static int yaml_error(struct parser *P, struct fy_diag *diag)
 {
 	void *it = NULL;
@@ -1015,8 +1035,20 @@ static int yaml_error(struct parser *P, struct fy_diag *diag)
 	if (m)
 		diag_linecol(P->s->text, m->input_pos, &line, &col);
 	diag_at(P->d, P->s->path, line, col, P->s->text);
-	const char *fmt = strstr(P->s->path, ".json") ? "malformed JSON: %s" : "malformed YAML: %s";
-	diag_errorf(P->d, fmt, e && e->msg ? e->msg : "cannot parse the document");
+	const char *what = e && e->msg ? e->msg : "cannot parse the document";
+	/* a flow collection never closed: libfyaml notices it lines later;
+	 * name where it began too */
+	char opened[96] = "";
+	size_t at = (size_t)-1;
+	if (strstr(what, "flow"))
+		at = yaml_unclosed_flow(P->s->text, text_offset(P->s->text, line, col));
+	if (at != (size_t)-1) {
+		int ol, oc;
+		diag_linecol(P->s->text, at, &ol, &oc);
+		snprintf(opened, sizeof(opened), "; the '%c' at %d:%d is never closed", P->s->text[at], ol, oc);
+	}
+	diag_errorf(P->d, strstr(P->s->path, ".json") ? "malformed JSON: %s%s" : "malformed YAML: %s%s", what,
+		    opened);
 	return MUH_EINPUT;
 }
 

@@ -3,8 +3,10 @@
  * read into a struct muh_target, and configurations of a space made into
  * variants.
  *
- * Owns: the spec keys of docs/spec.md section "target", their defaults and
- * their errors (file:line:col of the offending scalar). Never touches a
+ * Owns: the spec keys of docs/spec.md sections "target", "verify",
+ * "measure" (and the engine's, in "engine, load and objective"), their
+ * defaults and their errors (file:line:col of the offending value; of the
+ * key, for an unknown key, with the section that documents its nearest). Never touches a
  * device or the file system beyond checking that paths exist. (A launch
  * file's blockers are the session's check, session_open: reading the tree
  * it launches is the scanner's job, upstream of the evaluator.)
@@ -221,10 +223,27 @@ double eval_target_max_noise(const muh_target *t)
 	return t->max_noise;
 }
 
+/* The section of docs/spec.md that documents key, a key of keys[] (or,
+ * for an unknown one, of its YAML section): the engine backend's own
+ * target keys are in "engine, load and objective", the others in the
+ * section of their name's first part ("measure" for measure.warmups). */
+static void doc_section(const char *key, char *buf, size_t n)
+{
+	static const char *const engine[] = {"target.launch", "target.ready.", "target.stop_grace",
+					     "target.port", "target.props", NULL};
+	for (size_t i = 0; engine[i]; i++)
+		if (!strncmp(key, engine[i], strlen(engine[i]))) {
+			snprintf(buf, n, "engine, load and objective");
+			return;
+		}
+	snprintf(buf, n, "%.*s", (int)strcspn(key, "."), key);
+}
+
 /* The description of kv's key when it is one of the target:, verify: or
  * measure: keys this reader takes (*k), NULL when it is another section's
- * or a foreign key read elsewhere; MUH_EINPUT at kv for an unknown key of
- * these sections, with the nearest known key of the same section. */
+ * or a foreign key read elsewhere; MUH_EINPUT for an unknown key of these
+ * sections, at the key (not its value), with the nearest known key of the
+ * same section and the docs/spec.md section that documents it. */
 static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k, muh_diag *d)
 {
 	*k = NULL;
@@ -246,10 +265,11 @@ static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k
 	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
 		if (!strncmp(keys[j].key, kv->key, sec)) /* the same section: the prefix costs nothing */
 			diag_near_offer(&near, kv->key, strlen(kv->key), keys[j].key);
-	char hint[160] = "";
-	if (near.name)
-		snprintf(hint, sizeof(hint), " (did you mean '%s'?)", near.name);
-	return diag_kv(s, kv, d, "unknown key '%s'%s; see docs/spec.md, section \"target\"", kv->key, hint);
+	char hint[160], sect[64];
+	doc_section(near.name ? near.name : kv->key, sect, sizeof(sect));
+	spec_diag_at(s, d, kv->kline, kv->kcol);
+	return diag_errorf(d, "unknown key '%s'%s; see docs/spec.md, section \"%s\"", kv->key,
+			   diag_near_hint(near.name, hint, sizeof(hint)), sect);
 }
 
 int eval_target_check_keys(const muh_spec *s, muh_diag *d)
@@ -289,7 +309,12 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 				return diag_kv(s, kv, d, "more than 32 keys under load:%s%s", "", "");
 			if (strlen(kv->key + 5) >= sizeof(t->load_key[0]) || strlen(kv->value) >= sizeof(t->load_val[0]))
 				return diag_kv(s, kv, d, "%s is too long%s", kv->key, "");
-			if (load_opts_set(&lo, kv->key + 5, kv->value, why, sizeof(why)))
+			int lrc = load_opts_set(&lo, kv->key + 5, kv->value, why, sizeof(why));
+			if (lrc == -2) { /* an unknown key: the caret under it */
+				spec_diag_at(s, d, kv->kline, kv->kcol);
+				return diag_errorf(d, "%s: %s; see docs/load.md", kv->key, why);
+			}
+			if (lrc)
 				return diag_kv(s, kv, d, "%s: %s", kv->key, why);
 			snprintf(t->load_key[t->nload], sizeof(t->load_key[0]), "%s", kv->key + 5);
 			snprintf(t->load_val[t->nload], sizeof(t->load_val[0]), "%s", kv->value);
@@ -362,9 +387,12 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	}
 	const muh_kv *bk = spec_kv(s, "target.backend");
 	if (!eval_backend_find(t->backend)) {
+		static const char *const backends[] = {"cpu", "cuda", "worker", "command", "engine", NULL};
+		const char *nb = diag_near_among(t->backend, strlen(t->backend), backends);
+		char hint[96];
 		if (bk)
 			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command, engine",
-				       t->backend, "");
+				       t->backend, diag_near_hint(nb, hint, sizeof(hint)));
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
 	}
 	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");

@@ -1,8 +1,56 @@
 /*
  * yamlcheck.c — checks a text must pass before libfyaml parses it, and the
- * node kind tests both YAML readers use (yamlcheck.h).
+ * node kind tests both YAML readers use (yamlcheck.h), and where an
+ * unclosed flow collection began, for a parse error's message.
  */
 #include "yamlcheck.h"
+
+/* Whether a value may start at text[i]: only blanks lie between it and
+ * the line's start or one of the indicators after which YAML starts a
+ * node (': ', '- ', '? ', and in a flow '[', '{', ','). */
+static int value_starts(const char *text, size_t i, int inflow)
+{
+	while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t'))
+		i--;
+	if (i == 0 || text[i - 1] == '\n' || text[i - 1] == '\r')
+		return 1;
+	char c = text[i - 1];
+	if (c == ':' || c == '-' || c == '?')
+		return 1;
+	return inflow && (c == '[' || c == '{' || c == ',');
+}
+
+size_t yaml_unclosed_flow(const char *text, size_t upto)
+{
+	enum { DEPTH = 64 };
+	size_t open[DEPTH];
+	char kind[DEPTH];
+	size_t depth = 0; /* may pass DEPTH: deeper ones are not kept */
+	for (size_t i = 0; text && i < upto && text[i]; i++) {
+		char c = text[i];
+		int after_blank = i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n';
+		if (c == '#' && after_blank) {
+			while (i + 1 < upto && text[i + 1] && text[i + 1] != '\n')
+				i++;
+		} else if ((c == '\'' || c == '"') && value_starts(text, i, depth > 0)) {
+			for (i++; i < upto && text[i] && text[i] != c; i++)
+				if (c == '"' && text[i] == '\\' && text[i + 1])
+					i++;
+			/* '' inside single quotes: the scan goes on at the second quote */
+		} else if ((c == '[' || c == '{') && (depth > 0 || value_starts(text, i, 0))) {
+			if (depth < DEPTH) {
+				open[depth] = i;
+				kind[depth] = c;
+			}
+			depth++;
+		} else if ((c == ']' || c == '}') && depth > 0) {
+			depth--;
+			if (depth < DEPTH && kind[depth] != (c == ']' ? '[' : '{'))
+				return open[depth]; /* '[3}': the '[' is the one not closed */
+		}
+	}
+	return depth > 0 && depth <= DEPTH ? open[depth - 1] : (size_t)-1;
+}
 
 size_t yaml_bad_directive(const char *text, size_t len)
 {

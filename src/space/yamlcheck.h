@@ -16,6 +16,15 @@
  * fuzz_deploy.c), so callers refuse the text before parsing. */
 size_t yaml_bad_directive(const char *text, size_t len);
 
+/* Where the flow collection ('[' or '{') that a parse error at byte upto of
+ * text is about was opened: the innermost one still open at upto, or the
+ * one a mismatched closer ('[3}') met first; (size_t)-1 when none is open.
+ * libfyaml reports an unclosed '[' where it noticed (lines later, at the
+ * next key); this names where it began. A scan of the text, not a parse:
+ * quoted scalars and comments are skipped, and a '[' or '{' opens a
+ * collection only where a value starts (a[0] in a plain scalar does not). */
+size_t yaml_unclosed_flow(const char *text, size_t upto);
+
 /* Whether n is a scalar, a mapping, a sequence; 0 for a NULL n. */
 int yaml_is_scalar(struct fy_node *n);
 int yaml_is_map(struct fy_node *n);

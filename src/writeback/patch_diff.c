@@ -82,9 +82,11 @@ static void put_line(strbuf *s, char c, const char *b, size_t from, size_t to)
 		strbuf_put(s, "\n\\ No newline at end of file\n", 29);
 }
 
-/* A change: old lines [la, lb] become the lines of new bytes [na, nb). */
+/* A change: old lines [la, le) become the lines of new bytes [na, nb); a
+ * pure insertion has la == le (no old line: none is shown rewritten to
+ * itself). */
 struct change {
-	size_t la, lb;
+	size_t la, le;
 	size_t na, nb;   /* byte range in the new buffer */
 	size_t nlines;   /* lines in [na, nb) */
 };
@@ -109,9 +111,9 @@ static int line_eq(const char *a, const struct lines *A, size_t i, const char *b
 /* The changes of a rewritten file (a deployment file, a whole new text) as
  * a line diff: the longest common subsequence of the lines between the
  * common prefix and suffix, so that a value changed on two lines far apart
- * is two small hunks, and only changed lines are - and +. A pure insertion
- * takes its preceding (or following) unchanged line along, so every change
- * has an old line. Replaces *chp (grown as needed) and sets *nch. Returns
+ * is two small hunks, and only changed lines are - and +: a pure insertion
+ * is + lines only, never an unchanged line shown as - and + (a line
+ * "rewritten" to itself). Replaces *chp (grown as needed) and sets *nch. Returns
  * MUH_OK, or MUH_ENOMEM; *too_large = 1 (and *nch untouched) when the
  * middle is too large for the table: the caller then makes one change. */
 static int line_changes(const struct pfile *f, const struct lines *A, struct change **chp, size_t *nch,
@@ -159,12 +161,13 @@ static int line_changes(const struct pfile *f, const struct lines *A, struct cha
 		for (size_t x = 0; x < n; x++) {
 			if (line_eq(f->old, A, p + x, f->new, &B, p + x))
 				continue;
-			if (k && ch[k - 1].lb + 1 == p + x) {
-				ch[k - 1].lb = p + x;
+			if (k && ch[k - 1].le == p + x) {
+				ch[k - 1].le = p + x + 1;
 				ch[k - 1].nb = B.ls[p + x + 1];
 				continue;
 			}
-			ch[k].la = ch[k].lb = p + x;
+			ch[k].la = p + x;
+			ch[k].le = p + x + 1;
 			ch[k].na = B.ls[p + x];
 			ch[k].nb = B.ls[p + x + 1];
 			k++;
@@ -184,19 +187,13 @@ static int line_changes(const struct pfile *f, const struct lines *A, struct cha
 				j++;
 		}
 		size_t oi0 = p + i0, oi1 = p + i, oj0 = p + j0, oj1 = p + j;
-		if (oi0 == oi1) { /* an insertion: take an unchanged neighbour along */
-			if (oi0 > 0)
-				oi0--, oj0--;
-			else
-				oi1++, oj1++;
-		}
-		if (k && ch[k - 1].lb + 1 >= oi0) { /* touches the previous change */
-			ch[k - 1].lb = oi1 - 1;
+		if (k && ch[k - 1].le >= oi0) { /* touches the previous change */
+			ch[k - 1].le = oi1;
 			ch[k - 1].nb = B.ls[oj1];
 			continue;
 		}
 		ch[k].la = oi0;
-		ch[k].lb = oi1 - 1;
+		ch[k].le = oi1;
 		ch[k].na = B.ls[oj0];
 		ch[k].nb = B.ls[oj1];
 		k++;
@@ -247,7 +244,7 @@ static int diff_file(strbuf *s, const struct pfile *f)
 		size_t oe = f->oldlen - q;
 		size_t lb = oe > L.ls[la] ? line_of(&L, oe - 1) : la;
 		ch[0].la = la;
-		ch[0].lb = lb;
+		ch[0].le = lb + 1;
 		ch[0].na = L.ls[la];
 		ch[0].nb = (size_t)((long long)L.ls[lb + 1] + (long long)f->newlen - (long long)f->oldlen);
 		nch = 1;
@@ -258,16 +255,16 @@ static int diff_file(strbuf *s, const struct pfile *f)
 		size_t endpos = e->end > e->start ? e->end - 1 : e->start;
 		size_t lb = line_of(&L, endpos < f->oldlen ? endpos : f->oldlen - 1);
 		long long delta = (long long)strlen(e->text) - (long long)(e->end - e->start);
-		if (nch && la <= ch[nch - 1].lb) {
-			ch[nch - 1].lb = lb > ch[nch - 1].lb ? lb : ch[nch - 1].lb;
+		if (nch && la < ch[nch - 1].le) {
+			ch[nch - 1].le = lb + 1 > ch[nch - 1].le ? lb + 1 : ch[nch - 1].le;
 		} else {
 			ch[nch].la = la;
-			ch[nch].lb = lb;
+			ch[nch].le = lb + 1;
 			ch[nch].na = (size_t)((long long)L.ls[la] + shift);
 			nch++;
 		}
 		shift += delta;
-		ch[nch - 1].nb = (size_t)((long long)L.ls[ch[nch - 1].lb + 1] + shift);
+		ch[nch - 1].nb = (size_t)((long long)L.ls[ch[nch - 1].le] + shift);
 	}
 	for (size_t c = 0; c < nch; c++)
 		ch[c].nlines = count_lines(f->new, ch[c].na, ch[c].nb);
@@ -276,21 +273,21 @@ static int diff_file(strbuf *s, const struct pfile *f)
 	long long line_delta = 0; /* new line number - old line number before hunk */
 	for (size_t c = 0; c < nch;) {
 		size_t c2 = c; /* last change in this hunk */
-		while (c2 + 1 < nch && ch[c2 + 1].la - ch[c2].lb - 1 <= 2 * ctx)
+		while (c2 + 1 < nch && ch[c2 + 1].la - ch[c2].le <= 2 * ctx)
 			c2++;
 		size_t os = ch[c].la >= ctx ? ch[c].la - ctx : 0;
-		size_t oe = ch[c2].lb + ctx < L.n ? ch[c2].lb + ctx : L.n - 1;
-		size_t ocount = oe - os + 1, ncount = ocount;
+		size_t oe = ch[c2].le + ctx < L.n ? ch[c2].le + ctx : L.n; /* past the last old line shown */
+		size_t ocount = oe - os, ncount = ocount;
 		for (size_t k = c; k <= c2; k++)
-			ncount = ncount - (ch[k].lb - ch[k].la + 1) + ch[k].nlines;
+			ncount = ncount - (ch[k].le - ch[k].la) + ch[k].nlines;
 		long long nstart = (long long)os + line_delta;
-		strbuf_printf(s, "@@ -%zu,%zu +%lld,%zu @@\n", os + 1, ocount,
+		strbuf_printf(s, "@@ -%zu,%zu +%lld,%zu @@\n", ocount ? os + 1 : os, ocount,
 			  ncount ? nstart + 1 : nstart, ncount);
 		size_t line = os;
 		for (size_t k = c; k <= c2; k++) {
 			for (; line < ch[k].la; line++)
 				put_line(s, ' ', f->old, L.ls[line], L.ls[line + 1]);
-			for (; line <= ch[k].lb; line++)
+			for (; line < ch[k].le; line++)
 				put_line(s, '-', f->old, L.ls[line], L.ls[line + 1]);
 			size_t a = ch[k].na;
 			while (a < ch[k].nb) {
@@ -302,9 +299,9 @@ static int diff_file(strbuf *s, const struct pfile *f)
 				put_line(s, '+', f->new, a, b);
 				a = b;
 			}
-			line_delta += (long long)ch[k].nlines - (long long)(ch[k].lb - ch[k].la + 1);
+			line_delta += (long long)ch[k].nlines - (long long)(ch[k].le - ch[k].la);
 		}
-		for (; line <= oe; line++)
+		for (; line < oe; line++)
 			put_line(s, ' ', f->old, L.ls[line], L.ls[line + 1]);
 		c = c2 + 1;
 	}

@@ -434,6 +434,32 @@ static void autotune_entry(strbuf *s, const muh_knob *k, const patch_best *b, ch
 	strbuf_put(s, ")", 1);
 }
 
+/* Whether a and b are the same text but for blanks and line ends. */
+static int same_but_blanks(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t i = 0, j = 0;
+	for (;;) {
+		while (i < la && strchr(" \t\r\n", a[i]))
+			i++;
+		while (j < lb && strchr(" \t\r\n", b[j]))
+			j++;
+		if (i == la || j == lb)
+			return i == la && j == lb;
+		if (a[i++] != b[j++])
+			return 0;
+	}
+}
+
+/* Whether the list k already holds the entry e (as written, but for blanks). */
+static int list_holds(const muh_knob *k, const char *e, size_t len)
+{
+	for (int i = 0; i < k->nalts; i++)
+		if (k->alts[i].text &&
+		    same_but_blanks(k->alts[i].text, strlen(k->alts[i].text), e, len))
+			return 1;
+	return 0;
+}
+
 int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const patch_best *best, size_t n,
 			int extend, const char *comment, char **out, muh_diag *d)
 {
@@ -475,8 +501,31 @@ int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const p
 	}
 	strbuf s = {0};
 	/* extending: the list up to its last entry (and that entry's comma and
-	 * comment), the new entries, the rest; else a new list */
+	 * comment), the new entries, the rest; else a new list. An entry the
+	 * list already holds is not added again; none left: the list as it is
+	 * (a write-back that changes nothing) */
 	int ext = extend && k->nalts;
+	unsigned char *dup = calloc(n ? n : 1, 1);
+	size_t nnew = n;
+	if (!dup)
+		return MUH_ENOMEM;
+	for (size_t i = 0; ext && i < n; i++) {
+		strbuf e = {0};
+		autotune_entry(&e, k, &best[i], q, stages_first);
+		if (e.oom) {
+			free(e.b);
+			free(dup);
+			return MUH_ENOMEM;
+		}
+		dup[i] = (unsigned char)list_holds(k, e.b, e.n);
+		nnew -= dup[i];
+		free(e.b);
+	}
+	if (ext && !nnew) {
+		free(dup);
+		*out = strndup(text + k->start, k->end - k->start);
+		return *out ? MUH_OK : MUH_ENOMEM;
+	}
 	size_t at = 0;
 	if (ext) {
 		at = k->alts[k->nalts - 1].end;
@@ -501,7 +550,11 @@ int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const p
 	}
 	if (comment)
 		strbuf_printf(&s, "%s%s# %s", nl, indent, comment);
+	if (comment && nnew < n)
+		strbuf_printf(&s, " (%zu already in the list)", n - nnew);
 	for (size_t i = 0; i < n; i++) {
+		if (dup[i])
+			continue;
 		strbuf_printf(&s, "%s%s", nl, indent);
 		autotune_entry(&s, k, &best[i], q, stages_first);
 		strbuf_put(&s, ",", 1);
@@ -510,6 +563,7 @@ int patch_autotune_list(const char *text, size_t len, const muh_knob *k, const p
 		strbuf_put(&s, text + at, k->end - at);
 	else
 		strbuf_printf(&s, "%s%s]", nl, close);
+	free(dup);
 	if (s.oom) {
 		free(s.b);
 		return MUH_ENOMEM;

@@ -530,9 +530,19 @@ const muh_knob *writeback_find_knob(const patch_knobs *saved, const muh_surface 
 	if (hits > 1)
 		diag_errorf(d, "%zu knobs are named '%s' in %s; give the id of one: %s%s", hits, ref, where, list,
 			    hits > 6 ? ", ..." : "");
-	else
-		diag_errorf(d, "no knob '%s' in %s: give a knob's id or its name (`muh scan %s --json` lists both)", ref,
-			    where, tree);
+	else {
+		diag_near near = DIAG_NEAR_INIT; /* the nearest id or name */
+		for (size_t i = 0; i < n; i++) {
+			const muh_knob *c = saved ? patch_knobs_at(saved, i) : scan_knob(surf, i);
+			diag_near_offer(&near, ref, strlen(ref), c->id);
+			diag_near_offer(&near, ref, strlen(ref), c->name);
+		}
+		char hint[96];
+		diag_errorf(d,
+			    "no knob '%s'%s in %s: give a knob's id or its name (`muh scan %s --json` "
+			    "lists both)",
+			    ref, diag_near_hint(near.name, hint, sizeof(hint)), where, tree);
+	}
 	return NULL;
 }
 

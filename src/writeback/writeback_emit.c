@@ -566,7 +566,11 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 		free(text);
 		return rc;
 	}
-	return diag_errorf(d, "unknown --emit '%s'; known: moe-json, header, triton-configs", kind);
+	static const char *const kinds[] = {"moe-json", "header", "triton-configs", NULL};
+	const char *nk = diag_near_among(kind, strlen(kind), kinds);
+	char hint[96];
+	return diag_errorf(d, "unknown --emit '%s'%s; known: moe-json, header, triton-configs", kind,
+			   diag_near_hint(nk, hint, sizeof(hint)));
 }
 
 int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved, const muh_knob ***arr,
@@ -660,7 +664,14 @@ int writeback_autotune_into(const writeback_runs *sr, const writeback_emit_opts 
 		snprintf(set->id, sizeof(set->id), "%s", k->id);
 		set->alt = -1;
 		set->value = *value;
-		if (!eo->extend && k->nalts)
+		/* the list as it is: say so, not "replaced" or "added" (the
+		 * tree's write-back then writes nothing) */
+		size_t span = k->end - k->start;
+		if (span == strlen(*value) && !memcmp(text + k->start, *value, span))
+			writeback_say(ob, "nothing to change in the list of %s:%d: it already holds %s %zu "
+					  "config%s",
+				k->file, k->line, eo->extend ? "these" : "exactly these", n, n == 1 ? "" : "s");
+		else if (!eo->extend && k->nalts)
 			writeback_say(ob, "the %d configs of %s:%d are replaced by %zu (--extend keeps them)",
 				k->nalts, k->file, k->line, n);
 		if (k->verdict != SCAN_LIVE)

@@ -8,18 +8,18 @@ source "$(dirname "$0")/lib.bash"
 S=specs/matmul_cpu.yaml
 
 # --config: unknown names and values are errors at their column, with the
-# constraint checker's did-you-mean; nothing is measured
+# did-you-mean of every unknown name (diag_near); nothing is measured
 run "$MUH" eval "$S" --config BLOK=8 --no-noise
 expect_rc 2 "--config BLOK=8"
-expect_in err "^--config:1:1: error: unknown name 'BLOK'; did you mean 'BLOCK'\?" "--config: did you mean"
-expect_in err "known names: BLOCK, UNROLL" "--config: the names that exist"
+expect_in err "^--config:1:1: error: unknown param 'BLOK' \(did you mean 'BLOCK'\?\)" "--config: did you mean"
+expect_in err "the params: BLOCK, UNROLL" "--config: the names that exist"
 grep -q "ok" "$TMP/out" && fail "--config BLOK=8 measured something: $(cat "$TMP/out")"
 run "$MUH" eval "$S" --config garbage --no-noise
 expect_rc 2 "--config garbage"
 expect_in err "^--config:1:1: error: expected NAME=VALUE at 'garbage'" "--config garbage: says what a key is"
 run "$MUH" eval "$S" --config BLOCK=8,UNROL=2 --no-noise
 expect_rc 2 "--config BLOCK=8,UNROL=2"
-expect_in err "^--config:1:9: error: unknown name 'UNROL'; did you mean 'UNROLL'\?" "--config: the second name's column"
+expect_in err "^--config:1:9: error: unknown param 'UNROL' \(did you mean 'UNROLL'\?\)" "--config: the second name's column"
 run "$MUH" eval "$S" --config BLOCK=7 --no-noise
 expect_rc 2 "--config BLOCK=7"
 expect_in err "^--config:1:7: error: '7' is not a value of 'BLOCK' \(values: 4, 8" "--config: a value not in the list"

@@ -68,7 +68,7 @@ PY
 printf 'params:\n  A: [1, 2]\nmeasure:\n  max_tme: 3\n' >"$TMP/badkey.yaml"
 run "$MUH" space "$TMP/badkey.yaml"
 expect_rc 2 "a misspelt measure key"
-expect_in err "badkey.yaml:4:12: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "the key, its place and the nearest"
+expect_in err "badkey.yaml:4:3: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "the key, its place and the nearest"
 printf 'params:\n  A: [1, 2]\ntarget:\n  backend: worker\n' >"$TMP/noworker.yaml"
 run "$MUH" space "$TMP/noworker.yaml"
 expect_rc 0 "a worker spec without a worker: nothing is measured here"

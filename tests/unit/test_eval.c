@@ -643,12 +643,12 @@ static void test_bundled_specs(void **st)
 		diag_clear(&d);
 		int rc = spec_load(path, &s, &d);
 		if (rc)
-			diag_print(stderr, &d);
+			diag_print(stderr, "test_eval", &d);
 		assert_int_equal(rc, MUH_OK);
 		muh_target t;
 		rc = eval_target_from_spec(s, &t, &d);
 		if (rc)
-			diag_print(stderr, &d);
+			diag_print(stderr, "test_eval", &d);
 		assert_int_equal(rc, MUH_OK);
 		const char *names[64];
 		int n = 0;

@@ -85,11 +85,11 @@ static void test_opts_set(void **state)
 	memset(big, 'm', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	assert_int_equal(load_opts_set(&o, "model", big, why, sizeof(why)), -1);
-	assert_int_equal(load_opts_set(&o, "concurency", "4", why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "unknown load option 'concurency'; known: concurrency, rate"));
+	assert_int_equal(load_opts_set(&o, "concurency", "4", why, sizeof(why)), -2); /* unknown: -2 */
+	assert_non_null(strstr(why, "unknown load option 'concurency' (did you mean 'concurrency'?); known: concurrency, rate"));
 	/* a short why buffer is still terminated */
 	char tiny[8];
-	assert_int_equal(load_opts_set(&o, "nosuch", "1", tiny, sizeof(tiny)), -1);
+	assert_int_equal(load_opts_set(&o, "nosuch", "1", tiny, sizeof(tiny)), -2);
 	assert_int_equal(strlen(tiny), 7);
 }
 

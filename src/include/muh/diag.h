@@ -60,19 +60,37 @@ void diag_rebase(muh_diag *d, const char *file, int line0, int col0, const char 
  * too). Columns count bytes. */
 void diag_linecol(const char *text, size_t pos, int *line, int *col);
 
-/* Prints "file:line:col: error: msg", then the source line and a caret. */
-void diag_print(FILE *f, const muh_diag *d);
+/* Prints "file:line:col: error: msg" ("file: error: msg" without a line),
+ * then the source line and a caret. A diagnostic without a file is said as
+ * who's ("muh patch: msg"; who NULL: "muh: msg"): every error names what it
+ * is about, the file or the command. */
+void diag_print(FILE *f, const char *who, const muh_diag *d);
 
-/* The "did you mean" behind muh's errors for unknown names: offer each
- * known name in turn; name ends as the nearest one at a case-insensitive
- * edit distance of 2 or less (the first of equals), or NULL. Start from
- * DIAG_NEAR_INIT. */
+/* ---- did you mean (diag_near.c) ----
+ * The nearest known name to an unknown one, by one rule for every error
+ * that names an unknown name: case-insensitive edit distance, an adjacent
+ * swap counting one, at most 2 (the first of equals). */
+
+/* The edit distance between a[0..la) and b[0..lb) (99 when either is
+ * longer than 63 bytes). */
+int diag_near_distance(const char *a, size_t la, const char *b, size_t lb);
+
+/* Offer each known name in turn; n->name ends as the nearest one within
+ * distance 2, or NULL. Start from DIAG_NEAR_INIT. A NULL name is skipped. */
 typedef struct diag_near {
 	const char *name;
 	int dist;
 } diag_near;
 #define DIAG_NEAR_INIT {NULL, 3}
 void diag_near_offer(diag_near *n, const char *word, size_t len, const char *name);
+
+/* The nearest of names (a NULL-terminated list) to word[0..len), or NULL. */
+const char *diag_near_among(const char *word, size_t len, const char *const *names);
+
+/* The hint an error puts after the unknown name: " (did you mean 'NAME'?)"
+ * in buf (size bytes), or "" when name is NULL or does not fit. Returns
+ * buf. */
+const char *diag_near_hint(const char *name, char *buf, size_t size);
 
 MUH_END_DECLS
 

@@ -88,7 +88,8 @@ void load_defaults(load_opts *o);
  * dataset, ignore_eos, request_timeout, slo_ttft, slo_tpot, deadline,
  * chunk_tolerance, find_rate, find_rate_steps,
  * endpoint, model, url); durations accept "2s", "500ms", "2". Returns 0, or
- * -1 with why (n bytes) saying what was expected; an unknown key is -1. */
+ * -1 with why (n bytes) saying what was expected; an unknown key is -2,
+ * why naming the nearest known one. */
 int load_opts_set(load_opts *o, const char *key, const char *value, char *why, size_t n);
 
 /* The measured requests o sends: its requests when given, else 32, or 0

@@ -223,8 +223,10 @@ enum patch_reads patch_engine_reads(const muh_knob *const *knobs, size_t n, cons
  * bytes in text, its alternatives the triton.Config entries); best[0..n)
  * the configs to write, in order. extend 0: the list becomes exactly
  * these configs; 1: they are appended after the last entry, every byte of
- * the list before kept. Entries follow the list's own indentation and
- * quotes; a param the list writes as True/False is written so. comment
+ * the list before kept, but for an entry the list already holds (the same
+ * text but for blanks), which is not added again (the comment says how
+ * many); when every one is held, *out is the list as it is. Entries
+ * follow the list's own indentation and quotes; a param the list writes as True/False is written so. comment
  * (may be NULL; one line, no newline) goes first, as a Python comment line
  * above the new entries: where their numbers came from. *out (malloc'd) is
  * the new text of k's span [k->start, k->end). MUH_EINPUT when k is not

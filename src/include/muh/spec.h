@@ -55,7 +55,8 @@ typedef struct muh_symbol {
 typedef struct muh_kv {
 	char *key;   /* dotted path, e.g. "target.backend" */
 	char *value; /* scalar text */
-	int line, col;
+	int line, col;   /* the value's place: where a bad value is */
+	int kline, kcol; /* its key's place (a sequence item's own): where an unknown key is */
 } muh_kv;
 
 typedef struct muh_seed {
