@@ -94,20 +94,20 @@ static void collect_alts(walker *w, TSNode n, pf_alt *alts, int *nalts, int max,
 {
 	if (depth > 20 || *nalts >= max)
 		return;
-	if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1 &&
-	    is(ts_node_named_child(n, 0), "conditional_expression"))
-		n = ts_node_named_child(n, 0);
-	if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
-		collect_alts(w, ts_node_named_child(n, 0), alts, nalts, max, depth + 1);
-		collect_alts(w, ts_node_named_child(n, 2), alts, nalts, max, depth + 1);
+	if (is(n, "parenthesized_expression") && pyts_named_child_count(n) == 1 &&
+	    is(pyts_named_child(n, 0), "conditional_expression"))
+		n = pyts_named_child(n, 0);
+	if (is(n, "conditional_expression") && pyts_named_child_count(n) == 3) {
+		collect_alts(w, pyts_named_child(n, 0), alts, nalts, max, depth + 1);
+		collect_alts(w, pyts_named_child(n, 2), alts, nalts, max, depth + 1);
 		return;
 	}
 	pf_alt *a = &alts[(*nalts)++];
 	a->text = pyfile_text_of(w, n, 256, 1);
 	cval c = pyfile_fold(w, n, 0);
 	a->eval = c.ok ? pyfile_cv_text(w, c) : NULL;
-	a->start = ts_node_start_byte(n);
-	a->end = ts_node_end_byte(n);
+	a->start = pyts_start_byte(n);
+	a->end = pyts_end_byte(n);
 	a->line = line_of(n);
 }
 
@@ -153,7 +153,7 @@ static void add_ref(walker *w, ctx *c, const char *name, const char *obj, TSNode
 	r->obj = obj;
 	r->scope = c->scope;
 	r->line = line_of(at);
-	r->byte = ts_node_start_byte(at);
+	r->byte = pyts_start_byte(at);
 	r->call = c->call;
 	r->dead = -1;
 	r->flags = flags | (c->unreach ? PF_R_UNREACH : 0);
@@ -192,17 +192,17 @@ static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const ch
 	im->attr = attr;
 	im->scope = c->scope;
 	im->line = line_of(at);
-	im->byte = ts_node_start_byte(at);
+	im->byte = pyts_start_byte(at);
 	im->guard = c->guard;
 	im->guard_else = c->guard_else;
 }
 
 static void do_import(walker *w, ctx *c, TSNode n)
 {
-	uint32_t cnt = ts_node_named_child_count(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	if (is(n, "import_statement")) {
 		for (uint32_t i = 0; i < cnt; i++) {
-			TSNode k = ts_node_named_child(n, i);
+			TSNode k = pyts_named_child(n, i);
 			if (is(k, "dotted_name")) {
 				const char *m = pyfile_text_of(w, k, 256, 1);
 				/* `import a.b` binds a */
@@ -213,7 +213,7 @@ static void do_import(walker *w, ctx *c, TSNode n)
 					add_import(w, c, n, m, m, NULL);
 			} else if (is(k, "aliased_import")) {
 				TSNode nm = field(k, "name"), al = field(k, "alias");
-				if (!ts_node_is_null(nm) && !ts_node_is_null(al))
+				if (!pyts_is_null(nm) && !pyts_is_null(al))
 					add_import(w, c, n, pyfile_text_of(w, al, 128, 1),
 					           pyfile_text_of(w, nm, 256, 1), NULL);
 			}
@@ -222,17 +222,17 @@ static void do_import(walker *w, ctx *c, TSNode n)
 	}
 	/* import_from_statement */
 	TSNode mn = field(n, "module_name");
-	if (ts_node_is_null(mn))
+	if (pyts_is_null(mn))
 		return;
 	const char *module;
 	if (is(mn, "relative_import")) {
 		int dots = 0;
 		const char *rel = "";
-		uint32_t mc = ts_node_named_child_count(mn);
+		uint32_t mc = pyts_named_child_count(mn);
 		for (uint32_t i = 0; i < mc; i++) {
-			TSNode k = ts_node_named_child(mn, i);
+			TSNode k = pyts_named_child(mn, i);
 			if (is(k, "import_prefix"))
-				dots = (int)(ts_node_end_byte(k) - ts_node_start_byte(k));
+				dots = (int)(pyts_end_byte(k) - pyts_start_byte(k));
 			else if (is(k, "dotted_name"))
 				rel = pyfile_text_of(w, k, 256, 1);
 		}
@@ -241,15 +241,15 @@ static void do_import(walker *w, ctx *c, TSNode n)
 		module = pyfile_text_of(w, mn, 256, 1);
 	}
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_named_child(n, i);
-		if (ts_node_start_byte(k) == ts_node_start_byte(mn))
+		TSNode k = pyts_named_child(n, i);
+		if (pyts_start_byte(k) == pyts_start_byte(mn))
 			continue;
 		if (is(k, "dotted_name")) {
 			const char *a = pyfile_text_of(w, k, 128, 1);
 			add_import(w, c, n, a, module, a);
 		} else if (is(k, "aliased_import")) {
 			TSNode nm = field(k, "name"), al = field(k, "alias");
-			if (!ts_node_is_null(nm) && !ts_node_is_null(al))
+			if (!pyts_is_null(nm) && !pyts_is_null(al))
 				add_import(w, c, n, pyfile_text_of(w, al, 128, 1), module,
 				           pyfile_text_of(w, nm, 128, 1));
 		} else if (is(k, "wildcard_import")) { /* from m import *: alias and attr "*" */
@@ -266,10 +266,10 @@ static void visit(walker *w, ctx *c, TSNode n);
  * allocation. */
 static void visit_children(walker *w, ctx *c, TSNode n)
 {
-	uint32_t cnt = ts_node_named_child_count(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	if (cnt <= 16) {
 		for (uint32_t i = 0; i < cnt; i++)
-			visit(w, c, ts_node_named_child(n, i));
+			visit(w, c, pyts_named_child(n, i));
 		return;
 	}
 	TSTreeCursor cur = ts_tree_cursor_new(n);
@@ -302,16 +302,16 @@ static TSNode module_collection(walker *w, TSNode id)
 {
 	TSNode none = {0}, found = {0};
 	TSNode root = ts_tree_root_node(id.tree);
-	uint32_t cnt = ts_node_named_child_count(root);
-	uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
+	uint32_t cnt = pyts_named_child_count(root);
+	uint32_t a = pyts_start_byte(id), b = pyts_end_byte(id);
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode as = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
-		if (ts_node_is_null(as))
+		TSNode as = pyfile_stmt_assignment(pyts_named_child(root, i), 0);
+		if (pyts_is_null(as))
 			continue;
 		TSNode l = field(as, "left");
-		if (!is(l, "identifier") || ts_node_end_byte(l) - ts_node_start_byte(l) != b - a ||
-		    memcmp(w->src + ts_node_start_byte(l), w->src + a, b - a))
+		if (!is(l, "identifier") || pyts_end_byte(l) - pyts_start_byte(l) != b - a ||
+		    memcmp(w->src + pyts_start_byte(l), w->src + a, b - a))
 			continue;
 		nbind++;
 		found = field(as, "right");
@@ -324,14 +324,14 @@ static TSNode module_collection(walker *w, TSNode id)
  * comparison. */
 static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 {
-	if (!is(cn, "comparison_operator") || ts_node_named_child_count(cn) != 2)
+	if (!is(cn, "comparison_operator") || pyts_named_child_count(cn) != 2)
 		return;
-	TSNode l = ts_node_named_child(cn, 0), r = ts_node_named_child(cn, 1);
-	TSNode op = ts_node_child(cn, 1);
+	TSNode l = pyts_named_child(cn, 0), r = pyts_named_child(cn, 1);
+	TSNode op = pyts_child(cn, 1);
 	int code = pyfile_cmp_code(w, op);
 	if (code != '=' && code != '!') {
 		if (pyfile_text_eq(w, op, "in"))
-			code = ts_node_child_count(cn) == 4 ? 'n' : 'i';
+			code = pyts_child_count(cn) == 4 ? 'n' : 'i';
 		else if (pyfile_text_eq(w, op, "not") || is(op, "not in")) /* the grammar's one token */
 			code = 'n';
 		else
@@ -356,9 +356,9 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 			r = module_collection(w, r); /* `x not in CHOICES`, CHOICES = [...] */
 		if (!is(r, "tuple") && !is(r, "list") && !is(r, "set"))
 			return;
-		uint32_t cnt = ts_node_named_child_count(r);
+		uint32_t cnt = pyts_named_child_count(r);
 		for (uint32_t i = 0; i < cnt && nv < 16; i++) {
-			TSNode v = ts_node_named_child(r, i);
+			TSNode v = pyts_named_child(r, i);
 			if (!pyfile_string_value(w, v) && !pyfile_fold(w, v, 0).ok)
 				return;
 			vals[nv++] = pyfile_text_of(w, v, 96, 1);
@@ -374,8 +374,8 @@ static void guard_compare(walker *w, pf_guard *g, TSNode cn)
 
 static void block_span(TSNode b, uint32_t *s, uint32_t *e)
 {
-	*s = ts_node_start_byte(b);
-	*e = ts_node_end_byte(b);
+	*s = pyts_start_byte(b);
+	*e = pyts_end_byte(b);
 }
 
 /* if/elif: records a guard for the condition, then walks the branches with
@@ -384,7 +384,7 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 {
 	TSNode cond = field(n, "condition"), cons = field(n, "consequence");
 	visit(w, c, cond);
-	if (ts_node_is_null(cons))
+	if (pyts_is_null(cons))
 		return;
 	int cexpr = pyfile_build_expr(w, cond, 0);
 	pf_guard *g;
@@ -395,14 +395,14 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	g->scope = c->scope;
 	g->line = line_of(n);
 	g->constval = -1;
-	g->byte = ts_node_start_byte(n);
+	g->byte = pyts_start_byte(n);
 	g->cexpr = cexpr;
 	g->cond = pyfile_text_of(w, cond, 120, 1);
 	g->chain = chain >= 0 ? chain : gi;
 	g->cons_raise = pyfile_block_raises(w, cons, &g->cons_exc);
 	TSNode cn = cond;
-	while (is(cn, "parenthesized_expression") && ts_node_named_child_count(cn) == 1)
-		cn = ts_node_named_child(cn, 0);
+	while (is(cn, "parenthesized_expression") && pyts_named_child_count(cn) == 1)
+		cn = pyts_named_child(cn, 0);
 	if (is(cn, "not_operator")) {
 		g->negated = 1;
 		cn = field(cn, "argument");
@@ -411,11 +411,11 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 		g->name = pyfile_text_of(w, cn, 128, 0);
 	} else if (is(cn, "attribute")) {
 		TSNode a = field(cn, "attribute"), o = field(cn, "object");
-		if (!ts_node_is_null(a) && is(o, "identifier")) {
+		if (!pyts_is_null(a) && is(o, "identifier")) {
 			g->name = pyfile_text_of(w, a, 128, 0);
 			g->obj = pyfile_text_of(w, o, 128, 0);
 		}
-	} else if (!ts_node_is_null(cn)) {
+	} else if (!pyts_is_null(cn)) {
 		cval v = pyfile_fold(w, cn, 0);
 		if (v.ok)
 			g->constval = (v.isint ? v.i != 0 : v.d != 0) ? 1 : 0;
@@ -428,17 +428,17 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	guard_compare(w, g, cn);
 	block_span(cons, &g->cons_start, &g->cons_end);
 	/* the alternatives, as one span */
-	uint32_t cnt = ts_node_named_child_count(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	int first_alt = 1;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_named_child(n, i);
+		TSNode k = pyts_named_child(n, i);
 		if (is(k, "elif_clause") || is(k, "else_clause")) {
 			if (first_alt) {
-				g->alt_start = ts_node_start_byte(k);
+				g->alt_start = pyts_start_byte(k);
 				g->else_line = line_of(k);
 				first_alt = 0;
 			}
-			g->alt_end = ts_node_end_byte(k);
+			g->alt_end = pyts_end_byte(k);
 			if (is(k, "else_clause"))
 				g->else_raise = pyfile_block_raises(w, field(k, "body"), &g->else_exc);
 		}
@@ -450,7 +450,7 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	visit(w, &cc, cons);
 	cc.guard_else = 1;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_named_child(n, i);
+		TSNode k = pyts_named_child(n, i);
 		if (is(k, "elif_clause")) {
 			do_if(w, &cc, k, gi);
 		} else if (is(k, "else_clause")) {
@@ -461,9 +461,9 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 
 static int is_raise_nie(walker *w, TSNode stmt)
 {
-	if (!is(stmt, "raise_statement") || ts_node_named_child_count(stmt) < 1)
+	if (!is(stmt, "raise_statement") || pyts_named_child_count(stmt) < 1)
 		return 0;
-	TSNode e = ts_node_named_child(stmt, 0);
+	TSNode e = pyts_named_child(stmt, 0);
 	if (is(e, "call"))
 		e = field(e, "function");
 	return is(e, "identifier") && pyfile_text_eq(w, e, "NotImplementedError");
@@ -471,8 +471,8 @@ static int is_raise_nie(walker *w, TSNode stmt)
 
 static int is_docstring(TSNode stmt)
 {
-	return is(stmt, "expression_statement") && ts_node_named_child_count(stmt) == 1 &&
-	       is(ts_node_named_child(stmt, 0), "string");
+	return is(stmt, "expression_statement") && pyts_named_child_count(stmt) == 1 &&
+	       is(pyts_named_child(stmt, 0), "string");
 }
 
 /* A dict literal of knob-like string keys: one config_dict knob per key
@@ -480,10 +480,10 @@ static int is_docstring(TSNode stmt)
  * returned). */
 static void do_config_dict(walker *w, ctx *c, TSNode d, const char *var)
 {
-	uint32_t cnt = ts_node_named_child_count(d);
+	uint32_t cnt = pyts_named_child_count(d);
 	int knobby = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode p = ts_node_named_child(d, i);
+		TSNode p = pyts_named_child(d, i);
 		if (!is(p, "pair"))
 			continue;
 		const char *key = pyfile_string_value(w, field(p, "key"));
@@ -493,7 +493,7 @@ static void do_config_dict(walker *w, ctx *c, TSNode d, const char *var)
 	if (!knobby)
 		return;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode p = ts_node_named_child(d, i);
+		TSNode p = pyts_named_child(d, i);
 		if (!is(p, "pair"))
 			continue;
 		TSNode v = field(p, "value");
@@ -523,10 +523,10 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 {
 	if (!is(list, "list"))
 		return 0;
-	uint32_t cnt = ts_node_named_child_count(list);
+	uint32_t cnt = pyts_named_child_count(list);
 	int nconf = 0;
 	for (uint32_t i = 0; i < cnt; i++)
-		if (is_config_call(w, ts_node_named_child(list, i)))
+		if (is_config_call(w, pyts_named_child(list, i)))
 			nconf++;
 	if (!nconf)
 		return 0;
@@ -537,13 +537,13 @@ static int do_config_list(walker *w, ctx *c, TSNode list, const char *name)
 	if (!k->alts)
 		return 1;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode e = ts_node_named_child(list, i);
+		TSNode e = pyts_named_child(list, i);
 		if (!is_config_call(w, e))
 			continue;
 		pf_alt *a = &k->alts[k->nalts++];
 		a->text = pyfile_text_of(w, e, 512, 1);
-		a->start = ts_node_start_byte(e);
-		a->end = ts_node_end_byte(e);
+		a->start = pyts_start_byte(e);
+		a->end = pyts_end_byte(e);
 		a->line = line_of(e);
 	}
 	char buf[48];
@@ -575,14 +575,14 @@ static void add_asg(walker *w, ctx *c, TSNode stmt, const char *name, TSNode rig
 	a->name = name;
 	a->scope = c->scope;
 	a->line = line_of(stmt);
-	a->start = ts_node_start_byte(stmt);
-	a->end = ts_node_end_byte(stmt);
+	a->start = pyts_start_byte(stmt);
+	a->end = pyts_end_byte(stmt);
 	a->blk_start = c->blk_start;
 	a->blk_end = c->blk_end;
 	a->in_loop = c->in_loop;
 	a->simple = simple;
 	a->lit = -1;
-	if (simple && !ts_node_is_null(right)) {
+	if (simple && !pyts_is_null(right)) {
 		cval v = pyfile_fold(w, right, 0);
 		if (v.ok) {
 			a->lit = v.isint ? v.i != 0 : v.d != 0;
@@ -601,27 +601,27 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 {
 	/* self.x = ...: a value stored on the instance (the def-use walk
 	 * follows self.x in the class) */
-	if (c->scope >= 0 && !ts_node_is_null(right) && is(left, "attribute") &&
-	    ts_node_named_child_count(left) == 2 && pyfile_text_eq(w, ts_node_named_child(left, 0), "self") &&
-	    is(ts_node_named_child(left, 1), "identifier")) {
+	if (c->scope >= 0 && !pyts_is_null(right) && is(left, "attribute") &&
+	    pyts_named_child_count(left) == 2 && pyfile_text_eq(w, pyts_named_child(left, 0), "self") &&
+	    is(pyts_named_child(left, 1), "identifier")) {
 		/* children, not field(): a field lookup by name costs a strncmp
 		 * per field of the grammar */
 		char buf[300];
 		snprintf(buf, sizeof(buf), "self.%s",
-		         pyfile_text_of(w, ts_node_named_child(left, 1), 128, 0));
+		         pyfile_text_of(w, pyts_named_child(left, 1), 128, 0));
 		int had = w->f->nasgs;
 		add_asg(w, c, n, pyfile_ar_str(w->f, buf), right, 0);
 		if (w->f->nasgs > had)
 			w->f->asgs[had].attr = 1;
 	}
-	if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && !ts_node_is_null(right)) {
-		uint32_t lc = ts_node_named_child_count(left);
+	if ((is(left, "pattern_list") || is(left, "tuple_pattern")) && !pyts_is_null(right)) {
+		uint32_t lc = pyts_named_child_count(left);
 		for (uint32_t i = 0; i < lc; i++)
-			if (is(ts_node_named_child(left, i), "identifier"))
-				add_asg(w, c, n, pyfile_text_of(w, ts_node_named_child(left, i), 128, 0),
+			if (is(pyts_named_child(left, i), "identifier"))
+				add_asg(w, c, n, pyfile_text_of(w, pyts_named_child(left, i), 128, 0),
 				        right, 0);
 	}
-	if (is(left, "identifier") && !ts_node_is_null(right)) {
+	if (is(left, "identifier") && !pyts_is_null(right)) {
 		const char *name = pyfile_text_of(w, left, 128, 0);
 		if (c->in_class)
 			return;
@@ -634,7 +634,7 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 				b->name = name;
 				b->expr = e;
 				b->line = line_of(n);
-				b->byte = ts_node_start_byte(n);
+				b->byte = pyts_start_byte(n);
 				b->guarded = c->guard >= 0 || c->in_try || c->in_loop;
 			}
 		}
@@ -656,7 +656,7 @@ static void do_assignment(walker *w, ctx *c, TSNode n, TSNode left, TSNode right
 			set_span(w, k, right);
 			k->eval = k->text;
 		}
-	} else if (is(left, "subscript") && !ts_node_is_null(right)) {
+	} else if (is(left, "subscript") && !pyts_is_null(right)) {
 		TSNode obj = field(left, "value"), key = field(left, "subscript");
 		const char *ks = pyfile_string_value(w, key);
 		if (is(obj, "identifier") && ks && is_knob_name(ks) && pyfile_fold(w, right, 0).ok) {
@@ -679,12 +679,12 @@ static int is_engine_args_class(const char *name)
 
 static void do_class_fields(walker *w, ctx *c, TSNode body)
 {
-	uint32_t cnt = ts_node_named_child_count(body);
+	uint32_t cnt = pyts_named_child_count(body);
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode l, r, t;
-		if (ts_node_is_null(
-		        pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t)) ||
-		    ts_node_is_null(r))
+		if (pyts_is_null(
+		        pyfile_annotated_field(pyts_named_child(body, i), &l, &r, &t)) ||
+		    pyts_is_null(r))
 			continue;
 		if (is(r, "lambda"))
 			continue;
@@ -728,11 +728,11 @@ static TSNode param_name(TSNode p)
 	if (is(p, "identifier"))
 		return p;
 	TSNode nm = field(p, "name");
-	if (!ts_node_is_null(nm))
+	if (!pyts_is_null(nm))
 		return nm;
-	uint32_t c = ts_node_named_child_count(p);
+	uint32_t c = pyts_named_child_count(p);
 	for (uint32_t i = 0; i < c; i++) {
-		TSNode k = ts_node_named_child(p, i);
+		TSNode k = pyts_named_child(p, i);
 		if (is(k, "identifier"))
 			return k;
 		if (is(k, "list_splat_pattern") || is(k, "dictionary_splat_pattern"))
@@ -750,14 +750,14 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (!s)
 		return;
 	int si = w->f->nscopes - 1;
-	const char *name = ts_node_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
+	const char *name = pyts_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
 	s->name = name;
 	s->parent = c->scope;
 	s->flags = PF_FUNC;
 	s->line = line_of(n);
-	TSNode whole = ts_node_is_null(decorated) ? n : decorated;
-	s->start = ts_node_start_byte(whole);
-	s->end = ts_node_end_byte(whole);
+	TSNode whole = pyts_is_null(decorated) ? n : decorated;
+	s->start = pyts_start_byte(whole);
+	s->end = pyts_end_byte(whole);
 	if (c->scope >= 0) {
 		char buf[300];
 		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
@@ -772,13 +772,13 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	fc.uncond = 1; /* statements directly in the body run whenever it does */
 	fc.depth = c->depth + 1;
 	/* decorators */
-	if (!ts_node_is_null(decorated)) {
-		uint32_t dc = ts_node_named_child_count(decorated);
+	if (!pyts_is_null(decorated)) {
+		uint32_t dc = pyts_named_child_count(decorated);
 		for (uint32_t i = 0; i < dc; i++) {
-			TSNode d = ts_node_named_child(decorated, i);
-			if (!is(d, "decorator") || ts_node_named_child_count(d) < 1)
+			TSNode d = pyts_named_child(decorated, i);
+			if (!is(d, "decorator") || pyts_named_child_count(d) < 1)
 				continue;
-			TSNode e = ts_node_named_child(d, 0);
+			TSNode e = pyts_named_child(d, 0);
 			TSNode fn = is(e, "call") ? field(e, "function") : e;
 			const char *dn = pyfile_text_of(w, fn, 96, 1);
 			if (!strcmp(dn, "triton.jit") || !strcmp(dn, "jit"))
@@ -789,9 +789,9 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 				w->f->scopes[si].flags |= PF_AUTOTUNE;
 				TSNode args = field(e, "arguments");
 				uint32_t ac =
-				    ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+				    pyts_is_null(args) ? 0 : pyts_named_child_count(args);
 				for (uint32_t j = 0; j < ac; j++) {
-					TSNode kw = ts_node_named_child(args, j);
+					TSNode kw = pyts_named_child(args, j);
 					if (is(kw, "keyword_argument") &&
 					    pyfile_text_eq(w, field(kw, "name"), "configs")) {
 						char buf[300];
@@ -806,31 +806,31 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	}
 	s = &w->f->scopes[si];
 	/* parameters: defaults are loads; tl.constexpr annotations */
-	uint32_t pc = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+	uint32_t pc = pyts_is_null(params) ? 0 : pyts_named_child_count(params);
 	const char *cx[256];
 	int ncx = 0;
 	const char *pn_list[64];
 	int npn = 0;
 	for (uint32_t i = 0; i < pc; i++) {
-		TSNode p = ts_node_named_child(params, i);
+		TSNode p = pyts_named_child(params, i);
 		TSNode t = field(p, "type"), v = field(p, "value");
 		TSNode pnm = param_name(p);
-		if (!ts_node_is_null(pnm) && npn < 64) {
+		if (!pyts_is_null(pnm) && npn < 64) {
 			pn_list[npn++] = pyfile_text_of(w, pnm, 128, 0);
 			if (is(p, "dictionary_splat_pattern"))
 				w->f->scopes[si].kwparam = pn_list[npn - 1];
 		}
-		if (!ts_node_is_null(t) && ncx < 256) {
+		if (!pyts_is_null(t) && ncx < 256) {
 			const char *ts = pyfile_text_of(w, t, 64, 1);
 			if (strstr(ts, "constexpr")) {
 				TSNode pn = field(p, "name");
-				if (ts_node_is_null(pn) && ts_node_named_child_count(p) > 0)
-					pn = ts_node_named_child(p, 0);
+				if (pyts_is_null(pn) && pyts_named_child_count(p) > 0)
+					pn = pyts_named_child(p, 0);
 				if (is(pn, "identifier"))
 					cx[ncx++] = pyfile_text_of(w, pn, 128, 0);
 			}
 		}
-		if (!ts_node_is_null(v))
+		if (!pyts_is_null(v))
 			visit(w, c, v);
 	}
 	if (npn) {
@@ -844,15 +844,15 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 	/* a knob-named parameter's literal default of a plain top-level
 	 * function is a constant knob of the function (def f(BLKQ=64)): its
 	 * callers may all pass it (scan_verdict.c: overridden defaults) */
-	if (w->f->scopes[si].parent < 0 && !(w->f->scopes[si].flags & PF_JIT) && ts_node_is_null(decorated)) {
+	if (w->f->scopes[si].parent < 0 && !(w->f->scopes[si].flags & PF_JIT) && pyts_is_null(decorated)) {
 		int idx = 0;
 		for (uint32_t i = 0; i < pc; i++) {
-			TSNode p = ts_node_named_child(params, i);
+			TSNode p = pyts_named_child(params, i);
 			TSNode pnm = param_name(p), v = field(p, "value");
-			if (ts_node_is_null(pnm))
+			if (pyts_is_null(pnm))
 				continue;
 			idx++;
-			if (ts_node_is_null(v) || (!is(p, "default_parameter") && !is(p, "typed_default_parameter")))
+			if (pyts_is_null(v) || (!is(p, "default_parameter") && !is(p, "typed_default_parameter")))
 				continue;
 			const char *nm = pyfile_text_of(w, pnm, 128, 0);
 			if (!is_knob_name(nm) || !pyfile_fold(w, v, 0).ok)
@@ -874,16 +874,16 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			w->f->scopes[si].nconstexprs = ncx;
 		}
 	}
-	if (ts_node_is_null(body))
+	if (pyts_is_null(body))
 		return;
 	/* body facts: unconditional NotImplementedError, capability return,
 	 * returned config lists */
-	uint32_t bc = ts_node_named_child_count(body);
+	uint32_t bc = pyts_named_child_count(body);
 	int nstmts = 0;
 	TSNode only_ret = {0};
 	int seen_return = 0;
 	for (uint32_t i = 0; i < bc; i++) {
-		TSNode st = ts_node_named_child(body, i);
+		TSNode st = pyts_named_child(body, i);
 		if (is(st, "comment"))
 			continue;
 		if (i == 0 && is_docstring(st))
@@ -899,15 +899,15 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 			seen_return = 1;
 		}
 	}
-	if (nstmts == 1 && !ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1) {
-		int e = pyfile_build_expr(w, ts_node_named_child(only_ret, 0), 0);
+	if (nstmts == 1 && !pyts_is_null(only_ret) && pyts_named_child_count(only_ret) == 1) {
+		int e = pyfile_build_expr(w, pyts_named_child(only_ret, 0), 0);
 		w->f->scopes[si].ret_expr = e;
 	}
 	int capk = name_is_capability(name);
-	if (!ts_node_is_null(only_ret) && ts_node_named_child_count(only_ret) == 1 && capk &&
-	    (capk == 2 || (nstmts == 1 && pyfile_fold(w, ts_node_named_child(only_ret, 0), 0).ok)))
+	if (!pyts_is_null(only_ret) && pyts_named_child_count(only_ret) == 1 && capk &&
+	    (capk == 2 || (nstmts == 1 && pyfile_fold(w, pyts_named_child(only_ret, 0), 0).ok)))
 		add_knob(w, &fc, PF_K_CAPABILITY, w->f->scopes[si].qual,
-		         ts_node_named_child(only_ret, 0));
+		         pyts_named_child(only_ret, 0));
 	pyfile_param_kills(w, si, body);
 	visit(w, &fc, body);
 }
@@ -918,11 +918,11 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
  * (vLLM's MoE experts classes). Sets the class scope's plat_expr. */
 static void class_platform(walker *w, int si, TSNode body)
 {
-	uint32_t nc = ts_node_named_child_count(body);
+	uint32_t nc = pyts_named_child_count(body);
 	for (uint32_t i = 0; i < nc && !w->oom; i++) {
-		TSNode st = ts_node_named_child(body, i);
-		TSNode a = is(st, "expression_statement") && ts_node_named_child_count(st)
-		               ? ts_node_named_child(st, 0)
+		TSNode st = pyts_named_child(body, i);
+		TSNode a = is(st, "expression_statement") && pyts_named_child_count(st)
+		               ? pyts_named_child(st, 0)
 		               : (TSNode){0};
 		if (!is(a, "assignment") || !pyfile_text_eq(w, field(a, "left"), "_enum"))
 			continue;
@@ -969,15 +969,15 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	if (!s)
 		return;
 	int si = w->f->nscopes - 1;
-	const char *name = ts_node_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
+	const char *name = pyts_is_null(nm) ? "?" : pyfile_text_of(w, nm, 128, 0);
 	s->name = name;
 	s->parent = c->scope;
 	s->flags = PF_CLASS;
 	s->ret_expr = -1;
 	s->line = line_of(n);
-	TSNode whole = ts_node_is_null(decorated) ? n : decorated;
-	s->start = ts_node_start_byte(whole);
-	s->end = ts_node_end_byte(whole);
+	TSNode whole = pyts_is_null(decorated) ? n : decorated;
+	s->start = pyts_start_byte(whole);
+	s->end = pyts_end_byte(whole);
 	if (c->scope >= 0) {
 		char buf[300];
 		snprintf(buf, sizeof(buf), "%s.%s", w->f->scopes[c->scope].qual, name);
@@ -985,14 +985,14 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	} else {
 		s->qual = name;
 	}
-	if (!ts_node_is_null(decorated)) {
-		uint32_t dc = ts_node_named_child_count(decorated);
+	if (!pyts_is_null(decorated)) {
+		uint32_t dc = pyts_named_child_count(decorated);
 		for (uint32_t i = 0; i < dc; i++)
-			if (is(ts_node_named_child(decorated, i), "decorator"))
-				visit(w, c, ts_node_named_child(decorated, i));
+			if (is(pyts_named_child(decorated, i), "decorator"))
+				visit(w, c, pyts_named_child(decorated, i));
 	}
 	TSNode sup = field(n, "superclasses");
-	if (!ts_node_is_null(sup))
+	if (!pyts_is_null(sup))
 		visit(w, c, sup);
 	ctx cc = *c;
 	cc.scope = si;
@@ -1000,7 +1000,7 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 	cc.uncond = 0;
 	cc.depth = c->depth + 1;
 	w->f->scopes[si].plat_expr = -1;
-	if (!ts_node_is_null(body)) {
+	if (!pyts_is_null(body)) {
 		if (is_engine_args_class(name))
 			do_class_fields(w, &cc, body);
 		visit(w, &cc, body);
@@ -1015,24 +1015,24 @@ static void do_class(walker *w, ctx *c, TSNode n, TSNode decorated)
 static void do_block(walker *w, ctx *c, TSNode n)
 {
 	ctx bc = *c;
-	bc.blk_start = ts_node_start_byte(n);
-	bc.blk_end = ts_node_end_byte(n);
-	uint32_t cnt = ts_node_named_child_count(n);
+	bc.blk_start = pyts_start_byte(n);
+	bc.blk_end = pyts_end_byte(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	/* names assigned a non-constant value so far in this block */
 	const char *computed[32];
 	int computed_line[32];
 	int ncomputed = 0;
 	int fbody = c->uncond;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(n, i);
+		TSNode st = pyts_named_child(n, i);
 		bc.uncond = fbody;
 		int k0 = w->f->nknobs;
 		int override = 0;
-		if (is(st, "expression_statement") && ts_node_named_child_count(st) == 1 &&
-		    is(ts_node_named_child(st, 0), "assignment") && !c->in_class) {
-			TSNode a = ts_node_named_child(st, 0);
+		if (is(st, "expression_statement") && pyts_named_child_count(st) == 1 &&
+		    is(pyts_named_child(st, 0), "assignment") && !c->in_class) {
+			TSNode a = pyts_named_child(st, 0);
 			TSNode l = field(a, "left"), r = field(a, "right");
-			if (is(l, "identifier") && !ts_node_is_null(r)) {
+			if (is(l, "identifier") && !pyts_is_null(r)) {
 				const char *nm = pyfile_text_of(w, l, 128, 0);
 				cval v = pyfile_fold(w, r, 0);
 				if (v.ok && (v.isbool || is_knob_name(nm))) {
@@ -1088,17 +1088,17 @@ static int assert_side(walker *w, TSNode n, const char **name, const char **obj,
 /* `assert a >= b`: kept when both sides are names or literals. */
 static void do_assert(walker *w, ctx *c, TSNode n)
 {
-	if (ts_node_named_child_count(n) < 1)
+	if (pyts_named_child_count(n) < 1)
 		return;
-	TSNode e = ts_node_named_child(n, 0);
-	if (!is(e, "comparison_operator") || ts_node_named_child_count(e) != 2)
+	TSNode e = pyts_named_child(n, 0);
+	if (!is(e, "comparison_operator") || pyts_named_child_count(e) != 2)
 		return;
-	int op = pyfile_cmp_code(w, ts_node_child(e, 1));
+	int op = pyfile_cmp_code(w, pyts_child(e, 1));
 	if (!op)
 		return;
 	pf_assert a = {0};
-	if (!assert_side(w, ts_node_named_child(e, 0), &a.lname, &a.lobj, &a.lval) ||
-	    !assert_side(w, ts_node_named_child(e, 1), &a.rname, &a.robj, &a.rval) ||
+	if (!assert_side(w, pyts_named_child(e, 0), &a.lname, &a.lobj, &a.lval) ||
+	    !assert_side(w, pyts_named_child(e, 1), &a.rname, &a.robj, &a.rval) ||
 	    (!a.lname && !a.rname))
 		return;
 	pf_assert *p;
@@ -1109,7 +1109,7 @@ static void do_assert(walker *w, ctx *c, TSNode n)
 	p->op = op;
 	p->scope = c->scope;
 	p->line = line_of(n);
-	p->byte = ts_node_start_byte(n);
+	p->byte = pyts_start_byte(n);
 	p->guard = c->guard;
 	p->guard_else = c->guard_else;
 	p->text = pyfile_text_of(w, e, 160, 1);
@@ -1164,32 +1164,32 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	cl->obj = obj;
 	cl->scope = c->scope;
 	cl->line = line_of(n);
-	cl->byte = ts_node_start_byte(n);
-	cl->end = ts_node_end_byte(n);
+	cl->byte = pyts_start_byte(n);
+	cl->end = pyts_end_byte(n);
 	cl->flags = (launch ? PF_C_LAUNCH : 0) | (c->uncond ? PF_C_UNCOND : 0) |
 	            (c->unreach ? PF_C_UNREACH : 0);
 	visit(w, c, fn);
 	ctx ac = *c;
 	ac.call = ci;
 	ac.uncond = 0;
-	uint32_t cnt = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+	uint32_t cnt = pyts_is_null(args) ? 0 : pyts_named_child_count(args);
 	if (cnt && is(args, "argument_list")) {
 		pf_arg *av = pyfile_ar_alloc(w->f, sizeof(pf_arg) * cnt);
 		int pos = 0, na = 0;
 		for (uint32_t i = 0; av && i < cnt; i++) {
-			TSNode a = ts_node_named_child(args, i);
+			TSNode a = pyts_named_child(args, i);
 			pf_arg *g = &av[na];
 			g->pos = -1;
 			if (is(a, "comment"))
 				continue;
 			if (is(a, "keyword_argument")) {
 				TSNode kn = field(a, "name"), kv = field(a, "value");
-				g->kw = ts_node_is_null(kn) ? NULL : pyfile_text_of(w, kn, 128, 0);
+				g->kw = pyts_is_null(kn) ? NULL : pyfile_text_of(w, kn, 128, 0);
 				if (is(kv, "identifier"))
 					g->ident = pyfile_text_of(w, kv, 128, 0);
 			} else if (is(a, "dictionary_splat") || is(a, "list_splat")) {
 				g->splat = is(a, "dictionary_splat") ? 2 : 1;
-				TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
+				TSNode e = pyts_named_child_count(a) ? pyts_named_child(a, 0) : a;
 				if (is(e, "identifier"))
 					g->ident = pyfile_text_of(w, e, 128, 0);
 			} else {
@@ -1208,12 +1208,12 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	 * is an identifier names a definition of the module path beside it */
 	const char *modpath = NULL;
 	for (uint32_t i = 0; i < cnt && !modpath; i++) {
-		const char *sv = pyfile_string_value(w, ts_node_named_child(args, i));
+		const char *sv = pyfile_string_value(w, pyts_named_child(args, i));
 		if (sv && dotted_path(sv))
 			modpath = sv;
 	}
 	for (uint32_t i = 0; modpath && i < cnt; i++) {
-		TSNode a = ts_node_named_child(args, i);
+		TSNode a = pyts_named_child(args, i);
 		if (is(a, "keyword_argument"))
 			a = field(a, "value");
 		const char *sv = pyfile_string_value(w, a);
@@ -1224,26 +1224,26 @@ static void do_call(walker *w, ctx *c, TSNode n)
 	}
 	/* getattr(x, 'NAME'[, d]) reads x.NAME */
 	if (fname && !strcmp(fname, "getattr") && !obj && cnt >= 2 &&
-	    !is(ts_node_named_child(args, 0), "keyword_argument")) {
-		TSNode o = ts_node_named_child(args, 0);
-		const char *an = pyfile_string_value(w, ts_node_named_child(args, 1));
+	    !is(pyts_named_child(args, 0), "keyword_argument")) {
+		TSNode o = pyts_named_child(args, 0);
+		const char *an = pyfile_string_value(w, pyts_named_child(args, 1));
 		if (an && *an && !strchr(an, '.') &&
-		    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
-			add_ref(w, c, pyfile_ar_str(w->f, an), pyfile_text_of(w, o, 96, 1), ts_node_named_child(args, 1),
+		    pyts_end_byte(o) - pyts_start_byte(o) < 96)
+			add_ref(w, c, pyfile_ar_str(w->f, an), pyfile_text_of(w, o, 96, 1), pyts_named_child(args, 1),
 			        PF_R_ATTR);
 	}
 	
 /* c.get('KEY') reads a key */
 	if (fname && !strcmp(fname, "get") && obj && cnt >= 1) {
-		const char *ks = pyfile_string_value(w, ts_node_named_child(args, 0));
+		const char *ks = pyfile_string_value(w, pyts_named_child(args, 0));
 		if (ks && *ks)
 			add_ref(w, c, pyfile_ar_str(w->f, ks), obj, n, PF_R_KEY);
 	}
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode a = ts_node_named_child(args, i);
+		TSNode a = pyts_named_child(args, i);
 		if (is(a, "keyword_argument")) {
 			TSNode kn = field(a, "name"), kv = field(a, "value");
-			if (launch && fname && is(kn, "identifier") && !ts_node_is_null(kv)) {
+			if (launch && fname && is(kn, "identifier") && !pyts_is_null(kv)) {
 				char buf[300];
 				snprintf(buf, sizeof(buf), "%s.%s", fname, pyfile_text_of(w, kn, 128, 0));
 				pf_knob *k = add_knob(w, c, PF_K_CONSTEXPR, pyfile_ar_str(w->f, buf), kv);
@@ -1257,7 +1257,7 @@ static void do_call(walker *w, ctx *c, TSNode n)
 			}
 			visit(w, &ac, kv);
 		} else if (is(a, "dictionary_splat")) {
-			TSNode e = ts_node_named_child_count(a) ? ts_node_named_child(a, 0) : a;
+			TSNode e = pyts_named_child_count(a) ? pyts_named_child(a, 0) : a;
 			if (is(e, "identifier"))
 				add_ref(w, &ac, pyfile_text_of(w, e, 128, 0), NULL, e, PF_R_SPLAT);
 			visit(w, &ac, e);
@@ -1285,7 +1285,7 @@ static int tuned_config_name(const char *p, size_t n, int devname)
  * LoRA kernel configs are `f"{gpu_name}_{op_type.upper()}.json"`. */
 static int names_device(walker *w, TSNode k)
 {
-	uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+	uint32_t a = pyts_start_byte(k), b = pyts_end_byte(k);
 	if (b > w->n || b <= a || b - a > 96)
 		return 0;
 	char low[100];
@@ -1298,17 +1298,17 @@ static int names_device(walker *w, TSNode k)
 
 static void do_fstring(walker *w, ctx *c, TSNode n)
 {
-	uint32_t cnt = ts_node_named_child_count(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	int fstr = 0, interp = 0, devname = 0;
 	char buf[512];
 	size_t o = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_named_child(n, i);
-		const char *t = ts_node_type(k);
+		TSNode k = pyts_named_child(n, i);
+		const char *t = pyts_type(k);
 		if (!strcmp(t, "string_start")) {
 			fstr |= pyfile_prefix_has(w, k, "fF");
 		} else if (!strcmp(t, "string_content")) {
-			uint32_t a = ts_node_start_byte(k), b = ts_node_end_byte(k);
+			uint32_t a = pyts_start_byte(k), b = pyts_end_byte(k);
 			for (uint32_t j = a; j < b && j < w->n && o + 2 < sizeof(buf); j++)
 				buf[o++] = w->src[j];
 		} else if (!strcmp(t, "interpolation")) {
@@ -1349,11 +1349,11 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 
 static void visit(walker *w, ctx *c, TSNode n)
 {
-	if (ts_node_is_null(n) || c->depth > PF_MAX_DEPTH || w->oom)
+	if (pyts_is_null(n) || c->depth > PF_MAX_DEPTH || w->oom)
 		return;
 	ctx cc = *c;
 	cc.depth++;
-	const char *t = ts_node_type(n);
+	const char *t = pyts_type(n);
 	switch (t[0]) {
 	case 'a':
 		if (!strcmp(t, "assignment")) {
@@ -1363,9 +1363,9 @@ static void visit(walker *w, ctx *c, TSNode n)
 				TSNode o = field(l, is(l, "subscript") ? "value" : "object");
 				visit(w, &cc, o);
 				if (is(l, "subscript")) {
-					uint32_t sc = ts_node_named_child_count(l);
+					uint32_t sc = pyts_named_child_count(l);
 					for (uint32_t i = 1; i < sc; i++)
-						visit(w, &cc, ts_node_named_child(l, i));
+						visit(w, &cc, pyts_named_child(l, i));
 				}
 			}
 			if (is(r, "assignment") || is(r, "augmented_assignment")) {
@@ -1380,10 +1380,10 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		if (!strcmp(t, "attribute")) {
 			TSNode o = field(n, "object"), a = field(n, "attribute");
-			if (!ts_node_is_null(a)) {
+			if (!pyts_is_null(a)) {
 				const char *on = NULL;
-				if (!ts_node_is_null(o) &&
-				    ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+				if (!pyts_is_null(o) &&
+				    pyts_end_byte(o) - pyts_start_byte(o) < 96)
 					on = pyfile_text_of(w, o, 96, 1);
 				add_ref(w, &cc, pyfile_text_of(w, a, 128, 0), on, a, PF_R_ATTR);
 			}
@@ -1461,9 +1461,9 @@ static void visit(walker *w, ctx *c, TSNode n)
 		break;
 	case 'g':
 		if (!strcmp(t, "global_statement")) {
-			uint32_t gc = ts_node_named_child_count(n);
+			uint32_t gc = pyts_named_child_count(n);
 			for (uint32_t i = 0; i < gc && w->nglobals < 64; i++) {
-				TSNode g = ts_node_named_child(n, i);
+				TSNode g = pyts_named_child(n, i);
 				if (!is(g, "identifier"))
 					continue;
 				w->globals[w->nglobals].scope = cc.scope;
@@ -1504,8 +1504,8 @@ static void visit(walker *w, ctx *c, TSNode n)
 			return;
 		break;
 	case 'r':
-		if (!strcmp(t, "return_statement") && ts_node_named_child_count(n) == 1) {
-			TSNode v = ts_node_named_child(n, 0);
+		if (!strcmp(t, "return_statement") && pyts_named_child_count(n) == 1) {
+			TSNode v = pyts_named_child(n, 0);
 			if (cc.scope >= 0 && (is(v, "identifier") || is(v, "call"))) {
 				pf_ret *rt;
 				W_PUSH(w, rets, nrets, cap_rets, rt);
@@ -1531,16 +1531,16 @@ static void visit(walker *w, ctx *c, TSNode n)
 			const char *ks = pyfile_string_value(w, s);
 			if (ks && *ks) {
 				const char *on = NULL;
-				if (!ts_node_is_null(v) &&
-				    ts_node_end_byte(v) - ts_node_start_byte(v) < 96)
+				if (!pyts_is_null(v) &&
+				    pyts_end_byte(v) - pyts_start_byte(v) < 96)
 					on = pyfile_text_of(w, v, 96, 1);
 				add_ref(w, &cc, pyfile_ar_str(w->f, ks), on, n, PF_R_KEY);
 			}
 			visit(w, &cc, v);
 			if (!ks) { /* every index: a[i, j], Annotated[int, Field(le=X)] */
-				uint32_t sc = ts_node_named_child_count(n);
+				uint32_t sc = pyts_named_child_count(n);
 				for (uint32_t i = 1; i < sc; i++)
-					visit(w, &cc, ts_node_named_child(n, i));
+					visit(w, &cc, pyts_named_child(n, i));
 			}
 			return;
 		}
@@ -1572,9 +1572,9 @@ static void visit(walker *w, ctx *c, TSNode n)
 	    !strcmp(t, "set_comprehension") || !strcmp(t, "match_statement"))
 		cc.uncond = 0;
 	if (!strcmp(t, "parameters") || !strcmp(t, "lambda_parameters")) {
-		uint32_t pc = ts_node_named_child_count(n);
+		uint32_t pc = pyts_named_child_count(n);
 		for (uint32_t i = 0; i < pc; i++) {
-			TSNode v = field(ts_node_named_child(n, i), "value");
+			TSNode v = field(pyts_named_child(n, i), "value");
 			visit(w, &cc, v);
 		}
 		return;
@@ -1611,12 +1611,12 @@ static void count_errors(pyfile *f, TSNode n, int depth)
 			f->err_line = (int)p.row + 1;
 			f->err_col = (int)p.column + 1;
 		}
-		if (is(n, "ERROR") && ts_node_child_count(n) == 0)
+		if (is(n, "ERROR") && pyts_child_count(n) == 0)
 			return;
 	}
-	uint32_t cnt = ts_node_child_count(n);
+	uint32_t cnt = pyts_child_count(n);
 	for (uint32_t i = 0; i < cnt; i++)
-		count_errors(f, ts_node_child(n, i), depth + 1);
+		count_errors(f, pyts_child(n, i), depth + 1);
 }
 
 pyfile *pyfile_analyze(const char *src, size_t n, const char *module, int is_package)
@@ -1638,6 +1638,7 @@ pyfile *pyfile_analyze_tree(const char *src, size_t n, const char *module, int i
 	f->size = n;
 	if (n > UINT32_MAX / 2)
 		return f; /* too big for byte offsets: no facts */
+	pyts_init(); /* the direct node reads, once: src/scan/pyfile_ts.c */
 	TSParser *p = ts_parser_new();
 	if (!p) {
 		pyfile_free(f);

@@ -44,7 +44,7 @@ static cval cv_flt(double d)
 static size_t number_text(walker *w, TSNode n, char *buf, size_t cap)
 {
 	size_t o = 0;
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	for (uint32_t j = a; j < b && j < w->n && o + 1 < cap; j++)
 		if (w->src[j] != '_')
 			buf[o++] = w->src[j];
@@ -56,9 +56,9 @@ static size_t number_text(walker *w, TSNode n, char *buf, size_t cap)
  * + - * / // % ** << >> & |, parentheses. Anything else is not constant. */
 cval pyfile_fold(walker *w, TSNode n, int depth)
 {
-	if (ts_node_is_null(n) || depth > 40)
+	if (pyts_is_null(n) || depth > 40)
 		return cv_bad();
-	const char *t = ts_node_type(n);
+	const char *t = pyts_type(n);
 	if (!strcmp(t, "integer")) {
 		char buf[64];
 		size_t o = number_text(w, n, buf, sizeof(buf));
@@ -92,14 +92,14 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 		return c;
 	}
 	if (!strcmp(t, "parenthesized_expression")) {
-		if (ts_node_named_child_count(n) != 1)
+		if (pyts_named_child_count(n) != 1)
 			return cv_bad();
-		return pyfile_fold(w, ts_node_named_child(n, 0), depth + 1);
+		return pyfile_fold(w, pyts_named_child(n, 0), depth + 1);
 	}
 	if (!strcmp(t, "unary_operator")) {
 		TSNode op = field(n, "operator");
 		cval a = pyfile_fold(w, field(n, "argument"), depth + 1);
-		if (!a.ok || ts_node_is_null(op))
+		if (!a.ok || pyts_is_null(op))
 			return cv_bad();
 		a.isbool = 0;
 		if (pyfile_text_eq(w, op, "-")) {
@@ -120,9 +120,9 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 			return cv_bad();
 		cval b = pyfile_fold(w, field(n, "right"), depth + 1);
 		TSNode opn = field(n, "operator");
-		if (!b.ok || ts_node_is_null(opn))
+		if (!b.ok || pyts_is_null(opn))
 			return cv_bad();
-		const char *op = ts_node_type(opn);
+		const char *op = pyts_type(opn);
 		int ints = a.isint && b.isint;
 		/* overflow-safe integer arithmetic: compute in double and check */
 		if (!strcmp(op, "+") || !strcmp(op, "-") || !strcmp(op, "*")) {
@@ -190,18 +190,18 @@ const char *pyfile_cv_text(walker *w, cval c)
  * whose branches are constant-ish (the condition may be anything). */
 int pyfile_constish(walker *w, TSNode n, int depth)
 {
-	if (depth > 20 || ts_node_is_null(n))
+	if (depth > 20 || pyts_is_null(n))
 		return 0;
 	if (is(n, "conditional_expression")) {
-		uint32_t c = ts_node_named_child_count(n);
+		uint32_t c = pyts_named_child_count(n);
 		if (c != 3)
 			return 0;
-		return pyfile_constish(w, ts_node_named_child(n, 0), depth + 1) &&
-		       pyfile_constish(w, ts_node_named_child(n, 2), depth + 1);
+		return pyfile_constish(w, pyts_named_child(n, 0), depth + 1) &&
+		       pyfile_constish(w, pyts_named_child(n, 2), depth + 1);
 	}
-	if (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1 &&
-	    is(ts_node_named_child(n, 0), "conditional_expression"))
-		return pyfile_constish(w, ts_node_named_child(n, 0), depth + 1);
+	if (is(n, "parenthesized_expression") && pyts_named_child_count(n) == 1 &&
+	    is(pyts_named_child(n, 0), "conditional_expression"))
+		return pyfile_constish(w, pyts_named_child(n, 0), depth + 1);
 	return pyfile_fold(w, n, 0).ok;
 }
 
@@ -215,7 +215,7 @@ int pyfile_push_expr(walker *w, int op, TSNode n)
 		return -1;
 	e->op = op;
 	e->a = e->b = -1;
-	e->text = ts_node_is_null(n) ? "" : pyfile_text_of(w, n, 120, 1);
+	e->text = pyts_is_null(n) ? "" : pyfile_text_of(w, n, 120, 1);
 	return w->f->nexprs - 1;
 }
 
@@ -329,9 +329,9 @@ static int push_cap(walker *w, TSNode n, int cap, int capop)
 /* A capability literal: 90, 9 (major), (9, 0). */
 static int cap_literal(walker *w, TSNode n, int major_only)
 {
-	if (is(n, "tuple") && ts_node_named_child_count(n) >= 1) {
-		cval a = pyfile_fold(w, ts_node_named_child(n, 0), 0);
-		cval b = ts_node_named_child_count(n) > 1 ? pyfile_fold(w, ts_node_named_child(n, 1), 0)
+	if (is(n, "tuple") && pyts_named_child_count(n) >= 1) {
+		cval a = pyfile_fold(w, pyts_named_child(n, 0), 0);
+		cval b = pyts_named_child_count(n) > 1 ? pyfile_fold(w, pyts_named_child(n, 1), 0)
 		                                          : cv_int(0);
 		if (a.ok && a.isint && b.ok && b.isint && a.i >= 0 && a.i < 100 && b.i >= 0 &&
 		    b.i < 10)
@@ -360,11 +360,11 @@ int pyfile_cmp_code(walker *w, TSNode op)
  * (-1 only when memory runs out). */
 int pyfile_build_expr(walker *w, TSNode n, int depth)
 {
-	while (is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1)
-		n = ts_node_named_child(n, 0);
-	if (ts_node_is_null(n) || depth > 20)
+	while (is(n, "parenthesized_expression") && pyts_named_child_count(n) == 1)
+		n = pyts_named_child(n, 0);
+	if (pyts_is_null(n) || depth > 20)
 		return pyfile_push_expr(w, PF_X_OTHER, n);
-	const char *t = ts_node_type(n);
+	const char *t = pyts_type(n);
 	if (!strcmp(t, "not_operator")) {
 		int a = pyfile_build_expr(w, field(n, "argument"), depth + 1);
 		int e = pyfile_push_expr(w, PF_X_NOT, n);
@@ -415,15 +415,15 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		return e;
 	}
-	if (!strcmp(t, "comparison_operator") && ts_node_named_child_count(n) == 2) {
-		TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
-		TSNode op = ts_node_child(n, 1);
+	if (!strcmp(t, "comparison_operator") && pyts_named_child_count(n) == 2) {
+		TSNode l = pyts_named_child(n, 0), r = pyts_named_child(n, 1);
+		TSNode op = pyts_child(n, 1);
 		const char *lt = pyfile_text_of(w, l, 200, 1);
 		/* torch.version.hip is not None / is None */
 		if (plat_of_text(lt) && is(r, "none")) {
 			/* `is not` may be one token or two */
-			int neg = !(ts_node_child_count(n) == 4 || pyfile_text_eq(w, op, "is not") ||
-			            (ts_node_child_count(n) > 2 && pyfile_text_eq(w, ts_node_child(n, 2), "not")));
+			int neg = !(pyts_child_count(n) == 4 || pyfile_text_eq(w, op, "is not") ||
+			            (pyts_child_count(n) > 2 && pyfile_text_eq(w, pyts_child(n, 2), "not")));
 			return push_plat(w, neg ? l : n, plat_of_text(lt), neg, n);
 		}
 		/* current_platform.device_type == "npu" */
@@ -452,7 +452,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		int launch;
 		pyfile_callee_names(w, field(n, "function"), &fname, &obj, &launch);
 		TSNode args = field(n, "arguments");
-		uint32_t na = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+		uint32_t na = pyts_is_null(args) ? 0 : pyts_named_child_count(args);
 		if (!fname || launch)
 			return pyfile_push_expr(w, PF_X_OTHER, n);
 		int pl = plat_of_pred(fname);
@@ -461,14 +461,14 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 			pl = pyfile_plat_of_word(dot ? dot + 1 : obj);
 		}
 		if (!pl && !strcmp(fname, "hasattr") && na == 2)
-			pl = pyfile_plat_of_word(pyfile_string_value(w, ts_node_named_child(args, 1)));
+			pl = pyfile_plat_of_word(pyfile_string_value(w, pyts_named_child(args, 1)));
 		if (pl)
 			return push_plat(w, n, pl, 0, n);
 		if ((!strcmp(fname, "has_device_capability") ||
 		     !strcmp(fname, "is_device_capability") ||
 		     !strcmp(fname, "is_device_capability_family")) &&
 		    na >= 1) {
-			int cap = cap_literal(w, ts_node_named_child(args, 0), 0);
+			int cap = cap_literal(w, pyts_named_child(args, 0), 0);
 			if (cap >= 0)
 				return push_cap(w, n, cap,
 				                fname[1] == 'a'           ? 'g'
@@ -489,21 +489,21 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
  * its line, and the exception's name in *exc. */
 int pyfile_block_raises(walker *w, TSNode blk, const char **exc)
 {
-	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
+	uint32_t cnt = pyts_is_null(blk) ? 0 : pyts_named_child_count(blk);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode st = ts_node_named_child(blk, i);
+		TSNode st = pyts_named_child(blk, i);
 		if (is(st, "comment"))
 			continue;
 		if (is(st, "raise_statement")) {
-			TSNode e = ts_node_named_child_count(st) ? ts_node_named_child(st, 0) : st;
+			TSNode e = pyts_named_child_count(st) ? pyts_named_child(st, 0) : st;
 			if (is(e, "call"))
 				e = field(e, "function");
 			*exc = is(e, "identifier") || is(e, "attribute") ? pyfile_text_of(w, e, 64, 1)
 			                                                 : "an exception";
 			return line_of(st);
 		}
-		if (is(st, "assert_statement") && ts_node_named_child_count(st) >= 1 &&
-		    is(ts_node_named_child(st, 0), "false")) {
+		if (is(st, "assert_statement") && pyts_named_child_count(st) >= 1 &&
+		    is(pyts_named_child(st, 0), "false")) {
 			*exc = "AssertionError";
 			return line_of(st);
 		}

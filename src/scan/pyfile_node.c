@@ -95,7 +95,7 @@ const char *pyfile_ar_str(pyfile *f, const char *s)
  * space when squash). */
 const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash)
 {
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	uint32_t s = pyts_start_byte(n), e = pyts_end_byte(n);
 	if (e > w->n)
 		e = (uint32_t)w->n;
 	if (s > e)
@@ -128,14 +128,14 @@ const char *pyfile_text_of(walker *w, TSNode n, size_t max, int squash)
 
 int pyfile_text_eq(walker *w, TSNode n, const char *s)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	size_t len = strlen(s);
 	return b <= w->n && b - a == len && memcmp(w->src + a, s, len) == 0;
 }
 
 int pyfile_prefix_has(walker *w, TSNode start, const char *letters)
 {
-	uint32_t a = ts_node_start_byte(start), b = ts_node_end_byte(start);
+	uint32_t a = pyts_start_byte(start), b = pyts_end_byte(start);
 	for (uint32_t j = a; j < b && j < w->n; j++)
 		if (w->src[j] && strchr(letters, w->src[j]))
 			return 1;
@@ -148,11 +148,11 @@ const char *pyfile_string_value(walker *w, TSNode n)
 {
 	if (!is(n, "string"))
 		return NULL;
-	uint32_t c = ts_node_named_child_count(n);
+	uint32_t c = pyts_named_child_count(n);
 	const char *content = "";
 	for (uint32_t i = 0; i < c; i++) {
-		TSNode k = ts_node_named_child(n, i);
-		const char *t = ts_node_type(k);
+		TSNode k = pyts_named_child(n, i);
+		const char *t = pyts_type(k);
 		if (!strcmp(t, "string_start")) {
 			if (pyfile_prefix_has(w, k, "fF"))
 				return NULL;
@@ -180,9 +180,9 @@ void pyfile_callee_names(walker *w, TSNode fn, const char **fname, const char **
 		*fname = pyfile_text_of(w, fn, 128, 0);
 	} else if (is(fn, "attribute")) {
 		TSNode a = field(fn, "attribute"), o = field(fn, "object");
-		if (!ts_node_is_null(a))
+		if (!pyts_is_null(a))
 			*fname = pyfile_text_of(w, a, 128, 0);
-		if (!ts_node_is_null(o) && ts_node_end_byte(o) - ts_node_start_byte(o) < 96)
+		if (!pyts_is_null(o) && pyts_end_byte(o) - pyts_start_byte(o) < 96)
 			*obj = pyfile_text_of(w, o, 96, 1);
 	}
 }

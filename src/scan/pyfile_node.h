@@ -12,10 +12,12 @@
 
 #include <tree_sitter/api.h>
 
+#include "pyfile_ts.h"
+
 /* Is n a node (not null) of the given type? */
 static inline int is(TSNode n, const char *type)
 {
-	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
+	return !pyts_is_null(n) && strcmp(pyts_type(n), type) == 0;
 }
 
 /* The Python grammar's id of field name (0 for none: no child has it), from
@@ -26,7 +28,7 @@ TSFieldId pyfile_field_id(const char *name);
 /* n's child in field name, or a null node. */
 static inline TSNode field(TSNode n, const char *name)
 {
-	return ts_node_child_by_field_id(n, pyfile_field_id(name));
+	return pyts_child_by_field_id(n, pyfile_field_id(name));
 }
 
 /* n's first line, 1-based. */
@@ -41,10 +43,10 @@ static inline int line_of(TSNode n)
 static inline TSNode pyfile_stmt_assignment(TSNode st, int sole)
 {
 	TSNode none = {0};
-	uint32_t n = is(st, "expression_statement") ? ts_node_named_child_count(st) : 0;
+	uint32_t n = is(st, "expression_statement") ? pyts_named_child_count(st) : 0;
 	if (!n || (sole && n != 1))
 		return none;
-	TSNode a = ts_node_named_child(st, 0);
+	TSNode a = pyts_named_child(st, 0);
 	return is(a, "assignment") ? a : none;
 }
 
@@ -54,12 +56,12 @@ static inline TSNode pyfile_stmt_assignment(TSNode st, int sole)
 static inline TSNode pyfile_annotated_field(TSNode st, TSNode *l, TSNode *r, TSNode *t)
 {
 	TSNode none = {0}, a = pyfile_stmt_assignment(st, 1);
-	if (ts_node_is_null(a))
+	if (pyts_is_null(a))
 		return none;
 	*l = field(a, "left");
 	*r = field(a, "right");
 	*t = field(a, "type");
-	return is(*l, "identifier") && !ts_node_is_null(*t) ? a : none;
+	return is(*l, "identifier") && !pyts_is_null(*t) ? a : none;
 }
 
 /* n's span: its first and last line and column (1-based; the end column is
@@ -72,8 +74,8 @@ static inline void pyfile_node_span(TSNode n, int *line, int *col, int *end_line
 	*col = (int)a.column + 1;
 	*end_line = (int)b.row + 1;
 	*end_col = (int)b.column + 1;
-	*start = ts_node_start_byte(n);
-	*end = ts_node_end_byte(n);
+	*start = pyts_start_byte(n);
+	*end = pyts_end_byte(n);
 }
 
 #endif

@@ -34,9 +34,9 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth);
  * (reads_target at depth)? */
 static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarget *t, int depth)
 {
-	uint32_t c = ts_node_named_child_count(n);
+	uint32_t c = pyts_named_child_count(n);
 	for (uint32_t i = first; i < c; i++)
-		if (reads_target(w, ts_node_named_child(n, i), t, depth))
+		if (reads_target(w, pyts_named_child(n, i), t, depth))
 			return 1;
 	return 0;
 }
@@ -59,7 +59,7 @@ static void kres_add(kres *r, int line)
  * check_overwrite a tenth of a cold scan. */
 static int text_holds(const walker *w, TSNode n, const char *name)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	if (b > w->n || a > b)
 		return 1;
 	return memmem(w->src + a, b - a, name, strlen(name)) != NULL;
@@ -68,13 +68,13 @@ static int text_holds(const walker *w, TSNode n, const char *name)
 /* Does node n read the target (conservatively: yes when unsure)? */
 static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 {
-	if (ts_node_is_null(n))
+	if (pyts_is_null(n))
 		return 0;
 	if (depth == 0 && !text_holds(w, n, t->name))
 		return 0;
 	if (depth > 200)
 		return 1;
-	const char *ty = ts_node_type(n);
+	const char *ty = pyts_type(n);
 	if (!strcmp(ty, "identifier"))
 		return pyfile_text_eq(w, n, t->name);
 	if (!strcmp(ty, "comment"))
@@ -90,10 +90,10 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 		TSNode fn = field(n, "function"), args = field(n, "arguments");
 		if (is(fn, "attribute") && is(field(fn, "object"), "identifier") &&
 		    pyfile_text_eq(w, field(fn, "object"), t->name)) {
-			if (!pyfile_text_eq(w, field(fn, "attribute"), "get") || ts_node_is_null(args) ||
-			    !ts_node_named_child_count(args))
+			if (!pyfile_text_eq(w, field(fn, "attribute"), "get") || pyts_is_null(args) ||
+			    !pyts_named_child_count(args))
 				return 1;
-			const char *ks = pyfile_string_value(w, ts_node_named_child(args, 0));
+			const char *ks = pyfile_string_value(w, pyts_named_child(args, 0));
 			if (!ks || !strcmp(ks, t->key))
 				return 1;
 			return children_read_target(w, args, 1, t, depth + 1);
@@ -104,9 +104,9 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 	if (t->module && !strcmp(ty, "function_definition")) {
 		/* at module level only the defaults run now */
 		TSNode ps = field(n, "parameters");
-		uint32_t c = ts_node_is_null(ps) ? 0 : ts_node_named_child_count(ps);
+		uint32_t c = pyts_is_null(ps) ? 0 : pyts_named_child_count(ps);
 		for (uint32_t i = 0; i < c; i++)
-			if (reads_target(w, field(ts_node_named_child(ps, i), "value"), t, depth + 1))
+			if (reads_target(w, field(pyts_named_child(ps, i), "value"), t, depth + 1))
 				return 1;
 		return 0;
 	}
@@ -119,9 +119,9 @@ static int binds_target(walker *w, TSNode l, const ktarget *t)
 	if (is(l, "identifier"))
 		return pyfile_text_eq(w, l, t->name); /* the whole dict is replaced, too */
 	if (!t->key && (is(l, "pattern_list") || is(l, "tuple_pattern"))) {
-		uint32_t c = ts_node_named_child_count(l);
+		uint32_t c = pyts_named_child_count(l);
 		for (uint32_t i = 0; i < c; i++)
-			if (binds_target(w, ts_node_named_child(l, i), t))
+			if (binds_target(w, pyts_named_child(l, i), t))
 				return 1;
 		return 0;
 	}
@@ -142,12 +142,12 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 {
 	if (depth > 40)
 		return KE_READ;
-	const char *ty = ts_node_type(st);
+	const char *ty = pyts_type(st);
 	if (!strcmp(ty, "comment") || !strcmp(ty, "pass_statement"))
 		return KE_NONE;
-	if (!strcmp(ty, "expression_statement") && ts_node_named_child_count(st) == 1 &&
-	    is(ts_node_named_child(st, 0), "assignment")) {
-		TSNode a = ts_node_named_child(st, 0);
+	if (!strcmp(ty, "expression_statement") && pyts_named_child_count(st) == 1 &&
+	    is(pyts_named_child(st, 0), "assignment")) {
+		TSNode a = pyts_named_child(st, 0);
 		TSNode targets[8];
 		int nt = 0;
 		while (is(a, "assignment") && nt < 8) {
@@ -171,7 +171,7 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 			else if (reads_target(w, targets[i], t, 0))
 				return KE_READ;
 		}
-		if (killed && !ts_node_is_null(a)) {
+		if (killed && !pyts_is_null(a)) {
 			kres_add(r, line_of(st));
 			return KE_KILL;
 		}
@@ -188,9 +188,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 			return KE_READ;
 		all &= e == KE_KILL;
 		nb++;
-		uint32_t cnt = ts_node_named_child_count(st);
+		uint32_t cnt = pyts_named_child_count(st);
 		for (uint32_t i = 0; i < cnt; i++) {
-			TSNode k = ts_node_named_child(st, i);
+			TSNode k = pyts_named_child(st, i);
 			TSNode body;
 			if (is(k, "elif_clause")) {
 				if (reads_target(w, field(k, "condition"), t, 0))
@@ -224,9 +224,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 	if (!strcmp(ty, "return_statement") || !strcmp(ty, "raise_statement"))
 		return reads_target(w, st, t, 0) ? KE_READ : KE_KILL;
 	if (!strcmp(ty, "with_statement")) {
-		uint32_t cnt = ts_node_named_child_count(st);
+		uint32_t cnt = pyts_named_child_count(st);
 		for (uint32_t i = 0; i < cnt; i++) {
-			TSNode k = ts_node_named_child(st, i);
+			TSNode k = pyts_named_child(st, i);
 			if (is(k, "block"))
 				return seq_effect(w, k, 0, t, r, depth + 1);
 			if (reads_target(w, k, t, 0))
@@ -240,9 +240,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 /* The effect of the statements of blk from index `from` on. */
 static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth)
 {
-	uint32_t cnt = ts_node_is_null(blk) ? 0 : ts_node_named_child_count(blk);
+	uint32_t cnt = pyts_is_null(blk) ? 0 : pyts_named_child_count(blk);
 	for (uint32_t i = from; i < cnt; i++) {
-		int e = stmt_effect(w, ts_node_named_child(blk, i), t, r, depth);
+		int e = stmt_effect(w, pyts_named_child(blk, i), t, r, depth);
 		if (e != KE_NONE)
 			return e;
 	}
@@ -290,7 +290,7 @@ static TSNode stmt_holding(TSNode blk, uint32_t at)
 	if (ts_tree_cursor_goto_first_child(&cur)) {
 		do {
 			TSNode k = ts_tree_cursor_current_node(&cur);
-			if (ts_node_is_named(k) && ts_node_end_byte(k) > at) {
+			if (ts_node_is_named(k) && pyts_end_byte(k) > at) {
 				hit = k;
 				break;
 			}
@@ -307,7 +307,7 @@ static TSNode stmt_holding(TSNode blk, uint32_t at)
 void pyfile_param_kills(walker *w, int si, TSNode body)
 {
 	pf_scope *s = &w->f->scopes[si];
-	uint32_t a = ts_node_start_byte(body), b = ts_node_end_byte(body);
+	uint32_t a = pyts_start_byte(body), b = pyts_end_byte(body);
 	if (!s->nparams || b > w->n || a >= b)
 		return;
 	for (int i = 0; i < s->nparams; i++) {
@@ -322,7 +322,7 @@ void pyfile_param_kills(walker *w, int si, TSNode body)
 		ktarget t = {p, NULL, 0};
 		kres r = {0};
 		TSNode st = stmt_holding(body, at);
-		if (ts_node_is_null(st) ||
+		if (pyts_is_null(st) ||
 		    (!is(st, "expression_statement") && !is(st, "if_statement")) ||
 		    stmt_effect(w, st, &t, &r, 0) != KE_KILL || !r.nkill)
 			continue;
@@ -341,7 +341,7 @@ void pyfile_param_kills(walker *w, int si, TSNode body)
  * returns its index, else -1. */
 static int overwritten(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, const ktarget *t)
 {
-	uint32_t a = ts_node_end_byte(st), b = ts_node_end_byte(blk);
+	uint32_t a = pyts_end_byte(st), b = pyts_end_byte(blk);
 	const char *probe = t->key ? t->key : t->name;
 	if (b > w->n || a >= b || !memmem(w->src + a, b - a, probe, strlen(probe)))
 		return -1;
@@ -362,8 +362,8 @@ static int overwritten(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, con
 	}
 	d->scope = c->scope;
 	d->line = line_of(st);
-	d->start = ts_node_start_byte(st);
-	d->end = ts_node_end_byte(st);
+	d->start = pyts_start_byte(st);
+	d->end = pyts_end_byte(st);
 	d->kill_line = r.kills[0];
 	d->nkill = r.nkill;
 	memcpy(d->kills, r.kills, sizeof(r.kills));
@@ -376,11 +376,11 @@ static int overwritten(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, con
 void pyfile_check_overwrite(walker *w, ctx *c, TSNode blk, uint32_t i, TSNode st, int k0, int k1)
 {
 	if (c->in_class || c->unreach || c->in_try || !is(st, "expression_statement") ||
-	    ts_node_named_child_count(st) != 1 || !is(ts_node_named_child(st, 0), "assignment"))
+	    pyts_named_child_count(st) != 1 || !is(pyts_named_child(st, 0), "assignment"))
 		return;
-	TSNode a = ts_node_named_child(st, 0);
+	TSNode a = pyts_named_child(st, 0);
 	TSNode l = field(a, "left"), r = field(a, "right");
-	if (ts_node_is_null(r) || is(r, "assignment"))
+	if (pyts_is_null(r) || is(r, "assignment"))
 		return;
 	if (is(l, "identifier")) {
 		const char *nm = pyfile_text_of(w, l, 128, 0);

@@ -130,7 +130,7 @@ static void squash(const srcv *v, TSNode n, char *out, size_t cap)
 
 static int text_is(const srcv *v, TSNode n, const char *s)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	size_t l = strlen(s);
 	return b <= v->n && b - a == l && !memcmp(v->src + a, s, l);
 }
@@ -138,7 +138,7 @@ static int text_is(const srcv *v, TSNode n, const char *s)
 /* The last dotted component of the node's text ends with suf. */
 static int text_ends(const srcv *v, TSNode n, const char *suf)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	size_t l = strlen(suf);
 	if (b > v->n || b - a < l || memcmp(v->src + b - l, suf, l))
 		return 0;
@@ -152,7 +152,7 @@ static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 	uint32_t a, b;
 	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
-	uint32_t q = ts_node_start_byte(st); /* a prefix (f, b, r, u) is no plain literal */
+	uint32_t q = pyts_start_byte(st); /* a prefix (f, b, r, u) is no plain literal */
 	if ((q < v->n && v->src[q] != '\'' && v->src[q] != '"') || b - a + 1 > cap)
 		return 0;
 	memcpy(out, v->src + a, b - a);
@@ -164,11 +164,11 @@ static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 static const char *lit_eval(argctx *e, const srcv *v, TSNode n, const char **type)
 {
 	char buf[256];
-	const char *t = ts_node_type(n);
+	const char *t = pyts_type(n);
 	*type = NULL;
 	if (!strcmp(t, "unary_operator")) {
 		TSNode x = field(n, "argument");
-		if ((is(x, "integer") || is(x, "float")) && text_is(v, ts_node_child(n, 0), "-")) {
+		if ((is(x, "integer") || is(x, "float")) && text_is(v, pyts_child(n, 0), "-")) {
 			squash(v, n, buf, sizeof(buf));
 			*type = is(x, "integer") ? "int" : "float";
 			return scan_host_str(e->s, buf);
@@ -218,7 +218,7 @@ static arg_def *new_def(argctx *e, const srcv *v, enum arg_how how, TSNode at)
 		return NULL;
 	d->how = how;
 	d->fi = v->fi;
-	d->at = ts_node_start_byte(at);
+	d->at = pyts_start_byte(at);
 	d->dline = (int)ts_node_start_point(at).row + 1;
 	d->scope = scan_innermost_scope(v->pf, d->at);
 	return d;
@@ -241,7 +241,7 @@ static void set_value(argctx *e, const srcv *v, arg_def *d, TSNode n)
 static void set_implicit(argctx *e, arg_def *d, TSNode n, const char *value, const char *eval)
 {
 	TSPoint p = ts_node_start_point(n);
-	d->start = d->end = ts_node_start_byte(n);
+	d->start = d->end = pyts_start_byte(n);
 	d->line = d->end_line = (int)p.row + 1;
 	d->col = d->end_col = (int)p.column + 1;
 	d->value = scan_host_str(e->s, value);
@@ -269,9 +269,9 @@ static int literal_set(const srcv *v, TSNode n, char *buf, size_t cap)
 	size_t o = 0;
 	int k = 0;
 	buf[0] = '\0';
-	uint32_t cnt = ts_node_named_child_count(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode x = ts_node_named_child(n, i);
+		TSNode x = pyts_named_child(n, i);
 		if (is(x, "comment"))
 			continue;
 		if (dict) {
@@ -282,9 +282,9 @@ static int literal_set(const srcv *v, TSNode n, char *buf, size_t cap)
 		if (!is(x, "string") && !is(x, "integer") && !is(x, "float") && !is(x, "none") &&
 		    !is(x, "true") && !is(x, "false"))
 			return 0;
-		if (is(x, "string") && ts_node_named_child_count(x) > 0) {
-			for (uint32_t j = 0; j < ts_node_named_child_count(x); j++)
-				if (is(ts_node_named_child(x, j), "interpolation"))
+		if (is(x, "string") && pyts_named_child_count(x) > 0) {
+			for (uint32_t j = 0; j < pyts_named_child_count(x); j++)
+				if (is(pyts_named_child(x, j), "interpolation"))
 					return 0;
 		}
 		char t[128];
@@ -311,19 +311,19 @@ static void accepted_of(argctx *e, const srcv *v, arg_def *d, TSNode choices)
 	if (!is(choices, "identifier"))
 		return;
 	TSNode root = ts_tree_root_node(choices.tree);
-	uint32_t cnt = ts_node_named_child_count(root);
+	uint32_t cnt = pyts_named_child_count(root);
 	char name[128];
 	squash(v, choices, name, sizeof(name));
 	TSNode found = {0};
 	int nbind = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode a = pyfile_stmt_assignment(ts_node_named_child(root, i), 0);
-		if (ts_node_is_null(a) || !text_is(v, field(a, "left"), name))
+		TSNode a = pyfile_stmt_assignment(pyts_named_child(root, i), 0);
+		if (pyts_is_null(a) || !text_is(v, field(a, "left"), name))
 			continue;
 		nbind++;
 		found = field(a, "right");
 	}
-	if (nbind != 1 || ts_node_is_null(found) || !literal_set(v, found, buf, sizeof(buf)))
+	if (nbind != 1 || pyts_is_null(found) || !literal_set(v, found, buf, sizeof(buf)))
 		return; /* bound twice, or built: not a fixed set this file shows */
 	d->accepted = scan_host_str(e->s, buf);
 	d->acc_line = (int)ts_node_start_point(found).row + 1;
@@ -339,9 +339,9 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	char flag[256] = "", longf[256] = "", name[256] = "", buf[256];
 	TSNode dflt = {0}, type = {0}, action = {0}, choices = {0}, dest = {0};
 	int is_flag = 0, slash = 0, splat = 0;
-	uint32_t cnt = ts_node_named_child_count(args);
+	uint32_t cnt = pyts_named_child_count(args);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode a = ts_node_named_child(args, i);
+		TSNode a = pyts_named_child(args, i);
 		if (is(a, "keyword_argument")) {
 			TSNode k = field(a, "name"), val = field(a, "value");
 			if (text_is(v, k, "default"))
@@ -379,7 +379,7 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	if (positional_kind && !name[0] && flag[0])
 		return; /* click.argument takes a name */
 	char dn[256];
-	if (!ts_node_is_null(dest) && str_lit(v, dest, buf, sizeof(buf)) && buf[0])
+	if (!pyts_is_null(dest) && str_lit(v, dest, buf, sizeof(buf)) && buf[0])
 		snprintf(dn, sizeof(dn), "%s", buf);
 	else if (how == ARG_CLICK && name[0])
 		snprintf(dn, sizeof(dn), "%s", name);
@@ -390,7 +390,7 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	if (!dn[0] || !strcmp(dn, "help") || !strcmp(dn, "version"))
 		return;
 	char act[64] = "";
-	if (!ts_node_is_null(action) && !str_lit(v, action, act, sizeof(act)))
+	if (!pyts_is_null(action) && !str_lit(v, action, act, sizeof(act)))
 		squash(v, action, act, sizeof(act));
 	if (!strcmp(act, "help") || !strcmp(act, "version"))
 		return;
@@ -401,11 +401,11 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	d->flag = scan_host_str(e->s, longf[0] ? longf : flag[0] ? flag : name);
 	int boolean = is_flag || slash || !strcmp(act, "store_true") ||
 	              !strcmp(act, "store_false") || strstr(act, "BooleanOptionalAction");
-	if (!ts_node_is_null(type)) {
-		if (ts_node_is_null(choices) && is(type, "call") &&
+	if (!pyts_is_null(type)) {
+		if (pyts_is_null(choices) && is(type, "call") &&
 		    text_ends(v, field(type, "function"), "Choice") &&
-		    ts_node_named_child_count(field(type, "arguments")))
-			choices = ts_node_named_child(field(type, "arguments"), 0);
+		    pyts_named_child_count(field(type, "arguments")))
+			choices = pyts_named_child(field(type, "arguments"), 0);
 		squash(v, type, buf, sizeof(buf));
 		d->type = scan_host_str(e->s, buf);
 	} else if (boolean) {
@@ -415,12 +415,12 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 	} else if (!strncmp(act, "append", 6)) {
 		d->type = "list";
 	}
-	if (!ts_node_is_null(choices)) {
+	if (!pyts_is_null(choices)) {
 		squash(v, choices, buf, sizeof(buf));
 		d->choices = scan_host_str(e->s, buf);
 		accepted_of(e, v, d, choices);
 	}
-	if (!ts_node_is_null(dflt)) {
+	if (!pyts_is_null(dflt)) {
 		set_value(e, v, d, dflt);
 	} else if (splat) {
 		d->splat = 1;
@@ -438,8 +438,8 @@ static void cli_def(argctx *e, const srcv *v, TSNode call, enum arg_how how, int
 		TSNode dd = ts_node_parent(ts_node_parent(call));
 		TSNode fn = is(dd, "decorated_definition") ? field(dd, "definition") : (TSNode){0};
 		TSNode body = is(fn, "function_definition") ? field(fn, "body") : (TSNode){0};
-		if (!ts_node_is_null(body))
-			d->fnscope = scan_innermost_scope(v->pf, ts_node_start_byte(body));
+		if (!pyts_is_null(body))
+			d->fnscope = scan_innermost_scope(v->pf, pyts_start_byte(body));
 	}
 }
 
@@ -470,22 +470,22 @@ static int schema_of(const srcv *v, TSNode cls, TSNode decorated)
 	if (!schema_name(name))
 		return -1;
 	TSNode sup = field(cls, "superclasses");
-	uint32_t cnt = is(sup, "argument_list") ? ts_node_named_child_count(sup) : 0;
+	uint32_t cnt = is(sup, "argument_list") ? pyts_named_child_count(sup) : 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode b = ts_node_named_child(sup, i);
+		TSNode b = pyts_named_child(sup, i);
 		if (text_ends(v, b, "TypedDict"))
 			return ARG_TYPEDDICT;
 		if (text_ends(v, b, "BaseModel") || text_ends(v, b, "BaseSettings"))
 			return ARG_PYDANTIC;
 	}
-	if (ts_node_is_null(decorated))
+	if (pyts_is_null(decorated))
 		return -1;
-	cnt = ts_node_named_child_count(decorated);
+	cnt = pyts_named_child_count(decorated);
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode dc = ts_node_named_child(decorated, i);
+		TSNode dc = pyts_named_child(decorated, i);
 		if (!is(dc, "decorator"))
 			continue;
-		TSNode x = ts_node_named_child(dc, 0);
+		TSNode x = pyts_named_child(dc, 0);
 		if (is(x, "call"))
 			x = field(x, "function");
 		/* @dataclass, @dataclasses.dataclass, pydantic's; vLLM's own
@@ -502,11 +502,11 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 	char cname[256], buf[256];
 	squash(v, field(cls, "name"), cname, sizeof(cname));
 	TSNode body = field(cls, "body");
-	uint32_t cnt = is(body, "block") ? ts_node_named_child_count(body) : 0;
+	uint32_t cnt = is(body, "block") ? pyts_named_child_count(body) : 0;
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode l, r, t;
-		TSNode a = pyfile_annotated_field(ts_node_named_child(body, i), &l, &r, &t);
-		if (ts_node_is_null(a))
+		TSNode a = pyfile_annotated_field(pyts_named_child(body, i), &l, &r, &t);
+		if (pyts_is_null(a))
 			continue;
 		squash(v, t, buf, sizeof(buf));
 		if (!strncmp(buf, "ClassVar", 8) || strstr(buf, ".ClassVar") ||
@@ -519,9 +519,9 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 			TSNode fn = field(r, "function"), args = field(r, "arguments");
 			if (text_ends(v, fn, "field") || text_ends(v, fn, "Field")) {
 				val = (TSNode){0};
-				uint32_t na = is(args, "argument_list") ? ts_node_named_child_count(args) : 0;
+				uint32_t na = is(args, "argument_list") ? pyts_named_child_count(args) : 0;
 				for (uint32_t j = 0; j < na; j++) {
-					TSNode x = ts_node_named_child(args, j);
+					TSNode x = pyts_named_child(args, j);
 					if (is(x, "keyword_argument")) {
 						TSNode k = field(x, "name");
 						if (text_is(v, k, "default")) {
@@ -542,7 +542,7 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 				}
 			}
 		}
-		if (ts_node_is_null(val) && how != ARG_TYPEDDICT)
+		if (pyts_is_null(val) && how != ARG_TYPEDDICT)
 			continue; /* required: no value to tune */
 		arg_def *d = new_def(e, v, how, a);
 		if (!d)
@@ -552,7 +552,7 @@ static void schema_fields(argctx *e, const srcv *v, TSNode cls, enum arg_how how
 		d->flag = scan_host_str(e->s, cname);
 		squash(v, t, buf, sizeof(buf));
 		d->type = scan_host_str(e->s, buf);
-		if (ts_node_is_null(val)) {
+		if (pyts_is_null(val)) {
 			set_implicit(e, d, l, "", NULL);
 		} else {
 			set_value(e, v, d, val);

@@ -146,7 +146,7 @@ typedef struct srcv {
 
 static int text_eq(const srcv *v, TSNode n, const char *s)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	size_t len = strlen(s);
 	return b <= v->n && a <= b && b - a == len && !memcmp(v->src + a, s, len);
 }
@@ -167,7 +167,7 @@ static int str_lit(const srcv *v, TSNode n, char *out, size_t cap)
 	if (!scan_string_body(n, v->n, &st, &a, &b))
 		return 0;
 	int raw = 0;
-	for (uint32_t j = ts_node_start_byte(st); j < ts_node_end_byte(st) && j < v->n; j++) {
+	for (uint32_t j = pyts_start_byte(st); j < pyts_end_byte(st) && j < v->n; j++) {
 		char c = v->src[j];
 		if (c == 'f' || c == 'F' || c == 'b' || c == 'B')
 			return 0;
@@ -205,15 +205,15 @@ static int env_access(const srcv *v, TSNode n, TSNode *name_node, TSNode *dflt, 
 		else if (text_eq(v, fn, "os.environ.get") ||
 		         (v->environ_imported && text_eq(v, fn, "environ.get")))
 			h = H_ENVIRON_GET;
-		if (h < 0 || !is(args, "argument_list") || !ts_node_named_child_count(args))
+		if (h < 0 || !is(args, "argument_list") || !pyts_named_child_count(args))
 			return 0;
-		TSNode first = ts_node_named_child(args, 0);
+		TSNode first = pyts_named_child(args, 0);
 		if (!is(first, "string"))
 			return 0;
 		*name_node = first;
-		uint32_t c = ts_node_named_child_count(args);
+		uint32_t c = pyts_named_child_count(args);
 		for (uint32_t i = 1; i < c; i++) {
-			TSNode a = ts_node_named_child(args, i);
+			TSNode a = pyts_named_child(args, i);
 			if (is(a, "keyword_argument")) {
 				if (text_eq(v, field(a, "name"), "default"))
 					*dflt = field(a, "value");
@@ -232,7 +232,7 @@ static int env_access(const srcv *v, TSNode n, TSNode *name_node, TSNode *dflt, 
 			return 0;
 		TSNode p = ts_node_parent(n);
 		if ((is(p, "assignment") || is(p, "augmented_assignment")) &&
-		    ts_node_start_byte(field(p, "left")) == ts_node_start_byte(n))
+		    pyts_start_byte(field(p, "left")) == pyts_start_byte(n))
 			return 0; /* a write */
 		if (is(p, "delete_statement") || is(p, "expression_list"))
 			return 0;
@@ -240,8 +240,8 @@ static int env_access(const srcv *v, TSNode n, TSNode *name_node, TSNode *dflt, 
 		*how = H_ENVIRON_SUB;
 		return 1;
 	}
-	if (is(n, "comparison_operator") && ts_node_named_child_count(n) == 2) {
-		TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
+	if (is(n, "comparison_operator") && pyts_named_child_count(n) == 2) {
+		TSNode l = pyts_named_child(n, 0), r = pyts_named_child(n, 1);
 		if (!is(l, "string") || !(text_eq(v, r, "os.environ") ||
 		                          (v->environ_imported && text_eq(v, r, "environ"))))
 			return 0;
@@ -397,7 +397,7 @@ static val eval_call(const srcv *v, TSNode n, int depth)
 	TSNode nn, dflt;
 	int how;
 	if (env_access(v, n, &nn, &dflt, &how)) {
-		if (ts_node_is_null(dflt)) {
+		if (pyts_is_null(dflt)) {
 			val r = v_unk();
 			r.t = V_NONE;
 			return r;
@@ -407,7 +407,7 @@ static val eval_call(const srcv *v, TSNode n, int depth)
 	TSNode fn = field(n, "function"), args = field(n, "arguments");
 	if (!is(args, "argument_list"))
 		return v_unk();
-	uint32_t argc = ts_node_named_child_count(args);
+	uint32_t argc = pyts_named_child_count(args);
 	if (is(fn, "attribute")) {
 		/* "s".lower() and friends, no arguments */
 		TSNode attr = field(fn, "attribute");
@@ -441,7 +441,7 @@ static val eval_call(const srcv *v, TSNode n, int depth)
 		return v_unk();
 	val x = v_unk();
 	if (argc == 1) {
-		TSNode a = ts_node_named_child(args, 0);
+		TSNode a = pyts_named_child(args, 0);
 		if (is(a, "keyword_argument"))
 			return v_unk();
 		x = eval_node(v, a, depth + 1);
@@ -499,24 +499,24 @@ static val eval_compare(const srcv *v, TSNode n, int depth)
 	TSNode nn, dflt;
 	int how;
 	if (env_access(v, n, &nn, &dflt, &how)) { /* "X" [not] in os.environ: unset */
-		for (uint32_t i = 0; i < ts_node_child_count(n); i++)
-			if (!ts_node_is_named(ts_node_child(n, i)) &&
-			    (!strcmp(ts_node_type(ts_node_child(n, i)), "not in") ||
-			     !strcmp(ts_node_type(ts_node_child(n, i)), "not")))
+		for (uint32_t i = 0; i < pyts_child_count(n); i++)
+			if (!ts_node_is_named(pyts_child(n, i)) &&
+			    (!strcmp(pyts_type(pyts_child(n, i)), "not in") ||
+			     !strcmp(pyts_type(pyts_child(n, i)), "not")))
 				return v_bool(1);
 		return v_bool(0);
 	}
 	/* a op b, one operator: ==, !=, in, not in, is, is not */
-	if (ts_node_named_child_count(n) != 2)
+	if (pyts_named_child_count(n) != 2)
 		return v_unk();
-	TSNode l = ts_node_named_child(n, 0), r = ts_node_named_child(n, 1);
+	TSNode l = pyts_named_child(n, 0), r = pyts_named_child(n, 1);
 	char op[16] = "";
 	size_t o = 0;
-	for (uint32_t i = 0; i < ts_node_child_count(n); i++) {
-		TSNode k = ts_node_child(n, i);
+	for (uint32_t i = 0; i < pyts_child_count(n); i++) {
+		TSNode k = pyts_child(n, i);
 		if (ts_node_is_named(k))
 			continue;
-		const char *t = ts_node_type(k);
+		const char *t = pyts_type(k);
 		o += (size_t)snprintf(op + o, o < sizeof(op) ? sizeof(op) - o : 0, "%s%s",
 		                      o ? " " : "", t);
 		if (o >= sizeof(op))
@@ -529,8 +529,8 @@ static val eval_compare(const srcv *v, TSNode n, int depth)
 		int neg = op[0] == 'n';
 		if (is(r, "tuple") || is(r, "list") || is(r, "set")) {
 			int found = 0;
-			for (uint32_t i = 0; i < ts_node_named_child_count(r); i++) {
-				val b = eval_node(v, ts_node_named_child(r, i), depth + 1);
+			for (uint32_t i = 0; i < pyts_named_child_count(r); i++) {
+				val b = eval_node(v, pyts_named_child(r, i), depth + 1);
 				int e = equal(&a, &b);
 				if (e < 0)
 					return v_unk();
@@ -564,12 +564,12 @@ static val eval_compare(const srcv *v, TSNode n, int depth)
 static val eval_node(const srcv *v, TSNode n, int depth)
 {
 	val r = v_unk();
-	if (ts_node_is_null(n) || depth > 48)
+	if (pyts_is_null(n) || depth > 48)
 		return r;
-	const char *t = ts_node_type(n);
+	const char *t = pyts_type(n);
 	if (!strcmp(t, "parenthesized_expression"))
-		return ts_node_named_child_count(n) == 1
-		           ? eval_node(v, ts_node_named_child(n, 0), depth + 1)
+		return pyts_named_child_count(n) == 1
+		           ? eval_node(v, pyts_named_child(n, 0), depth + 1)
 		           : r;
 	if (!strcmp(t, "string")) {
 		if (str_lit(v, n, r.s, sizeof(r.s)))
@@ -578,9 +578,9 @@ static val eval_node(const srcv *v, TSNode n, int depth)
 	}
 	if (!strcmp(t, "concatenated_string")) {
 		r.t = V_STR;
-		for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		for (uint32_t i = 0; i < pyts_named_child_count(n); i++) {
 			char part[256];
-			if (!str_lit(v, ts_node_named_child(n, i), part, sizeof(part)))
+			if (!str_lit(v, pyts_named_child(n, i), part, sizeof(part)))
 				return v_unk();
 			strncat(r.s, part, sizeof(r.s) - strlen(r.s) - 1);
 		}
@@ -661,12 +661,12 @@ static val eval_node(const srcv *v, TSNode n, int depth)
 			return a;
 		return eval_node(v, field(n, "right"), depth + 1);
 	}
-	if (!strcmp(t, "conditional_expression") && ts_node_named_child_count(n) == 3) {
-		val c = eval_node(v, ts_node_named_child(n, 1), depth + 1);
+	if (!strcmp(t, "conditional_expression") && pyts_named_child_count(n) == 3) {
+		val c = eval_node(v, pyts_named_child(n, 1), depth + 1);
 		int x = truthy(&c);
 		if (x < 0)
 			return r;
-		return eval_node(v, ts_node_named_child(n, x ? 0 : 2), depth + 1);
+		return eval_node(v, pyts_named_child(n, x ? 0 : 2), depth + 1);
 	}
 	if (!strcmp(t, "comparison_operator"))
 		return eval_compare(v, n, depth);
@@ -725,12 +725,12 @@ static void type_join(char *acc, size_t cap, const char *t)
  * "str|None", "unknown"), into out. */
 static void type_of(const srcv *v, TSNode n, char *out, size_t cap, int depth)
 {
-	const char *t = ts_node_is_null(n) || depth > 48 ? "" : ts_node_type(n);
+	const char *t = pyts_is_null(n) || depth > 48 ? "" : pyts_type(n);
 	out[0] = '\0';
 	TSNode nn, dflt;
 	int how;
-	if (!strcmp(t, "parenthesized_expression") && ts_node_named_child_count(n) == 1) {
-		type_of(v, ts_node_named_child(n, 0), out, cap, depth + 1);
+	if (!strcmp(t, "parenthesized_expression") && pyts_named_child_count(n) == 1) {
+		type_of(v, pyts_named_child(n, 0), out, cap, depth + 1);
 	} else if (!strcmp(t, "string") || !strcmp(t, "concatenated_string")) {
 		snprintf(out, cap, "str");
 	} else if (!strcmp(t, "integer")) {
@@ -746,7 +746,7 @@ static void type_of(const srcv *v, TSNode n, char *out, size_t cap, int depth)
 		snprintf(out, cap, "str");
 		if (how == H_GETENV || how == H_ENVIRON_GET) {
 			char d[64] = "None";
-			if (!ts_node_is_null(dflt))
+			if (!pyts_is_null(dflt))
 				type_of(v, dflt, d, sizeof(d), depth + 1);
 			type_join(out, cap, d);
 		}
@@ -771,9 +771,9 @@ static void type_of(const srcv *v, TSNode n, char *out, size_t cap, int depth)
 		}
 	} else if (!strcmp(t, "boolean_operator") || !strcmp(t, "conditional_expression")) {
 		TSNode a =
-		    !strcmp(t, "boolean_operator") ? field(n, "left") : ts_node_named_child(n, 0);
+		    !strcmp(t, "boolean_operator") ? field(n, "left") : pyts_named_child(n, 0);
 		TSNode b =
-		    !strcmp(t, "boolean_operator") ? field(n, "right") : ts_node_named_child(n, 2);
+		    !strcmp(t, "boolean_operator") ? field(n, "right") : pyts_named_child(n, 2);
 		char ta[64], tb[64];
 		type_of(v, a, ta, sizeof(ta), depth + 1);
 		type_of(v, b, tb, sizeof(tb), depth + 1);
@@ -825,7 +825,7 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 	if (!str_lit(v, key, name, sizeof(name)) || !*name || !is(lam, "lambda"))
 		return;
 	TSNode body = field(lam, "body");
-	if (ts_node_is_null(body))
+	if (pyts_is_null(body))
 		return;
 	env_var *var = push_var(e);
 	if (!var)
@@ -834,8 +834,8 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 	var->registry = reg;
 	var->fi = fi;
 	var->line = (int)ts_node_start_point(key).row + 1;
-	var->pstart = ts_node_start_byte(pair);
-	var->pend = ts_node_end_byte(pair);
+	var->pstart = pyts_start_byte(pair);
+	var->pend = pyts_end_byte(pair);
 	/* the read of the variable itself (else the first read) gives the span */
 	TSNode span = body, first = {0};
 	int found = 0;
@@ -845,12 +845,12 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 		int how;
 		char rn[256];
 		if (env_access(v, n, &nn, &dflt, &how) && str_lit(v, nn, rn, sizeof(rn))) {
-			TSNode at = ts_node_is_null(dflt) ? n : dflt;
+			TSNode at = pyts_is_null(dflt) ? n : dflt;
 			if (!strcmp(rn, name) && !found) {
 				span = at;
 				found = 1;
 			} else if (strcmp(rn, name)) {
-				if (ts_node_is_null(first))
+				if (pyts_is_null(first))
 					first = at;
 				if (!var->fallback)
 					var->fallback = scan_host_str(e->s, rn);
@@ -860,7 +860,7 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 			break;
 	}
 	ts_tree_cursor_delete(&cur);
-	if (!found && !ts_node_is_null(first))
+	if (!found && !pyts_is_null(first))
 		span = first;
 	pyfile_node_span(span, &var->vline, &var->vcol, &var->vend_line, &var->vend_col,
 	                 &var->vstart, &var->vend);
@@ -879,7 +879,7 @@ static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 {
 	TSNode asg = ts_node_parent(dict);
 	if (!is(asg, "assignment") ||
-	    ts_node_start_byte(field(asg, "right")) != ts_node_start_byte(dict))
+	    pyts_start_byte(field(asg, "right")) != pyts_start_byte(dict))
 		return;
 	TSNode st = ts_node_parent(asg);
 	if (!is(st, "expression_statement") || !is(ts_node_parent(st), "module"))
@@ -889,13 +889,13 @@ static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 		return;
 	/* does some entry's lambda read the environment? */
 	int reads = 0;
-	uint32_t c = ts_node_named_child_count(dict);
+	uint32_t c = pyts_named_child_count(dict);
 	for (uint32_t i = 0; i < c && !reads; i++) {
-		TSNode p = ts_node_named_child(dict, i);
+		TSNode p = pyts_named_child(dict, i);
 		TSNode lam = field(p, "value");
 		if (!is(p, "pair") || !is(lam, "lambda") || !is(field(p, "key"), "string"))
 			continue;
-		uint32_t a = ts_node_start_byte(lam), b = ts_node_end_byte(lam);
+		uint32_t a = pyts_start_byte(lam), b = pyts_end_byte(lam);
 		if (b > v->n)
 			continue;
 		const char *src = v->src + a;
@@ -907,7 +907,7 @@ static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 	text_squash(v, left, reg, sizeof(reg));
 	const char *regname = scan_host_str(e->s, reg);
 	for (uint32_t i = 0; i < c; i++) {
-		TSNode p = ts_node_named_child(dict, i);
+		TSNode p = pyts_named_child(dict, i);
 		if (is(p, "pair"))
 			registry_entry(e, v, fi, p, regname);
 	}
@@ -941,7 +941,7 @@ static void scan_file(envctx *e, int fi, const pyfile *pf, int is_test, const ch
 			env_read *r = push_read(e);
 			if (!r)
 				break;
-			uint32_t a = ts_node_start_byte(node), b = ts_node_end_byte(node);
+			uint32_t a = pyts_start_byte(node), b = pyts_end_byte(node);
 			r->name = scan_host_str(e->s, name);
 			r->fi = fi;
 			r->line = (int)ts_node_start_point(node).row + 1;

@@ -24,18 +24,18 @@ int scan_string_body(TSNode n, size_t len, TSNode *start, uint32_t *a, uint32_t 
 {
 	if (!is(n, "string"))
 		return 0;
-	uint32_t cnt = ts_node_child_count(n);
+	uint32_t cnt = pyts_child_count(n);
 	int have = 0;
 	*a = *b = 0;
 	for (uint32_t i = 0; i < cnt; i++) {
-		TSNode k = ts_node_child(n, i);
-		const char *t = ts_node_type(k);
+		TSNode k = pyts_child(n, i);
+		const char *t = pyts_type(k);
 		if (!strcmp(t, "string_start")) {
 			*start = k;
-			*a = ts_node_end_byte(k);
+			*a = pyts_end_byte(k);
 			have |= 1;
 		} else if (!strcmp(t, "string_end")) {
-			*b = ts_node_start_byte(k);
+			*b = pyts_start_byte(k);
 			have |= 2;
 		} else if (!strcmp(t, "interpolation")) {
 			return 0;
@@ -48,7 +48,7 @@ int scan_string_body(TSNode n, size_t len, TSNode *start, uint32_t *a, uint32_t 
 void scan_squash_text(const char *src, size_t len, TSNode n, const char *no_space_after,
                       const char *no_space_before, char *out, size_t cap)
 {
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	uint32_t a = pyts_start_byte(n), b = pyts_end_byte(n);
 	size_t o = 0;
 	int sp = 0;
 	for (uint32_t i = a; i < b && i < len && o + 2 < cap; i++) {
