@@ -35,7 +35,7 @@ the summary table.
 
 usage: bench/search_score.py [--muh build/muh] [--seeds 30] [--ps 1,2,5,10]
                              [--muh-strategies auto,random,...] [--kt-strategies a,b,...]
-                             [--no-kt] [--spaces a,b] [--out docs/results]
+                             [--no-kt] [--spaces a,b] [--out docs/results] [--seed-from 1]
 Python standard library only (Kernel Tuner lives in its own venv).
 """
 import argparse
@@ -201,6 +201,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--muh", default=os.path.join(ROOT, "build", "muh"))
     ap.add_argument("--seeds", type=int, default=30)
+    ap.add_argument("--seed-from", type=int, default=1,
+                    help="first muh seed (seeds FROM .. FROM + SEEDS - 1): a fresh sample to confirm a "
+                         "design chosen on seeds 1..SEEDS")
     ap.add_argument("--ps", default=",".join(str(p) for p in PS))
     ap.add_argument("--muh-strategies", default=",".join(MUH_STRATEGIES))
     ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
@@ -211,7 +214,7 @@ def main():
     a = ap.parse_args()
     ps = [int(p) for p in a.ps.split(",")]
     muh = os.path.abspath(a.muh)
-    seeds = list(range(1, a.seeds + 1))
+    seeds = list(range(a.seed_from, a.seed_from + a.seeds))
     kt_seeds = list(range(1, (a.kt_seeds or a.seeds) + 1))
     mstrats = a.muh_strategies.split(",")
     t_start = time.time()
@@ -372,7 +375,7 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         f"- machine: `{' '.join(platform.uname())}`; CPU: {cpu}; {os.cpu_count()} cores",
         f"- command: `{' '.join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])}` "
         f"({time.time() - t_start:.0f} s), muh at commit {commit}",
-        f"- seeds: muh {len(seeds)}, Kernel Tuner {len(kt_seeds) if have_kt else 0}; budgets B(p) = max(20, p% of "
+        f"- seeds: muh {len(seeds)} ({seeds[0]}..{seeds[-1]}), Kernel Tuner {len(kt_seeds) if have_kt else 0}; budgets B(p) = max(20, p% of "
         "the valid times); muh without spec seeds (`--no-seeds`)",
         "- score(B) = mean over k = 1..B of (best(k) - E_rand(k)) / (opt - E_rand(k)), E_rand exact",
         "  (closed form over the valid times); 0 is uniform random search, 1 the optimum at once;",
