@@ -16,8 +16,10 @@ option(MUH_FUZZ "Build the libFuzzer harnesses (clang only)" OFF)
 set(MUH_FUZZ_LIB_HARNESSES spec expr replay deploy scan)
 if(MUH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(_ts ${CMAKE_SOURCE_DIR}/third_party/tree-sitter-python/src)
-  add_executable(fuzz_pyfile ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pyfile.c ${CMAKE_SOURCE_DIR}/src/scan/pyfile.c ${CMAKE_SOURCE_DIR}/src/scan/pyflow.c ${CMAKE_SOURCE_DIR}/src/scan/pyfile_ts.c
-    ${_ts}/parser.c ${_ts}/scanner.c)
+  # the per-file analysis is every pyfile*.c (split by subject) and its arena
+  file(GLOB _pyfile CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/scan/pyfile*.c)
+  add_executable(fuzz_pyfile ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_pyfile.c ${_pyfile} ${CMAKE_SOURCE_DIR}/src/scan/pyflow.c
+    ${CMAKE_SOURCE_DIR}/src/scan/scan_arena.c ${_ts}/parser.c ${_ts}/scanner.c)
   set_source_files_properties(${_ts}/parser.c ${_ts}/scanner.c PROPERTIES COMPILE_OPTIONS "-w")
   target_compile_definitions(fuzz_pyfile PRIVATE _GNU_SOURCE)
   target_include_directories(fuzz_pyfile PRIVATE ${CMAKE_SOURCE_DIR}/src/ts_compat ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src/include ${CMAKE_SOURCE_DIR}/src ${MUH_SUBSYSTEM_DIRS} ${_ts})
