@@ -277,20 +277,20 @@ static TSNode d_child(TSNode n, uint32_t index, int anon)
 	}
 }
 
-static TSNode d_field(TSNode n, TSFieldId field)
+static TSNode d_field(TSNode n, TSFieldId fid)
 {
 	for (;;) {
-		if (!field || !n.id || !relevant_count(n, 1))
+		if (!fid || !n.id || !relevant_count(n, 1))
 			return null_node;
 		ts_sub s = sub_of(n);
 		TSFieldMapSlice slice = lang->field_map_slices[s.ptr->production_id];
 		const TSFieldMapEntry *m = &lang->field_map_entries[slice.index], *end = m + slice.length;
 		if (m == end)
 			return null_node;
-		while (m->field_id < field)
+		while (m->field_id < fid)
 			if (++m == end)
 				return null_node;
-		while (end[-1].field_id > field)
+		while (end[-1].field_id > fid)
 			if (--end == m)
 				return null_node;
 		kid_iter it;
@@ -308,7 +308,7 @@ static TSNode d_field(TSNode n, TSFieldId field)
 					again = 1;
 					break;
 				}
-				TSNode r = d_field(k, field);
+				TSNode r = d_field(k, fid);
 				if (r.id)
 					return r;
 				if (++m == end)
@@ -357,9 +357,9 @@ TSNode pyts_named_child(TSNode n, uint32_t i)
 	return pyts_direct ? d_child(n, i, 0) : ts_node_named_child(n, i);
 }
 
-TSNode pyts_child_by_field_id(TSNode n, TSFieldId field)
+TSNode pyts_child_by_field_id(TSNode n, TSFieldId fid)
 {
-	return pyts_direct ? d_field(n, field) : ts_node_child_by_field_id(n, field);
+	return pyts_direct ? d_field(n, fid) : ts_node_child_by_field_id(n, fid);
 }
 
 /* ---- the self-check ------------------------------------------------------ */

@@ -47,6 +47,6 @@ uint32_t pyts_child_count(TSNode n);
 uint32_t pyts_named_child_count(TSNode n);
 TSNode pyts_child(TSNode n, uint32_t i);
 TSNode pyts_named_child(TSNode n, uint32_t i);
-TSNode pyts_child_by_field_id(TSNode n, TSFieldId field);
+TSNode pyts_child_by_field_id(TSNode n, TSFieldId fid);
 
 #endif
