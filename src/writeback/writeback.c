@@ -89,9 +89,6 @@ int writeback_write_file(const char *path, const char *text, muh_diag *d)
 }
 
 
-/* What "no proven gain" adds about --force, for kernel and engine runs alike
- * (best.c's pick_forced chooses what it writes). */
-
 /* What --force writes, said with what the decision stage measured of it,
  * into buf: "the decision stage's best finalist: 1.195x the defaults
  * (0.902-1.582x), undecided". 0 (buf "") when it is the search's best with
@@ -108,6 +105,22 @@ static int forced_gain_text(const muh_best *b, char *buf, size_t n)
 	         b->forced_key == b->search_key ? "the search's best is" : "not the search's best but",
 	         f->gain.ratio, ships ? "what ships" : "the defaults", f->gain.lo, f->gain.hi,
 	         decide_verdict_name(f->verdict));
+	return 1;
+}
+
+int writeback_force_gate(const muh_best *b, const char *why, int force, const char *lead, const char *what,
+			 const char **key, const writeback_observer *ob)
+{
+	if (!force) {
+		writeback_say(ob, "%s: no proven gain: %.1000s; %s not written (" FORCE_HINT ")", lead, why, what);
+		return 0;
+	}
+	if (b->forced_key)
+		*key = b->forced_key;
+	writeback_say(ob, "%s: written with --force, NOT a proven gain: %.1000s", lead, why);
+	char fg[1200];
+	if (forced_gain_text(b, fg, sizeof(fg)))
+		writeback_say(ob, "%s: %s", lead, fg);
 	return 1;
 }
 
@@ -219,22 +232,13 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 		/* a run whose decision stage proved no gain writes nothing, as
 		 * an engine run does; --force writes muh_best.forced_key */
 		const char *wkey = writeback_run_key(b, 0);
-		char why[1200];
-		if (best_proof(&b->best, why, sizeof(why)) != 1) {
-			if (!force) {
-				writeback_say(ob, "run %lld: no proven gain: %.1000s; its knobs are not written (" FORCE_HINT ")",
-					(long long)b->run, why);
-				(*unproven)++;
-				spec_free(s);
-				continue;
-			}
-			if (b->best.forced_key)
-				wkey = b->best.forced_key;
-			writeback_say(ob, "run %lld: written with --force, NOT a proven gain: %.1000s",
-				(long long)b->run, why);
-			char fg[1200];
-			if (forced_gain_text(&b->best, fg, sizeof(fg)))
-				writeback_say(ob, "run %lld: %s", (long long)b->run, fg);
+		char why[1200], lead[64];
+		snprintf(lead, sizeof(lead), "run %lld", (long long)b->run);
+		if (best_proof(&b->best, why, sizeof(why)) != 1 &&
+		    !writeback_force_gate(&b->best, why, force, lead, "its knobs are", &wkey, ob)) {
+			(*unproven)++;
+			spec_free(s);
+			continue;
 		}
 		best_inert in[64];
 		size_t nin = best_inert_params(&b->best, wkey, in, 64);

@@ -243,6 +243,15 @@ static void tell_reads(const writeback_observer *ob, const writeback_emit_opts *
 	tell(ob, &f);
 }
 
+/* An emitter left with no run that a decision proved: nothing is written,
+ * a finding (exit 1) at the store db. */
+static int nothing_proven(const char *db, int unproven, muh_diag *d)
+{
+	diag_at(d, db, 0, 0, NULL);
+	diag_errorf(d, "nothing to write: no proven gain in %d run(s)", unproven);
+	return MUH_EFINDING;
+}
+
 int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
 		   const writeback_observer *ob, muh_diag *d)
 {
@@ -310,21 +319,18 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 						wkey = ship.key;
 					} else {
 						/* neither proven nor what ships: a best nobody proved */
-						char why[1200];
+						char why[1200], lead[64];
 						best_proof(&c->best, why, sizeof(why));
 						if (src || (shipped && !ship.valid))
 							writeback_say(ob, "note: M=%lld: what ships cannot be read (%s)",
 								M2, src ? sd.msg : ship.why);
 						shipped = 0;
-						if (!eo->force) {
-							writeback_say(ob, "M=%lld: run %lld: no proven gain: %.1000s; this size "
-									  "is not written (" FORCE_HINT ")",
-								      M2, (long long)c->run, why);
+						snprintf(lead, sizeof(lead), "M=%lld: run %lld", M2, (long long)c->run);
+						if (!writeback_force_gate(&c->best, why, eo->force, lead, "this size is",
+									  &wkey, ob)) {
 							unproven++;
 							continue;
 						}
-						writeback_say(ob, "M=%lld: run %lld: written with --force, NOT a proven gain: "
-								  "%.1000s", M2, (long long)c->run, why);
 					}
 				}
 				int ok = 1;
@@ -403,11 +409,8 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			tell_reads(ob, eo, WRITEBACK_MOE_JSON, name);
 			written++;
 		}
-		if (!written && unproven) {
-			diag_at(d, eo->db, 0, 0, NULL);
-			diag_errorf(d, "nothing to write: no proven gain in %d run(s)", unproven);
-			return MUH_EFINDING;
-		}
+		if (!written && unproven)
+			return nothing_proven(eo->db, unproven, d);
 		if (!written && nodevice)
 			return diag_errorf(d, "%d run(s) with E, N and M name no device (their hardware profile "
 					      "is empty): give --device NAME, as vLLM's file name needs one "
@@ -458,22 +461,17 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			/* a best nobody proved is not written as tuned (what a
 			 * decision kept, what ships or the defaults, is) */
 			const char *wkey = writeback_run_key(b, 0);
-			char why[1200];
+			char why[1200], lead[64];
+			snprintf(lead, sizeof(lead), "run %lld", (long long)b->run);
 			int proof = best_proof(&b->best, why, sizeof(why));
 			if (proof != 1 && b->best.keeps_baseline)
-				writeback_say(ob, "run %lld: no proven gain: %.1000s; what stays is written: %.1000s",
-					      (long long)b->run, why, wkey);
+				writeback_say(ob, "%s: no proven gain: %.1000s; what stays is written: %.1000s", lead,
+					      why, wkey);
 			if (proof != 1 && !b->best.keeps_baseline) {
-				if (!eo->force) {
-					writeback_say(ob, "run %lld: no proven gain: %.1000s; its best is not written "
-							  "(" FORCE_HINT ")", (long long)b->run, why);
+				if (!writeback_force_gate(&b->best, why, eo->force, lead, "its best is", &wkey, ob)) {
 					unproven++;
 					continue;
 				}
-				if (b->best.forced_key)
-					wkey = b->best.forced_key;
-				writeback_say(ob, "run %lld: written with --force, NOT a proven gain: %.1000s",
-					      (long long)b->run, why);
 				size_t pl = strlen(prov); /* the mark travels with the file */
 				snprintf(prov + pl, sizeof(prov) - pl, "; run %lld written with --force, NOT a proven gain",
 					 (long long)b->run);
@@ -500,11 +498,8 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			}
 			nb++;
 		}
-		if (!nb && unproven) {
-			diag_at(d, eo->db, 0, 0, NULL);
-			diag_errorf(d, "nothing to write: no proven gain in %d run(s)", unproven);
-			return MUH_EFINDING;
-		}
+		if (!nb && unproven)
+			return nothing_proven(eo->db, unproven, d);
 		if (!nb)
 			return diag_errorf(d, "the store has no ok result");
 		int have_def = 0;

@@ -12,6 +12,15 @@
  * gain" line of a write-back, kernel or engine, knob diff or emitter. */
 #define FORCE_HINT "--force writes the best measured finalist anyway, else the search's best, marked as unproven"
 
+/* The one gate of a best that no decision proved (why: best_proof's
+ * sentence), about to be written as lead ("run 3", "M=16: run 3"): without
+ * force it says "LEAD: no proven gain: WHY; WHAT not written (...)" on ob
+ * and returns 0 (what: "its best is"); with force it says "written with
+ * --force, NOT a proven gain", and what the decision stage measured of the
+ * finalist written, sets *key to it (muh_best.forced_key) and returns 1. */
+int writeback_force_gate(const muh_best *b, const char *why, int force, const char *lead, const char *what,
+			 const char **key, const writeback_observer *ob);
+
 /* Gives ob one line for a person (printf-style, of any length; ob or its
  * note may be NULL: nothing). */
 void writeback_say(const writeback_observer *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
