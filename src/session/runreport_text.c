@@ -74,12 +74,10 @@ static const char *const rc_head[RC_N] = {"run",      "spec",    "problem", "bac
 static const int rc_right[RC_N] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
 
 /* A metric's value (not a score) as the table shows it: a time, or the
- * metric's unit; "-" when NAN. Into cell (4096 bytes). */
+ * metric's unit; "-" when not finite. Into cell (4096 bytes). */
 static void format_value(const muh_best *b, double v, char *cell)
 {
-	if (!isfinite(v))
-		snprintf(cell, 4096, "-");
-	else if (objective_is_time(&b->objective))
+	if (objective_is_time(&b->objective))
 		text_time(cell, 4096, v);
 	else
 		objective_format(b->objective.metric, v, cell, 4096);
@@ -103,21 +101,16 @@ static void table_cells(const runreport_run *rs, char cell[RC_N][4096])
 	snprintf(cell[RC_VARIANTS], 4096, "%zu", b->nmeasured);
 	snprintf(cell[RC_OK], 4096, "%zu", b->nok);
 	snprintf(cell[RC_FAILED], 4096, "%zu", b->nmeasured - b->nok);
+	if (!decided) { /* the search's scores as values */
+		dv_best = objective_value(&b->objective, bs);
+		dv_dflt = objective_value(&b->objective, b->default_score);
+	}
+	format_value(b, dv_best, cell[RC_BEST]);
+	format_value(b, dv_dflt, cell[RC_DEFAULT]);
 	if (decided) {
-		format_value(b, dv_best, cell[RC_BEST]);
-		format_value(b, dv_dflt, cell[RC_DEFAULT]);
 		strcat(cell[RC_BEST], " +");
 		if (isfinite(dv_dflt))
 			strcat(cell[RC_DEFAULT], " +");
-	} else if (objective_is_time(&b->objective)) {
-		text_time(cell[RC_BEST], 4096, bs);
-		text_time(cell[RC_DEFAULT], 4096, b->default_score);
-	} else {
-		objective_format(b->objective.metric, objective_value(&b->objective, bs),
-		                 cell[RC_BEST], 4096);
-		objective_format(b->objective.metric,
-		                 objective_value(&b->objective, b->default_score), cell[RC_DEFAULT],
-		                 4096);
 	}
 	runreport_speedup_text(cell[RC_SPEEDUP], 4096, rs);
 	if (isfinite(rs->r.noise))
