@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -75,7 +76,7 @@ struct muh_pool {
 	 * around its warm-up and timing (eval_runner.c), so that workers
 	 * sharing this host's CPU time one at a time; "" for MPI or one
 	 * worker. A worker whose backend times a device drops it. */
-	char lock[64];
+	char lock[PATH_MAX];
 	int serial_timing; /* the workers took it: their device is this host */
 };
 
@@ -266,13 +267,14 @@ int pool_open(const pool_opts *o, muh_pool **out, muh_diag *d)
 		p->w[i].to = p->w[i].from = -1;
 	if (!o->mpi && p->nw > 1) {
 		const char *tmp = getenv("TMPDIR");
-		int n = snprintf(p->lock, sizeof(p->lock), "%s/muh-timing-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		int fd = n > 0 && (size_t)n < sizeof(p->lock) ? mkstemp(p->lock) : -1;
+		const char *dir = tmp && *tmp ? tmp : "/tmp";
+		int n = snprintf(p->lock, sizeof(p->lock), "%s/muh-timing-XXXXXX", dir);
+		int fd = n > 0 && (size_t)n < sizeof(p->lock) ? mkstemp(p->lock) : (errno = ENAMETOOLONG, -1);
 		if (fd < 0) {
 			int e = errno;
 			pool_close(p);
-			return diag_errorf(d, "pool: cannot create the host's timing lock in %s: %s",
-					   tmp && *tmp ? tmp : "/tmp", strerror(e));
+			return diag_errorf(d, "pool: cannot create the host's timing lock in %s: %s", dir,
+					   strerror(e));
 		}
 		close(fd);
 	}
