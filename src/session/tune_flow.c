@@ -141,16 +141,15 @@ int tune_flow_is_engine(muh_session *s)
 	return tg && !strcmp(eval_target_backend(tg), "engine");
 }
 
-long tune_flow_finalists(muh_session *s, long asked)
+long tune_flow_finalists(long asked)
 {
-	(void)s; /* every live run: a kernel's best, timed once, unpaired, is no decision either */
-	return asked >= 0 ? asked : 2;
+	return asked >= 0 ? asked : 2; /* every live run: a kernel's best timed once is no decision either */
 }
 
 int tune_flow_decides_after(muh_session *s, long asked, int interrupted, const strategy_result *r, int rc)
 {
 	return rc == MUH_OK && !interrupted && session_evaluator(s) && tune_flow_found(r) &&
-	       tune_flow_finalists(s, asked) > 0;
+	       tune_flow_finalists(asked) > 0;
 }
 
 void tune_flow_decide_opts(muh_session *s, long k, int rounds, decide_opts *o)

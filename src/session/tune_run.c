@@ -42,7 +42,7 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
  * stage's status: MUH_OK also when nothing was proven (the defaults stay). */
 static int decide_stage(muh_session *s, const tune_run_args *a, int *decision)
 {
-	long k = tune_flow_finalists(s, a->finalists);
+	long k = tune_flow_finalists(a->finalists);
 	if (k <= 0)
 		return MUH_OK;
 	decide_opts o;

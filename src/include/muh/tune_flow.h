@@ -61,7 +61,7 @@ int tune_flow_is_engine(muh_session *s);
 /* How many finalists the decision stage re-measures: asked (>= 0), else 2
  * for every live run, kernel or engine (a replay has no stage: nothing to
  * measure again). */
-long tune_flow_finalists(muh_session *s, long asked);
+long tune_flow_finalists(long asked);
 
 /* 1 when a search found a best within the SLOs (else exit 1: a finding). */
 int tune_flow_found(const strategy_result *r);
