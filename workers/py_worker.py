@@ -23,7 +23,7 @@ a later build loads the code from there and says so in its metadata
 
 Faults of prepare, for tests: MUH_PY_WORKER_PREPARE=exit (dies on the
 request), hang (every pool task sleeps; with MUH_PY_WORKER_PREPARE_STARTED=F
-it first creates file F), log (a log line and the reply in one write),
+it first creates file F), slow (every pool task takes 3 s more), log (a log line and the reply in one write),
 nohello (the prepare worker, MUH_WORKER_ROLE=prepare, never says hello).
 
 A simulated SM clock, for the tests of muh tune's sustained-clock ranking
@@ -112,6 +112,8 @@ def prepare_one(args):
         if started:
             open(started, "a").close()
         time.sleep(1e6)
+    if os.environ.get("MUH_PY_WORKER_PREPARE") == "slow":
+        time.sleep(3)
     text, unroll, block, _, _ = source_of(params, problem)
     path = cache_path(cache_dir, text)
     code = compile(text, f"<muh variant UNROLL={unroll} BLOCK={block}>", "exec")

@@ -492,8 +492,10 @@ int session_in_store(const muh_session *s, const muh_variant *v)
 
 /* Reaps the background batch prepare (the tune's later batches, sent to
  * the evaluator's kept prepare worker): 1 when none runs (any that ran is
- * counted into s->prep), 0 while it runs. wait: stop it (the worker and
- * its compile processes end; the next batch starts a new one). */
+ * counted into s->prep), 0 while it runs. wait: a batch that has finished
+ * is counted as done; one still running is stopped (the worker and its
+ * compile processes end; the next batch starts a new one) and its variants
+ * are counted as dropped, so that done + dropped is what was asked. */
 int session_bg_reap(muh_session *s, int wait)
 {
 	if (!s->bg_kept)
@@ -502,16 +504,19 @@ int session_bg_reap(muh_session *s, int wait)
 	int rc = MUH_OK;
 	muh_diag d;
 	diag_clear(&d);
-	if (wait) {
-		eval_prepare_end(s->ev); /* nothing left to do: its processes end */
-	} else if (!eval_prepare_poll(s->ev, eval_now_s(), NULL, &done, &rc, &d)) {
+	int ended = eval_prepare_poll(s->ev, eval_now_s(), NULL, &done, &rc, &d);
+	if (!ended && !wait)
 		return 0;
+	if (!ended) {
+		s->prep.dropped += s->bg_asked;
 	} else {
 		s->prep.done += done;
 		if (rc)
 			snprintf(s->prep.note, sizeof(s->prep.note), "a background batch of %zu: %.900s", s->bg_asked,
 				 d.msg);
 	}
+	if (wait)
+		eval_prepare_end(s->ev); /* nothing left to do: its processes end */
 	s->prep.seconds += eval_now_s() - s->bg_t0;
 	s->bg_kept = 0;
 	return 1;

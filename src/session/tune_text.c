@@ -683,15 +683,19 @@ void tune_text_prepare(const tune_view *v, int jobs)
 		textout_printf(o, TEXTOUT_NOTE,
 		               "%s: note: prepare: %s; each build compiles what is missing\n",
 		               v->who, pi.note);
-	if (pi.ran)
+	if (pi.ran) {
+		char dropped[96] = "";
+		if (pi.dropped)
+			snprintf(dropped, sizeof(dropped), ", %zu dropped unfinished when the search ended", pi.dropped);
 		textout_printf(o, v->json ? TEXTOUT_NOTE : TEXTOUT_RESULT,
 		               "prepare     %zu of %zu variants compiled ahead in %d batch(es) (%d "
-		               "while measuring), %.1f s "
+		               "while measuring%s), %.1f s "
 		               "(%.1f s waited for), with %d jobs; %zu of the %zu measured were "
 		               "sent to a batch before the "
 		               "search reached them\n",
-		               pi.done, pi.asked, pi.ran, pi.background, pi.seconds, pi.blocking_s,
+		               pi.done, pi.asked, pi.ran, pi.background, dropped, pi.seconds, pi.blocking_s,
 		               jobs, pi.reached_prepared, pi.reached);
+	}
 }
 
 void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *d, long k)

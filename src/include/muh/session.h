@@ -303,6 +303,8 @@ int session_tune(muh_session *s, strategy_event_fn on_event, void *ctx, strategy
 typedef struct session_prepare_info {
 	int ran;        /* batch prepares that ran */
 	size_t asked, done;
+	size_t dropped;     /* of asked: a background batch's, stopped unfinished
+	                     * when the search ended (nothing left needed it) */
 	double seconds;     /* their wall time, the background ones' included */
 	double blocking_s;  /* of which the session waited for (the first batch) */
 	int background;     /* batches that ran while the session measured */
