@@ -311,6 +311,7 @@ char *measurement_to_json(const muh_measurement *m)
 	json_add_num(o, "t_build", m->t_build);
 	json_add_num(o, "t_verify", m->t_verify);
 	json_add_num(o, "t_time", m->t_time);
+	json_add_num(o, "t_warm", m->t_warm);
 	json_add_num(o, "timed_s", m->timed_s);
 	cJSON_AddNumberToObject(o, "started_ms", (double)m->started_ms);
 	cJSON_AddNumberToObject(o, "finished_ms", (double)m->finished_ms);
@@ -372,6 +373,8 @@ int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	m->t_build = eval_json_get_num(o, "t_build");
 	m->t_verify = eval_json_get_num(o, "t_verify");
 	m->t_time = eval_json_get_num(o, "t_time");
+	double tw = eval_json_get_num(o, "t_warm");
+	m->t_warm = isfinite(tw) ? tw : 0;
 	double ts = eval_json_get_num(o, "timed_s");
 	m->timed_s = isfinite(ts) ? ts : 0;
 	double a = eval_json_get_num(o, "started_ms"), b = eval_json_get_num(o, "finished_ms");

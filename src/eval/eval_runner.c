@@ -167,6 +167,7 @@ static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant 
 		return 0;
 	}
 	double scratch[64];
+	double w0 = eval_now_s();
 	for (int w = 0; w < t->warmups && m->status == EVAL_OK; w++) {
 		size_t n = 0;
 		phase(fd, "warm-up", idx); /* each warm-up gets its own limit */
@@ -175,6 +176,7 @@ static int pipeline_ready(const eval_backend *b, eval_ctx *c, const muh_variant 
 			measurement_fail(m, EVAL_LAUNCH_ERROR, "backend %s failed in warm-up", b->name);
 		m->warmups++;
 	}
+	m->t_warm = eval_now_s() - w0;
 	return m->status == EVAL_OK;
 }
 

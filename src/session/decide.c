@@ -329,6 +329,15 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 	json_add_num(j, "baseline_value", sm->base_value);
 	cJSON_AddNumberToObject(j, "rounds", (double)sm->rounds);
 	json_add_num(j, "level", sm->level);
+	if (sm->cost.repeats) { /* this stage's own: none when read from a store */
+		cJSON *c = cJSON_AddObjectToObject(j, "cost");
+		cJSON_AddNumberToObject(c, "repeats", (double)sm->cost.repeats);
+		cJSON_AddNumberToObject(c, "wall_s", sm->cost.wall_s);
+		cJSON_AddNumberToObject(c, "build_s", sm->cost.build_s);
+		cJSON_AddNumberToObject(c, "check_s", sm->cost.check_s);
+		cJSON_AddNumberToObject(c, "warm_s", sm->cost.warm_s);
+		cJSON_AddNumberToObject(c, "time_s", sm->cost.time_s);
+	}
 	cJSON *fs = cJSON_AddArrayToObject(j, "finalists");
 	for (size_t i = 0; i < sm->nf; i++) {
 		const decide_finalist *F = &sm->f[i];

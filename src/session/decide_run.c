@@ -133,6 +133,18 @@ static int role_of(size_t j, size_t nf, int with_defaults)
 	return with_defaults && j == nf ? DECIDE_ROLE_DEFAULTS : 1;
 }
 
+/* Adds one repeat of wall seconds, measured as m, to c. */
+static void cost_add(decide_cost *c, const muh_measurement *m, double wall)
+{
+	double warm = m->t_warm > 0 ? m->t_warm : 0;
+	c->repeats++;
+	c->wall_s += wall;
+	c->build_s += m->t_build > 0 ? m->t_build : 0;
+	c->check_s += m->t_verify > 0 ? m->t_verify : 0;
+	c->warm_s += warm;
+	c->time_s += m->t_time > warm ? m->t_time - warm : 0;
+}
+
 /* session_decide's stage, measuring through ev. */
 static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide_event_fn on_event, void *ctx,
 		 volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
@@ -227,6 +239,7 @@ static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide
 	unsigned char active[DECIDE_MAX_FINALISTS + 1];
 	memset(active, 1, sizeof(active));
 	decide_summary cur;
+	decide_cost cost = {0};
 	if (!rc && start) { /* a resumed stage: what its rounds decided already */
 		if ((rc = decide_of_run(st, L.run, obj, &cur, d)) == MUH_OK && !still_open(&cur, keys, nf, active))
 			start = max_rounds; /* decided at its last look: nothing to add */
@@ -243,11 +256,13 @@ static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide
 			size_t j = idx[order[p]];
 			muh_measurement me;
 			measurement_init(&me);
+			double w0 = eval_now_s();
 			rc = eval_measure(ev, &vs[j], &me, d);
 			if (rc) {
 				measurement_free(&me);
 				break;
 			}
+			cost_add(&cost, &me, eval_now_s() - w0);
 			char why[EVAL_ERR] = "";
 			int ok = me.status == EVAL_OK;
 			double score = ok ? objective_score(obj, &me) : NAN;
@@ -296,7 +311,9 @@ static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide
 	free(keys);
 	if (rc)
 		return rc;
-	return decide_of_run(st, L.run, obj, out, d);
+	rc = decide_of_run(st, L.run, obj, out, d);
+	out->cost = cost;
+	return rc;
 }
 
 int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,

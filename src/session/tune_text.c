@@ -737,6 +737,13 @@ void tune_text_decision(const tune_view *v, const decide_summary *sm, int interr
 			free(def);
 		}
 		decide_text_table(o, sm, session_objective(s), dk[0] ? dk : NULL, "");
+		const decide_cost *c = &sm->cost;
+		if (c->repeats)
+			textout_printf(o, TEXTOUT_RESULT,
+			               "stage       %zu repeats in %.1f s: builds %.1f s, output checks %.1f s, "
+			               "warm-up %.1f s, timing %.1f s, the rest %.1f s\n",
+			               c->repeats, c->wall_s, c->build_s, c->check_s, c->warm_s, c->time_s,
+			               fmax(0, c->wall_s - c->build_s - c->check_s - c->warm_s - c->time_s));
 		if (interrupted)
 			textout_printf(o, TEXTOUT_RESULT,
 			               "            (interrupted: the rounds so far are stored; a "

@@ -101,6 +101,16 @@ typedef struct decide_finalist {
 	char why[1024];              /* the first failure or SLO miss */
 } decide_finalist;
 
+/* Where a decision stage's wall time went (session_decide only: a summary
+ * read back from a store has none, repeats 0). The steps' seconds are the
+ * runner's (muh_measurement t_build, t_verify, t_warm, and t_time less
+ * t_warm); wall_s is each repeat's whole request as the session saw it, so
+ * wall_s less the steps is the rest: process starts, inputs, the store. */
+typedef struct decide_cost {
+	size_t repeats;
+	double wall_s, build_s, check_s, warm_s, time_s;
+} decide_cost;
+
 typedef struct decide_summary {
 	int present;           /* the run has decision rows */
 	char baseline[4096];
@@ -120,6 +130,7 @@ typedef struct decide_summary {
 				  * baseline), paired; ratio 1 when the chosen one is the defaults;
 				  * NAN when the defaults were not in the rounds */
 	char why[1024];        /* with no winner: why, in a sentence */
+	decide_cost cost;      /* this stage's, when session_decide ran it */
 } decide_summary;
 
 /* Judges rows[0..n) (one run's decision rows, any order) under objective o

@@ -79,6 +79,8 @@ typedef struct muh_measurement {
 	double max_abs_err, rel_l2_err; /* of the last output check; NAN when none */
 	double sm_clock_mhz, power_w, temp_c; /* at the end of timing (cuda/NVML) */
 	double t_build, t_verify, t_time;     /* wall seconds spent in each step */
+	double t_warm; /* of t_time: the warm-ups' (measure.warmups, each warmed
+			* for measure.gpu_warm); carried from the runner, not stored */
 	/* Device seconds inside the timed launches, where a sample is the mean
 	 * of a batch of launches (the worker's measure.min_sample_time); 0:
 	 * one launch per sample, the samples' sum. The device-busy fraction. */
