@@ -32,7 +32,9 @@ report sm_clock_mhz BURST, or SUSTAINED once the variant was warmed with
 "warm_s" (measure.gpu_warm); warmed variants with BLOCK=256 then also run
 BURST/SUSTAINED times slower (each sample sleeps out the difference inside
 its timed region), so that the ranking at sustained clocks differs. It is a stand-in, said to be one: nothing here
-measures a clock.
+measures a clock. MUH_PY_WORKER_WARM=spin makes "run" with "warm_s" run the
+variant for that long, once per build, as a GPU worker warms the device (for
+the tests of how long muh's stages warm).
 
 A simulated order effect, for the tests of interleaved measurement (muh
 eval --interleave, muh tune's sustained re-timing):
@@ -168,6 +170,7 @@ def main():
     clock = os.environ.get("MUH_PY_WORKER_SM_CLOCK", "")
     burst, sustained = (float(c) for c in clock.split(",")) if clock else (None, None)
     warmed = set()
+    spun = set()  # MUH_PY_WORKER_WARM=spin: builds warmed since they were built
     bias = [float(x) for x in os.environ.get("MUH_PY_WORKER_ORDER_BIAS", "").split(",") if x]
     served = [0]  # samples reported so far (the simulated order effect)
     for line in sys.stdin:
@@ -211,11 +214,18 @@ def main():
                 while True:
                     pass
             if op == "build":
+                spun.discard(key)
                 rep.update(fingerprint=fp, metadata=meta)
             elif op == "run":
                 x, y = inputs(n, rng)
                 fn(x, y)
-                if float(req.get("warm_s") or 0) > 0:
+                warm_s = float(req.get("warm_s") or 0)
+                if warm_s > 0 and key not in spun and os.environ.get("MUH_PY_WORKER_WARM") == "spin":
+                    spun.add(key)
+                    t_end = time.perf_counter() + warm_s  # a GPU worker's warm, once per build
+                    while time.perf_counter() < t_end:
+                        fn(x, y)
+                if warm_s > 0:
                     warmed.add(key)
             elif op == "verify":
                 x, y = inputs(n, rng)  # fresh inputs for every check

@@ -288,8 +288,8 @@ static cJSON *request(eval_ctx *c, const char *op, const muh_variant *v, int cou
 		for (size_t i = 0; i < c->nkeep; i++)
 			cJSON_AddItemToArray(keep, cJSON_CreateString(c->keep[i]));
 	}
-	if (!strcmp(op, "run") && warm && c->target->gpu_warm_s > 0)
-		cJSON_AddNumberToObject(req, "warm_s", c->target->gpu_warm_s);
+	if (!strcmp(op, "run") && warm && eval_warm_s(c) > 0)
+		cJSON_AddNumberToObject(req, "warm_s", eval_warm_s(c));
 	if (!strcmp(op, "time")) {
 		cJSON_AddNumberToObject(req, "count", count);
 		cJSON_AddBoolToObject(req, "warmup", warm);

@@ -91,11 +91,19 @@ struct muh_evaluator {
 	void *ov_ctx;
 	const char *overlay; /* the variant in flight's overlay; "" when none */
 	const volatile sig_atomic_t *stop; /* eval_set_stop; NULL: none */
+	int warm_set; /* eval_set_warm: warm_s replaces t.gpu_warm_s */
+	double warm_s;
 };
 
 void eval_set_stop(muh_evaluator *ev, const volatile sig_atomic_t *stop)
 {
 	ev->stop = stop;
+}
+
+void eval_set_warm(muh_evaluator *ev, double seconds)
+{
+	ev->warm_set = isfinite(seconds) && seconds >= 0;
+	ev->warm_s = ev->warm_set ? seconds : 0;
 }
 
 int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
@@ -479,7 +487,8 @@ static int step_note(const muh_evaluator *ev, const cJSON *o, struct runner_step
 	int at = -1;
 	if (cJSON_IsString(x)) {
 		snprintf(rs->step, sizeof(rs->step), "%s", x->valuestring);
-		double warm = !strcmp(rs->step, "warm-up") && ev->t.gpu_warm_s > 0 ? 4 * ev->t.gpu_warm_s : 0;
+		double ws = ev->warm_set && ev->warm_s > ev->t.gpu_warm_s ? ev->warm_s : ev->t.gpu_warm_s;
+		double warm = !strcmp(rs->step, "warm-up") && ws > 0 ? 4 * ws : 0;
 		rs->limit = ev->t.timeout_s + warm;
 		rs->deadline = eval_now_s() + rs->limit;
 		if (!strcmp(rs->step, "queue")) /* the host's timing lock: each holder's steps are limited */
@@ -603,8 +612,11 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 		return prc;
 	if (!ev->t.isolate) {
 		ev->inproc.overlay = ev->overlay[0] ? ev->overlay : NULL;
+		ev->inproc.warm_set = ev->warm_set;
+		ev->inproc.warm_s = ev->warm_s;
 		eval_pipeline(ev->b, &ev->inproc, v, op, m, -1);
 		ev->inproc.overlay = NULL;
+		ev->inproc.warm_set = 0;
 		int erc = env_stop(ev->inproc.env, v, m, d);
 		ev->inproc.env[0] = '\0';
 		return erc;
@@ -614,6 +626,8 @@ static int run_request_in(muh_evaluator *ev, const muh_variant *v, enum req_op o
 	cJSON_AddItemToObject(req, "variant", eval_variant_to_cjson(v));
 	if (ev->overlay[0])
 		cJSON_AddStringToObject(req, "overlay", ev->overlay);
+	if (ev->warm_set)
+		cJSON_AddNumberToObject(req, "warm_s", ev->warm_s);
 	int64_t started = eval_epoch_ms();
 	log_drain(ev);
 	tb_reset(&ev->log); /* between variants only a late writer wrote; it is not this one's */

@@ -37,6 +37,10 @@ typedef struct eval_ctx {
 	 * descriptors, memory, disk) while a step ran; the evaluation stops
 	 * after this variant, which is no result. "" otherwise. */
 	char env[EVAL_ERR];
+	/* eval_set_warm's warm-up for the request in flight (warm_set 1), in
+	 * place of target->gpu_warm_s; read through eval_warm_s */
+	int warm_set;
+	double warm_s;
 } eval_ctx;
 
 /* Engine-tree overlays (target.engine_tree): the evaluator never builds one
@@ -61,6 +65,16 @@ void eval_set_overlay(muh_evaluator *ev, const eval_overlay_ops *ops, void *ctx)
  * returns an error, its runner killed); a single variant in flight
  * finishes, as before. */
 void eval_set_stop(muh_evaluator *ev, const volatile sig_atomic_t *stop);
+
+/* The warm-up of the next measurements of ev (eval_measure): seconds of
+ * load before timing, in place of the target's measure.gpu_warm; a
+ * negative or NAN value gives the target's back. Carried to the runner
+ * with each request; the cuda and worker backends honour it. */
+void eval_set_warm(muh_evaluator *ev, double seconds);
+
+/* The warm-up c's backend gives the variant in flight: eval_set_warm's
+ * when set, else the target's gpu_warm_s (negative: the backend's own). */
+double eval_warm_s(const eval_ctx *c);
 
 /* A backend. All steps run inside the runner child (unless isolate == 0).
  * A step returns MUH_OK and sets nothing on success; on a variant failure it

@@ -40,6 +40,11 @@
 
 /* ---- the pipeline (runs in the runner) ----------------------------------- */
 
+double eval_warm_s(const eval_ctx *c)
+{
+	return c->warm_set ? c->warm_s : c->target->gpu_warm_s;
+}
+
 /* Sends a phase line to the parent (no-op in process); idx >= 0 names the
  * variant of an interleaved set the step is for. */
 static void phase(int fd, const char *name, int idx)
@@ -670,9 +675,13 @@ void eval_runner_main(const eval_backend *b, const muh_target *t, int fd)
 		} else {
 			const cJSON *ov = cJSON_GetObjectItemCaseSensitive(req, "overlay");
 			c.overlay = cJSON_IsString(ov) ? ov->valuestring : NULL;
+			double ws = eval_json_get_num(req, "warm_s"); /* eval_set_warm's */
+			c.warm_set = isfinite(ws) && ws >= 0;
+			c.warm_s = c.warm_set ? ws : 0;
 			eval_pipeline(b, &c, &v, strcmp(op->valuestring, "fingerprint") ? OP_MEASURE : OP_FINGERPRINT,
 				      &m, fd);
 			c.overlay = NULL;
+			c.warm_set = 0;
 			eval_variant_free(&v);
 		}
 		fflush(stdout); /* into the log pipe before the result: the parent reads it after */

@@ -145,9 +145,11 @@ static void cost_add(decide_cost *c, const muh_measurement *m, double wall)
 	c->time_s += m->t_time > warm ? m->t_time - warm : 0;
 }
 
-/* session_decide's stage, measuring through ev. */
-static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide_event_fn on_event, void *ctx,
-		 volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
+/* session_decide's stage, measuring through ev. later_warm >= 0: each
+ * round's first repeat is warmed as ev's target says, the later ones of
+ * the round for later_warm seconds (eval_set_warm); < 0: all alike. */
+static int stage(muh_session *s, muh_evaluator *ev, double later_warm, const decide_opts *o, decide_event_fn on_event,
+		 void *ctx, volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
 {
 	decide_summarize(session_objective(s), NULL, 0, out);
 	muh_store *st = session_store(s);
@@ -256,6 +258,8 @@ static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide
 			size_t j = idx[order[p]];
 			muh_measurement me;
 			measurement_init(&me);
+			if (later_warm >= 0)
+				eval_set_warm(ev, p == 0 ? -1 : later_warm);
 			double w0 = eval_now_s();
 			rc = eval_measure(ev, &vs[j], &me, d);
 			if (rc) {
@@ -306,6 +310,7 @@ static int stage(muh_session *s, muh_evaluator *ev, const decide_opts *o, decide
 		if (!still_open(&cur, keys, nf, active))
 			break;
 	}
+	eval_set_warm(ev, -1);
 	for (size_t j = 0; j < nv; j++)
 		eval_variant_free(&vs[j]);
 	free(keys);
@@ -320,17 +325,25 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 		   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d)
 {
 	/* a kernel is timed where it ships: each repeat a fresh build (fresh
-	 * inputs and buffers) warmed to its sustained clock first */
+	 * inputs and buffers) at its sustained clock. The rounds keep the
+	 * device under load, each repeat right after the one before (its build
+	 * and output check between), so a round's first repeat is warmed for
+	 * measure.retime_warm (the device may have idled before it) and the
+	 * later ones for measure.gpu_warm (DECIDE_LATER_WARM_S when the spec
+	 * leaves it to the backend); the round's order alternates, so every
+	 * finalist is first as often as the others */
 	const muh_target *tg = session_target(s);
 	muh_evaluator *own = NULL;
+	double later = -1;
 	if (tg && strcmp(tg->backend, "engine") && session_evaluator(s)) {
 		int rc = session_sustained_evaluator(s, &own, d);
 		if (rc) {
 			decide_summarize(session_objective(s), NULL, 0, out);
 			return rc;
 		}
+		later = tg->gpu_warm_s >= 0 ? tg->gpu_warm_s : DECIDE_LATER_WARM_S;
 	}
-	int rc = stage(s, own ? own : session_evaluator(s), o, on_event, ctx, stop, out, d);
+	int rc = stage(s, own ? own : session_evaluator(s), later, o, on_event, ctx, stop, out, d);
 	eval_close(own);
 	return rc;
 }

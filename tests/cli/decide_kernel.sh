@@ -61,4 +61,31 @@ expect_rc 0 "a tie's header: what stays"
 expect_in err "run 1: no proven gain: no finalist.s interval lies above 1.*; what stays is written: X=3" "says what stays"
 grep -q '^#define X 3$' "$TMP/t.h" && ! grep -q '^#define X 4$' "$TMP/t.h" ||
 	fail "a tie's header holds the defaults only: $(cat "$TMP/t.h")"
+
+# What the stage costs, and its warm-up: each repeat is a fresh build, but
+# the rounds keep the device under load, so only a round's first repeat is
+# warmed for measure.retime_warm and the later ones for measure.gpu_warm.
+# The stand-in GPU worker (MUH_PY_WORKER_WARM=spin) runs the variant for
+# warm_s once per build. 4 rounds of 3: 4 x 1 s + 8 x 0.1 s here; warming
+# every repeat for 1 s (as before) was 12 s, and with measure.warmups 3 on
+# the cuda backend 36 s.
+sed -e "s#\.\./workers#$PWD/workers#" -e 's/^  max_time: 0.3$/  max_time: 0.3\n  retime_warm: 1\n  gpu_warm: 0.1/' \
+	specs/dot_worker.yaml >"$TMP/warm.yaml"
+grep -q '^  retime_warm: 1$' "$TMP/warm.yaml" || fail "the spec copy sets retime_warm: $(cat "$TMP/warm.yaml")"
+MUH_PY_WORKER_WARM=spin run "$MUH" tune "$TMP/warm.yaml" --budget 6 --db "$TMP/w.db"
+expect_rc 0 "tune with a warm-up"
+line=$(grep '^stage ' "$TMP/out")
+[[ $line =~ ^stage\ +([0-9]+)\ repeats\ in\ ([0-9.]+)\ s:\ builds\ ([0-9.]+)\ s,\ output\ checks\ ([0-9.]+)\ s,\ warm-up\ ([0-9.]+)\ s,\ timing\ ([0-9.]+)\ s,\ the\ rest\ ([0-9.]+)\ s$ ]] ||
+	fail "the stage's cost line: $line"
+rounds=$(sed -n 's/^decision .* in \([0-9]*\) round(s).*/\1/p' "$TMP/out")
+[ "${BASH_REMATCH[1]:-0}" = $((3 * ${rounds:-0})) ] || fail "3 repeats a round over $rounds rounds: $line"
+awk -v w="${BASH_REMATCH[5]:-0}" -v r="${rounds:-0}" 'BEGIN { exit !(w >= r * 1.0 && w < r * 1.0 + 2 * r * 0.1 + 1.5) }' ||
+	fail "each round's first repeat warmed 1 s, the others 0.1 s ($rounds rounds): $line"
+awk -v a="${BASH_REMATCH[2]:-0}" -v b="${BASH_REMATCH[3]:-9}" -v c="${BASH_REMATCH[4]:-9}" -v w="${BASH_REMATCH[5]:-9}" \
+	-v t="${BASH_REMATCH[6]:-9}" 'BEGIN { exit !(b + c + w + t <= a + 0.15) }' || fail "the steps fit in the wall: $line"
+MUH_PY_WORKER_WARM=spin run "$MUH" tune "$TMP/warm.yaml" --budget 6 --db "$TMP/wj.db" --json
+expect_rc 0 "tune with a warm-up, --json"
+grep '"event":"decision"' "$TMP/out" >"$TMP/decision.json"
+expect_in decision.json '"cost":\{"repeats":[0-9]+,"wall_s":[0-9.]+,"build_s":[0-9.e-]+,"check_s":[0-9.e-]+,"warm_s":[0-9.]+,"time_s":[0-9.]+\}' \
+	"--json: the decision event has the stage's cost"
 done_tests

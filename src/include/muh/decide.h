@@ -59,6 +59,8 @@ struct muh_session;
 #define DECIDE_MAX_ROUNDS 64 /* --rounds' cap; rows beyond it are not judged */
 #define DECIDE_ROLE_NONE 2   /* a decision row's role: the stage ran and had no finalist */
 #define DECIDE_ROLE_DEFAULTS 3 /* a finalist that is the defaults, beside a baseline that is not */
+#define DECIDE_LATER_WARM_S 0.5 /* a kernel's warm-up after a round's first repeat, when
+				 * the spec leaves measure.gpu_warm to the backend */
 
 enum decide_verdict {
 	DECIDE_PENDING = 0,
@@ -182,8 +184,11 @@ typedef void (*decide_event_fn)(void *ctx, const decide_event *e);
  *
  * A kernel (any backend but engine) is measured through
  * session_sustained_evaluator: each repeat is a fresh build, with fresh
- * inputs and buffers, warmed to its sustained clock first. A finalist's
- * gain must lie above 1 + the objective's min_gain. */
+ * inputs and buffers, at its sustained clock: each round's first repeat is
+ * warmed for measure.retime_warm, the later ones of the round, which follow
+ * with the device still under load, for measure.gpu_warm (or
+ * DECIDE_LATER_WARM_S). The stage's cost (out->cost) says where its time
+ * went. A finalist's gain must lie above 1 + the objective's min_gain. */
 int session_decide(struct muh_session *s, const decide_opts *o, decide_event_fn on_event, void *ctx,
 			   volatile sig_atomic_t *stop, decide_summary *out, muh_diag *d);
 
