@@ -349,13 +349,13 @@ static int check_colmap(const muh_spec *spec, const char *const *colmap, muh_dia
 			known = strlen(spec->problem[k].name) == n && !strncmp(spec->problem[k].name, colmap[i], n);
 			diag_near_offer(&near, colmap[i], n, spec->problem[k].name);
 		}
+		char hint[160];
 		if (!known)
 			return diag_errorf(d,
 					   "--replay-column %s: '%.*s' is not a param or problem symbol of %s, nor time or "
-					   "status%s%s%s",
+					   "status%s",
 					   colmap[i], (int)n, colmap[i], spec->path ? spec->path : "the spec",
-					   near.name ? " (did you mean '" : "", near.name ? near.name : "",
-					   near.name ? "'?)" : "");
+					   diag_near_hint(near.name, hint, sizeof(hint)));
 	}
 	return MUH_OK;
 }
@@ -410,13 +410,14 @@ static long find_col(const struct csv *c, const char *name)
 	return -1;
 }
 
-/* The header's column nearest to name (diag_near_offer), or NULL. */
-static const char *nearest_col(const struct csv *c, const char *name)
+/* The did-you-mean hint (diag_near_hint) for a column name the header
+ * lacks: its nearest column, in buf; "" when none is near. Returns buf. */
+static const char *col_hint(const struct csv *c, const char *name, char *buf, size_t n)
 {
 	diag_near near = DIAG_NEAR_INIT;
 	for (size_t i = 0; i < c->nf; i++)
 		diag_near_offer(&near, name, strlen(name), c->f[i]);
-	return near.name;
+	return diag_near_hint(near.name, buf, n);
 }
 
 static double unit_of(const char *col)
@@ -469,14 +470,15 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 		const char *col = mapped(colmap, spec->params[p].name);
 		if ((pcol[p] = find_col(&c, col)) < 0) {
 			diag_at(d, path, hline, 1, text);
-			const char *near = nearest_col(&c, col), *P = spec->params[p].name;
+			const char *P = spec->params[p].name;
+			char hint[160];
+			col_hint(&c, col, hint, sizeof(hint));
 			if (col != P) /* mapped: name the mapping */
-				rc = diag_errorf(d, "no column '%s' for param '%s' (--replay-column %s=%s)%s%s%s", col, P,
-						 P, col, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+				rc = diag_errorf(d, "no column '%s'%s for param '%s' (--replay-column %s=%s)", col, hint, P,
+						 P, col);
 			else
-				rc = diag_errorf(d, "no column '%s' for param '%s'%s%s%s (name another with --replay-column "
-						 "%s=COLUMN)", col, P, near ? "; did you mean '" : "", near ? near : "",
-						 near ? "'?" : "", P);
+				rc = diag_errorf(d, "no column '%s'%s for param '%s' (name another with --replay-column "
+						 "%s=COLUMN)", col, hint, P, P);
 			goto out;
 		}
 	}
@@ -506,9 +508,9 @@ int replay_load_csv(const muh_space *sp, const char *path, const char *const *co
 	if (tcol < 0) {
 		diag_at(d, path, hline, 1, text);
 		if (strcmp(tname, "time")) { /* mapped: name the column looked for */
-			const char *near = nearest_col(&c, tname);
-			rc = diag_errorf(d, "no column '%s' for the time (--replay-column time=%s)%s%s%s", tname, tname,
-					 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			char hint[160];
+			rc = diag_errorf(d, "no column '%s'%s for the time (--replay-column time=%s)", tname,
+					 col_hint(&c, tname, hint, sizeof(hint)), tname);
 		} else
 			rc = diag_errorf(d, "no time column (time_s, time_ms, time_us, time_ns, or another named with "
 					    "--replay-column time=COLUMN)");

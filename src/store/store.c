@@ -29,6 +29,8 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,6 +124,21 @@ static int exec(muh_store *st, const char *sql, muh_diag *d)
 	return MUH_OK;
 }
 
+/* Sets d (when not NULL) to a store error at the store's file path: its
+ * file is path, so that it prints as every file error does ("PATH: error:
+ * MSG"), and the message (printf-style) does not name the file again. */
+static void store_diag(muh_diag *d, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void store_diag(muh_diag *d, const char *path, const char *fmt, ...)
+{
+	if (!d)
+		return;
+	diag_at(d, path, 0, 0, NULL);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+}
+
 /* 1 when table has a column called col. */
 static int column_exists(muh_store *st, const char *table, const char *col)
 {
@@ -201,17 +218,14 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	if (rc != SQLITE_OK) {
 		rc = sqlite3_extended_errcode(st->db);
 		if ((rc & 0xff) == SQLITE_NOTADB) {
-			if (d)
-				snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)",
-					 path);
+			store_diag(d, path, "not a muh store (not an SQLite database)");
 			return MUH_EINPUT;
 		}
-		if (d && (rc & 0xff) == SQLITE_CORRUPT)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is corrupt: %s; the store is refused (restore it "
-				 "from a copy, or start another with --db)", path, sqlite3_errmsg(st->db));
-		else if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
-				 sqlite3_errmsg(st->db));
+		if ((rc & 0xff) == SQLITE_CORRUPT)
+			store_diag(d, path, "the store is corrupt: %s; it is refused (restore it from a copy, or "
+				   "start another with --db)", sqlite3_errmsg(st->db));
+		else
+			store_diag(d, path, "cannot read the store: %s", sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
 	if (*empty)
@@ -223,9 +237,7 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 		    SQLITE_OK)
 		meta = -1;
 	if (meta < 0) { /* not "not a muh store": SQLite could not read it now */
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
-				 sqlite3_errmsg(st->db));
+		store_diag(d, path, "cannot read the store: %s", sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
 	if (meta) {
@@ -242,28 +254,23 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 		}
 		sqlite3_finalize(s);
 		if (step != SQLITE_ROW && step != SQLITE_DONE) { /* unread, not absent */
-			if (d)
-				snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
-					 step == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(st->db));
+			store_diag(d, path, "cannot read the store: %s",
+				   step == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(st->db));
 			return MUH_EENV;
 		}
 	}
 	if (version < 0) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg),
-				 "%.800s is not a muh store (an SQLite database without muh's meta.schema_version); "
-				 "it is left untouched", path);
+		store_diag(d, path, "not a muh store (an SQLite database without muh's meta.schema_version); it "
+			   "is left untouched");
 		return MUH_EINPUT;
 	}
 	if (version == 0 || version > STORE_SCHEMA_VERSION_N) {
-		if (d && version == 0)
-			snprintf(d->msg, sizeof(d->msg),
-				 "%.800s is not a muh store this muh can read (its meta.schema_version is not a "
-				 "number)", path);
-		else if (d)
-			snprintf(d->msg, sizeof(d->msg),
-				 "%.800s has store schema version %ld, newer than this muh's (" MUH_VERSION
-				 " reads up to " STORE_SCHEMA_VERSION "): use the muh that wrote it", path, version);
+		if (version == 0)
+			store_diag(d, path, "not a muh store this muh can read (its meta.schema_version is not a "
+				   "number)");
+		else
+			store_diag(d, path, "store schema version %ld, newer than this muh's (" MUH_VERSION
+				   " reads up to " STORE_SCHEMA_VERSION "): use the muh that wrote it", version);
 		return MUH_EENV;
 	}
 	/* muh makes tables and indexes only: a trigger runs SQL on muh's writes
@@ -273,16 +280,12 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	if (sqlite3_prepare_v2(st->db, "SELECT type, name, count(*) OVER () FROM sqlite_master "
 				       "WHERE type IN ('trigger', 'view') ORDER BY type, name LIMIT 1",
 			       -1, &s, NULL) != SQLITE_OK) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
-				 sqlite3_errmsg(st->db));
+		store_diag(d, path, "cannot read the store: %s", sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
 	int step = sqlite3_step(s);
 	if (step != SQLITE_ROW && step != SQLITE_DONE) { /* unread: not "none there" */
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.800s: %s", path,
-				 sqlite3_errmsg(st->db));
+		store_diag(d, path, "cannot read the store: %s", sqlite3_errmsg(st->db));
 		sqlite3_finalize(s);
 		return MUH_EENV;
 	}
@@ -294,12 +297,10 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 		if (more > 0)
 			snprintf(also, sizeof(also), ", and %d more trigger%s or view%s", more,
 				 more == 1 ? "" : "s", more == 1 ? "" : "s");
-		if (d)
-			snprintf(d->msg, sizeof(d->msg),
-				 "%.600s holds a %s that muh did not create ('%.100s'%s); muh's stores have "
-				 "no triggers or views (one could change rows as muh writes them): the store "
-				 "is refused, untouched (drop it with sqlite3, or use another --db)",
-				 path, type ? type : "?", name ? name : "?", also);
+		store_diag(d, path, "the store holds a %s that muh did not create ('%.100s'%s); muh's stores have "
+			   "no triggers or views (one could change rows as muh writes them): the store is "
+			   "refused, untouched (drop it with sqlite3, or use another --db)",
+			   type ? type : "?", name ? name : "?", also);
 		sqlite3_finalize(s);
 		return MUH_EINPUT;
 	}
@@ -308,11 +309,10 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	 * (out of memory, I/O) says so instead, of a store that may be good */
 	if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK) {
 		int ec = sqlite3_errcode(st->db);
-		if (d)
-			snprintf(d->msg, sizeof(d->msg),
-				 ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB ? "%.800s is corrupt: %s"
-									     : "cannot read store %.800s: %s",
-				 path, sqlite3_errmsg(st->db));
+		if (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB)
+			store_diag(d, path, "the store is corrupt: %s", sqlite3_errmsg(st->db));
+		else
+			store_diag(d, path, "cannot read the store: %s", sqlite3_errmsg(st->db));
 		return MUH_EENV;
 	}
 	char first[512] = "";
@@ -330,15 +330,12 @@ static int store_check(muh_store *st, const char *path, int *empty, muh_diag *d)
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE && (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_NOTADB) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot read store %.700s: %.200s", path, first);
+		store_diag(d, path, "cannot read the store: %.200s", first);
 		return MUH_EENV;
 	}
 	if (!ok) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg),
-				 "%.700s is corrupt (PRAGMA quick_check: %.200s%s); the store is refused (restore it "
-				 "from a copy, or start another with --db)", path, first, n > 1 ? ", ..." : "");
+		store_diag(d, path, "the store is corrupt (PRAGMA quick_check: %.200s%s); it is refused (restore it "
+			   "from a copy, or start another with --db)", first, n > 1 ? ", ..." : "");
 		return MUH_EENV;
 	}
 	st->has_metrics = column_exists(st, "measurements", "metrics");
@@ -360,9 +357,7 @@ static int file_state(const char *path, muh_diag *d)
 	if (stat(path, &sb))
 		return errno == ENOENT ? 1 : 0; /* other errors: sqlite says what */
 	if (!S_ISREG(sb.st_mode)) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (%s)", path,
-				 S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+		store_diag(d, path, "not a muh store (%s)", S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
 		return -1;
 	}
 	if (sb.st_size == 0)
@@ -375,8 +370,7 @@ static int file_state(const char *path, muh_diag *d)
 	size_t got = fread(head, 1, sizeof(head), f);
 	fclose(f);
 	if (got < sizeof(head) || memcmp(head, magic, sizeof(magic))) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (not an SQLite database)", path);
+		store_diag(d, path, "not a muh store (not an SQLite database)");
 		return -1;
 	}
 	return 0;
@@ -431,8 +425,7 @@ static int open_failed(muh_store *st, const char *path, int fs, int rc, muh_diag
 	if (d && rc != MUH_EINPUT && eval_env_errno(se)) {
 		char w[160];
 		eval_env_what(se, w, sizeof(w));
-		snprintf(d->msg, sizeof(d->msg), "cannot open store %.700s: muh ran out of %s; muh's environment", path,
-			 w);
+		store_diag(d, path, "cannot open the store: muh ran out of %s; muh's environment", w);
 	}
 	store_free(st);
 	char side[PATH_MAX + 8];
@@ -458,9 +451,8 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 		 * beside it, and they were left behind */
 		int fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) {
-			if (d)
-				snprintf(d->msg, sizeof(d->msg), "cannot write store %.800s: %s (reading "
-					 "commands open it read-only)", path, strerror(errno));
+			store_diag(d, path, "cannot write the store: %s (reading commands open it read-only)",
+				   strerror(errno));
 			return MUH_EENV;
 		}
 		if (fd >= 0)
@@ -472,9 +464,7 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | (fs ? SQLITE_OPEN_CREATE : 0),
 			    store_vfs_name()) !=
 	    SQLITE_OK) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
-				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		store_diag(d, path, "cannot open the store: %s", st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		return open_failed(st, path, fs, MUH_EENV, d);
 	}
 	sqlite3_busy_timeout(st->db, 10000);
@@ -483,9 +473,8 @@ int store_open(const char *path, muh_store **out, muh_diag *d)
 	if (!fs)
 		rc = store_check(st, path, &empty, d);
 	if (!rc && sqlite3_db_readonly(st->db, "main") == 1) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot write store %.800s: it is read-only (reading "
-				 "commands open it read-only)", path);
+		store_diag(d, path, "cannot write the store: it is read-only (reading commands open it "
+			   "read-only)");
 		rc = MUH_EENV;
 	}
 	if (!rc) {
@@ -550,9 +539,8 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 	*out = NULL;
 	int fs = file_state(path, d);
 	if (fs) { /* missing, empty, a folder, not SQLite: the file named is at fault */
-		if (fs > 0 && d)
-			snprintf(d->msg, sizeof(d->msg), fs == 1 ? "%.800s: no such store"
-								 : "%.800s is not a muh store (an empty file)", path);
+		if (fs > 0)
+			store_diag(d, path, "%s", fs == 1 ? "no such store" : "not a muh store (an empty file)");
 		return MUH_EINPUT;
 	}
 	/* A store without a -wal beside it holds every commit in the file
@@ -592,18 +580,14 @@ int store_open_ro(const char *path, muh_store **out, muh_diag *d)
 	int rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, store_vfs_name());
 	free(uri);
 	if (rc != SQLITE_OK) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "cannot open store %.800s: %s", path,
-				 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		store_diag(d, path, "cannot open the store: %s", st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		return open_failed(st, path, fs, MUH_EENV, d);
 	}
 	sqlite3_busy_timeout(st->db, 10000);
 	int empty = 0;
 	rc = store_check(st, path, &empty, d);
 	if (!rc && empty) {
-		if (d)
-			snprintf(d->msg, sizeof(d->msg), "%.800s is not a muh store (an SQLite database without "
-				 "tables)", path);
+		store_diag(d, path, "not a muh store (an SQLite database without tables)");
 		rc = MUH_EINPUT;
 	}
 	if (rc)

@@ -108,15 +108,140 @@ static int forced_gain_text(const muh_best *b, char *buf, size_t n)
 	return 1;
 }
 
-int writeback_force_gate(const muh_best *b, const char *why, int force, const char *lead, const char *what,
-			 const char **key, const writeback_observer *ob)
+/* ---- what is left out for want of a proven gain ----------------------- */
+
+/* One size or run left out (or kept) for want of a proven gain. */
+struct writeback_left_one {
+	long long size; /* M; -1: none */
+	int64_t run;
+	char *why, *tail_one, *tail_many;
+	int said;
+};
+
+/* The lead of one size or run's line into buf: "M=16: run 4", or "run 3"
+ * without a size (size -1). Returns buf. */
+static const char *lead_of(char *buf, size_t n, long long size, int64_t run)
+{
+	if (size >= 0)
+		snprintf(buf, n, "M=%lld: run %lld", size, (long long)run);
+	else
+		snprintf(buf, n, "run %lld", (long long)run);
+	return buf;
+}
+
+/* qsort's order of long longs, ascending. */
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+/* Appends v[0..n) sorted, comma-separated; with ranges, a run of
+ * consecutive values as "FIRST-LAST" ("1-7,9"). */
+static void put_list(strbuf *sb, long long *v, size_t n, int ranges)
+{
+	qsort(v, n, sizeof(*v), cmp_ll);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (ranges && j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		strbuf_printf(sb, "%s%lld", i ? "," : "", v[i]);
+		if (j > i + 1)
+			strbuf_printf(sb, "-%lld", v[j]);
+		else if (j == i + 1)
+			strbuf_printf(sb, ",%lld", v[j]);
+		i = j + 1;
+	}
+}
+
+void writeback_left_add(writeback_left *L, long long size, int64_t run, const char *why, const char *tail_one,
+			const char *tail_many, const writeback_observer *ob)
+{
+	struct writeback_left_one *e = NULL;
+	if (!array_grow(&L->e, &L->cap, L->n, sizeof(*L->e), 8)) {
+		e = &L->e[L->n];
+		*e = (struct writeback_left_one){size, run, strdup(why), strdup(tail_one), strdup(tail_many), 0};
+		if (e->why && e->tail_one && e->tail_many) {
+			L->n++;
+			return;
+		}
+		free(e->why);
+		free(e->tail_one);
+		free(e->tail_many);
+	}
+	char lead[64]; /* out of memory: said now, alone */
+	writeback_say(ob, "%s: no proven gain: %.1000s; %s", lead_of(lead, sizeof(lead), size, run), why, tail_one);
+}
+
+void writeback_left_say(writeback_left *L, const writeback_observer *ob)
+{
+	long long *sizes = malloc((L->n ? L->n : 1) * sizeof(*sizes));
+	long long *runs = malloc((L->n ? L->n : 1) * sizeof(*runs));
+	for (size_t i = 0; i < L->n; i++) {
+		struct writeback_left_one *e = &L->e[i];
+		if (e->said)
+			continue;
+		size_t n = 0, ns = 0;
+		for (size_t j = i; j < L->n; j++) {
+			struct writeback_left_one *f = &L->e[j];
+			if (f->said || strcmp(f->why, e->why) || strcmp(f->tail_one, e->tail_one))
+				continue;
+			f->said = 1;
+			if (sizes && runs) {
+				runs[n++] = f->run;
+				if (f->size >= 0)
+					sizes[ns++] = f->size;
+			}
+		}
+		strbuf sb = {0};
+		char lead[64];
+		if (n <= 1 || !sizes || !runs) {
+			strbuf_str(&sb, lead_of(lead, sizeof(lead), e->size, e->run));
+		} else if (ns == n) {
+			strbuf_str(&sb, "M=");
+			put_list(&sb, sizes, ns, 0);
+			strbuf_str(&sb, " (runs ");
+			put_list(&sb, runs, n, 1);
+			strbuf_ch(&sb, ')');
+		} else {
+			strbuf_str(&sb, "runs ");
+			put_list(&sb, runs, n, 1);
+		}
+		writeback_say(ob, "%s: no proven gain: %.1000s; %s", sb.b && !sb.oom ? sb.b : "?", e->why,
+			      n > 1 ? e->tail_many : e->tail_one);
+		free(sb.b);
+	}
+	free(sizes);
+	free(runs);
+	writeback_left_free(L);
+}
+
+void writeback_left_free(writeback_left *L)
+{
+	for (size_t i = 0; i < L->n; i++) {
+		free(L->e[i].why);
+		free(L->e[i].tail_one);
+		free(L->e[i].tail_many);
+	}
+	free(L->e);
+	L->e = NULL;
+	L->n = L->cap = 0;
+}
+
+int writeback_force_gate(const muh_best *b, const char *why, int force, long long size, int64_t run,
+			 const char **key, writeback_left *left, const writeback_observer *ob)
 {
 	if (!force) {
-		writeback_say(ob, "%s: no proven gain: %.1000s; %s not written (" FORCE_HINT ")", lead, why, what);
+		char one[300], many[300];
+		snprintf(one, sizeof(one), "%s not written (" FORCE_HINT ")", left->one);
+		snprintf(many, sizeof(many), "%s not written (" FORCE_HINT ")", left->many);
+		writeback_left_add(left, size, run, why, one, many, ob);
 		return 0;
 	}
 	if (b->forced_key)
 		*key = b->forced_key;
+	char lead[64];
+	lead_of(lead, sizeof(lead), size, run);
 	writeback_say(ob, "%s: written with --force, NOT a proven gain: %.1000s", lead, why);
 	char fg[1200];
 	if (forced_gain_text(b, fg, sizeof(fg)))
@@ -206,8 +331,10 @@ int writeback_run_spec(const writeback_run *b, muh_spec **s, muh_diag *d)
 	return store_run_spec(&r, s, d);
 }
 
-int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int *nsets, char vals[][128],
-			      int force, int *unproven, const writeback_observer *ob, muh_diag *d)
+/* writeback_sets_from_store, with the runs left out for want of a proven
+ * gain recorded in left (said by the caller). */
+static int sets_from_store(const writeback_runs *sr, writeback_set *sets, int *nsets, char vals[][128], int force,
+			   int *unproven, writeback_left *left, const writeback_observer *ob, muh_diag *d)
 {
 	for (size_t i = 0; i < sr->n; i++) {
 		const writeback_run *b = &sr->r[i];
@@ -232,10 +359,9 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 		/* a run whose decision stage proved no gain writes nothing, as
 		 * an engine run does; --force writes muh_best.forced_key */
 		const char *wkey = writeback_run_key(b, 0);
-		char why[1200], lead[64];
-		snprintf(lead, sizeof(lead), "run %lld", (long long)b->run);
+		char why[1200];
 		if (best_proof(&b->best, why, sizeof(why)) != 1 &&
-		    !writeback_force_gate(&b->best, why, force, lead, "its knobs are", &wkey, ob)) {
+		    !writeback_force_gate(&b->best, why, force, -1, b->run, &wkey, left, ob)) {
 			(*unproven)++;
 			spec_free(s);
 			continue;
@@ -294,6 +420,15 @@ int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int
 		return diag_errorf(d, "no run's spec maps its params to knobs (a `knobs:` section, "
 				      "as `muh scan --specs` writes it)");
 	return MUH_OK;
+}
+
+int writeback_sets_from_store(const writeback_runs *sr, writeback_set *sets, int *nsets, char vals[][128],
+			      int force, int *unproven, const writeback_observer *ob, muh_diag *d)
+{
+	writeback_left left = WRITEBACK_LEFT_INIT("its knobs are", "their knobs are");
+	int rc = sets_from_store(sr, sets, nsets, vals, force, unproven, &left, ob, d);
+	writeback_left_say(&left, ob);
+	return rc;
 }
 
 /* ---- engine runs: the winner written into the deployment file ----------- */

@@ -252,8 +252,10 @@ static int nothing_proven(const char *db, int unproven, muh_diag *d)
 	return MUH_EFINDING;
 }
 
-int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
-		   const writeback_observer *ob, muh_diag *d)
+/* writeback_emit, with the sizes and runs left out for want of a proven
+ * gain (or kept as what stays) recorded in left (said by the caller). */
+static int emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo, writeback_left *left,
+		const writeback_observer *ob, muh_diag *d)
 {
 	const char *out = eo->out, *device = eo->device, *dtype = eo->dtype;
 	int topk = eo->topk;
@@ -319,15 +321,14 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 						wkey = ship.key;
 					} else {
 						/* neither proven nor what ships: a best nobody proved */
-						char why[1200], lead[64];
+						char why[1200];
 						best_proof(&c->best, why, sizeof(why));
 						if (src || (shipped && !ship.valid))
 							writeback_say(ob, "note: M=%lld: what ships cannot be read (%s)",
 								M2, src ? sd.msg : ship.why);
 						shipped = 0;
-						snprintf(lead, sizeof(lead), "M=%lld: run %lld", M2, (long long)c->run);
-						if (!writeback_force_gate(&c->best, why, eo->force, lead, "this size is",
-									  &wkey, ob)) {
+						if (!writeback_force_gate(&c->best, why, eo->force, M2, c->run, &wkey,
+									  left, ob)) {
 							unproven++;
 							continue;
 						}
@@ -461,14 +462,15 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 			/* a best nobody proved is not written as tuned (what a
 			 * decision kept, what ships or the defaults, is) */
 			const char *wkey = writeback_run_key(b, 0);
-			char why[1200], lead[64];
-			snprintf(lead, sizeof(lead), "run %lld", (long long)b->run);
+			char why[1200];
 			int proof = best_proof(&b->best, why, sizeof(why));
-			if (proof != 1 && b->best.keeps_baseline)
-				writeback_say(ob, "%s: no proven gain: %.1000s; what stays is written: %.1000s", lead,
-					      why, wkey);
+			if (proof != 1 && b->best.keeps_baseline) {
+				char stays[1100];
+				snprintf(stays, sizeof(stays), "what stays is written: %.1000s", wkey);
+				writeback_left_add(left, -1, b->run, why, stays, stays, ob);
+			}
 			if (proof != 1 && !b->best.keeps_baseline) {
-				if (!writeback_force_gate(&b->best, why, eo->force, lead, "its best is", &wkey, ob)) {
+				if (!writeback_force_gate(&b->best, why, eo->force, -1, b->run, &wkey, left, ob)) {
 					unproven++;
 					continue;
 				}
@@ -566,6 +568,17 @@ int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_e
 	char hint[96];
 	return diag_errorf(d, "unknown --emit '%s'%s; known: moe-json, header, triton-configs", kind,
 			   diag_near_hint(nk, hint, sizeof(hint)));
+}
+
+int writeback_emit(const char *kind, const writeback_runs *sr, const writeback_emit_opts *eo,
+		   const writeback_observer *ob, muh_diag *d)
+{
+	int moe = !strcmp(kind, "moe-json");
+	writeback_left left = WRITEBACK_LEFT_INIT(moe ? "this size is" : "its best is",
+						  moe ? "these sizes are" : "their bests are");
+	int rc = emit(kind, sr, eo, &left, ob, d);
+	writeback_left_say(&left, ob);
+	return rc;
 }
 
 int writeback_emit_knobs(const writeback_emit_opts *eo, muh_surface **surf, patch_knobs **saved, const muh_knob ***arr,

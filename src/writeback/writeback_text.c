@@ -14,10 +14,23 @@
 
 #include "muh/writeback.h"
 
+/* Why batch size z holds no proven gain, or NULL when it does (or was
+ * not decided): the run's decision's word, or that its run had no
+ * decision stage and what ships was kept. */
+static const char *size_reason(const writeback_moe_size *z)
+{
+	const decide_summary *sm = z->run->best.decision;
+	if (z->kept)
+		return "no decision stage in this size's run";
+	if (!sm || sm->winner >= 0)
+		return NULL;
+	return sm->why;
+}
+
 /* One line of an emitted moe-json file's summary: what batch size M holds
- * and why (the run's decision: a proven gain over what ships, or what
- * ships kept), with the paired intervals over the baseline and the
- * defaults. */
+ * (the run's decision: a proven gain over what ships, or what ships kept,
+ * "no proven gain" whose why size_reasons says), with the paired
+ * intervals over the baseline and the defaults. */
 static void say_decision(const textout *o, const writeback_moe_size *z)
 {
 	const writeback_run *b = z->run;
@@ -26,9 +39,7 @@ static void say_decision(const textout *o, const writeback_moe_size *z)
 	const char *key = writeback_run_key(b, 0);
 	if (z->kept) {
 		textout_printf(o, TEXTOUT_RESULT,
-		               "  M=%-5lld %s: what ships, kept (no decision stage in this size's "
-		               "run: its search's best %.4095s is "
-		               "no proven gain)\n",
+		               "  M=%-5lld %s: what ships, kept (no proven gain); its search's best: %.4095s\n",
 		               M, z->kept, key);
 		return;
 	}
@@ -49,17 +60,40 @@ static void say_decision(const textout *o, const writeback_moe_size *z)
 		    "  M=%-5lld %.4095s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key,
 		    g->ratio, base, g->lo, g->hi, g->n);
 	} else if (b->best.keeps_baseline) {
-		textout_printf(o, TEXTOUT_RESULT,
-		               "  M=%-5lld %.4095s: %s, kept (no proven gain: %s)", M, key, base,
-		               sm->why);
+		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: %s, kept (no proven gain)", M,
+		               key, base);
 	} else {
-		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: no proven gain over %s (%s)",
-		               M, key, base, sm->why);
+		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: no proven gain over %s", M, key,
+		               base);
 	}
 	if (ships && isfinite(sm->vs_defaults.ratio))
 		textout_printf(o, TEXTOUT_RESULT, "; %.3fx the defaults (%.3f-%.3fx)",
 		               sm->vs_defaults.ratio, sm->vs_defaults.lo, sm->vs_defaults.hi);
 	textout_str(o, TEXTOUT_RESULT, "\n");
+}
+
+/* After a moe-json file's lines, why its sizes hold no proven gain: one
+ * line per reason, in the order each first came, listing the sizes it
+ * holds for ("  M=1,4,1024: no proven gain: WHY"). */
+static void say_reasons(const textout *o, const writeback_file *f)
+{
+	for (size_t q = 0; q < f->nsizes; q++) {
+		const char *why = size_reason(&f->sizes[q]);
+		int first = why != NULL;
+		for (size_t p = 0; p < q && first; p++) {
+			const char *w = size_reason(&f->sizes[p]);
+			first = !w || strcmp(w, why);
+		}
+		if (!first)
+			continue;
+		textout_str(o, TEXTOUT_RESULT, "  M=");
+		for (size_t p = q, n = 0; p < f->nsizes; p++) {
+			const char *w = size_reason(&f->sizes[p]);
+			if (w && !strcmp(w, why))
+				textout_printf(o, TEXTOUT_RESULT, "%s%lld", n++ ? "," : "", f->sizes[p].batch);
+		}
+		textout_printf(o, TEXTOUT_RESULT, ": no proven gain: %s\n", why);
+	}
 }
 
 void writeback_text_written(const textout *o, const writeback_file *f)
@@ -83,6 +117,7 @@ void writeback_text_written(const textout *o, const writeback_file *f)
 		textout_printf(o, TEXTOUT_RESULT, "  %s\n", f->provenance);
 		for (size_t q = 0; q < f->nsizes; q++)
 			say_decision(o, &f->sizes[q]);
+		say_reasons(o, f);
 	} else if (f->kind == WRITEBACK_HEADER) {
 		textout_printf(o, TEXTOUT_RESULT, "wrote %s\n  %s\n", f->path, f->provenance);
 	}

@@ -256,8 +256,8 @@ for f in text.txt x.db empty.db folder; do
 		[ $f = empty.db ] && [ "${cmd%% *}" != report ] && [ "${cmd%% *}" != export ] && continue
 		in_c "$MUHA" $cmd
 		expect_rc 2 "muh $cmd"
-		expect_in err "^(error: |muh [a-z]+: )?$f is not a muh store \($why\)" "muh $cmd: says what the file is"
-		grep -m1 . "$TMP/err" | grep -q "is not a muh store" || fail "muh $cmd: the first stderr line: $(head -n 1 "$TMP/err")"
+		expect_in err "^$f: error: not a muh store \($why\)" "muh $cmd: says what the file is"
+		grep -m1 . "$TMP/err" | grep -q "^$f: error: not a muh store" || fail "muh $cmd: the first stderr line: $(head -n 1 "$TMP/err")"
 	done
 done
 nothing_new "$C" "$before" "files that are not stores"

@@ -105,15 +105,15 @@ case_ 2 "unknown section 'parms' \(did you mean 'params'\?\)" "" -- tune parms.y
 case_ 2 "^muh tune: --budget 99999999999 is more than 1000000000 evaluations" "" -- tune m.yaml --budget 99999999999 --db b.db
 case_ 2 "^muh eval: --interleave on faults.yaml: the engine backend runs one server at a time" "" -- \
 	eval faults.yaml --config MUH_FAULT=ok --config MUH_FAULT=exit --interleave --db e.db
-case_ 2 "text.txt is not a muh store \(not an SQLite database\)" "" -- report text.txt
-case_ 2 "empty.db is not a muh store \(an empty file\)" "" -- report empty.db
-case_ 2 "folder is not a muh store \(a directory\)" "" -- report folder
-case_ 2 "text.txt is not a muh store \(not an SQLite database\)" "" -- tune m.yaml --db text.txt --budget 2
-case_ 2 "x.db is not a muh store \(not an SQLite database\)" "" -- tune m.yaml --db x.db --budget 2
+case_ 2 "^text.txt: error: not a muh store \(not an SQLite database\)" "" -- report text.txt
+case_ 2 "^empty.db: error: not a muh store \(an empty file\)" "" -- report empty.db
+case_ 2 "^folder: error: not a muh store \(a directory\)" "" -- report folder
+case_ 2 "^text.txt: error: not a muh store \(not an SQLite database\)" "" -- tune m.yaml --db text.txt --budget 2
+case_ 2 "^x.db: error: not a muh store \(not an SQLite database\)" "" -- tune m.yaml --db x.db --budget 2
 case_ 2 "^muh load: bad port '99999' in http://localhost:99999: a port is a number from 1 to 65535" "" -- \
 	load localhost:99999 --requests 1
 case_ 2 "^muh load: bad port '0' in http://127.0.0.1:0" "" -- load 127.0.0.1:0 --requests 1
-case_ 2 "holds a trigger that muh did not create \('eat'" "" -- report trig.db
+case_ 2 "^trig.db: error: the store holds a trigger that muh did not create \('eat'" "" -- report trig.db
 case_ 2 "holds a trigger that muh did not create \('eat'" "" -- tune m.yaml --budget 2 --db trig.db
 
 # ---- numbers that cannot be true are never ok (the variant says why; the

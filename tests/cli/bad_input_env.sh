@@ -35,7 +35,7 @@ sum=$(md5sum <"$D/m.db")
 before=$(ls -A "$D")
 run ro "$D/m.db" "$MUH" tune $S --budget 4 --db "$D/m.db"
 expect_rc 3 "tune --db on a read-only store"
-head -1 "$TMP/err" | grep -q "^muh tune: cannot write store $D/m.db: " ||
+head -1 "$TMP/err" | grep -q "^$D/m.db: error: cannot write the store: " ||
 	fail "the first stderr line names the store: $(head -1 "$TMP/err")"
 expect_in err "reading commands open it read-only" "says how to read it"
 [ "$(ls -A "$D")" = "$before" ] || fail "a read-only store got files beside it: $(ls -A "$D")"

@@ -50,6 +50,19 @@ expect_rc 0 "--force writes it"
 expect_in err "run 1: written with --force, NOT a proven gain" "the forced write says so"
 head -1 "$TMP/k0.h" | grep -q 'NOT a proven gain' || fail "the forced header is not marked: $(head -1 "$TMP/k0.h")"
 grep -q '^#define X 1$' "$TMP/k0.h" || fail "the forced header holds the search's best: $(cat "$TMP/k0.h")"
+# a second run of the spec (edited: a new run), also without the stage:
+# the two runs left out for one reason are said on one line that lists
+# them, not once each
+spec "1, 2, 3, 5" >"$TMP/k2.yaml"
+cp "$TMP/k.yaml" "$TMP/k2.keep" && cp "$TMP/k2.yaml" "$TMP/k.yaml"
+run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k0.db" --finalists 0
+expect_rc 0 "tune the edited spec without the stage"
+cp "$TMP/k2.keep" "$TMP/k.yaml"
+run "$MUH" patch --emit header --from "$TMP/k0.db" --out "$TMP/k0.h"
+expect_rc 1 "the header of two runs without a decision"
+expect_in err "^muh patch: runs 1,2: no proven gain: the run had no decision stage .*their bests are not written \(--force writes" "one line for both runs"
+[ "$(grep -c 'no proven gain:' "$TMP/err")" = 1 ] || fail "one reason, one line: $(cat "$TMP/err")"
+expect_in err "k0\.db: error: nothing to write: no proven gain in 2 run\(s\)" "nothing to write, both runs counted"
 
 # a tie with the defaults: the stage proves nothing and the defaults stay
 spec "3, 4" >"$TMP/t.yaml"

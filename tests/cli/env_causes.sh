@@ -126,7 +126,7 @@ done
 # not left behind (they were)
 run lowfd 7 "$MUH" eval decide.yaml --db e.db
 expect_rc 3 "eval --db with 7 file descriptors"
-head -1 "$TMP/err" | grep -q "^muh eval: cannot open store e.db: muh ran out of file descriptors (EMFILE: this process may open 7, ulimit -n); muh's environment" ||
+head -1 "$TMP/err" | grep -q "^e.db: error: cannot open the store: muh ran out of file descriptors (EMFILE: this process may open 7, ulimit -n); muh's environment" ||
 	fail "eval --db, 7 descriptors: the first stderr line names muh's limit: $(head -c 600 "$TMP/err")"
 [ "$(ls -A)" = "$before" ] || fail "eval --db, 7 descriptors: the folder holds something new: $(ls -A)"
 rm -rf "$TMP/seed"

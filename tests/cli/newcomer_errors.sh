@@ -25,21 +25,22 @@ no_bare_error() {
 	! grep -Eq '^error:' "$TMP/err" || fail "$1: a bare 'error:' on stderr: $(head -n 2 "$TMP/err")"
 }
 
-# ---- 1. a diagnostic without a file is the command's
+# ---- 1. a diagnostic without a file is the command's; a store's is the
+# store's file, as every file error
 run env -C "$C" "$MUH" report empty.db
 expect_rc 2 "report empty.db"
-expect_in err "^muh report: empty.db is not a muh store \(an empty file\)$" "report names itself"
+expect_in err "^empty.db: error: not a muh store \(an empty file\)$" "report names the store"
 no_bare_error "report empty.db"
 run env -C "$C" "$MUH" report folder
 expect_rc 2 "report folder"
-expect_in err "^muh report: folder is not a muh store \(a directory\)$" "report, a folder"
+expect_in err "^folder: error: not a muh store \(a directory\)$" "report, a folder"
 run env -C "$C" "$MUH" patch tree --from empty.db
 expect_rc 2 "patch --from empty.db"
-expect_in err "^muh patch: empty.db is not a muh store \(an empty file\)$" "patch names itself"
+expect_in err "^empty.db: error: not a muh store \(an empty file\)$" "patch names the store"
 no_bare_error "patch --from empty.db"
 run env -C "$C" "$MUH" patch --emit triton-configs --from text.txt
 expect_rc 2 "patch --emit --from text.txt"
-expect_in err "^muh patch: text.txt is not a muh store \(not an SQLite database\)$" "patch --emit names itself"
+expect_in err "^text.txt: error: not a muh store \(not an SQLite database\)$" "patch --emit names the store"
 no_bare_error "patch --emit"
 # the same class in the other commands that read a store or a profile
 for cmd in "export empty.db" "transfer empty.db --hw h100" "patch --rollback folder"; do

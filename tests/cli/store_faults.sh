@@ -33,7 +33,7 @@ for f in foreign text; do
 		"tune $SPEC --db $TMP/$f.db --budget 2"; do
 		run "$MUH" $cmd
 		expect_rc 2 "$f file: muh $cmd"
-		expect_in err "$f\.db.* is not a muh store" "$f file: muh ${cmd%% *} names the file"
+		expect_in err "^$TMP/$f\.db: error: not a muh store" "$f file: muh ${cmd%% *} names the file"
 	done
 	[ "$(md5sum <"$TMP/$f.db")" = "$sum" ] || fail "$f file: changed by muh"
 	ls "$TMP/$f.db"-* >/dev/null 2>&1 && [ "$f" = text ] && fail "$f file: muh left files beside it"
@@ -43,7 +43,7 @@ for cmd in "report $TMP/empty.db" "export $TMP/empty.db" \
 	"patch --emit header --from $TMP/empty.db"; do
 	run "$MUH" $cmd
 	expect_rc 2 "empty file: reading muh $cmd"
-	expect_in err "empty\.db is not a muh store \(an empty file\)" "empty file: muh ${cmd%% *} says so"
+	expect_in err "^$TMP/empty\.db: error: not a muh store \(an empty file\)" "empty file: muh ${cmd%% *} says so"
 done
 [ -s "$TMP/empty.db" ] && fail "empty file: a reading command wrote into it"
 for cmd in "export $TMP/missing.db" "tune $SPEC --replay $TMP/missing.db --budget 3"; do
@@ -66,7 +66,7 @@ sum=$(md5sum <"$TMP/corrupt.db")
 for cmd in "report $TMP/corrupt.db" "export $TMP/corrupt.db" "tune $SPEC --db $TMP/corrupt.db --budget 2"; do
 	run "$MUH" $cmd
 	expect_rc 3 "corrupt store: muh $cmd"
-	expect_in err "corrupt\.db is corrupt" "corrupt store: muh ${cmd%% *} says so"
+	expect_in err "^$TMP/corrupt\.db: error: the store is corrupt" "corrupt store: muh ${cmd%% *} says so"
 done
 [ "$(md5sum <"$TMP/corrupt.db")" = "$sum" ] || fail "corrupt store: changed by muh"
 cp "$TMP/m.db" "$TMP/future.db"
@@ -75,7 +75,7 @@ sum=$(md5sum <"$TMP/future.db")
 for cmd in "report $TMP/future.db" "tune $SPEC --db $TMP/future.db --budget 9" "eval $SPEC --db $TMP/future.db"; do
 	run "$MUH" $cmd
 	expect_rc 3 "future schema: muh $cmd"
-	expect_in err "schema version 99, newer than this muh" "future schema: muh ${cmd%% *} says so"
+	expect_in err "^$TMP/future\.db: error: store schema version 99, newer than this muh" "future schema: muh ${cmd%% *} says so"
 done
 [ "$(md5sum <"$TMP/future.db")" = "$sum" ] || fail "future schema: store written into"
 

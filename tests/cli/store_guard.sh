@@ -24,7 +24,7 @@ check_refused() {
 	before=$(ls -A "$D")
 	run "$MUH" report "$D/s.db"
 	expect_rc 2 "report on a store with a $1"
-	head -1 "$TMP/err" | grep -q "s.db holds a $1 that muh did not create ('$2'" ||
+	head -1 "$TMP/err" | grep -q "^$D/s.db: error: the store holds a $1 that muh did not create ('$2'" ||
 		fail "report: the first stderr line names the $1: $(head -1 "$TMP/err")"
 	run "$MUH" tune "$S" --budget 3 --db "$D/s.db"
 	expect_rc 2 "tune --db on a store with a $1"

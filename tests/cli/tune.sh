@@ -167,9 +167,18 @@ expect_in err "--replay-column UNROL=U: 'UNROL' is not a param or problem symbol
 # a mapped column the file lacks: named, with the header's nearest
 run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --replay-column time=tme_us --budget 2%
 expect_rc 2 "a mapped time column that is not there"
-expect_in err "sweep_M256.csv:1:1: error: no column 'tme_us' for the time \(--replay-column time=tme_us\); did you mean 'time_us'\?" "the time column named"
+# (the hint is diag_near_hint's, as every unknown name's: " (did you mean
+# 'NAME'?)" after the name; replay's own "; did you mean" is gone)
+expect_in err "sweep_M256.csv:1:1: error: no column 'tme_us' \(did you mean 'time_us'\?\) for the time \(--replay-column time=tme_us\)$" "the time column named"
 run "$MUH" tune specs/fused_moe.yaml --problem M=256 --replay "$SWEEP" --replay-column BLOCK_SIZE_M=BLOCK_SZ_M --budget 2%
-expect_in err "error: no column 'BLOCK_SZ_M' for param 'BLOCK_SIZE_M' \(--replay-column BLOCK_SIZE_M=BLOCK_SZ_M\); did you mean 'BLOCK_SIZE_M'\?" "the param column named"
+expect_in err "error: no column 'BLOCK_SZ_M' \(did you mean 'BLOCK_SIZE_M'\?\) for param 'BLOCK_SIZE_M' \(--replay-column BLOCK_SIZE_M=BLOCK_SZ_M\)$" "the param column named"
+# a param's own column misspelt in the file's header
+sed '/^BM,\|,BM,/s/\bBM\b/BMM/' "$CSV" >"$TMP/bmm.csv"
+grep -q '^[^#]*BMM' "$TMP/bmm.csv" || fail "test setup: no BMM column in $(grep -v '^#' "$TMP/bmm.csv" | head -1)"
+run "$MUH" tune "$SPEC" --replay "$TMP/bmm.csv" --budget 3
+expect_rc 2 "a param's column missing"
+expect_in err "bmm.csv:[0-9]+:1: error: no column 'BM' \(did you mean 'BMM'\?\) for param 'BM' \(name another with --replay-column BM=COLUMN\)$" "the param's column, with the nearest"
+grep -q "; did you mean" "$TMP/err" && fail "replay's own did-you-mean wording: $(cat "$TMP/err")"
 run "$MUH" tune "$SPEC" --replay "$CSV" --replay-column tme=t --budget 3
 expect_in err "'tme' is not a param or problem symbol .*\(did you mean 'time'\?\)" "time offered"
 # a replay written to a store (--db): tune's winner_key and store line are

@@ -171,7 +171,18 @@ assert ours["2"] == ship["2"] and ours["8"] == ship["8"], (ours["2"], ours["8"])
 # never a gain nobody proved: M=24's run had no decision stage, so the file
 # holds what ships there, and every size is proven or what ships
 assert all("what ships, kept" in l or re.match(r"proven ", l) for l in lines.values()), lines
-assert ours["24"] == ship["24"] and "no decision stage" in lines[24], lines[24]
+assert ours["24"] == ship["24"] and "what ships, kept (no proven gain); its search's best: " in lines[24], lines[24]
+# why each kept size holds no proven gain: one line per reason after the
+# sizes, listing every size it holds for, each size on one line only
+why = {}
+for m in re.finditer(r"^  M=(\d+(?:,\d+)*): no proven gain: (.*)$", out, re.M):
+    for s in m.group(1).split(","):
+        assert int(s) not in why, (s, out)
+        why[int(s)] = m.group(2)
+assert set(why) == {m for m, l in lines.items() if "no proven gain" in l}, (why, lines)
+assert len(set(why.values())) == len(re.findall(r"^  M=[\d,]+: no proven gain: ", out, re.M)), out
+assert why[24] == "no decision stage in this size's run", why
+assert why[2] == why[8] and "above 1.005 (the objective's min_gain)" in why[2], why
 PY
 
 # 7. A run with no decision stage (a replay) of a spec that names what ships
@@ -186,6 +197,7 @@ python3 - "$TMP/r16/E=128,N=768,device_name=NVIDIA_H200.json" "$SHIP" "$TMP/r16.
 import json, re, sys
 ours, ship, out = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 assert list(ours) == ["16"] and ours["16"] == ship["16"], ours
-assert re.search(r"^  M=16 +\S+: what ships, kept \(no decision stage in this size's run: its search's best \S+ is no proven gain\)$", out, re.M), out
+assert re.search(r"^  M=16 +\S+: what ships, kept \(no proven gain\); its search's best: \S+$", out, re.M), out
+assert re.search(r"^  M=16: no proven gain: no decision stage in this size's run$", out, re.M), out
 PY
 done_tests

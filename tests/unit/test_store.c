@@ -271,6 +271,7 @@ static void test_not_a_store(void **st)
 	diag_clear(&d);
 	assert_int_equal(store_open(p, &s, &d), MUH_EINPUT);
 	assert_non_null(strstr(d.msg, "not a muh store"));
+	assert_string_equal(d.file, p); /* the diag's file, printed "PATH: error: ..." */
 }
 
 /* The bytes of file p (malloc'd), its size in *n. */
@@ -329,7 +330,9 @@ static void test_foreign_untouched(void **st)
 	assert_int_equal(store_open(dbpath, &s, &d), MUH_EINPUT);
 	assert_null(s);
 	assert_non_null(strstr(d.msg, "not a muh store"));
-	assert_non_null(strstr(d.msg, dbpath));
+	/* the store is the diag's file, not a word of its message */
+	assert_string_equal(d.file, dbpath);
+	assert_null(strstr(d.msg, dbpath));
 	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
 	char *after = slurp(dbpath, &n1);
 	assert_int_equal(n0, n1);
@@ -347,11 +350,13 @@ static void test_empty_and_missing(void **st)
 	diag_clear(&d);
 	/* readers refuse a missing and an empty file, and make neither */
 	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
-	assert_non_null(strstr(d.msg, "no such store"));
+	assert_string_equal(d.msg, "no such store");
+	assert_string_equal(d.file, dbpath);
 	assert_int_equal(access(dbpath, F_OK), -1);
 	close(open(dbpath, O_CREAT | O_WRONLY, 0644));
 	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EINPUT);
-	assert_non_null(strstr(d.msg, "empty file"));
+	assert_string_equal(d.msg, "not a muh store (an empty file)");
+	assert_string_equal(d.file, dbpath);
 	struct stat sb;
 	assert_int_equal(stat(dbpath, &sb), 0);
 	assert_int_equal(sb.st_size, 0);
@@ -375,6 +380,7 @@ static void test_future_and_corrupt(void **st)
 	diag_clear(&d);
 	assert_int_equal(store_open(dbpath, &s, &d), MUH_EENV);
 	assert_non_null(strstr(d.msg, "schema version 99"));
+	assert_string_equal(d.file, dbpath);
 	assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_EENV);
 	char *after = slurp(dbpath, &n1);
 	assert_int_equal(n0, n1);

@@ -89,9 +89,10 @@ enum store_format { STORE_CSV = 0, STORE_JSON = 1, STORE_T4 = 2 };
 
 /* Opens the store at path for writing; creates one only where the file is
  * missing or empty (0 bytes, or an SQLite database without any table).
- * MUH_EENV with d->msg naming path, and the file untouched, when it cannot
- * be opened or written, is not a muh store, fails PRAGMA quick_check or has a
- * schema_version newer than this muh's. */
+ * MUH_EENV (MUH_EINPUT when the file is not a muh store at all) with d at
+ * path (its file; the message does not repeat it), and the file
+ * untouched, when it cannot be opened or written, is not a muh store,
+ * fails PRAGMA quick_check or has a schema_version newer than this muh's. */
 int store_open(const char *path, muh_store **out, muh_diag *d);
 /* Opens the store at path read-only (URI mode=ro; immutable=1 when no
  * -wal file lies beside it, so every commit is in the file, or when its
