@@ -410,8 +410,8 @@ int best_proof(const muh_best *b, char *why, size_t n)
 	else if (d == 0)
 		snprintf(why, n, "%s", b->decision->why);
 	else
-		snprintf(why, n, "the run had no decision stage (a replay, --finalists 0, stopped first, or an "
-				 "earlier muh): its best was timed once, unpaired; muh tune on the store runs it");
+		snprintf(why, n, "no decision stage ran (a replay, --finalists 0, stopped first, or an earlier "
+				 "muh): a search's best is timed once, unpaired; muh tune on the store runs the stage");
 	return d;
 }
 

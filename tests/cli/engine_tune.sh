@@ -140,7 +140,7 @@ cp "$M/deploy.yaml" "$TMP/deploy.before"
 # no decision stage: nothing is proven, so nothing is written (exit 1)
 run "$MUH" patch "$M" --from "$TMP/t.db"
 expect_rc 1 "muh patch --from on an engine run without a decision stage"
-expect_in err "run 1: no proven gain: the run had no decision stage \\(" "patch says why it writes nothing"
+expect_in err "run 1: no proven gain: no decision stage ran \\(" "patch says why it writes nothing"
 [ -s "$TMP/out" ] && fail "patch printed a diff without a proven gain: $(head -3 "$TMP/out")"
 cmp -s "$M/deploy.yaml" "$TMP/deploy.before" || fail "patch without a proven gain changed the deployment file"
 run "$MUH" patch "$M" --from "$TMP/t.db" --force

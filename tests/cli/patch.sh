@@ -246,7 +246,7 @@ bb=$(echo "$best" | sed 's/.*BLOCK=\([0-9]*\).*/\1/')
 bw=$(echo "$best" | sed 's/.*NUM_WARPS=\([0-9]*\).*/\1/')
 run "$MUH" patch "$T2" --from "$TMP/p.db"
 expect_rc 1 "patch --from DB: a run without a decision stage proves nothing"
-expect_in err "run 1: no proven gain: the run had no decision stage" "patch says why"
+expect_in err "run 1: no proven gain: no decision stage ran" "patch says why"
 run "$MUH" patch "$T2" --from "$TMP/p.db" --force
 expect_rc 0 "patch --from DB --force"
 cp "$TMP/out" "$TMP/from.diff"
@@ -288,7 +288,7 @@ grep -q "^+    BLOCK = $fb if current_platform" "$TMP/out" || fail "--force writ
 # emitters from a store: vLLM's MoE config file and a C header
 run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP"
 expect_rc 1 "emit moe-json from an H200 store whose runs had no decision stage"
-expect_in err "^muh patch: M=1,16,64,256,1024,2048,4096 \(runs 1-7\): no proven gain: the run had no decision stage .*; these sizes are not written \(--force writes" "the sizes left out for one reason, on one line"
+expect_in err "^muh patch: M=1,16,64,256,1024,2048,4096 \(runs 1-7\): no proven gain: no decision stage ran .*; these sizes are not written \(--force writes" "the sizes left out for one reason, on one line"
 [ "$(grep -c 'no proven gain:' "$TMP/err")" = 1 ] || fail "seven sizes, one reason, one line: $(cat "$TMP/err")"
 [ -e "$TMP/E=128,N=768,device_name=NVIDIA_H200.json" ] && fail "moe-json wrote sizes nobody proved"
 run "$MUH" patch --emit moe-json --from docs/results/h200/tune-moe.db --device "NVIDIA H200" --out "$TMP" --force
