@@ -1041,20 +1041,20 @@ static int resolve(emitter *em, int ni)
 		          (int)len, s);
 		return -1;
 	}
-	/* Build: unknown name 'X'; did you mean 'Y'? known names: A, B, ... */
-	char msg[MUH_DIAG_MSG];
+	/* Build: unknown name 'X' (did you mean 'Y'?); known names: A, B, ...
+	 * (the hint is diag_near_hint's, as every unknown name's) */
+	char msg[MUH_DIAG_MSG], hint[256];
 	size_t m = 0;
-	text_appendf(msg, sizeof(msg), &m, "unknown name '%.*s'", (int)len, s);
 	diag_near near = DIAG_NEAR_INIT;
 	for (int i = 0; i < em->nnames; i++)
 		if (em->names[i])
 			diag_near_offer(&near, s, len, em->names[i]);
-	if (near.name)
-		text_appendf(msg, sizeof(msg), &m, "; did you mean '%s'?", near.name);
+	text_appendf(msg, sizeof(msg), &m, "unknown name '%.*s'%s", (int)len, s,
+		     diag_near_hint(near.name, hint, sizeof(hint)));
 	if (em->nnames == 0) {
 		text_appendf(msg, sizeof(msg), &m, "; no names are defined");
 	} else {
-		text_appendf(msg, sizeof(msg), &m, "%sknown names: ", near.name ? " " : "; ");
+		text_appendf(msg, sizeof(msg), &m, "; known names: ");
 		int shown = em->nnames < NAMES_LISTED ? em->nnames : NAMES_LISTED;
 		for (int i = 0; i < shown; i++)
 			text_appendf(msg, sizeof(msg), &m, "%s%s", i ? ", " : "", em->names[i] ? em->names[i] : "(null)");

@@ -544,7 +544,7 @@ static void test_unknown_name_message(void **state)
 	assert_int_equal(d.col, 1);
 	assert_non_null(strstr(d.msg, "unknown name 'BLOCKM'"));
 	assert_non_null(strstr(d.msg, "known names: BLOCK_M, BLOCK_N, hw.smem_per_block"));
-	assert_non_null(strstr(d.msg, "did you mean 'BLOCK_M'?"));
+	assert_non_null(strstr(d.msg, "(did you mean 'BLOCK_M'?); known names"));
 
 	/* nothing close: no suggestion */
 	assert_null(expr_compile("hw.regs > 1", names, 3, &d));
