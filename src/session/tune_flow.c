@@ -146,9 +146,15 @@ long tune_flow_finalists(long asked)
 	return asked >= 0 ? asked : 2; /* every live run: a kernel's best timed once is no decision either */
 }
 
-int tune_flow_decides_after(muh_session *s, long asked, int interrupted, const strategy_result *r, int rc)
+int tune_flow_can_decide(muh_session *s, int local_pool)
 {
-	return rc == MUH_OK && !interrupted && session_evaluator(s) && tune_flow_found(r) &&
+	return session_evaluator(s) || (local_pool && session_target(s) && !tune_flow_is_engine(s));
+}
+
+int tune_flow_decides_after(muh_session *s, int local_pool, long asked, int interrupted, const strategy_result *r,
+			    int rc)
+{
+	return rc == MUH_OK && !interrupted && tune_flow_can_decide(s, local_pool) && tune_flow_found(r) &&
 	       tune_flow_finalists(asked) > 0;
 }
 

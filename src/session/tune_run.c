@@ -97,18 +97,25 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	/* --json: the decision first, so that the final result event's
 	 * winner_key is the decision's (what report and patch name) */
 	int drc = -1, decision = -1;
-	if (a->json && !*a->stop && session_evaluator(s) && tune_flow_found(&r) && rc == MUH_OK)
+	int local_pool = pool && !a->mpi; /* a kernel's stage then opens an evaluator here */
+	if (a->json && !*a->stop && tune_flow_can_decide(s, local_pool) && tune_flow_found(&r) && rc == MUH_OK)
 		drc = decide_stage(s, a, &decision);
 	tune_text_result(v, o, &r, a->topk, rc,
-	                 tune_flow_decides_after(s, a->finalists, *a->stop, &r, rc), decision);
+	                 tune_flow_decides_after(s, local_pool, a->finalists, *a->stop, &r, rc), decision);
 	if (!objective_is_time(v->objective))
 		tune_text_slo_table(v, so->replay);
 	if (!rc && !tune_flow_found(&r))
 		rc = MUH_EFINDING;
 	if (!rc && drc >= 0)
 		rc = drc;
-	else if (!rc && !*a->stop && session_evaluator(s) && !a->json)
+	else if (!rc && !*a->stop && tune_flow_can_decide(s, local_pool) && !a->json)
 		rc = decide_stage(s, a, &decision);
+	else if (!rc && !*a->stop && pool && !a->json && tune_flow_finalists(a->finalists) > 0)
+		textout_printf(&a->out, TEXTOUT_RESULT,
+		               "decide      no decision stage: %s; nothing this run found is written back "
+		               "until a run on one device decides it (muh tune SPEC --db STORE)\n",
+		               a->mpi ? "the pool's devices are MPI ranks, not this host's"
+		                      : "an engine's stage re-deploys servers one at a time, not through a pool");
 	strategy_result_free(&r);
 	return rc;
 }

@@ -31,6 +31,13 @@ run "$MUH" tune $SPEC --strategy brute --db "$TMP/pool.db" --devices 0,1
 expect_rc 0 "sweep over a pool of 2"
 expect_in out "^pool +2 worker\(s\) on cpu \(0,1\)" "the pool is said"
 expect_in out "^measured +[0-9]+ variant\(s\) now; 0 answered from the store" "the pool measured"
+# a pool's run is decided too: the stage measures the defaults and the top
+# 2 through an evaluator of its own, here (it had none: "speedup" was the
+# search's unpaired estimate, and nothing said that no stage ran)
+expect_in out "^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round" "a pool's run has the decision stage"
+expect_in out "^stage +12 repeats in" "the stage's cost"
+expect_in out "^speedup .*the search's estimate: the decision stage below decides" "the speedup defers to the stage"
+[ "$(sqlite3 "$TMP/pool.db" "select count(*) from decisions")" -ge 12 ] || fail "the pool's decision rows are stored"
 rows "$TMP/serial.db" >"$TMP/serial.rows" || fail "serial rows"
 rows "$TMP/pool.db" >"$TMP/pool.rows" || fail "pool rows: a variant measured twice?"
 [ -s "$TMP/serial.rows" ] && cmp -s "$TMP/serial.rows" "$TMP/pool.rows" ||
@@ -52,6 +59,8 @@ var = [e for e in ev if e["event"] == "variant"]
 assert len(var) == 9 and [e["n"] for e in var] == list(range(1, 10)), [e["n"] for e in var]
 res = [e for e in ev if e["event"] == "result"][0]
 assert res["evaluated"] == 9 and res["default_s"] > 0, res
+dec = [e for e in ev if e["event"] == "decision"]
+assert len(dec) == 1 and dec[0]["cost"]["repeats"] >= 12, dec
 PY
 
 # ---- a worker killed while it measures: restarted, its variant requeued

@@ -66,10 +66,18 @@ long tune_flow_finalists(long asked);
 /* 1 when a search found a best within the SLOs (else exit 1: a finding). */
 int tune_flow_found(const strategy_result *r);
 
+/* 1 when s can run the decision stage: it measures through its own
+ * evaluator, or it searched through a pool of this host's devices
+ * (local_pool: --devices, not MPI ranks elsewhere) and its target is a
+ * kernel, which the stage measures through an evaluator of its own. */
+int tune_flow_can_decide(muh_session *s, int local_pool);
+
 /* 1 when the decision stage runs after a search: a live search (not a
- * replay) that ended well (rc MUH_OK), was not interrupted, found a best
- * within the SLOs, and has finalists (asked as tune_flow_finalists). */
-int tune_flow_decides_after(muh_session *s, long asked, int interrupted, const strategy_result *r, int rc);
+ * replay) that can decide (tune_flow_can_decide), ended well (rc MUH_OK),
+ * was not interrupted, found a best within the SLOs, and has finalists
+ * (asked as tune_flow_finalists). */
+int tune_flow_decides_after(muh_session *s, int local_pool, long asked, int interrupted, const strategy_result *r,
+			    int rc);
 
 /* The decision stage's options for s: k finalists, the baseline when it
  * is not the defaults, and rounds (0: the default most rounds). */
