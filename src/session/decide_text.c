@@ -80,7 +80,10 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 		objective_format(o->metric, F->value, v, sizeof(v));
 		fmt_ratio(g, sizeof(g), F->gain.ratio);
 		fmt_interval(ci, sizeof(ci), &F->gain);
-		snprintf(slo, sizeof(slo), "%zu/%zu", F->slo_met, F->ok);
+		if (o->nslo > 0)
+			snprintf(slo, sizeof(slo), "%zu/%zu", F->slo_met, F->ok);
+		else
+			snprintf(slo, sizeof(slo), "-"); /* no SLOs: nothing to meet */
 		textout_printf(f, TEXTOUT_RESULT,
 		               "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw,
 		               F->key, F->repeats, F->ok, slo, mw, isfinite(F->value) ? v : "-", g,
@@ -91,11 +94,9 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 	if (sm->winner >= 0) {
 		const decide_finalist *W = &sm->f[sm->winner];
 		fmt_interval(ci, sizeof(ci), &W->gain);
-		textout_printf(f, TEXTOUT_RESULT,
-		               "%swinner      %s: %.3fx %s (%s CI %s over %zu paired rounds), "
-		               "every repeat within "
-		               "the SLOs",
-		               lead, W->key, W->gain.ratio, base, pct, ci, W->gain.n);
+		textout_printf(f, TEXTOUT_RESULT, "%swinner      %s: %.3fx %s (%s CI %s over %zu paired rounds)%s",
+		               lead, W->key, W->gain.ratio, base, pct, ci, W->gain.n,
+		               o->nslo > 0 ? ", every repeat within the SLOs" : "");
 		if (ships && isfinite(sm->vs_defaults.ratio)) {
 			fmt_interval(ci, sizeof(ci), &sm->vs_defaults);
 			textout_printf(f, TEXTOUT_RESULT, "; %.3fx the defaults (%s)",

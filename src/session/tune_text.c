@@ -702,6 +702,8 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 {
 	int engine = tune_flow_is_engine(s);
 	const baseline_pick *bp = session_baseline(s);
+	session_sustained_info I; /* an SM clock was read: a GPU, warmed to it */
+	session_sustained(s, &I);
 	textout_printf(o, TEXTOUT_RESULT,
 	               "\ndecide      %s and the top %ld%s, re-measured afresh in alternating "
 	               "rounds (%d to %d)%s, "
@@ -711,7 +713,9 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 	                               : "the defaults",
 	               k, d->baseline_key ? " (and the defaults)" : "", DECIDE_MIN_ROUNDS,
 	               d->max_rounds,
-	               engine ? "" : ", each a fresh build warmed to its sustained clock");
+	               engine  ? ""
+	               : I.ran ? ", each a fresh build warmed to its sustained clock"
+	                       : ", each a fresh build");
 	textout_flush(o, TEXTOUT_RESULT);
 }
 
@@ -738,6 +742,12 @@ void tune_text_decision(const tune_view *v, const decide_summary *sm, int interr
 		}
 		decide_text_table(o, sm, session_objective(s), dk[0] ? dk : NULL, "");
 		const decide_cost *c = &sm->cost;
+		if (!c->repeats && sm->nf)
+			textout_printf(o, TEXTOUT_RESULT,
+			               "stage       nothing re-measured now: the %zu round(s) above are the "
+			               "store's, from an earlier tune of this run over the same finalists "
+			               "(the run's best over every tune of it, not only this search's)\n",
+			               sm->rounds);
 		if (c->repeats)
 			textout_printf(o, TEXTOUT_RESULT,
 			               "stage       %zu repeats in %.1f s: builds %.1f s, output checks %.1f s, "
