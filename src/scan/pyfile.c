@@ -199,11 +199,10 @@ static void add_import(walker *w, ctx *c, TSNode at, const char *alias, const ch
 
 static void do_import(walker *w, ctx *c, TSNode n)
 {
+	uint32_t cnt = pyts_named_child_count(n);
 	if (is(n, "import_statement")) {
-		pyts_kids kd;
-		TSNode k;
-		pyts_kids_start(&kd, n, 0, 0);
-		for (uint32_t i = 0; pyts_kids_next(&kd, &k); i++) {
+		for (uint32_t i = 0; i < cnt; i++) {
+			TSNode k = pyts_named_child(n, i);
 			if (is(k, "dotted_name")) {
 				const char *m = pyfile_text_of(w, k, 256, 1);
 				/* `import a.b` binds a */
@@ -241,10 +240,8 @@ static void do_import(walker *w, ctx *c, TSNode n)
 	} else {
 		module = pyfile_text_of(w, mn, 256, 1);
 	}
-	pyts_kids kd;
-	TSNode k;
-	pyts_kids_start(&kd, n, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &k); i++) {
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = pyts_named_child(n, i);
 		if (pyts_start_byte(k) == pyts_start_byte(mn))
 			continue;
 		if (is(k, "dotted_name")) {
@@ -263,15 +260,26 @@ static void do_import(walker *w, ctx *c, TSNode n)
 
 static void visit(walker *w, ctx *c, TSNode n);
 
-/* Visits n's named children in order (pyts_kids: one step a child, where
- * pyts_named_child(n, i) walks from the first child at each i). */
+/* Visits n's named children in order. ts_node_named_child(n, i) walks the
+ * children from the first each time, so a node with many (a module's
+ * statements, a big dict) is walked with a cursor instead: linear, for one
+ * allocation. */
 static void visit_children(walker *w, ctx *c, TSNode n)
 {
-	pyts_kids kd;
-	TSNode k;
-	pyts_kids_start(&kd, n, 0, 0);
-	while (pyts_kids_next(&kd, &k))
-		visit(w, c, k);
+	uint32_t cnt = pyts_named_child_count(n);
+	if (cnt <= 16) {
+		for (uint32_t i = 0; i < cnt; i++)
+			visit(w, c, pyts_named_child(n, i));
+		return;
+	}
+	TSTreeCursor cur = ts_tree_cursor_new(n);
+	if (ts_tree_cursor_goto_first_child(&cur))
+		do {
+			TSNode k = ts_tree_cursor_current_node(&cur);
+			if (ts_node_is_named(k))
+				visit(w, c, k);
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+	ts_tree_cursor_delete(&cur);
 }
 
 static int is_platform_call(walker *w, TSNode cond)
@@ -420,11 +428,10 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	guard_compare(w, g, cn);
 	block_span(cons, &g->cons_start, &g->cons_end);
 	/* the alternatives, as one span */
+	uint32_t cnt = pyts_named_child_count(n);
 	int first_alt = 1;
-	pyts_kids kd;
-	TSNode k;
-	pyts_kids_start(&kd, n, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &k); i++) {
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = pyts_named_child(n, i);
 		if (is(k, "elif_clause") || is(k, "else_clause")) {
 			if (first_alt) {
 				g->alt_start = pyts_start_byte(k);
@@ -442,8 +449,8 @@ static void do_if(walker *w, ctx *c, TSNode n, int chain)
 	cc.uncond = 0;
 	visit(w, &cc, cons);
 	cc.guard_else = 1;
-	pyts_kids_start(&kd, n, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &k); i++) {
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = pyts_named_child(n, i);
 		if (is(k, "elif_clause")) {
 			do_if(w, &cc, k, gi);
 		} else if (is(k, "else_clause")) {
@@ -871,13 +878,12 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
 		return;
 	/* body facts: unconditional NotImplementedError, capability return,
 	 * returned config lists */
+	uint32_t bc = pyts_named_child_count(body);
 	int nstmts = 0;
 	TSNode only_ret = {0};
 	int seen_return = 0;
-	pyts_kids kd;
-	TSNode st;
-	pyts_kids_start(&kd, body, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &st); i++) {
+	for (uint32_t i = 0; i < bc; i++) {
+		TSNode st = pyts_named_child(body, i);
 		if (is(st, "comment"))
 			continue;
 		if (i == 0 && is_docstring(st))
@@ -912,10 +918,9 @@ static void do_function(walker *w, ctx *c, TSNode n, TSNode decorated)
  * (vLLM's MoE experts classes). Sets the class scope's plat_expr. */
 static void class_platform(walker *w, int si, TSNode body)
 {
-	pyts_kids kd;
-	TSNode st;
-	pyts_kids_start(&kd, body, 0, 0);
-	for (uint32_t i = 0; !w->oom && pyts_kids_next(&kd, &st); i++) {
+	uint32_t nc = pyts_named_child_count(body);
+	for (uint32_t i = 0; i < nc && !w->oom; i++) {
+		TSNode st = pyts_named_child(body, i);
 		TSNode a = is(st, "expression_statement") && pyts_named_child_count(st)
 		               ? pyts_named_child(st, 0)
 		               : (TSNode){0};
@@ -1012,15 +1017,14 @@ static void do_block(walker *w, ctx *c, TSNode n)
 	ctx bc = *c;
 	bc.blk_start = pyts_start_byte(n);
 	bc.blk_end = pyts_end_byte(n);
+	uint32_t cnt = pyts_named_child_count(n);
 	/* names assigned a non-constant value so far in this block */
 	const char *computed[32];
 	int computed_line[32];
 	int ncomputed = 0;
 	int fbody = c->uncond;
-	pyts_kids kd;
-	TSNode st;
-	pyts_kids_start(&kd, n, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &st); i++) {
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode st = pyts_named_child(n, i);
 		bc.uncond = fbody;
 		int k0 = w->f->nknobs;
 		int override = 0;
@@ -1294,13 +1298,12 @@ static int names_device(walker *w, TSNode k)
 
 static void do_fstring(walker *w, ctx *c, TSNode n)
 {
+	uint32_t cnt = pyts_named_child_count(n);
 	int fstr = 0, interp = 0, devname = 0;
 	char buf[512];
 	size_t o = 0;
-	pyts_kids kd;
-	TSNode k;
-	pyts_kids_start(&kd, n, 0, 0);
-	for (uint32_t i = 0; pyts_kids_next(&kd, &k); i++) {
+	for (uint32_t i = 0; i < cnt; i++) {
+		TSNode k = pyts_named_child(n, i);
 		const char *t = pyts_type(k);
 		if (!strcmp(t, "string_start")) {
 			fstr |= pyfile_prefix_has(w, k, "fF");

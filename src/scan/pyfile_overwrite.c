@@ -34,11 +34,9 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth);
  * (reads_target at depth)? */
 static int children_read_target(walker *w, TSNode n, uint32_t first, const ktarget *t, int depth)
 {
-	pyts_kids kd;
-	TSNode k;
-	pyts_kids_start(&kd, n, 0, first);
-	while (pyts_kids_next(&kd, &k))
-		if (reads_target(w, k, t, depth))
+	uint32_t c = pyts_named_child_count(n);
+	for (uint32_t i = first; i < c; i++)
+		if (reads_target(w, pyts_named_child(n, i), t, depth))
 			return 1;
 	return 0;
 }
@@ -242,11 +240,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 /* The effect of the statements of blk from index `from` on. */
 static int seq_effect(walker *w, TSNode blk, uint32_t from, const ktarget *t, kres *r, int depth)
 {
-	pyts_kids kd;
-	TSNode st;
-	pyts_kids_start(&kd, blk, 0, from);
-	while (pyts_kids_next(&kd, &st)) {
-		int e = stmt_effect(w, st, t, r, depth);
+	uint32_t cnt = pyts_is_null(blk) ? 0 : pyts_named_child_count(blk);
+	for (uint32_t i = from; i < cnt; i++) {
+		int e = stmt_effect(w, pyts_named_child(blk, i), t, r, depth);
 		if (e != KE_NONE)
 			return e;
 	}

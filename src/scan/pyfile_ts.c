@@ -368,81 +368,6 @@ TSNode pyts_child_by_field_id(TSNode n, TSFieldId fid)
 	return pyts_direct ? d_field(n, fid) : ts_node_child_by_field_id(n, fid);
 }
 
-/* ---- one node's children, in order ---------------------------------------- */
-
-_Static_assert(sizeof(kid_iter) <= sizeof(((pyts_kids *)0)->frames[0]),
-               "pyts_kids.frames holds a kid_iter");
-
-static inline kid_iter *kids_frame(pyts_kids *k, uint32_t i)
-{
-	return (kid_iter *)(void *)k->frames[i];
-}
-
-/* pyts_kids_start, with the direct steps on or not (the self-check runs
- * them before pyts_direct is set). */
-static void kids_begin(pyts_kids *k, TSNode n, int anon, uint32_t from, int direct)
-{
-	k->parent = n;
-	k->idx = 0;
-	k->anon = anon;
-	k->by_index = !direct;
-	k->depth = 0;
-	if (pyts_is_null(n))
-		k->by_index = 1; /* pyts_child of a null node: null */
-	else if (!k->by_index && relevant_count(n, anon))
-		kids_start(kids_frame(k, k->depth++), n);
-	if (k->by_index) {
-		k->idx = from;
-		return;
-	}
-	TSNode skip;
-	while (k->idx < from && pyts_kids_next(k, &skip))
-		;
-}
-
-void pyts_kids_start(pyts_kids *k, TSNode n, int anon, uint32_t from)
-{
-	kids_begin(k, n, anon, from, pyts_direct);
-}
-
-/* (pyfile_ts.h) Direct: d_child's steps without its restart: a hidden child
- * with children of the kind asked is entered, its own children taking its
- * place; past the levels k holds, the rest goes by index. */
-int pyts_kids_next(pyts_kids *k, TSNode *out)
-{
-	if (k->by_index) {
-		if (pyts_is_null(k->parent))
-			return 0;
-		uint32_t cnt = k->anon ? pyts_child_count(k->parent) : pyts_named_child_count(k->parent);
-		if (k->idx >= cnt)
-			return 0;
-		*out = k->anon ? pyts_child(k->parent, k->idx) : pyts_named_child(k->parent, k->idx);
-		k->idx++;
-		return 1;
-	}
-	while (k->depth) {
-		TSNode c;
-		if (!kids_next(kids_frame(k, k->depth - 1), &c)) {
-			k->depth--;
-			continue;
-		}
-		if (relevant(c, k->anon)) {
-			k->idx++;
-			*out = c;
-			return 1;
-		}
-		if (!relevant_count(c, k->anon))
-			continue;
-		if (k->depth == sizeof(k->frames) / sizeof(k->frames[0])) {
-			/* c's children come next: on by index from here */
-			k->by_index = 1;
-			return pyts_kids_next(k, out);
-		}
-		kids_start(kids_frame(k, k->depth++), c);
-	}
-	return 0;
-}
-
 /* ---- every node under one, in order --------------------------------------- */
 
 /* (pyfile_ts.h) Direct: a stack of child walks, one per visible or hidden
@@ -590,21 +515,6 @@ int pyts_check_tree(TSNode n, int depth)
 	for (uint32_t i = 0; i <= ncnt; i++) /* one past the end: a null node */
 		if (!same_node(d_child(n, i, 0), ts_node_named_child(n, i)))
 			return 0;
-	for (int anon = 0; anon < 2; anon++) { /* pyts_kids, from each start */
-		uint32_t c = anon ? cnt : ncnt;
-		for (uint32_t from = 0; from <= c && from < 3; from++) {
-			pyts_kids k;
-			TSNode kid;
-			uint32_t i = from;
-			kids_begin(&k, n, anon, from, 1);
-			for (; pyts_kids_next(&k, &kid); i++)
-				if (i >= c || !same_node(kid, anon ? ts_node_child(n, i)
-				                                   : ts_node_named_child(n, i)))
-					return 0;
-			if (i != c)
-				return 0;
-		}
-	}
 	for (uint32_t i = 0; i <= cnt; i++) {
 		TSNode k = ts_node_child(n, i);
 		if (!same_node(d_child(n, i, 1), k))

@@ -50,28 +50,6 @@ int pyts_check_tree(TSNode n, int depth);
  * stopped there). */
 int pyts_preorder(TSNode n, int (*visit)(TSNode, void *), void *arg);
 
-/* A walk over one node's children in order (all, or the named ones only),
- * a step or two a child: pyts_named_child(n, i) starts again from the
- * first child at every i, so a loop over i costs the square of the count.
- * Fill with pyts_kids_start, read with pyts_kids_next; the fields are
- * pyfile_ts.c's. */
-typedef struct pyts_kids {
-	TSNode parent;
-	uint32_t idx;  /* children given so far */
-	int anon;      /* every child, not only named ones */
-	int by_index;  /* hidden nodes nested too deep, or direct reads off */
-	uint32_t depth;
-	uint64_t frames[6][7]; /* one child walk per hidden level */
-} pyts_kids;
-
-/* Starts k on n's children (every child with anon, else the named ones),
- * at the child of index from (0: the first). */
-void pyts_kids_start(pyts_kids *k, TSNode n, int anon, uint32_t from);
-
-/* The next child into *out: 1, or 0 after the last. The children are, in
- * order, those pyts_child (anon) or pyts_named_child give for 0, 1, ... */
-int pyts_kids_next(pyts_kids *k, TSNode *out);
-
 uint32_t pyts_end_byte(TSNode n);
 const char *pyts_type(TSNode n);
 uint32_t pyts_child_count(TSNode n);
