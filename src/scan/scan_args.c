@@ -105,6 +105,9 @@ typedef struct argctx {
 	/* the surface's knobs by name (knobs_index): per bucket the first and
 	 * last knob, per knob the next of its bucket, in knob order */
 	size_t *kx_head, *kx_tail, *kx_next, kx_mask;
+	/* name_sig bits of every definition's name, and of every schema
+	 * class's: a name whose bit is clear names none (most reads) */
+	uint64_t def_sigs[64], class_sigs[64];
 } argctx;
 
 /* A schema class and how the tree constructs it (default_never_used). */
@@ -695,8 +698,39 @@ static int cmp_def_name(const void *a, const void *b)
 }
 
 /* The defs named name in the sorted index: first index, count in *n. */
-static size_t defs_named(arg_def *const *idx, size_t n, const char *name, size_t *cnt)
+/* A 12-bit signature of name (its length and first, second and last
+ * bytes): equal names have equal signatures, so a name whose signature no
+ * definition (class) has is none of them, without a binary search. */
+static unsigned name_sig(const char *name)
 {
+	size_t len = strlen(name);
+	const unsigned char *u = (const unsigned char *)name;
+	unsigned h = (unsigned)len * 131u + (len ? u[0] * 31u + u[len - 1] : 0u) +
+	             (len > 1 ? u[1] * 7u : 0u);
+	return (h ^ (h >> 12)) & 4095u;
+}
+
+static void sig_add(uint64_t *bits, const char *name)
+{
+	unsigned h = name_sig(name);
+	bits[h >> 6] |= 1ull << (h & 63);
+}
+
+static int sig_has(const uint64_t *bits, const char *name)
+{
+	unsigned h = name_sig(name);
+	return (bits[h >> 6] >> (h & 63)) & 1;
+}
+
+/* The definitions named name: [returned, returned + *cnt) of idx (n
+ * of them, sorted by name); the start means nothing when *cnt is 0. */
+static size_t defs_named(const argctx *e, arg_def *const *idx, size_t n, const char *name,
+                         size_t *cnt)
+{
+	if (!sig_has(e->def_sigs, name)) {
+		*cnt = 0;
+		return 0;
+	}
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -724,7 +758,7 @@ static int script_path(const char *rel)
 static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name, int fi, int cls,
                       int line)
 {
-	size_t cnt, i0 = defs_named(idx, n, name, &cnt);
+	size_t cnt, i0 = defs_named(e, idx, n, name, &cnt);
 	const char *rel, *mod;
 	int is_test;
 	scan_host_file(e->s, fi, &rel, &mod, &is_test);
@@ -1040,7 +1074,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			    !(r->obj && (!strcmp(r->obj, "self") || !strcmp(r->obj, "cls"))))
 				set_dyn(e, 0, fi, r->line, "__dict__");
 			size_t cnt;
-			defs_named(idx, n, r->name, &cnt);
+			defs_named(e, idx, n, r->name, &cnt);
 			if (!cnt)
 				continue;
 			int cls = scan_host_read_class(e->s, fi, r->scope, r->byte, r->line, r->flags);
@@ -1178,7 +1212,7 @@ static void namespace_splat_reads(argctx *e, arg_def *const *idx, size_t n)
 			if (!(fn->flags & PF_FUNC))
 				continue;
 			for (int p = 0; p < fn->nparams; p++) {
-				size_t cnt, i0 = defs_named(idx, n, fn->params[p], &cnt);
+				size_t cnt, i0 = defs_named(e, idx, n, fn->params[p], &cnt);
 				for (size_t k = i0; k < i0 + cnt; k++) {
 					arg_def *d = idx[k];
 					if (d->how != ARG_ARGPARSE)
@@ -1521,9 +1555,14 @@ static void classes_around_opaque(argctx *e, int fi, const pyfile *pf, uint32_t 
 	}
 }
 
-/* The classes named name: [*lo, *lo + returned count). */
+/* The classes named name: [*lo, *lo + returned count); *lo means nothing
+ * when the count is 0. */
 static size_t classes_named(const argctx *e, const char *name, size_t *lo)
 {
+	if (!sig_has(e->class_sigs, name)) {
+		*lo = 0;
+		return 0;
+	}
 	return scan_host_named(e->classes, e->nclasses, sizeof(cinfo), name, lo);
 }
 
@@ -1559,6 +1598,8 @@ static int constructions_of(argctx *e)
 	if (!e->nclasses)
 		return 0;
 	qsort(e->classes, e->nclasses, sizeof(cinfo), cmp_cinfo);
+	for (size_t k = 0; k < e->nclasses; k++)
+		sig_add(e->class_sigs, e->classes[k].name);
 	int nf = scan_host_nfiles(s);
 	for (int fi = 0; fi < nf; fi++) {
 		const char *rel, *mod;
@@ -1861,8 +1902,10 @@ int scan_args_resolve(muh_surface *s)
 		free(e.defs);
 		return -1;
 	}
-	for (size_t i = 0; i < e.ndefs; i++)
+	for (size_t i = 0; i < e.ndefs; i++) {
 		idx[i] = &e.defs[i];
+		sig_add(e.def_sigs, e.defs[i].name);
+	}
 	qsort(idx, e.ndefs, sizeof(*idx), cmp_def_name);
 	collect_reads(&e, idx, e.ndefs);
 	namespace_splat_reads(&e, idx, e.ndefs);
