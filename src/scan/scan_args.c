@@ -628,6 +628,8 @@ static int file_node(TSNode node, void *arg)
 	file_walk *fw = arg;
 	argctx *e = fw->e;
 	const srcv *v = &fw->v;
+	if (pyts_type(node)[0] != 'c') /* neither a call nor a class_definition */
+		return e->oom;
 	if (is(node, "call")) {
 		TSNode fn = field(node, "function");
 		TSNode parent = ts_node_parent(node);

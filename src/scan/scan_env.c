@@ -935,6 +935,12 @@ static int file_node(TSNode node, void *arg)
 	TSNode nn, dflt;
 	int how;
 	char name[256];
+	/* only a dictionary, or what env_access takes (a call, a subscript, a
+	 * comparison_operator), can hold anything: one type read turns away
+	 * the rest (most nodes: names, punctuation) */
+	char t0 = pyts_type(node)[0];
+	if (t0 != 'd' && t0 != 'c' && t0 != 's')
+		return 0;
 	if (is(node, "dictionary") && !fw->is_test) /* tests' own registries: not knobs */
 		maybe_registry(e, fw->v, fw->fi, node);
 	else if (env_access(fw->v, node, &nn, &dflt, &how) &&
