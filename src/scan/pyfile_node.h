@@ -14,6 +14,13 @@
 
 #include "pyfile_ts.h"
 
+/* Is type name t (pyts_type's answer) the literal type? Its first
+ * character is a constant, which settles most no's without a strcmp call. */
+static inline int pyfile_type_is(const char *t, const char *type)
+{
+	return t[0] == type[0] && strcmp(t, type) == 0;
+}
+
 /* Is n a node (not null) of the given type? type is a literal at every
  * call, so its first character is a constant: most answers are no, and
  * that test settles them without a strcmp call. */
@@ -21,8 +28,7 @@ static inline int is(TSNode n, const char *type)
 {
 	if (pyts_is_null(n))
 		return 0;
-	const char *t = pyts_type(n);
-	return t[0] == type[0] && strcmp(t, type) == 0;
+	return pyfile_type_is(pyts_type(n), type);
 }
 
 /* The Python grammar's id of field name (0 for none: no child has it), from
