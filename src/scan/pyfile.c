@@ -1305,13 +1305,13 @@ static void do_fstring(walker *w, ctx *c, TSNode n)
 	for (uint32_t i = 0; i < cnt; i++) {
 		TSNode k = pyts_named_child(n, i);
 		const char *t = pyts_type(k);
-		if (!strcmp(t, "string_start")) {
+		if (pyfile_type_is(t, "string_start")) {
 			fstr |= pyfile_prefix_has(w, k, "fF");
-		} else if (!strcmp(t, "string_content")) {
+		} else if (pyfile_type_is(t, "string_content")) {
 			uint32_t a = pyts_start_byte(k), b = pyts_end_byte(k);
 			for (uint32_t j = a; j < b && j < w->n && o + 2 < sizeof(buf); j++)
 				buf[o++] = w->src[j];
-		} else if (!strcmp(t, "interpolation")) {
+		} else if (pyfile_type_is(t, "interpolation")) {
 			interp = 1;
 			if (o + 2 < sizeof(buf) && (o == 0 || buf[o - 1] != '*'))
 				buf[o++] = '*';
@@ -1356,7 +1356,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 	const char *t = pyts_type(n);
 	switch (t[0]) {
 	case 'a':
-		if (!strcmp(t, "assignment")) {
+		if (pyfile_type_is(t, "assignment")) {
 			TSNode l = field(n, "left"), r = field(n, "right");
 			do_assignment(w, &cc, n, l, r);
 			if (is(l, "subscript") || is(l, "attribute")) {
@@ -1378,7 +1378,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 				w->f->calls[before].assigned = pyfile_text_of(w, l, 128, 0);
 			return;
 		}
-		if (!strcmp(t, "attribute")) {
+		if (pyfile_type_is(t, "attribute")) {
 			TSNode o = field(n, "object"), a = field(n, "attribute");
 			if (!pyts_is_null(a)) {
 				const char *on = NULL;
@@ -1390,43 +1390,43 @@ static void visit(walker *w, ctx *c, TSNode n)
 			visit(w, &cc, o);
 			return;
 		}
-		if (!strcmp(t, "aliased_import"))
+		if (pyfile_type_is(t, "aliased_import"))
 			return;
-		if (!strcmp(t, "augmented_assignment")) {
+		if (pyfile_type_is(t, "augmented_assignment")) {
 			TSNode l = field(n, "left");
 			if (is(l, "identifier"))
 				add_asg(w, &cc, n, pyfile_text_of(w, l, 128, 0), (TSNode){0}, 0);
 			break;
 		}
-		if (!strcmp(t, "assert_statement")) {
+		if (pyfile_type_is(t, "assert_statement")) {
 			do_assert(w, &cc, n);
 			break;
 		}
 		break;
 	case 'b':
-		if (!strcmp(t, "block")) {
+		if (pyfile_type_is(t, "block")) {
 			do_block(w, &cc, n);
 			return;
 		}
 		break;
 	case 'c':
-		if (!strcmp(t, "call")) {
+		if (pyfile_type_is(t, "call")) {
 			do_call(w, &cc, n);
 			return;
 		}
-		if (!strcmp(t, "class_definition")) {
+		if (pyfile_type_is(t, "class_definition")) {
 			do_class(w, c, n, (TSNode){0});
 			return;
 		}
-		if (!strcmp(t, "conditional_expression")) {
+		if (pyfile_type_is(t, "conditional_expression")) {
 			cc.uncond = 0;
 			break;
 		}
-		if (!strcmp(t, "comment"))
+		if (pyfile_type_is(t, "comment"))
 			return;
 		break;
 	case 'd':
-		if (!strcmp(t, "decorated_definition")) {
+		if (pyfile_type_is(t, "decorated_definition")) {
 			TSNode def = field(n, "definition");
 			if (is(def, "function_definition"))
 				do_function(w, c, def, n);
@@ -1434,7 +1434,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 				do_class(w, c, def, n);
 			return;
 		}
-		if (!strcmp(t, "default_parameter") || !strcmp(t, "dotted_name"))
+		if (pyfile_type_is(t, "default_parameter") || pyfile_type_is(t, "dotted_name"))
 			return;
 		break;
 	case 'E':
@@ -1442,11 +1442,11 @@ static void visit(walker *w, ctx *c, TSNode n)
 			break;
 		break;
 	case 'f':
-		if (!strcmp(t, "function_definition")) {
+		if (pyfile_type_is(t, "function_definition")) {
 			do_function(w, c, n, (TSNode){0});
 			return;
 		}
-		if (!strcmp(t, "for_statement") || !strcmp(t, "for_in_clause")) {
+		if (pyfile_type_is(t, "for_statement") || pyfile_type_is(t, "for_in_clause")) {
 			cc.uncond = 0;
 			visit(w, &cc, field(n, "right"));
 			TSNode lt = field(n, "left");
@@ -1460,7 +1460,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		break;
 	case 'g':
-		if (!strcmp(t, "global_statement")) {
+		if (pyfile_type_is(t, "global_statement")) {
 			uint32_t gc = pyts_named_child_count(n);
 			for (uint32_t i = 0; i < gc && w->nglobals < 64; i++) {
 				TSNode g = pyts_named_child(n, i);
@@ -1473,38 +1473,38 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		break;
 	case 'i':
-		if (!strcmp(t, "identifier")) {
+		if (pyfile_type_is(t, "identifier")) {
 			add_ref(w, &cc, pyfile_text_of(w, n, 128, 0), NULL, n, 0);
 			return;
 		}
-		if (!strcmp(t, "if_statement")) {
+		if (pyfile_type_is(t, "if_statement")) {
 			do_if(w, &cc, n, -1);
 			return;
 		}
-		if (!strcmp(t, "import_statement") || !strcmp(t, "import_from_statement")) {
+		if (pyfile_type_is(t, "import_statement") || pyfile_type_is(t, "import_from_statement")) {
 			do_import(w, &cc, n);
 			return;
 		}
 		break;
 	case 'k':
-		if (!strcmp(t, "keyword_argument")) {
+		if (pyfile_type_is(t, "keyword_argument")) {
 			visit(w, &cc, field(n, "value"));
 			return;
 		}
 		break;
 	case 'l':
-		if (!strcmp(t, "lambda")) {
+		if (pyfile_type_is(t, "lambda")) {
 			cc.uncond = 0;
 			visit(w, &cc, field(n, "body"));
 			return;
 		}
 		break;
 	case 'n':
-		if (!strcmp(t, "nonlocal_statement"))
+		if (pyfile_type_is(t, "nonlocal_statement"))
 			return;
 		break;
 	case 'r':
-		if (!strcmp(t, "return_statement") && pyts_named_child_count(n) == 1) {
+		if (pyfile_type_is(t, "return_statement") && pyts_named_child_count(n) == 1) {
 			TSNode v = pyts_named_child(n, 0);
 			if (cc.scope >= 0 && (is(v, "identifier") || is(v, "call"))) {
 				pf_ret *rt;
@@ -1526,7 +1526,7 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		break;
 	case 's':
-		if (!strcmp(t, "subscript")) {
+		if (pyfile_type_is(t, "subscript")) {
 			TSNode v = field(n, "value"), s = field(n, "subscript");
 			const char *ks = pyfile_string_value(w, s);
 			if (ks && *ks) {
@@ -1544,13 +1544,13 @@ static void visit(walker *w, ctx *c, TSNode n)
 			}
 			return;
 		}
-		if (!strcmp(t, "string")) {
+		if (pyfile_type_is(t, "string")) {
 			do_fstring(w, &cc, n);
 			return;
 		}
 		break;
 	case 'w':
-		if (!strcmp(t, "while_statement") || !strcmp(t, "with_statement")) {
+		if (pyfile_type_is(t, "while_statement") || pyfile_type_is(t, "with_statement")) {
 			cc.uncond = 0;
 			if (t[1] == 'h')
 				cc.in_loop = 1;
@@ -1560,18 +1560,18 @@ static void visit(walker *w, ctx *c, TSNode n)
 		}
 		break;
 	case 't':
-		if (!strcmp(t, "try_statement")) {
+		if (pyfile_type_is(t, "try_statement")) {
 			cc.uncond = 0;
 			cc.in_try = 1;
 			break;
 		}
 		break;
 	}
-	if (!strcmp(t, "boolean_operator") || !strcmp(t, "list_comprehension") ||
-	    !strcmp(t, "generator_expression") || !strcmp(t, "dictionary_comprehension") ||
-	    !strcmp(t, "set_comprehension") || !strcmp(t, "match_statement"))
+	if (pyfile_type_is(t, "boolean_operator") || pyfile_type_is(t, "list_comprehension") ||
+	    pyfile_type_is(t, "generator_expression") || pyfile_type_is(t, "dictionary_comprehension") ||
+	    pyfile_type_is(t, "set_comprehension") || pyfile_type_is(t, "match_statement"))
 		cc.uncond = 0;
-	if (!strcmp(t, "parameters") || !strcmp(t, "lambda_parameters")) {
+	if (pyfile_type_is(t, "parameters") || pyfile_type_is(t, "lambda_parameters")) {
 		uint32_t pc = pyts_named_child_count(n);
 		for (uint32_t i = 0; i < pc; i++) {
 			TSNode v = field(pyts_named_child(n, i), "value");

@@ -59,7 +59,7 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 	if (pyts_is_null(n) || depth > 40)
 		return cv_bad();
 	const char *t = pyts_type(n);
-	if (!strcmp(t, "integer")) {
+	if (pyfile_type_is(t, "integer")) {
 		char buf[64];
 		size_t o = number_text(w, n, buf, sizeof(buf));
 		if (o && (buf[o - 1] == 'j' || buf[o - 1] == 'J' || buf[o - 1] == 'l' ||
@@ -77,7 +77,7 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 			return cv_bad();
 		return cv_int(v);
 	}
-	if (!strcmp(t, "float")) {
+	if (pyfile_type_is(t, "float")) {
 		char buf[64];
 		number_text(w, n, buf, sizeof(buf));
 		char *end;
@@ -86,17 +86,17 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 			return cv_bad();
 		return cv_flt(d);
 	}
-	if (!strcmp(t, "true") || !strcmp(t, "false")) {
+	if (pyfile_type_is(t, "true") || pyfile_type_is(t, "false")) {
 		cval c = cv_int(t[0] == 't');
 		c.isbool = 1;
 		return c;
 	}
-	if (!strcmp(t, "parenthesized_expression")) {
+	if (pyfile_type_is(t, "parenthesized_expression")) {
 		if (pyts_named_child_count(n) != 1)
 			return cv_bad();
 		return pyfile_fold(w, pyts_named_child(n, 0), depth + 1);
 	}
-	if (!strcmp(t, "unary_operator")) {
+	if (pyfile_type_is(t, "unary_operator")) {
 		TSNode op = field(n, "operator");
 		cval a = pyfile_fold(w, field(n, "argument"), depth + 1);
 		if (!a.ok || pyts_is_null(op))
@@ -114,7 +114,7 @@ cval pyfile_fold(walker *w, TSNode n, int depth)
 			return cv_int(~a.i);
 		return cv_bad();
 	}
-	if (!strcmp(t, "binary_operator")) {
+	if (pyfile_type_is(t, "binary_operator")) {
 		cval a = pyfile_fold(w, field(n, "left"), depth + 1);
 		if (!a.ok)
 			return cv_bad();
@@ -365,14 +365,14 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 	if (pyts_is_null(n) || depth > 20)
 		return pyfile_push_expr(w, PF_X_OTHER, n);
 	const char *t = pyts_type(n);
-	if (!strcmp(t, "not_operator")) {
+	if (pyfile_type_is(t, "not_operator")) {
 		int a = pyfile_build_expr(w, field(n, "argument"), depth + 1);
 		int e = pyfile_push_expr(w, PF_X_NOT, n);
 		if (e >= 0)
 			w->f->exprs[e].a = a;
 		return e;
 	}
-	if (!strcmp(t, "boolean_operator")) {
+	if (pyfile_type_is(t, "boolean_operator")) {
 		TSNode op = field(n, "operator");
 		int a = pyfile_build_expr(w, field(n, "left"), depth + 1);
 		int b = pyfile_build_expr(w, field(n, "right"), depth + 1);
@@ -383,15 +383,15 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		return e;
 	}
-	if (!strcmp(t, "none") || !strcmp(t, "true") || !strcmp(t, "false") ||
-	    !strcmp(t, "integer") || !strcmp(t, "float") ||
-	    (!strcmp(t, "string") && pyfile_string_value(w, n))) {
+	if (pyfile_type_is(t, "none") || pyfile_type_is(t, "true") || pyfile_type_is(t, "false") ||
+	    pyfile_type_is(t, "integer") || pyfile_type_is(t, "float") ||
+	    (pyfile_type_is(t, "string") && pyfile_string_value(w, n))) {
 		int e = pyfile_push_expr(w, PF_X_CONST, n);
 		if (e < 0)
 			return e;
-		if (!strcmp(t, "string")) {
+		if (pyfile_type_is(t, "string")) {
 			w->f->exprs[e].val = *pyfile_string_value(w, n) != '\0';
-		} else if (!strcmp(t, "none")) {
+		} else if (pyfile_type_is(t, "none")) {
 			w->f->exprs[e].val = 0;
 		} else {
 			cval v = pyfile_fold(w, n, 0);
@@ -399,7 +399,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		return e;
 	}
-	if (!strcmp(t, "identifier") || (!strcmp(t, "attribute") && pyfile_is_dotted(n, 0))) {
+	if (pyfile_type_is(t, "identifier") || (pyfile_type_is(t, "attribute") && pyfile_is_dotted(n, 0))) {
 		const char *txt = pyfile_text_of(w, n, 200, 1);
 		int pl = plat_of_text(txt);
 		int e = pyfile_push_expr(w, pl ? PF_X_PLAT : PF_X_NAME, n);
@@ -407,7 +407,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 			return e;
 		pf_expr *x = &w->f->exprs[e];
 		x->plat = pl;
-		if (!strcmp(t, "identifier")) {
+		if (pyfile_type_is(t, "identifier")) {
 			x->name = txt;
 		} else {
 			x->name = pyfile_text_of(w, field(n, "attribute"), 128, 0);
@@ -415,7 +415,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		return e;
 	}
-	if (!strcmp(t, "comparison_operator") && pyts_named_child_count(n) == 2) {
+	if (pyfile_type_is(t, "comparison_operator") && pyts_named_child_count(n) == 2) {
 		TSNode l = pyts_named_child(n, 0), r = pyts_named_child(n, 1);
 		TSNode op = pyts_child(n, 1);
 		const char *lt = pyfile_text_of(w, l, 200, 1);
@@ -447,7 +447,7 @@ int pyfile_build_expr(walker *w, TSNode n, int depth)
 		}
 		return pyfile_push_expr(w, PF_X_OTHER, n);
 	}
-	if (!strcmp(t, "call")) {
+	if (pyfile_type_is(t, "call")) {
 		const char *fname, *obj;
 		int launch;
 		pyfile_callee_names(w, field(n, "function"), &fname, &obj, &launch);

@@ -3,7 +3,8 @@
  * string and array of a pyfile lives in, and the syntax-node helpers every
  * part of the walk reads nodes with (their text, copied into the arena;
  * string literals' values; a call's callee; `global` declarations), and
- * the grammar's field ids by name (a table made once, read by every thread).
+ * the grammar's field ids by name (a table made once, read by every thread,
+ * and a memo of each call site's answer by the literal's address).
  *
  * Calls nothing of pyfile.c, pyfile_expr.c or pyfile_overwrite.c, which all
  * call it. Must never: print, or keep pointers into the caller's source
@@ -11,6 +12,8 @@
  */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +67,26 @@ TSFieldId pyfile_field_id(const char *name)
 		h = (h + 1) & (FIELD_SLOTS - 1);
 	}
 	return 0;
+}
+
+/* Each slot holds a string's address (its low 48 bits, all a user-space
+ * address has on x86-64 and arm64) and that string's field id (the low 16):
+ * one atomic word, so a thread reads a whole entry another wrote or none;
+ * a slot two addresses share only costs lookups, never a wrong id. */
+#define MEMO_SLOTS 1024 /* a power of two, a few times the call sites */
+static _Atomic uint64_t field_memo[MEMO_SLOTS];
+
+TSFieldId pyfile_field_id_at(const char *name)
+{
+	uint64_t a = (uint64_t)(uintptr_t)name & 0xFFFFFFFFFFFFull;
+	_Atomic uint64_t *slot = &field_memo[(a ^ (a >> 10)) & (MEMO_SLOTS - 1)];
+	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+	if (v && v >> 16 == a)
+		return (TSFieldId)(v & 0xFFFF);
+	TSFieldId id = pyfile_field_id(name);
+	if ((uint64_t)(uintptr_t)name >> 48 == 0) /* the address fits the key */
+		atomic_store_explicit(slot, a << 16 | id, memory_order_relaxed);
+	return id;
 }
 
 /* ---- the arena ---- */

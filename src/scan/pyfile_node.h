@@ -14,10 +14,21 @@
 
 #include "pyfile_ts.h"
 
-/* Is n a node (not null) of the given type? */
+/* Is type name t (pyts_type's answer) the literal type? Its first
+ * character is a constant, which settles most no's without a strcmp call. */
+static inline int pyfile_type_is(const char *t, const char *type)
+{
+	return t[0] == type[0] && strcmp(t, type) == 0;
+}
+
+/* Is n a node (not null) of the given type? type is a literal at every
+ * call, so its first character is a constant: most answers are no, and
+ * that test settles them without a strcmp call. */
 static inline int is(TSNode n, const char *type)
 {
-	return !pyts_is_null(n) && strcmp(pyts_type(n), type) == 0;
+	if (pyts_is_null(n))
+		return 0;
+	return pyfile_type_is(pyts_type(n), type);
 }
 
 /* The Python grammar's id of field name (0 for none: no child has it), from
@@ -25,10 +36,16 @@ static inline int is(TSNode n, const char *type)
  * compares the name with every field name, 5% of a scan's instructions. */
 TSFieldId pyfile_field_id(const char *name);
 
-/* n's child in field name, or a null node. */
+/* pyfile_field_id(name), remembered by the address of name: the answer for
+ * each call site's string literal is looked up once per slot, not hashed
+ * and compared on each of millions of calls (src/scan/pyfile_node.c). name
+ * must be a string that never changes while the program runs (a literal). */
+TSFieldId pyfile_field_id_at(const char *name);
+
+/* n's child in field name (a string literal), or a null node. */
 static inline TSNode field(TSNode n, const char *name)
 {
-	return pyts_child_by_field_id(n, pyfile_field_id(name));
+	return pyts_child_by_field_id(n, pyfile_field_id_at(name));
 }
 
 /* n's first line, 1-based. */

@@ -75,18 +75,18 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 	if (depth > 200)
 		return 1;
 	const char *ty = pyts_type(n);
-	if (!strcmp(ty, "identifier"))
+	if (pyfile_type_is(ty, "identifier"))
 		return pyfile_text_eq(w, n, t->name);
-	if (!strcmp(ty, "comment"))
+	if (pyfile_type_is(ty, "comment"))
 		return 0;
-	if (t->key && !strcmp(ty, "subscript")) {
+	if (t->key && pyfile_type_is(ty, "subscript")) {
 		TSNode v = field(n, "value");
 		if (is(v, "identifier") && pyfile_text_eq(w, v, t->name)) {
 			const char *ks = pyfile_string_value(w, field(n, "subscript"));
 			return ks ? !strcmp(ks, t->key) : 1;
 		}
 	}
-	if (t->key && !strcmp(ty, "call")) {
+	if (t->key && pyfile_type_is(ty, "call")) {
 		TSNode fn = field(n, "function"), args = field(n, "arguments");
 		if (is(fn, "attribute") && is(field(fn, "object"), "identifier") &&
 		    pyfile_text_eq(w, field(fn, "object"), t->name)) {
@@ -99,9 +99,9 @@ static int reads_target(walker *w, TSNode n, const ktarget *t, int depth)
 			return children_read_target(w, args, 1, t, depth + 1);
 		}
 	}
-	if (t->module && !strcmp(ty, "lambda"))
+	if (t->module && pyfile_type_is(ty, "lambda"))
 		return 0;
-	if (t->module && !strcmp(ty, "function_definition")) {
+	if (t->module && pyfile_type_is(ty, "function_definition")) {
 		/* at module level only the defaults run now */
 		TSNode ps = field(n, "parameters");
 		uint32_t c = pyts_is_null(ps) ? 0 : pyts_named_child_count(ps);
@@ -143,9 +143,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 	if (depth > 40)
 		return KE_READ;
 	const char *ty = pyts_type(st);
-	if (!strcmp(ty, "comment") || !strcmp(ty, "pass_statement"))
+	if (pyfile_type_is(ty, "comment") || pyfile_type_is(ty, "pass_statement"))
 		return KE_NONE;
-	if (!strcmp(ty, "expression_statement") && pyts_named_child_count(st) == 1 &&
+	if (pyfile_type_is(ty, "expression_statement") && pyts_named_child_count(st) == 1 &&
 	    is(pyts_named_child(st, 0), "assignment")) {
 		TSNode a = pyts_named_child(st, 0);
 		TSNode targets[8];
@@ -177,7 +177,7 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 		}
 		return KE_NONE;
 	}
-	if (!strcmp(ty, "if_statement")) {
+	if (pyfile_type_is(ty, "if_statement")) {
 		if (reads_target(w, field(st, "condition"), t, 0))
 			return KE_READ;
 		kres br[16];
@@ -221,9 +221,9 @@ static int stmt_effect(walker *w, TSNode st, const ktarget *t, kres *r, int dept
 		(void)any;
 		return KE_KILL;
 	}
-	if (!strcmp(ty, "return_statement") || !strcmp(ty, "raise_statement"))
+	if (pyfile_type_is(ty, "return_statement") || pyfile_type_is(ty, "raise_statement"))
 		return reads_target(w, st, t, 0) ? KE_READ : KE_KILL;
-	if (!strcmp(ty, "with_statement")) {
+	if (pyfile_type_is(ty, "with_statement")) {
 		uint32_t cnt = pyts_named_child_count(st);
 		for (uint32_t i = 0; i < cnt; i++) {
 			TSNode k = pyts_named_child(st, i);

@@ -37,9 +37,18 @@ static inline uint32_t pyts_start_byte(TSNode n)
 }
 
 /* 1 when every direct read of n and of the nodes under it (to depth 200)
- * equals tree-sitter's, else 0 (bench/scan_ts_check.c runs it over whole
+ * equals tree-sitter's, and (at depth 0) pyts_preorder visits the nodes
+ * tree-sitter's cursor does in its order, else 0 (bench/scan_ts_check.c runs it over whole
  * trees). Needs pyts_init first. */
 int pyts_check_tree(TSNode n, int depth);
+
+/* Calls visit(node, arg) on n and on every node under it, in the order of
+ * tree-sitter's tree cursor (depth first, parents first, the nodes
+ * ts_node_child lists: named and anonymous, extras included, hidden nodes
+ * stepped through), never above n; stops after a visit that returns
+ * nonzero. Returns 0, or -1 when memory for a deep tree ran out (the walk
+ * stopped there). */
+int pyts_preorder(TSNode n, int (*visit)(TSNode, void *), void *arg);
 
 uint32_t pyts_end_byte(TSNode n);
 const char *pyts_type(TSNode n);

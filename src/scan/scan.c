@@ -735,6 +735,7 @@ void scan_free(muh_surface *s)
 	free(s->warnings.p);
 	free(s->sinks.p);
 	scan_smap_free(&s->cmp_names);
+	free(s->cmp_files.p);
 	scan_arena_free(s->arena);
 	free(s->root);
 	free(s);

@@ -102,6 +102,12 @@ typedef struct argctx {
 	int oom;
 	struct cinfo *classes; /* schema classes, by name (constructions_of) */
 	size_t nclasses;
+	/* the surface's knobs by name (knobs_index): per bucket the first and
+	 * last knob, per knob the next of its bucket, in knob order */
+	size_t *kx_head, *kx_tail, *kx_next, kx_mask;
+	/* name_sig bits of every definition's name, and of every schema
+	 * class's: a name whose bit is clear names none (most reads) */
+	uint64_t def_sigs[64], class_sigs[64];
 } argctx;
 
 /* A schema class and how the tree constructs it (default_never_used). */
@@ -608,41 +614,51 @@ int scan_args_wants(const pyfile *pf, const char *src, size_t n)
 	return candidate(pf) && has_trigger(src, n);
 }
 
+/* What walk_file's walk carries from node to node. */
+typedef struct file_walk {
+	argctx *e;
+	srcv v;
+} file_walk;
+
+/* pyts_preorder's visit for walk_file: an argument definition at node (an
+ * add_argument call, a click decorator, a schema class); nonzero (stop)
+ * when memory ran out. */
+static int file_node(TSNode node, void *arg)
+{
+	file_walk *fw = arg;
+	argctx *e = fw->e;
+	const srcv *v = &fw->v;
+	if (pyts_type(node)[0] != 'c') /* neither a call nor a class_definition */
+		return e->oom;
+	if (is(node, "call")) {
+		TSNode fn = field(node, "function");
+		TSNode parent = ts_node_parent(node);
+		if (is(fn, "attribute") && text_is(v, field(fn, "attribute"), "add_argument"))
+			cli_def(e, v, node, ARG_ARGPARSE, 0);
+		else if (is(parent, "decorator") &&
+		         (text_is(v, fn, "click.option") || (v->click && text_is(v, fn, "option"))))
+			cli_def(e, v, node, ARG_CLICK, 0);
+		else if (is(parent, "decorator") &&
+		         (text_is(v, fn, "click.argument") ||
+		          (v->click && text_is(v, fn, "argument"))))
+			cli_def(e, v, node, ARG_CLICK, 1);
+	} else if (is(node, "class_definition")) {
+		TSNode parent = ts_node_parent(node);
+		int how = schema_of(v, node, is(parent, "decorated_definition") ? parent : (TSNode){0});
+		if (how >= 0)
+			schema_fields(e, v, node, (enum arg_how)how);
+	}
+	return e->oom;
+}
+
 /* Collects the argument definitions of one file (facts pf, source src,
  * syntax tree tree) into e (strings in e->s's arena). */
 static void walk_file(argctx *e, int fi, const pyfile *pf, const char *src, size_t n,
                       const TSTree *tree)
 {
-	srcv v = {src, n, pf, fi, imports_click(pf)};
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
-	for (;;) {
-		TSNode node = ts_tree_cursor_current_node(&cur);
-		if (is(node, "call")) {
-			TSNode fn = field(node, "function");
-			TSNode parent = ts_node_parent(node);
-			if (is(fn, "attribute") && text_is(&v, field(fn, "attribute"), "add_argument"))
-				cli_def(e, &v, node, ARG_ARGPARSE, 0);
-			else if (is(parent, "decorator") &&
-			         (text_is(&v, fn, "click.option") ||
-			          (v.click && text_is(&v, fn, "option"))))
-				cli_def(e, &v, node, ARG_CLICK, 0);
-			else if (is(parent, "decorator") &&
-			         (text_is(&v, fn, "click.argument") ||
-			          (v.click && text_is(&v, fn, "argument"))))
-				cli_def(e, &v, node, ARG_CLICK, 1);
-		} else if (is(node, "class_definition")) {
-			TSNode parent = ts_node_parent(node);
-			int how = schema_of(&v, node, is(parent, "decorated_definition") ? parent
-			                                                                 : (TSNode){0});
-			if (how >= 0)
-				schema_fields(e, &v, node, (enum arg_how)how);
-		}
-		if (e->oom)
-			break;
-		if (!scan_ts_next(&cur))
-			break;
-	}
-	ts_tree_cursor_delete(&cur);
+	file_walk fw = {e, {src, n, pf, fi, imports_click(pf)}};
+	if (pyts_preorder(ts_tree_root_node(tree), file_node, &fw))
+		e->oom = 1;
 }
 
 /* One file's definitions (scan_args_collect); e.s is NULL. */
@@ -684,8 +700,39 @@ static int cmp_def_name(const void *a, const void *b)
 }
 
 /* The defs named name in the sorted index: first index, count in *n. */
-static size_t defs_named(arg_def *const *idx, size_t n, const char *name, size_t *cnt)
+/* A 12-bit signature of name (its length and first, second and last
+ * bytes): equal names have equal signatures, so a name whose signature no
+ * definition (class) has is none of them, without a binary search. */
+static unsigned name_sig(const char *name)
 {
+	size_t len = strlen(name);
+	const unsigned char *u = (const unsigned char *)name;
+	unsigned h = (unsigned)len * 131u + (len ? u[0] * 31u + u[len - 1] : 0u) +
+	             (len > 1 ? u[1] * 7u : 0u);
+	return (h ^ (h >> 12)) & 4095u;
+}
+
+static void sig_add(uint64_t *bits, const char *name)
+{
+	unsigned h = name_sig(name);
+	bits[h >> 6] |= 1ull << (h & 63);
+}
+
+static int sig_has(const uint64_t *bits, const char *name)
+{
+	unsigned h = name_sig(name);
+	return (bits[h >> 6] >> (h & 63)) & 1;
+}
+
+/* The definitions named name: [returned, returned + *cnt) of idx (n
+ * of them, sorted by name); the start means nothing when *cnt is 0. */
+static size_t defs_named(const argctx *e, arg_def *const *idx, size_t n, const char *name,
+                         size_t *cnt)
+{
+	if (!sig_has(e->def_sigs, name)) {
+		*cnt = 0;
+		return 0;
+	}
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -713,7 +760,7 @@ static int script_path(const char *rel)
 static void note_read(argctx *e, arg_def *const *idx, size_t n, const char *name, int fi, int cls,
                       int line)
 {
-	size_t cnt, i0 = defs_named(idx, n, name, &cnt);
+	size_t cnt, i0 = defs_named(e, idx, n, name, &cnt);
 	const char *rel, *mod;
 	int is_test;
 	scan_host_file(e->s, fi, &rel, &mod, &is_test);
@@ -1029,7 +1076,7 @@ static void collect_reads(argctx *e, arg_def *const *idx, size_t n)
 			    !(r->obj && (!strcmp(r->obj, "self") || !strcmp(r->obj, "cls"))))
 				set_dyn(e, 0, fi, r->line, "__dict__");
 			size_t cnt;
-			defs_named(idx, n, r->name, &cnt);
+			defs_named(e, idx, n, r->name, &cnt);
 			if (!cnt)
 				continue;
 			int cls = scan_host_read_class(e->s, fi, r->scope, r->byte, r->line, r->flags);
@@ -1167,7 +1214,7 @@ static void namespace_splat_reads(argctx *e, arg_def *const *idx, size_t n)
 			if (!(fn->flags & PF_FUNC))
 				continue;
 			for (int p = 0; p < fn->nparams; p++) {
-				size_t cnt, i0 = defs_named(idx, n, fn->params[p], &cnt);
+				size_t cnt, i0 = defs_named(e, idx, n, fn->params[p], &cnt);
 				for (size_t k = i0; k < i0 + cnt; k++) {
 					arg_def *d = idx[k];
 					if (d->how != ARG_ARGPARSE)
@@ -1319,12 +1366,71 @@ static const char *def_note(argctx *e, const arg_def *d)
 	return scan_host_str(e->s, buf);
 }
 
+/* ---- the knobs by name ------------------------------------------------------ */
+
+/* emit_def asks, for each definition, which earlier knobs have its name (a
+ * field to merge into, a knob already reported, the occurrence count of its
+ * id); a walk over every knob each time was quadratic (0.37 G instructions
+ * of one thread on SGLang 0.5.10). The index is a chained hash of names
+ * whose chains list knobs in knob order, so each question reads only the
+ * knobs of its name's bucket and stops at its limit, with the same tests in
+ * the same order as a walk over all of them. */
+
+#define KX_NONE ((size_t)-1)
+
+static size_t kx_bucket(const argctx *e, const char *name)
+{
+	size_t h = 14695981039346656037ULL;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+	return h & e->kx_mask;
+}
+
+/* Adds knob i (the last one indexed + 1) to its name's chain. */
+static void kx_add(argctx *e, size_t i)
+{
+	size_t b = kx_bucket(e, scan_host_knob(e->s, i)->name);
+	e->kx_next[i] = KX_NONE;
+	if (e->kx_head[b] == KX_NONE)
+		e->kx_head[b] = i;
+	else
+		e->kx_next[e->kx_tail[b]] = i;
+	e->kx_tail[b] = i;
+}
+
+/* Indexes the first n knobs, with room for up to extra more; -1 when
+ * memory ran out. */
+static int knobs_index(argctx *e, size_t n, size_t extra)
+{
+	size_t nb = 16;
+	while (nb < 2 * (n + extra))
+		nb *= 2;
+	e->kx_head = malloc(nb * sizeof(size_t));
+	e->kx_tail = malloc(nb * sizeof(size_t));
+	e->kx_next = malloc((n + extra + 1) * sizeof(size_t));
+	if (!e->kx_head || !e->kx_tail || !e->kx_next)
+		return -1;
+	e->kx_mask = nb - 1;
+	for (size_t b = 0; b < nb; b++)
+		e->kx_head[b] = KX_NONE;
+	for (size_t i = 0; i < n; i++)
+		kx_add(e, i);
+	return 0;
+}
+
+/* The first indexed knob of name's bucket (KX_NONE: none); the next one
+ * after i is e->kx_next[i]. Chains are in knob order. */
+static size_t kx_first(const argctx *e, const char *name)
+{
+	return e->kx_head[kx_bucket(e, name)];
+}
+
 /* A live class-field engine argument (not a deployment flag, not a CLI one)
  * named name, among the first n knobs (those before the CLI arguments). */
-static const muh_knob *field_named(muh_surface *s, size_t nold, const char *name)
+static const muh_knob *field_named(argctx *e, size_t nold, const char *name)
 {
-	for (size_t i = 0; i < nold; i++) {
-		const muh_knob *k = scan_host_knob(s, i);
+	for (size_t i = kx_first(e, name); i != KX_NONE && i < nold; i = e->kx_next[i]) {
+		const muh_knob *k = scan_host_knob(e->s, i);
 		if (!strcmp(k->kind, "engine_arg") && strcmp(k->scope, "<deployment>") &&
 		    k->verdict == SCAN_LIVE && !strcmp(k->name, name))
 			return k;
@@ -1334,11 +1440,11 @@ static const muh_knob *field_named(muh_surface *s, size_t nold, const char *name
 
 /* The class-field engine argument named name among the first n knobs, one in
  * file rel first; NULL when there is none. */
-static muh_knob *field_any(muh_surface *s, size_t n, const char *name, const char *rel)
+static muh_knob *field_any(argctx *e, size_t n, const char *name, const char *rel)
 {
 	muh_knob *best = NULL;
-	for (size_t i = 0; i < n; i++) {
-		muh_knob *k = scan_host_knob(s, i);
+	for (size_t i = kx_first(e, name); i != KX_NONE && i < n; i = e->kx_next[i]) {
+		muh_knob *k = scan_host_knob(e->s, i);
 		if (strcmp(k->kind, "engine_arg") || !strcmp(k->scope, "<deployment>") ||
 		    strcmp(k->name, name) || !k->line)
 			continue;
@@ -1405,7 +1511,7 @@ static int merge_into_field(argctx *e, const arg_def *d, size_t nfields, const c
 	                   !strcmp(d->value + lv - ln, d->name);
 	if (d->how != ARG_ARGPARSE)
 		return 0;
-	muh_knob *k = field_any(e->s, nfields, d->name, rel);
+	muh_knob *k = field_any(e, nfields, d->name, rel);
 	if (!k || (strcmp(k->file, rel) && !self_default && !d->splat))
 		return 0;
 	scan_step *ev = scan_host_alloc(e->s, sizeof(scan_step) * (size_t)(k->nevidence + 1));
@@ -1423,10 +1529,11 @@ static int merge_into_field(argctx *e, const arg_def *d, size_t nfields, const c
 	return 1;
 }
 
-static int already_known(muh_surface *s, size_t nold, const char *rel, int line, const char *name)
+/* Is an engine argument name at rel:line among the first nold knobs? */
+static int already_known(argctx *e, size_t nold, const char *rel, int line, const char *name)
 {
-	for (size_t i = 0; i < nold; i++) {
-		const muh_knob *k = scan_host_knob(s, i);
+	for (size_t i = kx_first(e, name); i != KX_NONE && i < nold; i = e->kx_next[i]) {
+		const muh_knob *k = scan_host_knob(e->s, i);
 		if (k->line == line && !strcmp(k->kind, "engine_arg") && !strcmp(k->name, name) &&
 		    !strcmp(k->file, rel))
 			return 1;
@@ -1450,9 +1557,14 @@ static void classes_around_opaque(argctx *e, int fi, const pyfile *pf, uint32_t 
 	}
 }
 
-/* The classes named name: [*lo, *lo + returned count). */
+/* The classes named name: [*lo, *lo + returned count); *lo means nothing
+ * when the count is 0. */
 static size_t classes_named(const argctx *e, const char *name, size_t *lo)
 {
+	if (!sig_has(e->class_sigs, name)) {
+		*lo = 0;
+		return 0;
+	}
 	return scan_host_named(e->classes, e->nclasses, sizeof(cinfo), name, lo);
 }
 
@@ -1488,6 +1600,8 @@ static int constructions_of(argctx *e)
 	if (!e->nclasses)
 		return 0;
 	qsort(e->classes, e->nclasses, sizeof(cinfo), cmp_cinfo);
+	for (size_t k = 0; k < e->nclasses; k++)
+		sig_add(e->class_sigs, e->classes[k].name);
 	int nf = scan_host_nfiles(s);
 	for (int fi = 0; fi < nf; fi++) {
 		const char *rel, *mod;
@@ -1607,7 +1721,7 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 	const char *rel, *mod;
 	int is_test;
 	const pyfile *pf = scan_host_file(s, d->fi, &rel, &mod, &is_test);
-	if (already_known(s, nold, rel, d->line, d->name) || merge_into_field(e, d, nfields, rel))
+	if (already_known(e, nold, rel, d->line, d->name) || merge_into_field(e, d, nfields, rel))
 		return;
 	int dline = d->dline;
 	steps st = {{{0}}, 0};
@@ -1665,7 +1779,7 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 			    d->lline[0]);
 		}
 	} else {
-		const muh_knob *fk = d->how <= ARG_CLICK ? field_named(s, nfields, d->name) : NULL;
+		const muh_knob *fk = d->how <= ARG_CLICK ? field_named(e, nfields, d->name) : NULL;
 		int dl = 0, dfi = -1;
 		const char *dwhat = NULL;
 		if (fk) {
@@ -1751,14 +1865,14 @@ static void emit_def(argctx *e, arg_def *d, size_t nold, size_t nfields)
 	}
 	if (d->how <= ARG_CLICK)
 		apply_accepted(e, o, d, rel);
+	size_t oi = (size_t)(o - scan_host_knob(s, 0));
 	int occ = 0;
-	for (size_t i = 0;; i++) {
+	for (size_t i = kx_first(e, o->name); i != KX_NONE && i < oi; i = e->kx_next[i]) {
 		const muh_knob *k = scan_host_knob(s, i);
-		if (!k || k == o)
-			break;
 		occ += !strcmp(k->file, o->file) && !strcmp(k->scope, o->scope) &&
 		       !strcmp(k->name, o->name) && !strcmp(k->kind, o->kind);
 	}
+	kx_add(e, oi);
 	scan_host_knob_id(s, o->file, o->scope, o->name, o->kind, occ, o->id);
 }
 
@@ -1790,8 +1904,10 @@ int scan_args_resolve(muh_surface *s)
 		free(e.defs);
 		return -1;
 	}
-	for (size_t i = 0; i < e.ndefs; i++)
+	for (size_t i = 0; i < e.ndefs; i++) {
 		idx[i] = &e.defs[i];
+		sig_add(e.def_sigs, e.defs[i].name);
+	}
 	qsort(idx, e.ndefs, sizeof(*idx), cmp_def_name);
 	collect_reads(&e, idx, e.ndefs);
 	namespace_splat_reads(&e, idx, e.ndefs);
@@ -1803,6 +1919,8 @@ int scan_args_resolve(muh_surface *s)
 	size_t nold = 0;
 	while (scan_host_knob(s, nold))
 		nold++;
+	if (!e.oom && knobs_index(&e, nold, e.ndefs)) /* emit_def adds at most one each */
+		e.oom = 1;
 	/* class fields first, so that a CLI argument can take a field's verdict */
 	size_t nfields = nold;
 	for (int pass = 0; pass < 2 && !e.oom; pass++) {
@@ -1813,6 +1931,9 @@ int scan_args_resolve(muh_surface *s)
 			nfields++;
 	}
 	free(idx);
+	free(e.kx_head);
+	free(e.kx_tail);
+	free(e.kx_next);
 	free(e.dyn_line);
 	free(e.dyn_what);
 	for (size_t k = 0; k < e.nclasses; k++) {

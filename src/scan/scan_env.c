@@ -54,17 +54,6 @@
 
 const TSLanguage *tree_sitter_python(void);
 
-int scan_ts_next(TSTreeCursor *cur)
-{
-	if (ts_tree_cursor_goto_first_child(cur))
-		return 1;
-	do
-		if (ts_tree_cursor_goto_next_sibling(cur))
-			return 1;
-	while (ts_tree_cursor_goto_parent(cur));
-	return 0;
-}
-
 /* ---- what is collected ---------------------------------------------------- */
 
 enum env_how { H_ATTR = 0, H_FROM, H_GETENV, H_ENVIRON_GET, H_ENVIRON_SUB, H_ENVIRON_IN };
@@ -817,6 +806,40 @@ static unsigned unreach_flag(const pyfile *pf, uint32_t a, uint32_t b)
 	return 0;
 }
 
+/* What registry_entry looks for in a lambda's body: the read of the
+ * variable itself, else the first read of another (and its name). */
+typedef struct body_reads {
+	envctx *e;
+	const srcv *v;
+	env_var *var;
+	const char *name;
+	TSNode span, first;
+	int found, seen;
+} body_reads;
+
+/* pyts_preorder's visit for registry_entry: one node of the body (at most
+ * 100,000 of them). */
+static int body_read(TSNode n, void *arg)
+{
+	body_reads *br = arg;
+	TSNode nn, dflt;
+	int how;
+	char rn[256];
+	if (env_access(br->v, n, &nn, &dflt, &how) && str_lit(br->v, nn, rn, sizeof(rn))) {
+		TSNode at = pyts_is_null(dflt) ? n : dflt;
+		if (!strcmp(rn, br->name) && !br->found) {
+			br->span = at;
+			br->found = 1;
+		} else if (strcmp(rn, br->name)) {
+			if (pyts_is_null(br->first))
+				br->first = at;
+			if (!br->var->fallback)
+				br->var->fallback = scan_host_str(br->e->s, rn);
+		}
+	}
+	return ++br->seen >= 100000;
+}
+
 /* One `"NAME": lambda: ...` entry of a registry. */
 static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const char *reg)
 {
@@ -837,29 +860,11 @@ static void registry_entry(envctx *e, const srcv *v, int fi, TSNode pair, const 
 	var->pstart = pyts_start_byte(pair);
 	var->pend = pyts_end_byte(pair);
 	/* the read of the variable itself (else the first read) gives the span */
-	TSNode span = body, first = {0};
-	int found = 0;
-	TSTreeCursor cur = ts_tree_cursor_new(body);
-	for (int guard = 0; guard < 100000; guard++) {
-		TSNode n = ts_tree_cursor_current_node(&cur), nn, dflt;
-		int how;
-		char rn[256];
-		if (env_access(v, n, &nn, &dflt, &how) && str_lit(v, nn, rn, sizeof(rn))) {
-			TSNode at = pyts_is_null(dflt) ? n : dflt;
-			if (!strcmp(rn, name) && !found) {
-				span = at;
-				found = 1;
-			} else if (strcmp(rn, name)) {
-				if (pyts_is_null(first))
-					first = at;
-				if (!var->fallback)
-					var->fallback = scan_host_str(e->s, rn);
-			}
-		}
-		if (!scan_ts_next(&cur))
-			break;
-	}
-	ts_tree_cursor_delete(&cur);
+	body_reads br = {.e = e, .v = v, .var = var, .name = name, .span = body};
+	if (pyts_preorder(body, body_read, &br))
+		e->oom = 1;
+	TSNode span = br.span, first = br.first;
+	int found = br.found;
 	if (!found && !pyts_is_null(first))
 		span = first;
 	pyfile_node_span(span, &var->vline, &var->vcol, &var->vend_line, &var->vend_col,
@@ -913,6 +918,49 @@ static void maybe_registry(envctx *e, const srcv *v, int fi, TSNode dict)
 	}
 }
 
+/* What scan_file's walk carries from node to node. */
+typedef struct file_walk {
+	envctx *e;
+	const srcv *v;
+	const pyfile *pf;
+	int fi, is_test;
+} file_walk;
+
+/* pyts_preorder's visit for scan_file: a registry dict or a direct read at
+ * node; nonzero (stop) when memory ran out. */
+static int file_node(TSNode node, void *arg)
+{
+	file_walk *fw = arg;
+	envctx *e = fw->e;
+	TSNode nn, dflt;
+	int how;
+	char name[256];
+	/* only a dictionary, or what env_access takes (a call, a subscript, a
+	 * comparison_operator), can hold anything: one type read turns away
+	 * the rest (most nodes: names, punctuation) */
+	char t0 = pyts_type(node)[0];
+	if (t0 != 'd' && t0 != 'c' && t0 != 's')
+		return 0;
+	if (is(node, "dictionary") && !fw->is_test) /* tests' own registries: not knobs */
+		maybe_registry(e, fw->v, fw->fi, node);
+	else if (env_access(fw->v, node, &nn, &dflt, &how) &&
+	         str_lit(fw->v, nn, name, sizeof(name)) && *name) {
+		env_read *r = push_read(e);
+		if (!r)
+			return 1;
+		uint32_t a = pyts_start_byte(node), b = pyts_end_byte(node);
+		r->name = scan_host_str(e->s, name);
+		r->fi = fw->fi;
+		r->line = (int)ts_node_start_point(node).row + 1;
+		r->byte = a;
+		r->how = how;
+		r->scope = scan_innermost_scope(fw->pf, a);
+		r->uflag = unreach_flag(fw->pf, a, b);
+		r->cls = SCAN_ENV_R_NONE;
+	}
+	return 0;
+}
+
 /* Collects file fi's registries and direct reads into e (strings in e->s's
  * arena); each read keeps its scope and unreachable flag, classified later
  * by scan_env_resolve (reachability needs the whole tree). */
@@ -929,32 +977,9 @@ static void scan_file(envctx *e, int fi, const pyfile *pf, int is_test, const ch
 			    !strcmp(im->attr, "environ") && !strcmp(im->alias, "environ");
 		}
 	}
-	TSTreeCursor cur = ts_tree_cursor_new(ts_tree_root_node(tree));
-	for (;;) {
-		TSNode node = ts_tree_cursor_current_node(&cur), nn, dflt;
-		int how;
-		char name[256];
-		if (is(node, "dictionary") && !is_test) /* tests' own registries: not knobs */
-			maybe_registry(e, &v, fi, node);
-		else if (env_access(&v, node, &nn, &dflt, &how) &&
-		         str_lit(&v, nn, name, sizeof(name)) && *name) {
-			env_read *r = push_read(e);
-			if (!r)
-				break;
-			uint32_t a = pyts_start_byte(node), b = pyts_end_byte(node);
-			r->name = scan_host_str(e->s, name);
-			r->fi = fi;
-			r->line = (int)ts_node_start_point(node).row + 1;
-			r->byte = a;
-			r->how = how;
-			r->scope = scan_innermost_scope(pf, a);
-			r->uflag = unreach_flag(pf, a, b);
-			r->cls = SCAN_ENV_R_NONE;
-		}
-		if (!scan_ts_next(&cur))
-			break;
-	}
-	ts_tree_cursor_delete(&cur);
+	file_walk fw = {e, &v, pf, fi, is_test};
+	if (pyts_preorder(ts_tree_root_node(tree), file_node, &fw))
+		e->oom = 1;
 }
 
 scan_env_part *scan_env_collect(muh_surface *arena, const pyfile *pf, int is_test,

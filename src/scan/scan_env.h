@@ -61,12 +61,6 @@ enum scan_verdict scan_env_class_verdict(enum scan_env_reader c);
 
 /* ---- syntax-tree walks, shared with scan_args.c (defined in scan_env.c) -- */
 
-
-/* Moves cur one node on in a pre-order walk of the subtree it was made on
- * (its first child, else its next sibling, else the next sibling of its
- * nearest ancestor that has one): 1, or 0 when the walk is over. */
-int scan_ts_next(TSTreeCursor *cur);
-
 /* The innermost scope of pf (function or class) whose span holds byte, or -1
  * (module level); shared with scan_args.c. */
 int scan_innermost_scope(const pyfile *pf, uint32_t byte);

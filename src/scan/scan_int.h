@@ -41,6 +41,13 @@ typedef struct smap {
 	size_t cap, n;
 } smap;
 
+/* One link of a chain of files in cmp_files (scan_verdict.c's unsafe-value
+ * rules): a file, the next link (-1: none) and, in a chain's first link
+ * only, its last. */
+typedef struct cmp_file {
+	int file, next, last;
+} cmp_file;
+
 /* ---- the surface ----------------------------------------------------------- */
 
 enum reach {
@@ -128,7 +135,9 @@ struct muh_surface {
 	int best_scope;
 	vec sinks;        /* dict flows into launches (flow_sinks) */
 	int sinks_built;
-	smap cmp_names; /* names some guard compares or some assert tests */
+	smap cmp_names; /* names some guard compares or some assert tests: the
+	                   first of cmp_files' chain of the files that do */
+	vec cmp_files;  /* cmp_file: per name, its files in file order */
 	int cmp_built;
 	scan_flow *flow; /* def-use across calls (src/scan/scan_flow.c), made at first use */
 	/* what scan_launch_new read, on a helper thread during the steps

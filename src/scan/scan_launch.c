@@ -771,55 +771,93 @@ static int module_literal(scan_launch *L, const char *name, accepted *A)
 	return 0;
 }
 
-/* Does text (or, one step, an assignment in file fi of a name it uses)
- * name registry class cls? */
-static int names_registry(scan_launch *L, const char *text, int fi, const char *cls)
+/* Does s name class cls (cl bytes) as a whole word? */
+static int names_word(const char *s, const char *cls, size_t cl)
 {
-	size_t cl = strlen(cls);
-	for (const char *p = text; (p = strstr(p, cls)); p += cl)
-		if ((p == text || !ident_ch(p[-1])) && !ident_ch(p[cl]))
+	for (const char *p = s; (p = strstr(p, cls)); p += cl)
+		if ((p == s || !ident_ch(p[-1])) && !ident_ch(p[cl]))
 			return 1;
+	return 0;
+}
+
+/* The right-hand sides, in file fi, of the assignments of the names text
+ * uses (in text's order; a name with none has no entry): what
+ * registry_in's classes are looked for in one step away from text. A NULL
+ * list when there are none or file fi's source is not at hand; *n entries
+ * (malloc'd, the caller frees each and the list; L->oom when memory ran
+ * out, the list then holding what was found before). */
+static char **assigned_texts(scan_launch *L, const char *text, int fi, size_t *n)
+{
+	*n = 0;
 	const char *src = fi >= 0 ? L->src[fi] : NULL;
 	if (!src)
-		return 0;
+		return NULL;
 	const char *end = src + strlen(src);
+	char **out = NULL;
+	size_t cap = 0;
 	const char *b;
 	for (const char *p = text; (p = next_name(text, p, 0, &b));) {
 		char id[128];
-		size_t n = (size_t)(p - b);
-		if (n >= sizeof(id) || isdigit((unsigned char)b[0]))
+		size_t len = (size_t)(p - b);
+		if (len >= sizeof(id) || isdigit((unsigned char)b[0]))
 			continue;
-		memcpy(id, b, n);
-		id[n] = '\0';
+		memcpy(id, b, len);
+		id[len] = '\0';
 		const char *rs;
 		size_t rn;
 		if (!assignment_of(src, end, id, &rs, &rn))
 			continue;
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 8;
+			char **no = realloc(out, nc * sizeof(*no));
+			if (!no) {
+				L->oom = 1;
+				break;
+			}
+			out = no;
+			cap = nc;
+		}
 		char *r = dupn(rs, rn);
 		if (!r) {
 			L->oom = 1;
-			return 0;
+			break;
 		}
-		int hit = 0;
-		for (const char *q = r; (q = strstr(q, cls)); q += cl)
-			if ((q == r || !ident_ch(q[-1])) && !ident_ch(q[cl]))
-				hit = 1;
-		free(r);
-		if (hit)
-			return 1;
+		out[(*n)++] = r;
 	}
-	return 0;
+	return out;
 }
 
-/* The registry a text names, filled into A; 0 if none. */
+/* The registry a text names, filled into A; 0 if none. A registry class
+ * counts when text names it, or (one step) the assignment in file fi of a
+ * name text uses does; the classes are tried in the order of their first
+ * registration, and the assignments are read once for all of them. */
 static int registry_in(scan_launch *L, const char *text, int fi, accepted *A)
 {
-	for (size_t i = 0; i < L->nregs; i++) {
+	const char **tried = malloc((L->nregs ? L->nregs : 1) * sizeof(*tried));
+	if (!tried) {
+		L->oom = 1;
+		return 0;
+	}
+	size_t ntried = 0, nas = 0;
+	char **as = NULL;
+	int have_as = 0, found = 0;
+	for (size_t i = 0; i < L->nregs && !found; i++) {
 		const char *cls = L->regs[i].cls;
 		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !strcmp(L->regs[j].cls, cls);
-		if (seen || !names_registry(L, text, fi, cls))
+		for (size_t j = 0; j < ntried && !seen; j++)
+			seen = !strcmp(tried[j], cls);
+		if (seen)
+			continue;
+		tried[ntried++] = cls;
+		size_t cl = strlen(cls);
+		int hit = names_word(text, cls, cl);
+		if (!hit && !have_as) {
+			as = assigned_texts(L, text, fi, &nas);
+			have_as = 1;
+		}
+		for (size_t j = 0; j < nas && !hit; j++)
+			hit = names_word(as[j], cls, cl);
+		if (!hit)
 			continue;
 		A->n = 0;
 		for (size_t j = 0; j < L->nregs; j++)
@@ -832,9 +870,13 @@ static int registry_in(scan_launch *L, const char *text, int fi, accepted *A)
 			}
 		A->what = scan_host_fmt(L->s, "registered with @%s.register_module", cls);
 		A->registry = 1;
-		return 1;
+		found = 1;
 	}
-	return 0;
+	for (size_t j = 0; j < nas; j++)
+		free(as[j]);
+	free(as);
+	free(tried);
+	return found;
 }
 
 /* The set of values the option named canon accepts; 0 when not known in

@@ -533,6 +533,37 @@ static const char *assert_other(muh_surface *s, int fi, const char *name, const 
 	return NULL;
 }
 
+/* Adds file gf (files come in order) to the chain of the files that compare
+ * or assert name (NULL: nothing); s->oom when memory ran out. */
+static void cmp_note(muh_surface *s, const char *name, int gf)
+{
+	if (!name)
+		return;
+	int *first = scan_smap_slot(&s->cmp_names, name, 1);
+	if (!first) {
+		s->oom = 1;
+		return;
+	}
+	cmp_file *cf = s->cmp_files.p;
+	if (*first >= 0 && cf[cf[*first].last].file == gf)
+		return; /* this file is on it already */
+	cmp_file *n = scan_vec_push(&s->cmp_files);
+	if (!n) {
+		s->oom = 1;
+		return;
+	}
+	cf = s->cmp_files.p;
+	int at = (int)(s->cmp_files.n - 1);
+	n->file = gf;
+	n->next = -1;
+	if (*first < 0) {
+		*first = at;
+	} else {
+		cf[cf[*first].last].next = at;
+	}
+	cf[*first].last = at;
+}
+
 /* Unsafe values beyond a boolean's NotImplementedError: values an if/elif
  * chain sends into a raise (`if MODE == 'legacy': raise ...`, or the else
  * of a chain that compares MODE with every accepted value), and values an
@@ -545,22 +576,25 @@ static const char *check_unsafe_values(kb *b, int fi, const pf_knob *k)
 	const char *why = NULL;
 	if (!s->cmp_built) { /* most knobs are compared nowhere: skip them fast */
 		s->cmp_built = 1;
+		s->cmp_files.esz = sizeof(cmp_file);
 		for (int gf = 0; gf < s->nfiles; gf++) {
 			const pyfile *gp = s->files[gf].pf;
 			for (int i = 0; i < gp->nguards; i++)
-				if (gp->guards[i].cmp_name && !scan_smap_slot(&s->cmp_names, gp->guards[i].cmp_name, 1))
-					s->oom = 1;
+				cmp_note(s, gp->guards[i].cmp_name, gf);
 			for (int i = 0; i < gp->nasserts; i++) {
-				if (gp->asserts[i].lname && !scan_smap_slot(&s->cmp_names, gp->asserts[i].lname, 1))
-					s->oom = 1;
-				if (gp->asserts[i].rname && !scan_smap_slot(&s->cmp_names, gp->asserts[i].rname, 1))
-					s->oom = 1;
+				cmp_note(s, gp->asserts[i].lname, gf);
+				cmp_note(s, gp->asserts[i].rname, gf);
 			}
 		}
 	}
-	if (!scan_smap_slot(&s->cmp_names, k->name, 0))
+	int *first = scan_smap_slot(&s->cmp_names, k->name, 0);
+	if (!first)
 		return NULL;
-	for (int gf = 0; gf < s->nfiles; gf++) {
+	/* only the files whose guards or asserts name k: in any other, no
+	 * guard_names_knob and no assert side below can hold */
+	const cmp_file *cf = s->cmp_files.p;
+	for (int ci = *first; ci >= 0; ci = cf[ci].next) {
+		int gf = cf[ci].file;
 		sfile *g = &s->files[gf];
 		if (g->is_test || g->platform)
 			continue;
