@@ -108,7 +108,7 @@ void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh
 		textout_printf(
 		    o, TEXTOUT_RESULT,
 		    "\n(each rejected configuration is charged to the first constraint that "
-		    "fails, in check order; see `muh help space`)\n");
+		    "fails in check order, the order --prune-only lists; see `muh help space`)\n");
 		return;
 	}
 	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w, "constraint (check order)",
