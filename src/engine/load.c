@@ -956,6 +956,7 @@ static void req_finish(struct run *R, struct req *q, int cc)
 		if (cc == CURLE_OPERATION_TIMEDOUT) {
 			snprintf(msg, sizeof(msg), "timed out after %g s (%s)", R->o->request_timeout_s, what);
 			what = msg;
+			r->timed_out++;
 		}
 		if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
 		    cc == CURLE_COULDNT_RESOLVE_PROXY)
@@ -1442,6 +1443,7 @@ char *load_result_to_json(const load_result *r)
 	json_add_num(o, "errors", (double)r->errors);
 	json_add_num(o, "truncated", (double)r->truncated);
 	json_add_num(o, "unreachable", (double)r->unreachable);
+	json_add_num(o, "timed_out", (double)r->timed_out);
 	json_add_num(o, "miscounted", (double)r->miscounted);
 	json_add_num(o, "max_rate", r->max_rate);
 	json_add_num(o, "rate_slo_miss", r->rate_slo_miss);

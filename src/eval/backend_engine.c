@@ -25,7 +25,8 @@
  *            saying how far (a measured miss, not a failure). Failed requests and truncated completions
  *            make the variant wrong_result with their counts; a server that
  *            died during the load is crash (its signal or exit status); one
- *            that stopped answering is timeout.
+ *            that did not answer in time is timeout (every failed request
+ *            past load.request_timeout, or none answered and some past it).
  *   release  SIGTERM to the group, SIGKILL after target.stop_grace, every
  *            process of the group reaped; one that survives is reported.
  *
@@ -987,10 +988,19 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		return MUH_OK;
 	}
 	if (r.errors || r.truncated) {
-		int hung = r.ok == 0 && strstr(r.first_error, "timed out") != NULL;
+		/* a request past load.request_timeout is the server not answering
+		 * in time, not a wrong answer: timeout when every failed request
+		 * timed out, or when none was answered and some timed out */
+		int hung = r.ok == 0 && !r.truncated && r.timed_out > 0;
+		int only_timeouts = r.timed_out == r.errors && !r.truncated;
 		if (hung)
-			measurement_fail(m, EVAL_TIMEOUT, "the server stopped answering: %zu of %zu requests timed out (%s)",
-					 r.errors, r.sent, r.first_error);
+			measurement_fail(m, EVAL_TIMEOUT, "the server stopped answering: %zu of %zu requests timed out%s (%s)",
+					 r.timed_out, r.sent, only_timeouts ? "" : ", the rest failed otherwise",
+					 r.first_error);
+		else if (only_timeouts)
+			measurement_fail(m, EVAL_TIMEOUT,
+					 "%zu of %zu requests timed out (load.request_timeout %g s), %zu answered: %s",
+					 r.timed_out, r.sent, sv->load.request_timeout_s, r.ok, r.first_error);
 		else if (r.truncated && !r.errors)
 			measurement_fail(m, EVAL_WRONG_RESULT,
 					 "%zu of %zu completions truncated: shorter than the %d output tokens asked for "

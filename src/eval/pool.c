@@ -654,8 +654,9 @@ static char *serve_open(served *s, const cJSON *o)
 		rc = hw_resolve(ref, &s->hw, &d);
 		s->have_hw = !rc;
 	}
+	char words[64];
 	if (!rc && s->instance >= spec_ninstances(s->spec))
-		rc = diag_errorf(&d, "open: problem instance %zu of %zu", s->instance, spec_ninstances(s->spec));
+		rc = diag_errorf(&d, "open: problem %s", spec_instance_words(s->spec, s->instance, words, sizeof(words)));
 	if (!rc)
 		rc = space_build(s->spec, s->have_hw ? &s->hw : NULL, s->instance, &s->sp, &d);
 	if (!rc)

@@ -2,7 +2,8 @@
  * runreport_text.c — muh report's tables for a person (runreport.h's
  * runreport_text), moved here from the muh program: the run table (each
  * column as wide as its widest cell), the objective and decision under each
- * run, the sustained-clock re-timings, the twins and the status counts.
+ * run, the sustained-clock re-timings, the twins and the status counts;
+ * a legend line under the table for each mark it shows ('+', '*').
  * Only rendering: the ranking is best.c's, the reading runreport.c's.
  */
 #include <math.h>
@@ -153,6 +154,14 @@ void runreport_text(const textout *o, const runreport *cx)
 			textout_printf(o, TEXTOUT_RESULT,
 			               "+ as the decision stage re-measured them, paired: the "
 			               "medians of the rounds its speedup comes from\n");
+			break;
+		}
+	}
+	for (size_t i = 0; i < cx->n; i++) {
+		if (cx->runs[i].b.regime == BEST_SUSTAINED) {
+			textout_printf(o, TEXTOUT_RESULT,
+			               "* the best re-timed at sustained clocks, interleaved (the "
+			               "tables below); best and default stay the search's times\n");
 			break;
 		}
 	}

@@ -73,8 +73,9 @@ void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh
 			textout_printf(o, TEXTOUT_RESULT, "profile     %s (%s)\n", hw->name,
 			               hw->source);
 		if (spec_ninstances(s) > 1) {
-			textout_printf(o, TEXTOUT_RESULT, "problem     instance %zu of %zu:", inst,
-			               spec_ninstances(s));
+			char words[64];
+			textout_printf(o, TEXTOUT_RESULT, "problem     %s:",
+			               spec_instance_words(s, inst, words, sizeof(words)));
 			for (size_t k = 0; k < s->nproblem; k++) {
 				char v[64];
 				value_fmt(v, sizeof(v), spec_problem_value(s, k, inst));
@@ -107,7 +108,7 @@ void space_text(const textout *o, const muh_spec *s, const muh_hw *hw, const muh
 		textout_printf(
 		    o, TEXTOUT_RESULT,
 		    "\n(each rejected configuration is charged to the first constraint that "
-		    "fails, in check order; see `muh help space`)\n");
+		    "fails in check order, the order --prune-only lists; see `muh help space`)\n");
 		return;
 	}
 	textout_printf(o, TEXTOUT_RESULT, "%-*s  %20s  %20s\n", (int)w, "constraint (check order)",

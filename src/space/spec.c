@@ -21,6 +21,7 @@
 #include <libfyaml.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1244,6 +1245,12 @@ size_t spec_ninstances(const muh_spec *s)
 	for (size_t i = 0; i < s->nproblem; i++)
 		n *= s->problem[i].nvalues;
 	return n;
+}
+
+const char *spec_instance_words(const muh_spec *s, size_t inst, char *buf, size_t n)
+{
+	snprintf(buf, n, "instance %zu (0-based) of %zu", inst, spec_ninstances(s));
+	return buf;
 }
 
 /* The value index of symbol k in instance i: mixed radix, last symbol fastest. */

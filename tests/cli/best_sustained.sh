@@ -98,6 +98,10 @@ PY
 readers_name "$winner" "$DB" "as tuned"
 run "$MUH" report "$DB"
 expect_in out "^run 1 at sustained clocks \(after 0.2 s of load each\): the SM clock fell; the fastest re-timed is the best" "report shows the re-timing"
+# the '*' on the best is said under the table, not only in muh help report
+grep -E "^1 +moe_sustained " "$TMP/out" | grep -q ' \*$' || fail "report marks the sustained best '*': $(grep '^1 ' "$TMP/out")"
+expect_in out "^\* the best re-timed at sustained clocks, interleaved \(the tables below\); best and default stay the search's times$" \
+	"report's legend for '*'"
 # every stored row in the table, both regimes with the SM clock of each as
 # stored (the simulated clock says 990 MHz once a variant is warm)
 python3 - "$DB" "$TMP/out" <<'PY' || fail "report: the re-timed rows, both regimes and the SM clock of each: $(cat "$TMP/out")"

@@ -134,6 +134,7 @@ run "$MUH" report "$DB"
 expect_rc 0 "report table"
 expect_in out "^1 +matmul_cpu" "table row for run 1"
 expect_in out "status: .*ok" "status line"
+grep -q '^\* ' "$TMP/out" && fail "no best re-timed at sustained clocks, yet a legend for '*': $(grep '^\* ' "$TMP/out")"
 run "$MUH" report "$TMP/missing.db"
 expect_rc 2 "missing store"
 # the fields that tell runs apart are never cut: M=256 and M=2048 of the

@@ -83,4 +83,15 @@ head, row = lines[h], lines[h + 1]
 end = head.index("rejected") + len("rejected")
 assert row[:end].rstrip().endswith(" 1") and row[end] == " ", (head, row)
 PY
+# the two constraint tables list the same constraints in different orders and
+# each says which: muh space in spec order (a rejection charged in check
+# order, the order it says --prune-only lists), --prune-only in check order
+run "$MUH" space specs/llama_server.yaml
+expect_in out "^constraint \(spec order\) " "the default table names its order"
+grep -A1 '^constraint (spec order)' "$TMP/out" | grep -q '^ubatch_size <= batch_size ' || fail "spec order: $(cat "$TMP/out")"
+expect_in out "charged to the first constraint that fails in check order, the order --prune-only lists;" \
+	"the default table says where the check order shows"
+run "$MUH" space specs/llama_server.yaml --prune-only
+expect_in out "^constraint \(check order\) " "--prune-only names its order"
+grep -A1 '^constraint (check order)' "$TMP/out" | grep -q '^max(ctx_size // parallel, 256) ' || fail "check order: $(cat "$TMP/out")"
 done_tests

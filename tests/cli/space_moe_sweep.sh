@@ -36,4 +36,9 @@ for k in bi:
     m, n, kk, s = (int(d[x]) for x in ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_stages"))
     assert (s - (m < 64)) * (m * kk + kk * n) * 2 <= 32768, k
 PY
+# a problem instance reads as --problem counts it, from 0: --problem 3 is the
+# fourth of seven (M=256), never "instance 3 of 7" read from 1
+run "$MUH" space specs/triton_fused_moe.yaml --problem 3
+expect_rc 0 "space --problem 3"
+expect_in out "^problem     instance 3 \(0-based\) of 7: E=128 topk=8 K=2048 N=768 M=256$" "the instance, counted from 0"
 done_tests

@@ -591,6 +591,7 @@ static void test_run_failures(void **state)
 	o.request_timeout_s = 0.3;
 	assert_int_equal(load_run(&o, &r, &d), MUH_OK);
 	assert_int_equal(r.errors, 2);
+	assert_int_equal(r.timed_out, 2);
 	assert_non_null(strstr(r.first_error, "timed out after 0.3 s"));
 
 	opts_for(&o, "/slow");
@@ -598,6 +599,7 @@ static void test_run_failures(void **state)
 	o.deadline_s = 0.3;
 	assert_int_equal(load_run(&o, &r, &d), MUH_OK);
 	assert_int_equal(r.errors, 2);
+	assert_int_equal(r.timed_out, 0);
 	assert_non_null(strstr(r.first_error, "deadline"));
 }
 

@@ -63,6 +63,7 @@ typedef struct load_dist {
 typedef struct load_result {
 	size_t sent, ok, errors, truncated; /* measured requests only; truncated: completion shorter than asked (ignore_eos) */
 	size_t unreachable;                 /* of errors: could not connect at all (refused, no route, DNS) */
+	size_t timed_out;                   /* of errors: not answered within request_timeout */
 	size_t miscounted;                  /* of errors: the server's token count cannot be true (more
 					     * than max_tokens, or its usage block against the chunks) */
 	size_t good;                        /* ok requests within both SLOs (goodput_rps = good / wall_s) */

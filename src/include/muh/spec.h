@@ -116,6 +116,10 @@ const muh_kv *spec_kv_under(const muh_spec *s, const char *prefix, size_t *i, co
 /* Number of problem instances (product of problem symbol value counts, at
  * least 1) and the value of symbol k in instance i. */
 size_t spec_ninstances(const muh_spec *s);
+/* The words that name problem instance inst of s wherever muh prints it:
+ * "instance 3 (0-based) of 7", counted as --problem K counts them. Into
+ * buf (n bytes, cut to fit); returns buf. */
+const char *spec_instance_words(const muh_spec *s, size_t inst, char *buf, size_t n);
 muh_value spec_problem_value(const muh_spec *s, size_t k, size_t instance);
 /* The default value index of param p in problem instance `instance`: the
  * last problem_defaults: entry that matches the instance and sets p, else
