@@ -315,6 +315,7 @@ struct summary {
 	 * ttft_p99 and tpot_p50 for context; each as wide as its name */
 	const char *col[OBJECTIVE_MAX_SLO + 3];
 	int colw[OBJECTIVE_MAX_SLO + 3], ncol;
+	int cut; /* rows whose why was cut to fit */
 };
 
 /* The metric columns of S's table (summary_cols: no name twice). */
@@ -353,10 +354,11 @@ static void summary_row(void *ud, const store_row *row, int feas, const char *wh
 		objective_format(S->col[c], measurement_metric(m, S->col[c]), v, sizeof(v));
 		textout_printf(o, TEXTOUT_RESULT, "  %*s", S->colw[c], v);
 	}
-	char cut[128]; /* a long error: its first words, then how much more (report shows it whole)
-	                */
+	char cut[128]; /* a long error: its first words, then how much more (muh export shows it whole) */
 	text_cut(cut, sizeof(cut), note);
 	textout_printf(o, TEXTOUT_RESULT, "%s%s\n", *note ? "  " : "", cut);
+	if (strlen(cut) < strlen(note))
+		S->cut++;
 }
 
 static int summary_keyw(void *ud, const store_row *row)
@@ -387,6 +389,11 @@ void tune_text_summary(const textout *o, muh_store *st, int64_t run, const muh_o
 		textout_printf(o, TEXTOUT_RESULT, "  %*s", S.colw[c], S.col[c]);
 	textout_printf(o, TEXTOUT_RESULT, "  why\n");
 	runsum_slo_winners(st, run, objective, summary_row, &S, &w, &rows, &ok, &missed);
+	if (S.cut)
+		textout_printf(o, TEXTOUT_RESULT,
+		               "            (%d why(s) cut to fit: `muh export STORE` has each whole, in "
+		               "its error column)\n",
+		               S.cut);
 	objective_format(objective->metric, objective_value(objective, w.best), a, sizeof(a));
 	objective_format(objective->metric, objective_value(objective, w.best_any), b, sizeof(b));
 	/* the search's bests, each from one measurement: a winner is what the
@@ -596,9 +603,11 @@ void tune_text_opening(const textout *o, muh_session *s, size_t nth)
 	               spec_format_name(spec->format));
 	if (session_hw(s))
 		textout_printf(o, TEXTOUT_RESULT, "profile     %s\n", session_hw(s)->name);
-	if (spec->nproblem)
-		textout_printf(o, TEXTOUT_RESULT, "problem     %s (instance %zu of %zu)\n",
-		               session_problem(s), session_instance(s), spec_ninstances(spec));
+	if (spec->nproblem) {
+		char words[96];
+		textout_printf(o, TEXTOUT_RESULT, "problem     %s (%s)\n", session_problem(s),
+		               spec_instance_words(spec, session_instance(s), words, sizeof(words)));
+	}
 	textout_printf(o, TEXTOUT_RESULT, "space       %s valid configurations\n",
 	               text_count(a, sizeof(a), (double)space_valid(sp)));
 }

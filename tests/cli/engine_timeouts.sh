@@ -18,4 +18,12 @@ line stall | grep -q '2 of 8 requests timed out (load.request_timeout 2 s), 6 an
 [ "$(st stall500)" = wrong_result ] || fail "timeouts and HTTP 500s: $(st stall500), expected wrong_result: $(line stall500)"
 line stall500 | grep -q '4 of 8 requests failed, 0 truncated' || fail "the mixed failures' count: $(line stall500)"
 [ "$(st ok)" = ok ] || fail "the honest server: $(st ok), expected ok: $(line ok)"
+
+# tune's table cuts a long why to fit, and says where each is whole
+run "$MUH" tune "$M/stall.yaml" --strategy brute --db "$TMP/t.db" --finalists 0
+expect_rc 0 "tune over the stalling servers"
+expect_in out "^  MUH_FAKE=stall +timeout .*more characters\)" "the stall's why is cut in the table"
+expect_in out "why\(s\) cut to fit: .muh export STORE. has each whole" "the table says where the whole why is"
+run "$MUH" export "$TMP/t.db"
+expect_in out "requests timed out \(load.request_timeout 2 s\), 6 answered: request [0-9]+: timed out after 2 s" "muh export has the whole why"
 done_tests
