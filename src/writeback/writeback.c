@@ -566,7 +566,14 @@ static int engine_winner(muh_store *st, const store_run *run, const char *tree, 
 			snprintf(w->key, sizeof(w->key), "%s", b.ranked[wi].key);
 			w->gain = best_speedup(&b);
 			w->noise = run->noise;
-			objective_format(o.metric, objective_value(&o, b.ranked[wi].score), w->value, sizeof(w->value));
+			/* its value as the decision stage measured it (the median of its
+			 * repeats), as report shows it; the search's one measurement
+			 * only when the stage has no row of it */
+			double val = objective_value(&o, b.ranked[wi].score);
+			for (size_t f = 0; b.decision && f < b.decision->nf; f++)
+				if (!strcmp(b.decision->f[f].key, b.ranked[wi].key) && isfinite(b.decision->f[f].value))
+					val = b.decision->f[f].value;
+			objective_format(o.metric, val, w->value, sizeof(w->value));
 			deploy_free(f);
 		}
 		eval_variant_free(&v);

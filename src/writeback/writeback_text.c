@@ -125,7 +125,7 @@ void writeback_text_written(const textout *o, const writeback_file *f)
 
 void writeback_text_win(const textout *o, const char *who, const writeback_engine_win *w)
 {
-	textout_printf(o, TEXTOUT_NOTE, "%s: run %lld: %s %s (%s) into %s\n", who,
+	textout_printf(o, TEXTOUT_NOTE, "%s: run %lld: %s %s (%s) for %s\n", who,
 	               (long long)w->run,
 	               !w->unproven    ? "the proven winner"
 	               : w->forced[0] ? "the best measured finalist"

@@ -137,6 +137,15 @@ expect_rc 1 "patch --from: the fluke store proves no gain"
 run "$MUH" patch "$M" --from "$TMP/fluke.db" --force
 expect_rc 0 "patch --from --force on the fluke store"
 expect_in err "run 1: the best measured finalist delay_ms=6 " "--force names the finalist the stage measured best"
+# its value is the stage's median of it, as report shows it (it had been the
+# search's one measurement), and the note says for which file, not "into"
+# (nothing is applied without --apply)
+cp "$TMP/err" "$TMP/force.err"
+run "$MUH" report "$TMP/fluke.db"
+v=$(grep -E '^ +delay_ms=6 +[0-9]+ +[0-9]+ ' "$TMP/out" | grep -oE '[0-9.]+ tok/s' | head -1)
+[ -n "$v" ] && grep -qF "the best measured finalist delay_ms=6 ($v) for " "$TMP/force.err" ||
+	fail "--force quotes the stage's median ($v): $(grep 'best measured finalist' "$TMP/force.err")"
+run "$MUH" patch "$M" --from "$TMP/fluke.db" --force
 expect_in err "run 1: not the search's best but the decision stage's best finalist: [0-9.]+x the defaults \\([0-9.]+-[0-9.]+x, undecided\\)" \
 	"--force says what the stage measured of it"
 grep -qx '+  - "6"' "$TMP/out" || fail "--force writes delay_ms=6, not the search's best: $(cat "$TMP/out")"

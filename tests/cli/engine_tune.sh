@@ -145,7 +145,7 @@ expect_in err "run 1: no proven gain: no decision stage ran \\(" "patch says why
 cmp -s "$M/deploy.yaml" "$TMP/deploy.before" || fail "patch without a proven gain changed the deployment file"
 run "$MUH" patch "$M" --from "$TMP/t.db" --force
 expect_rc 0 "muh patch --from --force on the engine run"
-expect_in err "the search's best $W \\([0-9.]+ tok/s\\) into deploy.yaml" "patch names the search's best and the file"
+expect_in err "the search's best $W \\([0-9.]+ tok/s\\) for deploy.yaml" "patch names the search's best and the file"
 expect_in err "run 1: written with --force, NOT a proven gain" "the forced write says it is unproven"
 head -1 "$TMP/out" | grep -q '^# muh patch: run 1: UNPROVEN, written with --force' ||
 	fail "the forced diff is not marked unproven: $(head -1 "$TMP/out")"

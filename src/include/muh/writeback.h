@@ -110,7 +110,8 @@ typedef struct writeback_engine_win {
 	char *text;
 	size_t len;
 	char key[4096];
-	char value[64]; /* the objective's value, for the note */
+	char value[64]; /* the objective's value, for the note: the decision stage's median
+			 * when it measured the key, else the search's measurement */
 	double gain;    /* the defaults' score over the winner's (>1: better); NAN when unknown */
 	double noise;   /* the run's noise; NAN when not measured */
 	int unproven;   /* written with force although its decision proved no gain */
