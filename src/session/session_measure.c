@@ -91,8 +91,8 @@ static int drift_check(muh_session *s, muh_diag *d)
 		if (s->o.on_note) {
 			char text[512];
 			snprintf(text, sizeof(text),
-				 "drift: the defaults' score moved %+.1f%% since the last check (more than the %.1f%% noise "
-				 "allows); measuring again the %zu variant(s) measured since",
+				 "drift: the defaults' score moved %+.1f%% since the last check (more than %.1f%%: twice "
+				 "the noise, at least 5%%); measuring again the %zu variant(s) measured since",
 				 100 * moved, 100 * thr, s->nsince);
 			session_note n = {.kind = SESSION_NOTE_DRIFT, .text = text, .key = v.key, .moved = moved,
 					  .threshold = thr, .count = s->nsince};

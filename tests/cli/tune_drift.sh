@@ -28,7 +28,7 @@ YAML
 export STATE=$TMP/state
 run "$MUH" tune "$TMP/drift.yaml" --db "$TMP/d.db" --strategy brute
 expect_rc 0 "tune with drift checks"
-expect_in err 'drift: the defaults. score moved \+100\.0% since the last check' "the drift is reported"
+expect_in err 'drift: the defaults. score moved \+100\.0% since the last check \(more than [0-9.]+%: twice the noise, at least 5%\)' "the drift is reported, with what its threshold is"
 expect_in out '^drift +the defaults moved beyond the noise 1 time\(s\); 3 variant\(s\) measured again' \
 	"the summary counts what was measured again"
 # in the store, each window is timed at its defaults' level
