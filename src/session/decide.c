@@ -215,6 +215,8 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 	for (size_t f = 0; f < out->nf; f++) {
 		decide_finalist *F = &out->f[f];
 		size_t np = 0, nv = 0;
+		F->round_lo = F->round_hi = NAN;
+		F->round_lo_at = F->round_hi_at = -1;
 		for (size_t r = 0; r < R; r++) {
 			double x = sc[r * cols], y = sc[r * cols + f + 1];
 			if (isfinite(y))
@@ -222,6 +224,15 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 			if (isfinite(x) && isfinite(y)) {
 				a[np] = x;
 				b[np++] = y;
+				double q = x / y;
+				if (F->round_lo_at < 0 || q < F->round_lo) {
+					F->round_lo = q;
+					F->round_lo_at = (int)r;
+				}
+				if (F->round_hi_at < 0 || q > F->round_hi) {
+					F->round_hi = q;
+					F->round_hi_at = (int)r;
+				}
 			}
 		}
 		F->value = median_value(o, tmp, nv);

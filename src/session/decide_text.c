@@ -28,6 +28,17 @@ static void fmt_interval(char *buf, size_t n, const stats_ratio *r)
 		snprintf(buf, n, "-");
 }
 
+void decide_text_rounds(const textout *f, const decide_summary *sm, const char *lead)
+{
+	for (size_t i = 0; i < sm->nf; i++) {
+		const decide_finalist *F = &sm->f[i];
+		if (F->round_lo_at < 0)
+			continue;
+		textout_printf(f, TEXTOUT_RESULT, "%sper round   %s: %.3fx (round %d) to %.3fx (round %d)\n", lead, F->key,
+		               F->round_lo, F->round_lo_at + 1, F->round_hi, F->round_hi_at + 1);
+	}
+}
+
 void decide_text_table(const textout *f, const decide_summary *sm, const muh_objective *o,
                        const char *default_key, const char *lead)
 {

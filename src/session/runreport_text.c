@@ -175,6 +175,7 @@ void runreport_text(const textout *o, const runreport *cx)
 				               (long long)rs->r.id);
 				decide_text_table(o, b->decision, &b->objective, b->default_key,
 				                  "  ");
+				decide_text_rounds(o, b->decision, "  ");
 			}
 			continue;
 		}
@@ -189,8 +190,10 @@ void runreport_text(const textout *o, const runreport *cx)
 			               t, b->any_key);
 		}
 		textout_printf(o, TEXTOUT_RESULT, "\n");
-		if (b->decision)
+		if (b->decision) {
 			decide_text_table(o, b->decision, &b->objective, b->default_key, "  ");
+			decide_text_rounds(o, b->decision, "  ");
+		}
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(o, &cx->runs[i]);

@@ -99,6 +99,11 @@ typedef struct decide_finalist {
 	size_t repeats, ok, slo_met; /* its rows; ok ones; ones within every SLO */
 	stats_ratio gain;            /* baseline score / its score, over the judged rounds */
 	double value;                /* the objective metric's median over its ok repeats */
+	/* the lowest and highest one-round ratio (baseline score / its score)
+	 * of the rounds both ran, and those rounds (0-based; -1 and NAN when
+	 * none): what one round can do to the paired gain */
+	double round_lo, round_hi;
+	int round_lo_at, round_hi_at;
 	enum decide_verdict verdict;
 	char why[1024];              /* the first failure or SLO miss */
 } decide_finalist;
