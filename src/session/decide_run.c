@@ -335,7 +335,11 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	const muh_target *tg = session_target(s);
 	muh_evaluator *own = NULL;
 	double later = -1;
-	if (tg && strcmp(tg->backend, "engine")) { /* a pool's session has no evaluator of its own */
+	session_replay_info ri;
+	session_replay_stats(s, &ri);
+	/* a kernel of a live session, a pool's too (it has no evaluator of its
+	 * own); never a replay's: it measures nothing */
+	if (tg && strcmp(tg->backend, "engine") && !ri.open) {
 		int rc = session_sustained_evaluator(s, &own, d);
 		if (rc) {
 			decide_summarize(session_objective(s), NULL, 0, out);
