@@ -35,7 +35,7 @@ expect_in out "^measured +[0-9]+ variant\(s\) now; 0 answered from the store" "t
 # 2 through an evaluator of its own, here (it had none: "speedup" was the
 # search's unpaired estimate, and nothing said that no stage ran)
 expect_in out "^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round" "a pool's run has the decision stage"
-expect_in out "^stage +12 repeats in" "the stage's cost"
+expect_in out "^stage +[0-9]+ repeats in" "the stage's cost (12 at its first look, more when one stays open)"
 expect_in out "^speedup .*the search's estimate: the decision stage below decides" "the speedup defers to the stage"
 [ "$(sqlite3 "$TMP/pool.db" "select count(*) from decisions")" -ge 12 ] || fail "the pool's decision rows are stored"
 rows "$TMP/serial.db" >"$TMP/serial.rows" || fail "serial rows"
