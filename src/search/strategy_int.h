@@ -37,6 +37,13 @@ struct technique {
  * MUH_ENOMEM. */
 int technique_new(const char *name, search *s, technique *t);
 
+/* The model's rule for the values of one param that no point has (cnt[v]
+ * 0), over its nv values in list order: an effect between the nearest seen
+ * values below and above it, linear in the list position, or the nearest
+ * seen value's effect past either end. The seen effects stay; with no value
+ * seen, nothing changes. */
+void model_fill_unseen(double *e, const uint32_t *cnt, size_t nv);
+
 /* ---- the driver's services ---- */
 const muh_space *search_space(const search *s);
 size_t search_nparams(const search *s);

@@ -28,6 +28,7 @@
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/stats.h"
+#include "strategy_int.h"
 #include "muh/strategy.h"
 #include "duration.h"
 
@@ -445,6 +446,28 @@ static void test_skip_defaults(void **state)
 	}
 	space_free(sp);
 	spec_free(s);
+}
+
+/* The model's effects for values no point has: linear between the seen
+ * values beside them, the nearest seen one past the ends, the seen ones
+ * untouched, and nothing at all when no value is seen. */
+static void test_model_fill_unseen(void **state)
+{
+	double e[6] = {0, 9, 9, 0.3, 9, 9};
+	uint32_t cnt[6] = {1, 0, 0, 2, 0, 0};
+	model_fill_unseen(e, cnt, 6);
+	assert_true(e[0] == 0 && e[3] == 0.3);          /* seen: kept */
+	assert_true(fabs(e[1] - 0.1) < 1e-12);          /* a third of the way */
+	assert_true(fabs(e[2] - 0.2) < 1e-12);
+	assert_true(e[4] == 0.3 && e[5] == 0.3);        /* past the end */
+	double f[4] = {7, 7, -0.5, 7};
+	uint32_t fc[4] = {0, 0, 1, 0};
+	model_fill_unseen(f, fc, 4);
+	assert_true(f[0] == -0.5 && f[1] == -0.5 && f[2] == -0.5 && f[3] == -0.5);
+	double g[3] = {1, 2, 3};
+	uint32_t gc[3] = {0, 0, 0};
+	model_fill_unseen(g, gc, 3);
+	assert_true(g[0] == 1 && g[1] == 2 && g[2] == 3);
 }
 
 /* With the defaults measured first, the model's first proposal is the middle
@@ -927,6 +950,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults_then_seeds),
 	    cmocka_unit_test(test_skip_defaults),
 	    cmocka_unit_test(test_model_middle_after_defaults),
+	    cmocka_unit_test(test_model_fill_unseen),
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),
