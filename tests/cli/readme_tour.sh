@@ -86,8 +86,9 @@ fi
 [ "$(log "report docs/results/h200/tune-vllm-moe.db" | grep -cE '^[0-9]+ +vllm_fused_moe +E=128,topk=8,K=2048,N=768,M=[0-9]+ ')" = 7 ] ||
 	fail "the report of vLLM's kernel's H200 tune shows its 7 sizes"
 # the MoE file goes where --out says, never into the working directory
-log 'device "NVIDIA H200" --out' | grep -Eq '^wrote /.+/E=128,N=768,device_name=NVIDIA_H200\.json \(18 batch sizes\)$' ||
+log 'device "NVIDIA H200" --out' | grep -Eq '^wrote build/E=128,N=768,device_name=NVIDIA_H200\.json \(18 batch sizes\)$' ||
 	fail "moe-json names the file it wrote in --out: $(log 'device "NVIDIA H200" --out' | head -2)"
+[ -s "$W/build/E=128,N=768,device_name=NVIDIA_H200.json" ] || fail "moe-json did not write into --out build"
 [ ! -e "$W/E=128,N=768,device_name=NVIDIA_H200.json" ] || fail "moe-json wrote into the tour's working directory, not --out"
 # the autotune list the tour extends is ROCm-only in vLLM 0.6.3, and muh says so
 log "--knob attn_fwd.configs" | grep -q "the scan says this list is platform: imported only by platform module vllm/attention/backends/rocm_flash_attn.py" ||
