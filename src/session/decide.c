@@ -359,6 +359,14 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 		cJSON_AddNumberToObject(e, "slo_met", (double)F->slo_met);
 		json_add_num(e, "value", F->value);
 		add_ratio(e, "gain", &F->gain);
+		if (F->round_lo_at >= 0) { /* its lowest and highest one-round ratio, rounds from 1 */
+			cJSON *lo = cJSON_AddObjectToObject(e, "round_lo");
+			json_add_num(lo, "ratio", F->round_lo);
+			cJSON_AddNumberToObject(lo, "round", F->round_lo_at + 1);
+			cJSON *hi = cJSON_AddObjectToObject(e, "round_hi");
+			json_add_num(hi, "ratio", F->round_hi);
+			cJSON_AddNumberToObject(hi, "round", F->round_hi_at + 1);
+		}
 		cJSON_AddStringToObject(e, "verdict", decide_verdict_name(F->verdict));
 		if (F->why[0])
 			cJSON_AddStringToObject(e, "why", F->why);

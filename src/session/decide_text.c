@@ -34,8 +34,14 @@ void decide_text_rounds(const textout *f, const decide_summary *sm, const char *
 		const decide_finalist *F = &sm->f[i];
 		if (F->round_lo_at < 0)
 			continue;
-		textout_printf(f, TEXTOUT_RESULT, "%sper round   %s: %.3fx (round %d) to %.3fx (round %d)\n", lead, F->key,
-		               F->round_lo, F->round_lo_at + 1, F->round_hi, F->round_hi_at + 1);
+		char lo[32], hi[32];
+		snprintf(lo, sizeof(lo), "%.3fx", F->round_lo);
+		snprintf(hi, sizeof(hi), "%.3fx", F->round_hi);
+		if (!strcmp(lo, hi))
+			textout_printf(f, TEXTOUT_RESULT, "%sper round   %s: %s in every paired round\n", lead, F->key, lo);
+		else
+			textout_printf(f, TEXTOUT_RESULT, "%sper round   %s: %s (round %d) to %s (round %d)\n", lead,
+			               F->key, lo, F->round_lo_at + 1, hi, F->round_hi_at + 1);
 	}
 }
 

@@ -750,6 +750,7 @@ void tune_text_decision(const tune_view *v, const decide_summary *sm, int interr
 			free(def);
 		}
 		decide_text_table(o, sm, session_objective(s), dk[0] ? dk : NULL, "");
+		decide_text_rounds(o, sm, "");
 		const decide_cost *c = &sm->cost;
 		if (!c->repeats && sm->nf)
 			textout_printf(o, TEXTOUT_RESULT,

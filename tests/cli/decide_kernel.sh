@@ -31,6 +31,9 @@ run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k.db"
 expect_rc 0 "tune: search, then the decision stage"
 expect_in out '^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round' "a kernel run has the stage by default"
 expect_in out '^winner +X=1: 3\.000x the defaults' "the proven winner"
+# each finalist's one-round ratios: steady times, so the same in every round
+expect_in out '^per round +X=1: 3\.000x in every paired round$' "tune shows a finalist's per-round ratios"
+expect_in out '^per round +X=2: 1\.500x in every paired round$' "and the runner-up's"
 # no SLOs in this spec: none to meet, so none claimed met
 expect_in out '^  X=1 +[0-9]+ +[0-9]+ +- ' "the SLOs cell of a spec without SLOs is -"
 grep -q 'within the SLOs' "$TMP/out" && fail "no SLOs, none claimed met: $(grep 'within the SLOs' "$TMP/out")"
@@ -110,4 +113,15 @@ expect_rc 0 "tune with a warm-up, --json"
 grep '"event":"decision"' "$TMP/out" >"$TMP/decision.json"
 expect_in decision.json '"cost":\{"repeats":[0-9]+,"wall_s":[0-9.]+,"build_s":[0-9.e-]+,"check_s":[0-9.e-]+,"warm_s":[0-9.]+,"time_s":[0-9.]+\}' \
 	"--json: the decision event has the stage's cost"
+# and each finalist's lowest and highest one-round ratio, with their rounds
+# (from 1): the paired gain, a mean of the rounds' log ratios, lies between
+python3 - "$TMP/decision.json" <<'PY' || fail "--json: each finalist's per-round range: $(cat "$TMP/decision.json")"
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+assert d["finalists"], d
+for f in d["finalists"]:
+    lo, hi, g = f["round_lo"], f["round_hi"], f["gain"]
+    assert lo["ratio"] <= g["ratio"] * (1 + 1e-9) and g["ratio"] <= hi["ratio"] * (1 + 1e-9), f
+    assert 1 <= lo["round"] <= d["rounds"] and 1 <= hi["round"] <= d["rounds"], f
+PY
 done_tests

@@ -23,8 +23,9 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 
 /* One line per finalist: its lowest and highest one-round ratio to the
  * baseline and their rounds ("per round   KEY: 0.417x (round 1) to 1.912x
- * (round 7)"), so that a round that swung the paired gain is seen. Lines
- * start with lead. Nothing when no finalist has a paired round. */
+ * (round 7)"; "KEY: 3.000x in every paired round" when the two print
+ * alike), so that a round that swung the paired gain is seen. Lines start
+ * with lead. Nothing when no finalist has a paired round. */
 void decide_text_rounds(const textout *f, const decide_summary *sm, const char *lead);
 
 MUH_END_DECLS
