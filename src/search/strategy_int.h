@@ -6,7 +6,8 @@
  * finished variant (its own and the others', so that under the bandit they
  * share what was learned). It must only propose configurations that are
  * valid and not yet evaluated; the helpers below make that easy, and the
- * driver asserts it.
+ * driver asserts it. One part of a technique is declared here too, for the
+ * unit tests: the model's fill of unseen values.
  */
 #ifndef MUH_STRATEGY_INT_H
 #define MUH_STRATEGY_INT_H
@@ -37,12 +38,14 @@ struct technique {
  * MUH_ENOMEM. */
 int technique_new(const char *name, search *s, technique *t);
 
-/* The model's rule for the values of one param that no point has (cnt[v]
- * 0), over its nv values in list order: an effect between the nearest seen
- * values below and above it, linear in the list position, or the nearest
- * seen value's effect past either end. The seen effects stay; with no value
- * seen, nothing changes. */
-void model_fill_unseen(double *e, const uint32_t *cnt, size_t nv);
+/* ---- a technique's parts, open to the tests ---- */
+
+/* The model technique's rule for the values of one ordered param that no
+ * point has (cnt[v] 0), over its nv values in list order: an effect between
+ * the nearest seen values below and above it, linear in the list position,
+ * or the nearest seen value's effect past either end. The seen effects
+ * stay; with no value seen, nothing changes. */
+void technique_model_fill_unseen(double *e, const uint32_t *cnt, size_t nv);
 
 /* ---- the driver's services ---- */
 const muh_space *search_space(const search *s);

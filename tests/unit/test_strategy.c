@@ -28,9 +28,9 @@
 #include "muh/muh.h"
 #include "muh/replay.h"
 #include "muh/stats.h"
-#include "strategy_int.h"
 #include "muh/strategy.h"
 #include "duration.h"
+#include "strategy_int.h"
 
 #define H200_SWEEP "corpora/h200-fused-moe/sweep_M256.csv"
 
@@ -455,19 +455,69 @@ static void test_model_fill_unseen(void **state)
 {
 	double e[6] = {0, 9, 9, 0.3, 9, 9};
 	uint32_t cnt[6] = {1, 0, 0, 2, 0, 0};
-	model_fill_unseen(e, cnt, 6);
+	technique_model_fill_unseen(e, cnt, 6);
 	assert_true(e[0] == 0 && e[3] == 0.3);          /* seen: kept */
 	assert_true(fabs(e[1] - 0.1) < 1e-12);          /* a third of the way */
 	assert_true(fabs(e[2] - 0.2) < 1e-12);
 	assert_true(e[4] == 0.3 && e[5] == 0.3);        /* past the end */
 	double f[4] = {7, 7, -0.5, 7};
 	uint32_t fc[4] = {0, 0, 1, 0};
-	model_fill_unseen(f, fc, 4);
+	technique_model_fill_unseen(f, fc, 4);
 	assert_true(f[0] == -0.5 && f[1] == -0.5 && f[2] == -0.5 && f[3] == -0.5);
 	double g[3] = {1, 2, 3};
 	uint32_t gc[3] = {0, 0, 0};
-	model_fill_unseen(g, gc, 3);
+	technique_model_fill_unseen(g, gc, 3);
 	assert_true(g[0] == 1 && g[1] == 2 && g[2] == 3);
+}
+
+/* Time falls as V's value index rises: 21 - index. */
+static int falling(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+{
+	m->time_s = 21.0 - (double)cfg[0];
+	return 0;
+}
+
+/* The fill where the model uses it: one param of 21 values, the defaults at
+ * the slow end (index 0), time falling along the list. After the defaults,
+ * the middle and a spread point, the model's first fitted proposal goes
+ * past the fastest value seen when the values are ordered numbers (the
+ * unseen ones there take its effect), and to the first unseen value in
+ * list order when they are names (categories: every unseen value has the
+ * mean's effect and the same bonus, so the first in order wins the tie). */
+static void test_model_fill_at_the_fit(void **state)
+{
+	for (int names = 0; names <= 1; names++) {
+		char text[512] = "params:\n  V: [";
+		for (int v = 0; v <= 20; v++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s%d", v ? ", " : "",
+			         names ? "v" : "", v);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "]\ndefaults: {V: %s0}\n",
+		         names ? "v" : "");
+		muh_spec *s = parse(text);
+		muh_space *sp;
+		muh_diag d;
+		assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
+		for (uint64_t seed = 1; seed <= 10; seed++) {
+			strategy_opts o = {.budget = 4, .seed = seed, .strategy = "model", .objective = falling};
+			strategy_result r;
+			assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
+			assert_int_equal(r.nrecords, 4);
+			uint32_t x[4];
+			for (size_t i = 0; i < 4; i++)
+				assert_int_equal(space_config_at(sp, r.records[i].index, &x[i]), 0);
+			assert_int_equal(x[0], 0);  /* the defaults */
+			assert_int_equal(x[1], 10); /* the middle */
+			uint32_t top = x[1] > x[2] ? x[1] : x[2];
+			if (names)
+				assert_int_equal(x[3], 1);
+			else if (x[3] != top + 1)
+				fail_msg("seed %llu: the first fitted proposal is V index %u, not %u (past the fastest seen)",
+				         (unsigned long long)seed, x[3], top + 1);
+			strategy_result_free(&r);
+		}
+		space_free(sp);
+		spec_free(s);
+	}
 }
 
 /* With the defaults measured first, the model's first proposal is the middle
@@ -951,6 +1001,7 @@ int main(void)
 	    cmocka_unit_test(test_skip_defaults),
 	    cmocka_unit_test(test_model_middle_after_defaults),
 	    cmocka_unit_test(test_model_fill_unseen),
+	    cmocka_unit_test(test_model_fill_at_the_fit),
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),
