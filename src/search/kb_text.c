@@ -156,9 +156,7 @@ size_t kb_text_seeds(const textout *out, const kb_cccl *kb, const muh_spec *s,
 				if (x.t == MUH_STR)
 					cJSON_AddStringToObject(cfg, s->params[k].name, x.u.s);
 				else
-					cJSON_AddNumberToObject(cfg, s->params[k].name,
-					                        x.t == MUH_INT ? (double)x.u.i
-					                                       : x.u.f);
+					cJSON_AddNumberToObject(cfg, s->params[k].name, value_num(x));
 			}
 			cJSON_AddItemToArray(arr, e);
 			continue;

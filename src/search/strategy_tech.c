@@ -616,13 +616,12 @@ static int param_ordered(const muh_param *par)
 	if (par->nvalues < 2)
 		return 0;
 	int dir = 0;
-	for (size_t v = 0; v < par->nvalues; v++)
+	if (par->values[0].t == MUH_STR)
+		return 0;
+	for (size_t v = 1; v < par->nvalues; v++) {
 		if (par->values[v].t == MUH_STR)
 			return 0;
-	for (size_t v = 1; v < par->nvalues; v++) {
-		const muh_value *a = &par->values[v - 1], *b = &par->values[v];
-		double x = a->t == MUH_INT ? (double)a->u.i : a->u.f;
-		double y = b->t == MUH_INT ? (double)b->u.i : b->u.f;
+		double x = value_num(par->values[v - 1]), y = value_num(par->values[v]);
 		int d = y > x ? 1 : y < x ? -1 : 0;
 		if (!d || (dir && d != dir))
 			return 0;

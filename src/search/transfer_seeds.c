@@ -381,7 +381,7 @@ int transfer_seeds_batch_size(const muh_spec *s, size_t instance, double *m)
 	if (pick < 0)
 		return 0;
 	muh_value v = spec_problem_value(s, (size_t)pick, instance);
-	*m = v.t == MUH_INT ? (double)v.u.i : v.t == MUH_FLOAT ? v.u.f : NAN;
+	*m = v.t == MUH_STR ? NAN : value_num(v);
 	return isfinite(*m);
 }
 

@@ -261,7 +261,7 @@ static int at_least(const muh_space *sp, const uint32_t *a, const uint32_t *b)
 				return 0;
 			continue;
 		}
-		double xv = x.t == MUH_INT ? (double)x.u.i : x.u.f, yv = y.t == MUH_INT ? (double)y.u.i : y.u.f;
+		double xv = value_num(x), yv = value_num(y);
 		if (xv < yv)
 			return 0;
 	}

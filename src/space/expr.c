@@ -64,11 +64,6 @@ int expr_truthy(muh_value v)
 	return 0;
 }
 
-/* A number (int or float, never a string) as a double. */
-static inline double num_f(muh_value v)
-{
-	return v.t == MUH_INT ? (double)v.u.i : v.u.f;
-}
 
 /* True when x fits in an int32_t. */
 static inline int fits32(int64_t x)
@@ -344,7 +339,7 @@ int expr_gen_binop(int b, muh_value x, muh_value y, muh_value *r)
 		*r = value_int(v);
 		return R_OK;
 	}
-	double a = num_f(x), c = num_f(y), v, d, m;
+	double a = value_num(x), c = value_num(y), v, d, m;
 	int rc;
 	switch (b) {
 	case B_ADD:
@@ -498,7 +493,7 @@ static int gen_call(int op, const muh_value *args, int n, muh_value *r)
 		*r = value_float(log2(x.u.f));
 		return R_OK;
 	case OP_FLOAT:
-		*r = value_float(num_f(x));
+		*r = value_float(value_num(x));
 		return R_OK;
 	case OP_INT:
 	case OP_ROUND:

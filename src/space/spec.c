@@ -232,7 +232,7 @@ static uint64_t value_hash(muh_value v, const struct pool *pl)
 		for (const unsigned char *c = (const unsigned char *)pl->buf + v.u.i; *c; c++)
 			h = (h ^ *c) * 1099511628211u;
 	} else {
-		double x = v.t == MUH_INT ? (double)v.u.i : v.u.f;
+		double x = value_num(v);
 		if (x == 0)
 			x = 0; /* -0.0 is 0 */
 		memcpy(&h, &x, sizeof(h));

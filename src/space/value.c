@@ -15,9 +15,7 @@ int value_eq(muh_value a, muh_value b)
 		return a.t == b.t && strcmp(a.u.s, b.u.s) == 0;
 	if (a.t == MUH_INT && b.t == MUH_INT)
 		return a.u.i == b.u.i;
-	double x = a.t == MUH_INT ? (double)a.u.i : a.u.f;
-	double y = b.t == MUH_INT ? (double)b.u.i : b.u.f;
-	return x == y;
+	return value_num(a) == value_num(b);
 }
 
 int value_fmt(char *buf, size_t n, muh_value v)

@@ -42,6 +42,12 @@ static inline muh_value value_float(double f)
 	return v;
 }
 
+/* A number (int or float, never a string) as a double. */
+static inline double value_num(muh_value v)
+{
+	return v.t == MUH_INT ? (double)v.u.i : v.u.f;
+}
+
 /* Python equality: 1 == 1.0; strings equal by content; str != number. */
 int value_eq(muh_value a, muh_value b);
 
