@@ -17,9 +17,7 @@ left() {
 
 run "$MUH" eval "$TMP/m/faults.yaml" --all --db "$TMP/f.db" --json
 expect_rc 0 "eval of the faults (a failed variant is information, not an error)"
-st() { # KEY: status of that variant in the JSON lines
-	grep -F "\"key\":\"MUH_FAULT=$1\"" "$TMP/out" | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4
-}
+st() { variant_status "MUH_FAULT=$1"; }
 [ "$(st exit)" = launch_error ] || fail "exit at once: $(st exit), expected launch_error"
 grep -F '"key":"MUH_FAULT=exit"' "$TMP/out" | grep -q 'exited with status 3 before it was ready' ||
 	fail "exit at once: the error names the exit status"

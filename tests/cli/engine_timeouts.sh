@@ -10,7 +10,7 @@ cp tests/fixtures/fake/stall.yaml "$M/"
 
 run "$MUH" eval "$M/stall.yaml" --all --db "$TMP/s.db" --json
 expect_rc 0 "eval of the stalling servers (a timeout is information, not an error)"
-st() { grep -F "\"key\":\"MUH_FAKE=$1\"" "$TMP/out" | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4; }
+st() { variant_status "MUH_FAKE=$1"; }
 line() { grep -F "\"key\":\"MUH_FAKE=$1\"" "$TMP/out" | head -c 600; }
 [ "$(st stall)" = timeout ] || fail "every fourth request unanswered: $(st stall), expected timeout: $(line stall)"
 line stall | grep -q '2 of 8 requests timed out (load.request_timeout 2 s), 6 answered: request [0-9]*: timed out after 2 s' ||

@@ -14,7 +14,7 @@ cp tests/fixtures/fake/lies.yaml "$M/"
 
 run "$MUH" eval "$M/lies.yaml" --all --db "$TMP/l.db" --json
 expect_rc 0 "eval of the lying servers (a wrong result is information, not an error)"
-st() { grep -F "\"key\":\"MUH_FAKE=$1\"" "$TMP/out" | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4; }
+st() { variant_status "MUH_FAKE=$1"; }
 [ "$(st lie)" = wrong_result ] || fail "a usage block of 1e9 tokens for 16 asked: $(st lie), expected wrong_result"
 grep -F '"key":"MUH_FAKE=lie"' "$TMP/out" | grep -q 'claims 1000000000 completion tokens .* for max_tokens 16: more than asked' ||
 	fail "the 1e9 claim's evidence: $(grep -F '"key":"MUH_FAKE=lie"' "$TMP/out" | head -c 400)"

@@ -22,6 +22,12 @@ expect_rc() {
 	[ "$rc" = "$1" ] || fail "$2: exit $rc, expected $1; stderr: $(head -c 600 "$TMP/err")"
 }
 
+# variant_status KEY: the status of the first variant keyed KEY (e.g.
+# MUH_FAKE=stall) in the --json lines of the last run's output
+variant_status() {
+	grep -F "\"key\":\"$1\"" "$TMP/out" | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4
+}
+
 # expect_in FILE REGEX WHAT
 expect_in() {
 	grep -Eq -- "$2" "$TMP/$1" || fail "$3: /$2/ not in $1: $(head -c 600 "$TMP/$1")"
