@@ -3,7 +3,7 @@
  * the no-repeat and validity guarantees, events, and the "auto" bandit.
  *
  * The driver owns everything every strategy must obey, so that a technique
- * (strategy_tech.c) only has to be good at proposing:
+ * (strategy_tech.c, strategy_model.c) only has to be good at proposing:
  *   - the evaluated set (a map from space index to record), which is how
  *     "never repeat" is checked for every proposal;
  *   - the budget count and the clock, checked before every objective call;
@@ -19,9 +19,10 @@
  * An arm that has never been used is chosen first. Every arm observes every
  * result, and the local ones follow a better configuration found by another.
  *
- * The arms are model (an additive surrogate with pairwise terms, which
- * finds the good region in few evaluations) and ils (which descends from
- * the best found and wins at larger budgets). Measured by replay over the
+ * The arms are model (a surrogate, an additive one with pairwise terms when
+ * these arms were chosen and a random forest since session 19; it finds the
+ * good region in few evaluations) and ils (which descends from the best
+ * found and wins at larger budgets). Measured by replay over the
  * repository's nine full sweeps at 2%, 5% and 10% of each space, 30 seeds,
  * no spec seeds (docs/results/strategies.md): the mean of median and p10
  * over those 27 cells was 0.859 with the earlier arms ils and annealing
@@ -87,7 +88,7 @@ const char *strategy_doc(const char *name)
 	    {"genetic", "a genetic algorithm: tournament selection, uniform crossover, mutation"},
 	    {"ils", "iterated local search: first-improvement over neighbours, perturbation at "
 	            "local optima"},
-	    {"model", "an additive surrogate over the params (log time), fitted by backfitting; "
+	    {"model", "a random forest over log time (24 regression trees on bootstrap samples); "
 	              "proposes the unseen configuration it predicts fastest, with a bonus for "
 	              "rarely seen values"},
 	};

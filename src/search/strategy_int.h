@@ -1,13 +1,14 @@
 /*
  * strategy_int.h — what the search driver (strategy.c) offers the
- * techniques (strategy_tech.c), and what a technique provides. Internal.
+ * techniques (strategy_tech.c, strategy_model.c), and what a technique
+ * provides. Internal.
  *
  * A technique proposes one configuration at a time and observes every
  * finished variant (its own and the others', so that under the bandit they
  * share what was learned). It must only propose configurations that are
  * valid and not yet evaluated; the helpers below make that easy, and the
  * driver asserts it. One part of a technique is declared here too, for the
- * unit tests: the model's fill of unseen values.
+ * unit tests: the model's regression tree.
  */
 #ifndef MUH_STRATEGY_INT_H
 #define MUH_STRATEGY_INT_H
@@ -34,18 +35,50 @@ struct technique {
 };
 
 /* Creates the technique called name (one of "brute", "random", "annealing",
- * "genetic", "ils"). Returns MUH_OK, MUH_EINPUT for an unknown name, or
+ * "genetic", "ils", "model"). Returns MUH_OK, MUH_EINPUT for an unknown name, or
  * MUH_ENOMEM. */
 int technique_new(const char *name, search *s, technique *t);
 
+/* The model technique (strategy_model.c): t becomes "model". MUH_OK or
+ * MUH_ENOMEM (t is then named, and its destroy is safe to call). */
+int technique_model_new(search *s, technique *t);
+
+/* ---- helpers the techniques share (strategy_tech.c) ---- */
+
+/* The most neighbours a configuration can have: the sum over params of
+ * (nvalues - 1), at least 1. */
+size_t technique_max_neighbours(search *s);
+/* The valid, unevaluated neighbours of cfg (one param changed) into out
+ * (room for max): adjacent moves (one step along a list) first, each part
+ * shuffled. *nadj gets the number of adjacent ones. Returns the count. */
+size_t technique_fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out, size_t max,
+                                  size_t *nadj);
+/* Frees t->st (the destroy of a technique whose state has no pointers). */
+void technique_destroy_state(technique *t);
+
 /* ---- a technique's parts, open to the tests ---- */
 
-/* The model technique's rule for the values of one ordered param that no
- * point has (cnt[v] 0), over its nv values in list order: an effect between
- * the nearest seen values below and above it, linear in the list position,
- * or the nearest seen value's effect past either end. The seen effects
- * stay; with no value seen, nothing changes. */
-void technique_model_fill_unseen(double *e, const uint32_t *cnt, size_t nv);
+/* One regression tree of the model's forest over n points (x: n x np value
+ * indices, y: n targets), grown on the points idx[0..n) (a bootstrap sample:
+ * repeats allowed; idx is reordered). A node of fewer than
+ * MODEL_TREE_MIN_SPLIT points, or one no split improves, is a leaf holding
+ * its points' mean; otherwise it splits on "index of param f <= thr" where
+ * that most reduces the squared error, over the params search_below keeps
+ * (each with probability MODEL_TREE_FEATURES; every param when s is NULL).
+ * nvalues: each param's number of values. Nodes go into *nodes
+ * (grown as needed; *nnodes, *cap); returns the root's index, or -1 when
+ * out of memory. */
+typedef struct model_node {
+	int32_t f;      /* the param split on; -1 for a leaf */
+	uint32_t thr;   /* left: the param's value index <= thr */
+	int32_t l, r;   /* children's indices */
+	double v;       /* a leaf's prediction */
+} model_node;
+int32_t technique_model_tree(model_node **nodes, size_t *nnodes, size_t *cap, search *s,
+                             const uint32_t *x, const double *y, size_t np,
+                             const size_t *nvalues, size_t *idx, size_t n);
+/* A tree's prediction for cfg, from its root. */
+double technique_model_tree_pred(const model_node *nodes, int32_t root, const uint32_t *cfg);
 
 /* ---- the driver's services ---- */
 const muh_space *search_space(const search *s);

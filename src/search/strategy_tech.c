@@ -1,7 +1,7 @@
 /*
  * strategy_tech.c — the search techniques: brute force, random, simulated
- * annealing, a genetic algorithm, iterated local search, and a model-based
- * search over an additive surrogate.
+ * annealing, a genetic algorithm and iterated local search, and the helpers
+ * they share. The model-based search is strategy_model.c.
  *
  * Each one only proposes; the driver (strategy.c) measures, counts and
  * records. Validity holds by construction: every proposal comes from
@@ -22,7 +22,7 @@
 /* ---- shared helpers ------------------------------------------------------- */
 
 /* The most neighbours a configuration can have: sum of (nvalues - 1). */
-static size_t max_neighbours(search *s)
+size_t technique_max_neighbours(search *s)
 {
 	const muh_spec *spec = space_spec(search_space(s));
 	size_t n = 0;
@@ -56,10 +56,9 @@ static int adjacent(const uint32_t *a, const uint32_t *b, size_t np)
 	return 0;
 }
 
-/* The valid, unevaluated neighbours of cfg (one param changed) into out
- * (room for max): adjacent moves first, each part shuffled. *nadj gets the
- * number of adjacent ones. */
-static size_t fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out, size_t max,
+/* The valid, unevaluated neighbours of cfg (the contract is in
+ * strategy_int.h). */
+size_t technique_fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out, size_t max,
                                size_t *nadj)
 {
 	size_t np = search_nparams(s);
@@ -88,7 +87,7 @@ static size_t fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out, si
 	return k;
 }
 
-static void destroy_state(technique *t)
+void technique_destroy_state(technique *t)
 {
 	free(t->st);
 	t->st = NULL;
@@ -152,7 +151,7 @@ static int sa_propose(technique *t, search *s, uint32_t *cfg)
 		}
 	}
 	if (a->have && a->stuck < SA_STUCK_PER_NEIGHBOUR * a->maxnb) {
-		size_t nadj, n = fresh_neighbours(s, a->cur, a->nb, a->maxnb, &nadj);
+		size_t nadj, n = technique_fresh_neighbours(s, a->cur, a->nb, a->maxnb, &nadj);
 		if (n) {
 			size_t k = nadj && search_unif(s) < 0.7 ? (size_t)search_below(s, nadj)
 			                                        : (size_t)search_below(s, n);
@@ -208,7 +207,7 @@ static void sa_destroy(technique *t)
 		free(a->cur);
 		free(a->nb);
 	}
-	destroy_state(t);
+	technique_destroy_state(t);
 }
 
 /* ---- genetic algorithm ---------------------------------------------------- */
@@ -267,7 +266,7 @@ static int ga_propose(technique *t, search *s, uint32_t *cfg)
 		if (search_seen(s, cfg, NULL) == 0)
 			return 1;
 	}
-	size_t nadj, n = fresh_neighbours(s, p1, g->nb, g->maxnb, &nadj);
+	size_t nadj, n = technique_fresh_neighbours(s, p1, g->nb, g->maxnb, &nadj);
 	if (n) {
 		memcpy(cfg, g->nb + search_below(s, n) * g->np, g->np * sizeof(uint32_t));
 		return 1;
@@ -302,7 +301,7 @@ static void ga_destroy(technique *t)
 		free(g->pop);
 		free(g->nb);
 	}
-	destroy_state(t);
+	technique_destroy_state(t);
 }
 
 /* ---- iterated local search ------------------------------------------------ */
@@ -356,7 +355,7 @@ static int ils_propose(technique *t, search *s, uint32_t *cfg)
 	}
 	if (!l->listed) {
 		size_t nadj;
-		l->nnb = fresh_neighbours(s, l->cur, l->nb, l->maxnb, &nadj);
+		l->nnb = technique_fresh_neighbours(s, l->cur, l->nb, l->maxnb, &nadj);
 		l->pos = 0;
 		l->listed = 1;
 	}
@@ -406,383 +405,7 @@ static void ils_destroy(technique *t)
 		free(l->nb);
 		free(l->tmp);
 	}
-	destroy_state(t);
-}
-
-/* ---- model: an additive surrogate over the params ----------------------- */
-
-/* Every finished variant is a point (cfg, y = log time; a failure, or an ok
- * point more than MODEL_OUTLIER above the fastest, counts as the slowest
- * other ok time seen plus MODEL_FAIL_PENALTY). The model is additive
- * in the params and their pairs, y ~ mu + sum_p e[p][value] + sum_{p<q}
- * e[p,q][value, value] (pairs for up to MODEL_PAIR_PARAMS params), fitted by
- * a few rounds of backfitting with a ridge towards 0 (MODEL_RIDGE points'
- * worth for a value, MODEL_PAIR_RIDGE for a pair of values), so a value
- * seen once moves the prediction little. A tree-structured Parzen estimator
- * or a forest would fit interactions of more params; with budgets of ten to
- * a hundred evaluations the pairs are what the data can carry. A proposal is the unseen
- * valid configuration with the lowest optimistic prediction: the fit minus
- * MODEL_EXPLORE x the spread of y x sum_p 1 / sqrt(1 + times value seen).
- * A value never seen has no data of its own: its effect is taken from the
- * seen values beside it in the param's list (technique_model_fill_unseen),
- * where the list is numbers in rising or falling order (param_ordered):
- * a kernel's params are (block sizes, tile counts), and their effects
- * change along the list; a list of names is a set of categories, left as
- * it was. The ridge alone gives an unseen value 0, the mean of the values
- * seen, whatever its neighbours showed. This rule was found by replay, not
- * derived; on Kernel Tuner's convolution its gain is in the tail (the
- * median best rank after 52 evaluations 24 of 5,256 against 29.5), not in
- * the model's early proposals. Measured by replay (bench/search_score.py, 22
- * spaces, auto, mean over spaces and budgets, as users run it / without the
- * defaults and the baseline, `tuned` | `held-out` half), today's rule
- * against the old (no fill, MODEL_EXPLORE 0.15), on three seed samples:
- * seeds 1-30 +0.451 / +0.445 | +0.531 / +0.359 against +0.406 / +0.447 |
- * +0.518 / +0.348; seeds 1-90 +0.452 / +0.431 | +0.544 / +0.349 against
- * +0.388 / +0.424 | +0.510 / +0.347; seeds 91-180 +0.448 / +0.429 | +0.555
- * / +0.387 against +0.355 / +0.417 | +0.495 / +0.355. The fill alone at
- * 0.15 moved the two halves apart (+0.437 | +0.497), and 0.3 alone lost
- * the search's own merit on the tuned half (+0.419, +0.387).
- * Candidates: the whole space when it has at most MODEL_SCAN valid
- * configurations, else MODEL_SAMPLES uniform ones plus the best's fresh
- * neighbours. Until MODEL_MIN_POINTS points are in (the defaults and two
- * more), it proposes the middle of the space and points spread from it
- * (model_spread), so that the first fit sees most values of every param
- * instead of a cluster. */
-#define MODEL_FAIL_PENALTY 0.7
-/* log of 1000: an ok point that much slower than the fastest seen is taken
- * as a failure. An objective with SLOs scores a miss 1e12 x (1 + how far it
- * misses) (objective_search_score), and fitting those as they are made the
- * spread, and so the exploration bonus, 35 log units wide, which turned the
- * proposals into a walk over the least-seen values; when every point is a
- * miss, they all lie within it of each other and are fitted as they are. */
-#define MODEL_OUTLIER      6.907755
-#define MODEL_RIDGE        1.0
-#define MODEL_EXPLORE      0.3
-#define MODEL_SCAN         20000
-#define MODEL_SAMPLES      4096
-#define MODEL_MIN_POINTS   3
-#define MODEL_ROUNDS       6
-#define MODEL_PAIR_RIDGE   4.0
-#define MODEL_PAIR_PARAMS  16 /* more params: main effects only */
-
-struct model {
-	size_t np, maxnb, n, cap, nvtot;
-	uint32_t *x;  /* n x np */
-	double *y;    /* n; NAN for a failure (filled in at fit time) */
-	double *res;  /* n: residuals while fitting */
-	size_t *off;  /* per param: offset of its values in e / cnt */
-	double *e, *sum;
-	uint32_t *cnt, *cand, *nb;
-	/* pairwise terms: pair (p, q), p < q, at poff[p * np + q], nv_p x nv_q */
-	size_t *poff, nptot;
-	double *pe, *psum;
-	uint32_t *pcnt;
-	int pairs;
-	unsigned char *ordered; /* per param: param_ordered */
-};
-
-static size_t pair_at(const struct model *m, size_t p, size_t q, const uint32_t *x)
-{
-	return m->poff[p * m->np + q] + x[p] * (m->off[q + 1] - m->off[q]) + x[q];
-}
-
-/* The fit's prediction for x (main effects, and pairs when on). */
-static double model_pred(const struct model *m, const uint32_t *x, double mu)
-{
-	double y = mu;
-	for (size_t p = 0; p < m->np; p++)
-		y += m->e[m->off[p] + x[p]];
-	if (m->pairs)
-		for (size_t p = 0; p < m->np; p++)
-			for (size_t q = p + 1; q < m->np; q++)
-				y += m->pe[pair_at(m, p, q, x)];
-	return y;
-}
-
-/* 1 when y is an ok point the fit takes as it is: not a failure, and within
- * MODEL_OUTLIER of the lowest (lo). */
-static int model_inlier(double y, double lo)
-{
-	return isfinite(y) && y <= lo + MODEL_OUTLIER;
-}
-
-/* Backfitting over the residuals r (n): each term in turn takes its
- * contribution back into r, is refitted as the ridge mean of r per level,
- * and is taken out again. O(points x terms) per round. Then the values no
- * point has get their effects from their seen neighbours, in the params whose
- * values are ordered (technique_model_fill_unseen, param_ordered).
- * *mu gets the mean, *spread the range of the ok log times (1 with fewer
- * than two). */
-static void model_fit(struct model *m, double *mu, double *spread)
-{
-	double lo = INFINITY, hi = -INFINITY, tot = 0;
-	size_t nok = 0;
-	for (size_t i = 0; i < m->n; i++)
-		if (isfinite(m->y[i]))
-			lo = fmin(lo, m->y[i]);
-	for (size_t i = 0; i < m->n; i++)
-		if (model_inlier(m->y[i], lo)) {
-			hi = fmax(hi, m->y[i]);
-			tot += m->y[i];
-			nok++;
-		}
-	double fail = nok ? hi + MODEL_FAIL_PENALTY : 0;
-	*mu = (tot + (double)(m->n - nok) * fail) / (double)m->n;
-	*spread = nok > 1 && hi > lo ? hi - lo : 1.0;
-	double *r = m->res;
-	for (size_t i = 0; i < m->n; i++)
-		r[i] = (model_inlier(m->y[i], lo) ? m->y[i] : fail) - *mu;
-	memset(m->e, 0, m->nvtot * sizeof(double));
-	memset(m->cnt, 0, m->nvtot * sizeof(uint32_t));
-	for (size_t i = 0; i < m->n; i++)
-		for (size_t p = 0; p < m->np; p++)
-			m->cnt[m->off[p] + m->x[i * m->np + p]]++;
-	if (m->pairs) {
-		memset(m->pe, 0, m->nptot * sizeof(double));
-		memset(m->pcnt, 0, m->nptot * sizeof(uint32_t));
-		for (size_t i = 0; i < m->n; i++)
-			for (size_t p = 0; p < m->np; p++)
-				for (size_t q = p + 1; q < m->np; q++)
-					m->pcnt[pair_at(m, p, q, m->x + i * m->np)]++;
-	}
-	for (int round = 0; round < MODEL_ROUNDS; round++) {
-		for (size_t p = 0; p < m->np; p++) {
-			size_t base = m->off[p], nv = m->off[p + 1] - base;
-			memset(m->sum + base, 0, nv * sizeof(double));
-			for (size_t i = 0; i < m->n; i++) {
-				size_t k = base + m->x[i * m->np + p];
-				r[i] += m->e[k];
-				m->sum[k] += r[i];
-			}
-			for (size_t k = base; k < base + nv; k++)
-				m->e[k] = m->sum[k] / (m->cnt[k] + MODEL_RIDGE);
-			for (size_t i = 0; i < m->n; i++)
-				r[i] -= m->e[base + m->x[i * m->np + p]];
-		}
-		if (!m->pairs)
-			continue;
-		for (size_t p = 0; p < m->np; p++)
-			for (size_t q = p + 1; q < m->np; q++) {
-				size_t base = m->poff[p * m->np + q];
-				size_t sz = (m->off[p + 1] - m->off[p]) * (m->off[q + 1] - m->off[q]);
-				memset(m->psum + base, 0, sz * sizeof(double));
-				for (size_t i = 0; i < m->n; i++) {
-					size_t k = pair_at(m, p, q, m->x + i * m->np);
-					r[i] += m->pe[k];
-					m->psum[k] += r[i];
-				}
-				for (size_t k = base; k < base + sz; k++)
-					m->pe[k] = m->psum[k] / (m->pcnt[k] + MODEL_PAIR_RIDGE);
-				for (size_t i = 0; i < m->n; i++)
-					r[i] -= m->pe[pair_at(m, p, q, m->x + i * m->np)];
-			}
-	}
-	for (size_t p = 0; p < m->np; p++)
-		if (m->ordered[p])
-			technique_model_fill_unseen(m->e + m->off[p], m->cnt + m->off[p],
-			                            m->off[p + 1] - m->off[p]);
-}
-
-/* The unseen values' effects from the seen ones beside them in the list
- * (the contract is in strategy_int.h). One pass: lo is the last seen value
- * behind v, hi the next seen one ahead, searched again only past it. */
-void technique_model_fill_unseen(double *e, const uint32_t *cnt, size_t nv)
-{
-	size_t lo = SIZE_MAX, hi = 0; /* lo SIZE_MAX: none seen behind v */
-	for (size_t v = 0; v < nv; v++) {
-		if (cnt[v]) {
-			lo = v;
-			continue;
-		}
-		if (hi <= v)
-			for (hi = v + 1; hi < nv && !cnt[hi]; hi++)
-				;
-		if (lo == SIZE_MAX && hi == nv)
-			return; /* nothing seen: every effect stays as it is */
-		if (lo == SIZE_MAX)
-			e[v] = e[hi];
-		else if (hi == nv)
-			e[v] = e[lo];
-		else
-			e[v] = e[lo] + (e[hi] - e[lo]) * (double)(v - lo) / (double)(hi - lo);
-	}
-}
-
-/* 1 when a param's values are numbers in strictly rising or falling order,
- * so that a value's neighbours in the list are its neighbours in size (a
- * block size, a tile count); strings and unordered lists are categories. */
-static int param_ordered(const muh_param *par)
-{
-	if (par->nvalues < 2)
-		return 0;
-	int dir = 0;
-	if (par->values[0].t == MUH_STR)
-		return 0;
-	for (size_t v = 1; v < par->nvalues; v++) {
-		if (par->values[v].t == MUH_STR)
-			return 0;
-		double x = value_num(par->values[v - 1]), y = value_num(par->values[v]);
-		int d = y > x ? 1 : y < x ? -1 : 0;
-		if (!d || (dir && d != dir))
-			return 0;
-		dir = d;
-	}
-	return 1;
-}
-
-static double model_score(const struct model *m, const uint32_t *c, double mu, double bonus)
-{
-	double y = model_pred(m, c, mu);
-	for (size_t p = 0; p < m->np; p++)
-		y -= bonus / sqrt(1.0 + m->cnt[m->off[p] + c[p]]);
-	return y;
-}
-
-/* Until the fit has MODEL_MIN_POINTS points: first the middle of the space
- * (search_center), unless a start measured it; then, of MODEL_SPREAD_TRIES
- * random unseen valid configurations, the one that scores highest on its
- * Hamming distance from the nearest point seen minus MODEL_SPREAD_CENTER x
- * its distance from the middle, so the first points see new values of the
- * params without running to the ends of their lists, where kernels are
- * slow or fail; ties go to the first drawn. Writes it into cfg and returns
- * 1, 0 when nothing is left unseen, or -MUH_ENOMEM.
- * Measured by replay (bench/search_score.py, 30 seeds, 22 spaces, auto; the
- * mean score over the spaces and the budgets 1/2/5/10%, `tuned` half /
- * `held-out` half): with a random start and the farthest of 32 draws,
- * +0.365 / +0.436 as users run it and +0.247 / +0.254 without the defaults
- * and the baseline; the middle first, +0.406 / +0.557 and +0.418 / +0.314;
- * and with MODEL_SPREAD_CENTER 4 (0 is the old rule), +0.406 / +0.557 and
- * +0.447 / +0.348 (2: +0.451 / +0.318; 8: +0.445 / +0.348). Alone, the
- * farthest of 32 draws after the middle went to configurations that differ
- * from it in every param, which on vLLM's MoE kernel at M=16 cost more than
- * the middle gained (its score at 1%, search alone: +0.29 -> -0.08). */
-#define MODEL_SPREAD_TRIES  32
-#define MODEL_SPREAD_CENTER 4.0
-static int model_spread(struct model *m, search *s, uint32_t *cfg)
-{
-	int got = 0;
-	double best = -INFINITY;
-	/* the middle of the space first, when no start has measured it */
-	int r = search_center(s, cfg, 0);
-	if (r < 0)
-		return r;
-	if (r && search_seen(s, cfg, NULL) == 0)
-		return 1;
-	for (int k = 0; k < MODEL_SPREAD_TRIES; k++) {
-		if (!search_random_unseen(s, m->cand))
-			break;
-		size_t near = SIZE_MAX;
-		for (size_t i = 0; i < m->n; i++) {
-			size_t d = 0;
-			for (size_t p = 0; p < m->np; p++)
-				d += m->x[i * m->np + p] != m->cand[p];
-			if (d < near)
-				near = d;
-		}
-		double v = (double)near - MODEL_SPREAD_CENTER * search_center_distance(s, m->cand);
-		if (!got || v > best) {
-			best = v;
-			memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
-			got = 1;
-		}
-	}
-	return got;
-}
-
-static int model_propose(technique *t, search *s, uint32_t *cfg)
-{
-	struct model *m = t->st;
-	if (m->n < MODEL_MIN_POINTS)
-		return model_spread(m, s, cfg);
-	double mu, spread;
-	model_fit(m, &mu, &spread);
-	double bonus = MODEL_EXPLORE * spread, best = INFINITY;
-	const muh_space *sp = search_space(s);
-	uint64_t valid = space_valid(sp);
-	int got = 0;
-	if (valid <= MODEL_SCAN) {
-		for (uint64_t i = 0; i < valid; i++) {
-			if (space_config_at(sp, i, m->cand) || search_seen(s, m->cand, NULL) != 0)
-				continue;
-			double y = model_score(m, m->cand, mu, bonus);
-			if (y < best) {
-				best = y;
-				memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
-				got = 1;
-			}
-		}
-		return got ? 1 : search_random_unseen(s, cfg);
-	}
-	for (int k = 0; k < MODEL_SAMPLES; k++) {
-		uint64_t rng = search_rand(s) | 1;
-		if (space_sample(sp, &rng, m->cand) || search_seen(s, m->cand, NULL) != 0)
-			continue;
-		double y = model_score(m, m->cand, mu, bonus);
-		if (y < best) {
-			best = y;
-			memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
-			got = 1;
-		}
-	}
-	double bt;
-	const uint32_t *b = search_best(s, &bt);
-	if (b) {
-		size_t nadj, n = fresh_neighbours(s, b, m->nb, m->maxnb, &nadj);
-		for (size_t k = 0; k < n; k++) {
-			double y = model_score(m, m->nb + k * m->np, mu, bonus);
-			if (y < best) {
-				best = y;
-				memcpy(cfg, m->nb + k * m->np, m->np * sizeof(uint32_t));
-				got = 1;
-			}
-		}
-	}
-	return got ? 1 : search_random_unseen(s, cfg);
-}
-
-static void model_observe(technique *t, search *s, const uint32_t *cfg, double time, int own)
-{
-	struct model *m = t->st;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		uint32_t *nx = realloc(m->x, cap * m->np * sizeof(uint32_t));
-		if (!nx)
-			return; /* the model learns less; the search goes on */
-		m->x = nx;
-		double *ny = realloc(m->y, cap * sizeof(double));
-		if (!ny)
-			return;
-		m->y = ny;
-		double *nr = realloc(m->res, cap * sizeof(double));
-		if (!nr)
-			return;
-		m->res = nr;
-		m->cap = cap;
-	}
-	memcpy(m->x + m->n * m->np, cfg, m->np * sizeof(uint32_t));
-	m->y[m->n++] = isfinite(time) && time > 0 ? log(time) : NAN;
-}
-
-static void model_destroy(technique *t)
-{
-	struct model *m = t->st;
-	if (m) {
-		free(m->x);
-		free(m->y);
-		free(m->res);
-		free(m->off);
-		free(m->e);
-		free(m->sum);
-		free(m->cnt);
-		free(m->cand);
-		free(m->nb);
-		free(m->poff);
-		free(m->pe);
-		free(m->psum);
-		free(m->pcnt);
-		free(m->ordered);
-	}
-	destroy_state(t);
+	technique_destroy_state(t);
 }
 
 /* ---- construction --------------------------------------------------------- */
@@ -805,13 +428,14 @@ static void *technique_init(technique *t, const char *name, size_t size,
 
 int technique_new(const char *name, search *s, technique *t)
 {
-	size_t np = search_nparams(s), maxnb = max_neighbours(s);
+	size_t np = search_nparams(s), maxnb = technique_max_neighbours(s);
 	size_t row = (np + 1) * sizeof(uint32_t);
 	memset(t, 0, sizeof(*t));
 	t->observe = observe_nothing;
-	t->destroy = destroy_state;
+	t->destroy = technique_destroy_state;
 	if (!strcmp(name, "brute")) {
-		uint64_t *next = technique_init(t, "brute", sizeof(*next), brute_propose, observe_nothing, destroy_state);
+		uint64_t *next = technique_init(t, "brute", sizeof(*next), brute_propose, observe_nothing,
+		                                technique_destroy_state);
 		return next ? MUH_OK : MUH_ENOMEM;
 	}
 	if (!strcmp(name, "random")) {
@@ -852,45 +476,7 @@ int technique_new(const char *name, search *s, technique *t)
 		l->tmp = malloc(row * maxnb);
 		return l->cur && l->home && l->nb && l->tmp ? MUH_OK : MUH_ENOMEM;
 	}
-	if (!strcmp(name, "model")) {
-		struct model *m = technique_init(t, "model", sizeof(*m), model_propose, model_observe, model_destroy);
-		if (!m)
-			return MUH_ENOMEM;
-		const muh_spec *spec = space_spec(search_space(s));
-		m->np = np;
-		m->maxnb = maxnb;
-		m->off = malloc((np + 1) * sizeof(size_t));
-		if (!m->off)
-			return MUH_ENOMEM;
-		m->off[0] = 0;
-		for (size_t p = 0; p < np; p++)
-			m->off[p + 1] = m->off[p] + spec->params[p].nvalues;
-		m->nvtot = m->off[np] ? m->off[np] : 1;
-		m->e = calloc(m->nvtot, sizeof(double));
-		m->sum = calloc(m->nvtot, sizeof(double));
-		m->cnt = calloc(m->nvtot, sizeof(uint32_t));
-		m->cand = malloc(row);
-		m->nb = malloc(row * maxnb);
-		m->ordered = calloc(np + 1, 1);
-		if (!m->e || !m->sum || !m->cnt || !m->cand || !m->nb || !m->ordered)
-			return MUH_ENOMEM;
-		for (size_t p = 0; p < np; p++)
-			m->ordered[p] = (unsigned char)param_ordered(&spec->params[p]);
-		m->pairs = np >= 2 && np <= MODEL_PAIR_PARAMS;
-		if (!m->pairs)
-			return MUH_OK;
-		m->poff = calloc(np * np + 1, sizeof(size_t));
-		if (!m->poff)
-			return MUH_ENOMEM;
-		for (size_t p = 0; p < np; p++)
-			for (size_t q = p + 1; q < np; q++) {
-				m->poff[p * np + q] = m->nptot;
-				m->nptot += spec->params[p].nvalues * spec->params[q].nvalues;
-			}
-		m->pe = calloc(m->nptot + 1, sizeof(double));
-		m->psum = calloc(m->nptot + 1, sizeof(double));
-		m->pcnt = calloc(m->nptot + 1, sizeof(uint32_t));
-		return m->pe && m->psum && m->pcnt ? MUH_OK : MUH_ENOMEM;
-	}
+	if (!strcmp(name, "model"))
+		return technique_model_new(s, t);
 	return MUH_EINPUT;
 }

@@ -448,76 +448,100 @@ static void test_skip_defaults(void **state)
 	spec_free(s);
 }
 
-/* The model's effects for values no point has: linear between the seen
- * values beside them, the nearest seen one past the ends, the seen ones
- * untouched, and nothing at all when no value is seen. */
-static void test_model_fill_unseen(void **state)
+/* Grows one tree on every point (no bootstrap, every param a candidate). */
+static int32_t grow_all(model_node **nodes, size_t *nn, size_t *cap, const uint32_t *x,
+                        const double *y, size_t np, const size_t *nv, size_t n)
 {
-	double e[6] = {0, 9, 9, 0.3, 9, 9};
-	uint32_t cnt[6] = {1, 0, 0, 2, 0, 0};
-	technique_model_fill_unseen(e, cnt, 6);
-	assert_true(e[0] == 0 && e[3] == 0.3);          /* seen: kept */
-	assert_true(fabs(e[1] - 0.1) < 1e-12);          /* a third of the way */
-	assert_true(fabs(e[2] - 0.2) < 1e-12);
-	assert_true(e[4] == 0.3 && e[5] == 0.3);        /* past the end */
-	double f[4] = {7, 7, -0.5, 7};
-	uint32_t fc[4] = {0, 0, 1, 0};
-	technique_model_fill_unseen(f, fc, 4);
-	assert_true(f[0] == -0.5 && f[1] == -0.5 && f[2] == -0.5 && f[3] == -0.5);
-	double g[3] = {1, 2, 3};
-	uint32_t gc[3] = {0, 0, 0};
-	technique_model_fill_unseen(g, gc, 3);
-	assert_true(g[0] == 1 && g[1] == 2 && g[2] == 3);
+	size_t idx[64];
+	assert_true(n <= 64);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	return technique_model_tree(nodes, nn, cap, NULL, x, y, np, nv, idx, n);
 }
 
-/* Time falls as V's value index rises: 21 - index. */
-static int falling(void *ctx, const uint32_t *cfg, strategy_measurement *m)
+/* A regression tree of the model: a step along one param is found at its
+ * edge and nothing else is split; an interaction (slow only where both
+ * params are low, which an additive fit spreads over both params' effects)
+ * is fitted exactly; points alike in every param make one leaf of their
+ * mean; a node under three points is a leaf. */
+static void test_model_tree(void **state)
 {
-	m->time_s = 21.0 - (double)cfg[0];
-	return 0;
-}
-
-/* The fill where the model uses it: one param of 21 values, the defaults at
- * the slow end (index 0), time falling along the list. After the defaults,
- * the middle and a spread point, the model's first fitted proposal goes
- * past the fastest value seen when the values are ordered numbers (the
- * unseen ones there take its effect), and to the first unseen value in
- * list order when they are names (categories: every unseen value has the
- * mean's effect and the same bonus, so the first in order wins the tie). */
-static void test_model_fill_at_the_fit(void **state)
-{
-	for (int names = 0; names <= 1; names++) {
-		char text[512] = "params:\n  V: [";
-		for (int v = 0; v <= 20; v++)
-			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s%d", v ? ", " : "",
-			         names ? "v" : "", v);
-		snprintf(text + strlen(text), sizeof(text) - strlen(text), "]\ndefaults: {V: %s0}\n",
-		         names ? "v" : "");
-		muh_spec *s = parse(text);
-		muh_space *sp;
-		muh_diag d;
-		assert_int_equal(space_build(s, NULL, 0, &sp, &d), 0);
-		for (uint64_t seed = 1; seed <= 10; seed++) {
-			strategy_opts o = {.budget = 4, .seed = seed, .strategy = "model", .objective = falling};
-			strategy_result r;
-			assert_int_equal(strategy_run(sp, &o, &r, &d), 0);
-			assert_int_equal(r.nrecords, 4);
-			uint32_t x[4];
-			for (size_t i = 0; i < 4; i++)
-				assert_int_equal(space_config_at(sp, r.records[i].index, &x[i]), 0);
-			assert_int_equal(x[0], 0);  /* the defaults */
-			assert_int_equal(x[1], 10); /* the middle */
-			uint32_t top = x[1] > x[2] ? x[1] : x[2];
-			if (names)
-				assert_int_equal(x[3], 1);
-			else if (x[3] != top + 1)
-				fail_msg("seed %llu: the first fitted proposal is V index %u, not %u (past the fastest seen)",
-				         (unsigned long long)seed, x[3], top + 1);
-			strategy_result_free(&r);
+	const size_t nv[2] = {4, 3};
+	uint32_t x[12 * 2];
+	double step[12], inter[12];
+	for (uint32_t a = 0, i = 0; a < 4; a++)
+		for (uint32_t b = 0; b < 3; b++, i++) {
+			x[i * 2] = a;
+			x[i * 2 + 1] = b;
+			step[i] = a <= 1 ? 1.0 : 5.0;
+			inter[i] = a == 0 && b == 0 ? 9.0 : 2.0;
 		}
-		space_free(sp);
-		spec_free(s);
+	model_node *nodes = NULL;
+	size_t nn = 0, cap = 0;
+	int32_t root = grow_all(&nodes, &nn, &cap, x, step, 2, nv, 12);
+	assert_true(root >= 0);
+	assert_int_equal(nn, 3); /* one split, two leaves */
+	assert_int_equal(nodes[root].f, 0);
+	assert_int_equal(nodes[root].thr, 1);
+	for (size_t i = 0; i < 12; i++)
+		assert_true(technique_model_tree_pred(nodes, root, x + i * 2) == step[i]);
+	nn = 0;
+	root = grow_all(&nodes, &nn, &cap, x, inter, 2, nv, 12);
+	assert_true(root >= 0);
+	for (size_t i = 0; i < 12; i++)
+		assert_true(fabs(technique_model_tree_pred(nodes, root, x + i * 2) - inter[i]) < 1e-12);
+	/* the same configuration three times: nothing to split on */
+	uint32_t same[3 * 2] = {2, 1, 2, 1, 2, 1};
+	double ys[3] = {1.0, 2.0, 6.0};
+	nn = 0;
+	root = grow_all(&nodes, &nn, &cap, same, ys, 2, nv, 3);
+	assert_int_equal(nn, 1);
+	assert_true(fabs(nodes[root].v - 3.0) < 1e-12);
+	/* two points: a leaf however far apart they are */
+	uint32_t two[2 * 2] = {0, 0, 3, 2};
+	double y2[2] = {1.0, 9.0};
+	nn = 0;
+	root = grow_all(&nodes, &nn, &cap, two, y2, 2, nv, 2);
+	assert_int_equal(nn, 1);
+	assert_true(nodes[root].f == -1 && nodes[root].v == 5.0);
+	free(nodes);
+}
+
+/* The model where a slow point would mislead an additive fit: Kernel
+ * Tuner's convolution measured on an RTX 2080 Ti (corpora/kt-convolution),
+ * whose defaults (16 x 16 threads, one output per thread) are slow though
+ * the optimum also has one output per thread in x. With the defaults first
+ * and 52 evaluations (1% of the 5,256 valid times), seeds 1-10: the forest
+ * reached the optimum on 5 and its median best was 0.986 of it; the
+ * additive model it replaced reached it on none, median 0.78. */
+static void test_model_convolution(void **state)
+{
+	struct measured ms;
+	assert_int_equal(load_measured(&ms, "corpora/kt-convolution/convolution_2080ti.yaml", NULL,
+	                               "corpora/kt-convolution/convolution_2080ti.csv"),
+	                 0);
+	double ratio[10];
+	int optimum = 0;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		strategy_opts o = {.strategy = "model",
+		                   .budget = 52,
+		                   .seed = seed,
+		                   .objective = replay_objective,
+		                   .objective_ctx = ms.rp};
+		strategy_result r;
+		assert_int_equal(strategy_run(ms.sp, &o, &r, NULL), 0);
+		assert_int_equal(r.nrecords, 52);
+		assert_string_equal(r.records[0].source, "default");
+		ratio[seed - 1] = ms.best / r.records[r.best].time_s;
+		optimum += r.records[r.best].time_s == ms.best;
+		strategy_result_free(&r);
 	}
+	stats_sort(ratio, 10);
+	double median = (ratio[4] + ratio[5]) / 2;
+	if (optimum < 3 || median < 0.95)
+		fail_msg("model on the convolution: the optimum on %d of 10 seeds, median best %.3f of it",
+		         optimum, median);
+	free_measured(&ms);
 }
 
 /* With the defaults measured first, the model's first proposal is the middle
@@ -1000,8 +1024,8 @@ int main(void)
 	    cmocka_unit_test(test_defaults_then_seeds),
 	    cmocka_unit_test(test_skip_defaults),
 	    cmocka_unit_test(test_model_middle_after_defaults),
-	    cmocka_unit_test(test_model_fill_unseen),
-	    cmocka_unit_test(test_model_fill_at_the_fit),
+	    cmocka_unit_test(test_model_tree),
+	    cmocka_unit_test(test_model_convolution),
 	    cmocka_unit_test(test_exhaust_with_failures),
 	    cmocka_unit_test(test_budget_semantics),
 	    cmocka_unit_test(test_time_budget),
