@@ -258,6 +258,19 @@ static double model_score(const struct model *m, const uint32_t *c, double bonus
 	return y;
 }
 
+/* Takes c into cfg when it scores below *best (which it then lowers);
+ * returns 1 when it did. */
+static int model_consider(const struct model *m, const uint32_t *c, double bonus, double *best,
+                          uint32_t *cfg)
+{
+	double y = model_score(m, c, bonus);
+	if (!(y < *best))
+		return 0;
+	*best = y;
+	memcpy(cfg, c, m->np * sizeof(uint32_t));
+	return 1;
+}
+
 /* Until the fit has MODEL_MIN_POINTS points: first the middle of the space
  * (search_center), unless a start measured it; then, of MODEL_SPREAD_TRIES
  * random unseen valid configurations, the one that scores highest on its
@@ -329,12 +342,7 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 		for (uint64_t i = 0; i < valid; i++) {
 			if (space_config_at(sp, i, m->cand) || search_seen(s, m->cand, NULL) != 0)
 				continue;
-			double y = model_score(m, m->cand, bonus);
-			if (y < best) {
-				best = y;
-				memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
-				got = 1;
-			}
+			got |= model_consider(m, m->cand, bonus, &best, cfg);
 		}
 		return got ? 1 : search_random_unseen(s, cfg);
 	}
@@ -342,25 +350,14 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 		uint64_t rng = search_rand(s) | 1;
 		if (space_sample(sp, &rng, m->cand) || search_seen(s, m->cand, NULL) != 0)
 			continue;
-		double y = model_score(m, m->cand, bonus);
-		if (y < best) {
-			best = y;
-			memcpy(cfg, m->cand, m->np * sizeof(uint32_t));
-			got = 1;
-		}
+		got |= model_consider(m, m->cand, bonus, &best, cfg);
 	}
 	double bt;
 	const uint32_t *b = search_best(s, &bt);
 	if (b) {
 		size_t nadj, n = technique_fresh_neighbours(s, b, m->nb, m->maxnb, &nadj);
-		for (size_t k = 0; k < n; k++) {
-			double y = model_score(m, m->nb + k * m->np, bonus);
-			if (y < best) {
-				best = y;
-				memcpy(cfg, m->nb + k * m->np, m->np * sizeof(uint32_t));
-				got = 1;
-			}
-		}
+		for (size_t k = 0; k < n; k++)
+			got |= model_consider(m, m->nb + k * m->np, bonus, &best, cfg);
 	}
 	return got ? 1 : search_random_unseen(s, cfg);
 }
