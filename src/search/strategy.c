@@ -3,7 +3,8 @@
  * the no-repeat and validity guarantees, events, and the "auto" bandit.
  *
  * The driver owns everything every strategy must obey, so that a technique
- * (strategy_tech.c, strategy_model.c) only has to be good at proposing:
+ * (strategy_tech.c and the strategy_METHOD.c files) only has to be good at
+ * proposing:
  *   - the evaluated set (a map from space index to record), which is how
  *     "never repeat" is checked for every proposal;
  *   - the budget count and the clock, checked before every objective call;

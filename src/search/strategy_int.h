@@ -1,7 +1,8 @@
 /*
  * strategy_int.h — what the search driver (strategy.c) offers the
- * techniques (strategy_tech.c, strategy_model.c), and what a technique
- * provides. Internal.
+ * techniques (strategy_tech.c and one file per method: strategy_annealing.c,
+ * strategy_genetic.c, strategy_ils.c, strategy_model.c), and what a
+ * technique provides. Internal.
  *
  * A technique proposes one configuration at a time and observes every
  * finished variant (its own and the others', so that under the bandit they
@@ -39,8 +40,13 @@ struct technique {
  * MUH_ENOMEM. */
 int technique_new(const char *name, search *s, technique *t);
 
-/* The model technique (strategy_model.c): t becomes "model". MUH_OK or
- * MUH_ENOMEM (t is then named, and its destroy is safe to call). */
+/* The methods with a file of their own: each makes t that technique
+ * (strategy_annealing.c, strategy_genetic.c, strategy_ils.c,
+ * strategy_model.c). MUH_OK or MUH_ENOMEM (t is then named, and its destroy
+ * is safe to call). */
+int technique_annealing_new(search *s, technique *t);
+int technique_genetic_new(search *s, technique *t);
+int technique_ils_new(search *s, technique *t);
 int technique_model_new(search *s, technique *t);
 
 /* ---- helpers the techniques share (strategy_tech.c) ---- */
@@ -55,6 +61,15 @@ size_t technique_fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out,
                                   size_t *nadj);
 /* Frees t->st (the destroy of a technique whose state has no pointers). */
 void technique_destroy_state(technique *t);
+/* The observe of a technique that learns nothing from results. */
+void technique_observe_nothing(technique *t, search *s, const uint32_t *cfg, double time, int own);
+/* Makes t the technique name with these functions and a zeroed state of
+ * size bytes (t->st, freed by destroy); returns the state, or NULL when out
+ * of memory (t is then still named, and destroy is safe to call). */
+void *technique_init(technique *t, const char *name, size_t size,
+                     int (*propose)(technique *, search *, uint32_t *),
+                     void (*observe)(technique *, search *, const uint32_t *, double, int),
+                     void (*destroy)(technique *));
 
 /* ---- a technique's parts, open to the tests ---- */
 

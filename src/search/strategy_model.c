@@ -411,15 +411,10 @@ static void model_destroy(technique *t)
 
 int technique_model_new(search *s, technique *t)
 {
-	memset(t, 0, sizeof(*t));
-	t->name = "model";
-	t->propose = model_propose;
-	t->observe = model_observe;
-	t->destroy = model_destroy;
-	struct model *m = calloc(1, sizeof(*m));
+	struct model *m = technique_init(t, "model", sizeof(*m), model_propose, model_observe,
+	                                 model_destroy);
 	if (!m)
 		return MUH_ENOMEM;
-	t->st = m;
 	const muh_spec *spec = space_spec(search_space(s));
 	size_t np = search_nparams(s), row = (np + 1) * sizeof(uint32_t);
 	m->np = np;
