@@ -79,7 +79,7 @@ static const char help[] =
     "  annealing   simulated annealing over neighbours\n"
     "  genetic     a genetic algorithm: tournament, uniform crossover, mutation\n"
     "  ils         iterated local search over neighbours\n"
-    "  model       a random forest over log time (24 regression trees); proposes the\n"
+    "  model       a random forest over log time (48 regression trees); proposes the\n"
     "              unseen configuration it predicts fastest, with a bonus for rarely\n"
     "              seen values\n"
     "\n"

@@ -89,7 +89,7 @@ const char *strategy_doc(const char *name)
 	    {"genetic", "a genetic algorithm: tournament selection, uniform crossover, mutation"},
 	    {"ils", "iterated local search: first-improvement over neighbours, perturbation at "
 	            "local optima"},
-	    {"model", "a random forest over log time (24 regression trees on bootstrap samples); "
+	    {"model", "a random forest over log time (48 regression trees on bootstrap samples); "
 	              "proposes the unseen configuration it predicts fastest, with a bonus for "
 	              "rarely seen values"},
 	};
