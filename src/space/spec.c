@@ -370,7 +370,7 @@ static int read_values(struct parser *P, struct fy_node *n, struct vlist *l)
 		if (vals)
 			return read_values(P, vals, l);
 		if (p2) {
-			int64_t lo, hi;
+			int64_t lo = 0, hi = 0; /* set by int_of; initialised for gcc -O3, which cannot see it */
 			if (!yaml_is_seq(p2) || fy_node_sequence_item_count(p2) != 2)
 				return err_at(P, p2, "expected pow2: [lo, hi]");
 			int rc = int_of(P, fy_node_sequence_get_by_index(p2, 0), "pow2 lo", &lo);
@@ -386,7 +386,7 @@ static int read_values(struct parser *P, struct fy_node *n, struct vlist *l)
 			return MUH_OK;
 		}
 		if (from || to) {
-			int64_t a, b, s = 1;
+			int64_t a = 0, b = 0, s = 1; /* as lo and hi above */
 			if (!from || !to)
 				return err_at(P, n, "a range needs both 'from' and 'to'");
 			int rc = int_of(P, from, "from", &a);
