@@ -61,8 +61,6 @@ size_t technique_fresh_neighbours(search *s, const uint32_t *cfg, uint32_t *out,
                                   size_t *nadj);
 /* Frees t->st (the destroy of a technique whose state has no pointers). */
 void technique_destroy_state(technique *t);
-/* The observe of a technique that learns nothing from results. */
-void technique_observe_nothing(technique *t, search *s, const uint32_t *cfg, double time, int own);
 /* Makes t the technique name with these functions and a zeroed state of
  * size bytes (t->st, freed by destroy); returns the state, or NULL when out
  * of memory (t is then still named, and destroy is safe to call). */

@@ -370,8 +370,6 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 static void model_observe(technique *t, search *s, const uint32_t *cfg, double time, int own)
 {
 	struct model *m = t->st;
-	(void)s;
-	(void)own;
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 64;
 		uint32_t *nx = realloc(m->x, cap * m->np * sizeof(uint32_t));

@@ -95,7 +95,7 @@ void technique_destroy_state(technique *t)
 	t->st = NULL;
 }
 
-void technique_observe_nothing(technique *t, search *s, const uint32_t *cfg, double time, int own)
+static void observe_nothing(technique *t, search *s, const uint32_t *cfg, double time, int own)
 {
 }
 
@@ -143,10 +143,10 @@ void *technique_init(technique *t, const char *name, size_t size,
 int technique_new(const char *name, search *s, technique *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->observe = technique_observe_nothing;
+	t->observe = observe_nothing;
 	t->destroy = technique_destroy_state;
 	if (!strcmp(name, "brute")) {
-		uint64_t *next = technique_init(t, "brute", sizeof(*next), brute_propose, technique_observe_nothing,
+		uint64_t *next = technique_init(t, "brute", sizeof(*next), brute_propose, observe_nothing,
 		                                technique_destroy_state);
 		return next ? MUH_OK : MUH_ENOMEM;
 	}

@@ -64,7 +64,6 @@ int expr_truthy(muh_value v)
 	return 0;
 }
 
-
 /* True when x fits in an int32_t. */
 static inline int fits32(int64_t x)
 {
