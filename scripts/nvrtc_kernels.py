@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""nvrtc_kernels.py - compiles kernels/cuda/reduce.cu and paged_attention.cu
+"""nvrtc_kernels.py - compiles kernels/cuda/reduce.cu, paged_attention.cu and dedisp.cu
 with NVRTC (as muh's cuda backend does: -arch=sm_90 --std=c++17 and the
 variant's defines), for corner configurations of their specs, without a GPU.
 Run from the repository root; argv[1] is the libnvrtc path. Prints one line
@@ -16,7 +16,12 @@ CASES = [("kernels/cuda/reduce.cu", [["-DTHREADS=%d" % t, "-DITEMS_PER_THREAD=%d
                                                "-DCTX=%d" % c] + x
                                               for p, t, s, c, x in [(0, 128, 1, 512, []), (512, 128, 16, 2048, []),
                                                                     (256, 512, 64, 8192, []),
-                                                                    (2048, 256, 64, 8192, ["-DMUH_BF16", "-I/usr/local/cuda/include"])]])]
+                                                                    (2048, 256, 64, 8192, ["-DMUH_BF16", "-I/usr/local/cuda/include"])]]),
+         # specs/cuda_dedisp.yaml: the smallest and largest blocks and tiles, both tile strides
+         ("kernels/cuda/dedisp.cu", [["-DBX=%d" % bx, "-DBY=%d" % by, "-DTX=%d" % tx, "-DTY=%d" % ty,
+                                      "-DSX=%d" % s, "-DSY=%d" % s]
+                                     for bx, by, tx, ty, s in [(1, 32, 1, 1, 0), (1, 256, 4, 8, 1), (32, 32, 3, 5, 0),
+                                                               (16, 64, 4, 8, 1), (4, 248, 2, 7, 0)]])]
 for path, variants in CASES:
     src = open(path, "rb").read()
     for d in variants:
