@@ -207,6 +207,10 @@ struct model {
 	model_node *nodes; /* every tree's nodes */
 	size_t nnodes, capnodes;
 	int32_t root[MODEL_TREES];
+	/* rest[t]: the sum of trees t.. 's lowest leaves, a floor under what
+	 * those trees can add to a score (model_score's early stop) */
+	double rest[MODEL_TREES + 1];
+	double *bon; /* per value (at off[p] + v): bonus / sqrt(1 + times seen) */
 };
 
 /* 1 when y is an ok point the fit takes as it is: not a failure, and within
@@ -248,27 +252,46 @@ static int model_fit(struct model *m, search *s, double *spread)
 		if (m->root[t] < 0)
 			return MUH_ENOMEM;
 	}
+	m->rest[MODEL_TREES] = 0;
+	for (size_t t = MODEL_TREES; t-- > 0;) {
+		size_t end = t + 1 < MODEL_TREES ? (size_t)m->root[t + 1] : m->nnodes;
+		double low = INFINITY;
+		for (size_t i = (size_t)m->root[t]; i < end; i++)
+			if (m->nodes[i].f < 0)
+				low = fmin(low, m->nodes[i].v);
+		m->rest[t] = m->rest[t + 1] + low;
+	}
 	return MUH_OK;
 }
 
-/* The forest mean for c minus the bonus for its rarely seen values. */
-static double model_score(const struct model *m, const uint32_t *c, double bonus)
+/* The forest mean for c minus the bonus for its rarely seen values
+ * (m->bon). Stops early, returning INFINITY, once the trees summed so far
+ * and the lowest leaves of the rest cannot bring the score below best: a
+ * score it finishes is the same number, summed in the same order, as
+ * without the stop (the margin keeps rounding from cutting a winner). */
+static double model_score(const struct model *m, const uint32_t *c, double best)
 {
+	double b = 0;
+	for (size_t p = 0; p < m->np; p++)
+		b += m->bon[m->off[p] + c[p]];
+	double cut = (best + b + 1e-9 * (fabs(best) + fabs(b) + 1)) * MODEL_TREES;
 	double y = 0;
-	for (size_t t = 0; t < MODEL_TREES; t++)
+	for (size_t t = 0; t < MODEL_TREES; t++) {
+		if (t % 4 == 0 && y + m->rest[t] > cut)
+			return INFINITY;
 		y += technique_model_tree_pred(m->nodes, m->root[t], c);
+	}
 	y /= MODEL_TREES;
 	for (size_t p = 0; p < m->np; p++)
-		y -= bonus / sqrt(1.0 + m->cnt[m->off[p] + c[p]]);
+		y -= m->bon[m->off[p] + c[p]];
 	return y;
 }
 
 /* Takes c into cfg when it scores below *best (which it then lowers);
  * returns 1 when it did. */
-static int model_consider(const struct model *m, const uint32_t *c, double bonus, double *best,
-                          uint32_t *cfg)
+static int model_consider(const struct model *m, const uint32_t *c, double *best, uint32_t *cfg)
 {
-	double y = model_score(m, c, bonus);
+	double y = model_score(m, c, *best);
 	if (!(y < *best))
 		return 0;
 	*best = y;
@@ -340,6 +363,8 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 	if (model_fit(m, s, &spread))
 		return -MUH_ENOMEM;
 	double bonus = MODEL_EXPLORE * spread, best = INFINITY;
+	for (size_t v = 0; v < m->nvtot; v++)
+		m->bon[v] = bonus / sqrt(1.0 + m->cnt[v]);
 	const muh_space *sp = search_space(s);
 	uint64_t valid = space_valid(sp);
 	int got = 0;
@@ -347,7 +372,7 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 		for (uint64_t i = 0; i < valid; i++) {
 			if (space_config_at(sp, i, m->cand) || search_seen(s, m->cand, NULL) != 0)
 				continue;
-			got |= model_consider(m, m->cand, bonus, &best, cfg);
+			got |= model_consider(m, m->cand, &best, cfg);
 		}
 		return got ? 1 : search_random_unseen(s, cfg);
 	}
@@ -355,14 +380,14 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 		uint64_t rng = search_rand(s) | 1;
 		if (space_sample(sp, &rng, m->cand) || search_seen(s, m->cand, NULL) != 0)
 			continue;
-		got |= model_consider(m, m->cand, bonus, &best, cfg);
+		got |= model_consider(m, m->cand, &best, cfg);
 	}
 	double bt;
 	const uint32_t *b = search_best(s, &bt);
 	if (b) {
 		size_t nadj, n = technique_fresh_neighbours(s, b, m->nb, m->maxnb, &nadj);
 		for (size_t k = 0; k < n; k++)
-			got |= model_consider(m, m->nb + k * m->np, bonus, &best, cfg);
+			got |= model_consider(m, m->nb + k * m->np, &best, cfg);
 	}
 	return got ? 1 : search_random_unseen(s, cfg);
 }
@@ -405,6 +430,7 @@ static void model_destroy(technique *t)
 		free(m->off);
 		free(m->nvalues);
 		free(m->cnt);
+		free(m->bon);
 		free(m->cand);
 		free(m->nb);
 		free(m->nodes);
@@ -433,7 +459,8 @@ int technique_model_new(search *s, technique *t)
 	}
 	m->nvtot = m->off[np] ? m->off[np] : 1;
 	m->cnt = calloc(m->nvtot, sizeof(uint32_t));
+	m->bon = calloc(m->nvtot, sizeof(double));
 	m->cand = malloc(row);
 	m->nb = malloc(row * m->maxnb);
-	return m->cnt && m->cand && m->nb ? MUH_OK : MUH_ENOMEM;
+	return m->cnt && m->bon && m->cand && m->nb ? MUH_OK : MUH_ENOMEM;
 }
