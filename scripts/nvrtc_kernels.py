@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""nvrtc_kernels.py - compiles kernels/cuda/reduce.cu, paged_attention.cu and dedisp.cu
+"""nvrtc_kernels.py - compiles kernels/cuda/reduce.cu, paged_attention.cu, dedisp.cu and conv2d.cu
 with NVRTC (as muh's cuda backend does: -arch=sm_90 --std=c++17 and the
 variant's defines), for corner configurations of their specs, without a GPU.
 Run from the repository root; argv[1] is the libnvrtc path. Prints one line
@@ -21,7 +21,13 @@ CASES = [("kernels/cuda/reduce.cu", [["-DTHREADS=%d" % t, "-DITEMS_PER_THREAD=%d
          ("kernels/cuda/dedisp.cu", [["-DBX=%d" % bx, "-DBY=%d" % by, "-DTX=%d" % tx, "-DTY=%d" % ty,
                                       "-DSX=%d" % s, "-DSY=%d" % s]
                                      for bx, by, tx, ty, s in [(1, 32, 1, 1, 0), (1, 256, 4, 8, 1), (32, 32, 3, 5, 0),
-                                                               (16, 64, 4, 8, 1), (4, 248, 2, 7, 0)]])]
+                                                               (16, 64, 4, 8, 1), (4, 248, 2, 7, 0)]]),
+         # specs/cuda_conv2d.yaml: global and shared loads, the largest padded shared tile (47.7 KiB)
+         ("kernels/cuda/conv2d.cu", [["-DBX=%d" % bx, "-DBY=%d" % by, "-DTX=%d" % tx, "-DTY=%d" % ty, "-DRO=%d" % ro,
+                                      "-DSHMEM=%d" % sh, "-DPAD=%d" % pad]
+                                     for bx, by, tx, ty, ro, sh, pad in [(16, 16, 1, 1, 0, 0, 0), (256, 4, 4, 4, 1, 0, 0),
+                                                                         (176, 1, 4, 3, 1, 1, 1), (32, 16, 2, 4, 0, 1, 0),
+                                                                         (48, 8, 3, 1, 1, 1, 1)]])]
 for path, variants in CASES:
     src = open(path, "rb").read()
     for d in variants:

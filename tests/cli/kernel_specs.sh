@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.bash"
 SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 
 for s in specs/triton_fused_moe.yaml specs/triton_prefix_prefill.yaml specs/triton_flash_attention.yaml \
-	specs/cuda_reduce.yaml specs/cuda_paged_attention.yaml specs/cuda_dedisp.yaml; do
+	specs/cuda_reduce.yaml specs/cuda_paged_attention.yaml specs/cuda_dedisp.yaml specs/cuda_conv2d.yaml; do
 	run "$MUH" space "$s" --json
 	expect_rc 0 "space $s"
 done
@@ -47,6 +47,23 @@ for bx, by, tx, ty, sx, sy in itertools.product([1, 2, 4, 8, 16, 32], range(32, 
 assert muh == want, (len(muh), len(want))
 assert len(want) == 11130, len(want)
 assert "BX=16,BY=32,TX=1,TY=1,SX=0,SY=0" in muh
+print(len(muh), "valid, the defaults inside")
+PY
+# cuda_conv2d: the convolution family's space, likewise: 4,362 valid
+run "$MUH" space specs/cuda_conv2d.yaml --list
+expect_rc 0 "list cuda_conv2d"
+python3 - "$TMP/out" <<'PY' || fail "cuda_conv2d space vs an independent brute force"
+import itertools, sys
+muh = set(open(sys.argv[1]).read().split())
+want = set()
+for bx, by, tx, ty, ro, pad, sh in itertools.product(range(16, 257, 16), [1, 2, 4, 8, 16], range(1, 5), range(1, 5),
+                                                    [0, 1], [0, 1], [0, 1]):
+    if ((pad == 0 or bx % 32 != 0) and bx * by <= 1024 and (pad == 0 or sh != 0)
+            and (sh == 0 or (bx * tx + 14) * (by * ty + 14) < 12 * 1024)):
+        want.add(f"BX={bx},BY={by},TX={tx},TY={ty},RO={ro},PAD={pad},SHMEM={sh}")
+assert muh == want, (len(muh), len(want))
+assert len(want) == 4362, len(want)
+assert "BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=0" in muh
 print(len(muh), "valid, the defaults inside")
 PY
 done_tests

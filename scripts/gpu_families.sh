@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# gpu_families.sh — full sweeps, on the GPU machine, of muh's kernels of the
+# two families of the search benchmark's outside spaces (issue 27): the 2D
+# convolution (specs/cuda_conv2d.yaml, 4,362 configurations) and
+# dedispersion (specs/cuda_dedisp.yaml, 11,130). The stores become replay
+# spaces of bench/search_score.py. Run from the repository root with muh
+# carried in .devcarry/ (scripts/devcarry.sh):
+#     bash scripts/gpu_families.sh [conv2d] [dedisp]     (default: both)
+# Per space: `muh verify` (every param reaches the cubin), four variants
+# checked against the reference (`muh eval --config`), then `muh eval SPEC
+# --all --jobs J` into $OUT/NAME-sweep.db. Nothing starts after
+# MUH_SWEEP_DEADLINE seconds (default 540) from the script's start, and a
+# sweep still running then gets SIGINT (muh stops after the variant in
+# flight; the store keeps everything). A store carried as
+# .devcarry/NAME-sweep.db is resumed: what it holds is not measured again,
+# so a later call finishes a sweep. Prints a short table; $OUT gets summary.md, the stores and logs.tgz.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+export PATH="$PWD/.devcarry/bin:$PATH"
+export LD_LIBRARY_PATH="$PWD/.devcarry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+JOBS=${MUH_SWEEP_JOBS:-$(($(nproc) > 3 ? $(nproc) - 2 : 1))}
+T0=$(date +%s)
+DEADLINE=$((T0 + ${MUH_SWEEP_DEADLINE:-540}))
+SUM=$OUT/summary.md
+LOG=$(mktemp -d /tmp/families.XXXXXX) # per-space logs, tarred into $OUT/logs.tgz
+{
+	echo "# gpu_families.sh $*"
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- device: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | head -1)"
+	echo "- muh: $(cat .devcarry/COMMIT 2>/dev/null) (the binary carried in .devcarry/); $(nproc) cores, jobs $JOBS"
+} >"$SUM"
+
+# family NAME CONFIG...: checks, then the sweep of specs/cuda_NAME.yaml
+family() {
+	local name=$1 spec=specs/cuda_$1.yaml db=$OUT/$1-sweep.db
+	shift
+	[ -f ".devcarry/$name-sweep.db" ] && cp ".devcarry/$name-sweep.db" "$db"
+	echo -e "\n## $name" >>"$SUM"
+	if [ $((DEADLINE - $(date +%s))) -lt 60 ]; then
+		echo "- skipped: the call's time is spent" >>"$SUM"
+		return
+	fi
+	if [ ! -f "$db" ]; then
+		timeout 120 muh verify "$spec" >"$LOG/$name-verify.txt" 2>&1
+		echo "- muh verify: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
+		for cfg in "$@"; do
+			timeout 60 muh eval "$spec" --config "$cfg" --json >"$LOG/$name-check.jsonl" 2>&1
+			echo "- muh eval --config $cfg: exit $? $(grep -o '"status":"[a-z_]*"' "$LOG/$name-check.jsonl") $(grep -o '"median":[0-9.e-]*' "$LOG/$name-check.jsonl")" >>"$SUM"
+		done
+	fi
+	local left=$((DEADLINE - $(date +%s))) t0
+	t0=$(date +%s)
+	timeout -s INT -k 30 "$left" muh eval "$spec" --all --jobs "$JOBS" --db "$db" --json \
+		>"$LOG/$name-sweep.jsonl" 2>"$LOG/$name-sweep.err"
+	local rc=$?
+	{
+		echo "- muh eval $spec --all --jobs $JOBS: exit $rc in $(($(date +%s) - t0)) s"
+		echo "- variants this call: $(wc -l <"$LOG/$name-sweep.jsonl"); $(grep -o '"status":"[a-z_]*"' "$LOG/$name-sweep.jsonl" | sort | uniq -c | tr '\n' ' ')"
+		echo "- stderr's end: $(tail -2 "$LOG/$name-sweep.err" | tr '\n' ' ' | cut -c1-300)"
+	} >>"$SUM"
+	muh report "$db" >"$LOG/$name-report.txt" 2>&1
+	head -12 "$LOG/$name-report.txt" >>"$SUM"
+}
+
+for f in ${*:-conv2d dedisp}; do
+	case $f in
+	conv2d) family conv2d BX=16 "BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1" "BX=32,BY=16,TX=2,TY=4,SHMEM=1" \
+		"BX=256,BY=4,TX=4,TY=4,RO=1" ;;
+	dedisp) family dedisp BX=16 "BX=1,BY=256,TX=4,TY=8,SX=1,SY=1" "BX=32,BY=32,TX=3,TY=5,SY=1" \
+		"BX=8,BY=128,TX=2,SX=1" ;;
+	*) echo "gpu_families.sh: unknown family '$f' (conv2d, dedisp)" >&2; exit 2 ;;
+	esac
+done
+tar czf "$OUT/logs.tgz" -C "$LOG" . 2>/dev/null
+cat "$SUM"
