@@ -31,29 +31,46 @@ LOG=$(mktemp -d /tmp/families.XXXXXX) # per-space logs, tarred into $OUT/logs.tg
 	echo "- muh: $(cat .devcarry/COMMIT 2>/dev/null) (the binary carried in .devcarry/); $(nproc) cores, jobs $JOBS"
 } >"$SUM"
 
-# family NAME CONFIG...: checks, then the sweep of specs/cuda_NAME.yaml
+# checkpoint DB: folds the store's write-ahead log into the file (a sweep
+# killed after SIGINT's grace leaves rows there), so the .db alone carries all
+checkpoint() {
+	[ -f "$1" ] || return 0
+	python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("pragma wal_checkpoint(TRUNCATE)")' "$1" \
+		>>"$LOG/checkpoint.txt" 2>&1
+}
+
+# left: seconds until the deadline
+left() { echo $((DEADLINE - $(date +%s))); }
+
+# family NAME FROM CONFIG...: checks (verify from FROM, a key from which every
+# param has a valid one-at-a-time change; the configs against the
+# reference), then the sweep of specs/cuda_NAME.yaml
 family() {
-	local name=$1 spec=specs/cuda_$1.yaml db=$OUT/$1-sweep.db
-	shift
-	[ -f ".devcarry/$name-sweep.db" ] && cp ".devcarry/$name-sweep.db" "$db"
-	echo -e "\n## $name" >>"$SUM"
-	if [ $((DEADLINE - $(date +%s))) -lt 60 ]; then
-		echo "- skipped: the call's time is spent" >>"$SUM"
-		return
+	local name=$1 from=$2 spec=specs/cuda_$1.yaml db=$OUT/$1-sweep.db
+	shift 2
+	if [ -f ".devcarry/$name-sweep.db" ]; then
+		cp ".devcarry/$name-sweep.db" "$db"
+		chmod u+w "$db"
 	fi
-	if [ ! -f "$db" ]; then
-		timeout 120 muh verify "$spec" >"$LOG/$name-verify.txt" 2>&1
-		echo "- muh verify: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
+	echo -e "\n## $name" >>"$SUM"
+	if [ ! -f "$db" ] && [ "$(left)" -gt 300 ]; then
+		timeout 120 muh verify "$spec" --from "$from" >"$LOG/$name-verify.txt" 2>&1
+		echo "- muh verify --from $from: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
 		for cfg in "$@"; do
 			timeout 60 muh eval "$spec" --config "$cfg" --json >"$LOG/$name-check.jsonl" 2>&1
 			echo "- muh eval --config $cfg: exit $? $(grep -o '"status":"[a-z_]*"' "$LOG/$name-check.jsonl") $(grep -o '"median":[0-9.e-]*' "$LOG/$name-check.jsonl")" >>"$SUM"
 		done
 	fi
-	local left=$((DEADLINE - $(date +%s))) t0
+	if [ "$(left)" -lt 60 ]; then
+		echo "- sweep skipped: the call's time is spent" >>"$SUM"
+		return
+	fi
+	local t0
 	t0=$(date +%s)
-	timeout -s INT -k 30 "$left" muh eval "$spec" --all --jobs "$JOBS" --db "$db" --json \
+	timeout -s INT -k 30 "$(left)" muh eval "$spec" --all --jobs "$JOBS" --db "$db" --json \
 		>"$LOG/$name-sweep.jsonl" 2>"$LOG/$name-sweep.err"
 	local rc=$?
+	checkpoint "$db"
 	{
 		echo "- muh eval $spec --all --jobs $JOBS: exit $rc in $(($(date +%s) - t0)) s"
 		echo "- variants this call: $(wc -l <"$LOG/$name-sweep.jsonl"); $(grep -o '"status":"[a-z_]*"' "$LOG/$name-sweep.jsonl" | sort | uniq -c | tr '\n' ' ')"
@@ -65,11 +82,16 @@ family() {
 
 for f in ${*:-conv2d dedisp}; do
 	case $f in
-	conv2d) family conv2d BX=16 "BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1" "BX=32,BY=16,TX=2,TY=4,SHMEM=1" \
-		"BX=256,BY=4,TX=4,TY=4,RO=1" ;;
-	dedisp) family dedisp BX=16 "BX=1,BY=256,TX=4,TY=8,SX=1,SY=1" "BX=32,BY=32,TX=3,TY=5,SY=1" \
-		"BX=8,BY=128,TX=2,SX=1" ;;
+	conv2d | dedisp) ;;
 	*) echo "gpu_families.sh: unknown family '$f' (conv2d, dedisp)" >&2; exit 2 ;;
+	esac
+done
+for f in ${*:-conv2d dedisp}; do
+	case $f in
+	conv2d) family conv2d BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 BX=16 "BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1" "BX=32,BY=16,TX=2,TY=4,SHMEM=1" \
+		"BX=256,BY=4,TX=4,TY=4,RO=1" ;;
+	dedisp) family dedisp BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 BX=16 "BX=1,BY=256,TX=4,TY=8,SX=1,SY=1" "BX=32,BY=32,TX=3,TY=5,SY=1" \
+		"BX=8,BY=128,TX=2,SX=1" ;;
 	esac
 done
 tar czf "$OUT/logs.tgz" -C "$LOG" . 2>/dev/null

@@ -19,9 +19,10 @@ CASES = [("kernels/cuda/reduce.cu", [["-DTHREADS=%d" % t, "-DITEMS_PER_THREAD=%d
                                                                     (2048, 256, 64, 8192, ["-DMUH_BF16", "-I/usr/local/cuda/include"])]]),
          # specs/cuda_dedisp.yaml: the smallest and largest blocks and tiles, both tile strides
          ("kernels/cuda/dedisp.cu", [["-DBX=%d" % bx, "-DBY=%d" % by, "-DTX=%d" % tx, "-DTY=%d" % ty,
-                                      "-DSX=%d" % s, "-DSY=%d" % s]
-                                     for bx, by, tx, ty, s in [(1, 32, 1, 1, 0), (1, 256, 4, 8, 1), (32, 32, 3, 5, 0),
-                                                               (16, 64, 4, 8, 1), (4, 248, 2, 7, 0)]]),
+                                      "-DSX=%d" % sx, "-DSY=%d" % sy]
+                                     for bx, by, tx, ty, sx, sy in [(1, 32, 1, 1, 0, 0), (1, 256, 4, 8, 1, 1),
+                                                                    (32, 32, 3, 5, 0, 0), (16, 64, 4, 8, 1, 1),
+                                                                    (4, 248, 2, 7, 0, 0), (8, 64, 3, 2, 1, 0)]]),
          # specs/cuda_conv2d.yaml: global and shared loads, the largest padded shared tile (47.7 KiB)
          ("kernels/cuda/conv2d.cu", [["-DBX=%d" % bx, "-DBY=%d" % by, "-DTX=%d" % tx, "-DTY=%d" % ty, "-DRO=%d" % ro,
                                       "-DSHMEM=%d" % sh, "-DPAD=%d" % pad]
