@@ -85,6 +85,14 @@ HELD_OUT_STORE = [
      "vLLM's fused_moe_kernel, M=16, full sweep on an H200"),
     ("h200_vllm_moe_M2048", "specs/vllm_fused_moe.yaml", "docs/results/h200/moe-file/sweep-M2048.db", 15, 1,
      "vLLM's fused_moe_kernel, M=2048, full sweep on an H200 (the issue's 0.99 / 0.97 target at 5%)"),
+    # muh's kernels of the two families of the outside spaces, with their
+    # params and constraints (scripts/gpu_families.sh; docs/results/families.md)
+    ("h100_conv2d", "specs/cuda_conv2d.yaml", "docs/results/h100/families/conv2d-sweep.db", 0, 1,
+     "muh's 2D convolution (kernels/cuda/conv2d.cu) with the convolution family's seven params, full sweep "
+     "on an H100; 6 configurations within 2% of the optimum"),
+    ("h100_dedisp", "specs/cuda_dedisp.yaml", "docs/results/h100/families/dedisp-sweep.db", 0, 1,
+     "muh's dedispersion (kernels/cuda/dedisp.cu) with the dedispersion family's six params (BY stepped by "
+     "32), full sweep on an H100; 3 configurations within 2% of the optimum"),
 ]
 # name, spec, CSV, description (CSV spaces measured on this machine)
 HELD_OUT_CSV = [
