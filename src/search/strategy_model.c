@@ -252,6 +252,8 @@ static int model_fit(struct model *m, search *s, double *spread)
 		if (m->root[t] < 0)
 			return MUH_ENOMEM;
 	}
+	/* a tree's nodes lie from its root to the next tree's (grow appends
+	 * each node, the root first) */
 	m->rest[MODEL_TREES] = 0;
 	for (size_t t = MODEL_TREES; t-- > 0;) {
 		size_t end = t + 1 < MODEL_TREES ? (size_t)m->root[t + 1] : m->nnodes;
