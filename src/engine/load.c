@@ -1356,7 +1356,9 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 				       "with %s", strerror(R.env_errno));
 		rc = MUH_EENV;
 	}
-	if (!rc && R.usage_requests &&
+	r->usage_requests = R.usage_requests;
+	r->usage_checked = R.usage_requests && R.usage_chunks >= LOAD_USAGE_MIN_CHUNKS;
+	if (!rc && r->usage_checked &&
 	    (double)R.usage_tokens > (1 + o->chunk_tolerance) * (double)R.usage_chunks + (double)R.usage_requests) {
 		/* the usage blocks claim more than the streams carried: no request's
 		 * count is believed, and none is ok */
@@ -1448,6 +1450,7 @@ char *load_result_to_json(const load_result *r)
 	json_add_num(o, "max_rate", r->max_rate);
 	json_add_num(o, "rate_slo_miss", r->rate_slo_miss);
 	cJSON_AddBoolToObject(o, "server_gone", r->server_gone);
+	cJSON_AddBoolToObject(o, "usage_checked", r->usage_checked);
 	json_add_num(o, "good", (double)r->good);
 	json_add_num(o, "wall_s", r->wall_s);
 	json_add_num(o, "output_tokens_per_s", r->output_tokens_per_s);

@@ -1,7 +1,9 @@
 # No server number is believed as sent (issue 25, "trust no server number"),
 # against tests/engine/fake-server: a usage block that claims 1e9 completion
 # tokens for 16 asked, and one that claims twice the chunks it streamed, are
-# wrong_result with the evidence, and no ok number is stored for them; a
+# wrong_result with the evidence, and no ok number is stored for them; an
+# honest server that bundles byte tokens is not condemned on a run too
+# short to judge (and is on one long enough, at 4x); a
 # child the server started in a session of its own (setsid) is gone after
 # teardown; a process that takes a fixed target.port while the server is
 # still starting is never measured as the variant (launch_error naming it);
@@ -93,6 +95,33 @@ run "$MUH" eval "$M/broken-spec.yaml" --all --db "$TMP/b.db" --json
 expect_rc 0 "eval of a server that cannot start"
 grep -q "exited with status 1 before it was ready: ModuleNotFoundError: No module named 'no_such_module_muh'" "$TMP/out" ||
 	fail "the cause is not first: $(grep -o '"error":"[^"]*"' "$TMP/out" | head -c 500)"
+
+# an honest server that bundles tokens (four a chunk, as byte tokens of one
+# character come): 2 requests of 4 tokens stream 2 chunks, too few to hold
+# the usage blocks against (LOAD_USAGE_MIN_CHUNKS, 32), so the run is ok and
+# says it could not judge; 8 requests of 16 stream 32 chunks that claim 4x,
+# judged against load.chunk_tolerance like any run that long
+port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+MUH_FAKE=bundle fake-server --port "$port" --delay-ms 1 2>"$TMP/bundle.log" &
+bundle=$!
+run "$MUH" load "http://127.0.0.1:$port" --wait-ready 20s --requests 2 --output-tokens 4 --json
+expect_rc 0 "a bundling server's 2 chunks"
+"$PY" - "$TMP/out" <<'PY' || fail "2 chunks of a bundling server: $(head -c 600 "$TMP/out")"
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert d["ok"] == 2 and d["errors"] == 0 and d["completion_tokens"] == 8, d
+assert d["usage_checked"] is False, d["usage_checked"]
+PY
+expect_in err 'too few chunks with text to hold the usage blocks against \(fewer than 32\)' "the unjudged usage is said"
+run "$MUH" load "http://127.0.0.1:$port" --requests 8 --output-tokens 16 --json
+expect_rc 1 "a bundling server's 32 chunks at 4x"
+"$PY" - "$TMP/out" <<'PY' || fail "32 chunks at 4x: $(head -c 600 "$TMP/out")"
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert d["ok"] == 0 and d["miscounted"] == 8 and d["usage_checked"] is True, d
+assert "usage blocks claim 128 completion tokens where 32 chunks with text were streamed over 8 requests" in d["first_error"], d
+PY
+kill "$bundle" 2>/dev/null
 
 # verify stops when the defaults themselves fail: one launch, not one per variant
 sed -e 's/name: fake-lies/name: fake-verify/' \
