@@ -278,8 +278,9 @@ def main():
             b = budgets[p]
             sc = [score(tr, er, opt, worst, b) for tr in traces]
             fr = [opt / min([t for t in tr[:b] if t is not None] or [float("inf")]) for tr in traces]
+            se = statistics.stdev(sc) / math.sqrt(len(sc)) if len(sc) > 1 else float("nan")
             cells.setdefault(label, {})[p] = (statistics.mean(sc), statistics.median(fr),
-                                              S.pct(fr, 0.1))
+                                              S.pct(fr, 0.1), se)
         for s in mstrats:
             for nodef in (False, True):
                 label = f"muh {s}" + (" (no defaults)" if nodef else "")
@@ -295,7 +296,7 @@ def main():
         # exact uniform random: its score is 0 by construction; its fractions in closed form
         for p in ps:
             med, p10 = S.exact_random(rows, vkeys, budgets[p])
-            cells.setdefault("exact uniform random", {})[p] = (0.0, med, p10)
+            cells.setdefault("exact uniform random", {})[p] = (0.0, med, p10, 0.0)
         if py:
             with tempfile.TemporaryDirectory() as wd:
                 vset = {tuple(v) for v in valid}
@@ -329,6 +330,13 @@ def main():
     write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, py is not None)
 
 
+def diff_ci(ma, sea, mb, seb):
+    """The 95% interval of mean a - mean b from the two means' standard
+    errors (independent samples: different seeds, different strategies)."""
+    h = 1.96 * math.sqrt(sea * sea + seb * seb)
+    return ma - mb - h, ma - mb + h
+
+
 def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, have_kt):
     def mean_over(half, label, p=None):
         xs = [c[label][q][0] for h, _, _, _, c, _ in results if (half is None or h == half) and label in c
@@ -354,22 +362,29 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
                          + f" | {mean_over(half, l):+.3f} |")
     # cell by cell: muh auto against KT's best strategy in hindsight
     cellrows = ["| half | space | n | budget | muh auto | muh auto (no defaults) | best KT (in hindsight) | "
-                "auto >= best KT | auto median / p10 of opt |",
-                "|---|---|---:|---|---:|---:|---|---|---|"]
-    wins = tot = wins_nd = 0
+                "auto - best KT, 95% CI | auto >= best KT | auto median / p10 of opt |",
+                "|---|---|---:|---|---:|---:|---|---|---|---|"]
+    wins = tot = wins_nd = ties = 0
     for half, name, n, budgets, c, _ in results:
         for p in ps:
             au = c.get("muh auto", {}).get(p)
             nd = c.get("muh auto (no defaults)", {}).get(p)
-            kts = [(l, c[l][p][0]) for l in kt_labels if p in c.get(l, {})]
-            bk = max(kts, key=lambda x: x[1]) if kts else (None, float("nan"))
+            kts = [(l, c[l][p][0], c[l][p][3]) for l in kt_labels if p in c.get(l, {})]
+            bk = max(kts, key=lambda x: x[1]) if kts else (None, float("nan"), float("nan"))
             ok = au and kts and au[0] >= bk[1]
+            # the difference's 95% interval over the seeds (Welch, normal):
+            # below but reaching 0 is a tie within the seeds' noise, not a loss
+            lo, hi = diff_ci(au[0], au[3], bk[1], bk[2]) if au and kts else (float("nan"),) * 2
+            tie = au and kts and not ok and hi >= 0
             tot += 1 if kts else 0
             wins += 1 if ok else 0
+            ties += 1 if tie else 0
             wins_nd += 1 if nd and kts and nd[0] >= bk[1] else 0
             cellrows.append(f"| {half} | {name} | {n} | {p}% = {budgets[p]} | {au[0]:+.3f} | {nd[0]:+.3f} | "
                             + (f"{bk[0][3:]} {bk[1]:+.3f}" if bk[0] else "-") + " | "
-                            + ("yes" if ok else ("NO" if kts else "-")) + f" | {au[1]:.3f} / {au[2]:.3f} |")
+                            + (f"{au[0] - bk[1]:+.3f} ({lo:+.3f}, {hi:+.3f})" if kts else "-") + " | "
+                            + ("yes" if ok else ("tie" if tie else "NO") if kts else "-")
+                            + f" | {au[1]:.3f} / {au[2]:.3f} |")
     cpu = ""
     try:
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -398,7 +413,10 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         "- the medians / p10 are of best/optimum at the budget (times), over the seeds.",
         "",
         f"muh auto at or above Kernel Tuner's best strategy (in hindsight, per cell): {wins} of {tot} cells; "
-        f"without the defaults' head start: {wins_nd} of {tot}.",
+        f"below it within the seeds' noise (the difference's 95% interval reaches 0; `tie`): {ties}; below "
+        f"beyond it (`NO`): {tot - wins - ties}. Without the defaults' head start, at or above: {wins_nd} of "
+        f"{tot}. The best KT strategy is picked per cell after the fact, from several, so its mean is "
+        "biased up (the winner's curse); the interval does not correct for that.",
         "",
         "## Mean score by half and budget",
         "",
@@ -419,8 +437,8 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
     if notes or kt_note:
         tail = ["## Notes", ""] + [f"- {x}" for x in notes + kt_note] + [""]
     print("\n".join(lines))
-    print(f"muh auto >= Kernel Tuner's best strategy per cell: {wins} of {tot}; without the defaults: "
-          f"{wins_nd} of {tot}")
+    print(f"muh auto >= Kernel Tuner's best strategy per cell: {wins} of {tot} (below within the seeds' "
+          f"noise: {ties}; beyond it: {tot - wins - ties}); without the defaults: {wins_nd} of {tot}")
     os.makedirs(a.out, exist_ok=True)
     out = os.path.join(a.out, "strategies-score.md")
     mark = "## Reading it"
