@@ -1006,7 +1006,8 @@ static void req_finish(struct run *R, struct req *q, int cc)
 	}
 	/* a chunk may carry several tokens (a detokenizer holds back a byte
 	 * token until its character is whole), so usage and chunks are held
-	 * against each other over the whole run, at load.chunk_tolerance */
+	 * against each other over the whole run, at load.chunk_tolerance, once
+	 * it has LOAD_USAGE_MIN_CHUNKS of them (load_run's end) */
 	if (q->u_completion >= 0) {
 		R->usage_tokens += q->u_completion;
 		R->usage_chunks += q->ntok;
