@@ -9,6 +9,7 @@
  * load_text_*'s (load.h).
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,9 +133,10 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 		fprintf(stderr, "muh load: %s: the server stopped accepting connections (%d refused in a row): "
 			"sending stopped after %zu requests\n", label, LOAD_GONE_AFTER, r->sent);
 	if (r->usage_requests && !r->usage_checked && r->ok)
-		fprintf(stderr, "muh load: %s: too few chunks with text to hold the usage blocks against (fewer than "
-			"%d); each request's count was held to its max_tokens (%d) and its own chunks\n",
-			label, LOAD_USAGE_MIN_CHUNKS, o->output_tokens);
+		fprintf(stderr, "muh load: %s: too few chunks with text (fewer than %d) to hold the usage blocks to "
+			"%.2fx of them (load.chunk_tolerance); held to %gx, the most tokens a chunk carries\n",
+			label, LOAD_USAGE_MIN_CHUNKS, 1 + o->chunk_tolerance,
+			fmax(1 + o->chunk_tolerance, LOAD_CHUNK_TOKENS_MAX));
 	if (r->sent && r->unreachable == r->sent) {
 		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
 		*ex = EXIT_ENV;

@@ -1006,8 +1006,8 @@ static void req_finish(struct run *R, struct req *q, int cc)
 	}
 	/* a chunk may carry several tokens (a detokenizer holds back a byte
 	 * token until its character is whole), so usage and chunks are held
-	 * against each other over the whole run, at load.chunk_tolerance, once
-	 * it has LOAD_USAGE_MIN_CHUNKS of them (load_run's end) */
+	 * against each other over the whole run (load_run's end, and
+	 * LOAD_USAGE_MIN_CHUNKS in load.h) */
 	if (q->u_completion >= 0) {
 		R->usage_tokens += q->u_completion;
 		R->usage_chunks += q->ntok;
@@ -1357,16 +1357,23 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 				       "with %s", strerror(R.env_errno));
 		rc = MUH_EENV;
 	}
+	/* the ratio the usage blocks may claim over the chunks (load.h says
+	 * why a short run gets the looser one) */
 	r->usage_requests = R.usage_requests;
 	r->usage_checked = R.usage_requests && R.usage_chunks >= LOAD_USAGE_MIN_CHUNKS;
-	if (!rc && r->usage_checked &&
-	    (double)R.usage_tokens > (1 + o->chunk_tolerance) * (double)R.usage_chunks + (double)R.usage_requests) {
+	double ratio = 1 + o->chunk_tolerance;
+	if (!r->usage_checked && ratio < LOAD_CHUNK_TOKENS_MAX)
+		ratio = LOAD_CHUNK_TOKENS_MAX;
+	if (!rc && R.usage_requests &&
+	    (double)R.usage_tokens > ratio * (double)R.usage_chunks + (double)R.usage_requests) {
 		/* the usage blocks claim more than the streams carried: no request's
 		 * count is believed, and none is ok */
 		snprintf(r->first_error, sizeof(r->first_error),
 			 "the usage blocks claim %lld completion tokens where %lld chunks with text were streamed over "
-			 "%zu requests (more than %.2fx, load.chunk_tolerance)",
-			 R.usage_tokens, R.usage_chunks, R.usage_requests, 1 + o->chunk_tolerance);
+			 "%zu requests (more than %.2fx, %s)",
+			 R.usage_tokens, R.usage_chunks, R.usage_requests, ratio,
+			 r->usage_checked ? "load.chunk_tolerance"
+					  : "the most tokens a chunk carries, a run this short");
 		r->miscounted += r->ok + r->truncated;
 		r->errors += r->ok + r->truncated;
 		r->ok = r->truncated = r->good = 0;

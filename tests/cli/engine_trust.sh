@@ -3,7 +3,8 @@
 # tokens for 16 asked, and one that claims twice the chunks it streamed, are
 # wrong_result with the evidence, and no ok number is stored for them; an
 # honest server that bundles byte tokens is not condemned on a run too
-# short to judge (and is on one long enough, at 4x); a
+# short to judge (and is on one long enough, at 4x), and one that claims
+# tokens with no text behind them is, however short the run; a
 # child the server started in a session of its own (setsid) is gone after
 # teardown; a process that takes a fixed target.port while the server is
 # still starting is never measured as the variant (launch_error naming it);
@@ -97,31 +98,47 @@ grep -q "exited with status 1 before it was ready: ModuleNotFoundError: No modul
 	fail "the cause is not first: $(grep -o '"error":"[^"]*"' "$TMP/out" | head -c 500)"
 
 # an honest server that bundles tokens (four a chunk, as byte tokens of one
-# character come): 2 requests of 4 tokens stream 2 chunks, too few to hold
-# the usage blocks against (LOAD_USAGE_MIN_CHUNKS, 32), so the run is ok and
-# says it could not judge; 8 requests of 16 stream 32 chunks that claim 4x,
-# judged against load.chunk_tolerance like any run that long
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-MUH_FAKE=bundle fake-server --port "$port" --delay-ms 1 2>"$TMP/bundle.log" &
+# character come): 2 requests of 4 tokens stream 2 chunks, and 1 of 124
+# streams 31, too few to hold to load.chunk_tolerance (LOAD_USAGE_MIN_CHUNKS,
+# 32): each run is ok, held to 4 tokens a chunk, and says so; 1 request of
+# 128 streams 32 chunks that claim 4x, judged against the tolerance like any
+# run that long. A server whose usage claims 16 tokens over 1 chunk is
+# condemned even on a run that short.
+freeport() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+bport=$(freeport)
+MUH_FAKE=bundle fake-server --port "$bport" --delay-ms 1 2>"$TMP/bundle.log" &
 bundle=$!
-run "$MUH" load "http://127.0.0.1:$port" --wait-ready 20s --requests 2 --output-tokens 4 --json
+mport=$(freeport)
+MUH_FAKE=mute fake-server --port "$mport" --delay-ms 1 2>"$TMP/mute.log" &
+mute=$!
+# load_json CONDITION WHAT: the last muh load JSON line meets the Python CONDITION on d
+load_json() {
+	"$PY" - "$TMP/out" "$1" <<'PY' || fail "$2: $(head -c 600 "$TMP/out")"
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert eval(sys.argv[2]), {k: d[k] for k in ("ok", "errors", "miscounted", "completion_tokens", "usage_checked", "first_error")}
+PY
+}
+NOTE='too few chunks with text \(fewer than 32\) to hold the usage blocks to 1\.75x of them'
+run "$MUH" load "http://127.0.0.1:$bport" --wait-ready 20s --requests 2 --output-tokens 4 --json
 expect_rc 0 "a bundling server's 2 chunks"
-"$PY" - "$TMP/out" <<'PY' || fail "2 chunks of a bundling server: $(head -c 600 "$TMP/out")"
-import json, sys
-d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-assert d["ok"] == 2 and d["errors"] == 0 and d["completion_tokens"] == 8, d
-assert d["usage_checked"] is False, d["usage_checked"]
-PY
-expect_in err 'too few chunks with text to hold the usage blocks against \(fewer than 32\)' "the unjudged usage is said"
-run "$MUH" load "http://127.0.0.1:$port" --requests 8 --output-tokens 16 --json
+load_json 'd["ok"] == 2 and d["errors"] == 0 and d["completion_tokens"] == 8 and d["usage_checked"] is False' \
+	"2 chunks of a bundling server"
+expect_in err "$NOTE" "the looser bound is said"
+run "$MUH" load "http://127.0.0.1:$bport" --requests 1 --output-tokens 124 --json
+expect_rc 0 "a bundling server's 31 chunks"
+load_json 'd["ok"] == 1 and d["completion_tokens"] == 124 and d["usage_checked"] is False' \
+	"31 chunks of a bundling server"
+run "$MUH" load "http://127.0.0.1:$bport" --requests 1 --output-tokens 128 --json
 expect_rc 1 "a bundling server's 32 chunks at 4x"
-"$PY" - "$TMP/out" <<'PY' || fail "32 chunks at 4x: $(head -c 600 "$TMP/out")"
-import json, sys
-d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-assert d["ok"] == 0 and d["miscounted"] == 8 and d["usage_checked"] is True, d
-assert "usage blocks claim 128 completion tokens where 32 chunks with text were streamed over 8 requests" in d["first_error"], d
-PY
-kill "$bundle" 2>/dev/null
+load_json 'd["ok"] == 0 and d["miscounted"] == 1 and d["usage_checked"] is True and "usage blocks claim 128 completion tokens where 32 chunks with text were streamed over 1 requests (more than 1.75x, load.chunk_tolerance)" in d["first_error"]' \
+	"32 chunks at 4x"
+grep -Eq "$NOTE" "$TMP/err" && fail "a judged run says it was not judged: $(cat "$TMP/err")"
+run "$MUH" load "http://127.0.0.1:$mport" --wait-ready 20s --requests 2 --output-tokens 16 --json
+expect_rc 1 "16 tokens claimed over 1 chunk a request"
+load_json 'd["ok"] == 0 and d["miscounted"] == 2 and d["usage_checked"] is False and "usage blocks claim 32 completion tokens where 2 chunks with text were streamed over 2 requests (more than 4.00x, the most tokens a chunk carries, a run this short)" in d["first_error"]' \
+	"a claim with no text behind it, on a short run"
+kill "$bundle" "$mute" 2>/dev/null
 
 # verify stops when the defaults themselves fail: one launch, not one per variant
 sed -e 's/name: fake-lies/name: fake-verify/' \

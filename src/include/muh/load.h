@@ -60,14 +60,18 @@ typedef struct load_dist {
  * port (an overloaded server drops connections; it does not refuse them). */
 #define LOAD_GONE_AFTER 32
 
-/* The chunks with text a run must stream before its usage blocks are held
- * against them (load.chunk_tolerance): fewer are too few to judge. One
- * character of byte tokens may come as one chunk of up to four tokens, so
- * an honest run of 2 requests x 4 tokens can stream 2 chunks, 4x; a run of
- * 32 chunks that claims 2x is judged. Below it, each request's claim is
- * still held to max_tokens and to its own chunks (load_result.usage_checked
- * says which). */
+/* The usage blocks' completion tokens, summed over a run, are held against
+ * the chunks with text that run streamed: at most (1 + load.chunk_tolerance)
+ * x the chunks + 1 a request once there are LOAD_USAGE_MIN_CHUNKS of them.
+ * Fewer are too few to tell a liar from a detokenizer that bundles: one
+ * character of byte tokens may come as one chunk of up to
+ * LOAD_CHUNK_TOKENS_MAX tokens, so an honest run of 2 requests x 4 tokens
+ * can stream 2 chunks, 4x. Such a run is held to the larger of the two
+ * ratios instead (load_result.usage_checked is 0): a claim with no text
+ * behind it is still caught, a 2x claim is not. A run of 4 requests and 32
+ * chunks that claims 2x (64 > 1.75 x 32 + 4) is. */
 #define LOAD_USAGE_MIN_CHUNKS 32
+#define LOAD_CHUNK_TOKENS_MAX 4
 
 typedef struct load_result {
 	size_t sent, ok, errors, truncated; /* measured requests only; truncated: completion shorter than asked (ignore_eos) */
@@ -83,9 +87,10 @@ typedef struct load_result {
 	load_dist ttft, itl, tpot, e2e;
 	char first_error[256]; /* e.g. "request 3: HTTP 500: ...", "request 0: connection refused" */
 	int server_gone;       /* sending stopped early: LOAD_GONE_AFTER connections in a row were refused */
-	size_t usage_requests; /* ok-so-far requests whose usage block gave their count */
-	int usage_checked;     /* 1: those usage blocks were held against their chunks over the run (at
-				* least LOAD_USAGE_MIN_CHUNKS of them); 0: none, or too few to judge */
+	size_t usage_requests; /* completed requests (ok or truncated) whose usage block gave their count */
+	int usage_checked;     /* 1: those usage blocks were held to load.chunk_tolerance against their
+				* chunks (at least LOAD_USAGE_MIN_CHUNKS of them); 0: no usage block, or too
+				* few chunks, and then held to LOAD_CHUNK_TOKENS_MAX a chunk at most */
 	double max_rate;       /* load_find_rate's answer (req/s); NAN for a plain run */
 	double rate_slo_miss;  /* load_find_rate when no rate met the SLOs: how far the run that missed
 				* them by least misses them (the sum of each miss relative to its limit,
