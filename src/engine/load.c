@@ -1372,7 +1372,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 			 "the usage blocks claim %lld completion tokens where %lld chunks with text were streamed over "
 			 "%zu requests (more than %.2fx, %s)",
 			 R.usage_tokens, R.usage_chunks, R.usage_requests, ratio,
-			 r->usage_checked ? "load.chunk_tolerance"
+			 r->usage_checked ? "load.chunk_tolerance; vLLM's --num-scheduler-steps N streams up to N a chunk"
 					  : "the most tokens a chunk carries, a run this short");
 		r->miscounted += r->ok + r->truncated;
 		r->errors += r->ok + r->truncated;

@@ -131,7 +131,7 @@ load_json 'd["ok"] == 1 and d["completion_tokens"] == 124 and d["usage_checked"]
 	"31 chunks of a bundling server"
 run "$MUH" load "http://127.0.0.1:$bport" --requests 1 --output-tokens 128 --json
 expect_rc 1 "a bundling server's 32 chunks at 4x"
-load_json 'd["ok"] == 0 and d["miscounted"] == 1 and d["usage_checked"] is True and "usage blocks claim 128 completion tokens where 32 chunks with text were streamed over 1 requests (more than 1.75x, load.chunk_tolerance)" in d["first_error"]' \
+load_json 'd["ok"] == 0 and d["miscounted"] == 1 and d["usage_checked"] is True and "usage blocks claim 128 completion tokens where 32 chunks with text were streamed over 1 requests (more than 1.75x, load.chunk_tolerance; " in d["first_error"] and "--num-scheduler-steps N streams up to N a chunk)" in d["first_error"]' \
 	"32 chunks at 4x"
 grep -Eq "$NOTE" "$TMP/err" && fail "a judged run says it was not judged: $(cat "$TMP/err")"
 run "$MUH" load "http://127.0.0.1:$mport" --wait-ready 20s --requests 2 --output-tokens 16 --json
