@@ -9,7 +9,6 @@
  * load_text_*'s (load.h).
  */
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -135,8 +134,7 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 	if (r->usage_requests && !r->usage_checked && r->ok)
 		fprintf(stderr, "muh load: %s: too few chunks with text (fewer than %d) to hold the usage blocks to "
 			"%.2fx of them (load.chunk_tolerance); held to %gx, the most tokens a chunk carries\n",
-			label, LOAD_USAGE_MIN_CHUNKS, 1 + o->chunk_tolerance,
-			fmax(1 + o->chunk_tolerance, LOAD_CHUNK_TOKENS_MAX));
+			label, LOAD_USAGE_MIN_CHUNKS, load_usage_ratio(o, 1), load_usage_ratio(o, 0));
 	if (r->sent && r->unreachable == r->sent) {
 		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
 		*ex = EXIT_ENV;

@@ -224,6 +224,12 @@ int load_requests(const load_opts *o)
 	return o->requests >= 0 ? o->requests : o->duration_s > 0 ? 0 : 32;
 }
 
+double load_usage_ratio(const load_opts *o, int usage_checked)
+{
+	double ratio = 1 + o->chunk_tolerance;
+	return usage_checked || ratio >= LOAD_CHUNK_TOKENS_MAX ? ratio : LOAD_CHUNK_TOKENS_MAX;
+}
+
 int load_opts_check(const load_opts *o, muh_diag *d)
 {
 	if (!(o->chunk_tolerance >= 0 && o->chunk_tolerance <= 1000))
@@ -1357,13 +1363,10 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 				       "with %s", strerror(R.env_errno));
 		rc = MUH_EENV;
 	}
-	/* the ratio the usage blocks may claim over the chunks (load.h says
-	 * why a short run gets the looser one) */
+	/* load.h says why a short run gets a looser ratio */
 	r->usage_requests = R.usage_requests;
 	r->usage_checked = R.usage_requests && R.usage_chunks >= LOAD_USAGE_MIN_CHUNKS;
-	double ratio = 1 + o->chunk_tolerance;
-	if (!r->usage_checked && ratio < LOAD_CHUNK_TOKENS_MAX)
-		ratio = LOAD_CHUNK_TOKENS_MAX;
+	double ratio = load_usage_ratio(o, r->usage_checked);
 	if (!rc && R.usage_requests &&
 	    (double)R.usage_tokens > ratio * (double)R.usage_chunks + (double)R.usage_requests) {
 		/* the usage blocks claim more than the streams carried: no request's

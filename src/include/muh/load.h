@@ -114,6 +114,12 @@ int load_opts_set(load_opts *o, const char *key, const char *value, char *why, s
  * (send for duration_s) when a duration is given. */
 int load_requests(const load_opts *o);
 
+/* The most completion tokens a chunk with text the usage blocks of a run
+ * may claim, on average (beside + 1 a request): 1 + o->chunk_tolerance
+ * when the run was judged (usage_checked), else the larger of that and
+ * LOAD_CHUNK_TOKENS_MAX. */
+double load_usage_ratio(const load_opts *o, int usage_checked);
+
 /* Checks o as a whole (url set, counts in range, prefix_tokens <=
  * prompt_tokens, ...). Returns MUH_OK or MUH_EINPUT with d saying why. */
 int load_opts_check(const load_opts *o, muh_diag *d);
