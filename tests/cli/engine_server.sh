@@ -22,7 +22,7 @@ run "$SRV" -m "$TMP/tiny.gguf" -np zero
 expect_rc 2 "bad value"
 expect_in err '"-np".*zero' "bad value named"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 URL=http://127.0.0.1:$port
 # its own session and process group (pgid = pid), so that leftovers can be counted
 setsid "$SRV" -m "$TMP/tiny.gguf" -c 1024 -np 2 -t 2 -b 512 -ub 128 --host 127.0.0.1 \

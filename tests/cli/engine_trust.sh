@@ -43,7 +43,7 @@ child=$(cat "$M/fake-child.pid" 2>/dev/null)
 
 # a squatter on a fixed port: it binds while the server (MUH_FAKE=late)
 # waits 3 s before its own bind, and answers /health as a server would
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 sed -e "s/MUH_FAKE: ok/MUH_FAKE: late/" tests/fixtures/fake/deploy.yaml >"$M/late.yaml"
 cat >"$M/squat.yaml" <<YAML
 name: fake-squat
@@ -104,11 +104,10 @@ grep -q "exited with status 1 before it was ready: ModuleNotFoundError: No modul
 # 128 streams 32 chunks that claim 4x, judged against the tolerance like any
 # run that long. A server whose usage claims 16 tokens over 1 chunk is
 # condemned even on a run that short.
-freeport() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-bport=$(freeport)
+bport=$(free_port)
 MUH_FAKE=bundle fake-server --port "$bport" --delay-ms 1 2>"$TMP/bundle.log" &
 bundle=$!
-mport=$(freeport)
+mport=$(free_port)
 MUH_FAKE=mute fake-server --port "$mport" --delay-ms 1 2>"$TMP/mute.log" &
 mute=$!
 # load_json CONDITION WHAT: the last muh load JSON line meets the Python CONDITION on d

@@ -94,7 +94,7 @@ head -1 "$TMP/err" | grep -q "^muh verify: stopping (Ctrl-C): the variant in fli
 expect_in err "^muh verify: interrupted \(Ctrl-C\) after 0 variant\(s\): no verdict$" "verify says it has no verdict"
 
 # ---- load: Ctrl-C mid-run
-P=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$REPO/tests/engine/fake-server" --port "$P" --delay-ms 50 >"$TMP/fake.log" 2>&1 &
 fpid=$!
 ctrl_c 'sleep 2' "$MUH" load "http://127.0.0.1:$P" --wait-ready 10s --requests 1000 --concurrency 2 --output-tokens 16

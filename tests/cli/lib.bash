@@ -12,6 +12,11 @@ fail() {
 	fails=$((fails + 1))
 }
 
+# free_port: prints a TCP port on 127.0.0.1 that nobody listens on now
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # run CMD...: runs it, keeping stdout in $TMP/out, stderr in $TMP/err, status in $rc
 run() {
 	"$@" >"$TMP/out" 2>"$TMP/err"

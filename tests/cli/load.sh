@@ -6,10 +6,6 @@
 # cut by the context (truncated, exit 1), and the server gone (exit 3).
 source "$(dirname "$0")/lib.bash"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 run "$MUH" load
 expect_rc 2 "no URL"
 expect_in err "expected one server URL" "no URL message"

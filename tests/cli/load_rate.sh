@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.bash"
 M=$TMP/m
 fake_setup "$M"
-port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 fake-server --port "$port" --delay-ms 10 2>"$TMP/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
@@ -34,7 +34,7 @@ run "$MUH" load "http://127.0.0.1:$port" --find-rate --slo-ttft 1ms --requests 4
 expect_rc 1 "find-rate within an SLO nothing meets"
 expect_in out '^max rate +none: no rate tried met the SLOs' "none is said"
 # nobody there: an environment error at once, not halving rates for half an hour
-dead=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+dead=$(free_port)
 t0=$SECONDS
 run "$MUH" load "http://127.0.0.1:$dead" --find-rate --requests 4
 expect_rc 3 "find-rate against a port nobody listens on"
