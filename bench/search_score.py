@@ -393,13 +393,13 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         for p in ps:
             au = c.get("muh auto", {}).get(p)
             nd = c.get("muh auto (no defaults)", {}).get(p)
-            kts = [(l, c[l][p][0], c[l][p]) for l in kt_labels if p in c.get(l, {})]
-            bk = max(kts, key=lambda x: x[1]) if kts else (None, float("nan"), None)
-            ok = au and kts and au[0] >= bk[1]
+            kts = [(l, c[l][p]) for l in kt_labels if p in c.get(l, {})]
+            bk, kb = max(kts, key=lambda x: x[1][0]) if kts else (None, (float("nan"),))
+            ok = au and kts and au[0] >= kb[0]
             # the difference's 95% interval over the seeds: below but reaching
             # 0 is a tie within the seeds' noise, not a loss; without an
             # interval (one seed) a cell below is unknown (?)
-            lo, hi = diff_ci(au, bk[2]) if au and kts else (float("nan"),) * 2
+            lo, hi = diff_ci(au, kb) if au and kts else (float("nan"),) * 2
             tie = au and kts and not ok and hi >= 0
             unknown = au and kts and not ok and math.isnan(hi)
             tot += 1 if kts else 0
@@ -407,11 +407,11 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
             ties += 1 if tie else 0
             unknowns += 1 if unknown else 0
             above += 1 if ok and lo > 0 else 0
-            wins_nd += 1 if nd and kts and nd[0] >= bk[1] else 0
+            wins_nd += 1 if nd and kts and nd[0] >= kb[0] else 0
             cellrows.append(f"| {half} | {name} | {n} | {p}% = {budgets[p]} | {au[0]:+.3f} | {nd[0]:+.3f} | "
-                            + (f"{bk[0][3:]} {bk[1]:+.3f}" if bk[0] else "-") + " | "
-                            + ((f"{au[0] - bk[1]:+.3f} ({lo:+.3f}, {hi:+.3f})" if not math.isnan(hi)
-                                else f"{au[0] - bk[1]:+.3f} (one seed: no interval)") if kts else "-") + " | "
+                            + (f"{bk[3:]} {kb[0]:+.3f}" if bk else "-") + " | "
+                            + ((f"{au[0] - kb[0]:+.3f} ({lo:+.3f}, {hi:+.3f})" if not math.isnan(hi)
+                                else f"{au[0] - kb[0]:+.3f} (one seed: no interval)") if kts else "-") + " | "
                             + ("yes" if ok else ("tie" if tie else "?" if unknown else "NO") if kts else "-")
                             + f" | {au[1]:.3f} / {au[2]:.3f} |")
     cpu = ""
