@@ -86,6 +86,8 @@ typedef struct engine_server {
 	char log[EVAL_PATH + 48];
 	load_opts load;
 	size_t nrep;     /* load runs so far */
+	int usage_runs;  /* of them, those whose usage blocks gave a count (usage_requests) */
+	int usage_short; /* ... and of those, the ones too short to judge them (usage_checked 0) */
 	size_t nmetrics;
 	const char *names[ENG_MAX_METRICS];
 	double vals[ENG_MAX_REPEATS][ENG_MAX_METRICS];
@@ -893,7 +895,10 @@ fail:
 	return MUH_OK;
 }
 
-/* m->metrics: the median of each metric over the runs so far. */
+/* m->metrics: the median of each metric over the runs so far, and
+ * usage_checked: false when a run's usage blocks were too few chunks to
+ * judge (load_result.usage_checked), true when every run's were judged;
+ * absent when no run's server sent a usage block (nothing to judge). */
 static void set_metrics(engine_server *sv, muh_measurement *m)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -910,6 +915,8 @@ static void set_metrics(engine_server *sv, muh_measurement *m)
 		cJSON_AddNumberToObject(o, sv->names[j], med);
 	}
 	cJSON_AddNumberToObject(o, "repeats", (double)sv->nrep);
+	if (sv->usage_runs)
+		cJSON_AddBoolToObject(o, "usage_checked", !sv->usage_short);
 	free(m->metrics);
 	m->metrics = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -970,6 +977,8 @@ static int engine_time(eval_ctx *c, const muh_variant *v, int warm, double *out,
 		sv->nmetrics = load_metrics(&r, sv->names, vals, ENG_MAX_METRICS);
 		memcpy(sv->vals[sv->nrep], vals, sv->nmetrics * sizeof(double));
 		sv->nrep++;
+		sv->usage_runs += r.usage_requests > 0;
+		sv->usage_short += r.usage_requests > 0 && !r.usage_checked;
 	}
 	set_metrics(sv, m);
 	/* failed requests may be the server dying: its sockets close before it

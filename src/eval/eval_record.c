@@ -401,6 +401,15 @@ double measurement_metric(const muh_measurement *m, const char *name)
 	return v;
 }
 
+int eval_usage_checked(const char *metrics)
+{
+	cJSON *o = metrics ? cJSON_Parse(metrics) : NULL;
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "usage_checked");
+	int r = cJSON_IsBool(u) ? cJSON_IsTrue(u) : -1;
+	cJSON_Delete(o);
+	return r;
+}
+
 int measurement_from_json(const char *text, muh_measurement *m)
 {
 	cJSON *o = cJSON_Parse(text);

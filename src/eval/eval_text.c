@@ -2,8 +2,9 @@
  * eval_text.c — one measurement for a person or a program (eval.h's
  * eval_text_*), moved here from the muh program, where eval and verify
  * shared it: the aligned table's header and row (key, status, median, CI,
- * samples, fingerprint, error), the median as a person reads it, and the
- * JSON object of a row. Only rendering.
+ * samples, fingerprint, error), the median as a person reads it, the
+ * JSON object of a row, and the note on rows whose usage blocks a load too
+ * short could not judge. Only rendering.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +13,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "eval_int.h"
 #include "muh/eval.h"
+#include "muh/load.h"
 #include "muh/objective.h"
 
 int eval_text_keyw(const muh_spec *s)
@@ -65,4 +68,27 @@ cJSON *eval_text_json(const char *key, const muh_measurement *m)
 	free(mj);
 	cJSON_AddStringToObject(o, "key", key);
 	return o;
+}
+
+void eval_text_usage_note(const textout *f, const char *who, const muh_target *t, size_t n,
+                          const char *first)
+{
+	if (!n)
+		return;
+	load_opts lo; /* the bounds of the target's load: its keys were read when its servers ran */
+	load_defaults(&lo);
+	char why[256];
+	for (int i = 0; t && i < t->nload; i++)
+		(void)load_opts_set(&lo, t->load_key[i], t->load_val[i], why, sizeof(why));
+	char which[96] = ""; /* muh load's note names its step; this one the variants */
+	if (n > 1)
+		snprintf(which, sizeof(which), "%zu variants (", n);
+	textout_printf(
+	    f, TEXTOUT_NOTE,
+	    "%s: note: %s%s%s: too few chunks with text (fewer than %d) to hold the usage blocks "
+	    "to %.2fx of them (load.chunk_tolerance); held to %gx, the most tokens a chunk carries "
+	    "(\"usage_checked\": false in %s metrics; a longer load, load.requests or "
+	    "load.output_tokens, judges them)\n",
+	    who, which, first, n > 1 ? ", ...)" : "", LOAD_USAGE_MIN_CHUNKS,
+	    load_usage_ratio(&lo, 1), load_usage_ratio(&lo, 0), n > 1 ? "their" : "its");
 }

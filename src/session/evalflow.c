@@ -6,7 +6,8 @@
  * --interleave, the --config keys (checked, parsed, none twice), start,
  * the resume note, the noise, the measuring (session_eval or
  * session_eval_interleaved), the batch prepare's summary, the rows, the
- * closing lines, and which status the whole comes to. How a row reads is
+ * closing lines, the note on rows whose usage blocks their load was too
+ * short to judge, and which status the whole comes to. How a row reads is
  * eval_text's, the closing lines evalset_text's, the measuring itself the
  * session's. Rows and results go to the textout's result stream (with
  * --json every line but the rows to its notes), notes to its note stream.
@@ -37,6 +38,8 @@ typedef struct eval_list {
 	int keyw, jobs;
 	session_prepare_info pi; /* filled by the measuring before the first row */
 	int told_prepare, header_done;
+	size_t unjudged;      /* ok rows whose load was too short to judge its usage blocks */
+	char unjudged1[1024]; /* ... the first one's key */
 	evalset S;
 } eval_list;
 
@@ -94,6 +97,8 @@ static int list_row(void *ctx, const session_result *r)
 		E->header_done = 1;
 	}
 	evalset_add(&E->S, r->key, m);
+	if (m->status == EVAL_OK && eval_usage_checked(m->metrics) == 0 && !E->unjudged++)
+		snprintf(E->unjudged1, sizeof(E->unjudged1), "%s", r->key);
 	if (a->json) {
 		cJSON *o = eval_text_json(r->key, m);
 		if (a->interleave)
@@ -293,6 +298,7 @@ int evalflow_run(const char *path, const muh_session_opts *so, const evalflow_ar
 		a->on_measuring(a->ctx, backend, 0);
 	measuring = 0;
 	write_closing(s, a, &E.S, noise, stopped(so));
+	eval_text_usage_note(&a->out, a->who, tg, E.unjudged, E.unjudged1);
 out:
 	if (measuring && a->on_measuring)
 		a->on_measuring(a->ctx, backend, 0);

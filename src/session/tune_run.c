@@ -3,8 +3,9 @@
  * from `muh tune` so that the program only parses and prints.
  *
  * Owns the order of a tune: session, budget, pool, noise, search, prepare
- * summary, decision stage, result, SLO table, and which status the whole
- * comes to. What each step means is tune_flow.h's, how it reads is
+ * summary, decision stage, result, SLO table, the note on variants whose
+ * usage blocks their load was too short to judge, and which status the
+ * whole comes to. What each step means is tune_flow.h's, how it reads is
  * tune_text.h's, the search itself the session's. Must never: print, exit,
  * or handle a signal (the caller's handler sets a->stop).
  */
@@ -104,6 +105,7 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	                 tune_flow_decides_after(s, local_pool, a->finalists, *a->stop, &r, rc), decision);
 	if (!objective_is_time(v->objective))
 		tune_text_slo_table(v, so->replay);
+	eval_text_usage_note(out, a->who, session_target(s), v->unjudged, v->unjudged1);
 	if (!rc && !tune_flow_found(&r))
 		rc = MUH_EFINDING;
 	if (!rc && drc >= 0)

@@ -85,6 +85,9 @@ int tune_text_on_event(void *ctx, const strategy_event *ev)
 	           ev->kind == STRATEGY_EV_DEFAULT_INVALID;
 	if (t->json)
 		tune_text_json_line(o, tune_flow_event_json(t->s, ev, t->problem));
+	if (ev->kind == STRATEGY_EV_VARIANT && ev->m && ev->m->status == 0 &&
+	    eval_usage_checked(session_last_metrics(t->s)) == 0 && !t->unjudged++)
+		space_key(t->sp, ev->cfg, t->unjudged1, sizeof(t->unjudged1));
 	if (note && !t->json) {
 		const muh_spec *s = space_spec(t->sp);
 		if (ev->cfg)

@@ -1385,11 +1385,11 @@ static int collect_params(void *ud, const store_row *row)
 	}
 	cJSON_Delete(c);
 	/* the metrics a row holds (measurements.metrics): each a column, in
-	 * the order first seen */
+	 * the order first seen; a number, or a bool such as usage_checked */
 	cJSON *mx = row->m->metrics ? cJSON_Parse(row->m->metrics) : NULL;
 	cJSON_ArrayForEach(it, mx)
 	{
-		if (!cJSON_IsNumber(it) || !it->string)
+		if (!(cJSON_IsNumber(it) || cJSON_IsBool(it)) || !it->string)
 			continue;
 		size_t i;
 		for (i = 0; i < x->nmetrics; i++)
@@ -1476,6 +1476,8 @@ static int export_row(void *ud, const store_row *row)
 			const cJSON *it = cJSON_GetObjectItemCaseSensitive(mx, x->metrics[i]);
 			if (cJSON_IsNumber(it))
 				csv_num(f, it->valuedouble);
+			else if (cJSON_IsBool(it)) /* 1 or 0, as best */
+				fputc(cJSON_IsTrue(it) ? '1' : '0', f);
 			fputc(',', f);
 		}
 		cJSON_Delete(mx);

@@ -4,7 +4,8 @@
 # wrong_result with the evidence, and no ok number is stored for them; an
 # honest server that bundles byte tokens is not condemned on a run too
 # short to judge (and is on one long enough, at 4x), and one that claims
-# tokens with no text behind them is, however short the run; a
+# tokens with no text behind them is, however short the run; muh eval and tune
+# record which variants' loads were too short to judge (usage_checked); a
 # child the server started in a session of its own (setsid) is gone after
 # teardown; a process that takes a fixed target.port while the server is
 # still starting is never measured as the variant (launch_error naming it);
@@ -138,6 +139,41 @@ expect_rc 1 "16 tokens claimed over 1 chunk a request"
 load_json 'd["ok"] == 0 and d["miscounted"] == 2 and d["usage_checked"] is False and "usage blocks claim 32 completion tokens where 2 chunks with text were streamed over 2 requests (more than 4.00x, the most tokens a chunk carries, a run this short)" in d["first_error"]' \
 	"a claim with no text behind it, on a short run"
 kill "$bundle" "$mute" 2>/dev/null
+
+# the same, measured by muh eval: with lies.yaml's load (4 requests of 16
+# tokens), the honest server streams 64 chunks and is judged; the bundling
+# one streams 16, is ok but unjudged, and its row and stored metrics say so
+# (usage_checked), as does one note; the mute one is wrong_result and in no note
+sed -e 's/name: fake-lies/name: fake-unjudged/' \
+	-e 's/MUH_FAKE: {values: \[lie, short, setsid, ok\], default: ok}/MUH_FAKE: {values: [ok, bundle, mute], default: ok}/' \
+	"$M/lies.yaml" >"$M/unjudged.yaml"
+run "$MUH" eval "$M/unjudged.yaml" --all --db "$TMP/u.db" --json
+expect_rc 0 "eval of a bundling server on a short load"
+"$PY" - "$TMP/out" "$TMP/u.db" <<'PY' || fail "usage_checked in eval's rows and the store: $(head -c 600 "$TMP/out")"
+import json, sqlite3, sys
+rows = {d["key"]: d for d in map(json.loads, open(sys.argv[1]).read().splitlines())}
+want = {"MUH_FAKE=ok": ("ok", True), "MUH_FAKE=bundle": ("ok", False), "MUH_FAKE=mute": ("wrong_result", False)}
+for k, (st, checked) in want.items():
+    assert rows[k]["status"] == st and rows[k]["metrics"]["usage_checked"] is checked, (k, rows[k]["status"], rows[k].get("metrics"))
+db = sqlite3.connect(sys.argv[2])
+stored = {k: json.loads(m)["usage_checked"] for k, m in db.execute(
+    "SELECT v.key, m.metrics FROM measurements m JOIN variants v ON v.id = m.variant_id")}
+assert stored == {k: c for k, (_, c) in want.items()}, stored
+PY
+[ "$(grep -c 'too few chunks with text' "$TMP/err")" = 1 ] &&
+	expect_in err '^muh eval: note: MUH_FAKE=bundle: too few chunks with text \(fewer than 32\) to hold the usage blocks to 1\.75x of them \(load\.chunk_tolerance\); held to 4x, the most tokens a chunk carries \("usage_checked": false in its metrics' \
+		"one note names the unjudged ok variant" ||
+	fail "the unjudged note is not said once: $(cat "$TMP/err")"
+# muh tune: its variant events carry the same, and it says the same once
+run "$MUH" tune "$M/unjudged.yaml" --db "$TMP/ut.db" --strategy brute --finalists 0 --json
+expect_rc 0 "tune of a bundling server on a short load"
+"$PY" - "$TMP/out" <<'PY' || fail "usage_checked in tune's variant events: $(head -c 600 "$TMP/out")"
+import json, sys
+ev = {d["key"]: d for d in map(json.loads, open(sys.argv[1]).read().splitlines()) if d.get("event") == "variant"}
+assert {k: ev[k]["metrics"]["usage_checked"] for k in ev} == {"MUH_FAKE=ok": True, "MUH_FAKE=bundle": False, "MUH_FAKE=mute": False}, ev
+PY
+[ "$(grep -c 'too few chunks with text' "$TMP/err")" = 1 ] && expect_in err '^muh tune: note: MUH_FAKE=bundle: too few chunks with text' \
+	"tune's note names the unjudged ok variant" || fail "tune's unjudged note is not said once: $(cat "$TMP/err")"
 
 # verify stops when the defaults themselves fail: one launch, not one per variant
 sed -e 's/name: fake-lies/name: fake-verify/' \

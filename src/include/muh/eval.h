@@ -114,6 +114,14 @@ void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, .
 /* The metric called name in m: "time" is the median; anything else is
  * read from m->metrics. NAN when m has no such metric. */
 double measurement_metric(const muh_measurement *m, const char *name);
+/* Whether the usage blocks of a measurement's load runs (an engine row)
+ * were judged against the chunks they streamed, from its metrics text
+ * (m->metrics, session_last_metrics; may be NULL): 1 when every run's were,
+ * 0 when a run was too short to judge them (fewer than
+ * LOAD_USAGE_MIN_CHUNKS chunks with text: held to LOAD_CHUNK_TOKENS_MAX a
+ * chunk only), -1 when it does not say (not an engine row, no load ran, or
+ * the server sent no usage block). Its usage_checked. */
+int eval_usage_checked(const char *metrics);
 /* JSON (one object, no newline) and back; used by the runner pipe, the
  * worker protocol and the store. _to_json returns malloc'd text or NULL. */
 char *measurement_to_json(const muh_measurement *m);
@@ -296,6 +304,13 @@ void eval_text_row(const textout *f, const char *key, const muh_measurement *m, 
 /* The row as a JSON object: measurement_to_json's with the key. */
 struct cJSON;
 struct cJSON *eval_text_json(const char *key, const muh_measurement *m);
+/* The note a run of muh eval or muh tune writes once, after its rows, when
+ * n of its ok engine rows had a load too short to hold their usage blocks
+ * to load.chunk_tolerance (eval_usage_checked 0; first: the key of
+ * the first of them): "WHO: note: KEY: too few chunks with text ..." to
+ * f's notes, in muh load's words, with the bounds of t's load
+ * (load_usage_ratio; the defaults' when t is NULL). Nothing when n is 0. */
+void eval_text_usage_note(const textout *f, const char *who, const muh_target *t, size_t n, const char *first);
 
 MUH_END_DECLS
 

@@ -36,6 +36,9 @@ typedef struct tune_view {
 	double last_bar;
 	char key[4096];
 	volatile sig_atomic_t *stop; /* the event callback asks the search to stop */
+	size_t unjudged;      /* ok variants whose load was too short to judge its usage blocks
+	                       * (eval_usage_checked 0), counted by tune_text_on_event */
+	char unjudged1[1024]; /* ... the first one's key (eval_text_usage_note) */
 } tune_view;
 
 /* One line of JSON text (malloc'd, freed here) as a result, flushed. */
