@@ -420,6 +420,8 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         for p in ps:
             au = c.get("muh auto", {}).get(p)
             nd = c.get("muh auto (no defaults)", {}).get(p)
+            if not au or not nd:
+                continue  # auto not run (--muh-strategies without it): no cell to compare
             kts = [(l, c[l][p]) for l in kt_labels if p in c.get(l, {})]
             bk, kb = max(kts, key=lambda x: x[1][0]) if kts else (None, (float("nan"),))
             ok = au and kts and au[0] >= kb[0]
