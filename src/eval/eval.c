@@ -111,7 +111,7 @@ int eval_open(const muh_target *t, muh_evaluator **out, muh_diag *d)
 	*out = NULL;
 	const eval_backend *b = eval_backend_find(t->backend);
 	if (!b)
-		return diag_errorf(d, "unknown backend '%s'; known: cpu, cuda, worker, command", t->backend);
+		return diag_errorf(d, "unknown backend '%s'; known: cpu, cuda, worker, command, engine", t->backend);
 	muh_evaluator *ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return MUH_ENOMEM;

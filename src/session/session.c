@@ -222,7 +222,7 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 	if ((rc = objective_from_spec(s->spec, eval_backend_metrics(bk ? bk->value : NULL), &s->objective, d)))
 		goto fail;
 	if (o->measure ? (rc = eval_target_from_spec(s->spec, &s->target, d))
-		       : (rc = eval_target_check_keys(s->spec, d))) /* a misspelt key: an error for muh space and a replay too */
+		       : (rc = eval_target_check(s->spec, d))) /* a misspelt key or bad value: an error for muh space and a replay too */
 		goto fail;
 	s->have_target = o->measure;
 	if (o->measure && ((rc = check_launch(&s->target, d)) || (rc = halving_plan(s, d))))

@@ -272,18 +272,43 @@ static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k
 			   diag_near_hint(near.name, hint, sizeof(hint)), sect);
 }
 
-int eval_target_check_keys(const muh_spec *s, muh_diag *d)
+/* What backend t->backend needs to measure, from spec s (bk: its
+ * target.backend entry, may be NULL): a readable source for cpu and cuda, a
+ * command, a worker, and the engine's checks (engine_target_check, which
+ * also sets its measure.* defaults). MUH_EINPUT at the place that lacks it. */
+static int target_needs(const muh_spec *s, muh_target *t, const muh_kv *bk, muh_diag *d)
 {
-	const struct key_desc *k;
-	for (size_t i = 0; i < s->nkv; i++) {
-		int rc = key_of(s, &s->kv[i], &k, d);
+	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");
+	if (needs_source && !t->source[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend %s needs target.source", t->backend);
+	}
+	if (t->source[0] && access(t->source, R_OK) != 0) {
+		const muh_kv *kv = spec_kv(s, "target.source");
+		return diag_kv(s, kv, d, "cannot read kernel source '%s'%s", t->source, "");
+	}
+	if (!strcmp(t->backend, "command") && !t->command[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend command needs target.command");
+	}
+	if (!strcmp(t->backend, "worker") && !t->worker[0]) {
+		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
+		return diag_errorf(d, "backend worker needs target.worker");
+	}
+	if (!strcmp(t->backend, "engine")) {
+		int rc = engine_target_check(s, t, bk, d);
 		if (rc)
 			return rc;
 	}
 	return MUH_OK;
 }
 
-int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
+/* eval_target_from_spec's reading. measure 0 (eval_target_check) stops
+ * after what the spec's text alone decides: the names, the values, the
+ * buffers, the backend's name and the load's keys; the backend's needs
+ * (a source, a command, a worker, a launch file that parses) and files
+ * that must exist are checked only when measuring. */
+static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *d)
 {
 	eval_target_defaults(t);
 	if (s->path) {
@@ -386,6 +411,12 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 			return diag_kv(s, kv, d, "%s%s", why, "");
 	}
 	const muh_kv *bk = spec_kv(s, "target.backend");
+	if (!strcmp(t->backend, "none")) { /* a space measured elsewhere, for replays only */
+		if (measure)
+			return diag_kv(s, bk, d, "backend none measures nothing: this spec's space is replayed "
+				       "(muh tune SPEC --replay FILE), its times come from elsewhere%s%s", "", "");
+		goto across;
+	}
 	if (!eval_backend_find(t->backend)) {
 		static const char *const backends[] = {"cpu", "cuda", "worker", "command", "engine", NULL};
 		const char *nb = diag_near_among(t->backend, strlen(t->backend), backends);
@@ -395,28 +426,12 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 				       t->backend, diag_near_hint(nb, hint, sizeof(hint)));
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
 	}
-	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");
-	if (needs_source && !t->source[0]) {
-		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
-		return diag_errorf(d, "backend %s needs target.source", t->backend);
-	}
-	if (t->source[0] && access(t->source, R_OK) != 0) {
-		const muh_kv *kv = spec_kv(s, "target.source");
-		return diag_kv(s, kv, d, "cannot read kernel source '%s'%s", t->source, "");
-	}
-	if (!strcmp(t->backend, "command") && !t->command[0]) {
-		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
-		return diag_errorf(d, "backend command needs target.command");
-	}
-	if (!strcmp(t->backend, "worker") && !t->worker[0]) {
-		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
-		return diag_errorf(d, "backend worker needs target.worker");
-	}
-	if (!strcmp(t->backend, "engine")) {
-		int rc = engine_target_check(s, t, bk, d);
+	if (measure) {
+		int rc = target_needs(s, t, bk, d);
 		if (rc)
 			return rc;
 	}
+across:
 	if (lo_duration && lo.duration_s > 0 && lo.requests > 0)
 		return diag_kv(s, lo_duration, d,
 			       "load: requests (%s) and duration are both given: a load sends a number of requests "
@@ -431,6 +446,21 @@ int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
 	if (t->retime_top < 0) /* a GPU's clock may fall under load: re-time the best there */
 		t->retime_top = !strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker") ? 3 : 0;
 	return MUH_OK;
+}
+
+int eval_target_check(const muh_spec *s, muh_diag *d)
+{
+	muh_target *t = malloc(sizeof(*t));
+	if (!t)
+		return MUH_ENOMEM;
+	int rc = target_read(s, t, 0, d);
+	free(t);
+	return rc;
+}
+
+int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)
+{
+	return target_read(s, t, 1, d);
 }
 
 int eval_variant_from_key(const muh_spec *s, const char *key, muh_variant *v, char *why, size_t n)

@@ -98,10 +98,15 @@ void eval_target_defaults(muh_target *t);
 /* Reads target.*, verify.*, measure.* of spec s into *t. Unknown keys under
  * those sections and bad values are input errors at their file:line:col. */
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);
-/* Only the names: MUH_EINPUT at the first unknown key of the target:,
- * verify: and measure: sections (with the nearest known one), else MUH_OK.
- * For readers that measure nothing (muh space), so that a misspelt key is
- * an error there too. */
-int eval_target_check_keys(const muh_spec *s, muh_diag *d);
+/* What eval_target_from_spec checks of the spec's text alone, for readers
+ * that measure nothing (muh space, a replay), so that the next muh tune of
+ * the same spec does not refuse what they passed: MUH_EINPUT at the first
+ * unknown key of the target:, verify:, measure: and load: sections (with
+ * the nearest known one), bad value (a number out of range, a duration, a
+ * buffer's shape), unknown backend, or load with both requests and
+ * duration; else MUH_OK (MUH_ENOMEM). Not checked: what measuring needs
+ * (the backend's source, command, worker or launch file, and that files
+ * exist). */
+int eval_target_check(const muh_spec *s, muh_diag *d);
 
 #endif

@@ -69,6 +69,26 @@ printf 'params:\n  A: [1, 2]\nmeasure:\n  max_tme: 3\n' >"$TMP/badkey.yaml"
 run "$MUH" space "$TMP/badkey.yaml"
 expect_rc 2 "a misspelt measure key"
 expect_in err "badkey.yaml:4:3: error: unknown key 'measure.max_tme' \(did you mean 'measure.max_time'\?\)" "the key, its place and the nearest"
+# so is a bad value or an unknown backend, which the next muh tune refuses:
+# muh space checks the spec's text as measuring reads it
+printf 'params:\n  A: [1, 2]\nmeasure:\n  max_time: fast\n' >"$TMP/badval.yaml"
+run "$MUH" space "$TMP/badval.yaml"
+expect_rc 2 "a measure value that is not a number"
+expect_in err "badval.yaml:4:13: error: measure.max_time: 'fast' is not a valid value: expected a number" "the value, its place and what was expected"
+printf 'params:\n  A: [1, 2]\ntarget:\n  backend: cpuu\n' >"$TMP/badbackend.yaml"
+run "$MUH" space "$TMP/badbackend.yaml"
+expect_rc 2 "an unknown backend"
+expect_in err "badbackend.yaml:4:12: error: unknown backend 'cpuu' \(did you mean 'cpu'\?\)" "the backend, its place and the nearest"
+run "$MUH" tune "$TMP/badbackend.yaml" --replay /dev/null
+expect_rc 2 "an unknown backend, replayed"
+expect_in err "badbackend.yaml:4:12: error: unknown backend 'cpuu'" "the backend, replayed"
+# backend none: a space measured elsewhere, read by muh space and replays;
+# measuring it is an error that says so
+run "$MUH" space tests/fixtures/spaces/cpu_matmul.yaml
+expect_rc 0 "backend none: muh space reads it"
+run "$MUH" eval tests/fixtures/spaces/cpu_matmul.yaml --all
+expect_rc 2 "backend none: nothing measures it"
+expect_in err "cpu_matmul.yaml:7:12: error: backend none measures nothing" "backend none, measured"
 printf 'params:\n  A: [1, 2]\ntarget:\n  backend: worker\n' >"$TMP/noworker.yaml"
 run "$MUH" space "$TMP/noworker.yaml"
 expect_rc 0 "a worker spec without a worker: nothing is measured here"
