@@ -2,10 +2,11 @@
 # gpu_families.sh — full sweeps, on the GPU machine, of muh's kernels of the
 # two families of the search benchmark's outside spaces (issue 27): the 2D
 # convolution (specs/cuda_conv2d.yaml, 4,362 configurations) and
-# dedispersion (specs/cuda_dedisp.yaml, 3,255). The stores become replay
+# dedispersion (specs/cuda_dedisp.yaml, 3,255; specs/cuda_dedisp_full.yaml,
+# the family's own 11,130, takes two calls: carry the first's store). The stores become replay
 # spaces of bench/search_score.py. Run from the repository root with muh
 # carried in .devcarry/ (scripts/devcarry.sh):
-#     bash scripts/gpu_families.sh [conv2d] [dedisp]     (default: both)
+#     bash scripts/gpu_families.sh [conv2d] [dedisp] [dedisp_full]  (default: the first two)
 # Per space: `muh verify` (every param reaches the cubin), four variants
 # checked against the reference (`muh eval --config`), then `muh eval SPEC
 # --all --jobs J` into $OUT/NAME-sweep.db. Nothing starts after
@@ -83,8 +84,8 @@ family() {
 
 for f in ${*:-conv2d dedisp}; do
 	case $f in
-	conv2d | dedisp) ;;
-	*) echo "gpu_families.sh: unknown family '$f' (conv2d, dedisp)" >&2; exit 2 ;;
+	conv2d | dedisp | dedisp_full) ;;
+	*) echo "gpu_families.sh: unknown family '$f' (conv2d, dedisp, dedisp_full)" >&2; exit 2 ;;
 	esac
 done
 for f in ${*:-conv2d dedisp}; do
@@ -93,6 +94,8 @@ for f in ${*:-conv2d dedisp}; do
 		BX=16 BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1 BX=32,BY=16,TX=2,TY=4,SHMEM=1 BX=256,BY=4,TX=4,TY=4,RO=1 ;;
 	dedisp) family dedisp BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
 		BX=16 BX=1,BY=256,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=128,TX=2,SX=1 ;;
+	dedisp_full) family dedisp_full BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
+		BX=16 BX=1,BY=232,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=120,TX=2,SX=1 ;;
 	esac
 done
 tar czf "$OUT/logs.tgz" -C "$LOG" . 2>/dev/null
