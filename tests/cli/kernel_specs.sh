@@ -5,7 +5,8 @@ source "$(dirname "$0")/lib.bash"
 SWEEP=corpora/h200-fused-moe/sweep_M256.csv
 
 for s in specs/triton_fused_moe.yaml specs/triton_prefix_prefill.yaml specs/triton_flash_attention.yaml \
-	specs/cuda_reduce.yaml specs/cuda_paged_attention.yaml specs/cuda_dedisp.yaml specs/cuda_conv2d.yaml; do
+	specs/cuda_reduce.yaml specs/cuda_paged_attention.yaml specs/cuda_dedisp.yaml specs/cuda_dedisp_full.yaml \
+	specs/cuda_conv2d.yaml; do
 	run "$MUH" space "$s" --json
 	expect_rc 0 "space $s"
 done
@@ -34,22 +35,27 @@ print(f"{len(muh)} valid, default and {len(seeds)} seeds inside")
 PY
 # cuda_dedisp: the dedispersion family's space (issue 27), counted here by a
 # brute force of its own: 3,255 valid (the family's 11,130 with BY stepped by
-# 32, not 8), the defaults among them
-run "$MUH" space specs/cuda_dedisp.yaml --list
-expect_rc 0 "list cuda_dedisp"
-python3 - "$TMP/out" <<'PY' || fail "cuda_dedisp space vs an independent brute force"
+# 32, not 8), the defaults among them; cuda_dedisp_full, the family's own
+# 11,130 (BY by 8)
+for v in "cuda_dedisp 32 3255" "cuda_dedisp_full 8 11130"; do
+	set -- $v
+	run "$MUH" space specs/$1.yaml --list
+	expect_rc 0 "list $1"
+	python3 - "$TMP/out" "$2" "$3" <<'PY' || fail "$1 space vs an independent brute force"
 import itertools, sys
 muh = set(open(sys.argv[1]).read().split())
+step, count = int(sys.argv[2]), int(sys.argv[3])
 want = set()
-for bx, by, tx, ty, sx, sy in itertools.product([1, 2, 4, 8, 16, 32], range(32, 257, 32), range(1, 5), range(1, 9),
+for bx, by, tx, ty, sx, sy in itertools.product([1, 2, 4, 8, 16, 32], range(32, 257, step), range(1, 5), range(1, 9),
                                                [0, 1], [0, 1]):
     if 32 <= bx * by <= 1024 and (tx > 1 or sx == 0) and (ty > 1 or sy == 0):
         want.add(f"BX={bx},BY={by},TX={tx},TY={ty},SX={sx},SY={sy}")
 assert muh == want, (len(muh), len(want))
-assert len(want) == 3255, len(want)
+assert len(want) == count, len(want)
 assert "BX=16,BY=32,TX=1,TY=1,SX=0,SY=0" in muh
 print(len(muh), "valid, the defaults inside")
 PY
+done
 # cuda_conv2d: the convolution family's space, likewise: 4,362 valid
 run "$MUH" space specs/cuda_conv2d.yaml --list
 expect_rc 0 "list cuda_conv2d"
