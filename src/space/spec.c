@@ -1025,8 +1025,73 @@ static size_t text_offset(const char *text, int line, int col)
 	return i;
 }
 
-/* The first error libfyaml collected, placed in d; an unclosed flow
- * collection's message names where it was opened. */
+/* The closer that ends a collection opened by c: ']' for '[', '}' for '{'. */
+static char closer_of(char c)
+{
+	return c == '[' ? ']' : '}';
+}
+
+/* A parse error that is a bracket's (f, from yaml_flow_fault), placed in d
+ * at the bracket to fix, saying what was expected: a '[' or '{' never
+ * closed, or closed by the wrong bracket, at its opener; a ']' or '}' that
+ * closes nothing at itself. stop is the byte libfyaml stopped at; lang
+ * "YAML" or "JSON". Returns MUH_EINPUT. */
+static int flow_error(struct parser *P, const struct yaml_flow *f, size_t stop, const char *lang)
+{
+	const char *t = P->s->text;
+	int ol = 0, oc = 0, cl = 0, cc = 0;
+	if (f->open != (size_t)-1)
+		diag_linecol(t, f->open, &ol, &oc);
+	if (f->close != (size_t)-1)
+		diag_linecol(t, f->close, &cl, &cc);
+	if (f->kind == YAML_FLOW_STRAY) {
+		char c = t[f->close], o = c == ']' ? '[' : '{';
+		diag_at(P->d, P->s->path, cl, cc, t);
+		if (f->open == (size_t)-1)
+			return diag_errorf(P->d,
+					   "malformed %s: the '%c' at %d:%d closes nothing "
+					   "(no '%c' is open there): expected a value",
+					   lang, c, cl, cc, o);
+		int xl, xc;
+		diag_linecol(t, f->closed_at, &xl, &xc);
+		if (t[f->open] == '"' || t[f->open] == '\'')
+			return diag_errorf(P->d,
+					   "malformed %s: the '%c' at %d:%d closes nothing "
+					   "(the quoted scalar at %d:%d ends at %d:%d): "
+					   "expected the end of the value",
+					   lang, c, cl, cc, ol, oc, xl, xc);
+		return diag_errorf(P->d,
+				   "malformed %s: the '%c' at %d:%d closes nothing "
+				   "(the '%c' at %d:%d is closed at %d:%d): "
+				   "expected the end of the value",
+				   lang, c, cl, cc, t[f->open], ol, oc, xl, xc);
+	}
+	char o = t[f->open];
+	diag_at(P->d, P->s->path, ol, oc, t);
+	if (f->kind == YAML_FLOW_MISMATCHED)
+		return diag_errorf(P->d,
+				   "malformed %s: expected '%c' to close the '%c' at %d:%d, "
+				   "found '%c' at %d:%d; the '%c' at %d:%d is never closed",
+				   lang, closer_of(o), o, ol, oc, t[f->close], cl, cc, o, ol, oc);
+	char stopped[64] = "the end of the file";
+	if (stop < strlen(t)) {
+		int sl, sc;
+		diag_linecol(t, stop, &sl, &sc);
+		snprintf(stopped, sizeof(stopped), "%d:%d, where the parser stopped", sl, sc);
+	}
+	return diag_errorf(P->d,
+			   "malformed %s: expected '%c' to close the '%c' at %d:%d before %s; the "
+			   "'%c' at %d:%d is never closed",
+			   lang, closer_of(o), o, ol, oc, stopped, o, ol, oc);
+}
+
+/* The first error libfyaml collected, placed in d. When it is a bracket's
+ * (yaml_flow_fault: a '[' or '{' never closed, closed by the wrong bracket,
+ * or a ']' or '}' that closes nothing, at or before where libfyaml
+ * stopped), the error is placed at that bracket and says what was
+ * expected, whatever libfyaml's message (it notices an unclosed '[' lines
+ * later, at the next key or at 'did not find expected node content').
+ * Returns MUH_EINPUT. */
 static int yaml_error(struct parser *P, struct fy_diag *diag)
 {
 	void *it = NULL;
@@ -1035,22 +1100,16 @@ static int yaml_error(struct parser *P, struct fy_diag *diag)
 	const struct fy_mark *m = e && e->fyt ? fy_token_start_mark(e->fyt) : NULL;
 	if (m)
 		diag_linecol(P->s->text, m->input_pos, &line, &col);
+	const char *lang = strstr(P->s->path, ".json") ? "JSON" : "YAML";
+	/* where libfyaml stopped; nowhere known: the whole text is looked at */
+	size_t stop = line > 0 ? text_offset(P->s->text, line, col) : strlen(P->s->text);
+	struct yaml_flow f;
+	yaml_flow_fault(P->s->text, stop, &f);
+	if (f.kind != YAML_FLOW_OK)
+		return flow_error(P, &f, stop, lang);
 	diag_at(P->d, P->s->path, line, col, P->s->text);
-	const char *what = e && e->msg ? e->msg : "cannot parse the document";
-	/* a flow collection never closed: libfyaml notices it lines later;
-	 * name where it began too */
-	char opened[96] = "";
-	size_t at = (size_t)-1;
-	if (strstr(what, "flow"))
-		at = yaml_unclosed_flow(P->s->text, text_offset(P->s->text, line, col));
-	if (at != (size_t)-1) {
-		int ol, oc;
-		diag_linecol(P->s->text, at, &ol, &oc);
-		snprintf(opened, sizeof(opened), "; the '%c' at %d:%d is never closed", P->s->text[at], ol, oc);
-	}
-	diag_errorf(P->d, strstr(P->s->path, ".json") ? "malformed JSON: %s%s" : "malformed YAML: %s%s", what,
-		    opened);
-	return MUH_EINPUT;
+	return diag_errorf(P->d, "malformed %s: %s", lang,
+			   e && e->msg ? e->msg : "cannot parse the document");
 }
 
 /* True when text holds nothing but white space and # comments. */
