@@ -157,13 +157,13 @@ done
 
 # ---- 4. an unclosed flow collection: where it opens
 printf 'name: u\nparams:\n  A: [1, 2\n  B: [3, 4]\nconstraints:\n  - A > 0\n' >"$C/u1.yaml"
-near "an unclosed [" 2 "^u1.yaml:5:1: error: malformed YAML: .*; the '\[' at 3:6 is never closed$" -- space u1.yaml
+near "an unclosed [" 2 "^u1.yaml:3:6: error: malformed YAML: expected '\]' to close the '\[' at 3:6 before 5:1, where the parser stopped; the '\[' at 3:6 is never closed$" -- space u1.yaml
 printf 'name: u\nparams:\n  A: [1, 2\n' >"$C/u2.yaml"
 near "an unclosed [ at the end" 2 "^u2.yaml:[0-9]+:[0-9]+: error: malformed YAML: .*; the '\[' at 3:6 is never closed$" -- space u2.yaml
 printf 'name: u\nparams: {A: [1, 2], B: [3}\n' >"$C/u3.yaml"
-near "a mismatched }" 2 "^u3.yaml:2:26: error: malformed YAML: .*; the '\[' at 2:24 is never closed$" -- space u3.yaml
+near "a mismatched }" 2 "^u3.yaml:2:24: error: malformed YAML: expected '\]' to close the '\[' at 2:24, found '}' at 2:26; the '\[' at 2:24 is never closed$" -- space u3.yaml
 printf '{"params": {"A": [1, 2}\n}\n' >"$C/u4.json"
-near "JSON" 2 "^u4.json:1:23: error: malformed JSON: .*; the '\[' at 1:18 is never closed$" -- space u4.json
+near "JSON" 2 "^u4.json:1:18: error: malformed JSON: expected '\]' to close the '\[' at 1:18, found '}' at 1:23; the '\[' at 1:18 is never closed$" -- space u4.json
 # brackets in quotes and comments are not collections
 printf 'name: "a [x"\n# [ a comment\nparams:\n  A: [1, "]", 2\n  B: [3]\n' >"$C/u5.yaml"
 near "quotes and comments" 2 "^u5.yaml:[0-9]+:[0-9]+: error: malformed YAML: .*; the '\[' at 4:6 is never closed$" -- space u5.yaml
