@@ -63,16 +63,23 @@ void textout_flush(const textout *o, int stream)
 
 void text_time(char *buf, size_t n, double s)
 {
-	if (!isfinite(s))
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = {{1e9, "ns"}, {1e6, "us"}, {1e3, "ms"}, {1, "s"}};
+	if (!isfinite(s)) {
 		snprintf(buf, n, "-");
-	else if (s < 1e-6)
-		snprintf(buf, n, "%.1f ns", s * 1e9);
-	else if (s < 1e-3)
-		snprintf(buf, n, "%.1f us", s * 1e6);
-	else if (s < 1)
-		snprintf(buf, n, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, n, "%.3f s", s);
+		return;
+	}
+	/* rounded to 4 significant digits before the unit is chosen, so that
+	 * 999.96 us reads 1.000 ms, not 1000.0 us */
+	char e[32];
+	snprintf(e, sizeof(e), "%.3e", s);
+	double r = strtod(e, NULL), a = fabs(r);
+	size_t k = a < 1e-6 ? 0 : a < 1e-3 ? 1 : a < 1 ? 2 : 3;
+	double v = r * units[k].scale, av = fabs(v) * (1 + 1e-9);
+	int decimals = av >= 1000 ? 0 : av >= 100 ? 1 : av >= 10 ? 2 : 3;
+	snprintf(buf, n, "%.*f %s", decimals, v, units[k].unit);
 }
 
 const char *text_count(char *buf, size_t n, double v)

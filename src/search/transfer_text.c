@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "muh/objective.h"
 #include "muh/transfer.h"
 
 void transfer_text(const textout *o, const char *db, const transfer_report *r)
@@ -39,7 +38,7 @@ void transfer_text(const textout *o, const char *db, const transfer_report *r)
 			const transfer_entry *e = &t->e[k];
 			char tr[16], tm[32];
 			snprintf(tr, sizeof(tr), e->target_rank ? "%d" : "-", e->target_rank);
-			objective_format("time", e->time_s, tm, sizeof(tm));
+			text_time(tm, sizeof(tm), e->time_s);
 			textout_printf(o, TEXTOUT_RESULT, "  %6s %6d  %-11s %-8s %s\n", tr,
 			               e->source_rank, tm,
 			               e->verdict == TRANSFER_VALID ? "valid" : "invalid", e->key);

@@ -10,6 +10,14 @@
 
 #include "muh/decide_text.h"
 
+void decide_text_value(const char *metric, double v, char *buf, size_t n)
+{
+	if (!strcmp(objective_metric_unit(metric), "s"))
+		text_time(buf, n, v); /* "-" when not finite */
+	else
+		objective_format(metric, v, buf, n);
+}
+
 /* "1.291x" or "-". */
 static void fmt_ratio(char *buf, size_t n, double r)
 {
@@ -87,14 +95,13 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 	               "verdict");
 	char bk[4200];
 	snprintf(bk, sizeof(bk), "%s (%s)", sm->baseline, ships ? "baseline" : "defaults");
-	objective_format(o->metric, sm->base_value, v, sizeof(v));
+	decide_text_value(o->metric, sm->base_value, v, sizeof(v));
 	textout_printf(f, TEXTOUT_RESULT, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n",
-	               lead, kw, bk, sm->base_repeats, sm->base_ok, "-", mw,
-	               isfinite(sm->base_value) ? v : "-", "-", "-", "baseline",
+	               lead, kw, bk, sm->base_repeats, sm->base_ok, "-", mw, v, "-", "-", "baseline",
 	               sm->base_why[0] ? ": " : "", sm->base_why);
 	for (size_t i = 0; i < sm->nf; i++) {
 		const decide_finalist *F = &sm->f[i];
-		objective_format(o->metric, F->value, v, sizeof(v));
+		decide_text_value(o->metric, F->value, v, sizeof(v));
 		fmt_ratio(g, sizeof(g), F->gain.ratio);
 		fmt_interval(ci, sizeof(ci), &F->gain);
 		if (o->nslo > 0)
@@ -103,7 +110,7 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 			snprintf(slo, sizeof(slo), "-"); /* no SLOs: nothing to meet */
 		textout_printf(f, TEXTOUT_RESULT,
 		               "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw,
-		               F->key, F->repeats, F->ok, slo, mw, isfinite(F->value) ? v : "-", g,
+		               F->key, F->repeats, F->ok, slo, mw, v, g,
 		               ci, decide_verdict_name(F->verdict),
 		               F->why[0] && F->verdict >= DECIDE_SLO_MISS ? ": " : "",
 		               F->verdict >= DECIDE_SLO_MISS ? F->why : "");

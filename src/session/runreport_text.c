@@ -74,14 +74,12 @@ static const char *const rc_head[RC_N] = {"run",      "spec",    "problem", "bac
                                           "default",  "speedup", "noise",   "best variant"};
 static const int rc_right[RC_N] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
 
-/* A metric's value (not a score) as the table shows it: a time, or the
- * metric's unit; "-" when not finite. Into cell (4096 bytes). */
+/* A metric's value (not a score) as the table shows it, as the decision
+ * table under it does (decide_text_value); "-" when not finite. Into cell
+ * (4096 bytes). */
 static void format_value(const muh_best *b, double v, char *cell)
 {
-	if (objective_is_time(&b->objective))
-		text_time(cell, 4096, v);
-	else
-		objective_format(b->objective.metric, v, cell, 4096);
+	decide_text_value(b->objective.metric, v, cell, 4096);
 }
 
 /* Run rs's cells of the table, each at most 4095 bytes. */
@@ -183,9 +181,8 @@ void runreport_text(const textout *o, const runreport *cx)
 		objective_describe(&b->objective, desc, sizeof(desc));
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s", (long long)rs->r.id, desc);
 		if (runreport_any_differs(rs)) {
-			objective_format(b->objective.metric,
-			                 objective_value(&b->objective, b->any_score), t,
-			                 sizeof(t));
+			decide_text_value(b->objective.metric,
+			                  objective_value(&b->objective, b->any_score), t, sizeof(t));
 			textout_printf(o, TEXTOUT_RESULT, "; ignoring the SLOs the best is %s  %s",
 			               t, b->any_key);
 		}

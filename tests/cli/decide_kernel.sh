@@ -37,6 +37,14 @@ expect_in out '^per round +X=2: 1\.500x in every paired round$' "and the runner-
 # no SLOs in this spec: none to meet, so none claimed met
 expect_in out '^  X=1 +[0-9]+ +[0-9]+ +- ' "the SLOs cell of a spec without SLOs is -"
 grep -q 'within the SLOs' "$TMP/out" && fail "no SLOs, none claimed met: $(grep 'within the SLOs' "$TMP/out")"
+# every time of the table in one format, to 4 significant digits: the
+# defaults' median read "3.0 ms" beside the search's "3.000 ms" (and a real
+# table's "1.2 ms" beside "1.170 ms" and "574.1 us")
+expect_in out '^  X=3 \(defaults\) +[0-9]+ +[0-9]+ +- +3\.000 ms +- +- +baseline$' "the baseline's time as every time"
+expect_in out '^  X=1 +[0-9]+ +[0-9]+ +- +1\.000 ms +3\.000x ' "a finalist's time as every time"
+run "$MUH" report "$TMP/k.db"
+expect_in out '^1 +decide_kernel .* 1\.000 ms \+ +3\.000 ms \+ +3\.000x ' "the run table's times, as the decision's"
+expect_in out '^    X=3 \(defaults\) +[0-9]+ +[0-9]+ +- +3\.000 ms ' "report's decision table: the same format"
 # a rerun answers from the store: the decided stage is shown, and said to be the store's
 run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k.db"
 expect_rc 0 "tune again: the store answers"

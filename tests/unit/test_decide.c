@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "muh/decide.h"
+#include "muh/decide_text.h"
 #include "muh/objective.h"
 #include "muh/stats.h"
 
@@ -185,6 +186,79 @@ static void test_verdicts(void **st)
 	assert_int_equal(s.winner, -1);
 }
 
+/* A textout that keeps its results in a buffer. */
+struct keep {
+	char text[16384];
+	size_t n;
+};
+static void keep_write(void *ctx, int stream, const char *text)
+{
+	struct keep *k = ctx;
+	if (stream == TEXTOUT_RESULT && text)
+		k->n += (size_t)snprintf(k->text + k->n, sizeof(k->text) - k->n, "%s", text);
+}
+
+/* The line of k that starts with lead (after blanks), or NULL. */
+static const char *line_of(const struct keep *k, const char *lead, char *buf, size_t n)
+{
+	for (const char *p = k->text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *q = p;
+		while (*q == ' ')
+			q++;
+		if (!strncmp(q, lead, strlen(lead))) {
+			snprintf(buf, n, "%.*s", (int)len, p);
+			return buf;
+		}
+		p += len + (e != NULL);
+	}
+	return NULL;
+}
+
+/* The decision table (decide_text_table): every time in the table has one
+ * format (text_time: the baseline's median read "1.2 ms" beside "574.1
+ * us"). */
+static void test_table_times(void **st)
+{
+	(void)st;
+	muh_objective o;
+	objective_default(&o);
+	const char *keys[] = {"X=base", "X=fast"};
+	double sc[2 * 4] = {1.17e-3, 1.171e-3, 1.169e-3, 1.17e-3, 574.1e-6, 574.0e-6, 574.2e-6, 574.1e-6};
+	int slo[2 * 4] = {1, 1, 1, 1, 1, 1, 1, 1};
+	store_decision rows[8];
+	size_t n = make_rows(rows, keys, 2, 4, sc, slo, 0.95);
+	decide_summary s;
+	decide_summarize(&o, rows, n, &s);
+	struct keep k = {.n = 0};
+	textout out = {keep_write, &k};
+	char line[1024];
+	decide_text_table(&out, &s, &o, "X=base", "");
+	assert_non_null(line_of(&k, "X=base (defaults)", line, sizeof(line)));
+	assert_non_null(strstr(line, " 1.170 ms "));
+	assert_non_null(line_of(&k, "X=fast", line, sizeof(line)));
+	assert_non_null(strstr(line, " 574.1 us "));
+}
+
+/* decide_text_value: a time or a latency (unit s) in text_time's format,
+ * whatever the metric's name; any other metric in its unit. */
+static void test_value(void **st)
+{
+	(void)st;
+	char b[64];
+	decide_text_value("time", 1.17e-3, b, sizeof(b));
+	assert_string_equal(b, "1.170 ms");
+	decide_text_value("ttft_p99", 0.3901, b, sizeof(b));
+	assert_string_equal(b, "390.1 ms");
+	decide_text_value("itl_p50", 1.1e-3, b, sizeof(b));
+	assert_string_equal(b, "1.100 ms");
+	decide_text_value("output_tokens_per_s", 3030.6, b, sizeof(b));
+	assert_string_equal(b, "3030.6 tok/s");
+	decide_text_value("time", NAN, b, sizeof(b));
+	assert_string_equal(b, "-");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +266,8 @@ int main(void)
 		cmocka_unit_test(test_paired_ratio),
 		cmocka_unit_test(test_level),
 		cmocka_unit_test(test_verdicts),
+		cmocka_unit_test(test_table_times),
+		cmocka_unit_test(test_value),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }

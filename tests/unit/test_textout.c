@@ -79,14 +79,30 @@ static void test_formats(void **state)
 	char b[64];
 	text_time(b, sizeof(b), NAN);
 	assert_string_equal(b, "-");
+	/* every time to 4 significant digits, whatever its unit, so that the
+	 * times of one table read alike (a table once showed 1.2 ms beside
+	 * 1.170 ms and 574.1 us) */
 	text_time(b, sizeof(b), 12.5e-9);
-	assert_string_equal(b, "12.5 ns");
+	assert_string_equal(b, "12.50 ns");
 	text_time(b, sizeof(b), 36.7e-6);
-	assert_string_equal(b, "36.7 us");
+	assert_string_equal(b, "36.70 us");
+	text_time(b, sizeof(b), 574.1e-6);
+	assert_string_equal(b, "574.1 us");
+	text_time(b, sizeof(b), 1.17e-3);
+	assert_string_equal(b, "1.170 ms");
 	text_time(b, sizeof(b), 0.0123456);
-	assert_string_equal(b, "12.346 ms");
+	assert_string_equal(b, "12.35 ms");
+	text_time(b, sizeof(b), 0.1176);
+	assert_string_equal(b, "117.6 ms");
 	text_time(b, sizeof(b), 2.5);
 	assert_string_equal(b, "2.500 s");
+	text_time(b, sizeof(b), 4321.2);
+	assert_string_equal(b, "4321 s");
+	/* rounded before the unit is chosen: never "1000.0 us" */
+	text_time(b, sizeof(b), 999.96e-6);
+	assert_string_equal(b, "1.000 ms");
+	text_time(b, sizeof(b), 9.9996e-3);
+	assert_string_equal(b, "10.00 ms");
 	assert_string_equal(text_count(b, sizeof(b), 0), "0");
 	assert_string_equal(text_count(b, sizeof(b), 999), "999");
 	assert_string_equal(text_count(b, sizeof(b), 1920), "1,920");

@@ -43,8 +43,10 @@ void textout_flush(const textout *o, int stream);
 struct cJSON;
 void textout_json(const textout *o, struct cJSON *j, int pretty);
 
-/* A time for a person: "-" when not finite, then ns, us (one decimal), ms
- * or s (three). */
+/* A time for a person, the one format of every time muh shows: "-" when
+ * not finite, else in ns, us, ms or s (the unit that puts it in [1, 1000))
+ * to 4 significant digits: "12.50 ns", "36.70 us", "574.1 us", "1.170 ms",
+ * "12.35 ms", "2.500 s" (from 1000 s on, whole seconds). */
 void text_time(char *buf, size_t n, double s);
 
 /* A count with thousands separators ("1,920"); %.3g from 1e18 up.
