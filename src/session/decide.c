@@ -195,6 +195,9 @@ void decide_summarize(const muh_objective *o, const store_decision *rows_in, siz
 		} else {
 			out->base_repeats++;
 			out->base_ok += ok;
+			out->base_slo_met += ok && r->slo_met;
+			if (ok && !r->slo_met && !out->base_slo_why[0] && r->why)
+				decide_copy_text(out->base_slo_why, sizeof(out->base_slo_why), r->why);
 			if (!ok && !out->base_why[0]) {
 				char w[1200];
 				snprintf(w, sizeof(w), "%s: %.1000s", r->status ? r->status : "?", r->why ? r->why : "");
@@ -337,6 +340,7 @@ char *decide_summary_json(const decide_summary *sm, const muh_objective *o)
 	cJSON_AddStringToObject(j, "baseline", sm->baseline);
 	cJSON_AddNumberToObject(j, "baseline_repeats", (double)sm->base_repeats);
 	cJSON_AddNumberToObject(j, "baseline_ok", (double)sm->base_ok);
+	cJSON_AddNumberToObject(j, "baseline_slo_met", (double)sm->base_slo_met);
 	json_add_num(j, "baseline_value", sm->base_value);
 	cJSON_AddNumberToObject(j, "rounds", (double)sm->rounds);
 	json_add_num(j, "level", sm->level);

@@ -18,6 +18,17 @@ void decide_text_value(const char *metric, double v, char *buf, size_t n)
 		objective_format(metric, v, buf, n);
 }
 
+/* The SLOs cell of one row: "3/4" (its ok repeats within every SLO, of its
+ * ok repeats), or "-" when the objective has none to meet. The baseline's
+ * row and every finalist's are counted alike. */
+static void fmt_slos(char *buf, size_t n, const muh_objective *o, size_t met, size_t ok)
+{
+	if (o->nslo > 0)
+		snprintf(buf, n, "%zu/%zu", met, ok);
+	else
+		snprintf(buf, n, "-");
+}
+
 /* "1.291x" or "-". */
 static void fmt_ratio(char *buf, size_t n, double r)
 {
@@ -96,18 +107,18 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 	char bk[4200];
 	snprintf(bk, sizeof(bk), "%s (%s)", sm->baseline, ships ? "baseline" : "defaults");
 	decide_text_value(o->metric, sm->base_value, v, sizeof(v));
+	fmt_slos(slo, sizeof(slo), o, sm->base_slo_met, sm->base_ok);
+	/* its first failure, else its first SLO miss */
+	const char *bwhy = sm->base_why[0] ? sm->base_why : sm->base_slo_why;
 	textout_printf(f, TEXTOUT_RESULT, "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n",
-	               lead, kw, bk, sm->base_repeats, sm->base_ok, "-", mw, v, "-", "-", "baseline",
-	               sm->base_why[0] ? ": " : "", sm->base_why);
+	               lead, kw, bk, sm->base_repeats, sm->base_ok, slo, mw, v, "-", "-",
+	               "baseline", bwhy[0] ? ": " : "", bwhy);
 	for (size_t i = 0; i < sm->nf; i++) {
 		const decide_finalist *F = &sm->f[i];
 		decide_text_value(o->metric, F->value, v, sizeof(v));
 		fmt_ratio(g, sizeof(g), F->gain.ratio);
 		fmt_interval(ci, sizeof(ci), &F->gain);
-		if (o->nslo > 0)
-			snprintf(slo, sizeof(slo), "%zu/%zu", F->slo_met, F->ok);
-		else
-			snprintf(slo, sizeof(slo), "-"); /* no SLOs: nothing to meet */
+		fmt_slos(slo, sizeof(slo), o, F->slo_met, F->ok);
 		textout_printf(f, TEXTOUT_RESULT,
 		               "%s  %-*s  %7zu  %3zu  %5s  %*s  %11s  %13s  %s%s%s\n", lead, kw,
 		               F->key, F->repeats, F->ok, slo, mw, v, g,

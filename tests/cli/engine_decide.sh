@@ -24,7 +24,9 @@ expect_in out "^gain +[0-9.]+x the defaults' output_tokens_per_s .*; the search'
 	"the search's gain line defers to the decision"
 grep -E '^gain .*a tie' "$TMP/out" && fail "the search's gain line judged a tie of its own before the decision"
 expect_in out '^decision +the defaults and the top 2 re-measured afresh in [0-9]+ round\(s\)' "the decision table"
-expect_in out '^  delay_ms=40 \(defaults\) +[0-9]+ +[0-9]+ .* baseline' "the baseline's row"
+# the baseline's row counts its SLOs as the finalists' do (it read "-"
+# beside their "8/8": had the defaults met them?)
+expect_in out '^  delay_ms=40 \(defaults\) +[0-9]+ +([0-9]+) +\1/\1 +[0-9.]+ tok/s +- +- +baseline$' "the baseline's row, its SLOs met"
 expect_in out '^  delay_ms=1 +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+ +[0-9.]+ tok/s +[0-9.]+x +[0-9.]+-[0-9.]+x +gain' "delay_ms=1 is a proven gain"
 expect_in out '^  delay_ms=6 +.* (gain|undecided)$' "delay_ms=6 is judged"
 expect_in out '^winner +delay_ms=1: [0-9.]+x the defaults \([0-9.]+% CI [0-9.]+-[0-9.]+x over [0-9]+ paired rounds\)' \
@@ -63,8 +65,22 @@ assert (best, dflt) == (win, base), (row, win, base)
 assert "+ as the decision stage re-measured them" in out
 PY
 run "$MUH" report "$TMP/d.db" --json
-"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["runs"][0]["decision"]; assert d["winner"]=="delay_ms=1" and d["winner_gain"]["lo"]>1, d' "$TMP/out" ||
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["runs"][0]["decision"]; assert d["winner"]=="delay_ms=1" and d["winner_gain"]["lo"]>1 and d["baseline_slo_met"]==d["baseline_ok"]>0, d' "$TMP/out" ||
 	fail "report --json's decision"
+# a baseline repeat that missed an SLO: its row says how many met them, and
+# the first miss (the rows of one round's defaults made a miss)
+cp "$TMP/d.db" "$TMP/miss.db"
+"$PY" - "$TMP/miss.db" <<'PY' || fail "making the baseline's SLO miss"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE decisions SET slo_met = 0, why = 'errors = 1, needs errors == 0' WHERE role = 0 AND round = 1")
+db.commit()
+PY
+run "$MUH" report "$TMP/miss.db"
+expect_in out '^    delay_ms=40 \(defaults\) +[0-9]+ +([0-9]+) +[0-9]+/\1 +[0-9.]+ tok/s +- +- +baseline: errors = 1, needs errors == 0$' \
+	"the baseline's row: one repeat short of its SLOs, and which"
+n=$(grep -oE '^    delay_ms=40 \(defaults\) +[0-9]+ +[0-9]+ +[0-9]+/[0-9]+' "$TMP/out" | awk '{split($NF, a, "/"); print a[2] - a[1]}')
+[ "$n" = 1 ] || fail "one baseline repeat missed: $(grep 'delay_ms=40 (defaults)' "$TMP/out")"
 
 run "$MUH" patch "$M" --from "$TMP/d.db"
 expect_rc 0 "patch --from a proven winner"

@@ -131,6 +131,8 @@ static void test_verdicts(void **st)
 	assert_int_equal(s.f[3].slo_met, 5);
 	assert_int_equal(s.f[4].verdict, DECIDE_FAILED);
 	assert_non_null(strstr(s.f[4].why, "crash: died"));
+	assert_int_equal(s.base_slo_met, NR); /* the baseline's SLOs are counted as a finalist's */
+	assert_string_equal(s.base_slo_why, "");
 	/* the fastest repeats (miss, dies) are no winners: fast is */
 	assert_int_equal(s.winner, 0);
 	assert_int_equal(s.runner_up, 4); /* by ratio among the rest: dies (3.3x, failed once) */
@@ -241,6 +243,57 @@ static void test_table_times(void **st)
 	assert_non_null(strstr(line, " 574.1 us "));
 }
 
+/* The decision table's SLOs column: the baseline's row counts its SLOs as
+ * every finalist's does (it read "-" beside the finalists' "8/8", so no one
+ * could tell whether the defaults met them), and says its first SLO miss;
+ * without SLOs, "-" for every row. */
+static void test_table_slos(void **st)
+{
+	(void)st;
+	muh_objective o;
+	objective_default(&o);
+	const char *keys[] = {"X=base", "X=fast"};
+	int slo[2 * 4] = {1, 1, 1, 1, 1, 1, 1, 1};
+	store_decision rows[8];
+	decide_summary s;
+	struct keep k = {.n = 0};
+	textout out = {keep_write, &k};
+	char line[1024];
+	/* no SLOs: nothing to meet, "-" for the baseline and the finalist */
+	double sc[2 * 4] = {1.17e-3, 1.171e-3, 1.169e-3, 1.17e-3, 574.1e-6, 574.0e-6, 574.2e-6, 574.1e-6};
+	size_t n = make_rows(rows, keys, 2, 4, sc, slo, 0.95);
+	decide_summarize(&o, rows, n, &s);
+	decide_text_table(&out, &s, &o, "X=base", "");
+	assert_non_null(line_of(&k, "X=base (defaults)", line, sizeof(line)));
+	assert_non_null(strstr(line, " 4    4      - "));
+	assert_non_null(line_of(&k, "X=fast", line, sizeof(line)));
+	assert_non_null(strstr(line, " 4    4      - "));
+
+	/* with an SLO: the baseline's row is 3/4 when one of its ok repeats
+	 * missed, and says which; a finalist's is n/n */
+	muh_objective t;
+	objective_default(&t);
+	snprintf(t.metric, sizeof(t.metric), "output_tokens_per_s");
+	t.maximize = 1; /* a score is 1 / the value */
+	t.nslo = 1;
+	t.slo[0] = (objective_slo){"ttft_p99", OBJ_LE, 2.0, "ttft_p99 <= 2s"};
+	double tps[2 * 4] = {1 / 3000.0, 1 / 3100.0, 1 / 2900.0, 1 / 3050.0, 1 / 3400.0, 1 / 3300.0, 1 / 3500.0, 1 / 3350.0};
+	n = make_rows(rows, keys, 2, 4, tps, slo, 0.95);
+	rows[2].slo_met = 0; /* round 1's baseline */
+	rows[2].why = "ttft_p99 = 3.228 s, needs ttft_p99 <= 2s";
+	decide_summarize(&t, rows, n, &s);
+	assert_int_equal(s.base_slo_met, 3);
+	assert_string_equal(s.base_slo_why, "ttft_p99 = 3.228 s, needs ttft_p99 <= 2s");
+	k.n = 0;
+	k.text[0] = '\0';
+	decide_text_table(&out, &s, &t, "X=base", "");
+	assert_non_null(line_of(&k, "X=base (defaults)", line, sizeof(line)));
+	assert_non_null(strstr(line, " 3/4 "));
+	assert_non_null(strstr(line, "baseline: ttft_p99 = 3.228 s, needs ttft_p99 <= 2s"));
+	assert_non_null(line_of(&k, "X=fast", line, sizeof(line)));
+	assert_non_null(strstr(line, " 4/4 "));
+}
+
 /* decide_text_value: a time or a latency (unit s) in text_time's format,
  * whatever the metric's name; any other metric in its unit. */
 static void test_value(void **st)
@@ -267,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_level),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_table_times),
+		cmocka_unit_test(test_table_slos),
 		cmocka_unit_test(test_value),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);

@@ -121,9 +121,10 @@ typedef struct decide_cost {
 typedef struct decide_summary {
 	int present;           /* the run has decision rows */
 	char baseline[4096];
-	size_t base_repeats, base_ok;
+	size_t base_repeats, base_ok, base_slo_met; /* as a finalist's repeats, ok, slo_met */
 	double base_value;     /* the baseline's metric, median over its ok repeats */
 	char base_why[1024];   /* the baseline's first failure */
+	char base_slo_why[1024]; /* the baseline's first ok repeat that missed an SLO, and which */
 	size_t rounds;         /* rounds that hold a row */
 	double level;          /* the level each look used */
 	decide_finalist f[DECIDE_MAX_FINALISTS];

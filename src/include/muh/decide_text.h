@@ -21,8 +21,10 @@ MUH_BEGIN_DECLS
  * bytes). */
 void decide_text_value(const char *metric, double v, char *buf, size_t n);
 
-/* Every variant the stage re-deployed with its repeats, ok ones, SLOs met,
- * metric, ratio to the baseline with its interval, and verdict; then the
+/* Every variant the stage re-deployed, the baseline first, with its
+ * repeats, ok ones, SLOs met (of its ok ones; "-" when the objective has
+ * none), metric, ratio to the baseline with its interval, and verdict (the
+ * baseline's: its first failure, else its first SLO miss); then the
  * winner line, or "no proven gain" with why. Lines start with lead (tune:
  * "", report: "  "). */
 void decide_text_table(const textout *f, const decide_summary *sm, const muh_objective *o, const char *default_key,
