@@ -12,10 +12,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "muh/best.h"
 #include "muh/evalset.h"
 
 /* Variants that built one artifact yet were timed apart: what this
- * machine's noise did to identical code, beside the best's speedup. */
+ * machine did to identical code over the run, beside the best's speedup,
+ * in report's words (best_twins_note). The noise is not at hand here
+ * (evalflow prints its own line): the note goes without it. */
 void evalset_text_twins(const textout *o, const evalset *S, int json)
 {
 	size_t twins;
@@ -23,14 +26,14 @@ void evalset_text_twins(const textout *o, const evalset *S, int json)
 	double r = evalset_twins(S, &twins, &slow, &fast);
 	if (!isfinite(r))
 		return;
+	char *line = malloc(8192);
+	if (!line)
+		return;
+	best_twins_note(line, 8192, twins, r, slow, fast, NAN, 0);
 	/* with --json stdout holds the variants' rows only: the line goes to
 	 * stderr, as the noise line does */
-	textout_printf(o, json ? TEXTOUT_NOTE : TEXTOUT_RESULT,
-	               "twins: %zu variants built the same artifact as another (fingerprint); the "
-	               "same code timed up to "
-	               "%.3fx apart (%s against %s): a difference under that is this machine's "
-	               "noise, not the params\n",
-	               twins, r, slow, fast);
+	textout_printf(o, json ? TEXTOUT_NOTE : TEXTOUT_RESULT, "%s\n", line);
+	free(line);
 }
 
 /* Under the table of --interleave: how the set was timed, and each

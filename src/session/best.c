@@ -32,6 +32,7 @@
 #include "muh/space.h"
 #include "muh/muh.h"
 #include "strbuf.h"
+#include "textfmt.h"
 
 /* The defaults' canonical key of spec s in problem instance `instance`
  * (spec_default_index), as space_key formats it (params in spec order,
@@ -573,6 +574,27 @@ double best_twins(const muh_best *b, size_t *twins, const char **slow, const cha
 	free(scores);
 	free(byk);
 	return r;
+}
+
+void best_twins_note(char *buf, size_t n, size_t twins, double spread, const char *slow, const char *fast,
+		     double noise, int paired)
+{
+	size_t at = 0;
+	text_appendf(buf, n, &at,
+		     "twins: %zu variants built the same artifact as another (fingerprint); the same code timed up "
+		     "to %.3fx apart (%s against %s): the spread between identical builds over the whole run, "
+		     "drift included",
+		     twins, spread, slow, fast);
+	if (isfinite(noise))
+		text_appendf(buf, n, &at,
+			     ", where the noise (%.2f%%) is only the defaults timed twice, back to back", 100 * noise);
+	text_appendf(buf, n, &at,
+		     "; variants timed once each and less than %.3fx apart may differ by this machine, not by the "
+		     "params",
+		     spread);
+	if (paired)
+		text_appendf(buf, n, &at, "; the decision's speedup ('+') is paired in alternating rounds, which "
+					  "cancel such drift");
 }
 
 /* best_marks's walk over the runs. */

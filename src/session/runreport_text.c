@@ -156,6 +156,15 @@ void runreport_text(const textout *o, const runreport *cx)
 		}
 	}
 	for (size_t i = 0; i < cx->n; i++) {
+		if (isfinite(cx->runs[i].r.noise)) {
+			textout_printf(o, TEXTOUT_RESULT,
+			               "noise: the defaults timed twice, back to back, before the "
+			               "search: how far apart their two medians came (muh tune's noise "
+			               "line); a search's speedup within it reads 'tie'\n");
+			break;
+		}
+	}
+	for (size_t i = 0; i < cx->n; i++) {
 		if (cx->runs[i].b.regime == BEST_SUSTAINED) {
 			textout_printf(o, TEXTOUT_RESULT,
 			               "* the best re-timed at sustained clocks, interleaved (the "
@@ -194,18 +203,17 @@ void runreport_text(const textout *o, const runreport *cx)
 	}
 	for (size_t i = 0; i < cx->n; i++)
 		print_retimes(o, &cx->runs[i]);
-	for (size_t i = 0; i < cx->n;
-	     i++) { /* identical code timed apart: the noise beside the speedups */
+	for (size_t i = 0; i < cx->n; i++) { /* identical code timed apart over the run */
+		const runreport_run *rs = &cx->runs[i];
 		size_t twins;
 		const char *slow, *fast;
-		double r = best_twins(&cx->runs[i].b, &twins, &slow, &fast);
-		if (isfinite(r) && objective_is_time(&cx->runs[i].b.objective))
-			textout_printf(o, TEXTOUT_RESULT,
-			               "\nrun %lld: twins: %zu variants built the same artifact as "
-			               "another; the same code timed "
-			               "up to %.3fx apart (%s against %s): a speedup under that is "
-			               "this machine's noise\n",
-			               (long long)cx->runs[i].r.id, twins, r, slow, fast);
+		double r = best_twins(&rs->b, &twins, &slow, &fast), bv, dv;
+		if (!isfinite(r) || !objective_is_time(&rs->b.objective))
+			continue;
+		static char line[8192];
+		best_twins_note(line, sizeof(line), twins, r, slow, fast, rs->r.noise,
+		                best_decided_values(&rs->b, &bv, &dv));
+		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s\n", (long long)rs->r.id, line);
 	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)

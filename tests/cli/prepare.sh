@@ -35,7 +35,7 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 assert len(rows) == 12 and all("key" in r for r in rows), [r for r in rows if "key" not in r]
 PY
 run "$MUH" report "$TMP/jobs.db"
-expect_in out "^run 1: twins: 12 variants built the same artifact as another; the same code timed up to [0-9.]+x apart" "report's twins line"
+expect_in out "^run 1: twins: 12 variants built the same artifact as another \(fingerprint\); the same code timed up to [0-9.]+x apart" "report's twins line, in eval's words"
 python3 - "$TMP/jobs.db" "$TMP/out" <<'PY' || fail "the twins' spread is the store's largest ratio of one artifact"
 import re, sqlite3, sys
 rows = sqlite3.connect(sys.argv[1]).execute(

@@ -137,6 +137,38 @@ expect_in out "status: .*ok" "status line"
 grep -q '^\* ' "$TMP/out" && fail "no best re-timed at sustained clocks, yet a legend for '*': $(grep '^\* ' "$TMP/out")"
 run "$MUH" report "$TMP/missing.db"
 expect_rc 2 "missing store"
+
+# ---- two spreads, two names: the noise column is the defaults timed twice,
+# back to back, before the search; the twins line is identical builds timed
+# apart over the whole run. A new user read "2.087x  1.20%" and then "the
+# same code timed up to 1.819x apart ... a speedup under that is this
+# machine's noise" as one figure contradicting another. Here Y reaches
+# nothing (the fingerprint is X's), yet Y=1 runs 1.5x slower: twins 1.5x
+# apart, while the defaults time alike (noise 0.00%).
+cat >"$TMP/tw.sh" <<'SH'
+[ "$MUH_STEP" = build ] && { echo "muh-fingerprint: X=$X"; exit 0; }
+[ "$MUH_STEP" = time ] || exit 0
+t=$((X * (2 + Y)))
+for i in 1 2 3; do echo "muh-time: ${t}.0e-4"; done
+SH
+cat >"$TMP/tw.yaml" <<YAML
+name: twins
+target: {backend: command, command: "bash $TMP/tw.sh"}
+measure: {warmups: 0, min_samples: 3, max_samples: 3}
+params:
+  X: {values: [1, 2, 3], default: 3}
+  Y: {values: [0, 1], default: 0}
+YAML
+run "$MUH" tune "$TMP/tw.yaml" --db "$TMP/tw.db"
+expect_rc 0 "tune a space with an inert param"
+run "$MUH" report "$TMP/tw.db"
+expect_rc 0 "report of the twins run"
+expect_in out '^1 +twins .* \+ +[0-9.]+x +0\.00% +X=1,Y=0$' "the noise column: the defaults' two timings agree"
+expect_in out "^noise: the defaults timed twice, back to back, before the search: how far apart their two medians came" \
+	"a legend says what the noise column is"
+expect_in out "^run 1: twins: [0-9]+ variants built the same artifact as another \(fingerprint\); the same code timed up to 1\.500x apart \(X=[123],Y=1 against X=[123],Y=0\): the spread between identical builds over the whole run, drift included, where the noise \(0\.00%\) is only the defaults timed twice, back to back; variants timed once each and less than 1\.500x apart may differ by this machine, not by the params; the decision's speedup \('\+'\) is paired" \
+	"the twins line names its spread, and the noise as another figure"
+grep -q "machine's noise" "$TMP/out" && fail "two figures called noise: $(grep "machine's noise" "$TMP/out")"
 # the fields that tell runs apart are never cut: M=256 and M=2048 of the
 # same spec read differently (the H200 store of the fused-MoE tune)
 run "$MUH" report docs/results/h200/tune-moe.db

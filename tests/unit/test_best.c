@@ -135,6 +135,21 @@ static void test_burst(void **st)
 	assert_int_equal(fast, 2);
 	assert_true(isnan(best_twin_spread(fps + 3, sc + 3, 1, &twins, &slow, &fast)));
 	assert_int_equal(twins, 0);
+	/* the twins line says what its figure is and that the noise is another
+	 * (report printed 1.20% noise beside "up to 1.819x apart ... this
+	 * machine's noise", two figures for one word) */
+	char note[2048];
+	best_twins_note(note, sizeof(note), 4, 1.819, "X=1,Y=2", "X=1,Y=1", 0.012, 1);
+	assert_non_null(strstr(note, "twins: 4 variants built the same artifact as another (fingerprint); the same "
+				     "code timed up to 1.819x apart (X=1,Y=2 against X=1,Y=1): the spread between "
+				     "identical builds over the whole run, drift included"));
+	assert_non_null(strstr(note, "the noise (1.20%) is only the defaults timed twice, back to back"));
+	assert_non_null(strstr(note, "less than 1.819x apart may differ by this machine"));
+	assert_non_null(strstr(note, "paired in alternating rounds"));
+	assert_null(strstr(note, "machine's noise"));
+	best_twins_note(note, sizeof(note), 4, 1.819, "X=1,Y=2", "X=1,Y=1", NAN, 0);
+	assert_null(strstr(note, "the noise ("));
+	assert_null(strstr(note, "paired"));
 	best_free(&b);
 	store_close(s);
 }

@@ -193,6 +193,19 @@ double best_twin_spread(const char *const *fps, const double *scores, size_t n, 
  * measured them) with a fingerprint: *slow and *fast are keys owned by b. */
 double best_twins(const muh_best *b, size_t *twins, const char **slow, const char **fast);
 
+/* The twins line, in the words muh eval and muh report share: "twins: N
+ * variants built the same artifact as another (fingerprint); the same code
+ * timed up to R apart (SLOW against FAST): ...". It says what the spread
+ * is (identical builds timed at different points of the run, drift
+ * included) and, when noise is finite, that the noise figure beside it is
+ * another thing (the defaults timed twice back to back, a few seconds
+ * apart), so that the two never read as one figure; and what the spread
+ * bounds: variants timed once each. paired: the run's speedup came from
+ * paired rounds (report's '+'), which the line says cancel such drift.
+ * Into buf (n bytes), no newline. */
+void best_twins_note(char *buf, size_t n, size_t twins, double spread, const char *slow, const char *fast,
+		     double noise, int paired);
+
 /* The params of variant key (a canonical key, NAME=VALUE,...) that did not
  * change its compiled artifact, in key order, at most max into out: a param
  * is such when a measured variant of the run that differs from key in that
