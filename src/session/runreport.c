@@ -128,6 +128,14 @@ void runreport_speedup_text(char *buf, size_t n, const runreport_run *rs)
 		snprintf(buf, n, "%.3fx", sp);
 }
 
+/* A plot's title: "SPEC PROBLEM: what", or "SPEC: what" for a run without
+ * a problem (an engine spec's), so that no space stands where an empty
+ * problem would go. Into buf (n bytes). */
+static void plot_title(char *buf, size_t n, const runreport_run *rs, const char *what)
+{
+	snprintf(buf, n, "%s%s%s: %s", rs->spec_name, rs->problem[0] ? " " : "", rs->problem, what);
+}
+
 /* "WHAT 12.3 UNIT": a mark's label. */
 static void fmt_value(char *buf, size_t n, const char *what, double v, const char *unit)
 {
@@ -196,7 +204,7 @@ int runreport_write_svgs(const char *dir, const runreport_run *rs, muh_diag *d)
 		if (isfinite(v))
 			marks[nm++] = (svg_mark){"decided", wlabel, NAN, v};
 	}
-	snprintf(title, sizeof(title), "%s %s: best so far", rs->spec_name, rs->problem);
+	plot_title(title, sizeof(title), rs, "best so far");
 	svg_series s = {"best so far", x, y, x && y ? n : 0};
 	svg_axes ax = {title, "evaluations", ylabel, 1, SVG_LOG_AUTO};
 	svg_lines(f, &ax, &s, 1, marks, nm);
@@ -211,8 +219,9 @@ int runreport_write_svgs(const char *dir, const runreport_run *rs, muh_diag *d)
 	double *us = malloc((rs->b.nok ? rs->b.nok : 1) * sizeof(double));
 	for (size_t i = 0; us && i < rs->b.nok; i++)
 		us[i] = is_time ? rs->b.ok_scores[i] * 1e6 : objective_value(&rs->b.objective, rs->b.ok_scores[i]);
-	snprintf(title, sizeof(title), "%s %s: %s of every ok variant", rs->spec_name, rs->problem,
-		 is_time ? "time" : rs->b.objective.metric);
+	char what[160];
+	snprintf(what, sizeof(what), "%s of every ok variant", is_time ? "time" : rs->b.objective.metric);
+	plot_title(title, sizeof(title), rs, what);
 	if (!is_time)
 		snprintf(ylabel, sizeof(ylabel), "%s (%s)", rs->b.objective.metric, unit);
 	svg_axes hx = {title, is_time ? "time (us)" : ylabel, "configurations", 0, SVG_LOG_AUTO};

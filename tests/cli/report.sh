@@ -127,6 +127,18 @@ for rid, span_of in spans.items():
 long_title = [t for t in ET.parse(os.path.join(plots, "run3-times.svg")).getroot().iter(NS + "text")
               if t.get("class") == "title"][0].text
 assert long_title.endswith("\u2026") and long_title.startswith("a_spec_with"), long_title
+# a run without a problem (runs 3 and 4, as an engine spec's): "SPEC: ...",
+# no blank where the problem would go ("narrow : best so far" before)
+def title(rid, kind):
+    return [t for t in ET.parse(os.path.join(plots, f"run{rid}-{kind}.svg")).getroot().iter(NS + "text")
+            if t.get("class") == "title"][0].text
+assert rep[4]["problem"] == "" and rep[1]["problem"], (rep[4]["problem"], rep[1]["problem"])
+assert title(4, "best-so-far") == "narrow: best so far", title(4, "best-so-far")
+assert title(4, "times") == "narrow: time of every ok variant", title(4, "times")
+assert title(1, "best-so-far") == f"matmul_cpu {rep[1]['problem']}: best so far", title(1, "best-so-far")
+for rid in rep:
+    for kind in ("best-so-far", "times"):
+        assert " :" not in title(rid, kind), (rid, kind, title(rid, kind))
 assert logs == 2, logs
 print("the plots read right")
 PY
