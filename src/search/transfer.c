@@ -28,6 +28,7 @@
 #include "muh/muh.h"
 #include "muh/spec.h"
 #include "muh/store.h"
+#include "muh/textout.h"
 #include "muh/transfer.h"
 #include "strbuf.h"
 
@@ -337,6 +338,47 @@ static int add_text(char ***v, size_t *n, const char *fmt, ...)
 	return MUH_OK;
 }
 
+/* The unit of hw key, as its doc ends ("shared memory per block with
+ * opt-in, bytes": "bytes"); "" when the doc names none (counts: threads,
+ * multiprocessors). */
+static const char *hw_unit(const char *key)
+{
+	const char *doc = hw_key_doc(key), *comma = doc ? strrchr(doc, ',') : NULL;
+	return comma && comma[1] == ' ' ? comma + 2 : "";
+}
+
+/* A number of a reason, as every count muh prints: an integer with
+ * thousands separators ("73,728"), any other value as value_fmt writes
+ * it; then " UNIT" when unit is not "". Into buf (n bytes). */
+static void fmt_number(char *buf, size_t n, muh_value v, const char *unit)
+{
+	if (v.t == MUH_INT)
+		text_count(buf, n, (double)v.u.i);
+	else
+		value_fmt(buf, n, v);
+	size_t at = strlen(buf);
+	if (unit[0] && at < n)
+		snprintf(buf + at, n - at, " %s", unit);
+}
+
+/* The hw key that side (a comparison's side, as written) is, alone
+ * ("hw.smem_per_block_optin", blanks around it allowed); NULL when the side
+ * is anything else. Both sides of a comparison with such a side are in its
+ * unit. */
+static const muh_hw_field *side_hw(const muh_hw *hw, const char *side, size_t len)
+{
+	while (len && (*side == ' ' || *side == '\t'))
+		side++, len--;
+	while (len && (side[len - 1] == ' ' || side[len - 1] == '\t'))
+		len--;
+	if (len < 4 || strncmp(side, "hw.", 3))
+		return NULL;
+	for (int i = 0; i < hw->nfields; i++)
+		if (strlen(hw->f[i].key) == len - 3 && !strncmp(side + 3, hw->f[i].key, len - 3))
+			return &hw->f[i];
+	return NULL;
+}
+
 /* "how much of the target's limit": the origin word of hw key, for reasons. */
 static const char *origin_of(const muh_hw *hw, const char *key)
 {
@@ -386,8 +428,8 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 			if ((size_t)sl[j] < hw0)
 				continue;
 			const muh_hw_field *f = &hw->f[(size_t)sl[j] - hw0];
-			char v[48];
-			value_fmt(v, sizeof(v), c->slots[sl[j]]);
+			char v[80];
+			fmt_number(v, sizeof(v), c->slots[sl[j]], hw_unit(f->key));
 			size_t o = strlen(limits);
 			snprintf(limits + o, sizeof(limits) - o, "%shw.%s = %s (%s)", o ? ", " : "; reads ",
 				 f->key, v, f->origin == HW_MEASURED ? "measured" : "declared");
@@ -397,11 +439,16 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 		muh_value l, r;
 		if (t == EXPR_FALSE && c->lhs[i] && c->rhs[i] && !expr_eval(c->lhs[i], c->slots, &l) &&
 		    !expr_eval(c->rhs[i], c->slots, &r)) {
-			char ls[64], rs[64];
-			value_fmt(ls, sizeof(ls), l);
-			value_fmt(rs, sizeof(rs), r);
+			const char *src = s->constraints[i].src;
 			size_t at, len;
-			split_cmp(s->constraints[i].src, &at, &len);
+			split_cmp(src, &at, &len);
+			const muh_hw_field *uf = side_hw(hw, src, at);
+			if (!uf)
+				uf = side_hw(hw, src + at + len, strlen(src + at + len));
+			const char *unit = uf ? hw_unit(uf->key) : "";
+			char ls[96], rs[96];
+			fmt_number(ls, sizeof(ls), l, unit);
+			fmt_number(rs, sizeof(rs), r, unit);
 			rc = add_text(&e->why, &e->nwhy, "%s is false on %s: %s %.*s %s%s", where, tn, ls, (int)len,
 				      s->constraints[i].src + at, rs, limits);
 		} else {
@@ -415,15 +462,20 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 		if (hw_get(hw, "smem_per_block_optin", &optin)) {
 			if ((double)o->shared > optin) {
 				e->verdict = TRANSFER_INVALID;
+				char used[32], lim[32];
+				text_count(used, sizeof(used), (double)o->shared);
+				text_count(lim, sizeof(lim), optin);
 				rc = add_text(&e->why, &e->nwhy,
-					      "its kernel used %lld bytes of shared memory as compiled on %s, more than "
-					      "hw.smem_per_block_optin = %.0f of %s (%s)",
-					      o->shared, w->r.hw_profile, optin, tn, origin_of(hw, "smem_per_block_optin"));
+					      "its kernel used %s bytes of shared memory as compiled on %s, more than "
+					      "hw.smem_per_block_optin = %s bytes of %s (%s)",
+					      used, w->r.hw_profile, lim, tn, origin_of(hw, "smem_per_block_optin"));
 			}
 		} else {
-			rc = add_text(&e->notes, &e->nnotes, "its kernel used %lld bytes of shared memory on %s; %s's "
+			char used[32];
+			text_count(used, sizeof(used), (double)o->shared);
+			rc = add_text(&e->notes, &e->nnotes, "its kernel used %s bytes of shared memory on %s; %s's "
 							     "shared memory per block is unknown",
-				      o->shared, w->r.hw_profile, tn);
+				      used, w->r.hw_profile, tn);
 		}
 	}
 	double ws, maxt;
@@ -434,17 +486,22 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 		else if (!hw_get(hw, "max_threads_per_block", &maxt)) {
 			const muh_hw_field *u = hw_unknown(hw, "max_threads_per_block");
 			int why = u && u->note[0];
+			char nw[32], nt[32], tb[32];
 			rc = add_text(&e->notes, &e->nnotes,
-				      "%lld warps of %.0f threads = %.0f threads per block on %s, against a "
+				      "%s warps of %s threads = %s threads per block on %s, against a "
 				      "max_threads_per_block it does not know%s%s%s",
-				      warps, ws, (double)warps * ws, tn, why ? " (" : "", why ? u->note : "",
-				      why ? ")" : "");
+				      text_count(nw, sizeof(nw), (double)warps), text_count(nt, sizeof(nt), ws),
+				      text_count(tb, sizeof(tb), (double)warps * ws), tn, why ? " (" : "",
+				      why ? u->note : "", why ? ")" : "");
 		} else if ((double)warps * ws > maxt) {
 			e->verdict = TRANSFER_INVALID;
+			char nw[32], nt[32], tb[32], mx[32];
 			rc = add_text(&e->why, &e->nwhy,
-				      "%lld warps of %.0f threads = %.0f threads per block, more than "
-				      "hw.max_threads_per_block = %.0f of %s (%s)",
-				      warps, ws, (double)warps * ws, maxt, tn, origin_of(hw, "max_threads_per_block"));
+				      "%s warps of %s threads = %s threads per block, more than "
+				      "hw.max_threads_per_block = %s of %s (%s)",
+				      text_count(nw, sizeof(nw), (double)warps), text_count(nt, sizeof(nt), ws),
+				      text_count(tb, sizeof(tb), (double)warps * ws), text_count(mx, sizeof(mx), maxt),
+				      tn, origin_of(hw, "max_threads_per_block"));
 		}
 	}
 	eval_variant_free(&v); /* the slots' strings were its */

@@ -18,16 +18,20 @@ void transfer_text(const textout *o, const char *db, const transfer_report *r)
 	textout_printf(o, TEXTOUT_RESULT, "            %s\n", r->target.source);
 	for (size_t i = 0; i < r->nruns; i++) {
 		const transfer_run *t = &r->runs[i];
-		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld  %s  %s\n", (long long)t->id,
-		               t->spec_path, t->problem);
+		/* the problem when the run has one: no trailing blanks for an empty one */
+		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld  %s%s%s\n", (long long)t->id,
+		               t->spec_path, t->problem[0] ? "  " : "", t->problem);
+		/* counts as every count muh prints: 1,305 */
+		char nok[32], nn[32], nvalid[32];
 		textout_printf(
 		    o, TEXTOUT_RESULT,
-		    "  measured on %s%s; %zu ok, top %zu checked, %zu valid on %s\n",
+		    "  measured on %s%s; %s ok, top %s checked, %s valid on %s\n",
 		    t->measured_on,
 		    t->other_device
 		        ? " (another device: these times were not measured on the target)"
 		        : "",
-		    t->nok, t->n, t->nvalid, r->target.name);
+		    text_count(nok, sizeof(nok), (double)t->nok), text_count(nn, sizeof(nn), (double)t->n),
+		    text_count(nvalid, sizeof(nvalid), (double)t->nvalid), r->target.name);
 		if (t->spec_note)
 			textout_printf(o, TEXTOUT_RESULT, "  note: %s\n", t->spec_note);
 		if (!t->n)
@@ -36,11 +40,14 @@ void transfer_text(const textout *o, const char *db, const transfer_report *r)
 		               "time", "verdict", "config");
 		for (size_t k = 0; k < t->n; k++) {
 			const transfer_entry *e = &t->e[k];
-			char tr[16], tm[32];
-			snprintf(tr, sizeof(tr), e->target_rank ? "%d" : "-", e->target_rank);
+			char tr[32], sr[32], tm[32];
+			text_count(sr, sizeof(sr), e->source_rank);
+			if (e->target_rank)
+				text_count(tr, sizeof(tr), e->target_rank);
+			else
+				snprintf(tr, sizeof(tr), "-");
 			text_time(tm, sizeof(tm), e->time_s);
-			textout_printf(o, TEXTOUT_RESULT, "  %6s %6d  %-11s %-8s %s\n", tr,
-			               e->source_rank, tm,
+			textout_printf(o, TEXTOUT_RESULT, "  %6s %6s  %-11s %-8s %s\n", tr, sr, tm,
 			               e->verdict == TRANSFER_VALID ? "valid" : "invalid", e->key);
 			for (size_t w = 0; w < e->nwhy; w++)
 				textout_printf(o, TEXTOUT_RESULT, "  %6s %6s  %-11s %-8s why: %s\n",

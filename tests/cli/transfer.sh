@@ -49,8 +49,11 @@ for x in e:
     assert x["measured_on"] == "h200"
     if x["verdict"] == "invalid":
         w = " ".join(x["why"])
-        assert "is false on bi-v100" in w and "<= 32768" in w and "hw.smem_per_block_optin = 32768 (declared)" in w, w
-        assert str(shared[x["key"]]) in w, (shared[x["key"]], w)   # the constraint's number is the sweep's
+        # the constraint's numbers in the limit's unit, counts with thousands
+        # separators as every count muh prints ("73728 <= 32768" had none)
+        assert "is false on bi-v100" in w and "bytes <= 32,768 bytes" in w, w
+        assert "hw.smem_per_block_optin = 32,768 bytes (declared)" in w, w
+        assert f"{shared[x['key']]:,} bytes <=" in w, (shared[x["key"]], w)   # the constraint's number is the sweep's
         assert x["target_rank"] is None
     else:
         assert not x["why"]
@@ -67,9 +70,11 @@ PY
 # The table says the same for people, and says where the times come from.
 run "$MUH" transfer "$TMP/h200.db" --hw bi-v100 --top 20
 expect_rc 0 "transfer table"
-expect_in out "measured on h200 \(another device: these times were not measured on the target\)" "marked as measured elsewhere"
+expect_in out "measured on h200 \(another device: these times were not measured on the target\); 1,304 ok, top 20 checked, [0-9]+ valid on bi-v100$" "marked as measured elsewhere, the counts separated"
 expect_in out "^ +- +1 +290\.6 us +invalid +BLOCK_SIZE_M=32,BLOCK_SIZE_N=128,BLOCK_SIZE_K=128,GROUP_SIZE_M=1,num_warps=4,num_stages=2" "the H200's best is invalid on bi-v100"
-expect_in out "why: constraint 1 \(.*moe.yaml:[0-9]+\) is false on bi-v100: 40960 <= 32768; reads hw.smem_per_block_optin = 32768 \(declared\)" "why, with the numbers"
+expect_in out "why: constraint 1 \(.*moe.yaml:[0-9]+\) is false on bi-v100: 40,960 bytes <= 32,768 bytes; reads hw.smem_per_block_optin = 32,768 bytes \(declared\)" "why, with the numbers and their unit"
+grep -qE '[0-9]{4}' <(grep -E '^ +why:|measured on' "$TMP/out" | sed 's/moe\.yaml:[0-9]*//') &&
+	fail "a count without its thousands separator: $(grep -E '^ +why:|measured on' "$TMP/out" | sed 's/moe\.yaml:[0-9]*//' | grep -E '[0-9]{4}' | head -2)"
 expect_in out "^ +1 +[0-9]+ .* valid " "a valid config ranked first on the target"
 
 # Read for the device it was measured on: nothing flagged, not another device.
@@ -92,7 +97,8 @@ with_fp = [x for x in e if "shared_bytes" in x]
 assert len(with_fp) == 200
 for x in with_fp:
     big = x["shared_bytes"] > 32768
-    named = any(f"used {x['shared_bytes']} bytes of shared memory as compiled on h200" in w for w in x["why"])
+    named = any(f"used {x['shared_bytes']:,} bytes of shared memory as compiled on h200, more than "
+                "hw.smem_per_block_optin = 32,768 bytes of bi-v100" in w for w in x["why"])
     assert big == named, x
     if big:
         assert x["verdict"] == "invalid"
@@ -105,6 +111,14 @@ warp_size: 64
 smem_per_block_optin: 262144
 max_threads_per_block: 256
 Y
+# the table of a Triton store: its counts and shared memory, separated, with their unit
+run "$MUH" transfer docs/results/h200/sweep/moe-sweep.db --hw bi-v100 --run 1
+expect_in out "; 1,305 ok, top 10 checked, 0 valid on bi-v100$" "the counts of a Triton store"
+expect_in out "why: constraint 2 \(specs/triton_fused_moe.yaml:[0-9]+\) is false on bi-v100: 73,728 bytes <= 32,768 bytes; reads hw.smem_per_block_optin = 32,768 bytes \(declared\)" \
+	"the constraint's numbers in bytes"
+expect_in out "why: its kernel used 73,728 bytes of shared memory as compiled on h200, more than hw.smem_per_block_optin = 32,768 bytes of bi-v100 \(declared\)" \
+	"the fingerprint's shared memory in bytes"
+
 run "$MUH" transfer "$TMP/h200.db" --hw "$TMP/card.yaml" --top all --json
 python3 - "$TMP/out" <<'PY' || fail "threads per block with the target's warp size"
 import json, sys
