@@ -85,7 +85,9 @@ static const char help[] =
 	"     --max-concurrency, default --requests\n"
 	"  3. --rates K Poisson rates evenly between the two steps' req/s (default 3)\n"
 	"\n"
-	"output: a table (times in ms), or with --json one JSON object per run or\n"
+	"output: a table (times in ms; sent/s, the rate the requests went out at:\n"
+	"a rate's Poisson arrivals realize it only within about 1 / sqrt(requests)),\n"
+	"or with --json one JSON object per run or\n"
 	"step, one a line (times in seconds).\n"
 	"\n"
 	"exit: 0 every request ok; 1 some failed or were truncated; 2 usage or a\n"
@@ -301,8 +303,11 @@ static int run(int argc, char **argv)
 			snprintf(label, sizeof(label), "rate %g/s", o.rate);
 		else
 			snprintf(label, sizeof(label), "conc %d", o.concurrency);
-		if (step(label, &o, json, &r, &ex) == MUH_OK && !json)
+		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
 			load_text_wall(&cli_out, &r);
+			if (o.rate > 0)
+				load_text_rate_note(&cli_out, r.sent);
+		}
 		return ex;
 	}
 	load_opts s = o;
@@ -329,6 +334,8 @@ static int run(int argc, char **argv)
 		if (step(label, &s, json, &r, &ex) || ex == EXIT_ENV)
 			return ex;
 	}
+	if (!json && nrates)
+		load_text_rate_note(&cli_out, r.sent);
 	return ex;
 }
 

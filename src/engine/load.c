@@ -1292,6 +1292,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 	r->ttft = r->itl = r->tpot = r->e2e = load_dist_of(NULL, 0);
 	r->max_rate = NAN;
 	r->rate_slo_miss = NAN;
+	r->sent_per_s = NAN;
 	int rc = load_opts_check(o, d);
 	if (rc)
 		return rc;
@@ -1386,6 +1387,7 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		r->wall_s = R.t_last_end - R.t_first_send;
 	if (r->sent)
 		r->send_span_s = R.t_last_send - R.t_first_send;
+	r->sent_per_s = r->sent >= 2 && r->send_span_s > 0 ? (double)(r->sent - 1) / r->send_span_s : NAN;
 	if (r->wall_s > 0) {
 		r->output_tokens_per_s = (double)r->completion_tokens / r->wall_s;
 		r->requests_per_s = (double)(r->ok + r->truncated) / r->wall_s;
@@ -1467,6 +1469,7 @@ char *load_result_to_json(const load_result *r)
 	json_add_num(o, "output_tokens_per_s", r->output_tokens_per_s);
 	json_add_num(o, "requests_per_s", r->requests_per_s);
 	json_add_num(o, "goodput_rps", r->goodput_rps);
+	json_add_num(o, "sent_per_s", r->sent_per_s);
 	json_add_num(o, "prompt_tokens", (double)r->prompt_tokens);
 	json_add_num(o, "completion_tokens", (double)r->completion_tokens);
 	add_dist(o, "ttft", &r->ttft);

@@ -29,10 +29,10 @@ static const char *ms(char *b, size_t n, double s)
 void load_text_header(const textout *o)
 {
 	textout_printf(o, TEXTOUT_RESULT,
-	               "%-12s %8s %6s %6s %5s %9s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "",
-	               "", "", "", "", "", "", "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
-	textout_printf(o, TEXTOUT_RESULT, "%-12s %8s %6s %6s %5s %9s %7s %7s ", "step", "requests",
-	               "ok", "errors", "trunc", "tokens/s", "req/s", "goodput");
+	               "%-12s %8s %6s %6s %5s %9s %7s %7s %7s  %-20s  %-20s  %-20s  %-20s\n", "", "",
+	               "", "", "", "", "", "", "", "TTFT ms", "ITL ms", "TPOT ms", "E2E ms");
+	textout_printf(o, TEXTOUT_RESULT, "%-12s %8s %6s %6s %5s %9s %7s %7s %7s ", "step", "requests",
+	               "ok", "errors", "trunc", "tokens/s", "req/s", "goodput", "sent/s");
 	for (int i = 0; i < 4; i++)
 		textout_printf(o, TEXTOUT_RESULT, " %6s %6s %6s ", "p50", "p90", "p99");
 	textout_printf(o, TEXTOUT_RESULT, "\n");
@@ -40,11 +40,15 @@ void load_text_header(const textout *o)
 
 void load_text_row(const textout *o, const char *label, const load_result *r)
 {
-	char a[32], b[32], c[32], t[32];
-	textout_printf(o, TEXTOUT_RESULT, "%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f ", label,
+	char a[32], b[32], c[32], t[32], sp[32];
+	if (isfinite(r->sent_per_s))
+		snprintf(sp, sizeof(sp), "%.2f", r->sent_per_s);
+	else
+		snprintf(sp, sizeof(sp), "-");
+	textout_printf(o, TEXTOUT_RESULT, "%-12s %8zu %6zu %6zu %5zu %9s %7.2f %7.2f %7s ", label,
 	               r->sent, r->ok, r->errors, r->truncated,
 	               text_count(t, sizeof(t), r->output_tokens_per_s), r->requests_per_s,
-	               r->goodput_rps);
+	               r->goodput_rps, sp);
 	const load_dist *ds[4] = {&r->ttft, &r->itl, &r->tpot, &r->e2e};
 	for (int i = 0; i < 4; i++)
 		textout_printf(o, TEXTOUT_RESULT, " %6s %6s %6s ", ms(a, sizeof(a), ds[i]->p50),
@@ -153,6 +157,18 @@ void load_text_opening(const textout *out, const load_opts *o, int find)
 	textout_printf(out, TEXTOUT_RESULT, "%s\n\n", o->warmup ? " after a warm-up" : "");
 	if (!find)
 		load_text_header(out);
+}
+
+void load_text_rate_note(const textout *out, size_t sent)
+{
+	if (sent < 2)
+		return;
+	textout_flush(out, TEXTOUT_RESULT); /* after the rows it is about */
+	textout_printf(out, TEXTOUT_NOTE,
+	               "muh load: note: a rate row's arrivals are Poisson at the rate named: %zu requests "
+	               "come within about %.0f%% of it (1 / sqrt(%zu)), so req/s can exceed it; sent/s is "
+	               "the rate they went out at (--requests more for a closer one)\n",
+	               sent, 100.0 / sqrt((double)(sent - 1)), sent - 1);
 }
 
 void load_text_wall(const textout *o, const load_result *r)

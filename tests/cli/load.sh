@@ -144,6 +144,27 @@ else
 	grep -q '^rate ' "$TMP/out" && fail "sweep: no rate rows when there is nothing between"
 fi
 
+# an open loop's arrivals are Poisson: a run realizes its rate only roughly,
+# so req/s may exceed the rate named. sent/s says the rate the requests went
+# out at, computed from the sends (here 50/s over 32 requests: 31 gaps of
+# 20 ms on average; 20 to 150/s is beyond 5 sigma either way), and a note
+# says how closely such a run holds its rate; a closed loop has sent/s too,
+# and one request has none
+run "$MUH" load "$URL" --rate 50 --requests 32 --output-tokens 4 --json
+expect_rc 0 "a rate run"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert 20 < r["sent_per_s"] < 150, r["sent_per_s"]' \
+	"$TMP/out" || fail "sent_per_s of a 50/s run: $(cat "$TMP/out")"
+run "$MUH" load "$URL" --rate 50 --requests 32 --output-tokens 4
+expect_in out "^step .* goodput +sent/s " "the table's sent/s column"
+expect_in out "^rate 50/s +32 +32 +0 +0 +[0-9,]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ " "a rate row's sent/s"
+expect_in err "note: a rate row's arrivals are Poisson at the rate named: 32 requests come within about 18% of it" \
+	"the note on a rate run"
+run "$MUH" load "$URL" --requests 1 --output-tokens 4 --json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["sent_per_s"] is None, r' "$TMP/out" ||
+	fail "one request: no sent_per_s"
+run "$MUH" load "$URL" --requests 4 --output-tokens 4
+grep -q Poisson "$TMP/err" && fail "a closed loop got the rate note: $(cat "$TMP/err")"
+
 # 512 context tokens per slot: asking for 600 more is cut at the context end
 # (some 500 tokens streamed by one request: a loaded 2-core machine took more
 # than the default 60 s for them, so this one request gets 600 s)
