@@ -46,8 +46,9 @@ struct muh_command {
 /* Prints the command's help to f. */
 void cli_help(FILE *f, const struct muh_command *c);
 
-/* Prints "muh <cmd>: <msg>" and a hint to see `muh help <cmd>`; returns
- * EXIT_USAGE. */
+/* Prints "muh <cmd>: <msg>" and a hint to see `muh help <cmd>` (stdout
+ * flushed first, so that it comes after the results printed before it);
+ * returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The default case of every subcommand's getopt_long loop (main.c sets
@@ -111,11 +112,11 @@ void cli_ctrl_c_ends(const char *cmd, const char *what);
 void cli_ctrl_c_text(const char *cmd, const char *what);
 void cli_ctrl_c_say(void);
 
-/* Prints what a failure of libmuh says to stderr and returns
- * cli_exit(status): a diagnostic that names a file at its place
- * (file:line:col: error: ..., diag_print), one that does not as the
- * command's ("muh CMD: ..."), never a bare "error:"; MUH_ENOMEM without a
- * message as "muh CMD: out of memory". d may be NULL. */
+/* Prints what a failure of libmuh says to stderr (stdout flushed first,
+ * as cli_usage_error) and returns cli_exit(status): a diagnostic that
+ * names a file at its place (file:line:col: error: ..., diag_print), one
+ * that does not as the command's ("muh CMD: ..."), never a bare "error:";
+ * MUH_ENOMEM without a message as "muh CMD: out of memory". d may be NULL. */
 int cli_fail(const char *cmd, int status, const muh_diag *d);
 
 /* Parses a non-negative decimal number (no sign, nothing after it, at most
@@ -124,7 +125,8 @@ int cli_fail(const char *cmd, int status, const muh_diag *d);
 int cli_parse_u64(const char *s, uint64_t *v);
 
 /* libmuh's text (textout.h) written out: results to stdout, notes to
- * stderr, a flush as fflush. */
+ * stderr, a flush as fflush; a note flushes stdout first, so that text
+ * written in order reads in order where both streams go to one place. */
 extern const textout cli_out;
 
 #endif

@@ -90,6 +90,7 @@ void cli_help(FILE *f, const struct muh_command *c)
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	fflush(stdout); /* after the results before it (out_write) */
 	fprintf(stderr, "muh %s: ", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -207,6 +208,7 @@ int cli_fail(const char *cmd, int status, const muh_diag *d)
 {
 	char who[64];
 	snprintf(who, sizeof(who), "muh %s", cmd);
+	fflush(stdout); /* after the results before it (out_write) */
 	if (d && diag_is_set(d))
 		diag_print(stderr, who, d);
 	else if (status == MUH_ENOMEM)
@@ -216,11 +218,17 @@ int cli_fail(const char *cmd, int status, const muh_diag *d)
 	return cli_exit(status);
 }
 
-/* cli_out's write: libmuh's results on stdout, its notes on stderr. */
+/* cli_out's write: libmuh's results on stdout, its notes on stderr. A
+ * note first flushes the results before it: stderr is written a line at a
+ * time, stdout (into a pipe or a file) in blocks, so a note would otherwise
+ * overtake results libmuh handed over before it, and where both streams go
+ * to one place (2>&1, a CI log) it would land inside lines it comes after. */
 static void out_write(void *ctx, int stream, const char *text)
 {
 	FILE *f = stream == TEXTOUT_NOTE ? stderr : stdout;
 	(void)ctx;
+	if (text && stream == TEXTOUT_NOTE)
+		fflush(stdout);
 	if (text)
 		fputs(text, f);
 	else

@@ -154,6 +154,28 @@ expect_in out "optimum +581.3 us" "M=1's rows read from quoted cells"
 run "$MUH" tune specs/triton_fused_moe.yaml --problem 3 --replay docs/results/h200/sweep/moe-sweep.db --replay-column M=batch --budget 5%
 expect_rc 2 "--replay-column with a store"
 expect_in err "--replay-column M=batch: .*moe-sweep.db is a store, whose measurements name their params; columns are a CSV's" "said"
+# two instances in one call, stdout and stderr into one file (a terminal, a
+# CI log): each instance's note comes inside its own block, after the lines
+# of the instance before. The note of M=2048 read as M=256's: stdout, in
+# blocks into a file, was overtaken by the note on stderr, written at once
+"$MUH" tune specs/triton_fused_moe.yaml --problem M=256,M=2048 --replay docs/results/h200/sweep/moe-sweep.db \
+	--budget 5% >"$TMP/both" 2>&1
+rc=$?
+expect_rc 0 "two instances, one stream"
+awk '/^problem .*M=256 /                     { p1 = NR }
+     /replaying run 1, .*M=256\)$/           { n1 = NR }
+     /^replay /                               { r[++nr] = NR }
+     /^evaluated /                            { e[++ne] = NR }
+     /^ +[0-9]+ +[0-9.]+ us /                 { last1 = (p2 ? last1 : NR) }
+     /^$/                                     { blank = NR }
+     /^spec / && NR > 1                       { sep = blank }
+     /^problem .*M=2048 /                     { p2 = NR }
+     /replaying run 2, .*M=2048\)$/          { n2 = NR }
+     END {
+	if (!(p1 && n1 && p1 < n1 && n1 < r[1])) { print "M=256: its note between its problem and replay lines"; exit 1 }
+	if (!(e[1] < last1 && last1 < sep && sep < p2)) { print "M=256 block, then a blank line, then M=2048"; exit 1 }
+	if (!(p2 < n2 && n2 < r[2] && r[2] < e[2])) { print "M=2048: its note between its problem and replay lines"; exit 1 }
+     }' "$TMP/both" || fail "each note in its instance's block: $(grep -n 'note\|^problem\|^replay\|^evaluated\|^$' "$TMP/both")"
 # an instance the file does not hold: an error that counts the rows of the others
 run "$MUH" tune specs/fused_moe.yaml --problem M=64 --replay "$TMP/two.csv" --budget 2%
 expect_rc 2 "no row of this instance"
