@@ -189,7 +189,7 @@ int session_open(const char *path, const muh_session_opts *o, muh_session **out,
 		return MUH_ENOMEM;
 	s->o = *o;
 	s->search = o->search;
-	s->noise = NAN;
+	s->noise = s->noise0 = NAN;
 	s->baseline = NAN;
 	measurement_init(&s->last);
 	int rc = spec_load(path, &s->spec, d);
@@ -329,6 +329,17 @@ const baseline_pick *session_baseline(const muh_session *s)
 	return s->base_found ? &s->base : NULL;
 }
 
+/* store_foreach_run callback: the noise stored with the session's run
+ * (ud), an earlier tune's, into noise0. */
+static int stored_noise_cb(void *ud, const store_run *run)
+{
+	muh_session *s = ud;
+	if (run->id != s->run)
+		return 0;
+	s->noise0 = run->noise;
+	return 1;
+}
+
 int session_start(muh_session *s, muh_diag *d)
 {
 	diag_clear(d);
@@ -384,6 +395,8 @@ int session_start(muh_session *s, muh_diag *d)
 			return rc;
 		}
 		s->rows0 = store_count(s->st, s->run);
+		if (s->resumed)
+			store_foreach_run(s->st, stored_noise_cb, s);
 	}
 	return MUH_OK;
 }

@@ -75,6 +75,7 @@ struct muh_session {
 	int base_found;     /* a baseline file was read (its entry may be the defaults, or invalid) */
 	long long measured, from_store, slo_missed, drifts, remeasured;
 	double noise;
+	double noise0; /* the run's noise as stored when it was opened: an earlier tune's (NAN: none) */
 	int noisy, noise_stored;
 	/* drift: the defaults re-measured every target.drift_every variants */
 	uint32_t *since;

@@ -132,6 +132,7 @@ void session_store_stats(const muh_session *s, session_store_info *out)
 	out->remeasured = s->remeasured;
 	out->noise = s->noise;
 	out->noisy = s->noisy;
+	out->stored_noise = s->noise0;
 	out->probed = s->probed;
 	out->probe_requests = s->have_target ? s->target.probe : 0;
 	out->halving_eta = s->nrungs ? s->eta : 0;

@@ -38,10 +38,11 @@ static muh_pool *open_pool(const char *path, muh_session *s, const muh_session_o
 	return p;
 }
 
-/* The decision stage after a live search (decide.h), its table written;
+/* The decision stage after a live search r (decide.h), its table written;
  * *decision then says what it named (0 no proven gain, 1 a winner). The
  * stage's status: MUH_OK also when nothing was proven (the defaults stay). */
-static int decide_stage(muh_session *s, const tune_run_args *a, int *decision)
+static int decide_stage(muh_session *s, const tune_run_args *a, const strategy_result *r,
+                        int *decision)
 {
 	long k = tune_flow_finalists(a->finalists);
 	if (k <= 0)
@@ -65,7 +66,7 @@ static int decide_stage(muh_session *s, const tune_run_args *a, int *decision)
 		return rc;
 	}
 	*decision = sm.winner >= 0;
-	tune_text_decision(&v, &sm, *a->stop);
+	tune_text_decision(&v, r, &sm, *a->stop);
 	return MUH_OK;
 }
 
@@ -100,7 +101,7 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	int drc = -1, decision = -1;
 	int local_pool = pool && !a->mpi; /* a kernel's stage then opens an evaluator here */
 	if (a->json && !*a->stop && tune_flow_can_decide(s, local_pool) && tune_flow_found(&r) && rc == MUH_OK)
-		drc = decide_stage(s, a, &decision);
+		drc = decide_stage(s, a, &r, &decision);
 	tune_text_result(v, o, &r, a->topk, rc,
 	                 tune_flow_decides_after(s, local_pool, a->finalists, *a->stop, &r, rc), decision);
 	if (!objective_is_time(v->objective))
@@ -111,7 +112,7 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	if (!rc && drc >= 0)
 		rc = drc;
 	else if (!rc && !*a->stop && tune_flow_can_decide(s, local_pool) && !a->json)
-		rc = decide_stage(s, a, &decision);
+		rc = decide_stage(s, a, &r, &decision);
 	else if (!rc && !*a->stop && pool && !a->json && tune_flow_finalists(a->finalists) > 0)
 		textout_printf(&a->out, TEXTOUT_RESULT,
 		               "decide      no decision stage: %s; nothing this run found is written back "

@@ -154,6 +154,25 @@ static void print_rungs(const textout *o, const session_store_info *L)
 	}
 }
 
+/* The measured line: variants measured now, and those answered from the
+ * store. On a resume those are an earlier tune's timings, and when nothing
+ * was measured now, the noise line's timing of the defaults was this
+ * tune's only one: said, so that 'noise' beside '0 variant(s) now' is no
+ * riddle. */
+static void print_measured(const textout *o, const session_store_info *L)
+{
+	textout_printf(o, TEXTOUT_RESULT,
+	               "measured    %lld variant(s) now; %lld answered from the store", L->measured,
+	               L->from_store);
+	if (L->resumed && L->rows > 0 && L->from_store > 0)
+		textout_printf(o, TEXTOUT_RESULT, ", timed by an earlier tune of run %lld%s",
+		               (long long)L->run,
+		               !L->measured && isfinite(L->noise)
+		                   ? " (this tune timed only the defaults, for the noise above)"
+		                   : "");
+	textout_str(o, TEXTOUT_RESULT, "\n");
+}
+
 /* The words after a search's gain line: the decision stage's deferral
  * when one follows, else the unpaired tie rule's verdict (inside the noise,
  * or the two medians' intervals overlap: eval_compare). */
@@ -210,9 +229,7 @@ static void print_live_speedup(const textout *o, muh_session *s, const strategy_
 		textout_printf(o, TEXTOUT_RESULT,
 		               "speedup     %.3fx over the defaults (95%% CI %.3f-%.3fx)%s\n",
 		               g.ratio, g.lo, g.hi, tn);
-	textout_printf(o, TEXTOUT_RESULT,
-	               "measured    %lld variant(s) now; %lld answered from the store\n",
-	               L.measured, L.from_store);
+	print_measured(o, &L);
 	if (L.probe_requests > 0)
 		textout_printf(o, TEXTOUT_RESULT,
 		               "probes      %lld variant(s) stopped after a probe of %d requests: "
@@ -484,11 +501,7 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 		if (isfinite(dflt) && live && !session_is_slo_miss(best))
 			print_live_speedup(o, s, r, decides);
 		else if (live && session_is_slo_miss(best))
-			textout_printf(
-			    o, TEXTOUT_RESULT,
-			    "measured    %lld variant(s) now; %lld answered from the store\n",
-			    si.measured, si.from_store),
-			    print_rungs(o, &si);
+			print_measured(o, &si), print_rungs(o, &si);
 		else if (isfinite(dflt) && !session_is_slo_miss(best) && !session_is_slo_miss(dflt))
 			textout_printf(
 			    o, TEXTOUT_RESULT,
@@ -652,13 +665,34 @@ void tune_text_loaded(const tune_view *v, const char *db, const char *replay)
 	}
 }
 
+/* The end of a resumed run's noise line into buf ("" for a new run): a
+ * resume times the defaults anew, while the variants it answers from the
+ * store are an earlier tune's timings, so which figure is whose is said. */
+static void noise_origin(const session_store_info *si, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!si->resumed || si->rows <= 0)
+		return;
+	int k = snprintf(buf, n,
+	                 ", by this tune; the %lld variant(s) already stored were timed by an "
+	                 "earlier tune of run %lld",
+	                 si->rows, (long long)si->run);
+	if (k > 0 && (size_t)k < n && isfinite(si->stored_noise))
+		snprintf(buf + k, n - (size_t)k, ", whose stored noise is %.2f%%",
+		         100 * si->stored_noise);
+}
+
 void tune_text_noise(const tune_view *v, double noise, int noisy)
 {
 	const textout *o = v->o;
+	session_store_info si;
+	session_store_stats(v->s, &si);
+	char earlier[192];
+	noise_origin(&si, earlier, sizeof(earlier));
 	if (!v->json) /* stored with the first variant measured */
 		textout_printf(o, TEXTOUT_RESULT,
-		               "noise       %.2f%% (the defaults timed twice%s)\n", 100 * noise,
-		               noisy ? ", 3 times over" : "");
+		               "noise       %.2f%% (the defaults timed twice%s%s)\n", 100 * noise,
+		               noisy ? ", 3 times over" : "", earlier);
 	if (noisy)
 		textout_printf(
 		    o, TEXTOUT_NOTE,
@@ -731,7 +765,99 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 	textout_flush(o, TEXTOUT_RESULT);
 }
 
-void tune_text_decision(const tune_view *v, const decide_summary *sm, int interrupted)
+/* The place of key in this search's ranking (r's ok records, fastest
+ * first, as the rank table above): its rank from 1, or 0 when this search
+ * did not evaluate it. */
+static size_t search_rank(const muh_space *sp, const strategy_result *r, const uint64_t *top,
+                          size_t ntop, uint32_t *cfg, const char *key)
+{
+	char k[4096];
+	for (size_t i = 0; i < ntop; i++) {
+		space_config_at(sp, r->records[top[i]].index, cfg);
+		space_key(sp, cfg, k, sizeof(k));
+		if (!strcmp(k, key))
+			return i + 1;
+	}
+	return 0;
+}
+
+/* Before the decision table (dk: the defaults' key): where its finalists
+ * and its rounds come from, when not from this search and this stage
+ * alone. A resumed run's finalists are the run's top over every tune of
+ * it, which this search (r: the rank table above) may not have reached:
+ * when they are not this search's top, each is placed in it. Rounds the
+ * store held from an earlier tune of the run over the same finalists are
+ * kept (none re-measured, or only what was missing): said here, with the
+ * decision, not after it. */
+static void print_decision_origin(const tune_view *v, const decide_summary *sm,
+                                  const strategy_result *r, const char *dk)
+{
+	const textout *o = v->o;
+	const muh_space *sp = session_space(v->s);
+	session_store_info L;
+	session_store_stats(v->s, &L);
+	if (!sm->nf)
+		return;
+	uint64_t *top =
+	    r && L.resumed && L.rows > 0 ? malloc((r->nrecords + 1) * sizeof(uint64_t)) : NULL;
+	uint32_t *cfg = top ? malloc((space_nparams(sp) + 1) * sizeof(uint32_t)) : NULL;
+	if (top && cfg) {
+		size_t ntop = strategy_top(r, r->nrecords, top), nfin = 0, held = 0;
+		/* how many finalists this search's top nfin holds, the baseline
+		 * and the defaults left out as the stage leaves them */
+		for (size_t i = 0; i < sm->nf; i++)
+			nfin += (int)i != sm->defaults_f;
+		for (size_t i = 0, seen = 0; i < ntop && seen < nfin; i++) {
+			char k[4096];
+			space_config_at(sp, r->records[top[i]].index, cfg);
+			space_key(sp, cfg, k, sizeof(k));
+			if (!strcmp(k, sm->baseline) || (dk && !strcmp(k, dk)))
+				continue;
+			seen++;
+			for (size_t f = 0; f < sm->nf; f++)
+				held += (int)f != sm->defaults_f && !strcmp(sm->f[f].key, k);
+		}
+		if (held < nfin) {
+			textout_printf(o, TEXTOUT_RESULT,
+			               "finalists   the run's top %zu over every tune of it, not "
+			               "this search's top %zu:",
+			               nfin, nfin);
+			for (size_t f = 0, n = 0; f < sm->nf; f++) {
+				if ((int)f == sm->defaults_f)
+					continue;
+				size_t rank = search_rank(sp, r, top, ntop, cfg, sm->f[f].key);
+				if (rank)
+					textout_printf(o, TEXTOUT_RESULT,
+					               "%s %s (this search's rank %zu)",
+					               n++ ? "," : "", sm->f[f].key, rank);
+				else
+					textout_printf(o, TEXTOUT_RESULT,
+					               "%s %s (not evaluated by this search)",
+					               n++ ? "," : "", sm->f[f].key);
+			}
+			textout_str(o, TEXTOUT_RESULT, "\n");
+		}
+	}
+	free(top);
+	free(cfg);
+	size_t rows = sm->base_repeats, now = sm->cost.repeats;
+	for (size_t i = 0; i < sm->nf; i++)
+		rows += sm->f[i].repeats;
+	if (!now && rows)
+		textout_printf(o, TEXTOUT_RESULT,
+		               "stage       nothing re-measured now: the %zu round(s) below are "
+		               "the store's, from an earlier tune of this run over the same finalists\n",
+		               sm->rounds);
+	else if (rows > now)
+		textout_printf(o, TEXTOUT_RESULT,
+		               "stage       the rounds below go on from the store's: %zu repeat(s) "
+		               "from an earlier tune of this run over the same finalists, %zu "
+		               "measured now\n",
+		               rows - now, now);
+}
+
+void tune_text_decision(const tune_view *v, const strategy_result *r, const decide_summary *sm,
+                        int interrupted)
 {
 	const textout *o = v->o;
 	muh_session *s = v->s;
@@ -752,15 +878,10 @@ void tune_text_decision(const tune_view *v, const decide_summary *sm, int interr
 			space_key(session_space(s), def, dk, sizeof(dk));
 			free(def);
 		}
+		print_decision_origin(v, sm, r, dk[0] ? dk : NULL);
 		decide_text_table(o, sm, session_objective(s), dk[0] ? dk : NULL, "");
 		decide_text_rounds(o, sm, "");
 		const decide_cost *c = &sm->cost;
-		if (!c->repeats && sm->nf)
-			textout_printf(o, TEXTOUT_RESULT,
-			               "stage       nothing re-measured now: the %zu round(s) above are the "
-			               "store's, from an earlier tune of this run over the same finalists "
-			               "(the run's best over every tune of it, not only this search's)\n",
-			               sm->rounds);
 		if (c->repeats)
 			textout_printf(o, TEXTOUT_RESULT,
 			               "stage       %zu repeats in %.1f s: builds %.1f s, output checks %.1f s, "
@@ -779,10 +900,12 @@ void tune_text_pool_done(const tune_view *v, const muh_pool *pool)
 	const textout *o = v->o;
 	session_store_info pi;
 	session_store_stats(v->s, &pi);
+	char earlier[192];
+	noise_origin(&pi, earlier, sizeof(earlier));
 	if (!v->json && isfinite(pi.noise))
 		textout_printf(o, TEXTOUT_RESULT,
-		               "noise       %.2f%% (the defaults timed twice through the pool)\n",
-		               100 * pi.noise);
+		               "noise       %.2f%% (the defaults timed twice through the pool%s)\n",
+		               100 * pi.noise, earlier);
 	if (pool_restarts(pool))
 		textout_printf(
 		    o, TEXTOUT_NOTE,

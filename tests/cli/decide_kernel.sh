@@ -45,12 +45,40 @@ expect_in out '^  X=1 +[0-9]+ +[0-9]+ +- +1\.000 ms +3\.000x ' "a finalist's tim
 run "$MUH" report "$TMP/k.db"
 expect_in out '^1 +decide_kernel .* 1\.000 ms \+ +3\.000 ms \+ +3\.000x ' "the run table's times, as the decision's"
 expect_in out '^    X=3 \(defaults\) +[0-9]+ +[0-9]+ +- +3\.000 ms ' "report's decision table: the same format"
-# a rerun answers from the store: the decided stage is shown, and said to be the store's
+# a rerun answers from the store: the decided stage is shown, and said to
+# be the store's where the decision is printed (a new user read it as just
+# measured, and the line that said otherwise came only after it)
 run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k.db"
 expect_rc 0 "tune again: the store answers"
 expect_in out '^winner +X=1: 3\.000x the defaults' "the resumed decision names the winner"
-expect_in out "^stage +nothing re-measured now: the [0-9]+ round\(s\) above are the store's" "a resumed stage says its rounds are the store's"
+expect_in out "^stage +nothing re-measured now: the [0-9]+ round\(s\) below are the store's, from an earlier tune of this run over the same finalists$" \
+	"a resumed stage says its rounds are the store's"
+awk '/^stage +nothing re-measured/ { s = NR } /^decision / { d = NR } END { exit !(s && d && s < d) }' "$TMP/out" ||
+	fail "the stage's line comes before the decision: $(grep -n '^stage\|^decision\|^winner' "$TMP/out")"
 grep -q '^stage .*repeats in' "$TMP/out" && fail "a resumed stage measured nothing: $(grep '^stage' "$TMP/out")"
+grep -q '^finalists' "$TMP/out" && fail "the finalists are this search's top 2: no line for them: $(grep '^finalists' "$TMP/out")"
+# ... and a rerun with a smaller budget: the search reaches the defaults
+# and X=1 only, its rank table holds no X=2, while the stage's finalists
+# are the run's top 2 over every tune (X=1, X=2) and its decision the
+# stored one. Each line says whose it is: the noise (timed now, by this
+# tune) beside the variants (timed by the earlier tune), the finalists
+# beside this search's ranking, the rounds the store's, all before the
+# decision; nothing is re-measured, and the winner is the same
+run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k.db" --budget 2 --strategy brute
+expect_rc 0 "tune again with a smaller budget"
+expect_in out "^noise +[0-9.]+% \(the defaults timed twice, by this tune; the 3 variant\(s\) already stored were timed by an earlier tune of run 1, whose stored noise is [0-9.]+%\)$" \
+	"the noise line says whose timing its figure is"
+expect_in out "^measured +0 variant\(s\) now; 2 answered from the store, timed by an earlier tune of run 1 \(this tune timed only the defaults, for the noise above\)$" \
+	"the measured line says what this tune timed"
+expect_in out "^ +1 +1\.000 ms .* X=1$" "the rank table: this search's evaluations"
+grep -q ' X=2$' "$TMP/out" && fail "this search never reached X=2: $(grep ' X=2$' "$TMP/out")"
+expect_in out "^finalists +the run's top 2 over every tune of it, not this search's top 2: X=1 \(this search's rank 1\), X=2 \(not evaluated by this search\)$" \
+	"the finalists placed in this search's ranking"
+expect_in out "^stage +nothing re-measured now: the [0-9]+ round\(s\) below are the store's" "the rounds are the store's"
+awk '/^decide / { h = NR } /^finalists / { f = NR } /^stage / { s = NR } /^decision / { d = NR } /^winner / { w = NR }
+     END { exit !(h && h < f && f < s && s < d && d < w) }' "$TMP/out" ||
+	fail "decide, finalists, stage, then the decision: $(grep -n '^decide\|^finalists\|^stage\|^decision\|^winner' "$TMP/out")"
+expect_in out '^winner +X=1: 3\.000x the defaults' "the stored decision's winner"
 run "$MUH" patch --emit header --from "$TMP/k.db" --out "$TMP/k.h"
 expect_rc 0 "the header of a proven winner"
 grep -q '^#define X 1$' "$TMP/k.h" || fail "the header holds the winner: $(cat "$TMP/k.h")"

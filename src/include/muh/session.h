@@ -183,6 +183,8 @@ typedef struct session_store_info {
 	long long drifts, remeasured;
 	double noise;        /* NAN until session_noise */
 	int noisy;
+	double stored_noise; /* a resumed run's noise as the store held it when the session started:
+	                      * an earlier tune's, its stored variants' (NAN: a new run, or none) */
 	long long probed;    /* variants a short probe stopped (measure.probe) */
 	int probe_requests;  /* measure.probe's requests (0: no probes) */
 	int halving_eta;     /* measure.halving's eta (0: no successive halving) */

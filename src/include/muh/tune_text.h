@@ -79,9 +79,12 @@ void tune_text_result(const tune_view *v, const strategy_opts *so, const strateg
 void tune_text_summary(const textout *o, muh_store *st, int64_t run, const muh_objective *objective, int json);
 
 /* The decision stage: its opening line (k finalists, options do), and its
- * table (or the --json "decision" event). */
+ * table (or the --json "decision" event), after what it kept from the
+ * store and, on a resumed run, where its finalists stand in the search
+ * r (NULL: not said) when they are not its top. */
 void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *d, long k);
-void tune_text_decision(const tune_view *v, const decide_summary *sm, int interrupted);
+void tune_text_decision(const tune_view *v, const strategy_result *r, const decide_summary *sm,
+			int interrupted);
 
 MUH_END_DECLS
 
