@@ -45,6 +45,7 @@ def seed_lhs():
 
     def seeded(*args, **kw):
         if kw.get("rng") is None and kw.get("seed") is None:
+            kw.pop("seed", None)  # an explicit seed=None beside rng= is a TypeError in scipy 1.17
             kw["rng"] = np.random.default_rng(np.random.randint(2**31))
         return orig(*args, **kw)
     qmc.LatinHypercube = seeded  # searchspace.get_LHS_sample_indices imports it at call time

@@ -368,10 +368,12 @@ def cross_fit(kts):
     mean on the even-numbered seeds is scored on the odd ones, and the one
     picked on the odd seeds on the even ones; the cell returned is the mean
     of the two held-out means, with its standard error, (mean, nan, nan, se,
-    seeds, []), and the two picks. None with fewer than 2 seeds a strategy.
+    seeds - 1, []), and the two picks: the seeds - 1 gives diff_ci the
+    degrees of freedom of two halves, each n / 2 - 1. None with fewer than 4
+    seeds a strategy (a half of one seed has no variance).
     An unbiased estimate of what picking KT's strategy by measurement gets,
     where the hindsight pick (the best mean over all seeds) is biased up."""
-    kts = [(l, c[5]) for l, c in kts if len(c[5]) >= 2]
+    kts = [(l, c[5]) for l, c in kts if len(c[5]) >= 4]
     if not kts:
         return None
     n = min(len(sc) for _, sc in kts)
@@ -383,7 +385,7 @@ def cross_fit(kts):
         means.append(statistics.mean(ys))
         vs.append(statistics.variance(ys) / len(ys) if len(ys) > 1 else float("nan"))
         picks.append(lab[3:])
-    return (statistics.mean(means), float("nan"), float("nan"), math.sqrt(vs[0] + vs[1]) / 2, n, []), picks
+    return (statistics.mean(means), float("nan"), float("nan"), math.sqrt(vs[0] + vs[1]) / 2, n - 1, []), picks
 
 
 def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, have_kt):

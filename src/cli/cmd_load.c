@@ -85,8 +85,8 @@ static const char help[] =
 	"     --max-concurrency, default --requests\n"
 	"  3. --rates K Poisson rates evenly between the two steps' req/s (default 3)\n"
 	"\n"
-	"output: a table (times in ms; sent/s, the rate the requests went out at:\n"
-	"a rate's Poisson arrivals realize it only within about 1 / sqrt(requests)),\n"
+	"output: a table (times in ms; sent/s, the rate an open loop's requests\n"
+	"went out at: its Poisson arrivals hold the rate to about 1 / sqrt(requests - 1)),\n"
 	"or with --json one JSON object per run or\n"
 	"step, one a line (times in seconds).\n"
 	"\n"
@@ -306,7 +306,7 @@ static int run(int argc, char **argv)
 		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
 			load_text_wall(&cli_out, &r);
 			if (o.rate > 0)
-				load_text_rate_note(&cli_out, r.sent);
+				load_text_rate_note(&cli_out, &o, r.sent);
 		}
 		return ex;
 	}
@@ -335,7 +335,7 @@ static int run(int argc, char **argv)
 			return ex;
 	}
 	if (!json && nrates)
-		load_text_rate_note(&cli_out, r.sent);
+		load_text_rate_note(&cli_out, &s, r.sent);
 	return ex;
 }
 

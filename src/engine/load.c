@@ -1387,7 +1387,9 @@ int load_run(const load_opts *o, load_result *r, muh_diag *d)
 		r->wall_s = R.t_last_end - R.t_first_send;
 	if (r->sent)
 		r->send_span_s = R.t_last_send - R.t_first_send;
-	r->sent_per_s = r->sent >= 2 && r->send_span_s > 0 ? (double)(r->sent - 1) / r->send_span_s : NAN;
+	/* an open loop's only: a closed loop sends its first `concurrency` at once */
+	r->sent_per_s = o->rate > 0 && r->sent >= 2 && r->send_span_s > 0
+	                    ? (double)(r->sent - 1) / r->send_span_s : NAN;
 	if (r->wall_s > 0) {
 		r->output_tokens_per_s = (double)r->completion_tokens / r->wall_s;
 		r->requests_per_s = (double)(r->ok + r->truncated) / r->wall_s;

@@ -159,16 +159,20 @@ void load_text_opening(const textout *out, const load_opts *o, int find)
 		load_text_header(out);
 }
 
-void load_text_rate_note(const textout *out, size_t sent)
+void load_text_rate_note(const textout *out, const load_opts *o, size_t sent)
 {
 	if (sent < 2)
 		return;
+	double k = o->burstiness > 0 ? o->burstiness : 1;
+	char gaps[64] = "Poisson";
+	if (k != 1)
+		snprintf(gaps, sizeof(gaps), "gamma-spaced (burstiness %g)", k);
 	textout_flush(out, TEXTOUT_RESULT); /* after the rows it is about */
 	textout_printf(out, TEXTOUT_NOTE,
-	               "muh load: note: a rate row's arrivals are Poisson at the rate named: %zu requests "
-	               "come within about %.0f%% of it (1 / sqrt(%zu)), so req/s can exceed it; sent/s is "
-	               "the rate they went out at (--requests more for a closer one)\n",
-	               sent, 100.0 / sqrt((double)(sent - 1)), sent - 1);
+	               "muh load: note: a rate row's arrivals are %s at the rate named: %zu requests "
+	               "typically come within %.0f%% of it (one standard deviation), so req/s can exceed "
+	               "it; sent/s is the rate they went out at (--requests more for a closer one)\n",
+	               gaps, sent, 100.0 / sqrt(k * (double)(sent - 1)));
 }
 
 void load_text_wall(const textout *o, const load_result *r)

@@ -411,10 +411,11 @@ static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *
 			return diag_kv(s, kv, d, "%s%s", why, "");
 	}
 	const muh_kv *bk = spec_kv(s, "target.backend");
-	if (!strcmp(t->backend, "none")) { /* a space measured elsewhere, for replays only */
+	if (!strcmp(t->backend, "none")) { /* a space whose times come from elsewhere */
 		if (measure)
-			return diag_kv(s, bk, d, "backend none measures nothing: this spec's space is replayed "
-				       "(muh tune SPEC --replay FILE), its times come from elsewhere%s%s", "", "");
+			return diag_kv(s, bk, d, "backend none measures nothing: this spec's times come from "
+				       "elsewhere (a replay, muh tune SPEC --replay FILE, or a program that tunes "
+				       "online through libmuh)%s%s", "", "");
 		goto across;
 	}
 	if (!eval_backend_find(t->backend)) {

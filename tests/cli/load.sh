@@ -157,13 +157,17 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert 20 < r["sent
 run "$MUH" load "$URL" --rate 50 --requests 32 --output-tokens 4
 expect_in out "^step .* goodput +sent/s " "the table's sent/s column"
 expect_in out "^rate 50/s +32 +32 +0 +0 +[0-9,]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ " "a rate row's sent/s"
-expect_in err "note: a rate row's arrivals are Poisson at the rate named: 32 requests come within about 18% of it" \
+expect_in err "note: a rate row's arrivals are Poisson at the rate named: 32 requests typically come within 18% of it" \
 	"the note on a rate run"
+run "$MUH" load "$URL" --rate 50 --burstiness 0.25 --requests 32 --output-tokens 4
+expect_in err "arrivals are gamma-spaced \(burstiness 0.25\) at the rate named: 32 requests typically come within 36% of it" \
+	"the note on a bursty run"
 run "$MUH" load "$URL" --requests 1 --output-tokens 4 --json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["sent_per_s"] is None, r' "$TMP/out" ||
 	fail "one request: no sent_per_s"
-run "$MUH" load "$URL" --requests 4 --output-tokens 4
+run "$MUH" load "$URL" --requests 4 --output-tokens 4 --concurrency 4
 grep -q Poisson "$TMP/err" && fail "a closed loop got the rate note: $(cat "$TMP/err")"
+expect_in out "^conc 4 +4 +4 +0 +0 +[0-9,]+ +[0-9.]+ +[0-9.]+ +- " "a closed loop has no sent/s"
 
 # 512 context tokens per slot: asking for 600 more is cut at the context end
 # (some 500 tokens streamed by one request: a loaded 2-core machine took more

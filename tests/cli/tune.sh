@@ -99,7 +99,7 @@ run "$MUH" tune "$SPEC" --replay "$CSV" --time soon
 expect_rc 2 "bad duration"
 run "$MUH" tune "$SPEC" --db "$TMP/live.db"
 expect_rc 2 "live mode on a replay-only spec"
-expect_in err "backend none measures nothing: this spec's space is replayed" "live mode says the target is replay-only"
+expect_in err "backend none measures nothing: this spec's times come from elsewhere" "live mode says the target is replay-only"
 run "$MUH" tune "$SPEC" --replay "$TMP/nosuch.csv"
 expect_rc 2 "missing replay file (like a missing spec: the input is wrong)"
 printf 'BM,BN,BK,time_s\n2,16,8,1\n' >"$TMP/nocol.csv"

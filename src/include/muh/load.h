@@ -82,10 +82,11 @@ typedef struct load_result {
 	size_t good;                        /* ok requests within both SLOs (goodput_rps = good / wall_s) */
 	double wall_s;                      /* first measured send to last measured finish */
 	double send_span_s;                 /* first measured send to last measured send */
-	double sent_per_s;                  /* the rate the measured requests went out at: (sent - 1) /
-					     * send_span_s; NAN under 2 sent. An open loop's arrivals are
-					     * Poisson at load.rate, so a run of n realizes it within about
-					     * 1 / sqrt(n - 1) (18% at 32), and req/s may exceed the rate */
+	double sent_per_s;                  /* an open loop's (load.rate) arrival rate as realized: (sent -
+					     * 1) / send_span_s; NAN for a closed loop or under 2 sent. Its
+					     * gaps are gamma (Poisson at burstiness 1), so a run of n holds
+					     * the rate to about 1 / sqrt(burstiness x (n - 1)), one standard
+					     * deviation (18% at 32), and req/s may exceed the rate */
 	double output_tokens_per_s, requests_per_s, goodput_rps;
 	long long prompt_tokens, completion_tokens; /* from each response's usage block; if absent, counted chunks */
 	load_dist ttft, itl, tpot, e2e;
@@ -222,11 +223,11 @@ void load_text_row(const textout *o, const char *label, const load_result *r);
 void load_text_json(const textout *out, const char *label, const load_opts *o, const load_result *r);
 /* Under one run's row: its wall time, tokens and requests within the SLOs. */
 void load_text_wall(const textout *o, const load_result *r);
-/* To the notes, after the rows of Poisson runs of `sent` requests: how
- * closely such a run realizes its rate (about 1 / sqrt(sent - 1)), why its
- * req/s can exceed the rate named, and what the sent/s column is. Nothing
- * under 2 requests. */
-void load_text_rate_note(const textout *out, size_t sent);
+/* To the notes, after the rows of open-loop runs of `sent` requests with
+ * o's burstiness: how closely such a run realizes its rate (one standard
+ * deviation, 1 / sqrt(burstiness x (sent - 1))), why its req/s can exceed
+ * the rate named, and what the sent/s column is. Nothing under 2 requests. */
+void load_text_rate_note(const textout *out, const load_opts *o, size_t sent);
 /* load_find_rate's steps and its answer as a table, or one JSON object. */
 void load_text_rate(const textout *out, const load_opts *o, const load_rate_result *fr, int json);
 
