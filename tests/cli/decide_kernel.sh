@@ -140,7 +140,9 @@ line=$(grep '^stage ' "$TMP/out")
 	fail "the stage's cost line: $line"
 rounds=$(sed -n 's/^decision .* in \([0-9]*\) round(s).*/\1/p' "$TMP/out")
 [ "${BASH_REMATCH[1]:-0}" = $((3 * ${rounds:-0})) ] || fail "3 repeats a round over $rounds rounds: $line"
-awk -v w="${BASH_REMATCH[5]:-0}" -v r="${rounds:-0}" 'BEGIN { exit !(w >= r * 1.0 && w < r * 1.0 + 2 * r * 0.1 + 1.5) }' ||
+# (slack: 0.1 s a repeat, 3 a round, for a spin that overshoots on a loaded
+# machine, and 1.5 s; warming every repeat 1 s would be 3 s a round)
+awk -v w="${BASH_REMATCH[5]:-0}" -v r="${rounds:-0}" 'BEGIN { exit !(w >= r * 1.0 && w < r * 1.0 + 2 * r * 0.1 + 3 * r * 0.1 + 1.5) }' ||
 	fail "each round's first repeat warmed 1 s, the others 0.1 s ($rounds rounds): $line"
 awk -v a="${BASH_REMATCH[2]:-0}" -v b="${BASH_REMATCH[3]:-9}" -v c="${BASH_REMATCH[4]:-9}" -v w="${BASH_REMATCH[5]:-9}" \
 	-v t="${BASH_REMATCH[6]:-9}" 'BEGIN { exit !(b + c + w + t <= a + 0.15) }' || fail "the steps fit in the wall: $line"
