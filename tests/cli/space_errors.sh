@@ -72,6 +72,17 @@ expect_in out "^cartesian +6$" "brackets in comments: the spec reads as before"
 printf '{"name": "a [b {c", "params": {"A": [1, 2], "B": {"values": [3]}}}\n' >"$TMP/good.json"
 run "$MUH" space "$TMP/good.json"
 expect_rc 0 "JSON with brackets in strings: a valid spec"
+# the bracket scan runs only on a text libfyaml refused: the same brackets
+# before an error of another kind leave libfyaml's own message and place
+{ cat $F/good_brackets.yaml; printf 'problem:\n  N: 1\n N2: 3\n'; } >"$TMP/gb_indent.yaml"
+run "$MUH" space "$TMP/gb_indent.yaml"
+expect_rc 2 "brackets in comments, quotes and a block scalar, then a bad indent"
+expect_in err "gb_indent.yaml:18:2: error: malformed YAML: invalid indentation in mapping$" \
+	"the bad indent is named, not a bracket of a comment, a quote or a block scalar"
+printf '{"name": "a [b {c", "params": {"A": [1, 2]}, "x": 1 2}\n' >"$TMP/gb.json"
+run "$MUH" space "$TMP/gb.json"
+expect_rc 2 "JSON with brackets in strings, then a missing comma"
+grep -q "never closed\|closes nothing" "$TMP/err" && fail "a bracket in a JSON string blamed: $(cat "$TMP/err")"
 
 run "$MUH" space $F/bad_syntax.yaml
 expect_rc 2 "constraint syntax error"
