@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "muh/decide_text.h"
@@ -210,10 +211,13 @@ void runreport_text(const textout *o, const runreport *cx)
 		double r = best_twins(&rs->b, &twins, &slow, &fast), bv, dv;
 		if (!isfinite(r) || !objective_is_time(&rs->b.objective))
 			continue;
-		static char line[8192];
-		best_twins_note(line, sizeof(line), twins, r, slow, fast, rs->r.noise,
+		char *line = malloc(8192); /* the keys of two variants: too big for the stack of a library */
+		if (!line)
+			continue;
+		best_twins_note(line, 8192, twins, r, slow, fast, rs->r.noise,
 		                best_decided_values(&rs->b, &bv, &dv));
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s\n", (long long)rs->r.id, line);
+		free(line);
 	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)
