@@ -975,6 +975,7 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 		res.score.time_s = t->time_s;
 		res.score.status_text = t->status_text;
 		res.source = "history";
+		session_set_last_metrics(s, NULL);
 		if (out)
 			*out = res;
 		return 1;
@@ -984,6 +985,7 @@ int session_lookup(muh_session *s, const uint32_t *cfg, session_result *out, muh
 	if (store_get(s->st, s->run, s->key, &s->last) != 1)
 		return 0;
 	s->from_store++;
+	session_set_last_metrics(s, s->last.metrics);
 	session_score_measurement(&s->objective, &s->last, &res.score);
 	res.m = &s->last;
 	res.source = "store";
@@ -1021,8 +1023,7 @@ int session_record_measurement(muh_session *s, const uint32_t *cfg, const muh_me
 		return rc;
 	session_score_measurement(&s->objective, use, &res.score);
 	s->slo_missed += session_is_slo_miss(res.score.time_s);
-	free(s->last_metrics);
-	s->last_metrics = use->metrics ? strdup(use->metrics) : NULL;
+	session_set_last_metrics(s, use->metrics);
 	rc = session_tell(s, cfg, &res.score, 0, use);
 	if (out)
 		*out = res;

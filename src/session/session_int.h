@@ -216,6 +216,10 @@ void session_account(muh_session *s, const muh_measurement *m);
 /* Stores the noise with the run once, when the first variant is measured
  * (a resume that measures nothing keeps the stored one). */
 void session_store_noise_once(muh_session *s);
+/* s->last_metrics becomes a copy of metrics (NULL: none): every answer to a
+ * variant sets it, so session_last_metrics never speaks of the one before
+ * (a variant told from history or a replay has none). */
+void session_set_last_metrics(muh_session *s, const char *metrics);
 
 /* What the strategy is told of measurement m: its score under the
  * objective (the median time for kernel specs). An SLO miss is ok with a

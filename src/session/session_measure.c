@@ -395,9 +395,11 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		res.score.time_s = t->time_s;
 		res.score.status_text = t->status_text;
 		res.source = "history";
+		session_set_last_metrics(s, NULL);
 	} else if (s->rp) {
 		replay_lookup(s->rp, cfg, &res.score);
 		res.source = "replay";
+		session_set_last_metrics(s, NULL);
 		if (s->rs && (rc = replay_store_put(s->rs, cfg, &res.score)))
 			diag_errorf(d, "cannot store the replayed variant in %s", s->o.db);
 		if (!rc)
@@ -420,8 +422,7 @@ int session_measure(muh_session *s, const uint32_t *cfg, session_result *out, mu
 		}
 		session_score_measurement(&s->objective, &s->last, &res.score);
 		s->slo_missed += session_is_slo_miss(res.score.time_s);
-		free(s->last_metrics);
-		s->last_metrics = s->last.metrics ? strdup(s->last.metrics) : NULL;
+		session_set_last_metrics(s, s->last.metrics);
 		res.m = &s->last;
 		if (!rc)
 			rc = session_tell(s, cfg, &res.score, 0, &s->last);

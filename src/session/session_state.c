@@ -119,6 +119,12 @@ const struct transfer_seeds *session_transfer_seeds(const muh_session *s) { retu
 size_t session_instance(const muh_session *s) { return s->o.instance; }
 const char *session_last_metrics(const muh_session *s) { return s->last_metrics; }
 
+void session_set_last_metrics(muh_session *s, const char *metrics)
+{
+	free(s->last_metrics);
+	s->last_metrics = metrics ? strdup(metrics) : NULL;
+}
+
 void session_store_stats(const muh_session *s, session_store_info *out)
 {
 	memset(out, 0, sizeof(*out));
