@@ -28,6 +28,7 @@
 
 #include "muh/load.h"
 #include "muh/muh.h"
+#include "muh/textout.h"
 
 /* a run keeps up when it finishes at least this share of the requests per
  * second a server that keeps up would (n / (send span + e2e_p50)) */
@@ -77,12 +78,15 @@ static void judge(const load_rate_opts *ro, const load_result *r, double rate, l
 			 r->sent);
 	else if (behind > 0)
 		snprintf(st->why, sizeof(st->why), "fell behind: %.3g req/s done of %.3g offered", r->requests_per_s, rate);
-	else if (ttft > 0)
-		snprintf(st->why, sizeof(st->why), "ttft_p99 %.3f s > %.3f s", r->ttft.p99, ro->slo_ttft_p99_s);
-	else if (tpot > 0)
-		snprintf(st->why, sizeof(st->why), "tpot_p99 %.4f s > %.4f s", r->tpot.p99, ro->slo_tpot_p99_s);
-	else
+	else if (ttft > 0 || tpot > 0) {
+		/* the times as every time muh prints (text_time): 53.75 ms > 1.000 ms */
+		char v[32], lim[32];
+		text_time(v, sizeof(v), ttft > 0 ? r->ttft.p99 : r->tpot.p99);
+		text_time(lim, sizeof(lim), ttft > 0 ? ro->slo_ttft_p99_s : ro->slo_tpot_p99_s);
+		snprintf(st->why, sizeof(st->why), "%s %s > %s", ttft > 0 ? "ttft_p99" : "tpot_p99", v, lim);
+	} else {
 		st->met = 1;
+	}
 }
 
 int load_find_rate(const load_opts *o, const load_rate_opts *ro_in, load_rate_result *out, muh_diag *d)

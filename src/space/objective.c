@@ -14,6 +14,7 @@
 
 #include "muh/muh.h"
 #include "muh/objective.h"
+#include "muh/textout.h"
 
 void objective_default(muh_objective *o)
 {
@@ -290,14 +291,7 @@ void objective_format(const char *name, double v, char *buf, size_t n)
 	}
 	const char *u = objective_metric_unit(name);
 	if (!strcmp(u, "s")) {
-		if (fabs(v) < 1e-6)
-			snprintf(buf, n, "%.1f ns", v * 1e9);
-		else if (fabs(v) < 1e-3)
-			snprintf(buf, n, "%.1f us", v * 1e6);
-		else if (fabs(v) < 1)
-			snprintf(buf, n, "%.1f ms", v * 1e3);
-		else
-			snprintf(buf, n, "%.3f s", v);
+		text_time(buf, n, v); /* the one format of every time muh shows */
 	} else if (*u) {
 		snprintf(buf, n, "%.1f %s", v, u);
 	} else {

@@ -33,6 +33,18 @@ PY
 run "$MUH" load "http://127.0.0.1:$port" --find-rate --slo-ttft 1ms --requests 4 --output-tokens 4 --find-rate-steps 3
 expect_rc 1 "find-rate within an SLO nothing meets"
 expect_in out '^max rate +none: no rate tried met the SLOs' "none is said"
+# every time of the table, its cells and its why, in text_time's one format
+# (4 significant digits): the cells once read '10.9 ms', the why
+# 'ttft_p99 0.054 s > 0.001 s'
+expect_in out '^ +1 +conc [0-9]+ +no .* ttft_p99 [0-9.]+ (ms|us|s) > 1\.000 ms$' "the why names the SLO in text_time's format"
+"$PY" - "$TMP/out" <<'PY' || fail "find-rate's table: every time to 4 significant digits: $(head -c 800 "$TMP/out")"
+import re, sys
+rows = [l for l in open(sys.argv[1]) if re.match(r"^ +[0-9]+ ", l)]
+times = [m.group(0) for l in rows for m in re.finditer(r"[0-9]+\.[0-9]+ (?:ns|us|ms|s)\b", l)]
+assert len(times) >= 2 * len(rows) > 0, (rows, times)
+bad = [t for t in times if len(re.sub(r"[^0-9]", "", t)) != 4]
+assert not bad, bad
+PY
 # nobody there: an environment error at once, not halving rates for half an hour
 dead=$(free_port)
 t0=$SECONDS

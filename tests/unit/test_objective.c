@@ -103,6 +103,20 @@ static void test_score(void **state)
 	assert_string_equal(buf, "210.4 ms");
 	objective_format("output_tokens_per_s", 812.54, buf, sizeof(buf));
 	assert_string_equal(buf, "812.5 tok/s");
+	/* a time reads as text_time writes it, 4 significant digits in any
+	 * unit: tune's SLO table had '1.1 ms' beside '353.2 us' */
+	objective_format("time", 1.1e-3, buf, sizeof(buf));
+	assert_string_equal(buf, "1.100 ms");
+	objective_format("tpot_p99", 353.24e-6, buf, sizeof(buf));
+	assert_string_equal(buf, "353.2 us");
+	objective_format("itl_p50", 36.7e-6, buf, sizeof(buf));
+	assert_string_equal(buf, "36.70 us");
+	objective_format("time", 999.96e-6, buf, sizeof(buf));
+	assert_string_equal(buf, "1.000 ms");
+	objective_format("e2e_p99", 2.5, buf, sizeof(buf));
+	assert_string_equal(buf, "2.500 s");
+	objective_format("ttft_p99", NAN, buf, sizeof(buf));
+	assert_string_equal(buf, "-");
 }
 
 /* Metrics survive the store and the runner's JSON; a store made before the

@@ -109,7 +109,10 @@ int objective_winners_offer(objective_winners *w, const muh_objective *o, const 
 /* "s" for latencies and times, "tok/s", "req/s", "" for counts. */
 const char *objective_metric_unit(const char *name);
 
-/* Writes value of metric name for a person: "812.5 tok/s", "210.3 ms". */
+/* Writes value of metric name for a person into buf (n bytes): a time or
+ * a latency (unit s) by text_time, to 4 significant digits ("210.3 ms",
+ * "1.100 ms", "353.2 us"); a rate with one decimal and its unit
+ * ("812.5 tok/s"); a count by %.6g; "-" when not finite. */
 void objective_format(const char *name, double value, char *buf, size_t n);
 
 /* The objective as one line: "maximize output_tokens_per_s subject to
