@@ -17,9 +17,10 @@
 
 /* Variants that built one artifact yet were timed apart: what this
  * machine did to identical code over the run, beside the best's speedup,
- * in report's words (best_twins_note). The noise is not at hand here
- * (evalflow prints its own line): the note goes without it. */
-void evalset_text_twins(const textout *o, const evalset *S, int json)
+ * in report's words (best_twins_note), with the noise the run measured
+ * (NAN: not measured, the note goes without it) named as another figure.
+ * Not paired: muh eval has no decision stage. */
+void evalset_text_twins(const textout *o, const evalset *S, double noise, int json)
 {
 	size_t twins;
 	const char *slow, *fast;
@@ -29,7 +30,7 @@ void evalset_text_twins(const textout *o, const evalset *S, int json)
 	char *line = malloc(8192);
 	if (!line)
 		return;
-	best_twins_note(line, 8192, twins, r, slow, fast, NAN, 0);
+	best_twins_note(line, 8192, twins, r, slow, fast, noise, 0);
 	/* with --json stdout holds the variants' rows only: the line goes to
 	 * stderr, as the noise line does */
 	textout_printf(o, json ? TEXTOUT_NOTE : TEXTOUT_RESULT, "%s\n", line);

@@ -195,7 +195,7 @@ static void write_closing(muh_session *s, const evalflow_args *a, const evalset 
 		evalset_text_interleaved(&a->out, S, noise, a->json);
 	if (!a->json)
 		evalset_text_best(&a->out, S, noise);
-	evalset_text_twins(&a->out, S, a->json);
+	evalset_text_twins(&a->out, S, noise, a->json);
 	if (!a->json)
 		evalset_text_counts(&a->out, a->who, S, interrupted,
 		                    eval_restarts(session_evaluator(s)));

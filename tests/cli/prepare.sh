@@ -34,6 +34,15 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 assert len(rows) == 12 and all("key" in r for r in rows), [r for r in rows if "key" not in r]
 PY
+# with its noise measured, eval's twins line names the noise as another
+# figure, in report's words (best_twins_note); without (--no-noise above),
+# it says nothing of a noise
+grep "^twins:" "$TMP/err" | grep -q "noise" && fail "eval --no-noise: a noise in the twins line: $(grep '^twins:' "$TMP/err")"
+MUH_CACHE_DIR="$TMP/cache1" run "$MUH" eval "$SPEC" --config UNROLL=2,BLOCK=64,IGNORED=0 --config UNROLL=2,BLOCK=64,IGNORED=1 --noise --db "$TMP/noise.db"
+expect_rc 0 "eval two IGNORED twins with --noise"
+expect_in out "^noise: [0-9.]+% \(the defaults timed twice" "eval measured its noise"
+expect_in out "^twins: 2 variants built the same artifact as another \(fingerprint\); the same code timed up to [0-9.]+x apart \(UNROLL=2,BLOCK=64,IGNORED=[01] against UNROLL=2,BLOCK=64,IGNORED=[01]\): the spread between identical builds over the whole run, drift included, where the noise \([0-9.]+%\) is only the defaults timed twice, back to back; variants timed once each and less than [0-9.]+x apart may differ by this machine, not by the params$" \
+	"eval's twins line contrasts the noise it measured, as report's does"
 run "$MUH" report "$TMP/jobs.db"
 expect_in out "^run 1: twins: 12 variants built the same artifact as another \(fingerprint\); the same code timed up to [0-9.]+x apart" "report's twins line, in eval's words"
 python3 - "$TMP/jobs.db" "$TMP/out" <<'PY' || fail "the twins' spread is the store's largest ratio of one artifact"

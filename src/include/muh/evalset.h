@@ -95,8 +95,10 @@ void evalset_text_best(const textout *o, const evalset *S, double noise);
  * "interleaved" JSON line. Nothing when S holds no interleaved set. */
 void evalset_text_interleaved(const textout *o, const evalset *S, double noise, int json);
 /* Variants that built one artifact yet were timed apart: a result line, a
- * note with json (stdout then holds the rows only). */
-void evalset_text_twins(const textout *o, const evalset *S, int json);
+ * note with json (stdout then holds the rows only), in muh report's words
+ * (best_twins_note): noise, the defaults timed twice before the rows (NAN
+ * when not measured), is named there as another figure than the spread. */
+void evalset_text_twins(const textout *o, const evalset *S, double noise, int json);
 /* The closing note: how many were measured, per status (who: what it
  * starts with, "muh eval"), interrupted, the runner restarted. */
 void evalset_text_counts(const textout *o, const char *who, const evalset *S, int interrupted, int restarted);
