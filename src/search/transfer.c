@@ -338,18 +338,10 @@ static int add_text(char ***v, size_t *n, const char *fmt, ...)
 	return MUH_OK;
 }
 
-/* The unit of hw key, as its doc ends ("shared memory per block with
- * opt-in, bytes": "bytes"); "" when the doc names none (counts: threads,
- * multiprocessors). */
-static const char *hw_unit(const char *key)
-{
-	const char *doc = hw_key_doc(key), *comma = doc ? strrchr(doc, ',') : NULL;
-	return comma && comma[1] == ' ' ? comma + 2 : "";
-}
-
 /* A number of a reason, as every count muh prints: an integer with
  * thousands separators ("73,728"), any other value as value_fmt writes
- * it; then " UNIT" when unit is not "". Into buf (n bytes). */
+ * it; then " UNIT" when unit (hw_key_unit's) is neither NULL nor "". Into
+ * buf (n bytes). */
 static void fmt_number(char *buf, size_t n, muh_value v, const char *unit)
 {
 	if (v.t == MUH_INT)
@@ -357,7 +349,7 @@ static void fmt_number(char *buf, size_t n, muh_value v, const char *unit)
 	else
 		value_fmt(buf, n, v);
 	size_t at = strlen(buf);
-	if (unit[0] && at < n)
+	if (unit && unit[0] && at < n)
 		snprintf(buf + at, n - at, " %s", unit);
 }
 
@@ -429,7 +421,7 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 				continue;
 			const muh_hw_field *f = &hw->f[(size_t)sl[j] - hw0];
 			char v[80];
-			fmt_number(v, sizeof(v), c->slots[sl[j]], hw_unit(f->key));
+			fmt_number(v, sizeof(v), c->slots[sl[j]], hw_key_unit(f->key));
 			size_t o = strlen(limits);
 			snprintf(limits + o, sizeof(limits) - o, "%shw.%s = %s (%s)", o ? ", " : "; reads ",
 				 f->key, v, f->origin == HW_MEASURED ? "measured" : "declared");
@@ -445,7 +437,7 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 			const muh_hw_field *uf = side_hw(hw, src, at);
 			if (!uf)
 				uf = side_hw(hw, src + at + len, strlen(src + at + len));
-			const char *unit = uf ? hw_unit(uf->key) : "";
+			const char *unit = uf ? hw_key_unit(uf->key) : "";
 			char ls[96], rs[96];
 			fmt_number(ls, sizeof(ls), l, unit);
 			fmt_number(rs, sizeof(rs), r, unit);
@@ -462,13 +454,17 @@ static int check_entry(struct checker *c, const struct rawrun *w, const struct o
 		if (hw_get(hw, "smem_per_block_optin", &optin)) {
 			if ((double)o->shared > optin) {
 				e->verdict = TRANSFER_INVALID;
+				/* the fingerprint's shared is in bytes; the limit in its
+				 * key's unit, as every hw.* value of a reason */
 				char used[32], lim[32];
+				const char *unit = hw_key_unit("smem_per_block_optin");
 				text_count(used, sizeof(used), (double)o->shared);
 				text_count(lim, sizeof(lim), optin);
 				rc = add_text(&e->why, &e->nwhy,
 					      "its kernel used %s bytes of shared memory as compiled on %s, more than "
-					      "hw.smem_per_block_optin = %s bytes of %s (%s)",
-					      used, w->r.hw_profile, lim, tn, origin_of(hw, "smem_per_block_optin"));
+					      "hw.smem_per_block_optin = %s%s%s of %s (%s)",
+					      used, w->r.hw_profile, lim, unit[0] ? " " : "", unit, tn,
+					      origin_of(hw, "smem_per_block_optin"));
 			}
 		} else {
 			char used[32];

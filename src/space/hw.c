@@ -27,36 +27,41 @@
 #include "muh/hw.h"
 #include "muh/muh.h"
 
+/* What each key is, and its unit: the one home of both. muh hw shows
+ * "MEANING, UNIT" ("shared memory per block with opt-in, bytes"), muh
+ * transfer writes a limit's value with its unit ("32,768 bytes"). A count
+ * (threads, multiprocessors, registers) or a code (cc, pcie_gen) has none:
+ * its meaning names what is counted. */
 struct keydoc {
-	const char *key, *doc;
+	const char *key, *meaning, *unit;
 };
 
 static const struct keydoc keydocs[] = {
-	{"cc", "compute capability as major*10+minor (90 = sm_90)"},
-	{"sm_count", "streaming multiprocessors"},
-	{"smem_per_block", "shared memory per block without opt-in, bytes"},
-	{"smem_per_block_optin", "shared memory per block with opt-in, bytes"},
-	{"smem_per_sm", "shared memory per multiprocessor, bytes"},
-	{"regs_per_block", "32-bit registers per block"},
-	{"regs_per_sm", "32-bit registers per multiprocessor"},
-	{"max_threads_per_block", "threads per block"},
-	{"max_threads_per_sm", "resident threads per multiprocessor"},
-	{"warp_size", "threads per warp"},
-	{"l2_bytes", "L2 cache size, bytes"},
-	{"mem_bytes", "device memory, bytes"},
-	{"mem_clock_khz", "peak memory clock, kHz"},
-	{"mem_bus_bits", "memory bus width, bits"},
-	{"bandwidth_gbs", "peak memory bandwidth, GB/s"},
-	{"sm_clock_khz", "typical SM clock, kHz"},
-	{"peak_bf16_tflops", "dense bf16 matrix rate, TFLOP/s"},
-	{"peak_fp16_tflops", "dense fp16 matrix rate, TFLOP/s"},
-	{"peak_int8_tops", "dense int8 matrix rate, TOP/s"},
-	{"peak_fp32_tflops", "fp32 rate, TFLOP/s"},
-	{"tdp_w", "board power, W"},
-	{"process_nm", "process node, nm"},
-	{"pcie_gen", "PCIe generation of the host link"},
-	{"pcie_lanes", "PCIe lanes of the host link"},
-	{NULL, NULL},
+	{"cc", "compute capability as major*10+minor (90 = sm_90)", ""},
+	{"sm_count", "streaming multiprocessors", ""},
+	{"smem_per_block", "shared memory per block without opt-in", "bytes"},
+	{"smem_per_block_optin", "shared memory per block with opt-in", "bytes"},
+	{"smem_per_sm", "shared memory per multiprocessor", "bytes"},
+	{"regs_per_block", "32-bit registers per block", ""},
+	{"regs_per_sm", "32-bit registers per multiprocessor", ""},
+	{"max_threads_per_block", "threads per block", ""},
+	{"max_threads_per_sm", "resident threads per multiprocessor", ""},
+	{"warp_size", "threads per warp", ""},
+	{"l2_bytes", "L2 cache size", "bytes"},
+	{"mem_bytes", "device memory", "bytes"},
+	{"mem_clock_khz", "peak memory clock", "kHz"},
+	{"mem_bus_bits", "memory bus width", "bits"},
+	{"bandwidth_gbs", "peak memory bandwidth", "GB/s"},
+	{"sm_clock_khz", "typical SM clock", "kHz"},
+	{"peak_bf16_tflops", "dense bf16 matrix rate", "TFLOP/s"},
+	{"peak_fp16_tflops", "dense fp16 matrix rate", "TFLOP/s"},
+	{"peak_int8_tops", "dense int8 matrix rate", "TOP/s"},
+	{"peak_fp32_tflops", "fp32 rate", "TFLOP/s"},
+	{"tdp_w", "board power", "W"},
+	{"process_nm", "process node", "nm"},
+	{"pcie_gen", "PCIe generation of the host link", ""},
+	{"pcie_lanes", "PCIe lanes of the host link", ""},
+	{NULL, NULL, NULL},
 };
 
 const char *const hw_keys[] = {
@@ -68,12 +73,25 @@ const char *const hw_keys[] = {
 	"tdp_w", "process_nm", "pcie_gen", "pcie_lanes", NULL,
 };
 
-const char *hw_key_doc(const char *key)
+/* The table's row of key, or NULL when key is not one of hw_keys. */
+static const struct keydoc *keydoc_of(const char *key)
 {
 	for (const struct keydoc *k = keydocs; k->key; k++)
 		if (!strcmp(k->key, key))
-			return k->doc;
+			return k;
 	return NULL;
+}
+
+const char *hw_key_doc(const char *key)
+{
+	const struct keydoc *k = keydoc_of(key);
+	return k ? k->meaning : NULL;
+}
+
+const char *hw_key_unit(const char *key)
+{
+	const struct keydoc *k = keydoc_of(key);
+	return k ? k->unit : NULL;
 }
 
 /* The static copy of a key, or NULL when key is not one of hw_keys. */

@@ -72,11 +72,14 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 			print_value(v, sizeof(v), f->value);
 		else
 			snprintf(v, sizeof(v), "-");
-		textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s %s\n", hw_keys[i], v,
+		/* the meaning, then the unit when the key has one: "shared
+		 * memory per block with opt-in, bytes" */
+		const char *unit = hw_key_unit(hw_keys[i]);
+		textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s %s%s%s\n", hw_keys[i], v,
 		               !f                         ? "unknown"
 		               : f->origin == HW_MEASURED ? "measured"
 		                                          : "declared",
-		               hw_key_doc(hw_keys[i]));
+		               hw_key_doc(hw_keys[i]), unit[0] ? ", " : "", unit);
 		if (f && f->source[0])
 			textout_printf(out, TEXTOUT_RESULT, "%-22s %16s  %-9s source: %s%s%s%s\n",
 			               "", "", "", f->source, f->date[0] ? " (" : "", f->date,

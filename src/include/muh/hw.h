@@ -58,8 +58,14 @@ typedef struct muh_hw {
 
 /* The fixed keys, NULL-terminated, in print order. */
 extern const char *const hw_keys[];
-/* One-line description of a key, for muh hw and for errors. */
+/* What key is, in a few words, without its unit ("shared memory per block
+ * with opt-in"); NULL when key is not one of hw_keys. */
 const char *hw_key_doc(const char *key);
+/* The unit of key's values, the one muh prints them in: "bytes" for
+ * smem_per_block_optin, "kHz", "GB/s", ...; "" for a count or a code
+ * (max_threads_per_block, sm_count, cc: the meaning says what is
+ * counted); NULL when key is not one of hw_keys. */
+const char *hw_key_unit(const char *key);
 
 /* Names of the built-in profiles, NULL-terminated. */
 extern const char *const hw_builtin_names[];
