@@ -10,14 +10,6 @@
 
 #include "muh/decide_text.h"
 
-void decide_text_value(const char *metric, double v, char *buf, size_t n)
-{
-	if (!strcmp(objective_metric_unit(metric), "s"))
-		text_time(buf, n, v); /* "-" when not finite */
-	else
-		objective_format(metric, v, buf, n);
-}
-
 /* The SLOs cell of one row: "3/4" (its ok repeats within every SLO, of its
  * ok repeats), or "-" when the objective has none to meet. The baseline's
  * row and every finalist's are counted alike. */
@@ -106,7 +98,7 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 	               "verdict");
 	char bk[4200];
 	snprintf(bk, sizeof(bk), "%s (%s)", sm->baseline, ships ? "baseline" : "defaults");
-	decide_text_value(o->metric, sm->base_value, v, sizeof(v));
+	objective_format(o->metric, sm->base_value, v, sizeof(v));
 	fmt_slos(slo, sizeof(slo), o, sm->base_slo_met, sm->base_ok);
 	/* its first failure, else its first SLO miss */
 	const char *bwhy = sm->base_why[0] ? sm->base_why : sm->base_slo_why;
@@ -115,7 +107,7 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 	               "baseline", bwhy[0] ? ": " : "", bwhy);
 	for (size_t i = 0; i < sm->nf; i++) {
 		const decide_finalist *F = &sm->f[i];
-		decide_text_value(o->metric, F->value, v, sizeof(v));
+		objective_format(o->metric, F->value, v, sizeof(v));
 		fmt_ratio(g, sizeof(g), F->gain.ratio);
 		fmt_interval(ci, sizeof(ci), &F->gain);
 		fmt_slos(slo, sizeof(slo), o, F->slo_met, F->ok);

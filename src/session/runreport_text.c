@@ -76,11 +76,11 @@ static const char *const rc_head[RC_N] = {"run",      "spec",    "problem", "bac
 static const int rc_right[RC_N] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0};
 
 /* A metric's value (not a score) as the table shows it, as the decision
- * table under it does (decide_text_value); "-" when not finite. Into cell
+ * table under it does (objective_format); "-" when not finite. Into cell
  * (4096 bytes). */
 static void format_value(const muh_best *b, double v, char *cell)
 {
-	decide_text_value(b->objective.metric, v, cell, 4096);
+	objective_format(b->objective.metric, v, cell, 4096);
 }
 
 /* Run rs's cells of the table, each at most 4095 bytes. */
@@ -191,7 +191,7 @@ void runreport_text(const textout *o, const runreport *cx)
 		objective_describe(&b->objective, desc, sizeof(desc));
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s", (long long)rs->r.id, desc);
 		if (runreport_any_differs(rs)) {
-			decide_text_value(b->objective.metric,
+			objective_format(b->objective.metric,
 			                  objective_value(&b->objective, b->any_score), t, sizeof(t));
 			textout_printf(o, TEXTOUT_RESULT, "; ignoring the SLOs the best is %s  %s",
 			               t, b->any_key);

@@ -294,24 +294,6 @@ static void test_table_slos(void **st)
 	assert_non_null(strstr(line, " 4/4 "));
 }
 
-/* decide_text_value: a time or a latency (unit s) in text_time's format,
- * whatever the metric's name; any other metric in its unit. */
-static void test_value(void **st)
-{
-	(void)st;
-	char b[64];
-	decide_text_value("time", 1.17e-3, b, sizeof(b));
-	assert_string_equal(b, "1.170 ms");
-	decide_text_value("ttft_p99", 0.3901, b, sizeof(b));
-	assert_string_equal(b, "390.1 ms");
-	decide_text_value("itl_p50", 1.1e-3, b, sizeof(b));
-	assert_string_equal(b, "1.100 ms");
-	decide_text_value("output_tokens_per_s", 3030.6, b, sizeof(b));
-	assert_string_equal(b, "3030.6 tok/s");
-	decide_text_value("time", NAN, b, sizeof(b));
-	assert_string_equal(b, "-");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,7 +303,6 @@ int main(void)
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_table_times),
 		cmocka_unit_test(test_table_slos),
-		cmocka_unit_test(test_value),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }

@@ -14,12 +14,6 @@
 
 MUH_BEGIN_DECLS
 
-/* A value of metric for a person, as every table shows it: a time or a
- * latency (the metric's unit is s) by text_time, so that every time of a
- * table has the same significant digits; any other metric by
- * objective_format ("3995.3 tok/s"); "-" when not finite. Into buf (n
- * bytes). */
-void decide_text_value(const char *metric, double v, char *buf, size_t n);
 
 /* Every variant the stage re-deployed, the baseline first, with its
  * repeats, ok ones, SLOs met (of its ok ones; "-" when the objective has
