@@ -416,9 +416,7 @@ static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *
 			return diag_kv(s, bk, d, "backend none measures nothing: this spec's times come from "
 				       "elsewhere (a replay, muh tune SPEC --replay FILE, or a program that tunes "
 				       "online through libmuh)%s%s", "", "");
-		goto across;
-	}
-	if (!eval_backend_find(t->backend)) {
+	} else if (!eval_backend_find(t->backend)) {
 		static const char *const backends[] = {"cpu", "cuda", "worker", "command", "engine", NULL};
 		const char *nb = diag_near_among(t->backend, strlen(t->backend), backends);
 		char hint[96];
@@ -426,13 +424,11 @@ static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *
 			return diag_kv(s, bk, d, "unknown backend '%s'%s; known: cpu, cuda, worker, command, engine",
 				       t->backend, diag_near_hint(nb, hint, sizeof(hint)));
 		return diag_errorf(d, "unknown backend '%s'", t->backend);
-	}
-	if (measure) {
+	} else if (measure) {
 		int rc = target_needs(s, t, bk, d);
 		if (rc)
 			return rc;
 	}
-across:
 	if (lo_duration && lo.duration_s > 0 && lo.requests > 0)
 		return diag_kv(s, lo_duration, d,
 			       "load: requests (%s) and duration are both given: a load sends a number of requests "
