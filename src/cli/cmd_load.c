@@ -133,10 +133,10 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 	if (r->server_gone && r->unreachable < r->sent)
 		fprintf(stderr, "muh load: %s: the server stopped accepting connections (%d refused in a row): "
 			"sending stopped after %zu requests\n", label, LOAD_GONE_AFTER, r->sent);
-	if (r->usage_requests && !r->usage_checked && r->ok)
-		fprintf(stderr, "muh load: %s: too few chunks with text (fewer than %d) to hold the usage blocks to "
-			"%.2fx of them (load.chunk_tolerance); held to %gx, the most tokens a chunk carries\n",
-			label, LOAD_USAGE_MIN_CHUNKS, load_usage_ratio(o, 1), load_usage_ratio(o, 0));
+	if (r->usage_requests && !r->usage_checked && r->ok) {
+		char held[256];
+		fprintf(stderr, "muh load: %s: %s\n", label, load_text_usage_held(held, sizeof(held), o));
+	}
 	if (r->sent && r->unreachable == r->sent) {
 		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
 		*ex = EXIT_ENV;

@@ -26,6 +26,15 @@ static const char *ms(char *b, size_t n, double s)
 	return b;
 }
 
+const char *load_text_usage_held(char *b, size_t n, const load_opts *o)
+{
+	snprintf(b, n,
+	         "too few chunks with text (fewer than %d) to hold the usage blocks to %.2fx of them "
+	         "(load.chunk_tolerance); held to %gx, the most tokens a chunk carries",
+	         LOAD_USAGE_MIN_CHUNKS, load_usage_ratio(o, 1), load_usage_ratio(o, 0));
+	return b;
+}
+
 void load_text_header(const textout *o)
 {
 	textout_printf(o, TEXTOUT_RESULT,

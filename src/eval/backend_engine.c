@@ -803,14 +803,12 @@ static int engine_build(eval_ctx *c, const muh_variant *v, muh_measurement *m)
 		env_or_fail(c, m, ENOMEM, "muh could not allocate the server's state");
 		return MUH_OK;
 	}
-	load_defaults(&sv->load);
-	for (int i = 0; i < t->nload; i++) {
-		char why[256];
-		if (load_opts_set(&sv->load, t->load_key[i], t->load_val[i], why, sizeof(why))) {
-			measurement_fail(m, EVAL_INVALID, "load.%s: %s", t->load_key[i], why);
-			free(sv);
-			return MUH_OK;
-		}
+	char why[256];
+	int bad = eval_target_load(t, &sv->load, why, sizeof(why));
+	if (bad >= 0) {
+		measurement_fail(m, EVAL_INVALID, "load.%s: %s", t->load_key[bad], why);
+		free(sv);
+		return MUH_OK;
 	}
 	sv->port = t->port ? t->port : free_port();
 	if (!sv->port) {

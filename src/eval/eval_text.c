@@ -76,19 +76,14 @@ void eval_text_usage_note(const textout *f, const char *who, const muh_target *t
 	if (!n)
 		return;
 	load_opts lo; /* the bounds of the target's load: its keys were read when its servers ran */
-	load_defaults(&lo);
-	char why[256];
-	for (int i = 0; t && i < t->nload; i++)
-		(void)load_opts_set(&lo, t->load_key[i], t->load_val[i], why, sizeof(why));
+	char why[256], held[256];
+	(void)eval_target_load(t, &lo, why, sizeof(why));
 	char which[96] = ""; /* muh load's note names its step; this one the variants */
 	if (n > 1)
 		snprintf(which, sizeof(which), "%zu variants (", n);
-	textout_printf(
-	    f, TEXTOUT_NOTE,
-	    "%s: note: %s%s%s: too few chunks with text (fewer than %d) to hold the usage blocks "
-	    "to %.2fx of them (load.chunk_tolerance); held to %gx, the most tokens a chunk carries "
-	    "(\"usage_checked\": false in %s metrics; a longer load, load.requests or "
-	    "load.output_tokens, judges them)\n",
-	    who, which, first, n > 1 ? ", ...)" : "", LOAD_USAGE_MIN_CHUNKS,
-	    load_usage_ratio(&lo, 1), load_usage_ratio(&lo, 0), n > 1 ? "their" : "its");
+	textout_printf(f, TEXTOUT_NOTE,
+	               "%s: note: %s%s%s: %s (\"usage_checked\": false in %s metrics; a longer load, "
+	               "load.requests or load.output_tokens, judges them)\n",
+	               who, which, first, n > 1 ? ", ...)" : "", load_text_usage_held(held, sizeof(held), &lo),
+	               n > 1 ? "their" : "its");
 }

@@ -156,11 +156,10 @@ static int halving_plan(muh_session *s, muh_diag *d)
 	if (t->probe > 0)
 		return diag_errorf(d, "measure.halving and measure.probe are two ways to stop a variant early: keep one");
 	load_opts lo;
-	load_defaults(&lo);
 	char why[256];
-	for (int i = 0; i < t->nload; i++)
-		if (load_opts_set(&lo, t->load_key[i], t->load_val[i], why, sizeof(why)))
-			return diag_errorf(d, "load.%s: %s", t->load_key[i], why);
+	int bad = eval_target_load(t, &lo, why, sizeof(why));
+	if (bad >= 0)
+		return diag_errorf(d, "load.%s: %s", t->load_key[bad], why);
 	int full = load_requests(&lo);
 	if (full <= 0)
 		return diag_errorf(d, "measure.halving needs a load of a number of requests (load.requests), not a "

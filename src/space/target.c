@@ -445,6 +445,15 @@ static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *
 	return MUH_OK;
 }
 
+int eval_target_load(const muh_target *t, load_opts *o, char *why, size_t n)
+{
+	load_defaults(o);
+	for (int i = 0; t && i < t->nload; i++)
+		if (load_opts_set(o, t->load_key[i], t->load_val[i], why, n))
+			return i;
+	return -1;
+}
+
 int eval_target_check(const muh_spec *s, muh_diag *d)
 {
 	muh_target *t = malloc(sizeof(*t));

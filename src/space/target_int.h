@@ -9,6 +9,7 @@
 #define MUH_TARGET_INT_H
 
 #include "muh/eval.h"
+#include "muh/load.h"
 
 /* What to evaluate and how, read from a spec's target/verify/measure keys
  * (docs/spec.md, section "target"). Zero/empty fields take defaults. */
@@ -95,6 +96,12 @@ typedef struct muh_target {
 
 /* Fills *t with the defaults (backend cpu). */
 void eval_target_defaults(muh_target *t);
+/* The target's load: block read into *o: load_defaults, then load_opts_set
+ * for each of t's load keys in order. -1 when every key was taken; else the
+ * index of the first one refused, with load_opts_set's reason in why[0..n)
+ * (t's keys were checked when the spec was read, so that is a caller's bug
+ * or a spec changed under it). t NULL gives the defaults. */
+int eval_target_load(const muh_target *t, load_opts *o, char *why, size_t n);
 /* Reads target.*, verify.*, measure.* of spec s into *t. Unknown keys under
  * those sections and bad values are input errors at their file:line:col. */
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d);

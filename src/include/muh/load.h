@@ -228,6 +228,12 @@ void load_text_wall(const textout *o, const load_result *r);
  * deviation, 1 / sqrt(burstiness x (sent - 1))), why its req/s can exceed
  * the rate named, and what the sent/s column is. Nothing under 2 requests. */
 void load_text_rate_note(const textout *out, const load_opts *o, size_t sent);
+/* Into b[0..n): why a run's usage blocks were held to a looser bound (its
+ * usage_checked is false): "too few chunks with text (fewer than N) to hold
+ * the usage blocks to Rx of them (load.chunk_tolerance); held to Mx, the
+ * most tokens a chunk carries", with o's bounds (load_usage_ratio). The one
+ * wording of muh load's note and eval's. Returns b. */
+const char *load_text_usage_held(char *b, size_t n, const load_opts *o);
 /* load_find_rate's steps and its answer as a table, or one JSON object. */
 void load_text_rate(const textout *out, const load_opts *o, const load_rate_result *fr, int json);
 
