@@ -297,7 +297,10 @@ int evalflow_run(const char *path, const muh_session_opts *so, const evalflow_ar
 	if (a->on_measuring)
 		a->on_measuring(a->ctx, backend, 0);
 	measuring = 0;
-	write_closing(s, a, &E.S, noise, stopped(so));
+	/* ties among variants an earlier eval of a resumed run timed are
+	 * judged by its stored noise too (session_judge_noise) */
+	session_store_stats(s, &si);
+	write_closing(s, a, &E.S, session_judge_noise(&si), stopped(so));
 	eval_text_usage_note(&a->out, a->who, tg, E.unjudged, E.unjudged1);
 out:
 	if (measuring && a->on_measuring)

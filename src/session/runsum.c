@@ -49,7 +49,7 @@ void runsum_live_gain(muh_session *s, const strategy_result *r, runsum_gain *g)
 	int found = store_get(st, L.run, kb, &b) == 1 && store_get(st, L.run, kd, &d) == 1 &&
 		    b.status == EVAL_OK && d.status == EVAL_OK;
 	int per_token = !strcmp(o->metric, "output_tokens_per_s") && o->maximize;
-	double noise = isfinite(L.noise) ? L.noise : 0;
+	double judge = session_judge_noise(&L), noise = isfinite(judge) ? judge : 0;
 	g->nbest = b.nsamples;
 	g->ndefaults = d.nsamples;
 	if (found && per_token) { /* the samples are seconds per output token: a time's CI */
@@ -65,7 +65,7 @@ void runsum_live_gain(muh_session *s, const strategy_result *r, runsum_gain *g)
 		double bs = objective_score(o, &b), ds = objective_score(o, &d);
 		g->kind = RUNSUM_GAIN_METRIC;
 		g->ratio = ds / bs;
-		g->tie = best_is_tie(ds / bs, L.noise);
+		g->tie = best_is_tie(ds / bs, judge);
 	} else if (found) {
 		g->kind = RUNSUM_GAIN_TIME;
 		g->ratio = d.median / b.median;

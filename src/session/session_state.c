@@ -211,12 +211,22 @@ int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d)
 	return MUH_OK;
 }
 
+double session_judge_noise(const session_store_info *L)
+{
+	if (!L->resumed || L->rows <= 0 || !isfinite(L->stored_noise))
+		return L->noise;
+	return isfinite(L->noise) ? fmax(L->noise, L->stored_noise) : L->stored_noise;
+}
+
 /* Stores the noise with the run once, when the first variant is measured
- * (a resume that measures nothing keeps the stored one). */
+ * (a resume that measures nothing keeps the stored one). A resume stores
+ * the larger of its noise and the stored one: the run's variants are now
+ * timings of both tunes, and a report or a patch judges ties among them by
+ * what the store holds. */
 void session_store_noise_once(muh_session *s)
 {
 	if (s->st && !s->noise_stored && isfinite(s->noise)) {
-		store_set_noise(s->st, s->run, s->noise);
+		store_set_noise(s->st, s->run, s->resumed && isfinite(s->noise0) ? fmax(s->noise, s->noise0) : s->noise);
 		s->noise_stored = 1;
 	}
 }

@@ -667,7 +667,8 @@ void tune_text_loaded(const tune_view *v, const char *db, const char *replay)
 
 /* The end of a resumed run's noise line into buf ("" for a new run): a
  * resume times the defaults anew, while the variants it answers from the
- * store are an earlier tune's timings, so which figure is whose is said. */
+ * store are an earlier tune's timings, so which figure is whose is said,
+ * and that ties are judged by the larger (session_judge_noise). */
 static void noise_origin(const session_store_info *si, char *buf, size_t n)
 {
 	buf[0] = 0;
@@ -678,7 +679,7 @@ static void noise_origin(const session_store_info *si, char *buf, size_t n)
 	                 "earlier tune of run %lld",
 	                 si->rows, (long long)si->run);
 	if (k > 0 && (size_t)k < n && isfinite(si->stored_noise))
-		snprintf(buf + k, n - (size_t)k, ", whose stored noise is %.2f%%",
+		snprintf(buf + k, n - (size_t)k, ", whose stored noise is %.2f%%; the larger judges ties",
 		         100 * si->stored_noise);
 }
 
@@ -687,7 +688,7 @@ void tune_text_noise(const tune_view *v, double noise, int noisy)
 	const textout *o = v->o;
 	session_store_info si;
 	session_store_stats(v->s, &si);
-	char earlier[192];
+	char earlier[256];
 	noise_origin(&si, earlier, sizeof(earlier));
 	if (!v->json) /* stored with the first variant measured */
 		textout_printf(o, TEXTOUT_RESULT,
@@ -900,7 +901,7 @@ void tune_text_pool_done(const tune_view *v, const muh_pool *pool)
 	const textout *o = v->o;
 	session_store_info pi;
 	session_store_stats(v->s, &pi);
-	char earlier[192];
+	char earlier[256];
 	noise_origin(&pi, earlier, sizeof(earlier));
 	if (!v->json && isfinite(pi.noise))
 		textout_printf(o, TEXTOUT_RESULT,

@@ -4,7 +4,8 @@
 # read-only directory; two `muh tune` on one run never measure a variant
 # twice and print only what the store holds; report and patch --emit header
 # work from another directory and after the spec moved; a resume that
-# measures nothing keeps the stored noise.
+# measures nothing keeps the stored noise, and one that measures keeps the
+# larger.
 source "$(dirname "$0")/lib.bash"
 export MUH_CACHE_DIR="$TMP/cache"
 SPEC=specs/matmul_cpu.yaml
@@ -197,6 +198,17 @@ run "$MUH" tune "$TMP/two.yaml" --db "$TMP/n.db" --budget 4 --strategy brute
 expect_rc 0 "noise: a resume that measures nothing"
 n2=$(sqlite3 "$TMP/n.db" "select noise from runs")
 [ -n "$n1" ] && [ "$n1" = "$n2" ] || fail "noise: a resume that measured nothing changed it: $n1 -> $n2"
+
+# ---- a resume that measures new variants keeps the larger noise: the run's
+# stored variants were timed under the stored noise (set here far above any
+# timing of the defaults), and its ties are judged by it
+sqlite3 "$TMP/n.db" "update runs set noise = 0.9"
+run "$MUH" tune "$TMP/two.yaml" --db "$TMP/n.db" --budget 8 --strategy brute --finalists 0
+expect_rc 0 "noise: a resume that measures new variants"
+n3=$(sqlite3 "$TMP/n.db" "select noise from runs")
+[ "$n3" = 0.9 ] || fail "noise: a resume that measured new variants stored $n3, not the larger 0.9"
+expect_in out "whose stored noise is 90\.00%; the larger judges ties\)$" "the resume's noise line names the stored noise"
+expect_in out "^speedup .*; a tie: inside the noise$" "the resumed run's speedup is judged by the stored 90% noise"
 
 # ---- two writers on one run, three times
 for round in 1 2 3; do

@@ -192,6 +192,12 @@ typedef struct session_store_info {
 	session_rung_info rungs[SESSION_MAX_RUNGS + 1]; /* [nrungs] is the full load */
 } session_store_info;
 void session_store_stats(const muh_session *s, session_store_info *out);
+/* The noise that judges ties (best_is_tie, eval_compare) among L's
+ * variants: L->noise, this session's timing of the defaults; on a resumed
+ * run with stored variants, the larger of it and the stored noise, as those
+ * variants were timed by an earlier tune under that noise (the stored one
+ * alone when this session timed none). NAN when there is neither. */
+double session_judge_noise(const session_store_info *L);
 
 typedef struct session_replay_info {
 	int open;             /* the session answers from a replay */
