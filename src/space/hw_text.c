@@ -44,6 +44,9 @@ void hw_text_profile(const textout *out, const muh_hw *hw, int json)
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "key", f->key);
 			cJSON_AddNumberToObject(e, "value", f->value);
+			const char *unit = hw_key_unit(f->key); /* the table's: "" a count */
+			if (unit && unit[0])
+				cJSON_AddStringToObject(e, "unit", unit);
 			cJSON_AddStringToObject(e, "origin",
 			                        f->origin == HW_MEASURED ? "measured" : "declared");
 			if (f->source[0])

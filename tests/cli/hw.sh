@@ -73,6 +73,10 @@ f = {x["key"]: x for x in d["fields"]}
 assert d["name"] == "h200"
 assert f["smem_per_block_optin"]["value"] == 232448
 assert all(x["origin"] == "declared" for x in d["fields"])
+# each field has the unit the text table shows (none for a count)
+assert f["smem_per_block_optin"]["unit"] == "bytes", f["smem_per_block_optin"]
+assert f["bandwidth_gbs"]["unit"] == "GB/s", f["bandwidth_gbs"]
+assert "unit" not in f["sm_count"], f["sm_count"]
 ' "$TMP/out" || fail "h200 JSON"
 
 run "$MUH" hw --profile nosuch
