@@ -24,6 +24,63 @@ static int blank(char c)
 	return c == ' ' || c == '\t';
 }
 
+/* Whether a '#' at text[i] starts a comment: at a line's start or after a
+ * blank. */
+static int comment_starts(const char *text, size_t i)
+{
+	return i == 0 || blank(text[i - 1]) || text[i - 1] == '\n' || text[i - 1] == '\r';
+}
+
+/* Whether the line whose first non-blank byte is text[i] continues a
+ * plain scalar of the line before it (block context): it is indented
+ * deeper than the last line before it that holds anything but blanks and a
+ * comment, and that line does not end, its comment aside, in an indicator
+ * after which a node follows on the next line (':', '-', '?', '---', an
+ * anchor or a tag). 'k: a\n  [b' is the one scalar "a [b", no collection. */
+static int continues_plain(const char *text, size_t i)
+{
+	size_t ind = 0, ls = i;
+	while (ls > 0 && text[ls - 1] != '\n')
+		ls--;
+	ind = i - ls;
+	while (ls > 0) { /* the lines before, last first */
+		size_t pe = ls - 1, ps = pe;
+		while (ps > 0 && text[ps - 1] != '\n')
+			ps--;
+		ls = ps;
+		size_t a = ps, end = ps; /* first non-blank; the end of content, its comment aside */
+		while (a < pe && blank(text[a]))
+			a++;
+		if (a >= pe || text[a] == '\r' || text[a] == '#')
+			continue; /* blank or only a comment */
+		char q = 0;
+		for (size_t k = a; k < pe; k++) {
+			char c = text[k];
+			if (q) {
+				if (c == q)
+					q = 0;
+			} else if (c == '\'' || c == '"') {
+				q = c;
+			} else if (c == '#' && comment_starts(text, k)) {
+				break;
+			}
+			if (!blank(c) && c != '\r')
+				end = k + 1;
+		}
+		if (a - ps >= ind)
+			return 0; /* not deeper: a line of its own */
+		char last = text[end - 1];
+		if (last == ':' || ((last == '-' || last == '?') && (end - 1 == a || blank(text[end - 2]))) ||
+		    (end - a == 3 && !strncmp(text + a, "---", 3)))
+			return 0; /* 'k:', '-', '? ' and '---' end in an indicator; 'a-b-' does not */
+		size_t w = end; /* the last word: an anchor or a tag? */
+		while (w > a && !blank(text[w - 1]))
+			w--;
+		return text[w] != '&' && text[w] != '!';
+	}
+	return 0;
+}
+
 /* Whether a node may start at text[i]: only blanks lie between it and the
  * line's start, or one of the indicators after which YAML starts a node
  * (': ', '- ', '? ' where they are indicators, '--- '; in a flow also '[',
@@ -36,7 +93,7 @@ static int value_starts(const char *text, size_t i, int inflow)
 		while (j > 0 && blank(text[j - 1]))
 			j--;
 		if (j == 0 || text[j - 1] == '\n' || text[j - 1] == '\r')
-			return 1;
+			return inflow || !continues_plain(text, i);
 		char c = text[j - 1];
 		if (inflow && (c == '[' || c == '{' || c == ',' || c == ':'))
 			return 1;
@@ -118,13 +175,6 @@ static void fault(struct yaml_flow *f, enum yaml_flow_kind kind, size_t open, si
 		  size_t closed_at)
 {
 	*f = (struct yaml_flow){.kind = kind, .open = open, .close = close, .closed_at = closed_at};
-}
-
-/* Whether a '#' at text[i] starts a comment: at a line's start or after a
- * blank. */
-static int comment_starts(const char *text, size_t i)
-{
-	return i == 0 || blank(text[i - 1]) || text[i - 1] == '\n' || text[i - 1] == '\r';
 }
 
 void yaml_flow_fault(const char *text, size_t upto, struct yaml_flow *f)

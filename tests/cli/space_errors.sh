@@ -76,9 +76,19 @@ expect_rc 0 "JSON with brackets in strings: a valid spec"
 # before an error of another kind leave libfyaml's own message and place
 { cat $F/good_brackets.yaml; printf 'problem:\n  N: 1\n N2: 3\n'; } >"$TMP/gb_indent.yaml"
 run "$MUH" space "$TMP/gb_indent.yaml"
-expect_rc 2 "brackets in comments, quotes and a block scalar, then a bad indent"
-expect_in err "gb_indent.yaml:18:2: error: malformed YAML: invalid indentation in mapping$" \
+expect_rc 2 "brackets in comments, quotes, a block scalar and a plain continuation line, then a bad indent"
+expect_in err "gb_indent.yaml:21:2: error: malformed YAML: invalid indentation in mapping$" \
 	"the bad indent is named, not a bracket of a comment, a quote or a block scalar"
+# a '[' at a line's start after a line that ends in an indicator (':', a
+# lone '-', an anchor) opens a collection: still blamed when never closed
+printf 'name: t\nparams:\n  A:\n  - 1\n  -\n    [2, 3\n' >"$TMP/dash.yaml"
+printf 'name: t\nparams:\n  A: &x\n    [2, 3\n' >"$TMP/anchor.yaml"
+for f in dash:6 anchor:4; do
+	run "$MUH" space "$TMP/${f%%:*}.yaml"
+	expect_rc 2 "${f%%:*}: a [ on its own line, never closed"
+	expect_in err "${f%%:*}.yaml:${f##*:}:5: error: malformed YAML: expected '\]' to close the '\[' at ${f##*:}:5 before the end of the file" \
+		"${f%%:*}: the [ on the next line is blamed"
+done
 printf '{"name": "a [b {c", "params": {"A": [1, 2]}, "x": 1 2}\n' >"$TMP/gb.json"
 run "$MUH" space "$TMP/gb.json"
 expect_rc 2 "JSON with brackets in strings, then a missing comma"
