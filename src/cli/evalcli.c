@@ -137,7 +137,7 @@ void evalcli_ctrl_c_text(const char *cmd, const char *backend, const char *kept)
 	char what[400];
 	snprintf(what, sizeof(what), "%s; %s (Ctrl-C again kills muh)",
 		 !backend ? "the work in flight is given up"
-		 : !strcmp(backend, "engine") ? "the variant in flight is given up and its server stopped"
+		 : eval_backend_is(backend, EVAL_SERVER) ? "the variant in flight is given up and its server stopped"
 					      : "the variant in flight is given up and its runner stopped",
 		 kept);
 	cli_ctrl_c_text(cmd, what);

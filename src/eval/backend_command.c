@@ -426,6 +426,7 @@ static int cmd_time(eval_ctx *c, const muh_variant *v, int warm, double *samples
 
 const eval_backend backend_command = {
 	.name = "command",
+	.traits = EVAL_HOST_TIMED,
 	.build = cmd_build,
 	.verify = cmd_verify,
 	.time = cmd_time,

@@ -614,6 +614,7 @@ static int cpu_time(eval_ctx *c, const muh_variant *v, int warm, double *out, si
 
 const eval_backend backend_cpu = {
 	.name = "cpu",
+	.traits = EVAL_HOST_TIMED | EVAL_SOURCE,
 	.open = cpu_open,
 	.prepare = cpu_prepare,
 	.build = cpu_build,

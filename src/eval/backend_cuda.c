@@ -877,6 +877,7 @@ static void cuda_sensors(eval_ctx *c, muh_measurement *m)
 
 const eval_backend backend_cuda = {
 	.name = "cuda",
+	.traits = EVAL_DEVICE | EVAL_SOURCE,
 	.open = cuda_open,
 	.prepare = cuda_prepare,
 	.build = cuda_build,

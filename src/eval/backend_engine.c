@@ -1046,6 +1046,7 @@ static void engine_release(eval_ctx *c)
 
 const eval_backend backend_engine = {
     .name = "engine",
+    .traits = EVAL_HOST_TIMED | EVAL_SERVER,
     .open = engine_open,
     .build = engine_build,
     .time = engine_time,

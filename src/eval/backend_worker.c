@@ -748,6 +748,7 @@ static void worker_prepare_close(void *state)
 
 const eval_backend backend_worker = {
 	.name = "worker",
+	.traits = EVAL_DEVICE,
 	.open = worker_open,
 	.prepare_send = worker_prepare_send,
 	.prepare_poll = worker_prepare_poll,

@@ -869,7 +869,7 @@ int eval_measure_interleaved(muh_evaluator *ev, const muh_variant *vs, size_t n,
 		measurement_init(&ms[i]);
 	if (n > EVAL_INTERLEAVE_MAX)
 		return diag_errorf(d, "%zu variants to interleave: at most %d", n, EVAL_INTERLEAVE_MAX);
-	if (!strcmp(ev->b->name, "engine"))
+	if (ev->b->traits & EVAL_SERVER)
 		return diag_errorf(d, "the engine backend runs one server at a time: it cannot keep %zu variants "
 				      "ready to interleave (measure them one by one)", n);
 	size_t set[EVAL_INTERLEAVE_MAX], nset = n;

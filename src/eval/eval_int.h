@@ -83,6 +83,7 @@ double eval_warm_s(const eval_ctx *c);
  * which ends the evaluation with m->status set and error text. */
 typedef struct eval_backend {
 	const char *name;
+	unsigned traits; /* enum eval_backend_trait, or'ed (eval_backend_is) */
 	/* Opens the backend once per runner. MUH_EENV with d->msg when the
 	 * environment lacks what it needs ("no CUDA device"). */
 	int (*open)(eval_ctx *c, muh_diag *d);
@@ -152,10 +153,6 @@ void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...) __attr
 /* The backend called name, or NULL. */
 const eval_backend *eval_backend_find(const char *name);
 
-/* 1 when backend name times on this host's CPU (cpu, command, engine):
- * two of its variants timed side by side disturb each other; 0 for a
- * backend that times a device (cuda, worker). */
-int eval_backend_host_timed(const char *name);
 
 /* The environment variable that names the host's timing lock: pool.c sets
  * it for local workers of a host-timed backend, and the runner flocks the

@@ -615,9 +615,10 @@ const eval_backend *eval_backend_find(const char *name)
 	return NULL;
 }
 
-int eval_backend_host_timed(const char *name)
+int eval_backend_is(const char *name, unsigned traits)
 {
-	return !strcmp(name, "cpu") || !strcmp(name, "command") || !strcmp(name, "engine");
+	const eval_backend *b = name ? eval_backend_find(name) : NULL;
+	return b && (b->traits & traits) == traits;
 }
 
 void eval_interleave_order(size_t n, size_t round, size_t *order)

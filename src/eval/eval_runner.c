@@ -620,7 +620,7 @@ void eval_runner_main(const eval_backend *b, const muh_target *t, int fd)
 	 * far more virtual address space than any limit worth setting, and
 	 * cuInit fails with "out of memory" under one (seen on the H200). Out
 	 * of device memory is the driver's to report there. */
-	int gpu = !strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker");
+	int gpu = eval_backend_is(t->backend, EVAL_DEVICE);
 	if (t->mem_limit_mb > 0 && !gpu) {
 #if !defined(__SANITIZE_ADDRESS__)
 		struct rlimit rl;

@@ -687,7 +687,7 @@ static char *serve_open(served *s, const cJSON *o)
 		muh_hw q;
 		muh_diag qd;
 		diag_clear(&qd);
-		int host = eval_backend_host_timed(s->t.backend);
+		int host = eval_backend_is(s->t.backend, EVAL_HOST_TIMED);
 		int gpu = !host && !hw_query_device(0, &q, &qd);
 		if (!host) /* a device's timing is its own: no turns */
 			unsetenv(EVAL_TIMING_LOCK_ENV);

@@ -339,7 +339,7 @@ int session_decide(muh_session *s, const decide_opts *o, decide_event_fn on_even
 	session_replay_stats(s, &ri);
 	/* a kernel of a live session, a pool's too (it has no evaluator of its
 	 * own); never a replay's: it measures nothing */
-	if (tg && strcmp(tg->backend, "engine") && !ri.open) {
+	if (tg && !eval_backend_is(tg->backend, EVAL_SERVER) && !ri.open) {
 		int rc = session_sustained_evaluator(s, &own, d);
 		if (rc) {
 			decide_summarize(session_objective(s), NULL, 0, out);

@@ -234,7 +234,7 @@ int evalflow_run(const char *path, const muh_session_opts *so, const evalflow_ar
 	 * backend runs one server at a time and cannot interleave */
 	const muh_target *tg = session_target(s);
 	const char *backend = tg ? eval_target_backend(tg) : NULL;
-	if (a->interleave && backend && !strcmp(backend, "engine")) {
+	if (a->interleave && eval_backend_is(backend, EVAL_SERVER)) {
 		session_close(s);
 		*say = EVALFLOW_SAY_USAGE;
 		diag_clear(d);

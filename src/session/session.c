@@ -117,7 +117,7 @@ static int launch_blockers(const deploy_file *f, muh_diag *d)
  * (launch_blockers); MUH_OK for other backends and target.command. */
 static int check_launch(const muh_target *t, muh_diag *d)
 {
-	if (strcmp(t->backend, "engine"))
+	if (!eval_backend_is(t->backend, EVAL_SERVER))
 		return MUH_OK;
 	/* teardown signals every process below the runner: in muh's own process
 	 * that would be every child of muh */
@@ -150,7 +150,7 @@ static int halving_plan(muh_session *s, muh_diag *d)
 	if (!kv)
 		return MUH_OK;
 	spec_diag_at(s->spec, d, kv->line, kv->col);
-	if (strcmp(t->backend, "engine"))
+	if (!eval_backend_is(t->backend, EVAL_SERVER))
 		return diag_errorf(d, "measure.halving is for the engine backend (request counts of a load), not %s",
 				   t->backend);
 	if (t->probe > 0)
@@ -252,7 +252,7 @@ static void check_engine_defaults(muh_session *s)
 	deploy_file *f;
 	muh_diag d;
 	diag_clear(&d);
-	if (strcmp(t->backend, "engine") || !t->launch[0] || deploy_load(t->launch, NULL, &f, &d))
+	if (!eval_backend_is(t->backend, EVAL_SERVER) || !t->launch[0] || deploy_load(t->launch, NULL, &f, &d))
 		return;
 	for (size_t p = 0; p < sp->nparams; p++) {
 		const muh_param *par = &sp->params[p];

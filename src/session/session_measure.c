@@ -175,7 +175,7 @@ static void mark_metrics(muh_measurement *m, const char *key, int requests, cons
 static int probe_stops(muh_session *s, const muh_variant *v, muh_measurement *m, muh_diag *d)
 {
 	const muh_target *t = &s->target;
-	if (t->probe <= 0 || strcmp(t->backend, "engine"))
+	if (t->probe <= 0 || !eval_backend_is(t->backend, EVAL_SERVER))
 		return 0;
 	double best = session_told_bound(s, 0);
 	if (!isfinite(best) || session_is_slo_miss(best))

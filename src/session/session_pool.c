@@ -128,7 +128,7 @@ int session_tune_pool(muh_session *s, muh_pool *p, strategy_event_fn on_event, v
 	 * by side each measure the others' load (two on 2 cores once made a
 	 * 58x "gain"); apart only when each worker has a CUDA device of its own */
 	const muh_target *t = session_target(s);
-	if (t && !strcmp(eval_target_backend(t), "engine") && nw > 1 && !pool_is_mpi(p)) {
+	if (t && eval_backend_is(eval_target_backend(t), EVAL_SERVER) && nw > 1 && !pool_is_mpi(p)) {
 		int count = 0;
 		muh_diag hd;
 		diag_clear(&hd);

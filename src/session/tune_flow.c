@@ -138,7 +138,7 @@ int tune_flow_pool_open(const char *path, muh_session *s, const muh_session_opts
 int tune_flow_is_engine(muh_session *s)
 {
 	const muh_target *tg = session_target(s);
-	return tg && !strcmp(eval_target_backend(tg), "engine");
+	return tg && eval_backend_is(eval_target_backend(tg), EVAL_SERVER);
 }
 
 long tune_flow_finalists(long asked)

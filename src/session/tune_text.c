@@ -252,7 +252,7 @@ static void print_busy_sustained(const textout *o, muh_session *s)
 	session_busy_info b;
 	session_busy(s, &b);
 	/* a server's load is no timed launch: the engine backend has no busy line */
-	int engine = !strcmp(eval_target_backend(session_target(s)), "engine");
+	int engine = eval_backend_is(eval_target_backend(session_target(s)), EVAL_SERVER);
 	if (b.measured && b.wall_s > 0 && !engine) {
 		textout_printf(o, TEXTOUT_RESULT,
 		               "\ndevice      busy %.1f%% of the search's %.1f s: %.3f s inside "

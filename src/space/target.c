@@ -278,7 +278,7 @@ static int key_of(const muh_spec *s, const muh_kv *kv, const struct key_desc **k
  * also sets its measure.* defaults). MUH_EINPUT at the place that lacks it. */
 static int target_needs(const muh_spec *s, muh_target *t, const muh_kv *bk, muh_diag *d)
 {
-	int needs_source = !strcmp(t->backend, "cpu") || !strcmp(t->backend, "cuda");
+	int needs_source = eval_backend_is(t->backend, EVAL_SOURCE);
 	if (needs_source && !t->source[0]) {
 		spec_diag_at(s, d, bk ? bk->line : 1, bk ? bk->col : 1);
 		return diag_errorf(d, "backend %s needs target.source", t->backend);
@@ -438,10 +438,10 @@ static int target_read(const muh_spec *s, muh_target *t, int measure, muh_diag *
 		t->max_samples = t->min_samples;
 	/* a GPU compiler rejects some configs for structural reasons: learn the
 	 * pattern (session.c's pattern model) rather than compile its neighbours */
-	if ((!strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker")) && !spec_kv(s, "measure.hidden_constraints"))
+	if (eval_backend_is(t->backend, EVAL_DEVICE) && !spec_kv(s, "measure.hidden_constraints"))
 		t->hidden = 2; /* the pattern model only: a kernel's failure is no matter of size */
 	if (t->retime_top < 0) /* a GPU's clock may fall under load: re-time the best there */
-		t->retime_top = !strcmp(t->backend, "cuda") || !strcmp(t->backend, "worker") ? 3 : 0;
+		t->retime_top = eval_backend_is(t->backend, EVAL_DEVICE) ? 3 : 0;
 	return MUH_OK;
 }
 

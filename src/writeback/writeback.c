@@ -340,7 +340,7 @@ static int sets_from_store(const writeback_runs *sr, writeback_set *sets, int *n
 		const writeback_run *b = &sr->r[i];
 		if (!b->best.nranked)
 			continue;
-		if (!strcmp(b->backend, "engine"))
+		if (eval_backend_is(b->backend, EVAL_SERVER))
 			continue; /* its deployment file: engine_winner */
 		muh_spec *s;
 		muh_diag sd;
@@ -600,7 +600,7 @@ static int engine_run_cb(void *ud, const store_run *run)
 {
 	struct engine_walk *W = ud;
 	writeback_engine_wins *E = W->E;
-	if ((W->only && run->id != W->only) || !run->backend || strcmp(run->backend, "engine"))
+	if ((W->only && run->id != W->only) || !eval_backend_is(run->backend, EVAL_SERVER))
 		return 0;
 	if (E->n == WRITEBACK_MAX_SETS)
 		return W->rc = diag_errorf(W->d, "more than %d engine runs: pick one with --run", WRITEBACK_MAX_SETS);

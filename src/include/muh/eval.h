@@ -170,6 +170,22 @@ int eval_target_new(const muh_spec *s, muh_target **out, muh_diag *d);
 void eval_target_free(muh_target *t);
 /* The backend's name: cpu, cuda, worker, command or engine. */
 const char *eval_target_backend(const muh_target *t);
+
+/* What a backend is, for the code that treats kinds of backend apart
+ * (eval_backend_is): asked by trait, not by name, so that a new backend
+ * says what it is once, in its table. */
+enum eval_backend_trait {
+	EVAL_HOST_TIMED = 1, /* times on this host's CPU (cpu, command, engine): two variants timed side by
+	                      * side disturb each other */
+	EVAL_DEVICE = 2,     /* times a device (cuda, worker): GPU timing defaults, re-timing of the best */
+	EVAL_SERVER = 4,     /* a variant is a server under a load (engine): one at a time, no
+	                      * interleaving, load: keys, probes and halving, deployment write-back */
+	EVAL_SOURCE = 8,     /* compiles the spec's target.source (cpu, cuda) */
+};
+/* 1 when the backend called name has every trait of the mask traits
+ * (enum eval_backend_trait, or'ed); 0 for NULL, an unknown name, "none"
+ * or a store's "external" (nothing measured them). */
+int eval_backend_is(const char *name, unsigned traits);
 /* The engine backend's deployment file (target.launch, resolved); "" when
  * the server is a target.command or the backend is not engine. */
 const char *eval_target_launch(const muh_target *t);
