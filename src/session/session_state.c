@@ -219,14 +219,14 @@ double session_judge_noise(const session_store_info *L)
 }
 
 /* Stores the noise with the run once, when the first variant is measured
- * (a resume that measures nothing keeps the stored one). A resume stores
- * the larger of its noise and the stored one: the run's variants are now
- * timings of both tunes, and a report or a patch judges ties among them by
- * what the store holds. */
+ * (a resume that measures nothing keeps the stored one). The store keeps
+ * the larger of it and what the run holds (store_raise_noise): the run's
+ * variants are then timings of both tunes, and a report or a patch judges
+ * ties among them by what the store holds. */
 void session_store_noise_once(muh_session *s)
 {
 	if (s->st && !s->noise_stored && isfinite(s->noise)) {
-		store_set_noise(s->st, s->run, s->resumed && isfinite(s->noise0) ? fmax(s->noise, s->noise0) : s->noise);
+		store_raise_noise(s->st, s->run, s->noise);
 		s->noise_stored = 1;
 	}
 }

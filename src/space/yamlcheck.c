@@ -31,48 +31,88 @@ static int comment_starts(const char *text, size_t i)
 	return i == 0 || blank(text[i - 1]) || text[i - 1] == '\n' || text[i - 1] == '\r';
 }
 
+/* Whether a quoted scalar may open at text[m] of a line whose node starts
+ * at text[k] (its '- ' and '? ' indicators aside): at k, after '[', '{' or
+ * ',', or after blanks that follow ':', '-', '?', ',', '[' or '{'. An
+ * apostrophe inside a word ("don't") opens nothing. */
+static int quote_opens(const char *text, size_t k, size_t m)
+{
+	if (m == k)
+		return 1;
+	char c = text[m - 1];
+	if (c == '[' || c == '{' || c == ',')
+		return 1;
+	if (!blank(c))
+		return 0;
+	while (m > k && blank(text[m - 1]))
+		m--;
+	return m > k && strchr(":-?,[{", text[m - 1]) != NULL;
+}
+
 /* Whether the line whose first non-blank byte is text[i] continues a
- * plain scalar of the line before it (block context): it is indented
- * deeper than the last line before it that holds anything but blanks and a
- * comment, and that line does not end, its comment aside, in an indicator
- * after which a node follows on the next line (':', '-', '?', '---', an
- * anchor or a tag). 'k: a\n  [b' is the one scalar "a [b", no collection. */
+ * plain scalar (block context). It looks back to the last line that holds
+ * a block indicator ('- ', '? ') or an implicit key ('k: '), lines of
+ * blanks and comments and plain lines (a scalar's earlier continuation)
+ * aside. That line's node is at the column of its key, or of its last '-'
+ * or '?' when it has no key; a deeper line continues its plain scalar,
+ * unless the line ends, its comment aside, where a node follows on the next
+ * line (':', '-', '?', '---', an anchor or a tag). 'k: a\n  [b' is the one
+ * scalar "a [b", no collection; '- a: x\n    [b' opens one, a key of the
+ * mapping at column 4. */
 static int continues_plain(const char *text, size_t i)
 {
-	size_t ind = 0, ls = i;
+	size_t ls = i;
 	while (ls > 0 && text[ls - 1] != '\n')
 		ls--;
-	ind = i - ls;
+	size_t ind = i - ls;
 	while (ls > 0) { /* the lines before, last first */
 		size_t pe = ls - 1, ps = pe;
 		while (ps > 0 && text[ps - 1] != '\n')
 			ps--;
 		ls = ps;
-		size_t a = ps, end = ps; /* first non-blank; the end of content, its comment aside */
+		size_t a = ps; /* the first non-blank */
 		while (a < pe && blank(text[a]))
 			a++;
 		if (a >= pe || text[a] == '\r' || text[a] == '#')
 			continue; /* blank or only a comment */
+		size_t k = a, ref = a; /* the node's start, after '- ' and '? '; its column */
+		int indicator = 0;
+		while ((text[k] == '-' || text[k] == '?') && (k + 1 >= pe || blank(text[k + 1]) || text[k + 1] == '\r')) {
+			ref = k;
+			indicator = 1;
+			for (k++; k < pe && blank(text[k]); k++)
+				;
+		}
+		size_t end = k; /* the end of content, its comment aside */
+		int key = 0;
 		char q = 0;
-		for (size_t k = a; k < pe; k++) {
-			char c = text[k];
+		for (size_t m = k; m < pe; m++) {
+			char c = text[m];
 			if (q) {
 				if (c == q)
 					q = 0;
-			} else if (c == '\'' || c == '"') {
+			} else if ((c == '\'' || c == '"') && quote_opens(text, k, m)) {
 				q = c;
-			} else if (c == '#' && comment_starts(text, k)) {
+			} else if (c == '#' && comment_starts(text, m)) {
 				break;
+			} else if (c == ':' && (m + 1 >= pe || blank(text[m + 1]) || text[m + 1] == '\r')) {
+				key = 1;
 			}
 			if (!blank(c) && c != '\r')
-				end = k + 1;
+				end = m + 1;
 		}
-		if (a - ps >= ind)
-			return 0; /* not deeper: a line of its own */
+		if (!key && !indicator)
+			continue; /* a plain line: the scalar began further up */
+		if (key)
+			ref = k;
+		if (ind <= ref - ps)
+			return 0; /* not deeper than the node: a node of its own */
+		if (end == a || end == k)
+			return 0; /* a lone '-' or '?' */
 		char last = text[end - 1];
-		if (last == ':' || ((last == '-' || last == '?') && (end - 1 == a || blank(text[end - 2]))) ||
+		if (last == ':' || ((last == '-' || last == '?') && blank(text[end - 2])) ||
 		    (end - a == 3 && !strncmp(text + a, "---", 3)))
-			return 0; /* 'k:', '-', '? ' and '---' end in an indicator; 'a-b-' does not */
+			return 0; /* 'k:', '- -' and '---' end in an indicator; 'a-b-' does not */
 		size_t w = end; /* the last word: an anchor or a tag? */
 		while (w > a && !blank(text[w - 1]))
 			w--;

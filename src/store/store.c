@@ -1041,10 +1041,11 @@ int64_t store_count(muh_store *st, int64_t run)
 	return n;
 }
 
-int store_set_noise(muh_store *st, int64_t run, double noise)
+int store_raise_noise(muh_store *st, int64_t run, double noise)
 {
 	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET noise=?2 WHERE id=?1", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET noise=max(coalesce(noise, ?2), ?2) WHERE id=?1", -1, &s,
+			       NULL) != SQLITE_OK)
 		return MUH_EENV;
 	sqlite3_bind_int64(s, 1, run);
 	bind_num(s, 2, noise);

@@ -83,12 +83,26 @@ expect_in err "gb_indent.yaml:21:2: error: malformed YAML: invalid indentation i
 # lone '-', an anchor) opens a collection: still blamed when never closed
 printf 'name: t\nparams:\n  A:\n  - 1\n  -\n    [2, 3\n' >"$TMP/dash.yaml"
 printf 'name: t\nparams:\n  A: &x\n    [2, 3\n' >"$TMP/anchor.yaml"
+# ... and after a key whose line holds an apostrophe in a word, then a comment
+printf "name: t\nparams:\n  don't:   # note\n    [2, 3\n  B: [1]\n C: 2\n" >"$TMP/apos.yaml"
 for f in dash:6 anchor:4; do
 	run "$MUH" space "$TMP/${f%%:*}.yaml"
 	expect_rc 2 "${f%%:*}: a [ on its own line, never closed"
 	expect_in err "${f%%:*}.yaml:${f##*:}:5: error: malformed YAML: expected '\]' to close the '\[' at ${f##*:}:5 before the end of the file" \
 		"${f%%:*}: the [ on the next line is blamed"
 done
+run "$MUH" space "$TMP/apos.yaml"
+expect_rc 2 "a [ after a key with an apostrophe, never closed"
+expect_in err "apos.yaml:4:5: error: malformed YAML: expected '\]' to close the '\[' at 4:5 before 6:2" \
+	"an apostrophe in a word opens no quote: the [ is blamed"
+# a quoted key of a mapping in a list entry ('- a: x', then the key at
+# column 4) is a node, no continuation of x: its '[' is in quotes, and the
+# bad indent below is libfyaml's to name
+printf 'name: t\nparams:\n  A:\n  - a: x\n    "c: [d": v\n  B: [1]\n C: 2\n' >"$TMP/seqmap.yaml"
+run "$MUH" space "$TMP/seqmap.yaml"
+expect_rc 2 "a list of mappings with a quoted key, then a bad indent"
+expect_in err "seqmap.yaml:7:2: error: malformed YAML: invalid indentation in mapping$" \
+	"the quoted key's [ is not blamed"
 printf '{"name": "a [b {c", "params": {"A": [1, 2]}, "x": 1 2}\n' >"$TMP/gb.json"
 run "$MUH" space "$TMP/gb.json"
 expect_rc 2 "JSON with brackets in strings, then a missing comma"

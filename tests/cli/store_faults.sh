@@ -202,10 +202,16 @@ n2=$(sqlite3 "$TMP/n.db" "select noise from runs")
 # ---- a resume that measures new variants keeps the larger noise: the run's
 # stored variants were timed under the stored noise (set here far above any
 # timing of the defaults), and its ties are judged by it
-sqlite3 "$TMP/n.db" "update runs set noise = 0.9"
-run "$MUH" tune "$TMP/two.yaml" --db "$TMP/n.db" --budget 8 --strategy brute --finalists 0
+# (defaults X=130, so that the best, X=100, is 1.3x them: a gain beyond any
+# timing's noise, inside the stored one)
+sed 's/default: 100/default: 130/' "$TMP/two.yaml" >"$TMP/two130.yaml"
+run "$MUH" tune "$TMP/two130.yaml" --db "$TMP/n130.db" --budget 4 --strategy brute --finalists 0
+expect_rc 0 "noise: a first run, defaults X=130"
+expect_in out "^speedup +1\.[0-9]+x over the defaults \(95% CI [0-9.]+-[0-9.]+x\)$" "the first run's gain is no tie"
+sqlite3 "$TMP/n130.db" "update runs set noise = 0.9"
+run "$MUH" tune "$TMP/two130.yaml" --db "$TMP/n130.db" --budget 8 --strategy brute --finalists 0
 expect_rc 0 "noise: a resume that measures new variants"
-n3=$(sqlite3 "$TMP/n.db" "select noise from runs")
+n3=$(sqlite3 "$TMP/n130.db" "select noise from runs")
 [ "$n3" = 0.9 ] || fail "noise: a resume that measured new variants stored $n3, not the larger 0.9"
 expect_in out "whose stored noise is 90\.00%; the larger judges ties\)$" "the resume's noise line names the stored noise"
 expect_in out "^speedup .*; a tie: inside the noise$" "the resumed run's speedup is judged by the stored 90% noise"

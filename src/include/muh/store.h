@@ -138,8 +138,11 @@ int store_has(muh_store *st, int64_t run, const char *key);
 int store_get(muh_store *st, int64_t run, const char *key, muh_measurement *m);
 /* Number of measurements in run (all statuses). */
 int64_t store_count(muh_store *st, int64_t run);
-/* Records the machine noise estimate of run (a fraction). */
-int store_set_noise(muh_store *st, int64_t run, double noise);
+/* Records the machine noise estimate of run (a fraction): the larger of
+ * noise and what the run holds, in one statement, so that the stored noise
+ * is the largest any tune of the run timed (its variants are timings of all
+ * of them) also when two tunes write to one run at once. */
+int store_raise_noise(muh_store *st, int64_t run, double noise);
 
 /* Claims key in run for this process before it measures it, in one
  * transaction with the checks: 1 claimed (measure it, store_put, then
