@@ -108,8 +108,11 @@ static const char *const passthrough[] = {
 
 enum { OPT_JSON = 1, OPT_SWEEP, OPT_MAXC, OPT_RATES, OPT_NOEOS, OPT_EOS, OPT_CHAT, OPT_WAIT, OPT_FIND, OPT_FINDN, OPT_PASS = 100 };
 
-/* Runs one step and prints it. Returns the library status; *ex gets worse. */
-static int step(const char *label, const load_opts *o, int json, load_result *r, int *ex)
+/* Runs one step and prints it, the table's header before the first row
+ * (*header: shown). A step no request of which reached the server prints
+ * no row, only the error: a row of '-' says nothing. Returns the library
+ * status; *ex gets worse. */
+static int step(const char *label, const load_opts *o, int json, load_result *r, int *ex, int *header)
 {
 	muh_diag d;
 	diag_clear(&d);
@@ -126,10 +129,15 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 		*ex = cli_fail("load", rc, &d);
 		return rc;
 	}
-	if (json)
+	int unreachable = r->sent && r->unreachable == r->sent;
+	if (json) {
 		load_text_json(&cli_out, label, o, r);
-	else
+	} else if (!unreachable) {
+		if (!*header)
+			load_text_header(&cli_out);
+		*header = 1;
 		load_text_row(&cli_out, label, r);
+	}
 	if (r->server_gone && r->unreachable < r->sent)
 		fprintf(stderr, "muh load: %s: the server stopped accepting connections (%d refused in a row): "
 			"sending stopped after %zu requests\n", label, LOAD_GONE_AFTER, r->sent);
@@ -137,7 +145,7 @@ static int step(const char *label, const load_opts *o, int json, load_result *r,
 		char held[256];
 		fprintf(stderr, "muh load: %s: %s\n", label, load_text_usage_held(held, sizeof(held), o));
 	}
-	if (r->sent && r->unreachable == r->sent) {
+	if (unreachable) {
 		fprintf(stderr, "muh load: the server at %s cannot be reached: %s\n", o->url, r->first_error);
 		*ex = EXIT_ENV;
 	} else if (r->errors || r->truncated) {
@@ -292,8 +300,8 @@ static int run(int argc, char **argv)
 	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d))
 		return cli_fail("load", MUH_EENV, &d);
 	if (!json)
-		load_text_opening(&cli_out, &o, find);
-	int ex = EXIT_OK;
+		load_text_opening(&cli_out, &o, 1); /* the header with the first row */
+	int ex = EXIT_OK, header = 0;
 	load_result r;
 	char label[64];
 	if (find)
@@ -303,7 +311,7 @@ static int run(int argc, char **argv)
 			snprintf(label, sizeof(label), "rate %g/s", o.rate);
 		else
 			snprintf(label, sizeof(label), "conc %d", o.concurrency);
-		if (step(label, &o, json, &r, &ex) == MUH_OK && !json) {
+		if (step(label, &o, json, &r, &ex, &header) == MUH_OK && !json && ex != EXIT_ENV) {
 			load_text_wall(&cli_out, &r);
 			if (o.rate > 0)
 				load_text_rate_note(&cli_out, &o, r.sent);
@@ -314,11 +322,11 @@ static int run(int argc, char **argv)
 	s.rate = 0;
 	s.concurrency = 1;
 	load_result lo, hi;
-	if (step("conc 1", &s, json, &lo, &ex) || ex == EXIT_ENV)
+	if (step("conc 1", &s, json, &lo, &ex, &header) || ex == EXIT_ENV)
 		return ex;
 	s.concurrency = maxc ? (int)maxc : load_requests(&o) > 0 ? load_requests(&o) : 64;
 	snprintf(label, sizeof(label), "conc %d", s.concurrency);
-	if (step(label, &s, json, &hi, &ex) || ex == EXIT_ENV)
+	if (step(label, &s, json, &hi, &ex, &header) || ex == EXIT_ENV)
 		return ex;
 	double r0 = lo.requests_per_s, r1 = hi.requests_per_s;
 	if (!(r1 > r0)) {
@@ -331,7 +339,7 @@ static int run(int argc, char **argv)
 		s.concurrency = 1;
 		s.rate = r0 + (r1 - r0) * (double)i / (double)(nrates + 1);
 		snprintf(label, sizeof(label), "rate %.3g/s", s.rate);
-		if (step(label, &s, json, &r, &ex) || ex == EXIT_ENV)
+		if (step(label, &s, json, &r, &ex, &header) || ex == EXIT_ENV)
 			return ex;
 	}
 	if (!json && nrates)

@@ -85,8 +85,8 @@ static int search(tune_view *v, const muh_session_opts *so, strategy_opts *o, mu
 	} else {
 		rc = session_tune(s, tune_text_on_event, v, &r, d);
 	}
-	if (v->bar && r.nrecords)
-		textout_str(out, TEXTOUT_NOTE, "\n");
+	if (v->bar && r.nrecords) /* the bar goes: the results below say it, as a pipe gets them */
+		textout_str(out, TEXTOUT_NOTE, "\r\033[K");
 	if (rc == MUH_EINPUT) {
 		textout_printf(out, TEXTOUT_NOTE, "%s: %s\n", a->who, d->msg);
 		strategy_result_free(&r);

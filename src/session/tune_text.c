@@ -49,10 +49,10 @@ void tune_text_json_line(const textout *o, char *txt)
 	free(txt);
 }
 
-static void draw_bar(tune_view *t, const strategy_event *ev, int final)
+static void draw_bar(tune_view *t, const strategy_event *ev)
 {
 	const textout *o = t->o;
-	if (!final && ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
+	if (ev->elapsed_s - t->last_bar < 0.1 && ev->evaluated != ev->budget)
 		return;
 	t->last_bar = ev->elapsed_s;
 	char best[32], eta[32] = "-";
@@ -72,8 +72,6 @@ static void draw_bar(tune_view *t, const strategy_event *ev, int final)
 	textout_printf(o, TEXTOUT_NOTE, "\r[%s] %llu/%llu  best %s  eta %s  failed %llu \033[K",
 	               bar, (unsigned long long)ev->evaluated, (unsigned long long)ev->budget, best,
 	               eta, (unsigned long long)ev->failed);
-	if (final)
-		textout_str(o, TEXTOUT_NOTE, "\n");
 	textout_flush(o, TEXTOUT_NOTE);
 }
 
@@ -110,7 +108,7 @@ int tune_text_on_event(void *ctx, const strategy_event *ev)
 			               s->path, t->key, ev->reason);
 	}
 	if (!note && t->bar)
-		draw_bar(t, ev, 0);
+		draw_bar(t, ev);
 	return t->stop && *t->stop;
 }
 
@@ -604,8 +602,9 @@ void tune_text_on_decide(void *ctx, const decide_event *e)
 	textout_printf(o, TEXTOUT_NOTE, "\r\033[Kdecide  round %d, %d of %d: %s%s  %s",
 	               e->round + 1, e->pos + 1, e->nround, e->baseline ? "(defaults) " : "",
 	               e->key, isfinite(e->value) ? v : e->status);
-	if (e->pos + 1 == e->nround)
-		textout_str(o, TEXTOUT_NOTE, "\n");
+	if (e->pos + 1 == e->nround) /* the round's rows below say it */
+		textout_str(o, TEXTOUT_NOTE, "\r\033[K");
+	textout_flush(o, TEXTOUT_NOTE);
 }
 
 void tune_text_opening(const textout *o, muh_session *s, size_t nth)
@@ -751,10 +750,12 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 	const baseline_pick *bp = session_baseline(s);
 	session_sustained_info I; /* an SM clock was read: a GPU, warmed to it */
 	session_sustained(s, &I);
+	session_store_info L; /* a resume keeps the rounds an earlier tune measured */
+	session_store_stats(s, &L);
 	textout_printf(o, TEXTOUT_RESULT,
 	               "\ndecide      %s and the top %ld%s, re-measured afresh in alternating "
 	               "rounds (%d to %d)%s, "
-	               "before any winner is named\n",
+	               "before any winner is named%s\n",
 	               d->baseline_key ? "the baseline (what ships)"
 	               : bp            ? "the defaults (what ships)"
 	                               : "the defaults",
@@ -762,7 +763,11 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 	               d->max_rounds,
 	               engine  ? ""
 	               : I.ran ? ", each a fresh build warmed to its sustained clock"
-	                       : ", each a fresh build");
+	                       : ", each a fresh build",
+	               L.resumed && L.rows > 0
+	                   ? "; rounds an earlier tune of this run measured over the same "
+	                     "finalists are kept"
+	                   : "");
 	textout_flush(o, TEXTOUT_RESULT);
 }
 

@@ -68,6 +68,8 @@ run "$MUH" tune "$TMP/k.yaml" --db "$TMP/k.db" --budget 2 --strategy brute
 expect_rc 0 "tune again with a smaller budget"
 expect_in out "^noise +[0-9.]+% \(the defaults timed twice, by this tune; the 3 variant\(s\) already stored were timed by an earlier tune of run 1, whose stored noise is [0-9.]+%; the larger judges ties\)$" \
 	"the noise line says whose timing its figure is"
+expect_in out "^decide +the defaults and the top 2, re-measured afresh .*before any winner is named; rounds an earlier tune of this run measured over the same finalists are kept$" \
+	"the stage's opening line says a resume keeps stored rounds (before the stage line says none were measured now)"
 expect_in out "^measured +0 variant\(s\) now; 2 answered from the store, timed by an earlier tune of run 1 \(this tune timed only the defaults, for the noise above\)$" \
 	"the measured line says what this tune timed"
 expect_in out "^ +1 +1\.000 ms .* X=1$" "the rank table: this search's evaluations"

@@ -19,6 +19,15 @@ if command -v script >/dev/null; then
 	script -qec "$MUH tune $SPEC --replay $CSV --budget 50 >/dev/null" /dev/null >"$TMP/tty" 2>&1
 	grep -aq '\[#*\] 50/50  best 1\.[0-9]* ms  eta 0:00  failed 0' "$TMP/tty" ||
 		fail "progress bar on a terminal: $(head -c 300 "$TMP/tty")"
+	# ... cleared when the search ends, not left among the results
+	python3 - "$TMP/tty" <<'PY' || fail "the progress bar is left on the terminal: $(tail -c 200 "$TMP/tty" | od -c | tail -4)"
+import sys
+t = open(sys.argv[1], "rb").read()
+i = t.rfind(b"50/50")
+assert i >= 0
+rest = t[i:]
+assert rest.startswith(b"50/50  best") and b"\x1b[K\r\x1b[K" in rest and b"\n" not in rest.split(b"\x1b[K")[0], rest[:120]
+PY
 fi
 
 # --json: one event per finished variant, then the result; budgets exact
