@@ -69,13 +69,8 @@ int evalset_check_key(const muh_space *sp, const char *key, muh_diag *d)
 				break;
 		}
 		if (v == s->params[p].nvalues) {
-			char list[512] = "";
-			size_t n = 0;
-			for (size_t i = 0; i < s->params[p].nvalues && n < sizeof(list); i++) {
-				char buf[64];
-				value_fmt(buf, sizeof(buf), s->params[p].values[i]);
-				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", buf);
-			}
+			char list[512];
+			value_list_fmt(list, sizeof(list), s->params[p].values, s->params[p].nvalues);
 			diag_at(d, "--config", 1, col + (int)nlen + 1, key);
 			return diag_errorf(d, "'%.*s' is not a value of '%s' (values: %s)", (int)vlen, val,
 					   s->params[p].name, list);

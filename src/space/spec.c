@@ -445,8 +445,19 @@ static int value_index(struct parser *P, const muh_param *p, struct fy_node *n, 
 	}
 	size_t len = 0;
 	const char *t = fy_node_get_scalar(n, &len);
-	return err_at(P, n, "'%.*s' is not one of the values of '%s' (%zu values)", (int)len,
-		      t ? t : "", p->name, p->nvalues);
+	char list[400] = "";
+	muh_value *vs = malloc((p->nvalues + 1) * sizeof(*vs)); /* strings still pool offsets */
+	if (vs) {
+		for (size_t i = 0; i < p->nvalues; i++) {
+			vs[i] = p->values[i];
+			if (vs[i].t == MUH_STR)
+				vs[i].u.s = P->pool.buf + p->values[i].u.i;
+		}
+		value_list_fmt(list, sizeof(list), vs, p->nvalues);
+		free(vs);
+	}
+	return err_at(P, n, "'%.*s' is not one of the values of '%s' (values: %s)", (int)len, t ? t : "",
+		      p->name, list);
 }
 
 static muh_param *find_param(muh_spec *s, const char *name, size_t len)

@@ -18,6 +18,31 @@ int value_eq(muh_value a, muh_value b)
 	return value_num(a) == value_num(b);
 }
 
+const char *value_list_fmt(char *buf, size_t n, const muh_value *v, size_t nv)
+{
+	if (!n)
+		return buf;
+	char tail[48];
+	snprintf(tail, sizeof(tail), ", ... (%zu values)", nv);
+	/* pass 0: all of them, when they fit; pass 1: as many as fit before the tail */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t limit = pass ? (n > strlen(tail) ? n - strlen(tail) : 0) : n, len = 0, i;
+		buf[0] = 0;
+		for (i = 0; i < nv; i++) {
+			char one[64];
+			value_fmt(one, sizeof(one), v[i]);
+			if (len + (i ? 2 : 0) + strlen(one) >= limit)
+				break;
+			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);
+		}
+		if (i == nv)
+			return buf;
+		if (pass && len + strlen(tail) < n)
+			snprintf(buf + len, n - len, "%s", len ? tail : tail + 2);
+	}
+	return buf;
+}
+
 int value_fmt(char *buf, size_t n, muh_value v)
 {
 	switch (v.t) {

@@ -143,7 +143,7 @@ expect_in err "badhw.yaml:3:5: error: no built-in hardware profile 'nosuchcard'"
 printf 'params:\n  A: [1, 2]\ndefaults: {A: 3}\n' >"$TMP/baddef.yaml"
 run "$MUH" space "$TMP/baddef.yaml"
 expect_rc 2 "bad default"
-expect_in err "baddef.yaml:3:15: error: '3' is not one of the values of 'A'" "bad default"
+expect_in err "baddef.yaml:3:15: error: '3' is not one of the values of 'A' \(values: 1, 2\)$" "bad default, with the values"
 
 # division by zero: those configurations are invalid, the run goes on
 run "$MUH" space $F/divzero.yaml --json

@@ -349,6 +349,30 @@ static void test_falling_leaf_table(void **state)
 	spec_free(s);
 }
 
+/* value_list_fmt: every value when they fit; else as many as fit and the
+ * count, never past the buffer. */
+static void test_value_list_fmt(void **state)
+{
+	(void)state;
+	muh_value v[40];
+	for (int i = 0; i < 40; i++)
+		v[i] = value_int(1000 + i);
+	char b[64];
+	assert_string_equal(value_list_fmt(b, sizeof(b), v, 3), "1000, 1001, 1002");
+	value_list_fmt(b, sizeof(b), v, 40);
+	assert_true(strlen(b) < sizeof(b));
+	assert_non_null(strstr(b, ", ... (40 values)"));
+	assert_int_equal(strncmp(b, "1000, 1001, ", 12), 0);
+	/* exactly full: the last value needs no room for the tail */
+	char c[17];
+	assert_string_equal(value_list_fmt(c, sizeof(c), v, 3), "1000, 1001, 1002");
+	muh_value s[2] = {{.t = MUH_STR, .u.s = "a"}, {.t = MUH_STR, .u.s = "bb"}};
+	assert_string_equal(value_list_fmt(b, sizeof(b), s, 2), "a, bb");
+	char tiny[8];
+	value_list_fmt(tiny, sizeof(tiny), v, 40); /* not even the tail fits */
+	assert_true(strlen(tiny) < sizeof(tiny));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_large_unconstrained_is_a_product),
 		cmocka_unit_test(test_falling_constraints_match_brute_force),
 		cmocka_unit_test(test_falling_leaf_table),
+		cmocka_unit_test(test_value_list_fmt),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
