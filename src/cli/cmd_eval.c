@@ -17,8 +17,8 @@
 #include "muh/evalflow.h"
 
 static const char help[] =
-	"usage: muh eval SPEC [--config KEY]... [--interleave[=ROUNDS]] [--all] [--limit N]\n"
-	"                [--db FILE] [--fresh] [--noise] [--hw PROFILE]\n"
+	"usage: muh eval SPEC [--config KEY]... [--interleave[=ROUNDS]] [--all]\n"
+	"                [--limit N] [--db FILE] [--fresh] [--noise] [--hw PROFILE]\n"
 	"                [--problem K|NAME=V,...|all] [--jobs N] [--json]\n"
 	"\n"
 	"Measures configurations of SPEC: each is built, fingerprinted, checked\n"
@@ -191,4 +191,4 @@ static int eval_one(const char *path, const struct evalcli_opts *eo, const void 
 	return stop && ex == EXIT_OK ? EXIT_INTERRUPTED : ex; /* Ctrl-C: saved, then 130 */
 }
 
-MUH_COMMAND(eval, 34, "measure configurations (build, fingerprint, verify, time) into the store");
+MUH_COMMAND(eval, 34, "measure configurations (build, fingerprint, verify, time), stored");

@@ -25,18 +25,20 @@ static const char help[] =
 	"(directly and under include/cccl). No headers: exit 3. Headers with no policy\n"
 	"recognised: exit 1.\n"
 	"\n"
-	"With --spec, turns the policies of the spec's `kb: {cccl: ALGORITHM, map: {PARAM:\n"
-	"FIELD}}` into seed configurations (docs/kb.md), printed as a `seeds:` block to\n"
-	"paste into the spec; policies that apply on the target architecture come first.\n"
+	"With --spec, turns the policies of the spec's\n"
+	"`kb: {cccl: ALGORITHM, map: {PARAM: FIELD}}` into seed configurations\n"
+	"(docs/kb.md), printed as a `seeds:` block to paste into the spec; policies\n"
+	"that apply on the target architecture come first.\n"
 	"\n"
 	"options:\n"
 	"  --algorithm NAME  only this algorithm (reduce, scan, radix_sort, ...)\n"
-	"  --arch CC         architecture as major*10+minor (90 = sm_90): only the policies\n"
-	"                    CUB dispatches there (the ChainedPolicy pick, and the\n"
-	"                    smNN_tuning specializations of the greatest NN <= CC);\n"
+	"  --arch CC         architecture as major*10+minor (90 = sm_90): only the\n"
+	"                    policies CUB dispatches there (the ChainedPolicy pick, and\n"
+	"                    the smNN_tuning specializations of the greatest NN <= CC);\n"
 	"                    with --spec, default: the spec's hardware profile's cc\n"
 	"  --spec SPEC       print seeds for SPEC\n"
-	"  --json            JSON: {dir, files, policies: [...]} or {spec, cc, seeds: [...]}\n"
+	"  --json            JSON: {dir, files, policies: [...]} or\n"
+	"                    {spec, cc, seeds: [...]}\n"
 	"\n"
 	"examples:\n"
 	"  muh kb cccl --algorithm reduce --arch 90\n"
@@ -162,4 +164,4 @@ static int run(int argc, char **argv)
 	return ex;
 }
 
-MUH_COMMAND(kb, 65, "prior knowledge: CUB tuning policies from the CCCL headers, as seeds");
+MUH_COMMAND(kb, 65, "prior knowledge: CUB tuning policies from CCCL's headers, as seeds");

@@ -110,4 +110,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-MUH_COMMAND(report, 50, "tables and plots of what a store holds: best per run, status counts, noise");
+MUH_COMMAND(report, 50, "tables and plots of a store: best per run, status counts, noise");

@@ -11,7 +11,8 @@
 #include "evalcli.h"
 
 static const char help[] =
-	"usage: muh space SPEC [--prune-only | --list] [--hw PROFILE] [--problem WHICH] [--json]\n"
+	"usage: muh space SPEC [--prune-only | --list] [--hw PROFILE] [--problem WHICH]\n"
+	"                 [--json]\n"
 	"\n"
 	"Builds the space of SPEC exactly: the cartesian size, the number of valid\n"
 	"configurations, and how many configurations each constraint rejected.\n"
@@ -109,4 +110,4 @@ static int run(int argc, char **argv)
 	return interrupted ? EXIT_INTERRUPTED : ex;
 }
 
-MUH_COMMAND(space, 30, "the exact space of a spec: cartesian, valid, what each constraint prunes");
+MUH_COMMAND(space, 30, "a spec's exact space: cartesian, valid, what each constraint prunes");

@@ -97,4 +97,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-MUH_COMMAND(transfer, 55, "a store's results, measured on one device, checked for another profile");
+MUH_COMMAND(transfer, 55, "a store's results from one device, checked for another profile");

@@ -41,9 +41,10 @@ static const char help[] =
 	"                 list (0,2), values (M=256) or all; default 0\n"
 	"  --jobs N       compile the designed sample first with N processes (the\n"
 	"                 cpu and cuda build pool, or a worker's batch prepare)\n"
-	"  --json         {spec, problem, backend, base, noise, noise_timings, variants: [...],\n"
-	"                 params: [{name, values, tested, fingerprints_changed,\n"
-	"                 time_changed, verdict}], untested: [...], from: KEY|null, ok}\n"
+	"  --json         {spec, problem, backend, base, noise, noise_timings,\n"
+	"                 variants: [...], params: [{name, values, tested,\n"
+	"                 fingerprints_changed, time_changed, verdict}],\n"
+	"                 untested: [...], from: KEY|null, ok}\n"
 	"\n"
 	"exit: 0 every param reaches the kernel; 1 one does not, one could not be\n"
 	"tested, or the base fails; 2 bad spec or --from; 3 the backend cannot run\n"
@@ -116,4 +117,4 @@ static int run(int argc, char **argv)
 	return interrupted ? EXIT_INTERRUPTED : ex;
 }
 
-MUH_COMMAND(verify, 36, "prove that each param reaches the compiled kernel (fingerprints, noise)");
+MUH_COMMAND(verify, 36, "prove each param reaches the compiled kernel (fingerprints, noise)");
