@@ -5,6 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "muh/surface_view.h"
@@ -33,9 +35,10 @@ static const char help[] =
     "  --with-vendored   scan vendored third-party code too (third_party/,\n"
     "                    vendor/, *_vendored/, pynvml, ...: left out by default)\n"
     "  -j, --jobs N      parse with N threads (default: one per CPU)\n"
-    "  --cache FILE      the cache of surfaces (SQLite; default: $MUH_CACHE_DIR/scan.sqlite,\n"
-    "                    else $XDG_CACHE_HOME/muh/ or ~/.cache/muh/scan.sqlite): a tree\n"
-    "                    whose files all hash as in a stored scan answers from it\n"
+    "  --cache FILE      the cache of surfaces (SQLite; default:\n"
+    "                    $MUH_CACHE_DIR/scan.sqlite, else $XDG_CACHE_HOME/muh/ or\n"
+    "                    ~/.cache/muh/scan.sqlite): a tree whose files all hash as\n"
+    "                    in a stored scan answers from it\n"
     "  --no-cache        neither read nor write the cache\n"
     "  --library         TREE is a library called from outside: a function nothing\n"
     "                    in it calls is unknown, not dead (\"no call in the tree\")\n"
@@ -49,7 +52,8 @@ static const char help[] =
     "knob kinds:\n"
     "  constant     UPPER_CASE (or known, e.g. num_warps) numeric/bool constant at\n"
     "               module or function level; `a if c else b` keeps both alternatives\n"
-    "  override     a heuristic overwritten by a literal (use_v1 = (...); use_v1 = True)\n"
+    "  override     a heuristic overwritten by a literal\n"
+    "               (use_v1 = (...); use_v1 = True)\n"
     "  constexpr    a launch binding of a @triton.jit kernel's tl.constexpr param\n"
     "               (BLOCK_M=BLOCK), plus num_warps/num_stages at the launch\n"
     "  autotune     a @triton.autotune configs=[triton.Config(...)] list, or a\n"
@@ -57,9 +61,10 @@ static const char help[] =
     "  config_dict  a key of a config dict ({'BLOCK_SIZE_M': 64}) or an in-place\n"
     "               update (config['BLOCK_SIZE_M'] = 32)\n"
     "  capability   a function declaring a device limit (return 32 * 1024)\n"
-    "  json_config  a JSON file the code loads by a name pattern (E=..,N=..,device_name=..)\n"
-    "  config_lookup where the code looks a tuned config file up by that pattern (live\n"
-    "               or dead), reported even when no file matches\n"
+    "  json_config  a JSON file the code loads by a name pattern\n"
+    "               (E=..,N=..,device_name=..)\n"
+    "  config_lookup where the code looks a tuned config file up by that pattern\n"
+    "               (live or dead), reported even when no file matches\n"
     "  engine_arg   an engine-argument field default, or a flag in a deployment YAML\n"
     "\n"
     "verdicts:\n"
@@ -96,6 +101,19 @@ static const char help[] =
     "  muh scan --verdict unsafe --verdict dead ~/enginex-vllm\n"
     "  muh scan --json vllm/ | jq '.knobs[] | select(.verdict==\"live\") | .name'\n"
     "  muh scan --specs specs/scan vllm/    # then: muh space specs/scan/<file>.yaml\n";
+
+/* The width of the terminal stdout is, from $COLUMNS or the terminal
+ * itself; 0 when stdout is no terminal (a pipe, a file). */
+static int terminal_columns(void)
+{
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	const char *c = getenv("COLUMNS");
+	if (c && atoi(c) > 0)
+		return atoi(c);
+	struct winsize ws;
+	return ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+}
 
 static void clip(char *dst, size_t cap, const char *src)
 {
@@ -145,6 +163,12 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	}
 	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, "knob", wl, "file:line", wv,
 	       "value", wk, "kind", wd, "verdict", "prio", "id", "why");
+	/* on a terminal, why is cut to what its width leaves (30 columns at
+	 * least: a narrow one still wraps, once); a pipe and --json get it whole */
+	int wwhy = 0, cut = 0, cols = terminal_columns();
+	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
+	if (cols > 0)
+		wwhy = cols - before > 30 ? cols - before : 30;
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
 		char name[48], loc[4200], loc2[136], val[32];
@@ -163,6 +187,11 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		else
 			snprintf(why2, sizeof(why2), "%s", k->why ? k->why : "");
 		shown(why, sizeof(why), why2);
+		if (wwhy && (int)strlen(why) > wwhy) {
+			clip(why2, (size_t)wwhy + 1 < sizeof(why2) ? (size_t)wwhy + 1 : sizeof(why2), why);
+			snprintf(why, sizeof(why), "%s", why2);
+			cut = 1;
+		}
 		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, name, wl, loc2, wv, val, wk,
 		       k->kind, wd, scan_verdict_name(k->verdict), scan_priority_name(prio[order[r]]),
 		       k->id, why);
@@ -171,6 +200,8 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
 				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
+	if (cut)
+		printf("(why is cut to the terminal's %d columns; a pipe or --json has it whole)\n", cols);
 	int counts[SCAN_BLOCKER + 1];
 	surface_view_counts(s, counts);
 	char cb[32];
@@ -369,4 +400,4 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
-MUH_COMMAND(scan, 25, "map an engine tree's knobs, with live/dead/unsafe verdicts and evidence");
+MUH_COMMAND(scan, 25, "map an engine tree's knobs: live/dead/unsafe verdicts, evidence");

@@ -78,4 +78,18 @@ run "$MUH" scan --exclude eng --include eng/attn.py "$T"
 expect_in out '^4 of 4 knobs shown' "--include wins over a directory --exclude"
 run "$MUH" scan --exclude '' "$T"
 expect_rc 2 "an empty glob is a usage error"
+# on a terminal (script(1) gives a pty), why is cut to the terminal's width
+# and a line says so; a pipe gets it whole
+B=tests/fixtures/scan/bi-v100
+run "$MUH" scan "$B"
+wide=$(awk '{ print length }' "$TMP/out" | sort -n | tail -1)
+[ "$wide" -gt 200 ] || fail "piped: the widest row is $wide columns, expected why whole (> 200)"
+if command -v script >/dev/null; then
+	COLUMNS=260 script -qec "$MUH scan $B" /dev/null >"$TMP/tty" 2>&1
+	tr -d '\r' <"$TMP/tty" >"$TMP/tty2"
+	grep -q "^(why is cut to the terminal's 260 columns; a pipe or --json has it whole)$" "$TMP/tty2" ||
+		fail "terminal: no note on the cut: $(tail -3 "$TMP/tty2")"
+	long=$(awk 'length > 260' "$TMP/tty2" | head -2)
+	[ -z "$long" ] || fail "terminal of 260 columns: rows wider: $long"
+fi
 done_tests
