@@ -135,9 +135,16 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
 				return cli_usage_error(cmd, "--%s takes no value", o->name);
 		}
 		if (!optopt || (o && optopt == o->val)) {
-			if (ambiguous)
-				return cli_usage_error(cmd, "'%.*s' is ambiguous: give more of the option's name",
-						       len, arg);
+			if (ambiguous) { /* the options it could mean, as many as fit */
+				char which[256] = "";
+				size_t w = 0, plen = (size_t)len - 2;
+				for (const struct option *q = opts; q && q->name && w < sizeof(which); q++)
+					if (!strncmp(q->name, arg + 2, plen))
+						w += (size_t)snprintf(which + w, sizeof(which) - w, "%s--%s",
+								      w ? ", " : "", q->name);
+				return cli_usage_error(cmd, "'%.*s' is ambiguous: it starts %s; give more of the name",
+						       len, arg, which);
+			}
 			/* the nearest option's name, as for unknown names elsewhere */
 			diag_near near = DIAG_NEAR_INIT;
 			for (const struct option *q = opts; q && q->name; q++)

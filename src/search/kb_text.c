@@ -63,13 +63,26 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		if (cc)
 			cJSON_AddNumberToObject(o, "cc", cc);
 		arr = cJSON_AddArrayToObject(o, "policies");
-	} else {
-		textout_printf(out, TEXTOUT_RESULT,
-		               "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n",
-		               "algorithm", "arch", "policy", "agent", "threads", "items", "vec",
-		               "load algorithm", "load modifier", "block algorithm",
-		               "specialization");
 	}
+	/* the text columns as wide as their widest shown entry (the header's
+	 * words are the JSON keys) */
+	int w[6] = {9, 6, 6, 5, 14, 15}; /* at least the header's (w[1], arch, is fixed) */
+	for (size_t i = 0; !json && i < kb->n; i++) {
+		const kb_policy *p = &kb->v[i];
+		if ((alg && strcmp(alg, p->algorithm)) || (cc && !kb_cccl_applies(kb, p, cc)))
+			continue;
+		const char *col[6] = {p->algorithm, "", p->policy, word(p->agent), word(p->load_algorithm),
+		                      word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm)};
+		for (int k = 0; k < 6; k++)
+			if ((int)strlen(col[k]) > w[k])
+				w[k] = (int)strlen(col[k]);
+	}
+	if (!json)
+		textout_printf(out, TEXTOUT_RESULT,
+		               "%-*s %-6s %-*s %-*s %7s %5s %4s  %-*s %-13s %-*s specialization\n",
+		               w[0], "algorithm", "arch", w[2], "policy", w[3], "agent", "threads",
+		               "items", "vec", w[4], "load_algorithm", "load_modifier", w[5],
+		               "block_algorithm");
 	size_t shown = 0;
 	for (size_t i = 0; i < kb->n; i++) {
 		const kb_policy *p = &kb->v[i];
@@ -90,13 +103,15 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		num(t, sizeof(t), p->threads);
 		num(it, sizeof(it), p->items_per_thread);
 		num(v, sizeof(v), p->vector_load_length);
-		textout_printf(
-		    out, TEXTOUT_RESULT,
-		    "%-18s %-6s %-14s %-22s %7s %5s %4s  %-32s %-13s %-32s %s\n", p->algorithm,
-		    arch, p->policy, word(p->agent), t, it, v, word(p->load_algorithm),
-		    word(p->load_modifier),
-		    word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm),
-		    p->variant);
+		char line[1024];
+		snprintf(line, sizeof(line), "%-*s %-6s %-*s %-*s %7s %5s %4s  %-*s %-13s %-*s %s", w[0],
+		         p->algorithm, arch, w[2], p->policy, w[3], word(p->agent), t, it, v, w[4],
+		         word(p->load_algorithm), word(p->load_modifier), w[5],
+		         word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm), p->variant);
+		size_t e = strlen(line); /* no trailing blanks where there is no specialization */
+		while (e && line[e - 1] == ' ')
+			line[--e] = 0;
+		textout_printf(out, TEXTOUT_RESULT, "%s\n", line);
 	}
 	if (json)
 		textout_json(out, o, 1);

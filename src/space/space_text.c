@@ -20,7 +20,10 @@ void space_text_json(const textout *out, const muh_spec *s, const muh_hw *hw, co
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "spec", s->path);
 	cJSON_AddStringToObject(o, "format", spec_format_name(s->format));
-	cJSON_AddStringToObject(o, "profile", hw ? hw->name : "");
+	if (hw) /* null: the spec names no hardware profile */
+		cJSON_AddStringToObject(o, "profile", hw->name);
+	else
+		cJSON_AddNullToObject(o, "profile");
 	cJSON_AddNumberToObject(o, "problem_instance", (double)inst);
 	cJSON_AddNumberToObject(o, "params", (double)space_nparams(sp));
 	cJSON_AddNumberToObject(o, "groups", (double)space_ngroups(sp));
