@@ -862,6 +862,32 @@ static void test_parse_buffer(void **state)
 	unlink(path);
 }
 
+/* eval_backend_is: each backend's traits, and no trait for a name that no
+ * backend has (NULL, "none", a store's "external", a typo). */
+static void test_backend_traits(void **state)
+{
+	(void)state;
+	assert_true(eval_backend_is("engine", EVAL_SERVER));
+	assert_true(eval_backend_is("engine", EVAL_SERVER | EVAL_HOST_TIMED));
+	assert_false(eval_backend_is("engine", EVAL_DEVICE));
+	assert_true(eval_backend_is("cuda", EVAL_DEVICE | EVAL_SOURCE));
+	assert_true(eval_backend_is("worker", EVAL_DEVICE));
+	assert_false(eval_backend_is("worker", EVAL_SOURCE));
+	assert_true(eval_backend_is("cpu", EVAL_HOST_TIMED | EVAL_SOURCE));
+	assert_true(eval_backend_is("command", EVAL_HOST_TIMED));
+	assert_false(eval_backend_is("command", EVAL_SERVER));
+	const char *none[] = {NULL, "none", "external", "cpuu", ""};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		assert_false(eval_backend_is(none[i], EVAL_SERVER));
+		assert_false(eval_backend_is(none[i], EVAL_HOST_TIMED));
+		assert_false(eval_backend_is(none[i], 0)); /* even no trait asked: no backend */
+	}
+	/* exactly one of host-timed and device per backend */
+	const char *all[] = {"cpu", "cuda", "worker", "command", "engine"};
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(eval_backend_is(all[i], EVAL_HOST_TIMED) + eval_backend_is(all[i], EVAL_DEVICE), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -885,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_parse_buffer),
 		cmocka_unit_test(test_interleave_order),
 		cmocka_unit_test(test_worker_interleaved),
+		cmocka_unit_test(test_backend_traits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -264,6 +264,28 @@ static void test_tune_twice(void **state)
 	unlink(side);
 }
 
+/* session_judge_noise: a new run's ties by this tune's noise; a resumed
+ * run with stored variants by the larger of it and the stored noise (the
+ * stored one alone when this tune timed none). */
+static void test_judge_noise(void **state)
+{
+	(void)state;
+	session_store_info L = {.noise = 0.02, .stored_noise = NAN};
+	assert_true(session_judge_noise(&L) == 0.02);
+	L.resumed = 1, L.rows = 5, L.stored_noise = 0.09;
+	assert_true(session_judge_noise(&L) == 0.09);
+	L.noise = 0.2;
+	assert_true(session_judge_noise(&L) == 0.2);
+	L.noise = NAN;
+	assert_true(session_judge_noise(&L) == 0.09);
+	L.rows = 0; /* resumed, nothing stored: the stored noise judges nothing */
+	assert_true(isnan(session_judge_noise(&L)));
+	L.rows = 5, L.stored_noise = NAN, L.noise = 0.03;
+	assert_true(session_judge_noise(&L) == 0.03);
+	session_store_info fresh = {.noise = 0.01, .stored_noise = 0.5}; /* not resumed */
+	assert_true(session_judge_noise(&fresh) == 0.01);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_record_external),
 		cmocka_unit_test(test_parse_problem),
 		cmocka_unit_test(test_tune_twice),
+		cmocka_unit_test(test_judge_noise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
