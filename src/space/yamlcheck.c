@@ -56,16 +56,20 @@ static int quote_opens(const char *text, size_t k, size_t m)
  * aside. That line's node is at the column of its key, or of its last '-'
  * or '?' when it has no key; a deeper line continues its plain scalar,
  * unless the line ends, its comment aside, where a node follows on the next
- * line (':', '-', '?', '---', an anchor or a tag). 'k: a\n  [b' is the one
- * scalar "a [b", no collection; '- a: x\n    [b' opens one, a key of the
- * mapping at column 4. */
+ * line (':', '-', '?', an anchor or a tag) with nothing between: after
+ * 'k:\n  a' a deeper line continues "a". A '---' or '...' line ends the
+ * look-back. 'k: a\n  [b' is the one scalar "a [b", no collection;
+ * '  - a: x\n    [b' opens one, a key of the mapping at column 4. The
+ * look-back stops after 1,000 lines of text (then: no continuation), so a
+ * long malformed file is not read over and over. */
 static int continues_plain(const char *text, size_t i)
 {
 	size_t ls = i;
 	while (ls > 0 && text[ls - 1] != '\n')
 		ls--;
 	size_t ind = i - ls;
-	while (ls > 0) { /* the lines before, last first */
+	int plain = 0, looked = 0; /* plain: a plain line lies between */
+	while (ls > 0 && looked++ < 1000) { /* the lines before, last first */
 		size_t pe = ls - 1, ps = pe;
 		while (ps > 0 && text[ps - 1] != '\n')
 			ps--;
@@ -75,6 +79,9 @@ static int continues_plain(const char *text, size_t i)
 			a++;
 		if (a >= pe || text[a] == '\r' || text[a] == '#')
 			continue; /* blank or only a comment */
+		if (a == ps && pe - a >= 3 && (!strncmp(text + a, "---", 3) || !strncmp(text + a, "...", 3)) &&
+		    (pe - a == 3 || blank(text[a + 3]) || text[a + 3] == '\r'))
+			return plain; /* a document's start or end: a root plain scalar at most */
 		size_t k = a, ref = a; /* the node's start, after '- ' and '? '; its column */
 		int indicator = 0;
 		while ((text[k] == '-' || text[k] == '?') && (k + 1 >= pe || blank(text[k + 1]) || text[k + 1] == '\r')) {
@@ -101,18 +108,21 @@ static int continues_plain(const char *text, size_t i)
 			if (!blank(c) && c != '\r')
 				end = m + 1;
 		}
-		if (!key && !indicator)
-			continue; /* a plain line: the scalar began further up */
+		if (!key && !indicator) {
+			plain = 1; /* a plain line: the scalar began here or further up */
+			continue;
+		}
 		if (key)
 			ref = k;
 		if (ind <= ref - ps)
 			return 0; /* not deeper than the node: a node of its own */
+		if (plain)
+			return 1; /* the node's value began on a plain line below it */
 		if (end == a || end == k)
 			return 0; /* a lone '-' or '?' */
 		char last = text[end - 1];
-		if (last == ':' || ((last == '-' || last == '?') && blank(text[end - 2])) ||
-		    (end - a == 3 && !strncmp(text + a, "---", 3)))
-			return 0; /* 'k:', '- -' and '---' end in an indicator; 'a-b-' does not */
+		if (last == ':' || ((last == '-' || last == '?') && blank(text[end - 2])))
+			return 0; /* 'k:' and '- -' end in an indicator; 'a-b-' does not */
 		size_t w = end; /* the last word: an anchor or a tag? */
 		while (w > a && !blank(text[w - 1]))
 			w--;

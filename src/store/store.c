@@ -1043,6 +1043,8 @@ int64_t store_count(muh_store *st, int64_t run)
 
 int store_raise_noise(muh_store *st, int64_t run, double noise)
 {
+	if (!isfinite(noise)) /* no timing: the held noise stays (SQL's max of NULL is NULL) */
+		return MUH_OK;
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(st->db, "UPDATE runs SET noise=max(coalesce(noise, ?2), ?2) WHERE id=?1", -1, &s,
 			       NULL) != SQLITE_OK)

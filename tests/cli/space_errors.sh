@@ -95,6 +95,16 @@ run "$MUH" space "$TMP/apos.yaml"
 expect_rc 2 "a [ after a key with an apostrophe, never closed"
 expect_in err "apos.yaml:4:5: error: malformed YAML: expected '\]' to close the '\[' at 4:5 before 6:2" \
 	"an apostrophe in a word opens no quote: the [ is blamed"
+# a key, then its value's plain first line, then a deeper line starting
+# with '[': the value continued (libfyaml's fault below is named), also
+# after an anchor
+for head in 'name:' 'name: &n'; do
+	printf '%s\n  gemm tile sweep\n    [draft\nparams:\n  A: [1, 2]\n C: 2\n' "$head" >"$TMP/cont.yaml"
+	run "$MUH" space "$TMP/cont.yaml"
+	expect_rc 2 "'$head', a plain line, a deeper [ line, then a bad indent"
+	expect_in err "cont.yaml:6:2: error: malformed YAML: invalid indentation in mapping$" \
+		"'$head': the continued value's [ is not blamed"
+done
 # a quoted key of a mapping in a list entry ('- a: x', then the key at
 # column 4) is a node, no continuation of x: its '[' is in quotes, and the
 # bad indent below is libfyaml's to name

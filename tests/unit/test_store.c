@@ -563,10 +563,42 @@ static void test_spec_text(void **st)
 	store_close(s);
 }
 
+/* store_foreach_run callback: the noise of the run ud points at. */
+static int noise_of(void *ud, const store_run *r)
+{
+	double *out = ud;
+	*out = r->noise;
+	return 0;
+}
+
+/* store_raise_noise keeps the largest noise any tune of the run timed: a
+ * lower one changes nothing, a higher one takes its place, a non-finite
+ * one changes nothing either. */
+static void test_raise_noise(void **st)
+{
+	(void)st;
+	fresh_db("noise.db");
+	muh_store *s;
+	muh_diag d;
+	diag_clear(&d);
+	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	int64_t run;
+	assert_int_equal(store_begin_run(s, &info, 0, &run, NULL, &d), MUH_OK);
+	double n = -1;
+	const double to[] = {0.05, 0.01, 0.2, NAN, 0.1}, want[] = {0.05, 0.05, 0.2, 0.2, 0.2};
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(store_raise_noise(s, run, to[i]), MUH_OK);
+		assert_int_equal(store_foreach_run(s, noise_of, &n), 0);
+		assert_true(n == want[i]);
+	}
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resume_and_fresh),
+		cmocka_unit_test(test_raise_noise),
 		cmocka_unit_test(test_kill9),
 		cmocka_unit_test(test_not_a_store),
 		cmocka_unit_test(test_foreign_untouched),

@@ -27,7 +27,7 @@
  *
  * muh tune uses: store_open, store_begin_run, store_has / store_get (skip or
  * replay), store_claim_or_get before and store_put + store_release after each
- * eval_measure, store_set_noise, store_close. Reading commands (report,
+ * eval_measure, store_raise_noise, store_close. Reading commands (report,
  * export, tune --replay, patch --from) use store_open_ro, which never writes.
  *
  * A file is a muh store when its meta table has a schema_version; any other
@@ -141,7 +141,8 @@ int64_t store_count(muh_store *st, int64_t run);
 /* Records the machine noise estimate of run (a fraction): the larger of
  * noise and what the run holds, in one statement, so that the stored noise
  * is the largest any tune of the run timed (its variants are timings of all
- * of them) also when two tunes write to one run at once. */
+ * of them) also when two tunes write to one run at once. A noise that is
+ * not finite changes nothing. */
 int store_raise_noise(muh_store *st, int64_t run, double noise);
 
 /* Claims key in run for this process before it measures it, in one
