@@ -300,7 +300,7 @@ static int run(int argc, char **argv)
 	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d))
 		return cli_fail("load", MUH_EENV, &d);
 	if (!json)
-		load_text_opening(&cli_out, &o, 1); /* the header with the first row */
+		load_text_opening(&cli_out, &o); /* the header comes with the first row */
 	int ex = EXIT_OK, header = 0;
 	load_result r;
 	char label[64];

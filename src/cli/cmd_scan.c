@@ -200,8 +200,11 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
 				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
-	if (cut)
+	if (cut && cols - before >= 30)
 		printf("(why is cut to the terminal's %d columns; a pipe or --json has it whole)\n", cols);
+	else if (cut) /* the other columns alone nearly fill it: rows wrap once */
+		printf("(why is cut to 30 columns on this %d-column terminal; a pipe or --json has it whole)\n",
+		       cols);
 	int counts[SCAN_BLOCKER + 1];
 	surface_view_counts(s, counts);
 	char cb[32];

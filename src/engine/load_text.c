@@ -149,7 +149,7 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 	}
 }
 
-void load_text_opening(const textout *out, const load_opts *o, int find)
+void load_text_opening(const textout *out, const load_opts *o)
 {
 	textout_printf(out, TEXTOUT_RESULT, "load: %s%s, ", o->url, o->endpoint);
 	if (o->dataset[0])
@@ -164,8 +164,6 @@ void load_text_opening(const textout *out, const load_opts *o, int find)
 	else
 		textout_printf(out, TEXTOUT_RESULT, "for %g s", o->duration_s);
 	textout_printf(out, TEXTOUT_RESULT, "%s\n\n", o->warmup ? " after a warm-up" : "");
-	if (!find)
-		load_text_header(out);
 }
 
 void load_text_rate_note(const textout *out, const load_opts *o, size_t sent)
