@@ -132,9 +132,15 @@ void decide_text_table(const textout *f, const decide_summary *sm, const muh_obj
 		if (sm->runner_up >= 0 && isfinite(sm->vs_runner_up.ratio)) {
 			fmt_interval(ci, sizeof(ci), &sm->vs_runner_up);
 			int tie = !(sm->vs_runner_up.lo > 1);
-			textout_printf(f, TEXTOUT_RESULT, "; %.3fx the runner-up (%s)%s",
-			               sm->vs_runner_up.ratio, ci,
-			               tie ? ", a tie between the two" : "");
+			/* in a tie, the runner-up's own median may be the better one: the
+			 * medians are unpaired, the winner is named by its paired gain */
+			const decide_finalist *R = &sm->f[sm->runner_up];
+			int better = o->maximize ? R->value > W->value : R->value < W->value;
+			textout_printf(f, TEXTOUT_RESULT, "; %.3fx the runner-up (%s)%s%s",
+			               sm->vs_runner_up.ratio, ci, tie ? ", a tie between the two" : "",
+			               tie && better ? " (named by its paired gain over the baseline; "
+			                               "the runner-up's median is the better one)"
+			                             : "");
 		}
 		textout_str(f, TEXTOUT_RESULT, "\n");
 	} else {

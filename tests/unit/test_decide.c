@@ -294,10 +294,50 @@ static void test_table_slos(void **st)
 	assert_non_null(strstr(line, " 4/4 "));
 }
 
+/* A winner named by its paired gain in a tie with the runner-up whose own
+ * median is the better one: the winner line says why (a user read the two
+ * medians and could not tell why the slower one won). The baseline swings
+ * between rounds; X=a halves every round (gain 2.000), X=b gains 2.2x in
+ * the slow rounds and 1.7x in the fast ones (1.934x), so its median is
+ * lower while its paired gain is not. */
+static void test_winner_by_paired_gain(void **st)
+{
+	(void)st;
+	muh_objective o;
+	objective_default(&o);
+	const char *keys[] = {"X=base", "X=a", "X=b"};
+	double sc[3 * 4] = {3, 1, 3, 1, 1.5, 0.5, 1.5, 0.5, 3 / 2.2, 1 / 1.7, 3 / 2.2, 1 / 1.7};
+	int slo[3 * 4] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	store_decision rows[12];
+	size_t n = make_rows(rows, keys, 3, 4, sc, slo, 0.95);
+	decide_summary s;
+	decide_summarize(&o, rows, n, &s);
+	assert_true(s.winner >= 0);
+	assert_string_equal(s.f[s.winner].key, "X=a");
+	assert_true(s.f[s.runner_up].value < s.f[s.winner].value);
+	struct keep k = {.n = 0};
+	textout out = {keep_write, &k};
+	char line[2048];
+	decide_text_table(&out, &s, &o, "X=base", "");
+	assert_non_null(line_of(&k, "winner", line, sizeof(line)));
+	assert_non_null(strstr(line, "a tie between the two (named by its paired gain over the baseline; "
+	                             "the runner-up's median is the better one)"));
+	/* the same rows with X=b's median the worse one: no such words */
+	double sc2[3 * 4] = {3, 1, 3, 1, 1.5, 0.5, 1.5, 0.5, 3 / 1.7, 1 / 2.2, 3 / 1.7, 1 / 2.2};
+	n = make_rows(rows, keys, 3, 4, sc2, slo, 0.95);
+	decide_summarize(&o, rows, n, &s);
+	k.n = 0;
+	k.text[0] = '\0';
+	decide_text_table(&out, &s, &o, "X=base", "");
+	assert_non_null(line_of(&k, "winner", line, sizeof(line)));
+	assert_null(strstr(line, "named by its paired gain"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_t_quantile),
+		cmocka_unit_test(test_winner_by_paired_gain),
 		cmocka_unit_test(test_paired_ratio),
 		cmocka_unit_test(test_level),
 		cmocka_unit_test(test_verdicts),
