@@ -296,15 +296,24 @@ static void sql(const char *path, const char *stmt)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* A store with one run of two measurements, closed. */
-static void make_store(void)
+/* dbpath opened as a store, with the run of info begun (*run). */
+static muh_store *open_run(int64_t *run)
 {
 	muh_store *s;
 	muh_diag d;
 	diag_clear(&d);
 	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
+	assert_int_equal(store_begin_run(s, &info, 0, run, NULL, &d), MUH_OK);
+	return s;
+}
+
+/* A store with one run of two measurements, closed. */
+static void make_store(void)
+{
+	muh_diag d;
+	diag_clear(&d);
 	int64_t run;
-	assert_int_equal(store_begin_run(s, &info, 0, &run, NULL, &d), MUH_OK);
+	muh_store *s = open_run(&run);
 	for (int i = 0; i < 2; i++) {
 		muh_variant v;
 		muh_measurement m;
@@ -578,12 +587,8 @@ static void test_raise_noise(void **st)
 {
 	(void)st;
 	fresh_db("noise.db");
-	muh_store *s;
-	muh_diag d;
-	diag_clear(&d);
-	assert_int_equal(store_open(dbpath, &s, &d), MUH_OK);
 	int64_t run;
-	assert_int_equal(store_begin_run(s, &info, 0, &run, NULL, &d), MUH_OK);
+	muh_store *s = open_run(&run);
 	double n = -1;
 	const double to[] = {0.05, 0.01, 0.2, NAN, 0.1}, want[] = {0.05, 0.05, 0.2, 0.2, 0.2};
 	for (int i = 0; i < 5; i++) {
