@@ -186,15 +186,15 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 			snprintf(why2, sizeof(why2), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
 		else
 			snprintf(why2, sizeof(why2), "%s", k->why ? k->why : "");
-		shown(why, sizeof(why), why2);
+		const char *cell = shown(why, sizeof(why), why2);
 		if (wwhy && (int)strlen(why) > wwhy) {
 			clip(why2, (size_t)wwhy + 1 < sizeof(why2) ? (size_t)wwhy + 1 : sizeof(why2), why);
-			snprintf(why, sizeof(why), "%s", why2);
+			cell = why2;
 			cut = 1;
 		}
 		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, name, wl, loc2, wv, val, wk,
 		       k->kind, wd, scan_verdict_name(k->verdict), scan_priority_name(prio[order[r]]),
-		       k->id, why);
+		       k->id, cell);
 		if (evidence)
 			for (int j = 0; j < k->nevidence; j++)
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),

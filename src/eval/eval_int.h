@@ -153,7 +153,6 @@ void eval_env_fail(eval_ctx *c, muh_measurement *m, const char *fmt, ...) __attr
 /* The backend called name, or NULL. */
 const eval_backend *eval_backend_find(const char *name);
 
-
 /* The environment variable that names the host's timing lock: pool.c sets
  * it for local workers of a host-timed backend, and the runner flocks the
  * file around each variant's warm-up and timing (builds run side by side). */

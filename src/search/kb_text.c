@@ -27,6 +27,19 @@ static const char *word(const char *w)
 	return w[0] ? w : "-";
 }
 
+/* Whether p is listed: of algorithm alg (NULL: any), and dispatched on cc
+ * (0: any). */
+static int listed(const kb_cccl *kb, const kb_policy *p, const char *alg, int cc)
+{
+	return (!alg || !strcmp(alg, p->algorithm)) && (!cc || kb_cccl_applies(kb, p, cc));
+}
+
+/* The block algorithm of p's column: its load's, else its store's. */
+static const char *block_of(const kb_policy *p)
+{
+	return word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm);
+}
+
 static cJSON *policy_json(const kb_policy *p)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -66,29 +79,28 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 	}
 	/* the text columns as wide as their widest shown entry (the header's
 	 * words are the JSON keys) */
-	int w[6] = {9, 6, 6, 5, 14, 15}; /* at least the header's (w[1], arch, is fixed) */
+	enum { ALG, POLICY, AGENT, LOAD, BLOCK, NW };
+	int w[NW] = {9, 6, 5, 14, 15}; /* at least the header's */
 	for (size_t i = 0; !json && i < kb->n; i++) {
 		const kb_policy *p = &kb->v[i];
-		if ((alg && strcmp(alg, p->algorithm)) || (cc && !kb_cccl_applies(kb, p, cc)))
+		if (!listed(kb, p, alg, cc))
 			continue;
-		const char *col[6] = {p->algorithm, "", p->policy, word(p->agent), word(p->load_algorithm),
-		                      word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm)};
-		for (int k = 0; k < 6; k++)
+		const char *col[NW] = {p->algorithm, p->policy, word(p->agent), word(p->load_algorithm),
+		                       block_of(p)};
+		for (int k = 0; k < NW; k++)
 			if ((int)strlen(col[k]) > w[k])
 				w[k] = (int)strlen(col[k]);
 	}
 	if (!json)
 		textout_printf(out, TEXTOUT_RESULT,
 		               "%-*s %-6s %-*s %-*s %7s %5s %4s  %-*s %-13s %-*s specialization\n",
-		               w[0], "algorithm", "arch", w[2], "policy", w[3], "agent", "threads",
-		               "items", "vec", w[4], "load_algorithm", "load_modifier", w[5],
-		               "block_algorithm");
+		               w[ALG], "algorithm", "arch", w[POLICY], "policy", w[AGENT], "agent",
+		               "threads", "items", "vec", w[LOAD], "load_algorithm", "load_modifier",
+		               w[BLOCK], "block_algorithm");
 	size_t shown = 0;
 	for (size_t i = 0; i < kb->n; i++) {
 		const kb_policy *p = &kb->v[i];
-		if (alg && strcmp(alg, p->algorithm))
-			continue;
-		if (cc && !kb_cccl_applies(kb, p, cc))
+		if (!listed(kb, p, alg, cc))
 			continue;
 		shown++;
 		if (json) {
@@ -104,10 +116,9 @@ size_t kb_text_list(const textout *out, const kb_cccl *kb, const char *alg, int 
 		num(it, sizeof(it), p->items_per_thread);
 		num(v, sizeof(v), p->vector_load_length);
 		char line[1024];
-		snprintf(line, sizeof(line), "%-*s %-6s %-*s %-*s %7s %5s %4s  %-*s %-13s %-*s %s", w[0],
-		         p->algorithm, arch, w[2], p->policy, w[3], word(p->agent), t, it, v, w[4],
-		         word(p->load_algorithm), word(p->load_modifier), w[5],
-		         word(p->block_algorithm[0] ? p->block_algorithm : p->store_algorithm), p->variant);
+		snprintf(line, sizeof(line), "%-*s %-6s %-*s %-*s %7s %5s %4s  %-*s %-13s %-*s %s", w[ALG],
+		         p->algorithm, arch, w[POLICY], p->policy, w[AGENT], word(p->agent), t, it, v, w[LOAD],
+		         word(p->load_algorithm), word(p->load_modifier), w[BLOCK], block_of(p), p->variant);
 		size_t e = strlen(line); /* no trailing blanks where there is no specialization */
 		while (e && line[e - 1] == ' ')
 			line[--e] = 0;

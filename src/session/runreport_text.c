@@ -191,8 +191,8 @@ void runreport_text(const textout *o, const runreport *cx)
 		objective_describe(&b->objective, desc, sizeof(desc));
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s", (long long)rs->r.id, desc);
 		if (runreport_any_differs(rs)) {
-			objective_format(b->objective.metric,
-			                  objective_value(&b->objective, b->any_score), t, sizeof(t));
+			objective_format(b->objective.metric, objective_value(&b->objective, b->any_score), t,
+			                 sizeof(t));
 			textout_printf(o, TEXTOUT_RESULT, "; ignoring the SLOs the best is %s  %s",
 			               t, b->any_key);
 		}
