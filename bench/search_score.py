@@ -93,6 +93,9 @@ HELD_OUT_STORE = [
     ("h100_dedisp", "specs/cuda_dedisp.yaml", "docs/results/h100/families/dedisp-sweep.db", 0, 1,
      "muh's dedispersion (kernels/cuda/dedisp.cu) with the dedispersion family's six params (BY stepped by "
      "32), full sweep on an H100; 3 configurations within 2% of the optimum"),
+    ("h100_dedisp_full", "specs/cuda_dedisp_full.yaml", "docs/results/h100/families/dedisp_full-sweep.db", 0, 1,
+     "muh's dedispersion with the dedispersion family's own space (BY stepped by 8, 11,130 configurations, "
+     "the size of the issue's largest outside space), full sweep on an H100 over two machine starts"),
 ]
 # name, spec, CSV, description (CSV spaces measured on this machine)
 HELD_OUT_CSV = [

@@ -85,15 +85,15 @@ void evalset_text_interleaved(const textout *o, const evalset *S, double noise, 
 		eval_text_median(a, sizeof(a), v[i].m);
 		if (v[i].paired)
 			textout_printf(o, TEXTOUT_RESULT,
-			               "  %.4fx the fastest's time, paired over %zu rounds (95%% "
-			               "CI %.4f-%.4fx): %s  %s  %s\n",
+			               "  %.3fx the fastest's time, paired over %zu rounds (95%% "
+			               "CI %.3f-%.3fx): %s  %s  %s\n",
 			               v[i].ratio, v[i].rounds, v[i].lo, v[i].hi,
 			               v[i].slower ? "slower" : "a tie: the CI holds 1", a,
 			               v[i].key);
 		else
 			textout_printf(
 			    o, TEXTOUT_RESULT,
-			    "  %.4fx the fastest's time, from the medians (%s): %s  %s\n",
+			    "  %.3fx the fastest's time, from the medians (%s): %s  %s\n",
 			    v[i].ratio,
 			    v[i].slower ? "slower" : "a tie: within the noise or the CIs overlap",
 			    a, v[i].key);
@@ -122,7 +122,7 @@ void evalset_text_best(const textout *o, const evalset *S, double noise)
 				    S->def_key, b);
 			else
 				textout_printf(o, TEXTOUT_RESULT,
-				               "; %.2fx the speed of the defaults (%s, %s)\n",
+				               "; %.3fx the defaults (%s, %s)\n",
 				               S->defm.median / S->best.median, S->def_key, b);
 		} else {
 			textout_printf(o, TEXTOUT_RESULT, "%s\n",

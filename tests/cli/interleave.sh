@@ -75,6 +75,12 @@ MUH_PY_WORKER_ORDER_BIAS=0.05 run "$MUH" eval "$F" --config UNROLL=1 --config UN
 expect_rc 0 "eval --interleave, the table"
 expect_in out "^interleaved 2 variant\(s\), 20 samples each, the order alternated every round" "how it was timed"
 expect_in out "^  (1\.00|0\.99)[0-9]+x the fastest's time, paired over 20 rounds \(95% CI [0-9.]+-[0-9.]+x\): a tie: the CI holds 1" "a tie, said so"
+# a gain over the defaults in the words decide and patch use ("1.250x the
+# defaults"), not a speed of its own: BLOCK=256 simulated 20% faster
+MUH_PY_WORKER_ORDER_BIAS=0,0.2 run "$MUH" eval "$F" --config BLOCK=256 --config BLOCK=64 --no-noise --interleave
+expect_rc 0 "eval --interleave, 20% apart"
+expect_in out "^  1\.2[45][0-9]x the fastest's time, paired over 20 rounds \(95% CI 1\.2[45][0-9]-1\.2[45][0-9]x\): slower  [0-9.]+ us  UNROLL=1,BLOCK=64," "the slower one, 3 decimals"
+expect_in out "^best: UNROLL=1,BLOCK=256,IGNORED=0  [0-9.]+ us; 1\.2[45][0-9]x the defaults \(UNROLL=1,BLOCK=64,IGNORED=0, [0-9.]+ us\)$" "the best line's gain over the defaults"
 # paired: a variant 1% faster for real is called faster, in rounds that
 # share the simulated drift (per-round ratios, not two medians' CIs)
 MUH_PY_WORKER_ORDER_BIAS=0.05,0.01 run "$MUH" eval "$F" --config BLOCK=64 --config BLOCK=256 --no-noise --interleave --json

@@ -77,7 +77,7 @@ PY
 # through their specs as a user runs them: every configuration of the space is
 # in the store (a 10% budget finds no gap), nothing failed, and the best found
 # is one of the store's times, at or above the sweep's optimum
-for f in conv2d:4362:141.7 dedisp:3255:267.1; do
+for f in conv2d:4362:141.7 dedisp:3255:267.1 dedisp_full:11130:268.8; do
 	IFS=: read -r name valid opt <<<"$f"
 	run "$MUH" tune "specs/cuda_$name.yaml" --replay "docs/results/h100/families/$name-sweep.db" \
 		--budget 10% --seed 1 --no-seeds --json
