@@ -115,15 +115,65 @@ static int terminal_columns(void)
 	return ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
 }
 
-static void clip(char *dst, size_t cap, const char *src)
+/* The columns s takes on a terminal: its UTF-8 characters (a character
+ * is one column here; the wide ones of East Asian scripts take two). */
+static int columns_of(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* The printf field width that pads s to w columns: w and the bytes of its
+ * characters beyond their first. */
+static int field(const char *s, int w)
+{
+	return w + (int)strlen(s) - columns_of(s);
+}
+
+/* src into dst (cap bytes), cut when it takes more than cols columns or
+ * cap bytes: its first characters, then "...", at most cols columns in
+ * all. The cut falls between UTF-8 characters, never inside one. */
+static void clip(char *dst, size_t cap, const char *src, int cols)
 {
 	size_t n = strlen(src);
-	if (n < cap) {
+	if (n < cap && columns_of(src) <= cols) {
 		memcpy(dst, src, n + 1);
 		return;
 	}
-	memcpy(dst, src, cap - 4);
-	memcpy(dst + cap - 4, "...", 4);
+	size_t at = 0;
+	for (int c = 0; src[at] && c < cols - 3; c++) {
+		size_t next = at + 1;
+		while (((unsigned char)src[next] & 0xC0) == 0x80)
+			next++;
+		if (next + 4 > cap)
+			break;
+		at = next;
+	}
+	memcpy(dst, src, at);
+	memcpy(dst + at, "...", 4);
+}
+
+/* The last cols columns of src into dst (cap bytes), led by "...": a path
+ * keeps its file name and line. At a character boundary, as clip. */
+static void clip_head(char *dst, size_t cap, const char *src, int cols)
+{
+	size_t n = strlen(src), at = n;
+	if (columns_of(src) <= cols && n < cap) {
+		memcpy(dst, src, n + 1);
+		return;
+	}
+	for (int c = 0; at > 0 && c < cols - 3; c++) {
+		size_t prev = at - 1;
+		while (prev > 0 && ((unsigned char)src[prev] & 0xC0) == 0x80)
+			prev--;
+		if (n - prev + 4 > cap)
+			break;
+		at = prev;
+	}
+	memcpy(dst, "...", 3);
+	memcpy(dst + 3, src + at, n - at + 1);
 }
 
 /* src as a person reads it, into dst (cap bytes, cut when longer): bytes
@@ -150,11 +200,12 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	char buf[4200], sf[4096], sv[4096], sn[4096];
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
-		int l = (int)strlen(shown(sn, sizeof(sn), k->name));
+		int l = columns_of(shown(sn, sizeof(sn), k->name));
 		wn = l > wn ? (l > 40 ? 40 : l) : wn;
-		l = snprintf(buf, sizeof(buf), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
+		snprintf(buf, sizeof(buf), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
+		l = columns_of(buf);
 		wl = l > wl ? (l > 60 ? 60 : l) : wl;
-		l = (int)strlen(shown(sv, sizeof(sv), k->value));
+		l = columns_of(shown(sv, sizeof(sv), k->value));
 		wv = l > wv ? (l > 24 ? 24 : l) : wv;
 		l = (int)strlen(k->kind);
 		wk = l > wk ? l : wk;
@@ -171,28 +222,24 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		wwhy = cols - before > 30 ? cols - before : 30;
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
-		char name[48], loc[4200], loc2[136], val[32];
-		clip(name, (size_t)wn + 1 < sizeof(name) ? (size_t)wn + 1 : sizeof(name),
-		     shown(sn, sizeof(sn), k->name));
+		char name[176], loc[4200], loc2[256], val[112];
+		clip(name, sizeof(name), shown(sn, sizeof(sn), k->name), wn);
 		snprintf(loc, sizeof(loc), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
-		if ((int)strlen(loc) > wl) /* keep the tail: file name and line */
-			snprintf(loc2, sizeof(loc2), "...%s", loc + strlen(loc) - (size_t)wl + 3);
-		else
-			snprintf(loc2, sizeof(loc2), "%.*s", (int)sizeof(loc2) - 1, loc);
-		clip(val, (size_t)wv + 1 < sizeof(val) ? (size_t)wv + 1 : sizeof(val),
-		     shown(sv, sizeof(sv), k->value));
+		clip_head(loc2, sizeof(loc2), loc, wl); /* keep the tail: file name and line */
+		clip(val, sizeof(val), shown(sv, sizeof(sv), k->value), wv);
 		char why[256], why2[256];
 		if (k->nunsafe)
 			snprintf(why2, sizeof(why2), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
 		else
 			snprintf(why2, sizeof(why2), "%s", k->why ? k->why : "");
 		const char *cell = shown(why, sizeof(why), why2);
-		if (wwhy && (int)strlen(why) > wwhy) {
-			clip(why2, (size_t)wwhy + 1 < sizeof(why2) ? (size_t)wwhy + 1 : sizeof(why2), why);
+		if (wwhy && columns_of(why) > wwhy) {
+			clip(why2, sizeof(why2), why, wwhy);
 			cell = why2;
 			cut = 1;
 		}
-		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, name, wl, loc2, wv, val, wk,
+		printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", field(name, wn), name,
+		       field(loc2, wl), loc2, field(val, wv), val, wk,
 		       k->kind, wd, scan_verdict_name(k->verdict), scan_priority_name(prio[order[r]]),
 		       k->id, cell);
 		if (evidence)

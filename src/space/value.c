@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "muh/value.h"
+#include "textcut.h"
 
 int value_eq(muh_value a, muh_value b)
 {
@@ -29,8 +30,9 @@ const char *value_list_fmt(char *buf, size_t n, const muh_value *v, size_t nv)
 		size_t limit = pass ? (n > strlen(tail) ? n - strlen(tail) : 0) : n, len = 0, i;
 		buf[0] = 0;
 		for (i = 0; i < nv; i++) {
-			char one[64];
-			value_fmt(one, sizeof(one), v[i]);
+			char whole[1024], one[64]; /* a long string value, cut as text_cut says */
+			value_fmt(whole, sizeof(whole), v[i]);
+			text_cut(one, sizeof(one), whole);
 			if (len + (i ? 2 : 0) + strlen(one) >= limit)
 				break;
 			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);

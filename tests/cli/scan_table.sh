@@ -91,5 +91,20 @@ if command -v script >/dev/null; then
 		fail "terminal: no note on the cut: $(tail -3 "$TMP/tty2")"
 	long=$(awk 'length > 260' "$TMP/tty2" | head -2)
 	[ -z "$long" ] || fail "terminal of 260 columns: rows wider: $long"
+	# a cell cut short ends in "..." before a UTF-8 character, never inside
+	# one; the value column is at most 24 columns (characters, 2 bytes each
+	# here), and the next column starts where the header's does
+	rm -rf "$TMP/u8" && cp -r "$B" "$TMP/u8"
+	sed -i "s|'facebook/opt-125m'|'x$(printf 'ö%.0s' $(seq 40))'|" "$TMP/u8/vllm/engine/arg_utils.py"
+	COLUMNS=260 script -qec "$MUH scan $TMP/u8" /dev/null >"$TMP/tty" 2>&1
+	python3 - "$TMP/tty" <<'PY' || fail "terminal: a cut inside a UTF-8 character: $(grep -a "xö" "$TMP/tty")"
+import sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # raises on a split character
+row = next(l for l in text.splitlines() if "'xö" in l)
+cell = row.split()[2]
+assert cell.startswith("'xö") and cell.endswith("...") and len(cell) == 24, cell
+head = next(l for l in text.splitlines() if l.startswith("knob "))
+assert row.index(" engine_arg ") == head.index(" kind "), (row, head)
+PY
 fi
 done_tests
