@@ -93,6 +93,16 @@ HELD_OUT_STORE = [
     ("h100_dedisp", "specs/cuda_dedisp.yaml", "docs/results/h100/families/dedisp-sweep.db", 0, 1,
      "muh's dedispersion (kernels/cuda/dedisp.cu) with the dedispersion family's six params (BY stepped by "
      "32), full sweep on an H100; 3 configurations within 2% of the optimum"),
+    # the H200's held-out sizes of the reduction and flash attention, swept on an H100
+    # (PLAN=heldout scripts/gpu_sweep.sh, 2026-12-07): the same kernels on another GPU
+    ("h100_reduce_inst0", "specs/cuda_reduce.yaml", "docs/results/h100/heldout/reduce-sweep.db", 0, 1,
+     "CUDA C reduction, N=2^20, full sweep on an H100"),
+    ("h100_reduce_inst1", "specs/cuda_reduce.yaml", "docs/results/h100/heldout/reduce-sweep.db", 1, 2,
+     "CUDA C reduction, N=2^24, full sweep on an H100"),
+    ("h100_flash_inst1", "specs/triton_flash_attention.yaml", "docs/results/h100/heldout/flash-sweep.db", 1, 2,
+     "Triton flash attention, problem instance 1, full sweep on an H100"),
+    ("h100_flash_inst3", "specs/triton_flash_attention.yaml", "docs/results/h100/heldout/flash-sweep.db", 3, 1,
+     "Triton flash attention, problem instance 3, full sweep on an H100"),
     ("h100_dedisp_full", "specs/cuda_dedisp_full.yaml", "docs/results/h100/families/dedisp_full-sweep.db", 0, 1,
      "muh's dedispersion with the dedispersion family's own space (BY stepped by 8, 11,130 configurations, "
      "the size of the issue's largest outside space), full sweep on an H100 over two machine starts"),

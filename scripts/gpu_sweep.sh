@@ -21,6 +21,8 @@
 #   reduce  the reduction: N=2^20, 2^24 swept; 2^26, 2^28 tuned with a budget
 #         (each output check there draws up to 1 GiB of fresh input on the host)
 #   check the reduction after its input-range change, then fused MoE M=1024
+#   heldout  the search benchmark's held-out sizes (issue 27): reduce 2^20 and
+#         2^24, flash attention instances 1 and 3, prefix prefill 0 and 3
 #   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
 #         stores of an earlier call, put them in $OUT first)
 set -uo pipefail
@@ -136,6 +138,23 @@ plan_reduce() {
 		timeout -s INT -k 30 $((left + 15)) "$MUH" tune "$reduce" --problem "$inst" --budget 26 --time "${left}s" \
 			--db "$OUT/reduce-tune.db" --json >"$OUT/reduce-tune-$inst.jsonl" 2>"$OUT/reduce-tune-$inst.err"
 		echo "| reduce-tune | $inst | $? | $((SECONDS - t0)) s | - | $(tail -1 "$OUT/reduce-tune-$inst.jsonl" | cut -c1-200) |" >>"$sum"
+	done
+}
+
+# the problem sizes the search benchmark holds out on the H200 (issue 27),
+# swept on whatever GPU this is: the reduction at 2^20 and 2^24, flash
+# attention's instances 1 and 3, prefix prefill's 0 and 3
+plan_heldout() {
+	local reduce
+	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
+	for inst in 0 1; do
+		sweep reduce-sweep "$reduce" "$inst" --all --jobs "$JOBS"
+	done
+	for inst in 3 1; do
+		sweep flash-sweep specs/triton_flash_attention.yaml "$inst" --all --jobs "$JOBS"
+	done
+	for inst in 3 0; do
+		sweep prefill-sweep specs/triton_prefix_prefill.yaml "$inst" --all --jobs "$JOBS"
 	done
 }
 
