@@ -25,6 +25,11 @@
 #         2^24, flash attention instances 1 and 3, prefix prefill 0 and 3
 #   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
 #         stores of an earlier call, put them in $OUT first)
+#
+# It writes several files a sweep (stores, logs, reports) into $OUT. The
+# device tool brings back at most 8 files from its $OUT: point OUT at a
+# folder of its own and copy the stores and summary-PLAN.md to the tool's
+# $OUT (2026-12-07: a store of PLAN=heldout was left behind as the 9th file).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out/sweep}
 mkdir -p "$OUT"
@@ -121,12 +126,18 @@ plan_cuda() {
 	plan_reduce
 }
 
-plan_reduce() {
-	local reduce
+# reduce_sweeps: the reduction's full sweeps, N=2^20 and 2^24 (burst clocks,
+# as the sweeps of the families); sets reduce, the spec they used
+reduce_sweeps() {
 	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
 	for inst in 0 1; do
 		sweep reduce-sweep "$reduce" "$inst" --all --jobs "$JOBS"
 	done
+}
+
+plan_reduce() {
+	local reduce
+	reduce_sweeps
 	for inst in 2 3; do
 		local left=$((deadline - SECONDS - 20))
 		[ "$left" -gt 90 ] && left=90
@@ -146,10 +157,7 @@ plan_reduce() {
 # attention's instances 1 and 3, prefix prefill's 0 and 3
 plan_heldout() {
 	local reduce
-	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
-	for inst in 0 1; do
-		sweep reduce-sweep "$reduce" "$inst" --all --jobs "$JOBS"
-	done
+	reduce_sweeps
 	for inst in 3 1; do
 		sweep flash-sweep specs/triton_flash_attention.yaml "$inst" --all --jobs "$JOBS"
 	done
