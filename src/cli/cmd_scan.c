@@ -3,6 +3,7 @@
  * table (people) or JSON (programs), and starter specs for the live knobs.
  * All the work is in libmuh (scan.h); this file parses options and prints.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -132,9 +133,10 @@ static int field(const char *s, int w)
 	return w + (int)strlen(s) - columns_of(s);
 }
 
-/* src into dst (cap bytes), cut when it takes more than cols columns or
- * cap bytes: its first characters, then "...", at most cols columns in
- * all. The cut falls between UTF-8 characters, never inside one. */
+/* src into dst (cap bytes, cap >= 4), cut when it takes more than cols
+ * columns (cols >= 3) or cap bytes: its first characters, then "...", at
+ * most cols columns in all. The cut falls between UTF-8 characters, never
+ * inside one. */
 static void clip(char *dst, size_t cap, const char *src, int cols)
 {
 	size_t n = strlen(src);
@@ -176,12 +178,13 @@ static void clip_head(char *dst, size_t cap, const char *src, int cols)
 	memcpy(dst + 3, src + at, n - at + 1);
 }
 
-/* src as a person reads it, into dst (cap bytes, cut when longer): bytes
+/* src as a person reads it, into dst (cap bytes, cut as clip cuts when
+ * longer): bytes
  * that are not UTF-8 (a Latin-1 file name) as \\xNN (scan_escape_bytes). */
 static const char *shown(char *dst, size_t cap, const char *src)
 {
 	char *e = scan_escape_bytes(src ? src : "", 0);
-	snprintf(dst, cap, "%s", e ? e : "?");
+	clip(dst, cap, e ? e : "?", INT_MAX); /* whole, unless over cap bytes */
 	free(e);
 	return dst;
 }
@@ -227,7 +230,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		snprintf(loc, sizeof(loc), "%s:%d", shown(sf, sizeof(sf), k->file), k->line);
 		clip_head(loc2, sizeof(loc2), loc, wl); /* keep the tail: file name and line */
 		clip(val, sizeof(val), shown(sv, sizeof(sv), k->value), wv);
-		char why[256], why2[256];
+		char why[4096], why2[4096]; /* whole: only a terminal's width cuts it */
 		if (k->nunsafe)
 			snprintf(why2, sizeof(why2), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
 		else

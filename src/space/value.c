@@ -30,9 +30,11 @@ const char *value_list_fmt(char *buf, size_t n, const muh_value *v, size_t nv)
 		size_t limit = pass ? (n > strlen(tail) ? n - strlen(tail) : 0) : n, len = 0, i;
 		buf[0] = 0;
 		for (i = 0; i < nv; i++) {
-			char whole[1024], one[64]; /* a long string value, cut as text_cut says */
-			value_fmt(whole, sizeof(whole), v[i]);
-			text_cut(one, sizeof(one), whole);
+			char one[112]; /* a string of over 63 bytes is cut, as text_cut says */
+			if (v[i].t == MUH_STR)
+				text_cut(one, sizeof(one), v[i].u.s);
+			else
+				value_fmt(one, sizeof(one), v[i]);
 			if (len + (i ? 2 : 0) + strlen(one) >= limit)
 				break;
 			len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);

@@ -56,9 +56,9 @@ int value_eq(muh_value a, muh_value b);
 int value_fmt(char *buf, size_t n, muh_value v);
 
 /* The values v[0..nv) as "4, 8, 16" (value_fmt each) into buf (n bytes);
- * when they do not fit, as many as fit and ", ... (N values)". A value
- * longer than 63 bytes is cut as text_cut cuts, saying how much it left
- * out. Returns buf. */
+ * when they do not fit, as many as fit and ", ... (N values)". A string
+ * value longer than 111 bytes keeps at most its first 63 and then says
+ * "... (N more characters)" (text_cut). Returns buf. */
 const char *value_list_fmt(char *buf, size_t n, const muh_value *v, size_t nv);
 
 MUH_END_DECLS
