@@ -178,6 +178,17 @@ static void clip_head(char *dst, size_t cap, const char *src, int cols)
 	memcpy(dst + 3, src + at, n - at + 1);
 }
 
+/* Narrows a column of width *w by what *over asks, down to min at most,
+ * and takes what it gave from *over. */
+static void give_up(int *w, int min, int *over)
+{
+	int take = *w - min < *over ? *w - min : *over;
+	if (take > 0) {
+		*w -= take;
+		*over -= take;
+	}
+}
+
 /* src as a person reads it, into dst (cap bytes, cut as clip cuts when
  * longer): bytes
  * that are not UTF-8 (a Latin-1 file name) as \\xNN (scan_escape_bytes). */
@@ -215,14 +226,26 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		l = (int)strlen(scan_verdict_name(k->verdict)); /* platform: 8 */
 		wd = l > wd ? l : wd;
 	}
+	/* on a terminal, why is cut to what its width leaves; where that is
+	 * under 30 columns, value, file:line and knob give up columns first
+	 * (down to 12, 24 and 16, then value to 8 and file:line to 20), then
+	 * why is cut to 30, and a terminal narrower than that wraps each row
+	 * once. A pipe and --json get every cell whole. */
+	int wwhy = 0, cut = 0, narrowed = 0, cols = terminal_columns();
+	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
+	if (cols > 0) {
+		int over = before + 30 - cols;
+		narrowed = over > 0;
+		give_up(&wv, 12, &over);
+		give_up(&wl, 24, &over);
+		give_up(&wn, 16, &over);
+		give_up(&wv, 8, &over);
+		give_up(&wl, 20, &over);
+		before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
+		wwhy = cols - before > 30 ? cols - before : 30;
+	}
 	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, "knob", wl, "file:line", wv,
 	       "value", wk, "kind", wd, "verdict", "prio", "id", "why");
-	/* on a terminal, why is cut to what its width leaves (30 columns at
-	 * least: a narrow one still wraps, once); a pipe and --json get it whole */
-	int wwhy = 0, cut = 0, cols = terminal_columns();
-	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
-	if (cols > 0)
-		wwhy = cols - before > 30 ? cols - before : 30;
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
 		char name[176], loc[4200], loc2[256], val[112];
@@ -250,11 +273,15 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
 				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
-	if (cut && cols - before >= 30)
-		printf("(why is cut to the terminal's %d columns; a pipe or --json has it whole)\n", cols);
-	else if (cut) /* the other columns alone nearly fill it: rows wrap once */
-		printf("(why is cut to 30 columns on this %d-column terminal; a pipe or --json has it whole)\n",
+	if (narrowed && cols - before >= 30)
+		printf("(cells are cut to the terminal's %d columns; a pipe or --json has them whole)\n",
 		       cols);
+	else if (narrowed) /* even the narrowed columns nearly fill it: rows wrap once */
+		printf("(cells are cut to fit; rows still wrap on this %d-column terminal, %d columns are "
+		       "needed; a pipe or --json has them whole)\n",
+		       cols, before + 30);
+	else if (cut)
+		printf("(why is cut to the terminal's %d columns; a pipe or --json has it whole)\n", cols);
 	int counts[SCAN_BLOCKER + 1];
 	surface_view_counts(s, counts);
 	char cb[32];

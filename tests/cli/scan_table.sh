@@ -91,6 +91,22 @@ if command -v script >/dev/null; then
 		fail "terminal: no note on the cut: $(tail -3 "$TMP/tty2")"
 	long=$(awk 'length > 260' "$TMP/tty2" | head -2)
 	[ -z "$long" ] || fail "terminal of 260 columns: rows wider: $long"
+	# narrower: value, file:line and knob give up columns before why goes
+	# under 30; no row wider than the terminal, and the note says so
+	COLUMNS=150 script -qec "$MUH scan $B" /dev/null | tr -d '\r' >"$TMP/tty2"
+	grep -q "^(cells are cut to the terminal's 150 columns; a pipe or --json has them whole)$" "$TMP/tty2" ||
+		fail "150 columns: no note on the cut: $(tail -3 "$TMP/tty2")"
+	long=$(awk 'length > 150' "$TMP/tty2" | head -2)
+	[ -z "$long" ] || fail "terminal of 150 columns: rows wider: $long"
+	grep -Eq '^use_v1 +\.\.\./ops/paged_attn\.py:18 +True ' "$TMP/tty2" ||
+		fail "150 columns: file:line keeps its tail: $(grep '^use_v1' "$TMP/tty2")"
+	# too narrow even then: rows wrap once, and the note says how wide they are
+	COLUMNS=100 script -qec "$MUH scan $B" /dev/null | tr -d '\r' >"$TMP/tty2"
+	grep -Eq "^\(cells are cut to fit; rows still wrap on this 100-column terminal, 1[0-9]{2} columns are needed" "$TMP/tty2" ||
+		fail "100 columns: no note on the wrap: $(tail -3 "$TMP/tty2")"
+	need=$(sed -n 's/.* terminal, \([0-9]*\) columns are needed.*/\1/p' "$TMP/tty2")
+	widest=$(awk '{ print length }' "$TMP/tty2" | sort -n | tail -1)
+	[ "$widest" = "$need" ] || fail "100 columns: the note says $need columns, the widest row is $widest"
 	# a cell cut short ends in "..." before a UTF-8 character, never inside
 	# one; the value column is at most 24 columns (characters, 2 bytes each
 	# here), and the next column starts where the header's does
