@@ -42,6 +42,7 @@ static const char help[] =
 	"  --duration T       send for T instead (2s, 500ms, 1.5m), then wait for\n"
 	"                     those in flight; not with --requests N\n"
 	"  --warmup N         N requests first, to completion, not measured\n"
+	"                     (default 0; 8 before each step of --sweep)\n"
 	"\n"
 	"what each request asks:\n"
 	"  --prompt-tokens N  synthetic prompt of N words from a list of 30 common\n"
@@ -207,6 +208,7 @@ static int run(int argc, char **argv)
 	load_opts o;
 	load_defaults(&o);
 	int json = 0, sweep = 0, c, conc_given = 0, rate_given = 0, burst_given = 0, rates_given = 0, find = 0;
+	int warm_given = 0;
 	uint64_t find_steps = 10;
 	uint64_t maxc = 0, nrates = 3;
 	double wait_s = 0;
@@ -222,6 +224,7 @@ static int run(int argc, char **argv)
 			if (load_opts_set(&o, key, optarg, why, sizeof(why)))
 				return cli_usage_error("load", "--%s: %s", passthrough[c - OPT_PASS], why);
 			conc_given |= !strcmp(key, "concurrency");
+			warm_given |= !strcmp(key, "warmup");
 			rate_given |= !strcmp(key, "rate");
 			burst_given |= !strcmp(key, "burstiness");
 			continue;
@@ -297,6 +300,8 @@ static int run(int argc, char **argv)
 	int rc = load_http_open(&d);
 	if (rc)
 		return cli_fail("load", rc, &d);
+	if (sweep && !warm_given) /* a cold server's first step would set the rates */
+		o.warmup = LOAD_SWEEP_WARMUP;
 	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d))
 		return cli_fail("load", MUH_EENV, &d);
 	if (!json)

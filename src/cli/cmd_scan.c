@@ -190,8 +190,8 @@ static void give_up(int *w, int min, int *over)
 }
 
 /* src as a person reads it, into dst (cap bytes, cut as clip cuts when
- * longer): bytes
- * that are not UTF-8 (a Latin-1 file name) as \\xNN (scan_escape_bytes). */
+ * longer): bytes that are not UTF-8 (a Latin-1 file name) as \\xNN
+ * (scan_escape_bytes). */
 static const char *shown(char *dst, size_t cap, const char *src)
 {
 	char *e = scan_escape_bytes(src ? src : "", 0);

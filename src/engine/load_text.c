@@ -163,7 +163,9 @@ void load_text_opening(const textout *out, const load_opts *o)
 		textout_printf(out, TEXTOUT_RESULT, "%d requests", load_requests(o));
 	else
 		textout_printf(out, TEXTOUT_RESULT, "for %g s", o->duration_s);
-	textout_printf(out, TEXTOUT_RESULT, "%s\n\n", o->warmup ? " after a warm-up" : "");
+	if (o->warmup)
+		textout_printf(out, TEXTOUT_RESULT, " after a warm-up of %d", o->warmup);
+	textout_printf(out, TEXTOUT_RESULT, "\n\n");
 }
 
 void load_text_rate_note(const textout *out, const load_opts *o, size_t sent)

@@ -150,6 +150,29 @@ else
 	grep -q '^rate ' "$TMP/out" && fail "sweep: no rate rows when there is nothing between"
 fi
 
+# a sweep warms each step with 8 unmeasured requests unless --warmup says
+# otherwise (a cold server's first step would set the rates): the server's
+# own counter sees 2 steps x (8 + 4) requests x 8 tokens, and 2 x 4 x 8 with
+# --warmup 0; the opening line says so
+for w in default 0; do
+	before=$(predicted)
+	if [ "$w" = default ]; then
+		run "$MUH" load "$URL" --sweep --requests 4 --max-concurrency 2 --rates 0 --output-tokens 8
+	else
+		run "$MUH" load "$URL" --sweep --requests 4 --max-concurrency 2 --rates 0 --output-tokens 8 --warmup 0
+	fi
+	expect_rc 0 "sweep, warm-up $w"
+	after=$(predicted)
+	want=$([ "$w" = default ] && echo 192 || echo 64)
+	python3 -c "import sys; sys.exit(0 if abs(float('$after') - float('$before') - $want) <= 1 else 1)" ||
+		fail "sweep, warm-up $w: the server predicted $before -> $after tokens, $want expected"
+	if [ "$w" = default ]; then
+		expect_in out "^load: .*, 4 requests after a warm-up of 8$" "the sweep's warm-up said"
+	else
+		grep -q "warm-up" "$TMP/out" && fail "--warmup 0: no warm-up said: $(head -1 "$TMP/out")"
+	fi
+done
+
 # an open loop's arrivals are Poisson: a run realizes its rate only roughly,
 # so req/s may exceed the rate named. sent/s says the rate the requests went
 # out at, computed from the sends (here 50/s over 32 requests: 31 gaps of

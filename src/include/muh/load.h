@@ -176,6 +176,13 @@ typedef struct load_rate_opts {
 } load_rate_opts;
 
 #define LOAD_RATE_MAX_STEPS 32
+/* The warm-up of each step of a sweep (muh load --sweep) when none is
+ * given. On a freshly started llama.cpp server the sweep's first step ran at
+ * 0.79-0.88x the tokens/s of the same step run again (four samples of 12
+ * starts, each 95% CI below 0.94); warmed by 4 requests it reached 0.85x, by
+ * 8 0.94x, by 16 0.96x, by 32 0.97x (bench/load_cold.sh,
+ * docs/results/load.md). That first step sets the sweep's rates. */
+#define LOAD_SWEEP_WARMUP 8
 typedef struct load_rate_step {
 	double rate;      /* req/s offered; 0 for the closed-loop start */
 	int met;          /* 1: errors == 0, nothing truncated, and every SLO held */
