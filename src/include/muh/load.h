@@ -178,9 +178,9 @@ typedef struct load_rate_opts {
 #define LOAD_RATE_MAX_STEPS 32
 /* The warm-up of each step of a sweep (muh load --sweep) when none is
  * given. On a freshly started llama.cpp server the sweep's first step ran at
- * 0.79-0.88x the tokens/s of the same step run again (four samples of 12
- * starts, each 95% CI below 0.94); warmed by 4 requests it reached 0.85x, by
- * 8 0.94x, by 16 0.96x, by 32 0.97x (bench/load_cold.sh,
+ * 0.79-0.92x the tokens/s of the same step run again (seven samples of 12 to
+ * 20 starts, each one's 95% CI below 1); warmed by 4 requests it reached
+ * 0.85-0.87x, by 8 0.94-1.01x, by 16 0.96x, by 32 0.97x (bench/load_cold.sh,
  * docs/results/load.md). That first step sets the sweep's rates. */
 #define LOAD_SWEEP_WARMUP 8
 typedef struct load_rate_step {
