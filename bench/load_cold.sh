@@ -68,7 +68,7 @@ for i in $(seq "$starts"); do
 	w=$(first --warmup 0)
 	stop
 	start
-	d=$(first "${warm[@]}")
+	d=$(first ${warm[@]+"${warm[@]}"})
 	stop
 	echo "| $i | $c | $w | $(python3 -c "print('%.2f' % ($c / $w))") | $d |"
 	echo "$c $w $d" >>"$TMP/all"

@@ -68,7 +68,8 @@ static const char help[] =
 	"                     streamed with text, + 1 a request (default 0.75); more,\n"
 	"                     and no request is ok (a model whose tokens decode to no\n"
 	"                     text, such as a random one, needs it far higher)\n"
-	"  --deadline T         the whole run gives up after T\n"
+	"  --deadline T         the whole run gives up after T (its warm-up\n"
+	"                     counted; with --sweep, each step)\n"
 	"  --wait-ready T       first wait up to T for GET /health to answer 200\n"
 	"                     (a server just started: vLLM, llama-server, SGLang)\n"
 	"  --slo-ttft T, --slo-tpot T\n"
@@ -305,7 +306,7 @@ static int run(int argc, char **argv)
 	if (wait_s > 0 && load_wait_ready(o.url, "/health", wait_s, &d))
 		return cli_fail("load", MUH_EENV, &d);
 	if (!json)
-		load_text_opening(&cli_out, &o); /* the header comes with the first row */
+		load_text_opening(&cli_out, &o, sweep); /* the header comes with the first row */
 	int ex = EXIT_OK, header = 0;
 	load_result r;
 	char label[64];

@@ -210,7 +210,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	int *prio;
 	if (surface_view_order(s, verdicts, nv, kinds, nk, top, &order, &nshow, &prio))
 		return -1;
-	int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7;
+	int wn = 4, wl = 9, wv = 5, wk = 4, wd = 7, wy = 3; /* wy: the widest why */
 	char buf[4200], sf[4096], sv[4096], sn[4096];
 	for (size_t r = 0; r < nshow; r++) {
 		const muh_knob *k = scan_knob(s, order[r]);
@@ -225,6 +225,9 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		wk = l > wk ? l : wk;
 		l = (int)strlen(scan_verdict_name(k->verdict)); /* platform: 8 */
 		wd = l > wd ? l : wd;
+		l = columns_of(shown(sv, sizeof(sv), k->why ? k->why : ""));
+		l += k->nunsafe ? 11 + columns_of(shown(sv, sizeof(sv), k->unsafe_values[0])) : 0;
+		wy = l > wy ? l : wy;
 	}
 	/* on a terminal, why is cut to what its width leaves; where that is
 	 * under 30 columns, value, file:line and knob give up columns first
@@ -232,9 +235,9 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	 * why is cut to 30, and a terminal narrower than that wraps each row
 	 * once. A pipe and --json get every cell whole. */
 	int wwhy = 0, cut = 0, narrowed = 0, cols = terminal_columns();
-	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
+	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2, why30 = wy < 30 ? wy : 30;
 	if (cols > 0) {
-		int over = before + 30 - cols;
+		int over = before + why30 - cols;
 		narrowed = over > 0;
 		give_up(&wv, 12, &over);
 		give_up(&wl, 24, &over);
@@ -273,13 +276,13 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 				printf("    %s:%d: %s\n", shown(sf, sizeof(sf), k->evidence[j].file),
 				       k->evidence[j].line, shown(sv, sizeof(sv), k->evidence[j].note));
 	}
-	if (narrowed && cols - before >= 30)
+	if (narrowed && before + why30 <= cols)
 		printf("(cells are cut to the terminal's %d columns; a pipe or --json has them whole)\n",
 		       cols);
 	else if (narrowed) /* even the narrowed columns nearly fill it: rows wrap once */
 		printf("(cells are cut to fit; rows still wrap on this %d-column terminal, %d columns are "
 		       "needed; a pipe or --json has them whole)\n",
-		       cols, before + 30);
+		       cols, before + why30);
 	else if (cut)
 		printf("(why is cut to the terminal's %d columns; a pipe or --json has it whole)\n", cols);
 	int counts[SCAN_BLOCKER + 1];

@@ -77,6 +77,7 @@ void load_text_json(const textout *out, const char *label, const load_opts *o, c
 		return;
 	}
 	cJSON_AddStringToObject(j, "step", label);
+	cJSON_AddNumberToObject(j, "warmup", o->warmup); /* requests before it, not measured */
 	if (o->rate > 0) {
 		cJSON_AddNumberToObject(j, "rate", o->rate);
 		cJSON_AddNumberToObject(j, "burstiness", o->burstiness);
@@ -149,7 +150,7 @@ void load_text_rate(const textout *out, const load_opts *o, const load_rate_resu
 	}
 }
 
-void load_text_opening(const textout *out, const load_opts *o)
+void load_text_opening(const textout *out, const load_opts *o, int sweep)
 {
 	textout_printf(out, TEXTOUT_RESULT, "load: %s%s, ", o->url, o->endpoint);
 	if (o->dataset[0])
@@ -163,8 +164,11 @@ void load_text_opening(const textout *out, const load_opts *o)
 		textout_printf(out, TEXTOUT_RESULT, "%d requests", load_requests(o));
 	else
 		textout_printf(out, TEXTOUT_RESULT, "for %g s", o->duration_s);
+	if (sweep)
+		textout_printf(out, TEXTOUT_RESULT, " a step");
 	if (o->warmup)
-		textout_printf(out, TEXTOUT_RESULT, " after a warm-up of %d", o->warmup);
+		textout_printf(out, TEXTOUT_RESULT, "%s after a warm-up of %d", sweep ? "," : "",
+		               o->warmup);
 	textout_printf(out, TEXTOUT_RESULT, "\n\n");
 }
 

@@ -115,7 +115,7 @@ for k in ("ttft", "itl", "tpot", "e2e"):
     assert r[k]["p50"] is not None and r[k]["p50"] > 0, (k, r[k])
 assert r["ttft"]["p50"] < r["e2e"]["p50"]
 assert r["output_tokens_per_s"] > 0 and r["requests_per_s"] > 0
-assert r["step"] == "conc 4" and r["concurrency"] == 4
+assert r["step"] == "conc 4" and r["concurrency"] == 4 and r["warmup"] == 4, r
 P
 
 run "$MUH" load "$URL" --rate 40 --requests 20 --output-tokens 16
@@ -167,11 +167,14 @@ for w in default 0; do
 	python3 -c "import sys; sys.exit(0 if abs(float('$after') - float('$before') - $want) <= 1 else 1)" ||
 		fail "sweep, warm-up $w: the server predicted $before -> $after tokens, $want expected"
 	if [ "$w" = default ]; then
-		expect_in out "^load: .*, 4 requests after a warm-up of 8$" "the sweep's warm-up said"
+		expect_in out "^load: .*, 4 requests a step, after a warm-up of 8$" "the sweep's warm-up said"
 	else
 		grep -q "warm-up" "$TMP/out" && fail "--warmup 0: no warm-up said: $(head -1 "$TMP/out")"
 	fi
 done
+run "$MUH" load "$URL" --sweep --requests 4 --max-concurrency 2 --rates 0 --output-tokens 8 --json
+python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 2 and all(x["warmup"] == 8 for x in r), r' \
+	"$TMP/out" || fail "each sweep row's JSON says its warm-up of 8: $(cat "$TMP/out")"
 
 # an open loop's arrivals are Poisson: a run realizes its rate only roughly,
 # so req/s may exceed the rate named. sent/s says the rate the requests went

@@ -100,13 +100,36 @@ if command -v script >/dev/null; then
 	[ -z "$long" ] || fail "terminal of 150 columns: rows wider: $long"
 	grep -Eq '^use_v1 +\.\.\./ops/paged_attn\.py:18 +True ' "$TMP/tty2" ||
 		fail "150 columns: file:line keeps its tail: $(grep '^use_v1' "$TMP/tty2")"
+	python3 - "$TMP/tty2" <<'PY' || fail "150 columns: the narrowed columns start at the header's offsets"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.startswith("knob "))
+cols = [head.index(" " + c + " ") + 1 for c in ("file:line", "value", "kind", "prio", "id")]
+rows = [l for l in lines if re.search(r" k[0-9a-f]{16} ", l)]
+assert rows
+for l in rows:
+    for c in cols:
+        assert l[c - 2:c] == "  " and l[c] != " ", (l, c)
+PY
 	# too narrow even then: rows wrap once, and the note says how wide they are
 	COLUMNS=100 script -qec "$MUH scan $B" /dev/null | tr -d '\r' >"$TMP/tty2"
 	grep -Eq "^\(cells are cut to fit; rows still wrap on this 100-column terminal, 1[0-9]{2} columns are needed" "$TMP/tty2" ||
 		fail "100 columns: no note on the wrap: $(tail -3 "$TMP/tty2")"
 	need=$(sed -n 's/.* terminal, \([0-9]*\) columns are needed.*/\1/p' "$TMP/tty2")
-	widest=$(awk '{ print length }' "$TMP/tty2" | sort -n | tail -1)
+	widest=$(grep -E 'k[0-9a-f]{16}' "$TMP/tty2" | awk '{ print length }' | sort -n | tail -1)
 	[ "$widest" = "$need" ] || fail "100 columns: the note says $need columns, the widest row is $widest"
+	# a table that fits as it is is left whole, with no note, however short
+	# its why cells (narrowing counts the why it has, not 30 columns)
+	mkdir -p "$TMP/short/eng"
+	printf 'LIMIT = 16\n\n\ndef f(x):\n    return min(x, LIMIT)\n\n\nprint(f(3))\n' >"$TMP/short/eng/a.py"
+	"$MUH" scan --no-cache "$TMP/short" >"$TMP/piped"
+	fit=$(grep -E 'k[0-9a-f]{16}' "$TMP/piped" | awk '{ print length }' | sort -n | tail -1)
+	[ -n "$fit" ] || fail "the one-knob tree has no row: $(cat "$TMP/piped")"
+	COLUMNS=$fit script -qec "$MUH scan --no-cache $TMP/short" /dev/null | tr -d '\r' >"$TMP/tty2"
+	rows() { grep -E '^knob |k[0-9a-f]{16}' "$1"; }
+	[ "$(rows "$TMP/piped")" = "$(rows "$TMP/tty2")" ] ||
+		fail "a table $fit columns wide on a $fit-column terminal was cut: $(diff <(rows "$TMP/piped") <(rows "$TMP/tty2") | head -5)"
+	grep -q '^(.* cut' "$TMP/tty2" && fail "a table that fits got a note on a cut: $(grep '^(' "$TMP/tty2")"
 	# a cell cut short ends in "..." before a UTF-8 character, never inside
 	# one; the value column is at most 24 columns (characters, 2 bytes each
 	# here), and the next column starts where the header's does

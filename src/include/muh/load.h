@@ -219,9 +219,10 @@ char *load_result_to_json(const load_result *r);
 
 /* ---- what muh load shows (load_text.c), on a textout's result stream ---- */
 
-/* The opening line (target, prompts, output, requests or duration); the
- * table's header comes with its first row (load_text_header). */
-void load_text_opening(const textout *out, const load_opts *o);
+/* The opening line (target, prompts, output, requests or duration, and the
+ * warm-up: of each step when sweep is 1); the table's header comes with its
+ * first row (load_text_header). */
+void load_text_opening(const textout *out, const load_opts *o, int sweep);
 /* The table's two header lines, and one run of it (label: its step). */
 void load_text_header(const textout *o);
 void load_text_row(const textout *o, const char *label, const load_result *r);
