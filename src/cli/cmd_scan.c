@@ -200,6 +200,18 @@ static const char *shown(char *dst, size_t cap, const char *src)
 	return dst;
 }
 
+/* k's why cell as shown, whole (cap bytes at most): its reason, and its
+ * first unsafe value when it has one. */
+static const char *why_of(char *dst, size_t cap, const muh_knob *k)
+{
+	char raw[4096];
+	if (k->nunsafe)
+		snprintf(raw, sizeof(raw), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
+	else
+		snprintf(raw, sizeof(raw), "%s", k->why ? k->why : "");
+	return shown(dst, cap, raw);
+}
+
 /* The table: the knobs that pass the filters, by priority (then in scan
  * order), at most top of them (0 = all); the summary; what was excluded.
  * Returns -1 when out of memory. */
@@ -225,8 +237,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		wk = l > wk ? l : wk;
 		l = (int)strlen(scan_verdict_name(k->verdict)); /* platform: 8 */
 		wd = l > wd ? l : wd;
-		l = columns_of(shown(sv, sizeof(sv), k->why ? k->why : ""));
-		l += k->nunsafe ? 11 + columns_of(shown(sv, sizeof(sv), k->unsafe_values[0])) : 0;
+		l = columns_of(why_of(sv, sizeof(sv), k));
 		wy = l > wy ? l : wy;
 	}
 	/* on a terminal, why is cut to what its width leaves; where that is
@@ -235,7 +246,8 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 	 * why is cut to 30, and a terminal narrower than that wraps each row
 	 * once. A pipe and --json get every cell whole. */
 	int wwhy = 0, cut = 0, narrowed = 0, cols = terminal_columns();
-	int before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2, why30 = wy < 30 ? wy : 30;
+	int fixed = wk + wd + 4 + 17 + 7 * 2; /* kind, verdict, prio, id, the gaps */
+	int before = wn + wl + wv + fixed, why30 = wy < 30 ? wy : 30;
 	if (cols > 0) {
 		int over = before + why30 - cols;
 		narrowed = over > 0;
@@ -244,7 +256,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		give_up(&wn, 16, &over);
 		give_up(&wv, 8, &over);
 		give_up(&wl, 20, &over);
-		before = wn + wl + wv + wk + wd + 4 + 17 + 7 * 2;
+		before = wn + wl + wv + fixed;
 		wwhy = cols - before > 30 ? cols - before : 30;
 	}
 	printf("%-*s  %-*s  %-*s  %-*s  %-*s  %-4s  %-17s  %s\n", wn, "knob", wl, "file:line", wv,
@@ -257,11 +269,7 @@ static int print_table(const muh_surface *s, const char *const *verdicts, int nv
 		clip_head(loc2, sizeof(loc2), loc, wl); /* keep the tail: file name and line */
 		clip(val, sizeof(val), shown(sv, sizeof(sv), k->value), wv);
 		char why[4096], why2[4096]; /* whole: only a terminal's width cuts it */
-		if (k->nunsafe)
-			snprintf(why2, sizeof(why2), "%s (unsafe: %s)", k->why, k->unsafe_values[0]);
-		else
-			snprintf(why2, sizeof(why2), "%s", k->why ? k->why : "");
-		const char *cell = shown(why, sizeof(why), why2);
+		const char *cell = why_of(why, sizeof(why), k);
 		if (wwhy && columns_of(why) > wwhy) {
 			clip(why2, sizeof(why2), why, wwhy);
 			cell = why2;
