@@ -6,7 +6,9 @@
 # the family's own 11,130, takes two calls: carry the first's store). The stores become replay
 # spaces of bench/search_score.py. Run from the repository root with muh
 # carried in .devcarry/ (scripts/devcarry.sh):
-#     bash scripts/gpu_families.sh [conv2d] [dedisp] [dedisp_full]  (default: the first two)
+#     bash scripts/gpu_families.sh [conv2d] [conv2d_15x7] [conv2d_7x7] [dedisp] [dedisp_full]
+#     (default: conv2d dedisp; conv2d_15x7 and conv2d_7x7 are the convolution's
+#     problem instances 1 and 3, filters of 15 x 7 and 7 x 7)
 # Per space: `muh verify` (every param reaches the cubin), four variants
 # checked against the reference (`muh eval --config`), then `muh eval SPEC
 # --all --jobs J` into $OUT/NAME-sweep.db. Nothing starts after
@@ -44,22 +46,23 @@ checkpoint() {
 # left: seconds until the deadline
 left() { echo $((DEADLINE - $(date +%s))); }
 
-# family NAME FROM CONFIG...: checks (verify from FROM, a key from which every
-# param has a valid one-at-a-time change; the configs against the
-# reference), then the sweep of specs/cuda_NAME.yaml
+# family NAME SPEC INSTANCE FROM CONFIG...: checks (verify from FROM, a key
+# from which every param has a valid one-at-a-time change; the configs
+# against the reference), then the sweep of SPEC's problem INSTANCE into
+# NAME-sweep.db
 family() {
-	local name=$1 from=$2 spec=specs/cuda_$1.yaml db=$OUT/$1-sweep.db
-	shift 2
+	local name=$1 spec=$2 inst=$3 from=$4 db=$OUT/$1-sweep.db
+	shift 4
 	if [ -f ".devcarry/$name-sweep.db" ]; then
 		cp ".devcarry/$name-sweep.db" "$db"
 		chmod u+w "$db"
 	fi
 	echo -e "\n## $name" >>"$SUM"
 	if [ ! -f "$db" ] && [ "$(left)" -gt 300 ]; then
-		timeout 120 muh verify "$spec" --from "$from" >"$LOG/$name-verify.txt" 2>&1
+		timeout 120 muh verify "$spec" --problem "$inst" --from "$from" >"$LOG/$name-verify.txt" 2>&1
 		echo "- muh verify --from $from: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
 		for cfg in "$@"; do
-			timeout 60 muh eval "$spec" --config "$cfg" --json >"$LOG/$name-check.jsonl" 2>&1
+			timeout 60 muh eval "$spec" --problem "$inst" --config "$cfg" --json >"$LOG/$name-check.jsonl" 2>&1
 			echo "- muh eval --config $cfg: exit $? $(grep -o '"status":"[a-z_]*"' "$LOG/$name-check.jsonl") $(grep -o '"median":[0-9.e-]*' "$LOG/$name-check.jsonl")" >>"$SUM"
 		done
 	fi
@@ -69,12 +72,12 @@ family() {
 	fi
 	local t0
 	t0=$(date +%s)
-	timeout -s INT -k 30 "$(left)" muh eval "$spec" --all --jobs "$JOBS" --db "$db" --json \
+	timeout -s INT -k 30 "$(left)" muh eval "$spec" --problem "$inst" --all --jobs "$JOBS" --db "$db" --json \
 		>"$LOG/$name-sweep.jsonl" 2>"$LOG/$name-sweep.err"
 	local rc=$?
 	checkpoint "$db"
 	{
-		echo "- muh eval $spec --all --jobs $JOBS: exit $rc in $(($(date +%s) - t0)) s"
+		echo "- muh eval $spec --problem $inst --all --jobs $JOBS: exit $rc in $(($(date +%s) - t0)) s"
 		echo "- variants this call: $(wc -l <"$LOG/$name-sweep.jsonl"); $(grep -o '"status":"[a-z_]*"' "$LOG/$name-sweep.jsonl" | sort | uniq -c | tr '\n' ' ')"
 		echo "- stderr's end: $(tail -2 "$LOG/$name-sweep.err" | tr '\n' ' ' | cut -c1-300)"
 	} >>"$SUM"
@@ -84,17 +87,21 @@ family() {
 
 for f in ${*:-conv2d dedisp}; do
 	case $f in
-	conv2d | dedisp | dedisp_full) ;;
-	*) echo "gpu_families.sh: unknown family '$f' (conv2d, dedisp, dedisp_full)" >&2; exit 2 ;;
+	conv2d | conv2d_15x7 | conv2d_7x7 | dedisp | dedisp_full) ;;
+	*) echo "gpu_families.sh: unknown family '$f' (conv2d, conv2d_15x7, conv2d_7x7, dedisp, dedisp_full)" >&2; exit 2 ;;
 	esac
 done
+# the convolution's checks: a shared tile with padding, and the ends of the ranges
+conv_checks="BX=16 BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1 BX=32,BY=16,TX=2,TY=4,SHMEM=1 BX=256,BY=4,TX=4,TY=4,RO=1"
 for f in ${*:-conv2d dedisp}; do
 	case $f in
-	conv2d) family conv2d BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 \
-		BX=16 BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1 BX=32,BY=16,TX=2,TY=4,SHMEM=1 BX=256,BY=4,TX=4,TY=4,RO=1 ;;
-	dedisp) family dedisp BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
+	# the filter 15 x 15, 15 x 7 (FW x FH) and 7 x 7: specs/cuda_conv2d.yaml's instances 0, 1 and 3
+	conv2d) family conv2d specs/cuda_conv2d.yaml 0 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
+	conv2d_15x7) family conv2d_15x7 specs/cuda_conv2d.yaml 1 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
+	conv2d_7x7) family conv2d_7x7 specs/cuda_conv2d.yaml 3 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
+	dedisp) family dedisp specs/cuda_dedisp.yaml 0 BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
 		BX=16 BX=1,BY=256,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=128,TX=2,SX=1 ;;
-	dedisp_full) family dedisp_full BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
+	dedisp_full) family dedisp_full specs/cuda_dedisp_full.yaml 0 BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
 		BX=16 BX=1,BY=232,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=120,TX=2,SX=1 ;;
 	esac
 done
