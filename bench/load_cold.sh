@@ -35,7 +35,8 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$TMP"' EXIT
 PY=${MUH_ENGINE_PYTHON:-third_party/venv-engine/bin/python}
 MODEL=${MODEL:-$TMP/tiny.gguf}
 [ -f "$MODEL" ] || "$PY" tests/engine/make_tiny_gguf.py "$MODEL" >/dev/null
-port=$((20000 + RANDOM % 20000))
+# a port the OS says is free (as bench/load_ceiling.sh), kept for every start
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # start: a fresh server on $port, up when /health answers
 start() {

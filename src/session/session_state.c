@@ -211,9 +211,14 @@ int session_noise(muh_session *s, double *noise, int *noisy, muh_diag *d)
 	return MUH_OK;
 }
 
+int session_store_earlier(const session_store_info *L)
+{
+	return L->resumed && L->rows > 0;
+}
+
 double session_judge_noise(const session_store_info *L)
 {
-	if (!L->resumed || L->rows <= 0 || !isfinite(L->stored_noise))
+	if (!session_store_earlier(L) || !isfinite(L->stored_noise))
 		return L->noise;
 	return isfinite(L->noise) ? fmax(L->noise, L->stored_noise) : L->stored_noise;
 }

@@ -162,7 +162,7 @@ static void print_measured(const textout *o, const session_store_info *L)
 	textout_printf(o, TEXTOUT_RESULT,
 	               "measured    %lld variant(s) now; %lld answered from the store", L->measured,
 	               L->from_store);
-	if (L->resumed && L->rows > 0 && L->from_store > 0)
+	if (session_store_earlier(L) && L->from_store > 0)
 		textout_printf(o, TEXTOUT_RESULT, ", timed by an earlier tune of run %lld%s",
 		               (long long)L->run,
 		               !L->measured && isfinite(L->noise)
@@ -671,7 +671,7 @@ void tune_text_loaded(const tune_view *v, const char *db, const char *replay)
 static void noise_origin(const session_store_info *si, char *buf, size_t n)
 {
 	buf[0] = 0;
-	if (!si->resumed || si->rows <= 0)
+	if (!session_store_earlier(si))
 		return;
 	int k = snprintf(buf, n,
 	                 ", by this tune; the %lld variant(s) already stored were timed by an "
@@ -764,7 +764,7 @@ void tune_text_decide_head(const textout *o, muh_session *s, const decide_opts *
 	               engine  ? ""
 	               : I.ran ? ", each a fresh build warmed to its sustained clock"
 	                       : ", each a fresh build",
-	               L.resumed && L.rows > 0
+	               session_store_earlier(&L)
 	                   ? "; rounds an earlier tune of this run measured over the same "
 	                     "finalists are kept"
 	                   : "");
@@ -805,7 +805,7 @@ static void print_decision_origin(const tune_view *v, const decide_summary *sm,
 	if (!sm->nf)
 		return;
 	uint64_t *top =
-	    r && L.resumed && L.rows > 0 ? malloc((r->nrecords + 1) * sizeof(uint64_t)) : NULL;
+	    r && session_store_earlier(&L) ? malloc((r->nrecords + 1) * sizeof(uint64_t)) : NULL;
 	uint32_t *cfg = top ? malloc((space_nparams(sp) + 1) * sizeof(uint32_t)) : NULL;
 	if (top && cfg) {
 		size_t ntop = strategy_top(r, r->nrecords, top), nfin = 0, held = 0;

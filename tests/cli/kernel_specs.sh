@@ -74,19 +74,22 @@ assert "BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=0" in muh
 print(len(muh), "valid, the defaults inside")
 PY
 # the families' full sweeps (scripts/gpu_families.sh, on an H100) replay
-# through their specs as a user runs them: every configuration of the space is
-# in the store (a 10% budget finds no gap), nothing failed, and the best found
-# is one of the store's times, at or above the sweep's optimum
-for f in conv2d:4362:141.7 dedisp:3255:267.1 dedisp_full:11130:268.8; do
-	IFS=: read -r name valid opt <<<"$f"
-	run "$MUH" tune "specs/cuda_$name.yaml" --replay "docs/results/h100/families/$name-sweep.db" \
+# through their specs and problem instances as a user runs them: every
+# configuration of the space is in the store (a 10% budget finds no gap),
+# nothing failed but what the sweep had fail (the 7 x 7 convolution's four
+# blocks over the kernel's registers), and the best found is one of the
+# store's times, at or above the sweep's optimum
+for f in conv2d:conv2d:0:4362:141.7:0 conv2d_15x7:conv2d:1:4684:72.8:0 conv2d_7x7:conv2d:3:4686:40.976:4 \
+	dedisp:dedisp:0:3255:267.1:0 dedisp_full:dedisp_full:0:11130:268.8:0; do
+	IFS=: read -r name spec inst valid opt maxfail <<<"$f"
+	run "$MUH" tune "specs/cuda_$spec.yaml" --problem "$inst" --replay "docs/results/h100/families/$name-sweep.db" \
 		--budget 10% --seed 1 --no-seeds --json
 	expect_rc 0 "replay of the $name sweep"
-	python3 - "$TMP/out" "$valid" "$opt" <<'PY' || fail "replay of the $name sweep: result"
+	python3 - "$TMP/out" "$valid" "$opt" "$maxfail" <<'PY' || fail "replay of the $name sweep: result"
 import json, sys
 res = [json.loads(l) for l in open(sys.argv[1]) if '"event":"result"' in l][-1]
-valid, opt = int(sys.argv[2]), float(sys.argv[3]) * 1e-6
-assert res["valid"] == valid and res["failed"] == 0, res
+valid, opt, maxfail = int(sys.argv[2]), float(sys.argv[3]) * 1e-6, int(sys.argv[4])
+assert res["valid"] == valid and res["failed"] <= maxfail, res
 assert res["budget"] in (valid // 10, valid // 10 + 1) and res["evaluated"] == res["budget"], res
 assert abs(res["optimum_s"] - opt) <= opt * 0.0005, (res["optimum_s"], opt)
 assert res["optimum_s"] <= res["best_s"] <= opt * 1.10, (res["best_s"], opt)

@@ -192,6 +192,9 @@ typedef struct session_store_info {
 	session_rung_info rungs[SESSION_MAX_RUNGS + 1]; /* [nrungs] is the full load */
 } session_store_info;
 void session_store_stats(const muh_session *s, session_store_info *out);
+/* 1 when L's session resumed a run that held rows when it was opened (an
+ * earlier tune's, whose timings and rounds this one keeps), else 0. */
+int session_store_earlier(const session_store_info *L);
 /* The noise that judges ties (best_is_tie, eval_compare) among L's
  * variants: L->noise, this session's timing of the defaults; on a resumed
  * run with stored variants, the larger of it and the stored noise, as those
