@@ -90,6 +90,12 @@ HELD_OUT_STORE = [
     ("h100_conv2d", "specs/cuda_conv2d.yaml", "docs/results/h100/families/conv2d-sweep.db", 0, 1,
      "muh's 2D convolution (kernels/cuda/conv2d.cu) with the convolution family's seven params, full sweep "
      "on an H100; 6 configurations within 2% of the optimum"),
+    ("h100_conv2d_15x7", "specs/cuda_conv2d.yaml", "docs/results/h100/families/conv2d_15x7-sweep.db", 1, 1,
+     "muh's 2D convolution with a 15 x 7 filter (problem instance 1), full sweep on an H100; 14 configurations "
+     "within 2% of the optimum"),
+    ("h100_conv2d_7x7", "specs/cuda_conv2d.yaml", "docs/results/h100/families/conv2d_7x7-sweep.db", 3, 1,
+     "muh's 2D convolution with a 7 x 7 filter (problem instance 3), full sweep on an H100; 4 configurations "
+     "within 2% of the optimum, 4 that exceed the kernel's registers per block"),
     ("h100_dedisp", "specs/cuda_dedisp.yaml", "docs/results/h100/families/dedisp-sweep.db", 0, 1,
      "muh's dedispersion (kernels/cuda/dedisp.cu) with the dedispersion family's six params (BY stepped by "
      "32), full sweep on an H100; 3 configurations within 2% of the optimum"),
