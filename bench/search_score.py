@@ -256,9 +256,17 @@ def main():
     for name, spec, hw, replay, desc in S.SPACES:
         spaces.append(("tuned", name, spec, hw, replay, None, desc, False))
 
+    reports = {}  # store -> muh report --json
+    wide = {}  # space -> (ok timings whose median's 95% CI is wider than measure.ci, ok timings, measure.ci)
+
     def export(name, store, run):
         path = os.path.join(tmp.name, f"{name}.csv")
         sh([muh, "export", store, "--run", str(run), "-o", path])
+        if store not in reports:
+            reports[store] = json.loads(sh([muh, "report", store, "--json"]))
+        for r in reports[store]["runs"]:
+            if r["run"] == run and r.get("wide_ci"):
+                wide[name] = (r["wide_ci"], r.get("ok", 0), r.get("measure_ci", 0))
         return path
     for name, spec, store, problem, run, desc in S.STORE_SPACES:
         spaces.append(("tuned", name, spec, None, export(name, store, run), problem,
@@ -281,6 +289,11 @@ def main():
         if not os.path.isabs(replay) and not os.path.exists(os.path.join(ROOT, replay)):
             notes.append(f"{name}: skipped, {replay} is not present")
             continue
+        if name in wide:
+            w, ok, ci = wide[name]
+            notes.append(f"{name}: {w} of {ok} ok timings stopped at a cap with the median's 95% CI wider "
+                         f"than measure.ci ({100 * ci:g}%; `muh report`); the replay ranks by those medians, "
+                         f"so the space's order among them is not sure")
         params, values, valid = S.space_of(muh, spec, hw, problem)
         rows = engine_table(muh, spec, replay) if engine else S.replay_rows(replay, params)
         vkeys = [",".join(json.dumps(v) for v in row) for row in valid]

@@ -70,6 +70,16 @@ struct collect {
 	int rc;
 };
 
+/* 1 when m, an ok timing of a time objective, has a median's 95% CI
+ * wider than the run's measure.ci (the rule muh tune marks '!' by). */
+static int wide_ci(const muh_best *b, const muh_measurement *m)
+{
+	if (!objective_is_time(&b->objective) || !isfinite(b->ci_frac) || !(m->median > 0) ||
+	    !isfinite(m->ci_lo) || !isfinite(m->ci_hi))
+		return 0;
+	return 0.5 * (m->ci_hi - m->ci_lo) / m->median > b->ci_frac;
+}
+
 static int on_row(void *ud, const store_row *row)
 {
 	struct collect *c = ud;
@@ -89,6 +99,8 @@ static int on_row(void *ud, const store_row *row)
 	double score = objective_score(&b->objective, m);
 	if (m->status == EVAL_OK && isfinite(score)) {
 		b->ok_scores[b->nok++] = score;
+		if (wide_ci(b, m))
+			b->nwide++;
 		if (!(score >= b->any_score)) {
 			free((char *)b->any_key);
 			b->any_key = strdup(row->key);
@@ -444,6 +456,7 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 	out->run = r->id;
 	out->any_score = INFINITY;
 	out->default_score = NAN;
+	out->ci_frac = NAN;
 	objective_default(&out->objective);
 	muh_spec *sp;
 	muh_diag sd;
@@ -452,6 +465,11 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 		out->default_key = default_key(sp, r->instance >= 0 ? (size_t)r->instance : 0);
 		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &out->objective, &sd))
 			objective_default(&out->objective);
+		muh_target *t;
+		if (!eval_target_new(sp, &t, &sd)) {
+			out->ci_frac = eval_target_ci(t);
+			eval_target_free(t);
+		}
 		spec_free(sp);
 	}
 	struct collect c = {.b = out, .best = NAN};

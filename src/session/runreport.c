@@ -299,6 +299,9 @@ char *runreport_json(const runreport *rp)
 			cJSON_AddNumberToObject(e, is_time ? "default_s" : "default_value",
 						objective_value(&b->objective, b->default_score));
 		json_add_finite(e, "noise", rs->r.noise);
+		json_add_finite(e, "measure_ci", rs->b.ci_frac);
+		if (objective_is_time(&rs->b.objective) && isfinite(rs->b.ci_frac))
+			cJSON_AddNumberToObject(e, "wide_ci", (double)rs->b.nwide);
 		json_retimes(e, b);
 		if (b->decision) {
 			char *dj = decide_summary_json(b->decision, &b->objective);

@@ -223,6 +223,11 @@ double eval_target_max_noise(const muh_target *t)
 	return t->max_noise;
 }
 
+double eval_target_ci(const muh_target *t)
+{
+	return t->ci_frac;
+}
+
 /* The section of docs/spec.md that documents key, a key of keys[] (or,
  * for an unknown one, of its YAML section): the engine backend's own
  * target keys are in "engine, load and objective", the others in the

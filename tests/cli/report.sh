@@ -187,4 +187,39 @@ run "$MUH" report docs/results/h200/tune-moe.db
 expect_rc 0 "report of the H200 fused-MoE store"
 expect_in out "^1 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=256 " "the problem in full (M=256)"
 expect_in out "^2 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=2048 " "the problem in full (M=2048)"
+# timings stopped at a cap wider than measure.ci (the rule muh tune marks '!'
+# by): a copy of the store with two ok rows of run 1 made wide and every other
+# row exact; report counts those two and says their ranks are not sure
+cp "$DB" "$TMP/wide.db"
+python3 - "$TMP/wide.db" <<'PY' || fail "make two rows wide"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE measurements SET ci_lo = median, ci_hi = median")
+ids = [r[0] for r in db.execute("SELECT id FROM measurements WHERE run_id = 1 AND status = 'ok' ORDER BY id LIMIT 3")]
+db.execute("UPDATE measurements SET ci_lo = median * 0.5, ci_hi = median * 1.5 WHERE id IN (?, ?)", ids[:2])
+# half-width 0.5% of the median: inside measure.ci (1%, the cpu backend's), not counted
+db.execute("UPDATE measurements SET ci_lo = median * 0.995, ci_hi = median * 1.005 WHERE id = ?", ids[2:])
+db.commit()
+PY
+run "$MUH" report "$TMP/wide.db"
+expect_rc 0 "report of the store with wide rows"
+expect_in out "^run 1: 2 of [0-9]+ ok variants stopped timing at a cap .* wider than measure.ci \\(1%\\): their ranks are not sure" "the wide rows counted"
+! grep -Eq "^run 2: [0-9]+ of" "$TMP/out" || fail "run 2 has no wide rows: $(cat "$TMP/out")"
+run "$MUH" report "$TMP/wide.db" --json
+python3 - "$TMP/out" <<'PY' || fail "wide_ci in JSON"
+import json, sys
+runs = {r["run"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+assert runs[1]["wide_ci"] == 2 and runs[1]["measure_ci"] == 0.01, runs[1]
+assert runs[2]["wide_ci"] == 0, runs[2]
+PY
+# the measured store as it is: the line counts what SQLite counts by the same rule
+run "$MUH" report "$DB" --json
+python3 - "$DB" "$TMP/out" <<'PY' || fail "wide_ci matches the store"
+import json, sqlite3, sys
+db, rep = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2]))
+for r in rep["runs"]:
+    n = db.execute("SELECT COUNT(*) FROM measurements WHERE run_id = ? AND status = 'ok' AND median > 0"
+                   " AND (ci_hi - ci_lo) / 2 / median > ?", (r["run"], r["measure_ci"])).fetchone()[0]
+    assert r["wide_ci"] == n, (r["run"], r["wide_ci"], n)
+PY
 done_tests

@@ -78,6 +78,11 @@ typedef struct muh_best {
 	int64_t run;
 	muh_objective objective; /* the spec's ({minimize: time} when it cannot be read) */
 	size_t nmeasured, nok;
+	/* ok timings whose median's 95% CI is wider than measure.ci (timing
+	 * stopped at a cap): their ranks are not sure, and a replay of the run
+	 * ranks by those medians. Counted for a time objective only. */
+	size_t nwide;
+	double ci_frac; /* the spec's measure.ci; NAN when the spec cannot be read */
 	size_t status[EVAL_NSTATUS];
 	best_entry *ranked; /* ok, meeting the SLOs, best first; ranked[0] is the best */
 	size_t nranked;

@@ -194,6 +194,10 @@ double eval_target_timeout_s(const muh_target *t);
 /* The noise the defaults' timings may show before a run is noisy
  * (measure.max_noise, a fraction; default 0.05). */
 double eval_target_max_noise(const muh_target *t);
+/* The width a median's 95% CI is timed down to, as a fraction of the
+ * median (measure.ci; default 0.03): a measurement whose timing stopped at
+ * a cap (measure.max_samples, max_time) wider than this is not sure. */
+double eval_target_ci(const muh_target *t);
 
 typedef struct muh_evaluator muh_evaluator;
 
