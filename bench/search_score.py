@@ -291,7 +291,7 @@ def main():
             continue
         if name in wide:
             w, ok, ci = wide[name]
-            notes.append(f"{name}: {w} of {ok} ok timings stopped at a cap with the median's 95% CI wider "
+            notes.append(f"{name}: {w} of {ok} ok timings ended with the median's 95% CI wider "
                          f"than measure.ci ({100 * ci:g}%; `muh report`); the replay ranks by those medians, "
                          f"so the space's order among them is not sure")
         params, values, valid = S.space_of(muh, spec, hw, problem)

@@ -60,7 +60,7 @@ family() {
 	echo -e "\n## $name" >>"$SUM"
 	if [ ! -f "$db" ] && [ "$(left)" -gt 300 ]; then
 		timeout 120 muh verify "$spec" --problem "$inst" --from "$from" >"$LOG/$name-verify.txt" 2>&1
-		echo "- muh verify --from $from: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
+		echo "- muh verify --problem $inst --from $from: exit $? $(tail -1 "$LOG/$name-verify.txt" | cut -c1-200)" >>"$SUM"
 		for cfg in "$@"; do
 			timeout 60 muh eval "$spec" --problem "$inst" --config "$cfg" --json >"$LOG/$name-check.jsonl" 2>&1
 			echo "- muh eval --config $cfg: exit $? $(grep -o '"status":"[a-z_]*"' "$LOG/$name-check.jsonl") $(grep -o '"median":[0-9.e-]*' "$LOG/$name-check.jsonl")" >>"$SUM"

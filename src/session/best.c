@@ -70,11 +70,12 @@ struct collect {
 	int rc;
 };
 
-/* 1 when m, an ok timing of a time objective, has a median's 95% CI
- * wider than the run's measure.ci (the rule muh tune marks '!' by). */
+/* 1 when m, an ok timing of a run whose objective's metric is time (SLOs
+ * or not), has a median's 95% CI wider than the run's measure.ci: the rule
+ * muh tune marks '!' by (session_tell). */
 static int wide_ci(const muh_best *b, const muh_measurement *m)
 {
-	if (!objective_is_time(&b->objective) || !isfinite(b->ci_frac) || !(m->median > 0) ||
+	if (strcmp(b->objective.metric, "time") || !isfinite(b->ci_frac) || !(m->median > 0) ||
 	    !isfinite(m->ci_lo) || !isfinite(m->ci_hi))
 		return 0;
 	return 0.5 * (m->ci_hi - m->ci_lo) / m->median > b->ci_frac;
@@ -465,11 +466,7 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 		out->default_key = default_key(sp, r->instance >= 0 ? (size_t)r->instance : 0);
 		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &out->objective, &sd))
 			objective_default(&out->objective);
-		muh_target *t;
-		if (!eval_target_new(sp, &t, &sd)) {
-			out->ci_frac = eval_target_ci(t);
-			eval_target_free(t);
-		}
+		out->ci_frac = eval_target_ci_of_spec(sp);
 		spec_free(sp);
 	}
 	struct collect c = {.b = out, .best = NAN};

@@ -300,7 +300,7 @@ char *runreport_json(const runreport *rp)
 						objective_value(&b->objective, b->default_score));
 		json_add_finite(e, "noise", rs->r.noise);
 		json_add_finite(e, "measure_ci", rs->b.ci_frac);
-		if (objective_is_time(&rs->b.objective) && isfinite(rs->b.ci_frac))
+		if (!strcmp(rs->b.objective.metric, "time") && isfinite(rs->b.ci_frac))
 			cJSON_AddNumberToObject(e, "wide_ci", (double)rs->b.nwide);
 		json_retimes(e, b);
 		if (b->decision) {

@@ -219,14 +219,14 @@ void runreport_text(const textout *o, const runreport *cx)
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s\n", (long long)rs->r.id, line);
 		free(line);
 	}
-	for (size_t i = 0; i < cx->n; i++) { /* timings a cap stopped short of measure.ci */
+	for (size_t i = 0; i < cx->n; i++) { /* timings that ended short of measure.ci */
 		const muh_best *b = &cx->runs[i].b;
 		if (b->nwide)
 			textout_printf(o, TEXTOUT_RESULT,
-			               "\nrun %lld: %zu of %zu ok variants stopped timing at a cap "
-			               "(measure.max_samples or max_time) with the median's 95%% CI "
-			               "wider than measure.ci (%.3g%%): their ranks are not sure, and a "
-			               "replay of this run ranks by those medians\n",
+			               "\nrun %lld: %zu of %zu ok variants' timings ended (at a cap, "
+			               "measure.max_samples or max_time, or after fixed rounds) with the "
+			               "median's 95%% CI wider than measure.ci (%.3g%%): their ranks are "
+			               "not sure, and a replay of this run ranks by those medians\n",
 			               (long long)cx->runs[i].r.id, b->nwide, b->nok, 100 * b->ci_frac);
 	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");

@@ -223,11 +223,6 @@ double eval_target_max_noise(const muh_target *t)
 	return t->max_noise;
 }
 
-double eval_target_ci(const muh_target *t)
-{
-	return t->ci_frac;
-}
-
 /* The section of docs/spec.md that documents key, a key of keys[] (or,
  * for an unknown one, of its YAML section): the engine backend's own
  * target keys are in "engine, load and objective", the others in the
@@ -467,6 +462,15 @@ int eval_target_check(const muh_spec *s, muh_diag *d)
 	int rc = target_read(s, t, 0, d);
 	free(t);
 	return rc;
+}
+
+double eval_target_ci_of_spec(const muh_spec *s)
+{
+	muh_target *t = malloc(sizeof(*t));
+	muh_diag d;
+	double ci = t && !target_read(s, t, 0, &d) ? t->ci_frac : NAN;
+	free(t);
+	return ci;
 }
 
 int eval_target_from_spec(const muh_spec *s, muh_target *t, muh_diag *d)

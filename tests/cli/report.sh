@@ -187,39 +187,40 @@ run "$MUH" report docs/results/h200/tune-moe.db
 expect_rc 0 "report of the H200 fused-MoE store"
 expect_in out "^1 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=256 " "the problem in full (M=256)"
 expect_in out "^2 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=2048 " "the problem in full (M=2048)"
-# timings stopped at a cap wider than measure.ci (the rule muh tune marks '!'
-# by): a copy of the store with two ok rows of run 1 made wide and every other
-# row exact; report counts those two and says their ranks are not sure
+# timings that ended wider than measure.ci (the rule muh tune marks '!' by),
+# in a copy of the store: run 1's spec made to say measure.ci 0.05, its ok
+# rows given CI half-widths of 0.5, 1.5, ..., 9.5% of the median in turn (5
+# of each 10 wider than 5%; a full width of 7% or 9% with a half-width under
+# 5% is not counted), one row at +-50%; run 2's spec made unreadable (no count, no line)
 cp "$DB" "$TMP/wide.db"
-python3 - "$TMP/wide.db" <<'PY' || fail "make two rows wide"
+python3 - "$TMP/wide.db" <<'PY' || fail "make rows wide"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE measurements SET ci_lo = median, ci_hi = median")
-ids = [r[0] for r in db.execute("SELECT id FROM measurements WHERE run_id = 1 AND status = 'ok' ORDER BY id LIMIT 3")]
-db.execute("UPDATE measurements SET ci_lo = median * 0.5, ci_hi = median * 1.5 WHERE id IN (?, ?)", ids[:2])
-# half-width 0.5% of the median: inside measure.ci (1%, the cpu backend's), not counted
-db.execute("UPDATE measurements SET ci_lo = median * 0.995, ci_hi = median * 1.005 WHERE id = ?", ids[2:])
+text = db.execute("SELECT spec_text FROM runs WHERE id = 1").fetchone()[0]
+assert "\nmeasure:\n" in text and "\n  ci:" not in text, text
+# ... and read from its stored text alone, as on a machine without the checkout
+db.execute("UPDATE runs SET spec_text = ?, spec_abs = '/elsewhere/matmul_cpu.yaml' WHERE id = 1",
+           (text.replace("\nmeasure:\n", "\nmeasure:\n  ci: 0.05\n"),))
+db.execute("UPDATE runs SET spec_text = 'params: [', spec_abs = '/nonexistent/x.yaml',"
+           " spec_path = '/nonexistent/x.yaml' WHERE id = 2")
+ids = [r[0] for r in db.execute("SELECT id FROM measurements WHERE run_id = 1 AND status = 'ok' ORDER BY id")]
+for i, mid in enumerate(ids):
+    h = 0.5 if i == 0 else (i % 10) / 100 + 0.005
+    db.execute("UPDATE measurements SET ci_lo = median * (1 - ?), ci_hi = median * (1 + ?) WHERE id = ?", (h, h, mid))
 db.commit()
+wide = sum(1 for i in range(len(ids)) if i == 0 or i % 10 >= 5)
+open(sys.argv[1] + ".n", "w").write(f"{wide} {len(ids)}")
 PY
+read -r nwide nok <"$TMP/wide.db.n"
 run "$MUH" report "$TMP/wide.db"
 expect_rc 0 "report of the store with wide rows"
-expect_in out "^run 1: 2 of [0-9]+ ok variants stopped timing at a cap .* wider than measure.ci \\(1%\\): their ranks are not sure" "the wide rows counted"
-! grep -Eq "^run 2: [0-9]+ of" "$TMP/out" || fail "run 2 has no wide rows: $(cat "$TMP/out")"
+expect_in out "^run 1: $nwide of $nok ok variants' timings ended .* wider than measure.ci \\(5%\\): their ranks are not sure" "the wide rows counted against the run's own measure.ci"
+! grep -Eq "^run 2: [0-9]+ of" "$TMP/out" || fail "run 2's spec does not read: no line: $(cat "$TMP/out")"
 run "$MUH" report "$TMP/wide.db" --json
-python3 - "$TMP/out" <<'PY' || fail "wide_ci in JSON"
+python3 - "$TMP/out" "$nwide" <<'PY' || fail "wide_ci in JSON"
 import json, sys
 runs = {r["run"]: r for r in json.load(open(sys.argv[1]))["runs"]}
-assert runs[1]["wide_ci"] == 2 and runs[1]["measure_ci"] == 0.01, runs[1]
-assert runs[2]["wide_ci"] == 0, runs[2]
-PY
-# the measured store as it is: the line counts what SQLite counts by the same rule
-run "$MUH" report "$DB" --json
-python3 - "$DB" "$TMP/out" <<'PY' || fail "wide_ci matches the store"
-import json, sqlite3, sys
-db, rep = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2]))
-for r in rep["runs"]:
-    n = db.execute("SELECT COUNT(*) FROM measurements WHERE run_id = ? AND status = 'ok' AND median > 0"
-                   " AND (ci_hi - ci_lo) / 2 / median > ?", (r["run"], r["measure_ci"])).fetchone()[0]
-    assert r["wide_ci"] == n, (r["run"], r["wide_ci"], n)
+assert runs[1]["wide_ci"] == int(sys.argv[2]) and runs[1]["measure_ci"] == 0.05, runs[1]
+assert "wide_ci" not in runs[2] and "measure_ci" not in runs[2], runs[2]
 PY
 done_tests

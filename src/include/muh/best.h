@@ -80,9 +80,11 @@ typedef struct muh_best {
 	size_t nmeasured, nok;
 	/* ok timings whose median's 95% CI is wider than measure.ci (timing
 	 * stopped at a cap): their ranks are not sure, and a replay of the run
-	 * ranks by those medians. Counted for a time objective only. */
+	 * ranks by those medians. Counted when the objective's metric is
+	 * time only. */
 	size_t nwide;
-	double ci_frac; /* the spec's measure.ci; NAN when the spec cannot be read */
+	double ci_frac; /* the spec's measure.ci (eval_target_ci_of_spec); NAN when the stored spec
+			 * or its target keys cannot be read */
 	size_t status[EVAL_NSTATUS];
 	best_entry *ranked; /* ok, meeting the SLOs, best first; ranked[0] is the best */
 	size_t nranked;

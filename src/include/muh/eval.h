@@ -195,9 +195,11 @@ double eval_target_timeout_s(const muh_target *t);
  * (measure.max_noise, a fraction; default 0.05). */
 double eval_target_max_noise(const muh_target *t);
 /* The width a median's 95% CI is timed down to, as a fraction of the
- * median (measure.ci; default 0.03): a measurement whose timing stopped at
- * a cap (measure.max_samples, max_time) wider than this is not sure. */
-double eval_target_ci(const muh_target *t);
+ * median (measure.ci, else the backend's default), read from spec s's
+ * text alone: no file the spec names is needed (a stored run's spec, away
+ * from its checkout). A timing that ended wider than this is not sure.
+ * NAN when the spec's target keys do not read. */
+double eval_target_ci_of_spec(const muh_spec *s);
 
 typedef struct muh_evaluator muh_evaluator;
 
