@@ -219,16 +219,22 @@ void runreport_text(const textout *o, const runreport *cx)
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s\n", (long long)rs->r.id, line);
 		free(line);
 	}
-	for (size_t i = 0; i < cx->n; i++) { /* timings that ended short of measure.ci */
+	int said = 0; /* timings that ended short of measure.ci: a line a run, the why once */
+	for (size_t i = 0; i < cx->n; i++) {
 		const muh_best *b = &cx->runs[i].b;
-		if (b->nwide)
-			textout_printf(o, TEXTOUT_RESULT,
-			               "\nrun %lld: %zu of %zu ok variants' timings ended (at a cap, "
-			               "measure.max_samples or max_time, or after fixed rounds) with the "
-			               "median's 95%% CI wider than measure.ci (%.3g%%): their ranks are "
-			               "not sure, and a replay of this run ranks by those medians\n",
-			               (long long)cx->runs[i].r.id, b->nwide, b->nok, 100 * b->ci_frac);
+		if (!b->nwide)
+			continue;
+		textout_printf(o, TEXTOUT_RESULT,
+		               "%srun %lld: %zu of %zu ok timings ended with the median's 95%% CI "
+		               "wider than measure.ci (%.3g%%)\n",
+		               said++ ? "" : "\n", (long long)cx->runs[i].r.id, b->nwide, b->nok,
+		               100 * b->ci_frac);
 	}
+	if (said)
+		textout_printf(o, TEXTOUT_RESULT,
+		               "  (timing ended at measure.max_samples, max_time or fixed rounds: "
+		               "those variants' ranks are not sure,\n   and a replay of the run "
+		               "ranks by their medians)\n");
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)
 		if (cx->total[k])
