@@ -389,6 +389,13 @@ int measurement_from_cjson(const cJSON *o, muh_measurement *m)
 	return MUH_OK;
 }
 
+double measurement_ci_rel(const muh_measurement *m)
+{
+	if (!(m->median > 0) || !isfinite(m->ci_lo) || !isfinite(m->ci_hi))
+		return NAN;
+	return 0.5 * (m->ci_hi - m->ci_lo) / m->median;
+}
+
 double measurement_metric(const muh_measurement *m, const char *name)
 {
 	if (!strcmp(name, "time"))

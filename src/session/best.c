@@ -75,10 +75,7 @@ struct collect {
  * muh tune marks '!' by (session_tell). */
 static int wide_ci(const muh_best *b, const muh_measurement *m)
 {
-	if (strcmp(b->objective.metric, "time") || !isfinite(b->ci_frac) || !(m->median > 0) ||
-	    !isfinite(m->ci_lo) || !isfinite(m->ci_hi))
-		return 0;
-	return 0.5 * (m->ci_hi - m->ci_lo) / m->median > b->ci_frac;
+	return !strcmp(b->objective.metric, "time") && measurement_ci_rel(m) > b->ci_frac;
 }
 
 static int on_row(void *ud, const store_row *row)

@@ -427,9 +427,11 @@ int session_tell(muh_session *s, const uint32_t *cfg, const strategy_measurement
 	t->status = predicted ? STRATEGY_PREDICTED : sm->status ? sm->status : ok ? 0 : -1;
 	t->status_text = predicted ? "predicted_fail" : sm->status_text;
 	t->predicted = predicted;
-	int timed = ok && m && m->status == EVAL_OK && m->nsamples > 1 && m->median > 0 &&
-		    !strcmp(s->objective.metric, "time") && isfinite(m->ci_lo) && isfinite(m->ci_hi);
-	t->ci_rel = timed ? 0.5 * (m->ci_hi - m->ci_lo) / m->median : NAN;
+	t->ci_rel = ok && m && m->status == EVAL_OK && m->nsamples > 1 &&
+			    !strcmp(s->objective.metric, "time")
+			? measurement_ci_rel(m)
+			: NAN;
+	int timed = isfinite(t->ci_rel);
 	/* a stored row has no ci_target: judged against this spec's measure.ci */
 	t->noisy = timed && (isfinite(m->ci_target) ? m->noisy
 						    : s->have_target && t->ci_rel > s->target.ci_frac);

@@ -114,6 +114,11 @@ void measurement_fail(muh_measurement *m, enum eval_status s, const char *fmt, .
 /* The metric called name in m: "time" is the median; anything else is
  * read from m->metrics. NAN when m has no such metric. */
 double measurement_metric(const muh_measurement *m, const char *name);
+/* The half-width of m's median's 95% CI over the median (0.01: +-1%); NAN
+ * when the median is not positive or the CI is not finite. What measure.ci
+ * bounds: a timing that ended with more is not sure (m->noisy, muh tune's
+ * '!', muh report's count). */
+double measurement_ci_rel(const muh_measurement *m);
 /* Whether the usage blocks of a measurement's load runs (an engine row)
  * were judged against the chunks they streamed, from its metrics text
  * (m->metrics, session_last_metrics; may be NULL): 1 when every run's were,
