@@ -45,6 +45,9 @@ k-th sample this worker process reports (RAMP default 40), with a 0.2%
 jitter. The device slows down as it works, as a clock falling under load
 does: of two variants timed one after the other, the first gets the faster
 samples; timed interleaved, both get the same. A stand-in, said to be one.
+MUH_PY_WORKER_SEED=N seeds the jitter (default: the process id), so that a
+test of a verdict on a simulated tie sees the same samples every run: a 95%
+CI misses a true tie one run in twenty, and a test must not flake.
 
 "build" may carry "keep" (the keys of an interleaved set): this worker
 keeps every build anyway.
@@ -166,7 +169,7 @@ def main():
     out.write(json.dumps(hello) + "\n")
     out.flush()
     cache = {}
-    rng = random.Random(os.getpid())
+    rng = random.Random(int(os.environ.get("MUH_PY_WORKER_SEED", os.getpid())))
     clock = os.environ.get("MUH_PY_WORKER_SM_CLOCK", "")
     burst, sustained = (float(c) for c in clock.split(",")) if clock else (None, None)
     warmed = set()
