@@ -441,6 +441,8 @@ struct store_fill {
 	muh_replay *rp;
 	const muh_space *sp;
 	const muh_objective *objective;
+	double ci_frac; /* the replayed run's measure.ci; NAN when its spec does not read */
+	size_t nok, nwide; /* ok timings, and those wider than ci_frac (best.c's wide_ci) */
 };
 
 /* store_foreach callback: one stored measurement into the replay table. */
@@ -452,13 +454,41 @@ static int replay_fill_row(void *ud, const store_row *row)
 	strategy_measurement sm;
 	session_score_measurement(f->objective, row->m, &sm);
 	int ok = sm.status == 0;
+	if (row->m->status == EVAL_OK && !strcmp(f->objective->metric, "time")) {
+		f->nok++;
+		f->nwide += measurement_ci_rel(row->m) > f->ci_frac;
+	}
 	/* a key of another space (values this spec lacks) counts as outside */
 	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
 	return replay_add_row(f->rp, other ? NULL : cfg, ok ? sm.time_s : NAN, ok ? REPLAY_OK : sm.status,
 			      sm.status_text);
 }
 
-/* Replay from a store: loads every measurement of this spec's run. */
+struct run_ci {
+	int64_t run;
+	double ci_frac;
+};
+
+/* store_foreach_run callback: the sought run's measure.ci, from the spec
+ * the store kept with it (as muh report reads it), and stops. */
+static int run_ci_cb(void *ud, const store_run *r)
+{
+	struct run_ci *c = ud;
+	if (r->id != c->run)
+		return 0;
+	muh_spec *sp;
+	muh_diag d;
+	if (!store_run_spec(r, &sp, &d)) {
+		c->ci_frac = eval_target_ci_of_spec(sp);
+		spec_free(sp);
+	}
+	return 1;
+}
+
+/* Replay from a store: loads every measurement of this spec's run. Says
+ * how many of its ok timings ended with the median's CI wider than the
+ * run's measure.ci (the rule muh tune marks '!' by): a replay ranks by
+ * those medians as if they were sure. */
 static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
 {
 	const muh_spec *sp = s->spec;
@@ -503,10 +533,19 @@ static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
 	s->ri.store_run = run;
 	s->ri.from_store = 1;
 	rc = replay_new(s->space, &s->rp);
-	struct store_fill fill = {s->rp, s->space, &s->objective};
+	struct run_ci ci = {run, NAN};
+	if (!rc && store_foreach_run(st, run_ci_cb, &ci) < 0)
+		ci.ci_frac = NAN;
+	struct store_fill fill = {s->rp, s->space, &s->objective, ci.ci_frac, 0, 0};
 	if (!rc)
 		rc = store_foreach(st, run, replay_fill_row, &fill);
 	store_close(st);
+	if (!rc && fill.nwide)
+		session_tell_note(s, 0,
+		                  "note: %zu of %zu ok timings in run %lld of %s ended with the median's 95%% CI wider "
+		                  "than its measure.ci (%g%%): the replay ranks by medians that are not sure; `muh "
+		                  "report %s` counts them per run",
+		                  fill.nwide, fill.nok, (long long)run, path, 100 * ci.ci_frac, path);
 	return rc;
 }
 

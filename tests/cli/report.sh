@@ -224,4 +224,12 @@ runs = {r["run"]: r for r in json.load(open(sys.argv[1]))["runs"]}
 assert runs[1]["wide_ci"] == int(sys.argv[2]) and runs[1]["measure_ci"] == 0.05, runs[1]
 assert "wide_ci" not in runs[2] and "measure_ci" not in runs[2], runs[2]
 PY
+# a replay of that run says so before it ranks by those medians (same count,
+# same measure.ci); a replay of run 2, whose spec does not read, says nothing
+run "$MUH" tune specs/matmul_cpu.yaml --replay "$TMP/wide.db" --budget 5
+expect_rc 0 "replay of the run with wide rows"
+expect_in err "note: $nwide of $nok ok timings in run 1 of .*/wide\.db ended with the median's 95% CI wider than its measure\.ci \(5%\): the replay ranks by medians that are not sure" "the replay's note"
+run "$MUH" tune specs/faults_cpu.yaml --replay "$TMP/wide.db" --budget 5
+expect_rc 0 "replay of the run whose spec does not read"
+! grep -q "ok timings in run" "$TMP/out" "$TMP/err" || fail "no measure.ci to count against: no note: $(cat "$TMP/err")"
 done_tests
