@@ -48,12 +48,12 @@ void eval_text_row(const textout *f, const char *key, const muh_measurement *m, 
 {
 	char med[32], ci[48] = "";
 	eval_text_median(med, sizeof(med), m);
-	if (m->status == EVAL_OK && m->median > 0)
-		snprintf(ci, sizeof(ci), "+-%.2f%%", 50.0 * (m->ci_hi - m->ci_lo) / m->median);
+	double rel = measurement_ci_rel(m); /* NAN without a median or a CI */
+	if (m->status == EVAL_OK && isfinite(rel))
+		snprintf(ci, sizeof(ci), "+-%.2f%%", 100 * rel);
 	char note[96] = "";
-	if (m->status == EVAL_OK && m->noisy && m->median > 0)
-		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%",
-		         50.0 * (m->ci_hi - m->ci_lo) / m->median,
+	if (m->status == EVAL_OK && m->noisy && isfinite(rel))
+		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 100 * rel,
 		         100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
 	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key,
 	               eval_status_name(m->status), med, ci, m->nsamples,
