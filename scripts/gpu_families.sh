@@ -93,12 +93,14 @@ for f in ${*:-conv2d dedisp}; do
 done
 # the convolution's checks: a shared tile with padding, and the ends of the ranges
 conv_checks="BX=16 BX=176,BY=1,TX=4,TY=3,RO=1,PAD=1,SHMEM=1 BX=32,BY=16,TX=2,TY=4,SHMEM=1 BX=256,BY=4,TX=4,TY=4,RO=1"
+# the key verify starts from: every param has a valid one-at-a-time change
+conv_from=BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1
 for f in ${*:-conv2d dedisp}; do
 	case $f in
 	# the filter 15 x 15, 15 x 7 (FW x FH) and 7 x 7: specs/cuda_conv2d.yaml's instances 0, 1 and 3
-	conv2d) family conv2d specs/cuda_conv2d.yaml 0 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
-	conv2d_15x7) family conv2d_15x7 specs/cuda_conv2d.yaml 1 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
-	conv2d_7x7) family conv2d_7x7 specs/cuda_conv2d.yaml 3 BX=16,BY=16,TX=1,TY=1,RO=0,PAD=0,SHMEM=1 $conv_checks ;;
+	conv2d) family conv2d specs/cuda_conv2d.yaml 0 $conv_from $conv_checks ;;
+	conv2d_15x7) family conv2d_15x7 specs/cuda_conv2d.yaml 1 $conv_from $conv_checks ;;
+	conv2d_7x7) family conv2d_7x7 specs/cuda_conv2d.yaml 3 $conv_from $conv_checks ;;
 	dedisp) family dedisp specs/cuda_dedisp.yaml 0 BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
 		BX=16 BX=1,BY=256,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=128,TX=2,SX=1 ;;
 	dedisp_full) family dedisp_full specs/cuda_dedisp_full.yaml 0 BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
