@@ -23,6 +23,8 @@
 #   check the reduction after its input-range change, then fused MoE M=1024
 #   heldout  the search benchmark's held-out sizes (issue 27): reduce 2^20 and
 #         2^24, flash attention instances 1 and 3, prefix prefill 0 and 3
+#   repeat  the reduction's heldout sweeps again, MUH_SWEEP_REPEATS times,
+#         a store each (reduce-repR.db)
 #   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
 #         stores of an earlier call, put them in $OUT first)
 #
@@ -163,6 +165,21 @@ plan_heldout() {
 	done
 	for inst in 3 0; do
 		sweep prefill-sweep specs/triton_prefix_prefill.yaml "$inst" --all --jobs "$JOBS"
+	done
+}
+
+# the reduction's held-out sweeps (N=2^20 and 2^24, the same spec as plan
+# heldout's) again, MUH_SWEEP_REPEATS times (default 3) on this one machine
+# start, each into its own store reduce-repR.db: does the search benchmark's
+# verdict on a space hold when the space is measured again? (issue 27;
+# bench/search_score.py's repeat spaces)
+plan_repeat() {
+	local reduce
+	reduce=$(with_warm specs/cuda_reduce.yaml 0.02)
+	for r in $(seq 1 "${MUH_SWEEP_REPEATS:-3}"); do
+		for inst in 0 1; do
+			sweep "reduce-rep$r" "$reduce" "$inst" --all --jobs "$JOBS"
+		done
 	done
 }
 
