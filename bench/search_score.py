@@ -113,6 +113,17 @@ HELD_OUT_STORE = [
      "muh's dedispersion with the dedispersion family's own space (BY stepped by 8, 11,130 configurations, "
      "the size of the issue's largest outside space), full sweep on an H100 over two machine starts"),
 ]
+# The H100 reduction's held-out spaces measured again (PLAN=repeat
+# scripts/gpu_sweep.sh: four more sweeps of N=2^20 and 2^24 on one machine
+# start, a store each): not in the benchmark's halves, since each is a space
+# already there measured again; named with --spaces, they say whether a
+# cell's verdict holds when the space is measured again. Half "repeat".
+REPEAT_STORE = [
+    (f"h100_reduce_inst{inst}_rep{r}", "specs/cuda_reduce.yaml", f"docs/results/h100/repeat/reduce-rep{r}.db",
+     inst, inst + 1, f"CUDA C reduction, N=2^{20 if inst == 0 else 24}, full sweep on an H100, "
+     f"measured again (repeat {r})")
+    for r in (1, 2, 3, 4) for inst in (0, 1)
+]
 # name, spec, CSV, description (CSV spaces measured on this machine)
 HELD_OUT_CSV = [
     ("cpu_matmul_O2", "tests/fixtures/spaces/cpu_matmul.yaml", "corpora/cpu-sweeps/cpu_matmul_O2.csv",
@@ -274,11 +285,15 @@ def main():
     for name, spec, store, problem, run, desc in HELD_OUT_STORE:
         spaces.append(("held-out", name, spec, None, export(name, store, run), problem,
                        desc + f" (`{store}` run {run})", False))
+    only = set(a.spaces.split(",")) - {""}
+    for name, spec, store, problem, run, desc in REPEAT_STORE:
+        if name in only:  # never in the default set
+            spaces.append(("repeat", name, spec, None, export(name, store, run), problem,
+                           desc + f" (`{store}` run {run})", False))
     for name, spec, csvp, desc in HELD_OUT_CSV:
         spaces.append(("held-out", name, spec, None, csvp, None, desc, False))
     for name, spec, grid, desc in HELD_OUT_ENGINE:
         spaces.append(("held-out", name, spec, None, grid, None, desc, True))
-    only = set(a.spaces.split(",")) - {""}
     # (half, name, n, budgets, {label: {p: (mean score, median frac, p10 frac, its standard error, seeds,
     #                                      the seeds' scores)}})
     results = []
@@ -435,7 +450,7 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
     # summary: mean score per label, by half and budget
     lines.append("| strategy | half | " + " | ".join(f"{p}%" for p in ps) + " | all |")
     lines.append("|---|---|" + "---:|" * (len(ps) + 1))
-    for half in ("tuned", "held-out", None):
+    for half in ("tuned", "held-out", "repeat", None):
         if half and not any(h == half for h, *_ in results):
             continue
         for l in labels:
