@@ -39,6 +39,7 @@ usage: bench/search_score.py [--muh build/muh] [--seeds 30] [--ps 1,2,5,10]
 Python standard library only (Kernel Tuner lives in its own venv).
 """
 import argparse
+import csv
 import datetime
 import json
 import math
@@ -188,6 +189,27 @@ def curve(trace, worst, kmax):
     return out
 
 
+def within_opt_ci(replay):
+    """For a store's export (its ci_hi_s column): (k, hi) where hi is the
+    upper end of the optimum's own median 95% CI and k the ok configurations
+    whose median is at most hi, the optimum among them; None for a table
+    without intervals (a CSV, an engine grid). Their order is not sure: a
+    new measurement of the space may rank any of them first."""
+    path = replay if os.path.isabs(replay) else os.path.join(ROOT, replay)
+    if not path.endswith(".csv"):
+        return None
+    with open(path) as f:
+        rd = csv.DictReader(l for l in f if not l.startswith("#"))
+        if "ci_hi_s" not in (rd.fieldnames or []):
+            return None
+        ok = [(float(r["median_s"]), float(r["ci_hi_s"])) for r in rd
+              if r.get("status") == "ok" and r.get("median_s") and r.get("ci_hi_s")]
+    if not ok:
+        return None
+    hi = min(ok)[1]
+    return sum(1 for m, _ in ok if m <= hi), hi
+
+
 def score(trace, er, opt, worst, b):
     c = curve(trace, worst, b)
     xs = [(c[k] - er[k]) / (opt - er[k]) for k in range(b) if opt < er[k]]
@@ -321,6 +343,10 @@ def main():
             notes.append(f"{name}: skipped, {len(valid)} valid configurations, fewer than a budget of {bmax}")
             continue
         er = e_rand(times, bmax)
+        w = within_opt_ci(replay)
+        if w and w[0] > 1:
+            notes.append(f"{name}: {w[0]} configurations have a median within the optimum's own 95% CI "
+                         f"(up to {w[1] / opt:.4f}x the optimum): which of them is the optimum is not sure")
         cells = {}
 
         def add(label, p, traces):

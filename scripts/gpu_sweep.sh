@@ -25,6 +25,8 @@
 #         2^24, flash attention instances 1 and 3, prefix prefill 0 and 3
 #   repeat  the reduction's heldout sweeps again, MUH_SWEEP_REPEATS times,
 #         a store each (reduce-repR.db)
+#   again  flash attention M=16 and M=64 swept again (flash-again.db),
+#         then plan repeat
 #   rest  prefix prefill's sizes but M=256, and plan reduce (to resume the
 #         stores of an earlier call, put them in $OUT first)
 #
@@ -181,6 +183,17 @@ plan_repeat() {
 			sweep "reduce-rep$r" "$reduce" "$inst" --all --jobs "$JOBS"
 		done
 	done
+}
+
+# flash attention at M=16 and M=64 (instances 0 and 1) swept again into
+# flash-again.db: on the H200 of 2026-11-30 most of their timings ended
+# with CIs wider than measure.ci (medians up to 3.2x the H100's, minimums
+# alike); then plan repeat while time is left
+plan_again() {
+	for inst in 0 1; do
+		sweep flash-again specs/triton_flash_attention.yaml "$inst" --all --jobs "$JOBS"
+	done
+	plan_repeat
 }
 
 # what the first two calls of 2026-11-30 left (the stores in $OUT resume)
