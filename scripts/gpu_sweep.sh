@@ -185,12 +185,13 @@ plan_repeat() {
 	done
 }
 
-# flash attention at M=16 and M=64 (instances 0 and 1) swept again into
+# flash attention at M=16 and M=64 (instances 0 and 1, or those
+# MUH_AGAIN_INSTANCES names) swept again into
 # flash-again.db: on the H200 of 2026-11-30 most of their timings ended
 # with CIs wider than measure.ci (medians up to 3.2x the H100's, minimums
 # alike); then plan repeat while time is left
 plan_again() {
-	for inst in 0 1; do
+	for inst in ${MUH_AGAIN_INSTANCES:-0 1}; do
 		sweep flash-again specs/triton_flash_attention.yaml "$inst" --all --jobs "$JOBS"
 	done
 	plan_repeat
