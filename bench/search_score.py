@@ -27,8 +27,10 @@ In one run:
     pinned, hash-checked wheels), each budget run on its own.
 Spaces come in two halves: `tuned` (the spaces bench/strategies.py replays,
 the ones muh's default strategy was designed on) and `held-out` (never used
-to design it). Every number is computed from the replay tables; nothing is
-sampled except the strategies' own seeds.
+to design it); spaces measured again (`repeat`, named with --spaces) stand
+outside both and outside the summary's `both` rows. Every number is
+computed from the replay tables; nothing is sampled except the strategies'
+own seeds.
 
 Writes docs/results/strategies-score.md (machine, date, command) and prints
 the summary table.
@@ -192,12 +194,14 @@ def curve(trace, worst, kmax):
     return out
 
 
-def within_opt_ci(replay):
+def within_opt_ci(replay, opt):
     """For a store's export (its ci_hi_s column): (k, hi) where hi is the
     upper end of the optimum's own median 95% CI and k the ok configurations
     whose median is at most hi, the optimum among them; None for a table
-    without intervals (a CSV, an engine grid). Their order is not sure: a
-    new measurement of the space may rank any of them first."""
+    without intervals (a CSV, an engine grid), or when the table's fastest
+    row is not the space's optimum opt (a row outside the valid space) or
+    has no interval. Their order is not sure: a new measurement of the
+    space may rank any of them first."""
     path = replay if os.path.isabs(replay) else os.path.join(ROOT, replay)
     if not path.endswith(".csv"):
         return None
@@ -205,11 +209,13 @@ def within_opt_ci(replay):
         rd = csv.DictReader(l for l in f if not l.startswith("#"))
         if "ci_hi_s" not in (rd.fieldnames or []):
             return None
-        ok = [(float(r["median_s"]), float(r["ci_hi_s"])) for r in rd
-              if r.get("status") == "ok" and r.get("median_s") and r.get("ci_hi_s")]
+        ok = [(float(r["median_s"]), float(r["ci_hi_s"]) if r.get("ci_hi_s") else math.nan) for r in rd
+              if r.get("status") == "ok" and r.get("median_s")]
     if not ok:
         return None
-    hi = min(ok)[1]
+    m0, hi = min(ok)
+    if abs(m0 - opt) > 1e-9 * opt or not math.isfinite(hi):
+        return None
     return sum(1 for m, _ in ok if m <= hi), hi
 
 
@@ -314,6 +320,9 @@ def main():
     for name, spec, store, problem, run, desc in REPEAT_STORE:
         if name in only:  # never in the default set
             plain = os.path.join(tmp.name, os.path.basename(store)[:-len(".xz")])
+            if not os.path.exists(os.path.join(ROOT, store)):
+                notes.append(f"{name}: skipped, {store} is not present")
+                continue
             if not os.path.exists(plain):
                 with lzma.open(os.path.join(ROOT, store)) as src, open(plain, "wb") as dst:
                     dst.write(src.read())
@@ -350,7 +359,7 @@ def main():
             notes.append(f"{name}: skipped, {len(valid)} valid configurations, fewer than a budget of {bmax}")
             continue
         er = e_rand(times, bmax)
-        w = within_opt_ci(replay)
+        w = within_opt_ci(replay, opt)
         if w and w[0] > 1:
             notes.append(f"{name}: {w[0]} configurations have a median within the optimum's own 95% CI "
                          f"(up to {w[1] / opt:.4f}x the optimum): which of them is the optimum is not sure")
@@ -470,7 +479,8 @@ def cross_fit(kts):
 
 def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, have_kt):
     def mean_over(half, label, p=None):
-        xs = [c[label][q][0] for h, _, _, _, c, _ in results if (half is None or h == half) and label in c
+        xs = [c[label][q][0] for h, _, _, _, c, _ in results
+              if (h == half or (half is None and h != "repeat")) and label in c
               for q in ps if (p is None or q == p) and q in c[label]]
         return statistics.mean(xs) if xs else float("nan")
     labels = []
@@ -486,6 +496,8 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
     for half in ("tuned", "held-out", "repeat", None):
         if half and not any(h == half for h, *_ in results):
             continue
+        if half is None and all(h == "repeat" for h, *_ in results):
+            continue  # `both` is tuned and held-out
         for l in labels:
             if l == "exact uniform random":
                 continue
@@ -560,7 +572,8 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         "  search's own merit.",
         "  Kernel Tuner starts from its own choices. Each KT budget is its own run.",
         "- halves: `tuned` = the spaces bench/strategies.py replays (muh's default strategy was",
-        "  designed on them); `held-out` = spaces never used to design it.",
+        "  designed on them); `held-out` = spaces never used to design it; `repeat` = a space",
+        "  of the benchmark measured again (not in `both`; the cell counts below take every cell shown).",
         "- the medians / p10 are of best/optimum at the budget (times), over the seeds.",
         "",
         f"muh auto at or above Kernel Tuner's best strategy (in hindsight, per cell): {wins} of {tot} cells "

@@ -169,7 +169,7 @@ def main():
     out.write(json.dumps(hello) + "\n")
     out.flush()
     cache = {}
-    rng = random.Random(int(os.environ.get("MUH_PY_WORKER_SEED", os.getpid())))
+    rng = random.Random(int(os.environ.get("MUH_PY_WORKER_SEED") or os.getpid()))
     clock = os.environ.get("MUH_PY_WORKER_SM_CLOCK", "")
     burst, sustained = (float(c) for c in clock.split(",")) if clock else (None, None)
     warmed = set()

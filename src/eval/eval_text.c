@@ -55,6 +55,8 @@ void eval_text_row(const textout *f, const char *key, const muh_measurement *m, 
 	if (m->status == EVAL_OK && m->noisy && isfinite(rel))
 		snprintf(note, sizeof(note), "noisy: CI +-%.2f%% > %g%%", 100 * rel,
 		         100.0 * (isfinite(m->ci_target) ? m->ci_target : 0));
+	else if (m->status == EVAL_OK && m->noisy) /* a record without its CI: still not sure */
+		snprintf(note, sizeof(note), "noisy");
 	textout_printf(f, TEXTOUT_RESULT, "%-*s  %-13s %12s %9s %5zu  %-16s  %s\n", keyw, key,
 	               eval_status_name(m->status), med, ci, m->nsamples,
 	               m->fingerprint[0] ? m->fingerprint : "-",

@@ -441,7 +441,8 @@ struct store_fill {
 	muh_replay *rp;
 	const muh_space *sp;
 	const muh_objective *objective;
-	double ci_frac; /* the replayed run's measure.ci; NAN when its spec does not read */
+	double ci_frac; /* the replayed run's measure.ci; NAN when its spec does not read
+			   or its objective's metric is not time (no note then) */
 	size_t nok, nwide; /* ok timings, and those wider than ci_frac (best.c's wide_ci) */
 };
 
@@ -454,7 +455,9 @@ static int replay_fill_row(void *ud, const store_row *row)
 	strategy_measurement sm;
 	session_score_measurement(f->objective, row->m, &sm);
 	int ok = sm.status == 0;
-	if (row->m->status == EVAL_OK && !strcmp(f->objective->metric, "time")) {
+	/* counted as muh report counts (best.c): ok rows with a median, against
+	 * the stored run's own spec */
+	if (row->m->status == EVAL_OK && isfinite(row->m->median) && isfinite(f->ci_frac)) {
 		f->nok++;
 		f->nwide += measurement_ci_rel(row->m) > f->ci_frac;
 	}
@@ -470,7 +473,8 @@ struct run_ci {
 };
 
 /* store_foreach_run callback: the sought run's measure.ci, from the spec
- * the store kept with it (as muh report reads it), and stops. */
+ * the store kept with it (as muh report reads it: best_of_run), when that
+ * spec reads and its objective's metric is time; then stops. */
 static int run_ci_cb(void *ud, const store_run *r)
 {
 	struct run_ci *c = ud;
@@ -479,7 +483,11 @@ static int run_ci_cb(void *ud, const store_run *r)
 	muh_spec *sp;
 	muh_diag d;
 	if (!store_run_spec(r, &sp, &d)) {
-		c->ci_frac = eval_target_ci_of_spec(sp);
+		muh_objective obj;
+		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &obj, &d))
+			objective_default(&obj);
+		if (!strcmp(obj.metric, "time"))
+			c->ci_frac = eval_target_ci_of_spec(sp);
 		spec_free(sp);
 	}
 	return 1;
@@ -533,9 +541,9 @@ static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
 	s->ri.store_run = run;
 	s->ri.from_store = 1;
 	rc = replay_new(s->space, &s->rp);
-	struct run_ci ci = {run, NAN};
-	if (!rc && store_foreach_run(st, run_ci_cb, &ci) < 0)
-		ci.ci_frac = NAN;
+	struct run_ci ci = {run, NAN}; /* stays NAN when the run's spec does not read: no note */
+	if (!rc)
+		(void)store_foreach_run(st, run_ci_cb, &ci);
 	struct store_fill fill = {s->rp, s->space, &s->objective, ci.ci_frac, 0, 0};
 	if (!rc)
 		rc = store_foreach(st, run, replay_fill_row, &fill);

@@ -191,7 +191,8 @@ expect_in out "^2 +triton_fused_moe +E=128,topk=8,K=2048,N=768,M=2048 " "the pro
 # in a copy of the store: run 1's spec made to say measure.ci 0.05, its ok
 # rows given CI half-widths of 0.5, 1.5, ..., 9.5% of the median in turn (5
 # of each 10 wider than 5%; a full width of 7% or 9% with a half-width under
-# 5% is not counted), one row at +-50%; run 2's spec made unreadable (no count, no line)
+# 5% is not counted), one row at +-50%; run 2's spec made unreadable and its
+# ok rows +-50% wide (no measure.ci to count against: no count, no line)
 cp "$DB" "$TMP/wide.db"
 python3 - "$TMP/wide.db" <<'PY' || fail "make rows wide"
 import sqlite3, sys
@@ -203,6 +204,9 @@ db.execute("UPDATE runs SET spec_text = ?, spec_abs = '/elsewhere/matmul_cpu.yam
            (text.replace("\nmeasure:\n", "\nmeasure:\n  ci: 0.05\n"),))
 db.execute("UPDATE runs SET spec_text = 'params: [', spec_abs = '/nonexistent/x.yaml',"
            " spec_path = '/nonexistent/x.yaml' WHERE id = 2")
+# run 2's ok rows +-50%: wider than any measure.ci, so only the spec that does not read keeps it silent
+assert db.execute("UPDATE measurements SET ci_lo = median * 0.5, ci_hi = median * 1.5"
+                  " WHERE run_id = 2 AND status = 'ok'").rowcount > 0
 ids = [r[0] for r in db.execute("SELECT id FROM measurements WHERE run_id = 1 AND status = 'ok' ORDER BY id")]
 for i, mid in enumerate(ids):
     h = 0.5 if i == 0 else (i % 10) / 100 + 0.005
