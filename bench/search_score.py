@@ -194,6 +194,43 @@ def curve(trace, worst, kmax):
     return out
 
 
+def over_measurements(results, ps):
+    """Markdown lines: for each space run here with its repeats (the space
+    NAME and NAME_repR, each a measurement of the same configurations), per
+    budget the mean over the measurements (min..max) of muh auto's score,
+    with and without the defaults, and of the Kernel Tuner strategy whose
+    mean over the measurements is best (picked over the measurements, not
+    per cell). A verdict that holds must hold there. No lines without repeats."""
+    groups = {}
+    for _, name, _, budgets, c, _ in results:
+        base = name.split("_rep")[0]
+        groups.setdefault(base, []).append((budgets, c))
+    out = []
+    for base, ms in groups.items():
+        if len(ms) < 2:
+            continue
+        if not out:
+            out = ["## Over the measurements of one space", "",
+                   "Each space with its repeats (`NAME`, `NAME_repR`): the mean score over the "
+                   "measurements (min..max), and Kernel Tuner's strategy with the best such mean.", "",
+                   "| space | measurements | budget | muh auto | muh auto (no defaults) | KT's best over them "
+                   "| its score |", "|---|---:|---|---|---|---|---|"]
+
+        def span(label, p):
+            v = [c[label][p][0] for _, c in ms if p in c.get(label, {})]
+            if len(v) < len(ms):
+                return None, "-"
+            return statistics.mean(v), f"{statistics.mean(v):+.3f} ({min(v):+.3f}..{max(v):+.3f})"
+        for p in ps:
+            kts = [(span(l, p), l) for l in ms[0][1] if l.startswith("KT ")]
+            kts = [(m, t, l) for (m, t), l in kts if m is not None]
+            best = max(kts) if kts else None
+            out.append(f"| {base} | {len(ms)} | {p}% = {ms[0][0][p]} | {span('muh auto', p)[1]} | "
+                       f"{span('muh auto (no defaults)', p)[1]} | "
+                       + (f"{best[2][3:]} | {best[1]}" if best else "- | -") + " |")
+    return out + [""] if out else []
+
+
 def within_opt_ci(replay, opt):
     """For a store's export (its ci_hi_s column): (k, hi) where hi is the
     upper end of the optimum's own median 95% CI and k the ok configurations
@@ -593,7 +630,7 @@ def write(a, results, ps, mstrats, notes, kt_note, seeds, kt_seeds, t_start, hav
         "## Mean score by half and budget",
         "",
     ] + lines + ["", "## Cell by cell", ""] + cellrows + [""]
-    per = ["## Per space", ""]
+    per = over_measurements(results, ps) + ["## Per space", ""]
     for half, name, n, budgets, c, desc in results:
         per.append(f"### {name} ({half}): {desc}")
         per.append("")
