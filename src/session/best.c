@@ -70,12 +70,16 @@ struct collect {
 	int rc;
 };
 
-/* 1 when m, an ok timing of a run whose objective's metric is time (SLOs
- * or not), has a median's 95% CI wider than the run's measure.ci: the rule
- * muh tune marks '!' by (session_tell). */
-static int wide_ci(const muh_best *b, const muh_measurement *m)
+int best_wide_ci(const muh_objective *o, double ci_frac, const muh_measurement *m)
 {
-	return !strcmp(b->objective.metric, "time") && measurement_ci_rel(m) > b->ci_frac;
+	return !strcmp(o->metric, "time") && measurement_ci_rel(m) > ci_frac;
+}
+
+void best_run_objective(const muh_spec *sp, const store_run *r, muh_objective *o)
+{
+	muh_diag d;
+	if (objective_from_spec(sp, eval_backend_metrics(r->backend), o, &d))
+		objective_default(o);
 }
 
 static int on_row(void *ud, const store_row *row)
@@ -97,7 +101,7 @@ static int on_row(void *ud, const store_row *row)
 	double score = objective_score(&b->objective, m);
 	if (m->status == EVAL_OK && isfinite(score)) {
 		b->ok_scores[b->nok++] = score;
-		if (wide_ci(b, m))
+		if (best_wide_ci(&b->objective, b->ci_frac, m))
 			b->nwide++;
 		if (!(score >= b->any_score)) {
 			free((char *)b->any_key);
@@ -461,8 +465,7 @@ int best_of_run(muh_store *st, const store_run *r, muh_best *out, muh_diag *d)
 	/* the spec as the store kept it (any directory, the file moved), else its file */
 	if (!store_run_spec(r, &sp, &sd)) {
 		out->default_key = default_key(sp, r->instance >= 0 ? (size_t)r->instance : 0);
-		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &out->objective, &sd))
-			objective_default(&out->objective);
+		best_run_objective(sp, r, &out->objective);
 		out->ci_frac = eval_target_ci_of_spec(sp);
 		spec_free(sp);
 	}

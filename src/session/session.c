@@ -441,9 +441,9 @@ struct store_fill {
 	muh_replay *rp;
 	const muh_space *sp;
 	const muh_objective *objective;
-	double ci_frac; /* the replayed run's measure.ci; NAN when its spec does not read
-			   or its objective's metric is not time (no note then) */
-	size_t nok, nwide; /* ok timings, and those wider than ci_frac (best.c's wide_ci) */
+	const muh_objective *run_objective; /* the replayed run's own (best_run_objective) */
+	double ci_frac; /* the replayed run's measure.ci; NAN when its spec does not read */
+	size_t nok, nwide; /* ok timings, and those wider than ci_frac (best_wide_ci) */
 };
 
 /* store_foreach callback: one stored measurement into the replay table. */
@@ -456,10 +456,10 @@ static int replay_fill_row(void *ud, const store_row *row)
 	session_score_measurement(f->objective, row->m, &sm);
 	int ok = sm.status == 0;
 	/* counted as muh report counts (best.c): ok rows with a median, against
-	 * the stored run's own spec */
-	if (row->m->status == EVAL_OK && isfinite(row->m->median) && isfinite(f->ci_frac)) {
+	 * the stored run's own objective and measure.ci */
+	if (row->m->status == EVAL_OK && isfinite(row->m->median)) {
 		f->nok++;
-		f->nwide += measurement_ci_rel(row->m) > f->ci_frac;
+		f->nwide += best_wide_ci(f->run_objective, f->ci_frac, row->m);
 	}
 	/* a key of another space (values this spec lacks) counts as outside */
 	int other = space_nparams(f->sp) > 256 || space_parse_key(f->sp, row->key, cfg, &d);
@@ -469,12 +469,13 @@ static int replay_fill_row(void *ud, const store_row *row)
 
 struct run_ci {
 	int64_t run;
+	muh_objective objective;
 	double ci_frac;
 };
 
-/* store_foreach_run callback: the sought run's measure.ci, from the spec
- * the store kept with it (as muh report reads it: best_of_run), when that
- * spec reads and its objective's metric is time; then stops. */
+/* store_foreach_run callback: the sought run's objective and measure.ci,
+ * from the spec the store kept with it (as muh report reads them:
+ * best_of_run), when that spec reads; then stops. */
 static int run_ci_cb(void *ud, const store_run *r)
 {
 	struct run_ci *c = ud;
@@ -483,11 +484,8 @@ static int run_ci_cb(void *ud, const store_run *r)
 	muh_spec *sp;
 	muh_diag d;
 	if (!store_run_spec(r, &sp, &d)) {
-		muh_objective obj;
-		if (objective_from_spec(sp, eval_backend_metrics(r->backend), &obj, &d))
-			objective_default(&obj);
-		if (!strcmp(obj.metric, "time"))
-			c->ci_frac = eval_target_ci_of_spec(sp);
+		best_run_objective(sp, r, &c->objective);
+		c->ci_frac = eval_target_ci_of_spec(sp);
 		spec_free(sp);
 	}
 	return 1;
@@ -541,10 +539,11 @@ static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
 	s->ri.store_run = run;
 	s->ri.from_store = 1;
 	rc = replay_new(s->space, &s->rp);
-	struct run_ci ci = {run, NAN}; /* stays NAN when the run's spec does not read: no note */
+	struct run_ci ci = {.run = run, .ci_frac = NAN}; /* NAN when the run's spec does not read: no note */
+	objective_default(&ci.objective);
 	if (!rc)
 		(void)store_foreach_run(st, run_ci_cb, &ci);
-	struct store_fill fill = {s->rp, s->space, &s->objective, ci.ci_frac, 0, 0};
+	struct store_fill fill = {s->rp, s->space, &s->objective, &ci.objective, ci.ci_frac, 0, 0};
 	if (!rc)
 		rc = store_foreach(st, run, replay_fill_row, &fill);
 	store_close(st);

@@ -118,6 +118,15 @@ typedef struct muh_best {
 	int forced_f;             /* forced_key's finalist in decision->f; -1: the search's best */
 } muh_best;
 
+/* The objective run r was measured against: that of its stored spec sp
+ * (store_run_spec), {minimize: time} when sp has none that reads. */
+void best_run_objective(const muh_spec *sp, const store_run *r, muh_objective *o);
+/* 1 when m, an ok timing of a run with objective o whose measure.ci is
+ * ci_frac, ended with its median's 95% CI wider than ci_frac: the rule muh
+ * tune marks '!' by, muh report counts (nwide) and a replay notes. 0 when
+ * o's metric is not time or ci_frac is NAN. */
+int best_wide_ci(const muh_objective *o, double ci_frac, const muh_measurement *m);
+
 /* Ranks run r of store st into *out (best_free). MUH_OK also for a run
  * without any ok variant (nranked 0); MUH_EENV when the store cannot be
  * read, MUH_ENOMEM. */
