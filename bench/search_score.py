@@ -347,13 +347,16 @@ def main():
             if r["run"] == run and r.get("wide_ci"):
                 wide[name] = (r["wide_ci"], r.get("ok", 0), r.get("measure_ci", 0))
         return path
-    for name, spec, store, problem, run, desc in S.STORE_SPACES:
-        spaces.append(("tuned", name, spec, None, export(name, store, run), problem,
-                       desc + f" (`{store}` run {run})", False))
-    for name, spec, store, problem, run, desc in HELD_OUT_STORE:
-        spaces.append(("held-out", name, spec, None, export(name, store, run), problem,
-                       desc + f" (`{store}` run {run})", False))
     only = set(a.spaces.split(",")) - {""}
+    # a store's space is exported (and its store reported) only when it is run
+    for name, spec, store, problem, run, desc in S.STORE_SPACES:
+        if not only or name in only:
+            spaces.append(("tuned", name, spec, None, export(name, store, run), problem,
+                           desc + f" (`{store}` run {run})", False))
+    for name, spec, store, problem, run, desc in HELD_OUT_STORE:
+        if not only or name in only:
+            spaces.append(("held-out", name, spec, None, export(name, store, run), problem,
+                           desc + f" (`{store}` run {run})", False))
     for name, spec, store, problem, run, desc in REPEAT_STORE:
         if name in only:  # never in the default set
             plain = os.path.join(tmp.name, os.path.basename(store)[:-len(".xz")])
