@@ -6,9 +6,9 @@
 # the family's own 11,130, takes two calls: carry the first's store). The stores become replay
 # spaces of bench/search_score.py. Run from the repository root with muh
 # carried in .devcarry/ (scripts/devcarry.sh):
-#     bash scripts/gpu_families.sh [conv2d] [conv2d_15x7] [conv2d_7x7] [dedisp] [dedisp_full]
-#     (default: conv2d dedisp; conv2d_15x7 and conv2d_7x7 are the convolution's
-#     problem instances 1 and 3, filters of 15 x 7 and 7 x 7)
+#     bash scripts/gpu_families.sh [conv2d] [conv2d_15x7] [conv2d_7x15] [conv2d_7x7] [dedisp] [dedisp_full]
+#     (default: conv2d dedisp; conv2d_15x7, conv2d_7x15 and conv2d_7x7 are the convolution's
+#     problem instances 1, 2 and 3, filters of 15 x 7, 7 x 15 and 7 x 7)
 # Per space: `muh verify` (every param reaches the cubin), four variants
 # checked against the reference (`muh eval --config`), then `muh eval SPEC
 # --all --jobs J` into $OUT/NAME-sweep.db. Nothing starts after
@@ -87,8 +87,8 @@ family() {
 
 for f in ${*:-conv2d dedisp}; do
 	case $f in
-	conv2d | conv2d_15x7 | conv2d_7x7 | dedisp | dedisp_full) ;;
-	*) echo "gpu_families.sh: unknown family '$f' (conv2d, conv2d_15x7, conv2d_7x7, dedisp, dedisp_full)" >&2; exit 2 ;;
+	conv2d | conv2d_15x7 | conv2d_7x15 | conv2d_7x7 | dedisp | dedisp_full) ;;
+	*) echo "gpu_families.sh: unknown family '$f' (conv2d, conv2d_15x7, conv2d_7x15, conv2d_7x7, dedisp, dedisp_full)" >&2; exit 2 ;;
 	esac
 done
 # the convolution's checks: a shared tile with padding, and the ends of the ranges
@@ -100,6 +100,7 @@ for f in ${*:-conv2d dedisp}; do
 	# the filter 15 x 15, 15 x 7 (FW x FH) and 7 x 7: specs/cuda_conv2d.yaml's instances 0, 1 and 3
 	conv2d) family conv2d specs/cuda_conv2d.yaml 0 $conv_from $conv_checks ;;
 	conv2d_15x7) family conv2d_15x7 specs/cuda_conv2d.yaml 1 $conv_from $conv_checks ;;
+	conv2d_7x15) family conv2d_7x15 specs/cuda_conv2d.yaml 2 $conv_from $conv_checks ;;
 	conv2d_7x7) family conv2d_7x7 specs/cuda_conv2d.yaml 3 $conv_from $conv_checks ;;
 	dedisp) family dedisp specs/cuda_dedisp.yaml 0 BX=16,BY=32,TX=2,TY=2,SX=0,SY=0 \
 		BX=16 BX=1,BY=256,TX=4,TY=8,SX=1,SY=1 BX=32,BY=32,TX=3,TY=5,SY=1 BX=8,BY=128,TX=2,SX=1 ;;

@@ -2,9 +2,12 @@
  * strategy_model.c — the model-based search: a random forest over the
  * evaluated points, and a bonus for the values it has seen least.
  *
- * Every finished variant is a point (cfg, y = log time). A failure, or an
- * ok point more than MODEL_OUTLIER above the fastest, counts as the slowest
- * other ok time plus MODEL_FAIL_PENALTY. The surrogate is a forest of
+ * Every finished variant is a point (cfg, y = log time). The trees fit an
+ * ok point's rank among the ok points, scaled onto the range of their log
+ * times (model_rank); a failure, or an ok point more than MODEL_OUTLIER
+ * above the fastest, fits MODEL_FAIL_RANK x that range above the slowest
+ * (with one ok point, its log time, and a failure the slowest plus
+ * MODEL_FAIL_PENALTY). The surrogate is a forest of
  * MODEL_TREES regression trees, each grown on a bootstrap sample of the
  * points (technique_model_tree): a node splits on "this param's value index
  * <= t" where that most reduces the squared error, over a random part of
@@ -44,6 +47,25 @@
  * part) gave +0.526 / +0.465 on seeds 1-30.
  * docs/results/strategies-s27-experiments.md has the tables.
  *
+ * Why ranks (session 27): on log times a split's gain is ruled by the
+ * slowest points. On muh's fused-MoE layer at M=2048 a quarter of the
+ * space is 3x the optimum or more (BLOCK_SIZE_N 256 with 4 warps is 4.5x),
+ * on Kernel Tuner's convolution half of it, and the splits go to
+ * separating those from the rest while the near-optimal points, a few
+ * percent apart, share leaves. Ranks weigh every step of the order alike. Replay (bench/search_score.py --no-kt
+ * --muh-strategies auto, 30 seeds, log times -> ranks, mean score over the
+ * spaces and the budgets 1/2/5/10%, as users run it):
+ *   - seeds 1-30, the 32 spaces: +0.520 -> +0.532; the convolution and
+ *     dedispersion spaces (the outside spaces' families) +0.676 -> +0.695;
+ *   - seeds 31-60, 33 spaces: +0.522 -> +0.532; families +0.675 -> +0.686;
+ *   - seeds 61-90, the 24 GPU store spaces but the full dedispersion one:
+ *     +0.599 -> +0.617; families +0.621 -> +0.669.
+ * Without the defaults: +0.444 -> +0.466, +0.440 -> +0.431, +0.469 ->
+ * +0.496. It costs the CPU sweeps (cpu_matmul_O2 at 1%: -0.285 -> -0.491)
+ * and Kernel Tuner's convolution at 5% and 10% (by 0.01-0.07; at 1% it
+ * gains 0.05-0.07). docs/results/strategies-s27-experiments.md has the
+ * tables.
+ *
  * Until MODEL_MIN_POINTS points are in (the defaults and two more), it
  * proposes the middle of the space and points spread from it
  * (model_spread), so that the first fit sees most values of every param
@@ -57,6 +79,7 @@
 #include "strategy_int.h"
 
 #define MODEL_FAIL_PENALTY 0.7
+#define MODEL_FAIL_RANK    0.693
 /* log of 1000: an ok point that much slower than the fastest seen is taken
  * as a failure. An objective with SLOs scores a miss 1e12 x (1 + how far it
  * misses) (objective_search_score), and fitting those as they are made the
@@ -220,8 +243,48 @@ static int model_inlier(double y, double lo)
 	return isfinite(y) && y <= lo + MODEL_OUTLIER;
 }
 
+struct ranked {
+	double y;
+	size_t i;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	double x = ((const struct ranked *)a)->y, y = ((const struct ranked *)b)->y;
+	return (x > y) - (x < y);
+}
+
+/* Sets the targets of the nok ok points (model_inlier over lo) to their
+ * rank among them, 0 for the fastest, scaled so that the slowest fits at
+ * lo + spread; equal times share the mean of their ranks. MUH_OK or
+ * MUH_ENOMEM. */
+static int model_rank(struct model *m, double lo, double spread, size_t nok)
+{
+	struct ranked *r = malloc(nok * sizeof(*r));
+	if (!r)
+		return MUH_ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (model_inlier(m->y[i], lo))
+			r[k++] = (struct ranked){m->y[i], i};
+	qsort(r, nok, sizeof(*r), ranked_cmp);
+	for (size_t a = 0; a < nok;) {
+		size_t b = a + 1;
+		while (b < nok && r[b].y == r[a].y)
+			b++;
+		double rank = 0.5 * (double)(a + b - 1); /* the mean of ranks a .. b-1 */
+		for (size_t j = a; j < b; j++)
+			m->yy[r[j].i] = lo + spread * rank / (double)(nok - 1);
+		a = b;
+	}
+	free(r);
+	return MUH_OK;
+}
+
 /* Grows the forest over the points, and counts how often each value was
- * seen. *spread gets the range of the ok log times (1 with fewer than two).
+ * seen. The trees fit the ok points' ranks (model_rank) once two are in,
+ * a failure or an outlier MODEL_FAIL_RANK x spread above the slowest.
+ * *spread gets the range of the ok log times (1 with fewer than two).
  * MUH_OK or MUH_ENOMEM. */
 static int model_fit(struct model *m, search *s, double *spread)
 {
@@ -237,8 +300,14 @@ static int model_fit(struct model *m, search *s, double *spread)
 		}
 	double fail = nok ? hi + MODEL_FAIL_PENALTY : 0;
 	*spread = nok > 1 && hi > lo ? hi - lo : 1.0;
+	if (nok > 1) {
+		fail = lo + *spread * (1.0 + MODEL_FAIL_RANK);
+		if (model_rank(m, lo, *spread, nok))
+			return MUH_ENOMEM;
+	}
 	for (size_t i = 0; i < m->n; i++)
-		m->yy[i] = model_inlier(m->y[i], lo) ? m->y[i] : fail;
+		if (nok <= 1 || !model_inlier(m->y[i], lo))
+			m->yy[i] = model_inlier(m->y[i], lo) ? m->y[i] : fail;
 	memset(m->cnt, 0, m->nvtot * sizeof(uint32_t));
 	for (size_t i = 0; i < m->n; i++)
 		for (size_t p = 0; p < m->np; p++)
