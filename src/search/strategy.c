@@ -89,9 +89,9 @@ const char *strategy_doc(const char *name)
 	    {"genetic", "a genetic algorithm: tournament selection, uniform crossover, mutation"},
 	    {"ils", "iterated local search: first-improvement over neighbours, perturbation at "
 	            "local optima"},
-	    {"model", "a random forest over log time (48 regression trees on bootstrap samples); "
-	              "proposes the unseen configuration it predicts fastest, with a bonus for "
-	              "rarely seen values"},
+	    {"model", "a random forest over the times' ranks (48 regression trees on bootstrap "
+	              "samples); proposes the unseen configuration it predicts fastest, with a "
+	              "bonus for rarely seen values"},
 	};
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
 		if (name && !strcmp(name, docs[i][0]))

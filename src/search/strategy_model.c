@@ -52,9 +52,10 @@
  * space is 3x the optimum or more (BLOCK_SIZE_N 256 with 4 warps is 4.5x),
  * on Kernel Tuner's convolution half of it, and the splits go to
  * separating those from the rest while the near-optimal points, a few
- * percent apart, share leaves. Ranks weigh every step of the order alike. Replay (bench/search_score.py --no-kt
- * --muh-strategies auto, 30 seeds, log times -> ranks, mean score over the
- * spaces and the budgets 1/2/5/10%, as users run it):
+ * percent apart, share leaves. Ranks weigh every step of the order alike.
+ * Replay (bench/search_score.py --no-kt --muh-strategies auto, 30 seeds,
+ * log times -> ranks, mean score over the spaces and the budgets
+ * 1/2/5/10%, as users run it):
  *   - seeds 1-30, the 32 spaces: +0.520 -> +0.532; the convolution and
  *     dedispersion spaces (the outside spaces' families) +0.676 -> +0.695;
  *   - seeds 31-60, 33 spaces: +0.522 -> +0.532; families +0.675 -> +0.686;
