@@ -3,11 +3,13 @@
  * evaluated points, and a bonus for the values it has seen least.
  *
  * Every finished variant is a point (cfg, y = log time). The trees fit an
- * ok point's rank among the ok points, scaled onto the range of their log
- * times (model_rank); a failure, or an ok point more than MODEL_OUTLIER
- * above the fastest, fits MODEL_FAIL_RANK x that range above the slowest
- * (with one ok point, its log time, and a failure the slowest plus
- * MODEL_FAIL_PENALTY). The surrogate is a forest of
+ * ok point's rank among the ok points over their number less one, 0 for
+ * the fastest and 1 for the slowest (model_rank); a failure, or an ok
+ * point more than MODEL_OUTLIER above the fastest, fits 1 +
+ * MODEL_FAIL_RANK. So nothing but the times' order (and which points are
+ * failures or outliers) reaches the model: auto's proposals are the same
+ * under any strictly increasing change of the times (test_strategy's
+ * test_auto_sees_only_order). The surrogate is a forest of
  * MODEL_TREES regression trees, each grown on a bootstrap sample of the
  * points (technique_model_tree): a node splits on "this param's value index
  * <= t" where that most reduces the squared error, over a random part of
@@ -15,8 +17,9 @@
  * index is a split on the value for a list in order (block sizes, tile
  * counts) and a split of a set of names in list order otherwise. A proposal
  * is the unseen valid configuration with the lowest forest mean minus
- * MODEL_EXPLORE x the spread of y x sum_p 1 / sqrt(1 + times value seen),
- * the same bonus the additive model had. The trees' disagreement is not
+ * MODEL_EXPLORE x sum_p 1 / sqrt(1 + times value seen), the bonus the
+ * additive model had (there times the range of the log times; the ranks'
+ * range is 1). The trees' disagreement is not
  * used: scored as mean - k x sd (k 1, 2) or as expected improvement, the
  * search lost to the bonus on the replay set (below).
  *
@@ -79,14 +82,14 @@
 #include "muh/muh.h"
 #include "strategy_int.h"
 
-#define MODEL_FAIL_PENALTY 0.7
-#define MODEL_FAIL_RANK    0.693
+/* a failure's target, above the slowest ok point's 1 */
+#define MODEL_FAIL_RANK 0.693
 /* log of 1000: an ok point that much slower than the fastest seen is taken
  * as a failure. An objective with SLOs scores a miss 1e12 x (1 + how far it
- * misses) (objective_search_score), and fitting those as they are made the
- * spread, and so the exploration bonus, 35 log units wide, which turned the
- * proposals into a walk over the least-seen values; when every point is a
- * miss, they all lie within it of each other and are fitted as they are. */
+ * misses) (objective_search_score); fitted as log times, before ranks,
+ * those made the bonus 35 log units wide. A miss is a failure to the model;
+ * when every point is a miss, they all lie within it of each other and are
+ * ranked as they are. */
 #define MODEL_OUTLIER        6.907755
 #define MODEL_EXPLORE        0.3
 #define MODEL_SCAN           20000
@@ -256,10 +259,9 @@ static int ranked_cmp(const void *a, const void *b)
 }
 
 /* Sets the targets of the nok ok points (model_inlier over lo) to their
- * rank among them, 0 for the fastest, scaled so that the slowest fits at
- * lo + spread; equal times share the mean of their ranks. MUH_OK or
- * MUH_ENOMEM. */
-static int model_rank(struct model *m, double lo, double spread, size_t nok)
+ * rank among them over nok - 1, 0 for the fastest and 1 for the slowest;
+ * equal times share the mean of their ranks. MUH_OK or MUH_ENOMEM. */
+static int model_rank(struct model *m, double lo, size_t nok)
 {
 	struct ranked *r = malloc(nok * sizeof(*r));
 	if (!r)
@@ -275,7 +277,7 @@ static int model_rank(struct model *m, double lo, double spread, size_t nok)
 			b++;
 		double rank = 0.5 * (double)(a + b - 1); /* the mean of ranks a .. b-1 */
 		for (size_t j = a; j < b; j++)
-			m->yy[r[j].i] = lo + spread * rank / (double)(nok - 1);
+			m->yy[r[j].i] = rank / (double)(nok - 1);
 		a = b;
 	}
 	free(r);
@@ -283,32 +285,26 @@ static int model_rank(struct model *m, double lo, double spread, size_t nok)
 }
 
 /* Grows the forest over the points, and counts how often each value was
- * seen. The trees fit the ok points' ranks (model_rank) once two are in,
- * a failure or an outlier MODEL_FAIL_RANK x spread above the slowest.
- * *spread gets the range of the ok log times (1 with fewer than two).
- * MUH_OK or MUH_ENOMEM. */
-static int model_fit(struct model *m, search *s, double *spread)
+ * seen. The trees fit the ok points' ranks over 1 (model_rank; a lone ok
+ * point 0), and a failure or an outlier 1 + MODEL_FAIL_RANK: nothing but
+ * the order of the times, and which are failures or outliers, reaches the
+ * forest. MUH_OK or MUH_ENOMEM. */
+static int model_fit(struct model *m, search *s)
 {
-	double lo = INFINITY, hi = -INFINITY;
+	double lo = INFINITY;
 	size_t nok = 0;
 	for (size_t i = 0; i < m->n; i++)
 		if (isfinite(m->y[i]))
 			lo = fmin(lo, m->y[i]);
 	for (size_t i = 0; i < m->n; i++)
-		if (model_inlier(m->y[i], lo)) {
-			hi = fmax(hi, m->y[i]);
-			nok++;
-		}
-	double fail = nok ? hi + MODEL_FAIL_PENALTY : 0;
-	*spread = nok > 1 && hi > lo ? hi - lo : 1.0;
-	if (nok > 1) {
-		fail = lo + *spread * (1.0 + MODEL_FAIL_RANK);
-		if (model_rank(m, lo, *spread, nok))
-			return MUH_ENOMEM;
-	}
+		nok += model_inlier(m->y[i], lo);
+	if (nok > 1 && model_rank(m, lo, nok))
+		return MUH_ENOMEM;
 	for (size_t i = 0; i < m->n; i++)
-		if (nok <= 1 || !model_inlier(m->y[i], lo))
-			m->yy[i] = model_inlier(m->y[i], lo) ? m->y[i] : fail;
+		if (!model_inlier(m->y[i], lo))
+			m->yy[i] = 1.0 + MODEL_FAIL_RANK;
+		else if (nok == 1)
+			m->yy[i] = 0.0;
 	memset(m->cnt, 0, m->nvtot * sizeof(uint32_t));
 	for (size_t i = 0; i < m->n; i++)
 		for (size_t p = 0; p < m->np; p++)
@@ -431,10 +427,9 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 	struct model *m = t->st;
 	if (m->n < MODEL_MIN_POINTS)
 		return model_spread(m, s, cfg);
-	double spread;
-	if (model_fit(m, s, &spread))
+	if (model_fit(m, s))
 		return -MUH_ENOMEM;
-	double bonus = MODEL_EXPLORE * spread, best = INFINITY;
+	double bonus = MODEL_EXPLORE, best = INFINITY;
 	for (size_t v = 0; v < m->nvtot; v++)
 		m->bon[v] = bonus / sqrt(1.0 + m->cnt[v]);
 	const muh_space *sp = search_space(s);
