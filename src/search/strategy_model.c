@@ -56,19 +56,19 @@
  * on Kernel Tuner's convolution half of it, and the splits go to
  * separating those from the rest while the near-optimal points, a few
  * percent apart, share leaves. Ranks weigh every step of the order alike.
- * Replay (bench/search_score.py --no-kt --muh-strategies auto, 30 seeds,
- * log times -> ranks, mean score over the spaces and the budgets
- * 1/2/5/10%, as users run it):
- *   - seeds 1-30, the 32 spaces: +0.520 -> +0.532; the convolution and
- *     dedispersion spaces (the outside spaces' families) +0.676 -> +0.695;
- *   - seeds 31-60, 33 spaces: +0.522 -> +0.532; families +0.675 -> +0.686;
- *   - seeds 61-90, the 24 GPU store spaces but the full dedispersion one:
- *     +0.599 -> +0.617; families +0.621 -> +0.669.
- * Without the defaults: +0.444 -> +0.466, +0.440 -> +0.431, +0.469 ->
- * +0.496. It costs the CPU sweeps (cpu_matmul_O2 at 1%: -0.285 -> -0.491)
- * and Kernel Tuner's convolution at 5% and 10% (by 0.01-0.07; at 1% it
- * gains 0.05-0.07). docs/results/strategies-s27-experiments.md has the
- * tables.
+ * Replay (bench/search_score.py, muh auto, 30 seeds, mean score over the
+ * spaces and the budgets 1/2/5/10%, as users run it), log times -> ranks:
+ *   - seeds 1-30, session 25's 32 spaces: +0.520 -> +0.512; the convolution
+ *     and dedispersion spaces (the outside spaces' families) +0.676 ->
+ *     +0.705; cpu_matmul_O2, a flat CPU sweep timed on a busy machine,
+ *     -0.285 -> -0.973 at 1% (ranks give the noise among its near-equal
+ *     configurations full weight);
+ *   - seeds 31-60 and 61-90, 24 GPU spaces: +0.586 -> +0.597 and +0.599 ->
+ *     +0.615; families +0.636 -> +0.644 and +0.621 -> +0.659.
+ * Ranks scaled onto the log times' range (794c9a3) measured the same on
+ * three samples, but broke exact split ties by rounding, so a monotone
+ * change of the times changed the proposals. It costs muh's fused MoE at
+ * M=2048 too. docs/results/strategies-s27-experiments.md has the tables.
  *
  * Until MODEL_MIN_POINTS points are in (the defaults and two more), it
  * proposes the middle of the space and points spread from it
