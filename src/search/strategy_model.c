@@ -237,7 +237,7 @@ struct model {
 	/* rest[t]: the sum of trees t.. 's lowest leaves, a floor under what
 	 * those trees can add to a score (model_score's early stop) */
 	double rest[MODEL_TREES + 1];
-	double *bon; /* per value (at off[p] + v): bonus / sqrt(1 + times seen) */
+	double *bon; /* per value (at off[p] + v): MODEL_EXPLORE / sqrt(1 + times seen) */
 };
 
 /* 1 when y is an ok point the fit takes as it is: not a failure, and within
@@ -429,9 +429,9 @@ static int model_propose(technique *t, search *s, uint32_t *cfg)
 		return model_spread(m, s, cfg);
 	if (model_fit(m, s))
 		return -MUH_ENOMEM;
-	double bonus = MODEL_EXPLORE, best = INFINITY;
+	double best = INFINITY;
 	for (size_t v = 0; v < m->nvtot; v++)
-		m->bon[v] = bonus / sqrt(1.0 + m->cnt[v]);
+		m->bon[v] = MODEL_EXPLORE / sqrt(1.0 + m->cnt[v]);
 	const muh_space *sp = search_space(s);
 	uint64_t valid = space_valid(sp);
 	int got = 0;
