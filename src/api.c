@@ -421,7 +421,7 @@ muh_status muh_store_find_run(muh_store *st, const char *spec_name, const char *
 	if (!st || !run)
 		return fail(MUH_EINPUT, "muh_store_find_run: a NULL argument");
 	struct latest_run l = {.spec_name = spec_name, .problem = problem, .id = 0};
-	if (store_foreach_run(st, latest_run_cb, &l) < 0)
+	if (store_foreach_run(st, latest_run_cb, &l))
 		return fail(MUH_EENV, "the store's runs could not be read");
 	if (!l.id)
 		return fail(MUH_EINPUT, "the store holds no run%s%s%s%s", spec_name ? " of " : "",
@@ -432,22 +432,18 @@ muh_status muh_store_find_run(muh_store *st, const char *spec_name, const char *
 
 struct run_best {
 	muh_store *st;
-	int64_t id;
-	int seen;
 	int rc;
 	muh_best b;
 	muh_diag d;
 };
 
-/* store_foreach_run callback: ranks the run sought (best_of_run) and stops. */
+/* store_with_run callback: ranks the run (best_of_run) into f->b, its
+ * status into f->rc. */
 static int run_best_cb(void *ud, const store_run *r)
 {
 	struct run_best *f = ud;
-	if (r->id != f->id)
-		return 0;
-	f->seen = 1;
 	f->rc = best_of_run(f->st, r, &f->b, &f->d);
-	return 1;
+	return MUH_OK;
 }
 
 muh_status muh_store_best(muh_store *st, int64_t run, char *key, size_t n, double *score, size_t *nmeasured)
@@ -459,12 +455,12 @@ muh_status muh_store_best(muh_store *st, int64_t run, char *key, size_t n, doubl
 	struct run_best f;
 	memset(&f, 0, sizeof(f));
 	f.st = st;
-	f.id = run;
 	diag_clear(&f.d);
-	if (store_foreach_run(st, run_best_cb, &f) < 0 && !f.seen)
-		return fail(MUH_EENV, "the store's runs could not be read");
-	if (!f.seen)
+	int wr = store_with_run(st, run, run_best_cb, &f);
+	if (wr == MUH_EINPUT)
 		return fail(MUH_EINPUT, "the store holds no run %lld", (long long)run);
+	if (wr)
+		return fail(MUH_EENV, "the store's runs could not be read");
 	muh_status rc = MUH_OK;
 	if (f.rc)
 		rc = fail_diag(f.rc, &f.d);

@@ -35,12 +35,6 @@ static const char help[] =
 	"  --run ID    only run ID (see the runs in --format json)\n"
 	"  -o FILE     write to FILE instead of stdout\n";
 
-/* store_foreach_run's callback: stops (1) at the run whose id is *ud. */
-static int is_run(void *ud, const store_run *r)
-{
-	return (uint64_t)r->id == *(const uint64_t *)ud;
-}
-
 static int run(int argc, char **argv)
 {
 	enum store_format fmt = STORE_CSV;
@@ -81,11 +75,15 @@ static int run(int argc, char **argv)
 	int rc = store_open_ro(argv[first], &st, &d);
 	if (rc)
 		return cli_fail("export", rc, &d);
-	if (runid && store_foreach_run(st, is_run, &runid) != 1) {
-		fprintf(stderr, "muh export: %s has no run %llu (see the runs in --format json)\n", argv[first],
-			(unsigned long long)runid);
+	int wr = runid ? store_with_run(st, (int64_t)runid, NULL, NULL) : MUH_OK;
+	if (wr) {
+		if (wr == MUH_EINPUT)
+			fprintf(stderr, "muh export: %s has no run %llu (see the runs in --format json)\n", argv[first],
+				(unsigned long long)runid);
+		else
+			fprintf(stderr, "muh export: %s: the store's runs cannot be read\n", argv[first]);
 		store_close(st);
-		return EXIT_USAGE;
+		return wr == MUH_EINPUT ? EXIT_USAGE : EXIT_ENV;
 	}
 	FILE *f = outpath ? fopen(outpath, "w") : stdout;
 	if (!f) {

@@ -32,7 +32,7 @@ struct pick {
 	char (*keys)[4096]; /* keys[0]: the baseline; keys[1..n]: the finalists */
 	const char *baseline; /* NULL or "": the defaults */
 	int with_defaults;    /* keys[n] is the defaults, added beside a baseline that is not */
-	int rc, found;
+	int rc;
 	muh_diag *d;
 };
 
@@ -62,15 +62,15 @@ static int stopped_early(muh_store *st, int64_t run, const char *key)
 	return stopped;
 }
 
+/* store_with_run callback: the run's baseline into P->keys[0] and its
+ * finalists after it (best_of_run's ranking); best_of_run's status into
+ * P->rc. */
 static int pick_cb(void *ud, const store_run *run)
 {
 	struct pick *P = ud;
-	if (run->id != P->id)
-		return 0;
 	muh_best b;
-	P->found = 1;
 	if ((P->rc = best_of_run(P->st, run, &b, P->d)))
-		return 1;
+		return MUH_OK;
 	const char *base = P->baseline && P->baseline[0] ? P->baseline : b.default_key;
 	snprintf(P->keys[0], 4096, "%s", base ? base : "");
 	/* the search's ranking, not the one an earlier stage's winner leads:
@@ -101,7 +101,7 @@ static int pick_cb(void *ud, const store_run *run)
 				break;
 			}
 	best_free(&b);
-	return 1;
+	return MUH_OK;
 }
 
 /* After a look: finalists keys[1..nf] whose verdict in cur is a loss, an
@@ -169,9 +169,11 @@ static int stage(muh_session *s, muh_evaluator *ev, double later_warm, const dec
 	if (!keys)
 		return MUH_ENOMEM;
 	struct pick P = {.id = L.run, .st = st, .k = k, .keys = keys, .baseline = o->baseline_key, .d = d};
-	int rc = store_foreach_run(st, pick_cb, &P) < 0 ? MUH_EENV : P.rc;
-	if (!rc && !P.found)
+	int wr = store_with_run(st, L.run, pick_cb, &P), rc = P.rc;
+	if (wr == MUH_EINPUT)
 		rc = (diag_errorf(d, "run %lld is not in the store", (long long)L.run), MUH_EENV);
+	else if (wr)
+		rc = (diag_errorf(d, "the store's runs could not be read"), MUH_EENV);
 	if (!rc && !keys[0][0])
 		rc = diag_errorf(d, "the defaults' key cannot be read from the run's spec");
 	size_t nf = P.n;

@@ -328,15 +328,13 @@ const baseline_pick *session_baseline(const muh_session *s)
 	return s->base_found ? &s->base : NULL;
 }
 
-/* store_foreach_run callback: the noise stored with the session's run
- * (ud), an earlier tune's, into noise0. */
+/* store_with_run callback: the noise stored with the session's run (ud),
+ * an earlier tune's, into noise0. */
 static int stored_noise_cb(void *ud, const store_run *run)
 {
 	muh_session *s = ud;
-	if (run->id != s->run)
-		return 0;
 	s->noise0 = run->noise;
-	return 1;
+	return MUH_OK;
 }
 
 int session_start(muh_session *s, muh_diag *d)
@@ -395,7 +393,7 @@ int session_start(muh_session *s, muh_diag *d)
 		}
 		s->rows0 = store_count(s->st, s->run);
 		if (s->resumed)
-			store_foreach_run(s->st, stored_noise_cb, s);
+			(void)store_with_run(s->st, s->run, stored_noise_cb, s); /* else no noise carried over */
 	}
 	return MUH_OK;
 }
@@ -468,19 +466,16 @@ static int replay_fill_row(void *ud, const store_row *row)
 }
 
 struct run_ci {
-	int64_t run;
 	muh_objective objective;
 	double ci_frac;
 };
 
-/* store_foreach_run callback: the sought run's objective and measure.ci,
- * from the spec the store kept with it (as muh report reads them:
- * best_of_run), when that spec reads; then stops. */
+/* store_with_run callback: the run's objective and measure.ci, from the
+ * spec the store kept with it (as muh report reads them: best_of_run),
+ * when that spec reads. */
 static int run_ci_cb(void *ud, const store_run *r)
 {
 	struct run_ci *c = ud;
-	if (r->id != c->run)
-		return 0;
 	muh_spec *sp;
 	muh_diag d;
 	if (!store_run_spec(r, &sp, &d)) {
@@ -488,7 +483,7 @@ static int run_ci_cb(void *ud, const store_run *r)
 		c->ci_frac = eval_target_ci_of_spec(sp);
 		spec_free(sp);
 	}
-	return 1;
+	return MUH_OK;
 }
 
 /* Replay from a store: loads every measurement of this spec's run. Says
@@ -539,10 +534,10 @@ static int load_store_replay(muh_session *s, const char *path, muh_diag *d)
 	s->ri.store_run = run;
 	s->ri.from_store = 1;
 	rc = replay_new(s->space, &s->rp);
-	struct run_ci ci = {.run = run, .ci_frac = NAN}; /* NAN when the run's spec does not read: no note */
+	struct run_ci ci = {.ci_frac = NAN}; /* NAN when the run's spec does not read: no note */
 	objective_default(&ci.objective);
 	if (!rc)
-		(void)store_foreach_run(st, run_ci_cb, &ci);
+		(void)store_with_run(st, run, run_ci_cb, &ci);
 	struct store_fill fill = {s->rp, s->space, &s->objective, &ci.objective, ci.ci_frac, 0, 0};
 	if (!rc)
 		rc = store_foreach(st, run, replay_fill_row, &fill);
@@ -1136,7 +1131,6 @@ int session_history(const muh_session *s, strategy_result *r)
 
 struct find_run {
 	muh_store *st;
-	int64_t id;
 	char *key;
 	size_t n, len; /* the buffer, and the key's whole length */
 	double score;
@@ -1160,12 +1154,10 @@ int session_best(const muh_session *s, uint32_t *cfg, double *score)
 	return 1;
 }
 
-/* store_foreach_run callback: ranks the run with the id sought (best_of_run). */
+/* store_with_run callback: ranks the run (best_of_run); its best into f. */
 static int store_best_cb(void *ud, const store_run *run)
 {
 	struct find_run *f = ud;
-	if (run->id != f->id)
-		return 0;
 	muh_best b;
 	if (best_of_run(f->st, run, &b, f->d) == MUH_OK && b.nranked) {
 		snprintf(f->key, f->n, "%s", b.ranked[0].key);
@@ -1175,7 +1167,7 @@ static int store_best_cb(void *ud, const store_run *run)
 		f->found = b.decision && (best_decided(&b) == 1 || b.keeps_baseline) ? 2 : 1;
 	}
 	best_free(&b);
-	return 1;
+	return MUH_OK;
 }
 
 int session_store_best(muh_session *s, char *key, size_t n, double *score, size_t *nmeasured, muh_diag *d)
@@ -1186,8 +1178,8 @@ int session_store_best(muh_session *s, char *key, size_t n, double *score, size_
 	int64_t run = s->rs ? replay_store_run(s->rs) : s->run;
 	if (!st || run <= 0)
 		return 0;
-	struct find_run f = {.st = st, .id = run, .key = key, .n = n, .d = d};
-	if (store_foreach_run(st, store_best_cb, &f) < 0 && !diag_is_set(d))
+	struct find_run f = {.st = st, .key = key, .n = n, .d = d};
+	if (store_with_run(st, run, store_best_cb, &f) == MUH_EENV && !diag_is_set(d))
 		diag_errorf(d, "the store's runs could not be read");
 	if (!f.found || f.len >= n) /* not found, or its key did not fit */
 		return 0;

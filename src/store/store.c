@@ -1630,21 +1630,40 @@ static int decode_run(sqlite3_stmt *s, const struct each_cb *e)
 	return e->cb.run(e->ud, &r);
 }
 
+/* The columns decode_run reads, from "runs r"; the spec's text and path
+ * are NULL in a store from before they were kept. */
+#define RUN_COLS                                                                                           \
+	"SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend, r.hw_profile, r.instance, " \
+	"r.noise, (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id), "
+#define RUN_SPEC    "r.spec_text, r.spec_abs FROM runs r"
+#define RUN_NO_SPEC "NULL, NULL FROM runs r"
+
 int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud)
 {
 	sqlite3_stmt *s;
-	const char *sql = st->has_spec ? "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
-			  " r.hw_profile, r.instance, r.noise,"
-			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id), r.spec_text, r.spec_abs"
-			  " FROM runs r ORDER BY r.id"
-			  : "SELECT r.id, r.spec_hash, r.spec_path, r.spec_name, r.problem, r.backend,"
-			  " r.hw_profile, r.instance, r.noise,"
-			  " (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id), NULL, NULL"
-			  " FROM runs r ORDER BY r.id";
+	const char *sql = st->has_spec ? RUN_COLS RUN_SPEC " ORDER BY r.id" : RUN_COLS RUN_NO_SPEC " ORDER BY r.id";
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return MUH_EENV;
 	struct each_cb e = {ud, {.run = cb}};
 	return step_rows(s, decode_run, &e);
+}
+
+int store_with_run(muh_store *st, int64_t id, int (*cb)(void *ud, const store_run *run), void *ud)
+{
+	sqlite3_stmt *s;
+	const char *sql = st->has_spec ? RUN_COLS RUN_SPEC " WHERE r.id = ?1" : RUN_COLS RUN_NO_SPEC " WHERE r.id = ?1";
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return MUH_EENV;
+	sqlite3_bind_int64(s, 1, id);
+	int sr = sqlite3_step(s), rc;
+	if (sr == SQLITE_ROW) {
+		struct each_cb e = {ud, {.run = cb}};
+		rc = cb ? decode_run(s, &e) : MUH_OK;
+	} else {
+		rc = sr == SQLITE_DONE ? MUH_EINPUT : MUH_EENV;
+	}
+	sqlite3_finalize(s);
+	return rc;
 }
 
 int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d)

@@ -599,6 +599,64 @@ static void test_raise_noise(void **st)
 	store_close(s);
 }
 
+/* store_with_run callback: counts its calls and keeps the run's id and
+ * spec hash; returns *ud's rc. */
+struct seen_run {
+	int calls, rc;
+	int64_t id;
+	char hash[64];
+};
+static int seen_run_cb(void *ud, const store_run *r)
+{
+	struct seen_run *w = ud;
+	w->calls++;
+	w->id = r->id;
+	snprintf(w->hash, sizeof(w->hash), "%s", r->spec_hash ? r->spec_hash : "");
+	return w->rc;
+}
+
+/* store_with_run calls its callback once, for the run of that id alone,
+ * and returns what it returns; a missing id is MUH_EINPUT with no call; a
+ * NULL callback only asks whether the run is there. The same on a store
+ * from before the runs kept their spec's text. */
+static void test_with_run(void **st)
+{
+	(void)st;
+	fresh_db("withrun.db");
+	muh_diag d;
+	diag_clear(&d);
+	int64_t r1, r2;
+	muh_store *s = open_run(&r1);
+	store_run_info ri = info;
+	ri.spec_hash = "00000000feedface";
+	assert_int_equal(store_begin_run(s, &ri, 0, &r2, NULL, &d), MUH_OK);
+	assert_true(r1 != r2);
+	store_close(s);
+	for (int old = 0; old < 2; old++) {
+		if (old)
+			sql(dbpath, "CREATE TABLE r2 AS SELECT id, spec_hash, spec_path, spec_name, instance, problem,"
+				    " backend, hw_profile, tool_version, host, noise, created_ms, updated_ms FROM runs;"
+				    " DROP TABLE claims; DROP TABLE runs; ALTER TABLE r2 RENAME TO runs;");
+		assert_int_equal(store_open_ro(dbpath, &s, &d), MUH_OK);
+		struct seen_run w = {0};
+		assert_int_equal(store_with_run(s, r2, seen_run_cb, &w), MUH_OK);
+		assert_int_equal(w.calls, 1);
+		assert_true(w.id == r2);
+		assert_string_equal(w.hash, "00000000feedface");
+		w = (struct seen_run){.rc = MUH_ENOMEM};
+		assert_int_equal(store_with_run(s, r1, seen_run_cb, &w), MUH_ENOMEM);
+		assert_int_equal(w.calls, 1);
+		assert_true(w.id == r1);
+		assert_string_equal(w.hash, info.spec_hash);
+		w = (struct seen_run){0};
+		assert_int_equal(store_with_run(s, r2 + 7, seen_run_cb, &w), MUH_EINPUT);
+		assert_int_equal(w.calls, 0);
+		assert_int_equal(store_with_run(s, r1, NULL, NULL), MUH_OK);
+		assert_int_equal(store_with_run(s, 0, NULL, NULL), MUH_EINPUT);
+		store_close(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_readonly),
 		cmocka_unit_test(test_claims),
 		cmocka_unit_test(test_spec_text),
+		cmocka_unit_test(test_with_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
