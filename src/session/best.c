@@ -111,6 +111,7 @@ static int on_row(void *ud, const store_row *row)
 		if (b->default_key && !strcmp(b->default_key, row->key))
 			b->default_score = score;
 		if (objective_feasible(&b->objective, m, NULL, 0)) {
+			b->nfeasible++;
 			if (array_grow(&c->all, &c->capall, c->nall, sizeof(*c->all), 64))
 				return c->rc = MUH_ENOMEM;
 			char *key = strdup(row->key);

@@ -275,6 +275,8 @@ char *runreport_json(const runreport *rp)
 		cJSON_AddStringToObject(e, "profile", rs->hw);
 		cJSON_AddNumberToObject(e, "variants", (double)b->nmeasured);
 		cJSON_AddNumberToObject(e, "ok", (double)b->nok);
+		if (b->objective.nslo)
+			cJSON_AddNumberToObject(e, "slo_missed", (double)(b->nok - b->nfeasible));
 		int is_time = objective_is_time(&b->objective);
 		char desc[1024];
 		objective_describe(&b->objective, desc, sizeof(desc));

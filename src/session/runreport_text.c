@@ -235,6 +235,21 @@ void runreport_text(const textout *o, const runreport *cx)
 		               "  (timing ended at measure.max_samples, max_time or fixed rounds: "
 		               "those variants' ranks are not sure,\n   and a replay of the run "
 		               "ranks by their medians)\n");
+	/* an SLO miss measured fine (status ok) and is not a candidate: say how
+	 * many, so that "ok" is not read as "meets the objective" */
+	said = 0;
+	for (size_t i = 0; i < cx->n; i++) {
+		const muh_best *b = &cx->runs[i].b;
+		if (!b->objective.nslo || b->nfeasible == b->nok)
+			continue;
+		char desc[1024];
+		objective_describe(&b->objective, desc, sizeof(desc));
+		textout_printf(o, TEXTOUT_RESULT,
+		               "%srun %lld: %zu of %zu ok variants miss the objective's SLOs (%s); the best is "
+		               "ranked among the %zu that meet them\n",
+		               said++ ? "" : "\n", (long long)cx->runs[i].r.id, b->nok - b->nfeasible, b->nok,
+		               desc, b->nfeasible);
+	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)
 		if (cx->total[k])

@@ -620,7 +620,7 @@ void tune_text_opening(const textout *o, muh_session *s, size_t nth)
 		textout_printf(o, TEXTOUT_RESULT, "profile     %s\n", session_hw(s)->name);
 	if (spec->nproblem) {
 		char words[96];
-		textout_printf(o, TEXTOUT_RESULT, "problem     %s (%s)\n", session_problem(s),
+		textout_printf(o, TEXTOUT_RESULT, "problem     %s, %s\n", session_problem(s),
 		               spec_instance_words(spec, session_instance(s), words, sizeof(words)));
 	}
 	textout_printf(o, TEXTOUT_RESULT, "space       %s valid configurations\n",

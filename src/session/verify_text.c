@@ -61,7 +61,7 @@ void verify_text(const textout *o, const char *who, muh_session *ss, const sessi
 		if (isfinite(r->noise))
 			snprintf(nz, sizeof(nz), "%.2f%%", 100 * r->noise);
 		textout_printf(o, TEXTOUT_RESULT,
-		               "\nnoise: %s (the spread of %s timed %d times)\n\n%-20s %6s %6s  "
+		               "\nnoise: %s (the spread of %s timed %d times)\n\n%-20s %6s  %6s  "
 		               "%-14s %-16s %s\n",
 		               nz, base, SESSION_VERIFY_TIMINGS, "param", "values", "tested",
 		               "fingerprint", "time > noise", "verdict");
@@ -83,7 +83,7 @@ void verify_text(const textout *o, const char *who, muh_session *ss, const sessi
 			snprintf(a, sizeof(a), "%d of %d", ps->fp_changed, ps->tested);
 			snprintf(b, sizeof(b), "%d of %d", ps->time_changed,
 			         ps->tested - ps->failed);
-			textout_printf(o, TEXTOUT_RESULT, "%-20s %6zu %6d  %-14s %-16s %s\n",
+			textout_printf(o, TEXTOUT_RESULT, "%-20s %6zu  %6d  %-14s %-16s %s\n",
 			               s->params[p].name, s->params[p].nvalues, ps->tested, a, b,
 			               ps->verdict);
 		}

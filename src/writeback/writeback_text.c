@@ -29,8 +29,9 @@ static const char *size_reason(const writeback_moe_size *z)
 
 /* One line of an emitted moe-json file's summary: what batch size M holds
  * (the run's decision: a proven gain over what ships, or what ships kept,
- * "no proven gain" whose why size_reasons says), with the paired
- * intervals over the baseline and the defaults. */
+ * "no proven gain" whose why size_reasons says, with the interval of the
+ * finalist that came nearest), with the paired intervals over the
+ * baseline and the defaults. */
 static void say_decision(const textout *o, const writeback_moe_size *z)
 {
 	const writeback_run *b = z->run;
@@ -60,8 +61,18 @@ static void say_decision(const textout *o, const writeback_moe_size *z)
 		    "  M=%-5lld %.4095s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key,
 		    g->ratio, base, g->lo, g->hi, g->n);
 	} else if (b->best.keeps_baseline) {
-		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: %s, kept (no proven gain)", M,
+		/* the finalist nearest a proof: its interval over the baseline is
+		 * what the verdict read, beside the baseline's over the defaults */
+		const stats_ratio *near = NULL;
+		for (size_t i = 0; i < sm->nf; i++)
+			if (isfinite(sm->f[i].gain.lo) && (!near || sm->f[i].gain.lo > near->lo))
+				near = &sm->f[i].gain;
+		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: %s, kept (no proven gain", M,
 		               key, base);
+		if (near)
+			textout_printf(o, TEXTOUT_RESULT, "; the nearest finalist %.3fx %s, %.3f-%.3fx", near->ratio,
+			               base, near->lo, near->hi);
+		textout_str(o, TEXTOUT_RESULT, ")");
 	} else {
 		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: no proven gain over %s", M, key,
 		               base);

@@ -9,6 +9,8 @@
 #   - an SLO miss is scored by how far it misses (the live search's score):
 #     under an SLO no variant meets, the misses rank by ttft_p99, nearest
 #     first, on the grid's own measurements;
+#   - muh report counts the ok variants that miss the SLOs, as the grid's
+#     own measurements do;
 #   - --no-defaults starts from the middle of the space (the search's own start), and is refused
 #     for a live run.
 source "$(dirname "$0")/lib.bash"
@@ -84,4 +86,27 @@ PY
 run "$MUH" tune "$SPEC" --no-defaults --db "$TMP/x.db"
 expect_rc 2 "--no-defaults on a live run"
 expect_in err 'no-defaults is for replays' "the refusal says why"
+
+# muh report says how many ok variants miss the objective's SLOs (measured
+# fine, so status ok, but never a candidate); the count is the grid's own:
+# ok rows with errors > 0 or ttft_p99 above 2 s
+run "$MUH" report "$GRID" --json
+expect_rc 0 "report --json on the grid"
+python3 - "$TMP/out" "$TMP/grid.json" <<'PY' || fail "report's SLO misses: $(head -c 600 "$TMP/out")"
+import json, sys
+rep = json.load(open(sys.argv[1]))
+g = json.load(open(sys.argv[2]))
+miss = 0
+for m in g["measurements"]:
+    if m["measurement"]["status"] != "ok":
+        continue
+    met = m["measurement"].get("metrics") or {}
+    miss += met.get("errors", 0) != 0 or not (met.get("ttft_p99", float("inf")) <= 2.0)
+run = rep["runs"][0]
+assert 0 < miss < run["ok"], (miss, run["ok"])
+assert run["slo_missed"] == miss, (run["slo_missed"], miss)
+PY
+run "$MUH" report "$GRID"
+expect_rc 0 "report on the grid"
+expect_in out "ok variants miss the objective.s SLOs \\(maximize output_tokens_per_s subject to" "report names the SLO misses"
 done_tests

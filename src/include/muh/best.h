@@ -78,6 +78,7 @@ typedef struct muh_best {
 	int64_t run;
 	muh_objective objective; /* the spec's ({minimize: time} when it cannot be read) */
 	size_t nmeasured, nok;
+	size_t nfeasible; /* of the nok, those that meet the objective's SLOs (all without SLOs) */
 	/* ok timings whose median's 95% CI is wider than measure.ci (timing
 	 * stopped at a cap): their ranks are not sure, and a replay of the run
 	 * ranks by those medians. Counted when the objective's metric is
