@@ -244,11 +244,14 @@ void runreport_text(const textout *o, const runreport *cx)
 			continue;
 		char desc[1024];
 		objective_describe(&b->objective, desc, sizeof(desc));
-		textout_printf(o, TEXTOUT_RESULT,
-		               "%srun %lld: %zu of %zu ok variants miss the objective's SLOs (%s); the best is "
-		               "ranked among the %zu that meet them\n",
+		textout_printf(o, TEXTOUT_RESULT, "%srun %lld: %zu of %zu ok variants miss the objective's SLOs (%s)",
 		               said++ ? "" : "\n", (long long)cx->runs[i].r.id, b->nok - b->nfeasible, b->nok,
-		               desc, b->nfeasible);
+		               desc);
+		if (b->nfeasible)
+			textout_printf(o, TEXTOUT_RESULT, "; the best is ranked among the %zu that meet them\n",
+			               b->nfeasible);
+		else
+			textout_printf(o, TEXTOUT_RESULT, "; none meets them\n");
 	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)

@@ -61,12 +61,19 @@ static void say_decision(const textout *o, const writeback_moe_size *z)
 		    "  M=%-5lld %.4095s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key,
 		    g->ratio, base, g->lo, g->hi, g->n);
 	} else if (b->best.keeps_baseline) {
-		/* the finalist nearest a proof: its interval over the baseline is
-		 * what the verdict read, beside the baseline's over the defaults */
+		/* the search's finalist nearest a proof: its interval over the
+		 * baseline is what the verdict read, beside the baseline's over the
+		 * defaults (the defaults' own entry is that one, inverted; a
+		 * finalist that failed or missed an SLO cannot win whatever its
+		 * ok rounds say) */
 		const stats_ratio *near = NULL;
-		for (size_t i = 0; i < sm->nf; i++)
-			if (isfinite(sm->f[i].gain.lo) && (!near || sm->f[i].gain.lo > near->lo))
-				near = &sm->f[i].gain;
+		for (size_t i = 0; i < sm->nf; i++) {
+			const decide_finalist *f = &sm->f[i];
+			if ((int)i == sm->defaults_f || f->verdict == DECIDE_FAILED || f->verdict == DECIDE_SLO_MISS)
+				continue;
+			if (isfinite(f->gain.lo) && (!near || f->gain.lo > near->lo))
+				near = &f->gain;
+		}
 		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: %s, kept (no proven gain", M,
 		               key, base);
 		if (near)

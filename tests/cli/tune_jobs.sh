@@ -14,7 +14,7 @@ run "$MUH" tune "$SPEC" --strategy random --seed 4 --budget 8 --db "$TMP/serial.
 expect_rc 0 "tune without --jobs"
 grep -q "^prepare" "$TMP/out" && fail "no prepare without --jobs"
 [ "$(cached "$TMP/serial.db")" = 0 ] || fail "no build from the cache without --jobs"
-expect_in out "^problem +N=4000 \(instance 0 \(0-based\) of 1\)" "the output names the problem instance, counted as --problem counts"
+expect_in out "^problem +N=4000, instance 0 \(0-based\) of 1$" "the output names the problem instance, counted as --problem counts"
 
 # --jobs 2: the batch prepare compiled what the strategy then measured
 export MUH_CACHE_DIR="$TMP/cache1"

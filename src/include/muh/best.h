@@ -78,7 +78,8 @@ typedef struct muh_best {
 	int64_t run;
 	muh_objective objective; /* the spec's ({minimize: time} when it cannot be read) */
 	size_t nmeasured, nok;
-	size_t nfeasible; /* of the nok, those that meet the objective's SLOs (all without SLOs) */
+	size_t nfeasible; /* of the nok, those the objective takes (objective_feasible: within its
+			   * SLOs and, for an engine's rate search, not a rate that missed them) */
 	/* ok timings whose median's 95% CI is wider than measure.ci (timing
 	 * stopped at a cap): their ranks are not sure, and a replay of the run
 	 * ranks by those medians. Counted when the objective's metric is

@@ -236,7 +236,8 @@ int store_run_spec(const store_run *r, muh_spec **out, muh_diag *d);
 int store_foreach_run(muh_store *st, int (*cb)(void *ud, const store_run *run), void *ud);
 
 /* Calls cb once, for the run with this id, and returns what cb returns
- * (MUH_OK, or cb's own error); cb may be NULL, to ask only whether the run
+ * (MUH_OK, or cb's own error other than MUH_EINPUT, which says below that
+ * the run is not there); cb may be NULL, to ask only whether the run
  * is there. MUH_EINPUT, without calling cb, when the store has no run of
  * that id; MUH_EENV when the store's runs cannot be read. */
 int store_with_run(muh_store *st, int64_t id, int (*cb)(void *ud, const store_run *run), void *ud);
