@@ -171,14 +171,14 @@ expect_in err "--replay-column M=batch: .*moe-sweep.db is a store, whose measure
 	--budget 5% >"$TMP/both" 2>&1
 rc=$?
 expect_rc 0 "two instances, one stream"
-awk '/^problem .*M=256 /                     { p1 = NR }
+awk '/^problem .*M=256, /                    { p1 = NR }
      /replaying run 1, .*M=256\)$/           { n1 = NR }
      /^replay /                               { r[++nr] = NR }
      /^evaluated /                            { e[++ne] = NR }
      /^ +[0-9]+ +[0-9.]+ us /                 { last1 = (p2 ? last1 : NR) }
      /^$/                                     { blank = NR }
      /^spec / && NR > 1                       { sep = blank }
-     /^problem .*M=2048 /                     { p2 = NR }
+     /^problem .*M=2048, /                    { p2 = NR }
      /replaying run 2, .*M=2048\)$/          { n2 = NR }
      END {
 	if (!(p1 && n1 && p1 < n1 && n1 < r[1])) { print "M=256: its note between its problem and replay lines"; exit 1 }
