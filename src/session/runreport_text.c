@@ -122,6 +122,21 @@ static void table_cells(const runreport_run *rs, char cell[RC_N][4096])
 	         b->regime == BEST_SUSTAINED ? " *" : "");
 }
 
+/* After a run's objective line: how many of its ok variants miss the
+ * objective's SLOs (measured fine, so status ok, but never a candidate),
+ * so that "ok" is not read as "meets the objective"; nothing without SLOs
+ * or misses. */
+static void say_slo_misses(const textout *o, const muh_best *b)
+{
+	if (!b->objective.nslo || b->nfeasible == b->nok)
+		return;
+	textout_printf(o, TEXTOUT_RESULT, "; %zu of %zu ok variants miss its SLOs", b->nok - b->nfeasible, b->nok);
+	if (b->nfeasible)
+		textout_printf(o, TEXTOUT_RESULT, ", the best is ranked among the %zu that meet them", b->nfeasible);
+	else
+		textout_printf(o, TEXTOUT_RESULT, ", none meets them");
+}
+
 void runreport_text(const textout *o, const runreport *cx)
 {
 	/* every column as wide as its widest cell, two spaces between: a value
@@ -177,6 +192,13 @@ void runreport_text(const textout *o, const runreport *cx)
 		const runreport_run *rs = &cx->runs[i];
 		const muh_best *b = &rs->b;
 		if (objective_is_time(&b->objective)) {
+			if (b->objective.nslo && b->nfeasible < b->nok) { /* a time under SLOs */
+				char desc[1024];
+				objective_describe(&b->objective, desc, sizeof(desc));
+				textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s", (long long)rs->r.id, desc);
+				say_slo_misses(o, b);
+				textout_printf(o, TEXTOUT_RESULT, "\n");
+			}
 			if (b->decision) { /* a kernel's decision: against what ships, or the
 				              defaults */
 				textout_printf(o, TEXTOUT_RESULT, "\nrun %lld:\n",
@@ -190,6 +212,7 @@ void runreport_text(const textout *o, const runreport *cx)
 		char desc[1024], t[32];
 		objective_describe(&b->objective, desc, sizeof(desc));
 		textout_printf(o, TEXTOUT_RESULT, "\nrun %lld: %s", (long long)rs->r.id, desc);
+		say_slo_misses(o, b);
 		if (runreport_any_differs(rs)) {
 			objective_format(b->objective.metric, objective_value(&b->objective, b->any_score), t,
 			                 sizeof(t));
@@ -235,24 +258,6 @@ void runreport_text(const textout *o, const runreport *cx)
 		               "  (timing ended at measure.max_samples, max_time or fixed rounds: "
 		               "those variants' ranks are not sure,\n   and a replay of the run "
 		               "ranks by their medians)\n");
-	/* an SLO miss measured fine (status ok) and is not a candidate: say how
-	 * many, so that "ok" is not read as "meets the objective" */
-	said = 0;
-	for (size_t i = 0; i < cx->n; i++) {
-		const muh_best *b = &cx->runs[i].b;
-		if (!b->objective.nslo || b->nfeasible == b->nok)
-			continue;
-		char desc[1024];
-		objective_describe(&b->objective, desc, sizeof(desc));
-		textout_printf(o, TEXTOUT_RESULT, "%srun %lld: %zu of %zu ok variants miss the objective's SLOs (%s)",
-		               said++ ? "" : "\n", (long long)cx->runs[i].r.id, b->nok - b->nfeasible, b->nok,
-		               desc);
-		if (b->nfeasible)
-			textout_printf(o, TEXTOUT_RESULT, "; the best is ranked among the %zu that meet them\n",
-			               b->nfeasible);
-		else
-			textout_printf(o, TEXTOUT_RESULT, "; none meets them\n");
-	}
 	textout_printf(o, TEXTOUT_RESULT, "\nstatus:");
 	for (int k = 0; k < NSTATUS; k++)
 		if (cx->total[k])

@@ -30,7 +30,7 @@ static const char *size_reason(const writeback_moe_size *z)
 /* One line of an emitted moe-json file's summary: what batch size M holds
  * (the run's decision: a proven gain over what ships, or what ships kept,
  * "no proven gain" whose why size_reasons says, with the interval of the
- * finalist that came nearest), with the paired intervals over the
+ * decision stage's best finalist), with the paired intervals over the
  * baseline and the defaults. */
 static void say_decision(const textout *o, const writeback_moe_size *z)
 {
@@ -61,24 +61,16 @@ static void say_decision(const textout *o, const writeback_moe_size *z)
 		    "  M=%-5lld %.4095s: proven %.3fx %s (%.3f-%.3fx, %zu paired rounds)", M, key,
 		    g->ratio, base, g->lo, g->hi, g->n);
 	} else if (b->best.keeps_baseline) {
-		/* the search's finalist nearest a proof: its interval over the
-		 * baseline is what the verdict read, beside the baseline's over the
-		 * defaults (the defaults' own entry is that one, inverted; a
-		 * finalist that failed or missed an SLO cannot win whatever its
-		 * ok rounds say) */
-		const stats_ratio *near = NULL;
-		for (size_t i = 0; i < sm->nf; i++) {
-			const decide_finalist *f = &sm->f[i];
-			if ((int)i == sm->defaults_f || f->verdict == DECIDE_FAILED || f->verdict == DECIDE_SLO_MISS)
-				continue;
-			if (isfinite(f->gain.lo) && (!near || f->gain.lo > near->lo))
-				near = &f->gain;
-		}
+		/* the decision stage's best finalist (best.c's pick_forced, what
+		 * --force writes): its interval over the baseline is what the
+		 * verdict read, beside the baseline's over the defaults */
 		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: %s, kept (no proven gain", M,
 		               key, base);
-		if (near)
-			textout_printf(o, TEXTOUT_RESULT, "; the nearest finalist %.3fx %s, %.3f-%.3fx", near->ratio,
-			               base, near->lo, near->hi);
+		if (b->best.forced_f >= 0) {
+			const stats_ratio *g = &sm->f[b->best.forced_f].gain;
+			textout_printf(o, TEXTOUT_RESULT, "; the decision stage's best finalist %.3fx %s, %.3f-%.3fx",
+			               g->ratio, base, g->lo, g->hi);
+		}
 		textout_str(o, TEXTOUT_RESULT, ")");
 	} else {
 		textout_printf(o, TEXTOUT_RESULT, "  M=%-5lld %.4095s: no proven gain over %s", M, key,

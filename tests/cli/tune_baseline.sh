@@ -173,14 +173,14 @@ assert ours["2"] == ship["2"] and ours["8"] == ship["8"], (ours["2"], ours["8"])
 assert all("what ships, kept" in l or re.match(r"proven ", l) for l in lines.values()), lines
 assert ours["24"] == ship["24"] and "what ships, kept (no proven gain); its search's best: " in lines[24], lines[24]
 # a size kept after a decision stage shows the interval the verdict read:
-# the nearest of the search's finalists over what ships (not the defaults,
-# whose interval the line gives already), and it does not lie above the
-# objective's min_gain (1.005 at most), or the size would be proven. At
+# the decision stage's best finalist over what ships (what --force
+# writes: not the defaults, whose interval the line gives already), and it
+# does not lie above the objective's min_gain (1.005 at most), or the size would be proven. At
 # M=8 and M=512 the rounds raced what ships against the defaults alone.
 bare = set()
 for m, l in lines.items():
     if "what ships, kept" in l and m != 24:
-        n = re.search(r"kept \(no proven gain; the nearest finalist (\d\.\d+)x what ships, (\d\.\d+)-(\d\.\d+)x\)", l)
+        n = re.search(r"kept \(no proven gain; the decision stage's best finalist (\d\.\d+)x what ships, (\d\.\d+)-(\d\.\d+)x\)", l)
         if not n:
             bare.add(m)
             continue
