@@ -15,10 +15,33 @@
  * "auto" is a multi-armed bandit over the techniques in strategy_bandit_arms,
  * as OpenTuner's AUCBanditMetaTechnique: over a sliding window of recent
  * proposals, each arm's exploitation term is the area under its curve of
- * "this proposal improved the best so far" (later successes weigh more),
- * normalised to [0, 1], plus an exploration term C * sqrt(2 log2 n / uses).
- * An arm that has never been used is chosen first. Every arm observes every
- * result, and the local ones follow a better configuration found by another.
+ * "how much this proposal improved the best so far" (later successes weigh
+ * more), normalised to [0, 1], plus an exploration term C * sqrt(2 log2 n /
+ * uses). An arm that has never been used is chosen first. Every arm
+ * observes every result, and the local ones follow a better configuration
+ * found by another.
+ *
+ * How much (strategy_bandit_gain, session 29): OpenTuner credits every
+ * improvement 1. muh credits a gain (best / t - 1) of BANDIT_GAIN_FULL or
+ * more 1 and a smaller one in proportion, so that ils stepping 0.5% at a
+ * time from mediocre defaults does not outbid a model that jumps 10%. Measured by
+ * replay (bench/search_score.py --no-kt --muh-strategies auto, 33 spaces,
+ * mean score over the spaces and the budgets 1/2/5/10%, as users run it),
+ * every improvement 1 -> in proportion, on two samples of 30 seeds:
+ *   - the 27 GPU spaces: seeds 1-30 +0.613 -> +0.630, 31-60 +0.615 -> +0.630;
+ *   - the convolution and dedispersion spaces (the outside spaces'
+ *     families): +0.683 -> +0.695 and +0.684 -> +0.710 (at 1%: +0.420 ->
+ *     +0.416 and +0.416 -> +0.454);
+ *   - the reductions, flat spaces where ils's small steps won the bandit
+ *     and the score stayed below random search's: h100_reduce_inst1 -0.223
+ *     -> +0.048 and -0.170 -> -0.006;
+ *   - all 33: +0.513 -> +0.548 and +0.537 -> +0.533, the second sample's
+ *     loss one flat CPU sweep timed on a busy machine (cpu_matmul_O2, +0.383
+ *     on the first sample and -0.732 on the second).
+ * The bandit now reads how far apart times are, not only their order; a
+ * change of the times' unit changes nothing (test_strategy's
+ * test_auto_sees_ratios_only). docs/results/strategies-s27-experiments.md
+ * has the tables.
  *
  * The arms are model (a surrogate, an additive one with pairwise terms when
  * these arms were chosen and a random forest since session 19; it finds the
@@ -53,6 +76,8 @@ const char *const strategy_bandit_arms[] = {"model", "ils", NULL};
 #define NARMS         4
 #define BANDIT_WINDOW 500
 #define BANDIT_C      0.2
+/* a gain (best / t - 1) of this much or more is credited 1 */
+#define BANDIT_GAIN_FULL 0.05
 
 struct search {
 	const muh_space *sp;
@@ -72,7 +97,7 @@ struct search {
 	technique arms[NARMS];
 	size_t narms;
 	unsigned char win_arm[BANDIT_WINDOW];
-	unsigned char win_gain[BANDIT_WINDOW];
+	double win_gain[BANDIT_WINDOW]; /* strategy_bandit_gain, in [0, 1] */
 	size_t win_n, win_pos;
 	uint64_t uses[NARMS];
 };
@@ -80,8 +105,8 @@ struct search {
 const char *strategy_doc(const char *name)
 {
 	static const char *const docs[][2] = {
-	    {"auto", "a bandit over model and ils, credited by the area under the best-so-far "
-	             "curve (OpenTuner/ATF)"},
+	    {"auto", "a bandit over model and ils (OpenTuner's AUC bandit), credited by the area "
+	             "under the curve of each proposal's gain over the best"},
 	    {"brute", "every valid configuration, in index order"},
 	    {"random", "uniform over the valid configurations, never repeating"},
 	    {"annealing", "simulated annealing over neighbours, cooling with the budget, restarts "
@@ -250,8 +275,7 @@ static double bandit_auc(const search *s, size_t a)
 		if (s->win_arm[j] != a)
 			continue;
 		pos += 1;
-		if (s->win_gain[j])
-			auc += pos;
+		auc += pos * s->win_gain[j];
 	}
 	return pos ? auc * 2.0 / (pos * (pos + 1.0)) : 0.0;
 }
@@ -278,10 +302,20 @@ static size_t bandit_order(const search *s, size_t *order)
 	return s->narms;
 }
 
-static void bandit_credit(search *s, size_t arm, int gain)
+double strategy_bandit_gain(double best, double t)
+{
+	if (!(t < best))
+		return 0; /* no improvement, or a failure (INFINITY, NaN) */
+	if (!isfinite(best) || !(t > 0))
+		return 1; /* the first ok result, or a time the ratio cannot weigh */
+	double g = (best / t - 1.0) / BANDIT_GAIN_FULL;
+	return g < 1 ? g : 1;
+}
+
+static void bandit_credit(search *s, size_t arm, double gain)
 {
 	s->win_arm[s->win_pos] = (unsigned char)arm;
-	s->win_gain[s->win_pos] = (unsigned char)(gain != 0);
+	s->win_gain[s->win_pos] = gain;
 	s->win_pos = (s->win_pos + 1) % BANDIT_WINDOW;
 	if (s->win_n < BANDIT_WINDOW)
 		s->win_n++;
@@ -355,6 +389,7 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	rec->status = m.status ? m.status : (ok ? 0 : -1);
 	rec->source = source;
 	int improved = ok && (!r->have_best || t < s->best);
+	double gain = strategy_bandit_gain(r->have_best ? s->best : INFINITY, t);
 	if (improved) {
 		r->have_best = 1;
 		r->best = r->nrecords;
@@ -365,7 +400,7 @@ static int evaluate(search *s, const uint32_t *cfg, const char *source, int own_
 	if (!ok)
 		r->failed++;
 	if (own_arm >= 0)
-		bandit_credit(s, (size_t)own_arm, improved);
+		bandit_credit(s, (size_t)own_arm, gain);
 	for (size_t a = 0; a < s->narms; a++)
 		s->arms[a].observe(&s->arms[a], s, cfg, t, (int)a == own_arm);
 	strategy_event ev = {

@@ -93,6 +93,18 @@ int32_t technique_model_tree(model_node **nodes, size_t *nnodes, size_t *cap, se
 /* A tree's prediction for cfg, from its root. */
 double technique_model_tree_pred(const model_node *nodes, int32_t root, const uint32_t *cfg);
 
+/* ---- the driver's bandit, open to the tests ---- */
+
+/* The auto bandit's credit for a proposal that measured t when the best so
+ * far was best (INFINITY when there is none): 0 when t does not improve on
+ * it (a failure, INFINITY or NaN, never does); 1 for the first ok result
+ * and for a t <= 0 that improves; else the gain best / t - 1 over
+ * BANDIT_GAIN_FULL, at most 1. A ratio: a change of the unit of time
+ * changes it only by rounding. For an objective with SLOs, between two
+ * misses it is the gain of one miss's score over the other's (how much
+ * less the SLOs are missed). */
+double strategy_bandit_gain(double best, double t);
+
 /* ---- the driver's services ---- */
 const muh_space *search_space(const search *s);
 size_t search_nparams(const search *s);

@@ -7,9 +7,10 @@
  * the fastest and 1 for the slowest (model_rank); a failure, or an ok
  * point more than MODEL_OUTLIER above the fastest, fits 1 +
  * MODEL_FAIL_RANK. So nothing but the times' order (and which points are
- * failures or outliers) reaches the model: auto's proposals are the same
+ * failures or outliers) reaches the model: its proposals are the same
  * under any strictly increasing change of the times (test_strategy's
- * test_auto_sees_only_order). The surrogate is a forest of
+ * test_model_sees_only_order; auto's bandit also reads how much a proposal
+ * improved the best, strategy.c). The surrogate is a forest of
  * MODEL_TREES regression trees, each grown on a bootstrap sample of the
  * points (technique_model_tree): a node splits on "this param's value index
  * <= t" where that most reduces the squared error, over a random part of

@@ -547,10 +547,11 @@ static void test_model_convolution(void **state)
 	free_measured(&ms);
 }
 
-/* A replay whose times are changed by a strictly increasing function:
- * how 1 adds 4 x the optimum, how 2 takes them to the power 1.8 (in units
- * of the optimum). Both keep every time within the model's outlier bound
- * (1000 x the fastest) on Kernel Tuner's convolution (40.7 x at most). */
+/* A replay whose times are left as they are (how 0) or changed by a
+ * strictly increasing function: how 1 adds 4 x the optimum, how 2 takes them to the power 1.8 (in units
+ * of the optimum), how 3 multiplies them by 7.3 (a change of unit). All
+ * keep every time within the model's outlier bound (1000 x the fastest) on
+ * Kernel Tuner's convolution (40.7 x at most). */
 struct warped {
 	muh_replay *rp;
 	double opt;
@@ -562,44 +563,93 @@ static int warped_objective(void *ctx, const uint32_t *cfg, strategy_measurement
 	struct warped *w = ctx;
 	int rc = replay_objective(w->rp, cfg, m);
 	if (!rc && m->status == 0 && isfinite(m->time_s))
-		m->time_s = w->how == 1 ? m->time_s + 4 * w->opt
-		                        : w->opt * pow(m->time_s / w->opt, 1.8);
+		m->time_s = w->how == 0   ? m->time_s
+		            : w->how == 1 ? m->time_s + 4 * w->opt
+		            : w->how == 2 ? w->opt * pow(m->time_s / w->opt, 1.8)
+		                          : m->time_s * 7.3;
 	return rc;
 }
 
-/* auto proposes the same configurations whatever strictly increasing
- * change of the times it is given: the model's forest fits the times'
- * ranks, and ils and the bandit only compare. A forest over log times
- * (before session 27) fails this: a shift squeezes the slow end. So a
- * tune's search depends on the order of the variants' times, not on how
- * far apart the slow ones are. */
-static void test_auto_sees_only_order(void **state)
+/* Runs strategy name (NULL: auto) on the convolution's replay with the
+ * times unchanged (how 0) and changed as `warped` says (hows), for seeds
+ * 1-3, 80 evaluations each; returns how many (seed, how) runs differ from
+ * the unchanged one at some evaluation. */
+static int runs_that_differ(const char *name, const int *hows, size_t nhows)
 {
-	(void)state;
 	struct measured ms;
 	assert_int_equal(load_measured(&ms, "corpora/kt-convolution/convolution_2080ti.yaml", NULL,
 	                               "corpora/kt-convolution/convolution_2080ti.csv"),
 	                 0);
+	int differ = 0;
+	assert_true(nhows <= 3);
 	for (uint64_t seed = 1; seed <= 3; seed++) {
-		strategy_result r[3];
-		for (int how = 0; how < 3; how++) {
-			struct warped w = {.rp = ms.rp, .opt = ms.best, .how = how};
+		strategy_result r[4];
+		for (size_t h = 0; h <= nhows; h++) {
+			struct warped w = {.rp = ms.rp, .opt = ms.best, .how = h ? hows[h - 1] : 0};
 			strategy_opts o = {.budget = 80,
 			                   .seed = seed,
+			                   .strategy = name,
 			                   .objective = warped_objective,
 			                   .objective_ctx = &w};
-			assert_int_equal(strategy_run(ms.sp, &o, &r[how], NULL), 0);
-			assert_int_equal(r[how].nrecords, 80);
+			assert_int_equal(strategy_run(ms.sp, &o, &r[h], NULL), 0);
+			assert_int_equal(r[h].nrecords, 80);
 		}
-		for (int how = 1; how < 3; how++)
+		for (size_t h = 1; h <= nhows; h++)
 			for (size_t i = 0; i < 80; i++)
-				if (r[how].records[i].index != r[0].records[i].index)
-					fail_msg("seed %d, change %d: evaluation %zu differs", (int)seed, how,
-					         i + 1);
-		for (int how = 0; how < 3; how++)
-			strategy_result_free(&r[how]);
+				if (r[h].records[i].index != r[0].records[i].index) {
+					differ++;
+					break;
+				}
+		for (size_t h = 0; h <= nhows; h++)
+			strategy_result_free(&r[h]);
 	}
 	free_measured(&ms);
+	return differ;
+}
+
+/* The model proposes the same configurations whatever strictly increasing
+ * change of the times it is given: its forest fits the times' ranks. A
+ * forest over log times (before session 27) fails this: a shift squeezes
+ * the slow end. So the model's search depends on the order of the
+ * variants' times, not on how far apart the slow ones are. */
+static void test_model_sees_only_order(void **state)
+{
+	(void)state;
+	static const int hows[] = {1, 2, 3};
+	assert_int_equal(runs_that_differ("model", hows, 3), 0);
+}
+
+/* auto's bandit credits an arm by how much its proposal improved the best
+ * (strategy_bandit_gain), a ratio: a change of the times' unit changes no
+ * proposal, and a change that moves the ratios (the power 1.8) changes
+ * some run of the three, or the bandit would not be reading them. */
+static void test_auto_sees_ratios_only(void **state)
+{
+	(void)state;
+	static const int unit[] = {3}, power[] = {2};
+	assert_int_equal(runs_that_differ(NULL, unit, 1), 0);
+	assert_true(runs_that_differ(NULL, power, 1) > 0);
+}
+
+/* The bandit's credit: nothing for no improvement or a failure, 1 for the
+ * first ok result, for a gain of 5% or more and for a time the ratio cannot
+ * weigh (0), in proportion below. */
+static void test_bandit_gain(void **state)
+{
+	(void)state;
+	assert_true(strategy_bandit_gain(1.0, 1.0) == 0);
+	assert_true(strategy_bandit_gain(1.0, 1.2) == 0);
+	assert_true(strategy_bandit_gain(1.0, INFINITY) == 0);
+	assert_true(strategy_bandit_gain(INFINITY, INFINITY) == 0);
+	assert_true(strategy_bandit_gain(INFINITY, 3e-6) == 1);
+	assert_true(strategy_bandit_gain(1.0, 1.0 / 1.06) == 1);
+	assert_true(strategy_bandit_gain(1.0, NAN) == 0);
+	assert_true(strategy_bandit_gain(1.0, 0.0) == 1);
+	assert_true(strategy_bandit_gain(1.0, 0.5) == 1);
+	assert_float_equal(strategy_bandit_gain(1.0, 1.0 / 1.01), 0.2, 1e-12);
+	assert_float_equal(strategy_bandit_gain(2e-3, 2e-3 / 1.025), 0.5, 1e-12);
+	/* the unit does not matter */
+	assert_float_equal(strategy_bandit_gain(2e-6, 2e-6 / 1.025), 0.5, 1e-12);
 }
 
 /* With the defaults measured first, the model's first proposal is the middle
@@ -1082,7 +1132,9 @@ int main(void)
 	    cmocka_unit_test(test_defaults_then_seeds),
 	    cmocka_unit_test(test_skip_defaults),
 	    cmocka_unit_test(test_model_middle_after_defaults),
-	    cmocka_unit_test(test_auto_sees_only_order),
+	    cmocka_unit_test(test_model_sees_only_order),
+	    cmocka_unit_test(test_auto_sees_ratios_only),
+	    cmocka_unit_test(test_bandit_gain),
 	    cmocka_unit_test(test_model_tree),
 	    cmocka_unit_test(test_model_convolution),
 	    cmocka_unit_test(test_exhaust_with_failures),

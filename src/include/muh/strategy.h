@@ -163,7 +163,7 @@ typedef struct strategy_result {
 
 /* The strategies, NULL-terminated: "auto" (the default: a multi-armed
  * bandit over strategy_bandit_arms, credited by the area under the
- * best-so-far curve), "brute", "random", "annealing", "genetic", "ils",
+ * curve of each proposal's gain over the best), "brute", "random", "annealing", "genetic", "ils",
  * "model". */
 extern const char *const strategy_names[];
 /* MUH_OK when name is one of strategy_names; else MUH_EINPUT with d->msg
