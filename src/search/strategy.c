@@ -24,8 +24,8 @@
  * How much (strategy_bandit_gain, session 29): OpenTuner credits every
  * improvement 1. muh credits a gain (best / t - 1) of BANDIT_GAIN_FULL or
  * more 1 and a smaller one in proportion, so that ils stepping 0.5% at a
- * time from mediocre defaults does not outbid a model that jumps 10%. Measured by
- * replay (bench/search_score.py --no-kt --muh-strategies auto, 33 spaces,
+ * time from mediocre defaults does not outbid a model that jumps 10%.
+ * Measured by replay (bench/search_score.py --no-kt --muh-strategies auto, 33 spaces,
  * mean score over the spaces and the budgets 1/2/5/10%, as users run it),
  * every improvement 1 -> in proportion, on two samples of 30 seeds:
  *   - the 27 GPU spaces: seeds 1-30 +0.613 -> +0.630, 31-60 +0.615 -> +0.630;

@@ -548,10 +548,11 @@ static void test_model_convolution(void **state)
 }
 
 /* A replay whose times are left as they are (how 0) or changed by a
- * strictly increasing function: how 1 adds 4 x the optimum, how 2 takes them to the power 1.8 (in units
- * of the optimum), how 3 multiplies them by 7.3 (a change of unit). All
- * keep every time within the model's outlier bound (1000 x the fastest) on
- * Kernel Tuner's convolution (40.7 x at most). */
+ * strictly increasing function: how 1 adds 4 x the optimum, how 2 takes
+ * them to the power 1.8 (in units of the optimum), how 3 multiplies them by
+ * 7.3 (a change of unit). All keep every time within the model's outlier
+ * bound (1000 x the fastest) on Kernel Tuner's convolution (40.7 x at
+ * most). */
 struct warped {
 	muh_replay *rp;
 	double opt;

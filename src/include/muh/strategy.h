@@ -162,9 +162,9 @@ typedef struct strategy_result {
 } strategy_result;
 
 /* The strategies, NULL-terminated: "auto" (the default: a multi-armed
- * bandit over strategy_bandit_arms, credited by the area under the
- * curve of each proposal's gain over the best), "brute", "random", "annealing", "genetic", "ils",
- * "model". */
+ * bandit over strategy_bandit_arms, credited by the area under the curve of
+ * each proposal's gain over the best), "brute", "random", "annealing",
+ * "genetic", "ils", "model". */
 extern const char *const strategy_names[];
 /* MUH_OK when name is one of strategy_names; else MUH_EINPUT with d->msg
  * "unknown strategy 'NAME'; known: " and every one of them (d may be
